@@ -1,0 +1,61 @@
+"""The ``evalcore`` command line: thin; it parses, calls the package, prints.
+
+Each area registers its own sub-commands from a private ``_cli`` module with a
+``register(subparsers, groups)`` function; ``groups["score"]`` is the sub-parser set of
+``evalcore score …``. Handlers import heavy modules lazily so ``evalcore --help`` is fast.
+Errors a user can cause (:class:`~evalcore.errors.EvalcoreError`) print one message and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from evalcore.errors import EvalcoreError
+
+_COMMAND_MODULES = (
+    "evalcore.evaluators._cli",  # score gsm8k | mmlu | humaneval
+    "evalcore.runs._cli",  # run, rescore
+    "evalcore.models._cli",  # serve-local
+    "evalcore.routing._cli",  # route
+    "evalcore.agents._cli",  # agent-eval, sweep
+    "evalcore.reporting._cli",  # notebooks run, report
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the full argument parser from every area's ``register`` function."""
+    from evalcore import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="evalcore", description="Objective, reproducible evaluation of LLM systems."
+    )
+    parser.add_argument("--version", action="version", version=f"evalcore {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    score = sub.add_parser("score", help="score answers or code samples from a file")
+    score_sub = score.add_subparsers(dest="dataset", metavar="DATASET", required=True)
+    groups = {"score": score_sub}
+    for name in _COMMAND_MODULES:
+        importlib.import_module(name).register(sub, groups)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status = args.func(args)
+    except EvalcoreError as exc:
+        print(f"evalcore: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("evalcore: interrupted", file=sys.stderr)
+        return 130
+    return int(status or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""The Item record every dataset loader returns."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Item:
+    """One benchmark item.
+
+    Attributes:
+        id: Stable identifier derived from the source (e.g. ``gsm8k/test/17``,
+            ``mmlu/anatomy/test/3``, ``HumanEval/0``), never from shuffled row order.
+        dataset: ``"gsm8k"``, ``"mmlu"`` or ``"humaneval"``.
+        fields: What a prompt needs. gsm8k: ``question``; mmlu: ``question``, ``choices``
+            (four strings, A–D); humaneval: ``prompt``, ``entry_point``, ``test``.
+        reference: Ground truth. gsm8k: the final number as a string (``"72"``);
+            mmlu: the letter ``"A"``–``"D"``; humaneval: the canonical solution body.
+        metadata: Extra facts (gsm8k ``solution``; mmlu ``subject``; humaneval ``task_id``;
+            every loader adds ``source``).
+    """
+
+    id: str
+    dataset: str
+    fields: dict[str, Any]
+    reference: Any
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable dict."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Item":
+        """Build an Item from :meth:`to_dict` output."""
+        return cls(
+            id=d["id"],
+            dataset=d["dataset"],
+            fields=dict(d["fields"]),
+            reference=d["reference"],
+            metadata=dict(d.get("metadata") or {}),
+        )

@@ -1,0 +1,3 @@
+"""evalcore.evaluators."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""evalcore.metrics."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""evalcore.reporting."""
+
+__all__: list[str] = []

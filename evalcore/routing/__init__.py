@@ -1,0 +1,3 @@
+"""evalcore.routing."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""evalcore.stats."""
+
+__all__: list[str] = []

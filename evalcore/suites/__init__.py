@@ -1,0 +1,3 @@
+"""evalcore.suites."""
+
+__all__: list[str] = []
