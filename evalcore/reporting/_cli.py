@@ -1,0 +1,55 @@
+"""``evalcore notebooks run`` and ``evalcore report``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def _notebooks_run(args: argparse.Namespace) -> int:
+    from evalcore.reporting._runner import run_suite
+    from evalcore.reporting._suite import load_smoke
+
+    smoke = load_smoke(args.smoke) if args.smoke else None
+    only = [name for value in (args.only or []) for name in value.split(",") if name]
+    result = run_suite(args.suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf)
+    return 0 if result.ok else 1
+
+
+def _report(args: argparse.Namespace) -> int:
+    from evalcore.reporting._report import report
+
+    report(args.path, output=args.output, pdf=not args.no_pdf)
+    return 0
+
+
+def register(subparsers: Any, groups: dict[str, Any]) -> None:
+    """Add ``notebooks run`` and ``report`` to the ``evalcore`` command line."""
+    notebooks = subparsers.add_parser("notebooks", help="run the notebook suite (papermill) into a report")
+    nb_sub = notebooks.add_subparsers(dest="notebooks_command", metavar="ACTION", required=True)
+    run = nb_sub.add_parser(
+        "run",
+        help="execute every notebook of a suite and write reports/<id>/ (index.html, HTML, PDF, PNG, JSON)",
+        description="Execute the notebooks listed in a suite file one at a time with papermill and "
+        "write reports/<suite-run-id>/ with the executed notebooks, HTML and PDF exports, figures, "
+        "recorded numbers and an index.html; reports/latest points to the newest. Exits 1 when a "
+        "notebook failed, 2 for a bad suite file or parameter.",
+    )
+    run.add_argument("--suite", default="params/suite.yaml", help="suite YAML (default: %(default)s)")
+    run.add_argument("--only", action="append", metavar="NAME", help="run only this entry (repeatable, or comma-separated)")
+    run.add_argument("--output", default="reports", metavar="DIR", help="report folder (default: %(default)s)")
+    run.add_argument("--smoke", metavar="YAML", help="merge fast values (params/smoke.yaml shape) over each run")
+    run.add_argument("--no-pdf", action="store_true", help="skip the PDF exports")
+    run.set_defaults(func=_notebooks_run)
+
+    rep = subparsers.add_parser(
+        "report",
+        help="export an executed notebook (or a suite run folder) to HTML/PDF",
+        description="Export an executed notebook to HTML with inputs hidden, a PDF printed by "
+        "headless Chromium, and its figures as PNG. Given a suite run folder (reports/<id>), "
+        "re-export every notebook in it and rebuild index.html.",
+    )
+    rep.add_argument("path", metavar="RUN_OR_NOTEBOOK", help="an executed .ipynb, reports/<id>, or a folder of notebooks")
+    rep.add_argument("--output", metavar="DIR", help="output folder for a single notebook (default: next to it)")
+    rep.add_argument("--no-pdf", action="store_true", help="HTML only")
+    rep.set_defaults(func=_report)

@@ -1,0 +1,62 @@
+"""Saving figures as PNG next to a notebook's records."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import EvalcoreError
+from evalcore.reporting._record import record_dir
+
+__all__ = ["save_figure", "figures_dir"]
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def figures_dir() -> Path:
+    """Return the folder figures are saved to: ``<record dir>/figures``."""
+    return record_dir() / "figures"
+
+
+def save_figure(fig: Any, name: str, *, dpi: int = 150) -> Path:
+    """Save a matplotlib figure as ``<record dir>/figures/<name>.png``.
+
+    The record directory is ``$EVALCORE_RECORD_DIR`` (set by the suite runner) or the
+    working directory. The file is written to a temporary name and then renamed, so a
+    reader never sees half a PNG. The figure stays open, so it still shows in the notebook.
+
+    Args:
+        fig: A ``matplotlib.figure.Figure`` (or anything with a ``savefig`` method, such as
+            a seaborn ``FacetGrid``).
+        name: File name without extension; characters other than letters, digits, ``.``,
+            ``_`` and ``-`` become ``_``.
+        dpi: Resolution of the PNG.
+
+    Returns:
+        The path of the PNG.
+
+    Raises:
+        EvalcoreError: ``fig`` cannot be saved or ``name`` is empty.
+    """
+    if not hasattr(fig, "savefig"):
+        raise EvalcoreError(f"cannot save a {type(fig).__name__} as a figure", field="fig")
+    stem = _SAFE.sub("_", str(name)).strip("._")
+    if not stem:
+        raise EvalcoreError("figure name must contain a letter or digit", field="name")
+    if stem.lower().endswith(".png"):
+        stem = stem[:-4]
+    target = figures_dir() / f"{stem}.png"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".png", dir=target.parent)
+    os.close(fd)
+    os.chmod(tmp, 0o644)
+    try:
+        fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target

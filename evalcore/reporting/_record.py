@@ -1,0 +1,339 @@
+"""Notebook records: publish key numbers once, read them back from many executed notebooks.
+
+``record(name, value)`` displays the value under the custom mimetype
+``application/vnd.evalcore.record+json`` (with a ``text/plain`` fallback, so the number is
+visible in JupyterLab and in the HTML export) and merges it into a sidecar JSON file.
+``collect(paths)`` reads the records back (from the notebook outputs, falling back to the
+sidecar) and joins them with the notebook's papermill parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import fcntl
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import EvalcoreError
+
+RECORD_MIMETYPE = "application/vnd.evalcore.record+json"
+RECORD_DIR_ENV = "EVALCORE_RECORD_DIR"
+RECORDS_FILENAME = "records.json"
+
+__all__ = [
+    "RECORD_MIMETYPE",
+    "RECORD_DIR_ENV",
+    "RECORDS_FILENAME",
+    "record",
+    "record_dir",
+    "to_native",
+    "read_records",
+    "read_sidecar",
+    "notebook_parameters",
+    "collect",
+]
+
+
+def record_dir() -> Path:
+    """Return the directory records and figures are written to.
+
+    Returns:
+        ``$EVALCORE_RECORD_DIR`` (set by the suite runner for each notebook run) if set,
+        else the current working directory.
+    """
+    env = os.environ.get(RECORD_DIR_ENV)
+    return Path(env) if env else Path.cwd()
+
+
+def to_native(value: Any, *, _path: str = "value") -> Any:
+    """Convert a value to native JSON types (dict, list, str, int, float, bool, None).
+
+    numpy scalars and arrays, pandas Series/DataFrames/Index, dataclasses, paths, dates and
+    tuples/sets are converted; NaN and infinities become ``None`` (strict JSON has no NaN).
+
+    Args:
+        value: The value to convert.
+
+    Returns:
+        The value built only from JSON-native types.
+
+    Raises:
+        EvalcoreError: The value (or a part of it) has a type JSON cannot represent.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_native(dataclasses.asdict(value), _path=_path)
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        np = None  # type: ignore[assignment]
+    if np is not None:
+        if isinstance(value, np.bool_):
+            return bool(value)
+        if isinstance(value, np.integer):
+            return int(value)
+        if isinstance(value, np.floating):
+            return to_native(float(value), _path=_path)
+        if isinstance(value, np.ndarray):
+            return to_native(value.tolist(), _path=_path)
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pd = None  # type: ignore[assignment]
+    if pd is not None:
+        if isinstance(value, pd.DataFrame):
+            return to_native(value.to_dict(orient="records"), _path=_path)
+        if isinstance(value, pd.Series):
+            return to_native({str(k): v for k, v in value.items()}, _path=_path)
+        if isinstance(value, pd.Index):
+            return to_native(list(value), _path=_path)
+        if value is pd.NA or value is pd.NaT:
+            return None
+        if isinstance(value, pd.Timestamp):
+            return value.isoformat()
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, (str, int, float, bool)) and not (
+                np is not None and isinstance(key, (np.integer, np.floating, np.str_))
+            ):
+                raise EvalcoreError(
+                    f"record keys must be strings or numbers, got {type(key).__name__}",
+                    field=_path,
+                )
+            out[str(to_native(key))] = to_native(item, _path=f"{_path}.{key}")
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [to_native(item, _path=f"{_path}[{i}]") for i, item in enumerate(items)]
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return to_native(value.to_dict(), _path=_path)
+    raise EvalcoreError(
+        f"cannot record a value of type {type(value).__name__}; use numbers, strings, "
+        "lists, dicts, numpy or pandas values",
+        field=_path,
+    )
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=False, allow_nan=False)
+            handle.write("\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _merge_sidecar(path: Path, updates: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge ``updates`` into the JSON object at ``path`` under an exclusive lock."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(f".{path.name}.lock")
+    with open(lock_path, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            current = read_sidecar(path) if path.exists() else {}
+            current.update(updates)
+            _write_json_atomic(path, current)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    lock_path.unlink(missing_ok=True)
+    return current
+
+
+def _plain_text(name: str, value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) > 400:
+        text = text[:400] + " …"
+    return f"{name} = {text}"
+
+
+def record(name: str, value: Any) -> None:
+    """Publish one named value of a notebook (a key number, a small table).
+
+    In a notebook kernel the value is displayed under the mimetype
+    ``application/vnd.evalcore.record+json`` (payload ``{"name": ..., "value": ...}``) with a
+    ``text/plain`` fallback; in every case it is merged into ``records.json`` in
+    :func:`record_dir` (atomically: a reader never sees a half-written file).
+
+    Args:
+        name: The record's name (a column of :func:`collect`'s DataFrame).
+        value: A JSON-representable value; numpy and pandas values are converted.
+
+    Raises:
+        EvalcoreError: ``name`` is empty or the value cannot be represented in JSON.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise EvalcoreError("record name must be a non-empty string", field="name")
+    native = to_native(value, _path=name)
+    _merge_sidecar(record_dir() / RECORDS_FILENAME, {name: native})
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython comes with ipykernel
+        return
+    if get_ipython() is None:
+        return
+    display(
+        {RECORD_MIMETYPE: {"name": name, "value": native}, "text/plain": _plain_text(name, native)},
+        raw=True,
+    )
+
+
+def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a sidecar ``records.json``.
+
+    Args:
+        path: The sidecar file.
+
+    Returns:
+        The mapping of record name to value.
+
+    Raises:
+        EvalcoreError: The file is missing or not a JSON object.
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise EvalcoreError("records file not found", path=path) from exc
+    except json.JSONDecodeError as exc:
+        raise EvalcoreError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
+    if not isinstance(data, dict):
+        raise EvalcoreError("records file must hold a JSON object", path=path)
+    return data
+
+
+def _read_notebook(path: Path) -> Any:
+    import nbformat
+
+    try:
+        return nbformat.read(path, as_version=4)
+    except FileNotFoundError as exc:
+        raise EvalcoreError("notebook not found", path=path) from exc
+    except Exception as exc:  # nbformat raises several types for unreadable files
+        raise EvalcoreError(f"not a readable notebook: {exc}", path=path) from exc
+
+
+def read_records(notebook: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read the records of one executed notebook.
+
+    Records are read from the outputs carrying the record mimetype (later outputs win); when
+    a notebook has none, the sidecar ``records.json`` next to it (or ``<stem>.records.json``)
+    is used.
+
+    Args:
+        notebook: Path of an executed ``.ipynb``.
+
+    Returns:
+        The mapping of record name to value (empty if the notebook recorded nothing).
+    """
+    path = Path(notebook)
+    nb = _read_notebook(path)
+    records: dict[str, Any] = {}
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        for output in cell.get("outputs", []):
+            payload = output.get("data", {}).get(RECORD_MIMETYPE)
+            if isinstance(payload, dict) and "name" in payload:
+                records[str(payload["name"])] = payload.get("value")
+    if records:
+        return records
+    for candidate in (path.with_name(f"{path.stem}.{RECORDS_FILENAME}"), path.with_name(RECORDS_FILENAME)):
+        if candidate.exists():
+            return read_sidecar(candidate)
+    return {}
+
+
+def notebook_parameters(notebook: str | os.PathLike[str]) -> dict[str, Any]:
+    """Return the papermill parameters an executed notebook ran with.
+
+    Args:
+        notebook: Path of a notebook executed by papermill.
+
+    Returns:
+        ``metadata.papermill.parameters`` (empty if the notebook was not run by papermill).
+    """
+    nb = _read_notebook(Path(notebook))
+    return dict(nb.metadata.get("papermill", {}).get("parameters", {}) or {})
+
+
+def _expand(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    found: list[Path] = []
+    for entry in paths:
+        path = Path(entry)
+        if path.is_dir():
+            found.extend(
+                p for p in sorted(path.rglob("*.ipynb")) if ".ipynb_checkpoints" not in p.parts
+            )
+        elif path.exists():
+            found.append(path)
+        else:
+            raise EvalcoreError("no such notebook or directory", path=path)
+    return found
+
+
+def collect(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> Any:
+    """Turn many executed notebooks into one DataFrame of their records and parameters.
+
+    One row per notebook: ``notebook`` (its path), ``status`` (``"ok"``, or ``"failed"`` when
+    papermill marked an exception), ``params.<name>`` for each papermill parameter, and one
+    column per record; dict-valued records are flattened to ``<record>.<key>`` columns.
+
+    Args:
+        paths: A notebook, a directory (searched recursively for ``*.ipynb``) or several.
+
+    Returns:
+        A ``pandas.DataFrame`` with one row per notebook.
+
+    Raises:
+        EvalcoreError: A path does not exist or is not a readable notebook.
+    """
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    for path in _expand(paths):
+        nb = _read_notebook(path)
+        meta = nb.metadata.get("papermill", {}) or {}
+        row: dict[str, Any] = {
+            "notebook": str(path),
+            "status": "failed" if meta.get("exception") else "ok",
+        }
+        for key, value in (meta.get("parameters") or {}).items():
+            row[f"params.{key}"] = value if not isinstance(value, (list, dict)) else json.dumps(value)
+        row.update(_flatten(read_records(path)))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _flatten(records: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in records.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, prefix=f"{name}."))
+        else:
+            flat[name] = value
+    return flat

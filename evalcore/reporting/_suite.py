@@ -1,0 +1,337 @@
+"""Reading and checking a suite file (``params/suite.yaml``) before anything runs.
+
+Shape::
+
+    runs:
+      - name: benchmark_gsm8k              # unique: output folder, --only, smoke.yaml key
+        notebook: notebooks/benchmark.ipynb  # relative to the repository root
+        params: params/gsm8k.yaml           # optional YAML mapping of notebook parameters
+        overrides: {seed: 1}                # optional mapping merged over the params file
+
+In string parameter values ``{suite_dir}`` becomes the suite run's report folder and
+``{root}`` the repository root. Every parameter must exist in the notebook's ``parameters``
+cell (checked with ``papermill.inspect_notebook``; papermill itself only warns).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalcore.errors import EvalcoreError
+
+__all__ = [
+    "SuiteEntry",
+    "find_root",
+    "load_suite",
+    "load_params_file",
+    "load_smoke",
+    "smoke_overrides",
+    "substitute",
+    "check_parameters",
+]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_ENTRY_KEYS = {"name", "notebook", "params", "overrides"}
+
+
+@dataclass
+class SuiteEntry:
+    """One notebook run of a suite.
+
+    Attributes:
+        name: Unique name; the run's output folder is ``<suite dir>/<name>/``.
+        notebook: Absolute path of the notebook to execute.
+        params_file: The parameter file, if any.
+        params: Parameters after merging the file, the overrides and smoke values
+            (placeholders not yet substituted).
+        line: Line of the entry in the suite file.
+        sources: For each parameter, the ``(file, line)`` it came from, for error messages.
+    """
+
+    name: str
+    notebook: Path
+    params_file: Path | None
+    params: dict[str, Any]
+    line: int | None = None
+    sources: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+
+
+def find_root(start: str | os.PathLike[str]) -> Path:
+    """Return the repository root above ``start``: the nearest folder with ``pyproject.toml``
+    or ``.git``; ``start``'s own folder when there is none.
+
+    Args:
+        start: A file or folder inside the repository.
+
+    Returns:
+        The root folder (absolute).
+    """
+    here = Path(start).resolve()
+    folder = here if here.is_dir() else here.parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / "pyproject.toml").exists() or (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
+def _compose(path: Path) -> tuple[Any, yaml.Node | None]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise EvalcoreError("file not found", path=path) from exc
+    except OSError as exc:
+        raise EvalcoreError(f"cannot read: {exc.strerror}", path=path) from exc
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise EvalcoreError(f"malformed YAML: {problem}", path=path, line=line) from exc
+    return data, node
+
+
+def _key_lines(node: yaml.Node | None) -> dict[str, int]:
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {str(k.value): k.start_mark.line + 1 for k, _ in node.value}
+
+
+def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for k, v in node.value:
+        if k.value == key:
+            return v
+    return None
+
+
+def load_params_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, int]]:
+    """Read a parameter file: a YAML mapping of parameter name to value.
+
+    Args:
+        path: The YAML file.
+
+    Returns:
+        The parameters and the line of each key.
+
+    Raises:
+        EvalcoreError: The file is missing, malformed, or not a mapping with string keys.
+    """
+    path = Path(path)
+    data, node = _compose(path)
+    if data is None:
+        return {}, {}
+    if not isinstance(data, dict):
+        raise EvalcoreError("a parameter file must be a mapping of name: value", path=path, line=1)
+    lines = _key_lines(node)
+    for key in data:
+        if not isinstance(key, str) or not key.isidentifier():
+            raise EvalcoreError(
+                "parameter names must be Python identifiers", path=path, line=lines.get(str(key)), field=str(key)
+            )
+    return dict(data), lines
+
+
+def load_smoke(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """Read ``params/smoke.yaml``: run name or notebook file name -> parameter overrides.
+
+    Args:
+        path: The smoke file.
+
+    Returns:
+        The mapping (empty for an empty file).
+
+    Raises:
+        EvalcoreError: The file is malformed or a value is not a mapping.
+    """
+    path = Path(path)
+    data, node = _compose(path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise EvalcoreError("smoke file must map run or notebook names to parameters", path=path, line=1)
+    lines = _key_lines(node)
+    for key, value in data.items():
+        if not isinstance(value, dict):
+            raise EvalcoreError(
+                "value must be a mapping of parameter: value", path=path, line=lines.get(str(key)), field=str(key)
+            )
+    return {str(k): dict(v) for k, v in data.items()}
+
+
+def smoke_overrides(smoke: Mapping[str, Mapping[str, Any]], name: str, notebook: Path) -> dict[str, Any]:
+    """Return the smoke values for one run: notebook-name values, then run-name values on top.
+
+    Args:
+        smoke: The smoke mapping (see :func:`load_smoke`).
+        name: The suite run's name.
+        notebook: The run's notebook path.
+
+    Returns:
+        The merged overrides.
+    """
+    merged: dict[str, Any] = {}
+    merged.update(smoke.get(notebook.name, {}))
+    merged.update(smoke.get(notebook.stem, {}))
+    merged.update(smoke.get(name, {}))
+    return merged
+
+
+def substitute(value: Any, mapping: Mapping[str, str]) -> Any:
+    """Replace ``{key}`` placeholders in every string inside ``value``.
+
+    Only the given keys are replaced (plain text replacement, so other braces, e.g. a prompt
+    template's ``{question}``, are left alone).
+
+    Args:
+        value: A parameter value (nested lists and dicts are walked).
+        mapping: Placeholder name -> replacement.
+
+    Returns:
+        The value with placeholders replaced.
+    """
+    if isinstance(value, str):
+        for key, replacement in mapping.items():
+            value = value.replace("{" + key + "}", replacement)
+        return value
+    if isinstance(value, list):
+        return [substitute(v, mapping) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, mapping) for k, v in value.items()}
+    return value
+
+
+def load_suite(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    smoke: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[SuiteEntry]:
+    """Read a suite file and check every entry (notebook exists, parameter file parses).
+
+    Args:
+        path: The suite YAML.
+        root: Folder relative paths are resolved from; :func:`find_root` of the suite file
+            when ``None``.
+        smoke: Optional smoke overrides (see :func:`load_smoke`) merged over each entry.
+
+    Returns:
+        The entries in order.
+
+    Raises:
+        EvalcoreError: The file is malformed, an entry lacks a field or names a missing file,
+            or two entries share a name.
+    """
+    path = Path(path)
+    data, node = _compose(path)
+    base = Path(root).resolve() if root is not None else find_root(path)
+    if not isinstance(data, dict) or "runs" not in data:
+        raise EvalcoreError("a suite file must be a mapping with a 'runs' list", path=path, line=1, field="runs")
+    runs = data["runs"]
+    runs_node = _child(node, "runs")
+    if not isinstance(runs, list) or not runs:
+        line = runs_node.start_mark.line + 1 if runs_node is not None else None
+        raise EvalcoreError("'runs' must be a non-empty list", path=path, line=line, field="runs")
+    item_nodes = list(runs_node.value) if isinstance(runs_node, yaml.SequenceNode) else []
+    entries: list[SuiteEntry] = []
+    seen: dict[str, int | None] = {}
+    for index, raw in enumerate(runs):
+        item_node = item_nodes[index] if index < len(item_nodes) else None
+        line = item_node.start_mark.line + 1 if item_node is not None else None
+        keys = _key_lines(item_node)
+        if not isinstance(raw, dict):
+            raise EvalcoreError("each run must be a mapping with name, notebook, params", path=path, line=line)
+        unknown = sorted(set(map(str, raw)) - _ENTRY_KEYS)
+        if unknown:
+            raise EvalcoreError(
+                f"unknown key (allowed: {', '.join(sorted(_ENTRY_KEYS))})",
+                path=path, line=keys.get(unknown[0], line), field=unknown[0],
+            )
+        for required in ("name", "notebook"):
+            if not isinstance(raw.get(required), str) or not raw[required].strip():
+                raise EvalcoreError(f"missing or empty '{required}'", path=path, line=keys.get(required, line), field=required)
+        name = raw["name"].strip()
+        if not _NAME.match(name):
+            raise EvalcoreError(
+                "name may hold only letters, digits, '.', '_' and '-'", path=path, line=keys.get("name", line), field="name"
+            )
+        if name in seen:
+            raise EvalcoreError(
+                f"duplicate run name (first at line {seen[name]})", path=path, line=keys.get("name", line), field="name"
+            )
+        seen[name] = keys.get("name", line)
+        notebook = (base / raw["notebook"]).resolve()
+        if not notebook.is_file():
+            raise EvalcoreError(f"notebook not found: {notebook}", path=path, line=keys.get("notebook", line), field="notebook")
+        if notebook.suffix != ".ipynb":
+            raise EvalcoreError("notebook must be an .ipynb file", path=path, line=keys.get("notebook", line), field="notebook")
+        params: dict[str, Any] = {}
+        sources: dict[str, tuple[str, int | None]] = {}
+        params_file: Path | None = None
+        if raw.get("params") is not None:
+            if not isinstance(raw["params"], str):
+                raise EvalcoreError("params must be a path to a YAML file", path=path, line=keys.get("params", line), field="params")
+            params_file = (base / raw["params"]).resolve()
+            if not params_file.is_file():
+                raise EvalcoreError(
+                    f"parameter file not found: {params_file}", path=path, line=keys.get("params", line), field="params"
+                )
+            values, value_lines = load_params_file(params_file)
+            params.update(values)
+            sources.update({k: (str(params_file), value_lines.get(k)) for k in values})
+        overrides = raw.get("overrides")
+        if overrides is not None:
+            if not isinstance(overrides, dict):
+                raise EvalcoreError("overrides must be a mapping", path=path, line=keys.get("overrides", line), field="overrides")
+            over_lines = _key_lines(_child(item_node, "overrides"))
+            params.update({str(k): v for k, v in overrides.items()})
+            sources.update({str(k): (str(path), over_lines.get(str(k), line)) for k in overrides})
+        if smoke:
+            extra = smoke_overrides(smoke, name, notebook)
+            params.update(extra)
+            sources.update({k: ("smoke values", None) for k in extra})
+        entries.append(SuiteEntry(name, notebook, params_file, params, line, sources))
+    return entries
+
+
+def check_parameters(entry: SuiteEntry) -> dict[str, Any]:
+    """Check that every parameter of ``entry`` exists in its notebook's ``parameters`` cell.
+
+    Args:
+        entry: A suite entry.
+
+    Returns:
+        ``papermill.inspect_notebook``'s description of the notebook's parameters.
+
+    Raises:
+        EvalcoreError: A parameter is unknown (naming the file and line it came from), or the
+            notebook has no cell tagged ``parameters`` while parameters are given.
+    """
+    import papermill as pm
+
+    try:
+        declared = pm.inspect_notebook(str(entry.notebook))
+    except Exception as exc:  # papermill/nbformat raise several types for unreadable notebooks
+        raise EvalcoreError(f"cannot inspect notebook: {exc}", path=entry.notebook) from exc
+    unknown = [k for k in entry.params if k not in declared]
+    if unknown:
+        first = unknown[0]
+        where, line = entry.sources.get(first, (None, None))
+        known = ", ".join(sorted(declared)) or "none: the notebook has no cell tagged 'parameters'"
+        raise EvalcoreError(
+            f"unknown parameter for {entry.notebook.name} (run '{entry.name}'); "
+            f"known parameters: {known}",
+            path=where if where != "smoke values" else None,
+            line=line,
+            field=first,
+        )
+    return declared

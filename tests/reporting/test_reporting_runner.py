@@ -1,0 +1,131 @@
+"""The papermill suite runner and the CLI, on small notebooks built here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+
+import nbformat
+import pytest
+
+from evalcore.errors import EvalcoreError
+from evalcore.reporting import RECORD_MIMETYPE, collect, run_suite
+from evalcore.reporting import _cli
+
+pytestmark = pytest.mark.notebooks
+
+PARAMS = "x: int = 2  # the number to square\nlabel: str = 'none'  # a label"
+BODY = (
+    "import evalcore\nimport matplotlib.pyplot as plt\n"
+    "from evalcore.reporting import save_figure\n"
+    "evalcore.record('square', x * x)\nevalcore.record('label', label)\n"
+    "fig, ax = plt.subplots()\nax.plot([0, 1, 2], [0, x, x * x])\nsave_figure(fig, 'curve')\nplt.show()"
+)
+
+
+def cli(argv):
+    """``evalcore`` restricted to this area's commands, with main's error handling."""
+    parser = argparse.ArgumentParser(prog="evalcore")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _cli.register(sub, {})
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except EvalcoreError:
+        return 2
+
+
+@pytest.fixture
+def repo(tmp_path, nb_factory):
+    (tmp_path / "pyproject.toml").write_text("")
+    nb_factory(tmp_path / "nbs" / "square.ipynb", PARAMS, BODY)
+    nb_factory(tmp_path / "nbs" / "boom.ipynb", "n: int = 1  # how loud",
+               "import evalcore\nevalcore.record('before', n)", "raise ValueError('kaboom ' + str(n))",
+               "evalcore.record('after', 1)")
+    (tmp_path / "params").mkdir()
+    (tmp_path / "params" / "sq.yaml").write_text("x: 3\nlabel: '{suite_dir}'\n")
+    (tmp_path / "params" / "suite.yaml").write_text(
+        "runs:\n"
+        "  - {name: sq, notebook: nbs/square.ipynb, params: params/sq.yaml}\n"
+        "  - {name: boom, notebook: nbs/boom.ipynb, overrides: {n: 7}}\n"
+        "  - {name: sq4, notebook: nbs/square.ipynb, overrides: {x: 4}}\n"
+    )
+    return tmp_path
+
+
+def test_suite_runs_everything_and_marks_the_failure(repo, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")  # must not reach the kernel: figures would vanish
+    monkeypatch.chdir(repo)
+    status = cli(["notebooks", "run", "--suite", "params/suite.yaml", "--output", "out"])
+    assert status == 1  # one notebook failed, the others still ran
+    latest = repo / "out" / "latest"
+    assert latest.is_symlink()
+    suite_dir = latest.resolve()
+    manifest = json.loads((suite_dir / "suite.json").read_text())
+    runs = {r["name"]: r for r in manifest["runs"]}
+    assert [r["status"] for r in manifest["runs"]] == ["ok", "failed", "ok"]
+
+    sq = runs["sq"]
+    assert sq["records"] == {"square": 9, "label": str(suite_dir)}  # {suite_dir} substituted
+    assert sq["params"] == {"x": 3, "label": str(suite_dir)}
+    assert json.loads((suite_dir / "sq" / "records.json").read_text()) == sq["records"]
+    executed = nbformat.read(suite_dir / "sq" / "sq.ipynb", as_version=4)
+    assert executed.metadata.papermill.parameters == {"x": 3, "label": str(suite_dir)}
+    mimes = [set(o.get("data", {})) for c in executed.cells for o in c.get("outputs", [])]
+    assert any(RECORD_MIMETYPE in m for m in mimes)
+    assert any("image/png" in m for m in mimes), "inline figure missing: MPLBACKEND leaked into the kernel"
+    assert {"sq/figures/curve.png"} <= set(sq["figures"])
+    html = (suite_dir / "sq" / "sq.html").read_text()
+    assert "save_figure(fig" not in html  # inputs hidden
+    if shutil.which("chromium"):
+        assert (suite_dir / "sq" / "sq.pdf").read_bytes()[:5] == b"%PDF-"
+
+    boom = runs["boom"]
+    assert boom["error"].startswith("ValueError: kaboom 7")
+    assert boom["records"] == {"before": 7}  # recorded before the failure, nothing after
+    assert (suite_dir / boom["executed"]).exists()
+    index = (suite_dir / "index.html").read_text()
+    assert 'class="failed">failed' in index and "kaboom 7" in index
+    assert 'href="boom/boom.ipynb"' in index
+    assert 'href="sq/sq.html"' in index
+    assert runs["sq4"]["records"]["square"] == 16
+
+    summary = collect(suite_dir)
+    by_square = dict(zip(summary["params.x"].fillna(0), summary["square"]))
+    assert by_square[3] == 9 and by_square[4] == 16
+
+
+def test_only_and_unknown_names(repo):
+    result = run_suite(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out", echo=None)
+    assert result.ok and [r.name for r in result.results] == ["sq4"]
+    assert result.results[0].records["square"] == 16
+    with pytest.raises(EvalcoreError, match="no run named 'nope'"):
+        run_suite(repo / "params" / "suite.yaml", only=["nope"], output=repo / "out", echo=None)
+
+
+def test_unknown_parameter_exits_2_before_running(repo, monkeypatch):
+    (repo / "params" / "sq.yaml").write_text("x: 3\nlabl: a\n")
+    monkeypatch.chdir(repo)
+    assert cli(["notebooks", "run", "--output", "out"]) == 2
+    assert not (repo / "out").exists() or not any((repo / "out").iterdir())
+
+
+def test_missing_notebook_and_bad_suite_exit_2(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    (repo / "params" / "suite.yaml").write_text("runs:\n  - {name: a, notebook: nbs/gone.ipynb}\n")
+    assert cli(["notebooks", "run", "--output", "out"]) == 2
+    (repo / "params" / "suite.yaml").write_text("runs: [oops\n")
+    assert cli(["notebooks", "run", "--output", "out"]) == 2
+
+
+def test_report_exports_an_executed_notebook_and_a_suite_dir(repo, monkeypatch):
+    result = run_suite(repo / "params" / "suite.yaml", only=["sq"], output=repo / "out", echo=None, pdf=False)
+    executed = result.suite_dir / "sq" / "sq.ipynb"
+    (result.suite_dir / "sq" / "sq.html").unlink()
+    assert cli(["report", str(executed), "--output", str(repo / "exp"), "--no-pdf"]) == 0
+    assert "square = 9" in (repo / "exp" / "sq.html").read_text()
+    assert cli(["report", str(repo / "out" / "latest"), "--no-pdf"]) == 0
+    assert (result.suite_dir / "sq" / "sq.html").exists()
+    assert cli(["report", str(repo / "missing.ipynb")]) == 2
