@@ -1,0 +1,179 @@
+"""Hugging Face ``datasets`` source: the hub (when cached, or reachable on request) or local files.
+
+``source="auto"`` uses the hub only when the dataset is already in the local cache, so it never
+touches the network; ``source="hf"`` may download, but first checks within a few seconds that the
+hub can be reached, so an offline machine gets a clear error instead of a hang.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+from evalcore.errors import EvalcoreError
+
+log = logging.getLogger("evalcore.datasets")
+
+# dataset name -> (hub repository, config)
+HF_REPOS: dict[str, tuple[str, str]] = {
+    "gsm8k": ("openai/gsm8k", "main"),
+    "mmlu": ("cais/mmlu", "all"),
+    "humaneval": ("openai/openai_humaneval", "openai_humaneval"),
+}
+HUB_HOST = "huggingface.co"
+
+
+def _truthy(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def offline_requested() -> bool:
+    """Whether the user asked for offline mode (``HF_DATASETS_OFFLINE`` / ``HF_HUB_OFFLINE``)."""
+    return _truthy("HF_DATASETS_OFFLINE") or _truthy("HF_HUB_OFFLINE") or _truthy("TRANSFORMERS_OFFLINE")
+
+
+def datasets_installed() -> bool:
+    """Whether the ``datasets`` package can be imported (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("datasets") is not None
+
+
+def _cache_dirs() -> tuple[Path, Path]:
+    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")).expanduser()
+    ds_cache = Path(os.environ.get("HF_DATASETS_CACHE", home / "datasets")).expanduser()
+    hub_cache = Path(os.environ.get("HF_HUB_CACHE", os.environ.get("HUGGINGFACE_HUB_CACHE", home / "hub"))).expanduser()
+    return ds_cache, hub_cache
+
+
+def is_cached(name: str) -> bool:
+    """Whether the hub dataset for ``name`` is in the local HF cache (a filesystem check only).
+
+    Looks for ``<HF_DATASETS_CACHE>/<owner>___<name>/<config>`` (a prepared dataset) or
+    ``<HF_HUB_CACHE>/datasets--<owner>--<name>`` (downloaded files).
+    """
+    repo, config = HF_REPOS[name]
+    owner, ds = repo.split("/")
+    ds_cache, hub_cache = _cache_dirs()
+    prepared = ds_cache / f"{owner}___{ds}" / config
+    downloaded = hub_cache / f"datasets--{owner}--{ds}" / "snapshots"
+    return (prepared.is_dir() and any(prepared.iterdir())) or (downloaded.is_dir() and any(downloaded.iterdir()))
+
+
+def hub_reachable(timeout_s: float = 3.0) -> bool:
+    """Whether a TCP connection to the hub opens within ``timeout_s`` (DNS included)."""
+    result: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((HUB_HOST, 443), timeout=timeout_s):
+                result.append(True)
+        except OSError:
+            result.append(False)
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout_s + 0.5)
+    return bool(result and result[0])
+
+
+@contextlib.contextmanager
+def _offline() -> Iterator[None]:
+    """Force the HF libraries into offline mode for the duration (cache or local files only)."""
+    import datasets.config as dconfig
+
+    try:
+        import huggingface_hub.constants as hconst
+    except ImportError:  # pragma: no cover - huggingface_hub comes with datasets
+        hconst = None
+    saved = (dconfig.HF_HUB_OFFLINE, getattr(hconst, "HF_HUB_OFFLINE", None))
+    dconfig.HF_HUB_OFFLINE = True
+    if hconst is not None:
+        hconst.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        dconfig.HF_HUB_OFFLINE = saved[0]
+        if hconst is not None:
+            hconst.HF_HUB_OFFLINE = saved[1]
+
+
+def _local_kwargs(path: Path, name: str, split: str) -> tuple[str, dict[str, Any]]:
+    """Arguments for ``load_dataset`` on a local file or directory."""
+    _, config = HF_REPOS[name]
+    if path.is_file():
+        suffixes = "".join(path.suffixes)
+        builder = "parquet" if ".parquet" in suffixes else "json" if ".json" in suffixes else "csv" if ".csv" in suffixes else None
+        if builder is None:
+            raise EvalcoreError("unsupported file type for the HF source (use parquet or JSON lines)", path=path)
+        return builder, {"data_files": {split: str(path)}}
+    if (path / "README.md").is_file():
+        return str(path), {"name": config}
+    if (path / config).is_dir():
+        return str(path), {"data_dir": config}
+    return str(path), {}
+
+
+def load_hf_rows(name: str, split: str, path: Path | None = None, *, allow_network: bool = False) -> tuple[list[dict[str, Any]], str]:
+    """Load rows with ``datasets.load_dataset``.
+
+    Args:
+        name: ``"gsm8k"``, ``"mmlu"`` or ``"humaneval"``.
+        split: The split.
+        path: A local directory (a hub snapshot, or parquet/JSON files laid out as on the hub)
+            or a single parquet/JSONL file; ``None`` for the hub repository.
+        allow_network: Whether the hub may be contacted (otherwise cache only).
+
+    Returns:
+        The rows as dicts and a description of where they came from.
+
+    Raises:
+        EvalcoreError: When ``datasets`` is missing, the dataset is neither cached nor
+            reachable, or loading fails.
+    """
+    if not datasets_installed():
+        raise EvalcoreError("the HF source needs the 'datasets' package: pip install 'evalcore[hf]'", field="source")
+    import datasets
+
+    repo, config = HF_REPOS[name]
+    if path is not None:
+        if not path.exists():
+            raise EvalcoreError("path does not exist", path=path)
+        target, kwargs = _local_kwargs(path, name, split)
+        origin = str(path)
+        offline = True
+    else:
+        target, kwargs, origin = repo, {"name": config}, f"{repo} ({config})"
+        cached = is_cached(name)
+        if not cached and (not allow_network or offline_requested()):
+            raise EvalcoreError(f"{repo} is not in the local Hugging Face cache and the network is not to be used", field="source")
+        if not cached and not hub_reachable():
+            raise EvalcoreError(f"{repo} is not cached and {HUB_HOST} cannot be reached", field="source")
+        offline = cached and not (allow_network and hub_reachable(1.0))
+    bars_were_off = datasets.utils.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        with contextlib.ExitStack() as stack:
+            if offline:
+                stack.enter_context(_offline())
+            if path is not None:  # local files: keep the arrow cache out of the user's HF cache
+                kwargs["cache_dir"] = stack.enter_context(tempfile.TemporaryDirectory(prefix="evalcore-hf-"))
+            dataset = datasets.load_dataset(target, split=split, **kwargs)
+            rows = dataset.to_list()
+    except EvalcoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - datasets raises many kinds; all mean "cannot load"
+        raise EvalcoreError(
+            f"datasets.load_dataset failed for {origin} split {split!r}: {type(exc).__name__}: {exc}", field="source"
+        ) from None
+    finally:
+        if not bars_were_off:
+            datasets.enable_progress_bars()
+    log.debug("loaded %d rows of %s from %s", len(rows), name, origin)
+    return rows, origin

