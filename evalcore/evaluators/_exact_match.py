@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Literal, Sequence
 
@@ -122,7 +122,10 @@ def canonical_number(value: Fraction) -> str:
     if den == 1:  # terminating decimal: written exactly
         exact = Decimal(value.numerator) / Decimal(value.denominator)
         return format(exact.normalize(), "f")
-    return format(float(value), ".12g")
+    with localcontext() as ctx:
+        ctx.prec = 12
+        approx = Decimal(value.numerator) / Decimal(value.denominator)
+    return format(approx, "f")
 
 
 def numbers_equal(a: Fraction | float, b: Fraction | float, rel_tol: float = 1e-6, abs_tol: float = 1e-9) -> bool:
@@ -239,7 +242,7 @@ _NONE = Extraction(None, "none")
 _HASH_RE = re.compile(r"####\s*(?:\*\*)?\s*(?P<body>[^\n]*)")
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _ANSWER_IS_RE = re.compile(
-    r"(?:final\s+answer|the\s+answer|answer)\s*(?:is|will\s+be|would\s+be|=|:)\s*"
+    r"\b(?:final\s+answer|the\s+answer|answer)\s*(?:is|will\s+be|would\s+be|=|:)\s*"
     r"(?:[:=]\s*)?(?:\*\*|\$\$?|\\\(|\\\[|\s)*",
     re.IGNORECASE,
 )
@@ -334,16 +337,21 @@ def _first_number_at_start(text: str) -> Fraction | None:
 
 
 # MMLU patterns
-_L = r"(?P<letter>[A-D])"
 _LETTER_END = r"(?![A-Za-z0-9+#'’-])"
+# an answer letter: upper case standing alone, or lower case only where it cannot be a word
+# ("answer: c", "answer is (c)"), so "the answer is a prime number" is not "A"
+_LETTER = (
+    r"(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]\n*])))"
+)
 _MMLU_ANSWER_IS = [
     re.compile(
-        r"(?:correct\s+|final\s+|best\s+|right\s+)?(?:answer|option|choice)\s*(?:is|would\s+be|will\s+be|should\s+be|=|:|-)\s*"
-        r"(?:[:=]\s*)?(?:option\s+|choice\s+|letter\s+)?(?:\*\*|\$|\\\(|\s)*[\(\[]?\s*" + _L + r"\s*[\)\]]?" + _LETTER_END,
+        r"\b(?:correct\s+|final\s+|best\s+|right\s+)?(?:answer|option|choice)\s*"
+        r"(?:is|would\s+be|will\s+be|should\s+be|=|:|-)\s*"
+        r"(?:[:=]\s*)?(?:option\s+|choice\s+|letter\s+)?(?:\*\*|\$|\\\(|\s)*[\(\[]?\s*" + _LETTER,
         re.IGNORECASE,
     ),
-    re.compile(r"(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]", re.IGNORECASE),
-    re.compile(r"(?:^|\n)\s*(?:\*\*)?answer(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*[\(\[]?" + _L + r"[\)\]]?" + _LETTER_END, re.IGNORECASE),
+    re.compile(r"\b(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]", re.IGNORECASE),
+    re.compile(r"(?:^|\n)\s*(?:\*\*)?answer(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*[\(\[]?" + _LETTER, re.IGNORECASE),
 ]
 _LONE_RE = re.compile(r"^[\s*_`\"'(\[]*(?P<letter>[A-Da-d])[\s*_`\"')\].:]*$")
 _START_RE = re.compile(r"^[\s*_`\"']*(?:\((?P<p>[A-Da-d])\)|(?P<letter>[A-D])\s*[.):](?!\d))")

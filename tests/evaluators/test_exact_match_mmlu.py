@@ -58,6 +58,9 @@ STRICT_CASES = [
     ("", None, "none"),
     ("I don't know.", None, "none"),
     ("Option D", None, "none"),
+    ("The answer is a prime number.", None, "none"),  # lower-case "a" is the article here
+    ("Answer: b.", "B", "answer_is"),
+    ("The answer is (a) since it makes ATP", "A", "answer_is"),
 ]
 
 FLEXIBLE_CASES = [
@@ -106,6 +109,7 @@ FLEXIBLE_CASES = [
     ("", None, "none"),
     ("Nucleus and ribosome are both organelles, but mitochondrion makes ATP.", None, "none"),
     ("A vitamin deficiency", None, "none"),
+    ("The answer is a prime number.", None, "none"),
 ]
 
 
