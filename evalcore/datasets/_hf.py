@@ -52,18 +52,31 @@ def _cache_dirs() -> tuple[Path, Path]:
     return ds_cache, hub_cache
 
 
+def _prepared_dir(name: str) -> Path:
+    repo, config = HF_REPOS[name]
+    owner, ds = repo.split("/")
+    return _cache_dirs()[0] / f"{owner}___{ds}" / config
+
+
+def cached_snapshot(name: str) -> Path | None:
+    """The newest downloaded hub snapshot of ``name`` (``<HF_HUB_CACHE>/datasets--o--n/snapshots/*``)."""
+    repo, _ = HF_REPOS[name]
+    owner, ds = repo.split("/")
+    snapshots = _cache_dirs()[1] / f"datasets--{owner}--{ds}" / "snapshots"
+    if not snapshots.is_dir():
+        return None
+    found = sorted((d for d in snapshots.iterdir() if d.is_dir()), key=lambda d: d.stat().st_mtime)
+    return found[-1] if found else None
+
+
 def is_cached(name: str) -> bool:
     """Whether the hub dataset for ``name`` is in the local HF cache (a filesystem check only).
 
     Looks for ``<HF_DATASETS_CACHE>/<owner>___<name>/<config>`` (a prepared dataset) or
-    ``<HF_HUB_CACHE>/datasets--<owner>--<name>`` (downloaded files).
+    ``<HF_HUB_CACHE>/datasets--<owner>--<name>/snapshots/<rev>`` (downloaded files).
     """
-    repo, config = HF_REPOS[name]
-    owner, ds = repo.split("/")
-    ds_cache, hub_cache = _cache_dirs()
-    prepared = ds_cache / f"{owner}___{ds}" / config
-    downloaded = hub_cache / f"datasets--{owner}--{ds}" / "snapshots"
-    return (prepared.is_dir() and any(prepared.iterdir())) or (downloaded.is_dir() and any(downloaded.iterdir()))
+    prepared = _prepared_dir(name)
+    return (prepared.is_dir() and any(prepared.iterdir())) or cached_snapshot(name) is not None
 
 
 def hub_reachable(timeout_s: float = 3.0) -> bool:
@@ -147,22 +160,29 @@ def load_hf_rows(name: str, split: str, path: Path | None = None, *, allow_netwo
             raise EvalcoreError("path does not exist", path=path)
         target, kwargs = _local_kwargs(path, name, split)
         origin = str(path)
-        offline = True
+        offline = local_files = True
     else:
         target, kwargs, origin = repo, {"name": config}, f"{repo} ({config})"
+        local_files = False
         cached = is_cached(name)
         if not cached and (not allow_network or offline_requested()):
             raise EvalcoreError(f"{repo} is not in the local Hugging Face cache and the network is not to be used", field="source")
         if not cached and not hub_reachable():
             raise EvalcoreError(f"{repo} is not cached and {HUB_HOST} cannot be reached", field="source")
         offline = cached and not (allow_network and hub_reachable(1.0))
+        prepared = _prepared_dir(name)
+        snapshot = cached_snapshot(name)
+        if offline and not (prepared.is_dir() and any(prepared.iterdir())) and snapshot is not None:
+            # only the raw hub files are cached: read the snapshot as a local dataset directory
+            target, kwargs, origin = str(snapshot), {"name": config}, f"{repo} ({config}, cached snapshot {snapshot.name})"
+            local_files = True
     bars_were_off = datasets.utils.are_progress_bars_disabled()
     datasets.disable_progress_bars()
     try:
         with contextlib.ExitStack() as stack:
             if offline:
                 stack.enter_context(_offline())
-            if path is not None:  # local files: keep the arrow cache out of the user's HF cache
+            if local_files:  # keep the arrow cache of local files out of the user's HF cache
                 kwargs["cache_dir"] = stack.enter_context(tempfile.TemporaryDirectory(prefix="evalcore-hf-"))
             dataset = datasets.load_dataset(target, split=split, **kwargs)
             rows = dataset.to_list()

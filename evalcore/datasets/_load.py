@@ -155,7 +155,9 @@ def _none_available(name: str, split: str) -> EvalcoreError:
 # ---------------------------------------------------------------------------------------------
 
 
-def resolve_source(name: str, split: str = "test", source: str = "auto", path: str | Path | None = None) -> str:
+def resolve_source(
+    name: str, split: str = "test", source: str = "auto", path: str | Path | None = None, *, skip_hf: bool = False
+) -> str:
     """Which source :func:`load` would use, without loading.
 
     Order for ``"auto"``: an explicit ``path`` (local files), then the HF cache (never the
@@ -166,6 +168,7 @@ def resolve_source(name: str, split: str = "test", source: str = "auto", path: s
         split: Split.
         source: ``"auto"`` or a specific source.
         path: Local files, if any.
+        skip_hf: Do not consider the HF cache (used after it failed to load).
 
     Returns:
         ``"local"``, ``"hf"``, ``"package"`` or ``"sample"``.
@@ -180,7 +183,7 @@ def resolve_source(name: str, split: str = "test", source: str = "auto", path: s
         return source
     if path is not None:
         return "local"
-    if _hf.datasets_installed() and _hf.is_cached(name):
+    if not skip_hf and _hf.datasets_installed() and _hf.is_cached(name):
         return "hf"
     if name == "humaneval" and split == "test" and _package_available():
         return "package"
@@ -234,7 +237,15 @@ def load(
             raise EvalcoreError("source='local' needs path= (a file or directory in the native format)", field="path")
         items = _from_local(name, split, p)
     elif used == "hf":
-        items = _from_hf(name, split, p, allow_network=(source == "hf"))
+        try:
+            items = _from_hf(name, split, p, allow_network=(source == "hf"))
+        except EvalcoreError as exc:
+            if source != "auto":
+                raise
+            # the cache looked usable but is not: fall through to the next source in order
+            log.warning("%s: the Hugging Face cache could not be read (%s); trying the next source", name, exc)
+            used = resolve_source(name, split, "auto", None, skip_hf=True)
+            items = _from_package(name, split) if used == "package" else _from_sample(name, split)
     elif used == "package":
         items = _from_package(name, split)
     else:

@@ -305,11 +305,11 @@ def _gsm8k_flexible(text: str) -> Extraction:
         if value is not None:
             return Extraction(canonical_number(value), "boxed")
     for m in reversed(list(_ANSWER_IS_RE.finditer(text))):
-        value = _first_number_at_start(text[m.end() :])
+        value = _answer_value(text[m.end() :])
         if value is not None:
             return Extraction(canonical_number(value), "answer_is")
     for m in reversed(list(_A_PREFIX_RE.finditer(text))):
-        value = _first_number_at_start(text[m.end() :])
+        value = _answer_value(text[m.end() :])
         if value is not None:
             return Extraction(canonical_number(value), "answer_prefix")
     cleaned = _clean_latex(text)
@@ -322,6 +322,17 @@ def _gsm8k_flexible(text: str) -> Extraction:
     if value is not None:
         return Extraction(canonical_number(value), "last_number")
     return _NONE
+
+
+def _answer_value(tail: str) -> Fraction | None:
+    """The number an answer phrase announces: the one that opens ``tail``, or, when the
+    announced sentence is a calculation ("5 + 3 = 8."), the result after its last ``=``."""
+    sentence = re.split(r"\n|\.(?=\s|$)", _clean_latex(tail), maxsplit=1)[0]
+    if "=" in sentence and _first_number_at_start(sentence) is not None:
+        result = _last_number(sentence.rsplit("=", 1)[1])
+        if result is not None:
+            return result
+    return _first_number_at_start(tail)
 
 
 def _first_number_at_start(text: str) -> Fraction | None:

@@ -345,3 +345,43 @@ def test_sample_path_points_at_native_files() -> None:
     assert sample_path("gsm8k").name == "test.jsonl"
     assert sample_path("mmlu").is_dir()
     assert sample_path("humaneval").suffix == ".jsonl"
+
+
+def test_auto_reads_a_cached_hub_snapshot_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only raw hub files cached (as snapshot_download leaves them): read through load_dataset, offline."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("datasets")
+    monkeypatch.undo()  # the real is_cached
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    for var in ("HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        monkeypatch.delenv(var, raising=False)
+    snap = tmp_path / "hub" / "datasets--openai--gsm8k" / "snapshots" / "0123abc"
+    (snap / "main").mkdir(parents=True)
+    (snap / "README.md").write_text(
+        "---\nconfigs:\n- config_name: main\n  data_files:\n  - split: test\n    path: main/test-*\n"
+        "  - split: train\n    path: main/train-*\n---\n# gsm8k\n"
+    )
+    pd.DataFrame(GSM_ROWS).to_parquet(snap / "main" / "test-00000-of-00001.parquet")
+    pd.DataFrame(GSM_ROWS[:2]).to_parquet(snap / "main" / "train-00000-of-00001.parquet")
+    monkeypatch.setattr(_hf, "hub_reachable", lambda timeout_s=3.0: pytest.fail("auto must not probe the network"))
+    assert resolve_source("gsm8k") == "hf"
+    items = load("gsm8k")
+    assert [i.reference for i in items] == ["7", "60", "2400", "-5"]
+    assert {i.metadata["source"] for i in items} == {"hf"}
+    assert len(load("gsm8k", split="train")) == 2
+
+
+def test_auto_falls_back_when_the_cache_cannot_be_read(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def broken(name: str, split: str, path: Any = None, *, allow_network: bool = False) -> Any:
+        raise EvalcoreError("cache is corrupt", field="source")
+
+    monkeypatch.setattr(_hf, "is_cached", lambda name: True)
+    monkeypatch.setattr(_hf, "datasets_installed", lambda: True)
+    monkeypatch.setattr(_hf, "load_hf_rows", broken)
+    with caplog.at_level("WARNING", logger="evalcore.datasets"):
+        items = load("mmlu")
+    assert {i.metadata["source"] for i in items} == {"sample"}
+    assert "cache is corrupt" in caplog.text
+    assert load("humaneval")[0].metadata["source"] == "package"
+    with pytest.raises(EvalcoreError, match="corrupt"):
+        load("mmlu", source="hf")  # an explicit source does not fall back
