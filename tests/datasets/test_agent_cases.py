@@ -1,0 +1,186 @@
+"""Agent test-case generator: determinism, counts, uniqueness, answers, JSON round trip."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+
+import pytest
+
+from evalcore.datasets import AgentCase, AgentCaseGenerator, load_cases, save_cases
+from evalcore.datasets._agent_cases import STARTER_TOOLS
+from evalcore.errors import EvalcoreError
+
+
+def _dicts(cases):
+    return [c.to_dict() for c in cases]
+
+
+def test_default_counts_and_fields():
+    cases = AgentCaseGenerator(seed=0).generate()
+    assert len(cases) == 56
+    by = {k: sum(c.complexity == k for c in cases) for k in ("simple", "medium", "complex", "edge")}
+    assert by == {"simple": 20, "medium": 15, "complex": 10, "edge": 11}
+    for c in cases:
+        assert c.id and c.query and c.tags and c.categories
+        assert c.expected_behavior in ("answer", "error", "clarification")
+        assert (c.expected is not None) == (c.expected_behavior == "answer")
+    edge = [c for c in cases if c.complexity == "edge"]
+    assert {c.expected_behavior for c in edge} == {"answer", "error", "clarification"}
+    assert all(c.expected_tools[0] in STARTER_TOOLS for c in cases if c.complexity == "simple")
+    assert all(c.needs_synthesis for c in cases if c.complexity == "medium")
+
+
+def test_configurable_counts():
+    cases = AgentCaseGenerator(seed=3, counts={"simple": 4, "medium": 2, "complex": 3, "edge": 5}).generate()
+    assert [c.complexity for c in cases].count("simple") == 4
+    assert len(cases) == 14
+    with pytest.raises(EvalcoreError):
+        AgentCaseGenerator(counts={"huge": 1})
+    with pytest.raises(EvalcoreError):
+        AgentCaseGenerator(counts={"simple": -1})
+    with pytest.raises(EvalcoreError):
+        AgentCaseGenerator(counts={"edge": 500}).generate()
+
+
+def test_same_seed_same_cases_every_call_and_independent_of_global_random():
+    g = AgentCaseGenerator(seed=7)
+    first = _dicts(g.generate())
+    random.seed(12345)
+    random.random()
+    assert _dicts(g.generate()) == first
+    assert _dicts(AgentCaseGenerator(seed=7).generate()) == first
+    assert _dicts(AgentCaseGenerator(seed=8).generate()) != first
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_no_duplicate_queries_or_ids(seed):
+    cases = AgentCaseGenerator(seed=seed).generate()
+    assert len({c.query for c in cases}) == len(cases)
+    assert len({c.id for c in cases}) == len(cases)
+
+
+def _independent_answer(case: AgentCase):
+    """Recompute a single-tool answer from the query text alone."""
+    q = case.query
+    nums = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", q)]
+    quoted = re.findall(r"'([^']*)'", q)
+    if case.kind == "percentage":
+        return nums[0] * nums[1] / 100
+    if case.kind == "factorial":
+        return math.factorial(int(nums[0]))
+    if case.kind == "reverse_string":
+        return quoted[0][::-1]
+    if case.kind == "temperature_conversion":
+        v = nums[0]
+        unit = re.search(r"-?\d+\s*(?:degrees\s+|°)?(C|F)", q).group(1)  # the unit after the number
+        return v * 9 / 5 + 32 if unit == "C" else (v - 32) * 5 / 9
+    if case.kind == "gcd":
+        return math.gcd(int(nums[0]), int(nums[1]))
+    if case.kind == "lcm":
+        return math.lcm(int(nums[0]), int(nums[1]))
+    if case.kind == "sum_list":
+        return sum(nums)
+    if case.kind == "max_list":
+        return max(nums)
+    if case.kind == "average_list":
+        return sum(nums) / len(nums)
+    if case.kind == "celsius_to_kelvin":
+        return nums[0] + 273.15
+    if case.kind == "word_count":
+        return len(quoted[0].split())
+    if case.kind == "vowel_count":
+        return sum(ch in "aeiou" for ch in quoted[0])
+    if case.kind == "is_palindrome":
+        return quoted[0] == quoted[0][::-1]
+    if case.kind == "is_prime":
+        n = int(nums[0])
+        return n > 1 and all(n % d for d in range(2, n))
+    raise AssertionError(case.kind)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_expected_answers_agree_with_an_independent_computation(seed):
+    cases = AgentCaseGenerator(seed=seed, counts={"simple": 20, "medium": 15, "complex": 0, "edge": 11}).generate()
+    checked = 0
+    for c in cases:
+        if c.expected_behavior != "answer":
+            continue
+        want = _independent_answer(c)
+        if isinstance(want, bool) or isinstance(want, str):
+            assert c.expected == want, c
+        else:
+            assert math.isclose(c.expected, want, rel_tol=1e-9, abs_tol=1e-6), c
+        checked += 1
+    assert checked >= 38
+
+
+def test_multi_step_cases_have_consistent_steps():
+    cases = [c for c in AgentCaseGenerator(seed=0).generate() if c.complexity == "complex"]
+    assert len(cases) == 10
+    for c in cases:
+        assert len(c.steps) >= 2 and c.expected_tools == [s.tool for s in c.steps]
+        for j, s in enumerate(c.steps):
+            assert all(0 <= i < j for i in s.depends_on)
+        if "dependent" in c.tags:
+            assert c.steps[-1].expected == c.expected
+            assert any(s.depends_on for s in c.steps)
+        else:
+            assert c.expected == [s.expected for s in c.steps]
+    fact_pct = [c for c in cases if c.query.startswith("Calculate the factorial of") and "% of the result" in c.query
+                and len(c.steps) == 2]
+    for c in fact_pct:
+        n, p = (int(x) for x in re.findall(r"\d+", c.query)[:2])
+        assert c.steps[0].expected == math.factorial(n)
+        assert math.isclose(c.expected, p * math.factorial(n) / 100)
+
+
+def test_paraphrase_groups_and_unrelated_queries():
+    g = AgentCaseGenerator(seed=1)
+    groups = g.paraphrase_groups(4, 3)
+    assert len(groups) == 4 and all(len(gr) == 3 for gr in groups)
+    for gr in groups:
+        assert len({c.query for c in gr}) == 3
+        assert len({json.dumps(c.expected) for c in gr}) == 1
+        assert len({c.paraphrase_group for c in gr}) == 1
+    assert _dicts(sum(groups, [])) == _dicts(sum(g.paraphrase_groups(4, 3), []))
+    un = g.unrelated_queries(8)
+    assert len(set(un)) == 8 and un == g.unrelated_queries(8)
+    with pytest.raises(EvalcoreError):
+        g.unrelated_queries(100)
+
+
+def test_json_round_trip(tmp_path):
+    cases = AgentCaseGenerator(seed=2).generate()
+    path = save_cases(cases, tmp_path / "cases.json")
+    back = load_cases(path)
+    assert _dicts(back) == _dicts(cases)
+    assert AgentCaseGenerator.load(AgentCaseGenerator.save(cases, tmp_path / "b.json")) == back
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_bad_case_files_raise_evalcore_error(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text("{not json")
+    with pytest.raises(EvalcoreError, match="invalid JSON"):
+        load_cases(p)
+    with pytest.raises(EvalcoreError, match="no such file"):
+        load_cases(tmp_path / "missing.json")
+    good = AgentCaseGenerator(seed=0, counts={"simple": 2, "medium": 0, "complex": 0, "edge": 0}).generate()
+    d = [c.to_dict() for c in good]
+    del d[1]["query"]
+    p.write_text(json.dumps({"cases": d}))
+    with pytest.raises(EvalcoreError, match=r"cases\[1\]\.query"):
+        load_cases(p)
+    d = [c.to_dict() for c in good]
+    d[1]["query"] = d[0]["query"]
+    p.write_text(json.dumps(d))
+    with pytest.raises(EvalcoreError, match="duplicate query"):
+        load_cases(p)
+    d = [c.to_dict() for c in good]
+    d[0]["expected_behavior"] = "maybe"
+    p.write_text(json.dumps(d))
+    with pytest.raises(EvalcoreError, match="expected_behavior"):
+        load_cases(p)
