@@ -1,0 +1,119 @@
+"""Request hashes and the SQLite response cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from evalcore.errors import EvalcoreError
+from evalcore.models._types import Completion, GenerationParams, Message
+
+CACHE_ENV = "EVALCORE_CACHE"
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def request_hash(messages: Sequence[Message], params: GenerationParams) -> str:
+    """SHA-256 of the exact request: messages and generation parameters.
+
+    ``hash = sha256(canonical_json({"messages": messages, "params": params}))``
+
+    Args:
+        messages: Chat messages.
+        params: Generation parameters.
+
+    Returns:
+        64 hex digits.
+    """
+    body = {"messages": [dict(m) for m in messages], "params": params.to_dict()}
+    return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+
+
+def cache_key(model: str, endpoint: str, messages: Sequence[Message], params: GenerationParams,
+              epoch: int) -> str:
+    """The response-cache key: model, endpoint, messages, generation parameters and epoch.
+
+    Args:
+        model: Model name (``ChatModel.name``).
+        endpoint: Where the model answers (base URL or model file).
+        messages: Chat messages.
+        params: Generation parameters.
+        epoch: Repetition index of the item.
+
+    Returns:
+        64 hex digits.
+    """
+    body = {"model": model, "endpoint": endpoint, "epoch": int(epoch),
+            "request": request_hash(messages, params)}
+    return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Successful completions in SQLite, so an identical request never calls the model twice.
+
+    Errors are never cached (a retry later may succeed). Safe to share between threads of one
+    process; several processes may share the file (WAL journal).
+
+    Args:
+        path: The SQLite file (its folder is created).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
+                "completion TEXT NOT NULL, created REAL NOT NULL)")
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            raise EvalcoreError(f"not a usable SQLite cache: {exc}", path=self.path) from exc
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> Completion | None:
+        """The cached completion for ``key``, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT completion FROM responses WHERE key = ?",
+                                   (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return Completion.from_dict(json.loads(row[0]))
+
+    def put(self, key: str, model: str, completion: Completion) -> None:
+        """Store a successful completion (failed ones are ignored)."""
+        if not completion.ok:
+            return
+        data = json.dumps(completion.to_dict(), ensure_ascii=False)
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
+                             (key, model, data, time.time()))
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> "ResponseCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

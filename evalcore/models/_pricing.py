@@ -1,0 +1,121 @@
+"""Pricing table: USD per one million input and output tokens.
+
+The table ships with the package (``evalcore/models/pricing.yaml``). A user overrides or extends
+it with a YAML file of the same shape, given as ``pricing=PATH`` or in the ``EVALCORE_PRICING``
+environment variable; entries in the override win over the shipped ones.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from evalcore.errors import EvalcoreError
+
+PRICING_ENV = "EVALCORE_PRICING"
+
+
+@dataclass(frozen=True)
+class Price:
+    """The price of one model in USD per one million tokens.
+
+    Attributes:
+        input: USD per 1M prompt tokens.
+        output: USD per 1M completion tokens.
+    """
+
+    input: float
+    output: float
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """Cost of one call.
+
+        ``cost = (prompt_tokens * input + completion_tokens * output) / 1e6``
+
+        Args:
+            prompt_tokens: Tokens sent.
+            completion_tokens: Tokens generated.
+
+        Returns:
+            The cost in USD.
+        """
+        return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+
+
+def _parse_table(data: Any, source: str) -> dict[str, Price]:
+    if not isinstance(data, Mapping) or not isinstance(data.get("models"), Mapping):
+        raise EvalcoreError("a pricing file needs a mapping 'models: {NAME: {input, output}}'",
+                            path=source, field="models")
+    table: dict[str, Price] = {}
+    for name, entry in data["models"].items():
+        if not isinstance(entry, Mapping):
+            raise EvalcoreError("each model needs {input: USD, output: USD}", path=source,
+                                field=f"models.{name}")
+        values = {}
+        for key in ("input", "output"):
+            value = entry.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise EvalcoreError(f"needs a non-negative number (USD per 1M tokens), got {value!r}",
+                                    path=source, field=f"models.{name}.{key}")
+            values[key] = float(value)
+        extra = set(entry) - {"input", "output"}
+        if extra:
+            raise EvalcoreError(f"unknown keys {sorted(extra)}; allowed: input, output",
+                                path=source, field=f"models.{name}")
+        table[str(name)] = Price(**values)
+    return table
+
+
+def load_pricing(path: str | os.PathLike[str] | None = None) -> dict[str, Price]:
+    """Load the shipped pricing table, overlaid with a user file.
+
+    Args:
+        path: A YAML override; None uses ``$EVALCORE_PRICING`` when set.
+
+    Returns:
+        Model name -> :class:`Price`.
+
+    Raises:
+        EvalcoreError: The override is missing or malformed.
+    """
+    text = resources.files("evalcore.models").joinpath("pricing.yaml").read_text("utf-8")
+    table = _parse_table(yaml.safe_load(text), "evalcore/models/pricing.yaml")
+    override = path if path is not None else os.environ.get(PRICING_ENV) or None
+    if override is not None:
+        p = Path(override)
+        if not p.is_file():
+            raise EvalcoreError("pricing file not found", path=p)
+        try:
+            data = yaml.safe_load(p.read_text("utf-8"))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise EvalcoreError(f"not valid YAML: {exc}", path=p,
+                                line=mark.line + 1 if mark else None) from exc
+        table.update(_parse_table(data, str(p)))
+    return table
+
+
+def price_for(model: str, table: Mapping[str, Price]) -> Price | None:
+    """Find the price of ``model``: exact name, else the longest listed prefix.
+
+    Dated snapshots (``gpt-4o-mini-2024-07-18``) resolve to their family (``gpt-4o-mini``).
+
+    Args:
+        model: Model name as sent to or reported by the API.
+        table: Result of :func:`load_pricing`.
+
+    Returns:
+        The price, or None when the model is not priced.
+    """
+    if model in table:
+        return table[model]
+    best = None
+    for name in table:
+        if model.startswith(name + "-") and (best is None or len(name) > len(best)):
+            best = name
+    return table[best] if best else None

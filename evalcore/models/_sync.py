@@ -1,0 +1,48 @@
+"""Run coroutines from blocking code, also inside Jupyter where a loop already runs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from typing import Any, Coroutine, TypeVar
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    with _lock:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="evalcore-sync-loop",
+                                      daemon=True)
+            thread.start()
+            _loop = loop
+        return _loop
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion on a long-lived background event loop and return its result.
+
+    One loop for all blocking calls lets async clients (and their connection pools) be reused
+    between calls, and works whether or not the caller's thread already runs a loop.
+
+    Args:
+        coro: The coroutine to run.
+
+    Returns:
+        Whatever the coroutine returns (its exception is raised here).
+    """
+    loop = _background_loop()
+    ctx = contextvars.copy_context()
+
+    async def _in_caller_context() -> T:
+        for var, value in ctx.items():  # the caller's context variables travel with the call
+            var.set(value)
+        return await coro
+
+    return asyncio.run_coroutine_threadsafe(_in_caller_context(), loop).result()

@@ -1,0 +1,190 @@
+"""Prompt templates per dataset, with optional few-shot examples."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Formatter
+from typing import Any, Sequence
+
+import yaml
+
+from evalcore.datasets import Item
+from evalcore.errors import EvalcoreError
+from evalcore.models import Message
+
+DATASETS = ("gsm8k", "mmlu", "humaneval")
+_KEYS = {"name", "dataset", "system", "user", "answer"}
+_LETTERS = "ABCD"
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A dataset's prompt: system text, the user turn and the few-shot answer format.
+
+    Attributes:
+        name: Template name (recorded in the run config).
+        dataset: The dataset it is written for.
+        system: System message, or None.
+        user: The user turn; ``{field}`` placeholders are filled from the item.
+        answer: The assistant turn of a few-shot example.
+        source: Where it was loaded from.
+    """
+
+    name: str
+    dataset: str
+    system: str | None
+    user: str
+    answer: str
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (recorded in ``config.json``)."""
+        return {"name": self.name, "dataset": self.dataset, "system": self.system,
+                "user": self.user, "answer": self.answer, "source": self.source}
+
+    def fields(self) -> set[str]:
+        """Placeholders used by the template."""
+        out = set()
+        for text in (self.system or "", self.user, self.answer):
+            out |= {f for _, f, _, _ in Formatter().parse(text) if f}
+        return out
+
+
+def item_fields(item: Item) -> dict[str, Any]:
+    """Values a template may use for ``item``.
+
+    gsm8k: ``question``, ``solution``; mmlu: ``question``, ``choices``, ``choices_text``,
+    ``subject``; humaneval: ``prompt``, ``entry_point``; all: ``reference``, ``id``.
+
+    Args:
+        item: A dataset item.
+
+    Returns:
+        Field name -> value.
+    """
+    values: dict[str, Any] = {"id": item.id, "reference": item.reference}
+    values.update(item.fields)
+    if item.dataset == "gsm8k":
+        sol = str(item.metadata.get("solution") or f"#### {item.reference}")
+        values["solution"] = re.sub(r"<<[^<>]*>>", "", sol)
+    if item.dataset == "mmlu":
+        choices = list(item.fields.get("choices") or [])
+        values["choices_text"] = "\n".join(f"({_LETTERS[i]}) {c}" for i, c in enumerate(choices))
+        subject = str(item.metadata.get("subject") or item.fields.get("subject") or "general knowledge")
+        values["subject"] = subject.replace("_", " ")
+    return values
+
+
+def _fill(text: str, values: dict[str, Any], template: PromptTemplate, part: str) -> str:
+    try:
+        return text.format(**values)
+    except KeyError as exc:
+        raise EvalcoreError(f"the template uses {{{exc.args[0]}}}, which {template.dataset} items "
+                            f"do not have; available: {sorted(values)}",
+                            path=template.source or None, field=part) from exc
+    except (IndexError, ValueError) as exc:
+        raise EvalcoreError(f"malformed placeholder: {exc} (write literal braces as {{{{ }}}})",
+                            path=template.source or None, field=part) from exc
+
+
+def _parse_template(data: Any, source: str, dataset: str | None) -> PromptTemplate:
+    if not isinstance(data, dict):
+        raise EvalcoreError("a prompt template is a YAML mapping", path=source)
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise EvalcoreError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}",
+                            path=source, field=sorted(unknown)[0])
+    for key in ("user",):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise EvalcoreError("required text is missing", path=source, field=key)
+    tpl_dataset = str(data.get("dataset") or dataset or "")
+    if dataset is not None and tpl_dataset != dataset:
+        raise EvalcoreError(f"template is for {tpl_dataset!r}, not {dataset!r}", path=source,
+                            field="dataset")
+    system = data.get("system")
+    if system is not None and not isinstance(system, str):
+        raise EvalcoreError("must be text or absent", path=source, field="system")
+    return PromptTemplate(name=str(data.get("name") or Path(source).stem), dataset=tpl_dataset,
+                          system=system, user=data["user"], answer=str(data.get("answer") or ""),
+                          source=source)
+
+
+def load_template(dataset: str, path: str | Path | None = None) -> PromptTemplate:
+    """Load the prompt template of ``dataset``: a user file, else the packaged default.
+
+    Args:
+        dataset: ``gsm8k``, ``mmlu`` or ``humaneval``.
+        path: A YAML template file (keys: name, dataset, system, user, answer).
+
+    Returns:
+        The template.
+
+    Raises:
+        EvalcoreError: Unknown dataset, missing or malformed file.
+    """
+    if dataset not in DATASETS:
+        raise EvalcoreError(f"unknown dataset {dataset!r}; choose one of {list(DATASETS)}",
+                            field="dataset")
+    if path is None:
+        text = resources.files("evalcore.runs").joinpath("templates", f"{dataset}.yaml").read_text("utf-8")
+        return _parse_template(yaml.safe_load(text), f"evalcore/runs/templates/{dataset}.yaml", dataset)
+    p = Path(path)
+    if not p.is_file():
+        raise EvalcoreError("prompt template not found", path=p, field="prompt")
+    try:
+        data = yaml.safe_load(p.read_text("utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise EvalcoreError(f"not valid YAML: {exc}", path=p,
+                            line=mark.line + 1 if mark else None) from exc
+    return _parse_template(data, str(p), dataset)
+
+
+def select_few_shot(pool: Sequence[Item], item: Item, n: int, seed: int) -> list[Item]:
+    """Pick ``n`` examples from ``pool`` for ``item``, never the item itself.
+
+    The pool is shuffled once with ``seed``; the first ``n`` entries other than ``item`` are
+    taken, so every item of a run sees the same examples (except where it is one of them).
+
+    Args:
+        pool: Candidate examples.
+        item: The item being asked.
+        n: How many.
+        seed: Shuffle seed.
+
+    Returns:
+        The examples.
+    """
+    if n <= 0:
+        return []
+    order = list(pool)
+    random.Random(seed).shuffle(order)
+    return [ex for ex in order if ex.id != item.id][:n]
+
+
+def render(template: PromptTemplate, item: Item, few_shot: Sequence[Item] = ()) -> list[Message]:
+    """Build the chat messages for ``item``.
+
+    Args:
+        template: The prompt template.
+        item: The item to ask.
+        few_shot: Worked examples, each as a user turn and an assistant answer.
+
+    Returns:
+        Messages: optional system, example pairs, then the item's user turn.
+    """
+    messages: list[Message] = []
+    if template.system:
+        messages.append({"role": "system", "content": template.system})
+    for ex in few_shot:
+        values = item_fields(ex)
+        messages.append({"role": "user", "content": _fill(template.user, values, template, "user")})
+        messages.append({"role": "assistant",
+                         "content": _fill(template.answer, values, template, "answer")})
+    messages.append({"role": "user", "content": _fill(template.user, item_fields(item), template,
+                                                      "user")})
+    return messages

