@@ -1,0 +1,230 @@
+"""Confidence intervals for proportions and means, and clustered standard errors."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from evalcore.errors import EvalcoreError
+from evalcore.stats._resample import bca_interval_mean, bootstrap_means, percentile_interval
+from evalcore.stats._validate import (
+    as_float_array,
+    check_positive_int,
+    check_probability,
+    is_binary,
+    rng_from,
+)
+
+BootstrapMethod = Literal["percentile", "bca"]
+MeanCIMethod = Literal["wilson", "bootstrap", "t", "clustered"]
+
+
+def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion.
+
+    With p̂ = s/n and z = Φ⁻¹(1 − α/2):
+    centre = (p̂ + z²/(2n)) / (1 + z²/n),
+    half-width = z / (1 + z²/n) · √(p̂(1 − p̂)/n + z²/(4n²)),
+    interval = [centre − half-width, centre + half-width] (exactly 0 when s = 0, 1 when s = n).
+
+    Args:
+        successes: Number of successes s (0 ≤ s ≤ n; fractional counts allowed).
+        n: Number of trials (≥ 1).
+        confidence: Confidence level 1 − α in (0, 1).
+
+    Returns:
+        ``(low, high)``.
+
+    Raises:
+        EvalcoreError: n < 1, s outside [0, n], or a confidence outside (0, 1).
+    """
+    n = check_positive_int(n, "n")
+    confidence = check_probability(confidence, "confidence")
+    try:
+        s = float(successes)
+    except (TypeError, ValueError):
+        raise EvalcoreError(f"expected a number, got {successes!r}", field="successes") from None
+    if not (0.0 <= s <= n):
+        raise EvalcoreError(f"must lie in [0, n={n}], got {successes!r}", field="successes")
+    z = float(sps.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    p = s / n
+    z2n = z * z / n
+    centre = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z / (1.0 + z2n) * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
+    low = 0.0 if s == 0 else max(0.0, centre - half)
+    high = 1.0 if s == n else min(1.0, centre + half)
+    return low, high
+
+
+def bootstrap_interval(
+    values: Sequence[float] | np.ndarray,
+    statistic: Callable[..., Any] = np.mean,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator | None = 0,
+    method: BootstrapMethod = "bca",
+) -> tuple[float, float]:
+    """Bootstrap confidence interval of a statistic of one sample.
+
+    Resamples θ*_b = statistic(x*_b), b = 1..B, x*_b drawn with replacement from x.
+    ``"percentile"``: the α/2 and 1 − α/2 quantiles of θ*; ``"bca"``: bias-corrected and
+    accelerated quantiles (see :func:`evalcore.stats._resample.bca_interval_mean`). For the mean
+    (the default) evalcore's own vectorized engine is used; any other statistic goes through
+    :func:`scipy.stats.bootstrap` (vectorized when the statistic takes ``axis``).
+
+    Args:
+        values: The sample (1-D, finite, non-empty).
+        statistic: Function of the sample; ``np.mean`` uses the fast engine.
+        n_resamples: Number of resamples B.
+        confidence: Confidence level 1 − α.
+        seed: Seed or Generator (results are deterministic for a given seed).
+        method: ``"bca"`` (default) or ``"percentile"``.
+
+    Returns:
+        ``(low, high)``.
+    """
+    x = as_float_array(values)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    confidence = check_probability(confidence, "confidence")
+    if method not in ("percentile", "bca"):
+        raise EvalcoreError(f"unknown method {method!r}; use 'percentile' or 'bca'", field="method")
+    rng = rng_from(seed)
+    if statistic is np.mean:
+        theta_b = bootstrap_means(x, n_resamples, rng)
+        if method == "percentile":
+            return percentile_interval(theta_b, confidence)
+        return bca_interval_mean(x, theta_b, confidence)
+    theta = float(statistic(x))
+    if x.size < 2 or np.ptp(x) == 0.0:
+        return theta, theta
+    res = sps.bootstrap(
+        (x,),
+        statistic,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="BCa" if method == "bca" else "percentile",
+        batch=max(1, 2_000_000 // x.size),
+        rng=rng,
+    )
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def _codes(clusters: Any, n: int) -> np.ndarray:
+    """Integer codes 0..G−1 for the cluster labels (any hashable labels)."""
+    if isinstance(clusters, (str, bytes)):
+        raise EvalcoreError("expected one cluster label per value, got a string", field="clusters")
+    labels = clusters.to_numpy() if hasattr(clusters, "to_numpy") else np.asarray(
+        list(clusters), dtype=object)
+    if labels.ndim != 1 or labels.size != n:
+        raise EvalcoreError(
+            f"needs one cluster label per value ({n}), got shape {labels.shape}", field="clusters"
+        )
+    codes, _ = pd.factorize(labels)
+    if np.any(codes < 0):
+        bad = int(np.flatnonzero(codes < 0)[0])
+        raise EvalcoreError(f"missing cluster label at position {bad}", field="clusters")
+    return codes
+
+
+def clustered_se(values: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray) -> float:
+    """Cluster-robust standard error of the mean (Miller 2024, "Adding Error Bars to Evals").
+
+    SE_clustered = √( Σ_c ( Σ_{i∈c} (x_i − x̄) )² ) / n.
+    With one item per cluster this is √(Σ (x_i − x̄)²)/n, the plug-in SE of the mean. It equals
+    statsmodels' cluster-robust OLS standard error of an intercept without small-sample correction.
+
+    Args:
+        values: Per-item scores.
+        clusters: One cluster label per item (e.g. the MMLU subject).
+
+    Returns:
+        The clustered standard error.
+    """
+    x = as_float_array(values)
+    codes = _codes(clusters, x.size)
+    sums = np.bincount(codes, weights=x - x.mean())
+    return float(math.sqrt(float(np.sum(sums**2))) / x.size)
+
+
+def mean_ci(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray | None = None,
+    method: MeanCIMethod | None = None,
+    confidence: float = 0.95,
+    *,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+) -> dict[str, Any]:
+    """Mean of per-item scores with its confidence interval and standard error.
+
+    Methods (``method=None`` picks ``"clustered"`` when clusters are given, ``"wilson"`` for
+    binary scores, ``"t"`` otherwise):
+
+    - ``"wilson"``: :func:`wilson_interval`; se = √(p̂(1 − p̂)/n). Binary scores only.
+    - ``"t"``: x̄ ± t_{1−α/2, n−1} · s/√n, s the sample standard deviation (ddof = 1).
+    - ``"bootstrap"``: BCa bootstrap of the mean; se = standard deviation of the resampled means.
+    - ``"clustered"``: x̄ ± z_{1−α/2} · SE_clustered (:func:`clustered_se`).
+
+    With n = 1 the ``"t"`` interval, and with a single cluster the ``"clustered"`` one, are
+    undefined: ``se``, ``ci_low`` and ``ci_high`` are then NaN.
+
+    Args:
+        values: Per-item scores.
+        clusters: Optional cluster label per item (only with ``"clustered"``).
+        method: See above.
+        confidence: Confidence level 1 − α.
+        n_resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        ``{"mean", "ci_low", "ci_high", "se", "n", "method"}`` with native Python numbers.
+    """
+    x = as_float_array(values)
+    confidence = check_probability(confidence, "confidence")
+    n = x.size
+    mean = float(x.mean())
+    if method is None:
+        method = "clustered" if clusters is not None else ("wilson" if is_binary(x) else "t")
+    if clusters is not None and method != "clustered":
+        raise EvalcoreError(f"clusters are only used by method='clustered', not {method!r}",
+                            field="clusters")
+    nan = float("nan")
+    if method == "wilson":
+        if not is_binary(x):
+            raise EvalcoreError("method 'wilson' needs binary (0/1) scores", field="values")
+        low, high = wilson_interval(float(x.sum()), n, confidence)
+        se = math.sqrt(mean * (1.0 - mean) / n)
+    elif method == "t":
+        if n < 2:
+            low = high = se = nan
+        else:
+            se = float(x.std(ddof=1) / math.sqrt(n))
+            half = float(sps.t.ppf(1.0 - (1.0 - confidence) / 2.0, n - 1)) * se
+            low, high = mean - half, mean + half
+    elif method == "bootstrap":
+        rng = rng_from(seed)
+        theta_b = bootstrap_means(x, check_positive_int(n_resamples, "n_resamples"), rng)
+        low, high = bca_interval_mean(x, theta_b, confidence)
+        se = float(theta_b.std(ddof=1)) if theta_b.size > 1 else 0.0
+    elif method == "clustered":
+        if clusters is None:
+            raise EvalcoreError("method 'clustered' needs cluster labels", field="clusters")
+        codes = _codes(clusters, n)
+        if np.unique(codes).size < 2:
+            low = high = se = nan
+        else:
+            se = clustered_se(x, clusters)
+            half = float(sps.norm.ppf(1.0 - (1.0 - confidence) / 2.0)) * se
+            low, high = mean - half, mean + half
+    else:
+        raise EvalcoreError(
+            f"unknown method {method!r}; use 'wilson', 'bootstrap', 't' or 'clustered'",
+            field="method",
+        )
+    return {"mean": mean, "ci_low": float(low), "ci_high": float(high), "se": float(se),
+            "n": int(n), "method": method}

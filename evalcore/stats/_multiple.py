@@ -1,0 +1,71 @@
+"""Multiple-comparison corrections of p-values."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from evalcore.errors import EvalcoreError
+from evalcore.stats._validate import as_float_array
+
+
+def _p_values(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    p = as_float_array(p_values, "p_values")
+    if np.any((p < 0.0) | (p > 1.0)):
+        raise EvalcoreError("p-values must lie in [0, 1]", field="p_values")
+    return p
+
+
+def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values (controls the family-wise error rate).
+
+    With p_(1) ≤ … ≤ p_(m) sorted: p̃_(i) = max_{j ≤ i} min(1, (m − j + 1) p_(j)); returned in
+    the input order. Reject H_i when p̃_i ≤ α.
+
+    Args:
+        p_values: Unadjusted p-values (1-D, in [0, 1]).
+
+    Returns:
+        Adjusted p-values, same order as the input.
+    """
+    p = _p_values(p_values)
+    m = p.size
+    order = np.argsort(p, kind="mergesort")
+    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
+
+
+def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values (controls the false discovery rate).
+
+    With p_(1) ≤ … ≤ p_(m) sorted: p̃_(i) = min_{j ≥ i} min(1, m p_(j) / j); returned in the
+    input order. Reject H_i when p̃_i ≤ q.
+
+    Args:
+        p_values: Unadjusted p-values (1-D, in [0, 1]).
+
+    Returns:
+        Adjusted p-values, same order as the input.
+    """
+    p = _p_values(p_values)
+    m = p.size
+    order = np.argsort(p, kind="mergesort")
+    scaled = m * p[order] / np.arange(1, m + 1)
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return adjusted
+
+
+def adjust_p_values(p_values: Sequence[float] | np.ndarray, correction: str) -> np.ndarray:
+    """Adjust p-values by name: ``"holm"``, ``"bh"`` (Benjamini–Hochberg) or ``"none"``."""
+    if correction == "holm":
+        return holm(p_values)
+    if correction in ("bh", "fdr_bh", "benjamini_hochberg"):
+        return benjamini_hochberg(p_values)
+    if correction == "none":
+        return _p_values(p_values).copy()
+    raise EvalcoreError(f"unknown correction {correction!r}; use 'holm', 'bh' or 'none'",
+                        field="correction")

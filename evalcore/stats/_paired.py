@@ -1,0 +1,344 @@
+"""Paired tests on per-item scores of two systems (already aligned by item id).
+
+All functions take two equally long sequences ``a`` and ``b`` whose i-th entries belong to the
+same item, and work on the differences d_i = a_i − b_i. Use :func:`evalcore.stats.compare` to
+align series keyed by item id.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats as sps
+
+from evalcore.errors import EvalcoreError
+from evalcore.stats._resample import (
+    all_sign_flip_sums,
+    bca_interval_mean,
+    bootstrap_means,
+    percentile_interval,
+    sign_flip_sums,
+)
+from evalcore.stats._validate import (
+    as_pair,
+    check_binary,
+    check_positive_int,
+    check_probability,
+    rng_from,
+)
+
+ArrayLike = Sequence[float] | np.ndarray
+Alternative = Literal["two-sided", "less", "greater"]
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """Outcome of a paired test.
+
+    Attributes:
+        test: Name of the test ("paired_t", "wilcoxon", "mcnemar", "paired_bootstrap",
+            "permutation").
+        statistic: The test statistic (see the function's docstring).
+        p_value: The p-value.
+        n: Number of pairs.
+        difference: Mean difference mean(a − b).
+        ci_low: Lower bound of the interval of the mean difference (NaN when the test gives none).
+        ci_high: Upper bound of that interval.
+        details: Test-specific numbers (degrees of freedom, discordant counts, resamples …).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    test: str
+    statistic: float
+    p_value: float
+    n: int
+    difference: float
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
+    details: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (``details`` flattened into it)."""
+        d = asdict(self)
+        details = d.pop("details") or {}
+        d.update(details)
+        return d
+
+
+def _check_alternative(alternative: str) -> None:
+    if alternative not in ("two-sided", "less", "greater"):
+        raise EvalcoreError(
+            f"unknown alternative {alternative!r}; use 'two-sided', 'less' or 'greater'",
+            field="alternative",
+        )
+
+
+def paired_t(
+    a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95, alternative: Alternative = "two-sided"
+) -> TestResult:
+    """Paired t-test (scipy ``ttest_rel``) with the t interval of the mean difference.
+
+    t = d̄ / (s_d / √n), df = n − 1, d_i = a_i − b_i, s_d the sample standard deviation;
+    interval d̄ ± t_{1−α/2, n−1} s_d / √n. When every difference is equal (s_d = 0), t is 0 with
+    p = 1 if d̄ = 0 and ±∞ with p = 0 otherwise, and the interval is (d̄, d̄).
+
+    Args:
+        a: Scores of system A, one per item.
+        b: Scores of system B, same items in the same order.
+        confidence: Confidence level of the interval.
+        alternative: "two-sided", "less" (mean(a − b) < 0) or "greater".
+
+    Returns:
+        A :class:`TestResult` (``details``: ``df``, ``se``).
+
+    Raises:
+        EvalcoreError: fewer than 2 pairs, unequal lengths, non-finite values.
+    """
+    x, y = as_pair(a, b)
+    confidence = check_probability(confidence, "confidence")
+    _check_alternative(alternative)
+    n = x.size
+    if n < 2:
+        raise EvalcoreError("the paired t-test needs at least 2 items", field="a")
+    d = x - y
+    diff = float(d.mean())
+    df = n - 1
+    if np.ptp(d) == 0.0:
+        if diff == 0.0:
+            stat, p = 0.0, 1.0
+        else:
+            stat = math.copysign(math.inf, diff)
+            p = 1.0 if (alternative == "less" and diff > 0) or (
+                alternative == "greater" and diff < 0) else 0.0
+        return TestResult("paired_t", stat, p, n, diff, diff, diff, {"df": df, "se": 0.0})
+    res = sps.ttest_rel(x, y, alternative=alternative)
+    ci = res.confidence_interval(confidence_level=confidence)
+    se = float(d.std(ddof=1) / math.sqrt(n))
+    return TestResult("paired_t", float(res.statistic), float(res.pvalue), n, diff,
+                      float(ci.low), float(ci.high), {"df": df, "se": se})
+
+
+def wilcoxon(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    zero_method: Literal["wilcox", "pratt", "zsplit"] = "wilcox",
+    alternative: Alternative = "two-sided",
+    method: Literal["auto", "exact", "approx"] = "auto",
+) -> TestResult:
+    """Wilcoxon signed-rank test on the paired differences (scipy ``wilcoxon``).
+
+    W = Σ_{d_i > 0} rank(|d_i|) (scipy's statistic for a two-sided test is min(W⁺, W⁻)); zero
+    differences are dropped (``"wilcox"``), ranked (``"pratt"``) or split (``"zsplit"``). When
+    every difference is zero there is no evidence of a difference: statistic 0, p = 1.
+
+    Args:
+        a: Scores of system A.
+        b: Scores of system B (same items, same order).
+        zero_method: Treatment of zero differences.
+        alternative: "two-sided", "less" or "greater".
+        method: "auto", "exact" or "approx" (normal approximation).
+
+    Returns:
+        A :class:`TestResult` (no interval; ``details``: ``n_nonzero``).
+    """
+    x, y = as_pair(a, b)
+    _check_alternative(alternative)
+    d = x - y
+    n = x.size
+    n_nonzero = int(np.count_nonzero(d))
+    diff = float(d.mean())
+    if n_nonzero == 0:
+        return TestResult("wilcoxon", 0.0, 1.0, n, diff, details={"n_nonzero": 0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        res = sps.wilcoxon(x, y, zero_method=zero_method, alternative=alternative, method=method)
+    return TestResult("wilcoxon", float(res.statistic), float(res.pvalue), n, diff,
+                      details={"n_nonzero": n_nonzero})
+
+
+def mcnemar(
+    a: ArrayLike, b: ArrayLike, *, exact: bool | None = None, exact_below: int = 25
+) -> TestResult:
+    """McNemar's test for paired binary scores.
+
+    With n_10 = #{a = 1, b = 0} and n_01 = #{a = 0, b = 1} (the discordant pairs), m = n_10 + n_01:
+
+    - exact (default when m < ``exact_below`` = 25): p = min(1, 2 · P[Bin(m, ½) ≤ min(n_10, n_01)]),
+      statistic min(n_10, n_01);
+    - χ² with continuity correction otherwise: χ² = (|n_10 − n_01| − 1)² / m, p = P[χ²₁ ≥ χ²].
+
+    Matches ``statsmodels.stats.contingency_tables.mcnemar(table, exact=…, correction=True)``.
+    No discordant pair gives p = 1.
+
+    Args:
+        a: Binary scores (0/1 or booleans) of system A.
+        b: Binary scores of system B, same items in the same order.
+        exact: Force the exact (True) or χ² (False) version; None chooses by ``exact_below``.
+        exact_below: Discordant-pair count under which the exact test is used.
+
+    Returns:
+        A :class:`TestResult` (``details``: ``n_10``, ``n_01``, ``exact``).
+    """
+    x, y = as_pair(a, b)
+    check_binary(x, "a")
+    check_binary(y, "b")
+    n10 = int(np.count_nonzero((x == 1) & (y == 0)))
+    n01 = int(np.count_nonzero((x == 0) & (y == 1)))
+    m = n10 + n01
+    use_exact = (m < exact_below) if exact is None else bool(exact)
+    if use_exact:
+        stat = float(min(n10, n01))
+        p = 1.0 if m == 0 else min(1.0, 2.0 * float(sps.binom.cdf(min(n10, n01), m, 0.5)))
+    elif m == 0:
+        stat, p = 0.0, 1.0
+    else:
+        stat = (abs(n10 - n01) - 1.0) ** 2 / m
+        p = float(sps.chi2.sf(stat, 1))
+    diff = float((x - y).mean())
+    return TestResult("mcnemar", stat, p, x.size, diff,
+                      details={"n_10": n10, "n_01": n01, "exact": use_exact})
+
+
+def paired_bootstrap(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | np.random.Generator | None = 0,
+    method: Literal["percentile", "bca"] = "bca",
+) -> TestResult:
+    """Paired bootstrap of the mean difference d̄ = mean(a − b).
+
+    Items are resampled with replacement as pairs (so the correlation between systems is kept):
+    θ*_b = mean of the resampled d, b = 1..B. Interval: percentile or BCa quantiles of θ*.
+    Two-sided p-value from the bootstrap distribution shifted to the null (Efron & Tibshirani
+    16.4): p = (1 + #{|θ*_b − d̄| ≥ |d̄|}) / (B + 1). The statistic is d̄; ``details["se"]`` is
+    the standard deviation of θ*.
+
+    Vectorized: 10,000 resamples of 10,000 items take well under a second (see
+    ``benchmarks/bench_bootstrap.py``).
+
+    Args:
+        a: Scores of system A.
+        b: Scores of system B (same items, same order).
+        n_resamples: Number of resamples B.
+        confidence: Confidence level of the interval.
+        seed: Seed or Generator (deterministic for a given seed).
+        method: "bca" (default) or "percentile".
+
+    Returns:
+        A :class:`TestResult`.
+    """
+    x, y = as_pair(a, b)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    confidence = check_probability(confidence, "confidence")
+    if method not in ("percentile", "bca"):
+        raise EvalcoreError(f"unknown method {method!r}; use 'percentile' or 'bca'", field="method")
+    d = x - y
+    diff = float(d.mean())
+    theta_b = bootstrap_means(d, n_resamples, rng_from(seed))
+    if method == "bca":
+        low, high = bca_interval_mean(d, theta_b, confidence)
+    else:
+        low, high = percentile_interval(theta_b, confidence)
+    tol = 1e-12 * max(1.0, abs(diff))
+    extreme = int(np.count_nonzero(np.abs(theta_b - diff) >= abs(diff) - tol))
+    p = (1.0 + extreme) / (n_resamples + 1.0)
+    se = float(theta_b.std(ddof=1)) if n_resamples > 1 else 0.0
+    return TestResult("paired_bootstrap", diff, min(1.0, p), x.size, diff, low, high,
+                      {"se": se, "n_resamples": n_resamples, "method": method})
+
+
+def permutation_test(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    n_resamples: int = 10_000,
+    seed: int | np.random.Generator | None = 0,
+) -> TestResult:
+    """Approximate-randomization (sign-flip permutation) test of mean(a − b) = 0.
+
+    Under the null the labels within a pair are exchangeable, so each difference keeps or flips
+    its sign: T(s) = (1/n) Σ s_i d_i with s ∈ {−1, +1}^n. When 2^n ≤ ``n_resamples`` all sign
+    vectors are enumerated and p = #{|T(s)| ≥ |T_obs|} / 2^n (exact); otherwise B random sign
+    vectors give p = (1 + #{|T(s_b)| ≥ |T_obs|}) / (B + 1). Agrees with
+    ``scipy.stats.permutation_test(..., permutation_type="samples")``.
+
+    Args:
+        a: Scores of system A.
+        b: Scores of system B (same items, same order).
+        n_resamples: Random sign vectors B (when not exact).
+        seed: Seed or Generator.
+
+    Returns:
+        A :class:`TestResult` (statistic = observed mean difference; ``details``: ``exact``,
+        ``n_resamples``).
+    """
+    x, y = as_pair(a, b)
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    d = x - y
+    n = d.size
+    obs = float(d.sum())
+    tol = 1e-12 * max(1.0, float(np.abs(d).sum()))
+    exact = 2**n <= n_resamples
+    if exact:
+        null = all_sign_flip_sums(d)
+        p = float(np.count_nonzero(np.abs(null) >= abs(obs) - tol)) / null.size
+        used = int(null.size)
+    else:
+        null = sign_flip_sums(d, n_resamples, rng_from(seed))
+        p = (1.0 + float(np.count_nonzero(np.abs(null) >= abs(obs) - tol))) / (n_resamples + 1.0)
+        used = n_resamples
+    return TestResult("permutation", obs / n, min(1.0, p), n, obs / n,
+                      details={"exact": exact, "n_resamples": used})
+
+
+def cohens_d_paired(a: ArrayLike, b: ArrayLike) -> float:
+    """Cohen's d for paired data (d_z): mean(d) / sd(d), d = a − b, sd with ddof = 1.
+
+    Equals t / √n of the paired t-test. Constant differences give 0 when they are all zero and
+    ±∞ otherwise.
+
+    Args:
+        a: Scores of system A.
+        b: Scores of system B (same items, same order).
+
+    Returns:
+        The standardized mean difference.
+    """
+    x, y = as_pair(a, b)
+    if x.size < 2:
+        raise EvalcoreError("Cohen's d needs at least 2 items", field="a")
+    d = x - y
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    if sd == 0.0:
+        return 0.0 if mean == 0.0 else math.copysign(math.inf, mean)
+    return mean / sd
+
+
+def mean_difference(
+    a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95
+) -> dict[str, float]:
+    """Mean difference d̄ = mean(a − b) with its t interval d̄ ± t_{1−α/2, n−1} s_d/√n.
+
+    Args:
+        a: Scores of system A.
+        b: Scores of system B (same items, same order).
+        confidence: Confidence level.
+
+    Returns:
+        ``{"difference", "ci_low", "ci_high", "se", "n"}``.
+    """
+    res = paired_t(a, b, confidence=confidence)
+    se = res.details["se"] if res.details else float("nan")
+    return {"difference": res.difference, "ci_low": res.ci_low, "ci_high": res.ci_high,
+            "se": float(se), "n": res.n}
