@@ -1,0 +1,169 @@
+"""``evalcore agent-eval`` and ``evalcore sweep``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import EvalcoreError
+
+_CATEGORIES = ("functional", "synthesis", "retrieval", "workflow", "learning", "robustness", "performance")
+
+
+def register(subparsers: Any, groups: dict[str, Any]) -> None:
+    """Add the ``agent-eval`` and ``sweep`` sub-commands."""
+    p = subparsers.add_parser(
+        "agent-eval", help="evaluate a tool-building agent in seven categories, or compare two evaluations",
+        description="Evaluate an agent (functional, synthesis, retrieval, workflow, learning, robustness, "
+                    "performance) and write evaluation_YYYYMMDD_HHMMSS.json (+ figures and report.html with "
+                    "--visualize); or compare two result files with --compare A.json B.json.")
+    p.add_argument("--categories", nargs="+", metavar="CAT",
+                   help=f"categories to run (default all): {', '.join(_CATEGORIES)}; commas also accepted")
+    p.add_argument("--agent", default="reference",
+                   help="reference | module:function | path/file.py:function | http://host:port/… | "
+                        "oracle | wrong | failing (self-test agents) (default: reference)")
+    p.add_argument("--model", default=None,
+                   help="model of the reference agent: a model spec (default local:smollm2) or 'none' (no-LLM mode)")
+    p.add_argument("--threshold", type=float, default=None, help="similarity threshold of the agent's tool search")
+    p.add_argument("--cases", type=Path, default=None, help="JSON file of test cases (default: generated)")
+    p.add_argument("--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=4,complex=4,edge=6")
+    p.add_argument("--seed", type=int, default=0, help="seed of the case generator (default 0)")
+    p.add_argument("--limit", type=int, default=None, help="at most N cases per category")
+    p.add_argument("--workers", type=int, default=4, help="threads of the load test (default 4)")
+    p.add_argument("--load-requests", type=int, default=20, help="requests of the load test (default 20)")
+    p.add_argument("--visualize", action="store_true", help="also write the PNG figures and report.html")
+    p.add_argument("--no-save", action="store_true", help="print the summary only; write no file")
+    p.add_argument("--output-dir", type=Path, default=Path("reports/agent_eval"), help="output folder")
+    p.add_argument("--strict", action="store_true", help="exit 1 when the system does not pass")
+    p.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"),
+                   help="compare two evaluation files (B against baseline A) and exit")
+    p.set_defaults(func=_agent_eval)
+
+    s = subparsers.add_parser(
+        "sweep", help="sweep the similarity threshold of an agent's tool search",
+        description="For each threshold: retrieval precision/recall/F1, false-positive rate on unrelated queries, "
+                    "synthesis rate and end-to-end success; best threshold chosen on a development split and "
+                    "reported on a held-out split; paired tests against the best with Benjamini–Hochberg correction.")
+    s.add_argument("--thresholds", default="0.30:0.80:0.05", help="start:stop:step (inclusive) or a comma list")
+    s.add_argument("--agent", default="reference", help="reference | module:function (called with threshold=T)")
+    s.add_argument("--model", default=None, help="model of the reference agent (default local:smollm2; 'none' = no LLM)")
+    s.add_argument("--cases", type=Path, default=None, help="JSON file of test cases (default: generated)")
+    s.add_argument("--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=6")
+    s.add_argument("--seed", type=int, default=0, help="seed of the cases and of the dev/held-out split")
+    s.add_argument("--unrelated", type=int, default=8, help="unrelated queries for the false-positive rate")
+    s.add_argument("--output", type=Path, default=Path("reports/sweep"), help="output folder")
+    s.set_defaults(func=_sweep)
+
+
+def _parse_counts(spec: str | None) -> dict[str, int] | None:
+    if not spec:
+        return None
+    out: dict[str, int] = {}
+    for part in spec.split(","):
+        key, sep, val = part.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            out[key.strip()] = int(val)
+        except ValueError:
+            raise EvalcoreError(f"cannot parse {part!r}; use name=count pairs like simple=8,edge=4",
+                                field="counts") from None
+    return out
+
+
+def _categories(raw: list[str] | None) -> list[str] | None:
+    if not raw:
+        return None
+    cats = [c.strip() for item in raw for c in item.split(",") if c.strip()]
+    bad = [c for c in cats if c not in _CATEGORIES]
+    if bad:
+        raise EvalcoreError(f"unknown categories {bad}; choose from {list(_CATEGORIES)}", field="--categories")
+    return cats
+
+
+def _agent_eval(args: argparse.Namespace) -> int:
+    if args.compare:
+        from evalcore.suites import compare_results, format_comparison
+
+        cmp = compare_results(args.compare[0], args.compare[1])
+        print(format_comparison(cmp))
+        if not args.no_save:
+            from evalcore.suites._output import _atomic_write
+
+            out = args.output_dir / f"comparison_{args.compare[0].stem}_vs_{args.compare[1].stem}.json"
+            _atomic_write(out, json.dumps(cmp, indent=1).encode())
+            print(f"wrote {out}")
+        return 0
+    cats = _categories(args.categories)
+    for name in ("limit", "workers", "load_requests"):
+        val = getattr(args, name)
+        if val is not None and val < 1:
+            raise EvalcoreError("must be at least 1", field="--" + name.replace("_", "-"))
+    if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
+        raise EvalcoreError("must lie in [-1, 1]", field="--threshold")
+    from evalcore.datasets import AgentCaseGenerator, load_cases
+    from evalcore.suites import AgentEvaluator, SuiteConfig, resolve_agent, write_outputs
+
+    counts = _parse_counts(args.counts)
+    config = SuiteConfig(seed=args.seed, counts=counts, limit=args.limit, workers=args.workers,
+                         load_requests=args.load_requests)
+    gen = AgentCaseGenerator(args.seed, counts)
+    cases = load_cases(args.cases) if args.cases else gen.generate()
+    groups = gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size)
+    agent = resolve_agent(args.agent, model=args.model, threshold=args.threshold, seed=args.seed,
+                          cases=cases, paraphrase_groups=groups)
+    extra = {"agent_spec": args.agent, "model": args.model, "threshold": args.threshold,
+             "cases_file": str(args.cases) if args.cases else None}
+    result = AgentEvaluator(agent, cases, config=config, agent_name=args.agent, extra_config=extra).run(cats)
+    s = result.summary()
+    print(f"overall {s['overall_score']:.3f}  system {'PASSED' if s['passed'] else 'FAILED'}  "
+          f"tests passed {s['n_tests_passed']}/{s['n_tests']}  critical failures {s['n_critical_failures']}")
+    for name, cat in result.categories.items():
+        print(f"  {name:<12} {cat.score:.3f} {'pass' if cat.passed else 'FAIL'}  "
+              f"(weight {s['weights_used'][name]:.3f}, {sum(t.passed for t in cat.tests)}/{len(cat.tests)} tests)")
+    if not args.no_save:
+        paths = write_outputs(result, args.output_dir, visualize=args.visualize)
+        for kind, path in paths.items():
+            print(f"wrote {path}")
+    close = getattr(agent, "close", None)
+    if callable(close):
+        close()
+    return 1 if args.strict and not result.passed else 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from evalcore.suites import parse_thresholds, resolve_agent, threshold_sweep
+    from evalcore.suites._output import _atomic_write
+
+    thresholds = parse_thresholds(args.thresholds)
+    if any(not -1.0 <= t <= 1.0 for t in thresholds):
+        raise EvalcoreError("thresholds must lie in [-1, 1]", field="--thresholds")
+    if args.agent in ("oracle", "wrong", "failing"):
+        raise EvalcoreError("self-test agents have no threshold to sweep", field="--agent")
+    if args.unrelated < 1:
+        raise EvalcoreError("must be at least 1", field="--unrelated")
+    from evalcore.datasets import load_cases
+
+    cases = load_cases(args.cases) if args.cases else None
+    counts = _parse_counts(args.counts)
+    res = threshold_sweep(lambda t: resolve_agent(args.agent, model=args.model, threshold=t, seed=args.seed),
+                          thresholds, cases=cases, seed=args.seed, counts=counts, n_unrelated=args.unrelated)
+    out = args.output
+    _atomic_write(out / "sweep.json", json.dumps(res.to_dict(), indent=1).encode())
+    res.metrics.to_csv(out / "sweep_metrics.csv", index=False)
+    import io
+
+    buf = io.BytesIO()
+    res.figure().savefig(buf, format="png", dpi=110)
+    _atomic_write(out / "sweep.png", buf.getvalue())
+    cols = ["threshold", "precision", "recall", "f1", "fpr", "synthesis_rate", "success", "utility"]
+    print(res.metrics[res.metrics.split == "test"][cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(f"best threshold on the development split: {res.best_threshold:g}")
+    print("held-out:", json.dumps({k: v for k, v in res.held_out().items() if k in cols}))
+    if len(res.tests):
+        print(res.tests.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"wrote {out / 'sweep.json'}, {out / 'sweep_metrics.csv'}, {out / 'sweep.png'}", file=sys.stderr)
+    return 0

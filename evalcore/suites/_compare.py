@@ -1,0 +1,116 @@
+"""Compare two agent evaluations: per-test differences, category deltas and a paired test."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from evalcore.errors import EvalcoreError
+from evalcore.suites._output import load_results
+from evalcore.suites._results import jsonable
+
+
+def _load(x: Any) -> dict[str, Any]:
+    if isinstance(x, (str, os.PathLike)):
+        return load_results(x)
+    return x.to_dict() if hasattr(x, "to_dict") else dict(x)
+
+
+def _relative_drop(a: float, b: float) -> float:
+    """(a − b) / a, the share of A's score lost in B (0 when A is 0)."""
+    return (a - b) / a if a > 0 else 0.0
+
+
+def compare_results(a: Any, b: Any, *, drop_threshold: float = 0.10, n_resamples: int = 10_000,
+                    seed: int = 0) -> dict[str, Any]:
+    """Compare evaluation B against baseline A.
+
+    * per test present in both: ``a``, ``b``, ``diff = b − a``, ``flagged`` when the relative
+      drop ``(a − b) / a`` exceeds ``drop_threshold``;
+    * per category present in both: the same on category scores; the overall score likewise;
+    * a paired test on the per-test scores (matched by ``category/test``): the sign-flip
+      permutation test (exact for ≤ 13 pairs), the Wilcoxon signed-rank test and the paired
+      t-test from :mod:`evalcore.stats`, with the mean difference.
+
+    Args:
+        a: Baseline: a results path, dict or ``EvaluationResult``.
+        b: Candidate, same forms.
+        drop_threshold: Relative drop that is flagged (0.10 = more than 10 % of A's score lost).
+        n_resamples: Resamples of the permutation test.
+        seed: Seed of the permutation test.
+
+    Returns:
+        ``{"overall", "categories", "tests", "flagged_categories", "flagged_tests",
+        "only_in_a", "only_in_b", "paired_test"}`` (native JSON types).
+
+    Raises:
+        EvalcoreError: Unreadable inputs, or no test in common.
+    """
+    from evalcore import stats
+
+    da, db = _load(a), _load(b)
+    cats = [c for c in da["detailed_results"] if c in db["detailed_results"]]
+    categories: dict[str, Any] = {}
+    for c in cats:
+        sa, sb = float(da["detailed_results"][c]["score"]), float(db["detailed_results"][c]["score"])
+        drop = _relative_drop(sa, sb)
+        categories[c] = {"a": sa, "b": sb, "delta": sb - sa, "relative_drop": drop, "flagged": drop > drop_threshold}
+
+    def tests_of(d: dict[str, Any]) -> dict[str, float]:
+        return {f"{c}/{t['name']}": float(t["score"]) for c, r in d["detailed_results"].items() for t in r["tests"]}
+
+    ta, tb = tests_of(da), tests_of(db)
+    common = [k for k in ta if k in tb]
+    if not common:
+        raise EvalcoreError("the two evaluations have no test in common", field="compare")
+    tests = {k: {"a": ta[k], "b": tb[k], "diff": tb[k] - ta[k],
+                 "flagged": _relative_drop(ta[k], tb[k]) > drop_threshold} for k in common}
+    xa = [ta[k] for k in common]
+    xb = [tb[k] for k in common]
+    perm = stats.permutation_test(xb, xa, n_resamples=n_resamples, seed=seed)
+    wil = stats.wilcoxon(xb, xa)
+    pt = stats.paired_t(xb, xa) if len(common) > 1 else None
+    oa, ob = float(da["summary"]["overall_score"]), float(db["summary"]["overall_score"])
+    odrop = _relative_drop(oa, ob)
+    return jsonable({
+        "a": {"agent": da["config"].get("agent"), "started_at": da["summary"].get("started_at")},
+        "b": {"agent": db["config"].get("agent"), "started_at": db["summary"].get("started_at")},
+        "drop_threshold": drop_threshold,
+        "overall": {"a": oa, "b": ob, "delta": ob - oa, "relative_drop": odrop, "flagged": odrop > drop_threshold},
+        "categories": categories,
+        "tests": tests,
+        "flagged_categories": [c for c, v in categories.items() if v["flagged"]],
+        "flagged_tests": [k for k, v in tests.items() if v["flagged"]],
+        "only_in_a": [k for k in ta if k not in tb],
+        "only_in_b": [k for k in tb if k not in ta],
+        "paired_test": {
+            "n": len(common),
+            "mean_difference": perm.difference,
+            "permutation_p": perm.p_value,
+            "wilcoxon_p": wil.p_value,
+            "paired_t_p": pt.p_value if pt is not None else None,
+            "ci_low": pt.ci_low if pt is not None else None,
+            "ci_high": pt.ci_high if pt is not None else None,
+        },
+    })
+
+
+def format_comparison(cmp: dict[str, Any]) -> str:
+    """Plain-text summary of :func:`compare_results` for the terminal."""
+    lines = [f"A: {cmp['a']['agent']}  B: {cmp['b']['agent']}",
+             f"overall  {cmp['overall']['a']:.3f} -> {cmp['overall']['b']:.3f} ({cmp['overall']['delta']:+.3f})"
+             + ("  DROP" if cmp["overall"]["flagged"] else ""),
+             f"{'category':<12} {'A':>6} {'B':>6} {'delta':>7}"]
+    for c, v in cmp["categories"].items():
+        lines.append(f"{c:<12} {v['a']:6.3f} {v['b']:6.3f} {v['delta']:+7.3f}"
+                     + (f"  DROP {v['relative_drop']:.0%}" if v["flagged"] else ""))
+    pt = cmp["paired_test"]
+    lines.append(f"paired test on {pt['n']} tests: mean diff {pt['mean_difference']:+.3f}, "
+                 f"permutation p={pt['permutation_p']:.4g}, Wilcoxon p={pt['wilcoxon_p']:.4g}"
+                 + (f", paired t p={pt['paired_t_p']:.4g}" if pt["paired_t_p"] is not None else ""))
+    changed = [(k, v) for k, v in cmp["tests"].items() if v["diff"] != 0]
+    lines.append(f"{len(changed)} test(s) changed, {len(cmp['flagged_tests'])} dropped by more than "
+                 f"{cmp['drop_threshold']:.0%}")
+    for k, v in sorted(changed, key=lambda kv: kv[1]["diff"])[:15]:
+        lines.append(f"  {k}: {v['a']:.2f} -> {v['b']:.2f}" + ("  DROP" if v["flagged"] else ""))
+    return "\n".join(lines)

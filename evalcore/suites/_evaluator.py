@@ -1,0 +1,248 @@
+"""Run the seven categories on an agent and score the whole."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from evalcore.datasets._agent_cases import AgentCase, AgentCaseGenerator
+from evalcore.errors import EvalcoreError
+from evalcore.suites._categories import CATEGORY_FUNCTIONS, SuiteConfig, SuiteData
+from evalcore.suites._results import CATEGORIES, CATEGORY_WEIGHTS, CategoryResult, jsonable, overall_score
+
+
+@dataclass
+class EvaluationResult:
+    """The outcome of :meth:`AgentEvaluator.run`.
+
+    Attributes:
+        categories: Result per category that was run (in run order).
+        config: The evaluation settings and provenance.
+        weights: Default weights (renormalized over the categories run for ``overall``).
+        started_at: UTC start time (ISO 8601).
+        duration_s: Wall time of the evaluation.
+    """
+
+    categories: dict[str, CategoryResult]
+    config: dict[str, Any] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=lambda: dict(CATEGORY_WEIGHTS))
+    started_at: str = ""
+    duration_s: float = 0.0
+    pass_threshold: float = 0.7
+
+    @property
+    def category_scores(self) -> dict[str, float]:
+        return {name: c.score for name, c in self.categories.items()}
+
+    @property
+    def overall(self) -> float:
+        """Weighted mean of category scores (weights renormalized over the categories run)."""
+        return overall_score(self.category_scores, self.weights)[0] if self.categories else 0.0
+
+    @property
+    def critical_failures(self) -> list[dict[str, Any]]:
+        return [f for c in self.categories.values() for f in c.critical_failures]
+
+    @property
+    def passed(self) -> bool:
+        """overall ≥ pass threshold and no critical failures."""
+        return bool(self.categories) and self.overall >= self.pass_threshold and not self.critical_failures
+
+    def test_scores(self) -> dict[str, float]:
+        """Every test's score keyed ``"<category>/<test>"``."""
+        return {f"{c}/{t.name}": t.score for c, r in self.categories.items() for t in r.tests}
+
+    def summary(self) -> dict[str, Any]:
+        used = overall_score(self.category_scores, self.weights)[1] if self.categories else {}
+        tests = [t for r in self.categories.values() for t in r.tests]
+        return {
+            "overall_score": self.overall,
+            "passed": self.passed,
+            "pass_threshold": self.pass_threshold,
+            "category_scores": self.category_scores,
+            "categories_passed": {n: c.passed for n, c in self.categories.items()},
+            "weights": dict(self.weights),
+            "weights_used": used,
+            "n_tests": len(tests),
+            "n_tests_passed": sum(t.passed for t in tests),
+            "critical_failures": self.critical_failures,
+            "n_critical_failures": len(self.critical_failures),
+            "started_at": self.started_at,
+            "duration_s": self.duration_s,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"summary", "detailed_results", "config"}`` with native JSON types only."""
+        return jsonable({"summary": self.summary(),
+                         "detailed_results": {n: c.to_dict() for n, c in self.categories.items()},
+                         "config": self.config})
+
+
+class AgentEvaluator:
+    """Evaluate an agent on seeded test cases in up to seven categories.
+
+    Args:
+        agent: Any object meeting the :class:`~evalcore.agents.Agent` protocol.
+        cases: The cases (default: ``AgentCaseGenerator(config.seed, config.counts).generate()``).
+        config: Evaluation settings.
+        weights: Category weights (default :data:`CATEGORY_WEIGHTS`).
+        agent_name: Name recorded in the results.
+        extra_config: More provenance to record (agent spec, model …).
+    """
+
+    def __init__(self, agent: Any, cases: Sequence[AgentCase] | None = None, *, config: SuiteConfig | None = None,
+                 weights: Mapping[str, float] | None = None, agent_name: str | None = None,
+                 extra_config: Mapping[str, Any] | None = None) -> None:
+        for attr in ("process_request", "reset"):
+            if not callable(getattr(agent, attr, None)):
+                raise EvalcoreError(f"the agent has no {attr}() method", field="agent")
+        self.agent = agent
+        self.config = config or SuiteConfig()
+        gen = AgentCaseGenerator(self.config.seed, self.config.counts)
+        self.data = SuiteData(
+            cases=list(cases) if cases is not None else gen.generate(),
+            paraphrase_groups=gen.paraphrase_groups(self.config.n_paraphrase_groups, self.config.paraphrase_size)
+            if self.config.n_paraphrase_groups else [],
+            unrelated=gen.unrelated_queries(self.config.n_unrelated),
+        )
+        self.weights = dict(weights or CATEGORY_WEIGHTS)
+        self.agent_name = agent_name or type(agent).__name__
+        self.extra_config = dict(extra_config or {})
+
+    def run(self, categories: Iterable[str] | None = None, *, progress: bool | None = None) -> EvaluationResult:
+        """Run the categories (default: all seven), each on a freshly reset agent.
+
+        Args:
+            categories: Category names to run.
+            progress: Show a progress bar (None = only in a terminal).
+
+        Returns:
+            The evaluation result.
+
+        Raises:
+            EvalcoreError: An unknown category name.
+        """
+        cats = list(categories) if categories is not None else list(CATEGORIES)
+        unknown = [c for c in cats if c not in CATEGORY_FUNCTIONS]
+        if unknown or not cats:
+            raise EvalcoreError(f"unknown categories {unknown}; choose from {list(CATEGORIES)}", field="categories")
+        from tqdm.auto import tqdm
+
+        started = _dt.datetime.now(_dt.timezone.utc)
+        t0 = time.perf_counter()
+        results: dict[str, CategoryResult] = {}
+        bar = tqdm(cats, desc="agent-eval", disable=(not progress) if progress is not None else None)
+        for name in bar:
+            bar.set_postfix_str(name)
+            t = time.perf_counter()
+            res = CATEGORY_FUNCTIONS[name](self.agent, self.data, self.config)
+            res.duration_s = time.perf_counter() - t
+            results[name] = res
+        import evalcore
+
+        config = {
+            "agent": self.agent_name,
+            "categories": cats,
+            "suite": self.config.to_dict(),
+            "n_cases": len(self.data.cases),
+            "case_ids": [c.id for c in self.data.cases],
+            "evalcore_version": evalcore.__version__,
+            "python": platform.python_version(),
+            **jsonable(self.extra_config),
+        }
+        return EvaluationResult(categories=results, config=config, weights=self.weights,
+                                started_at=started.isoformat(timespec="seconds"),
+                                duration_s=time.perf_counter() - t0, pass_threshold=self.config.pass_threshold)
+
+
+def evaluate_agent(agent: Any, categories: Iterable[str] | None = None, *, cases: Sequence[AgentCase] | None = None,
+                   config: SuiteConfig | None = None, **kwargs: Any) -> EvaluationResult:
+    """Shortcut for ``AgentEvaluator(agent, cases, config=config, **kwargs).run(categories)``."""
+    return AgentEvaluator(agent, cases, config=config, **kwargs).run(categories)
+
+
+def resolve_agent(spec: str, *, model: str | None = None, threshold: float | None = None, seed: int = 0,
+                  cases: Sequence[AgentCase] | None = None,
+                  paraphrase_groups: Sequence[Sequence[AgentCase]] = ()) -> Any:
+    """Build an agent from a specification.
+
+    Args:
+        spec: ``"reference"`` (the reference agent; ``model`` = a model spec or ``"none"`` for its
+            no-LLM mode), ``"oracle"``, ``"wrong"``, ``"failing"`` (self-test agents, answering
+            ``cases``), ``"module:function"`` or ``"http://…"`` (via
+            :func:`evalcore.agents.load_agent`; a given ``threshold`` is passed to the factory).
+        model: Model spec for the reference agent (default ``"local:smollm2"``).
+        threshold: Similarity threshold for the reference agent.
+        seed: Seed for the reference agent.
+        cases: Cases the self-test agents answer.
+        paraphrase_groups: More cases for the self-test agents.
+
+    Returns:
+        The agent.
+
+    Raises:
+        EvalcoreError: An unknown or unloadable specification.
+    """
+    from evalcore.agents._oracle import FailingAgent, OracleAgent, WrongAgent
+
+    if spec == "reference":
+        from evalcore.agents.reference import make_agent
+
+        m: Any = "local:smollm2" if model is None else (None if model.lower() == "none" else model)
+        kwargs: dict[str, Any] = {"seed": seed}
+        if threshold is not None:
+            kwargs["threshold"] = threshold
+        return make_agent(m, **kwargs)
+    if spec in ("oracle", "wrong"):
+        cls = OracleAgent if spec == "oracle" else WrongAgent
+        return cls(cases or [], paraphrase_groups)
+    if spec == "failing":
+        return FailingAgent()
+    if ":" in spec:
+        from evalcore.agents import load_agent
+
+        return load_agent(spec) if threshold is None else load_agent(spec, threshold=threshold)
+    raise EvalcoreError(f"unknown agent {spec!r}: use reference, oracle, wrong, failing, module:function "
+                        "or http://…", field="agent")
+
+
+def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConfig | None = None) -> dict[str, Any]:
+    """Check the evaluator on agents with known scores.
+
+    * the oracle must score 1.0 on functional and workflow;
+    * the plausibly-wrong agent must score ≤ 0.1 on functional;
+    * the failing agent must score 0 on functional and performance.
+
+    Args:
+        cases: Cases (default: the generator's with ``config.seed``/``config.counts``).
+        config: Evaluation settings.
+
+    Returns:
+        ``{"scores": {agent: {category: score}}, "checks": {check: bool}, "passed": bool}``.
+    """
+    from evalcore.agents._oracle import FailingAgent, OracleAgent, WrongAgent
+
+    config = config or SuiteConfig()
+    gen = AgentCaseGenerator(config.seed, config.counts)
+    cases = list(cases) if cases is not None else gen.generate()
+    groups = gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size) if config.n_paraphrase_groups else []
+    runs = {
+        "oracle": (OracleAgent(cases, groups), ["functional", "workflow"]),
+        "wrong": (WrongAgent(cases, groups), ["functional"]),
+        "failing": (FailingAgent(), ["functional", "performance"]),
+    }
+    scores: dict[str, dict[str, float]] = {}
+    for name, (agent, cats) in runs.items():
+        res = AgentEvaluator(agent, cases, config=config, agent_name=name).run(cats, progress=False)
+        scores[name] = res.category_scores
+    checks = {
+        "oracle functional == 1": scores["oracle"]["functional"] == 1.0,
+        "oracle workflow == 1": scores["oracle"]["workflow"] == 1.0,
+        "wrong functional <= 0.1": scores["wrong"]["functional"] <= 0.1,
+        "failing functional == 0": scores["failing"]["functional"] == 0.0,
+        "failing performance == 0": scores["failing"]["performance"] == 0.0,
+    }
+    return {"scores": scores, "checks": checks, "passed": all(checks.values())}

@@ -1,0 +1,121 @@
+"""Answer matching: structured results against expected values, never substrings of text."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from typing import Any
+
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
+_TRUE = {"true", "yes"}
+_FALSE = {"false", "no"}
+
+
+def normalize_string(value: str) -> str:
+    """Normalize a string answer: Unicode NFC and surrounding whitespace removed.
+
+    Case, inner whitespace and punctuation are kept (reversing ``'Hello'`` must give ``'olleH'``).
+
+    Args:
+        value: The string.
+
+    Returns:
+        The normalized string.
+    """
+    return unicodedata.normalize("NFC", value).strip()
+
+
+def to_number(value: Any) -> float | None:
+    """Read a structured numeric result.
+
+    Accepts ``int`` and ``float`` (not ``bool``) and a string that is *entirely* one number
+    (optionally with thousands separators, e.g. ``"3,628,800"``). A string that merely contains a
+    number (``"about 25 dollars"``) is not a number.
+
+    Args:
+        value: The agent's structured result.
+
+    Returns:
+        The number, or None when ``value`` is not one.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if hasattr(value, "__float__") and not isinstance(value, str):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return None
+    if isinstance(value, str):
+        s = value.strip()
+        if _NUMBER.fullmatch(s):
+            return float(s)
+        if _THOUSANDS.fullmatch(s):
+            return float(s.replace(",", ""))
+    return None
+
+
+def values_match(actual: Any, expected: Any, rel_tol: float = 1e-6, abs_tol: float = 1e-6) -> bool:
+    """Whether a structured result equals the expected answer.
+
+    Rules: a boolean expected value needs a boolean (or the strings true/false/yes/no); a numeric
+    one needs a number (see :func:`to_number`) with
+    ``math.isclose(actual, expected, rel_tol=rel_tol, abs_tol=abs_tol)``; a string one needs a
+    string equal after :func:`normalize_string`; a list needs a list of the same length whose
+    elements match in order. ``None`` never matches.
+
+    Args:
+        actual: The agent's structured result.
+        expected: The expected answer.
+        rel_tol: Relative tolerance for numbers.
+        abs_tol: Absolute tolerance for numbers.
+
+    Returns:
+        True when they match.
+    """
+    if expected is None or actual is None:
+        return False
+    if isinstance(expected, bool):
+        if isinstance(actual, bool):
+            return actual is expected
+        if isinstance(actual, str):
+            s = actual.strip().lower()
+            return (s in _TRUE and expected) or (s in _FALSE and not expected)
+        return False
+    if isinstance(expected, (int, float)):
+        num = to_number(actual)
+        if num is None or not math.isfinite(num):
+            return False
+        return math.isclose(num, float(expected), rel_tol=rel_tol, abs_tol=abs_tol)
+    if isinstance(expected, str):
+        return isinstance(actual, str) and normalize_string(actual) == normalize_string(expected)
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
+            return False
+        return all(values_match(a, e, rel_tol, abs_tol) for a, e in zip(actual, expected))
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict) or set(actual) != set(expected):
+            return False
+        return all(values_match(actual[k], expected[k], rel_tol, abs_tol) for k in expected)
+    return bool(actual == expected)
+
+
+def is_clear_error(error: Any) -> bool:
+    """Whether an error message is one a person can act on.
+
+    A clear error is a non-empty string of at least 8 characters that is not a raw Python
+    traceback.
+
+    Args:
+        error: ``AgentResponse.error``.
+
+    Returns:
+        True when the message is clear.
+    """
+    if not isinstance(error, str):
+        return False
+    text = error.strip()
+    return len(text) >= 8 and "Traceback (most recent call last)" not in text

@@ -1,0 +1,250 @@
+"""Files of an agent evaluation: results JSON, three figures and a self-contained HTML report."""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+from matplotlib.figure import Figure
+
+from evalcore.errors import EvalcoreError
+from evalcore.suites._results import CATEGORY_WEIGHTS, PASS_THRESHOLD, jsonable
+
+
+def _as_dict(result: Any) -> dict[str, Any]:
+    return result.to_dict() if hasattr(result, "to_dict") else dict(result)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_results(result: Any, output_dir: str | os.PathLike[str], *, when: _dt.datetime | None = None) -> Path:
+    """Write ``evaluation_YYYYMMDD_HHMMSS.json`` (atomically; a suffix avoids overwriting).
+
+    Args:
+        result: An :class:`EvaluationResult` or its ``to_dict()``.
+        output_dir: Folder to write into.
+        when: Timestamp for the name (default: now, UTC).
+
+    Returns:
+        The written path.
+    """
+    out = Path(output_dir)
+    stamp = (when or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%d_%H%M%S")
+    path = out / f"evaluation_{stamp}.json"
+    n = 1
+    while path.exists():
+        path = out / f"evaluation_{stamp}_{n}.json"
+        n += 1
+    payload = json.dumps(jsonable(_as_dict(result)), indent=1, allow_nan=False)
+    _atomic_write(path, payload.encode("utf-8"))
+    return path
+
+
+def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a results JSON written by :func:`save_results`.
+
+    Raises:
+        EvalcoreError: Missing file, invalid JSON, or missing ``summary``/``detailed_results``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise EvalcoreError("no such file", path=p)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise EvalcoreError(f"invalid JSON: {exc.msg}", path=p, line=exc.lineno) from None
+    for key in ("summary", "detailed_results", "config"):
+        if not isinstance(data, dict) or not isinstance(data.get(key), dict):
+            raise EvalcoreError("not an agent evaluation result", path=p, field=key)
+    for cat, res in data["detailed_results"].items():
+        if not isinstance(res, dict) or not isinstance(res.get("tests"), list):
+            raise EvalcoreError("category without a 'tests' list", path=p, field=f"detailed_results.{cat}")
+    return data
+
+
+# ------------------------------------------------------------------------------------- figures
+def figure_category_scores(result: Any) -> Figure:
+    """Bar chart of category scores with the pass threshold and the overall score."""
+    d = _as_dict(result)
+    cats = list(d["detailed_results"])
+    scores = [d["detailed_results"][c]["score"] for c in cats]
+    weights = d["summary"].get("weights_used", {})
+    fig = Figure(figsize=(8, 4), constrained_layout=True)
+    ax = fig.add_subplot()
+    colors = ["#2a9d8f" if s >= d["summary"].get("pass_threshold", PASS_THRESHOLD) else "#e76f51" for s in scores]
+    bars = ax.bar(cats, scores, color=colors)
+    for b, c in zip(bars, cats):
+        ax.annotate(f"{b.get_height():.2f}\nw={weights.get(c, CATEGORY_WEIGHTS.get(c, 0)):.2f}",
+                    (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=8)
+    ax.axhline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1, label="pass threshold")
+    ax.axhline(d["summary"]["overall_score"], color="#264653", lw=1.5, label=f"overall {d['summary']['overall_score']:.2f}")
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("score")
+    ax.set_title("Category scores")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.tick_params(axis="x", labelrotation=20)
+    return fig
+
+
+def figure_test_distribution(result: Any) -> Figure:
+    """Strip plot of every test score per category."""
+    import numpy as np
+
+    d = _as_dict(result)
+    cats = list(d["detailed_results"])
+    fig = Figure(figsize=(8, 4), constrained_layout=True)
+    ax = fig.add_subplot()
+    rng = np.random.default_rng(0)
+    for i, c in enumerate(cats):
+        tests = d["detailed_results"][c]["tests"]
+        ys = [t["score"] for t in tests]
+        xs = i + rng.uniform(-0.18, 0.18, size=len(ys))
+        cols = ["#d62828" if t.get("critical") else ("#2a9d8f" if t["passed"] else "#f4a261") for t in tests]
+        ax.scatter(xs, ys, c=cols, s=18, alpha=0.8)
+    ax.axhline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1)
+    ax.set_xticks(range(len(cats)), cats, rotation=20)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_ylabel("test score")
+    ax.set_title("Test scores (green pass, orange fail, red critical)")
+    return fig
+
+
+def figure_performance(result: Any) -> Figure:
+    """Request latencies per category (box plots, log scale) and load-test numbers."""
+    d = _as_dict(result)
+    cats, lat = [], []
+    for c, r in d["detailed_results"].items():
+        vals: list[float] = []
+        for t in r["tests"]:
+            det = t.get("details") or {}
+            if isinstance(det.get("latencies_s"), list):
+                vals.extend(v for v in det["latencies_s"] if isinstance(v, (int, float)))
+            elif isinstance(det.get("elapsed_s"), (int, float)):
+                vals.append(det["elapsed_s"])
+            for call in det.get("calls", []) if isinstance(det.get("calls"), list) else []:
+                if isinstance(call, dict) and isinstance(call.get("elapsed_s"), (int, float)):
+                    vals.append(call["elapsed_s"])
+        if vals:
+            cats.append(c)
+            lat.append([max(v, 1e-6) for v in vals])
+    fig = Figure(figsize=(8, 4), constrained_layout=True)
+    ax = fig.add_subplot()
+    if lat:
+        ax.boxplot(lat)
+        ax.set_xticks(range(1, len(cats) + 1), cats, rotation=20)
+        ax.set_yscale("log")
+    else:
+        ax.text(0.5, 0.5, "no timed requests", ha="center", va="center", transform=ax.transAxes)
+    perf = d["detailed_results"].get("performance", {}).get("metrics", {})
+    if perf:
+        qps = perf.get("qps")
+        mem = perf.get("memory_growth_mb")
+        ax.set_title(f"Request latency per category — load test: {qps if qps is None else round(qps, 2)} QPS "
+                     f"({perf.get('workers')} workers), memory growth "
+                     f"{mem if mem is None else round(mem, 1)} MB", fontsize=9)
+    else:
+        ax.set_title("Request latency per category")
+    ax.set_ylabel("seconds")
+    return fig
+
+
+FIGURES = {"category_scores": figure_category_scores, "test_distribution": figure_test_distribution,
+           "performance": figure_performance}
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    return buf.getvalue()
+
+
+def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
+    """A self-contained HTML report (figures embedded as base64 PNG).
+
+    Args:
+        result: The evaluation (object or dict).
+        figures: PNG bytes per figure name (default: drawn here).
+
+    Returns:
+        The HTML text.
+    """
+    d = _as_dict(result)
+    figs = dict(figures) if figures is not None else {n: _png(f(d)) for n, f in FIGURES.items()}
+    s = d["summary"]
+    e = html.escape
+    rows = "".join(
+        f"<tr><td>{e(c)}</td><td>{r['score']:.3f}</td><td>{s.get('weights_used', {}).get(c, 0):.3f}</td>"
+        f"<td>{'pass' if r['passed'] else 'FAIL'}</td><td>{r['n_passed']}/{r['n_tests']}</td>"
+        f"<td>{e('; '.join(r.get('notes', [])))}</td></tr>"
+        for c, r in d["detailed_results"].items())
+    failed = "".join(
+        f"<tr><td>{e(c)}</td><td>{e(t['name'])}</td><td>{t['score']:.2f}</td>"
+        f"<td>{'yes' if t.get('critical') else ''}</td><td>{e(str(t.get('error') or ''))}</td></tr>"
+        for c, r in d["detailed_results"].items() for t in r["tests"] if not t["passed"])
+    metrics = "".join(
+        f"<h3>{e(c)}</h3><pre>{e(json.dumps(r.get('metrics', {}), indent=1))}</pre>"
+        for c, r in d["detailed_results"].items())
+    imgs = "".join(f'<figure><img alt="{e(n)}" src="data:image/png;base64,{base64.b64encode(b).decode()}">'
+                   f"<figcaption>{e(n)}</figcaption></figure>" for n, b in figs.items())
+    crit = s.get("critical_failures", [])
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>Agent evaluation — {e(str(d['config'].get('agent', '')))}</title>
+<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}img{{max-width:100%}}</style></head><body>
+<h1>Agent evaluation: {e(str(d['config'].get('agent', '')))}</h1>
+<p>Overall score <b>{s['overall_score']:.3f}</b> (weighted mean over the categories run, weights renormalized) —
+system <b>{'PASSED' if s['passed'] else 'FAILED'}</b> (needs ≥ {s.get('pass_threshold', PASS_THRESHOLD)} and no
+critical failures; {len(crit)} critical failure(s)). Tests passed: {s['n_tests_passed']}/{s['n_tests']}.
+Started {e(str(s.get('started_at', '')))}, {s.get('duration_s', 0):.1f} s.</p>
+<table><tr><th>category</th><th>score</th><th>weight</th><th>status</th><th>tests passed</th><th>notes</th></tr>{rows}</table>
+{imgs}
+<h2>Failed tests</h2>
+<table><tr><th>category</th><th>test</th><th>score</th><th>critical</th><th>why</th></tr>{failed}</table>
+<h2>Metrics</h2>{metrics}
+<h2>Configuration</h2><pre>{e(json.dumps(d['config'], indent=1))}</pre>
+</body></html>
+"""
+
+
+def write_outputs(result: Any, output_dir: str | os.PathLike[str], *, visualize: bool = True) -> dict[str, Path]:
+    """Write the results JSON and, with ``visualize``, the three PNG figures and ``report.html``.
+
+    Args:
+        result: The evaluation (object or dict).
+        output_dir: Folder to write into.
+        visualize: Also draw figures and the HTML report.
+
+    Returns:
+        Paths by kind: ``json``, and with ``visualize`` ``category_scores``, ``test_distribution``,
+        ``performance``, ``html``.
+    """
+    out = Path(output_dir)
+    d = jsonable(_as_dict(result))
+    paths: dict[str, Path] = {"json": save_results(d, out)}
+    if visualize:
+        pngs = {name: _png(fn(d)) for name, fn in FIGURES.items()}
+        for name, data in pngs.items():
+            p = out / f"{name}.png"
+            _atomic_write(p, data)
+            paths[name] = p
+        p = out / "report.html"
+        _atomic_write(p, render_html(d, pngs).encode("utf-8"))
+        paths["html"] = p
+    return paths

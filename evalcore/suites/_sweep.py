@@ -1,0 +1,243 @@
+"""Threshold sweep: an A/B study of the similarity threshold of an agent's tool search.
+
+For each threshold t a fresh agent is built (``agent_factory(t)``) and reset; it serves every
+single-step case (end-to-end success, whether it synthesized a tool), then its registry is
+searched for every case (precision, recall, F1 of the matches with score ≥ t against the relevant
+tool: the registered tool named like the case's kind or an alias of it, else the tool the agent
+used when it answered a case of that kind correctly) and for unrelated queries (a false positive = any match ≥ t).
+
+Per item utility (the selection objective): a case scores ``0.5·correct + 0.5·F1``, an unrelated
+query ``1 − false_positive``. Items are split once, seeded, into a development and a held-out
+part (cases and unrelated queries separately). The best threshold maximizes the mean utility on
+the development part (ties: the lower threshold); its metrics are reported on the held-out part,
+where every other threshold is compared with it by a paired sign-flip permutation test on the
+per-item utilities, with Benjamini–Hochberg correction over the thresholds.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from evalcore.datasets._agent_cases import AgentCase, AgentCaseGenerator
+from evalcore.errors import EvalcoreError
+from evalcore.suites._categories import SuiteConfig, _correct, call_agent
+from evalcore.suites._results import jsonable
+
+
+def parse_thresholds(spec: str) -> list[float]:
+    """Parse ``"start:stop:step"`` (inclusive stop) or ``"0.3,0.5,0.7"``.
+
+    Args:
+        spec: The specification.
+
+    Returns:
+        Sorted distinct thresholds, rounded to 6 decimals.
+
+    Raises:
+        EvalcoreError: Malformed specification or a non-positive step.
+    """
+    try:
+        if ":" in spec:
+            start, stop, step = (float(x) for x in spec.split(":"))
+            if step <= 0 or stop < start:
+                raise ValueError
+            n = int(np.floor((stop - start) / step + 1e-9)) + 1
+            vals = [round(start + i * step, 6) for i in range(n)]
+        else:
+            vals = [round(float(x), 6) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise EvalcoreError(f"cannot parse thresholds {spec!r}; use start:stop:step or a comma list",
+                            field="thresholds") from None
+    if not vals:
+        raise EvalcoreError("no thresholds", field="thresholds")
+    return sorted(set(vals))
+
+
+@dataclass
+class SweepResult:
+    """Outcome of :func:`threshold_sweep`.
+
+    Attributes:
+        metrics: One row per (threshold, split) with ``precision``, ``recall``, ``f1``, ``fpr``,
+            ``synthesis_rate``, ``success``, ``utility`` and counts; split ∈ {all, dev, test}.
+        items: One row per (threshold, item) with the item's split, kind and scores.
+        best_threshold: Threshold with the highest development utility.
+        tests: Held-out paired tests of every threshold against the best (BH-adjusted p).
+        config: Settings.
+    """
+
+    metrics: pd.DataFrame
+    items: pd.DataFrame
+    best_threshold: float
+    tests: pd.DataFrame
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def held_out(self) -> dict[str, Any]:
+        """Held-out metrics of the best threshold."""
+        row = self.metrics[(self.metrics.threshold == self.best_threshold) & (self.metrics.split == "test")]
+        return jsonable(row.iloc[0].to_dict()) if len(row) else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({"best_threshold": self.best_threshold, "held_out": self.held_out(),
+                         "metrics": self.metrics.to_dict(orient="records"),
+                         "tests": self.tests.to_dict(orient="records"),
+                         "items": self.items.to_dict(orient="records"), "config": self.config})
+
+    def figure(self) -> Figure:
+        """Held-out metrics against the threshold, the best threshold marked."""
+        fig = Figure(figsize=(8, 4.5), constrained_layout=True)
+        ax = fig.add_subplot()
+        m = self.metrics[self.metrics.split == "test"].sort_values("threshold")
+        for col, style in (("precision", "-o"), ("recall", "-s"), ("f1", "-^"), ("fpr", "--x"),
+                           ("synthesis_rate", ":d"), ("success", "-.v"), ("utility", "-")):
+            if m[col].notna().any():
+                ax.plot(m.threshold, m[col], style, label=col, lw=2.5 if col == "utility" else 1.2)
+        ax.axvline(self.best_threshold, color="black", ls=":", lw=1,
+                   label=f"best on dev = {self.best_threshold:g}")
+        sig = self.tests[self.tests.significant] if len(self.tests) else self.tests
+        for _, r in sig.iterrows():
+            ax.annotate("*", (r.threshold, 1.02), ha="center", fontsize=12)
+        ax.set_ylim(-0.02, 1.08)
+        ax.set_xlabel("similarity threshold")
+        ax.set_ylabel("held-out value")
+        ax.set_title("Threshold sweep (held-out split; * = differs from best, BH-adjusted p ≤ 0.05)", fontsize=10)
+        ax.legend(fontsize=8, ncol=2)
+        return fig
+
+
+def _split(ids: Sequence[str], dev_fraction: float, rng: random.Random) -> dict[str, str]:
+    ids = list(ids)
+    rng.shuffle(ids)
+    n_dev = int(round(len(ids) * dev_fraction))
+    if len(ids) >= 2:
+        n_dev = min(max(n_dev, 1), len(ids) - 1)
+    return {i: ("dev" if j < n_dev else "test") for j, i in enumerate(ids)}
+
+
+def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[float], *,
+                    cases: Sequence[AgentCase] | None = None, seed: int = 0, counts: dict[str, int] | None = None,
+                    n_unrelated: int = 8, k: int = 5, dev_fraction: float = 0.5, alpha: float = 0.05,
+                    n_resamples: int = 10_000, tool_aliases: dict[str, list[str]] | None = None,
+                    progress: bool | None = None) -> SweepResult:
+    """Sweep the similarity threshold (see the module docstring for every definition).
+
+    Args:
+        agent_factory: Builds an agent for a threshold (called once per threshold).
+        thresholds: Thresholds to try.
+        cases: Cases (default: generated with ``seed``/``counts``); single-step answer cases are used.
+        seed: Seed of the generator and of the dev/held-out split.
+        counts: Cases per complexity for the generator.
+        n_unrelated: Unrelated queries.
+        k: Search depth.
+        dev_fraction: Share of items in the development split.
+        alpha: Significance level after correction.
+        n_resamples: Resamples of the permutation tests.
+        tool_aliases: Other names of the starter tools (see :class:`SuiteConfig`).
+        progress: Progress bar (None = only in a terminal).
+
+    Returns:
+        The :class:`SweepResult`.
+    """
+    from tqdm.auto import tqdm
+
+    from evalcore import metrics, stats
+
+    if not thresholds:
+        raise EvalcoreError("no thresholds", field="thresholds")
+    gen = AgentCaseGenerator(seed, counts)
+    pool = list(cases) if cases is not None else gen.generate()
+    use = [c for c in pool if c.expected_behavior == "answer" and not c.is_multi_step]
+    if not use:
+        raise EvalcoreError("no single-step answer cases to sweep over", field="cases")
+    unrelated = gen.unrelated_queries(n_unrelated)
+    rng = random.Random(f"{seed}-sweep-split")
+    split = {**_split([c.id for c in use], dev_fraction, rng),
+             **_split([f"unrelated-{i:02d}" for i in range(len(unrelated))], dev_fraction, rng)}
+    cfg = SuiteConfig(tool_aliases=tool_aliases)
+    rows: list[dict[str, Any]] = []
+    for t in tqdm(list(thresholds), desc="sweep", disable=(not progress) if progress is not None else None):
+        agent = agent_factory(float(t))
+        agent.reset()
+        used: dict[str, str] = {}
+        served = []
+        for c in use:
+            call = call_agent(agent, c.query)
+            ok = _correct(call, c)
+            r = call.response
+            served.append((c, ok, bool(r is not None and r.synthesized), call.critical))
+            if ok and r is not None and r.tool_used and c.kind not in used:
+                used[c.kind] = r.tool_used
+        registry = agent.registry
+        names = set(registry.list_tools())
+        labels: dict[str, str] = {}
+        for kind in {c.kind for c in use}:
+            named = [n for n in cfg.aliases(kind) if n in names]
+            if named:
+                labels[kind] = named[0]
+            elif kind in used and used[kind] in names:
+                labels[kind] = used[kind]
+        for c, ok, synthesized, critical in served:
+            hits = [h.name for h in registry.search(c.query, k=k, threshold=float(t))]
+            rel = {labels[c.kind]} if c.kind in labels else set()
+            if rel:
+                p, rcl, f1 = (float(x) for x in metrics.precision_recall_f1(hits, rel))
+            else:
+                p, rcl, f1 = (0.0 if hits else np.nan), np.nan, 0.0
+            rows.append({"threshold": float(t), "item": c.id, "split": split[c.id], "type": "case", "kind": c.kind,
+                         "needs_synthesis": c.needs_synthesis, "correct": float(ok), "synthesized": float(synthesized),
+                         "precision": p, "recall": rcl, "f1": f1, "false_positive": np.nan,
+                         "critical": critical, "utility": 0.5 * float(ok) + 0.5 * f1})
+        for i, q in enumerate(unrelated):
+            fp = float(bool(registry.search(q, k=k, threshold=float(t))))
+            iid = f"unrelated-{i:02d}"
+            rows.append({"threshold": float(t), "item": iid, "split": split[iid], "type": "unrelated", "kind": "",
+                         "needs_synthesis": False, "correct": np.nan, "synthesized": np.nan, "precision": np.nan,
+                         "recall": np.nan, "f1": np.nan, "false_positive": fp, "critical": False,
+                         "utility": 1.0 - fp})
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
+    items = pd.DataFrame(rows)
+
+    def summarize(df: pd.DataFrame) -> dict[str, Any]:
+        cs, un = df[df.type == "case"], df[df.type == "unrelated"]
+        syn = cs[cs.needs_synthesis]
+        return {"precision": cs.precision.mean(), "recall": cs.recall.mean(), "f1": cs.f1.mean(),
+                "fpr": un.false_positive.mean() if len(un) else np.nan,
+                "synthesis_rate": syn.synthesized.mean() if len(syn) else np.nan,
+                "success": cs.correct.mean(), "utility": df.utility.mean(), "n_items": len(df)}
+
+    mrows = []
+    for t, g in items.groupby("threshold"):
+        for name, part in (("all", g), ("dev", g[g.split == "dev"]), ("test", g[g.split == "test"])):
+            mrows.append({"threshold": t, "split": name, **summarize(part)})
+    mtab = pd.DataFrame(mrows)
+    dev = mtab[mtab.split == "dev"].sort_values("threshold")
+    best = float(dev.loc[dev.utility.idxmax(), "threshold"])  # idxmax takes the first (lowest) on ties
+    test_items = items[items.split == "test"]
+    best_u = test_items[test_items.threshold == best].set_index("item").utility
+    trows = []
+    for t in sorted(items.threshold.unique()):
+        if t == best:
+            continue
+        u = test_items[test_items.threshold == t].set_index("item").utility.reindex(best_u.index)
+        res = stats.permutation_test(u.to_numpy(), best_u.to_numpy(), n_resamples=n_resamples, seed=seed)
+        trows.append({"threshold": float(t), "best": best, "mean_difference": res.difference,
+                      "p_value": res.p_value, "n": res.n})
+    tests = pd.DataFrame(trows, columns=["threshold", "best", "mean_difference", "p_value", "n"])
+    if len(tests):
+        tests["p_adjusted"] = stats.benjamini_hochberg(tests.p_value.to_numpy())
+        tests["significant"] = tests.p_adjusted <= alpha
+    else:
+        tests["p_adjusted"] = []
+        tests["significant"] = []
+    config = {"thresholds": [float(t) for t in thresholds], "seed": seed, "k": k, "dev_fraction": dev_fraction,
+              "alpha": alpha, "n_cases": len(use), "n_unrelated": len(unrelated), "correction": "benjamini_hochberg",
+              "objective": "mean utility: cases 0.5*correct + 0.5*F1, unrelated 1 - false_positive"}
+    return SweepResult(metrics=mtab, items=items, best_threshold=best, tests=tests, config=config)

@@ -1,0 +1,186 @@
+"""Outputs, comparison, threshold sweep and the agent-eval / sweep CLI."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import pytest
+
+from evalcore import cli
+from evalcore.agents import AgentResponse, ToolMatch
+from evalcore.datasets import AgentCaseGenerator, save_cases
+from evalcore.errors import EvalcoreError
+from evalcore.suites import (
+    AgentEvaluator,
+    OracleAgent,
+    SuiteConfig,
+    WrongAgent,
+    compare_results,
+    load_results,
+    parse_thresholds,
+    threshold_sweep,
+    write_outputs,
+)
+
+SMALL = {"simple": 4, "medium": 2, "complex": 2, "edge": 3}
+
+
+@pytest.fixture()
+def main(monkeypatch):
+    monkeypatch.setattr(cli, "_COMMAND_MODULES", ("evalcore.agents._cli",))
+    return cli.main
+
+
+def _result(agent_cls, categories=("functional", "workflow", "robustness")):
+    gen = AgentCaseGenerator(seed=0, counts=SMALL)
+    cases = gen.generate()
+    return AgentEvaluator(agent_cls(cases, gen.paraphrase_groups()), cases,
+                          config=SuiteConfig(counts=SMALL)).run(list(categories), progress=False)
+
+
+def test_write_outputs(tmp_path):
+    res = _result(OracleAgent)
+    paths = write_outputs(res, tmp_path, visualize=True)
+    assert re.fullmatch(r"evaluation_\d{8}_\d{6}\.json", paths["json"].name)
+    for name in ("category_scores", "test_distribution", "performance"):
+        assert paths[name].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = paths["html"].read_text()
+    imgs = re.findall(r'src="data:image/png;base64,([^"]+)"', html)
+    assert len(imgs) == 3 and base64.b64decode(imgs[0])[:4] == b"\x89PNG"
+    assert "http" not in re.sub(r"<pre>.*?</pre>", "", html, flags=re.S)
+    d = load_results(paths["json"])
+    assert d["summary"]["overall_score"] == 1.0
+    second = write_outputs(res, tmp_path, visualize=False)["json"]
+    assert second != paths["json"] and second.exists()
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_compare_flags_drop_and_runs_paired_test():
+    a = _result(OracleAgent).to_dict()
+    b = json.loads(json.dumps(a))
+    tests = b["detailed_results"]["functional"]["tests"]
+    tests[0]["score"] = 0.0  # functional 1.0 -> 0.75: a 25% drop
+    b["detailed_results"]["functional"]["score"] = sum(t["score"] for t in tests) / len(tests)
+    b["detailed_results"]["workflow"]["score"] = 0.95  # 5% drop: not flagged
+    cmp = compare_results(a, b)
+    assert cmp["categories"]["functional"]["delta"] == pytest.approx(-0.25)
+    assert cmp["flagged_categories"] == ["functional"]
+    assert cmp["flagged_tests"] == [f"functional/{tests[0]['name']}"]
+    assert cmp["tests"][f"functional/{tests[0]['name']}"]["diff"] == -1.0
+    assert cmp["paired_test"]["n"] == len(cmp["tests"])
+    assert cmp["paired_test"]["mean_difference"] == pytest.approx(-1 / len(cmp["tests"]))
+    assert 0 < cmp["paired_test"]["permutation_p"] <= 1
+    big = compare_results(a, _result(WrongAgent).to_dict())
+    assert big["paired_test"]["permutation_p"] < 0.01 and "functional" in big["flagged_categories"]
+
+
+class SweepRegistry:
+    def __init__(self, relevant):
+        self.relevant = relevant
+
+    def search(self, query, k=5, threshold=0.0):
+        kind = self.relevant.get(query)
+        hits = [ToolMatch(kind, 0.62), ToolMatch("decoy", 0.45)] if kind else [ToolMatch("decoy", 0.40)]
+        return [h for h in hits if h.score >= threshold][:k]
+
+    def list_tools(self):
+        return ["percentage", "reverse_string", "factorial", "temperature_conversion", "decoy"]
+
+
+class SweepAgent:
+    """Finds the right tool at 0.62, a decoy at 0.45 (0.40 for unrelated queries)."""
+
+    def __init__(self, threshold, cases):
+        self.threshold = threshold
+        self.cases = {c.query: c for c in cases}
+        self._registry = SweepRegistry({q: c.kind for q, c in self.cases.items()})
+
+    @property
+    def registry(self):
+        return self._registry
+
+    def reset(self):
+        pass
+
+    def process_request(self, query):
+        c = self.cases.get(query)
+        if c is None or self.threshold > 0.62:
+            return AgentResponse(success=False, error="no tool above the threshold")
+        return AgentResponse(success=True, result=c.expected, tool_used=c.kind, reused=True)
+
+
+def test_sweep_selects_known_best_threshold():
+    cases = AgentCaseGenerator(seed=0, counts={"simple": 12, "medium": 0, "complex": 0, "edge": 0}).generate()
+    res = threshold_sweep(lambda t: SweepAgent(t, cases), parse_thresholds("0.30:0.80:0.05"), cases=cases,
+                          n_unrelated=8, progress=False, n_resamples=2000)
+    assert res.best_threshold == 0.5  # (0.45, 0.62] is perfect; ties go to the lowest
+    m = res.metrics.set_index(["threshold", "split"])
+    assert m.loc[(0.5, "all"), "f1"] == 1.0 and m.loc[(0.5, "all"), "fpr"] == 0.0
+    assert m.loc[(0.3, "all"), "fpr"] == 1.0 and m.loc[(0.3, "all"), "precision"] == 0.5
+    assert m.loc[(0.45, "all"), "fpr"] == 0.0 and m.loc[(0.45, "all"), "f1"] == pytest.approx(2 / 3)
+    assert m.loc[(0.7, "all"), "success"] == 0.0 and m.loc[(0.7, "all"), "recall"] == 0.0
+    t = res.tests.set_index("threshold")
+    assert 0.5 not in t.index and len(t) == 10
+    assert (t.p_adjusted >= t.p_value - 1e-12).all()
+    assert t.loc[0.8, "significant"] and not t.loc[0.55, "significant"]
+    assert set(res.items.split) == {"dev", "test"}
+    assert res.held_out()["threshold"] == 0.5
+    json.dumps(res.to_dict(), allow_nan=False)
+    res.figure()
+
+
+def test_parse_thresholds():
+    assert parse_thresholds("0.30:0.80:0.05")[0] == 0.3 and len(parse_thresholds("0.30:0.80:0.05")) == 11
+    assert parse_thresholds("0.7,0.5") == [0.5, 0.7]
+    for bad in ("0.8:0.3:0.1", "a:b:c", "0.3:0.8:0", ""):
+        with pytest.raises(EvalcoreError):
+            parse_thresholds(bad)
+
+
+def test_cli_agent_eval_and_compare(main, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["agent-eval", "--agent", "oracle", "--counts", "simple=4,medium=2,complex=2,edge=3",
+                 "--categories", "functional,workflow", "--visualize", "--output-dir", str(out)]) == 0
+    assert main(["agent-eval", "--agent", "wrong", "--counts", "simple=4,medium=2,complex=2,edge=3",
+                 "--categories", "functional", "workflow", "--output-dir", str(out)]) == 0
+    files = sorted(out.glob("evaluation_*.json"))
+    assert len(files) == 2 and (out / "report.html").exists()
+    assert main(["agent-eval", "--compare", str(files[0]), str(files[1]), "--output-dir", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "DROP" in text and "permutation p=" in text
+    assert main(["agent-eval", "--agent", "failing", "--categories", "functional", "--no-save", "--strict",
+                 "--counts", "simple=2,medium=0,complex=0,edge=0", "--output-dir", str(tmp_path / "n")]) == 1
+    assert not (tmp_path / "n").exists()
+
+
+def test_cli_cases_file(main, tmp_path):
+    cases = AgentCaseGenerator(seed=4, counts={"simple": 3, "medium": 0, "complex": 0, "edge": 0}).generate()
+    p = save_cases(cases, tmp_path / "cases.json")
+    assert main(["agent-eval", "--agent", "oracle", "--cases", str(p), "--categories", "functional",
+                 "--output-dir", str(tmp_path)]) == 0
+    d = json.loads(next(tmp_path.glob("evaluation_*.json")).read_text())
+    assert d["detailed_results"]["functional"]["n_tests"] == 3
+
+
+@pytest.mark.parametrize("argv", [
+    ["agent-eval", "--categories", "nonsense"],
+    ["agent-eval", "--cases", "/nonexistent/cases.json", "--agent", "oracle"],
+    ["agent-eval", "--counts", "simple=x", "--agent", "oracle"],
+    ["agent-eval", "--agent", "no_such_spec"],
+    ["agent-eval", "--agent", "oracle", "--limit", "0"],
+    ["agent-eval", "--compare", "/nonexistent/a.json", "/nonexistent/b.json"],
+    ["sweep", "--thresholds", "0.9:0.1:0.1"],
+    ["sweep", "--agent", "oracle"],
+])
+def test_cli_bad_input_exits_2(main, argv, tmp_path, capsys):
+    assert main(argv + (["--output-dir", str(tmp_path / "x")] if argv[0] == "agent-eval" else [])) == 2
+    assert "evalcore: error:" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_cli_compare_bad_json(main, tmp_path):
+    bad = tmp_path / "a.json"
+    bad.write_text('{"summary": {}}')
+    assert main(["agent-eval", "--compare", str(bad), str(bad), "--output-dir", str(tmp_path)]) == 2

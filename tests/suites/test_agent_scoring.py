@@ -1,0 +1,412 @@
+"""Agent-evaluation categories on hand-built agents with known answers."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from evalcore.agents import AgentResponse, StepRecord, ToolMatch
+from evalcore.datasets import AgentCase, AgentCaseGenerator
+from evalcore.datasets._agent_cases import ExpectedStep
+from evalcore.suites import (
+    CATEGORY_WEIGHTS,
+    AgentEvaluator,
+    CategoryResult,
+    FailingAgent,
+    OracleAgent,
+    SuiteConfig,
+    SuiteData,
+    WrongAgent,
+    code_quality,
+    evaluate_functional,
+    evaluate_learning,
+    evaluate_performance,
+    evaluate_retrieval,
+    evaluate_robustness,
+    evaluate_synthesis,
+    evaluate_workflow,
+    make_test,
+    overall_score,
+    run_self_test,
+    score_workflow,
+    test_quality,
+    values_match,
+)
+from evalcore.suites._evaluator import EvaluationResult
+
+
+def case(cid, query, expected, kind="percentage", cats=("functional",), behavior="answer", **kw):
+    return AgentCase(id=cid, query=query, complexity=kw.pop("complexity", "simple"), kind=kind,
+                     categories=list(cats), tags=[kind], expected=expected, expected_behavior=behavior,
+                     expected_tools=kw.pop("tools", [kind]), **kw)
+
+
+class TableRegistry:
+    """Registry whose search answers from a fixed table query -> [(name, score)]."""
+
+    def __init__(self, table, tools, described=None):
+        self.table, self.tools, self.described = table, list(tools), described or {}
+        self.threshold = 0.5
+
+    def search(self, query, k=5, threshold=0.0):
+        hits = sorted(self.table.get(query, []), key=lambda t: -t[1])
+        return [ToolMatch(n, s) for n, s in hits if s >= threshold][:k]
+
+    def list_tools(self):
+        return list(self.tools)
+
+    def describe(self, name):
+        if name not in self.described:
+            raise KeyError(name)
+        return self.described[name]
+
+
+class ScriptedAgent:
+    """Answers from a dict query -> AgentResponse (or an exception to raise)."""
+
+    def __init__(self, answers, registry=None):
+        self.answers, self._registry, self.resets, self.calls = answers, registry, 0, []
+
+    @property
+    def registry(self):
+        return self._registry
+
+    def reset(self):
+        self.resets += 1
+
+    def process_request(self, query):
+        self.calls.append(query)
+        a = self.answers.get(query)
+        if isinstance(a, Exception):
+            raise a
+        if callable(a):
+            return a()
+        return a if a is not None else AgentResponse(success=False, error="unknown request here")
+
+
+# ------------------------------------------------------------------------------ matching
+def test_values_match_is_not_a_substring_check():
+    assert not values_match("25", 250)
+    assert not values_match(25, 250)
+    assert values_match("250", 250) and values_match(250.0, 250) and values_match("3,628,800", 3628800)
+    assert not values_match("about 250 apples", 250)
+    assert not values_match(3628801, 3628800, 1e-9, 1e-6)
+    assert not values_match(True, 1) and not values_match(1, True)
+    assert values_match(False, False) and values_match("false", False)
+    assert values_match(" olleh ", "olleh") and not values_match("Olleh", "olleh")
+    assert values_match([24, "eltsac"], [24, "eltsac"]) and not values_match([24], [24, "x"])
+    assert not values_match(None, 0) and not values_match(float("nan"), 1.0)
+
+
+# ------------------------------------------------------------------------------ functional
+def test_functional_scores_structured_result_only():
+    cases = [case("c1", "What is 10% of 2500?", 250), case("c2", "Reverse the string 'ab'", "ba", kind="reverse_string"),
+             case("c3", "What is 1% of 100?", 1), case("c4", "Calculate the factorial of 3", 6, kind="factorial")]
+    answers = {
+        # '25' vs 250 must score 0 even though the text contains "250"
+        "What is 10% of 2500?": AgentResponse(success=True, response="250 is the answer; result 25", result="25"),
+        "Reverse the string 'ab'": AgentResponse(success=True, response="ba", result="ba"),
+        # correct number but success=False scores 0
+        "What is 1% of 100?": AgentResponse(success=False, result=1, error="declined to answer"),
+        "Calculate the factorial of 3": RuntimeError("boom"),
+    }
+    agent = ScriptedAgent(answers)
+    res = evaluate_functional(agent, SuiteData(cases), SuiteConfig())
+    scores = {t.name: t.score for t in res.tests}
+    assert scores == {"c1": 0.0, "c2": 1.0, "c3": 0.0, "c4": 0.0}
+    assert res.score == 0.25 and agent.resets == 1
+    crit = res.critical_failures
+    assert [c["test"] for c in crit] == ["c4"] and "RuntimeError: boom" in crit[0]["error"]
+
+
+def test_protocol_violation_is_critical():
+    agent = ScriptedAgent({"q": lambda: {"success": True, "result": 1}})
+    res = evaluate_functional(agent, SuiteData([case("c", "q", 1)]), SuiteConfig())
+    assert res.score == 0.0 and res.tests[0].critical and "ProtocolError" in res.tests[0].error
+
+
+# ------------------------------------------------------------------------------ synthesis
+GOOD_CODE = '''
+def gcd(a: int, b: int) -> int:
+    """Greatest common divisor."""
+    while b:
+        a, b = b, a % b
+    return a
+'''
+GOOD_TESTS = '''
+def test_gcd():
+    assert gcd(12, 18) == 6
+    assert gcd(7, 5) == 1
+    assert gcd(0, 9) == 9
+'''
+POOR_CODE = "def gcd(a, b):\n    import math\n    return math.gcd(a, b)\n"
+POOR_TESTS = "assert gcd(4, 6) == 2\n"
+
+
+def test_code_and_test_quality_hand_values():
+    assert code_quality(GOOD_CODE)["score"] == 1.0
+    poor = code_quality(POOR_CODE)
+    assert (poor["has_function"], poor["docstring"], poor["type_hints"], poor["structure"]) == (1.0, 0.0, 0.0, 1.0)
+    assert poor["score"] == 0.5
+    assert code_quality("def f(:\n")["score"] == 0.0
+    assert code_quality("x = input()\ndef f(a: int) -> int:\n    '''d'''\n    return a")["structure"] == 0.0
+    half = code_quality("def f(a: int, b) -> int:\n    return a")
+    assert half["type_hints"] == pytest.approx(2 / 3)
+    tq = test_quality(GOOD_TESTS, "gcd")
+    assert (tq["n_asserts"], tq["n_distinct_inputs"], tq["edge_cases"], tq["score"]) == (3, 3, 1.0, 1.0)
+    tp = test_quality(POOR_TESTS, "gcd")
+    assert tp["score"] == pytest.approx((1 / 3 + 1 / 3 + 0) / 3)
+    assert test_quality("assert (", "gcd")["score"] == 0.0
+
+
+def test_synthesis_scores_success_times_quality():
+    c1 = case("m1", "What is the GCD of 12 and 18?", 6, kind="gcd", cats=("synthesis",), complexity="medium")
+    c2 = case("m2", "What is the GCD of 4 and 6?", 2, kind="gcd2", cats=("synthesis",), complexity="medium")
+    c3 = case("m3", "Is 7 prime?", True, kind="is_prime", cats=("synthesis",), complexity="medium")
+    c4 = case("m4", "Count words in 'a b'", 2, kind="word_count", cats=("synthesis",), complexity="medium")
+    reg = TableRegistry({}, ["gcd", "gcd_poor"], {
+        "gcd": {"code": GOOD_CODE, "tests": GOOD_TESTS},
+        "gcd_poor": {"code": POOR_CODE.replace("def gcd", "def gcd_poor"), "tests": POOR_TESTS.replace("gcd(", "gcd_poor(")},
+    })
+    agent = ScriptedAgent({
+        c1.query: AgentResponse(success=True, result=6, tool_used="gcd", synthesized=True),
+        c2.query: AgentResponse(success=True, result=2, tool_used="gcd_poor", synthesized=True),
+        c3.query: AgentResponse(success=True, result=True, tool_used=None),  # no tool: not a synthesis
+        c4.query: AgentResponse(success=True, result=3, tool_used="wc", synthesized=True),  # wrong answer
+    }, reg)
+    res = evaluate_synthesis(agent, SuiteData([c1, c2, c3, c4]), SuiteConfig())
+    s = {t.name: t.score for t in res.tests}
+    assert s["m1"] == 1.0
+    assert s["m2"] == pytest.approx(0.5 + 0.25 * 0.5 + 0.25 * (2 / 9))
+    assert s["m3"] == 0.0 and s["m4"] == 0.0
+    assert res.metrics["synthesis_rate"] == 0.5
+
+
+# ------------------------------------------------------------------------------ retrieval
+def test_retrieval_metrics_hand_computed():
+    q1 = case("r1", "What is 5% of 80?", 4, cats=("retrieval",))
+    q2 = case("r2", "Calculate the factorial of 4", 24, kind="factorial", cats=("retrieval",))
+    table = {
+        q1.query: [("percentage", 0.9), ("factorial", 0.7)],  # thresholded {pct, fact}: P=.5 R=1 F1=2/3
+        q2.query: [("percentage", 0.8), ("factorial", 0.3)],  # thresholded {pct}: F1 0; RR=1/2
+        "unrelated one": [("percentage", 0.55)],                   # false positive
+        "unrelated two": [("percentage", 0.2)],                    # true negative
+    }
+    reg = TableRegistry(table, ["percentage", "factorial"])
+    agent = ScriptedAgent({}, reg)
+    data = SuiteData([q1, q2], unrelated=["unrelated one", "unrelated two"])
+    res = evaluate_retrieval(agent, data, SuiteConfig(retrieval_threshold=0.5, k=5))
+    s = {t.name: t.score for t in res.tests}
+    assert s["query:r1"] == pytest.approx(2 / 3) and s["query:r2"] == 0.0
+    assert s["false_positive_rate"] == 0.5
+    m = res.metrics
+    assert m["precision"] == pytest.approx(0.25) and m["recall"] == pytest.approx(0.5)
+    assert m["mrr"] == pytest.approx((1 + 0.5) / 2)
+    assert m["ndcg_at_k"] == pytest.approx((1 + 1 / math.log2(3)) / 2)
+    assert m["fpr"] == 0.5 and m["threshold"] == 0.5
+    assert res.score == pytest.approx((2 / 3 + 0 + 0.5) / 3)
+
+
+def test_retrieval_paraphrase_robustness_needs_the_relevant_tool():
+    grp = [case(f"p{i}", q, 4, cats=("retrieval",), paraphrase_group="g") for i, q in
+           enumerate(["What is 5% of 80?", "Find 5 percent of 80", "5% of 80"])]
+    table = {grp[0].query: [("percentage", 0.9)], grp[1].query: [("percentage", 0.8)],
+             grp[2].query: [("factorial", 0.8)]}
+    agent = ScriptedAgent({}, TableRegistry(table, ["percentage", "factorial"]))
+    res = evaluate_retrieval(agent, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(retrieval_threshold=0.5))
+    assert {t.name: t.score for t in res.tests}["paraphrase:g"] == pytest.approx(2 / 3)
+    table2 = {g.query: [("factorial", 0.9)] for g in grp}  # consistent but wrong -> 0
+    agent2 = ScriptedAgent({}, TableRegistry(table2, ["percentage", "factorial"]))
+    res2 = evaluate_retrieval(agent2, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(retrieval_threshold=0.5))
+    assert {t.name: t.score for t in res2.tests}["paraphrase:g"] == 0.0
+
+
+def test_retrieval_without_registry_scores_zero():
+    res = evaluate_retrieval(ScriptedAgent({}, None), SuiteData([case("r", "q", 1, cats=("retrieval",))]), SuiteConfig())
+    assert res.score == 0.0
+
+
+# ------------------------------------------------------------------------------ workflow
+WF = AgentCase(id="w", query="Calculate the factorial of 4, then find 50% of the result", complexity="complex",
+               kind="multi_step", categories=["workflow"], tags=["dependent"], expected=12,
+               expected_tools=["factorial", "percentage"],
+               steps=[ExpectedStep("factorial", 24), ExpectedStep("percentage", 12, [0])])
+
+
+def test_score_workflow_components():
+    perfect = AgentResponse(success=True, result=12, steps=[
+        StepRecord("factorial", {"n": 4}, 24), StepRecord("percentage", {"percent": 50, "value": 24}, 12.0, depends_on=[0])])
+    assert score_workflow(WF, perfect)["score"] == 1.0
+    no_steps = AgentResponse(success=True, result=12)
+    assert score_workflow(WF, no_steps)["score"] == pytest.approx(0.4)
+    no_link = AgentResponse(success=True, result=12, steps=[
+        StepRecord("factorial", {"n": 4}, 24), StepRecord("percentage", {"percent": 50, "value": 24}, 12.0)])
+    assert score_workflow(WF, no_link)["score"] == pytest.approx(0.85)
+    wrong_data = AgentResponse(success=True, result=12, steps=[
+        StepRecord("factorial", {"n": 4}, 24), StepRecord("percentage", {"percent": 50, "value": 25}, 12.0, depends_on=[0])])
+    assert score_workflow(WF, wrong_data)["dataflow"] == 0.0
+    reordered = AgentResponse(success=True, result=12, steps=[
+        StepRecord("percentage", {}, 24), StepRecord("factorial", {"x": 24}, 12, depends_on=[0])])
+    assert score_workflow(WF, reordered)["planning"] == 0.0
+    alias = AgentResponse(success=True, result=12, steps=[
+        StepRecord("compute_factorial", {"n": 4}, 24), StepRecord("percentage", {"v": 24}, 12, depends_on=[0])])
+    assert score_workflow(WF, alias)["planning"] == 1.0
+    assert score_workflow(WF, AgentResponse(success=False, result=12))["score"] == 0.0
+
+
+def test_workflow_category_on_oracle_and_wrong_agent():
+    cases = AgentCaseGenerator(seed=0).generate()
+    wf = evaluate_workflow(OracleAgent(cases), SuiteData(cases), SuiteConfig())
+    assert wf.score == 1.0 and len(wf.tests) == 10 and wf.metrics["planning_accuracy"] == 1.0
+    wrong = evaluate_workflow(WrongAgent(cases), SuiteData(cases), SuiteConfig())
+    assert wrong.metrics["final_accuracy"] == 0.0 and wrong.score < 0.2
+
+
+# ------------------------------------------------------------------------------ learning
+def test_learning_reuse_and_patterns():
+    grp = [case(f"g{i}", q, 4, paraphrase_group="g") for i, q in enumerate(["a?", "b?", "c?"])]
+    resp = {"a?": AgentResponse(success=True, result=4, tool_used="pct", synthesized=True),
+            "b?": AgentResponse(success=True, result=4, tool_used="pct", reused=True),
+            "c?": AgentResponse(success=True, result=4, tool_used="other", reused=True)}  # reused a different tool
+    agent = ScriptedAgent(resp)
+    res = evaluate_learning(agent, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(learning_repeats=0))
+    assert {t.name: t.score for t in res.tests} == {"reuse:g": 0.5}
+    assert res.metrics["reuse_rate"] == 0.5
+    assert any("workflow_patterns" in n for n in res.notes)
+
+
+def test_learning_curve_uses_median_of_repeats():
+    c = case("m", "slow then fast", 3, kind="gcd", complexity="medium")
+    state = {"n": 0}
+
+    def answer():
+        state["n"] += 1
+        time.sleep(0.2 if state["n"] == 1 else 0.02)
+        return AgentResponse(success=True, result=3, tool_used="gcd", reused=state["n"] > 1)
+
+    agent = ScriptedAgent({"slow then fast": answer})
+    res = evaluate_learning(agent, SuiteData([c]), SuiteConfig(learning_repeats=4, n_paraphrase_groups=0))
+    t = {t.name: t for t in res.tests}["learning_curve"]
+    assert t.details["improvement"] > 0.6 and t.score == 1.0
+    assert t.details["median_later_s"] == pytest.approx(float(np.median(t.details["timings_s"][1:])))
+
+
+# ------------------------------------------------------------------------------ robustness
+def test_robustness_rules():
+    cases = [case("e1", "factorial of -5", None, behavior="error", cats=("robustness",)),
+             case("e2", "factorial of -6", None, behavior="error", cats=("robustness",)),
+             case("e3", "factorial of -7", None, behavior="error", cats=("robustness",)),
+             case("a1", "Convert it", None, behavior="clarification", cats=("robustness",)),
+             case("a2", "Reverse it", None, behavior="clarification", cats=("robustness",)),
+             case("x", "factorial of -8", None, behavior="error", cats=("robustness",))]
+    agent = ScriptedAgent({
+        "factorial of -5": AgentResponse(success=False, error="factorial is not defined for negative numbers"),
+        "factorial of -6": AgentResponse(success=True, result=720),          # success on invalid input
+        "factorial of -7": AgentResponse(success=False, error=""),          # no clear message
+        "Convert it": AgentResponse(success=False, needs_clarification=True, error="Convert what?"),
+        "Reverse it": AgentResponse(success=True, result="ti"),
+        "factorial of -8": ValueError("negative"),                           # escaped exception
+    })
+    res = evaluate_robustness(agent, SuiteData(cases), SuiteConfig())
+    s = {t.name: t.score for t in res.tests}
+    assert s == {"e1": 1.0, "e2": 0.0, "e3": 0.5, "a1": 1.0, "a2": 0.0, "x": 0.0}
+    assert [c["test"] for c in res.critical_failures] == ["x"]
+
+
+# ------------------------------------------------------------------------------ performance
+def test_performance_measures_real_concurrency():
+    cases = [case("p1", "What is 10% of 50?", 5, cats=("performance",))]
+    lock = threading.Lock()
+    state = {"now": 0, "max": 0}
+
+    def answer():
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        return AgentResponse(success=True, result=5)
+
+    agent = ScriptedAgent({"What is 10% of 50?": answer})
+    cfg = SuiteConfig(timing_repetitions=2, memory_requests=2, load_requests=16, workers=4)
+    res = evaluate_performance(agent, SuiteData(cases), cfg)
+    s = {t.name: t.score for t in res.tests}
+    assert s["latency:p1"] == 1.0
+    assert state["max"] >= 2
+    assert res.metrics["qps"] > 1.5 / 0.05  # sequential would give ~20 QPS
+    assert s["throughput"] == 1.0  # ≥ 10 QPS target
+    assert res.metrics["success_rate_under_load"] == 1.0
+
+
+def test_failing_agent_scores_zero_on_performance_and_functional():
+    cases = AgentCaseGenerator(seed=0, counts={"simple": 4, "medium": 0, "complex": 0, "edge": 0}).generate()
+    data = SuiteData(cases)
+    cfg = SuiteConfig(load_requests=8)
+    assert evaluate_performance(FailingAgent(), data, cfg).score == 0.0
+    assert evaluate_functional(FailingAgent(), data, cfg).score == 0.0
+
+
+# ------------------------------------------------------------------------------ scoring rules
+def test_weights_and_pass_rules():
+    assert sum(CATEGORY_WEIGHTS.values()) == pytest.approx(1.0)
+    overall, used = overall_score({"functional": 1.0, "performance": 0.0})
+    assert used == pytest.approx({"functional": 0.25 / 0.30, "performance": 0.05 / 0.30})
+    assert overall == pytest.approx(0.25 / 0.30)
+    all7 = {c: 0.5 for c in CATEGORY_WEIGHTS}
+    all7["functional"] = 1.0
+    assert overall_score(all7)[0] == pytest.approx(0.5 + 0.25 * 0.5)
+    assert make_test("t", 0.7).passed and not make_test("t", 0.6999).passed
+    assert make_test("t", 1.5).score == 1.0 and make_test("t", float("nan")).score == 0.0
+    good = CategoryResult("functional", tests=[make_test("a", 1.0), make_test("b", 0.8)])
+    assert good.score == pytest.approx(0.9) and good.passed
+    crit = CategoryResult("robustness", tests=[make_test("a", 1.0), make_test("b", 1.0), make_test("c", 0.9, critical=True)])
+    res = EvaluationResult(categories={"functional": good, "robustness": crit})
+    assert res.overall >= 0.7 and not res.passed and len(res.critical_failures) == 1
+    res_ok = EvaluationResult(categories={"functional": good})
+    assert res_ok.passed
+    low = EvaluationResult(categories={"functional": CategoryResult("functional", tests=[make_test("a", 0.69)])})
+    assert not low.passed
+
+
+def test_each_category_resets_the_agent_and_json_is_native():
+    cases = AgentCaseGenerator(seed=0, counts={"simple": 4, "medium": 2, "complex": 2, "edge": 3}).generate()
+    gen = AgentCaseGenerator(seed=0)
+    agent = OracleAgent(cases, gen.paraphrase_groups())
+    resets = {"n": 0}
+    orig = agent.reset
+
+    def counting_reset():
+        resets["n"] += 1
+        orig()
+
+    agent.reset = counting_reset
+    res = AgentEvaluator(agent, cases, config=SuiteConfig(load_requests=8)).run(progress=False)
+    assert resets["n"] == 7
+    d = res.to_dict()
+    text = json.dumps(d, allow_nan=False)
+    assert set(d) == {"summary", "detailed_results", "config"}
+    assert json.loads(text) == d
+    assert d["summary"]["category_scores"]["functional"] == 1.0
+
+
+def test_self_test():
+    out = run_self_test(config=SuiteConfig(load_requests=8))
+    assert out["passed"], out
+    assert out["scores"]["oracle"] == {"functional": 1.0, "workflow": 1.0}
+    assert out["scores"]["wrong"]["functional"] <= 0.1
+    assert out["scores"]["failing"] == {"functional": 0.0, "performance": 0.0}
+
+
+def test_wrong_agent_text_contains_correct_answers_but_scores_zero():
+    cases = AgentCaseGenerator(seed=0).generate()
+    agent = WrongAgent(cases)
+    c = cases[0]
+    r = agent.process_request(c.query)
+    assert str(c.expected) in r.response and r.success and not values_match(r.result, c.expected)
+    assert evaluate_functional(agent, SuiteData(cases), SuiteConfig()).score == 0.0
