@@ -1,0 +1,158 @@
+"""The embedded default outcome matrix: the local model × four inference strategies.
+
+Strategies trade cost for quality: a direct answer (few tokens), chain of thought,
+few-shot chain of thought (longer prompts), and self-consistency (5 sampled chains of thought
+at temperature > 0 with different seeds, majority vote over the extracted answers; five times
+the tokens). Each strategy × dataset is a real recorded run (``evalcore.runs.run_benchmark``),
+so building the matrix again only re-reads the runs, and the matrix itself is cached on the
+runs' fingerprints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from evalcore.errors import EvalcoreError
+from evalcore.routing._outcomes import OutcomeMatrix, outcomes_from_runs
+
+_GSM8K_DIRECT = ("Solve the following math problem. Reply with the final answer only, on one "
+                 "line: four hash marks, a space, and the number alone (no working).\n\n"
+                 "Problem: {question}")
+_GSM8K_COT = ("Solve the following math problem. Work through it step by step. Then write the "
+              "final answer on its own last line: four hash marks, a space, and the number "
+              "alone (no units, no words).\n\nProblem: {question}")
+_MMLU_DIRECT = ("The following is a multiple choice question about {subject}.\n\n{question}\n"
+                "{choices_text}\n\nReply with the letter of the correct option (A, B, C or D) "
+                "and nothing else.")
+_MMLU_COT = ("The following is a multiple choice question about {subject}.\n\n{question}\n"
+             "{choices_text}\n\nThink it through step by step in a few sentences, then finish "
+             "with 'The answer is (X)' where X is the letter of the correct option.")
+
+_TEMPLATES: dict[tuple[str, str], dict[str, str]] = {
+    ("gsm8k", "direct"): {"system": "You are a careful math tutor.", "user": _GSM8K_DIRECT,
+                          "answer": "#### {reference}"},
+    ("gsm8k", "cot"): {"system": "You are a careful math tutor. You solve problems step by "
+                                 "step.", "user": _GSM8K_COT, "answer": "{solution}"},
+    ("mmlu", "direct"): {"system": "You answer multiple choice questions with the letter of "
+                                   "the correct option.", "user": _MMLU_DIRECT,
+                         "answer": "({reference})"},
+    ("mmlu", "cot"): {"system": "You answer multiple choice questions after brief, careful "
+                                "reasoning.", "user": _MMLU_COT,
+                      "answer": "The answer is ({reference})."},
+}
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """An inference strategy: prompt style, few-shot examples and sampling.
+
+    Attributes:
+        name: Arm suffix (``model/name``).
+        style: ``"direct"`` or ``"cot"`` (which prompt template).
+        few_shot: Worked examples in the prompt.
+        samples: Sampled answers per query (> 1: majority vote, self-consistency).
+        temperature: Sampling temperature (must be > 0 when ``samples`` > 1).
+        max_tokens: Completion budget.
+    """
+
+    name: str
+    style: str
+    few_shot: int = 0
+    samples: int = 1
+    temperature: float = 0.0
+    max_tokens: int = 256
+
+
+DEFAULT_STRATEGIES: tuple[Strategy, ...] = (
+    Strategy("direct", "direct", max_tokens=24),
+    Strategy("cot", "cot"),
+    Strategy("fewshot_cot", "cot", few_shot=3),
+    Strategy("self_consistency5", "cot", samples=5, temperature=0.7),
+)
+"""Direct answer, chain of thought, 3-shot chain of thought, self-consistency over 5 samples."""
+
+
+def strategy_template(dataset: str, strategy: Strategy, directory: str | os.PathLike[str]
+                      ) -> Path:
+    """Write the prompt template of ``strategy`` for ``dataset`` as a YAML file (the format
+    ``evalcore.runs`` reads) and return its path."""
+    key = (dataset, strategy.style)
+    if key not in _TEMPLATES:
+        raise EvalcoreError(f"no {strategy.style!r} prompt for dataset {dataset!r} (gsm8k, mmlu)",
+                            field="datasets")
+    path = Path(directory) / f"{dataset}-{strategy.style}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"name": f"routing-{dataset}-{strategy.style}", "dataset": dataset, **_TEMPLATES[key]}
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    if not path.is_file() or path.read_text("utf-8") != text:
+        tmp = path.with_suffix(".yaml.tmp")
+        tmp.write_text(text, "utf-8")
+        os.replace(tmp, path)
+    return path
+
+
+def build_default_outcomes(
+    datasets: Sequence[str] = ("gsm8k", "mmlu"),
+    limit: int | None = 20,
+    model: Any = "local:smollm2",
+    *,
+    strategies: Sequence[Strategy] = DEFAULT_STRATEGIES,
+    run_dir: str | os.PathLike[str] = "runs/routing",
+    seed: int = 0,
+    concurrency: int = 1,
+    source: str = "auto",
+    progress: bool | None = None,
+) -> OutcomeMatrix:
+    """Run the model × strategies on the shipped samples and build the outcome matrix.
+
+    Every strategy × dataset is a recorded run ``run_dir/<dataset>-<strategy>`` (resumed if it
+    exists, so a second call calls no model); self-consistency runs ``samples`` epochs at
+    temperature > 0 with a different seed per epoch, and its arm's quality is the majority
+    vote. Local models cost nothing in money, so the cost of a call is its token count
+    (prompt + completion). The matrix is cached in ``run_dir/.cache`` on the runs'
+    fingerprints.
+
+    Args:
+        datasets: Datasets (``gsm8k``, ``mmlu``).
+        limit: Items per dataset (None = all shipped sample items).
+        model: A model spec (``"local:smollm2"``) or a ChatModel.
+        strategies: The strategies (arms).
+        run_dir: Where the runs are recorded.
+        seed: Item-selection and sampling seed.
+        concurrency: Concurrent requests per run.
+        source: Dataset source (``"auto"``, ``"sample"`` …) passed to the loader.
+        progress: Progress bars.
+
+    Returns:
+        The outcome matrix, arms named ``<model>/<strategy>``.
+    """
+    from evalcore.models import GenerationParams
+    from evalcore.runs import run_benchmark
+
+    model_name = model if isinstance(model, str) else getattr(model, "name", "model")
+    run_root = Path(run_dir)
+    groups: dict[str, list[Path]] = {}
+    aggregate: dict[str, str] = {}
+    for strat in strategies:
+        if strat.samples > 1 and strat.temperature <= 0:
+            raise EvalcoreError(f"strategy {strat.name}: sampling several answers needs "
+                                "temperature > 0", field="temperature")
+        arm = f"{model_name}/{strat.name}"
+        aggregate[arm] = "majority" if strat.samples > 1 else "mean"
+        for ds in datasets:
+            template = strategy_template(ds, strat, run_root / "prompts")
+            params = GenerationParams(temperature=strat.temperature, max_tokens=strat.max_tokens,
+                                      seed=seed)
+            path = run_benchmark(
+                ds, model, limit=limit, seed=seed, epochs=strat.samples,
+                concurrency=concurrency, run_dir=str(run_root), run_id=f"{ds}-{strat.name}",
+                prompt=str(template), params=params, few_shot=strat.few_shot, source=source,
+                progress=bool(progress) if progress is not None else True,
+            )
+            groups.setdefault(arm, []).append(Path(path))
+    return outcomes_from_runs(groups, aggregate=aggregate, cache_dir=run_root / ".cache")

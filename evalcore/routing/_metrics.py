@@ -1,0 +1,236 @@
+"""Routing metrics: intervals over orderings, convergence point, Pareto frontier, AIQ, APGR,
+pairwise comparisons with corrected p-values, cost savings at matched quality."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evalcore.errors import EvalcoreError
+
+
+def interval(values: np.ndarray | Sequence[float], confidence: float = 0.95
+             ) -> tuple[float, float]:
+    """Central ``confidence`` range of per-ordering values (percentiles
+    ``(1 − c)/2`` and ``(1 + c)/2``): the spread of a result over arrival orders and seeds."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return float("nan"), float("nan")
+    lo, hi = np.quantile(v, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(lo), float(hi)
+
+
+def convergence_point(choices: np.ndarray, *, threshold: float = 0.9,
+                      window: int | None = None) -> np.ndarray:
+    """Step after which a router keeps selecting its eventually dominant arm.
+
+    Definition, per ordering: the *dominant arm* a* is the arm chosen most often in the last
+    ``W`` steps (``W = window``, default ``max(10, T // 20)``). The rolling share
+    ``s_j = (1/W) Σ_{u=j}^{j+W−1} 1[choice_u = a*]`` is computed for every window start j. The
+    convergence point is the smallest ``j`` such that ``s_i ≥ threshold`` for every ``i ≥ j``:
+    the number of queries routed before the router settled (0 = settled from the first
+    query). If the last window's share is below ``threshold`` the router did not converge
+    (NaN), e.g. a contextual router that keeps switching arms by query.
+
+    Args:
+        choices: Chosen arm per ordering and step, (R, T) (or (T,)).
+        threshold: Required share of the dominant arm.
+        window: W (clipped to T).
+
+    Returns:
+        Float array (R,) of 0-based steps, NaN where not converged.
+    """
+    c = np.asarray(choices)
+    if c.ndim == 1:
+        c = c[None, :]
+    R, T = c.shape
+    if not 0 < threshold <= 1:
+        raise EvalcoreError("threshold must be in (0, 1]", field="threshold")
+    w = int(min(window or max(10, T // 20), T))
+    if w < 1:
+        raise EvalcoreError("window must be >= 1", field="window")
+    tail = c[:, T - w:].astype(np.int64)
+    k = int(c.max()) + 1
+    counts = np.zeros((R, k))
+    np.add.at(counts, (np.repeat(np.arange(R), w), tail.ravel()), 1.0)
+    dominant = counts.argmax(1)
+    ind = (c == dominant[:, None]).astype(float)
+    cs = np.concatenate([np.zeros((R, 1)), np.cumsum(ind, axis=1)], axis=1)
+    share = (cs[:, w:] - cs[:, :-w]) / w  # (R, T − w + 1), index = window start
+    ok = share >= threshold - 1e-12
+    out = np.full(R, np.nan)
+    conv = ok[:, -1]
+    bad = ~ok
+    # last failing window start; converged from the next one
+    last_bad = np.where(bad.any(1), bad.shape[1] - 1 - np.argmax(bad[:, ::-1], axis=1), -1)
+    out[conv] = (last_bad[conv] + 1).astype(float)
+    return out
+
+
+def pareto_frontier(cost: Sequence[float] | np.ndarray,
+                    quality: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Non-dominated points: no other point has cost ≤ and quality ≥ with one strict.
+
+    Returns:
+        Boolean mask, True on the frontier.
+    """
+    c, q = np.asarray(cost, dtype=float), np.asarray(quality, dtype=float)
+    le_c = c[None, :] <= c[:, None]
+    ge_q = q[None, :] >= q[:, None]
+    strict = (c[None, :] < c[:, None]) | (q[None, :] > q[:, None])
+    dominated = (le_c & ge_q & strict).any(axis=1)
+    return ~dominated
+
+
+def _upper_hull(c: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices of the non-decreasing upper concave hull of points (sorted by cost)."""
+    order = np.lexsort((-q, c))
+    pts = [(float(c[i]), float(q[i])) for i in order]
+    hull: list[tuple[float, float]] = []
+    for p in pts:
+        if hull and p[0] == hull[-1][0]:
+            continue  # same cost: the first (highest quality) is kept
+        if hull and p[1] <= hull[-1][1]:
+            continue  # costs more, no better: never on a non-decreasing hull
+        while len(hull) >= 2:
+            (x1, y1), (x2, y2) = hull[-2], hull[-1]
+            # drop the middle point if it lies on or below the chord
+            if (y2 - y1) * (p[0] - x1) <= (p[1] - y1) * (x2 - x1):
+                hull.pop()
+            else:
+                break
+        hull.append(p)
+    hc, hq = zip(*hull)
+    return np.asarray(hc), np.asarray(hq)
+
+
+def aiq(cost: Sequence[float] | np.ndarray, quality: Sequence[float] | np.ndarray, *,
+        cost_range: tuple[float, float], anchor: tuple[float, float] | None = None) -> float:
+    """Average Improvement in Quality (RouterBench, Hu et al. 2024): the normalized area under
+    a router's non-decreasing cost–quality hull.
+
+    ``AIQ = 1/(c_max − c_min) ∫_{c_min}^{c_max} Q̃(c) dc`` where ``Q̃`` is the upper concave,
+    non-decreasing hull of the router's (cost, quality) points (e.g. from a λ sweep; mixing two
+    operating points at random reaches the chord between them), extended flat to the right of
+    its last vertex and, to the left of its first vertex, joined to ``anchor`` (the cheapest
+    arm's point, always reachable) or held flat when no anchor is given.
+
+    Args:
+        cost: Mean cost per query of each operating point.
+        quality: Mean quality of each operating point.
+        cost_range: ``(c_min, c_max)``: usually the cheapest and the dearest arm's mean cost.
+        anchor: Optional (cost, quality) point every router can reach.
+
+    Returns:
+        AIQ in quality units (the hull's mean quality over the cost range).
+    """
+    c = np.asarray(cost, dtype=float)
+    q = np.asarray(quality, dtype=float)
+    if anchor is not None:
+        c, q = np.r_[c, anchor[0]], np.r_[q, anchor[1]]
+    lo, hi = map(float, cost_range)
+    if c.size == 0:
+        raise EvalcoreError("aiq needs at least one point", field="cost")
+    hc, hq = _upper_hull(c, q)
+    if hi <= lo:
+        return float(np.interp(lo, hc, hq))
+    grid = np.linspace(lo, hi, 2001)
+    vals = np.interp(grid, hc, hq)  # flat beyond the first/last vertex
+    return float(np.trapezoid(vals, grid) / (hi - lo))
+
+
+def apgr(aiq_value: float, *, weak_quality: float, strong_quality: float) -> float:
+    """Average Performance Gap Recovered (RouteLLM, Ong et al. 2024), generalized to K arms.
+
+    ``PGR(c) = (Q̃(c) − q_weak) / (q_strong − q_weak)`` averaged over the cost range, i.e.
+    ``APGR = (AIQ − q_weak) / (q_strong − q_weak)`` with ``q_weak`` the cheapest arm's and
+    ``q_strong`` the best-quality arm's mean quality. 1 = the router recovers the whole gap at
+    every budget; NaN when the arms' qualities are equal.
+    """
+    gap = strong_quality - weak_quality
+    if abs(gap) < 1e-12:
+        return float("nan")
+    return float((aiq_value - weak_quality) / gap)
+
+
+def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame) -> pd.DataFrame:
+    """AIQ, APGR and cost savings at always-best quality of each algorithm in a λ sweep.
+
+    Args:
+        sweep: :func:`lambda_sweep` output (``algorithm, lambda, mean_quality, mean_cost``).
+        arm_means: ``OutcomeMatrix.arm_table()`` (``arm, mean_quality, mean_cost``).
+
+    Returns:
+        One row per algorithm: ``aiq``, ``apgr``, ``best_arm_quality``,
+        ``cost_at_best_arm_quality`` (the least mean cost at which the algorithm's hull reaches
+        the best-quality arm's quality, NaN if never) and ``savings_at_best_arm_quality``
+        (``1 − that cost / the best arm's cost``).
+    """
+    costs = arm_means["mean_cost"].to_numpy(float)
+    quals = arm_means["mean_quality"].to_numpy(float)
+    cheap = int(np.lexsort((-quals, costs))[0])
+    strong = int(np.lexsort((costs, -quals))[0])
+    rng = (float(costs.min()), float(costs.max()))
+    rows = []
+    for name, g in sweep.groupby("algorithm", sort=False):
+        a = aiq(g["mean_cost"], g["mean_quality"], cost_range=rng,
+                anchor=(costs[cheap], quals[cheap]))
+        hc, hq = _upper_hull(np.r_[g["mean_cost"].to_numpy(float), costs[cheap]],
+                             np.r_[g["mean_quality"].to_numpy(float), quals[cheap]])
+        target = quals[strong]
+        reach = np.flatnonzero(hq >= target - 1e-12)
+        if reach.size == 0:
+            c_at = float("nan")
+        else:
+            j = int(reach[0])
+            if j == 0 or hq[j] == hq[j - 1]:
+                c_at = float(hc[j])
+            else:
+                c_at = float(hc[j - 1] + (target - hq[j - 1]) * (hc[j] - hc[j - 1])
+                             / (hq[j] - hq[j - 1]))
+        sav = 1.0 - c_at / costs[strong] if costs[strong] > 0 else float("nan")
+        rows.append({"algorithm": name, "aiq": a,
+                     "apgr": apgr(a, weak_quality=quals[cheap], strong_quality=quals[strong]),
+                     "best_arm_quality": float(target), "cost_at_best_arm_quality": c_at,
+                     "savings_at_best_arm_quality": sav})
+    return pd.DataFrame(rows)
+
+
+def pairwise_comparisons(values: Mapping[str, np.ndarray | Sequence[float]], *,
+                         test: str = "paired_t", correction: str = "holm",
+                         alpha: float = 0.05) -> pd.DataFrame:
+    """Compare every pair of algorithms on paired per-ordering values.
+
+    Each algorithm's values are aligned by ordering (the same R arrival orders), so the tests
+    are paired (:mod:`evalcore.stats`: ``paired_t``, ``wilcoxon`` or ``permutation``), and
+    the p-values of all ``K(K−1)/2`` pairs are corrected together (``holm``, ``bh`` or
+    ``none``).
+
+    Returns:
+        One row per pair: ``a, b, difference`` (mean of a − b), ``ci_low, ci_high``,
+        ``statistic, p_value, p_adjusted, significant``.
+    """
+    from evalcore import stats
+
+    tests = {"paired_t": stats.paired_t, "wilcoxon": stats.wilcoxon,
+             "permutation": stats.permutation_test}
+    if test not in tests:
+        raise EvalcoreError(f"unknown test {test!r}; use {', '.join(tests)}", field="test")
+    names = list(values)
+    rows = []
+    for a, b in combinations(names, 2):
+        res = tests[test](np.asarray(values[a], float), np.asarray(values[b], float))
+        rows.append({"a": a, "b": b, "difference": res.difference, "ci_low": res.ci_low,
+                     "ci_high": res.ci_high, "statistic": res.statistic,
+                     "p_value": res.p_value})
+    df = pd.DataFrame(rows, columns=["a", "b", "difference", "ci_low", "ci_high", "statistic",
+                                     "p_value"])
+    if len(df):
+        df["p_adjusted"] = stats.adjust_p_values(df["p_value"].to_numpy(), correction)
+        df["significant"] = df["p_adjusted"] < alpha
+    df["test"], df["correction"] = test, correction
+    return df

@@ -1,0 +1,420 @@
+"""Counterfactual replay of routers over an outcome matrix, vectorized across orderings.
+
+The T queries of the outcome matrix arrive in R random orderings (one seeded permutation per
+ordering, the same permutations for every algorithm so comparisons are paired). At each step
+every router picks an arm for each ordering's query and only that arm's recorded outcome is
+revealed to it; no model is called. All R orderings advance together (numpy over the R axis).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evalcore.errors import EvalcoreError
+from evalcore.routing._algorithms import ALGORITHMS, ReplayEnv, Router, make_router
+from evalcore.routing._metrics import convergence_point, interval
+from evalcore.routing._outcomes import OutcomeMatrix
+
+
+def parse_algorithms(spec: str | Sequence[str]) -> list[str]:
+    """``"all"`` or ``"a,b"`` (or a list) → validated algorithm names."""
+    if isinstance(spec, str):
+        names = list(ALGORITHMS) if spec.strip() == "all" else [
+            s.strip() for s in spec.split(",") if s.strip()]
+    else:
+        names = list(spec)
+    if not names:
+        raise EvalcoreError("no algorithm given", field="algorithms")
+    for n in names:
+        if n not in ALGORITHMS:
+            raise EvalcoreError(f"unknown algorithm {n!r}; choose from {', '.join(ALGORITHMS)}",
+                                field="algorithms")
+    return list(dict.fromkeys(names))
+
+
+def make_orderings(n_items: int, orderings: int, seed: int) -> np.ndarray:
+    """R seeded random permutations of the item indices, shape (R, T)."""
+    if orderings < 1:
+        raise EvalcoreError("orderings must be >= 1", field="orderings")
+    rng = np.random.default_rng([seed, 0x0D0E])
+    return np.argsort(rng.random((orderings, n_items)), axis=1).astype(np.int64)
+
+
+@dataclass
+class AlgorithmTrace:
+    """What one algorithm did in every ordering, arrays (R, T).
+
+    Attributes:
+        arm: The (champion) arm chosen at each step.
+        arm2: The dueling challenger (equal to ``arm`` when no duel), or None.
+        quality: Credited quality of each step.
+        cost: Cost charged at each step.
+        reward: Credited reward of each step.
+        seconds: Wall-clock seconds the replay of this algorithm took.
+        params: Hyper-parameters.
+    """
+
+    arm: np.ndarray
+    arm2: np.ndarray | None
+    quality: np.ndarray
+    cost: np.ndarray
+    reward: np.ndarray
+    seconds: float
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def _run_router(router: Router, env: ReplayEnv, rng: np.random.Generator,
+                r_seq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    R, T = env.orders.shape
+    router.reset(env, rng)
+    arm = np.empty((R, T), dtype=np.int16)
+    arm2 = np.empty((R, T), dtype=np.int16) if router.duel else None
+    rows = np.arange(R)
+    feats = env.features
+    for t in range(T):
+        items = env.orders[:, t]
+        x = feats[items] if (router.contextual and feats is not None) else None
+        choice = router.select(t, items, x)
+        rt = r_seq[:, t, :]
+        if router.duel:
+            c, d = choice
+            arm[:, t], arm2[:, t] = c, d
+            router.update(t, items, x, (c, d), (rt[rows, c], rt[rows, d]))
+        else:
+            c = np.broadcast_to(np.asarray(choice), (R,))
+            arm[:, t] = c
+            router.update(t, items, x, c, rt[rows, c])
+    return arm, arm2
+
+
+def replay(
+    outcomes: OutcomeMatrix,
+    algorithms: str | Sequence[str] = "all",
+    *,
+    orderings: int = 200,
+    seed: int = 0,
+    lam: float = 0.0,
+    features: np.ndarray | None = None,
+    feature_dims: int = 64,
+    embedder: str = "auto",
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: bool | None = None,
+) -> "ReplayResult":
+    """Replay routers over ``outcomes`` in R random orderings.
+
+    Args:
+        outcomes: The outcome matrix (T items × K arms).
+        algorithms: ``"all"``, ``"a,b"`` or a list of names from ``ALGORITHMS``.
+        orderings: R, the number of random orderings (seeded; shared by all algorithms).
+        seed: Seed of the orderings and of each algorithm's generator.
+        lam: λ in ``reward = quality − λ · normalized cost``.
+        features: Context features (T, d); default: ``outcomes.context(dims=feature_dims)``,
+            computed only when a contextual algorithm is replayed.
+        feature_dims: At most this many feature dimensions.
+        embedder: ``"auto"``, ``"minilm"`` or ``"tfidf"`` for query features.
+        params: Algorithm name → hyper-parameters, e.g. ``{"ucb1": {"c": 1.0}}``.
+        progress: Show a tqdm bar over algorithms (None = only on a terminal).
+
+    Returns:
+        A :class:`ReplayResult`.
+    """
+    names = parse_algorithms(algorithms)
+    params = dict(params or {})
+    for key in params:
+        if key not in ALGORITHMS:
+            raise EvalcoreError(f"parameters given for unknown algorithm {key!r}",
+                                field="params")
+    routers = {n: make_router(n, **dict(params.get(n, {}))) for n in names}
+    if features is None and any(r.contextual for r in routers.values()):
+        features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
+    if features is not None:
+        features = np.asarray(features, dtype=np.float32)
+        if features.ndim != 2 or features.shape[0] != outcomes.n_items:
+            raise EvalcoreError("features must have one row per item", field="features")
+    rewards = outcomes.rewards(lam)
+    orders = make_orderings(outcomes.n_items, orderings, seed)
+    env = ReplayEnv(rewards=rewards, cost=outcomes.cost, orders=orders, features=features)
+    r_seq = rewards[orders]  # (R, T, K)
+    q_seq = outcomes.quality[orders]
+    c_seq = outcomes.cost[orders]
+    traces: dict[str, AlgorithmTrace] = {}
+    from tqdm.auto import tqdm
+
+    for name in tqdm(names, desc="routing replay", disable=None if progress is None
+                     else not progress):
+        t0 = time.perf_counter()
+        rng = np.random.default_rng([seed, ALGORITHMS.index(name) + 1])
+        arm, arm2 = _run_router(routers[name], env, rng, r_seq)
+        ai = arm[..., None].astype(np.int64)
+        q = np.take_along_axis(q_seq, ai, 2)[..., 0]
+        c = np.take_along_axis(c_seq, ai, 2)[..., 0]
+        r = np.take_along_axis(r_seq, ai, 2)[..., 0]
+        if arm2 is not None:
+            bi = arm2[..., None].astype(np.int64)
+            duel = arm2 != arm
+            q = (q + np.take_along_axis(q_seq, bi, 2)[..., 0]) / 2
+            r = (r + np.take_along_axis(r_seq, bi, 2)[..., 0]) / 2
+            c = c + np.where(duel, np.take_along_axis(c_seq, bi, 2)[..., 0], 0.0)
+        traces[name] = AlgorithmTrace(arm=arm, arm2=arm2, quality=q, cost=c, reward=r,
+                                      seconds=time.perf_counter() - t0,
+                                      params=routers[name].params())
+    best_arm = int(np.argmax(rewards.mean(0)))
+    return ReplayResult(outcomes=outcomes, orders=orders, lam=lam, seed=seed, traces=traces,
+                        oracle_reward=rewards.max(1)[orders],
+                        best_fixed_reward=rewards[:, best_arm][orders], best_fixed_arm=best_arm)
+
+
+@dataclass
+class ReplayResult:
+    """Traces of every algorithm over the same R orderings, and the metrics derived from them.
+
+    Attributes:
+        outcomes: The outcome matrix replayed.
+        orders: Item index per ordering and step (R, T).
+        lam: λ of the reward.
+        seed: Seed used.
+        traces: Algorithm name → :class:`AlgorithmTrace`.
+        oracle_reward: Best reward available at each step (R, T).
+        best_fixed_reward: Reward of the best fixed arm in hindsight (highest mean reward over
+            all items) at each step (R, T).
+        best_fixed_arm: Index of that arm.
+    """
+
+    outcomes: OutcomeMatrix
+    orders: np.ndarray
+    lam: float
+    seed: int
+    traces: dict[str, AlgorithmTrace]
+    oracle_reward: np.ndarray
+    best_fixed_reward: np.ndarray
+    best_fixed_arm: int
+
+    @property
+    def algorithms(self) -> list[str]:
+        """Algorithm names in replay order."""
+        return list(self.traces)
+
+    @property
+    def n_orderings(self) -> int:
+        return int(self.orders.shape[0])
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.orders.shape[1])
+
+    def regret_curves(self, name: str, against: str = "oracle") -> np.ndarray:
+        """Cumulative regret (R, T): ``Σ_{s≤t} (r*_s − r_s)`` where ``r*`` is the oracle's
+        reward (``against="oracle"``) or the best fixed arm's (``"best_fixed"``)."""
+        ref = self.oracle_reward if against == "oracle" else self.best_fixed_reward
+        if against not in ("oracle", "best_fixed"):
+            raise EvalcoreError("against must be 'oracle' or 'best_fixed'", field="against")
+        return np.cumsum(ref - self.traces[name].reward, axis=1)
+
+    def expected_regret_curves(self, name: str) -> np.ndarray:
+        """Cumulative pseudo-regret against the best fixed arm (R, T):
+        ``Σ_{s≤t} (μ* − μ_{a_s})`` with ``μ_k`` arm k's mean reward over all items and
+        ``μ* = max_k μ_k`` (a duel counts the mean of its two arms). Free of the item-level
+        noise of the realized regret, it is the quantity bandit regret bounds speak of."""
+        mu = self.outcomes.rewards(self.lam).mean(0)
+        tr = self.traces[name]
+        got = mu[tr.arm] if tr.arm2 is None else (mu[tr.arm] + mu[tr.arm2]) / 2
+        return np.cumsum(mu.max() - got, axis=1)
+
+    def convergence_points(self, name: str, *, threshold: float = 0.9,
+                           window: int | None = None) -> np.ndarray:
+        """Per-ordering convergence point of ``name`` (see :func:`convergence_point`)."""
+        return convergence_point(self.traces[name].arm, threshold=threshold, window=window)
+
+    def per_ordering(self, name: str, *, threshold: float = 0.9,
+                     window: int | None = None) -> pd.DataFrame:
+        """One row per ordering: mean quality, total cost, mean reward, final regrets,
+        convergence point (NaN = not converged)."""
+        tr = self.traces[name]
+        return pd.DataFrame({
+            "ordering": np.arange(self.n_orderings),
+            "mean_quality": tr.quality.mean(1),
+            "total_cost": tr.cost.sum(1),
+            "mean_reward": tr.reward.mean(1),
+            "regret_vs_oracle": (self.oracle_reward - tr.reward).sum(1),
+            "regret_vs_best_fixed": (self.best_fixed_reward - tr.reward).sum(1),
+            "convergence_point": self.convergence_points(name, threshold=threshold,
+                                                         window=window),
+        })
+
+    def summary(self, *, confidence: float = 0.95, threshold: float = 0.9,
+                window: int | None = None, reference: str = "always_best") -> pd.DataFrame:
+        """One row per algorithm with means and intervals over orderings.
+
+        Columns: ``algorithm, mean_quality, total_cost, regret_vs_oracle,
+        regret_vs_best_fixed, convergence_point`` each with ``_ci_low``/``_ci_high`` (the
+        central ``confidence`` range of the per-ordering values: how the result varies with
+        the arrival order and the algorithm's own randomness), ``mean_reward``,
+        ``converged_share`` (orderings that converged), ``cost_savings_vs_always_best``
+        (``1 − cost / cost of always_best`` on the same ordering) and
+        ``quality_vs_always_best`` (difference in mean quality), and ``seconds``.
+        The convergence point's centre is the median over orderings, with non-converged
+        orderings counted as never converging (NaN when more than half did not converge).
+        ``reference`` names the algorithm savings are measured against; when it was not
+        replayed, the best fixed arm in hindsight stands in.
+        """
+        rows = []
+        if reference in self.traces:
+            ref_cost = self.traces[reference].cost.sum(1)
+            ref_q = self.traces[reference].quality.mean(1)
+        else:
+            arm = self.best_fixed_arm
+            ref_cost = self.outcomes.cost[:, arm][self.orders].sum(1)
+            ref_q = self.outcomes.quality[:, arm][self.orders].mean(1)
+        for name in self.algorithms:
+            po = self.per_ordering(name, threshold=threshold, window=window)
+            row: dict[str, Any] = {"algorithm": name}
+            for col in ("mean_quality", "total_cost", "regret_vs_oracle",
+                        "regret_vs_best_fixed"):
+                vals = po[col].to_numpy()
+                lo, hi = interval(vals, confidence)
+                row.update({col: float(vals.mean()), f"{col}_ci_low": lo, f"{col}_ci_high": hi})
+            cp = po["convergence_point"].to_numpy()
+            cp_inf = np.where(np.isnan(cp), np.inf, cp)
+            centre = float(np.quantile(cp_inf, 0.5, method="lower"))
+            with np.errstate(invalid="ignore"):  # inf − inf while interpolating
+                lo, hi = (float(v) for v in np.quantile(
+                    cp_inf, [(1 - confidence) / 2, (1 + confidence) / 2], method="lower"))
+            fin = lambda v: v if math.isfinite(v) else float("nan")  # noqa: E731
+            row.update({"convergence_point": fin(centre), "convergence_point_ci_low": fin(lo),
+                        "convergence_point_ci_high": fin(hi),
+                        "converged_share": float(np.isfinite(cp).mean())})
+            row["mean_reward"] = float(po["mean_reward"].mean())
+            with np.errstate(invalid="ignore", divide="ignore"):
+                sav = 1.0 - po["total_cost"].to_numpy() / ref_cost
+            sav = np.where(np.isfinite(sav), sav, 0.0)
+            lo, hi = interval(sav, confidence)
+            row.update({"cost_savings_vs_always_best": float(sav.mean()),
+                        "cost_savings_vs_always_best_ci_low": lo,
+                        "cost_savings_vs_always_best_ci_high": hi,
+                        "quality_vs_always_best": float((po["mean_quality"] - ref_q).mean()),
+                        "seconds": self.traces[name].seconds})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def curves(self, *, confidence: float = 0.95, every: int = 1) -> pd.DataFrame:
+        """Per-step curves, long format: one row per algorithm × step with the mean and the
+        ``confidence`` band over orderings of cumulative regret against the oracle and against
+        the best fixed arm, cumulative cost and running mean quality.
+
+        Args:
+            confidence: Width of the band.
+            every: Keep every n-th step (and the last).
+        """
+        steps = np.arange(self.n_steps)
+        keep = np.unique(np.r_[steps[::max(every, 1)], self.n_steps - 1])
+        lo_q, hi_q = (1 - confidence) / 2, (1 + confidence) / 2
+        frames = []
+        denom = np.arange(1, self.n_steps + 1)
+        for name in self.algorithms:
+            tr = self.traces[name]
+            series = {
+                "regret_vs_oracle": self.regret_curves(name, "oracle"),
+                "regret_vs_best_fixed": self.regret_curves(name, "best_fixed"),
+                "cumulative_cost": np.cumsum(tr.cost, axis=1),
+                "running_quality": np.cumsum(tr.quality, axis=1) / denom,
+            }
+            df = pd.DataFrame({"algorithm": name, "step": keep + 1})
+            for key, arr in series.items():
+                a = arr[:, keep]
+                df[key] = a.mean(0)
+                q = np.quantile(a, [lo_q, hi_q], axis=0)
+                df[f"{key}_low"], df[f"{key}_high"] = q[0], q[1]
+            frames.append(df)
+        return pd.concat(frames, ignore_index=True)
+
+    def selection_share(self, *, window: int | None = None, every: int = 1) -> pd.DataFrame:
+        """Share of each arm among the selections at each step, averaged over orderings and
+        smoothed by a trailing window (default ``max(10, T // 50)``); a duel counts ½ for each
+        of its two arms. Long format: ``algorithm, step, arm, share``."""
+        T, K = self.n_steps, self.outcomes.n_arms
+        w = window or max(10, T // 50)
+        keep = np.unique(np.r_[np.arange(T)[::max(every, 1)], T - 1])
+        frames = []
+        for name in self.algorithms:
+            tr = self.traces[name]
+            share = np.zeros((T, K))
+            for k in range(K):
+                ind = (tr.arm == k).astype(float)
+                if tr.arm2 is not None:
+                    ind = 0.5 * ind + 0.5 * (tr.arm2 == k)
+                share[:, k] = ind.mean(0)
+            cs = np.cumsum(np.vstack([np.zeros((1, K)), share]), axis=0)
+            lo = np.maximum(np.arange(1, T + 1) - w, 0)
+            smooth = (cs[1:] - cs[lo]) / (np.arange(1, T + 1) - lo)[:, None]
+            for k, arm in enumerate(self.outcomes.arms):
+                frames.append(pd.DataFrame({"algorithm": name, "step": keep + 1, "arm": arm,
+                                            "share": smooth[keep, k]}))
+        return pd.concat(frames, ignore_index=True)
+
+    def points(self) -> pd.DataFrame:
+        """Mean cost per query and mean quality of every algorithm and every fixed arm, with
+        ``pareto`` marking the non-dominated points (see :func:`pareto_frontier`)."""
+        from evalcore.routing._metrics import pareto_frontier
+
+        rows = [{"name": n, "kind": "algorithm", "mean_cost": float(tr.cost.mean()),
+                 "mean_quality": float(tr.quality.mean())} for n, tr in self.traces.items()]
+        tab = self.outcomes.arm_table(self.lam)
+        rows += [{"name": a, "kind": "arm", "mean_cost": float(c), "mean_quality": float(q)}
+                 for a, c, q in zip(tab["arm"], tab["mean_cost"], tab["mean_quality"])]
+        df = pd.DataFrame(rows)
+        df["pareto"] = pareto_frontier(df["mean_cost"].to_numpy(), df["mean_quality"].to_numpy())
+        return df
+
+    def compare(self, *, metric: str = "mean_reward", test: str = "paired_t",
+                correction: str = "holm", alpha: float = 0.05) -> pd.DataFrame:
+        """Every pair of algorithms compared on the same orderings.
+
+        Per ordering, each algorithm's ``metric`` (a column of :meth:`per_ordering`) forms a
+        paired sample over the R orderings; see :func:`evalcore.routing.pairwise_comparisons`.
+        """
+        from evalcore.routing._metrics import pairwise_comparisons
+
+        values = {n: self.per_ordering(n)[metric].to_numpy() for n in self.algorithms}
+        return pairwise_comparisons(values, test=test, correction=correction, alpha=alpha)
+
+
+def lambda_sweep(
+    outcomes: OutcomeMatrix,
+    algorithms: str | Sequence[str] = "all",
+    lambdas: Sequence[float] = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0),
+    *,
+    orderings: int = 20,
+    seed: int = 0,
+    features: np.ndarray | None = None,
+    feature_dims: int = 64,
+    embedder: str = "auto",
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+) -> pd.DataFrame:
+    """The cost–quality curve of each algorithm as λ varies.
+
+    Returns:
+        One row per algorithm × λ: ``algorithm, lambda, mean_quality, mean_cost`` (per query),
+        ``mean_reward`` and their interval columns over orderings.
+    """
+    names = parse_algorithms(algorithms)
+    if features is None and any(make_router(n, **dict((params or {}).get(n, {}))).contextual
+                                for n in names):
+        features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
+    rows = []
+    for lam in lambdas:
+        res = replay(outcomes, names, orderings=orderings, seed=seed, lam=float(lam),
+                     features=features, params=params, progress=False)
+        for name, tr in res.traces.items():
+            q, c, r = tr.quality.mean(1), tr.cost.mean(1), tr.reward.mean(1)
+            row = {"algorithm": name, "lambda": float(lam), "mean_quality": float(q.mean()),
+                   "mean_cost": float(c.mean()), "mean_reward": float(r.mean())}
+            for key, v in (("mean_quality", q), ("mean_cost", c)):
+                row[f"{key}_ci_low"], row[f"{key}_ci_high"] = interval(v)
+            rows.append(row)
+    return pd.DataFrame(rows)

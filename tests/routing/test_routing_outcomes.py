@@ -1,0 +1,237 @@
+"""Outcome matrices: external tables, validation, building from run directories, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.cli import main
+from evalcore.errors import EvalcoreError
+from evalcore.routing import (
+    OutcomeMatrix,
+    load_outcomes,
+    majority_vote,
+    outcomes_from_runs,
+    simulate_outcomes,
+)
+
+
+def _table() -> pd.DataFrame:
+    rows = []
+    for i, q in enumerate(["what is 2+2?", "name a prime", "capital of France"]):
+        for arm, qual, cost in (("small", i % 2, 0.1), ("big", 1, 1.0)):
+            rows.append({"item_id": f"q{i}", "arm": arm, "quality": qual, "cost": cost,
+                         "latency": 0.2, "query": q})
+    return pd.DataFrame(rows)
+
+
+def test_csv_and_parquet_roundtrip(tmp_path):
+    df = _table()
+    df.to_csv(tmp_path / "o.csv", index=False)
+    m = load_outcomes(tmp_path / "o.csv")
+    assert m.arms == ["small", "big"] and m.item_ids == ["q0", "q1", "q2"]
+    np.testing.assert_allclose(m.quality[:, 0], [0, 1, 0])
+    np.testing.assert_allclose(m.cost[:, 1], 1.0)
+    assert m.queries[2] == "capital of France"
+    m.save(tmp_path / "o.parquet")
+    p = load_outcomes(tmp_path / "o.parquet")
+    np.testing.assert_allclose(p.quality, m.quality)
+    assert p.queries == m.queries and p.arms == m.arms
+    sim = simulate_outcomes(20, seed=0, error_rate=0.2)
+    sim.save(tmp_path / "s.csv")
+    back = load_outcomes(tmp_path / "s.csv")
+    np.testing.assert_allclose(back.features, sim.features)
+    assert np.array_equal(back.error, sim.error)
+    assert back.feature_names == sim.feature_names
+
+
+@pytest.mark.parametrize("mutate, line, field", [
+    (lambda d: d.assign(quality=d.quality.astype(object).where(d.index != 3, "abc")), 5,
+     "quality"),
+    (lambda d: d.assign(quality=d.quality.where(d.index != 2, 1.5)), 4, "quality"),
+    (lambda d: d.assign(cost=d.cost.where(d.index != 4, -1.0)), 6, "cost"),
+    (lambda d: d.assign(latency=d.latency.where(d.index != 1, np.nan)), 3, "latency"),
+    (lambda d: pd.concat([d, d.iloc[[1]]], ignore_index=True), 8, "arm"),
+    (lambda d: d.assign(error=["no", "yes", "x", "0", "1", "0"]), 4, "error"),
+    (lambda d: d.assign(arm=d.arm.where(d.index != 5, "")), 7, "arm"),
+])
+def test_csv_validation_names_line_and_column(tmp_path, mutate, line, field):
+    path = tmp_path / "bad.csv"
+    mutate(_table()).to_csv(path, index=False)
+    with pytest.raises(EvalcoreError) as exc:
+        load_outcomes(path)
+    assert exc.value.path == str(path)
+    assert exc.value.line == line
+    assert exc.value.field == field
+
+
+def test_structural_validation(tmp_path):
+    path = tmp_path / "b.csv"
+    _table().drop(columns=["latency"]).to_csv(path, index=False)
+    with pytest.raises(EvalcoreError, match="latency"):
+        load_outcomes(path)
+    _table().iloc[:-1].to_csv(path, index=False)  # q2 has no 'big' row
+    with pytest.raises(EvalcoreError, match="q2.*big"):
+        load_outcomes(path)
+    _table().drop(columns=["query"]).to_csv(path, index=False)
+    with pytest.raises(EvalcoreError, match="query"):
+        load_outcomes(path)
+    _table().assign(feat="x").to_csv(path, index=False)
+    with pytest.raises(EvalcoreError) as exc:
+        load_outcomes(path)
+    assert exc.value.field == "feat" and exc.value.line == 2
+    with pytest.raises(EvalcoreError, match="no such"):
+        load_outcomes(tmp_path / "missing.csv")
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(EvalcoreError, match="format"):
+        load_outcomes(tmp_path / "x.json")
+    pq = tmp_path / "bad.parquet"
+    _table().assign(cost=[0.1, 1, -2, 1, 0.1, 1]).to_parquet(pq)
+    with pytest.raises(EvalcoreError, match=r"row 3"):
+        load_outcomes(pq)
+
+
+def test_matrix_context_features_from_queries():
+    m = OutcomeMatrix.from_frame(_table())
+    x = m.context(dims=2, embedder="tfidf")
+    assert x.shape == (3, 2) and np.all(np.isfinite(x))
+    assert m.context(dims=2, embedder="tfidf") is x  # cached
+
+
+# ------------------------------------------------------------------ from runs
+def _record(run_id, item_id, epoch, dataset, score, extracted, reference, *, tokens=(50, 20),
+            cost=0.0, latency=1.0, error=False, question="Q?"):
+    return {
+        "run_id": run_id, "item_id": item_id, "epoch": epoch, "dataset": dataset,
+        "request": {"messages": [{"role": "system", "content": "sys"},
+                                 {"role": "user", "content": question}],
+                    "params": {"temperature": 0.7, "seed": epoch}},
+        "request_hash": f"h{item_id}{epoch}",
+        "completion": {"text": "" if error else f"#### {extracted}",
+                       "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
+                       "cost_usd": cost, "latency_s": latency, "model": "m",
+                       "error": {"type": "Timeout", "message": "x"} if error else None,
+                       "retries": 0, "logprobs": None},
+        "scores": {} if error else {"score": score, "strict": score, "flexible": score,
+                                    "extracted_flexible": extracted},
+        "reference": reference, "metadata": {}, "error": error,
+    }
+
+
+def _write_run(root: Path, name: str, records: list[dict], config: dict | None = None) -> Path:
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps(config or {"model": "m"}))
+    (d / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (d / "results.json").write_text("{}")
+    return d
+
+
+def test_majority_vote():
+    assert majority_vote(["3", "4", "3", None, ""]) == "3"
+    assert majority_vote(["4", "3", "3", "4"]) == "4"  # tie: first seen
+    assert majority_vote([None, ""]) is None
+
+
+def test_outcomes_from_runs(tmp_path):
+    direct = _write_run(tmp_path, "gsm8k-direct", [
+        _record("d", "g/1", 0, "gsm8k", 1.0, "3", "3", tokens=(40, 5), question="one?"),
+        _record("d", "g/2", 0, "gsm8k", 0.0, "7", "8", tokens=(40, 5), question="two?"),
+        _record("d", "g/3", 0, "gsm8k", 0.0, None, "1", error=True),
+    ], {"model": "local:smollm2", "strategy": "direct"})
+    sc = _write_run(tmp_path, "gsm8k-sc", [
+        # item g/1: votes 3,3,5 -> 3 == reference -> 1 although two epochs score 1
+        *[_record("s", "g/1", e, "gsm8k", float(a == "3"), a, "3") for e, a in
+          enumerate(["3", "5", "3"])],
+        # item g/2: votes 8, 9, 9 -> 9 wrong
+        *[_record("s", "g/2", e, "gsm8k", float(a == "8"), a, "8") for e, a in
+          enumerate(["8", "9", "9"])],
+        *[_record("s", "g/3", e, "gsm8k", 1.0, "1.0", "1") for e in range(3)],
+        _record("s", "g/4", 0, "gsm8k", 1.0, "2", "2"),  # not answered by the other arm
+    ], {"model": "local:smollm2", "strategy": "sc3"})
+    m = outcomes_from_runs([direct, sc])
+    assert m.arms == ["local:smollm2/direct", "local:smollm2/sc3"]
+    assert m.item_ids == ["g/1", "g/2", "g/3"]
+    np.testing.assert_allclose(m.quality, [[1, 1], [0, 0], [0, 1]])
+    assert m.error.tolist() == [[False, False], [False, False], [True, False]]
+    # local model: no money cost, so cost = tokens, summed over the epochs
+    np.testing.assert_allclose(m.cost[:, 0], [45, 45, 70])
+    np.testing.assert_allclose(m.cost[:, 1], [210, 210, 210])
+    np.testing.assert_allclose(m.latency[:, 1], 3.0)
+    assert m.queries[:2] == ["one?", "two?"]
+    mean = outcomes_from_runs({"d": [direct], "s": [sc]}, aggregate="mean", token_price=0.01)
+    np.testing.assert_allclose(mean.quality[:, 1], [2 / 3, 1 / 3, 1])
+    np.testing.assert_allclose(mean.cost[:, 1], 2.1)
+
+
+def test_outcomes_from_runs_cache_and_errors(tmp_path):
+    a = _write_run(tmp_path / "runs", "a", [_record("a", "i", 0, "mmlu", 1.0, "A", "A",
+                                                    cost=0.002)])
+    b = _write_run(tmp_path / "runs", "b", [_record("b", "i", 0, "mmlu", 0.0, "B", "A",
+                                                    cost=0.02)])
+    cache = tmp_path / "cache"
+    m1 = outcomes_from_runs([tmp_path / "runs"], cache_dir=cache)
+    files = list(cache.glob("outcomes-*.parquet"))
+    assert len(files) == 1
+    np.testing.assert_allclose(m1.cost, [[0.002, 0.02]])  # money cost used when recorded
+    m2 = outcomes_from_runs([a, b], cache_dir=cache)
+    assert m2.source == str(files[0])  # served from the cache
+    np.testing.assert_allclose(m2.quality, m1.quality)
+    # a changed run gets a new fingerprint
+    with (b / "samples.jsonl").open("a") as fh:
+        fh.write(json.dumps(_record("b", "j", 0, "mmlu", 1.0, "C", "C")) + "\n")
+    outcomes_from_runs([a, b], cache_dir=cache)
+    assert len(list(cache.glob("outcomes-*.parquet"))) == 2
+    with (a / "samples.jsonl").open("a") as fh:
+        fh.write("{not json\n")
+    with pytest.raises(EvalcoreError) as exc:
+        outcomes_from_runs([a, b])
+    assert exc.value.line == 2 and exc.value.path.endswith("samples.jsonl")
+    with pytest.raises(EvalcoreError, match="no such run"):
+        outcomes_from_runs([tmp_path / "nope"])
+
+
+# ------------------------------------------------------------------ CLI
+def test_cli_route_writes_tables(tmp_path, capsys):
+    simulate_outcomes(120, seed=0).save(tmp_path / "o.csv")
+    out = tmp_path / "out"
+    rc = main(["route", "--outcomes", str(tmp_path / "o.csv"), "--algorithms",
+               "ucb1,random,oracle,linucb", "--orderings", "12", "--seed", "3", "--lambda", "0.2",
+               "--output", str(out), "--sweep", "0,1", "--sweep-orderings", "3",
+               "--curves-format", "parquet"])
+    assert rc == 0
+    s = pd.read_csv(out / "summary.csv")
+    assert list(s.algorithm) == ["ucb1", "random", "oracle", "linucb"]
+    for col in ("algorithm", "mean_quality", "total_cost", "regret_vs_oracle",
+                "regret_vs_best_fixed", "convergence_point", "mean_quality_ci_low",
+                "regret_vs_oracle_ci_high", "convergence_point_ci_low"):
+        assert col in s.columns
+    assert s.set_index("algorithm").loc["oracle", "regret_vs_oracle"] == 0
+    curves = pd.read_parquet(out / "curves.parquet")
+    assert curves.step.max() == 120 and len(curves) == 4 * 120
+    for name in ("selection_share.parquet", "points.csv", "comparisons.csv", "arms.csv",
+                 "sweep.csv", "aiq.csv"):
+        assert (out / name).is_file(), name
+    assert not list(out.glob(".route-*"))
+    assert "regret_vs_oracle" in capsys.readouterr().out
+
+
+def test_cli_route_errors_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    _table().assign(quality=["1", "x", "0", "1", "0", "1"]).to_csv(bad, index=False)
+    out = tmp_path / "out"
+    assert main(["route", "--outcomes", str(bad), "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv, line 3, field 'quality'" in err
+    assert not out.exists()
+    good = tmp_path / "good.csv"
+    _table().to_csv(good, index=False)
+    assert main(["route", "--outcomes", str(good), "--algorithms", "ucb1,foo",
+                 "--output", str(out)]) == 2
+    assert main(["route", "--outcomes", str(good), "--orderings", "0",
+                 "--output", str(out)]) == 2
+    assert main(["route", "--outcomes", str(tmp_path / "none"), "--output", str(out)]) == 2
