@@ -1,0 +1,122 @@
+"""Load an agent from a spec string: "reference", "module:function" or "http://host:port/path"."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalcore.agents._protocol import Agent, AgentResponse, ToolRegistry
+from evalcore.errors import EvalcoreError
+
+
+class FactoryAgent:
+    """Wraps a user agent that has ``process_request`` and ``reset`` but no ``registry``.
+
+    Requests pass straight through (exceptions included: an evaluator records an escaping
+    exception as a critical failure); ``registry`` is None, so retrieval is not evaluated.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    @property
+    def registry(self) -> ToolRegistry | None:
+        return None
+
+    def process_request(self, query: str) -> AgentResponse:
+        return self.inner.process_request(query)
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+
+def _import_factory(spec: str) -> Any:
+    module_name, _, attr = spec.rpartition(":")
+    if not module_name or not attr:
+        raise EvalcoreError(f"agent spec {spec!r} is not 'module:function'", field="agent")
+    try:
+        if module_name.endswith(".py"):
+            path = Path(module_name)
+            if not path.is_file():
+                raise EvalcoreError("agent module file not found", path=path, field="agent")
+            mod_spec = importlib.util.spec_from_file_location(path.stem, path)
+            if mod_spec is None or mod_spec.loader is None:
+                raise EvalcoreError("cannot import agent module file", path=path, field="agent")
+            module = importlib.util.module_from_spec(mod_spec)
+            sys.modules.setdefault(path.stem, module)
+            mod_spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except EvalcoreError:
+        raise
+    except ImportError as exc:
+        raise EvalcoreError(f"cannot import agent module {module_name!r}: {exc}", field="agent") from exc
+    factory = getattr(module, attr, None)
+    if factory is None or not callable(factory):
+        raise EvalcoreError(f"module {module_name!r} has no callable {attr!r}", field="agent")
+    return factory
+
+
+def check_agent(obj: Any, origin: str = "agent") -> Agent:
+    """Return ``obj`` as an :class:`Agent`, or raise EvalcoreError naming what is missing.
+
+    An object with callable ``process_request`` and ``reset`` but no ``registry`` attribute is
+    wrapped in :class:`FactoryAgent` (registry None).
+    """
+    missing = [m for m in ("process_request", "reset") if not callable(getattr(obj, m, None))]
+    if missing:
+        raise EvalcoreError(
+            f"{origin} returned {type(obj).__name__}, which lacks {', '.join(missing)} "
+            "(an agent needs process_request(query) -> AgentResponse and reset())",
+            field="agent",
+        )
+    if not hasattr(obj, "registry"):
+        return FactoryAgent(obj)
+    registry = obj.registry
+    if registry is not None and not isinstance(registry, ToolRegistry):
+        raise EvalcoreError(f"{origin}: registry lacks search(query, k, threshold) / list_tools()", field="agent")
+    return obj
+
+
+def load_agent(spec: str, **kwargs: Any) -> Agent:
+    """Build the agent named by ``spec``.
+
+    Args:
+        spec: ``"reference"`` (the reference agent; ``kwargs`` go to
+            :func:`evalcore.agents.reference.make_agent`), ``"module:function"`` or
+            ``"path/to/file.py:function"`` (the factory is called with ``kwargs``), or an
+            ``http://``/``https://`` URL (``kwargs`` go to :class:`HttpAgent`).
+        **kwargs: Options for the factory.
+
+    Returns:
+        An object meeting the :class:`Agent` protocol.
+
+    Raises:
+        EvalcoreError: When the spec cannot be resolved, the factory fails, or its result does
+            not meet the protocol.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise EvalcoreError(f"empty agent spec {spec!r}", field="agent")
+    spec = spec.strip()
+    if spec == "reference":
+        from evalcore.agents.reference import make_agent
+
+        return make_agent(**kwargs)
+    if spec.startswith(("http://", "https://")):
+        from evalcore.agents._http import HttpAgent
+
+        return HttpAgent(spec, **kwargs)
+    if "://" in spec:
+        raise EvalcoreError(f"unsupported URL scheme in agent spec {spec!r} (use http:// or https://)",
+                            field="agent")
+    factory = _import_factory(spec)
+    try:
+        obj = factory(**kwargs)
+    except EvalcoreError:
+        raise
+    except Exception as exc:
+        raise EvalcoreError(f"agent factory {spec!r} failed: {type(exc).__name__}: {exc}", field="agent") from exc
+    return check_agent(obj, f"agent factory {spec!r}")

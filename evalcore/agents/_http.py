@@ -1,0 +1,267 @@
+"""HTTP JSON adapter for agents, and a small server that exposes any agent over HTTP.
+
+Wire protocol (JSON bodies, UTF-8):
+
+* ``POST <url>`` with ``{"query": "..."}`` → an :class:`AgentResponse` as JSON
+  (``AgentResponse.to_dict()``; unknown keys are ignored, ``steps`` entries are StepRecords).
+* ``POST <url>/../reset`` (the sibling path ``reset``) → any 2xx status.
+* ``GET <url>/../search?q=...&k=5&threshold=0.6`` → ``{"matches": [{"name", "score"}, ...]}``.
+* ``GET <url>/../tools`` → ``{"tools": ["name", ...]}``.
+
+Sibling paths are resolved like a relative link: for ``http://h:8000/agent/query`` they are
+``http://h:8000/agent/reset`` etc.; for ``http://h:8000/`` they are ``http://h:8000/reset``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urljoin, urlparse
+
+import httpx
+
+from evalcore.agents._protocol import Agent, AgentResponse, ToolMatch
+from evalcore.errors import EvalcoreError
+
+
+def _error_text(response: httpx.Response) -> str:
+    body = response.text.strip().replace("\n", " ")
+    return f"HTTP {response.status_code}" + (f": {body[:200]}" if body else "")
+
+
+class HttpToolRegistry:
+    """The search side of a remote agent's registry (``GET search`` and ``GET tools``).
+
+    Raises:
+        EvalcoreError: From :meth:`search` / :meth:`list_tools` when the endpoint fails or
+            answers malformed JSON (retrieval cannot be evaluated then).
+    """
+
+    def __init__(self, client: httpx.Client, search_url: str, tools_url: str) -> None:
+        self._client = client
+        self.search_url = search_url
+        self.tools_url = tools_url
+
+    def _get(self, url: str, params: dict[str, Any] | None = None) -> Any:
+        try:
+            response = self._client.get(url, params=params)
+        except httpx.HTTPError as exc:
+            raise EvalcoreError(f"agent registry unreachable: {type(exc).__name__}: {exc}", path=url) from exc
+        if response.status_code >= 400:
+            raise EvalcoreError(f"agent registry answered {_error_text(response)}", path=url)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise EvalcoreError("agent registry answered non-JSON", path=url) from exc
+
+    def search(self, query: str, k: int = 5, threshold: float = 0.0) -> list[ToolMatch]:
+        """Ranked matches from ``GET search?q=&k=&threshold=``."""
+        data = self._get(self.search_url, {"q": query, "k": k, "threshold": threshold})
+        rows = data.get("matches") if isinstance(data, dict) else data
+        if not isinstance(rows, list):
+            raise EvalcoreError("search answer has no 'matches' list", path=self.search_url, field="matches")
+        try:
+            return [ToolMatch(str(r["name"]), float(r["score"])) for r in rows]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise EvalcoreError(f"malformed match {exc}", path=self.search_url, field="matches") from exc
+
+    def list_tools(self) -> list[str]:
+        """Tool names from ``GET tools``."""
+        data = self._get(self.tools_url)
+        rows = data.get("tools") if isinstance(data, dict) else data
+        if not isinstance(rows, list):
+            raise EvalcoreError("tools answer has no 'tools' list", path=self.tools_url, field="tools")
+        return [str(r) for r in rows]
+
+
+class HttpAgent:
+    """An agent behind an HTTP JSON endpoint, seen through the :class:`Agent` protocol.
+
+    ``process_request`` never raises: a connection failure, a timeout, an HTTP error status or
+    a malformed body becomes ``AgentResponse(success=False, error=...)``.
+
+    Args:
+        url: The request endpoint (``POST {"query": ...}``).
+        timeout_s: Per-request timeout in seconds.
+        reset_url: Override of the reset endpoint (default: sibling ``reset``).
+        search_url: Override of the search endpoint (default: sibling ``search``).
+        tools_url: Override of the tool-list endpoint (default: sibling ``tools``).
+        has_registry: False when the endpoint has no search (``registry`` is then None).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float = 60.0,
+        reset_url: str | None = None,
+        search_url: str | None = None,
+        tools_url: str | None = None,
+        has_registry: bool = True,
+    ) -> None:
+        parsed = urlparse(url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise EvalcoreError(f"not an http(s) URL: {url!r}", field="agent")
+        if not parsed.path:
+            url = url + "/"
+        self.url = url
+        self.timeout_s = float(timeout_s)
+        self.reset_url = reset_url or urljoin(url, "reset")
+        self._client = httpx.Client(timeout=self.timeout_s)
+        self._registry = (
+            HttpToolRegistry(self._client, search_url or urljoin(url, "search"), tools_url or urljoin(url, "tools"))
+            if has_registry else None
+        )
+
+    @property
+    def registry(self) -> HttpToolRegistry | None:
+        """The remote registry (None when constructed with ``has_registry=False``)."""
+        return self._registry
+
+    def process_request(self, query: str) -> AgentResponse:
+        """POST the query; map every transport or format failure to a failed response."""
+        try:
+            response = self._client.post(self.url, json={"query": query})
+        except httpx.TimeoutException:
+            return AgentResponse(success=False, error=f"agent endpoint timed out after {self.timeout_s:g}s")
+        except httpx.HTTPError as exc:
+            return AgentResponse(success=False, error=f"agent endpoint unreachable: {type(exc).__name__}: {exc}")
+        if response.status_code >= 400:
+            return AgentResponse(success=False, error=f"agent endpoint answered {_error_text(response)}")
+        try:
+            data = response.json()
+        except ValueError:
+            return AgentResponse(success=False, error="agent endpoint answered non-JSON")
+        if not isinstance(data, dict) or "success" not in data:
+            return AgentResponse(success=False, error="agent endpoint answered JSON without 'success'")
+        try:
+            out = AgentResponse.from_dict(data)
+        except (TypeError, ValueError) as exc:
+            return AgentResponse(success=False, error=f"agent endpoint answered a malformed response: {exc}")
+        out.success = bool(out.success)
+        return out
+
+    def reset(self) -> None:
+        """POST the reset endpoint.
+
+        Raises:
+            EvalcoreError: When the reset fails (an evaluation would not be isolated).
+        """
+        try:
+            response = self._client.post(self.reset_url, json={})
+        except httpx.HTTPError as exc:
+            raise EvalcoreError(f"agent reset failed: {type(exc).__name__}: {exc}", path=self.reset_url) from exc
+        if response.status_code >= 400:
+            raise EvalcoreError(f"agent reset answered {_error_text(response)}", path=self.reset_url)
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self._client.close()
+
+
+class AgentServer:
+    """Serves an agent over the wire protocol above on a background thread.
+
+    Use :func:`serve_agent`; ``url`` is the request endpoint, ``close()`` stops the server.
+    """
+
+    def __init__(self, agent: Agent, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.agent = agent
+        handler = _make_handler(agent)
+        self._server = ThreadingHTTPServer((host, port), handler)
+        self._server.daemon_threads = True
+        self.host, self.port = self._server.server_address[:2]
+        self.url = f"http://{self.host}:{self.port}/"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="evalcore-agent-server",
+                                        daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop serving and release the port."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> "AgentServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def serve_agent(agent: Agent, host: str = "127.0.0.1", port: int = 0) -> AgentServer:
+    """Expose ``agent`` over HTTP (``port=0`` picks a free port); returns the running server."""
+    return AgentServer(agent, host, port)
+
+
+def _make_handler(agent: Agent) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+        def _send(self, status: int, payload: Any) -> None:
+            body = json.dumps(payload, default=repr).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _body(self) -> Any:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            return json.loads(raw or b"{}")
+
+        def do_POST(self) -> None:
+            path = urlparse(self.path).path.rstrip("/")
+            try:
+                body = self._body()
+            except ValueError:
+                self._send(400, {"error": "body is not JSON"})
+                return
+            if path.endswith("/reset"):
+                try:
+                    agent.reset()
+                except Exception as exc:
+                    self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+                    return
+                self._send(200, {"ok": True})
+                return
+            if not isinstance(body, dict) or not isinstance(body.get("query"), str):
+                self._send(400, {"error": "expected {\"query\": string}"})
+                return
+            try:
+                response = agent.process_request(body["query"])
+            except Exception as exc:
+                self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+                return
+            self._send(200, response.to_dict())
+
+        def do_GET(self) -> None:
+            parsed = urlparse(self.path)
+            path = parsed.path.rstrip("/")
+            registry = agent.registry
+            if registry is None:
+                self._send(404, {"error": "this agent has no registry"})
+                return
+            if path.endswith("/search"):
+                qs = parse_qs(parsed.query)
+                try:
+                    q = qs.get("q", [""])[0]
+                    k = int(qs.get("k", ["5"])[0])
+                    threshold = float(qs.get("threshold", ["0"])[0])
+                except ValueError:
+                    self._send(400, {"error": "k must be an int and threshold a float"})
+                    return
+                matches = registry.search(q, k=k, threshold=threshold)
+                self._send(200, {"matches": [{"name": m.name, "score": m.score} for m in matches]})
+            elif path.endswith("/tools"):
+                self._send(200, {"tools": registry.list_tools()})
+            else:
+                self._send(404, {"error": f"unknown path {parsed.path}"})
+
+    return Handler

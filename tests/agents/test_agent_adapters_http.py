@@ -1,0 +1,270 @@
+"""Adapters: load_agent specs, the factory check, and the HTTP adapter against real local servers."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import textwrap
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _fakes import CUBE_IMPL, CUBE_SPEC, CUBE_TESTS, ScriptedModel  # noqa: E402
+
+from evalcore.agents import (  # noqa: E402
+    Agent,
+    AgentResponse,
+    FactoryAgent,
+    HttpAgent,
+    StepRecord,
+    ToolMatch,
+    load_agent,
+    serve_agent,
+)
+from evalcore.agents.reference import ReferenceAgent, make_agent  # noqa: E402
+from evalcore.errors import EvalcoreError  # noqa: E402
+
+
+# ------------------------------------------------------------------ load_agent
+def test_reference_spec() -> None:
+    a = load_agent("reference", model=None, embedder="tfidf", threshold=0.3)
+    assert isinstance(a, ReferenceAgent) and isinstance(a, Agent)
+    assert a.process_request("what is 5 factorial").result == 120
+    a.close()
+
+
+def _write_module(tmp_path: Path, name: str, body: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+ORACLE = """
+from evalcore.agents import AgentResponse
+
+ANSWERS = {"what is 15% of 80": 12.0}
+
+class Oracle:
+    registry = None
+
+    def __init__(self, scale=1):
+        self.scale = scale
+        self.resets = 0
+
+    def process_request(self, query):
+        if query in ANSWERS:
+            return AgentResponse(success=True, result=ANSWERS[query] * self.scale, response="ok")
+        return AgentResponse(success=False, error="unknown")
+
+    def reset(self):
+        self.resets += 1
+
+class NoRegistry:
+    def process_request(self, query):
+        return AgentResponse(success=True, result=1)
+
+    def reset(self):
+        pass
+
+def make(scale=1):
+    return Oracle(scale)
+
+def make_bare():
+    return NoRegistry()
+
+def make_wrong():
+    return object()
+
+def make_broken():
+    raise RuntimeError("boom")
+
+VALUE = 3
+"""
+
+
+def test_module_function_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write_module(tmp_path, "user_agents_mod", ORACLE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    a = load_agent("user_agents_mod:make", scale=2)
+    assert a.process_request("what is 15% of 80").result == 24.0 and a.registry is None
+    a.reset()
+    assert a.resets == 1
+    b = load_agent(f"{tmp_path / 'user_agents_mod.py'}:make")  # a file path works too
+    assert b.process_request("what is 15% of 80").result == 12.0
+    bare = load_agent("user_agents_mod:make_bare")
+    assert isinstance(bare, FactoryAgent) and bare.registry is None and bare.process_request("x").result == 1
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        ("user_agents_mod2:make_wrong", "lacks process_request, reset"),
+        ("user_agents_mod2:make_broken", "RuntimeError: boom"),
+        ("user_agents_mod2:missing", "no callable 'missing'"),
+        ("user_agents_mod2:VALUE", "no callable 'VALUE'"),
+        ("no_such_module_xyz:make", "cannot import agent module"),
+        ("justaname", "not 'module:function'"),
+        ("", "empty agent spec"),
+        ("/nonexistent/file.py:make", "not found"),
+        ("ftp://host/agent", "unsupported URL scheme"),
+    ],
+)
+def test_bad_specs_are_clear_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str, match: str) -> None:
+    _write_module(tmp_path, "user_agents_mod2", ORACLE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(EvalcoreError, match=match):
+        load_agent(spec)
+
+
+# ------------------------------------------------------------------ HTTP adapter, reference agent served
+@pytest.fixture
+def served() -> Iterator[tuple[ReferenceAgent, Any]]:
+    model = ScriptedModel(spec=CUBE_SPEC, tests=CUBE_TESTS, implementation=CUBE_IMPL, args='{"x": 2}')
+    agent = make_agent(model, embedder="tfidf", threshold=0.3)
+    server = serve_agent(agent)
+    yield agent, server
+    server.close()
+    agent.close()
+
+
+def test_http_agent_round_trip(served: tuple[ReferenceAgent, Any]) -> None:
+    agent, server = served
+    remote = load_agent(server.url, timeout_s=10)
+    assert isinstance(remote, HttpAgent) and isinstance(remote, Agent)
+    for q in ["compute 5 factorial, then take 20% of the result", "reverse the string 'abc'",
+              "convert the temperature", "factorial of -5", ""]:
+        got = remote.process_request(q)
+        want = agent.process_request(q)
+        assert got == want
+    got = remote.process_request("compute 5 factorial, then take 20% of the result")
+    assert got.result == 24.0 and isinstance(got.steps[1], StepRecord) and got.steps[1].depends_on == [0]
+    assert remote.registry.list_tools() == agent.registry.list_tools()
+    hits = remote.registry.search("compute 15 percent of 80", k=3, threshold=0.0)
+    assert hits == agent.registry.search("compute 15 percent of 80", k=3, threshold=0.0)
+    assert all(isinstance(h, ToolMatch) for h in hits) and hits[0].name == "percentage"
+    # Synthesis over HTTP, then reset removes the learned tool.
+    r = remote.process_request("cube the number 2")
+    assert r.success and r.synthesized and r.result == 8
+    assert "cube" in remote.registry.list_tools()
+    remote.reset()
+    assert "cube" not in remote.registry.list_tools()
+    remote.close()
+
+
+def test_http_agent_under_concurrent_load(served: tuple[ReferenceAgent, Any]) -> None:
+    _, server = served
+    remote = HttpAgent(server.url, timeout_s=10)
+    results: dict[int, Any] = {}
+
+    def work(i: int) -> None:
+        results[i] = remote.process_request(f"what is {i} factorial").result
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    import math
+
+    assert results == {i: math.factorial(i) for i in range(8)}
+    remote.close()
+
+
+# ------------------------------------------------------------------ HTTP error mapping
+class _Misbehaving(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+    mode = "ok"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _reply(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+            pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        path = self.path.rstrip("/")
+        mode = type(self).mode
+        if path.endswith("/reset"):
+            self._reply(500 if mode == "reset500" else 200, b"{}")
+        elif mode == "500":
+            self._reply(500, b"internal trouble")
+        elif mode == "html":
+            self._reply(200, b"<html>hi</html>", "text/html")
+        elif mode == "nosuccess":
+            self._reply(200, json.dumps({"result": 12}).encode())
+        elif mode == "slow":
+            time.sleep(1.5)
+            self._reply(200, json.dumps({"success": True, "result": 1}).encode())
+        else:
+            self._reply(200, json.dumps({"success": True, "result": 12.0, "extra": "ignored",
+                                         "steps": [{"tool": "t", "result": 12.0}]}).encode())
+
+    def do_GET(self) -> None:
+        mode = type(self).mode
+        if mode == "badsearch":
+            self._reply(200, json.dumps({"matches": [{"nom": "x"}]}).encode())
+        else:
+            self._reply(200, json.dumps({"matches": [{"name": "a", "score": 0.9}]}).encode())
+
+
+@pytest.fixture
+def misbehaving() -> Iterator[tuple[type[_Misbehaving], str]]:
+    handler = type("H", (_Misbehaving,), {})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield handler, f"http://127.0.0.1:{server.server_address[1]}/api/agent"
+    server.shutdown()
+    server.server_close()
+
+
+def test_http_error_mapping(misbehaving: tuple[type[_Misbehaving], str]) -> None:
+    handler, url = misbehaving
+    agent = HttpAgent(url, timeout_s=0.5)
+    assert agent.reset_url.endswith("/api/reset") and agent.registry.search_url.endswith("/api/search")
+    ok = agent.process_request("q")
+    assert ok.success and ok.result == 12.0 and ok.steps[0].tool == "t"
+    expected = {"500": "HTTP 500: internal trouble", "html": "non-JSON", "nosuccess": "without 'success'",
+                "slow": "timed out after 0.5s"}
+    for mode, text in expected.items():
+        handler.mode = mode
+        r = agent.process_request("q")
+        assert isinstance(r, AgentResponse) and not r.success and text in r.error, (mode, r.error)
+    handler.mode = "reset500"
+    with pytest.raises(EvalcoreError, match="reset answered HTTP 500"):
+        agent.reset()
+    handler.mode = "badsearch"
+    with pytest.raises(EvalcoreError, match="malformed match"):
+        agent.registry.search("q")
+    handler.mode = "ok"
+    assert agent.registry.search("q") == [ToolMatch("a", 0.9)]
+    agent.close()
+
+
+def test_http_unreachable_endpoint() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    agent = HttpAgent(f"http://127.0.0.1:{port}", timeout_s=2)
+    assert agent.url.endswith("/") and agent.reset_url == f"http://127.0.0.1:{port}/reset"
+    r = agent.process_request("what is 5 factorial")
+    assert not r.success and "unreachable" in r.error
+    with pytest.raises(EvalcoreError, match="reset failed"):
+        agent.reset()
+    with pytest.raises(EvalcoreError):
+        HttpAgent("localhost:8000")
