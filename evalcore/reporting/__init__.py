@@ -5,8 +5,35 @@
 - :func:`save_figure`: PNG next to the records.
 - :func:`export_notebook`, :func:`notebook_to_html`, :func:`html_to_pdf`, :func:`report`.
 - :func:`run_suite`: the runner behind ``evalcore notebooks run``.
+- Views of one run (:func:`samples_frame`, :func:`accuracy_table`, :func:`extraction_audit`,
+  ...) and of several (:func:`compare_runs`, :func:`power_table`, ...) used by the notebooks.
 """
 
+from evalcore.reporting._benchmark_views import (
+    accuracy_table,
+    audit_examples,
+    benchmark_records,
+    extraction_audit,
+    latency_cost_figure,
+    pass_at_k_table,
+    pass_fail_figure,
+    pass_fail_grid,
+    run_overview,
+    sample_table,
+    samples_frame,
+    subject_figure,
+    subject_table,
+    usage_summary,
+)
+from evalcore.reporting._compare_views import (
+    compare_records,
+    compare_runs,
+    difference_figure,
+    item_scores,
+    load_item_scores,
+    power_table,
+    shared_items,
+)
 from evalcore.reporting._export import (
     ExportResult,
     export_notebook,
@@ -55,4 +82,27 @@ __all__ = [
     "SuiteEntry",
     "load_suite",
     "load_smoke",
+    # benchmark views (notebooks/benchmark.ipynb)
+    "samples_frame",
+    "run_overview",
+    "accuracy_table",
+    "extraction_audit",
+    "audit_examples",
+    "subject_table",
+    "subject_figure",
+    "pass_at_k_table",
+    "pass_fail_grid",
+    "pass_fail_figure",
+    "usage_summary",
+    "latency_cost_figure",
+    "sample_table",
+    "benchmark_records",
+    # compare views (notebooks/compare.ipynb)
+    "item_scores",
+    "load_item_scores",
+    "shared_items",
+    "compare_runs",
+    "power_table",
+    "difference_figure",
+    "compare_records",
 ]

@@ -276,7 +276,9 @@ def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: P
     result.executed = _rel(out_nb, suite_dir)
     try:
         records.update(read_records(out_nb))
-        exported: ExportResult = export_notebook(out_nb, run_dir, pdf=pdf)
+        # Figures saved with save_figure are the notebook's own; otherwise take the PNG outputs.
+        saved = (run_dir / "figures").is_dir() and any((run_dir / "figures").glob("*.png"))
+        exported: ExportResult = export_notebook(out_nb, run_dir, pdf=pdf, figures=not saved)
     except EvalcoreError as exc:
         result.messages.append(f"export failed: {exc}")
     else:

@@ -1,0 +1,562 @@
+"""Tables and figures of one benchmark run, for ``notebooks/benchmark.ipynb``.
+
+Everything is computed from a run directory's ``samples.jsonl`` (one record per item and
+epoch; see ``evalcore.runs``), so the notebook stays thin and the numbers are testable.
+Samples whose model call failed (``error: true``) are never scored as wrong answers: they are
+counted separately and left out of the accuracies.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from string import Formatter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalcore.errors import EvalcoreError
+
+__all__ = [
+    "load_benchmark_run",
+    "samples_frame",
+    "accuracy_table",
+    "extraction_audit",
+    "audit_examples",
+    "subject_table",
+    "pass_at_k_table",
+    "pass_fail_grid",
+    "pass_fail_figure",
+    "usage_summary",
+    "latency_cost_figure",
+    "sample_table",
+    "subject_figure",
+    "run_overview",
+    "benchmark_records",
+]
+
+
+def load_benchmark_run(path: str | os.PathLike[str]) -> Any:
+    """Load a run directory with ``evalcore.runs.load_run``.
+
+    Args:
+        path: ``<run_dir>/<run_id>``.
+
+    Returns:
+        The ``Run`` (``.config``, ``.results``, ``.samples``).
+    """
+    from evalcore.runs import load_run
+
+    return load_run(Path(path))
+
+
+def _samples(run: Any) -> list[Mapping[str, Any]]:
+    samples = run.samples if hasattr(run, "samples") else run
+    return list(samples)
+
+
+def _affixes(template: str | None) -> tuple[str, str]:
+    """Literal text before the first and after the last placeholder of a prompt template."""
+    if not template:
+        return "", ""
+    try:
+        parts = list(Formatter().parse(template))
+    except ValueError:
+        return "", ""
+    if not parts or all(field is None for _, field, _, _ in parts):
+        return "", ""
+    prefix = parts[0][0] if parts[0][1] is not None else ""
+    suffix = parts[-1][0] if parts[-1][1] is None else ""
+    return prefix, suffix
+
+
+def _question(request: Mapping[str, Any], affixes: tuple[str, str] = ("", "")) -> str:
+    """The item's own text: the last user turn without the template's fixed instructions."""
+    for message in reversed(request.get("messages") or []):
+        if message.get("role") == "user":
+            text = str(message.get("content", ""))
+            prefix, suffix = affixes
+            if prefix and text.startswith(prefix):
+                text = text[len(prefix):]
+            if suffix and text.endswith(suffix):
+                text = text[: len(text) - len(suffix)]
+            return text.strip()
+    return ""
+
+
+def samples_frame(run: Any) -> pd.DataFrame:
+    """One row per sample with the fields the views need.
+
+    ``question`` is the last user turn without the prompt template's fixed text before the
+    first and after the last placeholder (so it shows the item, not the instructions).
+
+    Columns: ``item_id, epoch, dataset, question, response, reference, score, strict,
+    flexible, extracted_strict, extracted_flexible, method_strict, method_flexible,
+    parse_failure_strict, parse_failure_flexible, passed, result, subject, latency_s,
+    cost_usd, prompt_tokens, completion_tokens, error, error_message`` (missing fields are
+    NaN/None, e.g. ``passed`` for GSM8K).
+
+    Args:
+        run: A ``Run`` (anything with ``.samples``) or a list of sample records.
+
+    Returns:
+        The frame, in sample order.
+    """
+    config = getattr(run, "config", None) or {}
+    affixes = _affixes((config.get("prompt") or {}).get("user"))
+    rows = []
+    for s in _samples(run):
+        completion = s.get("completion") or {}
+        usage = completion.get("usage") or {}
+        scores = s.get("scores") or {}
+        metadata = s.get("metadata") or {}
+        err = completion.get("error")
+        rows.append({
+            "item_id": str(s.get("item_id")),
+            "epoch": int(s.get("epoch", 0) or 0),
+            "dataset": s.get("dataset"),
+            "question": _question(s.get("request") or {}, affixes),
+            "response": completion.get("text") or "",
+            "reference": s.get("reference", scores.get("reference")),
+            "score": scores.get("score"),
+            "strict": scores.get("strict"),
+            "flexible": scores.get("flexible"),
+            "extracted_strict": scores.get("extracted_strict"),
+            "extracted_flexible": scores.get("extracted_flexible"),
+            "method_strict": scores.get("method_strict"),
+            "method_flexible": scores.get("method_flexible"),
+            "parse_failure_strict": scores.get("parse_failure_strict"),
+            "parse_failure_flexible": scores.get("parse_failure_flexible"),
+            "passed": scores.get("passed"),
+            "result": scores.get("result"),
+            "subject": metadata.get("subject"),
+            "latency_s": completion.get("latency_s"),
+            "cost_usd": completion.get("cost_usd"),
+            "prompt_tokens": usage.get("prompt_tokens"),
+            "completion_tokens": usage.get("completion_tokens"),
+            "error": bool(s.get("error") or err),
+            "error_message": (err.get("message") if isinstance(err, Mapping) else err) or None,
+        })
+    frame = pd.DataFrame(rows)
+    for column in ("score", "strict", "flexible", "latency_s", "cost_usd", "prompt_tokens", "completion_tokens"):
+        if column in frame:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return frame
+
+
+def _scored(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[~frame["error"]] if "error" in frame else frame
+
+
+def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Accuracy (mean score) per scoring mode with its confidence interval.
+
+    Rows: ``strict`` and ``flexible`` exact match (GSM8K/MMLU) or ``pass@1`` (HumanEval,
+    column ``score``). Interval: Wilson for one epoch; with several epochs the samples of an
+    item are correlated, so the mean's SE is clustered by item,
+    SE = √(Σ_g (Σ_{i∈g}(x_i − x̄))²) / n, and the interval is x̄ ± z·SE.
+
+    Args:
+        frame: :func:`samples_frame` output.
+        confidence: Confidence level.
+
+    Returns:
+        Columns ``mode, n, correct, mean, ci_low, ci_high, method``; error samples excluded.
+    """
+    from evalcore.stats import mean_ci
+
+    scored = _scored(frame)
+    modes = [m for m in ("strict", "flexible") if m in scored and scored[m].notna().any()]
+    if not modes:
+        modes = ["score"]
+    several_epochs = scored["epoch"].nunique() > 1 if len(scored) else False
+    rows = []
+    for mode in modes:
+        values = scored[mode].dropna().astype(float)
+        if values.empty:
+            rows.append({"mode": "pass@1" if mode == "score" else mode, "n": 0, "correct": 0,
+                         "mean": np.nan, "ci_low": np.nan, "ci_high": np.nan, "method": None})
+            continue
+        clusters = scored.loc[values.index, "item_id"].to_numpy() if several_epochs else None
+        ci = mean_ci(values.to_numpy(), clusters=clusters, confidence=confidence)
+        rows.append({
+            "mode": "pass@1" if mode == "score" else mode,
+            "n": int(values.size),
+            "correct": float(values.sum()),
+            "mean": ci["mean"], "ci_low": ci["ci_low"], "ci_high": ci["ci_high"],
+            "method": ci["method"],
+        })
+    return pd.DataFrame(rows)
+
+
+def _verdict(row: Mapping[str, Any], mode: str) -> str:
+    if row.get("error"):
+        return "error"
+    if row.get("dataset") == "humaneval" or (row.get("passed") is not None and row.get(mode) is None):
+        return "passed" if row.get("passed") else "failed"
+    if row.get(f"parse_failure_{mode}"):
+        return "parse failure"
+    value = row.get(mode)
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "unscored"
+    return "correct" if value >= 1.0 else "wrong answer"
+
+
+def extraction_audit(frame: pd.DataFrame, mode: str = "flexible") -> pd.DataFrame:
+    """Split the samples into correct, wrong answer (an answer was extracted but is wrong),
+    parse failure (no answer could be extracted) and model error.
+
+    Args:
+        frame: :func:`samples_frame` output.
+        mode: ``"strict"`` or ``"flexible"`` extraction.
+
+    Returns:
+        Columns ``outcome, count, share`` (share of all samples), one row per outcome, in the
+        order correct, wrong answer, parse failure, error.
+    """
+    if mode not in ("strict", "flexible"):
+        raise EvalcoreError(f"unknown extraction mode {mode!r}; use 'strict' or 'flexible'", field="extraction")
+    verdicts = frame.apply(lambda r: _verdict(r, mode), axis=1) if len(frame) else pd.Series([], dtype=object)
+    order = ["correct", "wrong answer", "parse failure", "error"]
+    counts = verdicts.value_counts()
+    total = max(len(frame), 1)
+    return pd.DataFrame(
+        [{"outcome": o, "count": int(counts.get(o, 0)), "share": counts.get(o, 0) / total} for o in order]
+    )
+
+
+def audit_examples(frame: pd.DataFrame, mode: str = "flexible", n: int = 3, width: int = 300) -> pd.DataFrame:
+    """Examples of parse failures and wrong answers, to see why the model lost points.
+
+    Args:
+        frame: :func:`samples_frame` output.
+        mode: ``"strict"`` or ``"flexible"``.
+        n: Examples per outcome.
+        width: Characters of the response kept (its end, where the answer usually is).
+
+    Returns:
+        Columns ``outcome, item_id, extracted, reference, response_end``.
+    """
+    rows = []
+    for outcome in ("parse failure", "wrong answer"):
+        picked = frame[frame.apply(lambda r: _verdict(r, mode) == outcome, axis=1)] if len(frame) else frame
+        for _, row in picked.head(n).iterrows():
+            text = str(row["response"]).strip()
+            rows.append({
+                "outcome": outcome,
+                "item_id": row["item_id"],
+                "extracted": row.get(f"extracted_{mode}"),
+                "reference": row["reference"],
+                "response_end": ("…" + text[-width:]) if len(text) > width else text,
+            })
+    return pd.DataFrame(rows, columns=["outcome", "item_id", "extracted", "reference", "response_end"])
+
+
+def subject_table(frame: pd.DataFrame, mode: str = "flexible", confidence: float = 0.95) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Per-subject accuracy (MMLU) and the overall accuracy with SE clustered by subject.
+
+    Questions of one subject share difficulty, so treating them as independent understates
+    the uncertainty; the overall SE is clustered by subject:
+    SE = √(Σ_s (Σ_{i∈s}(x_i − x̄))²) / n. Per subject, the interval is Wilson (one epoch) or
+    clustered by item (several epochs).
+
+    Args:
+        frame: :func:`samples_frame` output with a ``subject`` column.
+        mode: Score column.
+        confidence: Confidence level.
+
+    Returns:
+        ``(table, overall)``: the table has ``subject, n, accuracy, se, ci_low, ci_high``
+        sorted by accuracy; ``overall`` is :func:`evalcore.stats.mean_ci` with subject clusters
+        plus ``naive_se`` (the SE ignoring clusters) for contrast.
+    """
+    from evalcore.stats import mean_ci
+
+    scored = _scored(frame).dropna(subset=[mode])
+    scored = scored[scored["subject"].notna()]
+    if scored.empty:
+        raise EvalcoreError("no scored samples with a subject (per-subject accuracy is for MMLU)", field="subject")
+    several_epochs = scored["epoch"].nunique() > 1
+    rows = []
+    for subject, group in scored.groupby("subject", sort=True):
+        values = group[mode].astype(float).to_numpy()
+        ci = mean_ci(values, clusters=group["item_id"].to_numpy() if several_epochs else None, confidence=confidence)
+        rows.append({"subject": subject, "n": int(values.size), "accuracy": ci["mean"], "se": ci["se"],
+                     "ci_low": ci["ci_low"], "ci_high": ci["ci_high"]})
+    table = pd.DataFrame(rows).sort_values(["accuracy", "subject"], ascending=[False, True]).reset_index(drop=True)
+    values = scored[mode].astype(float).to_numpy()
+    overall = mean_ci(values, clusters=scored["subject"].to_numpy(), confidence=confidence)
+    overall["naive_se"] = float(values.std(ddof=1) / np.sqrt(values.size)) if values.size > 1 else float("nan")
+    overall["n_subjects"] = int(scored["subject"].nunique())
+    return table, overall
+
+
+def subject_figure(table: pd.DataFrame) -> Any:
+    """Horizontal bars of per-subject accuracy with their intervals.
+
+    Args:
+        table: The first element of :func:`subject_table`.
+
+    Returns:
+        A matplotlib ``Figure``.
+    """
+    import matplotlib.pyplot as plt
+
+    height = max(2.0, 0.35 * len(table) + 1.0)
+    fig, ax = plt.subplots(figsize=(7, height))
+    y = np.arange(len(table))[::-1]
+    acc = table["accuracy"].to_numpy(dtype=float)
+    low = np.clip(acc - table["ci_low"].to_numpy(dtype=float), 0, None)
+    high = np.clip(table["ci_high"].to_numpy(dtype=float) - acc, 0, None)
+    ax.barh(y, acc, color="tab:blue", alpha=0.7)
+    ax.errorbar(acc, y, xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none", ecolor="black", capsize=3)
+    ax.set_yticks(y, [f"{s} (n={n})" for s, n in zip(table["subject"], table["n"])])
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("accuracy (95% interval)")
+    ax.set_title("Accuracy per subject")
+    fig.tight_layout()
+    return fig
+
+
+def pass_at_k_table(frame: pd.DataFrame, ks: Sequence[int] = (1, 5, 10)) -> pd.DataFrame:
+    """Unbiased pass@k over items (HumanEval), for each k ≤ samples per item.
+
+    pass@k = mean over items of 1 − C(n − c, k) / C(n, k), with n samples and c passing
+    samples of the item (Chen et al., 2021).
+
+    Args:
+        frame: :func:`samples_frame` output with a ``passed`` column.
+        ks: The k values; those larger than the smallest per-item sample count are skipped.
+
+    Returns:
+        Columns ``k, pass_at_k, n_items, samples_per_item``.
+    """
+    from evalcore.evaluators import pass_at_k
+
+    scored = _scored(frame)
+    if scored.empty or scored["passed"].isna().all():
+        raise EvalcoreError("no HumanEval samples with a 'passed' score", field="passed")
+    per_item = scored.groupby("item_id")["passed"].agg(n="size", c=lambda s: int(s.astype(bool).sum()))
+    min_n = int(per_item["n"].min())
+    rows = []
+    for k in ks:
+        if k > min_n:
+            continue
+        values = [pass_at_k(int(n), int(c), int(k)) for n, c in zip(per_item["n"], per_item["c"])]
+        rows.append({"k": int(k), "pass_at_k": float(np.mean(values)), "n_items": int(len(per_item)),
+                     "samples_per_item": min_n})
+    return pd.DataFrame(rows, columns=["k", "pass_at_k", "n_items", "samples_per_item"])
+
+
+def pass_fail_grid(frame: pd.DataFrame) -> pd.DataFrame:
+    """Items × epochs matrix of 1 (passed), 0 (failed) and NaN (model error / missing).
+
+    Args:
+        frame: :func:`samples_frame` output.
+
+    Returns:
+        A DataFrame indexed by item id with one column per epoch.
+    """
+    data = frame.assign(value=np.where(frame["error"], np.nan, frame["passed"].astype(float)))
+    return data.pivot_table(index="item_id", columns="epoch", values="value", aggfunc="mean", dropna=False)
+
+
+def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> Any:
+    """Draw :func:`pass_fail_grid` as coloured cells (green passed, red failed, grey error).
+
+    Args:
+        grid: The items × epochs matrix.
+        results: Optional failure reason per item id, used as the row label suffix.
+
+    Returns:
+        A matplotlib ``Figure``.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    values = grid.to_numpy(dtype=float)
+    height = max(2.0, 0.3 * len(grid) + 1.2)
+    width = max(3.5, 0.6 * grid.shape[1] + 3.5)
+    fig, ax = plt.subplots(figsize=(width, height))
+    cmap = ListedColormap(["#d9534f", "#5cb85c"])
+    cmap.set_bad("#bbbbbb")
+    ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    labels = [str(i) if results is None else f"{i}  {str(results.get(i, ''))[:30]}" for i in grid.index]
+    ax.set_yticks(range(len(grid)), labels, fontsize=8)
+    ax.set_xticks(range(grid.shape[1]), [f"epoch {c}" for c in grid.columns])
+    ax.set_title("HumanEval: passed (green) / failed (red) / error (grey)")
+    fig.tight_layout()
+    return fig
+
+
+def usage_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Latency, tokens and cost distribution summary (n, mean, p50, p95, max, total).
+
+    Args:
+        frame: :func:`samples_frame` output.
+
+    Returns:
+        One row per measure: ``latency_s``, ``prompt_tokens``, ``completion_tokens``,
+        ``cost_usd``.
+    """
+    rows = []
+    for column in ("latency_s", "prompt_tokens", "completion_tokens", "cost_usd"):
+        values = pd.to_numeric(frame[column], errors="coerce").dropna() if column in frame else pd.Series(dtype=float)
+        if values.empty:
+            rows.append({"measure": column, "n": 0})
+            continue
+        rows.append({"measure": column, "n": int(values.size), "mean": float(values.mean()),
+                     "p50": float(values.quantile(0.5)), "p95": float(values.quantile(0.95)),
+                     "max": float(values.max()), "total": float(values.sum())})
+    return pd.DataFrame(rows, columns=["measure", "n", "mean", "p50", "p95", "max", "total"])
+
+
+def latency_cost_figure(frame: pd.DataFrame) -> Any:
+    """Histograms of latency, completion tokens and cost per sample.
+
+    The cost panel is replaced by a note when every cost is zero (local models).
+
+    Args:
+        frame: :func:`samples_frame` output.
+
+    Returns:
+        A matplotlib ``Figure`` with three panels.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    panels = (("latency_s", "latency per sample (s)"), ("completion_tokens", "completion tokens"),
+              ("cost_usd", "cost per sample (USD)"))
+    for ax, (column, label) in zip(axes, panels):
+        values = pd.to_numeric(frame.get(column), errors="coerce").dropna() if column in frame else pd.Series(dtype=float)
+        if values.empty or (column == "cost_usd" and float(values.abs().sum()) == 0.0):
+            ax.text(0.5, 0.5, "no cost (local model)" if column == "cost_usd" else "no data",
+                    ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        else:
+            ax.hist(values, bins=min(20, max(5, values.size // 2)), color="tab:blue", alpha=0.75)
+            ax.axvline(values.median(), color="black", linestyle="--", linewidth=1, label="median")
+            ax.legend(fontsize=8)
+            ax.set_ylabel("samples")
+        ax.set_xlabel(label)
+    fig.tight_layout()
+    return fig
+
+
+def sample_table(frame: pd.DataFrame, mode: str = "flexible", n: int = 10, width: int = 160) -> pd.DataFrame:
+    """A few samples with question, response, extracted answer, reference and verdict.
+
+    Args:
+        frame: :func:`samples_frame` output.
+        mode: Extraction mode shown.
+        n: Number of samples (the first ``n`` in run order).
+        width: Characters kept of the question and the response.
+
+    Returns:
+        Columns ``item_id, epoch, question, response, extracted, reference, verdict``.
+    """
+    def cut(text: Any, keep_end: bool = False) -> str:
+        text = " ".join(str(text or "").split())
+        if len(text) <= width:
+            return text
+        return "…" + text[-width:] if keep_end else text[:width] + "…"
+
+    rows = []
+    for _, row in frame.head(n).iterrows():
+        verdict = _verdict(row, mode)
+        extracted = row.get(f"extracted_{mode}")
+        if row.get("result") is not None and row.get("dataset") == "humaneval":
+            extracted = row["result"]
+        rows.append({"item_id": row["item_id"], "epoch": row["epoch"], "question": cut(row["question"]),
+                     "response": cut(row["response"], keep_end=True), "extracted": extracted,
+                     "reference": cut(row["reference"]), "verdict": verdict})
+    return pd.DataFrame(rows, columns=["item_id", "epoch", "question", "response", "extracted", "reference", "verdict"])
+
+
+def run_overview(run: Any) -> pd.DataFrame:
+    """The facts of a run worth printing above its numbers (model, dataset, prompt, seed...).
+
+    Args:
+        run: A ``Run`` with ``.config`` and ``.results``.
+
+    Returns:
+        Two columns, ``field`` and ``value``.
+    """
+    config = getattr(run, "config", {}) or {}
+    results = getattr(run, "results", {}) or {}
+    params = config.get("params") or {}
+    prompt = config.get("prompt") or {}
+    facts = [
+        ("run id", config.get("run_id")),
+        ("run directory", str(getattr(run, "path", ""))),
+        ("dataset", f"{config.get('dataset')} ({config.get('split')}, source: {', '.join(map(str, config.get('source') or []))})"),
+        ("model", f"{config.get('model')} ({config.get('model_name')})"),
+        ("items × epochs", f"{config.get('n_items')} × {config.get('epochs')}"),
+        ("prompt template", prompt.get("name")),
+        ("few-shot examples", config.get("few_shot")),
+        ("generation", ", ".join(f"{k}={params[k]}" for k in ("temperature", "max_tokens", "seed") if k in params)),
+        ("samples scored / errors", f"{results.get('n_scored', '?')} / {results.get('errors', '?')}"),
+        ("wall time (s)", results.get("wall_s")),
+        ("git revision", config.get("git_revision")),
+        ("created (UTC)", config.get("created_utc")),
+    ]
+    return pd.DataFrame(facts, columns=["field", "value"])
+
+
+def benchmark_records(run: Any, frame: pd.DataFrame, extraction: str = "flexible") -> dict[str, Any]:
+    """The key numbers of a benchmark run, as published with ``evalcore.record``.
+
+    Keys: ``dataset, model, run_id, n_items, n_samples, errors``, ``accuracy`` (the primary
+    score: flexible exact match, or pass@1 for HumanEval) and, for GSM8K/MMLU,
+    ``accuracy_strict``, ``accuracy_flexible`` (each ``{mean, ci_low, ci_high, n}``) and
+    ``parse_failure_rate`` (of the ``extraction`` mode); for HumanEval ``pass_at_k``
+    (``{"1": ..., ...}``); plus ``latency_p50_s``, ``completion_tokens`` and ``cost_usd``.
+
+    Args:
+        run: A ``Run``.
+        frame: :func:`samples_frame` of the run.
+        extraction: Extraction mode of the parse-failure rate.
+
+    Returns:
+        Record name → JSON-native value.
+    """
+    config = getattr(run, "config", {}) or {}
+    acc = accuracy_table(frame).set_index("mode")
+
+    def ci(mode: str) -> dict[str, Any]:
+        row = acc.loc[mode]
+        return {"mean": _num(row["mean"]), "ci_low": _num(row["ci_low"]), "ci_high": _num(row["ci_high"]),
+                "n": int(row["n"])}
+
+    scored = _scored(frame)
+    out: dict[str, Any] = {
+        "dataset": config.get("dataset") or (frame["dataset"].iloc[0] if len(frame) else None),
+        "model": config.get("model"),
+        "run_id": config.get("run_id"),
+        "n_items": int(frame["item_id"].nunique()),
+        "n_samples": int(len(frame)),
+        "errors": int(frame["error"].sum()),
+    }
+    if "pass@1" in acc.index:
+        out["accuracy"] = ci("pass@1")
+        table = pass_at_k_table(frame)
+        out["pass_at_k"] = {str(int(k)): float(v) for k, v in zip(table["k"], table["pass_at_k"])}
+    else:
+        out["accuracy"] = ci("flexible")
+        out["accuracy_strict"] = ci("strict")
+        out["accuracy_flexible"] = ci("flexible")
+        column = scored[f"parse_failure_{extraction}"].astype(bool) if len(scored) else pd.Series(dtype=bool)
+        out["parse_failure_rate"] = float(column.mean()) if len(column) else None
+    latency = pd.to_numeric(frame["latency_s"], errors="coerce").dropna()
+    out["latency_p50_s"] = float(latency.median()) if len(latency) else None
+    out["completion_tokens"] = int(pd.to_numeric(frame["completion_tokens"], errors="coerce").fillna(0).sum())
+    out["cost_usd"] = float(pd.to_numeric(frame["cost_usd"], errors="coerce").fillna(0).sum())
+    return out
+
+
+def _num(value: Any) -> float | None:
+    value = float(value)
+    return value if np.isfinite(value) else None

@@ -1,0 +1,254 @@
+"""Paired comparison of two or more runs, for ``notebooks/compare.ipynb``.
+
+Runs are compared on the items they share; an item's score is the mean of its epochs'
+primary scores (``scores.score``). Samples whose model call failed are left out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalcore.errors import EvalcoreError
+
+__all__ = [
+    "run_label",
+    "item_scores",
+    "load_item_scores",
+    "shared_items",
+    "compare_runs",
+    "power_table",
+    "difference_figure",
+    "compare_records",
+]
+
+
+def run_label(run: Any, path: str | os.PathLike[str]) -> str:
+    """A short, unique-enough label for a run: its run id (from ``config.json``) or folder name."""
+    config = getattr(run, "config", {}) or {}
+    return str(config.get("run_id") or Path(path).name)
+
+
+def item_scores(run: Any) -> pd.Series:
+    """Per-item primary score, averaged over epochs, error samples left out.
+
+    Args:
+        run: A ``Run`` (anything with ``.samples``) or a list of sample records.
+
+    Returns:
+        A float Series indexed by item id (sorted).
+    """
+    samples = run.samples if hasattr(run, "samples") else run
+    rows = [(str(s["item_id"]), float((s.get("scores") or {})["score"]))
+            for s in samples
+            if not s.get("error") and (s.get("scores") or {}).get("score") is not None]
+    if not rows:
+        raise EvalcoreError("the run has no scored samples", field="samples")
+    frame = pd.DataFrame(rows, columns=["item_id", "score"])
+    return frame.groupby("item_id")["score"].mean().sort_index()
+
+
+def load_item_scores(paths: Sequence[str | os.PathLike[str]]) -> dict[str, pd.Series]:
+    """Load runs and return their per-item scores keyed by a unique label.
+
+    Args:
+        paths: Run directories (``<run_dir>/<run_id>``), at least two.
+
+    Returns:
+        Label → per-item scores, in the order given.
+
+    Raises:
+        EvalcoreError: Fewer than two runs, or a run directory is missing.
+    """
+    from evalcore.runs import load_run
+
+    if isinstance(paths, (str, os.PathLike)) or len(paths) < 2:
+        raise EvalcoreError("compare needs a list of at least two run directories", field="runs")
+    out: dict[str, pd.Series] = {}
+    for path in paths:
+        if not Path(path).is_dir():
+            raise EvalcoreError("run directory not found", path=path, field="runs")
+        run = load_run(Path(path))
+        label = run_label(run, path)
+        base, k = label, 2
+        while label in out:
+            label, k = f"{base}#{k}", k + 1
+        out[label] = item_scores(run)
+    return out
+
+
+def shared_items(series: Mapping[str, pd.Series]) -> pd.DataFrame:
+    """Item coverage of each run and of all runs together.
+
+    Args:
+        series: Label → per-item scores.
+
+    Returns:
+        Columns ``run, items, shared_with_all, mean_on_shared``.
+    """
+    common = set.intersection(*(set(s.index) for s in series.values())) if series else set()
+    rows = []
+    for label, s in series.items():
+        on_shared = s[s.index.isin(common)]
+        rows.append({"run": label, "items": int(s.size), "shared_with_all": len(common),
+                     "mean_on_shared": float(on_shared.mean()) if len(on_shared) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def compare_runs(
+    series: Mapping[str, pd.Series],
+    *,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Every pair of runs compared on their shared items, p-values corrected across pairs.
+
+    Uses :func:`evalcore.stats.compare_many` (McNemar and a paired-bootstrap interval for
+    binary scores; paired t with Wilcoxon and bootstrap alongside for continuous scores).
+
+    Args:
+        series: Label → per-item scores.
+        correction: ``"holm"``, ``"bh"`` or ``"none"``.
+        alpha: Significance level.
+        n_resamples: Bootstrap resamples.
+        seed: Resampling seed.
+
+    Returns:
+        One row per pair (columns of ``ComparisonResult.to_dict``).
+    """
+    from evalcore.stats import compare_many
+
+    return compare_many(dict(series), correction=correction, alpha=alpha, align="intersection",
+                        n_resamples=n_resamples, seed=seed)
+
+
+def power_table(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, *, alpha: float = 0.05,
+                power: float = 0.8) -> pd.DataFrame:
+    """Power of each pairwise comparison and the minimum detectable difference (MDD).
+
+    For n shared items with per-item SDs σ_a, σ_b and correlation ρ, the SD of the paired
+    difference is σ_d = √(σ_a² + σ_b² − 2ρσ_aσ_b); MDD ≈ (z_{1−α/2} + z_{power}) σ_d / √n
+    (solved exactly by :func:`evalcore.stats.min_detectable_difference`), and the power to
+    detect the observed difference comes from :func:`evalcore.stats.paired_power`. The items
+    needed to detect the observed difference come from
+    :func:`evalcore.stats.sample_size_paired`.
+
+    Args:
+        series: Label → per-item scores.
+        comparisons: :func:`compare_runs` output.
+        alpha: Significance level.
+        power: Target power for the MDD and the sample size.
+
+    Returns:
+        Columns ``pair, n, sd_a, sd_b, correlation, observed_difference, power_observed,
+        min_detectable_difference, items_needed``.
+    """
+    from evalcore.stats import min_detectable_difference, paired_power, sample_size_paired
+
+    rows = []
+    for _, row in comparisons.iterrows():
+        a, b = series[row["name_a"]], series[row["name_b"]]
+        common = a.index.intersection(b.index)
+        xa, xb = a.loc[common].to_numpy(float), b.loc[common].to_numpy(float)
+        n = int(common.size)
+        sd_a = float(xa.std(ddof=1)) if n > 1 else float("nan")
+        sd_b = float(xb.std(ddof=1)) if n > 1 else float("nan")
+        rho = row.get("correlation")
+        rho = 0.0 if rho is None or not np.isfinite(rho) else float(rho)
+        diff = float(row["difference"])
+        sd_ok = n > 1 and np.isfinite(sd_a) and np.isfinite(sd_b) and (sd_a > 0 or sd_b > 0)
+        if sd_ok:
+            sd_d2 = sd_a**2 + sd_b**2 - 2 * rho * sd_a * sd_b
+            sd_ok = sd_d2 > 1e-12
+        if sd_ok:
+            mdd = min_detectable_difference(n, sd_a, sd_b, rho, alpha=alpha, power=power)
+            pw = paired_power(diff, n, sd_a, sd_b, rho, alpha=alpha) if diff != 0 else alpha
+            needed = sample_size_paired(diff, sd_a, sd_b, rho, alpha=alpha, power=power) if diff != 0 else None
+        else:
+            mdd, pw, needed = float("nan"), float("nan"), None
+        rows.append({"pair": f"{row['name_a']} − {row['name_b']}", "n": n, "sd_a": sd_a, "sd_b": sd_b,
+                     "correlation": rho, "observed_difference": diff, "power_observed": pw,
+                     "min_detectable_difference": mdd, "items_needed": needed})
+    return pd.DataFrame(rows)
+
+
+def difference_figure(comparisons: pd.DataFrame, mdd: pd.Series | None = None) -> Any:
+    """Forest plot: each pair's difference (A − B) with its interval, and the ±MDD band.
+
+    Args:
+        comparisons: :func:`compare_runs` output.
+        mdd: Optional minimum detectable difference per row (drawn as grey ticks).
+
+    Returns:
+        A matplotlib ``Figure``.
+    """
+    import matplotlib.pyplot as plt
+
+    n = len(comparisons)
+    fig, ax = plt.subplots(figsize=(7, max(2.2, 0.6 * n + 1.4)))
+    y = np.arange(n)[::-1]
+    diff = comparisons["difference"].to_numpy(float)
+    low = comparisons["ci_low"].to_numpy(float)
+    high = comparisons["ci_high"].to_numpy(float)
+    p_col = "p_adjusted" if "p_adjusted" in comparisons and comparisons["p_adjusted"].notna().any() else "p_value"
+    colors = ["tab:red" if bool(s) else "tab:blue" for s in comparisons["significant"]]
+    ax.errorbar(diff, y, xerr=[np.nan_to_num(diff - low), np.nan_to_num(high - diff)], fmt="none",
+                ecolor="black", capsize=4)
+    ax.scatter(diff, y, c=colors, zorder=3, s=40)
+    if mdd is not None:
+        for yi, m in zip(y, np.asarray(mdd, dtype=float)):
+            if np.isfinite(m):
+                ax.plot([-m, m], [yi, yi], color="grey", alpha=0.35, linewidth=8, solid_capstyle="butt")
+    ax.axvline(0, color="grey", linestyle="--", linewidth=1)
+    labels = [f"{a} − {b}\n{p_col.replace('_', ' ')} = {p:.3g}, n = {k}"
+              for a, b, p, k in zip(comparisons["name_a"], comparisons["name_b"], comparisons[p_col], comparisons["n"])]
+    ax.set_yticks(y, labels, fontsize=8)
+    level = float(comparisons["confidence"].iloc[0]) if "confidence" in comparisons and n else 0.95
+    band = "; grey band: ±MDD at 80% power" if mdd is not None else ""
+    ax.set_xlabel(f"difference in mean score (A − B) with {level:.0%} interval{band}")
+    ax.set_title("Paired differences on shared items")
+    fig.tight_layout()
+    return fig
+
+
+def compare_records(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, power: pd.DataFrame) -> dict[str, Any]:
+    """The key numbers of a comparison, as published with ``evalcore.record``.
+
+    Keys: ``runs`` (labels), ``n_shared`` (items shared by all runs), ``comparisons`` (one
+    dict per pair: ``name_a, name_b, n, mean_a, mean_b, difference, ci_low, ci_high, test,
+    p_value, p_adjusted, significant, min_detectable_difference, power_observed``) and, for the
+    first pair, ``difference`` ``{mean, ci_low, ci_high}`` and ``p_adjusted`` for the summary.
+
+    Args:
+        series: Label → per-item scores.
+        comparisons: :func:`compare_runs` output.
+        power: :func:`power_table` output (same row order).
+
+    Returns:
+        Record name → JSON-native value.
+    """
+    from evalcore.reporting._record import to_native
+
+    keep = ["name_a", "name_b", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high", "test",
+            "p_value", "p_adjusted", "significant"]
+    rows = []
+    for (_, comp), (_, pw) in zip(comparisons.iterrows(), power.iterrows()):
+        row = {k: comp.get(k) for k in keep}
+        row["min_detectable_difference"] = pw["min_detectable_difference"]
+        row["power_observed"] = pw["power_observed"]
+        rows.append(row)
+    shared = set.intersection(*(set(s.index) for s in series.values()))
+    out: dict[str, Any] = {"runs": list(series), "n_shared": len(shared), "comparisons": rows}
+    if rows:
+        first = rows[0]
+        out["difference"] = {"mean": first["difference"], "ci_low": first["ci_low"], "ci_high": first["ci_high"]}
+        out["p_adjusted"] = first["p_adjusted"] if first["p_adjusted"] is not None else first["p_value"]
+        out["min_detectable_difference"] = first["min_detectable_difference"]
+    return to_native(out)

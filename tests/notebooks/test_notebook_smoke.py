@@ -1,0 +1,138 @@
+"""Every notebook of params/suite.yaml executes through papermill with params/smoke.yaml, and
+its recorded numbers are checked, not just that it ran.
+
+The suite runs once (module fixture) on the real embedded model with tiny limits; benchmark
+records are cross-checked against the run directory (results.json and samples.jsonl), the
+comparison against an independent McNemar/difference computation.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalcore.reporting import run_suite
+from evalcore.reporting._suite import load_smoke, load_suite
+
+pytestmark = pytest.mark.notebooks
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKE = load_smoke(ROOT / "params" / "smoke.yaml")
+ENTRIES = load_suite(ROOT / "params" / "suite.yaml", smoke=SMOKE)
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reports")
+    result = run_suite(ROOT / "params" / "suite.yaml", output=out, smoke=SMOKE, root=ROOT)
+    return result
+
+
+def _result(suite, name):
+    (found,) = [r for r in suite.results if r.name == name]
+    return found
+
+
+def test_index_and_latest(suite):
+    index = (suite.suite_dir / "index.html").read_text()
+    for entry in ENTRIES:
+        assert f"<td>{entry.name}</td>" in index
+    assert (suite.suite_dir.parent / "latest").resolve() == suite.suite_dir
+    assert (suite.suite_dir / "summary.csv").exists()
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
+def test_every_notebook_runs_and_records(suite, entry):
+    result = _result(suite, entry.name)
+    assert result.status == "ok", f"{entry.name} failed: {result.error}"
+    assert result.records, f"{entry.name} recorded nothing (call evalcore.record)"
+    on_disk = json.loads((suite.suite_dir / entry.name / "records.json").read_text())
+    assert on_disk == result.records
+    assert (suite.suite_dir / result.html).exists()
+    json.dumps(result.records, allow_nan=False)
+
+
+def _samples(run_path):
+    return [json.loads(line) for line in Path(run_path, "samples.jsonl").read_text().splitlines() if line.strip()]
+
+
+BENCHMARKS = [e for e in ENTRIES if e.notebook.name == "benchmark.ipynb"]
+
+
+@pytest.mark.parametrize("entry", BENCHMARKS, ids=lambda e: e.name)
+def test_benchmark_numbers_match_the_run_directory(suite, entry):
+    result = _result(suite, entry.name)
+    rec = result.records
+    assert rec["dataset"] == result.params["dataset"]
+    assert rec["n_items"] == result.params["limit"] == rec["n_samples"]
+    samples = _samples(rec["run_path"])
+    assert len(samples) == result.params["limit"]
+    ok = [s for s in samples if not s["error"]]
+    assert rec["errors"] == len(samples) - len(ok)
+    results = json.loads(Path(rec["run_path"], "results.json").read_text())
+    acc = rec["accuracy"]
+    assert 0.0 <= acc["ci_low"] <= acc["mean"] <= acc["ci_high"] <= 1.0
+    if ok:
+        assert acc["mean"] == pytest.approx(np.mean([s["scores"]["score"] for s in ok]))
+    if rec["dataset"] == "humaneval":
+        assert rec["pass_at_k"]["1"] == pytest.approx(acc["mean"])
+        assert acc["mean"] == pytest.approx(results["accuracy_flexible"]["mean"])
+    else:
+        for mode in ("strict", "flexible"):
+            assert rec[f"accuracy_{mode}"]["mean"] == pytest.approx(results[f"accuracy_{mode}"]["mean"])
+            assert rec[f"accuracy_{mode}"]["ci_high"] == pytest.approx(results[f"accuracy_{mode}"]["ci_high"])
+        assert rec["parse_failure_rate"] == pytest.approx(results["parse_failure_rate"])
+    assert rec["completion_tokens"] == results["tokens"]["completion"]
+
+
+COMPARES = [e for e in ENTRIES if e.notebook.name == "compare.ipynb"]
+
+
+@pytest.mark.parametrize("entry", COMPARES, ids=lambda e: e.name)
+def test_compare_numbers_match_an_independent_computation(suite, entry):
+    from scipy.stats import binomtest
+
+    result = _result(suite, entry.name)
+    rec = result.records
+    paths = result.params["runs"]
+    scores = []
+    for path in paths:
+        per_item = {}
+        for s in _samples(path):
+            if not s["error"]:
+                per_item.setdefault(s["item_id"], []).append(s["scores"]["score"])
+        scores.append({k: float(np.mean(v)) for k, v in per_item.items()})
+    shared = sorted(set(scores[0]) & set(scores[1]))
+    assert rec["n_shared"] == len(shared) > 0
+    first = rec["comparisons"][0]
+    a = np.array([scores[0][i] for i in shared])
+    b = np.array([scores[1][i] for i in shared])
+    assert first["difference"] == pytest.approx(float((a - b).mean()))
+    assert first["mean_a"] == pytest.approx(a.mean()) and first["mean_b"] == pytest.approx(b.mean())
+    if first["test"] == "mcnemar":
+        n10, n01 = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+        expected = binomtest(n10, n10 + n01).pvalue if n10 + n01 else 1.0
+        assert first["p_value"] == pytest.approx(expected)
+    assert 0.0 <= rec["p_adjusted"] <= 1.0
+    assert first["ci_low"] <= first["difference"] <= first["ci_high"]
+    mdd = rec["min_detectable_difference"]
+    assert mdd is None or mdd > 0
+    assert (suite.suite_dir / entry.name / "figures" / "differences.png").exists()
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None or shutil.which("pdftoppm") is None,
+                    reason="needs chromium and poppler-utils (apt-get install chromium poppler-utils)")
+def test_pdf_of_a_notebook_is_not_blank(suite, tmp_path):
+    from PIL import Image
+
+    first = next(r for r in suite.results if r.pdf)
+    pdf = suite.suite_dir / first.pdf
+    subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "p")], check=True)
+    (page,) = tmp_path.glob("p*.png")
+    pixels = np.asarray(Image.open(page).convert("L"), dtype=float)
+    assert pixels.std() > 5.0 and (pixels < 128).mean() > 0.001

