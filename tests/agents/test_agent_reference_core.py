@@ -295,6 +295,8 @@ def test_split_steps() -> None:
     assert split_steps("First, reverse 'abc'; after that reverse it and then reverse it") == [
         "reverse 'abc'", "reverse it", "reverse it"]
     assert split_steps("reverse 'this and then that'") == ["reverse 'this and then that'"]
+    assert split_steps("Calculate the factorial of 4 and also reverse the string 'ab'") == [
+        "Calculate the factorial of 4", "reverse the string 'ab'"]
     assert split_steps("what is 5 factorial") == ["what is 5 factorial"]
 
 
@@ -302,6 +304,7 @@ def test_resolve_references() -> None:
     assert resolve_references("take 20% of the result", 120, True) == ("take 20% of 120", True)
     assert resolve_references("reverse it", "cba", True) == ('reverse "cba"', True)
     assert resolve_references("convert that to F", 37.5, True) == ("convert 37.5 to F", True)
+    assert resolve_references("convert that many degrees C to F", 3.0, True) == ("convert 3.0 degrees C to F", True)
     assert resolve_references("reverse this string 'x'", "cba", True) == ("reverse this string 'x'", False)
     assert resolve_references("take 20% of the result", 120, False) == ("take 20% of the result", False)
 
@@ -338,10 +341,14 @@ def test_dependent_multi_step_request(agent: ReferenceAgent) -> None:
     assert r.result == "stressed" and r.steps[0].result == "desserts" and r.steps[1].depends_on == [0]
     r = agent.process_request("compute 4 factorial; then take 50 percent")  # implicit dependency
     assert r.result == 12.0 and r.steps[1].depends_on == [0]
-    r = agent.process_request("what is 3 factorial; reverse 'ab'")  # independent steps
-    assert r.result == "ba" and r.steps[1].depends_on == [] and r.steps[0].result == 6
-    assert agent.workflow_patterns() == {"factorial -> percentage": 2, "factorial -> reverse_string": 1,
-                                         "reverse_string -> reverse_string": 1}
+    r = agent.process_request("what is 3 factorial and also reverse the string 'ab'")  # independent steps
+    assert r.result == [6, "ba"] and r.steps[1].depends_on == [] and r.steps[0].result == 6
+    r = agent.process_request("Calculate the factorial of 3, then find 50% of the result, then convert "
+                              "that many degrees Celsius to Fahrenheit")
+    assert r.success and r.result == pytest.approx(37.4) and [s.depends_on for s in r.steps] == [[], [0], [1]]
+    assert r.steps[2].args == {"value": 3.0, "from_unit": "C", "to_unit": "F"}
+    assert agent.workflow_patterns() == {"factorial -> percentage": 2, "factorial -> percentage -> convert_temperature": 1,
+                                         "factorial -> reverse_string": 1, "reverse_string -> reverse_string": 1}
 
 
 def test_failed_step_stops_the_plan(agent: ReferenceAgent) -> None:

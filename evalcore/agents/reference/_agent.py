@@ -222,7 +222,9 @@ class ReferenceAgent:
             query: The request in natural language.
 
         Returns:
-            The response; ``result`` is the structured result of the last step.
+            The response. ``result`` holds the outputs no later step consumed: for a single step
+            or a dependent chain that is the last step's result; for independent steps ("A and
+            also B", "A; B") it is the list of their results in step order.
         """
         steps: list[StepRecord] = []
         flags = {"synthesized": False, "reused": False}
@@ -248,12 +250,15 @@ class ReferenceAgent:
             return AgentResponse(success=False, error=f"internal error: {type(exc).__name__}: {exc}",
                                  steps=steps, synthesized=flags["synthesized"], reused=flags["reused"])
         self._record(registry, query, steps, True)
+        consumed = {j for s in steps for j in s.depends_on}
+        outputs = [s.result for i, s in enumerate(steps) if i not in consumed]
         text = "; then ".join(
             f"{s.tool}({', '.join(f'{k}={_format(v)}' for k, v in s.args.items())}) = {_format(s.result)}"
             for s in steps
         )
         return AgentResponse(
-            success=True, response=text, result=steps[-1].result, tool_used=steps[-1].tool,
+            success=True, response=text, result=outputs[0] if len(outputs) == 1 else outputs,
+            tool_used=steps[-1].tool,
             synthesized=flags["synthesized"], reused=flags["reused"], steps=steps,
         )
 

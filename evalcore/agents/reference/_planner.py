@@ -9,7 +9,7 @@ from typing import Any
 _QUOTED = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?<![A-Za-z])'[^']*'|\u2018[^\u2019]*\u2019")
 _SPLIT = re.compile(
     r"\s*(?:;|,?\s*\band\s+then\b|,?\s*\bthen\b|,?\s*\b(?:and\s+)?after\s+that\b|"
-    r",?\s*\bafterwards\b|,?\s*\band\s+finally\b|,?\s*\bfinally\b)[\s,:]*",
+    r",?\s*\bafterwards\b|,?\s*\band\s+finally\b|,?\s*\bfinally\b|,?\s*\band\s+also\b)[\s,:]*",
     re.I,
 )
 _LEADING = re.compile(r"^\s*(?:first(?:ly)?|to\s+start)\b[\s,:]*", re.I)
@@ -19,6 +19,7 @@ _NOUN_REF = re.compile(
     r"(?!\s*[\"'\u201c\u2018\d])",
     re.I,
 )
+_AMOUNT_REF = re.compile(r"\b(?:that|this)\s+(?:many|much)\b", re.I)
 _PRONOUN_REF = re.compile(
     r"\b(?:it|that|this)\b(?=\s*(?:$|[.,;:!?)]|\s(?:by|to|in|into|from|of|and|backwards|"
     r"around|again|as|with|times|plus|minus)\b))",
@@ -29,8 +30,8 @@ _PRONOUN_REF = re.compile(
 def split_steps(query: str) -> list[str]:
     """Split a request into its sequential steps.
 
-    Steps are separated by ";", "then", "and then", "after that", "afterwards", "finally";
-    quoted strings are never split. A leading "first" is dropped.
+    Steps are separated by ";", "then", "and then", "after that", "afterwards", "finally",
+    "and also"; quoted strings are never split. A leading "first" is dropped.
 
     Args:
         query: The request.
@@ -65,7 +66,11 @@ def literal(value: Any) -> str:
 
 
 def resolve_references(step: str, previous: Any, has_previous: bool) -> tuple[str, bool]:
-    """Replace references to the previous step's result ("the result", "that", "it") by its value.
+    """Replace references to the previous step's result by its value.
+
+    References: "the/that/this [previous|last] result|answer|number|value|output|string|word|
+    text" (not when a literal follows, as in "this string 'abc'"), "that many"/"that much", and
+    a bare "it"/"that"/"this" at the end or before a preposition ("take 20% of it").
 
     Args:
         step: The step text.
@@ -77,8 +82,9 @@ def resolve_references(step: str, previous: Any, has_previous: bool) -> tuple[st
     """
     if not has_previous:
         return step, False
-    text, n = _NOUN_REF.subn(literal(previous), step, count=1)
-    if n:
-        return text, True
+    for pattern in (_NOUN_REF, _AMOUNT_REF):
+        text, n = pattern.subn(literal(previous), step, count=1)
+        if n:
+            return text, True
     text, n = _PRONOUN_REF.subn(literal(previous), step, count=1)
     return text, bool(n)
