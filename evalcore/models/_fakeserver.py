@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import socket
 import threading
 import time
 from collections import Counter
@@ -68,6 +69,7 @@ class FakeChatServer:
         counts: ``Counter`` of outcomes: ``ok``, ``rate_limit``, ``server_error``, ``stall``,
             ``malformed``, ``persistent``, ``requests``.
         max_in_flight: The most chat requests handled at once.
+        log: ``(last message content, outcome)`` of every chat request, in arrival order.
     """
 
     def __init__(
@@ -91,6 +93,7 @@ class FakeChatServer:
         self.latency_s = latency_s
         self.model = model
         self.counts: Counter[str] = Counter()
+        self.log: list[tuple[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._attempts: Counter[str] = Counter()
@@ -178,6 +181,11 @@ class FakeChatServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def setup(self) -> None:
+                super().setup()
+                # answer in one segment: without this, Nagle + delayed ACK add ~40 ms per call
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 return
 
@@ -188,8 +196,9 @@ class FakeChatServer:
                 self.send_header("Content-Length", str(len(body)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
+                self._headers_buffer.append(b"\r\n")
+                self._headers_buffer.append(body)
+                self.flush_headers()
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/") == "/v1/models":
@@ -206,7 +215,12 @@ class FakeChatServer:
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
                 outcome = server.decide(body)
+                try:
+                    last = str((json.loads(body).get("messages") or [{}])[-1].get("content", ""))
+                except (json.JSONDecodeError, AttributeError, IndexError):
+                    last = ""
                 with server._lock:
+                    server.log.append((last, outcome))
                     server.counts["requests"] += 1
                     server.counts[outcome] += 1
                     server.in_flight += 1
