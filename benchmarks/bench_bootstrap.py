@@ -12,12 +12,18 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from functools import partial
 
 import numpy as np
 from scipy import stats as sps
 
 from evalcore.stats import paired_bootstrap
+
+
+def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(x - y, axis=axis)
 
 
 def _best(fn, repeat: int) -> tuple[float, object]:
@@ -42,18 +48,19 @@ def main() -> None:
     batch = max(1, 4_000_000 // args.items)
 
     print(f"paired bootstrap of the mean difference: {args.items:,} items, "
-          f"{args.resamples:,} resamples (best of {args.repeat})")
-    print(f"{'method':<11}{'evalcore s':>12}{'scipy s':>10}{'ratio':>8}   intervals (evalcore | scipy)")
+          f"{args.resamples:,} resamples (best of {args.repeat}); "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"{'method':<11}{'evalcore s':>12}{'scipy s':>10}{'ratio':>8}   "
+          "intervals (evalcore | scipy)")
     for method, scipy_method in (("percentile", "percentile"), ("bca", "BCa")):
         t_ours, ours = _best(
-            lambda: paired_bootstrap(a, b, n_resamples=args.resamples, seed=1, method=method),
+            partial(paired_bootstrap, a, b, n_resamples=args.resamples, seed=1, method=method),
             args.repeat,
         )
         t_scipy, ref = _best(
-            lambda: sps.bootstrap(
-                (a, b), lambda x, y, axis: np.mean(x - y, axis=axis), paired=True,
-                vectorized=True, n_resamples=args.resamples, batch=batch, method=scipy_method,
-                rng=np.random.default_rng(1),
+            lambda m=scipy_method: sps.bootstrap(
+                (a, b), _mean_difference, paired=True, vectorized=True,
+                n_resamples=args.resamples, batch=batch, method=m, rng=np.random.default_rng(1),
             ),
             args.repeat,
         )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, Union
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,7 @@ import pandas as pd
 from evalcore.errors import EvalcoreError
 from evalcore.stats._validate import ZeroDivision, check_zero_division, safe_ratio
 
-Relevance = Union[Mapping[str, float], Collection[str]]
+Relevance = Mapping[str, float] | Collection[str]
 
 
 def _grades(relevant: Relevance) -> dict[Hashable, float]:

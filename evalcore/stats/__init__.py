@@ -10,6 +10,7 @@ from evalcore.stats._intervals import bootstrap_interval, clustered_se, mean_ci,
 from evalcore.stats._multiple import adjust_p_values, benjamini_hochberg, holm
 from evalcore.stats._paired import (
     TestResult,
+    clustered_difference,
     cohens_d_paired,
     mcnemar,
     mean_difference,
@@ -32,6 +33,7 @@ __all__: list[str] = [
     "align_scores",
     "benjamini_hochberg",
     "bootstrap_interval",
+    "clustered_difference",
     "clustered_se",
     "cohens_d_paired",
     "compare",

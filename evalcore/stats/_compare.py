@@ -7,7 +7,7 @@ import itertools
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -15,6 +15,8 @@ import pandas as pd
 from evalcore.errors import EvalcoreError
 from evalcore.stats._multiple import adjust_p_values
 from evalcore.stats._paired import (
+    TestResult,
+    clustered_difference,
     cohens_d_paired,
     mcnemar,
     paired_bootstrap,
@@ -22,13 +24,17 @@ from evalcore.stats._paired import (
     permutation_test,
     wilcoxon,
 )
+from evalcore.stats._power import min_detectable_difference
 from evalcore.stats._validate import check_positive_int, check_probability, is_binary
 
-Scores = Union[Mapping[Hashable, float], pd.Series]
-TestName = Literal["auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation"]
+Scores: TypeAlias = Mapping[Hashable, float] | pd.Series
+TestName = Literal[
+    "auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation", "clustered"
+]
 Align = Literal["strict", "intersection"]
 
-_TESTS = ("auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation")
+_TESTS = ("auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation",
+          "clustered")
 
 
 @dataclass(frozen=True)
@@ -43,9 +49,10 @@ class ComparisonResult:
         difference: mean_a − mean_b (= mean of the per-item differences).
         ci_low: Lower bound of the interval of the difference.
         ci_high: Upper bound of the interval of the difference.
-        ci_method: How the interval was made ("paired_t" or "paired_bootstrap").
+        ci_method: How the interval was made ("paired_t", "paired_bootstrap" or "clustered").
         p_value: p-value of ``test``.
-        test: Test used ("mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation").
+        test: Test used ("mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation",
+            "clustered").
         n: Number of paired items.
         n_dropped: Items present in only one series (dropped with ``align="intersection"``).
         correlation: Pearson correlation of A's and B's per-item scores (NaN if one is constant).
@@ -55,8 +62,13 @@ class ComparisonResult:
         significant: p (or p_adjusted when set) ≤ alpha.
         p_adjusted: Multiplicity-adjusted p-value, None unless a correction was applied.
         correction: The correction applied ("holm", "bh"), or None.
-        extra: Secondary results: ``wilcoxon_p``, ``bootstrap_p``, ``bootstrap_ci_low``,
-            ``bootstrap_ci_high`` (continuous scores); ``n_10``, ``n_01`` (McNemar).
+        extra: Secondary results: ``bootstrap_p``, ``bootstrap_ci_low``, ``bootstrap_ci_high``;
+            ``<test>_p`` for each other test run (``paired_t_p``, ``wilcoxon_p``, ``mcnemar_p``,
+            ``clustered_p``); ``n_10``, ``n_01``, ``mcnemar_exact`` (binary scores);
+            ``clustered_se``, ``n_clusters`` (with clusters);
+            ``mdd_80``: the minimum detectable difference at 80 % power and level ``alpha`` for
+            this n, from the observed standard deviations and correlation
+            (:func:`~evalcore.stats.min_detectable_difference`; None when σ_d = 0).
     """
 
     name_a: str
@@ -80,7 +92,7 @@ class ComparisonResult:
     correction: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def with_adjusted(self, p_adjusted: float, correction: str) -> "ComparisonResult":
+    def with_adjusted(self, p_adjusted: float, correction: str) -> ComparisonResult:
         """A copy carrying an adjusted p-value, with ``significant`` re-decided on it."""
         return dataclasses.replace(
             self, p_adjusted=float(p_adjusted), correction=correction,
@@ -193,6 +205,15 @@ def _correlation(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
+def _mdd(x: np.ndarray, y: np.ndarray, alpha: float) -> float | None:
+    sd_a, sd_b = float(x.std(ddof=1)), float(y.std(ddof=1))
+    rho = _correlation(x, y)
+    if float((x - y).std(ddof=1)) == 0.0:
+        return None
+    rho = 0.0 if not math.isfinite(rho) else max(-1.0, min(1.0, rho))
+    return min_detectable_difference(x.size, sd_a, sd_b, rho, alpha, 0.8)
+
+
 def compare(
     a: Scores,
     b: Scores,
@@ -203,14 +224,21 @@ def compare(
     confidence: float | None = None,
     test: TestName = "auto",
     align: Align = "strict",
+    clusters: Mapping[Hashable, Hashable] | pd.Series | None = None,
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> ComparisonResult:
     """Paired comparison of two systems' per-item scores, aligned by item id.
 
-    The test (``test="auto"``): McNemar for binary (0/1) scores, with the paired-bootstrap
-    (percentile) interval of the difference; the paired t-test otherwise, with its t interval,
-    and the Wilcoxon signed-rank test and the paired bootstrap (BCa) reported in ``extra``.
+    The test (``test="auto"``):
+
+    - binary (0/1) scores: McNemar, with the paired-bootstrap (percentile) interval of the
+      difference;
+    - continuous scores: the paired t-test with its t interval; the Wilcoxon signed-rank test
+      and the paired bootstrap (BCa) are reported in ``extra``;
+    - with ``clusters``: the clustered paired z-test (:func:`clustered_difference`, Miller
+      2024) and its interval; the unclustered test's p-value is reported in ``extra``.
+
     ``difference`` = mean_a − mean_b; effect size = Cohen's d_z = mean(d)/sd(d).
 
     Args:
@@ -220,9 +248,11 @@ def compare(
         name_b: Name of B.
         alpha: Significance level.
         confidence: Confidence level of the interval (default 1 − alpha).
-        test: "auto" or a test name to force it.
+        test: "auto" or a test name to force it ("mcnemar", "paired_t", "wilcoxon",
+            "paired_bootstrap", "permutation", "clustered").
         align: "strict" (default) refuses different id sets; "intersection" keeps the shared
             ids and reports how many were dropped in ``n_dropped``.
+        clusters: Item id → cluster label (e.g. MMLU subject); needed by "clustered".
         n_resamples: Bootstrap / permutation resamples.
         seed: Seed for the resampling (results are deterministic).
 
@@ -231,54 +261,67 @@ def compare(
 
     Raises:
         EvalcoreError: duplicated or mismatched ids, fewer than 2 shared items, non-numeric
-            scores, McNemar forced on non-binary scores, unknown ``test``.
+            scores, McNemar forced on non-binary scores, an item without a cluster label,
+            unknown ``test``.
     """
     alpha = check_probability(alpha, "alpha")
     confidence = 1.0 - alpha if confidence is None else check_probability(confidence, "confidence")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     if test not in _TESTS:
         raise EvalcoreError(f"unknown test {test!r}; use one of {', '.join(_TESTS)}", field="test")
-    x, y, _ids, n_dropped = align_scores(a, b, align=align, name_a=name_a, name_b=name_b)
+    x, y, ids, n_dropped = align_scores(a, b, align=align, name_a=name_a, name_b=name_b)
     n = x.size
     if n < 2:
         raise EvalcoreError(f"a paired comparison needs at least 2 shared items, got {n}",
                             field="align")
+    labels = _cluster_labels(clusters, ids) if clusters is not None else None
+    if test == "clustered" and labels is None:
+        raise EvalcoreError("test 'clustered' needs cluster labels", field="clusters")
     binary = is_binary(x) and is_binary(y)
-    chosen = ("mcnemar" if binary else "paired_t") if test == "auto" else test
-    boot_method = "percentile" if binary else "bca"
-    boot = paired_bootstrap(x, y, n_resamples=n_resamples, confidence=confidence, seed=seed,
-                            method=boot_method)
-    extra: dict[str, Any] = {}
-    if chosen == "mcnemar":
-        res = mcnemar(x, y)
-        extra.update(n_10=res.details["n_10"], n_01=res.details["n_01"],
-                     mcnemar_exact=res.details["exact"])
-        ci_low, ci_high, ci_method = boot.ci_low, boot.ci_high, "paired_bootstrap"
+    base = "mcnemar" if binary else "paired_t"
+    if test == "auto":
+        chosen = "clustered" if labels is not None else base
     else:
-        t_res = paired_t(x, y, confidence=confidence)
-        if chosen == "paired_t":
-            res = t_res
-        elif chosen == "wilcoxon":
-            res = wilcoxon(x, y)
-        elif chosen == "paired_bootstrap":
-            res = boot
-        else:
-            res = permutation_test(x, y, n_resamples=n_resamples, seed=seed)
-        if chosen == "paired_bootstrap":
-            ci_low, ci_high, ci_method = boot.ci_low, boot.ci_high, "paired_bootstrap"
-        else:
-            ci_low, ci_high, ci_method = t_res.ci_low, t_res.ci_high, "paired_t"
-        if chosen != "paired_t":
-            extra["paired_t_p"] = t_res.p_value
-        if chosen != "wilcoxon":
-            extra["wilcoxon_p"] = wilcoxon(x, y).p_value
+        chosen = test
+    boot = paired_bootstrap(x, y, n_resamples=n_resamples, confidence=confidence, seed=seed,
+                            method="percentile" if binary else "bca")
+    results: dict[str, TestResult] = {"paired_bootstrap": boot}
+    if binary or chosen == "mcnemar":
+        results["mcnemar"] = mcnemar(x, y)
+    if not binary or chosen in ("paired_t", "wilcoxon"):
+        results["paired_t"] = paired_t(x, y, confidence=confidence)
+        results["wilcoxon"] = wilcoxon(x, y)
+    if chosen == "permutation":
+        results["permutation"] = permutation_test(x, y, n_resamples=n_resamples, seed=seed)
+    if labels is not None:
+        results["clustered"] = clustered_difference(x, y, labels, confidence=confidence)
+    res = results[chosen]
+
+    if chosen in ("clustered", "paired_bootstrap"):
+        interval = results[chosen]
+    elif "paired_t" in results and chosen != "mcnemar":
+        interval = results["paired_t"]
+    else:
+        interval = boot
+    extra: dict[str, Any] = {}
+    if "mcnemar" in results:
+        mc = results["mcnemar"].details or {}
+        extra.update(n_10=mc["n_10"], n_01=mc["n_01"], mcnemar_exact=mc["exact"])
+    for name in ("mcnemar", "paired_t", "wilcoxon", "clustered"):
+        if name in results and name != chosen:
+            extra[f"{name}_p"] = results[name].p_value
+    if labels is not None:
+        extra["clustered_se"] = (results["clustered"].details or {})["se"]
+        extra["n_clusters"] = (results["clustered"].details or {})["n_clusters"]
+    extra["mdd_80"] = _mdd(x, y, alpha)
     extra["bootstrap_p"] = boot.p_value
     extra["bootstrap_ci_low"] = boot.ci_low
     extra["bootstrap_ci_high"] = boot.ci_high
     return ComparisonResult(
         name_a=str(name_a), name_b=str(name_b),
         mean_a=float(x.mean()), mean_b=float(y.mean()), difference=float((x - y).mean()),
-        ci_low=float(ci_low), ci_high=float(ci_high), ci_method=ci_method,
+        ci_low=float(interval.ci_low), ci_high=float(interval.ci_high),
+        ci_method=interval.test,
         p_value=float(res.p_value), test=chosen, n=int(n), n_dropped=int(n_dropped),
         correlation=_correlation(x, y), effect_size=cohens_d_paired(x, y),
         alpha=alpha, confidence=confidence, significant=bool(res.p_value <= alpha),
@@ -286,9 +329,25 @@ def compare(
     )
 
 
+def _cluster_labels(clusters: Any, ids: list[Hashable]) -> list[Hashable]:
+    if isinstance(clusters, pd.Series):
+        if clusters.index.has_duplicates:
+            raise EvalcoreError("duplicated item ids in the cluster labels", field="clusters")
+        mapping = dict(zip(clusters.index, clusters.to_numpy()))
+    elif isinstance(clusters, Mapping):
+        mapping = dict(clusters)
+    else:
+        raise EvalcoreError("expected a mapping item id → cluster label", field="clusters")
+    missing = [i for i in ids if i not in mapping]
+    if missing:
+        raise EvalcoreError(f"{len(missing)} compared items have no cluster label "
+                            f"(e.g. {missing[:5]})", field="clusters")
+    return [mapping[i] for i in ids]
+
+
 def compare_many(
     series: Mapping[str, Scores] | pd.DataFrame,
-    correction: Literal["holm", "bh", "none"] | None = "holm",
+    correction: str | None = "holm",
     *,
     alpha: float = 0.05,
     **kwargs: Any,

@@ -131,7 +131,9 @@ def _codes(clusters: Any, n: int) -> np.ndarray:
     return codes
 
 
-def clustered_se(values: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray) -> float:
+def clustered_se(
+    values: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray
+) -> float:
     """Cluster-robust standard error of the mean (Miller 2024, "Adding Error Bars to Evals").
 
     SE_clustered = √( Σ_c ( Σ_{i∈c} (x_i − x̄) )² ) / n.

@@ -1,7 +1,9 @@
 """Vectorized resampling engines: bootstrap means and sign-flip permutations.
 
 Both engines draw in chunks so that memory stays bounded (about ``_CHUNK_ELEMENTS`` random
-numbers at a time) while each chunk is a single vectorized numpy operation.
+numbers a chunk) while each chunk is a single vectorized numpy operation; chunks run on a few
+threads, each chunk with its own generator spawned from the caller's, so results depend only
+on the seed.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-#: Random draws per chunk (int32 indices + float64 gathered values ≈ 12 bytes each → ~50 MB).
-_CHUNK_ELEMENTS = 4_000_000
+#: Random draws per chunk: int32 indices + float64 gathered values ≈ 12 bytes each → ~3 MB,
+#: small enough to stay in cache (larger chunks are slower, and much slower on a busy machine).
+_CHUNK_ELEMENTS = 250_000
 #: With at most this many distinct values (and at least 20 items per distinct value),
 #: resampled means are drawn through a multinomial over the distinct values, which is exactly
 #: equivalent to resampling items and much faster (one binomial draw costs about as much as

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import numpy as np
 
 from evalcore.errors import EvalcoreError
 
 #: How a ratio with a zero denominator is answered: a number (0.0, 1.0, ``nan``) or ``"error"``.
-ZeroDivision = Union[float, Literal["error"]]
+ZeroDivision = float | Literal["error"]
 
 
 def as_float_array(
@@ -55,7 +55,9 @@ def as_float_array(
     return arr
 
 
-def as_pair(a: Any, b: Any, field_a: str = "a", field_b: str = "b") -> tuple[np.ndarray, np.ndarray]:
+def as_pair(
+    a: Any, b: Any, field_a: str = "a", field_b: str = "b"
+) -> tuple[np.ndarray, np.ndarray]:
     """Two equally long, non-empty, finite 1-D float arrays (paired observations)."""
     x = as_float_array(a, field_a)
     y = as_float_array(b, field_b)

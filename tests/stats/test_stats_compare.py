@@ -66,6 +66,9 @@ def test_continuous_scores_use_paired_t_with_secondary_tests():
     d = a - b
     assert res.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
     assert res.significant  # a shift of 0.2 with 80 items
+    # minimum detectable difference from the observed σ_d = sd(a − b): (z_.975 + z_.8) σ_d / √n
+    z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
+    assert res.extra["mdd_80"] == pytest.approx(z * d.std(ddof=1) / math.sqrt(80), rel=1e-3)
 
 
 @pytest.mark.parametrize("test", ["wilcoxon", "paired_bootstrap", "permutation"])
@@ -179,3 +182,27 @@ def test_compare_many_dataframe_with_missing_cells_needs_intersection():
     assert df.set_index(["name_a", "name_b"]).loc[("a", "b"), "n_dropped"] == 1
     assert df.set_index(["name_a", "name_b"]).loc[("a", "c"), "n"] == 4
     assert math.isfinite(df.p_value.sum())
+
+
+def test_clusters_switch_to_the_clustered_test():
+    rng = np.random.default_rng(9)
+    ids = [f"q{i}" for i in range(90)]
+    subjects = {i: f"subject-{k % 9}" for k, i in enumerate(ids)}
+    a = {i: int(rng.random() < 0.7) for i in ids}
+    b = {i: int(rng.random() < 0.6) for i in ids}
+    res = compare(a, b, clusters=subjects)
+    assert res.test == "clustered" and res.ci_method == "clustered"
+    assert "mcnemar_p" in res.extra and res.extra["n_clusters"] == 9
+    x = np.array([a[i] for i in sorted(ids)], dtype=float)
+    y = np.array([b[i] for i in sorted(ids)], dtype=float)
+    from evalcore.stats import clustered_se
+
+    se = clustered_se(x - y, [subjects[i] for i in sorted(ids)])
+    assert res.extra["clustered_se"] == pytest.approx(se)
+    assert res.p_value == pytest.approx(2 * sps.norm.sf(abs((x - y).mean()) / se))
+    with pytest.raises(EvalcoreError, match="no cluster label"):
+        compare(a, b, clusters={i: "s" for i in ids[:10]})
+    with pytest.raises(EvalcoreError, match="cluster"):
+        compare(a, b, test="clustered")
+    forced = compare(a, b, clusters=subjects, test="mcnemar")
+    assert forced.test == "mcnemar" and "clustered_p" in forced.extra

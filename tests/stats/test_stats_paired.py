@@ -190,3 +190,29 @@ def test_cohens_d_and_mean_difference():
     assert md["se"] == pytest.approx(sps.sem(d)) and md["n"] == 50
     with pytest.raises(EvalcoreError):
         cohens_d_paired([1.0], [2.0])
+
+
+def test_clustered_difference_matches_statsmodels_cluster_robust_z():
+    import statsmodels.api as sm
+
+    from evalcore.stats import clustered_difference
+
+    rng = np.random.default_rng(12)
+    groups = np.repeat(np.arange(12), 10)
+    effect = rng.normal(0, 0.3, 12)[groups]  # differences correlated within a cluster
+    a = rng.random(120) + effect
+    b = rng.random(120)
+    res = clustered_difference(a, b, groups, confidence=0.9)
+    fit = sm.OLS(a - b, np.ones((120, 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False}, use_t=False)
+    assert res.details["se"] == pytest.approx(float(fit.bse[0]))
+    assert res.p_value == pytest.approx(float(fit.pvalues[0]))
+    assert (res.ci_low, res.ci_high) == pytest.approx(tuple(fit.conf_int(alpha=0.1)[0]))
+    assert res.details["n_clusters"] == 12
+    # wider than the unclustered interval when differences cluster
+    t = paired_t(a, b, confidence=0.9)
+    assert res.ci_high - res.ci_low > t.ci_high - t.ci_low
+    with pytest.raises(EvalcoreError, match="2 clusters"):
+        clustered_difference(a, b, np.zeros(120))
+    same = clustered_difference([1, 2, 3], [1, 2, 3], ["x", "y", "y"])
+    assert same.p_value == 1.0
