@@ -1,0 +1,220 @@
+"""Functional-correctness scoring of code completions (HumanEval style) in the sandbox.
+
+The program is ``prompt + completion``, then the problem's ``test`` code, then
+``check(entry_point)``; a sample passes only if ``check`` returned normally, which the
+sandbox proves with a per-run nonce the program cannot forge
+(see :mod:`evalcore.evaluators._sandbox`).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+from typing import Sequence
+
+from evalcore.evaluators._sandbox import DEFAULT_MAX_OUTPUT, SandboxResult, run_jobs
+
+__all__ = [
+    "CodeSample",
+    "CodeResult",
+    "extract_code",
+    "build_program",
+    "evaluate_code_execution",
+    "evaluate_code_batch",
+]
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_PY_LANGS = {"", "python", "py", "python3", "py3"}
+
+
+@dataclass(frozen=True)
+class CodeSample:
+    """One completion to check.
+
+    Attributes:
+        id: Identifier carried into the result (e.g. ``"HumanEval/0#3"``).
+        prompt: The problem's prompt (signature and docstring).
+        completion: The model's answer: a body, a full ``def``, or either inside markdown fences.
+        test: The problem's test code defining ``check(candidate)``.
+        entry_point: Name of the function under test.
+    """
+
+    id: str
+    prompt: str
+    completion: str
+    test: str
+    entry_point: str
+
+
+@dataclass(frozen=True)
+class CodeResult:
+    """Outcome of one :class:`CodeSample`.
+
+    Attributes:
+        id: The sample's id.
+        passed: ``check`` ran to completion (proven, not claimed by the program).
+        result: ``"passed"``, ``"timed out"`` or ``"failed: <reason>"``.
+        duration_s: Wall-clock seconds in the sandbox.
+        timed_out: The wall-clock limit fired.
+        stdout: Captured (truncated) standard output.
+        stderr: Captured (truncated) standard error.
+    """
+
+    id: str
+    passed: bool
+    result: str
+    duration_s: float
+    timed_out: bool = False
+    stdout: str = ""
+    stderr: str = ""
+
+
+def extract_code(response: str, entry_point: str | None = None) -> str:
+    """Strip markdown fences from a model response.
+
+    With fenced blocks present, returns the Python (or unlabelled) block that defines
+    ``entry_point`` if any, else the first such block, preceded by any blocks that hold only
+    import statements; without fences, the response itself.
+
+    Args:
+        response: The raw completion.
+        entry_point: Function name used to pick among several blocks.
+
+    Returns:
+        The code text.
+    """
+    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(response)]
+    if not blocks:
+        return response
+    py = [body for lang, body in blocks if lang in _PY_LANGS] or [body for _, body in blocks]
+    chosen = py[0]
+    if entry_point:
+        pattern = re.compile(rf"^\s*def\s+{re.escape(entry_point)}\s*\(", re.M)
+        chosen = next((body for body in py if pattern.search(body)), chosen)
+    # Blocks holding only imports (a common way to answer) are kept, ahead of the code.
+    imports = [b for b in py if b is not chosen and _only_imports(b)]
+    return "".join(b if b.endswith("\n") else b + "\n" for b in imports) + chosen
+
+
+def _only_imports(block: str) -> bool:
+    lines = [ln.strip() for ln in block.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return bool(lines) and all(ln.startswith(("import ", "from ")) for ln in lines)
+
+
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<program>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def build_program(prompt: str, completion: str, entry_point: str) -> str:
+    """Assemble the program under test from a prompt and a completion.
+
+    * A completion that defines ``entry_point`` (a full ``def``, with or without the
+      prompt's imports, possibly echoing the whole prompt) is appended after the prompt, so
+      the prompt's imports and helpers stay available and the completion's definition wins.
+    * Otherwise the completion is a body and is appended to the prompt as is (its
+      indentation kept); a body written without indentation is indented by four spaces
+      when only that makes it compile.
+
+    Args:
+        prompt: Problem prompt.
+        completion: Model completion (markdown fences allowed).
+        entry_point: Function under test.
+
+    Returns:
+        The program source (test code not included).
+    """
+    code = extract_code(completion, entry_point)
+    if re.search(rf"^[ \t]*def\s+{re.escape(entry_point)}\s*\(", code, re.M):
+        code = textwrap.dedent(code)
+        return prompt.rstrip("\n") + "\n\n" + code.strip("\n") + "\n"
+    program = prompt + code
+    if not _compiles(program):
+        lines = [ln for ln in code.splitlines() if ln.strip()]
+        if lines and not lines[0][:1].isspace():
+            indented = prompt + textwrap.indent(code.strip("\n"), "    ") + "\n"
+            if _compiles(indented):
+                return indented
+    return program if program.endswith("\n") else program + "\n"
+
+
+def _result_text(res: SandboxResult) -> str:
+    if res.completed:
+        return "passed"
+    if res.timed_out:
+        return "timed out"
+    return f"failed: {res.reason or 'unknown'}"
+
+
+def evaluate_code_batch(
+    samples: Sequence[CodeSample],
+    *,
+    workers: int | None = None,
+    timeout_s: float = 10.0,
+    memory_mb: int = 512,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+) -> list[CodeResult]:
+    """Check many samples in parallel on the warm sandbox pool.
+
+    Args:
+        samples: The samples.
+        workers: Worker processes (default: CPU count).
+        timeout_s: Wall-clock limit per sample.
+        memory_mb: Address-space limit per sample.
+        max_output: Bytes of stdout/stderr kept per sample.
+
+    Returns:
+        One :class:`CodeResult` per sample, in order.
+    """
+    jobs = [
+        {
+            "mode": "check",
+            "source": build_program(s.prompt, s.completion, s.entry_point),
+            "prompt": s.prompt,
+            "test": s.test,
+            "entry_point": s.entry_point,
+            "timeout_s": float(timeout_s),
+            "memory_mb": int(memory_mb),
+            "max_output": int(max_output),
+        }
+        for s in samples
+    ]
+    results = run_jobs(jobs, workers=workers)
+    return [
+        CodeResult(
+            id=s.id,
+            passed=r.completed,
+            result=_result_text(r),
+            duration_s=r.duration_s,
+            timed_out=r.timed_out,
+            stdout=r.stdout,
+            stderr=r.stderr,
+        )
+        for s, r in zip(samples, results)
+    ]
+
+
+def evaluate_code_execution(
+    prompt: str, response: str, test_code: str, entry_point: str, timeout: float = 10.0
+) -> float:
+    """Score one completion by running the problem's tests in the sandbox.
+
+    Formula: ``score = 1.0`` if ``check(entry_point)`` ran to completion, else ``0.0``.
+
+    Args:
+        prompt: Problem prompt.
+        response: Model completion (body, full ``def`` or fenced).
+        test_code: Test code defining ``check(candidate)``.
+        entry_point: Function under test.
+        timeout: Wall-clock limit in seconds.
+
+    Returns:
+        1.0 or 0.0.
+    """
+    sample = CodeSample("sample", prompt, response, test_code, entry_point)
+    (result,) = evaluate_code_batch([sample], workers=None, timeout_s=timeout)
+    return 1.0 if result.passed else 0.0

@@ -1,0 +1,1122 @@
+"""Run untrusted Python in an isolated, resource-limited process with an unforgeable proof of completion.
+
+This module imports only the standard library: it is also the program that the warm sandbox
+workers run (``python -I _sandbox.py --worker``).
+
+Process layout
+--------------
+The parent (:class:`SandboxPool`) keeps ``N`` warm worker processes. A worker is started
+with a scrubbed environment, and (when it runs as root, as on the evalcore machines) moves
+itself once into new network, mount, IPC and UTS namespaces: no network interface but a
+loopback that is down, every mount of the host remounted read-only, and empty tmpfs over
+``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run``, ``/root`` and ``/home``. The worker never
+executes untrusted code itself. For every sample it forks a short-lived helper that enters a
+*new PID and mount namespace* and mounts fresh tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm``;
+the helper forks the sample process, which is PID 1 of that namespace. The sample process
+mounts a fresh ``/proc`` (so it sees only its own processes), starts a new session, closes
+every inherited file descriptor, sets ``HOME``/``TMPDIR`` to its empty working directory
+``/tmp/sandbox``, applies ``setrlimit`` limits (CPU seconds, address space, file size, open
+files, processes, no core files), drops to an unprivileged uid/gid private to the worker (no
+supplementary groups, ``no_new_privs``, not dumpable so ``/proc/self/mem`` and ``ptrace`` are
+closed), then runs the program. When the sample process ends, or when the wall-clock
+timeout kills it, the kernel kills everything else in its PID namespace, daemonized children
+included, and all its tmpfs writes vanish. Output is read through pipes and truncated.
+Where namespaces are refused, the worker falls back to a process group per sample, a
+temporary directory and the same rlimits; :attr:`SandboxResult.isolation` says which.
+
+Proof of completion (threat model)
+----------------------------------
+The program under test can do anything the interpreter allows: call ``sys.exit(0)``,
+``os._exit(0)``, raise ``SystemExit`` or any ``BaseException``, rebind ``check``,
+``AssertionError`` or any builtin, monkeypatch modules, print any "passed" text, choose its
+exit status, kill its parent, or start processes and threads. None of these produce a pass:
+
+* The worker draws a random 128-bit nonce per sample. Success is reported only when the
+  line ``PASS <nonce>`` arrives on a dedicated result pipe; stdout, stderr and the exit status
+  carry no weight.
+* All untrusted code (the program's top level, and ``check`` with the candidate it calls)
+  runs in a *second* thread started with ``_thread.start_new_thread`` whose bottom frame is
+  :func:`_runner`; the success message lives only in local variables of the *main* thread.
+  Frames are reachable only along a thread's own ``f_back`` chain, so the untrusted thread
+  cannot reach it. An audit hook (installed just before untrusted code starts; it cannot be
+  removed) refuses the routes to other threads' frames and to raw memory:
+  ``sys._current_frames``, ``gc.get_objects``/``get_referrers``/``get_referents``, every
+  ``ctypes`` event, creating code objects, and assigning ``__code__``. ``/proc/self/mem`` and
+  ``ptrace`` are closed because the process is not dumpable and unprivileged.
+* The main thread waits on the runner thread's sentinel lock, then reads the runner frame's
+  ``f_lasti``. Only the instruction after a *normal* return of the untrusted work (calibrated
+  when the worker starts) counts as completion; an exception, ``SystemExit``, a thread exit
+  or an early release of the lock all leave the frame elsewhere. After untrusted code
+  starts, the main thread calls no Python-level function and allocates no container (so no
+  finalizer of the program's objects can run on its stack); every callable it uses was
+  bound to a local before the program ran.
+* In ``check`` mode (HumanEval) the hook also refuses frame introspection
+  (``sys._getframe``, ``tb_frame``/``gi_frame``/... attribute reads, ``sys.settrace``,
+  ``sys.setprofile``), so the candidate cannot reach ``check``'s frame or globals. ``check`` is
+  executed from the test source with its own globals and a pristine copy of the builtins taken
+  before the program ran, and the harness verifies that the ``check`` it calls is the function
+  compiled from the test source.
+
+Not covered: a candidate may return objects with rigged comparison methods, or monkeypatch a
+standard-library module that the test also uses (``math``); that changes what ``check``
+computes, not whether it completed. CPython is not memory-safe against hand-crafted bytecode
+(e.g. via ``marshal``); a program that corrupts the interpreter could forge the proof, but
+it still runs inside the OS isolation above.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import json
+import math
+import os
+import queue
+import secrets
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+import _thread
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+__all__ = ["SandboxResult", "SandboxPool", "run_python", "run_jobs", "get_pool", "shutdown_pool"]
+
+DEFAULT_MAX_OUTPUT = 64 * 1024
+_SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+_HIDDEN_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home")
+_SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+# Modules programs commonly import, loaded once in the worker so forked samples start warm.
+_PRELOAD = (
+    "collections", "itertools", "functools", "re", "string", "typing", "hashlib", "heapq",
+    "bisect", "random", "copy", "operator", "io",
+)
+_WORKDIR = "/tmp/sandbox"
+
+# Linux constants (sched.h, mount.h, prctl.h).
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUTS = 0x04000000
+_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWPID = 0x20000000
+_CLONE_NEWNET = 0x40000000
+_MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_MS_REMOUNT = 32
+_MS_BIND = 4096
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
+
+# Audit events refused once untrusted code runs (both modes).
+_BLOCKED_ALWAYS = frozenset(
+    {
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "code.__new__",
+        "sys.addaudithook",
+    }
+)
+# Additionally refused in ``check`` mode: frame introspection and tracing.
+_BLOCKED_CHECK = _BLOCKED_ALWAYS | frozenset({"sys.settrace", "sys.setprofile", "sys._getframemodulename"})
+
+
+@dataclass
+class SandboxResult:
+    """Outcome of one sandboxed program.
+
+    Attributes:
+        completed: True only if the program ran to its end (``run_python``) or ``check``
+            returned normally (``check`` mode), proven through the per-run nonce.
+        timed_out: The wall-clock timeout fired and everything the program started was killed.
+        returncode: Exit status of the program's process (negative: killed by that signal).
+        stdout: Captured standard output (truncated to the output limit).
+        stderr: Captured standard error (truncated).
+        duration_s: Wall-clock seconds from fork to the end of the process.
+        reason: Why the program did not complete (exception, exit, timeout), or None.
+        isolation: What the sandbox isolated on this machine (see module docstring).
+    """
+
+    completed: bool
+    timed_out: bool
+    returncode: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    reason: str | None = None
+    isolation: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------------------------
+# Linux system calls through ctypes (worker side only; Python 3.11 has no os.unshare/mount).
+# --------------------------------------------------------------------------------------------
+
+
+class _Libc:
+    def __init__(self) -> None:
+        import ctypes
+
+        self._ctypes = ctypes
+        self.lib = ctypes.CDLL(None, use_errno=True)
+        self.lib.mount.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_ulong,
+            ctypes.c_char_p,
+        ]
+        self.lib.unshare.argtypes = [ctypes.c_int]
+        self.lib.setns.argtypes = [ctypes.c_int, ctypes.c_int]
+        self.lib.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+    def _check(self, rc: int, what: str) -> None:
+        if rc != 0:
+            err = self._ctypes.get_errno()
+            raise OSError(err, f"{what}: {os.strerror(err)}")
+
+    def unshare(self, flags: int) -> None:
+        self._check(self.lib.unshare(flags), "unshare")
+
+    def setns(self, fd: int, nstype: int) -> None:
+        self._check(self.lib.setns(fd, nstype), "setns")
+
+    def mount(self, source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+        enc = lambda s: None if s is None else s.encode()  # noqa: E731
+        self._check(self.lib.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+
+    def prctl(self, option: int, arg: int = 0) -> None:
+        self._check(self.lib.prctl(option, arg, 0, 0, 0), f"prctl {option}")
+
+
+# --------------------------------------------------------------------------------------------
+# Code that runs inside the sample process (after isolation is set up).
+# --------------------------------------------------------------------------------------------
+
+
+def _runner(sentinel: Callable[[], Any], getframe: Callable[[], Any], ready: Any, box: list, go: Any, work: Callable[[], Any]) -> bool:
+    """Bottom frame of the untrusted thread; its final instruction is the proof witness."""
+    lock = sentinel()
+    lock.acquire()
+    box.append((getframe(), lock))
+    ready.release()
+    go.acquire()
+    try:
+        work()
+    except BaseException:  # noqa: BLE001 - every way out except a normal return is a failure
+        return False
+    return True
+
+
+def _describe(exc: BaseException) -> str:
+    """Short, plain-``str`` description of an exception (runs in the untrusted thread)."""
+    try:
+        name = str(type.__getattribute__(type(exc), "__name__"))
+    except BaseException:  # noqa: BLE001
+        name = "exception"
+    try:
+        msg = str(exc)
+    except BaseException:  # noqa: BLE001
+        msg = ""
+    text = f"{name}: {msg}" if msg else name
+    return str(text[:500])
+
+
+def _check_work(job: dict, pristine: dict, box: list, flush: Callable[[], None]) -> None:
+    """Execute prompt+completion, then the test, then ``check(candidate)`` (untrusted thread).
+
+    The test does not share the program's globals: it runs in a namespace holding only what
+    the *prompt* defines (executed on its own), the candidate under its entry-point name, and
+    a pristine copy of the builtins, so the completion cannot shadow ``abs``, ``check`` or the
+    prompt's helpers for the test.
+    """
+    exec_, compile_, dict_, type_, iter_ = exec, compile, dict, type, iter
+    functype, codetype = types.FunctionType, types.CodeType
+    describe = _describe
+    try:
+        program = compile_(job["source"], "<program>", "exec")
+        prompt = compile_(job.get("prompt", ""), "<prompt>", "exec")
+        test = compile_(job["test"], "<test>", "exec")
+        entry = job["entry_point"]
+        check_code = None
+        for const in test.co_consts:
+            if type_(const) is codetype and const.co_name == "check":
+                check_code = const
+        if check_code is None:
+            raise RuntimeError("the test defines no check function")
+        g: dict = {"__name__": "__main__", "__builtins__": builtins}
+        exec_(program, g)
+        if entry not in g:
+            raise NameError(f"entry point {entry!r} is not defined")
+        candidate = g[entry]
+        t: dict = {"__name__": "__test__", "__builtins__": dict_(pristine)}
+        exec_(prompt, t)
+        t[entry] = candidate  # some tests name the function directly (HumanEval/33)
+        exec_(test, t)
+        check = t.get("check")
+        if type_(check) is not functype or check.__code__ is not check_code:
+            raise RuntimeError("check was redefined")
+        check(candidate)
+    except BaseException as exc:  # noqa: BLE001
+        box.append(describe(exc))
+        raise
+    finally:
+        flush()
+
+
+def _script_work(job: dict, box: list, flush: Callable[[], None], excepthook: Callable[..., Any]) -> None:
+    """Execute a whole program as ``__main__`` (untrusted thread)."""
+    exec_, compile_, type_, int_ = exec, compile, type, int
+    try:
+        code = compile_(job["source"], "<program>", "exec")
+        g: dict = {"__name__": "__main__", "__builtins__": builtins}
+        exec_(code, g)
+    except SystemExit as exc:
+        status = exc.code
+        if status is None:
+            box.append(0)
+        elif type_(status) is int_:
+            box.append(int_(status))
+        else:
+            try:
+                sys.stderr.write(f"{status}\n")
+            except BaseException:  # noqa: BLE001
+                pass
+            box.append(1)
+        box.append(f"SystemExit: {status!s}"[:500] if status is not None else "SystemExit")
+        raise
+    except BaseException as exc:  # noqa: BLE001
+        try:
+            excepthook(type(exc), exc, exc.__traceback__)
+        except BaseException:  # noqa: BLE001
+            pass
+        box.append(1)
+        box.append(_describe(exc))
+        raise
+    finally:
+        flush()
+
+
+def _make_audit_hook(blocked: frozenset, blocked_attrs: bool) -> Callable[[str, tuple], None]:
+    def hook(event: str, args: tuple) -> None:
+        if event in blocked or event[:7] == "ctypes.":
+            raise RuntimeError(f"evalcore sandbox: {event} is not permitted")
+        if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
+            raise RuntimeError("evalcore sandbox: assigning __code__ is not permitted")
+        if blocked_attrs:
+            if event == "sys._getframe":
+                # ValueError: what callers such as namedtuple/TypeVar expect when frames are absent.
+                raise ValueError("evalcore sandbox: frame introspection is not permitted")
+            if event == "object.__getattr__" and len(args) > 1 and args[1] != "__code__":
+                raise RuntimeError(f"evalcore sandbox: reading {args[1]} is not permitted")
+
+    return hook
+
+
+def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
+    """Trusted harness of the sample process; never returns.
+
+    The harness draws the nonces here, from the kernel, before any untrusted code runs, and
+    sends them to the worker as the first 64 bytes of the result pipe (write-only here: the
+    program cannot read them back). No other copy exists in this process. The program's code runs in a second thread;
+    this (main) thread holds the success message and, after the program starts, uses only
+    callables bound to locals beforehand.
+    """
+    write, exit_, type_, str_, int_, len_ = os.write, os._exit, type, str, int, len
+    encode = str.encode
+    raw = os.urandom(16).hex().encode() + os.urandom(16).hex().encode()
+    if write(result_fd, raw) != 64:
+        exit_(125)
+    pass_msg = b"\nPASS " + raw[:32] + b"\n"
+    fail_prefix = b"\nFAIL " + raw[32:] + b" "
+    del raw
+    newline = b"\n"
+    check_mode = job["mode"] == "check"
+    pristine = dict(builtins.__dict__)
+    out, err = sys.stdout, sys.stderr
+    out_flush, err_flush = type(out).flush, type(err).flush
+
+    def flush() -> None:
+        for stream, fl in ((out, out_flush), (err, err_flush)):
+            try:
+                fl(stream)
+            except BaseException:  # noqa: BLE001
+                pass
+
+    box: list = []
+    if check_mode:
+        work = lambda: _check_work(job, pristine, box, flush)  # noqa: E731
+    else:
+        work = lambda: _script_work(job, box, flush, sys.__excepthook__)  # noqa: E731
+    hook = _make_audit_hook(_BLOCKED_CHECK if check_mode else _BLOCKED_ALWAYS, check_mode)
+    ready = _thread.allocate_lock()
+    ready.acquire()
+    go = _thread.allocate_lock()
+    go.acquire()
+    frames: list = []
+    _thread.start_new_thread(_runner, (_thread._set_sentinel, sys._getframe, ready, frames, go, work))
+    ready.acquire()
+    frame, done = frames[0]
+    sys.addaudithook(hook)
+    # ---- from here on: locals only ----
+    go.release()
+    done.acquire()
+    if frame.f_lasti == lasti_true:
+        write(result_fd, pass_msg)
+        exit_(0)
+    # Not completed: forget the success message before touching anything the program made.
+    pass_msg = None
+    code = 1
+    i = 0
+    n = len_(box)
+    while i < n:
+        item = box[i]
+        if type_(item) is str_:
+            write(result_fd, fail_prefix + encode(item, "utf-8", "replace") + newline)
+        elif type_(item) is int_ and 0 <= item < 256:
+            code = item
+        i += 1
+    exit_(code)
+
+
+def _calibrate() -> tuple[int, int]:
+    """Offsets of ``_runner``'s frame after a normal return and after an exception."""
+
+    def once(work: Callable[[], None]) -> int:
+        ready = _thread.allocate_lock()
+        ready.acquire()
+        go = _thread.allocate_lock()
+        go.acquire()
+        frames: list = []
+        _thread.start_new_thread(_runner, (_thread._set_sentinel, sys._getframe, ready, frames, go, work))
+        ready.acquire()
+        frame, done = frames[0]
+        go.release()
+        done.acquire()
+        return int(frame.f_lasti)
+
+    def fail() -> None:
+        raise SystemExit(0)
+
+    good, bad = once(lambda: None), once(fail)
+    if good == bad:
+        raise RuntimeError("cannot tell a normal return from an exception in this interpreter")
+    return good, bad
+
+
+# --------------------------------------------------------------------------------------------
+# The worker process.
+# --------------------------------------------------------------------------------------------
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        chunk = os.read(fd, n)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _send(fd: int, obj: Any) -> None:
+    data = json.dumps(obj).encode()
+    view = memoryview(struct.pack("!I", len(data)) + data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _recv(fd: int) -> Any | None:
+    head = _read_exact(fd, 4)
+    if head is None:
+        return None
+    (size,) = struct.unpack("!I", head)
+    body = _read_exact(fd, size)
+    return None if body is None else json.loads(body)
+
+
+class _Worker:
+    """State of one worker process (runs in the worker)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.uid = 100000 + os.getpid()
+        self.is_root = os.geteuid() == 0
+        self.libc: _Libc | None = None
+        self.namespaces = False
+        self.notes: list[str] = []
+        self.readonly_ok = False
+        try:
+            self.libc = _Libc()
+        except (OSError, AttributeError) as exc:
+            self.notes.append(f"libc unavailable: {exc}")
+            self.libc = None
+        self.lasti_true, _ = _calibrate()
+        if self.is_root and self.libc is not None and sys.platform.startswith("linux"):
+            try:
+                self._enter_namespaces()
+                self.namespaces = True
+            except OSError as exc:
+                self.notes.append(f"namespaces refused: {exc}")
+        elif not self.is_root:
+            self.notes.append("not running as root: no namespaces, no uid switch")
+        # Pre-import what programs commonly import, so forked samples start warm.
+        for name in _PRELOAD:
+            try:
+                __import__(name)
+            except ImportError:
+                pass
+        import gc
+
+        gc.collect()
+        gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
+
+    def _enter_namespaces(self) -> None:
+        libc = self.libc
+        assert libc is not None
+        libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS)
+        libc.mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+        # Samples get a new PID namespace each; this handle resets the namespace of the
+        # worker's next child after each fork.
+        self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+        # The interpreter and evalcore must stay reachable even when they live under a hidden
+        # directory (e.g. pyenv in /root): they are bound back, read-only, into the tmpfs.
+        keep = {
+            os.path.realpath(p)
+            for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(__file__)))
+        }
+        mounts = []
+        with open("/proc/self/mountinfo") as fh:
+            for line in fh:
+                parts = line.split()
+                point = parts[4].replace("\\040", " ")
+                opts = parts[5].split(",")
+                mounts.append((point, opts))
+        failed = []
+        for point, opts in mounts:
+            if point == "/proc" or point.startswith("/proc/") or point == "/dev" or point.startswith("/dev/"):
+                continue
+            flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
+            for name, bit in (("nosuid", _MS_NOSUID), ("nodev", _MS_NODEV), ("noexec", _MS_NOEXEC)):
+                if name in opts:
+                    flags |= bit
+            try:
+                libc.mount(None, point, None, flags)
+            except OSError:
+                failed.append(point)
+        self.readonly_ok = "/" not in failed
+        if failed:
+            self.notes.append("could not remount read-only: " + ", ".join(failed))
+        for d in _HIDDEN_DIRS:
+            if not os.path.isdir(d) or os.path.islink(d) or any(k == d or d.startswith(k + "/") for k in keep):
+                continue
+            inside = sorted(k for k in keep if k.startswith(d + "/"))
+            handles = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in inside]
+            libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=16m,mode=0755")
+            for k, fd in handles:
+                os.makedirs(k, mode=0o755, exist_ok=True)
+                libc.mount(f"/proc/self/fd/{fd}", k, None, _MS_BIND | _MS_REC)
+                libc.mount(None, k, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
+                os.close(fd)
+        for d in _SCRATCH_DIRS:
+            if os.path.isdir(d) and not os.path.islink(d):
+                if d not in _HIDDEN_DIRS:
+                    libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=64m,mode=1777")
+                os.chmod(d, 0o1777)
+        # A /proc that shows a process only to its own uid: each worker's samples run under
+        # a uid of their own, so they see their own processes and nothing else.
+        libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "hidepid=2")
+
+    def isolation(self) -> dict[str, Any]:
+        ns = self.namespaces
+        return {
+            "namespaces": ns,
+            "network": "new network namespace, loopback down: no network" if ns else "not isolated",
+            "pid": (
+                "new PID namespace per sample; /proc shows only the sample's own processes"
+                if ns
+                else "own process group per sample"
+            ),
+            "filesystem": (
+                "read-only view of the host; private tmpfs /tmp, /var/tmp, /dev/shm wiped after "
+                "every sample; /run, /root, /home hidden"
+                if ns and self.readonly_ok
+                else "temporary working directory only; the rest of the file system is reachable"
+            ),
+            "user": f"unprivileged uid {self.uid}" if self.is_root else f"same user as evalcore (uid {os.getuid()})",
+            "uid": self.uid if self.is_root else os.getuid(),
+            "environment": "scrubbed (PATH, HOME, TMPDIR, LANG only)",
+            "rlimits": ["cpu", "address_space", "file_size", "nproc", "nofile", "core"],
+            "kill_on_timeout": "whole PID namespace" if ns else "process group",
+            "notes": list(self.notes),
+        }
+
+    # ---------------------------------------------------------------- one sample
+
+    def run(self, job: dict) -> dict:
+        timeout = float(job.get("timeout_s", 10.0))
+        max_out = int(job.get("max_output", DEFAULT_MAX_OUTPUT))
+        stdin_data = (job.get("stdin") or "").encode()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        res_r, res_w = os.pipe()
+        if stdin_data:
+            in_r, in_w = os.pipe()
+        else:
+            in_r, in_w = os.open(os.devnull, os.O_RDONLY), -1
+        tmpdir = None
+        if not self.namespaces:
+            tmpdir = tempfile.mkdtemp(prefix="evalcore-sandbox-")
+            if self.is_root:
+                os.chown(tmpdir, self.uid, self.uid)
+        start = time.monotonic()
+        if self.namespaces:
+            os.mkdir(_WORKDIR, 0o700)
+            os.chown(_WORKDIR, self.uid, self.uid)
+            self.libc.unshare(_CLONE_NEWPID)  # type: ignore[union-attr]
+        pid = os.fork()
+        if pid == 0:  # the sample: PID 1 of its namespace (or a process group leader)
+            try:
+                os.setsid()
+                self._sample(job, (out_w, err_w, res_w, in_r), _WORKDIR if self.namespaces else tmpdir or "/tmp")
+            except BaseException as exc:  # noqa: BLE001
+                try:
+                    os.write(err_w, f"sandbox setup failed: {exc}\n".encode())
+                except OSError:
+                    pass
+            os._exit(125)
+        if self.namespaces:
+            self.libc.setns(self.own_pidns, _CLONE_NEWPID)  # type: ignore[union-attr]
+        for fd in (out_w, err_w, res_w, in_r):
+            os.close(fd)
+        sample_pid = pid
+        bufs = {out_r: bytearray(), err_r: bytearray(), res_r: bytearray()}
+        dropped = {out_r: 0, err_r: 0, res_r: 0}
+        open_fds = set(bufs)
+        stdin_view = memoryview(stdin_data)
+        in_open = in_w >= 0
+        if in_open:
+            os.set_blocking(in_w, False)
+        timed_out = False
+        killed_at: float | None = None
+        deadline = start + timeout
+        while open_fds:
+            now = time.monotonic()
+            if killed_at is None and now >= deadline:
+                timed_out = True
+                self._kill(sample_pid)
+                killed_at = now
+            if killed_at is not None and now - killed_at > 2.0:
+                break
+            wait = (deadline - now) if killed_at is None else 0.1
+            wlist = [in_w] if in_open else []
+            try:
+                readable, writable, _ = select.select(list(open_fds), wlist, [], max(wait, 0.0))
+            except InterruptedError:
+                continue
+            for fd in writable:
+                try:
+                    n = os.write(fd, stdin_view[:65536])
+                    stdin_view = stdin_view[n:]
+                except (BlockingIOError, BrokenPipeError):
+                    stdin_view = stdin_view[:0]
+                if not stdin_view:
+                    os.close(in_w)
+                    in_open = False
+            for fd in readable:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    open_fds.discard(fd)
+                    continue
+                room = max_out - len(bufs[fd]) if fd in (out_r, err_r) else 1 << 20
+                bufs[fd] += chunk[:room]
+                dropped[fd] += max(0, len(chunk) - room)
+        if in_open:
+            os.close(in_w)
+        # Make sure nothing of the sample survives, then reap it.
+        self._kill(sample_pid)
+        returncode: int | None = None
+        try:
+            _, status = os.waitpid(sample_pid, 0)
+            returncode = os.waitstatus_to_exitcode(status)
+        except ChildProcessError:
+            pass
+        self._reap_strays()
+        duration = time.monotonic() - start
+        for fd in bufs:
+            os.close(fd)
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+        if self.namespaces:
+            self._wipe_scratch()
+        completed, reasons = False, []
+        # The harness writes its two nonces first, before any untrusted code exists.
+        nonces = bytes(bufs[res_r][:64])
+        if len(nonces) == 64:  # otherwise the harness never started: nothing can be trusted
+            pass_line = b"PASS " + nonces[:32]
+            fail_tag = b"FAIL " + nonces[32:] + b" "
+            for line in bytes(bufs[res_r][64:]).split(b"\n"):
+                if line == pass_line:
+                    completed = True
+                elif line.startswith(fail_tag):
+                    reasons.append(line[len(fail_tag):].decode("utf-8", "replace"))
+        completed = completed and not timed_out
+        reason = None
+        if not completed:
+            if timed_out:
+                reason = "timed out"
+            elif reasons:
+                reason = reasons[-1]
+            elif returncode is not None and returncode < 0:
+                reason = f"killed by signal {signal.Signals(-returncode).name}" if -returncode in signal.valid_signals() else f"killed by signal {-returncode}"
+            else:
+                reason = f"program ended before completing (exit status {returncode})"
+        return {
+            "completed": completed,
+            "timed_out": timed_out,
+            "returncode": returncode,
+            "stdout": _decode(bufs[out_r], dropped[out_r]),
+            "stderr": _decode(bufs[err_r], dropped[err_r]),
+            "duration_s": duration,
+            "reason": reason,
+        }
+
+    def _kill(self, pid: int) -> None:
+        if pid <= 0:
+            return
+        try:
+            if self.namespaces:
+                os.kill(pid, signal.SIGKILL)  # PID 1 of the namespace: the kernel kills the rest
+            else:
+                os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if not self.namespaces and self.is_root:
+            self._kill_uid()
+
+    def _kill_uid(self) -> None:
+        """Fallback: kill every process of the sample uid, daemonized ones included."""
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setresgid(self.uid, self.uid, self.uid)
+                os.setresuid(self.uid, self.uid, self.uid)
+                os.kill(-1, signal.SIGKILL)
+            except BaseException:  # noqa: BLE001
+                pass
+            os._exit(0)
+        os.waitpid(pid, 0)
+
+    def _reap_strays(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def _wipe_scratch(self) -> None:
+        """Empty the worker-private tmpfs scratch directories after a sample."""
+        for d in _SCRATCH_DIRS:
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        os.unlink(entry.path)
+                except OSError:
+                    pass
+
+    def _sample(self, job: dict, fds: tuple, workdir: str) -> None:
+        """Final set-up of the sample process, then the trusted harness."""
+        out_w, err_w, res_w, in_r = fds
+        # Standard streams and the result pipe (fd 3); close the rest.
+        import fcntl
+
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in (in_r, out_w, err_w, res_w)]
+        for target, fd in enumerate(moved):
+            os.dup2(fd, target)
+        os.closerange(4, 1 << 16)
+        os.chdir(workdir)
+        os.environ.clear()
+        os.environ.update(
+            {"PATH": _SAFE_PATH, "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+        )
+        tempfile.tempdir = None
+        import resource
+
+        timeout = float(job.get("timeout_s", 10.0))
+        mem = int(job.get("memory_mb", 512)) * 1024 * 1024
+        cpu = int(math.ceil(timeout)) + 1
+        limits = [
+            (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+            (resource.RLIMIT_AS, (mem, mem)),
+            (resource.RLIMIT_FSIZE, (16 * 1024 * 1024, 16 * 1024 * 1024)),
+            (resource.RLIMIT_NOFILE, (256, 256)),
+            (resource.RLIMIT_CORE, (0, 0)),
+        ]
+        if self.is_root:
+            limits.append((resource.RLIMIT_NPROC, (64, 64)))
+        for which, value in limits:
+            try:
+                resource.setrlimit(which, value)
+            except (ValueError, OSError):
+                pass
+        if self.is_root:
+            os.setgroups([])
+            os.setresgid(self.uid, self.uid, self.uid)
+            os.setresuid(self.uid, self.uid, self.uid)
+        if self.libc is not None:
+            try:
+                self.libc.prctl(_PR_SET_NO_NEW_PRIVS, 1)
+                self.libc.prctl(_PR_SET_DUMPABLE, 0)
+                # After the uid switch (which clears it): die with the worker.
+                self.libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            except OSError:
+                pass
+        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+        sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
+        sys.argv = ["<program>"]
+        _sample_main(job, 3, self.lasti_true)
+
+
+def _decode(buf: bytearray, dropped: int) -> str:
+    text = bytes(buf).decode("utf-8", "replace")
+    if dropped:
+        text += f"\n[... output truncated: {dropped} more bytes]"
+    return text
+
+
+def _worker_main() -> None:
+    """Entry point of a worker process: handshake, then one job per request until EOF."""
+    proto_in = os.dup(0)
+    proto_out = os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    os.close(null)
+    index = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    sys.path.extend(sys.argv[3:])
+    try:
+        worker = _Worker(index)
+    except BaseException as exc:  # noqa: BLE001
+        _send(proto_out, {"error": f"worker start failed: {exc}"})
+        return
+    _send(proto_out, {"isolation": worker.isolation()})
+    while True:
+        job = _recv(proto_in)
+        if job is None:
+            return
+        try:
+            reply = worker.run(job)
+        except Exception as exc:  # noqa: BLE001 - report, keep serving
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        _send(proto_out, reply)
+
+
+# --------------------------------------------------------------------------------------------
+# Parent side: the warm pool.
+# --------------------------------------------------------------------------------------------
+
+
+class _WorkerDied(RuntimeError):
+    pass
+
+
+def _site_dirs() -> list[str]:
+    """This interpreter's site-packages, put on the worker's path without running .pth files."""
+    import site
+
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+class _WorkerHandle:
+    def __init__(self, index: int) -> None:
+        env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-X", "utf8", os.path.abspath(__file__), "--worker", str(index), *_site_dirs()],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+            cwd="/",
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.wfd = self.proc.stdin.fileno()
+        self.rfd = self.proc.stdout.fileno()
+        try:
+            hello = self._recv(60.0)
+        except _WorkerDied:
+            self.close()
+            raise
+        if "error" in hello:
+            self.close()
+            raise RuntimeError(hello["error"])
+        self.isolation: dict[str, Any] = hello["isolation"]
+
+    def _recv(self, timeout: float) -> dict:
+        ready, _, _ = select.select([self.rfd], [], [], timeout)
+        if not ready:
+            raise _WorkerDied("sandbox worker did not answer")
+        msg = _recv(self.rfd)
+        if msg is None:
+            raise _WorkerDied("sandbox worker exited")
+        return msg
+
+    def send(self, job: dict) -> None:
+        try:
+            _send(self.wfd, job)
+        except OSError as exc:
+            raise _WorkerDied(str(exc)) from exc
+
+    def recv(self, timeout: float) -> dict:
+        return self._recv(timeout)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class SandboxPool:
+    """A set of warm sandbox workers; each request forks a fresh isolated sample process.
+
+    Args:
+        workers: Number of worker processes (default: the CPU count).
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.size = max(1, int(workers or os.cpu_count() or 1))
+        self._lock = threading.Lock()
+        self._idle: queue.Queue[_WorkerHandle] = queue.Queue()
+        self._all: list[_WorkerHandle] = []
+        self._closed = False
+        self._grow(self.size)
+
+    def _grow(self, n: int) -> None:
+        handles: list[_WorkerHandle | None] = [None] * n
+        errors: list[BaseException] = []
+
+        def start(i: int) -> None:
+            try:
+                handles[i] = _WorkerHandle(len(self._all) + i)
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+
+        threads = [threading.Thread(target=start, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise RuntimeError(f"could not start sandbox workers: {errors[0]}")
+        for h in handles:
+            assert h is not None
+            self._all.append(h)
+            self._idle.put(h)
+
+    def ensure(self, workers: int) -> None:
+        """Grow the pool to at least ``workers`` processes."""
+        with self._lock:
+            if workers > len(self._all):
+                self._grow(workers - len(self._all))
+                self.size = len(self._all)
+
+    @property
+    def isolation(self) -> dict[str, Any]:
+        """What the workers isolate (from the first worker's handshake)."""
+        return dict(self._all[0].isolation) if self._all else {}
+
+    def _replace(self, dead: _WorkerHandle) -> None:
+        """Swap a dead worker for a fresh one and make it available."""
+        dead.close()
+        with self._lock:
+            if dead in self._all:
+                self._all.remove(dead)
+            fresh = _WorkerHandle(len(self._all))
+            self._all.append(fresh)
+        self._idle.put(fresh)
+
+    def _drive(self, handle: _WorkerHandle, jobs: Sequence[dict], take: Callable[[], int | None], out: list) -> None:
+        """Feed one worker, keeping two jobs in flight so it never waits for this process."""
+        inflight: list[int] = []
+        try:
+            while True:
+                while len(inflight) < 2:
+                    i = take()
+                    if i is None:
+                        break
+                    handle.send(jobs[i])
+                    inflight.append(i)
+                if not inflight:
+                    break
+                i = inflight[0]
+                reply = handle.recv(float(jobs[i].get("timeout_s", 10.0)) + 60.0)
+                reply["isolation"] = handle.isolation
+                out[i] = reply
+                inflight.pop(0)
+        except _WorkerDied as exc:
+            for i in inflight:
+                out[i] = {"error": f"sandbox worker failed: {exc}"}
+            self._replace(handle)
+            return
+        self._idle.put(handle)
+
+    def map(self, jobs: Sequence[dict], concurrency: int | None = None) -> list[dict]:
+        """Run many jobs on the pool in parallel; replies in the order of ``jobs``."""
+        jobs = list(jobs)
+        if not jobs:
+            return []
+        n = max(1, min(concurrency or self.size, len(jobs), self.size))
+        out: list = [None] * len(jobs)
+        lock = threading.Lock()
+        counter = [0]
+
+        def take() -> int | None:
+            with lock:
+                if counter[0] >= len(jobs):
+                    return None
+                counter[0] += 1
+                return counter[0] - 1
+
+        handles = [self._idle.get() for _ in range(n)]
+        if n == 1:
+            self._drive(handles[0], jobs, take, out)
+        else:
+            threads = [threading.Thread(target=self._drive, args=(h, jobs, take, out)) for h in handles]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        return [r if r is not None else {"error": "sandbox job was not run"} for r in out]
+
+    def submit(self, job: dict) -> dict:
+        """Run one job on an idle worker (blocks until one is free)."""
+        return self.map([job], 1)[0]
+
+    def close(self) -> None:
+        """Stop every worker."""
+        with self._lock:
+            self._closed = True
+            for h in self._all:
+                h.close()
+            self._all.clear()
+
+
+_POOL: SandboxPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def get_pool(workers: int | None = None) -> SandboxPool:
+    """The process-wide warm pool, started on first use and grown to ``workers``."""
+    global _POOL
+    want = max(1, int(workers or os.cpu_count() or 1))
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._closed:
+            _POOL = SandboxPool(want)
+            atexit.register(_POOL.close)
+        else:
+            _POOL.ensure(want)
+        return _POOL
+
+
+def shutdown_pool() -> None:
+    """Stop the process-wide pool (a later call starts a fresh one)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is not None:
+            _POOL.close()
+            _POOL = None
+
+
+def _to_result(reply: dict) -> SandboxResult:
+    if "error" in reply:
+        return SandboxResult(False, False, None, "", "", 0.0, reply["error"], reply.get("isolation", {}))
+    return SandboxResult(
+        completed=bool(reply["completed"]),
+        timed_out=bool(reply["timed_out"]),
+        returncode=reply["returncode"],
+        stdout=reply["stdout"],
+        stderr=reply["stderr"],
+        duration_s=float(reply["duration_s"]),
+        reason=reply["reason"],
+        isolation=reply.get("isolation", {}),
+    )
+
+
+def run_jobs(jobs: Sequence[dict], workers: int | None = None) -> list[SandboxResult]:
+    """Run prepared jobs (``mode`` ``"script"`` or ``"check"``) on the warm pool."""
+    pool = get_pool(workers)
+    return [_to_result(r) for r in pool.map(list(jobs), workers)]
+
+
+def run_python(
+    source: str,
+    *,
+    timeout_s: float = 10.0,
+    memory_mb: int = 512,
+    stdin: str | None = None,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+) -> SandboxResult:
+    """Run a Python program in the sandbox.
+
+    ``completed`` is True only if the program's last statement finished (an unforgeable
+    per-run nonce written by the harness after the program returned, see the module
+    docstring); ``sys.exit(0)`` part-way, ``os._exit(0)`` or any exception leave it False.
+
+    Args:
+        source: The program (run as ``__main__``).
+        timeout_s: Wall-clock limit; everything the program started is killed after it.
+        memory_mb: Address-space limit of the program's process.
+        stdin: Text fed to the program's standard input.
+        max_output: Bytes kept of stdout and of stderr each.
+
+    Returns:
+        The :class:`SandboxResult`.
+    """
+    job = {
+        "mode": "script",
+        "source": source,
+        "timeout_s": float(timeout_s),
+        "memory_mb": int(memory_mb),
+        "stdin": stdin,
+        "max_output": int(max_output),
+    }
+    return run_jobs([job], workers=None)[0]
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--worker":
+    _worker_main()
