@@ -102,15 +102,16 @@ def bootstrap_interval(
     theta = float(statistic(x))
     if x.size < 2 or np.ptp(x) == 0.0:
         return theta, theta
-    res = sps.bootstrap(
-        (x,),
-        statistic,
+    kwargs: dict[str, Any] = dict(
         n_resamples=n_resamples,
         confidence_level=confidence,
         method="BCa" if method == "bca" else "percentile",
         batch=max(1, 2_000_000 // x.size),
-        rng=rng,
     )
+    try:
+        res = sps.bootstrap((x,), statistic, rng=rng, **kwargs)
+    except TypeError:  # scipy < 1.15 names the generator random_state
+        res = sps.bootstrap((x,), statistic, random_state=rng, **kwargs)
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
