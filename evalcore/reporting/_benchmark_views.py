@@ -380,8 +380,7 @@ def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> An
     height = max(2.0, 0.3 * len(grid) + 1.2)
     width = max(3.5, 0.6 * grid.shape[1] + 3.5)
     fig, ax = plt.subplots(figsize=(width, height))
-    cmap = ListedColormap(["#d9534f", "#5cb85c"])
-    cmap.set_bad("#bbbbbb")
+    cmap = ListedColormap(["#d9534f", "#5cb85c"]).with_extremes(bad="#bbbbbb")
     ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     labels = [str(i) if results is None else f"{i}  {str(results.get(i, ''))[:30]}" for i in grid.index]
     ax.set_yticks(range(len(grid)), labels, fontsize=8)

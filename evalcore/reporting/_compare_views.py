@@ -25,6 +25,7 @@ __all__ = [
     "power_table",
     "difference_figure",
     "compare_records",
+    "power_notes",
 ]
 
 
@@ -177,6 +178,36 @@ def power_table(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, *, a
                      "correlation": rho, "observed_difference": diff, "power_observed": pw,
                      "min_detectable_difference": mdd, "items_needed": needed})
     return pd.DataFrame(rows)
+
+
+def power_notes(power: pd.DataFrame, target: float = 0.8) -> str:
+    """Plain-language reading of :func:`power_table`, one Markdown paragraph per pair.
+
+    Args:
+        power: :func:`power_table` output.
+        target: The target power it was computed for.
+
+    Returns:
+        Markdown text.
+    """
+    lines = []
+    for row in power.itertuples(index=False):
+        mdd = row.min_detectable_difference
+        if mdd is None or not np.isfinite(mdd):
+            lines.append(f"**{row.pair}**: the {row.n} shared items have identical scores in both runs, so the "
+                         "spread of the differences, and with it the detectable difference, cannot be estimated; "
+                         "run more items.")
+            continue
+        text = (f"**{row.pair}**: with n = {row.n} items the minimum detectable difference at {target:.0%} power "
+                f"is {mdd:.3f}")
+        if row.items_needed:
+            text += (f"; the observed difference {row.observed_difference:+.3f} has power "
+                     f"{row.power_observed:.0%}, and about {int(row.items_needed)} items would be needed to "
+                     f"detect it with {target:.0%} power.")
+        else:
+            text += "; the observed difference is zero."
+        lines.append(text)
+    return "\n\n".join(lines)
 
 
 def difference_figure(comparisons: pd.DataFrame, mdd: pd.Series | None = None) -> Any:

@@ -31,6 +31,18 @@ CHROMIUM_HINT = (
     "Chromium not found: HTML only. For PDFs install it (Debian/Ubuntu: "
     "`apt-get install chromium`) or set EVALCORE_CHROMIUM to a Chromium/Chrome binary."
 )
+# Printing: landscape A4, and wide tables wrap and shrink instead of scrolling off the page.
+_PRINT_CSS = """<style>
+@page { size: A4 landscape; margin: 12mm; }
+@media print {
+  .jp-OutputArea-output, .jp-RenderedHTMLCommon, .jp-RenderedHTML { overflow: visible !important; }
+  .jp-RenderedHTMLCommon table { font-size: 8pt; table-layout: auto; }
+  .jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { word-break: break-word; max-width: 28em; }
+  .jp-Cell { break-inside: avoid-page; }
+  img { max-width: 100% !important; }
+}
+</style>
+"""
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
@@ -124,6 +136,7 @@ def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[s
     title = nb.metadata.get("title") or src.stem
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     body = re.sub(r'<script src="">\s*</script>', "", body)
+    body = body.replace("</head>", _PRINT_CSS + "</head>", 1)
     _atomic_write_bytes(out, body.encode("utf-8"))
     return out
 

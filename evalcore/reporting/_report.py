@@ -9,7 +9,7 @@ from pathlib import Path
 
 from evalcore.errors import EvalcoreError
 from evalcore.reporting._export import ExportResult, export_notebook
-from evalcore.reporting._runner import EntryResult, write_index
+from evalcore.reporting._runner import EntryResult, has_figures, write_index
 
 __all__ = ["report"]
 
@@ -27,7 +27,7 @@ def _reexport_suite(suite_dir: Path, pdf: bool, say: Callable[[str], None]) -> l
         if not run.executed or not (suite_dir / run.executed).exists():
             continue
         notebook = suite_dir / run.executed
-        result = export_notebook(notebook, notebook.parent, pdf=pdf)
+        result = export_notebook(notebook, notebook.parent, pdf=pdf, figures=not has_figures(notebook.parent))
         run.html = str(result.html.relative_to(suite_dir))
         run.pdf = str(result.pdf.relative_to(suite_dir)) if result.pdf else None
         run.figures = sorted(str(p.relative_to(suite_dir)) for p in (notebook.parent / "figures").glob("*.png"))

@@ -35,7 +35,7 @@ from evalcore.reporting._record import (
 )
 from evalcore.reporting._suite import SuiteEntry, check_parameters, find_root, load_suite, substitute
 
-__all__ = ["EntryResult", "SuiteResult", "run_suite", "write_index", "new_suite_id"]
+__all__ = ["EntryResult", "SuiteResult", "run_suite", "write_index", "new_suite_id", "summary_frame", "display_summary"]
 
 SUITE_DIR_ENV = "EVALCORE_SUITE_DIR"
 KERNEL_NAME = "python3"
@@ -266,6 +266,13 @@ def run_suite(
     return SuiteResult(suite_dir=suite_dir, results=results, index=index)
 
 
+def has_figures(folder: Path) -> bool:
+    """True when ``folder/figures`` already holds PNGs (saved by the notebook with
+    ``save_figure``); the PNG outputs are then not extracted a second time."""
+    figures = Path(folder) / "figures"
+    return figures.is_dir() and any(figures.glob("*.png"))
+
+
 def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: Path, pdf: bool) -> None:
     """Export an executed notebook and gather its records (also after a failure)."""
     sidecar = run_dir / RECORDS_FILENAME
@@ -276,9 +283,7 @@ def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: P
     result.executed = _rel(out_nb, suite_dir)
     try:
         records.update(read_records(out_nb))
-        # Figures saved with save_figure are the notebook's own; otherwise take the PNG outputs.
-        saved = (run_dir / "figures").is_dir() and any((run_dir / "figures").glob("*.png"))
-        exported: ExportResult = export_notebook(out_nb, run_dir, pdf=pdf, figures=not saved)
+        exported: ExportResult = export_notebook(out_nb, run_dir, pdf=pdf, figures=not has_figures(run_dir))
     except EvalcoreError as exc:
         result.messages.append(f"export failed: {exc}")
     else:
@@ -292,14 +297,60 @@ def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: P
 
 
 def _cell(value: Any) -> str:
-    if value is None:
+    if value is None or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, float):
         return f"{value:.4g}"
+    if isinstance(value, dict) and {"mean", "ci_low", "ci_high"} <= set(value):
+        parts = [value.get(k) for k in ("mean", "ci_low", "ci_high")]
+        if all(isinstance(v, (int, float)) for v in parts):
+            return f"{parts[0]:.3g} [{parts[1]:.3g}, {parts[2]:.3g}]"
+        return ""
     if isinstance(value, (list, dict)):
         text = json.dumps(value)
-        return text if len(text) <= 80 else text[:77] + "..."
-    return str(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+    text = str(value)
+    return text if len(text) <= 60 else "..." + text[-57:]
+
+
+def _short_param(value: Any) -> str:
+    if isinstance(value, str) and ("/" in value or os.sep in value):
+        parts = Path(value).parts
+        return "/".join(parts[-2:]) if len(parts) > 2 else value
+    if isinstance(value, list):
+        return "[" + ", ".join(_short_param(v) for v in value) + "]"
+    return _cell(value)
+
+
+def display_summary(results: Sequence[EntryResult]) -> Any:
+    """The index's compact summary: one row per run; parameters in one cell; an interval
+    record (``{mean, ci_low, ci_high}``) as ``mean [low, high]``; list-valued records left out
+    (they are in each run's ``records.json``).
+
+    Args:
+        results: The suite's entry results.
+
+    Returns:
+        A ``pandas.DataFrame`` of strings indexed by run name.
+    """
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        row: dict[str, Any] = {"run": r.name, "status": r.status}
+        row["parameters"] = ", ".join(f"{k}={_short_param(v)}" for k, v in r.params.items())
+        for key, value in r.records.items():
+            if isinstance(value, list):
+                continue
+            if isinstance(value, dict) and not {"mean", "ci_low", "ci_high"} <= set(value):
+                for sub, item in _flatten(value, prefix=f"{key}.").items():
+                    if not isinstance(item, list):
+                        row[sub] = _cell(item)
+            else:
+                row[key] = _cell(value)
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    return frame.set_index("run").fillna("") if not frame.empty else frame
 
 
 def summary_frame(results: Sequence[EntryResult]) -> Any:
@@ -332,6 +383,8 @@ text-align:left;vertical-align:top} th{background:#f3f3f3}
 .ok{color:#176317;font-weight:bold} .failed{color:#b00020;font-weight:bold}
 .pending{color:#777} .err{font-family:monospace;color:#b00020;white-space:pre-wrap}
 .scroll{overflow-x:auto;max-width:100%}
+.summary td,.summary th{white-space:nowrap}
+.summary td:nth-of-type(2){min-width:24em;max-width:40em;white-space:normal;font-size:.9em}
 """
 
 
@@ -381,8 +434,7 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
     if frame.empty:
         summary = "<p>No runs.</p>"
     else:
-        shown = frame.map(_cell) if hasattr(frame, "map") else frame.applymap(_cell)
-        summary = shown.to_html(escape=True, na_rep="", border=0)
+        summary = display_summary(results).to_html(escape=True, na_rep="", border=0)
     head = " · ".join(f"{esc(str(k))}: {esc(str(v))}" for k, v in meta.items())
     body = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>evalcore report {esc(str(meta.get('id', '')))}</title>
@@ -396,9 +448,10 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
 {''.join(rows)}
 </tbody></table>
 <h2>Summary</h2>
-<p>Recorded numbers (<code>evalcore.record</code>) and papermill parameters, one row per run;
-also in <a href="summary.csv">summary.csv</a> and <a href="suite.json">suite.json</a>.</p>
-<div class="scroll">{summary}</div>
+<p>Recorded numbers (<code>evalcore.record</code>; intervals as mean [low, high]) and papermill
+parameters, one row per run. Every column, and list-valued records, are in
+<a href="summary.csv">summary.csv</a>, <a href="suite.json">suite.json</a> and each run's records JSON.</p>
+<div class="scroll summary">{summary}</div>
 </body></html>
 """
     index = suite_dir / "index.html"

@@ -129,3 +129,4 @@ def test_report_exports_an_executed_notebook_and_a_suite_dir(repo, monkeypatch):
     assert cli(["report", str(repo / "out" / "latest"), "--no-pdf"]) == 0
     assert (result.suite_dir / "sq" / "sq.html").exists()
     assert cli(["report", str(repo / "missing.ipynb")]) == 2
+

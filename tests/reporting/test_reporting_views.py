@@ -178,3 +178,17 @@ def test_load_item_scores_needs_two_runs(tmp_path):
         cv.load_item_scores([tmp_path])
     with pytest.raises(EvalcoreError, match="not found"):
         cv.load_item_scores([tmp_path / "a", tmp_path / "b"])
+
+
+def test_power_notes_read_the_table():
+    ones = {"A": pd.Series([1.0, 0.0, 1.0], index=list("abc")), "B": pd.Series([1.0, 0.0, 1.0], index=list("abc"))}
+    comp = cv.compare_runs(ones, n_resamples=200)
+    note = cv.power_notes(cv.power_table(ones, comp))
+    assert "cannot be estimated" in note  # identical scores: no spread of differences
+    diff = {"A": pd.Series([1.0, 1.0, 1.0, 0.0, 1.0, 1.0], index=list("abcdef")),
+            "B": pd.Series([0.0, 1.0, 0.0, 0.0, 1.0, 0.0], index=list("abcdef"))}
+    comp = cv.compare_runs(diff, n_resamples=200)
+    table = cv.power_table(diff, comp)
+    note = cv.power_notes(table)
+    assert f"{table['min_detectable_difference'].iloc[0]:.3f}" in note
+    assert f"about {int(table['items_needed'].iloc[0])} items" in note

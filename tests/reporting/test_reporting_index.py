@@ -1,0 +1,32 @@
+"""The index's compact summary table (no kernel needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalcore.reporting._runner import EntryResult, display_summary, write_index
+
+
+def test_display_summary_is_compact():
+    r = EntryResult(name="x", notebook="n.ipynb", status="ok", params={"runs": ["/a/b/c/run1"], "limit": 8},
+                    records={"accuracy": {"mean": 0.25, "ci_low": 0.05, "ci_high": 0.6, "n": 8},
+                             "pass_at_k": {"1": 0.5}, "comparisons": [{"a": 1}], "nan": float("nan")})
+    frame = display_summary([r])
+    row = frame.loc["x"]
+    assert row["accuracy"] == "0.25 [0.05, 0.6]"
+    assert row["pass_at_k.1"] == "0.5"
+    assert "comparisons" not in frame.columns
+    assert row["nan"] == ""
+    assert row["parameters"] == "runs=[c/run1], limit=8"
+
+
+def test_write_index_marks_failures_and_escapes(tmp_path):
+    ok = EntryResult(name="a", notebook="n.ipynb", status="ok", executed="a/a.ipynb", html="a/a.html",
+                     records={"score": 1})
+    bad = EntryResult(name="b", notebook="n.ipynb", status="failed", executed="b/b.ipynb",
+                      error="ValueError: <script>x</script>")
+    index = write_index(tmp_path, [ok, bad], {"id": "X"})
+    text = Path(index).read_text()
+    assert 'class="failed">failed' in text and 'href="b/b.ipynb"' in text
+    assert "<script>x</script>" not in text and "&lt;script&gt;" in text
+    assert (tmp_path / "suite.json").exists() and (tmp_path / "summary.csv").exists()
