@@ -80,6 +80,10 @@ FLEXIBLE_CASES = [
     ("So the answer is 5 + 3 = 8.", "8", "answer_is"),
     ("The answer is 48 / 2 = 24 clips. Then she rested 3 days.", "24", "answer_is"),
     ("**Final Answer:** 18 dollars", "18", "answer_is"),
+    # shapes produced by the embedded SmolLM2 model on the shipped sample
+    ("312 * 45 = 12600\n\nSo, 12600 is the answer.", "12600", "last_number"),
+    ("So, the final answer is 11 kilograms of apples and 1 kilogram of bananas.", "11", "answer_is"),
+    ("So, the company spends $1,850,000 on rent and $1,850,000 on salaries in a year.", "1850000", "last_number"),
     ("Q: How many?\nA: 72", "72", "answer_prefix"),
     ("A: 1,500", "1500", "answer_prefix"),
     ("\\boxed{72}", "72", "boxed"),

@@ -59,6 +59,10 @@ STRICT_CASES = [
     ("I don't know.", None, "none"),
     ("Option D", None, "none"),
     ("The answer is a prime number.", None, "none"),  # lower-case "a" is the article here
+    # shapes produced by the embedded SmolLM2 model on the shipped sample
+    ("C. Binary heap\n\nThe answer is D. Binary heap", "D", "answer_is"),
+    ("A. Optic nerve\n\nThe cranial nerve that carries the sense of smell is the olfactory nerve.", "A", "letter_start"),
+    ("A homozygous recessive is a genetic trait where a recessive allele is present in the offspring.", None, "none"),
     ("Answer: b.", "B", "answer_is"),
     ("The answer is (a) since it makes ATP", "A", "answer_is"),
 ]
@@ -110,6 +114,8 @@ FLEXIBLE_CASES = [
     ("Nucleus and ribosome are both organelles, but mitochondrion makes ATP.", None, "none"),
     ("A vitamin deficiency", None, "none"),
     ("The answer is a prime number.", None, "none"),
+    ("A homozygous recessive is a genetic trait where a recessive allele is present in the offspring.", None, "none"),
+    ("A. 6\nB. 8\nC. 9\nD. 12\nA. 6", "A", "letter_start"),  # an echo of the options still starts with "A."
 ]
 
 
