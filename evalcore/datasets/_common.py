@@ -8,7 +8,7 @@ import json
 import math
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import IO, Any, Callable, Iterator, Sequence, TypeVar
 
 from evalcore.errors import EvalcoreError
 
@@ -38,10 +38,10 @@ def unique_ids(ids: Sequence[str]) -> list[str]:
     return out
 
 
-def open_text(path: Path):  # type: ignore[no-untyped-def]
+def open_text(path: Path) -> IO[str]:
     """Open a text file, transparently decompressing ``.gz``."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8-sig")
+        return gzip.open(path, "rt", encoding="utf-8-sig")  # type: ignore[return-value]
     return open(path, encoding="utf-8-sig", newline="")
 
 
