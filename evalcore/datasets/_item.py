@@ -11,8 +11,9 @@ class Item:
     """One benchmark item.
 
     Attributes:
-        id: Stable identifier derived from the source (e.g. ``gsm8k/test/17``,
-            ``mmlu/anatomy/test/3``, ``HumanEval/0``), never from shuffled row order.
+        id: Stable identifier derived from the source, never from row order: gsm8k
+            ``gsm8k/<sha256(question)[:10]>``, mmlu ``mmlu/<subject>/<sha256(question+choices)[:10]>``,
+            humaneval the ``task_id`` (``HumanEval/0``).
         dataset: ``"gsm8k"``, ``"mmlu"`` or ``"humaneval"``.
         fields: What a prompt needs. gsm8k: ``question``; mmlu: ``question``, ``choices``
             (four strings, A–D); humaneval: ``prompt``, ``entry_point``, ``test``.
