@@ -477,3 +477,14 @@ def test_model_strategy_uses_model_for_starter_tools() -> None:
         make_agent(None, embedder="tfidf", threshold=2)
     with pytest.raises(EvalcoreError, match="embedder"):
         make_agent(None, embedder="word2vec")
+
+
+def test_extract_code_joins_blocks_and_tests_drop_implementations() -> None:
+    from evalcore.agents.reference._synthesis import extract_code, sanitize_tests
+
+    reply = ("```python\ndef is_prime(n):\n    return True\n```\n\ntext\n\n"
+             "```python\ndef test_is_prime():\n    assert is_prime(11) == True\n```")
+    tests = sanitize_tests(extract_code(reply), "is_prime")
+    assert tests is not None and "def test_is_prime" in tests and "return True" not in tests
+    assert extract_code("no fences here") == "no fences here"
+    assert extract_code("```python\nx = 1\n") == "x = 1"

@@ -178,3 +178,15 @@ def test_mean_over_queries_returns_per_query_scores():
         mean_over_queries(mrr, {"q1": ["a", "a"]}, {"q1": {"a"}})
     with pytest.raises(EvalcoreError, match="qrels"):
         mean_over_queries(mrr, {}, {})
+
+
+def test_all_ties_in_relevance():
+    # every judged doc has the same grade: any order of all of them is ideal
+    relevant = {"a": 2, "b": 2, "c": 2}
+    for ranking in (["a", "b", "c"], ["c", "a", "b"], ["b", "c", "a"]):
+        assert ndcg_at_k(ranking, relevant, k=3) == pytest.approx(1.0)
+        assert precision_recall_f1(ranking, relevant) == (1.0, 1.0, 1.0)
+    # the same grades with one non-relevant doc in front: DCG = 2/log2(3) + 2/log2(4)
+    expected = (2 / math.log2(3) + 2 / math.log2(4)) / (2 + 2 / math.log2(3) + 2 / math.log2(4))
+    assert ndcg_at_k(["x", "a", "b"], relevant, k=3) == pytest.approx(expected)
+    assert mrr(["x", "a", "b"], relevant) == 0.5

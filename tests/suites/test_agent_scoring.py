@@ -410,3 +410,15 @@ def test_wrong_agent_text_contains_correct_answers_but_scores_zero():
     r = agent.process_request(c.query)
     assert str(c.expected) in r.response and r.success and not values_match(r.result, c.expected)
     assert evaluate_functional(agent, SuiteData(cases), SuiteConfig()).score == 0.0
+
+
+def test_learning_patterns_need_a_correct_recorded_sequence():
+    gen = AgentCaseGenerator(seed=0)
+    cases, groups = gen.generate(), gen.paraphrase_groups()
+    data = SuiteData(cases, groups)
+    res = evaluate_learning(OracleAgent(cases, groups), data, SuiteConfig(learning_repeats=0))
+    s = {t.name: t.score for t in res.tests}
+    assert s["patterns"] == 1.0 and res.metrics["patterns_recorded"] == 2
+    assert [v for k, v in s.items() if k.startswith("reuse:")] == [1.0, 1.0, 1.0]
+    wrong = evaluate_learning(WrongAgent(cases, groups), data, SuiteConfig(learning_repeats=0))
+    assert {t.name: t.score for t in wrong.tests}["patterns"] == 0.0

@@ -1,0 +1,91 @@
+"""The embedded SmolLM2 model (real weights, real llama.cpp)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from evalcore.models import GenerationParams, LocalModel, from_spec
+
+pytestmark = pytest.mark.integration
+llama_cpp = pytest.importorskip("llama_cpp")
+
+MSG = [{"role": "user", "content": "Name three colours."}]
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalModel:
+    m = from_spec("local:smollm2")
+    m.load()
+    return m
+
+
+def test_completion_record_tokens_cost_and_seeded_determinism(model) -> None:
+    p = GenerationParams(temperature=0.8, max_tokens=24, seed=11)
+    a, b = model.complete(MSG, p), model.complete(MSG, p)
+    assert a.ok and a.text and a.text == b.text
+    assert a.cost_usd == 0.0 and 0 < a.usage.completion_tokens <= 24
+    # prompt tokens = the chat template rendered and tokenized independently
+    assert a.usage.prompt_tokens == model.count_tokens(model.chat_prompt(MSG))
+    assert a.model == "smollm2" and a.latency_s > 0
+
+
+def test_max_tokens_and_stop_sequences(model) -> None:
+    p = GenerationParams(max_tokens=40, seed=0)
+    full = model.complete([{"role": "user", "content": "Count from 1 to 20 separated by commas."}], p)
+    assert full.ok and "," in full.text
+    cut = model.complete([{"role": "user", "content": "Count from 1 to 20 separated by commas."}],
+                         GenerationParams(max_tokens=40, seed=0, stop=(",",)))
+    assert "," not in cut.text and full.text.startswith(cut.text)
+    short = model.complete(MSG, GenerationParams(max_tokens=3, seed=0))
+    assert short.usage.completion_tokens <= 3
+
+
+def test_concurrent_async_calls_are_serialized_and_agree(model) -> None:
+    p = GenerationParams(max_tokens=12, seed=5)
+    prompts = [[{"role": "user", "content": f"Say the number {i}."}] for i in range(3)]
+    sequential = [model.complete(m, p).text for m in prompts]
+
+    async def together():
+        return await asyncio.gather(*(model.acomplete(m, p) for m in prompts))
+
+    assert [c.text for c in asyncio.run(together())] == sequential
+
+
+def test_letter_logprobs_match_an_independent_full_logits_pass(model) -> None:
+    from scipy.special import log_softmax
+
+    msgs = [{"role": "user", "content": "Which is a colour? (A) dog (B) red (C) car (D) run\n"
+                                        "Reply with the letter."}]
+    got = model.letter_logprobs(msgs)
+    assert set(got) == set("ABCD") and all(v < 0 for v in got.values())
+    # independent: a separate llama with logits_all, the whole context + " X" evaluated at once
+    ref = llama_cpp.Llama(model_path=str(model.model_path), n_ctx=2048, logits_all=True,
+                          verbose=False)
+    context = model.chat_prompt(msgs) + "Answer:"
+    for letter, lp in got.items():
+        ctx = ref.tokenize(context.encode(), add_bos=False, special=True)
+        cont = ref.tokenize((" " + letter).encode(), add_bos=False, special=False)
+        ref.reset()
+        ref.eval(ctx + cont)
+        rows = log_softmax(np.asarray(ref.scores[len(ctx) - 1:len(ctx) + len(cont) - 1],
+                                      dtype=np.float64), axis=-1)
+        expected = sum(rows[j, t] for j, t in enumerate(cont))
+        assert lp == pytest.approx(expected, abs=1e-3)
+    # probabilities of the four letters are a part of the whole next-token distribution
+    assert sum(np.exp(list(got.values()))) < 1.0
+
+
+def test_mmlu_likelihood_run_records_mode_and_logprobs(tmp_path, model) -> None:
+    from evalcore.runs import load_run, run_benchmark
+
+    path = run_benchmark("mmlu", model, limit=3, source="sample", mmlu_mode="likelihood",
+                         progress=False, run_dir=tmp_path, run_id="lik", cache=False)
+    run = load_run(path)
+    assert run.config["mmlu_mode"] == "likelihood" and run.results["n_samples"] == 3
+    for s in run.samples:
+        top = s["completion"]["logprobs"][0]["top"]
+        assert s["completion"]["text"] == max(top, key=top.get)
+        assert s["scores"]["flexible"] == float(s["completion"]["text"] == s["reference"])

@@ -1,0 +1,44 @@
+"""`evalcore serve-local`: the embedded model behind llama-cpp-python's OpenAI server."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+
+from evalcore.models import LocalServer
+from evalcore.runs import load_run, run_benchmark
+
+pytestmark = pytest.mark.integration
+pytest.importorskip("llama_cpp.server")
+
+
+def test_benchmark_through_the_real_openai_client_against_the_local_server(tmp_path) -> None:
+    with LocalServer(log_path=tmp_path / "server.log") as server:
+        with urllib.request.urlopen(server.url + "/models", timeout=5) as resp:
+            listed = json.load(resp)
+        assert resp.status == 200 and listed["data"][0]["id"] == "smollm2"
+        assert server.url.startswith("http://127.0.0.1:")
+        path = run_benchmark("gsm8k", server.spec, limit=3, source="sample", progress=False,
+                             params={"max_tokens": 128}, run_dir=tmp_path, run_id="served",
+                             cache=False, concurrency=1)
+        proc = server.proc
+    assert proc.poll() is not None  # stopped
+    run = load_run(path)
+    res = run.results
+    assert res["n_samples"] == 3 and res["errors"] == 0
+    assert run.config["model"].startswith("openai-compatible:smollm2@http://127.0.0.1:")
+    for s in run.samples:
+        usage = s["completion"]["usage"]
+        assert s["completion"]["text"] and 0 < usage["completion_tokens"] <= 128
+        assert usage["prompt_tokens"] > 20 and s["completion"]["cost_usd"] == 0.0
+    assert res["tokens"]["completion"] == sum(s["completion"]["usage"]["completion_tokens"]
+                                              for s in run.samples)
+
+
+def test_serve_local_cli_parses_port_and_host() -> None:
+    from evalcore.cli import build_parser
+
+    args = build_parser().parse_args(["serve-local", "--port", "8123"])
+    assert args.port == 8123 and args.host == "127.0.0.1"

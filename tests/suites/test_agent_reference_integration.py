@@ -1,0 +1,33 @@
+"""The evaluator on the real reference agent (integration: embeddings and the embedded model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalcore.datasets import AgentCaseGenerator
+from evalcore.suites import AgentEvaluator, SuiteConfig, resolve_agent
+
+pytestmark = pytest.mark.integration
+
+
+def test_reference_agent_no_llm_mode():
+    gen = AgentCaseGenerator(seed=0)
+    cases = gen.generate()
+    agent = resolve_agent("reference", model="none")
+    cfg = SuiteConfig(limit=4, n_paraphrase_groups=1, n_unrelated=4, timing_repetitions=1, memory_requests=2,
+                      load_requests=4, workers=2, learning_repeats=2)
+    res = AgentEvaluator(agent, cases, config=cfg).run(["functional", "robustness", "retrieval", "performance"],
+                                                       progress=False)
+    # the starter tools answer these exactly; nothing escapes the agent
+    assert res.categories["functional"].score == 1.0
+    assert not res.critical_failures
+    assert res.categories["retrieval"].metrics["n_queries"] >= 3
+    assert res.categories["performance"].metrics["success_rate_under_load"] == 1.0
+
+
+def test_reference_agent_embedded_model_functional():
+    cases = AgentCaseGenerator(seed=0, counts={"simple": 2, "medium": 0, "complex": 0, "edge": 0}).generate()
+    agent = resolve_agent("reference", model="local:smollm2", options={"arg_max_tokens": 48})
+    res = AgentEvaluator(agent, cases, config=SuiteConfig()).run(["functional"], progress=False)
+    assert len(res.categories["functional"].tests) == 2
+    assert not res.critical_failures
