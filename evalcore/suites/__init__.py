@@ -34,6 +34,7 @@ from evalcore.suites._evaluator import (
 from evalcore.suites._matching import is_clear_error, normalize_string, to_number, values_match
 from evalcore.suites._output import (
     figure_category_scores,
+    figure_category_tests,
     figure_performance,
     figure_test_distribution,
     load_results,
@@ -60,7 +61,7 @@ __all__ = [
     "SweepResult", "TestResult", "WrongAgent", "call_agent", "code_quality", "compare_results",
     "evaluate_agent", "evaluate_functional", "evaluate_learning", "evaluate_performance",
     "evaluate_retrieval", "evaluate_robustness", "evaluate_synthesis", "evaluate_workflow",
-    "figure_category_scores", "figure_performance", "figure_test_distribution", "format_comparison",
+    "figure_category_scores", "figure_category_tests", "figure_performance", "figure_test_distribution", "format_comparison",
     "is_clear_error", "jsonable", "load_results", "make_test", "normalize_string", "overall_score",
     "parse_thresholds", "perturb", "render_html", "resolve_agent", "run_self_test", "save_results",
     "score_workflow", "test_quality", "threshold_sweep", "to_number", "values_match", "write_outputs",

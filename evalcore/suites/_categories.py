@@ -9,6 +9,7 @@ critical failure. Answers are compared with :func:`values_match` against
 
 from __future__ import annotations
 
+import re
 import statistics
 import threading
 import time
@@ -590,7 +591,8 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
 
     Tests: ``reuse:<group>`` per paraphrase group (after the first query, the share of
     paraphrases answered correctly by reusing the tool the first one used); ``learning_curve``
-    (a request needing a new tool repeated ``learning_repeats`` times: improvement = 1 −
+    (a request needing a tool of a kind not met before, repeated ``learning_repeats`` times:
+    improvement = 1 −
     median(later timings) / first timing; score = share of correct repeats ×
     min(1, max(0, improvement) / learning_target)); ``patterns`` when the agent has
     ``workflow_patterns()`` (a dependent multi-step request sent ``pattern_repeats`` times must
@@ -625,9 +627,12 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
             details={"first_tool": tool, "calls": [cl.summary() for cl in calls], "reused_correctly": flags}))
     # learning curve
     grouped = {c.query for g in data.paraphrase_groups for c in g}
-    pool = [c for c in data.cases if c.needs_synthesis and not c.is_multi_step and c.expected_behavior == "answer"
-            and c.query not in grouped] or [c for c in data.cases if c.expected_behavior == "answer"
-                                            and not c.is_multi_step and c.query not in grouped]
+    group_kinds = {c.kind for g in data.paraphrase_groups for c in g}
+    single = [c for c in data.cases if c.expected_behavior == "answer" and not c.is_multi_step
+              and c.query not in grouped]
+    # prefer a request needing a tool the agent has not met yet (its first encounter must build it)
+    pool = ([c for c in single if c.needs_synthesis and c.kind not in group_kinds]
+            or [c for c in single if c.needs_synthesis] or single)
     improvement = None
     if pool and config.learning_repeats >= 2:
         case = pool[0]
@@ -678,13 +683,10 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
 
 
 def _in_order(key: str, tools: Sequence[str]) -> bool:
-    pos = 0
-    for t in tools:
-        i = key.find(t, pos)
-        if i < 0:
-            return False
-        pos = i + len(t)
-    return True
+    """Whether ``tools`` appear in order among the tool names of a pattern key such as
+    ``"factorial -> percentage"`` (separators ``->``, ``,``, ``|`` or whitespace)."""
+    parts = iter(p for p in re.split(r"\s*(?:->|,|\|)\s*|\s+", key.strip()) if p)
+    return all(any(p == t for p in parts) for t in tools)
 
 
 # =========================================================================== robustness

@@ -166,7 +166,8 @@ def evaluate_agent(agent: Any, categories: Iterable[str] | None = None, *, cases
 
 def resolve_agent(spec: str, *, model: str | None = None, threshold: float | None = None, seed: int = 0,
                   cases: Sequence[AgentCase] | None = None,
-                  paraphrase_groups: Sequence[Sequence[AgentCase]] = ()) -> Any:
+                  paraphrase_groups: Sequence[Sequence[AgentCase]] = (),
+                  options: Mapping[str, Any] | None = None) -> Any:
     """Build an agent from a specification.
 
     Args:
@@ -179,6 +180,8 @@ def resolve_agent(spec: str, *, model: str | None = None, threshold: float | Non
         seed: Seed for the reference agent.
         cases: Cases the self-test agents answer.
         paraphrase_groups: More cases for the self-test agents.
+        options: Further keyword arguments for the reference agent's ``make_agent`` or a
+            ``module:function`` factory (e.g. ``{"synthesis_max_tokens": 256}``).
 
     Returns:
         The agent.
@@ -192,7 +195,7 @@ def resolve_agent(spec: str, *, model: str | None = None, threshold: float | Non
         from evalcore.agents.reference import make_agent
 
         m: Any = "local:smollm2" if model is None else (None if model.lower() == "none" else model)
-        kwargs: dict[str, Any] = {"seed": seed}
+        kwargs: dict[str, Any] = {"seed": seed, **dict(options or {})}
         if threshold is not None:
             kwargs["threshold"] = threshold
         return make_agent(m, **kwargs)
@@ -204,7 +207,10 @@ def resolve_agent(spec: str, *, model: str | None = None, threshold: float | Non
     if ":" in spec:
         from evalcore.agents import load_agent
 
-        return load_agent(spec) if threshold is None else load_agent(spec, threshold=threshold)
+        kw = dict(options or {})
+        if threshold is not None:
+            kw["threshold"] = threshold
+        return load_agent(spec, **kw)
     raise EvalcoreError(f"unknown agent {spec!r}: use reference, oracle, wrong, failing, module:function "
                         "or http://…", field="agent")
 

@@ -165,6 +165,27 @@ def figure_performance(result: Any) -> Figure:
     return fig
 
 
+def figure_category_tests(result: Any, category: str) -> Figure:
+    """Horizontal bars of every test score of one category (green pass, orange fail, red critical)."""
+    d = _as_dict(result)
+    if category not in d["detailed_results"]:
+        raise EvalcoreError(f"category {category!r} was not run", field="category")
+    tests = d["detailed_results"][category]["tests"]
+    fig = Figure(figsize=(8, max(2.5, 0.28 * len(tests) + 1)), constrained_layout=True)
+    ax = fig.add_subplot()
+    names = [t["name"] for t in tests]
+    cols = ["#d62828" if t.get("critical") else ("#2a9d8f" if t["passed"] else "#f4a261") for t in tests]
+    ax.barh(range(len(tests)), [t["score"] for t in tests], color=cols)
+    ax.set_yticks(range(len(tests)), names, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1)
+    ax.set_xlim(0, 1.02)
+    ax.set_xlabel("test score")
+    ax.set_title(f"{category}: score {d['detailed_results'][category]['score']:.2f} "
+                 "(green pass, orange fail, red critical)", fontsize=10)
+    return fig
+
+
 FIGURES = {"category_scores": figure_category_scores, "test_distribution": figure_test_distribution,
            "performance": figure_performance}
 
