@@ -116,20 +116,31 @@ def bootstrap_interval(
 
 
 def _codes(clusters: Any, n: int) -> np.ndarray:
-    """Integer codes 0..G−1 for the cluster labels (any hashable labels)."""
+    """Integer codes 0..G−1 for the cluster labels (any hashable labels, in order of appearance)."""
     if isinstance(clusters, (str, bytes)):
         raise EvalcoreError("expected one cluster label per value, got a string", field="clusters")
-    labels = clusters.to_numpy() if hasattr(clusters, "to_numpy") else np.asarray(
-        list(clusters), dtype=object)
-    if labels.ndim != 1 or labels.size != n:
-        raise EvalcoreError(
-            f"needs one cluster label per value ({n}), got shape {labels.shape}", field="clusters"
-        )
-    codes, _ = pd.factorize(labels)
-    if np.any(codes < 0):
-        bad = int(np.flatnonzero(codes < 0)[0])
-        raise EvalcoreError(f"missing cluster label at position {bad}", field="clusters")
-    return codes
+    if isinstance(clusters, np.ndarray) or hasattr(clusters, "to_numpy"):
+        arr = clusters.to_numpy() if hasattr(clusters, "to_numpy") else clusters
+        if arr.ndim != 1 or arr.size != n:
+            raise EvalcoreError(
+                f"needs one cluster label per value ({n}), got shape {arr.shape}",
+                field="clusters")
+        codes, _ = pd.factorize(arr)
+        if np.any(codes < 0):
+            bad = int(np.flatnonzero(codes < 0)[0])
+            raise EvalcoreError(f"missing cluster label at position {bad}", field="clusters")
+        return codes
+    labels = list(clusters)
+    if len(labels) != n:
+        raise EvalcoreError(f"needs one cluster label per value ({n}), got {len(labels)}",
+                            field="clusters")
+    index: dict[Any, int] = {}
+    out = np.empty(n, dtype=np.intp)
+    for pos, label in enumerate(labels):
+        if label is None or (isinstance(label, float) and math.isnan(label)):
+            raise EvalcoreError(f"missing cluster label at position {pos}", field="clusters")
+        out[pos] = index.setdefault(label, len(index))
+    return out
 
 
 def clustered_se(
