@@ -31,6 +31,7 @@ from evalcore.reporting._compare_views import (
     difference_figure,
     item_scores,
     load_item_scores,
+    power_notes,
     power_table,
     shared_items,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "shared_items",
     "compare_runs",
     "power_table",
+    "power_notes",
     "difference_figure",
     "compare_records",
 ]

@@ -153,8 +153,8 @@ def _scored(frame: pd.DataFrame) -> pd.DataFrame:
 def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """Accuracy (mean score) per scoring mode with its confidence interval.
 
-    Rows: ``strict`` and ``flexible`` exact match (GSM8K/MMLU) or ``pass@1`` (HumanEval,
-    column ``score``). Interval: Wilson for one epoch; with several epochs the samples of an
+    Rows: ``strict`` and ``flexible`` exact match (GSM8K/MMLU) or ``pass@1`` (HumanEval, whose
+    samples carry ``passed``; column ``score``). Interval: Wilson for one epoch; with several epochs the samples of an
     item are correlated, so the mean's SE is clustered by item,
     SE = √(Σ_g (Σ_{i∈g}(x_i − x̄))²) / n, and the interval is x̄ ± z·SE.
 
@@ -168,7 +168,8 @@ def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     from evalcore.stats import mean_ci
 
     scored = _scored(frame)
-    modes = [m for m in ("strict", "flexible") if m in scored and scored[m].notna().any()]
+    is_code = "passed" in scored and scored["passed"].notna().any()
+    modes = [] if is_code else [m for m in ("strict", "flexible") if m in scored and scored[m].notna().any()]
     if not modes:
         modes = ["score"]
     several_epochs = scored["epoch"].nunique() > 1 if len(scored) else False

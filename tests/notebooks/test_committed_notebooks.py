@@ -45,7 +45,12 @@ def test_parameters_cell_is_annotated_with_help(path):
         )
         assigned.append(node.target.id)
     declared = pm.inspect_notebook(str(path))
-    assert list(declared) == assigned, f"{path.name}: papermill could not parse {set(assigned) - set(declared)}"
+    missing = [name for name in assigned if name not in declared]
+    assert not missing, (
+        f"{path.name}: papermill cannot parse the parameter line(s) of {missing} (keep each on one line "
+        "as `name: type = default  # help`; papermill fails on '=' inside the help comment)"
+    )
+    assert list(declared) == assigned
     for name, info in declared.items():
         assert info["help"].strip(), f"{path.name}: parameter {name!r} has no `# help` comment"
         assert info["inferred_type_name"] != "None", f"{path.name}: parameter {name!r} has no type annotation"

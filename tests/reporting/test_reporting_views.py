@@ -27,7 +27,8 @@ def sample(item, epoch=0, *, strict=None, flexible=None, pf_strict=False, pf_fle
               "extracted_strict": None if pf_strict else "7", "extracted_flexible": None if pf_flex else "7",
               "parse_failure_strict": pf_strict, "parse_failure_flexible": pf_flex}
     if passed is not None:
-        scores = {"score": float(passed), "passed": passed, "result": "passed" if passed else "failed: assert"}
+        scores = {"score": float(passed), "strict": float(passed), "flexible": float(passed), "passed": passed,
+                  "result": "passed" if passed else "failed: assert"}
     return {
         "item_id": item, "epoch": epoch, "dataset": dataset,
         "request": {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": f"Q {item}?"}]},
