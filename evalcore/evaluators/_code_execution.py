@@ -162,7 +162,7 @@ def evaluate_code_batch(
 
     Args:
         samples: The samples.
-        workers: Worker processes (default: CPU count).
+        workers: Worker processes (default: two per CPU, see ``default_workers``).
         timeout_s: Wall-clock limit per sample.
         memory_mb: Address-space limit per sample.
         max_output: Bytes of stdout/stderr kept per sample.

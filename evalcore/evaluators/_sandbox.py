@@ -66,26 +66,26 @@ it still runs inside the OS isolation above.
 
 from __future__ import annotations
 
-import atexit
+# The worker imports this module: only modules that register no fork handlers (threading,
+# random, tempfile, subprocess and queue do, and would run in every forked sample) are
+# imported here; the parent-side code imports those lazily.
 import builtins
 import json
 import math
 import os
-import queue
-import secrets
 import select
 import shutil
 import signal
 import struct
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 import types
 import _thread
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    import queue
 
 __all__ = ["SandboxResult", "SandboxPool", "run_python", "run_jobs", "get_pool", "shutdown_pool"]
 
@@ -96,7 +96,7 @@ _SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 # Modules programs commonly import, loaded once in the worker so forked samples start warm.
 _PRELOAD = (
     "collections", "itertools", "functools", "re", "string", "typing", "hashlib", "heapq",
-    "bisect", "random", "copy", "operator", "io",
+    "bisect", "copy", "operator", "io", "resource", "fcntl",
 )
 _WORKDIR = "/tmp/sandbox"
 
@@ -207,18 +207,38 @@ class _Libc:
 # --------------------------------------------------------------------------------------------
 
 
-def _runner(sentinel: Callable[[], Any], getframe: Callable[[], Any], ready: Any, box: list, go: Any, work: Callable[[], Any]) -> bool:
-    """Bottom frame of the untrusted thread; its final instruction is the proof witness."""
-    lock = sentinel()
-    lock.acquire()
-    box.append((getframe(), lock))
-    ready.release()
-    go.acquire()
-    try:
-        work()
-    except BaseException:  # noqa: BLE001 - every way out except a normal return is a failure
-        return False
+def _runner(getframe: Callable[[], Any], start_watch: Callable[[Any], None], install_hook: Callable[[], None], work: Callable[[], Any]) -> bool:
+    """Run the untrusted work; this frame's final instruction is the proof witness."""
+    start_watch(getframe())
+    install_hook()
+    work()
     return True
+
+
+def _watch(
+    body: bytes,
+    write: Callable[[int, bytes], int],
+    fd: int,
+    exit_: Callable[[int], None],
+    wait_done: Callable[[], bool],
+    release_back: Callable[[], None],
+    frame: Any,
+    lasti_true: int,
+) -> None:
+    """The watcher thread: the only holder of the success message.
+
+    Everything it uses arrives as an argument (no global or builtin lookup the program could
+    patch), it allocates no container (no garbage collection, hence no finalizer of the
+    program's objects, can run on its stack) and it calls nothing the program defined.
+    """
+    msg = b"\nPASS " + body + b"\n"
+    body = b""
+    wait_done()
+    if frame.f_lasti == lasti_true:
+        write(fd, msg)
+        exit_(0)
+    msg = b""
+    release_back()
 
 
 def _describe(exc: BaseException) -> str:
@@ -329,23 +349,35 @@ def _make_audit_hook(blocked: frozenset, blocked_attrs: bool) -> Callable[[str, 
 def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
     """Trusted harness of the sample process; never returns.
 
-    The harness draws the nonces here, from the kernel, before any untrusted code runs, and
-    sends them to the worker as the first 64 bytes of the result pipe (write-only here: the
-    program cannot read them back). No other copy exists in this process. The program's code runs in a second thread;
-    this (main) thread holds the success message and, after the program starts, uses only
-    callables bound to locals beforehand.
+    It draws two nonces from the kernel before any untrusted code runs and sends them to the
+    worker as the first 64 bytes of the result pipe (write-only here: the program cannot read
+    them back).
+
+    ``check`` mode: the program cannot obtain any frame (the audit hook refuses every route),
+    so the success message can stay in this function's locals; it is written only when
+    :func:`_check_work` returned normally. ``script`` mode: frames stay available to the
+    program, so the success message lives only in the watcher thread (:func:`_watch`), which
+    writes it only if :func:`_runner`'s frame ended on its final instruction.
     """
-    write, exit_, type_, str_, int_, len_ = os.write, os._exit, type, str, int, len
-    encode = str.encode
+    write = os.write
     raw = os.urandom(16).hex().encode() + os.urandom(16).hex().encode()
     if write(result_fd, raw) != 64:
-        exit_(125)
-    pass_msg = b"\nPASS " + raw[:32] + b"\n"
+        os._exit(125)
+    holder = [raw[:32]]
     fail_prefix = b"\nFAIL " + raw[32:] + b" "
     del raw
-    newline = b"\n"
+    done = _thread.allocate_lock()
+    done.acquire()
+    back = _thread.allocate_lock()
+    back.acquire()
+
+    def start_watch(frame: Any) -> None:
+        args = (holder.pop(), write, result_fd, os._exit, done.acquire, back.release, frame, lasti_true)
+        _thread.start_new_thread(_watch, args)
+
     check_mode = job["mode"] == "check"
     pristine = dict(builtins.__dict__)
+    base_exception = BaseException
     out, err = sys.stdout, sys.stderr
     out_flush, err_flush = type(out).flush, type(err).flush
 
@@ -357,38 +389,48 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
                 pass
 
     box: list = []
+    type_, str_, int_, encode, exit_ = type, str, int, str.encode, os._exit
     if check_mode:
-        work = lambda: _check_work(job, pristine, box, flush)  # noqa: E731
-    else:
-        work = lambda: _script_work(job, box, flush, sys.__excepthook__)  # noqa: E731
-    hook = _make_audit_hook(_BLOCKED_CHECK if check_mode else _BLOCKED_ALWAYS, check_mode)
-    ready = _thread.allocate_lock()
-    ready.acquire()
-    go = _thread.allocate_lock()
-    go.acquire()
-    frames: list = []
-    _thread.start_new_thread(_runner, (_thread._set_sentinel, sys._getframe, ready, frames, go, work))
-    ready.acquire()
-    frame, done = frames[0]
-    sys.addaudithook(hook)
-    # ---- from here on: locals only ----
-    go.release()
-    done.acquire()
-    if frame.f_lasti == lasti_true:
-        write(result_fd, pass_msg)
-        exit_(0)
-    # Not completed: forget the success message before touching anything the program made.
-    pass_msg = None
+        msg = b"\nPASS " + holder.pop() + b"\n"
+        check_work = _check_work
+        sys.addaudithook(_make_audit_hook(_BLOCKED_CHECK, True))
+        # ---- untrusted code runs from here on; only locals are used below ----
+        try:
+            check_work(job, pristine, box, flush)
+        except base_exception:  # noqa: BLE001
+            msg = b""
+        else:
+            write(result_fd, msg)
+            exit_(0)
+        for item in list(box):
+            if type_(item) is str_:
+                write(result_fd, fail_prefix + encode(item, "utf-8", "replace") + b"\n")
+        exit_(1)
+
+    work = lambda: _script_work(job, box, flush, sys.__excepthook__)  # noqa: E731
+    hook = _make_audit_hook(_BLOCKED_ALWAYS, False)
+    try:
+        _runner(sys._getframe, start_watch, lambda: sys.addaudithook(hook), work)
+        if not check_mode:
+            # Like the interpreter at exit: wait for the program's non-daemon threads.
+            threading_module = sys.modules.get("threading")
+            if threading_module is not None:
+                threading_module._shutdown()
+            flush()
+    except base_exception:  # noqa: BLE001 - the reason is in ``box``
+        pass
+    # Nothing secret is left on this thread: hand over to the watcher.
+    try:
+        done.release()
+    except RuntimeError:
+        pass
+    back.acquire()  # the watcher found no normal return (it exits the process otherwise)
     code = 1
-    i = 0
-    n = len_(box)
-    while i < n:
-        item = box[i]
+    for item in list(box):
         if type_(item) is str_:
-            write(result_fd, fail_prefix + encode(item, "utf-8", "replace") + newline)
+            write(result_fd, fail_prefix + encode(item, "utf-8", "replace") + b"\n")
         elif type_(item) is int_ and 0 <= item < 256:
-            code = item
-        i += 1
+            code = int_(item)
     exit_(code)
 
 
@@ -396,17 +438,12 @@ def _calibrate() -> tuple[int, int]:
     """Offsets of ``_runner``'s frame after a normal return and after an exception."""
 
     def once(work: Callable[[], None]) -> int:
-        ready = _thread.allocate_lock()
-        ready.acquire()
-        go = _thread.allocate_lock()
-        go.acquire()
         frames: list = []
-        _thread.start_new_thread(_runner, (_thread._set_sentinel, sys._getframe, ready, frames, go, work))
-        ready.acquire()
-        frame, done = frames[0]
-        go.release()
-        done.acquire()
-        return int(frame.f_lasti)
+        try:
+            _runner(sys._getframe, frames.append, lambda: None, work)
+        except BaseException:  # noqa: BLE001
+            pass
+        return int(frames[0].f_lasti)
 
     def fail() -> None:
         raise SystemExit(0)
@@ -476,6 +513,8 @@ class _Worker:
         elif not self.is_root:
             self.notes.append("not running as root: no namespaces, no uid switch")
         # Pre-import what programs commonly import, so forked samples start warm.
+        if self.namespaces:
+            _scrub_environment(_WORKDIR)
         for name in _PRELOAD:
             try:
                 __import__(name)
@@ -581,6 +620,8 @@ class _Worker:
             in_r, in_w = os.open(os.devnull, os.O_RDONLY), -1
         tmpdir = None
         if not self.namespaces:
+            import tempfile
+
             tmpdir = tempfile.mkdtemp(prefix="evalcore-sandbox-")
             if self.is_root:
                 os.chown(tmpdir, self.uid, self.uid)
@@ -752,18 +793,15 @@ class _Worker:
         out_w, err_w, res_w, in_r = fds
         # Standard streams and the result pipe (fd 3); close the rest.
         import fcntl
+        import resource
 
         moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in (in_r, out_w, err_w, res_w)]
         for target, fd in enumerate(moved):
             os.dup2(fd, target)
         os.closerange(4, 1 << 16)
         os.chdir(workdir)
-        os.environ.clear()
-        os.environ.update(
-            {"PATH": _SAFE_PATH, "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
-        )
-        tempfile.tempdir = None
-        import resource
+        if os.environ.get("HOME") != workdir:  # set once per worker when the directory is fixed
+            _scrub_environment(workdir)
 
         timeout = float(job.get("timeout_s", 10.0))
         mem = int(job.get("memory_mb", 512)) * 1024 * 1024
@@ -794,11 +832,19 @@ class _Worker:
                 self.libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
             except OSError:
                 pass
-        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
-        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
-        sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
+        # sys.stdin/stdout/stderr are the worker's own (UTF-8) text streams on fds 0-2, which
+        # now lead to the sample's pipes; the worker never buffered anything in them.
         sys.argv = ["<program>"]
         _sample_main(job, 3, self.lasti_true)
+
+
+def _scrub_environment(workdir: str) -> None:
+    os.environ.clear()
+    os.environ.update(
+        {"PATH": _SAFE_PATH, "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    )
+    if "tempfile" in sys.modules:
+        sys.modules["tempfile"].tempdir = None
 
 
 def _decode(buf: bytearray, dropped: int) -> str:
@@ -854,6 +900,8 @@ def _site_dirs() -> list[str]:
 
 class _WorkerHandle:
     def __init__(self, index: int) -> None:
+        import subprocess
+
         env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8"}
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", "-X", "utf8", os.path.abspath(__file__), "--worker", str(index), *_site_dirs()],
@@ -904,6 +952,8 @@ class _WorkerHandle:
                 stream.close()  # type: ignore[union-attr]
             except OSError:
                 pass
+        import subprocess
+
         try:
             self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
@@ -915,11 +965,14 @@ class SandboxPool:
     """A set of warm sandbox workers; each request forks a fresh isolated sample process.
 
     Args:
-        workers: Number of worker processes (default: the CPU count).
+        workers: Number of worker processes (default: :func:`default_workers`).
     """
 
     def __init__(self, workers: int | None = None) -> None:
-        self.size = max(1, int(workers or os.cpu_count() or 1))
+        self.size = max(1, int(workers or default_workers()))
+        import queue
+        import threading
+
         self._lock = threading.Lock()
         self._idle: queue.Queue[_WorkerHandle] = queue.Queue()
         self._all: list[_WorkerHandle] = []
@@ -935,6 +988,8 @@ class SandboxPool:
                 handles[i] = _WorkerHandle(len(self._all) + i)
             except BaseException as exc:  # noqa: BLE001
                 errors.append(exc)
+
+        import threading
 
         threads = [threading.Thread(target=start, args=(i,)) for i in range(n)]
         for t in threads:
@@ -1002,6 +1057,8 @@ class SandboxPool:
             return []
         n = max(1, min(concurrency or self.size, len(jobs), self.size))
         out: list = [None] * len(jobs)
+        import threading
+
         lock = threading.Lock()
         counter = [0]
 
@@ -1036,17 +1093,24 @@ class SandboxPool:
             self._all.clear()
 
 
+def default_workers() -> int:
+    """Two workers per CPU (a sample spends much of its life waiting to be scheduled), 2 to 16."""
+    return min(16, max(2, 2 * (os.cpu_count() or 1)))
+
+
 _POOL: SandboxPool | None = None
-_POOL_LOCK = threading.Lock()
+_POOL_LOCK = _thread.allocate_lock()
 
 
 def get_pool(workers: int | None = None) -> SandboxPool:
     """The process-wide warm pool, started on first use and grown to ``workers``."""
     global _POOL
-    want = max(1, int(workers or os.cpu_count() or 1))
+    want = max(1, int(workers or default_workers()))
     with _POOL_LOCK:
         if _POOL is None or _POOL._closed:
             _POOL = SandboxPool(want)
+            import atexit
+
             atexit.register(_POOL.close)
         else:
             _POOL.ensure(want)
