@@ -95,10 +95,10 @@ def figure_category_scores(result: Any) -> Figure:
                     (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=8)
     ax.axhline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1, label="pass threshold")
     ax.axhline(d["summary"]["overall_score"], color="#264653", lw=1.5, label=f"overall {d['summary']['overall_score']:.2f}")
-    ax.set_ylim(0, 1.15)
+    ax.set_ylim(0, 1.32)
     ax.set_ylabel("score")
     ax.set_title("Category scores")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper center", fontsize=8, ncol=2)
     ax.tick_params(axis="x", labelrotation=20)
     return fig
 
