@@ -241,6 +241,22 @@ def _watch(
     release_back()
 
 
+def _check_runner(fn: Callable[..., None], args: tuple, ok: list, finished: Any, base: type) -> None:
+    """Thread running the untrusted ``check`` work (check mode).
+
+    The program runs off the main thread, so it cannot install signal handlers (whose frame
+    argument would expose the harness's stack). ``ok`` and ``finished`` are reachable only
+    through this frame, and the audit hook refuses every route to frames in check mode.
+    """
+    try:
+        fn(*args)
+    except base:  # noqa: BLE001 - any way out but a normal return is a failure
+        pass
+    else:
+        ok.append(True)
+    finished.release()
+
+
 def _describe(exc: BaseException) -> str:
     """Short, plain-``str`` description of an exception (runs in the untrusted thread)."""
     try:
@@ -353,9 +369,10 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
     worker as the first 64 bytes of the result pipe (write-only here: the program cannot read
     them back).
 
-    ``check`` mode: the program cannot obtain any frame (the audit hook refuses every route),
-    so the success message can stay in this function's locals; it is written only when
-    :func:`_check_work` returned normally. ``script`` mode: frames stay available to the
+    ``check`` mode: the program runs in a second thread (:func:`_check_runner`) and cannot
+    obtain any frame (the audit hook refuses every route; signal handlers cannot be installed
+    off the main thread), so the success message stays in this function's locals; it is
+    written only when :func:`_check_work` returned normally. ``script`` mode: frames stay available to the
     program, so the success message lives only in the watcher thread (:func:`_watch`), which
     writes it only if :func:`_runner`'s frame ended on its final instruction.
     """
@@ -392,16 +409,19 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
     type_, str_, int_, encode, exit_ = type, str, int, str.encode, os._exit
     if check_mode:
         msg = b"\nPASS " + holder.pop() + b"\n"
-        check_work = _check_work
+        ok: list = []
+        finished = _thread.allocate_lock()
+        finished.acquire()
         sys.addaudithook(_make_audit_hook(_BLOCKED_CHECK, True))
-        # ---- untrusted code runs from here on; only locals are used below ----
-        try:
-            check_work(job, pristine, box, flush)
-        except base_exception:  # noqa: BLE001
-            msg = b""
-        else:
+        _thread.start_new_thread(
+            _check_runner, (_check_work, (job, pristine, box, flush), ok, finished, base_exception)
+        )
+        # ---- untrusted code runs in that thread from here on; this one uses only locals ----
+        finished.acquire()
+        if ok:
             write(result_fd, msg)
             exit_(0)
+        msg = b""
         for item in list(box):
             if type_(item) is str_:
                 write(result_fd, fail_prefix + encode(item, "utf-8", "replace") + b"\n")

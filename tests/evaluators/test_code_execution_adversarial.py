@@ -136,6 +136,15 @@ ADVERSARIAL = {
         "import sys\nm = sys.modules['__main__']\nm._check_work = lambda *a, **k: None\n"
         "m._runner = lambda *a, **k: True\nm._describe = lambda e: 'passed'\n\ndef add(a, b):\n    return 0\n"
     ),
+    "signal handler walks check's frames": (
+        "import signal, os\n"
+        "def _h(signum, frame):\n"
+        "    while frame is not None:\n"
+        "        frame.f_globals.get('__builtins__', {})['abs'] = lambda x: 0\n"
+        "        frame = frame.f_back\n"
+        "signal.signal(signal.SIGUSR1, _h)\n\n"
+        f"def add(a, b):\n    os.kill(os.getpid(), signal.SIGUSR1)\n    return {PARTIAL}\n"
+    ),
     "kill the parent": "    import os\n    os.kill(os.getppid(), 9)\n    return 0\n",
     "kill everything": "    import os, signal\n    os.kill(-1, signal.SIGKILL)\n    return 0\n",
     "print passed": "    print('passed')\n    print('PASSED', flush=True)\n    return 0\n",

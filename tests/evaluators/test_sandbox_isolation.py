@@ -106,6 +106,47 @@ def test_routes_to_the_harness_memory_are_refused(source: str) -> None:
     assert "not permitted" in (res.reason or ""), res
 
 
+FRAME_WALK = """
+import os, sys
+def leak(frame):
+    found = []
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, (bytes, bytearray)):
+                found.append(bytes(value))
+            if isinstance(value, (list, tuple)):
+                found.extend(bytes(v) for v in value if isinstance(v, (bytes, bytearray)))
+        frame = frame.f_back
+    for blob in found:
+        for fd in range(3, 16):
+            try:
+                os.write(fd, blob + b'\\n' + b'\\nPASS ' + blob[-32:] + b'\\n')
+            except OSError:
+                pass
+"""
+
+
+def test_walking_the_programs_frames_finds_no_proof() -> None:
+    res = run(FRAME_WALK + "leak(sys._getframe())\nos._exit(0)\n")
+    assert not res.completed, res
+
+
+def test_signal_handler_frames_find_no_proof() -> None:
+    source = FRAME_WALK + (
+        "import signal\n"
+        "signal.signal(signal.SIGUSR1, lambda n, f: (leak(f), os._exit(0)))\n"
+        "os.kill(os.getpid(), signal.SIGUSR1)\n"
+        "import time\ntime.sleep(1)\n"
+    )
+    res = run(source)
+    assert not res.completed, res
+
+
+def test_signals_work_in_programs() -> None:
+    res = run("import signal\nsignal.signal(signal.SIGALRM, lambda *a: print('tick'))\nsignal.alarm(1)\nsignal.pause()\n")
+    assert res.completed and res.stdout == "tick\n", res
+
+
 def test_frames_of_the_program_itself_stay_usable() -> None:
     # logging and traceback need the program's own frames; they keep working.
     res = run(
