@@ -126,7 +126,7 @@ def _agent_eval(args: argparse.Namespace) -> int:
               f"(weight {s['weights_used'][name]:.3f}, {sum(t.passed for t in cat.tests)}/{len(cat.tests)} tests)")
     if not args.no_save:
         paths = write_outputs(result, args.output_dir, visualize=args.visualize)
-        for kind, path in paths.items():
+        for path in paths.values():
             print(f"wrote {path}")
     close = getattr(agent, "close", None)
     if callable(close):

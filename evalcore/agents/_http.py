@@ -3,7 +3,7 @@
 Wire protocol (JSON bodies, UTF-8):
 
 * ``POST <url>`` with ``{"query": "..."}`` → an :class:`AgentResponse` as JSON
-  (``AgentResponse.to_dict()``; unknown keys are ignored, ``steps`` entries are StepRecords).
+  (``AgentResponse.to_dict()``; unknown keys, also inside ``steps`` entries, are ignored).
 * ``POST <url>/../reset`` (the sibling path ``reset``) → any 2xx status.
 * ``GET <url>/../search?q=...&k=5&threshold=0.6`` → ``{"matches": [{"name", "score"}, ...]}``.
 * ``GET <url>/../tools`` → ``{"tools": ["name", ...]}``.
@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urljoin, urlparse
 
 import httpx
 
-from evalcore.agents._protocol import Agent, AgentResponse, ToolMatch
+from evalcore.agents._protocol import Agent, AgentResponse, StepRecord, ToolMatch
 from evalcore.errors import EvalcoreError
 
 
@@ -136,6 +136,11 @@ class HttpAgent:
             return AgentResponse(success=False, error="agent endpoint answered non-JSON")
         if not isinstance(data, dict) or "success" not in data:
             return AgentResponse(success=False, error="agent endpoint answered JSON without 'success'")
+        steps = data.get("steps") or []
+        if not isinstance(steps, list) or not all(isinstance(st, dict) for st in steps):
+            return AgentResponse(success=False, error="agent endpoint answered 'steps' that is not a list of objects")
+        known = set(StepRecord.__dataclass_fields__)
+        data = {**data, "steps": [{k: v for k, v in st.items() if k in known} for st in steps]}
         try:
             out = AgentResponse.from_dict(data)
         except (TypeError, ValueError) as exc:

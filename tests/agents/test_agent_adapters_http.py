@@ -211,7 +211,7 @@ class _Misbehaving(BaseHTTPRequestHandler):
             self._reply(200, json.dumps({"success": True, "result": 1}).encode())
         else:
             self._reply(200, json.dumps({"success": True, "result": 12.0, "extra": "ignored",
-                                         "steps": [{"tool": "t", "result": 12.0}]}).encode())
+                                         "steps": [{"tool": "t", "result": 12.0, "ms": 3}]}).encode())
 
     def do_GET(self) -> None:
         mode = type(self).mode

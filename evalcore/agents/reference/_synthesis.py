@@ -52,9 +52,12 @@ class SynthesisAttempt:
 
 
 def extract_code(text: str) -> str:
-    """The first fenced code block of a reply, or the whole reply when there is none."""
-    m = re.search(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", text, re.S)
-    return (m.group(1) if m else text).strip("\n")
+    """Every fenced code block of a reply joined (an unclosed last block counts), or the whole
+    reply when it has none."""
+    blocks = re.findall(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", text, re.S)
+    if not blocks:
+        return text.strip("\n")
+    return "\n\n".join(b.strip("\n") for b in blocks)
 
 
 def _parse_signature(line: str) -> ast.FunctionDef | None:
@@ -162,7 +165,8 @@ class ToolSynthesizer:
 
     Args:
         model: The ChatModel.
-        max_tokens: Completion budget for each of the three prompts.
+        max_tokens: Completion budget of the tests and implementation prompts (the spec prompt
+            gets at most 128 tokens).
         seed: Generation seed.
         timeout_s: Sandbox limit for the test run.
     """
@@ -170,12 +174,14 @@ class ToolSynthesizer:
     def __init__(self, model: ChatModel, *, max_tokens: int = 512, seed: int = 0, timeout_s: float = 10.0) -> None:
         self.model = model
         self.params = GenerationParams(temperature=0.0, max_tokens=max_tokens, seed=seed)
+        self.spec_params = GenerationParams(temperature=0.0, max_tokens=min(max_tokens, 128), seed=seed)
         self.timeout_s = timeout_s
 
     def _ask(self, attempt: SynthesisAttempt, key: str, prompt: str) -> str | None:
         attempt.model_calls += 1
+        params = self.spec_params if key == "spec" else self.params
         completion = self.model.complete(
-            [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}], self.params
+            [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": prompt}], params
         )
         if completion.error is not None:
             attempt.error = f"model call failed at {key}: {completion.error.type}: {completion.error.message}"
