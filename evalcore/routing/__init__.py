@@ -28,7 +28,12 @@ from evalcore.routing._algorithms import (
     make_router,
     random_argmax,
 )
-from evalcore.routing._default import DEFAULT_STRATEGIES, Strategy, build_default_outcomes
+from evalcore.routing._default import (
+    DEFAULT_STRATEGIES,
+    Strategy,
+    build_default_outcomes,
+    outcome_matrix,
+)
 from evalcore.routing._features import length_features, query_features, reduce_features
 from evalcore.routing._metrics import (
     aiq,
@@ -46,6 +51,12 @@ from evalcore.routing._outcomes import (
     majority_vote,
     outcomes_from_runs,
     read_outcomes,
+)
+from evalcore.routing._plots import (
+    pareto_figure,
+    regret_figure,
+    selection_share_figure,
+    sweep_figure,
 )
 from evalcore.routing._replay import (
     AlgorithmTrace,
@@ -94,15 +105,20 @@ __all__: list[str] = [
     "make_orderings",
     "make_router",
     "normalized_cost",
+    "outcome_matrix",
     "outcomes_from_runs",
     "pairwise_comparisons",
     "parse_algorithms",
+    "pareto_figure",
     "pareto_frontier",
     "query_features",
     "random_argmax",
     "read_outcomes",
     "reduce_features",
+    "regret_figure",
     "replay",
     "simulate_contextual",
+    "selection_share_figure",
     "simulate_outcomes",
+    "sweep_figure",
 ]

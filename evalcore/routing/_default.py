@@ -65,14 +65,14 @@ class Strategy:
     few_shot: int = 0
     samples: int = 1
     temperature: float = 0.0
-    max_tokens: int = 256
+    max_tokens: int = 192
 
 
 DEFAULT_STRATEGIES: tuple[Strategy, ...] = (
     Strategy("direct", "direct", max_tokens=24),
-    Strategy("cot", "cot"),
-    Strategy("fewshot_cot", "cot", few_shot=3),
-    Strategy("self_consistency5", "cot", samples=5, temperature=0.7),
+    Strategy("cot", "cot", max_tokens=192),
+    Strategy("fewshot_cot", "cot", few_shot=3, max_tokens=192),
+    Strategy("self_consistency5", "cot", samples=5, temperature=0.7, max_tokens=192),
 )
 """Direct answer, chain of thought, 3-shot chain of thought, self-consistency over 5 samples."""
 
@@ -155,4 +155,72 @@ def build_default_outcomes(
                 progress=bool(progress) if progress is not None else True,
             )
             groups.setdefault(arm, []).append(Path(path))
-    return outcomes_from_runs(groups, aggregate=aggregate, cache_dir=run_root / ".cache")
+    return outcomes_from_runs(groups, aggregate=aggregate, cache_dir=run_root / ".cache",
+                              queries=item_queries(datasets, limit=limit, seed=seed,
+                                                   source=source))
+
+
+def item_queries(datasets: Sequence[str], *, limit: int | None, seed: int, source: str
+                 ) -> dict[str, str]:
+    """Item id → query text (the question; for MMLU followed by its options), the text
+    context features are computed from, free of any strategy's prompt wrapping."""
+    from evalcore.datasets import load
+
+    out: dict[str, str] = {}
+    for ds in datasets:
+        for item in load(ds, limit=limit, seed=seed, source=source):
+            text = str(item.fields.get("question", ""))
+            choices = item.fields.get("choices")
+            if choices:
+                text += "\n" + "\n".join(f"({'ABCD'[i]}) {c}" for i, c in enumerate(choices))
+            out[item.id] = text
+    return out
+
+
+def outcome_matrix(
+    source: str = "default",
+    *,
+    outcomes: str | Sequence[str] = "",
+    datasets: Sequence[str] = ("gsm8k", "mmlu"),
+    limit: int | None = 20,
+    model: Any = "local:smollm2",
+    run_dir: str | os.PathLike[str] = "runs/routing",
+    seed: int = 0,
+    n_simulated: int = 1319,
+) -> OutcomeMatrix:
+    """The outcome matrix a notebook or script asks for by name.
+
+    Args:
+        source: ``"default"`` (:func:`build_default_outcomes`: the model × four strategies),
+            ``"file"`` (``outcomes``: a CSV/Parquet table or run directories) or
+            ``"simulated"`` (:func:`evalcore.routing.simulate_contextual` with four arms
+            of costs 1, 2, 4, 8 whose best arm depends on the query).
+        outcomes: For ``"file"``: a path, comma-separated paths, or a list of paths.
+        datasets: For ``"default"``.
+        limit: Items per dataset for ``"default"``.
+        model: Model spec for ``"default"``.
+        run_dir: Run folder for ``"default"`` (and the cache for run directories).
+        seed: Seed.
+        n_simulated: Items for ``"simulated"``.
+
+    Returns:
+        The matrix.
+    """
+    if source == "default":
+        return build_default_outcomes(datasets=tuple(datasets), limit=limit, model=model,
+                                      run_dir=run_dir, seed=seed)
+    if source == "file":
+        from evalcore.routing._outcomes import read_outcomes
+
+        paths = [p.strip() for p in outcomes.split(",")] if isinstance(outcomes, str) \
+            else [str(p) for p in outcomes]
+        paths = [p for p in paths if p]
+        if not paths:
+            raise EvalcoreError("source='file' needs an outcomes path", field="outcomes")
+        return read_outcomes(paths, cache_dir=Path(run_dir) / ".cache")
+    if source == "simulated":
+        from evalcore.routing._simulate import simulate_contextual
+
+        return simulate_contextual(n_simulated, 4, n_features=8, arm_cost=(1.0, 2.0, 4.0, 8.0),
+                                   seed=seed)
+    raise EvalcoreError(f"unknown source {source!r} (default, file, simulated)", field="source")
