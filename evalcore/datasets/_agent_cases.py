@@ -495,7 +495,7 @@ def _edge_pool(rng: random.Random) -> list[dict[str, Any]]:
     """Every edge case the generator can produce, in a seeded order within each behaviour."""
     w = rng.choice(_WORDS)
     x = rng.choice([40, 80, 250, 640])
-    errors = [
+    errors: list[dict[str, Any]] = [
         {"query": f"Calculate the factorial of -{rng.randint(1, 9)}", "kind": "invalid_input",
          "tools": ["factorial"], "tags": ["negative"]},
         {"query": "Calculate the factorial of 2.5", "kind": "invalid_input", "tools": ["factorial"],
@@ -507,13 +507,13 @@ def _edge_pool(rng: random.Random) -> list[dict[str, Any]]:
         {"query": "Convert -500 degrees Celsius to Fahrenheit", "kind": "invalid_input",
          "tools": ["temperature_conversion"], "tags": ["below_absolute_zero"]},
     ]
-    clar = [
+    clar: list[dict[str, Any]] = [
         {"query": "Convert it to Fahrenheit", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
         {"query": "Calculate the percentage", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
         {"query": "Reverse it", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
         {"query": "What is the factorial?", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
     ]
-    values = [
+    values: list[dict[str, Any]] = [
         {"query": "Calculate the factorial of 0", "kind": "factorial", "expected": 1,
          "tools": ["factorial"], "tags": ["boundary"]},
         {"query": f"What is 0% of {x}?", "kind": "percentage", "expected": 0, "tools": ["percentage"],
@@ -540,7 +540,7 @@ def _edge_pool(rng: random.Random) -> list[dict[str, Any]]:
     # Interleave so that any prefix mixes the three behaviours (4 errors, 3 clarifications, 4
     # values for the default 11).
     out: list[dict[str, Any]] = []
-    order = [errors, values, clar]
+    order: list[list[dict[str, Any]]] = [errors, values, clar]
     while any(order):
         for g in order:
             if g:
@@ -670,7 +670,7 @@ class AgentCaseGenerator:
             raise EvalcoreError("a paraphrase group has 2 or 3 members", field="size")
         rng = random.Random(f"{self.seed}-paraphrase")
         if kinds is None:
-            kinds = [k for pair in zip(STARTER_TOOLS * 3, SYNTHESIZED_KINDS) for k in pair]
+            kinds = [k for pair in zip(STARTER_TOOLS * 3, SYNTHESIZED_KINDS, strict=False) for k in pair]
         unknown = [k for k in kinds if k not in _MAKERS]
         if unknown:
             raise EvalcoreError(f"unknown tool kinds {unknown}", field="kinds")

@@ -450,7 +450,9 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
                                    threshold=config.pass_threshold,
                                    details={"queries": [c.query for c in group], "top1": tops,
                                             "relevant": labels[kind]}))
-    mean = (lambda key: sum(q[key] for q in per_query) / len(per_query) if per_query else None)
+    def mean(key: str) -> float | None:
+        return sum(q[key] for q in per_query) / len(per_query) if per_query else None
+
     res.metrics = {"precision": mean("precision"), "recall": mean("recall"), "f1": mean("f1"),
                    "mrr": mean("rr"), "ndcg_at_k": mean("ndcg"), "k": k, "threshold": thr, "fpr": fpr,
                    "paraphrase_robustness": sum(robust) / len(robust) if robust else None,
@@ -529,14 +531,15 @@ def score_workflow(case: AgentCase, response: AgentResponse | None,
                        for v in _arg_values(steps[j].args)):
                     deps_ok += 1
     planning = float(len(steps) == len(case.steps)
-                     and all(_tool_matches(a.tool, e.tool, config.aliases(e.tool)) for a, e in zip(steps, case.steps)))
-    comp = {"final": final, "steps": sum(step_ok) / len(step_ok) if step_ok else final,
+                     and all(_tool_matches(a.tool, e.tool, config.aliases(e.tool))
+                             for a, e in zip(steps, case.steps, strict=True)))
+    comp: dict[str, Any] = {"final": final, "steps": sum(step_ok) / len(step_ok) if step_ok else final,
             "dataflow": deps_ok / deps_total if deps_total else None, "planning": planning}
     w = {"final": 0.4, "steps": 0.3, "dataflow": 0.15, "planning": 0.15}
     if comp["dataflow"] is None:
         del w["dataflow"]
     total = sum(w.values())
-    comp["score"] = sum(w[key] * comp[key] for key in w) / total  # type: ignore[operator]
+    comp["score"] = sum(w[key] * float(comp[key]) for key in w) / total
     comp["step_results"] = [jsonable(s.result) for s in steps]
     comp["step_tools"] = [s.tool for s in steps]
     return comp
@@ -618,7 +621,7 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
         tool = first.response.tool_used if first.response is not None else None
         flags = [_correct(cl, c) and cl.response is not None and bool(cl.response.reused)
                  and tool is not None and cl.response.tool_used == tool
-                 for cl, c in zip(calls[1:], group[1:])]
+                 for cl, c in zip(calls[1:], group[1:], strict=True)]
         reuse_flags.extend(flags)
         crit = [cl.exception for cl in calls if cl.critical]
         res.tests.append(make_test(
@@ -736,7 +739,9 @@ def evaluate_robustness(agent: Any, data: SuiteData, config: SuiteConfig) -> Cat
                                                               **call.summary()})
         by[case.expected_behavior].append(t.score)
         res.tests.append(t)
-    avg = (lambda v: sum(v) / len(v) if v else None)
+    def avg(v: list[float]) -> float | None:
+        return sum(v) / len(v) if v else None
+
     res.metrics = {"error_handling": avg(by["error"]), "clarification": avg(by["clarification"]),
                    "boundary_accuracy": avg(by["answer"]),
                    "exceptions": sum(t.critical for t in res.tests)}

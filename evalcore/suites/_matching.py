@@ -95,7 +95,7 @@ def values_match(actual: Any, expected: Any, rel_tol: float = 1e-6, abs_tol: flo
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)) or len(actual) != len(expected):
             return False
-        return all(values_match(a, e, rel_tol, abs_tol) for a, e in zip(actual, expected))
+        return all(values_match(a, e, rel_tol, abs_tol) for a, e in zip(actual, expected, strict=True))
     if isinstance(expected, dict):
         if not isinstance(actual, dict) or set(actual) != set(expected):
             return False

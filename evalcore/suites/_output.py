@@ -90,7 +90,7 @@ def figure_category_scores(result: Any) -> Figure:
     ax = fig.add_subplot()
     colors = ["#2a9d8f" if s >= d["summary"].get("pass_threshold", PASS_THRESHOLD) else "#e76f51" for s in scores]
     bars = ax.bar(cats, scores, color=colors)
-    for b, c in zip(bars, cats):
+    for b, c in zip(bars, cats, strict=True):
         ax.annotate(f"{b.get_height():.2f}\nw={weights.get(c, CATEGORY_WEIGHTS.get(c, 0)):.2f}",
                     (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=8)
     ax.axhline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1, label="pass threshold")

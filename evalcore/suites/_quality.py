@@ -124,10 +124,10 @@ def test_quality(tests: str | None, function_name: str | None = None) -> dict[st
     n_asserts = sum(isinstance(n, ast.Assert) for n in nodes)
     n_asserts += sum(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                      and n.func.attr.startswith("assert") for n in nodes)
-    calls = [n for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
-    tool_calls = [c for c in calls if function_name and c.func.id == function_name]  # type: ignore[union-attr]
+    calls = [(n, n.func.id) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    tool_calls = [c for c, name in calls if function_name and name == function_name]
     if not tool_calls:
-        tool_calls = [c for c in calls if c.func.id not in _BUILTINS]  # type: ignore[union-attr]
+        tool_calls = [c for c, name in calls if name not in _BUILTINS]
     distinct = {ast.dump(ast.Tuple(elts=list(c.args), ctx=ast.Load())) + ast.dump(ast.Tuple(
         elts=[k.value for k in c.keywords], ctx=ast.Load())) for c in tool_calls}
     expects_raise = any(
