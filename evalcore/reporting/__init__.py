@@ -56,7 +56,7 @@ from evalcore.reporting._record import (
 )
 from evalcore.reporting._report import report
 from evalcore.reporting._runner import EntryResult, SuiteResult, run_suite, summary_frame
-from evalcore.reporting._suite import SuiteEntry, load_smoke, load_suite
+from evalcore.reporting._suite import SuiteEntry, find_root, load_smoke, load_suite, project_path
 
 __all__ = [
     "RECORD_DIR_ENV",
@@ -83,6 +83,8 @@ __all__ = [
     "SuiteEntry",
     "load_suite",
     "load_smoke",
+    "find_root",
+    "project_path",
     # benchmark views (notebooks/benchmark.ipynb)
     "samples_frame",
     "run_overview",

@@ -162,6 +162,9 @@ def _execute(entry: SuiteEntry, params: dict[str, Any], out_nb: Path, root: Path
                 progress_bar=False,
                 log_output=False,
                 report_mode=False,
+                # The kernel's own log (e.g. its TCP transport warning) is noise in suite output;
+                # errors in cells still land in the executed notebook.
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
         except PapermillExecutionError as exc:
             where = f" (cell {exc.exec_count})" if exc.exec_count is not None else ""

@@ -29,6 +29,7 @@ from evalcore.errors import EvalcoreError
 __all__ = [
     "SuiteEntry",
     "find_root",
+    "project_path",
     "load_suite",
     "load_params_file",
     "load_smoke",
@@ -79,6 +80,26 @@ def find_root(start: str | os.PathLike[str]) -> Path:
         if (candidate / "pyproject.toml").exists() or (candidate / ".git").exists():
             return candidate
     return folder
+
+
+def project_path(path: str | os.PathLike[str]) -> Path:
+    """Resolve a notebook parameter path against the repository root.
+
+    A notebook runs with the repository root as working directory under the suite runner but
+    with its own folder (``notebooks/``) in JupyterLab; resolving relative paths against the
+    root (:func:`find_root` of the working directory) makes both read and write the same
+    place. Absolute paths are returned unchanged.
+
+    Args:
+        path: A path from a notebook parameter.
+
+    Returns:
+        The absolute path.
+    """
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute():
+        return candidate
+    return find_root(Path.cwd()) / candidate
 
 
 def _compose(path: Path) -> tuple[Any, yaml.Node | None]:

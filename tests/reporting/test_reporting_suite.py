@@ -105,3 +105,13 @@ def test_substitute_only_replaces_known_placeholders():
     value = {"run_dir": "{suite_dir}/runs", "prompt": "Q: {question}", "runs": ["{root}/a", 3]}
     out = substitute(value, {"suite_dir": "/r/1", "root": "/repo"})
     assert out == {"run_dir": "/r/1/runs", "prompt": "Q: {question}", "runs": ["/repo/a", 3]}
+
+
+def test_project_path_resolves_from_the_repository_root(repo, monkeypatch):
+    from evalcore.reporting import project_path
+
+    monkeypatch.chdir(repo / "nbs")  # JupyterLab runs a kernel in the notebook's folder
+    assert project_path("runs/x") == repo / "runs" / "x"
+    monkeypatch.chdir(repo)  # the suite runner uses the root
+    assert project_path("runs/x") == repo / "runs" / "x"
+    assert project_path("/abs/p") == Path("/abs/p")
