@@ -8,7 +8,7 @@ used when it answered a case of that kind correctly) and for unrelated queries (
 
 Per item utility (the selection objective): a case scores ``0.5·correct + 0.5·F1``, an unrelated
 query ``1 − false_positive``. Items are split once, seeded, into a development and a held-out
-part (cases and unrelated queries separately). The best threshold maximizes the mean utility on
+part (stratified: starter-tool cases, cases needing a new tool and unrelated queries separately). The best threshold maximizes the mean utility on
 the development part (ties: the lower threshold); its metrics are reported on the held-out part,
 where every other threshold is compared with it by a paired sign-flip permutation test on the
 per-item utilities, with Benjamini–Hochberg correction over the thresholds.
@@ -157,7 +157,8 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         raise EvalcoreError("no single-step answer cases to sweep over", field="cases")
     unrelated = gen.unrelated_queries(n_unrelated)
     rng = random.Random(f"{seed}-sweep-split")
-    split = {**_split([c.id for c in use], dev_fraction, rng),
+    split = {**_split([c.id for c in use if not c.needs_synthesis], dev_fraction, rng),
+             **_split([c.id for c in use if c.needs_synthesis], dev_fraction, rng),
              **_split([f"unrelated-{i:02d}" for i in range(len(unrelated))], dev_fraction, rng)}
     cfg = SuiteConfig(tool_aliases=tool_aliases)
     rows: list[dict[str, Any]] = []
