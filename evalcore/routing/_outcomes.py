@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from string import Formatter
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -440,26 +442,69 @@ def _read_samples(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def default_arm_name(run_dir: Path, config: Mapping[str, Any]) -> str:
-    """The arm a run stands for: ``config["arm"]`` if set, else ``model/strategy`` or the
-    directory name."""
+    """The arm a run stands for.
+
+    ``config["arm"]`` if set; else ``<model>/<strategy>`` with the strategy taken from
+    ``config["strategy"]`` or from the run id less its ``<dataset>-`` prefix (so the runs
+    ``gsm8k-cot`` and ``mmlu-cot`` of one model form the arm ``<model>/cot``); else the
+    directory name.
+    """
     if config.get("arm"):
         return str(config["arm"])
     model = config.get("model")
     if isinstance(model, Mapping):
         model = model.get("spec") or model.get("name")
     strategy = config.get("strategy")
+    if not strategy:
+        run_id = str(config.get("run_id") or run_dir.name)
+        dataset = str(config.get("dataset") or "")
+        if dataset and run_id.startswith(dataset + "-") and len(run_id) > len(dataset) + 1:
+            strategy = run_id[len(dataset) + 1:]
     if model and strategy:
         return f"{model}/{strategy}"
     return run_dir.name
 
 
-def _query_of(rec: Mapping[str, Any]) -> str:
+def _template_regex(user_template: str) -> re.Pattern[str] | None:
+    """A regex that recovers the fields of a rendered prompt template (``{question}`` …)."""
+    parts = ["^"]
+    seen: set[str] = set()
+    try:
+        parsed = list(Formatter().parse(user_template))
+    except ValueError:
+        return None
+    for literal, name, _, _ in parsed:
+        parts.append(re.escape(literal))
+        if name:
+            if name.isidentifier() and name not in seen:
+                parts.append(f"(?P<{name}>.*?)")
+                seen.add(name)
+            else:
+                parts.append(".*?")
+    parts.append("$")
+    return re.compile("".join(parts), re.DOTALL) if "question" in seen or "prompt" in seen \
+        else None
+
+
+def _query_of(rec: Mapping[str, Any], pattern: re.Pattern[str] | None = None) -> str:
+    """The query text of a sample: ``metadata["query"]``, else the item's question recovered
+    from the rendered prompt (with MMLU options), else the last user message."""
     meta = rec.get("metadata") or {}
     if isinstance(meta.get("query"), str):
         return meta["query"]
     msgs = (rec.get("request") or {}).get("messages") or []
     users = [m.get("content", "") for m in msgs if m.get("role") == "user"]
-    return str(users[-1]) if users else ""
+    text = str(users[-1]) if users else ""
+    if pattern is not None:
+        m = pattern.match(text)
+        if m:
+            fields = m.groupdict()
+            query = fields.get("question") or fields.get("prompt") or ""
+            if fields.get("choices_text"):
+                query += "\n" + fields["choices_text"]
+            if query.strip():
+                return query
+    return text
 
 
 def majority_vote(answers: Sequence[str | None]) -> str | None:
@@ -582,12 +627,13 @@ def outcomes_from_runs(
     item_dataset: dict[str, str] = {}
     any_cost = False
     for key, dirs in groups.items():
-        arm_name = key
-        arm_rows: dict[str, dict[str, Any]] = {}
         for d in dirs:
             config, samples = _read_samples(d)
-            if not named:
-                arm_name = default_arm_name(d, config)
+            arm_name = key if named else default_arm_name(d, config)
+            arm_rows = per_arm.setdefault(arm_name, {})
+            prompt = config.get("prompt")
+            pattern = _template_regex(str(prompt.get("user") or "")) \
+                if isinstance(prompt, Mapping) else None
             by_item: dict[str, list[dict[str, Any]]] = {}
             for rec in samples:
                 by_item.setdefault(str(rec["item_id"]), []).append(rec)
@@ -596,15 +642,16 @@ def outcomes_from_runs(
                 else aggregate
             mode = ("majority" if epochs > 1 else "mean") if arm_agg == "auto" else arm_agg
             for item_id, recs in by_item.items():
+                if item_id in arm_rows:
+                    raise EvalcoreError(f"item {item_id!r} is answered by two runs of arm "
+                                        f"{arm_name!r}; pass a mapping arm -> run directories",
+                                        path=d / "samples.jsonl", line=recs[0].get("_line"),
+                                        field="item_id")
                 row = _aggregate_item(recs, mode, d / "samples.jsonl")
                 any_cost = any_cost or row["cost"] > 0
                 arm_rows[item_id] = row
-                item_query.setdefault(item_id, _query_of(recs[0]))
+                item_query.setdefault(item_id, _query_of(recs[0], pattern))
                 item_dataset.setdefault(item_id, str(recs[0].get("dataset", "")))
-        if arm_name in per_arm:
-            raise EvalcoreError(f"two runs map to the same arm {arm_name!r}; pass a mapping "
-                                "arm -> run directories", path=str(dirs[0]), field="arm")
-        per_arm[arm_name] = arm_rows
     arms = list(per_arm)
     common = sorted(set.intersection(*(set(v) for v in per_arm.values())))
     if not common:

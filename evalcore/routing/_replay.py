@@ -9,7 +9,9 @@ revealed to it; no model is called. All R orderings advance together (numpy over
 from __future__ import annotations
 
 import math
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -56,7 +58,8 @@ class AlgorithmTrace:
         quality: Credited quality of each step.
         cost: Cost charged at each step.
         reward: Credited reward of each step.
-        seconds: Wall-clock seconds the replay of this algorithm took.
+        seconds: Wall-clock seconds the replay of this algorithm took (alongside others
+            when replayed in parallel threads).
         params: Hyper-parameters.
     """
 
@@ -105,6 +108,7 @@ def replay(
     embedder: str = "auto",
     params: Mapping[str, Mapping[str, Any]] | None = None,
     progress: bool | None = None,
+    workers: int | None = None,
 ) -> "ReplayResult":
     """Replay routers over ``outcomes`` in R random orderings.
 
@@ -120,6 +124,8 @@ def replay(
         embedder: ``"auto"``, ``"minilm"`` or ``"tfidf"`` for query features.
         params: Algorithm name → hyper-parameters, e.g. ``{"ucb1": {"c": 1.0}}``.
         progress: Show a tqdm bar over algorithms (None = only on a terminal).
+        workers: Threads replaying algorithms side by side (default: the CPU count); results
+            do not depend on it (each algorithm has its own seeded generator).
 
     Returns:
         A :class:`ReplayResult`.
@@ -143,11 +149,9 @@ def replay(
     r_seq = rewards[orders]  # (R, T, K)
     q_seq = outcomes.quality[orders]
     c_seq = outcomes.cost[orders]
-    traces: dict[str, AlgorithmTrace] = {}
     from tqdm.auto import tqdm
 
-    for name in tqdm(names, desc="routing replay", disable=None if progress is None
-                     else not progress):
+    def one(name: str) -> AlgorithmTrace:
         t0 = time.perf_counter()
         rng = np.random.default_rng([seed, ALGORITHMS.index(name) + 1])
         arm, arm2 = _run_router(routers[name], env, rng, r_seq)
@@ -161,9 +165,28 @@ def replay(
             q = (q + np.take_along_axis(q_seq, bi, 2)[..., 0]) / 2
             r = (r + np.take_along_axis(r_seq, bi, 2)[..., 0]) / 2
             c = c + np.where(duel, np.take_along_axis(c_seq, bi, 2)[..., 0], 0.0)
-        traces[name] = AlgorithmTrace(arm=arm, arm2=arm2, quality=q, cost=c, reward=r,
-                                      seconds=time.perf_counter() - t0,
-                                      params=routers[name].params())
+        return AlgorithmTrace(arm=arm, arm2=arm2, quality=q, cost=c, reward=r,
+                              seconds=time.perf_counter() - t0, params=routers[name].params())
+
+    n_workers = min(len(names), workers if workers is not None else (os.cpu_count() or 1))
+    bar = tqdm(total=len(names), desc="routing replay",
+               disable=None if progress is None else not progress)
+    done: dict[str, AlgorithmTrace] = {}
+    if n_workers <= 1:
+        for name in names:
+            done[name] = one(name)
+            bar.update()
+    else:
+        # numpy releases the GIL in the heavy array operations, so routers replay in parallel
+        # threads; the slow (contextual) ones are started first
+        order = sorted(names, key=lambda n: not routers[n].contextual)
+        with ThreadPoolExecutor(max_workers=n_workers) as pool:
+            futures = {pool.submit(one, n): n for n in order}
+            for fut in as_completed(futures):
+                done[futures[fut]] = fut.result()
+                bar.update()
+    bar.close()
+    traces = {name: done[name] for name in names}
     best_arm = int(np.argmax(rewards.mean(0)))
     return ReplayResult(outcomes=outcomes, orders=orders, lam=lam, seed=seed, traces=traces,
                         oracle_reward=rewards.max(1)[orders],

@@ -235,3 +235,27 @@ def test_cli_route_errors_exit_2(tmp_path, capsys):
     assert main(["route", "--outcomes", str(good), "--orderings", "0",
                  "--output", str(out)]) == 2
     assert main(["route", "--outcomes", str(tmp_path / "none"), "--output", str(out)]) == 2
+
+
+def test_folder_of_runs_groups_arms_across_datasets(tmp_path):
+    tpl = {"user": "Solve it.\n\nProblem: {question}\nAnswer:"}
+    mc = {"user": "About {subject}.\n\n{question}\n{choices_text}\n\nReply with the letter."}
+    root = tmp_path / "runs"
+    for strat in ("direct", "cot"):
+        _write_run(root, f"gsm8k-{strat}", [
+            _record("r", "g/1", 0, "gsm8k", 1.0, "4", "4",
+                    question="Solve it.\n\nProblem: What is 2+2?\nAnswer:")],
+            {"model": "m", "run_id": f"gsm8k-{strat}", "dataset": "gsm8k", "prompt": tpl})
+        _write_run(root, f"mmlu-{strat}", [
+            _record("r", "m/1", 0, "mmlu", 0.0, "B", "A",
+                    question="About x.\n\nWhich?\n(A) a\n(B) b\n\nReply with the letter.")],
+            {"model": "m", "run_id": f"mmlu-{strat}", "dataset": "mmlu", "prompt": mc})
+    m = outcomes_from_runs([root])
+    assert m.arms == ["m/cot", "m/direct"]
+    assert m.item_ids == ["g/1", "m/1"]
+    assert m.queries == ["What is 2+2?", "Which?\n(A) a\n(B) b"]
+    dup = _write_run(tmp_path / "other", "gsm8k-cot", [
+        _record("r", "g/1", 0, "gsm8k", 1.0, "4", "4")],
+        {"model": "m", "run_id": "gsm8k-cot", "dataset": "gsm8k"})
+    with pytest.raises(EvalcoreError, match="two runs"):
+        outcomes_from_runs([root, dup])

@@ -174,3 +174,13 @@ def test_summary_and_curves_shapes():
     assert pts.pareto.any()
     ab = s.set_index("algorithm").loc["always_best"]
     assert ab.cost_savings_vs_always_best == 0.0 and ab.quality_vs_always_best == 0.0
+
+
+def test_parallel_replay_equals_serial():
+    m = simulate_outcomes(150, seed=4)
+    a = replay(m, "all", orderings=6, seed=2, lam=0.3, progress=False, workers=1)
+    b = replay(m, "all", orderings=6, seed=2, lam=0.3, progress=False, workers=3)
+    assert a.algorithms == b.algorithms == list(ALGORITHMS)
+    for name in ALGORITHMS:
+        assert np.array_equal(a.traces[name].arm, b.traces[name].arm), name
+        np.testing.assert_array_equal(a.traces[name].reward, b.traces[name].reward)
