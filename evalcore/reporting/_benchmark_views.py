@@ -386,6 +386,10 @@ def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> An
     labels = [str(i) if results is None else f"{i}  {str(results.get(i, ''))[:30]}" for i in grid.index]
     ax.set_yticks(range(len(grid)), labels, fontsize=8)
     ax.set_xticks(range(grid.shape[1]), [f"epoch {c}" for c in grid.columns])
+    ax.set_xticks(np.arange(-0.5, grid.shape[1]), minor=True)
+    ax.set_yticks(np.arange(-0.5, len(grid)), minor=True)
+    ax.grid(which="minor", color="white", linewidth=2)
+    ax.tick_params(which="minor", length=0)
     ax.set_title("HumanEval: passed (green) / failed (red) / error (grey)")
     fig.tight_layout()
     return fig
