@@ -70,7 +70,7 @@ from __future__ import annotations
 # random, tempfile, subprocess and queue do, and would run in every forked sample) are
 # imported here; the parent-side code imports those lazily.
 import builtins
-import json
+import marshal
 import math
 import os
 import select
@@ -81,7 +81,6 @@ import sys
 import time
 import types
 import _thread
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
@@ -135,30 +134,50 @@ _BLOCKED_ALWAYS = frozenset(
 _BLOCKED_CHECK = _BLOCKED_ALWAYS | frozenset({"sys.settrace", "sys.setprofile", "sys._getframemodulename"})
 
 
-@dataclass
-class SandboxResult:
-    """Outcome of one sandboxed program.
+def _define_result_class() -> type:
+    # Defined on first use: the worker processes never need it (nor the dataclasses import).
+    from dataclasses import dataclass, field
 
-    Attributes:
-        completed: True only if the program ran to its end (``run_python``) or ``check``
-            returned normally (``check`` mode), proven through the per-run nonce.
-        timed_out: The wall-clock timeout fired and everything the program started was killed.
-        returncode: Exit status of the program's process (negative: killed by that signal).
-        stdout: Captured standard output (truncated to the output limit).
-        stderr: Captured standard error (truncated).
-        duration_s: Wall-clock seconds from fork to the end of the process.
-        reason: Why the program did not complete (exception, exit, timeout), or None.
-        isolation: What the sandbox isolated on this machine (see module docstring).
-    """
+    @dataclass
+    class SandboxResult:
+        """Outcome of one sandboxed program.
 
-    completed: bool
-    timed_out: bool
-    returncode: int | None
-    stdout: str
-    stderr: str
-    duration_s: float
-    reason: str | None = None
-    isolation: dict[str, Any] = field(default_factory=dict)
+        Attributes:
+            completed: True only if the program ran to its end (``run_python``) or ``check``
+                returned normally (``check`` mode), proven through the per-run nonce.
+            timed_out: The wall-clock timeout fired and everything the program started was killed.
+            returncode: Exit status of the program's process (negative: killed by that signal).
+            stdout: Captured standard output (truncated to the output limit).
+            stderr: Captured standard error (truncated).
+            duration_s: Wall-clock seconds from fork to the end of the process.
+            reason: Why the program did not complete (exception, exit, timeout), or None.
+            isolation: What the sandbox isolated on this machine (see module docstring).
+        """
+
+        completed: bool
+        timed_out: bool
+        returncode: int | None
+        stdout: str
+        stderr: str
+        duration_s: float
+        reason: str | None = None
+        isolation: dict[str, Any] = field(default_factory=dict)
+
+    SandboxResult.__qualname__ = "SandboxResult"
+    return SandboxResult
+
+
+def _result_class() -> type:
+    cls = globals().get("SandboxResult")
+    if cls is None:
+        cls = globals()["SandboxResult"] = _define_result_class()
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SandboxResult":
+        return _result_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -241,20 +260,39 @@ def _watch(
     release_back()
 
 
-def _check_runner(fn: Callable[..., None], args: tuple, ok: list, finished: Any, base: type) -> None:
-    """Thread running the untrusted ``check`` work (check mode).
+def _check_runner(
+    msg: bytes,
+    fail_prefix: bytes,
+    write: Callable[[int, bytes], int],
+    fd: int,
+    exit_: Callable[[int], None],
+    encode: Callable[..., bytes],
+    type_: type,
+    str_: type,
+    list_: type,
+    base: type,
+    fn: Callable[..., None],
+    args: tuple,
+) -> None:
+    """Thread that runs the untrusted ``check`` work and reports (check mode).
 
-    The program runs off the main thread, so it cannot install signal handlers (whose frame
-    argument would expose the harness's stack). ``ok`` and ``finished`` are reachable only
-    through this frame, and the audit hook refuses every route to frames in check mode.
+    The success message sits in this frame's locals while the program runs deeper on the
+    same stack: in check mode the audit hook refuses every route to a frame, and signal
+    handlers (whose frame argument would be one) cannot be installed off the main thread.
+    Everything used after the program started arrives as an argument, so nothing the program
+    rebinds (builtins, module globals) is called while the message exists.
     """
     try:
         fn(*args)
     except base:  # noqa: BLE001 - any way out but a normal return is a failure
-        pass
+        msg = b""
     else:
-        ok.append(True)
-    finished.release()
+        write(fd, msg)
+        exit_(0)
+    for item in list_(args[2]):
+        if type_(item) is str_:
+            write(fd, fail_prefix + encode(item, "utf-8", "replace") + b"\n")
+    exit_(1)
 
 
 def _describe(exc: BaseException) -> str:
@@ -369,9 +407,9 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
     worker as the first 64 bytes of the result pipe (write-only here: the program cannot read
     them back).
 
-    ``check`` mode: the program runs in a second thread (:func:`_check_runner`) and cannot
+    ``check`` mode: the program runs in a second thread (:func:`_check_runner`) that cannot
     obtain any frame (the audit hook refuses every route; signal handlers cannot be installed
-    off the main thread), so the success message stays in this function's locals; it is
+    off the main thread), so the success message can sit in the runner's locals; it is
     written only when :func:`_check_work` returned normally. ``script`` mode: frames stay available to the
     program, so the success message lives only in the watcher thread (:func:`_watch`), which
     writes it only if :func:`_runner`'s frame ended on its final instruction.
@@ -408,24 +446,18 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
     box: list = []
     type_, str_, int_, encode, exit_ = type, str, int, str.encode, os._exit
     if check_mode:
-        msg = b"\nPASS " + holder.pop() + b"\n"
-        ok: list = []
-        finished = _thread.allocate_lock()
-        finished.acquire()
         sys.addaudithook(_make_audit_hook(_BLOCKED_CHECK, True))
-        _thread.start_new_thread(
-            _check_runner, (_check_work, (job, pristine, box, flush), ok, finished, base_exception)
+        args = (
+            b"\nPASS " + holder.pop() + b"\n", fail_prefix, write, result_fd, exit_, encode,
+            type_, str_, list, base_exception, _check_work, (job, pristine, box, flush),
         )
-        # ---- untrusted code runs in that thread from here on; this one uses only locals ----
-        finished.acquire()
-        if ok:
-            write(result_fd, msg)
-            exit_(0)
-        msg = b""
-        for item in list(box):
-            if type_(item) is str_:
-                write(result_fd, fail_prefix + encode(item, "utf-8", "replace") + b"\n")
-        exit_(1)
+        _thread.start_new_thread(_check_runner, args)
+        del args
+        # The runner thread ends the process; this thread only parks (no untrusted code ever
+        # runs on it, and none can: signal handlers cannot be installed from the runner).
+        park = _thread.allocate_lock()
+        park.acquire()
+        park.acquire()
 
     work = lambda: _script_work(job, box, flush, sys.__excepthook__)  # noqa: E731
     hook = _make_audit_hook(_BLOCKED_ALWAYS, False)
@@ -491,7 +523,7 @@ def _read_exact(fd: int, n: int) -> bytes | None:
 
 
 def _send(fd: int, obj: Any) -> None:
-    data = json.dumps(obj).encode()
+    data = marshal.dumps(obj)  # both ends are evalcore's own code; samples never see these pipes
     view = memoryview(struct.pack("!I", len(data)) + data)
     while view:
         n = os.write(fd, view)
@@ -504,7 +536,7 @@ def _recv(fd: int) -> Any | None:
         return None
     (size,) = struct.unpack("!I", head)
     body = _read_exact(fd, size)
-    return None if body is None else json.loads(body)
+    return None if body is None else marshal.loads(body)
 
 
 class _Worker:
@@ -882,8 +914,8 @@ def _worker_main() -> None:
     for fd in (0, 1):
         os.dup2(null, fd)
     os.close(null)
-    index = int(sys.argv[2]) if len(sys.argv) > 2 else 0
-    sys.path.extend(sys.argv[3:])
+    index = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    sys.path.extend(sys.argv[2:])
     try:
         worker = _Worker(index)
     except BaseException as exc:  # noqa: BLE001
@@ -910,6 +942,12 @@ class _WorkerDied(RuntimeError):
     pass
 
 
+# Imported as a module (not run as a script) so that its cached bytecode is used.
+_WORKER_BOOT = (
+    "import sys; sys.path.insert(0, {here!r}); import _sandbox; del sys.path[0]; _sandbox._worker_main()"
+).format(here=os.path.dirname(os.path.abspath(__file__)))
+
+
 def _site_dirs() -> list[str]:
     """This interpreter's site-packages, put on the worker's path without running .pth files."""
     import site
@@ -924,7 +962,7 @@ class _WorkerHandle:
 
         env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-X", "utf8", os.path.abspath(__file__), "--worker", str(index), *_site_dirs()],
+            [sys.executable, "-I", "-S", "-X", "utf8", "-c", _WORKER_BOOT, str(index), *_site_dirs()],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -935,15 +973,22 @@ class _WorkerHandle:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.wfd = self.proc.stdin.fileno()
         self.rfd = self.proc.stdout.fileno()
-        try:
-            hello = self._recv(60.0)
-        except _WorkerDied:
-            self.close()
-            raise
-        if "error" in hello:
-            self.close()
-            raise RuntimeError(hello["error"])
-        self.isolation: dict[str, Any] = hello["isolation"]
+        self._hello_lock = _thread.allocate_lock()
+        self._isolation: dict[str, Any] | None = None
+
+    def ready(self) -> dict[str, Any]:
+        """Wait for the worker's handshake (once); returns its isolation report."""
+        with self._hello_lock:
+            if self._isolation is None:
+                hello = self._recv(60.0)
+                if "error" in hello:
+                    raise _WorkerDied(hello["error"])
+                self._isolation = hello["isolation"]
+        return self._isolation
+
+    @property
+    def isolation(self) -> dict[str, Any]:
+        return self.ready()
 
     def _recv(self, timeout: float) -> dict:
         ready, _, _ = select.select([self.rfd], [], [], timeout)
@@ -1000,26 +1045,9 @@ class SandboxPool:
         self._grow(self.size)
 
     def _grow(self, n: int) -> None:
-        handles: list[_WorkerHandle | None] = [None] * n
-        errors: list[BaseException] = []
-
-        def start(i: int) -> None:
-            try:
-                handles[i] = _WorkerHandle(len(self._all) + i)
-            except BaseException as exc:  # noqa: BLE001
-                errors.append(exc)
-
-        import threading
-
-        threads = [threading.Thread(target=start, args=(i,)) for i in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise RuntimeError(f"could not start sandbox workers: {errors[0]}")
-        for h in handles:
-            assert h is not None
+        # Workers start in parallel; each takes jobs as soon as its own handshake arrives.
+        for _ in range(n):
+            h = _WorkerHandle(len(self._all))
             self._all.append(h)
             self._idle.put(h)
 
@@ -1049,6 +1077,7 @@ class SandboxPool:
         """Feed one worker, keeping two jobs in flight so it never waits for this process."""
         inflight: list[int] = []
         try:
+            handle.ready()
             while True:
                 while len(inflight) < 2:
                     i = take()
@@ -1147,6 +1176,7 @@ def shutdown_pool() -> None:
 
 
 def _to_result(reply: dict) -> SandboxResult:
+    SandboxResult = _result_class()  # noqa: N806
     if "error" in reply:
         return SandboxResult(False, False, None, "", "", 0.0, reply["error"], reply.get("isolation", {}))
     return SandboxResult(
@@ -1202,5 +1232,5 @@ def run_python(
     return run_jobs([job], workers=None)[0]
 
 
-if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--worker":
+if __name__ == "__main__":
     _worker_main()
