@@ -184,3 +184,19 @@ def test_cli_compare_bad_json(main, tmp_path):
     bad = tmp_path / "a.json"
     bad.write_text('{"summary": {}}')
     assert main(["agent-eval", "--compare", str(bad), str(bad), "--output-dir", str(tmp_path)]) == 2
+
+
+def test_cli_module_function_agent(main, tmp_path):
+    mod = tmp_path / "my_agent.py"
+    mod.write_text(
+        "from evalcore.datasets import AgentCaseGenerator\n"
+        "from evalcore.suites import OracleAgent\n\n"
+        "def make():\n"
+        "    counts = {'simple': 3, 'medium': 0, 'complex': 0, 'edge': 0}\n"
+        "    return OracleAgent(AgentCaseGenerator(0, counts).generate())\n")
+    out = tmp_path / "out"
+    assert main(["agent-eval", "--agent", f"{mod}:make", "--counts", "simple=3,medium=0,complex=0,edge=0",
+                 "--categories", "functional", "--output-dir", str(out)]) == 0
+    d = json.loads(next(out.glob("evaluation_*.json")).read_text())
+    assert d["summary"]["category_scores"] == {"functional": 1.0}
+    assert d["config"]["agent_spec"] == f"{mod}:make"
