@@ -58,7 +58,7 @@ def _samples(run: Any) -> list[Mapping[str, Any]]:
 
 
 def _affixes(template: str | None) -> tuple[str, str]:
-    """Literal text before the first and after the last placeholder of a prompt template."""
+    """Literal text before the first and after the last field of a prompt template."""
     if not template:
         return "", ""
     try:
@@ -90,7 +90,7 @@ def samples_frame(run: Any) -> pd.DataFrame:
     """One row per sample with the fields the views need.
 
     ``question`` is the last user turn without the prompt template's fixed text before the
-    first and after the last placeholder (so it shows the item, not the instructions).
+    first and after the last ``{field}`` (so it shows the item, not the instructions).
 
     Columns: ``item_id, epoch, dataset, question, response, reference, score, strict,
     flexible, extracted_strict, extracted_flexible, method_strict, method_flexible,

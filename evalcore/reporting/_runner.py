@@ -231,12 +231,12 @@ def run_suite(
     suite_id = new_suite_id(out_root)
     suite_dir = out_root / suite_id
     suite_dir.mkdir(parents=True)
-    placeholders = {"suite_dir": str(suite_dir), "root": str(base)}
+    markers = {"suite_dir": str(suite_dir), "root": str(base)}
     results = [
         EntryResult(
             name=e.name,
             notebook=_rel(e.notebook, base) or str(e.notebook),
-            params=to_native(substitute(e.params, placeholders)),
+            params=to_native(substitute(e.params, markers)),
         )
         for e in entries
     ]

@@ -51,7 +51,7 @@ class SuiteEntry:
         notebook: Absolute path of the notebook to execute.
         params_file: The parameter file, if any.
         params: Parameters after merging the file, the overrides and smoke values
-            (placeholders not yet substituted).
+            (``{suite_dir}``/``{root}`` markers not yet substituted).
         line: Line of the entry in the suite file.
         sources: For each parameter, the ``(file, line)`` it came from, for error messages.
     """
@@ -208,17 +208,17 @@ def smoke_overrides(smoke: Mapping[str, Mapping[str, Any]], name: str, notebook:
 
 
 def substitute(value: Any, mapping: Mapping[str, str]) -> Any:
-    """Replace ``{key}`` placeholders in every string inside ``value``.
+    """Replace ``{key}`` markers in every string inside ``value``.
 
     Only the given keys are replaced (plain text replacement, so other braces, e.g. a prompt
     template's ``{question}``, are left alone).
 
     Args:
         value: A parameter value (nested lists and dicts are walked).
-        mapping: Placeholder name -> replacement.
+        mapping: Marker name -> replacement.
 
     Returns:
-        The value with placeholders replaced.
+        The value with the markers replaced.
     """
     if isinstance(value, str):
         for key, replacement in mapping.items():

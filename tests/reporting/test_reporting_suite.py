@@ -101,7 +101,7 @@ def test_smoke_file_shape(repo):
     assert info.value.line == 1 and info.value.field == "a.ipynb"
 
 
-def test_substitute_only_replaces_known_placeholders():
+def test_substitute_only_replaces_known_markers():
     value = {"run_dir": "{suite_dir}/runs", "prompt": "Q: {question}", "runs": ["{root}/a", 3]}
     out = substitute(value, {"suite_dir": "/r/1", "root": "/repo"})
     assert out == {"run_dir": "/r/1/runs", "prompt": "Q: {question}", "runs": ["/repo/a", 3]}
