@@ -20,21 +20,21 @@ import pandas as pd
 from evalcore.errors import EvalcoreError
 
 __all__ = [
-    "load_benchmark_run",
-    "samples_frame",
     "accuracy_table",
-    "extraction_audit",
     "audit_examples",
-    "subject_table",
-    "pass_at_k_table",
-    "pass_fail_grid",
-    "pass_fail_figure",
-    "usage_summary",
-    "latency_cost_figure",
-    "sample_table",
-    "subject_figure",
-    "run_overview",
     "benchmark_records",
+    "extraction_audit",
+    "latency_cost_figure",
+    "load_benchmark_run",
+    "pass_at_k_table",
+    "pass_fail_figure",
+    "pass_fail_grid",
+    "run_overview",
+    "sample_table",
+    "samples_frame",
+    "subject_figure",
+    "subject_table",
+    "usage_summary",
 ]
 
 
@@ -242,7 +242,7 @@ def audit_examples(frame: pd.DataFrame, mode: str = "flexible", n: int = 3, widt
     """
     rows = []
     for outcome in ("parse failure", "wrong answer"):
-        picked = frame[frame.apply(lambda r: _verdict(r, mode) == outcome, axis=1)] if len(frame) else frame
+        picked = frame[frame.apply(lambda r, o=outcome: _verdict(r, mode) == o, axis=1)] if len(frame) else frame
         for _, row in picked.head(n).iterrows():
             text = str(row["response"]).strip()
             rows.append({
@@ -346,7 +346,7 @@ def pass_at_k_table(frame: pd.DataFrame, ks: Sequence[int] = (1, 5, 10)) -> pd.D
         if k > min_n:
             continue
         values = [pass_at_k(int(n), int(c), int(k)) for n, c in zip(per_item["n"], per_item["c"])]
-        rows.append({"k": int(k), "pass_at_k": float(np.mean(values)), "n_items": int(len(per_item)),
+        rows.append({"k": int(k), "pass_at_k": float(np.mean(values)), "n_items": len(per_item),
                      "samples_per_item": min_n})
     return pd.DataFrame(rows, columns=["k", "pass_at_k", "n_items", "samples_per_item"])
 
@@ -405,7 +405,7 @@ def usage_summary(frame: pd.DataFrame) -> pd.DataFrame:
         One row per measure: ``latency_s``, ``prompt_tokens``, ``completion_tokens``,
         ``cost_usd``.
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     for column in ("latency_s", "prompt_tokens", "completion_tokens", "cost_usd"):
         values = pd.to_numeric(frame[column], errors="coerce").dropna() if column in frame else pd.Series(dtype=float)
         if values.empty:
@@ -541,7 +541,7 @@ def benchmark_records(run: Any, frame: pd.DataFrame, extraction: str = "flexible
         "model": config.get("model"),
         "run_id": config.get("run_id"),
         "n_items": int(frame["item_id"].nunique()),
-        "n_samples": int(len(frame)),
+        "n_samples": len(frame),
         "errors": int(frame["error"].sum()),
     }
     if "pass@1" in acc.index:

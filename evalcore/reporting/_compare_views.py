@@ -17,15 +17,15 @@ import pandas as pd
 from evalcore.errors import EvalcoreError
 
 __all__ = [
-    "run_label",
+    "compare_records",
+    "compare_runs",
+    "difference_figure",
     "item_scores",
     "load_item_scores",
-    "shared_items",
-    "compare_runs",
-    "power_table",
-    "difference_figure",
-    "compare_records",
     "power_notes",
+    "power_table",
+    "run_label",
+    "shared_items",
 ]
 
 
@@ -151,7 +151,11 @@ def power_table(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, *, a
         Columns ``pair, n, sd_a, sd_b, correlation, observed_difference, power_observed,
         min_detectable_difference, items_needed``.
     """
-    from evalcore.stats import min_detectable_difference, paired_power, sample_size_paired
+    from evalcore.stats import (
+        min_detectable_difference,
+        paired_power,
+        sample_size_paired,
+    )
 
     rows = []
     for _, row in comparisons.iterrows():

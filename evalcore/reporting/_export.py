@@ -7,8 +7,8 @@ PDF is made by printing the HTML export with the Debian ``chromium`` package.
 from __future__ import annotations
 
 import base64
-import re
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -20,11 +20,11 @@ from evalcore.errors import EvalcoreError
 __all__ = [
     "CHROMIUM_HINT",
     "ExportResult",
-    "find_chromium",
-    "notebook_to_html",
-    "html_to_pdf",
-    "extract_figures",
     "export_notebook",
+    "extract_figures",
+    "find_chromium",
+    "html_to_pdf",
+    "notebook_to_html",
 ]
 
 CHROMIUM_HINT = (
@@ -192,7 +192,7 @@ def html_to_pdf(
     ]
     try:
         proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+            cmd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL, check=False
         )
         if proc.returncode != 0 or Path(tmp).stat().st_size == 0:
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]

@@ -11,7 +11,7 @@ from typing import Any
 from evalcore.errors import EvalcoreError
 from evalcore.reporting._record import record_dir
 
-__all__ = ["save_figure", "figures_dir"]
+__all__ = ["figures_dir", "save_figure"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

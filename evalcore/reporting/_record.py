@@ -27,16 +27,16 @@ RECORD_DIR_ENV = "EVALCORE_RECORD_DIR"
 RECORDS_FILENAME = "records.json"
 
 __all__ = [
-    "RECORD_MIMETYPE",
-    "RECORD_DIR_ENV",
     "RECORDS_FILENAME",
+    "RECORD_DIR_ENV",
+    "RECORD_MIMETYPE",
+    "collect",
+    "notebook_parameters",
+    "read_records",
+    "read_sidecar",
     "record",
     "record_dir",
     "to_native",
-    "read_records",
-    "read_sidecar",
-    "notebook_parameters",
-    "collect",
 ]
 
 

@@ -14,6 +14,7 @@ import contextlib
 import datetime as _dt
 import html as _html
 import json
+import math
 import os
 import time
 import traceback
@@ -23,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.errors import EvalcoreError
-from evalcore.reporting._export import CHROMIUM_HINT, ExportResult, export_notebook, find_chromium
+from evalcore.reporting._export import (
+    CHROMIUM_HINT,
+    ExportResult,
+    export_notebook,
+    find_chromium,
+)
 from evalcore.reporting._record import (
     RECORD_DIR_ENV,
     RECORDS_FILENAME,
@@ -33,9 +39,15 @@ from evalcore.reporting._record import (
     read_sidecar,
     to_native,
 )
-from evalcore.reporting._suite import SuiteEntry, check_parameters, find_root, load_suite, substitute
+from evalcore.reporting._suite import (
+    SuiteEntry,
+    check_parameters,
+    find_root,
+    load_suite,
+    substitute,
+)
 
-__all__ = ["EntryResult", "SuiteResult", "run_suite", "write_index", "new_suite_id", "summary_frame", "display_summary"]
+__all__ = ["EntryResult", "SuiteResult", "display_summary", "new_suite_id", "run_suite", "summary_frame", "write_index"]
 
 SUITE_DIR_ENV = "EVALCORE_SUITE_DIR"
 KERNEL_NAME = "python3"
@@ -101,7 +113,7 @@ class SuiteResult:
 
 def new_suite_id(output: Path) -> str:
     """Return a fresh suite-run id: the UTC time ``YYYYmmddTHHMMSSZ`` (``-2``… if taken)."""
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     candidate, n = stamp, 1
     while (output / candidate).exists():
         n += 1
@@ -171,7 +183,7 @@ def _execute(entry: SuiteEntry, params: dict[str, Any], out_nb: Path, root: Path
             return "failed", f"{exc.ename}: {exc.evalue}{where}"
         except KeyboardInterrupt:
             raise
-        except Exception as exc:  # kernel death, timeouts: the suite goes on
+        except Exception as exc:  # noqa: BLE001 - kernel death, timeouts: the suite goes on
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return "failed", last
     return "ok", None
@@ -241,7 +253,7 @@ def run_suite(
         for e in entries
     ]
     meta = {"suite": str(suite_path.resolve()), "root": str(base), "id": suite_id,
-            "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+            "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
     index = write_index(suite_dir, results, meta)
     if pdf and find_chromium() is None:
         say(CHROMIUM_HINT)
@@ -259,7 +271,7 @@ def run_suite(
         if result.error:
             tail += f": {result.error}"
         say(tail)
-        meta["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         index = write_index(suite_dir, results, meta)
     _update_latest(out_root, suite_id)
     failed = [r.name for r in results if r.status != "ok"]
@@ -300,7 +312,7 @@ def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: P
 
 
 def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, float):
         return f"{value:.4g}"

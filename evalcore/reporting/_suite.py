@@ -28,14 +28,14 @@ from evalcore.errors import EvalcoreError
 
 __all__ = [
     "SuiteEntry",
+    "check_parameters",
     "find_root",
-    "project_path",
-    "load_suite",
     "load_params_file",
     "load_smoke",
+    "load_suite",
+    "project_path",
     "smoke_overrides",
     "substitute",
-    "check_parameters",
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

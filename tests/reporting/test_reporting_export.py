@@ -12,7 +12,12 @@ import numpy as np
 import pytest
 
 from evalcore.errors import EvalcoreError
-from evalcore.reporting import export_notebook, extract_figures, html_to_pdf, notebook_to_html
+from evalcore.reporting import (
+    export_notebook,
+    extract_figures,
+    html_to_pdf,
+    notebook_to_html,
+)
 
 
 def _png(width: int = 60, height: int = 40) -> bytes:

@@ -17,7 +17,14 @@ import pytest
 
 import evalcore
 from evalcore.errors import EvalcoreError
-from evalcore.reporting import RECORD_MIMETYPE, collect, read_records, record, save_figure, to_native
+from evalcore.reporting import (
+    RECORD_MIMETYPE,
+    collect,
+    read_records,
+    record,
+    save_figure,
+    to_native,
+)
 
 
 def test_to_native_converts_numpy_pandas_and_nan():

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 
 import nbformat
 import pytest
 
 from evalcore.errors import EvalcoreError
-from evalcore.reporting import RECORD_MIMETYPE, collect, run_suite
-from evalcore.reporting import _cli
+from evalcore.reporting import RECORD_MIMETYPE, _cli, collect, run_suite
 
 pytestmark = pytest.mark.notebooks
 

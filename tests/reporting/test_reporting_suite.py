@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from evalcore.errors import EvalcoreError
-from evalcore.reporting._suite import check_parameters, load_smoke, load_suite, smoke_overrides, substitute
+from evalcore.reporting._suite import (
+    check_parameters,
+    load_smoke,
+    load_suite,
+    smoke_overrides,
+    substitute,
+)
 
 
 @pytest.fixture
