@@ -30,3 +30,17 @@ def test_write_index_marks_failures_and_escapes(tmp_path):
     assert 'class="failed">failed' in text and 'href="b/b.ipynb"' in text
     assert "<script>x</script>" not in text and "&lt;script&gt;" in text
     assert (tmp_path / "suite.json").exists() and (tmp_path / "summary.csv").exists()
+
+
+def test_cli_registers_notebooks_run_and_report(tmp_path, capsys):
+    from evalcore.cli import build_parser, main
+
+    parser = build_parser()
+    args = parser.parse_args(["notebooks", "run", "--only", "a,b", "--output", "x"])
+    assert args.suite == "params/suite.yaml" and args.only == ["a,b"] and args.output == "x"
+    assert main(["report", str(tmp_path / "missing.ipynb")]) == 2
+    assert "no such notebook" in capsys.readouterr().err
+    bad = tmp_path / "suite.yaml"
+    bad.write_text("runs: [\n")
+    assert main(["notebooks", "run", "--suite", str(bad), "--output", str(tmp_path / "out")]) == 2
+    assert "malformed YAML" in capsys.readouterr().err
