@@ -1,67 +1,68 @@
 """Run untrusted Python in an isolated, resource-limited process with an unforgeable proof of completion.
 
-This module imports only the standard library: it is also the program that the warm sandbox
-workers run (``python -I _sandbox.py --worker``).
+This module imports only the standard library, and at import time only modules that register
+no fork handlers: the warm sandbox workers import it themselves (``python -I -S -c "import
+_sandbox; _sandbox._worker_main()"``) and fork it once per sample.
 
 Process layout
 --------------
-The parent (:class:`SandboxPool`) keeps ``N`` warm worker processes. A worker is started
-with a scrubbed environment, and (when it runs as root, as on the evalcore machines) moves
-itself once into new network, mount, IPC and UTS namespaces: no network interface but a
-loopback that is down, every mount of the host remounted read-only, and empty tmpfs over
-``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run``, ``/root`` and ``/home``. The worker never
-executes untrusted code itself. For every sample it forks a short-lived helper that enters a
-*new PID and mount namespace* and mounts fresh tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm``;
-the helper forks the sample process, which is PID 1 of that namespace. The sample process
-mounts a fresh ``/proc`` (so it sees only its own processes), starts a new session, closes
-every inherited file descriptor, sets ``HOME``/``TMPDIR`` to its empty working directory
-``/tmp/sandbox``, applies ``setrlimit`` limits (CPU seconds, address space, file size, open
-files, processes, no core files), drops to an unprivileged uid/gid private to the worker (no
-supplementary groups, ``no_new_privs``, not dumpable so ``/proc/self/mem`` and ``ptrace`` are
-closed), then runs the program. When the sample process ends, or when the wall-clock
-timeout kills it, the kernel kills everything else in its PID namespace, daemonized children
-included, and all its tmpfs writes vanish. Output is read through pipes and truncated.
-Where namespaces are refused, the worker falls back to a process group per sample, a
-temporary directory and the same rlimits; :attr:`SandboxResult.isolation` says which.
+The parent (:class:`SandboxPool`) keeps ``N`` warm worker processes (two per CPU by default)
+and keeps two jobs in flight per worker. A worker starts with a scrubbed environment and,
+when it runs as root (as on the evalcore machines), moves itself once into new network,
+mount, IPC and UTS namespaces: no network but a loopback that is down; every mount of the
+host remounted read-only; private tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm``; empty
+tmpfs hiding ``/run``, ``/root`` and ``/home`` (the interpreter's own directories are bound
+back read-only when they live there); a ``/proc`` mounted with ``hidepid=2``. The worker
+never executes untrusted code. For every sample it forks a child that is PID 1 of a *new PID
+namespace*; the child starts a new session, closes every inherited file descriptor, works in
+the empty directory ``/tmp/sandbox`` (``HOME`` and ``TMPDIR`` point there), applies
+``setrlimit`` limits (CPU seconds, address space, file size, open files, processes, no core
+files), drops to an unprivileged uid/gid of its worker's own (no supplementary groups,
+``no_new_privs``, not dumpable, so ``/proc/self/mem`` and ``ptrace`` are closed; it dies with
+its worker), then runs the program. With ``hidepid=2`` and a uid per worker, ``/proc`` shows
+the sample its own processes only. When the sample ends, or the wall-clock timeout kills it,
+the kernel kills everything else in its PID namespace, daemonized children included; the
+worker then empties the scratch tmpfs. Output is read through pipes and truncated. Where
+namespaces are refused (not root), the worker falls back to a process group and a temporary
+directory per sample with the same rlimits; :attr:`SandboxResult.isolation` says which.
 
 Proof of completion (threat model)
 ----------------------------------
 The program under test can do anything the interpreter allows: call ``sys.exit(0)``,
 ``os._exit(0)``, raise ``SystemExit`` or any ``BaseException``, rebind ``check``,
 ``AssertionError`` or any builtin, monkeypatch modules, print any "passed" text, choose its
-exit status, kill its parent, or start processes and threads. None of these produce a pass:
+exit status, try to kill its parent, install signal handlers, start processes and threads.
+None of these produce a pass:
 
-* The worker draws a random 128-bit nonce per sample. Success is reported only when the
-  line ``PASS <nonce>`` arrives on a dedicated result pipe; stdout, stderr and the exit status
-  carry no weight.
-* All untrusted code (the program's top level, and ``check`` with the candidate it calls)
-  runs in a *second* thread started with ``_thread.start_new_thread`` whose bottom frame is
-  :func:`_runner`; the success message lives only in local variables of the *main* thread.
-  Frames are reachable only along a thread's own ``f_back`` chain, so the untrusted thread
-  cannot reach it. An audit hook (installed just before untrusted code starts; it cannot be
-  removed) refuses the routes to other threads' frames and to raw memory:
-  ``sys._current_frames``, ``gc.get_objects``/``get_referrers``/``get_referents``, every
-  ``ctypes`` event, creating code objects, and assigning ``__code__``. ``/proc/self/mem`` and
-  ``ptrace`` are closed because the process is not dumpable and unprivileged.
-* The main thread waits on the runner thread's sentinel lock, then reads the runner frame's
-  ``f_lasti``. Only the instruction after a *normal* return of the untrusted work (calibrated
-  when the worker starts) counts as completion; an exception, ``SystemExit``, a thread exit
-  or an early release of the lock all leave the frame elsewhere. After untrusted code
-  starts, the main thread calls no Python-level function and allocates no container (so no
-  finalizer of the program's objects can run on its stack); every callable it uses was
-  bound to a local before the program ran.
-* In ``check`` mode (HumanEval) the hook also refuses frame introspection
-  (``sys._getframe``, ``tb_frame``/``gi_frame``/... attribute reads, ``sys.settrace``,
-  ``sys.setprofile``), so the candidate cannot reach ``check``'s frame or globals. ``check`` is
-  executed from the test source with its own globals and a pristine copy of the builtins taken
-  before the program ran, and the harness verifies that the ``check`` it calls is the function
-  compiled from the test source.
+* Before any untrusted code runs, the sample's harness draws two random 128-bit nonces from
+  the kernel and writes them as the first 64 bytes of a result pipe (write-only in the
+  sample). Success counts only when the line ``PASS <nonce>`` follows on that pipe; stdout,
+  stderr and the exit status carry no weight, and no other copy of the nonce exists.
+* An audit hook (installed before untrusted code; it cannot be removed) refuses the routes to
+  another thread's frames and to raw memory: ``sys._current_frames``, ``gc.get_objects``/
+  ``get_referrers``/``get_referents``, every ``ctypes`` event, creating code objects,
+  assigning ``__code__``, adding audit hooks.
+* ``check`` mode (HumanEval): the program and ``check`` run in a second thread,
+  :func:`_check_runner`, whose frame holds the success message and writes it only when the
+  work returned normally. The hook also refuses every way to obtain a frame
+  (``sys._getframe``, ``tb_frame``/``gi_frame``/``cr_frame``/``ag_frame``, ``sys.settrace``,
+  ``sys.setprofile``), and signal handlers, whose frame argument would be one, cannot be
+  installed off the main thread. ``check`` runs in its own namespace (what the prompt alone
+  defines, the candidate under its entry-point name, and a pristine copy of the builtins taken
+  before the program ran), and the harness verifies that the ``check`` it calls is the one
+  compiled from the test source. After the program starts, the runner uses only values bound
+  before it started, so nothing the program rebinds is called while the message exists.
+* ``script`` mode (:func:`run_python`): the program runs in the main thread with its frames,
+  signals and threads available; the success message lives only in a watcher thread
+  (:func:`_watch`) that the program cannot reach, and is written only if :func:`_runner`'s
+  frame stopped on its final instruction (offset calibrated when the worker starts).
 
 Not covered: a candidate may return objects with rigged comparison methods, or monkeypatch a
 standard-library module that the test also uses (``math``); that changes what ``check``
 computes, not whether it completed. CPython is not memory-safe against hand-crafted bytecode
 (e.g. via ``marshal``); a program that corrupts the interpreter could forge the proof, but
-it still runs inside the OS isolation above.
+it still runs inside the OS isolation above. In ``check`` mode, programs cannot use frame
+introspection (``logging`` still works) and signal handlers; in ``script`` mode they can.
 """
 
 from __future__ import annotations
@@ -1063,41 +1064,62 @@ class SandboxPool:
         """What the workers isolate (from the first worker's handshake)."""
         return dict(self._all[0].isolation) if self._all else {}
 
-    def _replace(self, dead: _WorkerHandle) -> None:
-        """Swap a dead worker for a fresh one and make it available."""
+    def _replace(self, dead: _WorkerHandle) -> _WorkerHandle:
+        """Swap a dead worker for a fresh one (returned to the caller, not made idle)."""
         dead.close()
         with self._lock:
             if dead in self._all:
                 self._all.remove(dead)
             fresh = _WorkerHandle(len(self._all))
             self._all.append(fresh)
-        self._idle.put(fresh)
+        return fresh
 
     def _drive(self, handle: _WorkerHandle, jobs: Sequence[dict], take: Callable[[], int | None], out: list) -> None:
-        """Feed one worker, keeping two jobs in flight so it never waits for this process."""
-        inflight: list[int] = []
-        try:
-            handle.ready()
-            while True:
-                while len(inflight) < 2:
-                    i = take()
-                    if i is None:
+        """Feed one worker, keeping two jobs in flight so it never waits for this process.
+
+        A worker that dies (never because of a sample: samples cannot reach it) is replaced,
+        up to three times per call; the jobs it had in flight are retried once on the fresh
+        worker, then reported as sandbox failures.
+        """
+        replacements = 0
+        retry: list[int] = []
+        tried: set[int] = set()
+        while True:
+            inflight: list[int] = []
+            try:
+                handle.ready()
+                while True:
+                    while len(inflight) < 2:
+                        i = retry.pop(0) if retry else take()
+                        if i is None:
+                            break
+                        inflight.append(i)
+                        handle.send(jobs[i])
+                    if not inflight:
                         break
-                    handle.send(jobs[i])
-                    inflight.append(i)
-                if not inflight:
-                    break
-                i = inflight[0]
-                reply = handle.recv(float(jobs[i].get("timeout_s", 10.0)) + 60.0)
-                reply["isolation"] = handle.isolation
-                out[i] = reply
-                inflight.pop(0)
-        except _WorkerDied as exc:
-            for i in inflight:
-                out[i] = {"error": f"sandbox worker failed: {exc}"}
-            self._replace(handle)
+                    i = inflight[0]
+                    reply = handle.recv(float(jobs[i].get("timeout_s", 10.0)) + 60.0)
+                    reply["isolation"] = handle.isolation
+                    out[i] = reply
+                    inflight.pop(0)
+            except _WorkerDied as exc:
+                for i in inflight:
+                    if i in tried:
+                        out[i] = {"error": f"sandbox worker failed: {exc}"}
+                    else:
+                        tried.add(i)
+                        retry.append(i)
+                try:
+                    handle = self._replace(handle)
+                except OSError:
+                    return
+                replacements += 1
+                if replacements <= 3:
+                    continue
+                for i in retry:
+                    out[i] = {"error": f"sandbox worker failed: {exc}"}
+            self._idle.put(handle)
             return
-        self._idle.put(handle)
 
     def map(self, jobs: Sequence[dict], concurrency: int | None = None) -> list[dict]:
         """Run many jobs on the pool in parallel; replies in the order of ``jobs``."""
@@ -1118,7 +1140,15 @@ class SandboxPool:
                 counter[0] += 1
                 return counter[0] - 1
 
-        handles = [self._idle.get() for _ in range(n)]
+        # One worker (waiting if all are busy), plus whichever others are idle right now:
+        # concurrent calls share the pool instead of deadlocking on it.
+        handles = [self._idle.get()]
+        while len(handles) < n:
+            try:
+                handles.append(self._idle.get_nowait())
+            except Exception:  # queue.Empty
+                break
+        n = len(handles)
         if n == 1:
             self._drive(handles[0], jobs, take, out)
         else:

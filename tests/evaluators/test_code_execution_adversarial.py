@@ -211,3 +211,23 @@ def test_bombs_fail_within_the_timeout() -> None:
     assert by_name["infinite loop"].result == "timed out"
     assert by_name["sleep"].result == "timed out"
     assert by_name["memory bomb"].result.startswith("failed: MemoryError") or by_name["memory bomb"].timed_out
+
+
+def test_ordinary_library_features_work_in_check_mode() -> None:
+    # namedtuple/TypeVar/Enum look at their caller's frame, logging at its own: refused frame
+    # access must degrade gracefully for them, not fail honest completions.
+    completion = (
+        "import logging, enum\n"
+        "from collections import namedtuple\n"
+        "from typing import TypeVar\n"
+        "T = TypeVar('T')\n"
+        "Pair = namedtuple('Pair', 'x y')\n"
+        "Color = enum.Enum('Color', 'RED GREEN')\n"
+        "logging.basicConfig(level=logging.INFO)\n\n"
+        "def add(a, b):\n"
+        "    logging.getLogger('t').info('adding %s %s', a, b)\n"
+        "    return Pair(a, b).x + Pair(a, b).y + 0 * Color.RED.value\n"
+    )
+    (result,) = _batch([completion])
+    assert result.passed, result
+    assert "adding 1 2" in result.stderr

@@ -403,3 +403,35 @@ def test_runs_in_parallel_on_the_pool() -> None:
     results = [_to_result(r) for r in pool.map(jobs)]
     assert [r.stdout.strip() for r in results] == [str(i * i) for i in range(20)]
     assert all(r.completed for r in results)
+
+
+def test_concurrent_callers_share_the_pool() -> None:
+    results: dict = {}
+
+    def call(k: int) -> None:
+        jobs = [{"mode": "script", "source": f"print({k} + {i})", "timeout_s": TIMEOUT} for i in range(6)]
+        results[k] = [_to_result(r).stdout.strip() for r in get_pool().map(jobs)]
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads)
+    assert results == {k: [str(k + i) for i in range(6)] for k in range(4)}
+
+
+def test_a_dead_worker_is_replaced() -> None:
+    pool = SandboxPool(1)
+    try:
+        (first,) = pool._all
+        first.ready()
+        first.proc.kill()
+        first.proc.wait()
+        replies = pool.map([{"mode": "script", "source": "print('a')"}, {"mode": "script", "source": "print('b')"}])
+        assert [_to_result(r).stdout for r in replies] == ["a\n", "b\n"]  # retried on a fresh worker
+        later = _to_result(pool.map([{"mode": "script", "source": "print('c')"}])[0])
+        assert later.completed and later.stdout == "c\n"
+        assert pool._all[0] is not first
+    finally:
+        pool.close()
