@@ -162,17 +162,25 @@ def test_epsilon_decay_and_bad_parameters():
 
 
 def test_hybrid_switches_from_ucb1_to_linucb():
-    m = simulate_outcomes(200, seed=0)
-    a = replay(m, "hybrid,ucb1,linucb", orderings=4, seed=0, progress=False,
-               params={"hybrid": {"switch_after": 200}})
-    assert a.traces["hybrid"].params["switch_after"] == 200
-    h0 = replay(m, "hybrid", orderings=4, seed=0, progress=False,
-                params={"hybrid": {"switch_after": 0}})
-    # switch_after=0 is LinUCB from the start: it tries arms by context, not round-robin
-    first4 = h0.traces["hybrid"].arm[:, :4]
-    ucb_first4 = a.traces["hybrid"].arm[:, :4]
-    assert all(len(set(row)) == 4 for row in ucb_first4)  # UCB1 tries every arm first
-    assert first4.shape == (4, 4)
+    from evalcore.routing import simulate_contextual
+
+    m = simulate_contextual(600, 3, n_features=6, seed=1)
+    q = {}
+    for switch in (0, 150, 600):
+        res = replay(m, "hybrid", orderings=8, seed=0, progress=False,
+                     params={"hybrid": {"switch_after": switch}})
+        tr = res.traces["hybrid"]
+        assert tr.params["switch_after"] == switch
+        q[switch] = tr.quality.mean(1).mean()
+        if switch == 150:
+            # UCB1 phase: every arm is tried once before any repeats (untried arms first)
+            assert all(len(set(row)) == 3 for row in tr.arm[:, :3])
+            late = tr.quality[:, 150:].mean()
+            early = tr.quality[:, :150].mean()
+            assert late > early + 0.1  # LinUCB takes over warm
+    ucb = replay(m, "ucb1", orderings=8, seed=0, progress=False).traces["ucb1"].quality.mean()
+    assert abs(q[600] - ucb) < 0.05  # never switching is UCB1
+    assert q[0] > q[600] + 0.15  # switching at once is LinUCB
 
 
 # ------------------------------------------------------------------ metrics
@@ -278,3 +286,31 @@ def test_summary_convergence_for_fixed_arm():
     assert s.loc["always_best", "converged_share"] == 1.0
     assert np.isnan(s.loc["random", "convergence_point"])
     assert isinstance(s, pd.DataFrame)
+
+
+# ------------------------------------------------------------------ features
+def test_tfidf_features_and_reduction():
+    from evalcore.routing import query_features, reduce_features
+
+    qs = [f"question number {i} about {'apples' if i % 2 else 'history of Rome'}" for i in range(30)]
+    x = query_features(qs, dims=8, embedder="tfidf")
+    assert x.shape == (30, 8) and np.all(np.isfinite(x))
+    np.testing.assert_allclose(x.std(0, ddof=1), 1.0, rtol=1e-6)  # whitened components
+    z = reduce_features(np.c_[np.ones(5), np.arange(5.0)], dims=64)
+    assert z.shape == (5, 1)  # constant column dropped
+    with pytest.raises(EvalcoreError):
+        query_features(qs, embedder="bert")
+
+
+@pytest.mark.integration  # loads torch and the sentence-transformers model (tens of seconds)
+def test_minilm_features_when_installed():
+    from evalcore.routing._features import minilm_path, text_embeddings
+
+    if minilm_path() is None:
+        pytest.skip("all-MiniLM-L6-v2 not installed")
+    qs = ["How many apples does John have left?", "How many oranges does Mary have left?",
+          "Who wrote the play Hamlet?"]
+    emb, used = text_embeddings(qs, embedder="auto")
+    assert used == "minilm" and emb.shape == (3, 384)
+    sim = emb @ emb.T
+    assert sim[0, 1] > sim[0, 2] + 0.2
