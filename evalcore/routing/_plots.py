@@ -10,6 +10,14 @@ import pandas as pd
 from evalcore.routing._replay import ReplayResult
 
 
+def _colors(n: int) -> list[Any]:
+    """Distinct colours for up to 20 lines (tab10, then tab20 when there are more)."""
+    import matplotlib.pyplot as plt
+
+    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
+    return [cmap(i % cmap.N) for i in range(n)]
+
+
 def regret_figure(result: ReplayResult, *, against: str = "oracle",
                   algorithms: Sequence[str] | None = None, confidence: float = 0.95) -> Any:
     """Cumulative regret curves (mean over orderings) with ``confidence`` bands.
@@ -30,11 +38,11 @@ def regret_figure(result: ReplayResult, *, against: str = "oracle",
     fig, ax = plt.subplots(figsize=(8, 4.5))
     steps = np.arange(1, result.n_steps + 1)
     lo_q, hi_q = (1 - confidence) / 2, (1 + confidence) / 2
-    for name in names:
+    for name, color in zip(names, _colors(len(names))):
         reg = result.regret_curves(name, against)
         mean = reg.mean(0)
         lo, hi = np.quantile(reg, [lo_q, hi_q], axis=0)
-        (line,) = ax.plot(steps, mean, label=name, lw=1.5)
+        (line,) = ax.plot(steps, mean, label=name, lw=1.5, color=color)
         ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
     ax.set_xlabel("queries routed")
     ax.set_ylabel(f"cumulative regret vs {'oracle' if against == 'oracle' else 'best fixed arm'}")
@@ -103,9 +111,10 @@ def sweep_figure(sweep: pd.DataFrame, arm_table: pd.DataFrame | None = None) -> 
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name, g in sweep.groupby("algorithm", sort=False):
+    groups = list(sweep.groupby("algorithm", sort=False))
+    for (name, g), color in zip(groups, _colors(len(groups))):
         g = g.sort_values("lambda")
-        ax.plot(g.mean_cost, g.mean_quality, marker="o", ms=3, lw=1.2, label=name)
+        ax.plot(g.mean_cost, g.mean_quality, marker="o", ms=3, lw=1.2, label=name, color=color)
     if arm_table is not None:
         ax.scatter(arm_table.mean_cost, arm_table.mean_quality, marker="s", c="k", s=30,
                    label="fixed arms", zorder=3)
