@@ -318,7 +318,14 @@ class OutcomeMatrix:
                     i = int(np.flatnonzero(bad)[0])
                     raise EvalcoreError(f"feature column must be numeric, got "
                                         f"{df[col].iloc[i]!r}", field=str(col), **where(i))
-                cols.append(vals[first])
+                per_item = vals[first]
+                differs = np.abs(vals - per_item[ri]) > 1e-9 * (1 + np.abs(per_item[ri]))
+                if differs.any():
+                    i = int(np.flatnonzero(differs)[0])
+                    raise EvalcoreError(f"feature differs between arms of item "
+                                        f"{df['item_id'].iloc[i]!r} (features describe the "
+                                        "query, not the arm)", field=str(col), **where(i))
+                cols.append(per_item)
             features = np.column_stack(cols)
         datasets = None
         if "dataset" in df.columns:

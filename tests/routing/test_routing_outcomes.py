@@ -84,6 +84,11 @@ def test_structural_validation(tmp_path):
     with pytest.raises(EvalcoreError) as exc:
         load_outcomes(path)
     assert exc.value.field == "feat" and exc.value.line == 2
+    _table().drop(columns=["query"]).assign(f1=[0.1, 0.1, 0.2, 0.3, 0.5, 0.5]).to_csv(
+        path, index=False)
+    with pytest.raises(EvalcoreError, match="differs between arms") as exc:
+        load_outcomes(path)
+    assert exc.value.field == "f1" and exc.value.line == 5
     with pytest.raises(EvalcoreError, match="no such"):
         load_outcomes(tmp_path / "missing.csv")
     (tmp_path / "x.json").write_text("{}")
