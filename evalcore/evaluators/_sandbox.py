@@ -274,6 +274,8 @@ def _check_runner(
     base: type,
     fn: Callable[..., None],
     args: tuple,
+    getpid: Callable[[], int],
+    pid: int,
 ) -> None:
     """Thread that runs the untrusted ``check`` work and reports (check mode).
 
@@ -281,15 +283,20 @@ def _check_runner(
     same stack: in check mode the audit hook refuses every route to a frame, and signal
     handlers (whose frame argument would be one) cannot be installed off the main thread.
     Everything used after the program started arrives as an argument, so nothing the program
-    rebinds (builtins, module globals) is called while the message exists.
+    rebinds (builtins, module globals) is called while the message exists. Only the sample
+    process itself reports: forks of it inherit this frame but never the right pid.
     """
     try:
         fn(*args)
     except base:  # noqa: BLE001 - any way out but a normal return is a failure
         msg = b""
     else:
-        write(fd, msg)
-        exit_(0)
+        # Only the sample process itself: a fork of it (e.g. one branch per possible answer,
+        # the wrong ones dying on assertions) never reports a pass.
+        if getpid() == pid:
+            write(fd, msg)
+            exit_(0)
+        msg = b""
     for item in list_(args[2]):
         if type_(item) is str_:
             write(fd, fail_prefix + encode(item, "utf-8", "replace") + b"\n")
@@ -310,6 +317,38 @@ def _describe(exc: BaseException) -> str:
     return str(text[:500])
 
 
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: set for classes defined in Python code
+
+
+def _plain_data_checker() -> Callable[[Any], None]:
+    """A checker refusing values (at any depth of builtin containers) of Python-written classes.
+
+    A candidate's answer must be plain data: an object with a rigged ``__eq__`` (or
+    ``__len__``, ``__iter__``, ...) would otherwise make every assertion of ``check`` hold.
+    Classes written in C (builtins, numpy scalars) cannot be defined by the program. The
+    checker is a closure made before the program runs, over builtins bound at that moment,
+    and is reachable only from the wrapper that calls it.
+    """
+    type_, dict_, containers, heap = type, dict, (list, tuple, set, frozenset), _HEAPTYPE
+    type_error = TypeError
+
+    def check(value: Any, depth: int = 0) -> None:
+        cls = type_(value)
+        if cls.__flags__ & heap:
+            raise type_error(f"the candidate returned an instance of the Python class {cls.__name__!r}")
+        if depth >= 50:
+            return
+        if cls in containers:
+            for item in value:
+                check(item, depth + 1)
+        elif cls is dict_:
+            for key, item in value.items():
+                check(key, depth + 1)
+                check(item, depth + 1)
+
+    return check
+
+
 def _check_work(job: dict, pristine: dict, box: list, flush: Callable[[], None]) -> None:
     """Execute prompt+completion, then the test, then ``check(candidate)`` (untrusted thread).
 
@@ -318,9 +357,9 @@ def _check_work(job: dict, pristine: dict, box: list, flush: Callable[[], None])
     a pristine copy of the builtins, so the completion cannot shadow ``abs``, ``check`` or the
     prompt's helpers for the test.
     """
-    exec_, compile_, dict_, type_, iter_ = exec, compile, dict, type, iter
+    exec_, compile_, dict_, type_ = exec, compile, dict, type
     functype, codetype = types.FunctionType, types.CodeType
-    describe = _describe
+    describe, require_plain = _describe, _plain_data_checker()
     try:
         program = compile_(job["source"], "<program>", "exec")
         prompt = compile_(job.get("prompt", ""), "<prompt>", "exec")
@@ -336,7 +375,13 @@ def _check_work(job: dict, pristine: dict, box: list, flush: Callable[[], None])
         exec_(program, g)
         if entry not in g:
             raise NameError(f"entry point {entry!r} is not defined")
-        candidate = g[entry]
+        program_candidate = g[entry]
+
+        def candidate(*args: Any, **kwargs: Any) -> Any:
+            result = program_candidate(*args, **kwargs)
+            require_plain(result)
+            return result
+
         t: dict = {"__name__": "__test__", "__builtins__": dict_(pristine)}
         exec_(prompt, t)
         t[entry] = candidate  # some tests name the function directly (HumanEval/33)
@@ -451,6 +496,7 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
         args = (
             b"\nPASS " + holder.pop() + b"\n", fail_prefix, write, result_fd, exit_, encode,
             type_, str_, list, base_exception, _check_work, (job, pristine, box, flush),
+            os.getpid, os.getpid(),
         )
         _thread.start_new_thread(_check_runner, args)
         del args

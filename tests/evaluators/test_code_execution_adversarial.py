@@ -145,6 +145,25 @@ ADVERSARIAL = {
         "signal.signal(signal.SIGUSR1, _h)\n\n"
         f"def add(a, b):\n    os.kill(os.getpid(), signal.SIGUSR1)\n    return {PARTIAL}\n"
     ),
+    "rigged __eq__": (
+        "class Anything(int):\n    def __eq__(self, other):\n        return True\n"
+        "    def __lt__(self, other):\n        return True\n    __hash__ = int.__hash__\n\n"
+        "def add(a, b):\n    return Anything(0)\n"
+    ),
+    "rigged __eq__ inside a list": (
+        "class Anything:\n    def __eq__(self, other):\n        return True\n    def __sub__(self, other):\n        return 0\n"
+        "    __rsub__ = __sub__\n\ndef add(a, b):\n    return [Anything()][0]\n"
+    ),
+    "fork one branch per answer": (
+        "import os\n\ndef add(a, b):\n"
+        "    if os.fork() == 0:\n        return a + b\n"
+        "    os.wait()\n    return -1\n"
+    ),
+    "replace the plain-data checker": (
+        "import sys\nm = sys.modules['_sandbox']\nm._plain_data_checker = lambda: (lambda v, d=0: None)\n"
+        "class Anything:\n    def __eq__(self, other):\n        return True\n    def __sub__(self, other):\n        return 0\n"
+        "\ndef add(a, b):\n    return Anything()\n"
+    ),
     "kill the parent": "    import os\n    os.kill(os.getppid(), 9)\n    return 0\n",
     "kill everything": "    import os, signal\n    os.kill(-1, signal.SIGKILL)\n    return 0\n",
     "print passed": "    print('passed')\n    print('PASSED', flush=True)\n    return 0\n",
