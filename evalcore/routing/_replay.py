@@ -109,6 +109,7 @@ def replay(
     params: Mapping[str, Mapping[str, Any]] | None = None,
     progress: bool | None = None,
     workers: int | None = None,
+    chunk: int | None = None,
 ) -> "ReplayResult":
     """Replay routers over ``outcomes`` in R random orderings.
 
@@ -126,6 +127,9 @@ def replay(
         progress: Show a tqdm bar over algorithms (None = only on a terminal).
         workers: Threads replaying algorithms side by side (default: the CPU count); results
             do not depend on it (each algorithm has its own seeded generator).
+        chunk: Orderings per block for the linear (contextual) routers; default: as many as
+            keep their matrices within ~2 MiB. Each block has its own seeded generator, so
+            results depend on the block size (not on ``workers``).
 
     Returns:
         A :class:`ReplayResult`.
@@ -151,10 +155,54 @@ def replay(
     c_seq = outcomes.cost[orders]
     from tqdm.auto import tqdm
 
-    def one(name: str) -> AlgorithmTrace:
+    R, K = orders.shape[0], outcomes.n_arms
+    tasks: list[tuple[str, int, int]] = []
+    for name in names:
+        size = R
+        if routers[name].contextual and features is not None:
+            # linear routers keep (R, K, D, D) matrices: replaying the orderings in blocks
+            # whose matrices fit the CPU cache (~2 MiB) is faster than one memory-bound pass
+            d = features.shape[1] + 1
+            size = chunk or max(1, min(R, (2 << 20) // (4 * K * d * d)))
+        tasks += [(name, lo, min(R, lo + size)) for lo in range(0, R, size)]
+    arms = {n: np.empty((R, outcomes.n_items), dtype=np.int16) for n in names}
+    arms2: dict[str, np.ndarray] = {}
+    seconds = dict.fromkeys(names, 0.0)
+
+    def one(task: tuple[str, int, int]) -> None:
+        name, lo, hi = task
         t0 = time.perf_counter()
-        rng = np.random.default_rng([seed, ALGORITHMS.index(name) + 1])
-        arm, arm2 = _run_router(routers[name], env, rng, r_seq)
+        idx = ALGORITHMS.index(name) + 1
+        whole = lo == 0 and hi == R
+        rng = np.random.default_rng([seed, idx] if whole else [seed, idx, lo])
+        router = routers[name] if whole else make_router(name, **dict(params.get(name, {})))
+        sub = env if whole else ReplayEnv(rewards=rewards, cost=outcomes.cost,
+                                          orders=orders[lo:hi], features=features)
+        a, a2 = _run_router(router, sub, rng, r_seq[lo:hi])
+        arms[name][lo:hi] = a
+        if a2 is not None:
+            arms2.setdefault(name, np.empty_like(arms[name]))[lo:hi] = a2
+        seconds[name] += time.perf_counter() - t0
+
+    n_workers = min(len(tasks), workers if workers is not None else (os.cpu_count() or 1))
+    bar = tqdm(total=len(tasks), desc="routing replay",
+               disable=None if progress is None else not progress)
+    if n_workers <= 1:
+        for task in tasks:
+            one(task)
+            bar.update()
+    else:
+        # numpy releases the GIL in the heavy array operations, so routers (and blocks of
+        # orderings) replay in parallel threads; the slow contextual ones are started first
+        order = sorted(tasks, key=lambda tk: not routers[tk[0]].contextual)
+        with ThreadPoolExecutor(max_workers=n_workers) as pool:
+            for fut in as_completed([pool.submit(one, tk) for tk in order]):
+                fut.result()
+                bar.update()
+    bar.close()
+    done: dict[str, AlgorithmTrace] = {}
+    for name in names:
+        arm, arm2 = arms[name], arms2.get(name)
         ai = arm[..., None].astype(np.int64)
         q = np.take_along_axis(q_seq, ai, 2)[..., 0]
         c = np.take_along_axis(c_seq, ai, 2)[..., 0]
@@ -165,27 +213,8 @@ def replay(
             q = (q + np.take_along_axis(q_seq, bi, 2)[..., 0]) / 2
             r = (r + np.take_along_axis(r_seq, bi, 2)[..., 0]) / 2
             c = c + np.where(duel, np.take_along_axis(c_seq, bi, 2)[..., 0], 0.0)
-        return AlgorithmTrace(arm=arm, arm2=arm2, quality=q, cost=c, reward=r,
-                              seconds=time.perf_counter() - t0, params=routers[name].params())
-
-    n_workers = min(len(names), workers if workers is not None else (os.cpu_count() or 1))
-    bar = tqdm(total=len(names), desc="routing replay",
-               disable=None if progress is None else not progress)
-    done: dict[str, AlgorithmTrace] = {}
-    if n_workers <= 1:
-        for name in names:
-            done[name] = one(name)
-            bar.update()
-    else:
-        # numpy releases the GIL in the heavy array operations, so routers replay in parallel
-        # threads; the slow (contextual) ones are started first
-        order = sorted(names, key=lambda n: not routers[n].contextual)
-        with ThreadPoolExecutor(max_workers=n_workers) as pool:
-            futures = {pool.submit(one, n): n for n in order}
-            for fut in as_completed(futures):
-                done[futures[fut]] = fut.result()
-                bar.update()
-    bar.close()
+        done[name] = AlgorithmTrace(arm=arm, arm2=arm2, quality=q, cost=c, reward=r,
+                                    seconds=seconds[name], params=routers[name].params())
     traces = {name: done[name] for name in names}
     best_arm = int(np.argmax(rewards.mean(0)))
     return ReplayResult(outcomes=outcomes, orders=orders, lam=lam, seed=seed, traces=traces,
