@@ -396,7 +396,7 @@ h1{font-size:1.5em} h2{font-size:1.2em;margin-top:2em}
 table{border-collapse:collapse;font-size:.85em} th,td{border:1px solid #ccc;padding:.3em .6em;
 text-align:left;vertical-align:top} th{background:#f3f3f3}
 .ok{color:#176317;font-weight:bold} .failed{color:#b00020;font-weight:bold}
-.pending{color:#777} .err{font-family:monospace;color:#b00020;white-space:pre-wrap}
+.pending{color:#777} .nb td:nth-child(4),.nb td:nth-child(5){white-space:nowrap} .err{font-family:monospace;color:#b00020;white-space:pre-wrap}
 .scroll{overflow-x:auto;max-width:100%}
 .summary td,.summary th{white-space:nowrap}
 .summary td:nth-of-type(2){min-width:24em;max-width:40em;white-space:normal;font-size:.9em}
@@ -458,7 +458,7 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
 <p>{head}</p>
 <p>{done} ok · {failed} failed · {len(results) - done - failed} pending</p>
 <h2>Notebooks</h2>
-<table><thead><tr><th>run</th><th>notebook</th><th>status</th><th>time</th><th>outputs</th>
+<table class="nb"><thead><tr><th>run</th><th>notebook</th><th>status</th><th>time</th><th>outputs</th>
 <th>figures</th><th>details</th></tr></thead><tbody>
 {''.join(rows)}
 </tbody></table>
