@@ -196,11 +196,44 @@ def adversarial_results():
     return dict(zip(names, results))
 
 
+@pytest.fixture(scope="module")
+def adversarial_results_threaded():
+    """The same attacks against the harness variant used where seccomp is unavailable."""
+    from evalcore.evaluators._code_execution import build_program
+    from evalcore.evaluators._sandbox import run_jobs
+
+    names = list(ADVERSARIAL)
+    jobs = [
+        {
+            "mode": "check", "source": build_program(PROMPT, ADVERSARIAL[n], "add"), "prompt": PROMPT,
+            "test": TEST, "entry_point": "add", "timeout_s": 5.0, "_seccomp": False,
+        }
+        for n in names
+    ]
+    return dict(zip(names, run_jobs(jobs)))
+
+
 @pytest.mark.parametrize("name", list(ADVERSARIAL))
-def test_adversarial_completion_fails(name: str, adversarial_results) -> None:
+def test_adversarial_completion_fails(name: str, adversarial_results, adversarial_results_threaded) -> None:
     result = adversarial_results[name]
     assert not result.passed, (name, result)
     assert result.result != "passed"
+    threaded = adversarial_results_threaded[name]
+    assert not threaded.completed, (name, threaded)
+
+
+def test_both_harness_variants_pass_honest_code() -> None:
+    from evalcore.evaluators._code_execution import build_program
+    from evalcore.evaluators._sandbox import run_jobs
+
+    jobs = [
+        {
+            "mode": "check", "source": build_program(PROMPT, "    return a + b\n", "add"), "prompt": PROMPT,
+            "test": TEST, "entry_point": "add", "timeout_s": 5.0, "_seccomp": flag,
+        }
+        for flag in (True, False)
+    ]
+    assert [r.completed for r in run_jobs(jobs)] == [True, True]
 
 
 def test_partial_answer_really_needs_abs() -> None:
