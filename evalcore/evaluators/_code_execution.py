@@ -133,12 +133,12 @@ def build_program(prompt: str, completion: str, entry_point: str) -> str:
         code = textwrap.dedent(code)
         return prompt.rstrip("\n") + "\n\n" + code.strip("\n") + "\n"
     program = prompt + code
-    if not _compiles(program):
-        lines = [ln for ln in code.splitlines() if ln.strip()]
-        if lines and not lines[0][:1].isspace():
-            indented = prompt + textwrap.indent(code.strip("\n"), "    ") + "\n"
-            if _compiles(indented):
-                return indented
+    lines = [ln for ln in code.splitlines() if ln.strip()]
+    # Only a body that starts at column 0 may need indenting (and only then is it compiled).
+    if lines and not lines[0][:1].isspace() and not _compiles(program):
+        indented = prompt + textwrap.indent(code.strip("\n"), "    ") + "\n"
+        if _compiles(indented):
+            return indented
     return program if program.endswith("\n") else program + "\n"
 
 
