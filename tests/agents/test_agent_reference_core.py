@@ -488,3 +488,13 @@ def test_extract_code_joins_blocks_and_tests_drop_implementations() -> None:
     assert tests is not None and "def test_is_prime" in tests and "return True" not in tests
     assert extract_code("no fences here") == "no fences here"
     assert extract_code("```python\nx = 1\n") == "x = 1"
+
+
+def test_truncated_replies_keep_their_longest_parsable_prefix() -> None:
+    from evalcore.agents.reference._synthesis import parse_lenient, sanitize_implementation
+
+    cut = "def f(x: int) -> int:\n    return x + 1\n\ndef"
+    code = sanitize_implementation(cut, "f")
+    assert code is not None and "return x + 1" in code and verify_tool(code, "assert f(1) == 2\n").passed
+    assert parse_lenient("def (:\n") is None
+    assert sanitize_implementation("def g(:\n  pass", "f") is None

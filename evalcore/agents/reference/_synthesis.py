@@ -96,6 +96,23 @@ def parse_spec(text: str) -> tuple[str, str, str] | None:
     return name, signature + ":", description
 
 
+def parse_lenient(source: str) -> ast.Module | None:
+    """Parse ``source``; when it does not parse (a reply cut off by the token budget), parse the
+    longest prefix of whole lines that does. None when no non-empty prefix parses."""
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        pass
+    lines = source.splitlines()
+    for end in range(len(lines) - 1, 0, -1):
+        try:
+            tree = ast.parse("\n".join(lines[:end]))
+        except SyntaxError:
+            continue
+        return tree if tree.body else None
+    return None
+
+
 def _calls_name(node: ast.AST, name: str) -> bool:
     return any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
@@ -107,11 +124,11 @@ def sanitize_tests(source: str, name: str) -> str | None:
     """Keep imports and ``test_*`` functions (top-level asserts are wrapped into one).
 
     Returns:
-        The test source, or None unless it parses and has an ``assert`` that calls ``name``.
+        The test source, or None unless it parses (see :func:`parse_lenient`) and has an
+        ``assert`` that calls ``name``.
     """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse_lenient(source)
+    if tree is None:
         return None
     keep: list[ast.stmt] = []
     loose: list[ast.stmt] = []
@@ -138,11 +155,11 @@ def sanitize_implementation(source: str, name: str) -> str | None:
     """Keep imports, constants, helper functions and classes; drop tests and top-level calls.
 
     Returns:
-        The implementation source, or None unless it parses and defines function ``name``.
+        The implementation source, or None unless it parses (see :func:`parse_lenient`) and
+        defines function ``name``.
     """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse_lenient(source)
+    if tree is None:
         return None
     keep = [
         node for node in tree.body
