@@ -684,6 +684,7 @@ class _Worker:
             self.notes.append(f"libc unavailable: {exc}")
             self.libc = None
         self.lasti_true, _ = _calibrate()
+        self._workdir_ready = False
         self.signal_filter = None
         if self.libc is not None:
             try:
@@ -817,8 +818,10 @@ class _Worker:
                 os.chown(tmpdir, self.uid, self.uid)
         start = time.monotonic()
         if self.namespaces:
-            os.mkdir(_WORKDIR, 0o700)
-            os.chown(_WORKDIR, self.uid, self.uid)
+            if not self._workdir_ready:
+                os.mkdir(_WORKDIR, 0o700)
+                os.chown(_WORKDIR, self.uid, self.uid)
+                self._workdir_ready = True
             self.libc.unshare(_CLONE_NEWPID)  # type: ignore[union-attr]
         pid = os.fork()
         if pid == 0:  # the sample: PID 1 of its namespace (or a process group leader)
@@ -963,12 +966,25 @@ class _Worker:
                 return
 
     def _wipe_scratch(self) -> None:
-        """Empty the worker-private tmpfs scratch directories after a sample."""
+        """Empty the worker-private tmpfs scratch directories after a sample.
+
+        The empty working directory is kept for the next sample when the sample left it
+        exactly as it found it (same owner and mode, no entries); anything else is removed.
+        """
         for d in _SCRATCH_DIRS:
             try:
                 entries = list(os.scandir(d))
             except OSError:
                 continue
+            if d == "/tmp" and self._workdir_ready and len(entries) == 1 and entries[0].path == _WORKDIR:
+                try:
+                    st = os.lstat(_WORKDIR)
+                    if st.st_uid == self.uid and st.st_mode == 0o40700 and not os.listdir(_WORKDIR):
+                        continue
+                except OSError:
+                    pass
+            if d == "/tmp":
+                self._workdir_ready = False
             for entry in entries:
                 try:
                     if entry.is_dir(follow_symlinks=False):
