@@ -13,7 +13,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Sequence
 
-from evalcore.evaluators._sandbox import DEFAULT_MAX_OUTPUT, SandboxResult, run_jobs
+from evalcore.evaluators._sandbox import DEFAULT_MAX_OUTPUT, SandboxResult, get_pool, run_jobs
 
 __all__ = [
     "CodeSample",
@@ -170,6 +170,7 @@ def evaluate_code_batch(
     Returns:
         One :class:`CodeResult` per sample, in order.
     """
+    get_pool(workers)  # workers start now, while the programs are assembled
     jobs = [
         {
             "mode": "check",

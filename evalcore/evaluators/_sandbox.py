@@ -229,9 +229,7 @@ class _Libc:
         With it, a program cannot install signal handlers, whose frame argument would be a
         route to the harness's frames.
         """
-        import platform
-
-        arch = {"x86_64": (0xC000003E, 13), "aarch64": (0xC00000B7, 134)}.get(platform.machine())
+        arch = {"x86_64": (0xC000003E, 13), "aarch64": (0xC00000B7, 134)}.get(os.uname().machine)
         if arch is None:
             return None
         audit_arch, nr_rt_sigaction = arch
