@@ -7,7 +7,10 @@ tool: the registered tool named like the case's kind or an alias of it, else the
 used when it answered a case of that kind correctly) and for unrelated queries (a false positive = any match ≥ t).
 
 Per item utility (the selection objective): a case scores ``0.5·correct + 0.5·F1``, an unrelated
-query ``1 − false_positive``. Items are split once, seeded, into a development and a held-out
+query ``1 − false_positive``. A case whose kind has no tool in the registry (the agent never built
+it) has no precision/recall/F1; its search should return nothing, so it scores
+``0.5·correct + 0.5·(1 − any match ≥ t)``. Precision, recall and F1 are averaged over the cases
+with a relevant tool; the false-positive rate is that of the unrelated queries. Items are split once, seeded, into a development and a held-out
 part (stratified: starter-tool cases, cases needing a new tool and unrelated queries separately). The best threshold maximizes the mean utility on
 the development part (ties: the lower threshold); its metrics are reported on the held-out part,
 where every other threshold is compared with it by a paired sign-flip permutation test on the
@@ -185,15 +188,17 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
                 labels[kind] = used[kind]
         for c, ok, synthesized, critical in served:
             hits = [h.name for h in registry.search(c.query, k=k, threshold=float(t))]
-            rel = {labels[c.kind]} if c.kind in labels else set()
-            if rel:
-                p, rcl, f1 = (float(x) for x in metrics.precision_recall_f1(hits, rel))
-            else:
-                p, rcl, f1 = (0.0 if hits else np.nan), np.nan, 0.0
+            if c.kind in labels:
+                p, rcl, f1 = (float(x) for x in metrics.precision_recall_f1(hits, {labels[c.kind]}))
+                fp, retrieval = np.nan, f1
+            else:  # no tool of this kind exists: the right answer of the search is no match
+                p, rcl, f1 = np.nan, np.nan, np.nan
+                fp = float(bool(hits))
+                retrieval = 1.0 - fp
             rows.append({"threshold": float(t), "item": c.id, "split": split[c.id], "type": "case", "kind": c.kind,
                          "needs_synthesis": c.needs_synthesis, "correct": float(ok), "synthesized": float(synthesized),
-                         "precision": p, "recall": rcl, "f1": f1, "false_positive": np.nan,
-                         "critical": critical, "utility": 0.5 * float(ok) + 0.5 * f1})
+                         "precision": p, "recall": rcl, "f1": f1, "false_positive": fp,
+                         "critical": critical, "utility": 0.5 * float(ok) + 0.5 * retrieval})
         for i, q in enumerate(unrelated):
             fp = float(bool(registry.search(q, k=k, threshold=float(t))))
             iid = f"unrelated-{i:02d}"
@@ -240,5 +245,6 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         tests["significant"] = []
     config = {"thresholds": [float(t) for t in thresholds], "seed": seed, "k": k, "dev_fraction": dev_fraction,
               "alpha": alpha, "n_cases": len(use), "n_unrelated": len(unrelated), "correction": "benjamini_hochberg",
-              "objective": "mean utility: cases 0.5*correct + 0.5*F1, unrelated 1 - false_positive"}
+              "objective": "mean utility: cases 0.5*correct + 0.5*F1 (no relevant tool: 0.5*correct + "
+                           "0.5*(1 - any match)), unrelated 1 - false_positive"}
     return SweepResult(metrics=mtab, items=items, best_threshold=best, tests=tests, config=config)

@@ -200,3 +200,16 @@ def test_cli_module_function_agent(main, tmp_path):
     d = json.loads(next(out.glob("evaluation_*.json")).read_text())
     assert d["summary"]["category_scores"] == {"functional": 1.0}
     assert d["config"]["agent_spec"] == f"{mod}:make"
+
+
+def test_sweep_case_without_a_relevant_tool():
+    cases = AgentCaseGenerator(seed=0, counts={"simple": 4, "medium": 2, "complex": 0, "edge": 0}).generate()
+    res = threshold_sweep(lambda t: SweepAgent(t, cases), [0.3, 0.5, 0.7], cases=cases, n_unrelated=4,
+                          progress=False, n_resamples=500)
+    med = res.items[(res.items.type == "case") & res.items.needs_synthesis]
+    # the agent "answers" them with tools that are not in its registry: no label, so no F1, and
+    # any match above the threshold is a false positive
+    assert med.f1.isna().all() and med.precision.isna().all()
+    at = med.set_index("threshold")
+    assert (at.loc[0.5, "false_positive"] == 1.0).all() and (at.loc[0.7, "false_positive"] == 0.0).all()
+    assert (at.loc[0.5, "utility"] == 0.5).all() and (at.loc[0.7, "utility"] == 0.5).all()
