@@ -24,7 +24,9 @@ the sample its own processes only. When the sample ends, or the wall-clock timeo
 the kernel kills everything else in its PID namespace, daemonized children included; the
 worker then empties the scratch tmpfs. Output is read through pipes and truncated. Where
 namespaces are refused (not root), the worker falls back to a process group and a temporary
-directory per sample with the same rlimits; :attr:`SandboxResult.isolation` says which.
+directory per sample with the same rlimits and no network or file-system isolation; a child
+that leaves the process group survives the sample there; :attr:`SandboxResult.isolation`
+says which applies.
 
 Proof of completion (threat model)
 ----------------------------------
@@ -847,8 +849,17 @@ class _Worker:
         timed_out = False
         killed_at: float | None = None
         deadline = start + timeout
+        exited_status: int | None = None
         while open_fds:
             now = time.monotonic()
+            if not self.namespaces and exited_status is None and killed_at is None:
+                # Without a PID namespace, a daemonized child may hold the pipes open after
+                # the sample ended: stop waiting shortly after the sample itself exits.
+                done_pid, status = os.waitpid(sample_pid, os.WNOHANG)
+                if done_pid:
+                    exited_status = status
+                    self._kill(sample_pid)
+                    killed_at = now - 1.8  # drain for 0.2 s
             if killed_at is None and now >= deadline:
                 timed_out = True
                 self._kill(sample_pid)
@@ -856,6 +867,8 @@ class _Worker:
             if killed_at is not None and now - killed_at > 2.0:
                 break
             wait = (deadline - now) if killed_at is None else 0.1
+            if not self.namespaces and killed_at is None:
+                wait = min(wait, 0.05)
             wlist = [in_w] if in_open else []
             try:
                 readable, writable, _ = select.select(list(open_fds), wlist, [], max(wait, 0.0))
@@ -884,8 +897,9 @@ class _Worker:
         self._kill(sample_pid)
         returncode: int | None = None
         try:
-            _, status = os.waitpid(sample_pid, 0)
-            returncode = os.waitstatus_to_exitcode(status)
+            if exited_status is None:
+                _, exited_status = os.waitpid(sample_pid, 0)
+            returncode = os.waitstatus_to_exitcode(exited_status)
         except ChildProcessError:
             pass
         self._reap_strays()
