@@ -87,7 +87,8 @@ import _thread
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 if TYPE_CHECKING:
-    import queue
+    # The class is made on first use (see _result_class); this name serves type checkers.
+    SandboxResult = Any
 
 __all__ = ["SandboxResult", "SandboxPool", "run_python", "run_jobs", "get_pool", "shutdown_pool"]
 
@@ -414,7 +415,7 @@ def _check_work(job: dict, pristine: dict, box: list, flush: Callable[[], None])
     a pristine copy of the builtins, so the completion cannot shadow ``abs``, ``check`` or the
     prompt's helpers for the test.
     """
-    exec_, compile_, dict_, type_ = exec, compile, dict, type
+    exec_, type_ = exec, type
     functype, codetype = types.FunctionType, types.CodeType
     describe, require_plain = _describe, _plain_data_checker()
     try:
@@ -1211,7 +1212,7 @@ class SandboxPool:
         import threading
 
         self._lock = threading.Lock()
-        self._idle: queue.Queue[_WorkerHandle] = queue.Queue()
+        self._idle: queue.Queue = queue.Queue()
         self._all: list[_WorkerHandle] = []
         self._closed = False
         self._grow(self.size)
