@@ -44,12 +44,14 @@ None of these produce a pass:
   another thread's frames and to raw memory: ``sys._current_frames``, ``gc.get_objects``/
   ``get_referrers``/``get_referents``, every ``ctypes`` event, creating code objects,
   assigning ``__code__``, adding audit hooks.
-* ``check`` mode (HumanEval): the program and ``check`` run in a second thread,
-  :func:`_check_runner`, whose frame holds the success message and writes it only when the
-  work returned normally. The hook also refuses every way to obtain a frame
+* ``check`` mode (HumanEval): the hook also refuses every way to obtain a frame
   (``sys._getframe``, ``tb_frame``/``gi_frame``/``cr_frame``/``ag_frame``, ``sys.settrace``,
-  ``sys.setprofile``), and signal handlers, whose frame argument would be one, cannot be
-  installed off the main thread. ``check`` runs in its own namespace (what the prompt alone
+  ``sys.setprofile``), and a seccomp filter makes ``rt_sigaction`` fail, so no signal handler
+  (whose frame argument would be one) can be installed. The success message therefore sits in
+  the harness's own frame, below the program, and is written only when the work returned
+  normally and only by the sample process itself (a fork that kept the branch where every
+  assertion held never reports). Without seccomp the program runs in a second thread,
+  :func:`_check_runner`, where signal handlers cannot be installed at all. ``check`` runs in its own namespace (what the prompt alone
   defines, the candidate under its entry-point name, and a pristine copy of the builtins taken
   before the program ran), and the harness verifies that the ``check`` it calls is the one
   compiled from the test source. After the program starts, the runner uses only values bound
@@ -119,7 +121,6 @@ _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
-_PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
@@ -514,12 +515,16 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
     worker as the first 64 bytes of the result pipe (write-only here: the program cannot read
     them back).
 
-    ``check`` mode: the program runs in a second thread (:func:`_check_runner`) that cannot
-    obtain any frame (the audit hook refuses every route; signal handlers cannot be installed
-    off the main thread), so the success message can sit in the runner's locals; it is
-    written only when :func:`_check_work` returned normally. ``script`` mode: frames stay available to the
-    program, so the success message lives only in the watcher thread (:func:`_watch`), which
-    writes it only if :func:`_runner`'s frame ended on its final instruction.
+    ``check`` mode: the program cannot obtain any frame (the audit hook refuses every route,
+    and a seccomp filter makes the kernel refuse signal handlers, whose frame argument would
+    be one), so the success message sits in this function's locals and is written only when
+    :func:`_check_work` returned normally, by the sample process itself (not a fork). Where
+    seccomp is unavailable the program runs in a second thread (:func:`_check_runner`) instead:
+    off the main thread, signal handlers cannot be installed at all.
+
+    ``script`` mode: frames and signals stay available to the program, so the success message
+    lives only in the watcher thread (:func:`_watch`), which writes it only if
+    :func:`_runner`'s frame ended on its final instruction.
     """
     write = os.write
     raw = os.urandom(16).hex().encode() + os.urandom(16).hex().encode()
