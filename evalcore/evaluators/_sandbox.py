@@ -797,6 +797,7 @@ class _Worker:
             "environment": "scrubbed (PATH, HOME, TMPDIR, LANG only)",
             "rlimits": ["cpu", "address_space", "file_size", "nproc", "nofile", "core"],
             "kill_on_timeout": "whole PID namespace" if ns else "process group",
+            "seccomp_no_signal_handlers": self.signal_filter is not None,
             "notes": list(self.notes),
         }
 
