@@ -34,6 +34,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most N cases per category")
     p.add_argument("--workers", type=int, default=4, help="threads of the load test (default 4)")
     p.add_argument("--load-requests", type=int, default=20, help="requests of the load test (default 20)")
+    p.add_argument("--request-timeout", type=float, default=None, metavar="S",
+                   help="a request unanswered after S seconds scores 0 and is a critical failure")
     p.add_argument("--visualize", action="store_true", help="also write the PNG figures and report.html")
     p.add_argument("--no-save", action="store_true", help="print the summary only; write no file")
     p.add_argument("--output-dir", type=Path, default=Path("reports/agent_eval"), help="output folder")
@@ -104,12 +106,14 @@ def _agent_eval(args: argparse.Namespace) -> int:
             raise EvalcoreError("must be at least 1", field="--" + name.replace("_", "-"))
     if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
         raise EvalcoreError("must lie in [-1, 1]", field="--threshold")
+    if args.request_timeout is not None and not args.request_timeout > 0:
+        raise EvalcoreError("must be a positive number of seconds", field="--request-timeout")
     from evalcore.datasets import AgentCaseGenerator, load_cases
     from evalcore.suites import AgentEvaluator, SuiteConfig, resolve_agent, write_outputs
 
     counts = _parse_counts(args.counts)
     config = SuiteConfig(seed=args.seed, counts=counts, limit=args.limit, workers=args.workers,
-                         load_requests=args.load_requests)
+                         load_requests=args.load_requests, request_timeout_s=args.request_timeout)
     gen = AgentCaseGenerator(args.seed, counts)
     cases = load_cases(args.cases) if args.cases else gen.generate()
     groups = gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size)

@@ -60,6 +60,8 @@ class SuiteConfig:
             credit (0.5 = repeats take half the time of the first encounter).
         tool_aliases: Tool kind → other names the agent may use for it (None =
             :data:`DEFAULT_TOOL_ALIASES`); used for planning accuracy and retrieval labels.
+        request_timeout_s: A request without a response after this many seconds scores 0 and is
+            a critical failure (None = no limit).
     """
 
     seed: int = 0
@@ -79,6 +81,7 @@ class SuiteConfig:
     pass_threshold: float = 0.7
     learning_target: float = 0.5
     tool_aliases: dict[str, list[str]] | None = None
+    request_timeout_s: float | None = None
 
     def aliases(self, kind: str) -> tuple[str, ...]:
         """The kind's own name followed by its aliases."""
@@ -143,22 +146,44 @@ class Call:
         }
 
 
-def call_agent(agent: Any, query: str) -> Call:
+def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
     """Send one request, timing it and catching anything that escapes.
 
     Args:
         agent: The agent.
         query: The request.
+        timeout_s: Give up waiting after this many seconds (None = wait as long as it takes).
+            The request keeps running in a daemon thread (Python cannot stop it); a timeout is
+            recorded like an escaped exception.
 
     Returns:
-        The :class:`Call`; an exception or a non-``AgentResponse`` return value is recorded in
-        ``exception`` (a critical failure).
+        The :class:`Call`; an exception, a timeout or a non-``AgentResponse`` return value is
+        recorded in ``exception`` (a critical failure).
     """
     t0 = time.perf_counter()
-    try:
-        resp = agent.process_request(query)
-    except Exception as exc:  # an escaped exception is the agent's failure, recorded as critical
-        return Call(query, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+    if timeout_s is None:
+        try:
+            resp = agent.process_request(query)
+        except Exception as exc:  # an escaped exception is the agent's failure, recorded as critical
+            return Call(query, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+    else:
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["response"] = agent.process_request(query)
+            except Exception as exc:
+                box["exception"] = exc
+
+        worker = threading.Thread(target=run, daemon=True, name="agent-request")
+        worker.start()
+        worker.join(timeout_s)
+        if worker.is_alive():
+            return Call(query, None, f"TimeoutError: no response within {timeout_s:g} s", time.perf_counter() - t0)
+        if "exception" in box:
+            exc = box["exception"]
+            return Call(query, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+        resp = box.get("response")
     elapsed = time.perf_counter() - t0
     if not isinstance(resp, AgentResponse):
         return Call(query, None, f"ProtocolError: process_request returned {type(resp).__name__}, "
@@ -213,7 +238,7 @@ def evaluate_functional(agent: Any, data: SuiteData, config: SuiteConfig) -> Cat
         return res
     by_kind: dict[str, list[float]] = {}
     for case in data.for_category("functional", config.limit):
-        t = _answer_test(case.id, call_agent(agent, case.query), case, config.pass_threshold)
+        t = _answer_test(case.id, call_agent(agent, case.query, config.request_timeout_s), case, config.pass_threshold)
         res.tests.append(t)
         by_kind.setdefault(case.kind, []).append(t.score)
     res.metrics = {"accuracy": res.score, "n_cases": len(res.tests),
@@ -258,7 +283,7 @@ def evaluate_synthesis(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     test_q: list[float] = []
     no_describe = 0
     for case in data.for_category("synthesis", config.limit):
-        call = call_agent(agent, case.query)
+        call = call_agent(agent, case.query, config.request_timeout_s)
         r = call.response
         correct = _correct(call, case)
         made = r is not None and (bool(r.synthesized) or bool(r.reused)) and bool(r.tool_used)
@@ -339,7 +364,7 @@ def _label_tools(agent: Any, registry: Any, cases: Sequence[AgentCase], res: Cat
         if named:
             labels[case.kind] = named[0]
             continue
-        call = call_agent(agent, case.query)
+        call = call_agent(agent, case.query, config.request_timeout_s)
         teach.add(case.query)
         if call.critical:
             res.tests.append(make_test(f"teach:{case.id}", 0.0, critical=True, error=call.exception,
@@ -567,7 +592,7 @@ def evaluate_workflow(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
         return res
     comps: list[dict[str, Any]] = []
     for case in data.for_category("workflow", config.limit):
-        call = call_agent(agent, case.query)
+        call = call_agent(agent, case.query, config.request_timeout_s)
         comp = score_workflow(case, call.response, config)
         comps.append(comp)
         err = (f"exception escaped the agent: {call.exception}" if call.critical else
@@ -616,7 +641,7 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
         return res
     reuse_flags: list[bool] = []
     for group in data.paraphrase_groups:
-        calls = [call_agent(agent, c.query) for c in group]
+        calls = [call_agent(agent, c.query, config.request_timeout_s) for c in group]
         first = calls[0]
         tool = first.response.tool_used if first.response is not None else None
         flags = [_correct(cl, c) and cl.response is not None and bool(cl.response.reused)
@@ -639,7 +664,7 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
     improvement = None
     if pool and config.learning_repeats >= 2:
         case = pool[0]
-        calls = [call_agent(agent, case.query) for _ in range(config.learning_repeats)]
+        calls = [call_agent(agent, case.query, config.request_timeout_s) for _ in range(config.learning_repeats)]
         times = [c.elapsed_s for c in calls]
         later = statistics.median(times[1:])
         improvement = float(metrics.learning_curve_improvement([[times[0]], times[1:]]))
@@ -658,7 +683,7 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
         dep = [c for c in data.cases if "dependent" in c.tags]
         if dep:
             case = dep[0]
-            calls = [call_agent(agent, case.query) for _ in range(max(1, config.pattern_repeats))]
+            calls = [call_agent(agent, case.query, config.request_timeout_s) for _ in range(max(1, config.pattern_repeats))]
             tools = ([s.tool for s in calls[-1].response.steps] if calls[-1].response is not None else [])
             try:
                 patterns = dict(agent.workflow_patterns())
@@ -716,7 +741,7 @@ def evaluate_robustness(agent: Any, data: SuiteData, config: SuiteConfig) -> Cat
         return res
     by: dict[str, list[float]] = {"error": [], "clarification": [], "answer": []}
     for case in data.for_category("robustness", config.limit):
-        call = call_agent(agent, case.query)
+        call = call_agent(agent, case.query, config.request_timeout_s)
         r = call.response
         if case.expected_behavior == "answer":
             t = _answer_test(case.id, call, case, config.pass_threshold, expected_behavior="answer")
@@ -782,7 +807,7 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
         return res
     all_lat: list[float] = []
     for case in cases:
-        calls = [call_agent(agent, case.query) for _ in range(max(1, config.timing_repetitions))]
+        calls = [call_agent(agent, case.query, config.request_timeout_s) for _ in range(max(1, config.timing_repetitions))]
         lat = [c.elapsed_s for c in calls]
         all_lat.extend(lat)
         med = statistics.median(lat)
@@ -799,7 +824,7 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
     crit_m: list[str] = []
     for i in range(config.memory_requests):
         case = cases[i % len(cases)]
-        c = call_agent(agent, case.query)
+        c = call_agent(agent, case.query, config.request_timeout_s)
         ok += _correct(c, case)
         if c.critical:
             crit_m.append(c.exception or "")
@@ -811,7 +836,8 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
                                details={"rss_before_mb": before, "growth_mb": growth, "memory_score": mscore,
                                         "requests": config.memory_requests, "correct_fraction": frac_m}))
     # throughput under concurrent load
-    qps, frac_l, crit_l = _load_test(agent, cases, config.load_requests, config.workers)
+    qps, frac_l, crit_l = _load_test(agent, cases, config.load_requests, config.workers,
+                                      config.request_timeout_s)
     tscore = float(metrics.throughput_score(qps))
     res.tests.append(make_test("throughput", tscore, threshold=config.pass_threshold, critical=bool(crit_l),
                                error=crit_l[0] if crit_l else None,
@@ -825,7 +851,8 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
     return res
 
 
-def _load_test(agent: Any, cases: Sequence[AgentCase], n_requests: int, workers: int) -> tuple[float, float, list[str]]:
+def _load_test(agent: Any, cases: Sequence[AgentCase], n_requests: int, workers: int,
+               timeout_s: float | None = None) -> tuple[float, float, list[str]]:
     """Send ``n_requests`` requests from ``workers`` threads started together.
 
     Returns:
@@ -848,7 +875,7 @@ def _load_test(agent: Any, cases: Sequence[AgentCase], n_requests: int, workers:
             if i is None:
                 return
             case = cases[i % len(cases)]
-            c = call_agent(agent, case.query)
+            c = call_agent(agent, case.query, timeout_s)
             with lock:
                 correct += _correct(c, case)
                 if c.critical:

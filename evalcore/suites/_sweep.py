@@ -127,7 +127,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
                     cases: Sequence[AgentCase] | None = None, seed: int = 0, counts: dict[str, int] | None = None,
                     n_unrelated: int = 8, k: int = 5, dev_fraction: float = 0.5, alpha: float = 0.05,
                     n_resamples: int = 10_000, tool_aliases: dict[str, list[str]] | None = None,
-                    progress: bool | None = None) -> SweepResult:
+                    request_timeout_s: float | None = None, progress: bool | None = None) -> SweepResult:
     """Sweep the similarity threshold (see the module docstring for every definition).
 
     Args:
@@ -142,6 +142,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         alpha: Significance level after correction.
         n_resamples: Resamples of the permutation tests.
         tool_aliases: Other names of the starter tools (see :class:`SuiteConfig`).
+        request_timeout_s: Give up on a request after this many seconds (counts as wrong).
         progress: Progress bar (None = only in a terminal).
 
     Returns:
@@ -171,7 +172,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         used: dict[str, str] = {}
         served = []
         for c in use:
-            call = call_agent(agent, c.query)
+            call = call_agent(agent, c.query, request_timeout_s)
             ok = _correct(call, c)
             r = call.response
             served.append((c, ok, bool(r is not None and r.synthesized), call.critical))

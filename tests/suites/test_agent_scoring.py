@@ -422,3 +422,22 @@ def test_learning_patterns_need_a_correct_recorded_sequence():
     assert [v for k, v in s.items() if k.startswith("reuse:")] == [1.0, 1.0, 1.0]
     wrong = evaluate_learning(WrongAgent(cases, groups), data, SuiteConfig(learning_repeats=0))
     assert {t.name: t.score for t in wrong.tests}["patterns"] == 0.0
+
+
+def test_request_timeout_is_a_critical_failure():
+    cases = [case("t1", "slow", 1), case("t2", "fast", 2)]
+
+    def slow():
+        time.sleep(1.0)
+        return AgentResponse(success=True, result=1)
+
+    agent = ScriptedAgent({"slow": slow, "fast": AgentResponse(success=True, result=2)})
+    t0 = time.perf_counter()
+    res = evaluate_functional(agent, SuiteData(cases), SuiteConfig(request_timeout_s=0.2))
+    assert time.perf_counter() - t0 < 0.9
+    s = {t.name: t for t in res.tests}
+    assert s["t1"].score == 0.0 and s["t1"].critical and "TimeoutError" in s["t1"].error
+    assert s["t2"].score == 1.0 and not s["t2"].critical
+    boom = ScriptedAgent({"slow": ValueError("x"), "fast": AgentResponse(success=True, result=2)})
+    res2 = evaluate_functional(boom, SuiteData(cases), SuiteConfig(request_timeout_s=5))
+    assert "ValueError: x" in {t.name: t for t in res2.tests}["t1"].error
