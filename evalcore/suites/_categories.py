@@ -181,8 +181,8 @@ def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
         if worker.is_alive():
             return Call(query, None, f"TimeoutError: no response within {timeout_s:g} s", time.perf_counter() - t0)
         if "exception" in box:
-            exc = box["exception"]
-            return Call(query, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+            raised = box["exception"]
+            return Call(query, None, f"{type(raised).__name__}: {raised}", time.perf_counter() - t0)
         resp = box.get("response")
     elapsed = time.perf_counter() - t0
     if not isinstance(resp, AgentResponse):

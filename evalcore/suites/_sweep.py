@@ -10,11 +10,14 @@ Per item utility (the selection objective): a case scores ``0.5·correct + 0.5·
 query ``1 − false_positive``. A case whose kind has no tool in the registry (the agent never built
 it) has no precision/recall/F1; its search should return nothing, so it scores
 ``0.5·correct + 0.5·(1 − any match ≥ t)``. Precision, recall and F1 are averaged over the cases
-with a relevant tool; the false-positive rate is that of the unrelated queries. Items are split once, seeded, into a development and a held-out
-part (stratified: starter-tool cases, cases needing a new tool and unrelated queries separately). The best threshold maximizes the mean utility on
-the development part (ties: the lower threshold); its metrics are reported on the held-out part,
-where every other threshold is compared with it by a paired sign-flip permutation test on the
-per-item utilities, with Benjamini–Hochberg correction over the thresholds.
+with a relevant tool; the false-positive rate is that of the unrelated queries.
+
+Items are split once, seeded, into a development and a held-out part (stratified: starter-tool
+cases, cases needing a new tool and unrelated queries separately). The best threshold maximizes
+the mean utility on the development part (ties: the lower threshold); its metrics are reported on
+the held-out part, where every other threshold is compared with it by a paired sign-flip
+permutation test on the per-item utilities, with Benjamini–Hochberg correction over the
+thresholds.
 """
 
 from __future__ import annotations
