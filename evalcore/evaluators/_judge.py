@@ -143,7 +143,7 @@ def parse_verdict(text: str, rubric: str) -> tuple[float | None, str, str | None
     except (TypeError, ValueError):
         score = None
     if score is None or not 0.0 <= score <= 1.0:
-        return None, reasoning or text.strip(), None, f"no score in [0, 1] in the judge's answer"
+        return None, reasoning or text.strip(), None, "no score in [0, 1] in the judge's answer"
     return score, reasoning or text.strip(), None, None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -79,7 +80,7 @@ class LocalServer:
     def start(self) -> "LocalServer":
         """Start the server and wait until it answers."""
         try:
-            import llama_cpp.server  # noqa: F401
+            import llama_cpp.server  # noqa: F401  (fail early with a clear message)
         except ImportError as exc:
             raise EvalcoreError("serving needs llama-cpp-python[server]: "
                                 "pip install 'evalcore[local]'", field="serve-local") from exc
@@ -132,7 +133,7 @@ def serve_local(port: int = 8000, host: str = "127.0.0.1", model_path: str | Pat
         extra_args: More ``llama_cpp.server`` options.
 
     Returns:
-        The server's exit status.
+        Never returns: the process becomes the server (``os.execv``).
     """
     try:
         import llama_cpp.server  # noqa: F401
@@ -142,9 +143,8 @@ def serve_local(port: int = 8000, host: str = "127.0.0.1", model_path: str | Pat
     cmd = server_command(port, host, model_path) + list(extra_args)
     print(f"evalcore: serving {Path(cmd[4]).name} at http://{host}:{port}/v1 "
           f"(model spec: openai-compatible:smollm2@http://{host}:{port}/v1)", flush=True)
-    proc = subprocess.Popen(cmd)
-    try:
-        return proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()
-        return proc.wait()
+    sys.stderr.flush()
+    # Become the server process: signals (Ctrl-C, SIGTERM from a supervisor) reach it directly
+    # and no orphan is left behind when this command is stopped.
+    os.execv(cmd[0], cmd)
+    return 0  # pragma: no cover  (execv does not return)

@@ -29,7 +29,7 @@ class PromptTemplate:
         name: Template name (recorded in the run config).
         dataset: The dataset it is written for.
         system: System message, or None.
-        user: The user turn; ``{field}`` placeholders are filled from the item.
+        user: The user turn; ``{field}`` markers are filled from the item.
         answer: The assistant turn of a few-shot example.
         source: Where it was loaded from.
     """
@@ -47,7 +47,7 @@ class PromptTemplate:
                 "user": self.user, "answer": self.answer, "source": self.source}
 
     def fields(self) -> set[str]:
-        """Placeholders used by the template."""
+        """Field names used by the template."""
         out = set()
         for text in (self.system or "", self.user, self.answer):
             out |= {f for _, f, _, _ in Formatter().parse(text) if f}
@@ -87,7 +87,7 @@ def _fill(text: str, values: dict[str, Any], template: PromptTemplate, part: str
                             f"do not have; available: {sorted(values)}",
                             path=template.source or None, field=part) from exc
     except (IndexError, ValueError) as exc:
-        raise EvalcoreError(f"malformed placeholder: {exc} (write literal braces as {{{{ }}}})",
+        raise EvalcoreError(f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})",
                             path=template.source or None, field=part) from exc
 
 

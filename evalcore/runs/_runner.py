@@ -237,7 +237,8 @@ def run_benchmark(
     gp = resolve_params(params, dataset, seed)
     template = load_template(dataset, prompt)
     chat_model, model_spec = _resolve_model(model)
-    if mmlu_mode == "likelihood" and not hasattr(chat_model, "letter_logprobs"):
+    if mmlu_mode == "likelihood" and not (hasattr(chat_model, "letter_logprobs")
+                                          or hasattr(chat_model, "acomplete_item")):
         raise EvalcoreError(f"mmlu_mode='likelihood' needs a model with letter log-probabilities "
                             f"(local:smollm2); {chat_model.name} has none", field="mmlu_mode")
     if check_endpoint:
@@ -416,11 +417,11 @@ class _Run:
         comp = self.cache.get(key) if self.cache is not None else None
         cached = comp is not None
         if comp is None:
-            if likelihood:
+            if hasattr(self.model, "acomplete_item"):  # a replayed recording
+                comp = await self.model.acomplete_item(item.id, epoch, messages, params)
+            elif likelihood:
                 comp = await asyncio.to_thread(_likelihood, self.model, messages,
                                                item.fields.get("choices") or [])
-            elif hasattr(self.model, "acomplete_item"):
-                comp = await self.model.acomplete_item(item.id, epoch, messages, params)
             else:
                 comp = await self.model.acomplete(messages, params)
             if self.cache is not None and comp.ok:

@@ -90,3 +90,25 @@ def test_mmlu_likelihood_run_records_mode_and_logprobs(tmp_path, model) -> None:
         top = s["completion"]["logprobs"][0]["top"]
         assert s["completion"]["text"] == max(top, key=top.get)
         assert s["scores"]["flexible"] == float(s["completion"]["text"] == s["reference"])
+
+
+def test_cli_run_with_the_embedded_model_then_cached_rerun(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    def run(run_id: str) -> dict:
+        proc = subprocess.run(
+            [sys.executable, "-m", "evalcore.cli", "run", "gsm8k", "--model", "local:smollm2",
+             "--limit", "2", "--max-tokens", "32", "--source", "sample", "--run-dir",
+             str(tmp_path), "--run-id", run_id, "--no-progress"],
+            capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads((tmp_path / run_id / "results.json").read_text())
+
+    first = run("a")
+    assert first["n_samples"] == 2 and first["errors"] == 0 and first["cached"] == 0
+    assert 0 < first["tokens"]["completion"] <= 64 and first["cost_usd"] == 0.0
+    second = run("b")  # identical request: answered from the SQLite cache, no generation
+    assert second["cached"] == 2 and second["tokens"] == first["tokens"]
+    assert second["accuracy_flexible"] == first["accuracy_flexible"]

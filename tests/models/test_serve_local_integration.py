@@ -37,8 +37,31 @@ def test_benchmark_through_the_real_openai_client_against_the_local_server(tmp_p
                                               for s in run.samples)
 
 
-def test_serve_local_cli_parses_port_and_host() -> None:
+def test_serve_local_cli_serves_on_loopback_until_stopped() -> None:
+    import subprocess
+    import sys
+    import time
+
     from evalcore.cli import build_parser
+    from evalcore.models._server import free_port
 
     args = build_parser().parse_args(["serve-local", "--port", "8123"])
     assert args.port == 8123 and args.host == "127.0.0.1"
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "evalcore.cli", "serve-local", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        listed = None
+        while time.monotonic() < deadline and listed is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2) as r:
+                    listed = json.load(r)
+            except OSError:
+                assert proc.poll() is None, "server exited"
+                time.sleep(0.3)
+        assert listed and listed["data"][0]["id"] == "smollm2"
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=30)[0].decode()
+    assert f"http://127.0.0.1:{port}/v1" in out and "openai-compatible:smollm2@" in out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import pytest
@@ -237,6 +236,11 @@ def test_mmlu_generate_and_likelihood_modes(tmp_path, counting_model) -> None:
     assert "subject" in l_.frame().columns and l_.results["by_subject"]
     prompt = g.samples[0]["request"]["messages"][-1]["content"]
     assert all(f"({L})" in prompt for L in "ABCD") and "letter" in prompt
+    calls = lik_model.calls
+    rep = run_benchmark("mmlu", f"replay:{lik}", limit=8, source="sample", progress=False,
+                        run_dir=tmp_path / "runs", run_id="rep", mmlu_mode="likelihood")
+    assert lik_model.calls == calls
+    assert [s["completion"] for s in load_run(rep).samples] == [s["completion"] for s in l_.samples]
     with pytest.raises(EvalcoreError, match="letter log-probabilities"):
         run_benchmark("mmlu", counting_model(answer), mmlu_mode="likelihood",
                       run_dir=tmp_path / "runs2", source="sample")
