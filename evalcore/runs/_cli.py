@@ -57,12 +57,23 @@ def _run(args: argparse.Namespace) -> int:
         params["max_tokens"] = args.max_tokens
     if args.temperature is not None:
         params["temperature"] = args.temperature
+    options: dict[str, Any] = {}
+    if args.timeout is not None:
+        options["timeout"] = args.timeout
+    if args.pricing is not None:
+        options["pricing"] = args.pricing
+    if args.max_retries is not None:
+        from evalcore.models import RetryPolicy
+
+        if args.max_retries < 0:
+            raise EvalcoreError(f"must be >= 0, got {args.max_retries}", field="--max-retries")
+        options["retry"] = RetryPolicy(max_retries=args.max_retries)
     path = run_benchmark(
         args.dataset, args.model, limit=args.limit, seed=args.seed, epochs=args.epochs,
         concurrency=args.concurrency, run_dir=args.run_dir, run_id=args.run_id,
         prompt=args.prompt, params=params, progress=not args.no_progress,
         few_shot=args.few_shot, mmlu_mode=args.mmlu_mode, split=args.split, source=args.source,
-        cache=False if args.no_cache else True, scorer=args.scorer,
+        cache=False if args.no_cache else True, scorer=args.scorer, model_options=options,
     )
     _print_results(path, load_run(Path(path)).results)
     return 0
@@ -102,6 +113,12 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--split", default="test", help="dataset split")
     p.add_argument("--source", default="auto", help="auto | hf | local | package | sample")
     p.add_argument("--scorer", default="exact", help="exact (LLM judges are refused)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds per model call attempt (endpoint models)")
+    p.add_argument("--max-retries", type=int, default=None,
+                   help="retries of a failed call (endpoint models; default 5)")
+    p.add_argument("--pricing", default=None,
+                   help="pricing YAML overriding the shipped table (USD per 1M tokens)")
     p.add_argument("--no-cache", action="store_true", help="do not use the response cache")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)

@@ -138,11 +138,15 @@ def _likelihood(model: Any, messages: list[dict[str, str]], choices: Sequence[st
                       logprobs=[{"token": best, "logprob": lps[best], "top": lps}])
 
 
-def _resolve_model(model: str | ChatModel) -> tuple[ChatModel, str]:
+def _resolve_model(model: str | ChatModel, options: Mapping[str, Any] | None
+                   ) -> tuple[ChatModel, str]:
     from evalcore.models import from_spec
 
     if isinstance(model, str):
-        return from_spec(model), model
+        return from_spec(model, **dict(options or {})), model
+    if options:
+        raise EvalcoreError("model_options apply to a model spec, not to a model object",
+                            field="model_options")
     if not isinstance(model, ChatModel):
         raise EvalcoreError(f"not a ChatModel or model spec: {model!r}", field="model")
     return model, str(model.name)
@@ -178,6 +182,7 @@ def run_benchmark(
     scorer: Any = "exact",
     code_timeout_s: float = 10.0,
     check_endpoint: bool = True,
+    model_options: Mapping[str, Any] | None = None,
 ) -> Path:
     """Run a benchmark: ask ``model`` every item × epoch, score objectively, record everything.
 
@@ -207,6 +212,8 @@ def run_benchmark(
         scorer: ``"exact"``; an LLM judge is refused (benchmarks are scored objectively).
         code_timeout_s: Seconds per HumanEval sample.
         check_endpoint: Check that a remote endpoint answers before creating the run.
+        model_options: Options for :func:`~evalcore.models.from_spec` when ``model`` is a spec
+            (``timeout``, ``pricing``, ``retry``, ``api_key`` ...).
 
     Returns:
         The run directory.
@@ -236,7 +243,7 @@ def run_benchmark(
                             f"(max 128), got {run_id!r}", field="run_id")
     gp = resolve_params(params, dataset, seed)
     template = load_template(dataset, prompt)
-    chat_model, model_spec = _resolve_model(model)
+    chat_model, model_spec = _resolve_model(model, model_options)
     if mmlu_mode == "likelihood" and not (hasattr(chat_model, "letter_logprobs")
                                           or hasattr(chat_model, "acomplete_item")):
         raise EvalcoreError(f"mmlu_mode='likelihood' needs a model with letter log-probabilities "
@@ -262,6 +269,9 @@ def run_benchmark(
         "source": sorted({str(it.metadata.get("source", source)) for it in items}),
         "model": model_spec,
         "model_name": chat_model.name,
+        "model_options": {k: (repr(v) if not isinstance(v, (str, int, float, bool, type(None)))
+                              else v) for k, v in (model_options or {}).items()
+                          if k != "api_key"},
         "endpoint": str(getattr(chat_model, "endpoint", "")),
         "limit": limit,
         "seed": seed,

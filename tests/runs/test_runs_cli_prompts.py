@@ -61,6 +61,24 @@ def test_cli_bad_input_exits_2_and_creates_nothing(tmp_path, capsys, argv, needl
     assert not (tmp_path / "runs").exists()
 
 
+def test_cli_model_options_reach_the_client(tmp_path) -> None:
+    prices = tmp_path / "p.yaml"
+    prices.write_text("models:\n  fake: {input: 1000000, output: 0}\n")  # 1 USD per prompt token
+    with FakeChatServer() as srv:
+        status = main(["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}",
+                       "--limit", "2", "--run-dir", str(tmp_path), "--run-id", "opt",
+                       "--source", "sample", "--no-progress", "--timeout", "7",
+                       "--max-retries", "1", "--pricing", str(prices)])
+    assert status == 0
+    cfg = json.loads((tmp_path / "opt" / "config.json").read_text())
+    res = json.loads((tmp_path / "opt" / "results.json").read_text())
+    assert cfg["model_options"]["timeout"] == 7.0 and "max_retries=1" in cfg["model_options"]["retry"]
+    assert res["cost_usd"] == pytest.approx(res["tokens"]["prompt"] * 1.0)
+    assert main(["run", "gsm8k", "--model", "local:smollm2", "--timeout", "3", "--run-dir",
+                 str(tmp_path / "none"), "--source", "sample"]) == 2
+    assert not (tmp_path / "none").exists()
+
+
 def test_unknown_cli_option_exits_2(tmp_path) -> None:
     with pytest.raises(SystemExit) as info:
         main(["run", "gsm8k", "--model", "local:smollm2", "--tempreature", "1"])
