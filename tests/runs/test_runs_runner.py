@@ -97,6 +97,10 @@ def test_resume_skips_recorded_and_drops_torn_line(tmp_path, counting_model,
     model = counting_model(answer)
     _run(model, tmp_path, cache=False)
     assert model.calls == 4
+    qps = load_run(path).results["qps"]
+    idle = counting_model(answer)
+    _run(idle, tmp_path, cache=False)  # complete run: nothing to ask, timing figures kept
+    assert idle.calls == 0 and load_run(path).results["qps"] == qps > 0
     text = samples.read_text()
     recs = [json.loads(x) for x in text.splitlines()]
     keys = [(r["item_id"], r["epoch"]) for r in recs]
