@@ -321,6 +321,7 @@ def run_benchmark(
 
     # --- from here on the run directory exists -------------------------------------------
     path.mkdir(parents=True, exist_ok=True)
+    lock = _lock_run(path)
     write_json_atomic(path / CONFIG_FILE, config)
     token = IN_BENCHMARK.set(True)
     try:
@@ -333,7 +334,26 @@ def run_benchmark(
         IN_BENCHMARK.reset(token)
         if cache_db is not None:
             cache_db.close()
+        lock.close()
     return path
+
+
+def _lock_run(path: Path) -> Any:
+    """Hold an exclusive lock on the run directory while this process writes it.
+
+    Two processes appending to one ``samples.jsonl`` would ask the same items twice; the lock
+    (``flock`` on ``.lock``, released by the kernel even after ``kill -9``) refuses the second.
+    """
+    import fcntl
+
+    f = open(path / ".lock", "a+")
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        f.close()
+        raise EvalcoreError("another process is writing this run; wait for it or use another "
+                            "--run-id", path=path, field="run_id") from exc
+    return f
 
 
 class _Run:

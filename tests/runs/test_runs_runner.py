@@ -28,7 +28,8 @@ def test_run_records_every_sample_and_summarizes(tmp_path, counting_model, make_
     model = counting_model(answer)
     path = _run(model, tmp_path, epochs=2)
     assert path == tmp_path / "runs" / "r1"
-    assert sorted(p.name for p in path.iterdir()) == ["config.json", "results.json", "samples.jsonl"]
+    assert sorted(p.name for p in path.iterdir()) == [".lock", "config.json", "results.json",
+                                                      "samples.jsonl"]
     run = load_run(path)
     assert model.calls == 20 and len(run.samples) == 20
     s = run.samples[0]
@@ -106,6 +107,21 @@ def test_resume_skips_recorded_and_drops_torn_line(tmp_path, counting_model,
     keys = [(r["item_id"], r["epoch"]) for r in recs]
     assert len(recs) == 10 and len(set(keys)) == 10
     assert load_run(path).results["n_samples"] == 10
+
+
+def test_a_run_being_written_by_another_process_is_refused(tmp_path, counting_model,
+                                                          make_gsm8k_answerer) -> None:
+    import fcntl
+
+    answer, _ = make_gsm8k_answerer(lambda i: True)
+    path = _run(counting_model(answer), tmp_path)
+    with open(path / ".lock", "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(EvalcoreError, match="another process"):
+            _run(counting_model(answer), tmp_path)
+    model = counting_model(answer)
+    _run(model, tmp_path)  # released: resumes (nothing left to ask)
+    assert model.calls == 0
 
 
 def test_resume_with_other_config_is_refused(tmp_path, counting_model, make_gsm8k_answerer) -> None:
