@@ -93,10 +93,10 @@ def _agent_eval(args: argparse.Namespace) -> int:
         cmp = compare_results(args.compare[0], args.compare[1])
         print(format_comparison(cmp))
         if not args.no_save:
-            from evalcore.suites._output import _atomic_write
+            from evalcore._io import write_bytes_atomic
 
             out = args.output_dir / f"comparison_{args.compare[0].stem}_vs_{args.compare[1].stem}.json"
-            _atomic_write(out, json.dumps(cmp, indent=1).encode())
+            write_bytes_atomic(out, json.dumps(cmp, indent=1).encode())
             print(f"wrote {out}")
         return 0
     cats = _categories(args.categories)
@@ -139,8 +139,8 @@ def _agent_eval(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from evalcore._io import write_bytes_atomic
     from evalcore.suites import parse_thresholds, resolve_agent, threshold_sweep
-    from evalcore.suites._output import _atomic_write
 
     thresholds = parse_thresholds(args.thresholds)
     if any(not -1.0 <= t <= 1.0 for t in thresholds):
@@ -156,13 +156,13 @@ def _sweep(args: argparse.Namespace) -> int:
     res = threshold_sweep(lambda t: resolve_agent(args.agent, model=args.model, threshold=t, seed=args.seed),
                           thresholds, cases=cases, seed=args.seed, counts=counts, n_unrelated=args.unrelated)
     out = args.output
-    _atomic_write(out / "sweep.json", json.dumps(res.to_dict(), indent=1).encode())
+    write_bytes_atomic(out / "sweep.json", json.dumps(res.to_dict(), indent=1).encode())
     res.metrics.to_csv(out / "sweep_metrics.csv", index=False)
     import io
 
     buf = io.BytesIO()
     res.figure().savefig(buf, format="png", dpi=110)
-    _atomic_write(out / "sweep.png", buf.getvalue())
+    write_bytes_atomic(out / "sweep.png", buf.getvalue())
     cols = ["threshold", "precision", "recall", "f1", "fpr", "synthesis_rate", "success", "utility"]
     print(res.metrics[res.metrics.split == "test"][cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"best threshold on the development split: {res.best_threshold:g}")

@@ -14,15 +14,14 @@ every call, so the same seed gives the same cases each time, independent of glob
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from evalcore._io import read_json, write_json_atomic
 from evalcore.errors import EvalcoreError
 
 STARTER_TOOLS: tuple[str, ...] = ("percentage", "reverse_string", "factorial", "temperature_conversion")
@@ -716,16 +715,8 @@ def save_cases(cases: Sequence[AgentCase], path: str | os.PathLike[str]) -> Path
         The written path.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": "evalcore-agent-cases", "version": 1, "cases": [c.to_dict() for c in cases]}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=1)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_json_atomic(path, payload, indent=1)
     return path
 
 
@@ -744,10 +735,7 @@ def load_cases(path: str | os.PathLike[str]) -> list[AgentCase]:
     p = Path(path)
     if not p.is_file():
         raise EvalcoreError("no such file", path=p)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise EvalcoreError(f"invalid JSON: {exc.msg}", path=p, line=exc.lineno) from None
+    data = read_json(p)
     items = data.get("cases") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise EvalcoreError("expected a list of cases or an object with a 'cases' list", path=p, field="cases")

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import math
 from collections import Counter
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
+from evalcore._io import open_text, read_jsonl
 from evalcore.errors import EvalcoreError
+
+__all__ = [
+    "allocate", "check_limit", "open_text", "read_jsonl", "require_str", "seeded_rank",
+    "seeded_subset", "stable_hash", "stratified_subset", "unique_ids",
+]
 
 T = TypeVar("T")
 
@@ -36,44 +40,6 @@ def unique_ids(ids: Sequence[str]) -> list[str]:
         seen[i] += 1
         out.append(i if seen[i] == 1 else f"{i}~{seen[i]}")
     return out
-
-
-def open_text(path: Path) -> IO[str]:
-    """Open a text file, transparently decompressing ``.gz``."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8-sig")  # type: ignore[return-value]
-    return open(path, encoding="utf-8-sig", newline="")
-
-
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a JSONL (or .jsonl.gz) file.
-
-    Args:
-        path: The file.
-
-    Yields:
-        The 1-based line number and the decoded JSON object.
-
-    Raises:
-        EvalcoreError: When the file is missing or unreadable, a line is not valid JSON, or a
-            line is not a JSON object (message names the file and line).
-    """
-    if not path.is_file():
-        raise EvalcoreError("file not found", path=path)
-    try:
-        with open_text(path) as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise EvalcoreError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path, line=line_no) from None
-                if not isinstance(obj, dict):
-                    raise EvalcoreError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=line_no)
-                yield line_no, obj
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise EvalcoreError(f"cannot read file: {exc}", path=path) from None
 
 
 def require_str(row: dict[str, Any], field: str, path: Path | str, line: int | None) -> str:

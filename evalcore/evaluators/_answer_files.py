@@ -9,12 +9,11 @@ value, method and correctness in both modes, written atomically (nothing on erro
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from evalcore._io import read_jsonl, write_jsonl_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators._exact_match import ExactMatchEvaluator, summarize_exact_match
 
@@ -28,38 +27,9 @@ def results_path(path: str | os.PathLike[str]) -> Path:
     return p.with_name(f"{stem}_results.jsonl")
 
 
-def write_jsonl_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write rows as JSON lines to a temporary file in the same directory, then ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _read_rows(path: Path, dataset_type: str) -> list[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise EvalcoreError("file not found", path=path)
     rows = []
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            lines = list(enumerate(fh, start=1))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalcoreError(f"cannot read file: {exc}", path=path) from None
-    for line_no, line in lines:
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EvalcoreError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path, line=line_no) from None
-        if not isinstance(row, dict):
-            raise EvalcoreError(f"expected a JSON object, got {type(row).__name__}", path=path, line=line_no)
+    for line_no, row in read_jsonl(path):
         for field in ("response", "answer"):
             if field not in row:
                 raise EvalcoreError("missing field", path=path, line=line_no, field=field)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
-import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
+from evalcore._io import read_jsonl, write_jsonl_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators._code_execution import CodeSample, evaluate_code_batch
 from evalcore.evaluators._pass_at_k import pass_at_k
@@ -17,36 +15,6 @@ from evalcore.evaluators._pass_at_k import pass_at_k
 __all__ = ["read_problems", "read_samples", "score_samples_file", "results_path"]
 
 _PROBLEM_FIELDS = ("task_id", "prompt", "test", "entry_point")
-
-
-def _open_text(path: Path):  # type: ignore[no-untyped-def]
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def _json_lines(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, object)`` for each non-blank line; EvalcoreError on bad JSON."""
-    try:
-        fh = _open_text(path)
-    except FileNotFoundError:
-        raise EvalcoreError("file not found", path=path) from None
-    except OSError as exc:
-        raise EvalcoreError(f"cannot read file: {exc.strerror}", path=path) from None
-    with fh:
-        try:
-            for number, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise EvalcoreError(f"invalid JSON ({exc.msg})", path=path, line=number) from None
-                if not isinstance(obj, dict):
-                    raise EvalcoreError("expected a JSON object", path=path, line=number)
-                yield number, obj
-        except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as exc:
-            raise EvalcoreError(f"unreadable file ({exc})", path=path) from None
 
 
 def read_problems(path: str | os.PathLike[str] | None = None) -> dict[str, dict[str, Any]]:
@@ -71,7 +39,7 @@ def read_problems(path: str | os.PathLike[str] | None = None) -> dict[str, dict[
         path = HUMAN_EVAL
     p = Path(path)
     problems: dict[str, dict[str, Any]] = {}
-    for number, obj in _json_lines(p):
+    for number, obj in read_jsonl(p):
         for name in _PROBLEM_FIELDS:
             if not isinstance(obj.get(name), str):
                 raise EvalcoreError("missing or non-text field", path=p, line=number, field=name)
@@ -93,7 +61,7 @@ def read_samples(path: str | os.PathLike[str], problems: dict[str, dict[str, Any
     """
     p = Path(path)
     samples = []
-    for number, obj in _json_lines(p):
+    for number, obj in read_jsonl(p):
         for name in ("task_id", "completion"):
             if name not in obj:
                 raise EvalcoreError("missing field", path=p, line=number, field=name)
@@ -116,21 +84,6 @@ def results_path(path: str | os.PathLike[str]) -> Path:
             name = name[: -len(suffix)]
             break
     return p.with_name(f"{name}_results.jsonl")
-
-
-def _write_atomic(target: Path, rows: Iterable[dict[str, Any]]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def score_samples_file(
@@ -184,7 +137,7 @@ def score_samples_file(
         counts[sample["task_id"]][0] += 1
         counts[sample["task_id"]][1] += int(res.passed)
         rows.append({**sample, "passed": res.passed, "result": res.result})
-    _write_atomic(results_path(path), rows)
+    write_jsonl_atomic(results_path(path), rows)
     smallest = min(n for n, _ in counts.values())
     return {
         f"pass@{k}": float(sum(pass_at_k(n, c, k) for n, c in counts.values()) / len(counts))

@@ -81,6 +81,16 @@ def confusion_counts(
     )
 
 
+def _rate(y_true: Sequence[Any], y_pred: Sequence[Any], positive: Any, zero_division: ZeroDivision,
+          count: str, other: str, name: str) -> float:
+    """``count / (count + other)`` for two fields of :func:`confusion_counts` (zero division
+    handled by :func:`safe_ratio`)."""
+    check_zero_division(zero_division)
+    c = confusion_counts(y_true, y_pred, positive=positive)
+    num = getattr(c, count)
+    return safe_ratio(num, num + getattr(c, other), zero_division, name)
+
+
 def tpr(
     y_true: Sequence[Any],
     y_pred: Sequence[Any],
@@ -99,9 +109,7 @@ def tpr(
     Returns:
         TPR in [0, 1].
     """
-    check_zero_division(zero_division)
-    c = confusion_counts(y_true, y_pred, positive=positive)
-    return safe_ratio(c.tp, c.tp + c.fn, zero_division, "TPR")
+    return _rate(y_true, y_pred, positive, zero_division, "tp", "fn", "TPR")
 
 
 def fpr(
@@ -122,9 +130,7 @@ def fpr(
     Returns:
         FPR in [0, 1].
     """
-    check_zero_division(zero_division)
-    c = confusion_counts(y_true, y_pred, positive=positive)
-    return safe_ratio(c.fp, c.fp + c.tn, zero_division, "FPR")
+    return _rate(y_true, y_pred, positive, zero_division, "fp", "tn", "FPR")
 
 
 def tnr(
@@ -145,6 +151,4 @@ def tnr(
     Returns:
         TNR in [0, 1].
     """
-    check_zero_division(zero_division)
-    c = confusion_counts(y_true, y_pred, positive=positive)
-    return safe_ratio(c.tn, c.tn + c.fp, zero_division, "TNR")
+    return _rate(y_true, y_pred, positive, zero_division, "tn", "fp", "TNR")

@@ -15,7 +15,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalcore._io import atomic_path, write_bytes_atomic
 from evalcore.errors import EvalcoreError
+from evalcore.reporting._record import _read_notebook
 
 __all__ = [
     "CHROMIUM_HINT",
@@ -79,30 +81,6 @@ def find_chromium() -> str | None:
     return None
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _read_nb(notebook: Path):  # type: ignore[no-untyped-def]
-    import nbformat
-
-    try:
-        return nbformat.read(notebook, as_version=4)
-    except FileNotFoundError as exc:
-        raise EvalcoreError("notebook not found", path=notebook) from exc
-    except Exception as exc:  # nbformat raises several types for unreadable files
-        raise EvalcoreError(f"not a readable notebook: {exc}", path=notebook) from exc
-
-
 def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str] | None = None) -> Path:
     """Export a notebook to standalone HTML with code inputs and prompts hidden.
 
@@ -124,7 +102,7 @@ def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[s
 
     src = Path(notebook)
     out = Path(html) if html is not None else src.with_suffix(".html")
-    nb = _read_nb(src)
+    nb = _read_notebook(src)
     exporter = HTMLExporter(
         exclude_input=True,
         exclude_input_prompt=True,
@@ -137,7 +115,7 @@ def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[s
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     body = re.sub(r'<script src="">\s*</script>', "", body)
     body = body.replace("</head>", _PRINT_CSS + "</head>", 1)
-    _atomic_write_bytes(out, body.encode("utf-8"))
+    write_bytes_atomic(out, body.encode("utf-8"), chmod=0o644)
     return out
 
 
@@ -169,42 +147,37 @@ def html_to_pdf(
     binary = chromium or find_chromium()
     if binary is None:
         raise EvalcoreError(CHROMIUM_HINT)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".pdf", dir=out.parent)
-    os.close(fd)
-    os.chmod(tmp, 0o644)
     profile = tempfile.mkdtemp(prefix="evalcore-chromium-")
-    cmd = [
-        binary,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-        f"--user-data-dir={profile}",
-        f"--print-to-pdf={tmp}",
-        "--no-pdf-header-footer",
-        src.as_uri(),
-    ]
     try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL, check=False
-        )
-        if proc.returncode != 0 or Path(tmp).stat().st_size == 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise EvalcoreError(
-                f"Chromium could not print the page (exit {proc.returncode}): " + " | ".join(tail),
-                path=src,
+        with atomic_path(out, suffix=".pdf", chmod=0o644) as tmp:
+            cmd = [
+                binary,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-dev-shm-usage",
+                f"--user-data-dir={profile}",
+                f"--print-to-pdf={tmp}",
+                "--no-pdf-header-footer",
+                src.as_uri(),
+            ]
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL, check=False
             )
-        os.replace(tmp, out)
+            if proc.returncode != 0 or tmp.stat().st_size == 0:
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+                raise EvalcoreError(
+                    f"Chromium could not print the page (exit {proc.returncode}): " + " | ".join(tail),
+                    path=src,
+                )
     except subprocess.TimeoutExpired as exc:
         raise EvalcoreError(f"Chromium did not finish printing within {timeout_s:.0f} s", path=src) from exc
     finally:
-        Path(tmp).unlink(missing_ok=True)
         shutil.rmtree(profile, ignore_errors=True)
     return out
 
@@ -222,7 +195,7 @@ def extract_figures(notebook: str | os.PathLike[str], folder: str | os.PathLike[
     Returns:
         The written paths, in notebook order.
     """
-    nb = _read_nb(Path(notebook))
+    nb = _read_notebook(Path(notebook))
     folder = Path(folder)
     written: list[Path] = []
     for index, cell in enumerate(nb.cells, start=1):
@@ -236,7 +209,7 @@ def extract_figures(notebook: str | os.PathLike[str], folder: str | os.PathLike[
             k += 1
             raw = base64.b64decode("".join(data) if isinstance(data, list) else data)
             target = folder / f"cell{index:02d}_{k}.png"
-            _atomic_write_bytes(target, raw)
+            write_bytes_atomic(target, raw, chmod=0o644)
             written.append(target)
     return written
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from evalcore._io import atomic_path
 from evalcore.errors import EvalcoreError
 from evalcore.reporting._record import record_dir
 
@@ -49,14 +48,6 @@ def save_figure(fig: Any, name: str, *, dpi: int = 150) -> Path:
     if stem.lower().endswith(".png"):
         stem = stem[:-4]
     target = figures_dir() / f"{stem}.png"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".png", dir=target.parent)
-    os.close(fd)
-    os.chmod(tmp, 0o644)
-    try:
+    with atomic_path(target, suffix=".png", chmod=0o644) as tmp:
         fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return target

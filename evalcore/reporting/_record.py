@@ -15,11 +15,11 @@ import fcntl
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evalcore._io import read_json, write_json_atomic
 from evalcore.errors import EvalcoreError
 
 RECORD_MIMETYPE = "application/vnd.evalcore.record+json"
@@ -131,17 +131,7 @@ def to_native(value: Any, *, _path: str = "value") -> Any:
 
 
 def _write_json_atomic(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=False, allow_nan=False)
-            handle.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_json_atomic(path, data, chmod=0o644, indent=2, sort_keys=False, allow_nan=False)
 
 
 def _merge_sidecar(path: Path, updates: Mapping[str, Any]) -> dict[str, Any]:
@@ -213,11 +203,9 @@ def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any]:
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except FileNotFoundError as exc:
         raise EvalcoreError("records file not found", path=path) from exc
-    except json.JSONDecodeError as exc:
-        raise EvalcoreError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
     if not isinstance(data, dict):
         raise EvalcoreError("records file must hold a JSON object", path=path)
     return data

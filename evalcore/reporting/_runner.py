@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalcore._io import write_text_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.reporting._export import (
     CHROMIUM_HINT,
@@ -422,9 +423,7 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
     frame = summary_frame(results)
     if not frame.empty:
         csv = frame.to_csv()
-        tmp = suite_dir / ".summary.csv.tmp"
-        tmp.write_text(csv, encoding="utf-8")
-        os.replace(tmp, suite_dir / "summary.csv")
+        write_text_atomic(suite_dir / "summary.csv", csv, chmod=0o644)
     done = sum(r.status == "ok" for r in results)
     failed = sum(r.status == "failed" for r in results)
     rows = []
@@ -470,7 +469,5 @@ parameters, one row per run. Every column, and list-valued records, are in
 </body></html>
 """
     index = suite_dir / "index.html"
-    tmp = suite_dir / ".index.html.tmp"
-    tmp.write_text(body, encoding="utf-8")
-    os.replace(tmp, index)
+    write_text_atomic(index, body, chmod=0o644)
     return index

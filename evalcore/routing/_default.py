@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import yaml
 
+from evalcore._io import write_text_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.routing._outcomes import OutcomeMatrix, outcomes_from_runs
 
@@ -86,13 +87,10 @@ def strategy_template(dataset: str, strategy: Strategy, directory: str | os.Path
         raise EvalcoreError(f"no {strategy.style!r} prompt for dataset {dataset!r} (gsm8k, mmlu)",
                             field="datasets")
     path = Path(directory) / f"{dataset}-{strategy.style}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = {"name": f"routing-{dataset}-{strategy.style}", "dataset": dataset, **_TEMPLATES[key]}
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     if not path.is_file() or path.read_text("utf-8") != text:
-        tmp = path.with_suffix(".yaml.tmp")
-        tmp.write_text(text, "utf-8")
-        os.replace(tmp, path)
+        write_text_atomic(path, text, chmod=0o644)
     return path
 
 

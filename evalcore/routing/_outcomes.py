@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from evalcore._io import atomic_path, read_json, read_jsonl
 from evalcore.errors import EvalcoreError
 from evalcore.routing._reward import compute_rewards
 
@@ -192,19 +192,12 @@ class OutcomeMatrix:
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the long table to ``.parquet`` or ``.csv`` atomically; returns the path."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         df = self.to_frame()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
+        with atomic_path(path) as tmp:
             if path.suffix.lower() == ".parquet":
                 df.to_parquet(tmp, index=False)
             else:
                 df.to_csv(tmp, index=False)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
         return path
 
     @classmethod
@@ -423,26 +416,16 @@ def _read_samples(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     cfg_path = run_dir / "config.json"
     config: dict[str, Any] = {}
     if cfg_path.is_file():
-        try:
-            config = json.loads(cfg_path.read_text())
-        except json.JSONDecodeError as exc:
-            raise EvalcoreError(f"invalid JSON: {exc.msg}", path=cfg_path, line=exc.lineno) from exc
+        config = read_json(cfg_path)
     samples: list[dict[str, Any]] = []
     path = run_dir / "samples.jsonl"
-    with path.open() as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EvalcoreError(f"invalid JSON: {exc.msg}", path=path, line=lineno) from exc
-            for key in ("item_id", "completion", "scores"):
-                if key not in rec:
-                    raise EvalcoreError("sample record lacks this key", path=path, line=lineno,
-                                        field=key)
-            rec["_line"] = lineno
-            samples.append(rec)
+    for lineno, rec in read_jsonl(path):
+        for key in ("item_id", "completion", "scores"):
+            if key not in rec:
+                raise EvalcoreError("sample record lacks this key", path=path, line=lineno,
+                                    field=key)
+        rec["_line"] = lineno
+        samples.append(rec)
     if not samples:
         raise EvalcoreError("run has no samples", path=path)
     return config, samples

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from evalcore._io import write_jsonl_atomic
 from evalcore.runs._results import summarize
 from evalcore.runs._scoring import error_scores, score_code, score_exact
 from evalcore.runs._store import RESULTS_FILE, SAMPLES_FILE, _jsonable, load_run, write_json_atomic
@@ -48,18 +47,8 @@ def rescore(path: str | os.PathLike[str], *, code_timeout_s: float | None = None
             s["scores"] = score_exact(dataset, s["completion"].get("text", ""), s.get("reference"),
                                       (s.get("item") or {}).get("choices"))
     samples_path = run_path / SAMPLES_FILE
-    fd, tmp = tempfile.mkstemp(dir=run_path, prefix=".samples.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for s in samples:
-                f.write(json.dumps(_jsonable(s), ensure_ascii=False, allow_nan=False) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, samples_path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_jsonl_atomic(samples_path, (_jsonable(s) for s in samples), fsync=True, mkdir=False,
+                       allow_nan=False)
     epochs = int(run.config.get("epochs", 1))
     results = summarize(samples, dataset, epochs=epochs)
     for key in _TIMING_KEYS:

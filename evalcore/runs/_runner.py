@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from evalcore._io import read_json
 from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, Completion, GenerationParams, Usage
 from evalcore.models._cache import CACHE_ENV, ResponseCache, cache_key, request_hash
@@ -293,11 +294,7 @@ def run_benchmark(
         "command": sys.argv if sys.argv and sys.argv[0] else None,
     }
     if (path / CONFIG_FILE).is_file():
-        try:
-            old = json.loads((path / CONFIG_FILE).read_text("utf-8"))
-        except json.JSONDecodeError as exc:
-            raise EvalcoreError(f"not valid JSON: {exc.msg}", path=path / CONFIG_FILE,
-                                line=exc.lineno) from exc
+        old = read_json(path / CONFIG_FILE)
         for key in _RESUME_KEYS:
             if old.get(key) != json.loads(json.dumps(config[key])):
                 raise EvalcoreError(f"run {run_id!r} exists with a different {key}; use another "

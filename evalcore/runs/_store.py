@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from evalcore import _io
 from evalcore.errors import EvalcoreError
 
 CONFIG_FILE = "config.json"
@@ -34,33 +34,15 @@ def _jsonable(obj: Any) -> Any:
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as JSON through a temporary file and ``os.replace`` (never half-written).
 
-    Non-finite floats become ``null`` so the file stays strict JSON.
+    Non-finite floats become ``null`` so the file stays strict JSON; the file is fsynced
+    before the rename.
 
     Args:
         path: Destination.
         obj: JSON-serializable data.
     """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(_jsonable(obj), f, indent=2, ensure_ascii=False, allow_nan=False)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with _suppress():
-            os.unlink(tmp)
-        raise
-
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return True
+    _io.write_json_atomic(path, _jsonable(obj), fsync=True, mkdir=False, indent=2, ensure_ascii=False,
+                          allow_nan=False)
 
 
 @dataclass
@@ -273,10 +255,7 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         raise EvalcoreError("not a run directory (no config.json)", path=path)
 
     def _load(p: Path) -> dict[str, Any]:
-        try:
-            data = json.loads(p.read_text("utf-8"))
-        except json.JSONDecodeError as exc:
-            raise EvalcoreError(f"not valid JSON: {exc.msg}", path=p, line=exc.lineno) from exc
+        data = _io.read_json(p)
         if not isinstance(data, dict):
             raise EvalcoreError("expected a JSON object", path=p)
         return data

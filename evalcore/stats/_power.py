@@ -60,12 +60,16 @@ def _check_alt(alternative: str) -> None:
         )
 
 
+def _z_alpha(alpha: float, alternative: str) -> float:
+    """The critical value z_{1−α/2} (two-sided) or z_{1−α} (one-sided)."""
+    return float(sps.norm.ppf(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha)))
+
+
 def _power(effect: float, n: float, alpha: float, alternative: str) -> float:
     root = effect * math.sqrt(n)
+    z = _z_alpha(alpha, alternative)
     if alternative == "two-sided":
-        z = sps.norm.ppf(1.0 - alpha / 2.0)
         return float(sps.norm.cdf(root - z) + sps.norm.cdf(-root - z))
-    z = sps.norm.ppf(1.0 - alpha)
     sign = 1.0 if alternative == "larger" else -1.0
     return float(sps.norm.cdf(sign * root - z))
 
@@ -149,7 +153,7 @@ def sample_size_paired(
         raise EvalcoreError(f"delta={delta} points away from alternative={alternative!r}",
                             field="delta")
     effect = delta / _sd_d(sd_a, sd_b, correlation)
-    z_a = sps.norm.ppf(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha))
+    z_a = _z_alpha(alpha, alternative)
     n0 = ((z_a + sps.norm.ppf(power)) / effect) ** 2
     if power <= alpha:
         return 2
@@ -198,7 +202,7 @@ def min_detectable_difference(
         raise EvalcoreError(f"must be at least 1, got {n}", field="n")
     sd = _sd_d(sd_a, sd_b, correlation)
     alt = "larger" if alternative != "two-sided" else alternative
-    z_a = sps.norm.ppf(1.0 - (alpha / 2.0 if alternative == "two-sided" else alpha))
+    z_a = _z_alpha(alpha, alternative)
     if power <= alpha:
         return 0.0
     d0 = (z_a + sps.norm.ppf(power)) * sd / math.sqrt(n)

@@ -8,30 +8,18 @@ import html
 import io
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping
 
 from matplotlib.figure import Figure
 
+from evalcore._io import read_json, write_bytes_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.suites._results import CATEGORY_WEIGHTS, PASS_THRESHOLD, jsonable
 
 
 def _as_dict(result: Any) -> dict[str, Any]:
     return result.to_dict() if hasattr(result, "to_dict") else dict(result)
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def save_results(result: Any, output_dir: str | os.PathLike[str], *, when: _dt.datetime | None = None) -> Path:
@@ -53,7 +41,7 @@ def save_results(result: Any, output_dir: str | os.PathLike[str], *, when: _dt.d
         path = out / f"evaluation_{stamp}_{n}.json"
         n += 1
     payload = json.dumps(jsonable(_as_dict(result)), indent=1, allow_nan=False)
-    _atomic_write(path, payload.encode("utf-8"))
+    write_bytes_atomic(path, payload.encode("utf-8"))
     return path
 
 
@@ -66,10 +54,7 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise EvalcoreError("no such file", path=p)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise EvalcoreError(f"invalid JSON: {exc.msg}", path=p, line=exc.lineno) from None
+    data = read_json(p)
     for key in ("summary", "detailed_results", "config"):
         if not isinstance(data, dict) or not isinstance(data.get(key), dict):
             raise EvalcoreError("not an agent evaluation result", path=p, field=key)
@@ -263,9 +248,9 @@ def write_outputs(result: Any, output_dir: str | os.PathLike[str], *, visualize:
         pngs = {name: _png(fn(d)) for name, fn in FIGURES.items()}
         for name, data in pngs.items():
             p = out / f"{name}.png"
-            _atomic_write(p, data)
+            write_bytes_atomic(p, data)
             paths[name] = p
         p = out / "report.html"
-        _atomic_write(p, render_html(d, pngs).encode("utf-8"))
+        write_bytes_atomic(p, render_html(d, pngs).encode("utf-8"))
         paths["html"] = p
     return paths

@@ -1,0 +1,210 @@
+"""File helpers shared by every area: atomic writes and strict JSONL reading.
+
+Atomic writes go to a temporary file in the target's directory (so ``os.replace`` is a rename
+on one file system) and replace the target only when everything was written; on any exception
+the temporary file is removed and the target is left as it was.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from evalcore.errors import EvalcoreError
+
+__all__ = [
+    "atomic_open",
+    "atomic_path",
+    "open_text",
+    "read_json",
+    "read_jsonl",
+    "write_bytes_atomic",
+    "write_json_atomic",
+    "write_jsonl_atomic",
+    "write_text_atomic",
+]
+
+
+@contextmanager
+def atomic_path(
+    target: str | os.PathLike[str],
+    *,
+    suffix: str = ".tmp",
+    chmod: int | None = None,
+    mkdir: bool = True,
+) -> Iterator[Path]:
+    """Yield a temporary path beside ``target``; ``os.replace`` it onto ``target`` on success.
+
+    The temporary file (``.<name>.<random><suffix>``, created empty) may be written by anything
+    that takes a path (``DataFrame.to_parquet``, ``Figure.savefig``, a subprocess). When the
+    ``with`` block raises, the temporary file is deleted and ``target`` is untouched.
+
+    Args:
+        target: The final path.
+        suffix: Ending of the temporary name (some writers infer the format from it).
+        chmod: Permission bits given to the file (``mkstemp`` creates it ``0o600``).
+        mkdir: Create the target's parent folders first.
+
+    Returns:
+        A context manager yielding the temporary path.
+    """
+    target = Path(target)
+    if mkdir:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=suffix)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        if chmod is not None:
+            os.chmod(tmp, chmod)
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def atomic_open(
+    target: str | os.PathLike[str],
+    mode: str = "w",
+    *,
+    encoding: str = "utf-8",
+    fsync: bool = False,
+    chmod: int | None = None,
+    mkdir: bool = True,
+) -> Iterator[IO[Any]]:
+    """Open a temporary file beside ``target`` for writing; it replaces ``target`` on success.
+
+    Args:
+        target: The final path.
+        mode: ``"w"`` (text) or ``"wb"`` (bytes).
+        encoding: Text encoding (ignored for binary modes).
+        fsync: Flush and ``os.fsync`` the file before the rename (durable across a crash).
+        chmod: Permission bits given to the file (default: ``mkstemp``'s ``0o600``).
+        mkdir: Create the target's parent folders first.
+
+    Returns:
+        A context manager yielding the open file.
+    """
+    with (
+        atomic_path(target, chmod=chmod, mkdir=mkdir) as tmp,
+        open(tmp, mode, encoding=None if "b" in mode else encoding) as fh,
+    ):
+        yield fh
+        if fsync:
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, chmod: int | None = None,
+                       mkdir: bool = True) -> None:
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_path`)."""
+    with atomic_open(path, "wb", chmod=chmod, mkdir=mkdir) as fh:
+        fh.write(data)
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8",
+                      chmod: int | None = None, mkdir: bool = True) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_path`)."""
+    with atomic_open(path, "w", encoding=encoding, chmod=chmod, mkdir=mkdir) as fh:
+        fh.write(text)
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, fsync: bool = False,
+                      chmod: int | None = None, mkdir: bool = True, **json_kwargs: Any) -> None:
+    """Write ``obj`` as one JSON document plus a final newline, atomically.
+
+    Args:
+        path: Destination.
+        obj: JSON-serializable data.
+        fsync: Flush to disk before the rename.
+        chmod: Permission bits of the written file.
+        mkdir: Create the parent folders first.
+        **json_kwargs: Passed to :func:`json.dump` (``indent``, ``allow_nan``...).
+    """
+    with atomic_open(path, "w", fsync=fsync, chmod=chmod, mkdir=mkdir) as fh:
+        json.dump(obj, fh, **json_kwargs)
+        fh.write("\n")
+
+
+def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Any], *, fsync: bool = False,
+                       chmod: int | None = None, mkdir: bool = True, **json_kwargs: Any) -> None:
+    """Write ``rows`` as JSON lines (``ensure_ascii=False`` unless given), atomically.
+
+    Args:
+        path: Destination.
+        rows: One JSON-serializable value per line.
+        fsync: Flush to disk before the rename.
+        chmod: Permission bits of the written file.
+        mkdir: Create the parent folders first.
+        **json_kwargs: Passed to :func:`json.dumps` (``allow_nan``...).
+    """
+    json_kwargs.setdefault("ensure_ascii", False)
+    with atomic_open(path, "w", fsync=fsync, chmod=chmod, mkdir=mkdir) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, **json_kwargs) + "\n")
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Parse a UTF-8 JSON file.
+
+    Args:
+        path: The file (a missing file raises ``FileNotFoundError``; callers word that error).
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        EvalcoreError: The text is not valid JSON (message names the file and line).
+    """
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise EvalcoreError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+
+
+def open_text(path: Path) -> IO[str]:
+    """Open a text file for reading (UTF-8, a BOM skipped), transparently decompressing ``.gz``."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8-sig")  # type: ignore[return-value]
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a JSONL (or .jsonl.gz) file.
+
+    Args:
+        path: The file.
+
+    Yields:
+        The 1-based line number and the decoded JSON object.
+
+    Raises:
+        EvalcoreError: When the file is missing or unreadable, a line is not valid JSON, or a
+            line is not a JSON object (message names the file and line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise EvalcoreError("file not found", path=path)
+    try:
+        with open_text(path) as fh:
+            for line_no, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise EvalcoreError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path, line=line_no) from None
+                if not isinstance(obj, dict):
+                    raise EvalcoreError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=line_no)
+                yield line_no, obj
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise EvalcoreError(f"cannot read file: {exc}", path=path) from None
