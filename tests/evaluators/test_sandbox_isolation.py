@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import os
 import socket
 import textwrap
@@ -361,12 +363,16 @@ def test_tmp_files_do_not_leak_to_the_next_sample(namespaces: bool) -> None:
     pool = SandboxPool(1)
     try:
         first = {"mode": "script", "source": "open('/tmp/leak', 'w').write('x')\nopen('/dev/shm/leak', 'w').write('x')\n"}
-        second = {"mode": "script", "source": "import os\nprint(os.listdir('/tmp'), os.listdir('/dev/shm'))\n"}
+        second = {"mode": "script", "source": "import os, json\nprint(json.dumps([sorted(os.listdir('/tmp')), sorted(os.listdir('/dev/shm'))]))\n"}
         a, b = (_to_result(r) for r in pool.map([first, second]))
     finally:
         pool.close()
     assert a.completed and b.completed
-    assert b.stdout.strip() == "['sandbox'] []"
+    tmp_entries, shm_entries = json.loads(b.stdout)
+    # /tmp may hold mount points of the sandbox itself (its work dir, or the checkout when the
+    # repository lives under the host's /tmp); what the first sample wrote must be gone.
+    assert "leak" not in tmp_entries and "sandbox" in tmp_entries
+    assert shm_entries == []
 
 
 def test_killing_the_parent_cannot_reach_it() -> None:
