@@ -408,7 +408,9 @@ def find_run_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
                                     path=p)
             out.extend(subs)
         else:
-            raise EvalcoreError("no such run directory", path=p)
+            raise EvalcoreError(
+                "not found: expected an outcome table (.csv or .parquet) or a run directory",
+                path=p)
     return out
 
 

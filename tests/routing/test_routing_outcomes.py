@@ -196,7 +196,7 @@ def test_outcomes_from_runs_cache_and_errors(tmp_path):
     with pytest.raises(EvalcoreError) as exc:
         outcomes_from_runs([a, b])
     assert exc.value.line == 2 and exc.value.path.endswith("samples.jsonl")
-    with pytest.raises(EvalcoreError, match="no such run"):
+    with pytest.raises(EvalcoreError, match="not found: expected an outcome table"):
         outcomes_from_runs([tmp_path / "nope"])
 
 
