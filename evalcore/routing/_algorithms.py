@@ -119,7 +119,11 @@ class AlwaysBest(Router):
 
     The calibration split is the first ``ceil(calibration_fraction · T)`` queries of each
     ordering, on which every arm's outcome is inspected offline (not charged); the arm with the
-    highest mean reward there is used for every query.
+    highest mean reward there is used for every query. The calibration queries are not removed
+    from the evaluation: they stay in the replayed sequence and are scored like every other step
+    (for every algorithm, so all routers are measured on the same T queries), which gives this
+    baseline an in-sample look at ``calibration_fraction`` of the queries it is scored on. With
+    ``calibration_fraction = 1`` it is the best fixed arm in hindsight.
 
     Args:
         calibration_fraction: Share of queries in the calibration split (0, 1].

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import tempfile
@@ -62,8 +63,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.orderings < 1:
         raise EvalcoreError("must be >= 1", field="--orderings")
-    if args.lam < 0:
-        raise EvalcoreError("must be >= 0", field="--lambda")
+    if not math.isfinite(args.lam) or args.lam < 0:
+        raise EvalcoreError(f"must be a finite number >= 0, got {args.lam}", field="--lambda")
     if args.feature_dims < 1:
         raise EvalcoreError("must be >= 1", field="--feature-dims")
     out = Path(args.output)
@@ -75,8 +76,8 @@ def _run(args: argparse.Namespace) -> int:
             lambdas = [float(v) for v in args.sweep.split(",") if v.strip()]
         except ValueError as exc:
             raise EvalcoreError(f"not a list of numbers: {args.sweep!r}", field="--sweep") from exc
-        if any(v < 0 for v in lambdas):
-            raise EvalcoreError("λ values must be >= 0", field="--sweep")
+        if any(not math.isfinite(v) or v < 0 for v in lambdas):
+            raise EvalcoreError("λ values must be finite numbers >= 0", field="--sweep")
     names = parse_algorithms(args.algorithms)
     cache = None
     if not (len(args.outcomes) == 1 and Path(args.outcomes[0]).is_file()):

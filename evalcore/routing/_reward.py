@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from evalcore.errors import EvalcoreError
 
 
 def normalized_cost(
@@ -52,9 +56,16 @@ def compute_rewards(
 
     Returns:
         Rewards, same shape as ``quality``.
+
+    Raises:
+        EvalcoreError: λ is negative, not finite or not a number (field ``lambda``).
     """
-    if lam < 0 or not np.isfinite(lam):
-        raise ValueError(f"lambda must be a finite number >= 0, got {lam}")
+    try:
+        lam = float(lam)
+    except (TypeError, ValueError):
+        raise EvalcoreError(f"expected a number, got {lam!r}", field="lambda") from None
+    if not math.isfinite(lam) or lam < 0:
+        raise EvalcoreError(f"must be a finite number >= 0, got {lam!r}", field="lambda")
     q = np.asarray(quality, dtype=float)
     r = q - lam * normalized_cost(cost, price_range=price_range)
     if error is not None:

@@ -239,6 +239,10 @@ def test_cli_route_errors_exit_2(tmp_path, capsys):
                  "--output", str(out)]) == 2
     assert main(["route", "--outcomes", str(good), "--orderings", "0",
                  "--output", str(out)]) == 2
+    for flag, value in (("--lambda", "nan"), ("--lambda", "-1"), ("--sweep", "0,inf")):
+        assert main(["route", "--outcomes", str(good), flag, value,
+                     "--output", str(out)]) == 2
+        assert flag in capsys.readouterr().err
     assert main(["route", "--outcomes", str(tmp_path / "none"), "--output", str(out)]) == 2
 
 

@@ -41,8 +41,12 @@ def test_reward_formula():
     r = compute_rewards(q, c, lam=0.4)
     np.testing.assert_allclose(r, q - 0.4 * np.array([[0, 0.5], [0.25, 1]]))
     np.testing.assert_allclose(compute_rewards(q, c, lam=0.0), q)
-    with pytest.raises(ValueError):
-        compute_rewards(q, c, lam=-1)
+    for bad in (-1, float("nan"), float("inf"), "x"):
+        with pytest.raises(EvalcoreError, match="lambda"):
+            compute_rewards(q, c, lam=bad)
+    with pytest.raises(EvalcoreError, match="lambda"):  # the Python API reaches it too
+        replay(simulate_outcomes(20, arm_quality=(0.2, 0.8), arm_cost=(1, 2), seed=0),
+               "random", orderings=2, lam=-0.5, progress=False)
 
 
 def test_failed_call_earns_no_more_than_wrong_answer():
