@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -65,17 +66,21 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     ms = lower.get("retry-after-ms")
     if ms is not None:
         try:
-            return max(float(ms) / 1000.0, 0.0)
+            wait_ms = float(ms)
         except ValueError:
-            pass
+            wait_ms = math.nan
+        if math.isfinite(wait_ms):
+            return max(wait_ms / 1000.0, 0.0)
     value = lower.get("retry-after")
     if value is None:
         return None
     value = value.strip()
     try:
-        return max(float(value), 0.0)
+        seconds = float(value)
     except ValueError:
         pass
+    else:  # "nan" or "inf" is not a wait a server can mean
+        return max(seconds, 0.0) if math.isfinite(seconds) else None
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):

@@ -66,6 +66,18 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after(None) is None
 
 
+@pytest.mark.parametrize("headers, expected", [
+    ({"Retry-After": "nan"}, None),
+    ({"Retry-After": "inf"}, None),
+    ({"Retry-After": "-3"}, 0.0),
+    ({"retry-after-ms": "nan", "Retry-After": "2"}, 2.0),
+    ({"retry-after-ms": "oops"}, None),
+])
+def test_parse_retry_after_rejects_non_finite_waits(headers, expected) -> None:
+    # a NaN wait would reach asyncio.sleep; a server cannot mean it, so backoff decides instead
+    assert parse_retry_after(headers) == expected
+
+
 def test_backoff_is_bounded_exponential_with_jitter() -> None:
     policy = RetryPolicy(max_retries=5, base_delay=0.5, max_delay=4.0)
     rng = random.Random(0)
