@@ -61,7 +61,8 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
         dataset: The dataset.
         epochs: Epochs of the run.
         wall_s: Wall-clock seconds of the latest invocation.
-        calls: Samples produced by the latest invocation (for ``qps``).
+        calls: Model calls made by the latest invocation, cache hits excluded
+            (``qps = calls / wall_s``; None when no call was made).
 
     Returns:
         The summary (keys of the runs interface).

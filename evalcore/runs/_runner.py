@@ -380,6 +380,7 @@ class _Run:
         self.score_sum = 0.0
         self.cost = 0.0
         self.errors = 0
+        self.fresh = 0
 
     def execute(self) -> None:
         found = read_samples(self.path / SAMPLES_FILE)
@@ -402,8 +403,9 @@ class _Run:
         records = latest_records(read_samples(self.path / SAMPLES_FILE).records)
         wanted = {(it.id, e) for it in self.items for e in range(self.epochs)}
         records = [r for r in records if (r["item_id"], int(r["epoch"])) in wanted]
+        # qps counts the model calls of this invocation; cache hits are not queries
         results = summarize(records, self.dataset, epochs=self.epochs, wall_s=wall,
-                            calls=len(todo))
+                            calls=self.fresh)
         previous = self.path / RESULTS_FILE
         if not todo and previous.is_file():  # nothing asked now: keep the last timing figures
             try:
@@ -428,6 +430,8 @@ class _Run:
             async with sem:
                 record = await self._sample(item, epoch)
             writer.write(record)
+            if not record["cached"]:
+                self.fresh += 1
             if record["error"]:
                 self.errors += 1
             else:

@@ -81,6 +81,8 @@ def test_second_identical_run_calls_no_model(tmp_path, counting_model, make_gsm8
     assert first.calls == 10 and second.calls == 0
     run = load_run(path)
     assert run.results["cached"] == 10 and run.results["accuracy_flexible"]["mean"] == 1.0
+    # cache hits are not queries: no call was made, so no queries-per-second figure
+    assert run.results["qps"] is None and load_run(tmp_path / "runs" / "a").results["qps"] > 0
     # a different generation parameter is a different request: calls again
     third = counting_model(answer)
     _run(third, tmp_path, run_id="c", params={"temperature": 0.5})
@@ -278,3 +280,47 @@ def test_few_shot_examples_exclude_the_item(tmp_path, counting_model, make_gsm8k
         assert s["item_id"] not in s["few_shot_ids"] and len(s["few_shot_ids"]) == 3
         assert msgs[2]["role"] == "assistant" and "####" in msgs[2]["content"]
         assert "<<" not in msgs[2]["content"]  # calculator annotations stripped
+
+
+def test_progress_bar_shows_running_accuracy_cost_and_errors(tmp_path, counting_model,
+                                                            make_gsm8k_answerer, monkeypatch) -> None:
+    import tqdm.auto
+
+    bars = []
+
+    class Recorder:
+        def __init__(self, *args, **kwargs) -> None:
+            self.kwargs, self.n, self.postfixes = kwargs, 0, []
+            bars.append(self)
+
+        def update(self, n: int = 1) -> None:
+            self.n += n
+
+        def set_postfix(self, **kw) -> None:
+            self.postfixes.append(kw)
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recorder)
+    answer, truth = make_gsm8k_answerer(lambda i: i % 3 != 0)
+    items = load("gsm8k", source="sample", limit=12, seed=0)
+    failing = {it.fields["question"] for it in items[:2]}
+    model = counting_model(answer, fail=lambda q: any(f in q for f in failing))
+    path = _run(model, tmp_path, limit=12, progress=True)
+    (bar,) = bars
+    assert bar.n == 12 and bar.kwargs["total"] == 12 and len(bar.postfixes) == 12
+    assert bar.kwargs["disable"] is None  # shown on a terminal, quiet in logs
+    last = bar.postfixes[-1]
+    right = [truth[it.id] for it in items[2:]]
+    assert last["acc"] == f"{np.mean(right):.3f}"  # errors are left out of the running accuracy
+    assert last["cost"] == f"${0.001 * 10:.4f}" and last["errors"] == 2
+    res = load_run(path).results
+    assert res["accuracy_flexible"]["mean"] == pytest.approx(np.mean(right)) and res["errors"] == 2
+    # running values: after the k-th sample the bar shows the mean of the first k scored ones
+    accs = [float(p["acc"]) for p in bar.postfixes]
+    assert all(0.0 <= a <= 1.0 for a in accs) and len(set(accs)) > 1
+    # progress=False hides it
+    bars.clear()
+    _run(counting_model(answer), tmp_path, limit=3, run_id="quiet")
+    assert bars[0].kwargs["disable"] is True
