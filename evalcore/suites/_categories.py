@@ -386,8 +386,10 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     built when it first answered a case of that kind correctly (kinds it never answered have no
     relevant tool and are left out, noted). Per query: the thresholded top-k gives precision,
     recall and F1 (the test score); the unthresholded top-k gives reciprocal rank and NDCG@k.
-    Further tests: ``false_positive_rate`` (score ``1 − FPR``, FPR = share of unrelated queries
-    with any match at or above the threshold) and one ``paraphrase:<group>`` test per group
+    Further tests: ``false_positive_rate`` (score ``(1 − FPR) · R̄``, FPR = share of unrelated
+    queries with any match at or above the threshold, R̄ = mean recall of the labelled queries at
+    the same threshold, 0 when none is labelled — a search that returns nothing has no false
+    positives but finds nothing either) and one ``paraphrase:<group>`` test per group
     (share of paraphrases whose thresholded top-1 equals the group's modal top-1, 0 when that
     modal tool is not the relevant one).
 
@@ -453,8 +455,15 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     fpr = None
     if fp_flags:
         fpr = float(metrics.fpr([0] * len(fp_flags), [int(f) for f in fp_flags]))
-        res.tests.append(make_test("false_positive_rate", 1.0 - fpr, threshold=config.pass_threshold,
-                                   details={"fpr": fpr, "threshold": thr, "queries": fp_detail}))
+        # a search that never returns anything has FPR 0: the test also needs the same threshold
+        # to let the relevant tools through (mean recall of the labelled queries), so it cannot
+        # pass by returning nothing
+        recall_at_thr = (sum(q["recall"] for q in per_query) / len(per_query)) if per_query else 0.0
+        res.tests.append(make_test(
+            "false_positive_rate", (1.0 - fpr) * recall_at_thr, threshold=config.pass_threshold,
+            error=None if per_query else "no labelled query shows that relevant tools pass this threshold",
+            details={"fpr": fpr, "threshold": thr, "recall_at_threshold": recall_at_thr if per_query else None,
+                     "queries": fp_detail}))
     # paraphrase robustness
     robust: list[float] = []
     for group in data.paraphrase_groups:
@@ -721,54 +730,87 @@ def _in_order(key: str, tools: Sequence[str]) -> bool:
 def evaluate_robustness(agent: Any, data: SuiteData, config: SuiteConfig) -> CategoryResult:
     """Invalid, ambiguous and boundary requests.
 
-    Score per case: ``error`` cases 1 when ``success`` is False with a clear error message
+    Raw score per case: ``error`` cases 1 when ``success`` is False with a clear error message
     (:func:`is_clear_error`), 0.5 when it fails without one, 0 when it claims success;
     ``clarification`` cases 1 when the agent asks for clarification or fails with a clear error,
     0 when it claims success; ``answer`` (boundary) cases 1 when the result matches. An escaped
     exception scores 0 and is a critical failure.
 
+    Refusing is only worth something from an agent that does not refuse everything: the score
+    of an ``error`` or ``clarification`` case is ``raw · c``, where ``c`` is the share of the
+    category's valid requests answered correctly (its boundary cases; when the selection has
+    none, up to three simple single-step cases are sent as ``control:<id>`` tests). An agent
+    that fails every request therefore scores 0.
+
     Args:
         agent: The agent.
-        data: Cases hinted ``robustness``.
+        data: Cases hinted ``robustness`` (and, for controls, the other cases).
         config: Evaluation settings.
 
     Returns:
-        The category result; metrics ``error_handling``, ``clarification``, ``boundary_accuracy``,
-        ``exceptions``.
+        The category result; metrics ``error_handling``, ``clarification`` (raw means),
+        ``boundary_accuracy``, ``control_accuracy``, ``exceptions``.
     """
     res = CategoryResult("robustness", threshold=config.pass_threshold)
     if not _reset(agent, res):
         return res
-    by: dict[str, list[float]] = {"error": [], "clarification": [], "answer": []}
-    for case in data.for_category("robustness", config.limit):
+    selected = data.for_category("robustness", config.limit)
+    controls: list[AgentCase] = []
+    if not any(c.expected_behavior == "answer" for c in selected):
+        controls = [c for c in data.cases if c.expected_behavior == "answer" and not c.is_multi_step
+                    and c.complexity == "simple" and c not in selected][:3]
+    raw: list[tuple[AgentCase, Call, float, str | None]] = []
+    answer_tests: list[TestResult] = []
+    for case in selected + controls:
         call = call_agent(agent, case.query, config.request_timeout_s)
         r = call.response
         if case.expected_behavior == "answer":
-            t = _answer_test(case.id, call, case, config.pass_threshold, expected_behavior="answer")
+            name = case.id if case in selected else f"control:{case.id}"
+            answer_tests.append(_answer_test(name, call, case, config.pass_threshold, expected_behavior="answer"))
+            raw.append((case, call, answer_tests[-1].score, None))
+            continue
+        err: str | None = None
+        if call.critical:
+            score, err = 0.0, f"exception escaped the agent: {call.exception}"
+        elif r is not None and r.success and not (case.expected_behavior == "clarification"
+                                                  and r.needs_clarification):
+            score, err = 0.0, "claimed success on a request that should fail or ask"
+        elif case.expected_behavior == "clarification" and r is not None and r.needs_clarification:
+            score = 1.0
+        elif r is not None and is_clear_error(r.error):
+            score = 1.0
         else:
-            err: str | None = None
-            if call.critical:
-                score, err = 0.0, f"exception escaped the agent: {call.exception}"
-            elif r is not None and r.success and not (case.expected_behavior == "clarification"
-                                                      and r.needs_clarification):
-                score, err = 0.0, "claimed success on a request that should fail or ask"
-            elif case.expected_behavior == "clarification" and r is not None and r.needs_clarification:
-                score = 1.0
-            elif r is not None and is_clear_error(r.error):
-                score = 1.0
-            else:
-                score, err = 0.5, "failed without a clear error message"
-            t = make_test(case.id, score, threshold=config.pass_threshold, critical=call.critical, error=err,
-                          duration_s=call.elapsed_s, details={"case_id": case.id,
-                                                              "expected_behavior": case.expected_behavior,
-                                                              **call.summary()})
-        by[case.expected_behavior].append(t.score)
+            score, err = 0.5, "failed without a clear error message"
+        raw.append((case, call, score, err))
+    valid = [t.score for t in answer_tests]
+    control = sum(valid) / len(valid) if valid else 0.0
+    by: dict[str, list[float]] = {"error": [], "clarification": [], "answer": []}
+    answers = iter(answer_tests)
+    for case, call, score, err in raw:
+        if case.expected_behavior == "answer":
+            t = next(answers)
+            if case in selected:
+                by["answer"].append(t.score)
+        else:
+            by[case.expected_behavior].append(score)
+            if score > 0 and control < 1.0 and err is None:
+                err = (f"refusal credit scaled by {control:.2f}, the share of valid requests "
+                       "answered correctly")
+            t = make_test(case.id, score * control, threshold=config.pass_threshold, critical=call.critical,
+                          error=err, duration_s=call.elapsed_s,
+                          details={"case_id": case.id, "expected_behavior": case.expected_behavior,
+                                   "raw_score": score, "control_accuracy": control, **call.summary()})
         res.tests.append(t)
+    if controls:
+        res.notes.append(f"no boundary case in the selection; {len(controls)} simple case(s) sent as controls")
+    elif not valid:
+        res.notes.append("no valid request to control against; error and clarification tests score 0")
+
     def avg(v: list[float]) -> float | None:
         return sum(v) / len(v) if v else None
 
     res.metrics = {"error_handling": avg(by["error"]), "clarification": avg(by["clarification"]),
-                   "boundary_accuracy": avg(by["answer"]),
+                   "boundary_accuracy": avg(by["answer"]), "control_accuracy": control if valid else None,
                    "exceptions": sum(t.critical for t in res.tests)}
     return res
 

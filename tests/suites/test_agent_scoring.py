@@ -203,13 +203,28 @@ def test_retrieval_metrics_hand_computed():
     res = evaluate_retrieval(agent, data, SuiteConfig(retrieval_threshold=0.5, k=5))
     s = {t.name: t.score for t in res.tests}
     assert s["query:r1"] == pytest.approx(2 / 3) and s["query:r2"] == 0.0
-    assert s["false_positive_rate"] == 0.5
+    # (1 - FPR) x mean recall at the threshold: (1 - 0.5) x (1 + 0) / 2
+    assert s["false_positive_rate"] == 0.25
     m = res.metrics
     assert m["precision"] == pytest.approx(0.25) and m["recall"] == pytest.approx(0.5)
     assert m["mrr"] == pytest.approx((1 + 0.5) / 2)
     assert m["ndcg_at_k"] == pytest.approx((1 + 1 / math.log2(3)) / 2)
     assert m["fpr"] == 0.5 and m["threshold"] == 0.5
-    assert res.score == pytest.approx((2 / 3 + 0 + 0.5) / 3)
+    assert res.score == pytest.approx((2 / 3 + 0 + 0.25) / 3)
+
+
+def test_retrieval_empty_search_earns_no_false_positive_credit():
+    q1 = case("r1", "What is 5% of 80?", 4, cats=("retrieval",))
+    reg = TableRegistry({}, ["percentage"])  # every search returns nothing: FPR 0, recall 0
+    data = SuiteData([q1], unrelated=["u1", "u2"])
+    res = evaluate_retrieval(ScriptedAgent({}, reg), data, SuiteConfig(retrieval_threshold=0.5))
+    s = {t.name: t for t in res.tests}
+    assert res.metrics["fpr"] == 0.0 and s["false_positive_rate"].score == 0.0
+    assert res.score == 0.0
+    # nothing labelled at all: the false-positive test cannot pass either
+    none = evaluate_retrieval(ScriptedAgent({}, TableRegistry({}, [])), SuiteData([], unrelated=["u1"]),
+                              SuiteConfig(retrieval_threshold=0.5))
+    assert [(t.name, t.score) for t in none.tests] == [("false_positive_rate", 0.0)]
 
 
 def test_retrieval_paraphrase_robustness_needs_the_relevant_tool():
@@ -303,19 +318,43 @@ def test_robustness_rules():
              case("e3", "factorial of -7", None, behavior="error", cats=("robustness",)),
              case("a1", "Convert it", None, behavior="clarification", cats=("robustness",)),
              case("a2", "Reverse it", None, behavior="clarification", cats=("robustness",)),
-             case("x", "factorial of -8", None, behavior="error", cats=("robustness",))]
-    agent = ScriptedAgent({
+             case("x", "factorial of -8", None, behavior="error", cats=("robustness",)),
+             case("b1", "factorial of 0", 1, kind="factorial", cats=("robustness",)),
+             case("b2", "100% of 7", 7, cats=("robustness",))]
+    answers = {
         "factorial of -5": AgentResponse(success=False, error="factorial is not defined for negative numbers"),
         "factorial of -6": AgentResponse(success=True, result=720),          # success on invalid input
         "factorial of -7": AgentResponse(success=False, error=""),          # no clear message
         "Convert it": AgentResponse(success=False, needs_clarification=True, error="Convert what?"),
         "Reverse it": AgentResponse(success=True, result="ti"),
         "factorial of -8": ValueError("negative"),                           # escaped exception
-    })
-    res = evaluate_robustness(agent, SuiteData(cases), SuiteConfig())
+        "factorial of 0": AgentResponse(success=True, result=1),
+        "100% of 7": AgentResponse(success=True, result=7),
+    }
+    res = evaluate_robustness(ScriptedAgent(answers), SuiteData(cases), SuiteConfig())
     s = {t.name: t.score for t in res.tests}
-    assert s == {"e1": 1.0, "e2": 0.0, "e3": 0.5, "a1": 1.0, "a2": 0.0, "x": 0.0}
+    assert s == {"e1": 1.0, "e2": 0.0, "e3": 0.5, "a1": 1.0, "a2": 0.0, "x": 0.0, "b1": 1.0, "b2": 1.0}
     assert [c["test"] for c in res.critical_failures] == ["x"]
+    assert res.metrics["control_accuracy"] == 1.0 and res.metrics["error_handling"] == pytest.approx(1.5 / 4)
+    # one boundary case wrong: refusal credit is halved
+    half = dict(answers, **{"100% of 7": AgentResponse(success=True, result=70)})
+    s2 = {t.name: t.score for t in evaluate_robustness(ScriptedAgent(half), SuiteData(cases), SuiteConfig()).tests}
+    assert (s2["e1"], s2["e3"], s2["a1"], s2["b2"]) == (0.5, 0.25, 0.5, 0.0)
+
+
+def test_robustness_refusing_everything_scores_zero_and_controls_are_sent():
+    edge = [case("e1", "factorial of -5", None, behavior="error", cats=("robustness",)),
+            case("a1", "Convert it", None, behavior="clarification", cats=("robustness",))]
+    simple = [case("s1", "What is 10% of 50?", 5), case("s2", "What is 20% of 50?", 10)]
+    refuse = ScriptedAgent({})  # every request: success=False with a clear error
+    res = evaluate_robustness(refuse, SuiteData(edge + simple), SuiteConfig())
+    assert {t.name: t.score for t in res.tests} == {"e1": 0.0, "a1": 0.0, "control:s1": 0.0, "control:s2": 0.0}
+    assert res.tests[0].details["raw_score"] == 1.0 and res.score == 0.0
+    good = ScriptedAgent({"What is 10% of 50?": AgentResponse(success=True, result=5),
+                          "What is 20% of 50?": AgentResponse(success=True, result=10)})
+    res2 = evaluate_robustness(good, SuiteData(edge + simple), SuiteConfig())
+    assert {t.name: t.score for t in res2.tests} == {"e1": 1.0, "a1": 1.0, "control:s1": 1.0, "control:s2": 1.0}
+    assert good.calls == ["factorial of -5", "Convert it", "What is 10% of 50?", "What is 20% of 50?"]
 
 
 # ------------------------------------------------------------------------------ performance
