@@ -98,10 +98,12 @@ class JudgeResult:
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
+    # raw_decode from each "{" reads a whole object, braces inside its strings included
     fenced = re.sub(r"```(?:json)?", "", text)
-    for match in re.finditer(r"\{.*?\}", fenced, flags=re.S):
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", fenced):
         try:
-            obj = json.loads(match.group(0))
+            obj, _ = decoder.raw_decode(fenced, match.start())
         except json.JSONDecodeError:
             continue
         if isinstance(obj, dict):
@@ -136,7 +138,7 @@ def parse_verdict(text: str, rubric: str) -> tuple[float | None, str, str | None
         return FACTUALITY_SCORES[choice], reasoning or text.strip(), choice, None
     value: Any = obj.get("score")
     if value is None:
-        m = re.search(r"score\W{0,3}([01](?:\.\d+)?|\.\d+)", text, flags=re.I)
+        m = re.search(r"score\W{0,3}([01](?:\.\d+)?|\.\d+)(?!\.?\d)", text, flags=re.I)
         value = m.group(1) if m else None
     try:
         score = float(value) if value is not None else None

@@ -73,6 +73,20 @@ def test_failed_judge_call_is_an_error_not_a_zero() -> None:
 def test_parse_verdict_text_fallbacks() -> None:
     assert parse_verdict("choice: (D) they disagree", "factuality")[0] == 0.0
     assert parse_verdict("score = 0.25 because", "semantic")[0] == 0.25
+    assert parse_verdict("Score: 1.", "semantic")[0] == 1.0
+
+
+@pytest.mark.parametrize("text", ["score: 15", "Score: 10/10", "score: 0.5.5"])
+def test_text_score_that_is_not_a_0_to_1_number_is_not_truncated(text) -> None:
+    # "15" must not be read as its first digit "1"
+    assert parse_verdict(text, "semantic")[0] is None
+
+
+def test_json_verdict_with_braces_inside_its_strings() -> None:
+    text = 'Verdict:\n{"reasoning": "the set {2, 3} matches {x: 1}", "score": 0.8}'
+    assert parse_verdict(text, "semantic")[:2] == (0.8, "the set {2, 3} matches {x: 1}")
+    fact = '```json\n{"reasoning": "says {\\"a\\": 1}", "choice": "B"}\n```'
+    assert parse_verdict(fact, "factuality")[:3] == (0.6, 'says {"a": 1}', "B")
 
 
 def test_judge_refuses_to_work_inside_a_benchmark_run() -> None:
