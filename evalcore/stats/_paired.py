@@ -237,12 +237,18 @@ def paired_bootstrap(
 
     Returns:
         A :class:`TestResult`.
+
+    Raises:
+        EvalcoreError: fewer than 2 pairs, unequal lengths, non-finite values.
     """
     x, y = as_pair(a, b)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     confidence = check_probability(confidence, "confidence")
     if method not in ("percentile", "bca"):
         raise EvalcoreError(f"unknown method {method!r}; use 'percentile' or 'bca'", field="method")
+    if x.size < 2:
+        raise EvalcoreError("the paired bootstrap needs at least 2 items (one item cannot be "
+                            "resampled into a distribution)", field="a")
     d = x - y
     diff = float(d.mean())
     theta_b = bootstrap_means(d, n_resamples, rng_from(seed))

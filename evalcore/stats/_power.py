@@ -19,7 +19,7 @@ from scipy import optimize
 from scipy import stats as sps
 
 from evalcore.errors import EvalcoreError
-from evalcore.stats._validate import check_probability
+from evalcore.stats._validate import check_positive_int, check_probability
 
 PowerAlternative = Literal["two-sided", "larger", "smaller"]
 
@@ -109,8 +109,7 @@ def paired_power(
     """
     _check_alt(alternative)
     alpha = check_probability(alpha, "alpha")
-    if n < 1:
-        raise EvalcoreError(f"must be at least 1, got {n}", field="n")
+    n = check_positive_int(n, "n")
     return _power(float(delta) / _sd_d(sd_a, sd_b, correlation), float(n), alpha, alternative)
 
 
@@ -198,8 +197,7 @@ def min_detectable_difference(
     _check_alt(alternative)
     alpha = check_probability(alpha, "alpha")
     power = check_probability(power, "power")
-    if isinstance(n, bool) or n < 1:
-        raise EvalcoreError(f"must be at least 1, got {n}", field="n")
+    n = check_positive_int(n, "n")
     sd = _sd_d(sd_a, sd_b, correlation)
     alt = "larger" if alternative != "two-sided" else alternative
     z_a = _z_alpha(alpha, alternative)

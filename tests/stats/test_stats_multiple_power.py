@@ -117,6 +117,13 @@ def test_power_directional_and_correlation_effects():
         sample_size_paired(0.1, 0.5, 0.5, power=1.0)
     with pytest.raises(EvalcoreError, match="n"):
         min_detectable_difference(0, 0.5, 0.5)
+    for bad in ("100", 2.5, None, True):  # user errors, not TypeError
+        with pytest.raises(EvalcoreError, match="field 'n'"):
+            min_detectable_difference(bad, 0.5, 0.5)
+        with pytest.raises(EvalcoreError, match="field 'n'"):
+            paired_power(0.1, bad, 0.5, 0.5)
+    assert paired_power(0.1, np.int64(100), 0.5, 0.5, 0.5) == pytest.approx(
+        paired_power(0.1, 100, 0.5, 0.5, 0.5))
 
 
 def test_power_by_simulation():

@@ -152,6 +152,9 @@ def test_paired_bootstrap_p_value_and_determinism():
     assert same.p_value == 1.0 and same.ci_low == same.ci_high == 0.0
     with pytest.raises(EvalcoreError, match="n_resamples"):
         paired_bootstrap(a, b, n_resamples=0)
+    # n = 1: a single pair cannot be resampled into evidence (it used to give p = 1/(B + 1))
+    with pytest.raises(EvalcoreError, match="at least 2 items"):
+        paired_bootstrap([1.0], [0.0])
 
 
 @pytest.mark.parametrize("seed", range(8))
