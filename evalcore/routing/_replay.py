@@ -42,6 +42,9 @@ def parse_algorithms(spec: str | Sequence[str]) -> list[str]:
 
 def make_orderings(n_items: int, orderings: int, seed: int) -> np.ndarray:
     """R seeded random permutations of the item indices, shape (R, T)."""
+    if isinstance(orderings, bool) or not isinstance(orderings, (int, np.integer)):
+        raise EvalcoreError(f"orderings must be an integer, got {orderings!r}",
+                            field="orderings")
     if orderings < 1:
         raise EvalcoreError("orderings must be >= 1", field="orderings")
     rng = np.random.default_rng([seed, 0x0D0E])
@@ -252,6 +255,13 @@ class ReplayResult:
         """Algorithm names in replay order."""
         return list(self.traces)
 
+    def _trace(self, name: str) -> AlgorithmTrace:
+        """The trace of ``name``; an algorithm that was not replayed is an EvalcoreError."""
+        if name not in self.traces:
+            raise EvalcoreError(f"{name!r} was not replayed (replayed: "
+                                f"{', '.join(self.traces)})", field="algorithm")
+        return self.traces[name]
+
     @property
     def n_orderings(self) -> int:
         return int(self.orders.shape[0])
@@ -263,10 +273,10 @@ class ReplayResult:
     def regret_curves(self, name: str, against: str = "oracle") -> np.ndarray:
         """Cumulative regret (R, T): ``Σ_{s≤t} (r*_s − r_s)`` where ``r*`` is the oracle's
         reward (``against="oracle"``) or the best fixed arm's (``"best_fixed"``)."""
-        ref = self.oracle_reward if against == "oracle" else self.best_fixed_reward
         if against not in ("oracle", "best_fixed"):
             raise EvalcoreError("against must be 'oracle' or 'best_fixed'", field="against")
-        return np.cumsum(ref - self.traces[name].reward, axis=1)
+        ref = self.oracle_reward if against == "oracle" else self.best_fixed_reward
+        return np.cumsum(ref - self._trace(name).reward, axis=1)
 
     def expected_regret_curves(self, name: str) -> np.ndarray:
         """Cumulative pseudo-regret against the best fixed arm (R, T):
@@ -274,20 +284,20 @@ class ReplayResult:
         ``μ* = max_k μ_k`` (a duel counts the mean of its two arms). Free of the item-level
         noise of the realized regret, it is the quantity bandit regret bounds speak of."""
         mu = self.outcomes.rewards(self.lam).mean(0)
-        tr = self.traces[name]
+        tr = self._trace(name)
         got = mu[tr.arm] if tr.arm2 is None else (mu[tr.arm] + mu[tr.arm2]) / 2
         return np.cumsum(mu.max() - got, axis=1)
 
     def convergence_points(self, name: str, *, threshold: float = 0.9,
                            window: int | None = None) -> np.ndarray:
         """Per-ordering convergence point of ``name`` (see :func:`convergence_point`)."""
-        return convergence_point(self.traces[name].arm, threshold=threshold, window=window)
+        return convergence_point(self._trace(name).arm, threshold=threshold, window=window)
 
     def per_ordering(self, name: str, *, threshold: float = 0.9,
                      window: int | None = None) -> pd.DataFrame:
         """One row per ordering: mean quality, total cost, mean reward, final regrets,
         convergence point (NaN = not converged)."""
-        tr = self.traces[name]
+        tr = self._trace(name)
         return pd.DataFrame({
             "ordering": np.arange(self.n_orderings),
             "mean_quality": tr.quality.mean(1),
@@ -427,11 +437,18 @@ class ReplayResult:
                 correction: str = "holm", alpha: float = 0.05) -> pd.DataFrame:
         """Every pair of algorithms compared on the same orderings.
 
-        Per ordering, each algorithm's ``metric`` (a column of :meth:`per_ordering`) forms a
-        paired sample over the R orderings; see :func:`evalcore.routing.pairwise_comparisons`.
+        Per ordering, each algorithm's ``metric`` (a column of :meth:`per_ordering`:
+        ``mean_quality``, ``total_cost``, ``mean_reward``, ``regret_vs_oracle`` or
+        ``regret_vs_best_fixed``) forms a paired sample over the R orderings; see
+        :func:`evalcore.routing.pairwise_comparisons`.
         """
         from evalcore.routing._metrics import pairwise_comparisons
 
+        columns = ("mean_quality", "total_cost", "mean_reward", "regret_vs_oracle",
+                   "regret_vs_best_fixed")
+        if metric not in columns:
+            raise EvalcoreError(f"unknown metric {metric!r}; use one of {', '.join(columns)}",
+                                field="metric")
         values = {n: self.per_ordering(n)[metric].to_numpy() for n in self.algorithms}
         return pairwise_comparisons(values, test=test, correction=correction, alpha=alpha)
 

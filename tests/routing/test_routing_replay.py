@@ -184,3 +184,21 @@ def test_parallel_replay_equals_serial():
     for name in ALGORITHMS:
         assert np.array_equal(a.traces[name].arm, b.traces[name].arm), name
         np.testing.assert_array_equal(a.traces[name].reward, b.traces[name].reward)
+
+
+def test_replay_user_errors_are_evalcore_errors():
+    from evalcore.errors import EvalcoreError
+
+    m = simulate_outcomes(40, arm_quality=(0.2, 0.8), arm_cost=(1, 2), seed=0)
+    with pytest.raises(EvalcoreError, match="orderings must be an integer"):
+        replay(m, "ucb1", orderings=2.5, progress=False)
+    res = replay(m, "ucb1,random", orderings=3, progress=False)
+    with pytest.raises(EvalcoreError, match="unknown metric 'nope'"):
+        res.compare(metric="nope")
+    with pytest.raises(EvalcoreError, match="'linucb' was not replayed"):
+        res.per_ordering("linucb")
+    with pytest.raises(EvalcoreError, match="not replayed"):
+        res.regret_curves("oracle")
+    cmp = res.compare(metric="regret_vs_oracle")
+    po = {n: res.per_ordering(n)["regret_vs_oracle"].to_numpy() for n in ("ucb1", "random")}
+    assert cmp.loc[0, "difference"] == pytest.approx(float((po["ucb1"] - po["random"]).mean()))
