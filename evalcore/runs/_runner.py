@@ -8,6 +8,8 @@ import datetime as _dt
 import hashlib
 import importlib.metadata
 import json
+import math
+import numbers
 import os
 import platform
 import re
@@ -88,6 +90,7 @@ def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset:
         EvalcoreError: An unknown field or a bad value.
     """
     if isinstance(params, GenerationParams):
+        _check_param_types(params.to_dict())
         gp = params
     else:
         given = dict(params or {})
@@ -100,6 +103,9 @@ def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset:
         given.setdefault("seed", seed)
         if isinstance(given.get("stop"), str):
             given["stop"] = [given["stop"]]
+        if given.get("stop") is None:
+            given.pop("stop", None)
+        _check_param_types(given)
         try:
             gp = GenerationParams.from_dict(given)
         except TypeError as exc:
@@ -110,6 +116,32 @@ def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset:
         if not ok:
             raise EvalcoreError(f"out of range: {getattr(gp, name)!r}", field=name)
     return gp
+
+
+def _check_param_types(given: Mapping[str, Any]) -> None:
+    """Refuse a generation parameter of the wrong type (``temperature="hot"``, ``max_tokens=1.5``).
+
+    Raises:
+        EvalcoreError: Naming the parameter and the type it needs.
+    """
+    def real(v: Any) -> bool:
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+    def integer(v: Any) -> bool:
+        return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+    rules: dict[str, tuple[Any, str]] = {
+        "temperature": (real, "a number"), "top_p": (real, "a number"),
+        "max_tokens": (integer, "an integer"), "top_logprobs": (integer, "an integer"),
+        "seed": (lambda v: v is None or integer(v), "an integer or null"),
+        "logprobs": (lambda v: isinstance(v, bool), "true or false"),
+        "stop": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v),
+                 "a string or a list of strings"),
+    }
+    for name, value in given.items():
+        check, wanted = rules.get(name, (lambda v: True, ""))
+        if not check(value):
+            raise EvalcoreError(f"must be {wanted}, got {value!r}", field=name)
 
 
 def _epoch_params(gp: GenerationParams, epoch: int) -> GenerationParams:
@@ -200,7 +232,8 @@ def run_benchmark(
         epochs: Repetitions of every item.
         concurrency: Calls in flight at once.
         run_dir: Parent folder of run directories.
-        run_id: Run id (default: ``<dataset>-<UTC timestamp>``); an existing one is resumed.
+        run_id: Run id (default: a new ``<dataset>-<UTC timestamp>[-N]``); an existing one is
+            resumed.
         prompt: A prompt template YAML file (default: the packaged one).
         params: Generation parameters (GenerationParams or mapping of its fields).
         progress: Show a tqdm progress bar with running accuracy and cost.
@@ -260,8 +293,14 @@ def run_benchmark(
     pool = load(dataset, split=split, source="sample") if few_shot else []
     fingerprint = _fingerprint(items)
 
-    run_id = run_id or f"{dataset}-{_dt.datetime.now(_dt.timezone.utc).strftime('%Y%m%d-%H%M%S')}"
     base = Path(run_dir)
+    if run_id is None:  # a fresh id, never one that exists (two runs started in one second)
+        stamp = f"{dataset}-{_dt.datetime.now(_dt.timezone.utc).strftime('%Y%m%d-%H%M%S')}"
+        run_id = stamp
+        n = 1
+        while (base / run_id).exists():
+            n += 1
+            run_id = f"{stamp}-{n}"
     path = base / run_id
     config: dict[str, Any] = {
         "run_id": run_id,

@@ -202,6 +202,15 @@ def test_replay_model_answers_from_the_recording(tmp_path, counting_model,
     ({"scorer": "judge"}, "scorer"),
     ({"run_id": "../escape"}, "run_id"),
     ({"prompt": "/nonexistent/prompt.yaml"}, "prompt"),
+    ({"params": {"temperature": "hot"}}, "temperature"),
+    ({"params": {"temperature": float("nan")}}, "temperature"),
+    ({"params": {"top_p": None}}, "top_p"),
+    ({"params": {"max_tokens": 1.5}}, "max_tokens"),
+    ({"params": {"max_tokens": True}}, "max_tokens"),
+    ({"params": {"seed": "abc"}}, "seed"),
+    ({"params": {"stop": 5}}, "stop"),
+    ({"params": {"stop": ["ok", 3]}}, "stop"),
+    ({"params": {"logprobs": 2}}, "logprobs"),
 ])
 def test_bad_input_leaves_no_run_directory(tmp_path, kwargs, field) -> None:
     args = {"dataset": "gsm8k", "model": "openai-compatible:x@http://127.0.0.1:9/v1"}
@@ -324,3 +333,20 @@ def test_progress_bar_shows_running_accuracy_cost_and_errors(tmp_path, counting_
     bars.clear()
     _run(counting_model(answer), tmp_path, limit=3, run_id="quiet")
     assert bars[0].kwargs["disable"] is True
+
+
+def test_runs_without_a_run_id_never_share_a_directory(tmp_path, counting_model,
+                                                       make_gsm8k_answerer) -> None:
+    # three runs within one second of each other: the timestamp id gets a -N suffix
+    answer, _ = make_gsm8k_answerer(lambda i: True)
+    paths = [run_benchmark("gsm8k", counting_model(answer), limit=2, progress=False,
+                           source="sample", run_dir=tmp_path / "runs", cache=False,
+                           params={"temperature": 0.1 * k}) for k in range(3)]
+    assert len(set(paths)) == 3
+    first = paths[0].name
+    assert all(p.name in (first, f"{first}-2", f"{first}-3") or p.name.startswith("gsm8k-")
+               for p in paths)
+    for k, p in enumerate(paths):  # each holds its own run, none resumed another
+        run = load_run(p)
+        assert run.config["params"]["temperature"] == pytest.approx(0.1 * k)
+        assert len(run.samples) == 2 and "resumed_utc" not in run.config
