@@ -157,14 +157,17 @@ def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
             recorded like an escaped exception.
 
     Returns:
-        The :class:`Call`; an exception, a timeout or a non-``AgentResponse`` return value is
-        recorded in ``exception`` (a critical failure).
+        The :class:`Call`; an exception (any but ``KeyboardInterrupt``, ``SystemExit`` included),
+        a timeout or a non-``AgentResponse`` return value is recorded in ``exception`` (a
+        critical failure).
     """
     t0 = time.perf_counter()
     if timeout_s is None:
         try:
             resp = agent.process_request(query)
-        except Exception as exc:  # an escaped exception is the agent's failure, recorded as critical
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # an escaped exception (SystemExit too) is the agent's critical failure
             return Call(query, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
     else:
         box: dict[str, Any] = {}
@@ -172,7 +175,7 @@ def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
         def run() -> None:
             try:
                 box["response"] = agent.process_request(query)
-            except Exception as exc:
+            except BaseException as exc:  # the thread ends here; the caller records it as critical
                 box["exception"] = exc
 
         worker = threading.Thread(target=run, daemon=True, name="agent-request")
@@ -199,7 +202,9 @@ def _reset(agent: Any, result: CategoryResult) -> bool:
     try:
         agent.reset()
         return True
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         result.tests.append(make_test("reset", 0.0, critical=True, error=f"reset() raised {type(exc).__name__}: {exc}"))
         return False
 

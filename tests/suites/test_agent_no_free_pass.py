@@ -83,3 +83,30 @@ def test_degenerate_agents_score_zero_everywhere(agent_cls, registry, cases):
                    if c["category"] != "retrieval")
     else:
         assert crit == []
+
+
+class Exits(_Degenerate):
+    def process_request(self, query):
+        raise SystemExit(3)
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+def test_system_exit_from_the_agent_is_a_critical_failure_not_the_end_of_the_run(timeout, cases):
+    cfg = SuiteConfig(limit=2, request_timeout_s=timeout)
+    res = AgentEvaluator(Exits(None), cases, config=cfg).run(["functional"], progress=False)
+    tests = res.categories["functional"].tests
+    assert len(tests) == 2 and all(t.critical and t.score == 0.0 for t in tests)
+    assert all(t.error == "exception escaped the agent: SystemExit: 3" for t in tests)
+
+
+class BrokenReset(SuccessNone):
+    def reset(self):
+        raise OSError("cannot create a temporary registry")
+
+
+def test_a_reset_that_raises_is_a_critical_failure_in_every_category(cases):
+    res = AgentEvaluator(BrokenReset(None), cases, config=SuiteConfig(limit=1)).run(progress=False)
+    for cat in res.categories.values():
+        assert [(t.name, t.score, t.critical) for t in cat.tests] == [("reset", 0.0, True)]
+        assert "OSError: cannot create a temporary registry" in cat.tests[0].error
+    assert not res.passed and len(res.critical_failures) == len(CATEGORIES)
