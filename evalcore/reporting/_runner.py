@@ -240,6 +240,9 @@ def run_suite(
         check_parameters(entry)
 
     out_root = Path(output).resolve()
+    if out_root.exists() and not out_root.is_dir():
+        raise EvalcoreError("the report folder exists and is not a directory", path=out_root,
+                            field="output")
     out_root.mkdir(parents=True, exist_ok=True)
     suite_id = new_suite_id(out_root)
     suite_dir = out_root / suite_id

@@ -116,6 +116,11 @@ def test_missing_notebook_and_bad_suite_exit_2(repo, monkeypatch):
     assert cli(["notebooks", "run", "--output", "out"]) == 2
     (repo / "params" / "suite.yaml").write_text("runs: [oops\n")
     assert cli(["notebooks", "run", "--output", "out"]) == 2
+    (repo / "params" / "suite.yaml").write_text("runs:\n  - {name: sq, notebook: nbs/square.ipynb}\n")
+    (repo / "a_file").write_text("x")
+    with pytest.raises(EvalcoreError, match="not a directory"):
+        run_suite(repo / "params" / "suite.yaml", output=repo / "a_file", echo=None)
+    assert (repo / "a_file").read_text() == "x"
 
 
 def test_report_exports_an_executed_notebook_and_a_suite_dir(repo, monkeypatch):
