@@ -28,9 +28,24 @@ def rescore(path: str | os.PathLike[str], *, code_timeout_s: float | None = None
 
     Returns:
         The new results.
+
+    Raises:
+        EvalcoreError: Not a run directory, or a run that another process is writing.
     """
-    run = load_run(path)
+    from evalcore.runs._runner import _lock_run
+
     run_path = Path(path)
+    load_run(run_path)  # a clear error for a path that is not a run, before any lock file
+    # rewriting samples.jsonl under a run still appending to it would lose its new records
+    lock = _lock_run(run_path)
+    try:
+        return _rescore(run_path, code_timeout_s, workers)
+    finally:
+        lock.close()
+
+
+def _rescore(run_path: Path, code_timeout_s: float | None, workers: int | None) -> dict[str, Any]:
+    run = load_run(run_path)
     dataset = run.config.get("dataset")
     timeout = code_timeout_s or float(run.config.get("code_timeout_s") or 10.0)
     samples = run.samples

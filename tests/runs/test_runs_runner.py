@@ -174,6 +174,24 @@ def test_rescore_recomputes_without_a_model(tmp_path, counting_model, make_gsm8k
     assert res["rescored"] is True and res["qps"] == before.results["qps"]
 
 
+def test_rescore_refuses_a_run_that_another_process_is_writing(tmp_path, counting_model,
+                                                              make_gsm8k_answerer) -> None:
+    import fcntl
+
+    answer, _ = make_gsm8k_answerer(lambda i: True)
+    path = _run(counting_model(answer), tmp_path)
+    original = (path / "samples.jsonl").read_bytes()
+    with open(path / ".lock", "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(EvalcoreError, match="another process"):
+            rescore(path)
+    assert (path / "samples.jsonl").read_bytes() == original  # untouched
+    assert rescore(path)["accuracy_flexible"]["mean"] == 1.0  # lock released: it works
+    with pytest.raises(EvalcoreError, match="not a run directory"):
+        rescore(tmp_path / "nowhere")
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_replay_model_answers_from_the_recording(tmp_path, counting_model,
                                                  make_gsm8k_answerer) -> None:
     answer, _ = make_gsm8k_answerer(lambda i: i < 5)
