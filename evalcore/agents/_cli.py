@@ -157,7 +157,7 @@ def _sweep(args: argparse.Namespace) -> int:
                           thresholds, cases=cases, seed=args.seed, counts=counts, n_unrelated=args.unrelated)
     out = args.output
     write_bytes_atomic(out / "sweep.json", json.dumps(res.to_dict(), indent=1).encode())
-    res.metrics.to_csv(out / "sweep_metrics.csv", index=False)
+    write_bytes_atomic(out / "sweep_metrics.csv", res.metrics.to_csv(index=False).encode())
     import io
 
     buf = io.BytesIO()

@@ -213,3 +213,43 @@ def test_sweep_case_without_a_relevant_tool():
     at = med.set_index("threshold")
     assert (at.loc[0.5, "false_positive"] == 1.0).all() and (at.loc[0.7, "false_positive"] == 0.0).all()
     assert (at.loc[0.5, "utility"] == 0.5).all() and (at.loc[0.7, "utility"] == 0.5).all()
+
+
+def test_cli_sweep_writes_json_csv_and_figure(main, tmp_path, capsys):
+    mod = tmp_path / "sweep_agent_factory.py"
+    mod.write_text(
+        "from evalcore.agents import AgentResponse, ToolMatch\n"
+        "from evalcore.datasets import AgentCaseGenerator\n\n"
+        "CASES = {c.query: c for c in AgentCaseGenerator(0, {'simple': 8, 'medium': 0, 'complex': 0, 'edge': 0}).generate()}\n\n"
+        "class Reg:\n"
+        "    def search(self, query, k=5, threshold=0.0):\n"
+        "        c = CASES.get(query)\n"
+        "        hits = [ToolMatch(c.kind, 0.62), ToolMatch('decoy', 0.45)] if c else [ToolMatch('decoy', 0.40)]\n"
+        "        return [h for h in hits if h.score >= threshold][:k]\n"
+        "    def list_tools(self):\n"
+        "        return ['percentage', 'reverse_string', 'factorial', 'temperature_conversion', 'decoy']\n\n"
+        "class Agent:\n"
+        "    def __init__(self, threshold):\n"
+        "        self.threshold = threshold\n"
+        "        self.registry = Reg()\n"
+        "    def reset(self):\n"
+        "        pass\n"
+        "    def process_request(self, query):\n"
+        "        c = CASES.get(query)\n"
+        "        if c is None or self.threshold > 0.62:\n"
+        "            return AgentResponse(success=False, error='no tool above the threshold')\n"
+        "        return AgentResponse(success=True, result=c.expected, tool_used=c.kind, reused=True)\n\n"
+        "def make(threshold=0.5):\n"
+        "    return Agent(threshold)\n")
+    out = tmp_path / "sweep"
+    assert main(["sweep", "--agent", f"{mod}:make", "--thresholds", "0.3,0.5,0.7",
+                 "--counts", "simple=8,medium=0,complex=0,edge=0", "--unrelated", "4", "--output", str(out)]) == 0
+    d = json.loads((out / "sweep.json").read_text())
+    assert d["best_threshold"] == 0.5 and d["held_out"]["f1"] == 1.0 and d["held_out"]["fpr"] == 0.0
+    assert {r["threshold"] for r in d["tests"]} == {0.3, 0.7}
+    assert all(r["p_adjusted"] >= r["p_value"] for r in d["tests"])
+    csv = (out / "sweep_metrics.csv").read_text().splitlines()
+    assert csv[0].startswith("threshold,split,precision") and len(csv) == 1 + 3 * 3
+    assert (out / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "best threshold on the development split: 0.5" in capsys.readouterr().out
+    assert not list(out.glob(".*.tmp"))
