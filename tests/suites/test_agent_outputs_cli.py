@@ -124,6 +124,13 @@ def test_sweep_selects_known_best_threshold():
     t = res.tests.set_index("threshold")
     assert 0.5 not in t.index and len(t) == 10
     assert (t.p_adjusted >= t.p_value - 1e-12).all()
+    from statsmodels.stats.multitest import multipletests
+
+    assert t.p_adjusted.to_numpy() == pytest.approx(multipletests(t.p_value.to_numpy(), method="fdr_bh")[1])
+    # the held-out tests use only held-out items, paired by item
+    held = res.items[(res.items.split == "test") & (res.items.threshold == 0.8)]
+    assert (t.n == len(held)).all() and t.loc[0.8, "mean_difference"] == pytest.approx(
+        held.utility.mean() - res.items[(res.items.split == "test") & (res.items.threshold == 0.5)].utility.mean())
     assert t.loc[0.8, "significant"] and not t.loc[0.55, "significant"]
     assert set(res.items.split) == {"dev", "test"}
     assert res.held_out()["threshold"] == 0.5
