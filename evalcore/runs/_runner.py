@@ -357,7 +357,12 @@ def run_benchmark(
 
     # --- from here on the run directory exists -------------------------------------------
     path.mkdir(parents=True, exist_ok=True)
-    lock = _lock_run(path)
+    try:
+        lock = _lock_run(path)
+    except EvalcoreError:
+        if cache_db is not None:
+            cache_db.close()
+        raise
     write_json_atomic(path / CONFIG_FILE, config)
     token = IN_BENCHMARK.set(True)
     try:
