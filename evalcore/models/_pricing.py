@@ -7,6 +7,7 @@ environment variable; entries in the override win over the shipped ones.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -59,7 +60,8 @@ def _parse_table(data: Any, source: str) -> dict[str, Price]:
         values = {}
         for key in ("input", "output"):
             value = entry.get(key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                    not math.isfinite(value) or value < 0:
                 raise EvalcoreError(f"needs a non-negative number (USD per 1M tokens), got {value!r}",
                                     path=source, field=f"models.{name}.{key}")
             values[key] = float(value)

@@ -313,6 +313,8 @@ def run_benchmark(
                               else v) for k, v in (model_options or {}).items()
                           if k != "api_key"},
         "endpoint": str(getattr(chat_model, "endpoint", "")),
+        # False: the pricing table does not know this model, so its cost_usd reads 0
+        "priced": getattr(chat_model, "priced", None),
         "limit": limit,
         "seed": seed,
         "epochs": epochs,

@@ -39,6 +39,8 @@ def test_override_file_and_env(tmp_path, monkeypatch) -> None:
     ("models:\n  x: {input: 1}\n", "models.x.output"),
     ("models:\n  x: {input: 1, output: 2, extra: 3}\n", "models.x"),
     ("prices: {}\n", "models"),
+    ("models:\n  x: {input: .nan, output: 2}\n", "models.x.input"),
+    ("models:\n  x: {input: 1, output: .inf}\n", "models.x.output"),
 ])
 def test_bad_override_names_file_and_field(tmp_path, text, field) -> None:
     f = tmp_path / "p.yaml"

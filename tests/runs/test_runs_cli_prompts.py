@@ -74,6 +74,14 @@ def test_cli_model_options_reach_the_client(tmp_path) -> None:
     res = json.loads((tmp_path / "opt" / "results.json").read_text())
     assert cfg["model_options"]["timeout"] == 7.0 and "max_retries=1" in cfg["model_options"]["retry"]
     assert res["cost_usd"] == pytest.approx(res["tokens"]["prompt"] * 1.0)
+    assert cfg["priced"] is True
+    with FakeChatServer() as srv:  # a model the pricing table does not know: said in config
+        assert main(["run", "gsm8k", "--model", f"openai-compatible:unlisted@{srv.url}",
+                     "--limit", "1", "--run-dir", str(tmp_path), "--run-id", "unpriced",
+                     "--source", "sample", "--no-progress"]) == 0
+    cfg = json.loads((tmp_path / "unpriced" / "config.json").read_text())
+    assert cfg["priced"] is False
+    assert json.loads((tmp_path / "unpriced" / "results.json").read_text())["cost_usd"] == 0.0
     assert main(["run", "gsm8k", "--model", "local:smollm2", "--timeout", "3", "--run-dir",
                  str(tmp_path / "none"), "--source", "sample"]) == 2
     assert not (tmp_path / "none").exists()
