@@ -22,6 +22,29 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def check_port(port: int, host: str = "127.0.0.1") -> None:
+    """Refuse a port outside 1–65535 or one that is taken, before the model is loaded.
+
+    Args:
+        port: TCP port.
+        host: Interface.
+
+    Raises:
+        EvalcoreError: Naming ``--port`` (or ``--host`` when the interface cannot be bound).
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise EvalcoreError(f"must be a TCP port 1-65535, got {port!r}", field="--port")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except socket.gaierror as exc:
+            raise EvalcoreError(f"unknown interface {host!r}: {exc}", field="--host") from exc
+        except OSError as exc:
+            raise EvalcoreError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                                field="--port") from exc
+
+
 def server_command(port: int, host: str = "127.0.0.1", model_path: str | Path | None = None,
                    n_ctx: int = 2048, alias: str = "smollm2") -> list[str]:
     """The command line that serves the embedded model.
@@ -140,6 +163,7 @@ def serve_local(port: int = 8000, host: str = "127.0.0.1", model_path: str | Pat
     except ImportError as exc:
         raise EvalcoreError("serving needs llama-cpp-python[server]: pip install 'evalcore[local]'",
                             field="serve-local") from exc
+    check_port(port, host)
     cmd = server_command(port, host, model_path) + list(extra_args)
     print(f"evalcore: serving {Path(cmd[4]).name} at http://{host}:{port}/v1 "
           f"(model spec: openai-compatible:smollm2@http://{host}:{port}/v1)", flush=True)
