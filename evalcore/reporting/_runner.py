@@ -150,14 +150,17 @@ def _rel(path: Path | None, base: Path) -> str | None:
         return str(path)
 
 
-def _update_latest(output: Path, suite_id: str) -> None:
+def _update_latest(output: Path, suite_id: str) -> bool:
+    """Point ``output/latest`` at ``suite_id`` (atomically); False when ``latest`` is a real
+    file or folder, which is left alone."""
     link = output / "latest"
     if link.exists() and not link.is_symlink():
-        return
+        return False
     tmp = output / f".latest.{os.getpid()}"
     tmp.unlink(missing_ok=True)
     os.symlink(suite_id, tmp)
     os.replace(tmp, link)
+    return True
 
 
 def _execute(entry: SuiteEntry, params: dict[str, Any], out_nb: Path, root: Path, suite_dir: Path) -> tuple[str, str | None]:
@@ -277,7 +280,9 @@ def run_suite(
         say(tail)
         meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         index = write_index(suite_dir, results, meta)
-    _update_latest(out_root, suite_id)
+    if not _update_latest(out_root, suite_id):
+        say(f"evalcore: {out_root / 'latest'} is not a symbolic link; left as it is "
+            f"(remove it to let it point to the newest run)")
     failed = [r.name for r in results if r.status != "ok"]
     say(f"evalcore: {len(results) - len(failed)}/{len(results)} notebook(s) ok"
         + (f"; failed: {', '.join(failed)}" if failed else ""))

@@ -99,6 +99,15 @@ def test_only_and_unknown_names(repo):
     result = run_suite(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out", echo=None)
     assert result.ok and [r.name for r in result.results] == ["sq4"]
     assert result.results[0].records["square"] == 16
+    assert (repo / "out" / "latest").resolve() == result.suite_dir
+    # a real folder named latest is left alone, and the run says so
+    (repo / "out2" / "latest").mkdir(parents=True)
+    said = []
+    second = run_suite(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out2",
+                       echo=said.append, pdf=False)
+    assert second.ok and (repo / "out2" / "latest").is_dir()
+    assert not (repo / "out2" / "latest").is_symlink()
+    assert any("not a symbolic link" in line for line in said)
     with pytest.raises(EvalcoreError, match="no run named 'nope'"):
         run_suite(repo / "params" / "suite.yaml", only=["nope"], output=repo / "out", echo=None)
 
