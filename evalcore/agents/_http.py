@@ -76,11 +76,18 @@ class HttpToolRegistry:
         return [str(r) for r in rows]
 
 
+class AgentEndpointError(RuntimeError):
+    """The remote agent crashed or broke the wire protocol (the HTTP form of an escaped exception)."""
+
+
 class HttpAgent:
     """An agent behind an HTTP JSON endpoint, seen through the :class:`Agent` protocol.
 
-    ``process_request`` never raises: a connection failure, a timeout, an HTTP error status or
-    a malformed body becomes ``AgentResponse(success=False, error=...)``.
+    A 4xx status is the endpoint refusing the request: ``AgentResponse(success=False,
+    error=...)``. A 5xx status (the agent behind it raised: :class:`AgentServer` answers 500), a
+    connection failure, a timeout or a 2xx body that is not an ``AgentResponse`` raises
+    :class:`AgentEndpointError`, which the evaluator records as a critical failure — a crashed
+    endpoint must not pass for a clear error message.
 
     Args:
         url: The request endpoint (``POST {"query": ...}``).
@@ -121,30 +128,40 @@ class HttpAgent:
         return self._registry
 
     def process_request(self, query: str) -> AgentResponse:
-        """POST the query; map every transport or format failure to a failed response."""
+        """POST the query.
+
+        Returns:
+            The endpoint's response; a 4xx status becomes a failed response with the status and
+            body as ``error``.
+
+        Raises:
+            AgentEndpointError: 5xx status, unreachable endpoint, timeout or malformed body.
+        """
         try:
             response = self._client.post(self.url, json={"query": query})
-        except httpx.TimeoutException:
-            return AgentResponse(success=False, error=f"agent endpoint timed out after {self.timeout_s:g}s")
+        except httpx.TimeoutException as exc:
+            raise AgentEndpointError(f"agent endpoint timed out after {self.timeout_s:g}s") from exc
         except httpx.HTTPError as exc:
-            return AgentResponse(success=False, error=f"agent endpoint unreachable: {type(exc).__name__}: {exc}")
+            raise AgentEndpointError(f"agent endpoint unreachable: {type(exc).__name__}: {exc}") from exc
+        if response.status_code >= 500:
+            raise AgentEndpointError(f"agent endpoint answered {_error_text(response)}")
         if response.status_code >= 400:
             return AgentResponse(success=False, error=f"agent endpoint answered {_error_text(response)}")
         try:
             data = response.json()
         except ValueError:
-            return AgentResponse(success=False, error="agent endpoint answered non-JSON")
+            raise AgentEndpointError("agent endpoint answered non-JSON") from None
         if not isinstance(data, dict) or "success" not in data:
-            return AgentResponse(success=False, error="agent endpoint answered JSON without 'success'")
+            raise AgentEndpointError("agent endpoint answered JSON without 'success'")
         steps = data.get("steps") or []
         if not isinstance(steps, list) or not all(isinstance(st, dict) for st in steps):
-            return AgentResponse(success=False, error="agent endpoint answered 'steps' that is not a list of objects")
+            raise AgentEndpointError("agent endpoint answered 'steps' that is not a list of objects")
         known = set(StepRecord.__dataclass_fields__)
         data = {**data, "steps": [{k: v for k, v in st.items() if k in known} for st in steps]}
         try:
             out = AgentResponse.from_dict(data)
         except (TypeError, ValueError) as exc:
-            return AgentResponse(success=False, error=f"agent endpoint answered a malformed response: {exc}")
+            raise AgentEndpointError(f"agent endpoint answered a malformed response: {exc}") from exc
         out.success = bool(out.success)
         return out
 

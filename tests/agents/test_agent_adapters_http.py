@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import sys
 import textwrap
@@ -19,6 +20,7 @@ from _fakes import CUBE_IMPL, CUBE_SPEC, CUBE_TESTS, ScriptedModel  # noqa: E402
 
 from evalcore.agents import (  # noqa: E402
     Agent,
+    AgentEndpointError,
     AgentResponse,
     FactoryAgent,
     HttpAgent,
@@ -202,6 +204,8 @@ class _Misbehaving(BaseHTTPRequestHandler):
             self._reply(500 if mode == "reset500" else 200, b"{}")
         elif mode == "500":
             self._reply(500, b"internal trouble")
+        elif mode == "400":
+            self._reply(400, b"query rejected: unsupported request")
         elif mode == "html":
             self._reply(200, b"<html>hi</html>", "text/html")
         elif mode == "nosuccess":
@@ -239,12 +243,18 @@ def test_http_error_mapping(misbehaving: tuple[type[_Misbehaving], str]) -> None
     assert agent.reset_url.endswith("/api/reset") and agent.registry.search_url.endswith("/api/search")
     ok = agent.process_request("q")
     assert ok.success and ok.result == 12.0 and ok.steps[0].tool == "t"
+    # the endpoint refusing the request is an ordinary failed response ...
+    handler.mode = "400"
+    r = agent.process_request("q")
+    assert isinstance(r, AgentResponse) and not r.success
+    assert r.error == "agent endpoint answered HTTP 400: query rejected: unsupported request"
+    # ... a crash or a protocol break raises, so the evaluator records a critical failure
     expected = {"500": "HTTP 500: internal trouble", "html": "non-JSON", "nosuccess": "without 'success'",
                 "slow": "timed out after 0.5s"}
     for mode, text in expected.items():
         handler.mode = mode
-        r = agent.process_request("q")
-        assert isinstance(r, AgentResponse) and not r.success and text in r.error, (mode, r.error)
+        with pytest.raises(AgentEndpointError, match=re.escape(text)):
+            agent.process_request("q")
     handler.mode = "reset500"
     with pytest.raises(EvalcoreError, match="reset answered HTTP 500"):
         agent.reset()
@@ -262,9 +272,40 @@ def test_http_unreachable_endpoint() -> None:
         port = s.getsockname()[1]
     agent = HttpAgent(f"http://127.0.0.1:{port}", timeout_s=2)
     assert agent.url.endswith("/") and agent.reset_url == f"http://127.0.0.1:{port}/reset"
-    r = agent.process_request("what is 5 factorial")
-    assert not r.success and "unreachable" in r.error
+    with pytest.raises(AgentEndpointError, match="unreachable"):
+        agent.process_request("what is 5 factorial")
     with pytest.raises(EvalcoreError, match="reset failed"):
         agent.reset()
     with pytest.raises(EvalcoreError):
         HttpAgent("localhost:8000")
+
+
+class _RaisingAgent:
+    registry = None
+
+    def reset(self) -> None:
+        pass
+
+    def process_request(self, query: str) -> AgentResponse:
+        if "-5" in query:
+            raise ValueError("negative input crashed the agent")
+        return AgentResponse(success=True, result=120)
+
+
+def test_agent_raising_behind_http_is_a_critical_failure() -> None:
+    from evalcore.datasets import AgentCase
+    from evalcore.suites import SuiteConfig, SuiteData, evaluate_robustness
+
+    cases = [AgentCase(id="e", query="factorial of -5", complexity="edge", kind="invalid_input",
+                       categories=["robustness"], expected_behavior="error"),
+             AgentCase(id="b", query="factorial of 5", complexity="edge", kind="factorial",
+                       categories=["robustness"], expected=120)]
+    with serve_agent(_RaisingAgent()) as server:  # type: ignore[arg-type]
+        remote = HttpAgent(server.url, timeout_s=10, has_registry=False)
+        res = evaluate_robustness(remote, SuiteData(cases), SuiteConfig())
+        remote.close()
+    t = {x.name: x for x in res.tests}
+    assert t["b"].score == 1.0 and not t["b"].critical
+    # the server's HTTP 500 must not pass for a clear error message
+    assert t["e"].score == 0.0 and t["e"].critical
+    assert "AgentEndpointError" in t["e"].error and "negative input crashed the agent" in t["e"].error
