@@ -17,8 +17,12 @@ def _fmt_ci(d: dict[str, Any] | None) -> str:
     return f"{d['mean']:.3f}{ci}"
 
 
-def _print_results(path: Any, res: dict[str, Any]) -> None:
+def _print_results(path: Any, res: dict[str, Any], config: dict[str, Any] | None = None) -> None:
     print(f"run: {path}")
+    if config:  # which data was asked: a shipped sample is not the full benchmark
+        print(f"dataset: {config.get('dataset')} split {config.get('split')}, source "
+              f"{', '.join(config.get('source') or [])}, {config.get('n_items')} items  "
+              f"model: {config.get('model')}")
     print(f"samples: {res.get('n_samples')}  errors: {res.get('errors')}  "
           f"retries: {res.get('retries')}  cached: {res.get('cached')}")
     print(f"accuracy strict:   {_fmt_ci(res.get('accuracy_strict'))}")
@@ -75,15 +79,16 @@ def _run(args: argparse.Namespace) -> int:
         few_shot=args.few_shot, mmlu_mode=args.mmlu_mode, split=args.split, source=args.source,
         cache=False if args.no_cache else True, scorer=args.scorer, model_options=options,
     )
-    _print_results(path, load_run(Path(path)).results)
+    run = load_run(Path(path))
+    _print_results(path, run.results, run.config)
     return 0
 
 
 def _rescore(args: argparse.Namespace) -> int:
-    from evalcore.runs import rescore
+    from evalcore.runs import load_run, rescore
 
     res = rescore(args.run_dir_path)
-    _print_results(args.run_dir_path, res)
+    _print_results(args.run_dir_path, res, load_run(args.run_dir_path).config)
     return 0
 
 

@@ -469,7 +469,8 @@ class _Run:
         from tqdm.auto import tqdm
 
         sem = asyncio.Semaphore(self.concurrency)
-        bar = tqdm(total=len(todo), desc=f"{self.dataset} {self.model.name}",
+        source = ",".join(self.config.get("source") or [])
+        bar = tqdm(total=len(todo), desc=f"{self.dataset} ({source}) {self.model.name}",
                    disable=None if self.progress else True, unit="sample")
 
         async def one(item: Any, epoch: int) -> None:

@@ -28,6 +28,7 @@ def test_cli_run_then_rescore(tmp_path, capsys) -> None:
     assert status == 0
     out = capsys.readouterr().out
     assert "accuracy flexible" in out and str(tmp_path / "cli") in out
+    assert "dataset: gsm8k split test, source sample, 3 items" in out  # not the full benchmark
     cfg = json.loads((tmp_path / "cli" / "config.json").read_text())
     assert cfg["params"]["max_tokens"] == 64 and cfg["params"]["temperature"] == 0.2
     assert cfg["params"]["top_p"] == 0.9 and cfg["epochs"] == 2

@@ -338,6 +338,7 @@ def test_progress_bar_shows_running_accuracy_cost_and_errors(tmp_path, counting_
     (bar,) = bars
     assert bar.n == 12 and bar.kwargs["total"] == 12 and len(bar.postfixes) == 12
     assert bar.kwargs["disable"] is None  # shown on a terminal, quiet in logs
+    assert bar.kwargs["desc"] == "gsm8k (sample) counting:test"  # says which data it asks
     last = bar.postfixes[-1]
     right = [truth[it.id] for it in items[2:]]
     assert last["acc"] == f"{np.mean(right):.3f}"  # errors are left out of the running accuracy
