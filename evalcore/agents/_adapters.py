@@ -54,6 +54,12 @@ def _import_factory(spec: str) -> Any:
         raise
     except ImportError as exc:
         raise EvalcoreError(f"cannot import agent module {module_name!r}: {exc}", field="agent") from exc
+    except SyntaxError as exc:
+        raise EvalcoreError(f"agent module {module_name!r} has a syntax error: {exc.msg}",
+                            path=exc.filename or module_name, line=exc.lineno, field="agent") from exc
+    except Exception as exc:  # the module's own top-level code failed
+        raise EvalcoreError(f"importing agent module {module_name!r} raised {type(exc).__name__}: {exc}",
+                            field="agent") from exc
     factory = getattr(module, attr, None)
     if factory is None or not callable(factory):
         raise EvalcoreError(f"module {module_name!r} has no callable {attr!r}", field="agent")
@@ -108,6 +114,11 @@ def load_agent(spec: str, **kwargs: Any) -> Agent:
     if spec.startswith(("http://", "https://")):
         from evalcore.agents._http import HttpAgent
 
+        allowed = {"timeout_s", "reset_url", "search_url", "tools_url", "has_registry"}
+        unknown = sorted(set(kwargs) - allowed)
+        if unknown:
+            raise EvalcoreError(f"option(s) {unknown} do not apply to an HTTP agent (its threshold and model are "
+                                f"set on its server); allowed: {sorted(allowed)}", field="agent")
         return HttpAgent(spec, **kwargs)
     if "://" in spec:
         raise EvalcoreError(f"unsupported URL scheme in agent spec {spec!r} (use http:// or https://)",

@@ -124,6 +124,24 @@ def test_bad_specs_are_clear_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         load_agent(spec)
 
 
+def test_agent_module_that_fails_to_import_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "syntax_agent_mod.py"
+    bad.write_text("import os\n\ndef make(:\n    pass\n")
+    with pytest.raises(EvalcoreError, match="syntax error") as info:
+        load_agent(f"{bad}:make")
+    assert info.value.path == str(bad) and info.value.line == 3
+    crash = tmp_path / "crash_agent_mod.py"
+    crash.write_text("raise KeyError('config')\n")
+    with pytest.raises(EvalcoreError, match="raised KeyError"):
+        load_agent(f"{crash}:make")
+
+
+def test_http_spec_rejects_options_that_do_not_apply() -> None:
+    with pytest.raises(EvalcoreError, match=r"\['threshold'\] do not apply to an HTTP agent"):
+        load_agent("http://127.0.0.1:9/agent", threshold=0.5)
+    assert isinstance(load_agent("http://127.0.0.1:9/agent", timeout_s=1.0), HttpAgent)
+
+
 # ------------------------------------------------------------------ HTTP adapter, reference agent served
 @pytest.fixture
 def served() -> Iterator[tuple[ReferenceAgent, Any]]:

@@ -180,6 +180,8 @@ def test_cli_cases_file(main, tmp_path):
     ["agent-eval", "--compare", "/nonexistent/a.json", "/nonexistent/b.json"],
     ["sweep", "--thresholds", "0.9:0.1:0.1"],
     ["sweep", "--agent", "oracle"],
+    ["agent-eval", "--agent", "http://127.0.0.1:9/agent", "--threshold", "0.5"],
+    ["sweep", "--agent", "http://127.0.0.1:9/agent", "--thresholds", "0.5"],
 ])
 def test_cli_bad_input_exits_2(main, argv, tmp_path, capsys):
     assert main(argv + (["--output-dir", str(tmp_path / "x")] if argv[0] == "agent-eval" else [])) == 2
