@@ -65,8 +65,8 @@ def _run(args: argparse.Namespace) -> int:
         raise EvalcoreError("must be >= 1", field="--orderings")
     if not math.isfinite(args.lam) or args.lam < 0:
         raise EvalcoreError(f"must be a finite number >= 0, got {args.lam}", field="--lambda")
-    if args.feature_dims < 1:
-        raise EvalcoreError("must be >= 1", field="--feature-dims")
+    if not 1 <= args.feature_dims <= 64:
+        raise EvalcoreError(f"must be between 1 and 64, got {args.feature_dims}", field="--feature-dims")
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise EvalcoreError("exists and is not a directory", path=out, field="--output")

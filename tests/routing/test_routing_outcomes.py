@@ -268,3 +268,13 @@ def test_folder_of_runs_groups_arms_across_datasets(tmp_path):
         {"model": "m", "run_id": "gsm8k-cot", "dataset": "gsm8k"})
     with pytest.raises(EvalcoreError, match="two runs"):
         outcomes_from_runs([root, dup])
+
+
+def test_route_cli_refuses_more_than_64_feature_dims(tmp_path) -> None:
+    from evalcore.cli import main
+
+    table = tmp_path / "o.csv"
+    table.write_text("item_id,arm,quality,cost,latency,query\nq1,a,1,0.1,0.1,hi\nq1,b,0,0.2,0.1,hi\n")
+    assert main(["route", "--outcomes", str(table), "--output", str(tmp_path / "out"),
+                 "--feature-dims", "65"]) == 2
+    assert not (tmp_path / "out").exists()
