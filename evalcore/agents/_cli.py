@@ -116,6 +116,8 @@ def _agent_eval(args: argparse.Namespace) -> int:
                          load_requests=args.load_requests, request_timeout_s=args.request_timeout)
     gen = AgentCaseGenerator(args.seed, counts)
     cases = load_cases(args.cases) if args.cases else gen.generate()
+    if not cases:
+        raise EvalcoreError("no test cases to evaluate", path=args.cases, field=None if args.cases else "--counts")
     groups = gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size)
     agent = resolve_agent(args.agent, model=args.model, threshold=args.threshold, seed=args.seed,
                           cases=cases, paraphrase_groups=groups)

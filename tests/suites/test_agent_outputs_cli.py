@@ -181,6 +181,7 @@ def test_cli_cases_file(main, tmp_path):
     ["sweep", "--thresholds", "0.9:0.1:0.1"],
     ["sweep", "--agent", "oracle"],
     ["agent-eval", "--agent", "http://127.0.0.1:9/agent", "--threshold", "0.5"],
+    ["agent-eval", "--agent", "oracle", "--counts", "simple=0,medium=0,complex=0,edge=0"],
     ["sweep", "--agent", "http://127.0.0.1:9/agent", "--thresholds", "0.5"],
 ])
 def test_cli_bad_input_exits_2(main, argv, tmp_path, capsys):
