@@ -220,7 +220,8 @@ def run_benchmark(
     """Run a benchmark: ask ``model`` every item × epoch, score objectively, record everything.
 
     Every sample is appended to ``samples.jsonl`` (and fsynced) as soon as it is scored; running
-    again with the same ``run_id`` skips recorded samples (failed calls are retried), so a
+    again with the same ``run_id`` skips recorded samples (failed calls are retried; at the end
+    the file is compacted to the latest line per item × epoch), so a
     killed run loses at most the calls in flight. Identical requests are answered from a SQLite
     response cache (``<run_dir>/.cache/responses.sqlite``, or ``$EVALCORE_CACHE``).
 
@@ -446,7 +447,15 @@ class _Run:
 
                     run_sync(coro)
         wall = time.perf_counter() - start
-        records = latest_records(read_samples(self.path / SAMPLES_FILE).records)
+        found = read_samples(self.path / SAMPLES_FILE)
+        records = latest_records(found.records)
+        if len(records) < len(found.records):
+            # an error retried on resume left two lines for one (item, epoch): keep the latest,
+            # so the file again holds one line per item x epoch (atomic replace: kill-safe)
+            from evalcore._io import write_jsonl_atomic
+
+            write_jsonl_atomic(self.path / SAMPLES_FILE, records, fsync=True, mkdir=False,
+                               allow_nan=False)
         wanted = {(it.id, e) for it in self.items for e in range(self.epochs)}
         records = [r for r in records if (r["item_id"], int(r["epoch"])) in wanted]
         # qps counts the model calls of this invocation; cache hits are not queries

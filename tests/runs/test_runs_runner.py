@@ -155,7 +155,10 @@ def test_failed_calls_are_errors_not_wrong_answers_and_are_retried_on_resume(
     assert healed.calls == 2  # only the failed samples are asked again
     run = load_run(path)
     assert run.results["errors"] == 0 and len(run.samples) == 10
-    assert len(path.joinpath("samples.jsonl").read_text().splitlines()) == 12  # append-only
+    # appended while running (12 lines), then compacted: one line per item x epoch, the latest
+    lines = [json.loads(x) for x in path.joinpath("samples.jsonl").read_text().splitlines()]
+    assert len(lines) == 10 and len({(r["item_id"], r["epoch"]) for r in lines}) == 10
+    assert not any(r["error"] for r in lines)
 
 
 def test_rescore_recomputes_without_a_model(tmp_path, counting_model, make_gsm8k_answerer) -> None:
