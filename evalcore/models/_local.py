@@ -95,6 +95,9 @@ class LocalModel:
         path = Path(model_path) if model_path is not None else smollm2_gguf_path()
         if not path.is_file():
             raise EvalcoreError("GGUF model file not found", path=path)
+        if importlib.util.find_spec("llama_cpp") is None:  # refuse now, before a run is created
+            raise EvalcoreError("the embedded model needs llama-cpp-python: "
+                                "pip install 'evalcore[local]'", field="model")
         self.model_path = path
         self.n_ctx = n_ctx
         self.seed = seed

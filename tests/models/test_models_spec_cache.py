@@ -39,6 +39,20 @@ def test_local_spec_finds_gguf_in_installed_package() -> None:
         from_spec("local:/nowhere/model.gguf")
 
 
+def test_local_spec_without_llama_cpp_is_refused_before_a_run_starts(tmp_path, monkeypatch) -> None:
+    import importlib.util
+
+    from evalcore.runs import run_benchmark
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    with pytest.raises(EvalcoreError, match="llama-cpp-python") as info:
+        run_benchmark("gsm8k", "local:smollm2", limit=1, source="sample", progress=False,
+                      run_dir=tmp_path / "runs")
+    assert info.value.field == "model" and not (tmp_path / "runs").exists()
+
+
 def test_replay_spec_needs_run_dir(tmp_path) -> None:
     with pytest.raises(EvalcoreError, match="not a run directory"):
         from_spec(f"replay:{tmp_path}")
