@@ -6,14 +6,14 @@ import os
 from typing import Any
 
 from evalcore.errors import EvalcoreError
-from evalcore.suites._output import load_results
+from evalcore.suites._output import load_results, validate_results
 from evalcore.suites._results import jsonable
 
 
 def _load(x: Any) -> dict[str, Any]:
     if isinstance(x, (str, os.PathLike)):
         return load_results(x)
-    return x.to_dict() if hasattr(x, "to_dict") else dict(x)
+    return validate_results(x.to_dict() if hasattr(x, "to_dict") else x)
 
 
 def _relative_drop(a: float, b: float) -> float:

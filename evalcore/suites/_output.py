@@ -54,13 +54,41 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise EvalcoreError("no such file", path=p)
-    data = read_json(p)
+    return validate_results(read_json(p), p)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def validate_results(data: Any, path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Check the shape of an evaluation result dict (what :func:`compare_results` reads).
+
+    Args:
+        data: The parsed JSON.
+        path: Its file, for error messages.
+
+    Returns:
+        ``data``.
+
+    Raises:
+        EvalcoreError: Naming the first missing or mistyped field.
+    """
     for key in ("summary", "detailed_results", "config"):
         if not isinstance(data, dict) or not isinstance(data.get(key), dict):
-            raise EvalcoreError("not an agent evaluation result", path=p, field=key)
+            raise EvalcoreError("not an agent evaluation result", path=path, field=key)
+    if not _is_number(data["summary"].get("overall_score")):
+        raise EvalcoreError("summary has no numeric overall_score", path=path, field="summary.overall_score")
     for cat, res in data["detailed_results"].items():
+        where = f"detailed_results.{cat}"
         if not isinstance(res, dict) or not isinstance(res.get("tests"), list):
-            raise EvalcoreError("category without a 'tests' list", path=p, field=f"detailed_results.{cat}")
+            raise EvalcoreError("category without a 'tests' list", path=path, field=where)
+        if not _is_number(res.get("score")):
+            raise EvalcoreError("category without a numeric score", path=path, field=f"{where}.score")
+        for i, t in enumerate(res["tests"]):
+            if not isinstance(t, dict) or not isinstance(t.get("name"), str) or not _is_number(t.get("score")):
+                raise EvalcoreError("test without a string name and a numeric score", path=path,
+                                    field=f"{where}.tests[{i}]")
     return data
 
 

@@ -263,3 +263,22 @@ def test_cli_sweep_writes_json_csv_and_figure(main, tmp_path, capsys):
     assert (out / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "best threshold on the development split: 0.5" in capsys.readouterr().out
     assert not list(out.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"summary": {}, "detailed_results": {}, "config": {}}, "summary.overall_score"),
+    ({"summary": {"overall_score": 1}, "config": {},
+      "detailed_results": {"functional": {"score": 1.0, "tests": [{"name": "a"}]}}}, "detailed_results.functional.tests[0]"),
+    ({"summary": {"overall_score": 1}, "config": {},
+      "detailed_results": {"functional": {"tests": []}}}, "detailed_results.functional.score"),
+])
+def test_compare_names_the_malformed_field(bad, field, tmp_path):
+    good = _result(OracleAgent).to_dict()
+    with pytest.raises(EvalcoreError) as info:
+        compare_results(good, bad)
+    assert info.value.field == field
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(bad))
+    with pytest.raises(EvalcoreError) as info2:
+        load_results(p)
+    assert info2.value.field == field and info2.value.path == str(p)
