@@ -4,6 +4,9 @@ In process: ``LocalModel.complete`` (llama-cpp-python in this process). Through 
 ``evalcore serve-local``'s llama-cpp-python OpenAI server, called by evalcore's
 OpenAI-compatible client. Same prompts, greedy, same ``max_tokens``; generation tokens per
 second of wall time (prompt processing included, model load excluded). Printed, not asserted.
+The two paths do not generate the same text: llama-cpp-python's server applies its default
+``repeat_penalty=1.1`` (an OpenAI request cannot say otherwise), in process it is 1.0; so token
+counts may differ and tokens per second is the fair comparison, not wall time per prompt.
 
 Run: ``.venv/bin/python benchmarks/bench_local_model.py [--prompts 4] [--max-tokens 64]``.
 """

