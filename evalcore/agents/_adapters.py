@@ -114,7 +114,7 @@ def load_agent(spec: str, **kwargs: Any) -> Agent:
     if spec.startswith(("http://", "https://")):
         from evalcore.agents._http import HttpAgent
 
-        allowed = {"timeout_s", "reset_url", "search_url", "tools_url", "has_registry"}
+        allowed = {"timeout_s", "reset_url", "search_url", "tools_url", "describe_url", "has_registry"}
         unknown = sorted(set(kwargs) - allowed)
         if unknown:
             raise EvalcoreError(f"option(s) {unknown} do not apply to an HTTP agent (its threshold and model are "

@@ -7,6 +7,8 @@ Wire protocol (JSON bodies, UTF-8):
 * ``POST <url>/../reset`` (the sibling path ``reset``) → any 2xx status.
 * ``GET <url>/../search?q=...&k=5&threshold=0.6`` → ``{"matches": [{"name", "score"}, ...]}``.
 * ``GET <url>/../tools`` → ``{"tools": ["name", ...]}``.
+* ``GET <url>/../describe?name=...`` (optional) → ``{"name", "code", "tests", ...}`` of one tool,
+  404 when unknown; lets the evaluator read the quality of synthesized code.
 
 Sibling paths are resolved like a relative link: for ``http://h:8000/agent/query`` they are
 ``http://h:8000/agent/reset`` etc.; for ``http://h:8000/`` they are ``http://h:8000/reset``.
@@ -39,10 +41,12 @@ class HttpToolRegistry:
             answers malformed JSON (retrieval cannot be evaluated then).
     """
 
-    def __init__(self, client: httpx.Client, search_url: str, tools_url: str) -> None:
+    def __init__(self, client: httpx.Client, search_url: str, tools_url: str,
+                 describe_url: str | None = None) -> None:
         self._client = client
         self.search_url = search_url
         self.tools_url = tools_url
+        self.describe_url = describe_url if describe_url is not None else urljoin(tools_url, "describe")
 
     def _get(self, url: str, params: dict[str, Any] | None = None) -> Any:
         try:
@@ -75,6 +79,30 @@ class HttpToolRegistry:
             raise EvalcoreError("tools answer has no 'tools' list", path=self.tools_url, field="tools")
         return [str(r) for r in rows]
 
+    def describe(self, name: str) -> dict[str, Any]:
+        """One tool's record from ``GET describe?name=`` (code, tests, docstring …).
+
+        Raises:
+            KeyError: The endpoint answers 404 (unknown tool, or no describe endpoint).
+            EvalcoreError: Any other failure or a body that is not a JSON object.
+        """
+        try:
+            response = self._client.get(self.describe_url, params={"name": name})
+        except httpx.HTTPError as exc:
+            raise EvalcoreError(f"agent registry unreachable: {type(exc).__name__}: {exc}",
+                                path=self.describe_url) from exc
+        if response.status_code == 404:
+            raise KeyError(name)
+        if response.status_code >= 400:
+            raise EvalcoreError(f"agent registry answered {_error_text(response)}", path=self.describe_url)
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise EvalcoreError("agent registry answered non-JSON", path=self.describe_url) from exc
+        if not isinstance(data, dict):
+            raise EvalcoreError("describe answer is not a JSON object", path=self.describe_url)
+        return data
+
 
 class AgentEndpointError(RuntimeError):
     """The remote agent crashed or broke the wire protocol (the HTTP form of an escaped exception)."""
@@ -95,6 +123,7 @@ class HttpAgent:
         reset_url: Override of the reset endpoint (default: sibling ``reset``).
         search_url: Override of the search endpoint (default: sibling ``search``).
         tools_url: Override of the tool-list endpoint (default: sibling ``tools``).
+        describe_url: Override of the tool-description endpoint (default: sibling ``describe``).
         has_registry: False when the endpoint has no search (``registry`` is then None).
     """
 
@@ -106,6 +135,7 @@ class HttpAgent:
         reset_url: str | None = None,
         search_url: str | None = None,
         tools_url: str | None = None,
+        describe_url: str | None = None,
         has_registry: bool = True,
     ) -> None:
         parsed = urlparse(url)
@@ -118,7 +148,8 @@ class HttpAgent:
         self.reset_url = reset_url or urljoin(url, "reset")
         self._client = httpx.Client(timeout=self.timeout_s)
         self._registry = (
-            HttpToolRegistry(self._client, search_url or urljoin(url, "search"), tools_url or urljoin(url, "tools"))
+            HttpToolRegistry(self._client, search_url or urljoin(url, "search"), tools_url or urljoin(url, "tools"),
+                             describe_url or urljoin(url, "describe"))
             if has_registry else None
         )
 
@@ -283,6 +314,18 @@ def _make_handler(agent: Agent) -> type[BaseHTTPRequestHandler]:
                 self._send(200, {"matches": [{"name": m.name, "score": m.score} for m in matches]})
             elif path.endswith("/tools"):
                 self._send(200, {"tools": registry.list_tools()})
+            elif path.endswith("/describe"):
+                name = parse_qs(parsed.query).get("name", [""])[0]
+                describe = getattr(registry, "describe", None)
+                if not callable(describe):
+                    self._send(404, {"error": "this agent's registry cannot describe tools"})
+                    return
+                try:
+                    info = describe(name)
+                except KeyError:
+                    self._send(404, {"error": f"unknown tool {name!r}"})
+                    return
+                self._send(200, info)
             else:
                 self._send(404, {"error": f"unknown path {parsed.path}"})
 

@@ -268,8 +268,9 @@ def evaluate_synthesis(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
 
     Success for a case = a correct structured result from a synthesized (or, for a kind seen
     earlier in the category, reused) tool. Test score = ``success · (0.5 + 0.25·code_quality +
-    0.25·test_quality)`` when the registry can ``describe`` the tool, ``success`` alone when it
-    cannot (noted in the category).
+    0.25·test_quality)``; when the registry cannot ``describe`` the tool its code and tests cannot
+    be read, both qualities count as 0 (score ``0.5·success``, noted in the category), so hiding
+    the code never scores better than showing it.
 
     Args:
         agent: The agent.
@@ -302,8 +303,9 @@ def evaluate_synthesis(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
             info = _describe(agent, r.tool_used)  # type: ignore[union-attr]
             if info is None:
                 no_describe += 1
-                score = 1.0
+                score = 0.5
                 details["quality"] = None
+                err = "the synthesized tool's code and tests could not be read (no describe()); quality counts as 0"
             else:
                 cq = code_quality(info.get("code"))
                 tq = test_quality(info.get("tests"), r.tool_used)  # type: ignore[union-attr]
@@ -321,8 +323,8 @@ def evaluate_synthesis(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
         res.tests.append(make_test(case.id, score, threshold=config.pass_threshold, critical=call.critical,
                                    error=err, duration_s=call.elapsed_s, details=details))
     if no_describe:
-        res.notes.append(f"{no_describe} synthesized tool(s) could not be described (registry has no "
-                         "describe()); those tests score on success alone")
+        res.notes.append(f"{no_describe} synthesized tool(s) could not be described (the registry has no "
+                         "describe(), or it failed); their code and test quality count as 0")
     res.metrics = {
         "synthesis_rate": sum(successes) / len(successes) if successes else 0.0,
         "mean_code_quality": sum(code_q) / len(code_q) if code_q else None,

@@ -172,6 +172,11 @@ def test_http_agent_round_trip(served: tuple[ReferenceAgent, Any]) -> None:
     r = remote.process_request("cube the number 2")
     assert r.success and r.synthesized and r.result == 8
     assert "cube" in remote.registry.list_tools()
+    info = remote.registry.describe("cube")
+    assert info["code"] == agent.registry.describe("cube")["code"] and "def cube" in info["code"]
+    assert info["tests"] and info["origin"] == "synthesized"
+    with pytest.raises(KeyError):
+        remote.registry.describe("no_such_tool")
     remote.reset()
     assert "cube" not in remote.registry.list_tools()
     remote.close()

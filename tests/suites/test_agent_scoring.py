@@ -187,6 +187,25 @@ def test_synthesis_scores_success_times_quality():
     assert res.metrics["synthesis_rate"] == 0.5
 
 
+def test_synthesis_without_describe_gets_no_quality_credit():
+    c1 = case("m1", "What is the GCD of 12 and 18?", 6, kind="gcd", cats=("synthesis",), complexity="medium")
+    answers = {c1.query: AgentResponse(success=True, result=6, tool_used="gcd", synthesized=True)}
+
+    class NoDescribe:
+        def search(self, query, k=5, threshold=0.0):
+            return []
+
+        def list_tools(self):
+            return ["gcd"]
+
+    hidden = evaluate_synthesis(ScriptedAgent(answers, NoDescribe()), SuiteData([c1]), SuiteConfig())
+    shown = evaluate_synthesis(ScriptedAgent(answers, TableRegistry({}, ["gcd"], {
+        "gcd": {"code": GOOD_CODE, "tests": GOOD_TESTS}})), SuiteData([c1]), SuiteConfig())
+    assert hidden.tests[0].score == 0.5 and not hidden.tests[0].passed and "could not be read" in hidden.tests[0].error
+    assert hidden.metrics["synthesis_rate"] == 1.0 and hidden.notes
+    assert shown.tests[0].score == 1.0 > hidden.tests[0].score
+
+
 # ------------------------------------------------------------------------------ retrieval
 def test_retrieval_metrics_hand_computed():
     q1 = case("r1", "What is 5% of 80?", 4, cats=("retrieval",))
