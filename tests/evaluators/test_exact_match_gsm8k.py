@@ -23,6 +23,8 @@ STRICT_CASES = [
     ("Natalia sold 48/2 = 24 clips in May.\nShe sold 48+24 = 72 clips.\n#### 72", "72"),
     ("#### 72", "72"),
     ("####72", "72"),
+    ("#### 72%", "72"),
+    ("Work...\n#### -1,000,000", "-1000000"),
     ("#### 72.", "72"),
     ("#### 72.00", "72"),
     ("#### $72", "72"),
@@ -115,6 +117,10 @@ FLEXIBLE_CASES = [
     ("I think it's about .5", "0.5", "last_number"),
     ("€ 15", "15", "last_number"),
     ("The list 1,2,3 has 3 items", "3", "last_number"),
+    ("The answer is 1,000,000.", "1000000", "answer_is"),  # thousands commas, final period
+    ("The answer is -5.", "-5", "answer_is"),
+    ("The price rose by 72%", "72", "last_number"),
+    ("The answer is 5... wait, the answer is 8", "8", "answer_is"),  # the last statement wins
     # parse failures
     ("I cannot solve this.", None, "none"),
     ("", None, "none"),

@@ -15,6 +15,7 @@ STRICT_CASES = [
     ("Answer: C", "C", "answer_is"),
     ("Answer: (C)", "C", "answer_is"),
     ("answer: c", "C", "answer_is"),
+    ("I think the answer is (B) because A is wrong", "B", "answer_is"),  # not the later "A"
     ("**Answer:** B", "B", "answer_is"),
     ("Answer:\n\nB", "B", "answer_is"),
     ("The answer is C", "C", "answer_is"),
@@ -68,6 +69,7 @@ STRICT_CASES = [
 ]
 
 FLEXIBLE_CASES = [
+    ("I think the answer is (B) because A is wrong", "B", "answer_is"),
     # everything strict finds, flexible finds the same way
     ("Answer: C", "C", "answer_is"),
     ("The answer is (B).", "B", "answer_is"),
