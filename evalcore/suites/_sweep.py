@@ -123,6 +123,8 @@ def _split(ids: Sequence[str], dev_fraction: float, rng: random.Random) -> dict[
     n_dev = int(round(len(ids) * dev_fraction))
     if len(ids) >= 2:
         n_dev = min(max(n_dev, 1), len(ids) - 1)
+    elif len(ids) == 1:
+        n_dev = int(rng.random() < dev_fraction)
     return {i: ("dev" if j < n_dev else "test") for j, i in enumerate(ids)}
 
 
@@ -157,6 +159,9 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
 
     if not thresholds:
         raise EvalcoreError("no thresholds", field="thresholds")
+    if not 0.0 < dev_fraction < 1.0:
+        raise EvalcoreError(f"dev_fraction must lie strictly between 0 and 1, got {dev_fraction}",
+                            field="dev_fraction")
     gen = AgentCaseGenerator(seed, counts)
     pool = list(cases) if cases is not None else gen.generate()
     use = [c for c in pool if c.expected_behavior == "answer" and not c.is_multi_step]
@@ -167,6 +172,10 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
     split = {**_split([c.id for c in use if not c.needs_synthesis], dev_fraction, rng),
              **_split([c.id for c in use if c.needs_synthesis], dev_fraction, rng),
              **_split([f"unrelated-{i:02d}" for i in range(len(unrelated))], dev_fraction, rng)}
+    parts = set(split.values())
+    if parts != {"dev", "test"}:
+        raise EvalcoreError(f"{len(split)} item(s) cannot fill both a development and a held-out split; "
+                            "use more cases or unrelated queries", field="cases")
     cfg = SuiteConfig(tool_aliases=tool_aliases)
     rows: list[dict[str, Any]] = []
     for t in tqdm(list(thresholds), desc="sweep", disable=(not progress) if progress is not None else None):

@@ -282,3 +282,22 @@ def test_compare_names_the_malformed_field(bad, field, tmp_path):
     with pytest.raises(EvalcoreError) as info2:
         load_results(p)
     assert info2.value.field == field and info2.value.path == str(p)
+
+
+def test_sweep_needs_items_in_both_splits():
+    one = AgentCaseGenerator(seed=0, counts={"simple": 1, "medium": 0, "complex": 0, "edge": 0}).generate()
+    with pytest.raises(EvalcoreError, match="development and a held-out split"):
+        threshold_sweep(lambda t: SweepAgent(t, one), [0.5, 0.6], cases=one, n_unrelated=0, progress=False)
+    with pytest.raises(EvalcoreError, match="dev_fraction"):
+        threshold_sweep(lambda t: SweepAgent(t, one), [0.5], cases=one, dev_fraction=1.0, progress=False)
+    # two singleton strata: one lands in each split for some seeds, and then the sweep runs
+    ok = 0
+    for seed in range(6):
+        try:
+            res = threshold_sweep(lambda t: SweepAgent(t, one), [0.5, 0.7], cases=one, n_unrelated=1, seed=seed,
+                                  progress=False, n_resamples=100)
+        except EvalcoreError:
+            continue
+        ok += 1
+        assert set(res.items.split) == {"dev", "test"} and res.best_threshold == 0.5
+    assert ok >= 1
