@@ -53,7 +53,7 @@ def test_run_records_every_sample_and_summarizes(tmp_path, counting_model, make_
     assert res["latency_p50_s"] == pytest.approx(0.01) and res["qps"] > 0
     assert res["parse_failure_rate"] == 0.0 and res["complete"] is True
     # two epochs -> interval clustered by item
-    assert res["accuracy_flexible"]["method"] == "clustered"
+    assert res["accuracy_flexible"]["method"] == "wilson_clustered"
     cfg = run.config
     assert cfg["dataset_fingerprint"] and cfg["versions"]["openai"] and cfg["epochs"] == 2
     assert cfg["prompt"]["name"] == "gsm8k-steps-v1" and len(cfg["item_ids"]) == 10
@@ -70,6 +70,39 @@ def test_wilson_interval_for_one_epoch_matches_statsmodels(tmp_path, counting_mo
     acc = res["accuracy_strict"]
     assert acc["mean"] == pytest.approx(k / 12)
     assert (acc["ci_low"], acc["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_interval_over_epochs_is_wilson_on_the_effective_sample_size() -> None:
+    from evalcore.runs._results import clustered_wilson
+
+    def check(values, clusters, n_eff):
+        res = clustered_wilson(values, clusters)
+        p = float(np.mean(values))
+        low, high = proportion_confint(p * n_eff, n_eff, alpha=0.05, method="wilson")
+        assert res["n_eff"] == pytest.approx(n_eff)
+        assert (res["ci_low"], res["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+        assert 0.0 <= res["ci_low"] <= p <= res["ci_high"] <= 1.0
+        return res
+
+    items = [str(i // 2) for i in range(20)]  # 10 items x 2 epochs
+    # every sample right: not a zero-width interval, but Wilson over the 10 items
+    assert check([1.0] * 20, items, 10.0)["ci_high"] == 1.0
+    assert check([0.0] * 20, items, 10.0)["ci_low"] == 0.0
+    # epochs agree within each item: 10 independent observations, not 20
+    check([1.0, 1.0, 0.0, 0.0] * 5, items, 10.0)
+    # epochs independent of the item (each item 1 right, 1 wrong): all 20 count
+    check([1.0, 0.0] * 10, items, 20.0)
+    # in between: n_eff = p(1-p)/SE_c^2 with SE_c = sqrt(sum_c (sum_i (x_i - p))^2) / n
+    vals = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0] * 2
+    x = np.array(vals)
+    sums = np.array([x[2 * c: 2 * c + 2].sum() - 2 * x.mean() for c in range(10)])
+    se = np.sqrt((sums**2).sum()) / 20
+    res = check(vals, items, min(20.0, x.mean() * (1 - x.mean()) / se**2))
+    assert res["se"] == pytest.approx(se)
+    # the normal interval p +- 1.96 SE_c would leave [0, 1] here; this one cannot
+    near = [1.0] * 19 + [0.0]
+    res = check(near, items, 20.0)
+    assert 0.95 + 1.96 * res["se"] > 1.0 and res["ci_high"] < 1.0
 
 
 def test_second_identical_run_calls_no_model(tmp_path, counting_model, make_gsm8k_answerer) -> None:
