@@ -191,6 +191,11 @@ def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
     if not isinstance(resp, AgentResponse):
         return Call(query, None, f"ProtocolError: process_request returned {type(resp).__name__}, "
                                  "not AgentResponse", elapsed)
+    steps = resp.steps
+    if steps is None:
+        steps = resp.steps = []
+    if not isinstance(steps, list) or not all(isinstance(st, StepRecord) for st in steps):
+        return Call(query, None, "ProtocolError: AgentResponse.steps is not a list of StepRecord", elapsed)
     return Call(query, resp, None, elapsed)
 
 

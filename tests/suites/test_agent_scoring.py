@@ -128,6 +128,14 @@ def test_protocol_violation_is_critical():
     agent = ScriptedAgent({"q": lambda: {"success": True, "result": 1}})
     res = evaluate_functional(agent, SuiteData([case("c", "q", 1)]), SuiteConfig())
     assert res.score == 0.0 and res.tests[0].critical and "ProtocolError" in res.tests[0].error
+    # steps that are not StepRecords are a protocol break too (and must not crash the learning category)
+    bad_steps = AgentResponse(success=True, result=12, steps=[{"tool": "factorial", "result": 24}])
+    agent2 = ScriptedAgent({WF.query: bad_steps, "q": AgentResponse(success=True, result=1, steps=None)})
+    agent2.workflow_patterns = lambda: {}
+    res2 = evaluate_learning(agent2, SuiteData([WF]), SuiteConfig(learning_repeats=0, pattern_repeats=1))
+    assert res2.score == 0.0 and "not a list of StepRecord" in res2.tests[0].error and res2.tests[0].critical
+    res3 = evaluate_functional(agent2, SuiteData([case("c", "q", 1)]), SuiteConfig())
+    assert res3.score == 1.0  # steps=None is read as no steps
 
 
 # ------------------------------------------------------------------------------ synthesis
