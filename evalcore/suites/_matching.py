@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from fractions import Fraction
 from typing import Any
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -42,12 +43,17 @@ def to_number(value: Any) -> float | None:
     """
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        return float(value)
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:  # beyond the float range: ±inf, which matches nothing
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, float):
+        return value
     if hasattr(value, "__float__") and not isinstance(value, str):
         try:
             return float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
     if isinstance(value, str):
         s = value.strip()
@@ -58,12 +64,32 @@ def to_number(value: Any) -> float | None:
     return None
 
 
+def _as_int(value: Any) -> int | None:
+    """An ``int`` (not bool) or a string that is entirely an integer (thousands separators allowed)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        s = value.strip()
+        if _THOUSANDS.fullmatch(s) and "." not in s:
+            s = s.replace(",", "")
+        if re.fullmatch(r"[+-]?\d+", s):
+            try:
+                return int(s)
+            except ValueError:  # more digits than int() accepts from a string
+                return None
+    return None
+
+
 def values_match(actual: Any, expected: Any, rel_tol: float = 1e-6, abs_tol: float = 1e-6) -> bool:
     """Whether a structured result equals the expected answer.
 
     Rules: a boolean expected value needs a boolean (or the strings true/false/yes/no); a numeric
     one needs a number (see :func:`to_number`) with
-    ``math.isclose(actual, expected, rel_tol=rel_tol, abs_tol=abs_tol)``; a string one needs a
+    ``math.isclose(actual, expected, rel_tol=rel_tol, abs_tol=abs_tol)`` (two integers, or an
+    integer and a string of one, in exact integer arithmetic: ``|a − e| ≤ max(abs_tol,
+    rel_tol·max(|a|, |e|))``, so values beyond the float range compare); a string one needs a
     string equal after :func:`normalize_string`; a list needs a list of the same length whose
     elements match in order. ``None`` never matches.
 
@@ -85,6 +111,10 @@ def values_match(actual: Any, expected: Any, rel_tol: float = 1e-6, abs_tol: flo
             s = actual.strip().lower()
             return (s in _TRUE and expected) or (s in _FALSE and not expected)
         return False
+    if isinstance(expected, int) and (exact := _as_int(actual)) is not None:
+        # integers compared exactly in integer arithmetic (factorials exceed the float range)
+        diff = abs(exact - expected)
+        return diff <= abs_tol or diff <= Fraction(rel_tol) * max(abs(exact), abs(expected))
     if isinstance(expected, (int, float)):
         num = to_number(actual)
         if num is None or not math.isfinite(num):

@@ -147,7 +147,8 @@ def overall_score(category_scores: Mapping[str, float],
 
 
 def jsonable(value: Any) -> Any:
-    """Convert to native JSON types: numpy scalars/arrays → Python, non-finite floats → None.
+    """Convert to native JSON types: numpy scalars/arrays → Python, non-finite floats → None,
+    integers too long for ``json`` (over 13,000 bits) → a ``"<int of N bits>"`` string.
 
     Args:
         value: Any nested structure of dicts, lists, tuples, sets and scalars.
@@ -160,7 +161,10 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (np.bool_,)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
-        return int(value)
+        v = int(value)
+        if v.bit_length() > 13_000:  # ~3900 digits: beyond what json/str() write by default
+            return f"<int of {v.bit_length()} bits>"
+        return v
     if isinstance(value, (float, np.floating)):
         f = float(value)
         return f if math.isfinite(f) else None

@@ -30,6 +30,7 @@ from evalcore.suites import (
     evaluate_robustness,
     evaluate_synthesis,
     evaluate_workflow,
+    jsonable,
     make_test,
     overall_score,
     run_self_test,
@@ -101,6 +102,22 @@ def test_values_match_is_not_a_substring_check():
     assert values_match(" olleh ", "olleh") and not values_match("Olleh", "olleh")
     assert values_match([24, "eltsac"], [24, "eltsac"]) and not values_match([24], [24, "x"])
     assert not values_match(None, 0) and not values_match(float("nan"), 1.0)
+
+
+def test_values_match_and_json_handle_integers_beyond_the_float_range():
+    big = math.factorial(1000)  # 2568 digits: float(big) overflows
+    assert values_match(big, big) and values_match(str(big), big)
+    assert not values_match(big * 10, big) and not values_match(big + 10**2560, big, 1e-9, 0)
+    assert values_match(big + 1, big, 1e-9, 0)  # relative tolerance, as for floats
+    assert not values_match(10**400, 5) and not values_match(5, 10**400) and not values_match(-(10**400), 5.0)
+    assert not values_match("9" * 5000, 5)
+    huge = {"result": 10**5000, "ok": big}
+    text = json.dumps(jsonable(huge), allow_nan=False)
+    assert json.loads(text) == {"result": "<int of 16610 bits>", "ok": big}
+    res = evaluate_functional(ScriptedAgent({"q": AgentResponse(success=True, result=10**5000)}),
+                              SuiteData([case("c", "q", 24)]), SuiteConfig())
+    assert res.score == 0.0 and not res.tests[0].critical
+    json.dumps(res.to_dict(), allow_nan=False)
 
 
 # ------------------------------------------------------------------------------ functional
