@@ -156,7 +156,9 @@ def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     Rows: ``strict`` and ``flexible`` exact match (GSM8K/MMLU) or ``pass@1`` (HumanEval, whose
     samples carry ``passed``; column ``score``). Interval: Wilson for one epoch; with several epochs the samples of an
     item are correlated, so the mean's SE is clustered by item,
-    SE = √(Σ_g (Σ_{i∈g}(x_i − x̄))²) / n, and the interval is x̄ ± z·SE.
+    SE = √(Σ_g (Σ_{i∈g}(x_i − x̄))²) / n; for 0/1 scores the interval is Wilson's on the effective
+    sample size (:func:`evalcore.stats.clustered_wilson`, as in ``results.json``), otherwise
+    x̄ ± z·SE.
 
     Args:
         frame: :func:`samples_frame` output.
@@ -165,7 +167,7 @@ def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     Returns:
         Columns ``mode, n, correct, mean, ci_low, ci_high, method``; error samples excluded.
     """
-    from evalcore.stats import mean_ci
+    from evalcore.stats import clustered_wilson, mean_ci
 
     scored = _scored(frame)
     is_code = "passed" in scored and scored["passed"].notna().any()
@@ -181,7 +183,11 @@ def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
                          "mean": np.nan, "ci_low": np.nan, "ci_high": np.nan, "method": None})
             continue
         clusters = scored.loc[values.index, "item_id"].to_numpy() if several_epochs else None
-        ci = mean_ci(values.to_numpy(), clusters=clusters, confidence=confidence)
+        if clusters is not None and set(np.unique(values)) <= {0.0, 1.0}:
+            # the same interval as results.json: Wilson on the effective sample size
+            ci = clustered_wilson(values.to_numpy(), list(clusters), confidence=confidence)
+        else:
+            ci = mean_ci(values.to_numpy(), clusters=clusters, confidence=confidence)
         rows.append({
             "mode": "pass@1" if mode == "score" else mode,
             "n": int(values.size),

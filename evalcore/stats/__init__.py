@@ -6,7 +6,13 @@ mean with its interval (Wilson for binary scores, clustered SE when items are cl
 """
 
 from evalcore.stats._compare import ComparisonResult, align_scores, compare, compare_many
-from evalcore.stats._intervals import bootstrap_interval, clustered_se, mean_ci, wilson_interval
+from evalcore.stats._intervals import (
+    bootstrap_interval,
+    clustered_se,
+    clustered_wilson,
+    mean_ci,
+    wilson_interval,
+)
 from evalcore.stats._multiple import adjust_p_values, benjamini_hochberg, holm
 from evalcore.stats._paired import (
     TestResult,
@@ -35,6 +41,7 @@ __all__: list[str] = [
     "bootstrap_interval",
     "clustered_difference",
     "clustered_se",
+    "clustered_wilson",
     "cohens_d_paired",
     "compare",
     "compare_many",

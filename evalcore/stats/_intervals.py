@@ -242,3 +242,39 @@ def mean_ci(
         )
     return {"mean": mean, "ci_low": float(low), "ci_high": float(high), "se": float(se),
             "n": int(n), "method": method}
+
+
+def clustered_wilson(values: Sequence[float], clusters: Sequence[str],
+                     confidence: float = 0.95) -> dict[str, Any]:
+    """Wilson interval for 0/1 scores repeated within items (epochs), by effective sample size.
+
+    With n samples in k items, p̂ the mean, SE_c the cluster-robust standard error
+    (:func:`evalcore.stats.clustered_se`) and SE_iid = √(p̂(1 − p̂)/n):
+    design effect ``deff = SE_c² / SE_iid²``, ``n_eff = n / deff = p̂(1 − p̂) / SE_c²`` (at most
+    n), and the interval
+    is Wilson's for ``p̂ · n_eff`` successes in ``n_eff`` trials. When p̂ is 0 or 1 the design
+    effect is undefined and ``n_eff = k`` (items, the conservative choice). Unlike
+    ``p̂ ± z·SE_c`` the interval stays inside [0, 1] and never collapses to a point when every
+    sample agrees.
+
+    Args:
+        values: 0/1 scores, one per sample.
+        clusters: The item of each sample.
+        confidence: Confidence level.
+
+    Returns:
+        ``{"mean", "ci_low", "ci_high", "se", "n", "n_eff", "method": "wilson_clustered"}``.
+    """
+    from statsmodels.stats.proportion import proportion_confint
+
+    x = np.asarray(values, dtype=float)
+    n, k, p = x.size, len(set(clusters)), float(x.mean())
+    se_c = clustered_se(x, list(clusters))
+    if 0.0 < p < 1.0:  # SE_c = 0: no variation between items at all, n_eff = n
+        n_eff = min(float(n), p * (1.0 - p) / se_c**2) if se_c > 0.0 else float(n)
+    else:
+        n_eff = float(k)
+    low, high = proportion_confint(p * n_eff, n_eff, alpha=1.0 - confidence, method="wilson")
+    low, high = (0.0 if p == 0.0 else float(max(low, 0.0)), 1.0 if p == 1.0 else float(min(high, 1.0)))
+    return {"mean": p, "ci_low": low, "ci_high": high,
+            "se": se_c, "n": int(n), "n_eff": n_eff, "method": "wilson_clustered"}

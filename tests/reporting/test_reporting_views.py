@@ -88,8 +88,14 @@ def test_accuracy_with_epochs_is_clustered_by_item():
     x = frame["flexible"].to_numpy()
     resid = frame.assign(r=x - x.mean()).groupby("item_id")["r"].sum().to_numpy()
     se = math.sqrt((resid**2).sum()) / x.size
-    assert row["method"] == "clustered"
-    assert row["ci_high"] - row["mean"] == pytest.approx(sps.norm.ppf(0.975) * se)
+    # 0/1 scores: Wilson on the effective sample size n_eff = p(1-p)/SE_c², as results.json
+    p = x.mean()
+    n_eff = min(x.size, p * (1 - p) / se**2)
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(p * n_eff, n_eff, method="wilson")
+    assert row["method"] == "wilson_clustered"
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))
 
 
 def test_subject_table_clustered_overall():
