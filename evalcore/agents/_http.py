@@ -184,6 +184,8 @@ class HttpAgent:
             raise AgentEndpointError("agent endpoint answered non-JSON") from None
         if not isinstance(data, dict) or "success" not in data:
             raise AgentEndpointError("agent endpoint answered JSON without 'success'")
+        if not isinstance(data["success"], bool):
+            raise AgentEndpointError(f"agent endpoint answered 'success': {data['success']!r}, not a JSON boolean")
         steps = data.get("steps") or []
         if not isinstance(steps, list) or not all(isinstance(st, dict) for st in steps):
             raise AgentEndpointError("agent endpoint answered 'steps' that is not a list of objects")
@@ -193,7 +195,6 @@ class HttpAgent:
             out = AgentResponse.from_dict(data)
         except (TypeError, ValueError) as exc:
             raise AgentEndpointError(f"agent endpoint answered a malformed response: {exc}") from exc
-        out.success = bool(out.success)
         return out
 
     def reset(self) -> None:

@@ -191,12 +191,51 @@ def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
     if not isinstance(resp, AgentResponse):
         return Call(query, None, f"ProtocolError: process_request returned {type(resp).__name__}, "
                                  "not AgentResponse", elapsed)
-    steps = resp.steps
-    if steps is None:
-        steps = resp.steps = []
-    if not isinstance(steps, list) or not all(isinstance(st, StepRecord) for st in steps):
-        return Call(query, None, "ProtocolError: AgentResponse.steps is not a list of StepRecord", elapsed)
+    problem = _protocol_problem(resp)
+    if problem is not None:
+        return Call(query, None, f"ProtocolError: {problem}", elapsed)
     return Call(query, resp, None, elapsed)
+
+
+def _protocol_problem(resp: AgentResponse) -> str | None:
+    """Check (and normalize in place) the field types of a response; the problem, or None.
+
+    Flags must be booleans (numpy booleans are converted), ``response`` a string (None reads
+    as ""), ``tool_used`` and ``error`` strings or None, ``steps`` a list (None reads as []) of
+    :class:`StepRecord` with a string ``tool``, a dict ``args``, a string-or-None ``error`` and
+    integer ``depends_on`` (None reads as []).
+    """
+    import numpy as np
+
+    for name in ("success", "synthesized", "reused", "needs_clarification"):
+        v = getattr(resp, name)
+        if isinstance(v, np.bool_):
+            setattr(resp, name, bool(v))
+        elif not isinstance(v, bool):
+            return f"AgentResponse.{name} is {type(v).__name__}, not bool"
+    if resp.response is None:
+        resp.response = ""
+    if not isinstance(resp.response, str):
+        return f"AgentResponse.response is {type(resp.response).__name__}, not str"
+    for name in ("tool_used", "error"):
+        v = getattr(resp, name)
+        if v is not None and not isinstance(v, str):
+            return f"AgentResponse.{name} is {type(v).__name__}, not str or None"
+    if resp.steps is None:
+        resp.steps = []
+    if not isinstance(resp.steps, list) or not all(isinstance(st, StepRecord) for st in resp.steps):
+        return "AgentResponse.steps is not a list of StepRecord"
+    for i, st in enumerate(resp.steps):
+        if st.depends_on is None:
+            st.depends_on = []
+        if st.args is None:
+            st.args = {}
+        if not isinstance(st.tool, str) or not isinstance(st.args, dict) or not (
+                st.error is None or isinstance(st.error, str)) or not isinstance(st.depends_on, list) or not all(
+                isinstance(j, int) and not isinstance(j, bool) for j in st.depends_on):
+            return (f"AgentResponse.steps[{i}] needs tool: str, args: dict, error: str or None, "
+                    "depends_on: list of int")
+    return None
 
 
 def _correct(call: Call, case: AgentCase) -> bool:

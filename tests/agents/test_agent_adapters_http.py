@@ -233,6 +233,8 @@ class _Misbehaving(BaseHTTPRequestHandler):
             self._reply(200, b"<html>hi</html>", "text/html")
         elif mode == "nosuccess":
             self._reply(200, json.dumps({"result": 12}).encode())
+        elif mode == "stringsuccess":
+            self._reply(200, json.dumps({"success": "false", "result": 12}).encode())
         elif mode == "slow":
             time.sleep(1.5)
             self._reply(200, json.dumps({"success": True, "result": 1}).encode())
@@ -273,7 +275,7 @@ def test_http_error_mapping(misbehaving: tuple[type[_Misbehaving], str]) -> None
     assert r.error == "agent endpoint answered HTTP 400: query rejected: unsupported request"
     # ... a crash or a protocol break raises, so the evaluator records a critical failure
     expected = {"500": "HTTP 500: internal trouble", "html": "non-JSON", "nosuccess": "without 'success'",
-                "slow": "timed out after 0.5s"}
+                "stringsuccess": "'success': 'false', not a JSON boolean", "slow": "timed out after 0.5s"}
     for mode, text in expected.items():
         handler.mode = mode
         with pytest.raises(AgentEndpointError, match=re.escape(text)):

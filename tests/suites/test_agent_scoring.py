@@ -155,6 +155,26 @@ def test_protocol_violation_is_critical():
     assert res3.score == 1.0  # steps=None is read as no steps
 
 
+@pytest.mark.parametrize("resp, problem", [
+    (AgentResponse(success="no", result=1), "AgentResponse.success is str, not bool"),
+    (AgentResponse(success=True, result=1, error=404), "AgentResponse.error is int, not str or None"),
+    (AgentResponse(success=True, result=1, tool_used=["t"]), "AgentResponse.tool_used is list"),
+    (AgentResponse(success=True, result=1, response=b"x"), "AgentResponse.response is bytes"),
+    (AgentResponse(success=True, result=1, steps=[StepRecord("t", {}, 1, depends_on=["0"])]), "steps[0] needs"),
+])
+def test_response_field_types_are_checked(resp, problem):
+    res = evaluate_functional(ScriptedAgent({"q": resp}), SuiteData([case("c", "q", 1)]), SuiteConfig())
+    t = res.tests[0]
+    assert t.score == 0.0 and t.critical and t.error.startswith("exception escaped the agent: ProtocolError: ")
+    assert problem in t.error
+
+
+def test_numpy_bool_flags_are_accepted():
+    resp = AgentResponse(success=np.bool_(True), result=np.int64(1), reused=np.bool_(False))
+    res = evaluate_functional(ScriptedAgent({"q": resp}), SuiteData([case("c", "q", 1)]), SuiteConfig())
+    assert res.score == 1.0 and res.tests[0].details["success"] is True
+
+
 # ------------------------------------------------------------------------------ synthesis
 GOOD_CODE = '''
 def gcd(a: int, b: int) -> int:
