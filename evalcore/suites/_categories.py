@@ -878,9 +878,10 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
 
     Tests: ``latency:<case>`` = ``response_time_score(median latency of timing_repetitions
     runs)`` × share of correct runs; ``memory`` = ``memory_score(RSS growth in MB over
-    memory_requests requests)`` × share of correct requests (RSS of this process: meaningful
-    for in-process agents); ``throughput`` = ``throughput_score(QPS)`` where QPS = correct
-    answers / wall time of ``load_requests`` requests sent by ``workers`` threads at once.
+    memory_requests requests)`` × share of correct requests (RSS of this process, so the test
+    is left out, with a note, for an :class:`~evalcore.agents.HttpAgent`); ``throughput`` =
+    ``throughput_score(QPS)`` where QPS = correct answers / wall time of ``load_requests``
+    requests sent by ``workers`` threads at once.
 
     Args:
         agent: The agent.
@@ -911,23 +912,30 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
                                    critical=bool(crit), error=crit[0] if crit else None,
                                    details={"query": case.query, "latencies_s": lat, "median_s": med,
                                             "time_score": tier, "correct_fraction": frac}))
-    # memory growth
-    before = _rss_mb()
-    ok = 0
-    crit_m: list[str] = []
-    for i in range(config.memory_requests):
-        case = cases[i % len(cases)]
-        c = call_agent(agent, case.query, config.request_timeout_s)
-        ok += _correct(c, case)
-        if c.critical:
-            crit_m.append(c.exception or "")
-    growth = _rss_mb() - before
-    frac_m = ok / config.memory_requests if config.memory_requests else 0.0
-    mscore = float(metrics.memory_score(max(growth, 0.0)))
-    res.tests.append(make_test("memory", mscore * frac_m, threshold=config.pass_threshold, critical=bool(crit_m),
-                               error=crit_m[0] if crit_m else None,
-                               details={"rss_before_mb": before, "growth_mb": growth, "memory_score": mscore,
-                                        "requests": config.memory_requests, "correct_fraction": frac_m}))
+    # memory growth (this process's RSS: it says nothing about an agent behind HTTP)
+    from evalcore.agents._http import HttpAgent
+
+    growth: float | None = None
+    if isinstance(agent, HttpAgent):
+        res.notes.append("memory test not run: the agent runs in another process (HTTP), whose memory "
+                         "this process cannot read")
+    else:
+        before = _rss_mb()
+        ok = 0
+        crit_m: list[str] = []
+        for i in range(config.memory_requests):
+            case = cases[i % len(cases)]
+            c = call_agent(agent, case.query, config.request_timeout_s)
+            ok += _correct(c, case)
+            if c.critical:
+                crit_m.append(c.exception or "")
+        growth = _rss_mb() - before
+        frac_m = ok / config.memory_requests if config.memory_requests else 0.0
+        mscore = float(metrics.memory_score(max(growth, 0.0)))
+        res.tests.append(make_test("memory", mscore * frac_m, threshold=config.pass_threshold,
+                                   critical=bool(crit_m), error=crit_m[0] if crit_m else None,
+                                   details={"rss_before_mb": before, "growth_mb": growth, "memory_score": mscore,
+                                            "requests": config.memory_requests, "correct_fraction": frac_m}))
     # throughput under concurrent load
     qps, frac_l, crit_l = _load_test(agent, cases, config.load_requests, config.workers,
                                       config.request_timeout_s)

@@ -334,3 +334,23 @@ def test_agent_raising_behind_http_is_a_critical_failure() -> None:
     # the server's HTTP 500 must not pass for a clear error message
     assert t["e"].score == 0.0 and t["e"].critical
     assert "AgentEndpointError" in t["e"].error and "negative input crashed the agent" in t["e"].error
+
+
+def test_performance_over_http_leaves_out_the_memory_test() -> None:
+    from evalcore.datasets import AgentCase
+    from evalcore.suites import SuiteConfig, SuiteData, evaluate_performance
+
+    cases = [AgentCase(id="p", query="factorial of 5", complexity="simple", kind="factorial",
+                       categories=["performance"], expected=120)]
+    with serve_agent(_RaisingAgent()) as server:  # type: ignore[arg-type]
+        remote = HttpAgent(server.url, timeout_s=10, has_registry=False)
+        res = evaluate_performance(remote, SuiteData(cases), SuiteConfig(timing_repetitions=2, load_requests=4,
+                                                                         workers=2))
+        local = evaluate_performance(_RaisingAgent(), SuiteData(cases), SuiteConfig(timing_repetitions=2,
+                                                                                  memory_requests=2, load_requests=4,
+                                                                                  workers=2))
+        remote.close()
+    assert [t.name for t in res.tests] == ["latency:p", "throughput"]
+    assert res.metrics["memory_growth_mb"] is None and any("memory test not run" in n for n in res.notes)
+    assert res.metrics["success_rate_under_load"] == 1.0
+    assert [t.name for t in local.tests] == ["latency:p", "memory", "throughput"]
