@@ -128,6 +128,17 @@ def _split(ids: Sequence[str], dev_fraction: float, rng: random.Random) -> dict[
     return {i: ("dev" if j < n_dev else "test") for j, i in enumerate(ids)}
 
 
+def _registry_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a registry method; its failure ends the sweep as an EvalcoreError naming it."""
+    try:
+        return fn(*args, **kwargs)
+    except EvalcoreError:
+        raise
+    except Exception as exc:
+        raise EvalcoreError(f"the agent's registry.{getattr(fn, '__name__', 'call')} raised "
+                            f"{type(exc).__name__}: {exc}", field="agent") from exc
+
+
 def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[float], *,
                     cases: Sequence[AgentCase] | None = None, seed: int = 0, counts: dict[str, int] | None = None,
                     n_unrelated: int = 8, k: int = 5, dev_fraction: float = 0.5, alpha: float = 0.05,
@@ -190,8 +201,11 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
             served.append((c, ok, bool(r is not None and r.synthesized), call.critical))
             if ok and r is not None and r.tool_used and c.kind not in used:
                 used[c.kind] = r.tool_used
-        registry = agent.registry
-        names = set(registry.list_tools())
+        registry = getattr(agent, "registry", None)
+        if registry is None or not callable(getattr(registry, "search", None)):
+            raise EvalcoreError("the agent exposes no searchable registry; a threshold sweep needs one",
+                                field="agent")
+        names = set(_registry_call(registry.list_tools))
         labels: dict[str, str] = {}
         for kind in {c.kind for c in use}:
             named = [n for n in cfg.aliases(kind) if n in names]
@@ -200,7 +214,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
             elif kind in used and used[kind] in names:
                 labels[kind] = used[kind]
         for c, ok, synthesized, critical in served:
-            hits = [h.name for h in registry.search(c.query, k=k, threshold=float(t))]
+            hits = [h.name for h in _registry_call(registry.search, c.query, k=k, threshold=float(t))]
             if c.kind in labels:
                 p, rcl, f1 = (float(x) for x in metrics.precision_recall_f1(hits, {labels[c.kind]}))
                 fp, retrieval = np.nan, f1
@@ -213,7 +227,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
                          "precision": p, "recall": rcl, "f1": f1, "false_positive": fp,
                          "critical": critical, "utility": 0.5 * float(ok) + 0.5 * retrieval})
         for i, q in enumerate(unrelated):
-            fp = float(bool(registry.search(q, k=k, threshold=float(t))))
+            fp = float(bool(_registry_call(registry.search, q, k=k, threshold=float(t))))
             iid = f"unrelated-{i:02d}"
             rows.append({"threshold": float(t), "item": iid, "split": split[iid], "type": "unrelated", "kind": "",
                          "needs_synthesis": False, "correct": np.nan, "synthesized": np.nan, "precision": np.nan,

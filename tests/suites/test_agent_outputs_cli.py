@@ -301,3 +301,26 @@ def test_sweep_needs_items_in_both_splits():
         ok += 1
         assert set(res.items.split) == {"dev", "test"} and res.best_threshold == 0.5
     assert ok >= 1
+
+
+def test_sweep_agent_without_a_working_registry_is_a_clear_error():
+    cases = AgentCaseGenerator(seed=0, counts={"simple": 4, "medium": 0, "complex": 0, "edge": 0}).generate()
+
+    class NoRegistry(SweepAgent):
+        @property
+        def registry(self):
+            return None
+
+    class BrokenSearch(SweepRegistry):
+        def search(self, query, k=5, threshold=0.0):
+            raise RuntimeError("index missing")
+
+    class Broken(SweepAgent):
+        @property
+        def registry(self):
+            return BrokenSearch({})
+
+    with pytest.raises(EvalcoreError, match="no searchable registry"):
+        threshold_sweep(lambda t: NoRegistry(t, cases), [0.5], cases=cases, n_unrelated=2, progress=False)
+    with pytest.raises(EvalcoreError, match="registry.search raised RuntimeError: index missing"):
+        threshold_sweep(lambda t: Broken(t, cases), [0.5], cases=cases, n_unrelated=2, progress=False)
