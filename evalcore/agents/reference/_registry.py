@@ -101,17 +101,21 @@ class SQLiteToolRegistry:
             texts = [tool_text(n, d) for n, d in rows]
             self.embedder.fit(texts)
             vecs = self.embedder.encode(texts) if texts else np.zeros((0, 1), np.float32)
-            with self._conn:
-                for (name, _), vec in zip(rows, vecs):
-                    self._conn.execute(
-                        "UPDATE tools SET embedding = ? WHERE name = ?",
-                        (np.asarray(vec, np.float32).tobytes(), name),
-                    )
+            self._write_embeddings([name for name, _ in rows], vecs)
+
+    def _write_embeddings(self, names: list[str], vecs: np.ndarray) -> None:
+        """Store each tool's embedding and the embedder's name, then reload the search matrix."""
+        with self._conn:
+            for name, vec in zip(names, vecs):
                 self._conn.execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?)",
-                    (self.embedder.name,),
+                    "UPDATE tools SET embedding = ? WHERE name = ?",
+                    (np.asarray(vec, np.float32).tobytes(), name),
                 )
-            self._load_matrix()
+            self._conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?)",
+                (self.embedder.name,),
+            )
+        self._load_matrix()
 
     def _load_matrix(self) -> None:
         rows = self._conn.execute("SELECT name, embedding FROM tools ORDER BY name").fetchall()
@@ -146,17 +150,7 @@ class SQLiteToolRegistry:
             if self.embedder.corpus_dependent:
                 self._reembed_all()
             else:
-                vec = self.embedder.encode([tool_text(name, doc)])[0]
-                with self._conn:
-                    self._conn.execute(
-                        "UPDATE tools SET embedding = ? WHERE name = ?",
-                        (np.asarray(vec, np.float32).tobytes(), name),
-                    )
-                    self._conn.execute(
-                        "INSERT OR REPLACE INTO meta(key, value) VALUES ('embedder', ?)",
-                        (self.embedder.name,),
-                    )
-                self._load_matrix()
+                self._write_embeddings([name], self.embedder.encode([tool_text(name, doc)]))
 
     def record_use(self, name: str, success: bool) -> None:
         """Count one call of ``name`` (and a success when ``success``); sets ``last_used``."""
