@@ -2,7 +2,7 @@
 
 This module imports only the standard library, and at import time only modules that register
 no fork handlers: the warm sandbox workers import it themselves (``python -I -S -c "import
-_sandbox; _sandbox._worker_main()"``) and fork it once per sample.
+_sandbox; _sandbox._worker_main()"``) and their zygotes fork it once per sample.
 
 Process layout
 --------------
@@ -13,13 +13,20 @@ mount, IPC and UTS namespaces: no network but a loopback that is down; every mou
 host remounted read-only; private tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm``; empty
 tmpfs hiding ``/run``, ``/root`` and ``/home`` (the interpreter's own directories are bound
 back read-only when they live there); a ``/proc`` mounted with ``hidepid=2``. The worker
-never executes untrusted code. For every sample it forks a child that is PID 1 of a *new PID
-namespace*; the child starts a new session, closes every inherited file descriptor, works in
-the empty directory ``/tmp/sandbox`` (``HOME`` and ``TMPDIR`` point there), applies
-``setrlimit`` limits (CPU seconds, address space, file size, open files, processes, no core
-files), drops to an unprivileged uid/gid of its worker's own (no supplementary groups,
-``no_new_privs``, not dumpable, so ``/proc/self/mem`` and ``ptrace`` are closed; it dies with
-its worker), then runs the program. With ``hidepid=2`` and a uid per worker, ``/proc`` shows
+never executes untrusted code, and never forks a sample itself: once set up, it forks a
+*zygote*, a copy of itself that does nothing but fork samples and reap them (one request
+each over a Unix socket, the sample's pipes passed with ``SCM_RIGHTS``). After a fork every
+page of the forking process is copy-on-write, so the worker's bookkeeping (compiling,
+pipes, ``select``, output) would cost it hundreds of page faults per sample; the zygote
+touches a few dozen pages. The zygote holds what all samples share (``no_new_privs``, no
+supplementary groups, the file-size, open-file, process and core limits) and dies with its
+worker. For every sample the zygote forks a child that is PID 1 of a *new PID
+namespace*; the child reads its job (compiled by the worker, in marshal form) from a pipe,
+starts a new session, closes every inherited file descriptor, works in
+the empty directory ``/tmp/sandbox`` (``HOME`` and ``TMPDIR`` point there), applies the
+job's ``setrlimit`` limits (CPU seconds, address space), drops to an unprivileged uid/gid of
+its worker's own (not dumpable, so ``/proc/self/mem`` and ``ptrace`` are closed; it dies with
+the zygote), then runs the program. With ``hidepid=2`` and a uid per worker, ``/proc`` shows
 the sample its own processes only. When the sample ends, or the wall-clock timeout kills it,
 the kernel kills everything else in its PID namespace, daemonized children included; the
 worker then empties the scratch tmpfs. Output is read through pipes and truncated. Where
@@ -88,6 +95,7 @@ import struct
 import sys
 import time
 import types
+import _socket
 import _thread
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -749,8 +757,15 @@ class _Worker:
                 __import__(name)
             except ImportError:
                 pass
+        # Where fs.suid_dumpable is 0, the uid switch alone makes a sample non-dumpable.
+        try:
+            with open("/proc/sys/fs/suid_dumpable") as fh:
+                self.set_dumpable = fh.read().strip() != "0"
+        except OSError:
+            self.set_dumpable = True
         gc.collect()
         gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
+        self._start_zygote()
 
     def _enter_namespaces(self) -> None:
         libc = self.libc
@@ -833,74 +848,181 @@ class _Worker:
             "notes": list(self.notes),
         }
 
+    # ---------------------------------------------------------------- the zygote
+
+    def _start_zygote(self) -> None:
+        """Fork the zygote: the process that forks every sample, and does nothing else.
+
+        After a fork every page of the forking process is copy-on-write, and each page it
+        then writes costs it a page fault (several microseconds on a virtual machine). The
+        worker's bookkeeping (pipes, ``select``, reading output, compiling, the protocol)
+        touches hundreds of pages per sample; the zygote touches a few dozen. It is forked
+        once, after the worker set up the namespaces and preloaded modules, so samples start
+        from the same warm interpreter; the worker itself never forks a sample.
+        """
+        mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+        keep = {theirs.fileno(), self._devnull}
+        if self.namespaces:
+            keep.add(self.own_pidns)
+        pid = os.fork()
+        if pid == 0:  # the zygote
+            try:
+                mine.close()
+                top = max(keep)
+                for fd in range(0, top + 1):
+                    if fd not in keep and fd > 2:
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            pass
+                os.closerange(top + 1, 1 << 16)
+                self._zygote_setup()
+                gc.collect()
+                gc.freeze()
+                _zygote_loop(self, theirs)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self._zsock = mine
+        self.zygote_pid = pid
+
+    def _zygote_setup(self) -> None:
+        """What every sample inherits instead of setting it up itself (zygote side)."""
+        if self.prctl is not None:
+            # Die with the worker; samples (``no_new_privs`` is kept across fork and uid
+            # changes) never gain privileges through exec.
+            self.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+            self.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        if self.is_root:
+            os.setgroups([])  # the zygote stays root; samples inherit no supplementary groups
+        for which, value in _FIXED_RLIMITS + (_ROOT_RLIMITS if self.is_root else ()):  # root ignores NPROC
+            try:
+                resource.setrlimit(which, value)
+            except (ValueError, OSError):
+                pass
+
+    def _zygote_call(self, data: bytes, fds: Sequence[int] = ()) -> tuple:
+        """One request to the zygote and its reply (two ints)."""
+        try:
+            if fds:
+                self._zsock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
+            else:
+                self._zsock.send(data)
+            reply = self._zsock.recv(16)
+        except OSError as exc:
+            raise _ZygoteDied(f"sandbox zygote failed: {exc}") from exc
+        if len(reply) != 8:
+            raise _ZygoteDied("sandbox zygote exited")
+        return struct.unpack("ii", reply)
+
+    def _child(self, fds: tuple) -> None:
+        """Entry of a sample process (forked by the zygote); never returns."""
+        out_w, err_w, res_w, in_r, job_r = fds
+        try:
+            os.setsid()
+            chunks = []
+            while True:
+                chunk = os.read(job_r, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            job = marshal.loads(b"".join(chunks))
+            del chunks
+            codes = job.get("_codes")
+            if type(codes) is tuple:
+                job["_codes"] = (marshal.loads(codes[0]), marshal.loads(codes[1]), marshal.loads(codes[2]))
+            self._sample(job, (out_w, err_w, res_w, in_r), job["_workdir"])
+        except BaseException as exc:  # noqa: BLE001
+            try:
+                os.write(err_w, f"sandbox setup failed: {exc}\n".encode())
+            except OSError:
+                pass
+        os._exit(125)
+
     # ---------------------------------------------------------------- one sample
 
-    def run(self, job: dict) -> dict:
-        self._rlimits(job)  # computed here, before the fork, so the sample only reads them
+    def _payload(self, job: dict, workdir: str) -> bytes:
+        """What the sample process reads first: the job, with the check code compiled here.
+
+        The worker compiles (prompt and test once per worker, see :func:`_marshal_shared`)
+        and sends code objects in marshal form; a compile error is left for the sample to
+        find again, so it is reported exactly as before.
+        """
+        child = {key: job[key] for key in _CHILD_KEYS if key in job}
+        child["_workdir"] = workdir
         if job.get("mode") == "check":
-            job["_codes"] = _compile_check_job(job)  # compiled here: the fork inherits the code
+            codes = _marshal_check_job(job)
+            if codes is not None:
+                child["_codes"] = codes
+                for key in ("source", "prompt", "test"):
+                    child.pop(key, None)
+        return marshal.dumps(child)
+
+    def run(self, job: dict) -> dict:
         timeout = float(job.get("timeout_s", 10.0))
         max_out = int(job.get("max_output", DEFAULT_MAX_OUTPUT))
         stdin_data = (job.get("stdin") or "").encode()
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        res_r, res_w = os.pipe()
-        if stdin_data:
-            in_r, in_w = os.pipe()
-        else:
-            in_r, in_w = self._devnull, -1
         tmpdir = None
-        if not self.namespaces:
-            import tempfile
-
-            tmpdir = tempfile.mkdtemp(prefix="evalcore-sandbox-")
-            if self.is_root:
-                os.chown(tmpdir, self.uid, self.uid)
-        start = time.monotonic()
         if self.namespaces:
+            workdir = _WORKDIR
             if not self._workdir_ready:
                 os.mkdir(_WORKDIR, 0o700)
                 os.chown(_WORKDIR, self.uid, self.uid)
                 self._workdir_ready = True
-            self.libc.unshare(_CLONE_NEWPID)  # type: ignore[union-attr]
-        pid = os.fork()
-        if pid == 0:  # the sample: PID 1 of its namespace (or a process group leader)
+        else:
+            import tempfile
+
+            tmpdir = workdir = tempfile.mkdtemp(prefix="evalcore-sandbox-")
+            if self.is_root:
+                os.chown(tmpdir, self.uid, self.uid)
+        payload = self._payload(job, workdir)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        res_r, res_w = os.pipe()
+        job_r, job_w = os.pipe()
+        if stdin_data:
+            in_r, in_w = os.pipe()
+        else:
+            in_r, in_w = self._devnull, -1
+        child_ends = (out_w, err_w, res_w, in_r, job_r)
+        start = time.monotonic()
+        try:
+            sample_pid, err = self._zygote_call(b"F", child_ends)
+        finally:
+            for fd in child_ends:
+                if fd != self._devnull:
+                    os.close(fd)
+        if sample_pid <= 0:
+            for fd in (out_r, err_r, res_r, job_w, in_w):
+                if fd >= 0:
+                    os.close(fd)
+            if tmpdir is not None:
+                _rmtree(tmpdir)
+            raise OSError(err, f"fork: {os.strerror(err)}")
+        # Without a PID namespace a daemonized child may hold the pipes open after the sample
+        # ended: its pidfd says when the sample itself exits.
+        exit_fd = -1
+        if not self.namespaces:
             try:
-                os.setsid()
-                self._sample(job, (out_w, err_w, res_w, in_r), _WORKDIR if self.namespaces else tmpdir or "/tmp")
-            except BaseException as exc:  # noqa: BLE001
-                try:
-                    os.write(err_w, f"sandbox setup failed: {exc}\n".encode())
-                except OSError:
-                    pass
-            os._exit(125)
-        if self.namespaces:
-            self.libc.setns(self.own_pidns, _CLONE_NEWPID)  # type: ignore[union-attr]
-        for fd in (out_w, err_w, res_w, in_r):
-            if fd != self._devnull:
-                os.close(fd)
-        sample_pid = pid
+                exit_fd = os.pidfd_open(sample_pid)
+            except (OSError, AttributeError):
+                exit_fd = -1
         bufs = {out_r: bytearray(), err_r: bytearray(), res_r: bytearray()}
         dropped = {out_r: 0, err_r: 0, res_r: 0}
         open_fds = set(bufs)
-        stdin_view = memoryview(stdin_data)
-        in_open = in_w >= 0
-        if in_open:
-            os.set_blocking(in_w, False)
+        if exit_fd >= 0:
+            open_fds.add(exit_fd)
+        pending = {job_w: memoryview(payload)}
+        if in_w >= 0:
+            pending[in_w] = memoryview(stdin_data)
+        for fd in pending:
+            os.set_blocking(fd, False)
         timed_out = False
         killed_at: float | None = None
         deadline = start + timeout
-        exited_status: int | None = None
-        while open_fds:
+        exited = False
+        while open_fds - {exit_fd}:
             now = time.monotonic()
-            if not self.namespaces and exited_status is None and killed_at is None:
-                # Without a PID namespace, a daemonized child may hold the pipes open after
-                # the sample ended: stop waiting shortly after the sample itself exits.
-                done_pid, status = os.waitpid(sample_pid, os.WNOHANG)
-                if done_pid:
-                    exited_status = status
-                    self._kill(sample_pid)
-                    killed_at = now - 1.8  # drain for 0.2 s
             if killed_at is None and now >= deadline:
                 timed_out = True
                 self._kill(sample_pid)
@@ -908,23 +1030,25 @@ class _Worker:
             if killed_at is not None and now - killed_at > 2.0:
                 break
             wait = (deadline - now) if killed_at is None else 0.1
-            if not self.namespaces and killed_at is None:
-                wait = min(wait, 0.05)
-            wlist = [in_w] if in_open else []
             try:
-                readable, writable, _ = select.select(list(open_fds), wlist, [], max(wait, 0.0))
+                readable, writable, _ = select.select(list(open_fds), list(pending), [], max(wait, 0.0))
             except InterruptedError:
                 continue
             for fd in writable:
+                view = pending[fd]
                 try:
-                    n = os.write(fd, stdin_view[:65536])
-                    stdin_view = stdin_view[n:]
+                    n = os.write(fd, view[:65536])
+                    view = pending[fd] = view[n:]
                 except (BlockingIOError, BrokenPipeError):
-                    stdin_view = stdin_view[:0]
-                if not stdin_view:
-                    os.close(in_w)
-                    in_open = False
+                    view = view[:0]
+                if not view:
+                    os.close(fd)
+                    del pending[fd]
             for fd in readable:
+                if fd == exit_fd:
+                    open_fds.discard(fd)
+                    exited = True
+                    continue
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     open_fds.discard(fd)
@@ -932,18 +1056,18 @@ class _Worker:
                 room = max_out - len(bufs[fd]) if fd in (out_r, err_r) else 1 << 20
                 bufs[fd] += chunk[:room]
                 dropped[fd] += max(0, len(chunk) - room)
-        if in_open:
-            os.close(in_w)
-        # Make sure nothing of the sample survives, then reap it.
+            if exited and killed_at is None:
+                # The sample ended: what it left running dies now; drain for 0.2 s.
+                self._kill(sample_pid)
+                killed_at = time.monotonic() - 1.8
+        for fd in pending:
+            os.close(fd)
+        if exit_fd >= 0:
+            os.close(exit_fd)
+        # Make sure nothing of the sample survives, then have the zygote reap it.
         self._kill(sample_pid)
-        returncode: int | None = None
-        try:
-            if exited_status is None:
-                _, exited_status = os.waitpid(sample_pid, 0)
-            returncode = os.waitstatus_to_exitcode(exited_status)
-        except ChildProcessError:
-            pass
-        self._reap_strays()
+        _, status = self._zygote_call(b"W" + struct.pack("i", sample_pid))
+        returncode: int | None = os.waitstatus_to_exitcode(status) if status != -1 else None
         duration = time.monotonic() - start
         for fd in bufs:
             os.close(fd)
@@ -951,6 +1075,10 @@ class _Worker:
             _rmtree(tmpdir)
         if self.namespaces:
             self._wipe_scratch()
+        return self._reply(bufs, dropped, (out_r, err_r, res_r), timed_out, returncode, duration)
+
+    def _reply(self, bufs: dict, dropped: dict, fds: tuple, timed_out: bool, returncode: int | None, duration: float) -> dict:
+        out_r, err_r, res_r = fds
         completed, reasons = False, []
         # The harness writes its two nonces first, before any untrusted code exists.
         nonces = bytes(bufs[res_r][:64])
@@ -1009,15 +1137,6 @@ class _Worker:
             os._exit(0)
         os.waitpid(pid, 0)
 
-    def _reap_strays(self) -> None:
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-
     def _wipe_scratch(self) -> None:
         """Empty the worker-private tmpfs scratch directories after a sample.
 
@@ -1072,6 +1191,9 @@ class _Worker:
         if self._env_workdir != workdir:  # scrubbed once per worker when the directory is fixed
             _scrub_environment(workdir)
 
+        # The file-size, open-file, core and process limits, ``no_new_privs`` and the empty
+        # supplementary groups are the zygote's own, inherited; CPU time and address space
+        # depend on the job.
         setrlimit = resource.setrlimit
         for which, value in self._rlimits(job):
             try:
@@ -1080,15 +1202,15 @@ class _Worker:
                 pass
         if self.is_root:
             uid = self.uid
-            os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
         prctl = self.prctl
         if prctl is not None:
-            # NO_NEW_PRIVS, not dumpable, and (after the uid switch, which clears it) die with
-            # the worker; errors are ignored like those of setrlimit.
-            prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-            prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+            # Not dumpable (the uid switch already made it so where fs.suid_dumpable is 0),
+            # and (after the uid switch, which clears it) die with the zygote; errors are
+            # ignored like those of setrlimit.
+            if self.set_dumpable:
+                prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
             prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
             if self.filter_address and job["mode"] == "check" and job.get("_seccomp", True):
                 if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self.filter_address, 0, 0) == 0:
@@ -1110,20 +1232,118 @@ class _Worker:
             timeout = float(key[0])
             mem = int(key[1]) * 1024 * 1024
             cpu = int(math.ceil(timeout)) + 1
-            items = [
-                (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-                (resource.RLIMIT_AS, (mem, mem)),
-                (resource.RLIMIT_FSIZE, (16 * 1024 * 1024, 16 * 1024 * 1024)),
-                (resource.RLIMIT_NOFILE, (256, 256)),
-                (resource.RLIMIT_CORE, (0, 0)),
-            ]
-            if self.is_root:
-                items.append((resource.RLIMIT_NPROC, (64, 64)))
-            limits = tuple(items)
+            limits = ((resource.RLIMIT_CPU, (cpu, cpu + 1)), (resource.RLIMIT_AS, (mem, mem)))
             if len(self._rlimit_cache) >= 64:
                 self._rlimit_cache.clear()
             self._rlimit_cache[key] = limits
         return limits
+
+
+class _ZygoteDied(RuntimeError):
+    """The zygote is gone: the worker exits and the pool replaces it."""
+
+
+# Job fields the sample process needs (the rest stay with the worker).
+_CHILD_KEYS = ("mode", "entry_point", "timeout_s", "memory_mb", "source", "prompt", "test", "_seccomp")
+_EINVAL = 22
+
+
+def _zygote_loop(worker: _Worker, sock: Any) -> None:
+    """The zygote's whole life: fork a sample per request, reap it when asked; never returns.
+
+    It touches as few pages as it can between forks (see :meth:`_Worker._start_zygote`):
+    everything it calls is bound to a local name first, and it allocates almost nothing.
+    """
+    recvmsg, send = sock.recvmsg, sock.send
+    fork, close, waitpid, exit_ = os.fork, os.close, os.waitpid, os._exit
+    unpack, pack = struct.unpack, struct.pack
+    space = _socket.CMSG_SPACE(20)
+    ns = worker.namespaces
+    lib = worker.libc.lib if worker.libc is not None else None
+    get_errno = worker.libc._ctypes.get_errno if worker.libc is not None else None
+    own = worker.own_pidns if ns else -1
+    newpid = _CLONE_NEWPID
+    child = worker._child
+    while True:
+        try:
+            data, anc, _flags, _addr = recvmsg(16, space)
+        except OSError:
+            exit_(0)
+        if not data:
+            exit_(0)
+        if data[:1] == b"W":
+            pid = unpack("i", data[1:5])[0]
+            try:
+                status = waitpid(pid, 0)[1]
+            except ChildProcessError:
+                status = -1
+            send(pack("ii", pid, status))
+            continue
+        fds = ()
+        for _level, _kind, raw in anc:
+            for fd in unpack(f"{len(raw) // 4}i", raw[: len(raw) // 4 * 4]):
+                fds += (fd,)
+        pid, err = -1, 0
+        if len(fds) != 5:
+            err = _EINVAL
+        elif ns and lib.unshare(newpid) != 0:
+            err = get_errno()
+        else:
+            try:
+                pid = fork()
+            except OSError as exc:
+                err = exc.errno or _EINVAL
+            if pid == 0:
+                child(fds)  # never returns
+            if ns and lib.setns(own, newpid) != 0:
+                exit_(1)  # the next sample would share this one's namespace: stop instead
+        for fd in fds:
+            close(fd)
+        send(pack("ii", pid, err))
+
+
+# Compiled-and-marshalled prompts and tests, keyed by their text (see _SHARED_CODE).
+_SHARED_MARSHAL: dict[tuple[str, str], bytes] = {}
+
+
+def _marshal_shared(text: str, filename: str) -> bytes:
+    """``marshal.dumps(compile(text, filename, "exec"))``, remembered across the worker's samples."""
+    key = (text, filename)
+    data = _SHARED_MARSHAL.get(key)
+    if data is None:
+        data = marshal.dumps(compile(text, filename, "exec"))
+        if len(_SHARED_MARSHAL) >= _SHARED_CODE_MAX:
+            _SHARED_MARSHAL.clear()
+        _SHARED_MARSHAL[key] = data
+    return data
+
+
+def _marshal_check_job(job: dict) -> tuple[bytes, bytes, bytes] | None:
+    """Program, prompt and test compiled (the last two once per worker), in marshal form.
+
+    None when something does not compile: the sample then compiles it itself and reports
+    the error (:func:`_check_work`).
+    """
+    try:
+        return (
+            marshal.dumps(compile(job["source"], "<program>", "exec")),
+            _marshal_shared(job.get("prompt", ""), "<prompt>"),
+            _marshal_shared(job["test"], "<test>"),
+        )
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError (NUL bytes), RecursionError ...
+        return None
+
+
+
+
+# Limits every sample gets, set once in the zygote (RLIMIT_NPROC only when running as root:
+# it counts all the processes of the real user).
+_FIXED_RLIMITS = (
+    (resource.RLIMIT_FSIZE, (16 * 1024 * 1024, 16 * 1024 * 1024)),
+    (resource.RLIMIT_NOFILE, (256, 256)),
+    (resource.RLIMIT_CORE, (0, 0)),
+)
+_ROOT_RLIMITS = ((resource.RLIMIT_NPROC, (64, 64)),)
 
 
 def _scrub_environment(workdir: str) -> None:
@@ -1168,13 +1388,15 @@ def _worker_main() -> None:
     except BaseException as exc:  # noqa: BLE001
         _send(proto_out, {"error": f"worker start failed: {exc}"})
         return
-    _send(proto_out, {"isolation": worker.isolation()})
+    _send(proto_out, {"isolation": worker.isolation(), "zygote": worker.zygote_pid})
     while True:
         job = _recv(proto_in)
         if job is None:
             return
         try:
             reply = worker.run(job)
+        except _ZygoteDied:
+            return  # the pool sees this worker exit, replaces it and retries the job once
         except Exception as exc:  # noqa: BLE001 - report, keep serving
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         _send(proto_out, reply)
@@ -1207,7 +1429,9 @@ class _WorkerHandle:
     def __init__(self, index: int) -> None:
         import subprocess
 
-        env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8"}
+        # LD_BIND_NOW: every symbol is resolved when the worker starts, so samples never write
+        # the dynamic linker's tables (a copy-on-write fault per page, per sample).
+        env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8", "LD_BIND_NOW": "1"}
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", "-X", "utf8", "-c", _WORKER_BOOT, str(index), *_site_dirs()],
             stdin=subprocess.PIPE,
@@ -1221,6 +1445,7 @@ class _WorkerHandle:
         self.wfd = self.proc.stdin.fileno()
         self.rfd = self.proc.stdout.fileno()
         self._hello_lock = _thread.allocate_lock()
+        self.zygote_pid = 0  # the worker's zygote (forks the samples), known after the handshake
         self._isolation: dict[str, Any] | None = None
 
     def ready(self) -> dict[str, Any]:
@@ -1230,6 +1455,7 @@ class _WorkerHandle:
                 hello = self._recv(60.0)
                 if "error" in hello:
                     raise _WorkerDied(hello["error"])
+                self.zygote_pid = int(hello.get("zygote") or 0)
                 self._isolation = hello["isolation"]
         return self._isolation
 
@@ -1273,6 +1499,16 @@ class _WorkerHandle:
             self.proc.wait()
 
 
+_MAX_DURATIONS = 100_000
+
+
+def _cost_key(job: dict) -> tuple:
+    """What a job's duration is remembered under: its test and entry point, or its program."""
+    if job.get("mode") == "check":
+        return ("check", job.get("test"), job.get("entry_point"))
+    return (job.get("mode"), job.get("source"), job.get("stdin"))
+
+
 class SandboxPool:
     """A set of warm sandbox workers; each request forks a fresh isolated sample process.
 
@@ -1289,6 +1525,7 @@ class SandboxPool:
         self._idle: queue.Queue = queue.Queue()
         self._all: list[_WorkerHandle] = []
         self._closed = False
+        self._durations: dict[tuple, float] = {}
         self._grow(self.size)
 
     def _grow(self, n: int) -> None:
@@ -1378,13 +1615,14 @@ class SandboxPool:
 
         lock = threading.Lock()
         counter = [0]
+        order = self._schedule(jobs)
 
         def take() -> int | None:
             with lock:
                 if counter[0] >= len(jobs):
                     return None
                 counter[0] += 1
-                return counter[0] - 1
+                return order[counter[0] - 1]
 
         # One worker (waiting if all are busy), plus whichever others are idle right now:
         # concurrent calls share the pool instead of deadlocking on it.
@@ -1403,13 +1641,43 @@ class SandboxPool:
                 t.start()
             for t in threads:
                 t.join()
+        self._learn(jobs, out)
         return [r if r is not None else {"error": "sandbox job was not run"} for r in out]
+
+    def _schedule(self, jobs: Sequence[dict]) -> list[int]:
+        """The order to hand out jobs: longest expected first (LPT), else as given.
+
+        A job's expected duration is the last one measured for the same test (``check`` mode)
+        or the same program (``script`` mode) on this pool; jobs never seen count as the
+        median of those seen. Starting the long jobs first keeps one slow test from
+        finishing alone at the end of a batch. With nothing known, the order is unchanged.
+        """
+        known = self._durations
+        if not known:
+            return list(range(len(jobs)))
+        expected = [known.get(_cost_key(job)) for job in jobs]
+        seen = sorted(e for e in expected if e is not None)
+        if not seen:
+            return list(range(len(jobs)))
+        default = seen[len(seen) // 2]
+        return sorted(range(len(jobs)), key=lambda i: -(expected[i] if expected[i] is not None else default))
+
+    def _learn(self, jobs: Sequence[dict], replies: Sequence[dict | None]) -> None:
+        """Remember each job's measured duration for :meth:`_schedule` (bounded memory)."""
+        known = self._durations
+        for job, reply in zip(jobs, replies):
+            if reply is None or "duration_s" not in reply:
+                continue
+            if len(known) >= _MAX_DURATIONS:
+                known.clear()
+            known[_cost_key(job)] = float(reply["duration_s"])
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system) used so far by the workers and their finished samples.
 
-        Read from ``/proc/<pid>/stat`` (utime, stime, cutime, cstime of each live worker); 0.0
-        where ``/proc`` is unavailable. Workers that were replaced are not counted.
+        Read from ``/proc/<pid>/stat`` (utime, stime, cutime, cstime of each live worker and
+        of its zygote, whose children the samples are); 0.0 where ``/proc`` is unavailable.
+        Workers that were replaced are not counted.
 
         Returns:
             The total, in seconds.
@@ -1417,7 +1685,7 @@ class SandboxPool:
         tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         total = 0
         with self._lock:
-            pids = [h.proc.pid for h in self._all]
+            pids = [h.proc.pid for h in self._all] + [h.zygote_pid for h in self._all if h.zygote_pid]
         for pid in pids:
             try:
                 with open(f"/proc/{pid}/stat") as fh:
