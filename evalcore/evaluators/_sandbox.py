@@ -82,7 +82,6 @@ from __future__ import annotations
 # random, tempfile, subprocess and queue do, and would run in every forked sample) are
 # imported here; the parent-side code imports those lazily.
 import builtins
-import fcntl
 import gc
 import marshal
 import math
@@ -114,7 +113,7 @@ _SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 # exit tears down (~0.1 ms per sample), more than the few programs that import it would save.
 _PRELOAD = (
     "collections", "itertools", "functools", "re", "string", "typing", "heapq",
-    "bisect", "copy", "operator", "io", "resource", "fcntl",
+    "bisect", "copy", "operator", "io", "resource",
 )
 _WORKDIR = "/tmp/sandbox"
 _WORKDIR_NAME = os.path.basename(_WORKDIR)
@@ -736,7 +735,6 @@ class _Worker:
         self.prctl = self.libc.lib.prctl if self.libc is not None else None
         self.filter_address = self.libc.address(self.signal_filter) if self.signal_filter is not None else 0
         self._rlimit_cache: dict[tuple, tuple] = {}
-        self._devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)  # stdin of samples without input
         self._env_workdir: str | None = None
         if self.is_root and self.libc is not None and sys.platform.startswith("linux"):
             try:
@@ -765,7 +763,9 @@ class _Worker:
             self.set_dumpable = True
         gc.collect()
         gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
-        self._start_zygote()
+        self.in_zygote = False
+        self.seccomp_active = False
+        self._start_zygotes()
 
     def _enter_namespaces(self) -> None:
         libc = self.libc
@@ -850,49 +850,72 @@ class _Worker:
 
     # ---------------------------------------------------------------- the zygote
 
-    def _start_zygote(self) -> None:
-        """Fork the zygote: the process that forks every sample, and does nothing else.
+    def _start_zygotes(self) -> None:
+        """Fork the zygotes: the processes that fork every sample, and do nothing else.
 
         After a fork every page of the forking process is copy-on-write, and each page it
         then writes costs it a page fault (several microseconds on a virtual machine). The
         worker's bookkeeping (pipes, ``select``, reading output, compiling, the protocol)
-        touches hundreds of pages per sample; the zygote touches a few dozen. It is forked
-        once, after the worker set up the namespaces and preloaded modules, so samples start
-        from the same warm interpreter; the worker itself never forks a sample.
+        touches hundreds of pages per sample; a zygote touches a few dozen. The zygotes are
+        forked once, after the worker set up the namespaces and preloaded modules, so samples
+        start from the same warm interpreter; the worker itself never forks a sample.
+
+        Two zygotes where seccomp is available: one with the signal-handler filter installed
+        for ``check`` samples (they inherit it instead of compiling it each), one without for
+        ``script`` samples, which may install signal handlers. With namespaces each zygote is
+        PID 1 of a PID namespace of its own: when it dies, the kernel kills every sample.
         """
+        self._zygotes: dict[bool, tuple[Any, int]] = {}
+        kinds = (False, True) if self.filter_address else (False,)
+        for seccomp in kinds:
+            self._zygotes[seccomp] = self._fork_zygote(seccomp)
+        self.zygote_pids = [pid for _sock, pid in self._zygotes.values()]
+
+    def _fork_zygote(self, seccomp: bool) -> tuple[Any, int]:
         mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
-        keep = {theirs.fileno(), self._devnull}
+        keep = {theirs.fileno()}
         if self.namespaces:
-            keep.add(self.own_pidns)
-        pid = os.fork()
+            self.libc.unshare(_CLONE_NEWPID)  # type: ignore[union-attr]
+        try:
+            pid = os.fork()
+        except BaseException:
+            if self.namespaces:
+                self.libc.setns(self.own_pidns, _CLONE_NEWPID)  # type: ignore[union-attr]
+            raise
         if pid == 0:  # the zygote
             try:
                 mine.close()
-                top = max(keep)
-                for fd in range(0, top + 1):
-                    if fd not in keep and fd > 2:
+                for fd in range(3, max(keep) + 1):
+                    if fd not in keep:
                         try:
                             os.close(fd)
                         except OSError:
                             pass
-                os.closerange(top + 1, 1 << 16)
-                self._zygote_setup()
+                os.closerange(max(keep) + 1, 1 << 16)
+                self._zygote_setup(seccomp)
                 gc.collect()
                 gc.freeze()
                 _zygote_loop(self, theirs)
             finally:
                 os._exit(0)
+        if self.namespaces:
+            self.libc.setns(self.own_pidns, _CLONE_NEWPID)  # type: ignore[union-attr]
         theirs.close()
-        self._zsock = mine
-        self.zygote_pid = pid
+        return mine, pid
 
-    def _zygote_setup(self) -> None:
+    def _zygote_setup(self, seccomp: bool) -> None:
         """What every sample inherits instead of setting it up itself (zygote side)."""
+        self.in_zygote = True
+        if self.namespaces:
+            # This zygote's own PID namespace: restored after each sample's fork.
+            self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         if self.prctl is not None:
             # Die with the worker; samples (``no_new_privs`` is kept across fork and uid
             # changes) never gain privileges through exec.
             self.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
             self.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+            if seccomp and self.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self.filter_address, 0, 0) == 0:
+                self.seccomp_active = True
         if self.is_root:
             os.setgroups([])  # the zygote stays root; samples inherit no supplementary groups
         for which, value in _FIXED_RLIMITS + (_ROOT_RLIMITS if self.is_root else ()):  # root ignores NPROC
@@ -901,14 +924,15 @@ class _Worker:
             except (ValueError, OSError):
                 pass
 
-    def _zygote_call(self, data: bytes, fds: Sequence[int] = ()) -> tuple:
-        """One request to the zygote and its reply (two ints)."""
+    def _zygote_call(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> tuple:
+        """One request to a zygote and its reply (two ints)."""
+        sock = zygote[0]
         try:
             if fds:
-                self._zsock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
+                sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
             else:
-                self._zsock.send(data)
-            reply = self._zsock.recv(16)
+                sock.send(data)
+            reply = sock.recv(16)
         except OSError as exc:
             raise _ZygoteDied(f"sandbox zygote failed: {exc}") from exc
         if len(reply) != 8:
@@ -916,22 +940,16 @@ class _Worker:
         return struct.unpack("ii", reply)
 
     def _child(self, fds: tuple) -> None:
-        """Entry of a sample process (forked by the zygote); never returns."""
-        out_w, err_w, res_w, in_r, job_r = fds
+        """Entry of a sample process (forked by a zygote); never returns.
+
+        Its job comes first on its standard-input pipe (see :meth:`_payload`); it reads exactly
+        that much, so what follows is the program's own input.
+        """
+        out_w, err_w, res_w, in_r = fds
         try:
             os.setsid()
-            chunks = []
-            while True:
-                chunk = os.read(job_r, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            job = marshal.loads(b"".join(chunks))
-            del chunks
-            codes = job.get("_codes")
-            if type(codes) is tuple:
-                job["_codes"] = (marshal.loads(codes[0]), marshal.loads(codes[1]), marshal.loads(codes[2]))
-            self._sample(job, (out_w, err_w, res_w, in_r), job["_workdir"])
+            job = marshal.loads(_read_exact(in_r, struct.unpack("!I", _read_exact(in_r, 4) or b"")[0]) or b"")
+            self._sample(job, fds, job["_workdir"])
         except BaseException as exc:  # noqa: BLE001
             try:
                 os.write(err_w, f"sandbox setup failed: {exc}\n".encode())
@@ -941,22 +959,24 @@ class _Worker:
 
     # ---------------------------------------------------------------- one sample
 
-    def _payload(self, job: dict, workdir: str) -> bytes:
-        """What the sample process reads first: the job, with the check code compiled here.
+    def _payload(self, job: dict, workdir: str, stdin_data: bytes) -> bytes:
+        """What the sample reads from its standard input before the program runs.
 
-        The worker compiles (prompt and test once per worker, see :func:`_marshal_shared`)
-        and sends code objects in marshal form; a compile error is left for the sample to
-        find again, so it is reported exactly as before.
+        A 4-byte length, then the job in marshal form with the check code compiled here
+        (program per sample, prompt and test once per worker, see :func:`_compile_check_job`),
+        then the program's own standard input. A compile error is left for the sample to find
+        again, so it is reported exactly as before.
         """
         child = {key: job[key] for key in _CHILD_KEYS if key in job}
         child["_workdir"] = workdir
         if job.get("mode") == "check":
-            codes = _marshal_check_job(job)
-            if codes is not None:
+            codes = _compile_check_job(job)
+            if type(codes) is tuple:
                 child["_codes"] = codes
                 for key in ("source", "prompt", "test"):
                     child.pop(key, None)
-        return marshal.dumps(child)
+        data = marshal.dumps(child)
+        return struct.pack("!I", len(data)) + data + stdin_data
 
     def run(self, job: dict) -> dict:
         timeout = float(job.get("timeout_s", 10.0))
@@ -975,27 +995,30 @@ class _Worker:
             tmpdir = workdir = tempfile.mkdtemp(prefix="evalcore-sandbox-")
             if self.is_root:
                 os.chown(tmpdir, self.uid, self.uid)
-        payload = self._payload(job, workdir)
+        payload = self._payload(job, workdir, stdin_data)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         res_r, res_w = os.pipe()
-        job_r, job_w = os.pipe()
-        if stdin_data:
-            in_r, in_w = os.pipe()
+        in_r, in_w = os.pipe()
+        child_ends = (out_w, err_w, res_w, in_r)
+        # What fits in the pipe is written now: the sample then never waits for this process.
+        pending: dict[int, memoryview] = {}
+        if len(payload) <= _PIPE_CAPACITY:
+            os.write(in_w, payload)
+            os.close(in_w)
         else:
-            in_r, in_w = self._devnull, -1
-        child_ends = (out_w, err_w, res_w, in_r, job_r)
+            pending[in_w] = memoryview(payload)
+            os.set_blocking(in_w, False)
+        zygote = self._zygotes[bool(job.get("mode") == "check" and job.get("_seccomp", True) and True in self._zygotes)]
         start = time.monotonic()
         try:
-            sample_pid, err = self._zygote_call(b"F", child_ends)
+            sample_pid, err = self._zygote_call(zygote, b"F", child_ends)
         finally:
             for fd in child_ends:
-                if fd != self._devnull:
-                    os.close(fd)
+                os.close(fd)
         if sample_pid <= 0:
-            for fd in (out_r, err_r, res_r, job_w, in_w):
-                if fd >= 0:
-                    os.close(fd)
+            for fd in (out_r, err_r, res_r, *pending):
+                os.close(fd)
             if tmpdir is not None:
                 _rmtree(tmpdir)
             raise OSError(err, f"fork: {os.strerror(err)}")
@@ -1012,11 +1035,6 @@ class _Worker:
         open_fds = set(bufs)
         if exit_fd >= 0:
             open_fds.add(exit_fd)
-        pending = {job_w: memoryview(payload)}
-        if in_w >= 0:
-            pending[in_w] = memoryview(stdin_data)
-        for fd in pending:
-            os.set_blocking(fd, False)
         timed_out = False
         killed_at: float | None = None
         deadline = start + timeout
@@ -1025,7 +1043,7 @@ class _Worker:
             now = time.monotonic()
             if killed_at is None and now >= deadline:
                 timed_out = True
-                self._kill(sample_pid)
+                self._kill(zygote, sample_pid)
                 killed_at = now
             if killed_at is not None and now - killed_at > 2.0:
                 break
@@ -1058,15 +1076,16 @@ class _Worker:
                 dropped[fd] += max(0, len(chunk) - room)
             if exited and killed_at is None:
                 # The sample ended: what it left running dies now; drain for 0.2 s.
-                self._kill(sample_pid)
+                self._kill(zygote, sample_pid)
                 killed_at = time.monotonic() - 1.8
         for fd in pending:
             os.close(fd)
         if exit_fd >= 0:
             os.close(exit_fd)
-        # Make sure nothing of the sample survives, then have the zygote reap it.
-        self._kill(sample_pid)
-        _, status = self._zygote_call(b"W" + struct.pack("i", sample_pid))
+        # The zygote kills what is left of the sample (whose PID it alone can name) and reaps it.
+        _, status = self._zygote_call(zygote, b"W" + struct.pack("i", sample_pid))
+        if not self.namespaces and self.is_root:
+            self._kill_uid()
         returncode: int | None = os.waitstatus_to_exitcode(status) if status != -1 else None
         duration = time.monotonic() - start
         for fd in bufs:
@@ -1111,16 +1130,9 @@ class _Worker:
             "reason": reason,
         }
 
-    def _kill(self, pid: int) -> None:
-        if pid <= 0:
-            return
-        try:
-            if self.namespaces:
-                os.kill(pid, signal.SIGKILL)  # PID 1 of the namespace: the kernel kills the rest
-            else:
-                os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    def _kill(self, zygote: tuple[Any, int], pid: int) -> None:
+        """Kill a running sample and everything it started (through its zygote)."""
+        self._zygote_call(zygote, b"K" + struct.pack("i", pid))
         if not self.namespaces and self.is_root:
             self._kill_uid()
 
@@ -1177,15 +1189,14 @@ class _Worker:
         and calls ``prctl`` directly.
         """
         out_w, err_w, res_w, in_r = fds
-        # Standard streams and the result pipe (fd 3); close the rest.
-        dupfd, dup2, f_dupfd = fcntl.fcntl, os.dup2, fcntl.F_DUPFD
-        moved = (
-            dupfd(in_r, f_dupfd, 16), dupfd(out_w, f_dupfd, 16), dupfd(err_w, f_dupfd, 16), dupfd(res_w, f_dupfd, 16)
-        )
-        dup2(moved[0], 0)
-        dup2(moved[1], 1)
-        dup2(moved[2], 2)
-        dup2(moved[3], 3)
+        # Standard streams and the result pipe (fd 3); close the rest. The pipes arrived as
+        # descriptors the zygote did not hold, so none of them is 0, 1 or 2, and one numbered 3
+        # has been copied to its stream before fd 3 is replaced.
+        dup2 = os.dup2
+        dup2(in_r, 0)
+        dup2(out_w, 1)
+        dup2(err_w, 2)
+        dup2(res_w, 3)
         os.closerange(4, 1 << 16)
         os.chdir(workdir)
         if self._env_workdir != workdir:  # scrubbed once per worker when the directory is fixed
@@ -1211,17 +1222,16 @@ class _Worker:
             # ignored like those of setrlimit.
             if self.set_dumpable:
                 prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-            prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
-            if self.filter_address and job["mode"] == "check" and job.get("_seccomp", True):
-                if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self.filter_address, 0, 0) == 0:
-                    job["_no_signal_handlers"] = True
+            if not self.namespaces:  # with them, the zygote's death kills its whole namespace
+                prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+        if self.seccomp_active and job["mode"] == "check":
+            job["_no_signal_handlers"] = True  # the zygote's seccomp filter, inherited
         # sys.stdin/stdout/stderr are the worker's own (UTF-8) text streams on fds 0-2, which
         # now lead to the sample's pipes; the worker never buffered anything in them.
         sys.argv = ["<program>"]
-        # Everything inherited from the worker joins the permanent generation: the sample's
-        # collections then scan its own objects only, not the worker's (whose pages a scan
-        # would copy, one page fault each).
-        gc.freeze()
+        # The zygote froze everything it inherited into the permanent generation: the sample's
+        # collections scan its own objects only, not the worker's (whose pages a scan would
+        # copy, one page fault each).
         _sample_main(job, 3, self.lasti_true)
 
     def _rlimits(self, job: dict) -> tuple:
@@ -1246,6 +1256,7 @@ class _ZygoteDied(RuntimeError):
 # Job fields the sample process needs (the rest stay with the worker).
 _CHILD_KEYS = ("mode", "entry_point", "timeout_s", "memory_mb", "source", "prompt", "test", "_seccomp")
 _EINVAL = 22
+_PIPE_CAPACITY = 65536  # Linux's default: a write of at most this much to a fresh pipe never blocks
 
 
 def _zygote_loop(worker: _Worker, sock: Any) -> None:
@@ -1256,8 +1267,9 @@ def _zygote_loop(worker: _Worker, sock: Any) -> None:
     """
     recvmsg, send = sock.recvmsg, sock.send
     fork, close, waitpid, exit_ = os.fork, os.close, os.waitpid, os._exit
+    kill, killpg, sigkill = os.kill, os.killpg, _SIGKILL
     unpack, pack = struct.unpack, struct.pack
-    space = _socket.CMSG_SPACE(20)
+    space = _socket.CMSG_SPACE(16)
     ns = worker.namespaces
     lib = worker.libc.lib if worker.libc is not None else None
     get_errno = worker.libc._ctypes.get_errno if worker.libc is not None else None
@@ -1271,20 +1283,30 @@ def _zygote_loop(worker: _Worker, sock: Any) -> None:
             exit_(0)
         if not data:
             exit_(0)
-        if data[:1] == b"W":
+        op = data[:1]
+        if op == b"W" or op == b"K":  # kill (and for W reap) one sample
             pid = unpack("i", data[1:5])[0]
-            try:
-                status = waitpid(pid, 0)[1]
-            except ChildProcessError:
-                status = -1
+            status = 0
+            if pid > 0:
+                try:
+                    if ns:
+                        kill(pid, sigkill)  # PID 1 of its namespace: the kernel kills the rest
+                    else:
+                        killpg(pid, sigkill)  # its process group
+                except OSError:
+                    pass
+                if op == b"W":
+                    try:
+                        status = waitpid(pid, 0)[1]
+                    except ChildProcessError:
+                        status = -1
             send(pack("ii", pid, status))
             continue
         fds = ()
         for _level, _kind, raw in anc:
-            for fd in unpack(f"{len(raw) // 4}i", raw[: len(raw) // 4 * 4]):
-                fds += (fd,)
+            fds += unpack(f"{len(raw) // 4}i", raw[: len(raw) // 4 * 4])
         pid, err = -1, 0
-        if len(fds) != 5:
+        if len(fds) != 4:
             err = _EINVAL
         elif ns and lib.unshare(newpid) != 0:
             err = get_errno()
@@ -1300,40 +1322,6 @@ def _zygote_loop(worker: _Worker, sock: Any) -> None:
         for fd in fds:
             close(fd)
         send(pack("ii", pid, err))
-
-
-# Compiled-and-marshalled prompts and tests, keyed by their text (see _SHARED_CODE).
-_SHARED_MARSHAL: dict[tuple[str, str], bytes] = {}
-
-
-def _marshal_shared(text: str, filename: str) -> bytes:
-    """``marshal.dumps(compile(text, filename, "exec"))``, remembered across the worker's samples."""
-    key = (text, filename)
-    data = _SHARED_MARSHAL.get(key)
-    if data is None:
-        data = marshal.dumps(compile(text, filename, "exec"))
-        if len(_SHARED_MARSHAL) >= _SHARED_CODE_MAX:
-            _SHARED_MARSHAL.clear()
-        _SHARED_MARSHAL[key] = data
-    return data
-
-
-def _marshal_check_job(job: dict) -> tuple[bytes, bytes, bytes] | None:
-    """Program, prompt and test compiled (the last two once per worker), in marshal form.
-
-    None when something does not compile: the sample then compiles it itself and reports
-    the error (:func:`_check_work`).
-    """
-    try:
-        return (
-            marshal.dumps(compile(job["source"], "<program>", "exec")),
-            _marshal_shared(job.get("prompt", ""), "<prompt>"),
-            _marshal_shared(job["test"], "<test>"),
-        )
-    except Exception:  # noqa: BLE001 - SyntaxError, ValueError (NUL bytes), RecursionError ...
-        return None
-
-
 
 
 # Limits every sample gets, set once in the zygote (RLIMIT_NPROC only when running as root:
@@ -1388,7 +1376,7 @@ def _worker_main() -> None:
     except BaseException as exc:  # noqa: BLE001
         _send(proto_out, {"error": f"worker start failed: {exc}"})
         return
-    _send(proto_out, {"isolation": worker.isolation(), "zygote": worker.zygote_pid})
+    _send(proto_out, {"isolation": worker.isolation(), "zygotes": worker.zygote_pids})
     while True:
         job = _recv(proto_in)
         if job is None:
@@ -1445,7 +1433,7 @@ class _WorkerHandle:
         self.wfd = self.proc.stdin.fileno()
         self.rfd = self.proc.stdout.fileno()
         self._hello_lock = _thread.allocate_lock()
-        self.zygote_pid = 0  # the worker's zygote (forks the samples), known after the handshake
+        self.zygote_pids: list[int] = []  # the worker's zygotes (fork the samples), after the handshake
         self._isolation: dict[str, Any] | None = None
 
     def ready(self) -> dict[str, Any]:
@@ -1455,7 +1443,7 @@ class _WorkerHandle:
                 hello = self._recv(60.0)
                 if "error" in hello:
                     raise _WorkerDied(hello["error"])
-                self.zygote_pid = int(hello.get("zygote") or 0)
+                self.zygote_pids = [int(p) for p in hello.get("zygotes") or ()]
                 self._isolation = hello["isolation"]
         return self._isolation
 
@@ -1685,7 +1673,7 @@ class SandboxPool:
         tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         total = 0
         with self._lock:
-            pids = [h.proc.pid for h in self._all] + [h.zygote_pid for h in self._all if h.zygote_pid]
+            pids = [h.proc.pid for h in self._all] + [p for h in self._all for p in h.zygote_pids]
         for pid in pids:
             try:
                 with open(f"/proc/{pid}/stat") as fh:

@@ -35,8 +35,9 @@ def test_samples_are_forked_by_a_zygote_not_by_the_worker() -> None:
         (reply,) = pool.map([_job()])
         handle = pool._all[0]
         assert _to_result(reply).completed
-        assert handle.zygote_pid > 0 and handle.zygote_pid != handle.proc.pid
-        assert _ppid(handle.zygote_pid) == handle.proc.pid  # the worker's own child
+        assert handle.zygote_pids and handle.proc.pid not in handle.zygote_pids
+        for zygote in handle.zygote_pids:
+            assert _ppid(zygote) == handle.proc.pid  # the worker's own children
     finally:
         pool.close()
 
@@ -46,12 +47,13 @@ def test_a_dead_zygote_costs_a_worker_not_a_result() -> None:
     try:
         pool.map([_job()])
         old = pool._all[0]
-        os.kill(old.zygote_pid, signal.SIGKILL)
+        for zygote in old.zygote_pids:
+            os.kill(zygote, signal.SIGKILL)
         time.sleep(0.1)
         replies = pool.map([_job(), _job("    return a - b\n")])
         results = [_to_result(r) for r in replies]
         assert [r.completed for r in results] == [True, False]
-        assert pool._all[0] is not old and pool._all[0].zygote_pid not in (0, old.zygote_pid)
+        assert pool._all[0] is not old and not set(pool._all[0].zygote_pids) & set(old.zygote_pids)
     finally:
         pool.close()
 
@@ -81,5 +83,47 @@ def test_durations_are_learned_from_a_run() -> None:
         pool.map([fast, slow])
         assert pool._durations[_cost_key(slow)] >= 0.3 > pool._durations[_cost_key(fast)]
         assert pool._schedule([fast, slow]) == [1, 0]
+    finally:
+        pool.close()
+
+
+def _processes_of(uid: int) -> list[int]:
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    pids.append(int(name))
+            except FileNotFoundError:
+                pass
+    return pids
+
+
+def test_running_samples_die_with_their_zygote() -> None:
+    import threading
+
+    pool = SandboxPool(1)
+    try:
+        pool.map([_job()])
+        handle = pool._all[0]
+        iso = handle.isolation
+        if not iso.get("namespaces"):
+            return  # without namespaces the samples' parent-death signal does this (not root here)
+        uid = int(iso["uid"])
+        sleeper = _job("    import os, time\n    if os.fork() == 0:\n        time.sleep(60)\n    time.sleep(60)\n    return a + b\n")
+        sleeper["timeout_s"] = 3.0
+        runner = threading.Thread(target=pool.map, args=([sleeper],))
+        runner.start()
+        deadline = time.monotonic() + 5
+        while len(_processes_of(uid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(_processes_of(uid)) >= 2  # the sample and its child
+        for zygote in handle.zygote_pids:
+            os.kill(zygote, signal.SIGKILL)
+        deadline = time.monotonic() + 2
+        while _processes_of(uid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _processes_of(uid) == []
+        runner.join(30)
     finally:
         pool.close()
