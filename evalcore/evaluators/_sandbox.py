@@ -7,33 +7,40 @@ _sandbox; _sandbox._worker_main()"``) and their zygotes fork it once per sample.
 Process layout
 --------------
 The parent (:class:`SandboxPool`) keeps ``N`` warm worker processes (two per CPU by default)
-and keeps two jobs in flight per worker. A worker starts with a scrubbed environment and,
-when it runs as root (as on the evalcore machines), moves itself once into new network,
-mount, IPC and UTS namespaces: no network but a loopback that is down; every mount of the
-host remounted read-only; private tmpfs on ``/tmp``, ``/var/tmp`` and ``/dev/shm``; empty
-tmpfs hiding ``/run``, ``/root`` and ``/home`` (the interpreter's own directories are bound
-back read-only when they live there); a ``/proc`` mounted with ``hidepid=2``. The worker
-never executes untrusted code, and never forks a sample itself: once set up, it forks a
-*zygote*, a copy of itself that does nothing but fork samples and reap them (one request
-each over a Unix socket, the sample's pipes passed with ``SCM_RIGHTS``). After a fork every
-page of the forking process is copy-on-write, so the worker's bookkeeping (compiling,
-pipes, ``select``, output) would cost it hundreds of page faults per sample; the zygote
-touches a few dozen pages. The zygote holds what all samples share (``no_new_privs``, no
-supplementary groups, the file-size, open-file, process and core limits) and dies with its
-worker. For every sample the zygote forks a child that is PID 1 of a *new PID
-namespace*; the child reads its job (compiled by the worker, in marshal form) from a pipe,
-starts a new session, closes every inherited file descriptor, works in
-the empty directory ``/tmp/sandbox`` (``HOME`` and ``TMPDIR`` point there), applies the
-job's ``setrlimit`` limits (CPU seconds, address space), drops to an unprivileged uid/gid of
-its worker's own (not dumpable, so ``/proc/self/mem`` and ``ptrace`` are closed; it dies with
-the zygote), then runs the program. With ``hidepid=2`` and a uid per worker, ``/proc`` shows
-the sample its own processes only. When the sample ends, or the wall-clock timeout kills it,
-the kernel kills everything else in its PID namespace, daemonized children included; the
-worker then empties the scratch tmpfs. Output is read through pipes and truncated. Where
-namespaces are refused (not root), the worker falls back to a process group and a temporary
-directory per sample with the same rlimits and no network or file-system isolation; a child
-that leaves the process group survives the sample there; :attr:`SandboxResult.isolation`
-says which applies.
+and keeps two jobs in flight per worker; it hands jobs out longest-known-first (durations of
+earlier runs of the same test), and a job expected to take a large share of the batch runs at
+a higher CPU priority, so that one slow test does not finish alone at the end. A worker starts
+with a scrubbed environment and, when it runs as root (as on the evalcore machines), moves
+itself once into new network, mount, IPC and UTS namespaces: no network but a loopback that is
+down; every mount of the host remounted read-only; private tmpfs on ``/tmp``, ``/var/tmp`` and
+``/dev/shm``; empty tmpfs hiding ``/run``, ``/root`` and ``/home`` (the interpreter's own
+directories are bound back read-only when they live there); a ``/proc`` mounted with
+``hidepid=2``.
+
+The worker never executes untrusted code and never forks a sample itself. Once set up, it
+forks its *zygotes* (``evalcore-zygote`` in ``ps``): copies of itself that do nothing but fork
+samples, kill them and reap them, one request each over a Unix socket, the sample's pipes
+passed with ``SCM_RIGHTS``. After a fork every page of the forking process is copy-on-write;
+the worker's bookkeeping (compiling, pipes, ``select``, output) would cost it hundreds of page
+faults per sample, a zygote touches a few dozen. Each zygote is PID 1 of a PID namespace of its
+own (when it dies, the kernel kills every sample) and holds what all its samples share:
+``no_new_privs``, no supplementary groups, the file-size, open-file, process and core limits,
+and, for the zygote that runs ``check`` samples, the seccomp filter (the other zygote runs
+``script`` samples, which may install signal handlers). A zygote dies with its worker.
+
+For every sample its zygote forks a child that is PID 1 of a *new PID namespace*, nested in the
+zygote's. The child reads its job (compiled by the worker, in marshal form) from the head of
+its standard-input pipe, starts a new session, closes every inherited file descriptor, works in
+the empty directory ``/tmp/sandbox`` (``HOME`` and ``TMPDIR`` point there), applies the job's
+``setrlimit`` limits (CPU seconds, address space), drops to an unprivileged uid/gid of its
+worker's own (not dumpable, so ``/proc/self/mem`` and ``ptrace`` are closed), then runs the
+program. With ``hidepid=2`` and a uid per worker, ``/proc`` shows the sample its own processes
+only. When the sample ends, or the wall-clock timeout kills it, the kernel kills everything
+else in its PID namespace, daemonized children included; the worker then empties the scratch
+tmpfs. Output is read through pipes and truncated. Where namespaces are refused (not root),
+the worker falls back to a process group and a temporary directory per sample with the same
+rlimits and no network or file-system isolation; a child that leaves the process group
+survives the sample there; :attr:`SandboxResult.isolation` says which applies.
 
 Proof of completion (threat model)
 ----------------------------------
@@ -117,6 +124,7 @@ _PRELOAD = (
 )
 _WORKDIR = "/tmp/sandbox"
 _WORKDIR_NAME = os.path.basename(_WORKDIR)
+_TMPFS_EMPTY_DIR, _TMPFS_DIRENT = 40, 20  # tmpfs directory sizes: empty, and per entry
 
 # Linux constants (sched.h, mount.h, prctl.h).
 _CLONE_NEWNS = 0x00020000
@@ -133,6 +141,7 @@ _MS_BIND = 4096
 _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
 _PR_SET_DUMPABLE = 4
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
@@ -725,6 +734,7 @@ class _Worker:
             self.libc = None
         self.lasti_true, _ = _calibrate()
         self._workdir_ready = False
+        self._fresh_tmpfs: set[str] = set()  # scratch directories that are tmpfs mounts of ours
         self.signal_filter = None
         if self.libc is not None:
             try:
@@ -764,6 +774,7 @@ class _Worker:
         gc.collect()
         gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
         self.in_zygote = False
+        self._set_name(b"evalcore-worker")
         self.seccomp_active = False
         self._start_zygotes()
 
@@ -809,6 +820,8 @@ class _Worker:
             inside = sorted(k for k in keep if k.startswith(d + "/"))
             handles = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in inside]
             libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=16m,mode=0755")
+            if not inside:
+                self._fresh_tmpfs.add(d)
             for k, fd in handles:
                 os.makedirs(k, mode=0o755, exist_ok=True)
                 libc.mount(f"/proc/self/fd/{fd}", k, None, _MS_BIND | _MS_REC)
@@ -818,6 +831,7 @@ class _Worker:
             if os.path.isdir(d) and not os.path.islink(d):
                 if d not in _HIDDEN_DIRS:
                     libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=64m,mode=1777")
+                    self._fresh_tmpfs.add(d)
                 os.chmod(d, 0o1777)
         # A /proc that shows a process only to its own uid: each worker's samples run under
         # a uid of their own, so they see their own processes and nothing else.
@@ -903,9 +917,16 @@ class _Worker:
         theirs.close()
         return mine, pid
 
+    def _set_name(self, name: bytes) -> None:
+        """The process name ``ps`` and ``top`` show (``PR_SET_NAME``; samples keep their zygote's)."""
+        if self.libc is not None:
+            buf = self.libc._ctypes.create_string_buffer(name[:15])
+            self.libc.lib.prctl(_PR_SET_NAME, self.libc.address(buf), 0, 0, 0)
+
     def _zygote_setup(self, seccomp: bool) -> None:
         """What every sample inherits instead of setting it up itself (zygote side)."""
         self.in_zygote = True
+        self._set_name(b"evalcore-zygote")
         if self.namespaces:
             # This zygote's own PID namespace: restored after each sample's fork.
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
@@ -1156,6 +1177,8 @@ class _Worker:
         exactly as it found it (same owner and mode, no entries); anything else is removed.
         """
         for d in _SCRATCH_DIRS:
+            if d in self._fresh_tmpfs and self._tmpfs_clean(d):
+                continue
             try:
                 names = os.listdir(d)
             except OSError:
@@ -1180,6 +1203,24 @@ class _Worker:
                         os.unlink(path)
                 except OSError:
                     pass
+
+    def _tmpfs_clean(self, d: str) -> bool:
+        """Whether a tmpfs scratch directory is as a sample found it, read from sizes alone.
+
+        On tmpfs a directory's size is 40 bytes plus 20 per entry, so one ``stat`` tells an
+        empty directory (or ``/tmp`` holding nothing but the untouched working directory)
+        without listing it.
+        """
+        try:
+            size = os.stat(d).st_size
+            if size == _TMPFS_EMPTY_DIR:
+                return True
+            if d != "/tmp" or not self._workdir_ready or size != _TMPFS_EMPTY_DIR + _TMPFS_DIRENT:
+                return False
+            st = os.lstat(_WORKDIR)  # the one entry is the working directory, still pristine
+            return st.st_uid == self.uid and st.st_mode == 0o40700 and st.st_size == _TMPFS_EMPTY_DIR
+        except OSError:
+            return False
 
     def _sample(self, job: dict, fds: tuple, workdir: str) -> None:
         """Final set-up of the sample process, then the trusted harness.
@@ -1210,6 +1251,15 @@ class _Worker:
             try:
                 setrlimit(which, value)
             except (ValueError, OSError):
+                pass
+        nice = job.get("_nice")
+        if nice:
+            try:
+                os.setpriority(os.PRIO_PROCESS, 0, int(nice))
+                fd = os.open("/proc/self/autogroup", os.O_WRONLY)
+                os.write(fd, str(int(nice)).encode())
+                os.close(fd)
+            except OSError:
                 pass
         if self.is_root:
             uid = self.uid
@@ -1254,7 +1304,7 @@ class _ZygoteDied(RuntimeError):
 
 
 # Job fields the sample process needs (the rest stay with the worker).
-_CHILD_KEYS = ("mode", "entry_point", "timeout_s", "memory_mb", "source", "prompt", "test", "_seccomp")
+_CHILD_KEYS = ("mode", "entry_point", "timeout_s", "memory_mb", "source", "prompt", "test", "_seccomp", "_nice")
 _EINVAL = 22
 _PIPE_CAPACITY = 65536  # Linux's default: a write of at most this much to a fresh pipe never blocks
 
@@ -1648,7 +1698,12 @@ class SandboxPool:
         if not seen:
             return list(range(len(jobs)))
         default = seen[len(seen) // 2]
-        return sorted(range(len(jobs)), key=lambda i: -(expected[i] if expected[i] is not None else default))
+        guess = [e if e is not None else default for e in expected]
+        critical = 0.25 * sum(guess) / max(1, os.cpu_count() or 1)
+        for i, e in enumerate(guess):
+            if e >= critical:
+                jobs[i] = dict(jobs[i], _nice=-5)  # type: ignore[index]
+        return sorted(range(len(jobs)), key=lambda i: -guess[i])
 
     def _learn(self, jobs: Sequence[dict], replies: Sequence[dict | None]) -> None:
         """Remember each job's measured duration for :meth:`_schedule` (bounded memory)."""

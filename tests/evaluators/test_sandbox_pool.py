@@ -127,3 +127,62 @@ def test_running_samples_die_with_their_zygote() -> None:
         runner.join(30)
     finally:
         pool.close()
+
+
+def test_scratch_directories_are_clean_for_every_sample() -> None:
+    # The worker tells a clean tmpfs from a dirty one by directory sizes alone; each of these
+    # leaves something behind that the next sample must not see.
+    pool = SandboxPool(1)
+    try:
+        if not pool.isolation.get("namespaces"):
+            return  # no private tmpfs without namespaces (a fresh temporary directory each time)
+        look = {
+            "mode": "script",
+            "source": (
+                "import os, json, stat\n"
+                "st = os.stat('.')\n"
+                "print(json.dumps([os.getcwd(), sorted(os.listdir('/tmp')), os.listdir('.'),\n"
+                "                  sorted(os.listdir('/var/tmp')), oct(stat.S_IMODE(st.st_mode))]))\n"
+            ),
+        }
+        dirty = [
+            "open('left.txt', 'w').write('x')\n",  # in the working directory
+            "import os\nos.chmod('.', 0o755)\n",  # the working directory's mode
+            "import os\nos.rmdir('/tmp/sandbox')\nos.mkdir('/tmp/other')\n",  # same entry count
+            "open('/var/tmp/v', 'w').write('x')\n",
+            "import os\nos.mkdir('sub')\nopen('sub/f', 'w').write('x')\n",
+        ]
+        jobs = []
+        for source in dirty:
+            jobs += [{"mode": "script", "source": source}, look]
+        results = [_to_result(r) for r in pool.map(jobs)]
+    finally:
+        pool.close()
+    import json
+
+    for source, result in zip(dirty, results[1::2]):
+        assert result.completed, (source, result.stderr)
+        cwd, tmp, here, var_tmp, mode = json.loads(result.stdout)
+        assert cwd == "/tmp/sandbox" and here == [] and var_tmp == [] and mode == "0o700", source
+        assert "other" not in tmp and "sandbox" in tmp, source
+
+
+def test_a_job_expected_to_dominate_the_batch_runs_at_higher_priority() -> None:
+    pool = SandboxPool(1)
+    try:
+        slow = {"mode": "script", "source": "import os\nprint(os.getpriority(os.PRIO_PROCESS, 0))\n"}
+        fast = {"mode": "script", "source": "import os\nprint(os.getpriority(os.PRIO_PROCESS, 0), 'fast')\n"}
+        pool._durations[_cost_key(slow)] = 1.0
+        pool._durations[_cost_key(fast)] = 0.01
+        jobs = [fast, slow, fast]
+        order = pool._schedule(jobs)
+        assert order[0] == 1 and jobs[1].get("_nice", 0) < 0 and "_nice" not in jobs[0]
+        assert "_nice" not in slow  # the caller's job is not modified
+        results = [_to_result(r) for r in pool.map([fast, slow, fast])]
+    finally:
+        pool.close()
+    assert all(r.completed for r in results)
+    root = os.geteuid() == 0
+    # Raising a priority needs privileges (the sample sets it before giving them up).
+    assert results[1].stdout.split() == (["-5"] if root else ["0"])
+    assert results[0].stdout.split() == ["0", "fast"]
