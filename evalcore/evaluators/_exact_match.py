@@ -55,11 +55,12 @@ _NUM = (
     r"(?:(?P<cur>[$€£¥])\s?)?"
     r"(?P<num>"
     r"\d{1,3}(?:,\d{3})+(?:\.\d+)?"  # 1,248 / 1,248.50
+    r"|\d{1,3}(?:[\u00a0\u2009\u202f]\d{3})+(?:\.\d+)?"  # 1 248 with a no-break or thin space
     r"|\d+/\d+"  # 3/4
-    r"|\d+(?:\.\d+)?"  # 72 / 72.5
-    r"|\.\d+"  # .5
+    r"|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"  # 72 / 72.5 / 1.5e3
+    r"|\.\d+(?:[eE][-+]?\d+)?"  # .5
     r")"
-    r"(?![\d/]|,\d{3}|\.\d)"
+    r"(?![\d/]|,\d{3}|\.\d|[\u00a0\u2009\u202f]\d{3})"
 )
 _NUM_RE = re.compile(_NUM)
 _SIGNED_SINGLE = re.compile(r"^\s*" + _NUM + r"\s*$")
@@ -88,7 +89,7 @@ def parse_number(text: str) -> Fraction | None:
 
 
 def _match_value(m: re.Match[str]) -> Fraction | None:
-    raw = m.group("num").replace(",", "")
+    raw = m.group("num").replace(",", "").replace("\u00a0", "").replace("\u2009", "").replace("\u202f", "")
     try:
         if "/" in raw:
             num, den = raw.split("/")
@@ -224,7 +225,8 @@ class Extraction:
         method: How it was found. GSM8K: ``"hash"``, ``"boxed"``, ``"answer_is"``,
             ``"answer_prefix"``, ``"bracket"``, ``"last_number"``. MMLU: ``"answer_is"``,
             ``"boxed"``, ``"lone_letter"``, ``"letter_start"``, ``"paren_letter"``,
-            ``"option_text"``, ``"first_letter"``. ``"none"`` when nothing was found.
+            ``"option_text"``, ``"first_letter"``. ``"none"`` when nothing was found;
+            ``"hedged"`` (MMLU) when two letters were offered ("B or C"), also a parse failure.
     """
 
     value: str | None
@@ -287,11 +289,17 @@ def _boxed_contents(text: str) -> list[str]:
     return out
 
 
+# "#### 1 000": after the marker a single number is expected, so space-separated groups of
+# three digits are one number there (elsewhere "2 100" may well be two numbers).
+_SPACED_THOUSANDS = re.compile(r"^(\s*(?:\*\*|\$|\\\(|\s)*[-−–]?[$€£¥]?\s?)(\d{1,3}(?: \d{3})+(?:\.\d+)?)(?!\d|[,.]\d| \d)")
+
+
 def _gsm8k_strict(text: str) -> Extraction:
     matches = list(_HASH_RE.finditer(text))
     if not matches:
         return _NONE
-    value = _first_number(matches[-1].group("body"))
+    body = _SPACED_THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(" ", ""), matches[-1].group("body"))
+    value = _first_number(body)
     return Extraction(canonical_number(value), "hash") if value is not None else _NONE
 
 
@@ -382,13 +390,29 @@ def _norm_text(s: str) -> str:
     return s.strip(" .,:;!?\"'`*()[]")
 
 
+# "B or C", "B/C", "B and C": a second letter offered right after the first is a hedge.
+_HEDGE_AFTER = re.compile(
+    r"\s*[\)\]]?\s*(?:\*\*)?\s*(?:/|&|\bor\b|\band\b)\s*(?:option\s+|choice\s+)?[\(\[]?\s*"
+    r"(?P<other>(?-i:[A-D]))(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+_HEDGED = Extraction(None, "hedged")
+
+
+def _hedged(text: str, end: int, letter: str) -> bool:
+    """Whether the letter ending at ``end`` is offered together with another one."""
+    m = _HEDGE_AFTER.match(text, end)
+    return m is not None and m.group("other") != letter.upper()
+
+
 def _mmlu_strict(text: str) -> Extraction:
-    hits: list[tuple[int, str]] = []
+    hits: list[tuple[int, int, str]] = []
     for pattern in _MMLU_ANSWER_IS:
         for m in pattern.finditer(text):
-            hits.append((m.start("letter"), m.group("letter").upper()))
+            hits.append((m.start("letter"), m.end("letter"), m.group("letter").upper()))
     if hits:
-        return Extraction(max(hits)[1], "answer_is")
+        _start, end, letter = max(hits)
+        return _HEDGED if _hedged(text, end, letter) else Extraction(letter, "answer_is")
     boxed = [b.strip().strip("()").strip() for b in _boxed_contents(text)]
     boxed = [b.replace("\\text{", "").rstrip("}").strip() for b in boxed]
     if boxed and boxed[-1].upper() in LETTERS:
@@ -439,27 +463,36 @@ def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: 
 
 
 def _mmlu_first_letter(text: str) -> Extraction:
+    """The first standalone letter that is not offered together with another ("B or C")."""
+    hedge_end = -1
     for m in _FIRST_LETTER_RE.finditer(text):
+        if m.start() < hedge_end:
+            continue  # the second letter of a hedge
         letter = m.group("letter")
         if letter is None:
-            return Extraction((m.group("lower") or m.group("lower2")).upper(), "first_letter")
-        after = text[m.end() : m.end() + 12]
-        # the English article "A" ("A cell is ...") is not an answer; "A is correct" is
-        if letter == "A" and re.match(r"\s[a-z]", after) and not _A_NOT_ARTICLE.match(after):
+            letter = (m.group("lower") or m.group("lower2")).upper()
+        else:
+            after = text[m.end() : m.end() + 12]
+            # the English article "A" ("A cell is ...") is not an answer; "A is correct" is
+            if letter == "A" and re.match(r"\s[a-z]", after) and not _A_NOT_ARTICLE.match(after):
+                continue
+        hedge = _HEDGE_AFTER.match(text, m.end())
+        if hedge is not None and hedge.group("other") != letter:
+            hedge_end = hedge.end()
             continue
         return Extraction(letter, "first_letter")
-    return _NONE
+    return _HEDGED if hedge_end >= 0 else _NONE
 
 
 def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
     strict = _mmlu_strict(text)
-    if not strict.failed:
-        return strict
+    if not strict.failed or strict is _HEDGED:
+        return strict  # a hedged answer stays a parse failure in both modes
     by_text = _mmlu_option_text(text, choices, containment=False)
     if not by_text.failed:
         return by_text
     letter = _mmlu_first_letter(text)
-    if not letter.failed:
+    if not letter.failed or letter is _HEDGED:
         return letter
     return _mmlu_option_text(text, choices, containment=True)
 

@@ -247,3 +247,27 @@ def test_summarize_counts_accuracy_and_parse_failures() -> None:
     assert summary["parse_failure_rate_strict"] == pytest.approx(4 / 5)
     assert ExactMatchEvaluator.summarize(scores) == summary
     assert summarize_exact_match([])["accuracy_flexible"] is None
+
+
+NUMBER_SHAPES = [
+    # (response, strict, flexible)
+    ("The answer is 1.5e3", None, "1500"),  # scientific notation is one number, not 1.5 and 3
+    ("So x = 2.5E-2", None, "0.025"),
+    ("#### 1 000", "1000", "1000"),  # after ####, space-grouped thousands are one number
+    ("#### $1 248.50", "1248.5", "1248.5"),
+    ("#### -12 345 678", "-12345678", "-12345678"),
+    ("#### 1 0000", "1", "1"),  # not a thousands grouping
+    ("#### 5 apples 3", "5", "5"),
+    ("The answer is 1\u00a0000.", None, "1000"),  # no-break / thin space: always a grouping
+    ("The total is 12\u202f500 dollars", None, "12500"),
+    ("Steps: 2 100 apples were left, so 100", None, "100"),  # ordinary spaces elsewhere: two numbers
+    ("It weighs 3e and more", None, "3"),  # "e" without digits is no exponent
+]
+
+
+@pytest.mark.parametrize("response,strict,flexible", NUMBER_SHAPES)
+def test_number_shapes(response: str, strict: str | None, flexible: str) -> None:
+    ev = ExactMatchEvaluator("gsm8k")
+    assert ev.extract_answer(response, "strict").value == strict
+    assert ev.extract_answer(response, "flexible").value == flexible
+    assert ev.evaluate(response, f"#### {flexible}", mode="flexible") == 1.0

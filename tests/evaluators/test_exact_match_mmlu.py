@@ -91,7 +91,7 @@ FLEXIBLE_CASES = [
     # first standalone letter
     ("I think B is right", "B", "first_letter"),
     ("Option D", "D", "first_letter"),
-    ("Both (A) and (C) look plausible", "A", "first_letter"),
+    ("Both (A) and (C) look plausible", None, "hedged"),  # two letters offered: no answer
     ("My pick would be C, since the nucleus holds DNA.", "C", "first_letter"),
     ("A is correct", "A", "first_letter"),
     ("A good guess: D", "D", "first_letter"),  # "A good" is the article
@@ -174,3 +174,30 @@ def test_score_strict_vs_flexible_and_parse_failure() -> None:
     wrong = EV.score("Answer: D", 0)
     assert wrong["flexible"] == 0.0 and wrong["parse_failure_flexible"] is False
     assert wrong["extracted_flexible"] == "D" and wrong["reference"] == "A"
+
+
+HEDGES = [
+    # (response, strict, flexible): two letters offered at once are no answer in either mode
+    ("The answer is B or C", (None, "hedged"), (None, "hedged")),
+    ("The answer is (B) or (C).", (None, "hedged"), (None, "hedged")),
+    ("Answer: B/C", (None, "hedged"), (None, "hedged")),
+    ("The correct answer is A and D", (None, "hedged"), (None, "hedged")),
+    ("The answer is either B or C", (None, "none"), (None, "hedged")),
+    ("Both B and C could be right.", (None, "none"), (None, "hedged")),
+    # ... but a decision after weighing two letters, or words after the letter, is an answer
+    ("Between B and C, I pick C", (None, "none"), ("C", "first_letter")),
+    ("The answer is B or C. Final answer: C", ("C", "answer_is"), ("C", "answer_is")),
+    ("The answer is B. Or maybe not.", ("B", "answer_is"), ("B", "answer_is")),
+    ("The answer is A and it is right", ("A", "answer_is"), ("A", "answer_is")),
+    ("The answer is B, because C or D are wrong", ("B", "answer_is"), ("B", "answer_is")),
+    ("The answer is B or b", ("B", "answer_is"), ("B", "answer_is")),
+]
+
+
+@pytest.mark.parametrize("response,strict,flexible", HEDGES)
+def test_hedged_answers_are_parse_failures(response: str, strict: tuple, flexible: tuple) -> None:
+    ev = ExactMatchEvaluator("mmlu")
+    got_strict, got_flexible = ev.extract_answer(response, "strict"), ev.extract_answer(response, "flexible")
+    assert (got_strict.value, got_strict.method) == strict
+    assert (got_flexible.value, got_flexible.method) == flexible
+    assert ev.evaluate(response, "B", mode="flexible") == (1.0 if flexible[0] == "B" else 0.0)
