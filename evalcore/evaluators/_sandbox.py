@@ -39,8 +39,10 @@ only. When the sample ends, or the wall-clock timeout kills it, the kernel kills
 else in its PID namespace, daemonized children included; the worker then empties the scratch
 tmpfs. Output is read through pipes and truncated. Where namespaces are refused (not root),
 the worker falls back to a process group and a temporary directory per sample with the same
-rlimits and no network or file-system isolation; a child that leaves the process group
-survives the sample there; :attr:`SandboxResult.isolation` says which applies.
+rlimits and no network or file-system isolation; the sample then runs as evalcore's own user,
+so its audit hook also refuses starting other programs and signalling processes outside its
+process group (defence in depth, not a boundary), and a child that leaves the process group
+survives the sample; :attr:`SandboxResult.isolation` says which applies.
 
 Proof of completion (threat model)
 ----------------------------------
@@ -535,10 +537,36 @@ def _script_work(job: dict, box: list, flush: Callable[[], None], excepthook: Ca
         flush()
 
 
-def _make_audit_hook(blocked: frozenset, blocked_attrs: bool) -> Callable[[str, tuple], None]:
+# Without namespaces the sample runs as evalcore's own user: the hook then also refuses
+# starting other programs and signalling processes outside the sample's own process group, so
+# that a stray ``os.kill(-1, 9)`` does not end the user's session. Defence in depth only (the
+# README says what the fallback does not isolate).
+_CONFINED_EVENTS = frozenset(
+    {"os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.startfile", "subprocess.Popen", "pty.spawn"}
+)
+
+
+def _make_audit_hook(blocked: frozenset, blocked_attrs: bool, group: int = 0) -> Callable[[str, tuple], None]:
+    """The audit hook of a sample; ``group`` (the sample's process group) confines it (fallback)."""
+    getpgid, error, confined = os.getpgid, OSError, _CONFINED_EVENTS  # bound now: the program may patch globals
+
     def hook(event: str, args: tuple) -> None:
         if event in blocked or event[:7] == "ctypes.":
             raise RuntimeError(f"evalcore sandbox: {event} is not permitted")
+        if group:
+            if event in confined:
+                raise RuntimeError(f"evalcore sandbox: {event} is not permitted without namespaces")
+            if event == "os.kill" or event == "os.killpg":
+                target = args[0] if args else -1
+                if event == "os.kill" and target > 0:
+                    try:
+                        ok = getpgid(target) == group
+                    except error:
+                        ok = True  # no such process: let the call fail on its own
+                else:
+                    ok = target == 0 or target == group or target == -group
+                if not ok:
+                    raise PermissionError(f"evalcore sandbox: signalling {target} is not permitted without namespaces")
         if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
             raise RuntimeError("evalcore sandbox: assigning __code__ is not permitted")
         if blocked_attrs:
@@ -597,7 +625,7 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
         msg = b"\nPASS " + holder.pop() + b"\n"
         getpid, pid = os.getpid, os.getpid()
         check_work = _check_work
-        sys.addaudithook(_make_audit_hook(_BLOCKED_CHECK, True))
+        sys.addaudithook(_make_audit_hook(_BLOCKED_CHECK, True, job.get("_group", 0)))
         # ---- untrusted code runs from here on; only locals are used below ----
         try:
             check_work(job, pristine, box, flush)
@@ -613,7 +641,7 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
                 write(result_fd, fail_prefix + encode(item, "utf-8", "replace") + b"\n")
         exit_(1)
     if check_mode:
-        sys.addaudithook(_make_audit_hook(_BLOCKED_CHECK, True))
+        sys.addaudithook(_make_audit_hook(_BLOCKED_CHECK, True, job.get("_group", 0)))
         args = (
             b"\nPASS " + holder.pop() + b"\n", fail_prefix, write, result_fd, exit_, encode,
             type_, str_, list, base_exception, _check_work, (job, pristine, box, flush),
@@ -637,7 +665,7 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
         _thread.start_new_thread(_watch, args)
 
     work = lambda: _script_work(job, box, flush, sys.__excepthook__)  # noqa: E731
-    hook = _make_audit_hook(_BLOCKED_ALWAYS, False)
+    hook = _make_audit_hook(_BLOCKED_ALWAYS, False, job.get("_group", 0))
     try:
         _runner(sys._getframe, start_watch, lambda: sys.addaudithook(hook), work)
         if not check_mode:
@@ -1276,6 +1304,8 @@ class _Worker:
                 prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
         if self.seccomp_active and job["mode"] == "check":
             job["_no_signal_handlers"] = True  # the zygote's seccomp filter, inherited
+        if not self.namespaces:
+            job["_group"] = os.getpgid(0)  # confine the audit hook to this sample's group
         # sys.stdin/stdout/stderr are the worker's own (UTF-8) text streams on fds 0-2, which
         # now lead to the sample's pipes; the worker never buffered anything in them.
         sys.argv = ["<program>"]

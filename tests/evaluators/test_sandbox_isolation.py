@@ -375,9 +375,11 @@ def test_tmp_files_do_not_leak_to_the_next_sample(namespaces: bool) -> None:
     assert shm_entries == []
 
 
-def test_killing_the_parent_cannot_reach_it() -> None:
+def test_killing_the_parent_cannot_reach_it(namespaces: bool) -> None:
     # The program is PID 1 of its own namespace: its "parent" is outside (getppid() == 0), and
     # kill(-1)/killpg reach only the sample's own processes. The pool and this process survive.
+    if not namespaces:
+        pytest.skip("without namespaces the sample runs as evalcore's own user and may signal it")
     pool = get_pool()
     before = [h.proc.pid for h in pool._all]
     for source in (

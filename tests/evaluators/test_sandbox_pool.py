@@ -186,3 +186,30 @@ def test_a_job_expected_to_dominate_the_batch_runs_at_higher_priority() -> None:
     # Raising a priority needs privileges (the sample sets it before giving them up).
     assert results[1].stdout.split() == (["-5"] if root else ["0"])
     assert results[0].stdout.split() == ["0", "fast"]
+
+
+def test_without_namespaces_the_hook_confines_signals_and_programs() -> None:
+    # The fallback runs samples as evalcore's own user; its audit hook keeps a stray
+    # os.kill(-1, 9) or `kill -9 -1` from reaching the user's other processes.
+    import pytest
+
+    from evalcore.evaluators._sandbox import _BLOCKED_ALWAYS, _make_audit_hook
+
+    group = os.getpgid(0)
+    hook = _make_audit_hook(_BLOCKED_ALWAYS, False, group)
+    for event, args in [
+        ("os.kill", (-1, 9)),
+        ("os.kill", (1, 9)) if os.getpgid(1) != group else ("os.kill", (-1, 9)),
+        ("os.killpg", (group + 1, 9)),
+        ("subprocess.Popen", ("kill", ["kill", "-9", "-1"], None, None)),
+        ("os.system", ("kill -9 -1",)),
+        ("os.exec", ("/bin/kill", ["kill"], None)),
+        ("os.posix_spawn", ("/bin/kill", ["kill"], None)),
+    ]:
+        with pytest.raises((PermissionError, RuntimeError)):
+            hook(event, args)
+    for event, args in [("os.kill", (os.getpid(), 0)), ("os.killpg", (0, 0)), ("os.killpg", (group, 0)), ("os.kill", (-group, 0))]:
+        hook(event, args)  # its own process and group stay reachable
+    unconfined = _make_audit_hook(_BLOCKED_ALWAYS, False)
+    unconfined("os.kill", (-1, 9))  # with namespaces the PID namespace does the confining
+    unconfined("subprocess.Popen", ("ls", ["ls"], None, None))
