@@ -1570,11 +1570,12 @@ class _WorkerHandle:
 _MAX_DURATIONS = 100_000
 
 
-def _cost_key(job: dict) -> tuple:
-    """What a job's duration is remembered under: its test and entry point, or its program."""
+def _cost_key(job: dict) -> int:
+    """What a job's duration is remembered under: a hash of its test and entry point, or of
+    its program and input (a collision only changes the order jobs are handed out in)."""
     if job.get("mode") == "check":
-        return ("check", job.get("test"), job.get("entry_point"))
-    return (job.get("mode"), job.get("source"), job.get("stdin"))
+        return hash(("check", job.get("test"), job.get("entry_point")))
+    return hash((job.get("mode"), job.get("source"), job.get("stdin")))
 
 
 class SandboxPool:
@@ -1593,7 +1594,7 @@ class SandboxPool:
         self._idle: queue.Queue = queue.Queue()
         self._all: list[_WorkerHandle] = []
         self._closed = False
-        self._durations: dict[tuple, float] = {}
+        self._durations: dict[int, float] = {}
         self._grow(self.size)
 
     def _grow(self, n: int) -> None:
@@ -1719,6 +1720,11 @@ class SandboxPool:
         or the same program (``script`` mode) on this pool; jobs never seen count as the
         median of those seen. Starting the long jobs first keeps one slow test from
         finishing alone at the end of a batch. With nothing known, the order is unchanged.
+
+        With more jobs than workers, a job expected to take at least a quarter of the batch's
+        share per CPU is also marked to run at a higher priority (``nice`` -5, where evalcore
+        may raise it): on a busy machine it would otherwise get a fraction of a CPU and still
+        finish last.
         """
         known = self._durations
         if not known:
@@ -1729,10 +1735,11 @@ class SandboxPool:
             return list(range(len(jobs)))
         default = seen[len(seen) // 2]
         guess = [e if e is not None else default for e in expected]
-        critical = 0.25 * sum(guess) / max(1, os.cpu_count() or 1)
-        for i, e in enumerate(guess):
-            if e >= critical:
-                jobs[i] = dict(jobs[i], _nice=-5)  # type: ignore[index]
+        if len(jobs) > self.size:  # with fewer jobs than workers every job starts at once
+            critical = 0.25 * sum(guess) / max(1, os.cpu_count() or 1)
+            for i, e in enumerate(guess):
+                if e >= critical:
+                    jobs[i] = dict(jobs[i], _nice=-5)  # type: ignore[index]
         return sorted(range(len(jobs)), key=lambda i: -guess[i])
 
     def _learn(self, jobs: Sequence[dict], replies: Sequence[dict | None]) -> None:

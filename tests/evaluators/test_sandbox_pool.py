@@ -178,6 +178,9 @@ def test_a_job_expected_to_dominate_the_batch_runs_at_higher_priority() -> None:
         order = pool._schedule(jobs)
         assert order[0] == 1 and jobs[1].get("_nice", 0) < 0 and "_nice" not in jobs[0]
         assert "_nice" not in slow  # the caller's job is not modified
+        alone = [slow]
+        pool._schedule(alone)
+        assert "_nice" not in alone[0]  # no more jobs than workers: nothing to finish before
         results = [_to_result(r) for r in pool.map([fast, slow, fast])]
     finally:
         pool.close()
