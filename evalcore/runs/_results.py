@@ -98,6 +98,15 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
                                     for r in errs)),
         "retries": int(sum(int(c.get("retries", 0)) for c in comps)),
         "cached": sum(1 for r in records if r.get("cached")),
+        # What the run's own calls cost (cache hits carry the price and retries of the call
+        # that first made them, in another run; "cost_usd" and "retries" above include them).
+        "fresh": {
+            "calls": sum(1 for r in records if not r.get("cached")),
+            "cost_usd": float(sum(float(c.get("cost_usd", 0.0)) for r, c in zip(records, comps)
+                                  if not r.get("cached"))),
+            "retries": int(sum(int(c.get("retries", 0)) for r, c in zip(records, comps)
+                               if not r.get("cached"))),
+        },
         "tokens": {"prompt": prompt_t, "completion": compl_t, "total": prompt_t + compl_t},
         "cost_usd": float(sum(float(c.get("cost_usd", 0.0)) for c in comps)),
         "latency_p50_s": float(np.percentile(lat, 50)) if lat else None,

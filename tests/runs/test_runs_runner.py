@@ -114,6 +114,11 @@ def test_second_identical_run_calls_no_model(tmp_path, counting_model, make_gsm8
     assert first.calls == 10 and second.calls == 0
     run = load_run(path)
     assert run.results["cached"] == 10 and run.results["accuracy_flexible"]["mean"] == 1.0
+    # the responses cost what they cost when first made; this run itself paid nothing
+    first_run = load_run(tmp_path / "runs" / "a").results
+    assert run.results["cost_usd"] == pytest.approx(first_run["cost_usd"]) == pytest.approx(0.01)
+    assert run.results["fresh"] == {"calls": 0, "cost_usd": 0.0, "retries": 0}
+    assert first_run["fresh"]["calls"] == 10 and first_run["fresh"]["cost_usd"] == pytest.approx(0.01)
     # cache hits are not queries: no call was made, so no queries-per-second figure
     assert run.results["qps"] is None and load_run(tmp_path / "runs" / "a").results["qps"] > 0
     # a different generation parameter is a different request: calls again
