@@ -135,18 +135,20 @@ def _write_json_atomic(path: Path, data: Any) -> None:
 
 
 def _merge_sidecar(path: Path, updates: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge ``updates`` into the JSON object at ``path`` under an exclusive lock."""
+    """Merge ``updates`` into the JSON object at ``path`` under an exclusive lock.
+
+    The lock is taken on the sidecar's directory itself: nothing is left behind, and unlike a
+    lock file removed after use, two writers can never hold locks on different files.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = path.with_name(f".{path.name}.lock")
-    with open(lock_path, "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            current = read_sidecar(path) if path.exists() else {}
-            current.update(updates)
-            _write_json_atomic(path, current)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    lock_path.unlink(missing_ok=True)
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        current = read_sidecar(path) if path.exists() else {}
+        current.update(updates)
+        _write_json_atomic(path, current)
+    finally:
+        os.close(fd)  # releases the lock
     return current
 
 

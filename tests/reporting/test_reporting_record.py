@@ -137,3 +137,22 @@ def test_save_figure_writes_png_into_record_dir(tmp_path, monkeypatch):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(EvalcoreError):
         save_figure(object(), "x")
+
+
+def test_concurrent_writers_lose_no_record(tmp_path):
+    # Several processes merging different names into one sidecar at once: every name survives.
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "os.environ['EVALCORE_RECORD_DIR'] = sys.argv[1]\n"
+        "from evalcore.reporting import record\n"
+        "for i in range(40):\n"
+        "    record(f'{sys.argv[2]}_{i}', i)\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "rec"), f"w{w}"]) for w in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    data = json.loads((tmp_path / "rec" / "records.json").read_text())
+    assert len(data) == 160 and data["w3_39"] == 39
+    assert not list((tmp_path / "rec").glob(".*"))
