@@ -1342,7 +1342,7 @@ _PIPE_CAPACITY = 65536  # Linux's default: a write of at most this much to a fre
 def _zygote_loop(worker: _Worker, sock: Any) -> None:
     """The zygote's whole life: fork a sample per request, reap it when asked; never returns.
 
-    It touches as few pages as it can between forks (see :meth:`_Worker._start_zygote`):
+    It touches as few pages as it can between forks (see :meth:`_Worker._start_zygotes`):
     everything it calls is bound to a local name first, and it allocates almost nothing.
     """
     recvmsg, send = sock.recvmsg, sock.send
