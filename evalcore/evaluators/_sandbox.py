@@ -772,7 +772,6 @@ class _Worker:
         # What each sample's set-up calls, bound once here (samples inherit them).
         self.prctl = self.libc.lib.prctl if self.libc is not None else None
         self.filter_address = self.libc.address(self.signal_filter) if self.signal_filter is not None else 0
-        self._rlimit_cache: dict[tuple, tuple] = {}
         self._env_workdir: str | None = None
         if self.is_root and self.libc is not None and sys.platform.startswith("linux"):
             try:
@@ -801,7 +800,6 @@ class _Worker:
             self.set_dumpable = True
         gc.collect()
         gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
-        self.in_zygote = False
         self._set_name(b"evalcore-worker")
         self.seccomp_active = False
         self._start_zygotes()
@@ -953,7 +951,6 @@ class _Worker:
 
     def _zygote_setup(self, seccomp: bool) -> None:
         """What every sample inherits instead of setting it up itself (zygote side)."""
-        self.in_zygote = True
         self._set_name(b"evalcore-zygote")
         if self.namespaces:
             # This zygote's own PID namespace: restored after each sample's fork.
@@ -1315,18 +1312,10 @@ class _Worker:
         _sample_main(job, 3, self.lasti_true)
 
     def _rlimits(self, job: dict) -> tuple:
-        """The ``setrlimit`` calls for a job, remembered per (timeout, memory) in the worker."""
-        key = (job.get("timeout_s", 10.0), job.get("memory_mb", 512))
-        limits = self._rlimit_cache.get(key)
-        if limits is None:
-            timeout = float(key[0])
-            mem = int(key[1]) * 1024 * 1024
-            cpu = int(math.ceil(timeout)) + 1
-            limits = ((resource.RLIMIT_CPU, (cpu, cpu + 1)), (resource.RLIMIT_AS, (mem, mem)))
-            if len(self._rlimit_cache) >= 64:
-                self._rlimit_cache.clear()
-            self._rlimit_cache[key] = limits
-        return limits
+        """The job's own ``setrlimit`` calls (CPU seconds, address space); the rest are the zygote's."""
+        cpu = int(math.ceil(float(job.get("timeout_s", 10.0)))) + 1
+        mem = int(job.get("memory_mb", 512)) * 1024 * 1024
+        return ((resource.RLIMIT_CPU, (cpu, cpu + 1)), (resource.RLIMIT_AS, (mem, mem)))
 
 
 class _ZygoteDied(RuntimeError):
@@ -1384,7 +1373,7 @@ def _zygote_loop(worker: _Worker, sock: Any) -> None:
             continue
         fds = ()
         for _level, _kind, raw in anc:
-            fds += unpack(f"{len(raw) // 4}i", raw[: len(raw) // 4 * 4])
+            fds += unpack(f"{len(raw) // 4}i", raw[: len(raw) // 4 * 4])  # all, so all get closed
         pid, err = -1, 0
         if len(fds) != 4:
             err = _EINVAL
