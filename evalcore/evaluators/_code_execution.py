@@ -165,7 +165,7 @@ def evaluate_code_batch(
 
     Args:
         samples: The samples.
-        workers: Worker processes (default: two per CPU, see ``default_workers``).
+        workers: Worker processes (default: one per CPU, see ``default_workers``).
         timeout_s: Wall-clock limit per sample.
         memory_mb: Address-space limit per sample.
         max_output: Bytes of stdout/stderr kept per sample.

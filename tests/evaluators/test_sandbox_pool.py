@@ -1,5 +1,5 @@
 """The warm pool's machinery: the zygote that forks samples, prompts and tests compiled once per
-worker, longest-first scheduling, and CPU accounting."""
+worker (or by the parent), longest-first scheduling, CPU pinning, and CPU accounting."""
 
 from __future__ import annotations
 
@@ -262,3 +262,67 @@ def test_cpu_seconds_counts_the_samples_work() -> None:
         pool.close()
     assert _to_result(reply).completed
     assert 0.35 <= used <= wall + 0.1
+
+
+def test_each_worker_is_pinned_to_a_cpu_of_its_own_with_its_zygotes_and_samples() -> None:
+    import pytest
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    from evalcore.evaluators._sandbox import default_workers
+
+    assert default_workers() == min(16, len(cpus))
+    pool = SandboxPool(2)
+    try:
+        probe = {"mode": "script", "source": "import os\nprint(sorted(os.sched_getaffinity(0)))\n", "timeout_s": 5.0}
+        pool.map([probe, probe])  # both workers answered: their handshakes (and zygotes) exist
+        seen = []
+        for handle in pool._all:
+            assert os.sched_getaffinity(handle.proc.pid) == {handle.cpu}
+            for zygote in handle.zygote_pids:
+                assert os.sched_getaffinity(zygote) == {handle.cpu}
+            seen.append(handle.cpu)
+        assert seen == cpus[:2]
+        # A sample runs on its worker's CPU (one worker: every sample goes through it).
+        one = SandboxPool(1)
+        try:
+            (reply,) = one.map([probe])
+            assert _to_result(reply).stdout.strip() == str([one._all[0].cpu])
+        finally:
+            one.close()
+    finally:
+        pool.close()
+
+
+def test_prompt_and_test_compiled_by_the_parent_give_the_same_verdicts() -> None:
+    from evalcore.evaluators._sandbox import _PARENT_CODE, _attach_shared_code
+
+    job = _attach_shared_code(_job())
+    assert isinstance(job["_prompt_code"], bytes) and isinstance(job["_test_code"], bytes)
+    assert (TEST, "<test>") in _PARENT_CODE
+    broken = _attach_shared_code(_job(test="def check(candidate):\n    assert (\n"))
+    assert "_test_code" not in broken and "_prompt_code" in broken  # left to the worker
+    codes = _compile_check_job(job)
+    assert isinstance(codes, tuple) and codes[2].co_filename == "<test>"
+    pool = SandboxPool(1)
+    try:
+        replies = pool.map([_job(), _job("    return a - b\n"), _job(test="def check(candidate):\n    assert (\n")])
+    finally:
+        pool.close()
+    results = [_to_result(r) for r in replies]
+    assert [r.completed for r in results] == [True, False, False]
+    assert "SyntaxError" in (results[2].reason or "")
+
+
+def test_a_program_filling_the_result_pipe_still_gets_its_verdict() -> None:
+    # The worker reads the result pipe only once the streams close or after a short hold; a
+    # program that writes more than a pipe holds to fd 3 must not block its own PASS line.
+    flood = "    import os\n    for _ in range(8):\n        os.write(3, b'x' * 32768)\n    return a + b\n"
+    pool = SandboxPool(1)
+    try:
+        (reply,) = pool.map([_job(flood)])
+    finally:
+        pool.close()
+    result = _to_result(reply)
+    assert result.completed and not result.timed_out
