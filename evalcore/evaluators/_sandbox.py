@@ -33,7 +33,8 @@ and, for the zygote that runs ``check`` samples, the seccomp filter (the other z
 
 For every sample its zygote forks a child that is PID 1 of a *new PID namespace*, nested in the
 zygote's. The child reads its job (compiled by the worker, in marshal form) from the head of
-its standard-input pipe, starts a new session, closes every inherited file descriptor, works in
+its standard-input pipe, starts a process group of its own (in the zygote's session, which has
+no controlling terminal), closes every inherited file descriptor, works in
 the empty directory ``/tmp/sandbox`` (``HOME`` and ``TMPDIR`` point there), applies the job's
 ``setrlimit`` limits (CPU seconds, address space), drops to an unprivileged uid/gid of its
 worker's own (not dumpable, so ``/proc/self/mem`` and ``ptrace`` are closed), then runs the
@@ -1002,6 +1003,10 @@ class _Worker:
     def _zygote_setup(self, seccomp: bool) -> None:
         """What every sample inherits instead of setting it up itself (zygote side)."""
         self._set_name(b"evalcore-zygote")
+        try:
+            os.setsid()  # a session without a controlling terminal, shared by its samples
+        except OSError:
+            pass
         if self.namespaces:
             # This zygote's own PID namespace: restored after each sample's fork.
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
@@ -1043,8 +1048,14 @@ class _Worker:
         """
         out_w, err_w, res_w, in_r = fds
         try:
-            os.setsid()
             job = marshal.loads(_read_exact(in_r, struct.unpack("!I", _read_exact(in_r, 4) or b"")[0]) or b"")
+            if job.get("_nice"):
+                os.setsid()  # its own autogroup, whose priority it sets (see _sample)
+            else:
+                # A process group of its own, in the zygote's session, which has no controlling
+                # terminal: a session per sample would also cost the kernel a scheduling group
+                # (autogroup) per sample, created and destroyed each time.
+                os.setpgid(0, 0)
             self._sample(job, fds, job["_workdir"])
         except BaseException as exc:  # noqa: BLE001
             try:

@@ -326,3 +326,28 @@ def test_a_program_filling_the_result_pipe_still_gets_its_verdict() -> None:
         pool.close()
     result = _to_result(reply)
     assert result.completed and not result.timed_out
+
+
+def test_a_sample_leads_its_own_process_group_in_a_session_without_a_terminal() -> None:
+    probe = (
+        "import os\n"
+        "try:\n"
+        "    open('/dev/tty', 'rb')\n"
+        "    tty = 'opened'\n"
+        "except OSError:\n"
+        "    tty = 'none'\n"
+        "print(os.getpgid(0) == os.getpid(), os.getsid(0) == os.getpid(), tty)\n"
+    )
+    slow = {"mode": "script", "source": probe + "print('slow')\n", "timeout_s": 5.0}
+    fast = {"mode": "script", "source": probe, "timeout_s": 5.0}
+    pool = SandboxPool(1)
+    try:
+        pool._durations[_cost_key(slow)] = 1.0
+        pool._durations[_cost_key(fast)] = 0.01
+        results = [_to_result(r) for r in pool.map([fast, slow, fast])]
+    finally:
+        pool.close()
+    # Group leader in the zygote's session (no autogroup per sample) and no terminal to open;
+    # the prioritized sample has a session (and so an autogroup) of its own.
+    assert results[0].stdout.split() == ["True", "False", "none"]
+    assert results[1].stdout.split() == ["True", "True", "none", "slow"]
