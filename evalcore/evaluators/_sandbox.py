@@ -1076,6 +1076,7 @@ class _Worker:
         """
         child = {key: job[key] for key in _CHILD_KEYS if key in job}
         child["_workdir"] = workdir
+        child["_limits"] = self._rlimits(job)  # computed here: fewer pages for the sample to touch
         if job.get("mode") == "check":
             codes = _compile_check_job(job)
             if type(codes) is tuple:
@@ -1351,7 +1352,7 @@ class _Worker:
         # supplementary groups are the zygote's own, inherited; CPU time and address space
         # depend on the job.
         setrlimit = resource.setrlimit
-        for which, value in self._rlimits(job):
+        for which, value in job["_limits"]:
             try:
                 setrlimit(which, value)
             except (ValueError, OSError):
