@@ -1028,15 +1028,22 @@ class _Worker:
             except (ValueError, OSError):
                 pass
 
-    def _zygote_call(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> tuple:
-        """One request to a zygote and its reply (two ints)."""
+    def _zygote_send(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> None:
+        """One request to a zygote (with file descriptors passed along)."""
         sock = zygote[0]
         try:
             if fds:
                 sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
             else:
                 sock.send(data)
-            reply = sock.recv(16)
+        except OSError as exc:
+            raise _ZygoteDied(f"sandbox zygote failed: {exc}") from exc
+
+    def _zygote_call(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> tuple:
+        """One request to a zygote and its reply (two ints)."""
+        self._zygote_send(zygote, data, fds)
+        try:
+            reply = zygote[0].recv(16)
         except OSError as exc:
             raise _ZygoteDied(f"sandbox zygote failed: {exc}") from exc
         if len(reply) != 8:
@@ -1122,12 +1129,19 @@ class _Worker:
             os.set_blocking(in_w, False)
         zygote = self._zygotes[bool(job.get("mode") == "check" and job.get("_seccomp", True) and True in self._zygotes)]
         start = time.monotonic()
+        # With namespaces nothing here needs the sample's PID (the zygote kills and reaps its
+        # current sample), so the fork is not answered: a failed one shows as pipes closed at
+        # once and is reported by the reap (W). Without them the PID is needed for a pidfd.
+        sample_pid, err = 0, 0
         try:
-            sample_pid, err = self._zygote_call(zygote, b"F", child_ends)
+            if self.namespaces:
+                self._zygote_send(zygote, b"F", child_ends)
+            else:
+                sample_pid, err = self._zygote_call(zygote, b"F", child_ends)
         finally:
             for fd in child_ends:
                 os.close(fd)
-        if sample_pid <= 0:
+        if not self.namespaces and sample_pid <= 0:
             for fd in (out_r, err_r, res_r, *pending):
                 os.close(fd)
             if tmpdir is not None:
@@ -1163,7 +1177,7 @@ class _Worker:
                 break
             if killed_at is None and now >= deadline:
                 timed_out = True
-                self._kill(zygote, sample_pid)
+                self._kill(zygote)
                 killed_at = now
             if killed_at is not None and now - killed_at > 2.0:
                 break
@@ -1198,7 +1212,7 @@ class _Worker:
                 dropped[fd] += max(0, len(chunk) - room)
             if exited and killed_at is None:
                 # The sample ended: what it left running dies now; drain for 0.2 s.
-                self._kill(zygote, sample_pid)
+                self._kill(zygote)
                 killed_at = time.monotonic() - 1.8
         if held:  # the drain ended first (streams held open in the fallback): what is there now
             os.set_blocking(res_r, False)
@@ -1212,9 +1226,15 @@ class _Worker:
         if exit_fd >= 0:
             os.close(exit_fd)
         # The zygote kills what is left of the sample (whose PID it alone can name) and reaps it.
-        _, status = self._zygote_call(zygote, b"W" + struct.pack("i", sample_pid))
+        reaped, status = self._zygote_call(zygote, b"W")
         if not self.namespaces and self.is_root:
             self._kill_uid()
+        if reaped < 0:  # the fork failed (status is its errno)
+            for fd in bufs:
+                os.close(fd)
+            if tmpdir is not None:
+                _rmtree(tmpdir)
+            raise OSError(status, f"fork: {os.strerror(status)}")
         returncode: int | None = os.waitstatus_to_exitcode(status) if status != -1 else None
         duration = time.monotonic() - start
         for fd in bufs:
@@ -1259,9 +1279,9 @@ class _Worker:
             "reason": reason,
         }
 
-    def _kill(self, zygote: tuple[Any, int], pid: int) -> None:
-        """Kill a running sample and everything it started (through its zygote)."""
-        self._zygote_call(zygote, b"K" + struct.pack("i", pid))
+    def _kill(self, zygote: tuple[Any, int]) -> None:
+        """Kill the running sample and everything it started (through its zygote)."""
+        self._zygote_call(zygote, b"K")
         if not self.namespaces and self.is_root:
             self._kill_uid()
 
@@ -1414,6 +1434,10 @@ _PIPE_CAPACITY = 65536  # Linux's default: a write of at most this much to a fre
 def _zygote_loop(worker: _Worker, sock: Any) -> None:
     """The zygote's whole life: fork a sample per request, reap it when asked; never returns.
 
+    Requests: ``F`` (four pipe ends attached) forks the next sample, answered with
+    ``(pid, errno)`` only without namespaces; ``K`` kills the current sample, ``W`` kills and
+    reaps it, both answered with ``(pid, wait status)``, or ``(-1, errno)`` after a failed fork.
+
     It touches as few pages as it can between forks (see :meth:`_Worker._start_zygotes`):
     everything it calls is bound to a local name first, and it allocates almost nothing.
     """
@@ -1428,6 +1452,7 @@ def _zygote_loop(worker: _Worker, sock: Any) -> None:
     own = worker.own_pidns if ns else -1
     newpid = _CLONE_NEWPID
     child = worker._child
+    current, fork_err = 0, 0  # the sample forked last (0: none), and the errno if that failed
     while True:
         try:
             data, anc, _flags, _addr = recvmsg(16, space)
@@ -1436,10 +1461,11 @@ def _zygote_loop(worker: _Worker, sock: Any) -> None:
         if not data:
             exit_(0)
         op = data[:1]
-        if op == b"W" or op == b"K":  # kill (and for W reap) one sample
-            pid = unpack("i", data[1:5])[0]
-            status = 0
-            if pid > 0:
+        if op == b"W" or op == b"K":  # kill (and for W reap) the current sample
+            pid, status = current, 0
+            if pid <= 0:
+                pid, status = -1, fork_err
+            else:
                 try:
                     if ns:
                         kill(pid, sigkill)  # PID 1 of its namespace: the kernel kills the rest
@@ -1452,6 +1478,8 @@ def _zygote_loop(worker: _Worker, sock: Any) -> None:
                         status = waitpid(pid, 0)[1]
                     except ChildProcessError:
                         status = -1
+            if op == b"W":
+                current, fork_err = 0, 0
             send(pack("ii", pid, status))
             continue
         fds = ()
@@ -1473,7 +1501,9 @@ def _zygote_loop(worker: _Worker, sock: Any) -> None:
                 exit_(1)  # the next sample would share this one's namespace: stop instead
         for fd in fds:
             close(fd)
-        send(pack("ii", pid, err))
+        current, fork_err = (pid, 0) if pid > 0 else (0, err or _EINVAL)
+        if not ns:
+            send(pack("ii", pid, err))
 
 
 # Limits every sample gets, set once in the zygote (RLIMIT_NPROC only when running as root:

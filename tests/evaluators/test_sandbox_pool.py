@@ -351,3 +351,72 @@ def test_a_sample_leads_its_own_process_group_in_a_session_without_a_terminal() 
     # the prioritized sample has a session (and so an autogroup) of its own.
     assert results[0].stdout.split() == ["True", "False", "none"]
     assert results[1].stdout.split() == ["True", "True", "none", "slow"]
+
+
+def test_zygote_protocol_answers_a_fork_only_at_the_reap_with_namespaces() -> None:
+    # The zygote's loop on a stand-in worker: with namespaces the fork request is not answered;
+    # the reap (W) names the sample and its status, or (-1, errno) when the fork failed.
+    import select as select_
+    import socket
+    import struct
+
+    from evalcore.evaluators._sandbox import _zygote_loop
+
+    class Lib:
+        def __init__(self, fail: bool) -> None:
+            self.fail = fail
+
+        def unshare(self, flags: int) -> int:
+            return -1 if self.fail else 0
+
+        def setns(self, fd: int, nstype: int) -> int:
+            return 0
+
+    class Ctypes:
+        @staticmethod
+        def get_errno() -> int:
+            return 11
+
+    class Libc:
+        def __init__(self, fail: bool) -> None:
+            self.lib, self._ctypes = Lib(fail), Ctypes()
+
+    class Worker:
+        namespaces = True
+        own_pidns = -1
+
+        def __init__(self, fail: bool) -> None:
+            self.libc = Libc(fail)
+
+        @staticmethod
+        def _child(fds: tuple) -> None:
+            os._exit(7)
+
+    for fail in (True, False):
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                mine.close()
+                _zygote_loop(Worker(fail), theirs)  # type: ignore[arg-type]
+            finally:
+                os._exit(0)
+        theirs.close()
+        try:
+            pipes = [os.pipe() for _ in range(4)]
+            mine.sendmsg([b"F"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("4i", *(w for _r, w in pipes)))])
+            for _r, w in pipes:
+                os.close(w)
+            assert select_.select([mine], [], [], 0.3)[0] == []  # no answer to the fork
+            assert os.read(pipes[0][0], 10) == b""  # the zygote's copies are closed
+            mine.send(b"W")
+            reaped, status = struct.unpack("ii", mine.recv(16))
+            if fail:
+                assert (reaped, status) == (-1, 11)
+            else:
+                assert reaped > 0 and os.waitstatus_to_exitcode(status) in (7, -signal.SIGKILL)
+            for r, _w in pipes:
+                os.close(r)
+        finally:
+            mine.close()
+            os.waitpid(pid, 0)
