@@ -854,9 +854,27 @@ class _Worker:
             self.set_dumpable = True
         gc.collect()
         gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
+        self._release_free_memory()
         self._set_name(b"evalcore-worker")
         self.seccomp_active = False
         self._start_zygotes()
+
+    def _release_free_memory(self) -> None:
+        """Give the C heap's free pages back before the zygotes are forked.
+
+        Every fork copies the page-table entries of every resident page, and every exit tears
+        them down again (≈0.15 µs per page per sample on the evalcore machines). Start-up
+        garbage would otherwise ride along in every sample: compiling this module from source
+        (no usable ``.pyc``, e.g. in a fresh checkout) leaves ≈3 MB of freed but resident heap,
+        ≈60% more than the zygote's ≈5.5 MB. ``malloc_trim`` is glibc's; elsewhere this does
+        nothing.
+        """
+        if self.libc is None:
+            return
+        try:
+            self.libc.lib.malloc_trim(0)
+        except (AttributeError, OSError):
+            pass
 
     def _enter_namespaces(self) -> None:
         libc = self.libc

@@ -420,3 +420,38 @@ def test_zygote_protocol_answers_a_fork_only_at_the_reap_with_namespaces() -> No
         finally:
             mine.close()
             os.waitpid(pid, 0)
+
+
+def test_zygotes_do_not_carry_the_workers_start_up_garbage(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A worker that compiles the sandbox module from source (no .pyc, as in a fresh checkout)
+    # frees ≈3 MB of compiler memory before forking its zygotes; every sample's fork and exit
+    # would copy and tear down those pages too unless the heap gives them back first.
+    import py_compile
+    import shutil
+
+    from evalcore.evaluators import _sandbox
+
+    def zygote_anon_kb(directory, compile_first: bool) -> int:  # type: ignore[no-untyped-def]
+        directory.mkdir()
+        shutil.copy(_sandbox.__file__, directory / "_sandbox.py")
+        if compile_first:
+            py_compile.compile(str(directory / "_sandbox.py"), doraise=True)
+        boot = (
+            f"import sys; sys.dont_write_bytecode = True; sys.path.insert(0, {str(directory)!r}); "
+            "import _sandbox; del sys.path[0]; _sandbox._worker_main()"
+        )
+        monkeypatch.setattr(_sandbox, "_WORKER_BOOT", boot)
+        pool = SandboxPool(1)
+        try:
+            (reply,) = pool.map([_job()])
+            assert _to_result(reply).completed
+            with open(f"/proc/{pool._all[0].zygote_pids[-1]}/smaps_rollup") as fh:
+                kb = next(int(line.split()[1]) for line in fh if line.startswith("Anonymous:"))
+        finally:
+            pool.close()
+        assert bool(list(directory.glob("__pycache__/*"))) == compile_first
+        return kb
+
+    from_pyc = zygote_anon_kb(tmp_path / "pyc", True)
+    from_source = zygote_anon_kb(tmp_path / "source", False)
+    assert from_source - from_pyc < 1024, (from_pyc, from_source)
