@@ -372,14 +372,13 @@ def test_zygote_protocol_answers_a_fork_only_at_the_reap_with_namespaces() -> No
         def setns(self, fd: int, nstype: int) -> int:
             return 0
 
-    class Ctypes:
-        @staticmethod
-        def get_errno() -> int:
-            return 11
-
     class Libc:
         def __init__(self, fail: bool) -> None:
-            self.lib, self._ctypes = Lib(fail), Ctypes()
+            self.raw = Lib(fail)
+
+        @staticmethod
+        def last_errno() -> int:
+            return 11
 
     class Worker:
         namespaces = True
@@ -455,3 +454,13 @@ def test_zygotes_do_not_carry_the_workers_start_up_garbage(tmp_path, monkeypatch
     from_pyc = zygote_anon_kb(tmp_path / "pyc", True)
     from_source = zygote_anon_kb(tmp_path / "source", False)
     assert from_source - from_pyc < 1024, (from_pyc, from_source)
+
+
+def test_the_zygotes_plain_libc_calls_report_errno() -> None:
+    import errno
+
+    from evalcore.evaluators._sandbox import _CLONE_NEWPID, _Libc
+
+    libc = _Libc()
+    assert libc.raw.setns(-1, _CLONE_NEWPID) == -1
+    assert libc.last_errno() == errno.EBADF
