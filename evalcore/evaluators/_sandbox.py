@@ -134,6 +134,8 @@ _RESULT_HOLD_S = 0.05
 # the queued programs together; near the end of a batch, two (the last jobs spread evenly).
 _IN_FLIGHT = 5
 _IN_FLIGHT_TAIL = 2
+_REPLY_BATCH = 4
+_REPLY_HOLD_S = 0.02
 _WORKDIR_NAME = os.path.basename(_WORKDIR)
 _TMPFS_EMPTY_DIR, _TMPFS_DIRENT = 40, 20  # tmpfs directory sizes: empty, and per entry
 
@@ -797,6 +799,22 @@ def _send(fd: int, obj: Any) -> None:
     while view:
         n = os.write(fd, view)
         view = view[n:]
+
+
+def _send_many(fd: int, objs: list) -> None:
+    """:func:`_send` each of ``objs`` in one write, then empty the list."""
+    if not objs:
+        return
+    frames = []
+    for obj in objs:
+        data = marshal.dumps(obj)
+        frames.append(struct.pack("!I", len(data)))
+        frames.append(data)
+    view = memoryview(b"".join(frames))
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+    objs.clear()
 
 
 def _recv(fd: int) -> Any | None:
@@ -1596,8 +1614,10 @@ def _worker_main() -> None:
         return
     _send(proto_out, {"isolation": worker.isolation(), "zygotes": worker.zygote_pids})
     queue: list[dict] = []
+    replies: list[dict] = []
     while True:
         if not queue:
+            _send_many(proto_out, replies)
             job = _recv(proto_in)
             if job is None:
                 return
@@ -1618,10 +1638,18 @@ def _worker_main() -> None:
         try:
             reply = worker.run(job)
         except _ZygoteDied:
+            _send_many(proto_out, replies)
             return  # the pool sees this worker exit, replaces it and retries the job once
         except Exception as exc:  # noqa: BLE001 - report, keep serving
             reply = {"error": f"{type(exc).__name__}: {exc}"}
-        _send(proto_out, reply)
+        # Replies go back a few at a time (one wakeup of the parent, which runs on the same
+        # CPUs, for several samples): at once when the queue is about to run dry (the parent
+        # then refills it while the last job runs), after a sample slower than
+        # _REPLY_HOLD_S, or when _REPLY_BATCH are waiting; a reply waits at most a few short
+        # samples.
+        replies.append(reply)
+        if len(queue) <= 1 or len(replies) >= _REPLY_BATCH or float(reply.get("duration_s", 1.0)) > _REPLY_HOLD_S:
+            _send_many(proto_out, replies)
 
 
 # --------------------------------------------------------------------------------------------

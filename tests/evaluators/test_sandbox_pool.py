@@ -464,3 +464,25 @@ def test_the_zygotes_plain_libc_calls_report_errno() -> None:
     libc = _Libc()
     assert libc.raw.setns(-1, _CLONE_NEWPID) == -1
     assert libc.last_errno() == errno.EBADF
+
+
+def test_replies_come_back_in_order_and_none_waits_behind_a_slow_sample() -> None:
+    # The worker sends replies a few at a time; a batch is never held while a slow sample runs.
+    from evalcore.evaluators._sandbox import _WorkerHandle
+
+    fast = {"mode": "script", "source": "print('fast')\n", "timeout_s": 5.0}
+    slow = {"mode": "script", "source": "import time\ntime.sleep(1.0)\nprint('slow')\n", "timeout_s": 5.0}
+    handle = _WorkerHandle(0)
+    try:
+        handle.ready()
+        for job in (fast, fast, fast, fast, slow, fast):
+            handle.send(job)
+        start = time.monotonic()
+        first = handle.recv(30.0)
+        waited = time.monotonic() - start
+        rest = [handle.recv(30.0) for _ in range(5)]
+    finally:
+        handle.close()
+    assert waited < 0.5, waited
+    outputs = [r["stdout"].strip() for r in [first, *rest]]
+    assert outputs == ["fast"] * 4 + ["slow", "fast"]
