@@ -56,10 +56,12 @@ The program under test can do anything the interpreter allows: call ``sys.exit(0
 exit status, try to kill its parent, install signal handlers, start processes and threads.
 None of these produce a pass:
 
-* Before any untrusted code runs, the sample's harness draws two random 128-bit nonces from
-  the kernel and writes them as the first 64 bytes of a result pipe (write-only in the
-  sample). Success counts only when the line ``PASS <nonce>`` follows on that pipe; stdout,
-  stderr and the exit status carry no weight, and no other copy of the nonce exists.
+* For every sample the worker draws two random 128-bit nonces from the kernel and hands them
+  to the sample's harness with its job, on the sample's standard input, which the harness
+  reads to the job's last byte before any untrusted code runs (what the program can still
+  read there is its own input). Success counts only when the line ``PASS <nonce>`` arrives on
+  a result pipe (write-only in the sample); stdout, stderr and the exit status carry no
+  weight, and the only other copy of the nonce is the worker's.
 * An audit hook (installed before untrusted code; it cannot be removed) refuses the routes to
   another thread's frames and to raw memory: ``sys._current_frames``, ``gc.get_objects``/
   ``get_referrers``/``get_referents``, every ``ctypes`` event, creating code objects,
@@ -645,12 +647,12 @@ def _make_audit_hook(blocked: frozenset, blocked_attrs: bool, group: int = 0) ->
     return hook
 
 
-def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
+def _sample_main(job: dict, result_fd: int, lasti_true: int, no_signal_handlers: bool = False) -> None:
     """Trusted harness of the sample process; never returns.
 
-    It draws two nonces from the kernel before any untrusted code runs and sends them to the
-    worker as the first 64 bytes of the result pipe (write-only here: the program cannot read
-    them back).
+    Its two nonces (drawn from the kernel by the worker for this sample alone) came with the
+    job, read from standard input to the job's last byte before any untrusted code runs; the
+    harness takes them out of the job, so they live only in its own locals and the worker.
 
     ``check`` mode: the program cannot obtain any frame (the audit hook refuses every route,
     and a seccomp filter makes the kernel refuse signal handlers, whose frame argument would
@@ -664,9 +666,7 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
     :func:`_runner`'s frame ended on its final instruction.
     """
     write = os.write
-    raw = os.urandom(32).hex().encode()  # two 128-bit nonces, 32 hex digits each
-    if write(result_fd, raw) != 64:
-        os._exit(125)
+    raw = job.pop("_nonces")  # two 128-bit nonces, 32 hex digits each
     holder = [raw[:32]]
     fail_prefix = b"\nFAIL " + raw[32:] + b" "
     del raw
@@ -685,7 +685,7 @@ def _sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
 
     box: list = []
     type_, str_, int_, encode, exit_ = type, str, int, str.encode, os._exit
-    if check_mode and job.get("_no_signal_handlers"):
+    if check_mode and no_signal_handlers:
         # The kernel refuses signal handlers (seccomp), so the program cannot obtain a frame
         # by any route: it runs on this thread, below the success message.
         msg = b"\nPASS " + holder.pop() + b"\n"
@@ -1052,6 +1052,7 @@ class _Worker:
     def _zygote_setup(self, seccomp: bool) -> None:
         """What every sample inherits instead of setting it up itself (zygote side)."""
         self._set_name(b"evalcore-zygote")
+        sys.argv = ["<program>"]  # what every sample's program sees
         try:
             os.setsid()  # a session without a controlling terminal, shared by its samples
         except OSError:
@@ -1122,7 +1123,7 @@ class _Worker:
 
     # ---------------------------------------------------------------- one sample
 
-    def _payload(self, job: dict, workdir: str, stdin_data: bytes) -> bytes:
+    def _payload(self, job: dict, workdir: str, stdin_data: bytes, nonces: bytes) -> bytes:
         """What the sample reads from its standard input before the program runs.
 
         A 4-byte length, then the job in marshal form with the check code compiled here
@@ -1132,6 +1133,7 @@ class _Worker:
         """
         child = {key: job[key] for key in _CHILD_KEYS if key in job}
         child["_workdir"] = workdir
+        child["_nonces"] = nonces
         child["_limits"] = self._rlimits(job)  # computed here: fewer pages for the sample to touch
         if job.get("mode") == "check":
             codes = job["_compiled"] if "_compiled" in job else _compile_check_job(job)
@@ -1159,7 +1161,8 @@ class _Worker:
             tmpdir = workdir = tempfile.mkdtemp(prefix="evalcore-sandbox-")
             if self.is_root:
                 os.chown(tmpdir, self.uid, self.uid)
-        payload = self._payload(job, workdir, stdin_data)
+        nonces = os.urandom(32).hex().encode()  # this sample's two, see _sample_main and _reply
+        payload = self._payload(job, workdir, stdin_data, nonces)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -1289,21 +1292,22 @@ class _Worker:
             _rmtree(tmpdir)
         if self.namespaces:
             self._wipe_scratch()
-        return self._reply(bufs, dropped, (out_r, err_r, res_r), timed_out, returncode, duration)
+        return self._reply(bufs, dropped, (out_r, err_r, res_r), timed_out, returncode, duration, nonces)
 
-    def _reply(self, bufs: dict, dropped: dict, fds: tuple, timed_out: bool, returncode: int | None, duration: float) -> dict:
+    def _reply(
+        self, bufs: dict, dropped: dict, fds: tuple, timed_out: bool, returncode: int | None, duration: float, nonces: bytes
+    ) -> dict:
         out_r, err_r, res_r = fds
         completed, reasons = False, []
-        # The harness writes its two nonces first, before any untrusted code exists.
-        nonces = bytes(bufs[res_r][:64])
-        if len(nonces) == 64:  # otherwise the harness never started: nothing can be trusted
-            pass_line = b"PASS " + nonces[:32]
-            fail_tag = b"FAIL " + nonces[32:] + b" "
-            for line in bytes(bufs[res_r][64:]).split(b"\n"):
-                if line == pass_line:
-                    completed = True
-                elif line.startswith(fail_tag):
-                    reasons.append(line[len(fail_tag):].decode("utf-8", "replace"))
+        # Only lines carrying this sample's nonces count: the first proves success, the second
+        # tags the harness's failure reasons.
+        pass_line = b"PASS " + nonces[:32]
+        fail_tag = b"FAIL " + nonces[32:] + b" "
+        for line in bytes(bufs[res_r]).split(b"\n"):
+            if line == pass_line:
+                completed = True
+            elif line.startswith(fail_tag):
+                reasons.append(line[len(fail_tag):].decode("utf-8", "replace"))
         completed = completed and not timed_out
         reason = None
         if not completed:
@@ -1448,17 +1452,14 @@ class _Worker:
                 prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
             if not self.namespaces:  # with them, the zygote's death kills its whole namespace
                 prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
-        if self.seccomp_active and job["mode"] == "check":
-            job["_no_signal_handlers"] = True  # the zygote's seccomp filter, inherited
         if not self.namespaces:
             job["_group"] = os.getpgid(0)  # confine the audit hook to this sample's group
         # sys.stdin/stdout/stderr are the worker's own (UTF-8) text streams on fds 0-2, which
-        # now lead to the sample's pipes; the worker never buffered anything in them.
-        sys.argv = ["<program>"]
-        # The zygote froze everything it inherited into the permanent generation: the sample's
-        # collections scan its own objects only, not the worker's (whose pages a scan would
-        # copy, one page fault each).
-        _sample_main(job, 3, self.lasti_true)
+        # now lead to the sample's pipes; the worker never buffered anything in them. sys.argv
+        # was set by the zygote. The zygote froze everything it inherited into the permanent
+        # generation: the sample's collections scan its own objects only, not the worker's
+        # (whose pages a scan would copy, one page fault each).
+        _sample_main(job, 3, self.lasti_true, self.seccomp_active and job["mode"] == "check")
 
     def _rlimits(self, job: dict) -> tuple:
         """The job's own ``setrlimit`` calls (CPU seconds, address space); the rest are the zygote's."""

@@ -130,6 +130,11 @@ ADVERSARIAL = {
     "trace function jumps over asserts": (
         "import sys\nsys.settrace(lambda *a: None)\n\ndef add(a, b):\n    return 0\n"
     ),
+    "read the job from standard input for its nonce": (
+        "import os, re\ndata = os.read(0, 1 << 20)\n"
+        "for tok in re.findall(rb'[0-9a-f]{32}', data):\n    os.write(3, b'\\nPASS ' + tok + b'\\n')\n"
+        "os._exit(0)\n\ndef add(a, b):\n    return 0\n"
+    ),
     "gc search for the harness": "import gc\nfor o in gc.get_objects():\n    pass\n\ndef add(a, b):\n    return 0\n",
     "ctypes": "import ctypes\nctypes.string_at(id(0), 64)\n\ndef add(a, b):\n    return 0\n",
     "patch the harness module": (

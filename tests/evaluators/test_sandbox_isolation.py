@@ -76,6 +76,9 @@ def test_normal_program_completes_with_output_and_stdin() -> None:
         # forge the result pipe: guessed nonces, then leave before the end
         "import os\nfor fd in range(3, 10):\n    try:\n        os.write(fd, b'\\nPASS ' + b'0' * 32 + b'\\n')\n    except OSError:\n        pass\nos._exit(0)\n",
         "import atexit, os\natexit.register(lambda: None)\nraise ValueError('boom')\n",
+        # the nonces came with the job on standard input: what is left there is the input
+        "import os, re\nfor tok in re.findall(rb'[0-9a-f]{32}', os.read(0, 1 << 20)):\n"
+        "    os.write(3, b'\\nPASS ' + tok + b'\\n')\nos._exit(0)\n",
     ],
 )
 def test_early_exits_and_forgeries_do_not_complete(source: str) -> None:
