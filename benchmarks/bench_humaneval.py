@@ -161,6 +161,13 @@ def main() -> None:
         f"  evalcore, warm pool:                 {warm_med:7.3f} s ({he_med / warm_med:5.1f}x)   "
         f"{warm_cpu:7.3f} s ({he_cpu / max(warm_cpu, 1e-9):5.1f}x)"
     )
+    # Each round pairs two neighbouring measurements, so its own ratio is the one least moved by
+    # a machine whose speed drifts between rounds.
+    per_round = sorted(h / w for h, w in zip(he_times, warm_times))
+    print(
+        f"  warm ratio per round: min {per_round[0]:.2f}x, median {statistics.median(per_round):.2f}x, "
+        f"max {per_round[-1]:.2f}x; rounds at 8x or more: {sum(r >= 8.0 for r in per_round)} of {len(per_round)}"
+    )
 
 
 if __name__ == "__main__":

@@ -1106,12 +1106,16 @@ class _Worker:
         out_w, err_w, res_w, in_r = fds
         try:
             job = marshal.loads(_read_exact(in_r, struct.unpack("!I", _read_exact(in_r, 4) or b"")[0]) or b"")
-            if job.get("_nice"):
-                os.setsid()  # its own autogroup, whose priority it sets (see _sample)
+            if job.get("_nice") or not self.namespaces:
+                # A session, and so a scheduling group (autogroup), of its own: a prioritized
+                # sample sets that group's priority (see _sample); without namespaces nothing
+                # caps a sample's processes, and a fork bomb sharing the zygote's group would
+                # starve the zygote that has to kill it.
+                os.setsid()
             else:
                 # A process group of its own, in the zygote's session, which has no controlling
                 # terminal: a session per sample would also cost the kernel a scheduling group
-                # (autogroup) per sample, created and destroyed each time.
+                # created and destroyed each time (its processes are capped at 64).
                 os.setpgid(0, 0)
             self._sample(job, fds, job["_workdir"])
         except BaseException as exc:  # noqa: BLE001
