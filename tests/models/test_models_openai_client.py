@@ -47,14 +47,20 @@ def test_rate_limit_retry_after_is_honoured() -> None:
 def test_transient_faults_are_retried_until_success(kind) -> None:
     # rate 0.5 with a fixed seed: some attempts fail, the call ends ok with retries counted
     rates = FaultRates(**{kind: 0.6})
-    with FakeChatServer(rates=rates, seed=3, stall_s=1.0) as srv:
-        model = _model(srv, timeout=0.3, retry=RetryPolicy(max_retries=12, base_delay=0.01,
+    with FakeChatServer(rates=rates, seed=3, stall_s=1.5) as srv:
+        model = _model(srv, timeout=0.4, retry=RetryPolicy(max_retries=12, base_delay=0.01,
                                                           max_delay=0.05))
         comps = [model.complete([{"role": "user", "content": f"q{i}"}], GenerationParams())
                  for i in range(6)]
     assert all(c.ok for c in comps)
-    assert sum(c.retries for c in comps) == srv.counts[kind] > 0
-    assert srv.counts["requests"] == 6 + srv.counts[kind]
+    retries = sum(c.retries for c in comps)
+    assert srv.counts["requests"] == 6 + retries  # every retry was a real request
+    if kind == "stall":
+        # Every stall times out and is retried; on a loaded machine an ordinary answer may
+        # also miss the 0.4 s timeout, and is retried like one.
+        assert retries >= srv.counts[kind] > 0
+    else:
+        assert retries == srv.counts[kind] > 0
 
 
 def test_persistent_failure_is_an_error_never_an_empty_answer() -> None:
