@@ -28,8 +28,10 @@ the worker's bookkeeping (compiling, pipes, ``select``, output) would cost it hu
 faults per sample, a zygote touches a few dozen. Each zygote is PID 1 of a PID namespace of its
 own (when it dies, the kernel kills every sample) and holds what all its samples share:
 ``no_new_privs``, no supplementary groups, the file-size, open-file, process and core limits,
-and, for the zygote that runs ``check`` samples, the seccomp filter (the other zygote runs
-``script`` samples, which may install signal handlers). A zygote dies with its worker.
+and, for the zygotes that run ``check`` samples, the seccomp filter (another zygote runs
+``script`` samples, which may install signal handlers). A lean ``check`` zygote is forked before
+the common modules are preloaded, for programs and tests that import nothing: its smaller image
+makes every fork and exit cheaper. A zygote dies with its worker.
 
 For every sample its zygote forks a child that is PID 1 of a *new PID namespace*, nested in the
 zygote's. The child reads its job (compiled by the worker, in marshal form) from the head of
@@ -111,7 +113,10 @@ import time
 import types
 import _socket
 import _thread
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+# typing is not imported at run time: the lean zygote (see _Worker) is forked before it is.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence
 
 if TYPE_CHECKING:
     # The class is made on first use (see _result_class); this name serves type checkers.
@@ -468,6 +473,12 @@ def _shared_code(job: dict, key: str, filename: str) -> types.CodeType:
         if type(code) is types.CodeType:
             return code
     return _compile_shared(job.get(key, ""), filename)
+
+
+def _imports(job: dict) -> bool:
+    """Whether a job's program or test may import a module (then its sample starts from the
+    zygote with the common modules preloaded; any mention of ``import`` counts)."""
+    return "import" in job.get("source", "") or "import" in job.get("test", "")
 
 
 def _compile_check_job(job: dict) -> tuple | BaseException:
@@ -863,28 +874,37 @@ class _Worker:
                 self.notes.append(f"namespaces refused: {exc}")
         elif not self.is_root:
             self.notes.append("not running as root: no namespaces, no uid switch")
-        # Pre-import what programs commonly import, so forked samples start warm.
         if self.namespaces:
             _scrub_environment(_WORKDIR)
             self._env_workdir = _WORKDIR
         global _PRISTINE_BUILTINS
         _PRISTINE_BUILTINS = dict(builtins.__dict__)
-        for name in _PRELOAD:
-            try:
-                __import__(name)
-            except ImportError:
-                pass
         # Where fs.suid_dumpable is 0, the uid switch alone makes a sample non-dumpable.
         try:
             with open("/proc/sys/fs/suid_dumpable") as fh:
                 self.set_dumpable = fh.read().strip() != "0"
         except OSError:
             self.set_dumpable = True
+        self.seccomp_active = False
+        # The lean zygote: forked before the modules below are imported, it forks the ``check``
+        # samples whose program and test import nothing (most HumanEval tasks). Its image is
+        # ≈1 MB smaller, and every fork copies, and every exit tears down, each resident page.
+        self._lean: tuple[Any, int] | None = None
+        if self.filter_address:
+            gc.collect()
+            gc.freeze()
+            self._release_free_memory()
+            self._lean = self._fork_zygote(True)
+        # Pre-import what programs commonly import, so samples forked after this start warm.
+        for name in _PRELOAD:
+            try:
+                __import__(name)
+            except ImportError:
+                pass
         gc.collect()
         gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
         self._release_free_memory()
         self._set_name(b"evalcore-worker")
-        self.seccomp_active = False
         self._start_zygotes()
 
     def _release_free_memory(self) -> None:
@@ -1002,14 +1022,17 @@ class _Worker:
 
         Two zygotes where seccomp is available: one with the signal-handler filter installed
         for ``check`` samples (they inherit it instead of compiling it each), one without for
-        ``script`` samples, which may install signal handlers. With namespaces each zygote is
-        PID 1 of a PID namespace of its own: when it dies, the kernel kills every sample.
+        ``script`` samples, which may install signal handlers; plus the lean ``check`` zygote
+        forked earlier (see ``__init__``). With namespaces each zygote is PID 1 of a PID
+        namespace of its own: when it dies, the kernel kills every sample.
         """
         self._zygotes: dict[bool, tuple[Any, int]] = {}
         kinds = (False, True) if self.filter_address else (False,)
         for seccomp in kinds:
             self._zygotes[seccomp] = self._fork_zygote(seccomp)
         self.zygote_pids = [pid for _sock, pid in self._zygotes.values()]
+        if self._lean is not None:
+            self.zygote_pids.append(self._lean[1])
 
     def _fork_zygote(self, seccomp: bool) -> tuple[Any, int]:
         mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
@@ -1181,6 +1204,8 @@ class _Worker:
             pending[in_w] = memoryview(payload)
             os.set_blocking(in_w, False)
         zygote = self._zygotes[bool(job.get("mode") == "check" and job.get("_seccomp", True) and True in self._zygotes)]
+        if self._lean is not None and zygote is self._zygotes.get(True) and not _imports(job):
+            zygote = self._lean
         start = time.monotonic()
         # With namespaces nothing here needs the sample's PID (the zygote kills and reaps its
         # current sample), so the fork is not answered: a failed one shows as pipes closed at

@@ -488,3 +488,38 @@ def test_replies_come_back_in_order_and_none_waits_behind_a_slow_sample() -> Non
     assert waited < 0.5, waited
     outputs = [r["stdout"].strip() for r in [first, *rest]]
     assert outputs == ["fast"] * 4 + ["slow", "fast"]
+
+
+def test_programs_that_import_nothing_fork_from_the_lean_zygote() -> None:
+    # The lean zygote is forked before the common modules are preloaded: a program and test
+    # that import nothing run there (a smaller image to copy at every fork), the rest from the
+    # zygote that has typing, re, collections... ready.
+    import subprocess
+    import sys
+
+    from evalcore.evaluators import _sandbox
+    from evalcore.evaluators._sandbox import _imports
+
+    here = os.path.dirname(_sandbox.__file__)
+    probe_import = f"import sys; sys.path.insert(0, {here!r}); import _sandbox; print('typing' in sys.modules)"
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", probe_import], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # the module itself does not import typing
+
+    probe = "def probe():\n    return any(getattr(c, '__module__', '') == 'typing' for c in object.__subclasses__())\n"
+    lean = {"mode": "check", "source": probe, "prompt": "", "test": "def check(candidate):\n    assert candidate() is False\n", "entry_point": "probe", "timeout_s": 5.0}
+    full = dict(lean, source="import math\n\n" + probe, test="def check(candidate):\n    assert candidate() is True\n")
+    assert not _imports(lean) and _imports(full)
+    pool = SandboxPool(1)
+    try:
+        results = [_to_result(r) for r in pool.map([lean, full])]
+        handle = pool._all[0]
+        if not handle.isolation["seccomp_no_signal_handlers"]:
+            return  # no seccomp: no lean zygote either
+        sizes = []
+        for zygote in handle.zygote_pids:
+            with open(f"/proc/{zygote}/smaps_rollup") as fh:
+                sizes.append(next(int(line.split()[1]) for line in fh if line.startswith("Anonymous:")))
+    finally:
+        pool.close()
+    assert [r.completed for r in results] == [True, True], results
+    assert len(sizes) == 3 and sizes[-1] < min(sizes[:-1]) - 512, sizes  # the lean one, last
