@@ -10,8 +10,10 @@ The parent (:class:`SandboxPool`) keeps ``N`` warm worker processes (one per CPU
 each pinned to a CPU of its own with its zygotes and samples: a sample then runs where the
 caches hold the pages it shares with its zygote, and the worker, zygote and sample hand over
 to each other without crossing CPUs; measured ~10% less CPU per sample than two unpinned
-workers per CPU) and keeps three jobs in flight per worker; it hands jobs out longest-known-first (durations of
-earlier runs of the same test), and a job expected to take a large share of the batch runs at
+workers per CPU) and keeps five jobs in flight per worker (two near the end of a batch); the
+worker compiles queued programs together and answers a few at a time. It hands jobs out
+longest-known-first (durations of earlier runs of the same test), and a job expected to take a
+large share of the batch runs at
 a higher CPU priority, so that one slow test does not finish alone at the end. A worker starts
 with a scrubbed environment and, when it runs as root (as on the evalcore machines), moves
 itself once into new network, mount, IPC and UTS namespaces: no network but a loopback that is
@@ -805,15 +807,14 @@ def _read_exact(fd: int, n: int) -> bytes | None:
 
 
 def _send(fd: int, obj: Any) -> None:
-    data = marshal.dumps(obj)  # both ends are evalcore's own code; samples never see these pipes
-    view = memoryview(struct.pack("!I", len(data)) + data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+    _send_many(fd, [obj])
 
 
 def _send_many(fd: int, objs: list) -> None:
-    """:func:`_send` each of ``objs`` in one write, then empty the list."""
+    """Send each of ``objs`` (length-prefixed marshal) in one write, then empty the list.
+
+    Both ends are evalcore's own code; samples never see these pipes.
+    """
     if not objs:
         return
     frames = []
