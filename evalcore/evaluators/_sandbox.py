@@ -892,9 +892,6 @@ class _Worker:
         # ≈1 MB smaller, and every fork copies, and every exit tears down, each resident page.
         self._lean: tuple[Any, int] | None = None
         if self.filter_address:
-            gc.collect()
-            gc.freeze()
-            self._release_free_memory()
             self._lean = self._fork_zygote(True)
         # Pre-import what programs commonly import, so samples forked after this start warm.
         for name in _PRELOAD:
@@ -902,9 +899,6 @@ class _Worker:
                 __import__(name)
             except ImportError:
                 pass
-        gc.collect()
-        gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
-        self._release_free_memory()
         self._set_name(b"evalcore-worker")
         self._start_zygotes()
 
@@ -1036,6 +1030,9 @@ class _Worker:
             self.zygote_pids.append(self._lean[1])
 
     def _fork_zygote(self, seccomp: bool) -> tuple[Any, int]:
+        gc.collect()
+        gc.freeze()  # forked samples then leave the worker's objects (and their pages) alone
+        self._release_free_memory()
         mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
         keep = {theirs.fileno()}
         if self.namespaces:
@@ -1852,7 +1849,7 @@ class SandboxPool:
         jobs: Sequence[dict],
         take: Callable[[], int | None],
         out: list,
-        depth: Callable[[], int] = lambda: _IN_FLIGHT,
+        depth: Callable[[], int],
     ) -> None:
         """Feed one worker, keeping ``depth()`` jobs in flight so it never waits for this process.
 
