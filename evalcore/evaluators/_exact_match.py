@@ -17,12 +17,13 @@ normalisation), never as strings.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 from evalcore.errors import EvalcoreError
 
@@ -60,7 +61,7 @@ _NUM = (
     r"|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"  # 72 / 72.5 / 1.5e3
     r"|\.\d+(?:[eE][-+]?\d+)?"  # .5
     r")"
-    r"(?![\d/]|,\d{3}|\.\d|[\u00a0\u2009\u202f]\d{3})"
+    r"(?!\d|/\d|,\d{3}|\.\d|[\u00a0\u2009\u202f]\d{3})"  # "25,000/year": a unit after the slash
 )
 _NUM_RE = re.compile(_NUM)
 _SIGNED_SINGLE = re.compile(r"^\s*" + _NUM + r"\s*$")
@@ -222,11 +223,14 @@ class Extraction:
 
     Attributes:
         value: The canonical answer (``"72"``; ``"C"``), or ``None`` for a parse failure.
-        method: How it was found. GSM8K: ``"hash"``, ``"boxed"``, ``"answer_is"``,
-            ``"answer_prefix"``, ``"bracket"``, ``"last_number"``. MMLU: ``"answer_is"``,
-            ``"boxed"``, ``"lone_letter"``, ``"letter_start"``, ``"paren_letter"``,
-            ``"option_text"``, ``"first_letter"``. ``"none"`` when nothing was found;
-            ``"hedged"`` (MMLU) when two letters were offered ("B or C"), also a parse failure.
+        method: How it was found; see :data:`METHODS` for every name in order of precedence.
+            Declared answers (both modes): ``"json_field"``, ``"yaml_field"``, ``"hash"``
+            (GSM8K ``#### 72``), ``"boxed"``, ``"answer_is"``. MMLU strict also reads
+            ``"lone_letter"``, ``"letter_start"`` and ``"paren_letter"``. Flexible only — GSM8K:
+            ``"answer_prefix"``, ``"bracket"``, ``"last_number"``; MMLU: ``"option_text"``,
+            ``"conclusion"``, ``"first_letter"``. Parse failures: ``"none"`` (nothing readable,
+            also a declared answer without a number or letter) and ``"hedged"`` (two different
+            answers declared: "B or C", ``"answer": "B, C"``, ``#### 10`` then ``#### 12``).
     """
 
     value: str | None
@@ -239,17 +243,22 @@ class Extraction:
 
 
 _NONE = Extraction(None, "none")
+_HEDGED = Extraction(None, "hedged")
 
-# GSM8K patterns
-_HASH_RE = re.compile(r"####\s*(?:\*\*)?\s*(?P<body>[^\n]*)")
-_BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_ANSWER_IS_RE = re.compile(
-    r"\b(?:final\s+answer|the\s+answer|answer)\s*(?:is|will\s+be|would\s+be|=|:)\s*"
-    r"(?:[:=]\s*)?(?:\*\*|\$\$?|\\\(|\\\[|\s)*",
-    re.IGNORECASE,
+#: Every extraction method, in order of precedence (declared answers first, failures last).
+METHODS: tuple[str, ...] = (
+    "json_field", "yaml_field", "hash", "boxed", "answer_is",
+    "lone_letter", "letter_start", "paren_letter",
+    "answer_prefix", "bracket", "option_text", "conclusion", "first_letter", "last_number",
+    "hedged", "none",
 )
-_A_PREFIX_RE = re.compile(r"(?:^|\n)\s*(?:\*\*)?A\s*(?:\*\*)?\s*:\s*(?:\*\*)?", re.MULTILINE)
-_BRACKET_RE = re.compile(r"\[\s*" + _NUM + r"\s*\]")
+#: Methods that read an answer the reply declared (strongest, both modes).
+DECLARED_METHODS: frozenset[str] = frozenset({"json_field", "yaml_field", "hash", "boxed", "answer_is"})
+_FIELD_METHODS = ("json_field", "yaml_field")
+
+
+# --- shared helpers --------------------------------------------------------------------------
+
 _LATEX_FRAC_RE = re.compile(r"\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 
 
@@ -274,7 +283,11 @@ def _last_number(text: str) -> Fraction | None:
     return last
 
 
-def _boxed_contents(text: str) -> list[str]:
+_BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, contents)`` of every ``\\boxed{...}`` (nested braces balanced)."""
     out = []
     for m in _BOXED_RE.finditer(text):
         depth, i = 1, m.end()
@@ -285,51 +298,204 @@ def _boxed_contents(text: str) -> list[str]:
                 depth -= 1
             i += 1
         if depth == 0:
-            out.append(text[m.end() : i - 1])
+            out.append((m.start(), i, text[m.end() : i - 1]))
     return out
 
 
+def _boxed_contents(text: str) -> list[str]:
+    return [c for _s, _e, c in _boxed_spans(text)]
+
+
+_FENCE_RE = re.compile(r"^[ \t]*(?P<f>```|~~~)[^\n]*\n(?P<body>.*?)(?:^[ \t]*(?P=f)[ \t]*$|\Z)", re.M | re.S)
+
+
+def _fenced_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of the bodies of fenced code blocks (an unclosed fence runs to the end)."""
+    return [(m.start("body"), m.end("body")) for m in _FENCE_RE.finditer(text)]
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """One answer the reply declared: where, how, and what it says."""
+
+    start: int
+    end: int
+    method: str
+    value: str | None  # canonical value; None when the declaration holds no readable answer
+    hedged: bool = False  # it names two different answers itself ("B or C")
+    raw: str = ""  # the declared text (MMLU: matched against the option texts)
+
+
+# A field named answer / final_answer (also correct_answer, answer_letter...): JSON keys are
+# quoted, YAML keys are not (and count as fields only inside a fenced block or as final_answer).
+_FIELD_NAME = r"(?:final[_ ]?answer|correct[_ ]answer|answer)(?:[_ ](?:letter|choice|option|value|number))?"
+_JSON_KEY_RE = re.compile(r"(?P<q>[\"'])" + _FIELD_NAME + r"(?P=q)\s*:\s*", re.IGNORECASE)
+_YAML_KEY_RE = re.compile(
+    r"^[ \t]*(?:-[ \t]+)?(?P<key>" + _FIELD_NAME + r")[ \t]*:[ \t]*(?P<val>[^\n]*)$", re.IGNORECASE | re.MULTILINE
+)
+_JSON_DECODER = json.JSONDecoder(strict=False)
+_SINGLE_QUOTED = re.compile(r"'((?:[^'\\\n]|\\.)*)'")
+_BARE_VALUE = re.compile(r"[^,}\n]*")
+
+
+def _json_value(text: str, pos: int) -> tuple[Any, int]:
+    """The value that starts at ``pos``: JSON when it parses, else a quoted or bare token."""
+    try:
+        return _JSON_DECODER.raw_decode(text, pos)
+    except ValueError:
+        pass
+    m = _SINGLE_QUOTED.match(text, pos)
+    if m:
+        return m.group(1), m.end()
+    m = _BARE_VALUE.match(text, pos)
+    assert m is not None
+    return m.group(0).strip(), m.end()
+
+
+_ValueParser = Callable[[str], "tuple[str | None, bool]"]
+
+
+def _field_value(value: Any, parse: _ValueParser, number_ok: bool) -> tuple[str | None, bool, str]:
+    """Read a field's (JSON-decoded) value: ``(canonical value, hedged, raw text)``."""
+    if isinstance(value, bool) or value is None:
+        return None, False, ""
+    if isinstance(value, (int, float)):
+        if not number_ok or (isinstance(value, float) and not math.isfinite(value)):
+            return None, False, str(value)
+        exact = Fraction(value).limit_denominator(10**12) if isinstance(value, float) else Fraction(value)
+        return canonical_number(exact), False, str(value)
+    if isinstance(value, dict):
+        for key in ("value", "answer", "final_answer", "number", "letter", "choice", "option"):
+            if key in value:
+                return _field_value(value[key], parse, number_ok)
+        return None, False, json.dumps(value)
+    if isinstance(value, list):
+        found = [_field_value(v, parse, number_ok) for v in value]
+        values = {v for v, _h, _r in found if v is not None}
+        if len(values) > 1 or any(h for _v, h, _r in found):
+            return None, True, json.dumps(value)
+        return (values.pop() if values else None), False, " ".join(r for _v, _h, r in found)
+    text = str(value)
+    got, hedged = parse(text)
+    return got, hedged, text
+
+
+def _field_declarations(text: str, parse: _ValueParser, number_ok: bool) -> list[_Declared]:
+    """JSON fields ``"answer": ...`` anywhere, YAML ``answer: ...`` in a fenced block."""
+    out = []
+    for m in _JSON_KEY_RE.finditer(text):
+        value, end = _json_value(text, m.end())
+        got, hedged, raw = _field_value(value, parse, number_ok)
+        out.append(_Declared(m.start(), end, "json_field", got, hedged, raw))
+    fences = _fenced_spans(text)
+    for m in _YAML_KEY_RE.finditer(text):
+        in_fence = any(a <= m.start() < b for a, b in fences)
+        if not in_fence and "_" not in m.group("key"):
+            continue  # "Answer: C" in prose is a label (answer_is), not a field
+        raw, end = m.group("val").strip(), m.end()
+        if raw in ("", "|", ">", "|-", ">-"):  # a block scalar: the indented lines below
+            block = re.match(r"(?:\n[ \t]+[^\n]*)+", text[m.end() :])
+            raw, end = ((block.group(0).strip(), m.end() + block.end()) if block else ("", end))
+        raw = raw.strip().strip("\"'").strip()
+        got, hedged = parse(raw)
+        out.append(_Declared(m.start(), end, "yaml_field", got, hedged, raw))
+    return sorted(out, key=lambda d: d.start)
+
+
+# Between two different declared answers, one of these words makes the later one a
+# correction ("... wait, the answer is 8"); without any, the reply offers both: a hedge.
+_CORRECTION_CUE = re.compile(
+    r"\b(?:wait|actually|correct(?:ion|ed|ing)|mistake|error|oops|hmm+|re-?check\w*|re-?calculat\w*"
+    r"|re-?evaluat\w*|re-?examin\w*|re-?consider\w*|re-?visit\w*|second\s+thought|double[- ]check\w*"
+    r"|verif\w*|let\s+me|let's|but|however|instead|final(?:ly)?|therefore|thus|hence|so|conclu\w*"
+    r"|summar\w*|overall|revis\w*|updat\w*|no(?=[,.!]))\b",
+    re.IGNORECASE,
+)
+
+
+def _resolve(text: str, declared: list[_Declared]) -> _Declared | Extraction | None:
+    """The declaration that answers, a hedge, or ``None`` when nothing was declared.
+
+    Fields (JSON/YAML) outrank prose; among the rest a declaration nested in another
+    ("#### The answer is 64") belongs to the outer one; the last declaration wins (a final
+    statement beats earlier ones) unless it names two answers itself, or differs from the
+    declaration before it with no correction cue between them: then the reply hedges.
+    """
+    fields = [d for d in declared if d.method in _FIELD_METHODS]
+    tier: list[_Declared] = []
+    for d in sorted(fields or declared, key=lambda d: (d.start, -d.end)):
+        if tier and d.start < tier[-1].end:
+            continue
+        tier.append(d)
+    if not tier:
+        return None
+    last = tier[-1]
+    if last.hedged:
+        return _HEDGED
+    if len(tier) > 1:
+        prev = tier[-2]
+        if (prev.hedged or prev.value != last.value) and not _CORRECTION_CUE.search(text, prev.end, last.end):
+            return _HEDGED
+    return last
+
+
+# --- GSM8K -----------------------------------------------------------------------------------
+
+_HASH_RE = re.compile(r"####[ \t]*(?:\*\*)?[ \t]*(?P<body>[^\n]*)")
 # "#### 1 000": after the marker a single number is expected, so space-separated groups of
 # three digits are one number there (elsewhere "2 100" may well be two numbers).
 _SPACED_THOUSANDS = re.compile(r"^(\s*(?:\*\*|\$|\\\(|\s)*[-−–]?[$€£¥]?\s?)(\d{1,3}(?: \d{3})+(?:\.\d+)?)(?!\d|[,.]\d| \d)")
+# "answer" as a word of its own (never "long-answer", "answered"), optionally "final answer"
+_ANSWER_WORD = re.compile(r"(?<![\w-])(?P<final>final\s+)?answer(?![\w-])", re.IGNORECASE)
+# what may stand before "answer": nothing on the line, markup, punctuation or a determiner
+_ANSWER_BEFORE_OK = re.compile(
+    r"(?:^|[\n.!?:;,(\[{>#*_]|\b(?:the|my|our|your|its|this|that|correct|right|exact|numerical|numeric"
+    r"|total|actual|true|complete|whole|resulting)\s)[\s*_]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ANSWER_AFTER = re.compile(
+    r"(?:\s+to\s+(?:the|this|our|that)\s+(?:question|problem))?\s*(?:\*\*|__)?\s*"
+    r"(?:is|will\s+be|would\s+be|should\s+be|must\s+be|comes\s+to|=|:|-|—)\s*(?:[:=]\s*)?"
+    r"(?:\*\*|__|\$\$?|\\\(|\\\[|\s|either\s)*",
+    re.IGNORECASE,
+)
+_FINAL_LABEL = re.compile(r"(?:^|\n)[ \t]*(?:[#>*_-][ \t#*_]*)?$")
+_LIST_MARKER = re.compile(r"\s*\n\s*(?:\*\*)?\d+[.)]\s+(?:\*\*)?[A-Za-z]")
+_OR_NUMBER = re.compile(r"[^\n.;]{0,20}?\bor\b\s*(?:\*\*|\$|\s|about|approximately|maybe|perhaps)*(?=[-−–$€£¥\d.])")
 
 
-def _gsm8k_strict(text: str) -> Extraction:
-    matches = list(_HASH_RE.finditer(text))
-    if not matches:
-        return _NONE
-    body = _SPACED_THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(" ", ""), matches[-1].group("body"))
-    value = _first_number(body)
-    return Extraction(canonical_number(value), "hash") if value is not None else _NONE
-
-
-def _gsm8k_flexible(text: str) -> Extraction:
-    strict = _gsm8k_strict(text)
-    if not strict.failed:
-        return strict
-    boxed = _boxed_contents(text)
-    if boxed:
-        value = _first_number(boxed[-1])
-        if value is not None:
-            return Extraction(canonical_number(value), "boxed")
-    for m in reversed(list(_ANSWER_IS_RE.finditer(text))):
-        value = _answer_value(text[m.end() :])
-        if value is not None:
-            return Extraction(canonical_number(value), "answer_is")
-    for m in reversed(list(_A_PREFIX_RE.finditer(text))):
-        value = _answer_value(text[m.end() :])
-        if value is not None:
-            return Extraction(canonical_number(value), "answer_prefix")
+def _gsm8k_hedged(text: str, value: Fraction) -> bool:
+    """Whether the number opening ``text`` is followed by "or <another number>"."""
     cleaned = _clean_latex(text)
-    brackets = list(_BRACKET_RE.finditer(cleaned))
-    if brackets and _NUM_RE.search(cleaned, brackets[-1].end()) is None:
-        value = _match_value(brackets[-1])
-        if value is not None:
-            return Extraction(canonical_number(value), "bracket")
-    value = _last_number(text)
-    if value is not None:
-        return Extraction(canonical_number(value), "last_number")
-    return _NONE
+    first = _NUM_RE.search(cleaned)
+    if first is None:
+        return False
+    m = _OR_NUMBER.match(cleaned, first.end())
+    if m is None:
+        return False
+    other = _NUM_RE.match(cleaned, m.end())
+    other_value = _match_value(other) if other else None
+    return other_value is not None and other_value != value
+
+
+def _calc_or_first(text: str) -> Fraction | None:
+    """A declared value: the result of a calculation ("5 * 12 = 60" → 60), else its first number."""
+    cleaned = _clean_latex(text)
+    if "=" in cleaned:
+        result = _first_number(cleaned.rsplit("=", 1)[1])
+        if result is not None:
+            return result
+    return _first_number(cleaned)
+
+
+def _gsm8k_value(text: str) -> tuple[str | None, bool]:
+    """Read a strongly declared value (a field, ``####``, ``\\boxed``, "Final answer:" line)."""
+    value = _calc_or_first(text)
+    if value is None:
+        return None, False
+    if _gsm8k_hedged(text, value):
+        return None, True
+    return canonical_number(value), False
 
 
 def _answer_value(tail: str) -> Fraction | None:
@@ -355,33 +521,301 @@ def _first_number_at_start(text: str) -> Fraction | None:
     return _match_value(m)
 
 
-# MMLU patterns
+def _gsm8k_declarations(text: str) -> list[_Declared]:
+    declared = _field_declarations(text, _gsm8k_value, number_ok=True)
+    for m in _HASH_RE.finditer(text):
+        body = _SPACED_THOUSANDS.sub(lambda s: s.group(1) + s.group(2).replace(" ", ""), m.group("body"))
+        first = _first_number_at_start(body)
+        if first is not None:
+            hedged = _gsm8k_hedged(body, first)
+            value = None if hedged else canonical_number(first)
+        else:
+            inner = _gsm8k_answer_words(body)
+            if not inner:
+                continue  # a markdown heading ("#### Step 1: ..."), not an answer
+            value, hedged = inner[-1].value, inner[-1].hedged
+        declared.append(_Declared(m.start(), m.end(), "hash", value, hedged))
+    for start, end, contents in _boxed_spans(text):
+        value, hedged = _gsm8k_value(contents)
+        declared.append(_Declared(start, end, "boxed", value, hedged, contents))
+    declared.extend(_gsm8k_answer_words(text))
+    return declared
+
+
+def _gsm8k_answer_words(text: str) -> list[_Declared]:
+    """ "The answer is 72", "Answer: 72", "**Final Answer:** 72" ("answer" followed by a number).
+
+    A line that starts with a "Final answer:" label is declared even without a number (a
+    parse failure then); a list marker after "the answer:" is never the answer.
+    """
+    out = []
+    for m in _ANSWER_WORD.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if not _ANSWER_BEFORE_OK.search(text, line_start, m.start()) and m.start() != line_start:
+            continue  # "he could answer: 40 + 30 = 70" — a verb, not the answer
+        after = _ANSWER_AFTER.match(text, m.end())
+        if after is None:
+            continue
+        tail = text[after.end() :]
+        if _LIST_MARKER.match(text, m.end() + len(after.group(0).rstrip())):
+            continue  # "the answer:\n\n1. First ..."
+        value = _answer_value(tail)
+        label = m.group("final") and _FINAL_LABEL.search(text, 0, m.start()) and ":" in after.group(0)
+        if value is None:
+            if label:  # "**Final Answer:** Cannot be determined"
+                line = tail.split("\n", 1)[0] if tail.split("\n", 1)[0].strip() else tail.lstrip("\n").split("\n", 1)[0]
+                got, hedged = _gsm8k_value(line)
+                out.append(_Declared(m.start(), after.end() + len(line), "answer_is", got, hedged, line))
+            continue
+        hedged = _gsm8k_hedged(tail, value)
+        out.append(_Declared(m.start(), after.end(), "answer_is", None if hedged else canonical_number(value), hedged))
+    return out
+
+
+_A_PREFIX_RE = re.compile(r"(?:^|\n)\s*(?:\*\*)?A\s*(?:\*\*)?\s*:\s*(?:\*\*)?", re.MULTILINE)
+_BRACKET_RE = re.compile(r"\[\s*" + _NUM + r"\s*\]")
+
+
+def _gsm8k_declared(text: str) -> Extraction | None:
+    got = _resolve(text, _gsm8k_declarations(text))
+    if got is None or isinstance(got, Extraction):
+        return got
+    return Extraction(got.value, got.method) if got.value is not None else _NONE
+
+
+def _gsm8k_strict(text: str) -> Extraction:
+    return _gsm8k_declared(text) or _NONE
+
+
+def _gsm8k_flexible(text: str) -> Extraction:
+    declared = _gsm8k_declared(text)
+    if declared is not None:
+        return declared  # a declared answer: nothing else in the reply is read
+    for m in reversed(list(_A_PREFIX_RE.finditer(text))):
+        value = _answer_value(text[m.end() :])
+        if value is not None:
+            return Extraction(canonical_number(value), "answer_prefix")
+    cleaned = _clean_latex(text)
+    brackets = list(_BRACKET_RE.finditer(cleaned))
+    if brackets and _NUM_RE.search(cleaned, brackets[-1].end()) is None:
+        value = _match_value(brackets[-1])
+        if value is not None:
+            return Extraction(canonical_number(value), "bracket")
+    value = _last_number(text)
+    if value is not None:
+        return Extraction(canonical_number(value), "last_number")
+    return _NONE
+
+
+# --- MMLU ------------------------------------------------------------------------------------
+
 _LETTER_END = r"(?![A-Za-z0-9+#'’-])"
 # an answer letter: upper case standing alone, or lower case only where it cannot be a word
 # ("answer: c", "answer is (c)"), so "the answer is a prime number" is not "A"
 _LETTER = (
     r"(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]\n*])))"
 )
+_MARKUP = r"(?:\*\*|__|\$|\\\(|\\text(?:bf)?\{|\\mathbf\{|\s)*"
 _MMLU_ANSWER_IS = [
     re.compile(
-        r"\b(?:correct\s+|final\s+|best\s+|right\s+)?(?:answer|option|choice)\s*"
-        r"(?:is|would\s+be|will\s+be|should\s+be|=|:|-)\s*"
-        r"(?:[:=]\s*)?(?:option\s+|choice\s+|letter\s+)?(?:\*\*|\$|\\\(|\s)*[\(\[]?\s*" + _LETTER,
+        r"(?<![\w-])(?:correct\s+|final\s+|best\s+|right\s+)?(?:answers?|option|choice)\s*(?:\*\*)?\s*"
+        r"(?:is|are|would\s+be|will\s+be|should\s+be|=|:|-)\s*"
+        r"(?:[:=]\s*)?(?:either\s+|both\s+)?(?:option\s+|choice\s+|letter\s+)?" + _MARKUP + r"[\(\[]?\s*" + _LETTER,
         re.IGNORECASE,
     ),
-    re.compile(r"\b(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]", re.IGNORECASE),
+    re.compile(r"(?<![\w-])(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]", re.IGNORECASE),
     re.compile(r"(?:^|\n)\s*(?:\*\*)?answer(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*[\(\[]?" + _LETTER, re.IGNORECASE),
 ]
-_LONE_RE = re.compile(r"^[\s*_`\"'(\[]*(?P<letter>[A-Da-d])[\s*_`\"')\].:]*$")
-_START_RE = re.compile(r"^[\s*_`\"']*(?:\((?P<p>[A-Da-d])\)|(?P<letter>[A-D])\s*[.):](?!\d))")
-_PAREN_RE = re.compile(r"\((?P<letter>[A-D])\)")
-_FIRST_LETTER_RE = re.compile(
-    r"(?<![A-Za-z0-9'’_-])(?:(?P<letter>[A-D])" + _LETTER_END + r"|\((?P<lower>[a-d])\)|(?P<lower2>[a-d])\))"
+# a strongly declared value: the letter opening it ("C", "(C) higher accuracy", "Option C")
+_VALUE_LETTER = re.compile(
+    r"^[\s*_`\"'$]*(?:\\(?:text|textbf|mathbf|mathrm)\{)?\s*(?:(?:option|choice|letter|answer)\s*[:#]?\s*)?"
+    r"[\(\[]?\s*(?:\*\*)?(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]}*])))",
+    re.IGNORECASE,
 )
+_FINAL_LABEL_MMLU = re.compile(r"(?:^|\n)[ \t]*(?:[#>*_-][ \t#*_]*)?final\s+answer(?:\*\*)?\s*:[ \t]*(?:\*\*)?[ \t]*(?P<val>[^\n]*)", re.IGNORECASE)
 # words after which a leading "A" is a letter, not the English article ("A is correct")
 _A_NOT_ARTICLE = re.compile(
     r"\s(?:is|was|seems|would|should|could|must|looks|appears|fits|matches|and|or|because|since|it)\b"
 )
+# "B or C", "B/C", "B and C", "B, C": a second letter offered right after the first is a hedge.
+_HEDGE_AFTER = re.compile(
+    r"\s*[\)\]]?\s*(?:\*\*)?\s*(?:/|&|,|\bor\b|\band\b)\s*(?:option\s+|choice\s+)?(?:\*\*)?[\(\[]?\s*"
+    r"(?P<other>(?-i:[A-D]))(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+# "(C) higher accuracy and (B) faster response": another answer-shaped letter later in the
+# same sentence, after "and"/"or", before any word that turns it into reasoning ("because")
+_HEDGE_STOP = re.compile(
+    r"\b(?:because|since|as|not|unlike|rather|while|whereas|but|than|instead|which|that|eliminat\w*"
+    r"|incorrect|wrong|false|except|over|vs|versus)\b|[.;:!?\n]",
+    re.IGNORECASE,
+)
+_HEDGE_LATER = re.compile(
+    r"(?:\band\b|\bor\b|/|&|,)\s*(?:\*\*|__)?\s*(?:option\s+|choice\s+)?(?:\*\*)?"
+    r"(?:\((?P<o1>[A-D])\)|(?<=\*\*)(?P<o2>[A-D])(?![A-Za-z0-9])|(?<=option )(?P<o3>[A-D])(?![A-Za-z0-9]))",
+    re.IGNORECASE,
+)
+
+
+def _mmlu_hedged(text: str, end: int, letter: str) -> bool:
+    """Whether the letter ending at ``end`` is offered together with another one."""
+    m = _HEDGE_AFTER.match(text, end)
+    if m is not None and m.group("other") != letter.upper():
+        return True
+    stop = _HEDGE_STOP.search(text, end)
+    later = text[end : stop.start() if stop else len(text)]
+    for h in _HEDGE_LATER.finditer(later):
+        other = h.group("o1") or h.group("o2") or h.group("o3")
+        if other and other.upper() != letter.upper():
+            return True
+    return False
+
+
+def _mmlu_value(text: str) -> tuple[str | None, bool]:
+    """Read a strongly declared value (a field, ``\\boxed``, "Final answer:" line) as a letter."""
+    m = _VALUE_LETTER.match(text)
+    if m is None:
+        inner = _mmlu_answer_is(text)
+        if inner:
+            return inner[-1].value, inner[-1].hedged
+        return None, False
+    letter = m.group("letter")
+    if letter == "A" and re.match(r"\s[a-z]", text[m.end() : m.end() + 3]) and not _A_NOT_ARTICLE.match(text[m.end() :]):
+        return None, False  # "A cell membrane": the article
+    if _mmlu_hedged(text, m.end(), letter):
+        return None, True
+    return letter.upper(), False
+
+
+def _mmlu_answer_is(text: str) -> list[_Declared]:
+    out = []
+    for pattern in _MMLU_ANSWER_IS:
+        for m in pattern.finditer(text):
+            letter = m.group("letter")
+            hedged = _mmlu_hedged(text, m.end("letter"), letter)
+            out.append(_Declared(m.start(), m.end("letter"), "answer_is", None if hedged else letter.upper(), hedged))
+    return out
+
+
+def _mmlu_declarations(text: str) -> list[_Declared]:
+    declared = _field_declarations(text, _mmlu_value, number_ok=False)
+    for start, end, contents in _boxed_spans(text):
+        value, hedged = _mmlu_value(contents.strip())
+        declared.append(_Declared(start, end, "boxed", value, hedged, contents))
+    prose = _mmlu_answer_is(text)
+    for m in _FINAL_LABEL_MMLU.finditer(text):
+        if not any(p.start >= m.start() and p.start < m.end() for p in prose):
+            value, hedged = _mmlu_value(m.group("val"))  # "Final answer: cannot be determined"
+            declared.append(_Declared(m.start(), m.end(), "answer_is", value, hedged, m.group("val")))
+    declared.extend(prose)
+    return declared
+
+
+# --- MMLU letters outside declarations -------------------------------------------------------
+
+_LONE_RE = re.compile(r"^[\s*_`\"'(\[]*(?P<letter>[A-Da-d])[\s*_`\"')\].:]*$")
+_START_RE = re.compile(r"^[\s*_`\"']*(?:\((?P<p>[A-Da-d])\)|(?P<letter>[A-D])\s*[.):](?!\d))")
+_MENTION_RE = re.compile(
+    r"(?<![A-Za-z0-9'’_\\-])(?:(?P<letter>[A-D])" + _LETTER_END + r"|\((?P<lower>[a-d])\)|(?P<lower2>[a-d])\))"
+)
+# math and code: letters there are notation ("Since $A$ and $B$ are similar")
+_MATH_RE = re.compile(
+    r"\$\$.*?\$\$|\$(?=[^\s\d])[^$\n]{1,200}?(?<=\S)\$(?!\d)|\\\(.*?\\\)|\\\[.*?\\\]|`[^`\n]+`|```.*?(?:```|\Z)",
+    re.S,
+)
+_OPERATOR = "=<>^_∩∪×·→←↔⇒≠≤≥∈∉⊂⊆+÷√∑∏'′"
+# what may stand before a parenthesised answer letter; after any other word "(B)" labels a
+# quantity ("magnetic field strength (B)", "resistors (R) and capacitors (C)")
+_PAREN_OK_BEFORE = frozenset(
+    "option options choice choices answer answers letter is are be was pick picks choose chose select "
+    "selected with and or between both either neither namely therefore thus so hence correct final "
+    "best right to go going i'd i'll would is: e.g i.e".split()
+)
+# nouns after which a bare capital letter is a name, not an answer ("vitamin C", "matrix A")
+_NOTATION_NOUNS = frozenset(
+    "vitamin vitamins hepatitis matrix matrices set sets point points vertex vertices node nodes gene genes "
+    "type types class grade plan part parts group groups person company firm country countries player "
+    "players city species population allele alleles strain site region line lines angle triangle segment "
+    "vector event events variable factor compound substance element object particle charge block box ball "
+    "car train team project patient subject sample samples population firm nation state states island "
+    "planet star galaxy tube cell cells region zone phase stage step scenario case cases figure table "
+    "appendix chapter section exhibit column row protein enzyme receptor drug treatment product brand "
+    "model models store shop market manager employee worker student students candidate party parties".split()
+)
+_NEGATED_BEFORE = re.compile(
+    r"\b(?:not|n't|never|rather\s+than|instead\s+of|unlike|except|other\s+than|than|eliminat\w*|rule\s+out"
+    r"|ruled\s+out|rules\s+out|exclud\w*|reject\w*|nor|neither|against|discard\w*)"
+    r"[\s,]*(?:\*\*|__)?\s*(?:the\s+)?(?:option\s+|choice\s+|answer\s+|letter\s+)?(?:\*\*)?[\(\[]?$",
+    re.IGNORECASE,
+)
+_NEGATED_AFTER = re.compile(
+    r"^[\)\]]?(?:\*\*)?[^.;\n]{0,40}?\b(?:is|are|was|seems|appears|looks|can\s+be|must\s+be)\s+(?:also\s+|clearly\s+|therefore\s+)?"
+    r"(?:not\b|incorrect|wrong|false|invalid|irrelevant|unlikely|eliminated|ruled\s+out|a\s+distractor|out\b)"
+    r"|^[\)\]]?(?:\*\*)?\s*(?:isn't|doesn't|does\s+not|cannot|can't|fails|is\s+a\s+trap)\b",
+    re.IGNORECASE,
+)
+_CONCLUSION_AFTER = re.compile(
+    r"^[\)\]]?(?:\*\*)?[^.;\n]{0,25}?\b(?:is|seems|appears|looks|must\s+be|would\s+be)\s+(?:to\s+be\s+)?(?:the\s+)?"
+    r"(?:most\s+|only\s+|best\s+|single\s+)?(?:correct|right|best|true|accurate|appropriate|likely|answer|valid|plausible)",
+    re.IGNORECASE,
+)
+_CONCLUSION_BEFORE = re.compile(
+    r"\b(?:so|therefore|thus|hence|choose|pick|select|go\s+with|going\s+with|conclude|conclusion|leaves|leaving)"
+    r"[\s,:]*(?:is\s+)?(?:the\s+)?(?:option\s+|choice\s+|answer\s+)?(?:\*\*)?[\(\[]?$",
+    re.IGNORECASE,
+)
+
+
+def _mask(text: str) -> str:
+    """``text`` with math and code replaced by spaces (positions kept)."""
+    return _MATH_RE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+@dataclass(frozen=True)
+class _Mention:
+    start: int
+    end: int  # after the letter (and its closing parenthesis when there is one)
+    letter: str
+    paren: bool
+
+
+def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]:
+    """Letters A–D that can be an answer: not in math or code, not the article "A", not
+    notation ("P(A)", "A = 5", "vitamin C"), not the label of a quantity ("strength (B)")
+    and not negated ("not (C)", "rather than B", "A is wrong")."""
+    masked = _mask(text)
+    out = []
+    for m in _MENTION_RE.finditer(masked):
+        letter = m.group("letter") or (m.group("lower") or m.group("lower2")).upper()
+        s, e = m.start(), m.end()
+        paren = m.group("lower") is not None or (s > 0 and masked[s - 1] == "(" and masked[e : e + 1] == ")")
+        if m.group("letter") is not None and paren:
+            s, e = s - 1, e + 1
+        before, after = masked[max(0, s - 60) : s], masked[e : e + 80]
+        if m.group("letter") == "A" and not paren and re.match(r"\s[a-z]", after) and not _A_NOT_ARTICLE.match(after):
+            continue  # the English article ("A cell is ...")
+        if re.search(r"[A-Za-z0-9]$", before) or re.match(r"\s*[" + re.escape(_OPERATOR) + "]", after) or (
+            re.search(r"[" + re.escape(_OPERATOR) + r"]\s*$", before)
+        ) or re.search(r"(?<!\*)\*\s*$", before) or re.match(r"\s*\*(?!\*)", after):
+            continue  # notation: "P(A)", "A = 5", "x + B"
+        word = re.search(r"([A-Za-z][A-Za-z'’.:-]*)\s*$", before)
+        prev = word.group(1).lower() if word else ""
+        if paren and prev and prev not in _PAREN_OK_BEFORE and not _names_option(before, letter, choices):
+            continue  # "magnetic field strength (B)": a label, not an answer
+        if not paren and prev in _NOTATION_NOUNS:
+            continue  # "vitamin C", "matrix A"
+        if _NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(after):
+            continue  # "not (C)", "rather than B", "A is wrong"
+        out.append(_Mention(s, e, letter, paren))
+    return out
+
+
+def _names_option(before: str, letter: str, choices: Sequence[str] | None) -> bool:
+    """Whether the text before "(X)" ends with option X's text ("the mitochondrion (A)")."""
+    if not choices or LETTERS.index(letter) >= len(choices):
+        return False
+    option = _norm_text(str(choices[LETTERS.index(letter)]))
+    return bool(option) and _norm_text(before).endswith(option)
 
 
 def _norm_text(s: str) -> str:
@@ -390,40 +824,33 @@ def _norm_text(s: str) -> str:
     return s.strip(" .,:;!?\"'`*()[]")
 
 
-# "B or C", "B/C", "B and C": a second letter offered right after the first is a hedge.
-_HEDGE_AFTER = re.compile(
-    r"\s*[\)\]]?\s*(?:\*\*)?\s*(?:/|&|\bor\b|\band\b)\s*(?:option\s+|choice\s+)?[\(\[]?\s*"
-    r"(?P<other>(?-i:[A-D]))(?![A-Za-z0-9])",
-    re.IGNORECASE,
-)
-_HEDGED = Extraction(None, "hedged")
+def _mmlu_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> Extraction | None:
+    got = _resolve(text, _mmlu_declarations(text))
+    if got is None or isinstance(got, Extraction):
+        return got
+    if got.value is not None:
+        return Extraction(got.value, got.method)
+    if flexible and got.raw:  # "answer": "Golgi apparatus" — the option's text
+        return _mmlu_option_text(got.raw, choices, containment=False)
+    return _NONE
 
 
-def _hedged(text: str, end: int, letter: str) -> bool:
-    """Whether the letter ending at ``end`` is offered together with another one."""
-    m = _HEDGE_AFTER.match(text, end)
-    return m is not None and m.group("other") != letter.upper()
+def _mmlu_strict(text: str, choices: Sequence[str] | None = None) -> Extraction:
+    declared = _mmlu_declared(text, choices, flexible=False)
+    if declared is not None:
+        return declared
+    return _mmlu_shapes(text, choices)
 
 
-def _mmlu_strict(text: str) -> Extraction:
-    hits: list[tuple[int, int, str]] = []
-    for pattern in _MMLU_ANSWER_IS:
-        for m in pattern.finditer(text):
-            hits.append((m.start("letter"), m.end("letter"), m.group("letter").upper()))
-    if hits:
-        _start, end, letter = max(hits)
-        return _HEDGED if _hedged(text, end, letter) else Extraction(letter, "answer_is")
-    boxed = [b.strip().strip("()").strip() for b in _boxed_contents(text)]
-    boxed = [b.replace("\\text{", "").rstrip("}").strip() for b in boxed]
-    if boxed and boxed[-1].upper() in LETTERS:
-        return Extraction(boxed[-1].upper(), "boxed")
+def _mmlu_shapes(text: str, choices: Sequence[str] | None) -> Extraction:
+    """A lone letter, a letter opening the reply, or a single parenthesised letter."""
     m = _LONE_RE.match(text)
     if m:
         return Extraction(m.group("letter").upper(), "lone_letter")
     m = _START_RE.match(text)
-    if m:
+    if m and not _NEGATED_AFTER.match(text[m.end() - (1 if m.group("letter") else 0) :]):
         return Extraction((m.group("p") or m.group("letter")).upper(), "letter_start")
-    parens = {m.group("letter") for m in _PAREN_RE.finditer(text)}
+    parens = {m.letter for m in _letter_mentions(text, choices) if m.paren and text[m.start + 1].isupper()}
     if len(parens) == 1:
         return Extraction(parens.pop(), "paren_letter")
     return _NONE
@@ -462,36 +889,41 @@ def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: 
     return _NONE
 
 
-def _mmlu_first_letter(text: str) -> Extraction:
-    """The first standalone letter that is not offered together with another ("B or C")."""
-    hedge_end = -1
-    for m in _FIRST_LETTER_RE.finditer(text):
-        if m.start() < hedge_end:
+def _mmlu_letters(text: str, choices: Sequence[str] | None) -> Extraction:
+    """Letters outside declarations: when every mention names one letter, that letter
+    (``first_letter``); when they differ, the last one stated as the conclusion ("so C",
+    "C is correct": ``conclusion``), else the first; two letters offered together are a hedge."""
+    mentions = _letter_mentions(text, choices)
+    kept: list[_Mention] = []
+    hedge_end, hedged = -1, False
+    for mention in mentions:
+        if mention.start < hedge_end:
             continue  # the second letter of a hedge
-        letter = m.group("letter")
-        if letter is None:
-            letter = (m.group("lower") or m.group("lower2")).upper()
-        else:
-            after = text[m.end() : m.end() + 12]
-            # the English article "A" ("A cell is ...") is not an answer; "A is correct" is
-            if letter == "A" and re.match(r"\s[a-z]", after) and not _A_NOT_ARTICLE.match(after):
-                continue
-        hedge = _HEDGE_AFTER.match(text, m.end())
-        if hedge is not None and hedge.group("other") != letter:
-            hedge_end = hedge.end()
+        hedge = _HEDGE_AFTER.match(text, mention.end - (1 if mention.paren else 0))
+        if hedge is not None and hedge.group("other") != mention.letter:
+            hedge_end, hedged = hedge.end(), True
             continue
-        return Extraction(letter, "first_letter")
-    return _HEDGED if hedge_end >= 0 else _NONE
+        kept.append(mention)
+    if not kept:
+        return _HEDGED if hedged else _NONE
+    if len({k.letter for k in kept}) > 1:
+        for k in reversed(kept):
+            if _CONCLUSION_AFTER.match(text, k.end) or _CONCLUSION_BEFORE.search(text[max(0, k.start - 40) : k.start]):
+                return Extraction(k.letter, "conclusion")
+    return Extraction(kept[0].letter, "first_letter")
 
 
 def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
-    strict = _mmlu_strict(text)
-    if not strict.failed or strict is _HEDGED:
-        return strict  # a hedged answer stays a parse failure in both modes
+    declared = _mmlu_declared(text, choices, flexible=True)
+    if declared is not None:
+        return declared  # a declared answer: nothing else in the reply is read
+    shaped = _mmlu_shapes(text, choices)
+    if not shaped.failed:
+        return shaped
     by_text = _mmlu_option_text(text, choices, containment=False)
     if not by_text.failed:
         return by_text
-    letter = _mmlu_first_letter(text)
+    letter = _mmlu_letters(text, choices)
     if not letter.failed or letter is _HEDGED:
         return letter
     return _mmlu_option_text(text, choices, containment=True)
@@ -541,7 +973,7 @@ class ExactMatchEvaluator:
         text = "" if response is None else str(response)
         if self.dataset_type == "gsm8k":
             return _gsm8k_strict(text) if mode == "strict" else _gsm8k_flexible(text)
-        return _mmlu_strict(text) if mode == "strict" else _mmlu_flexible(text, choices)
+        return _mmlu_strict(text, choices) if mode == "strict" else _mmlu_flexible(text, choices)
 
     def reference(self, ground_truth: Any) -> str:
         """Normalise the ground truth (GSM8K: final number string; MMLU: letter).

@@ -38,7 +38,6 @@ STRICT_CASES = [
     ("#### **18**", "18"),
     ("The answer is\n#### 42\n", "42"),
     ("Step 1: 3*4=12\nStep 2: 12+6=18\n#### 18\nThis is the final answer.", "18"),
-    ("#### 10\n#### 12", "12"),  # the last #### wins
     ("We first guess #### 9 but recheck.\nFinal:\n#### 11", "11"),
     ("#### The answer is 64", "64"),
     ("#### 100%", "100"),
@@ -51,9 +50,7 @@ STRICT_CASES = [
     ("#### $ 15", "15"),
     ("Total = 3 + 4 = 7\n#### 7 apples", "7"),
     # no usable '####': strict must fail even if a number is present
-    ("The answer is 72.", None),
     ("72", None),
-    ("\\boxed{72}", None),
     ("A: 72", None),
     ("[72]", None),
     ("$1,248.00", None),
@@ -63,8 +60,12 @@ STRICT_CASES = [
     ("", None),
     ("I don't know.", None),
     ("### 72", None),  # three hashes is not the marker
-    ("The final answer: 72", None),
-    ("Answer: $18", None),
+    # "answer" only as a word of its own followed by a number (issue 14)
+    ("12600 is the answer.", None),
+    ("Q: How many?\nA: 72", None),
+    ("Here is how I arrived at the answer:\n\n1. First, 48/2 = 24 clips.", None),
+    ("Points from long-answer = 5 * 60% * 5 = 15", None),
+    ("The questions he could answer: 40 + 30 = 70", None),
 ]
 
 FLEXIBLE_CASES = [
@@ -127,6 +128,28 @@ FLEXIBLE_CASES = [
     ("The answer is seventy-two.", None, "none"),
     ("#### unknown", None, "none"),
 ]
+
+
+# Issue 14: a declared answer is the strongest pattern in *both* modes, so strict reads
+# "The answer is 72", \boxed{72} and "Answer: $18" too (these were strict parse failures before),
+# and two different declared answers without a correction between them are a hedge (before:
+# the last "####" won).
+STRICT_DECLARED = [
+    ("The answer is 72.", "72", "answer_is"),
+    ("\\boxed{72}", "72", "boxed"),
+    ("The final answer: 72", "72", "answer_is"),
+    ("Answer: $18", "18", "answer_is"),
+    ('{"reasoning": "48/2 = 24, 48 + 24 = 72", "answer": 72}', "72", "json_field"),
+    ("#### 10\n#### 12", None, "hedged"),
+    ("#### 10\nWait, I forgot the last box.\n#### 12", "12", "hash"),
+]
+
+
+@pytest.mark.parametrize("response,expected,method", STRICT_DECLARED)
+def test_gsm8k_strict_reads_declared_answers(response: str, expected: str | None, method: str) -> None:
+    for mode in ("strict", "flexible"):
+        ex = EV.extract_answer(response, mode=mode)
+        assert (ex.value, ex.method) == (expected, method)
 
 
 @pytest.mark.parametrize("response,expected", STRICT_CASES)
@@ -214,7 +237,7 @@ def test_parse_failure_is_told_apart_from_a_wrong_answer() -> None:
 
 
 def test_score_dict_keys_and_modes_disagree() -> None:
-    s = EV.score("Let me think: the answer is 72", "Natalia ... #### 72")
+    s = EV.score("Let me think: 48 + 24 = 72", "Natalia ... #### 72")
     assert set(s) == {
         "strict", "flexible", "extracted_strict", "extracted_flexible", "method_strict",
         "method_flexible", "parse_failure_strict", "parse_failure_flexible", "reference",
@@ -227,8 +250,9 @@ def test_score_dict_keys_and_modes_disagree() -> None:
 
 
 def test_evaluate_modes_and_errors() -> None:
-    assert EV.evaluate("The answer is 72", "72", mode="strict") == 0.0
-    assert EV.evaluate("The answer is 72", "72", mode="flexible") == 1.0
+    assert EV.evaluate("She sold 72 clips.", "72", mode="strict") == 0.0
+    assert EV.evaluate("She sold 72 clips.", "72", mode="flexible") == 1.0
+    assert EV.evaluate("The answer is 72", "72", mode="strict") == 1.0  # declared: both modes
     assert EV.evaluate(None, "72") == 0.0
     with pytest.raises(EvalcoreError):
         EV.extract_answer("72", mode="lenient")  # type: ignore[arg-type]
@@ -241,24 +265,25 @@ def test_summarize_counts_accuracy_and_parse_failures() -> None:
     scores = [EV.score(r, "72") for r in responses]
     summary = summarize_exact_match(scores)
     assert summary["n"] == 5
-    assert summary["accuracy_strict"] == pytest.approx(1 / 5)
+    # strict reads the declared "The answer is ..." too (issue 14), not "[72]"
+    assert summary["accuracy_strict"] == pytest.approx(2 / 5)
     assert summary["accuracy_flexible"] == pytest.approx(3 / 5)
     assert summary["parse_failure_rate"] == pytest.approx(1 / 5)
-    assert summary["parse_failure_rate_strict"] == pytest.approx(4 / 5)
+    assert summary["parse_failure_rate_strict"] == pytest.approx(2 / 5)
     assert ExactMatchEvaluator.summarize(scores) == summary
     assert summarize_exact_match([])["accuracy_flexible"] is None
 
 
 NUMBER_SHAPES = [
     # (response, strict, flexible)
-    ("The answer is 1.5e3", None, "1500"),  # scientific notation is one number, not 1.5 and 3
+    ("The answer is 1.5e3", "1500", "1500"),  # scientific notation is one number, not 1.5 and 3
     ("So x = 2.5E-2", None, "0.025"),
     ("#### 1 000", "1000", "1000"),  # after ####, space-grouped thousands are one number
     ("#### $1 248.50", "1248.5", "1248.5"),
     ("#### -12 345 678", "-12345678", "-12345678"),
     ("#### 1 0000", "1", "1"),  # not a thousands grouping
     ("#### 5 apples 3", "5", "5"),
-    ("The answer is 1\u00a0000.", None, "1000"),  # no-break / thin space: always a grouping
+    ("The answer is 1\u00a0000.", "1000", "1000"),  # no-break / thin space: always a grouping
     ("The total is 12\u202f500 dollars", None, "12500"),
     ("Steps: 2 100 apples were left, so 100", None, "100"),  # ordinary spaces elsewhere: two numbers
     ("It weighs 3e and more", None, "3"),  # "e" without digits is no exponent

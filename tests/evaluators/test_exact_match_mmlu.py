@@ -182,7 +182,7 @@ HEDGES = [
     ("The answer is (B) or (C).", (None, "hedged"), (None, "hedged")),
     ("Answer: B/C", (None, "hedged"), (None, "hedged")),
     ("The correct answer is A and D", (None, "hedged"), (None, "hedged")),
-    ("The answer is either B or C", (None, "none"), (None, "hedged")),
+    ("The answer is either B or C", (None, "hedged"), (None, "hedged")),  # declared two: a hedge (issue 14)
     ("Both B and C could be right.", (None, "none"), (None, "hedged")),
     # ... but a decision after weighing two letters, or words after the letter, is an answer
     ("Between B and C, I pick C", (None, "none"), ("C", "first_letter")),

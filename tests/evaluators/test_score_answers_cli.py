@@ -41,7 +41,7 @@ def test_score_gsm8k_writes_results_and_prints_summary(tmp_path: Path, capsys: p
     assert cli.main(["score", "gsm8k", str(f)]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["n"] == 4
-    assert summary["accuracy_strict"] == pytest.approx(1 / 4)
+    assert summary["accuracy_strict"] == pytest.approx(2 / 4)  # "The answer is ..." is declared: strict too
     assert summary["accuracy_flexible"] == pytest.approx(2 / 4)
     assert summary["parse_failure_rate"] == pytest.approx(1 / 4)
     out = tmp_path / "answers_results.jsonl"
@@ -51,7 +51,7 @@ def test_score_gsm8k_writes_results_and_prints_summary(tmp_path: Path, capsys: p
     assert [(r["extracted_flexible"], r["method_flexible"], r["correct_flexible"]) for r in rows] == [
         ("72", "hash", True), ("1248", "answer_is", True), ("10", "last_number", False), (None, "none", False)
     ]
-    assert [r["correct_strict"] for r in rows] == [True, False, False, False]
+    assert [r["correct_strict"] for r in rows] == [True, True, False, False]
     assert rows[3]["parse_failure_flexible"] is True and rows[2]["parse_failure_flexible"] is False
     assert rows[1]["reference"] == "1248" and rows[1]["answer"] == "#### 1,248"
 
