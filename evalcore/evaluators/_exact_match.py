@@ -454,8 +454,9 @@ _ANSWER_BEFORE_OK = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _ANSWER_AFTER = re.compile(
-    r"(?:\s+to\s+(?:the|this|our|that)\s+(?:question|problem))?\s*(?:\*\*|__)?\s*"
-    r"(?:is|will\s+be|would\s+be|should\s+be|must\s+be|comes\s+to|=|:|-|—)\s*(?:[:=]\s*)?"
+    r"(?:\s+to\s+(?:the|this|our|that)\s+(?:question|problem))?(?:\s*\([^()\n]{0,30}\))?\s*(?:\*\*|__)?\s*"
+    r"(?:is|will\s+be|would\s+be|should\s+be|must\s+be|has\s+to\s+be|comes\s+to|=|:|-|—)\s*(?:[:=]\s*)?"
+    r"(?:(?:definitely|clearly|therefore|thus|then|indeed|exactly|simply|just|now)\s+)?"
     r"(?:\*\*|__|\$\$?|\\\(|\\\[|\s|either\s)*",
     re.IGNORECASE,
 )
@@ -475,7 +476,16 @@ def _gsm8k_hedged(text: str, value: Fraction) -> bool:
         return False
     other = _NUM_RE.match(cleaned, m.end())
     other_value = _match_value(other) if other else None
-    return other_value is not None and other_value != value
+    if other_value is None or other_value == value:
+        return False
+    # "45 minutes, or 0.75 hours": the same quantity in another unit, not a second answer
+    unit1, unit2 = _UNIT.match(cleaned, first.end()), _UNIT.match(cleaned, other.end())  # type: ignore[union-attr]
+    return not (unit1 and unit2 and unit1.group(1).lower().rstrip("s") != unit2.group(1).lower().rstrip("s"))
+
+
+_UNIT = re.compile(r"\s*([A-Za-z%]+)")
+# what may stand before the "=" of a declared calculation ("48 / 2 = 24", "3 apples + 5 apples = 8")
+_NOT_A_CALCULATION = re.compile(r",\s|;|\b(?:and|but|is|are|was|which|so|then|because|if|not|that)\b", re.IGNORECASE)
 
 
 def _calc_or_first(text: str) -> Fraction | None:
@@ -502,7 +512,9 @@ def _answer_value(tail: str) -> Fraction | None:
     """The number an answer phrase announces: the one that opens ``tail``, or, when the
     announced sentence is a calculation ("5 + 3 = 8."), the result after its last ``=``."""
     sentence = re.split(r"\n|\.(?=\s|$)", _clean_latex(tail), maxsplit=1)[0]
-    if "=" in sentence and _first_number_at_start(sentence) is not None:
+    if "=" in sentence and _first_number_at_start(sentence) is not None and not _NOT_A_CALCULATION.search(
+        sentence.split("=", 1)[0]
+    ):
         result = _last_number(sentence.rsplit("=", 1)[1])
         if result is not None:
             return result
@@ -565,7 +577,7 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
             if label:  # "**Final Answer:** Cannot be determined"
                 line = tail.split("\n", 1)[0] if tail.split("\n", 1)[0].strip() else tail.lstrip("\n").split("\n", 1)[0]
                 got, hedged = _gsm8k_value(line)
-                out.append(_Declared(m.start(), after.end() + len(line), "answer_is", got, hedged, line))
+                out.append(_Declared(m.start(), after.end(), "answer_is", got, hedged, line))
             continue
         hedged = _gsm8k_hedged(tail, value)
         out.append(_Declared(m.start(), after.end(), "answer_is", None if hedged else canonical_number(value), hedged))
@@ -619,8 +631,9 @@ _MARKUP = r"(?:\*\*|__|\$|\\\(|\\text(?:bf)?\{|\\mathbf\{|\s)*"
 _MMLU_ANSWER_IS = [
     re.compile(
         r"(?<![\w-])(?:correct\s+|final\s+|best\s+|right\s+)?(?:answers?|option|choice)\s*(?:\*\*)?\s*"
-        r"(?:is|are|would\s+be|will\s+be|should\s+be|=|:|-)\s*"
-        r"(?:[:=]\s*)?(?:either\s+|both\s+)?(?:option\s+|choice\s+|letter\s+)?" + _MARKUP + r"[\(\[]?\s*" + _LETTER,
+        r"(?:is|are|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|=|:|-)\s*"
+        r"(?:[:=]\s*)?(?:(?:definitely|clearly|therefore|thus|then|indeed|probably|likely|most\s+likely|simply)\s+)?"
+        r"(?:either\s+|both\s+)?(?:option\s+|choice\s+|letter\s+)?" + _MARKUP + r"[\(\[]?\s*" + _LETTER,
         re.IGNORECASE,
     ),
     re.compile(r"(?<![\w-])(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]", re.IGNORECASE),
@@ -660,8 +673,8 @@ _HEDGE_LATER = re.compile(
 def _mmlu_hedged(text: str, end: int, letter: str) -> bool:
     """Whether the letter ending at ``end`` is offered together with another one."""
     m = _HEDGE_AFTER.match(text, end)
-    if m is not None and m.group("other") != letter.upper():
-        return True
+    if m is not None and m.group("other") != letter.upper() and not _NEGATED_AFTER.match(text[m.end() : m.end() + 80]):
+        return True  # "B or C" (but not "B and C is wrong")
     stop = _HEDGE_STOP.search(text, end)
     later = text[end : stop.start() if stop else len(text)]
     for h in _HEDGE_LATER.finditer(later):
@@ -760,10 +773,14 @@ _CONCLUSION_AFTER = re.compile(
     re.IGNORECASE,
 )
 _CONCLUSION_BEFORE = re.compile(
-    r"\b(?:so|therefore|thus|hence|choose|pick|select|go\s+with|going\s+with|conclude|conclusion|leaves|leaving)"
+    r"\b(?:(?:so|therefore|thus|hence)(?:[\s,]+(?:it|this|that)\s+(?:must|has\s+to|should|would|is\s+to)\s+be)?"
+    r"|choose|pick|select|go\s+with|going\s+with|conclude|conclusion|leaves|leaving)"
     r"[\s,:]*(?:is\s+)?(?:the\s+)?(?:option\s+|choice\s+|answer\s+)?(?:\*\*)?[\(\[]?$",
     re.IGNORECASE,
 )
+# a verdict in a table row: "| C | correct |", "| A | ✗ |"
+_TABLE_YES = re.compile(r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✓|✔|✅|correct|right|true|yes)(?!\w)", re.IGNORECASE)
+_TABLE_NO = re.compile(r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✗|✘|❌|incorrect|wrong|false|no)(?!\w)", re.IGNORECASE)
 
 
 def _mask(text: str) -> str:
@@ -804,7 +821,7 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
             continue  # "magnetic field strength (B)": a label, not an answer
         if not paren and prev in _NOTATION_NOUNS:
             continue  # "vitamin C", "matrix A"
-        if _NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(after):
+        if _NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(after) or _TABLE_NO.match(after):
             continue  # "not (C)", "rather than B", "A is wrong"
         out.append(_Mention(s, e, letter, paren))
     return out
@@ -831,7 +848,8 @@ def _mmlu_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> 
     if got.value is not None:
         return Extraction(got.value, got.method)
     if flexible and got.raw:  # "answer": "Golgi apparatus" — the option's text
-        return _mmlu_option_text(got.raw, choices, containment=False)
+        raw = re.sub(r"\\(?:text|textbf|mathrm)\{([^{}]*)\}", r"\1", got.raw)
+        return _mmlu_option_text(raw, choices, containment=False)
     return _NONE
 
 
@@ -908,7 +926,10 @@ def _mmlu_letters(text: str, choices: Sequence[str] | None) -> Extraction:
         return _HEDGED if hedged else _NONE
     if len({k.letter for k in kept}) > 1:
         for k in reversed(kept):
-            if _CONCLUSION_AFTER.match(text, k.end) or _CONCLUSION_BEFORE.search(text[max(0, k.start - 40) : k.start]):
+            after = text[k.end : k.end + 80]
+            if _CONCLUSION_AFTER.match(after) or _TABLE_YES.match(after) or (
+                _CONCLUSION_BEFORE.search(text[max(0, k.start - 40) : k.start])
+            ):
                 return Extraction(k.letter, "conclusion")
     return Extraction(kept[0].letter, "first_letter")
 
