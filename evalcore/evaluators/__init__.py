@@ -3,9 +3,12 @@
 __all__: list[str] = []
 
 from evalcore.evaluators._exact_match import (  # noqa: E402
+    DECLARED_METHODS,
+    EXTRACTION_METHODS,
     ExactMatchEvaluator,
     Extraction,
     canonical_number,
+    extraction_method_counts,
     gsm8k_reference,
     mmlu_reference,
     numbers_equal,
@@ -15,9 +18,12 @@ from evalcore.evaluators._exact_match import (  # noqa: E402
 from evalcore.evaluators._answer_files import score_answers_file  # noqa: E402
 
 __all__ += [
+    "DECLARED_METHODS",
+    "EXTRACTION_METHODS",
     "ExactMatchEvaluator",
     "Extraction",
     "canonical_number",
+    "extraction_method_counts",
     "gsm8k_reference",
     "mmlu_reference",
     "numbers_equal",

@@ -4,7 +4,8 @@ Input rows: ``response`` (the model's text) and ``answer`` (the reference as the
 it: a GSM8K worked solution or number; an MMLU letter or index); MMLU rows may add ``choices``
 (the four option texts). Any other fields (``id``...) are kept in the output.
 Output: ``<stem>_results.jsonl`` beside the input, one row per input row with the extracted
-value, method and correctness in both modes, written atomically (nothing on error).
+value, method and correctness in both modes, written atomically (nothing on error); the summary
+counts how many answers each extraction method read (``methods_strict``, ``methods_flexible``).
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def score_answers_file(path: str | os.PathLike[str], dataset_type: str) -> dict[
 
     Returns:
         ``{"accuracy_strict", "accuracy_flexible", "parse_failure_rate",
-        "parse_failure_rate_strict", "n", "results"}`` (``results``: the output path).
+        "parse_failure_rate_strict", "n", "methods_strict", "methods_flexible", "results"}``
+        (``methods_*``: answers read per extraction method, in order of precedence;
+        ``results``: the output path).
 
     Raises:
         EvalcoreError: Naming file, line and field for bad JSON, a missing field or an

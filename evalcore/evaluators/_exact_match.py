@@ -28,6 +28,8 @@ from typing import Any, Callable, Literal, Sequence
 from evalcore.errors import EvalcoreError
 
 __all__ = [
+    "DECLARED_METHODS",
+    "EXTRACTION_METHODS",
     "Extraction",
     "ExactMatchEvaluator",
     "parse_number",
@@ -35,6 +37,7 @@ __all__ = [
     "gsm8k_reference",
     "mmlu_reference",
     "numbers_equal",
+    "extraction_method_counts",
     "summarize_exact_match",
 ]
 
@@ -252,6 +255,7 @@ METHODS: tuple[str, ...] = (
     "answer_prefix", "bracket", "option_text", "conclusion", "first_letter", "last_number",
     "hedged", "none",
 )
+EXTRACTION_METHODS = METHODS
 #: Methods that read an answer the reply declared (strongest, both modes).
 DECLARED_METHODS: frozenset[str] = frozenset({"json_field", "yaml_field", "hash", "boxed", "answer_is"})
 _FIELD_METHODS = ("json_field", "yaml_field")
@@ -1078,16 +1082,46 @@ def summarize_exact_match(scores: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     Returns:
         ``{"accuracy_strict", "accuracy_flexible", "parse_failure_rate",
-        "parse_failure_rate_strict", "n"}``; rates are ``None`` when ``n == 0``.
+        "parse_failure_rate_strict", "n", "methods_strict", "methods_flexible"}``; rates are
+        ``None`` when ``n == 0``; ``methods_*`` count how the answers were read
+        (:func:`extraction_method_counts`).
     """
     n = len(scores)
+    methods = {f"methods_{mode}": extraction_method_counts(scores, mode) for mode in _MODES}
     if n == 0:
         return {"accuracy_strict": None, "accuracy_flexible": None, "parse_failure_rate": None,
-                "parse_failure_rate_strict": None, "n": 0}
+                "parse_failure_rate_strict": None, "n": 0, **methods}
     return {
         "accuracy_strict": sum(float(s["strict"]) for s in scores) / n,
         "accuracy_flexible": sum(float(s["flexible"]) for s in scores) / n,
         "parse_failure_rate": sum(bool(s["parse_failure_flexible"]) for s in scores) / n,
         "parse_failure_rate_strict": sum(bool(s["parse_failure_strict"]) for s in scores) / n,
         "n": n,
+        **methods,
     }
+
+
+def extraction_method_counts(scores: Sequence[dict[str, Any]], mode: str = "flexible") -> dict[str, int]:
+    """How many answers each extraction method read, in order of precedence.
+
+    Args:
+        scores: Dicts as returned by :meth:`ExactMatchEvaluator.score` (anything with a
+            ``method_<mode>`` key; rows without one are skipped).
+        mode: ``"strict"`` or ``"flexible"``.
+
+    Returns:
+        ``{method: count}`` for the methods that occur, in the order of :data:`METHODS`
+        (unknown method names, e.g. from an older run, come after them, alphabetically).
+
+    Raises:
+        EvalcoreError: For an unknown mode.
+    """
+    if mode not in _MODES:
+        raise EvalcoreError(f"mode must be 'strict' or 'flexible', got {mode!r}", field="mode")
+    counts: dict[str, int] = {}
+    for s in scores:
+        method = s.get(f"method_{mode}")
+        if isinstance(method, str):
+            counts[method] = counts.get(method, 0) + 1
+    rank = {m: i for i, m in enumerate(METHODS)}
+    return dict(sorted(counts.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))

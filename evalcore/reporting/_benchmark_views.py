@@ -24,6 +24,7 @@ __all__ = [
     "audit_examples",
     "benchmark_records",
     "extraction_audit",
+    "extraction_methods",
     "latency_cost_figure",
     "load_benchmark_run",
     "pass_at_k_table",
@@ -231,6 +232,42 @@ def extraction_audit(frame: pd.DataFrame, mode: str = "flexible") -> pd.DataFram
     total = max(len(frame), 1)
     return pd.DataFrame(
         [{"outcome": o, "count": int(counts.get(o, 0)), "share": counts.get(o, 0) / total} for o in order]
+    )
+
+
+def extraction_methods(frame: pd.DataFrame) -> pd.DataFrame:
+    """How the answers were read: samples per extraction method, in both modes.
+
+    A declared answer (a JSON/YAML ``answer`` field, ``#### 72``, ``\\boxed{}``, "The answer
+    is C") is read the same way in both modes; looser methods (``last_number``,
+    ``first_letter``...) only in flexible mode. Many answers read by a loose method mean the
+    prompt's answer format was not followed.
+
+    Args:
+        frame: :func:`samples_frame` output (GSM8K or MMLU; samples with a model error and
+            samples without a method, e.g. HumanEval, are left out).
+
+    Returns:
+        Columns ``method, declared, strict, flexible, share_flexible`` (counts; share of the
+        scored samples), one row per method that occurs, in order of precedence.
+    """
+    from evalcore.evaluators._exact_match import DECLARED_METHODS, METHODS, extraction_method_counts
+
+    scored = _scored(frame)
+    records = scored.to_dict("records") if len(scored) else []
+    columns = ["method", "declared", "strict", "flexible", "share_flexible"]
+    strict = extraction_method_counts(records, "strict")
+    flexible = extraction_method_counts(records, "flexible")
+    if not strict and not flexible:
+        return pd.DataFrame(columns=columns)
+    order = list(flexible) + [m for m in strict if m not in flexible]
+    rank = {m: i for i, m in enumerate(METHODS)}
+    order.sort(key=lambda m: (rank.get(m, len(rank)), m))
+    n = max(sum(flexible.values()), 1)
+    return pd.DataFrame(
+        [{"method": m, "declared": m in DECLARED_METHODS, "strict": strict.get(m, 0),
+          "flexible": flexible.get(m, 0), "share_flexible": flexible.get(m, 0) / n} for m in order],
+        columns=columns,
     )
 
 

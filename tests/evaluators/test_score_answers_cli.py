@@ -54,6 +54,27 @@ def test_score_gsm8k_writes_results_and_prints_summary(tmp_path: Path, capsys: p
     assert [r["correct_strict"] for r in rows] == [True, True, False, False]
     assert rows[3]["parse_failure_flexible"] is True and rows[2]["parse_failure_flexible"] is False
     assert rows[1]["reference"] == "1248" and rows[1]["answer"] == "#### 1,248"
+    # how the answers were read, in order of precedence (issue 14)
+    assert summary["methods_flexible"] == {"hash": 1, "answer_is": 1, "last_number": 1, "none": 1}
+    assert list(summary["methods_flexible"]) == ["hash", "answer_is", "last_number", "none"]
+    assert summary["methods_strict"] == {"hash": 1, "answer_is": 1, "none": 2}
+
+
+def test_score_prints_method_counts_of_declared_answers_and_hedges(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"response": '{"reasoning": "The shift is not due to biological changes (A).", "answer": "C"}', "answer": "C"},
+        {"response": "The correct answers are **(C) higher accuracy** and **(B) faster response**.", "answer": "C"},
+        {"response": "This is about the magnetic field strength (B). So C.", "answer": "C"},
+        {"response": "```yaml\nanswer: D\n```", "answer": "D"},
+    ]
+    f = _write(tmp_path / "m.jsonl", rows)
+    assert cli.main(["score", "mmlu", str(f)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["methods_strict"] == {"json_field": 1, "yaml_field": 1, "hedged": 1, "none": 1}
+    assert summary["methods_flexible"] == {"json_field": 1, "yaml_field": 1, "first_letter": 1, "hedged": 1}
+    assert (summary["accuracy_strict"], summary["accuracy_flexible"]) == (0.5, 0.75)
 
 
 def test_score_mmlu_with_letters_indices_and_choices(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
