@@ -1,0 +1,364 @@
+"""Compare runs from any harness: align items by content, then paired tests across all pairs."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from evalcore.errors import EvalcoreError
+from evalcore.imports._sources import DEFAULT_IMPORT_DIR, RunScores, resolve, run_scores
+
+#: Columns of the comparison table, in print order.
+TABLE_COLUMNS = ["name_a", "name_b", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high",
+                 "p_value", "p_adjusted", "test", "significant", "mdd_80", "power_observed",
+                 "n_10", "n_01", "ci_method"]
+
+
+@dataclass
+class Alignment:
+    """How the runs' items were matched.
+
+    Attributes:
+        key: ``"item_id"`` (all runs share an id scheme) or ``"content"`` (normalised question
+            hash).
+        series: Label → per-item scores keyed by the alignment key.
+        shared: Keys present in every run.
+        unmatched: Label → ``{"count": n, "examples": [...]}`` for items missing from some
+            other run (or without a question to hash, or with a question repeated in the run).
+    """
+
+    key: str
+    series: dict[str, Any]
+    shared: list[str]
+    unmatched: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def align_runs(runs: Sequence[RunScores]) -> Alignment:
+    """Match the runs' items by id where they share an id scheme, else by question content.
+
+    Args:
+        runs: Two or more runs.
+
+    Returns:
+        The alignment.
+
+    Raises:
+        EvalcoreError: Runs of the same harness scoring different tasks, or two runs that share
+            no item.
+    """
+    import pandas as pd
+
+    by_harness: dict[str, dict[str, list[str]]] = {}
+    for r in runs:
+        by_harness.setdefault(r.harness, {}).setdefault(r.task, []).append(r.label)
+    for harness, tasks in by_harness.items():
+        if len(tasks) > 1:
+            shown = "; ".join(f"{t}: {', '.join(labels)}" for t, labels in tasks.items())
+            raise EvalcoreError(f"these {harness} runs score different tasks ({shown}); compare "
+                                "runs of one task", field="runs")
+    schemes = {r.id_scheme for r in runs}
+    key = "item_id" if len(schemes) == 1 else "content"
+    series: dict[str, pd.Series] = {}
+    unmatched: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        if key == "item_id":
+            keyed = dict(r.by_id)
+            unkeyed: list[str] = []
+        else:
+            counts: dict[str, int] = {}
+            for item_id in r.by_id:
+                k = r.content.get(item_id)
+                if k is not None:
+                    counts[k] = counts.get(k, 0) + 1
+            keyed = {}
+            unkeyed = []
+            for item_id, v in r.by_id.items():
+                k = r.content.get(item_id)
+                if k is None or counts[k] > 1:
+                    unkeyed.append(item_id)
+                else:
+                    keyed[k] = v
+        series[r.label] = pd.Series(keyed, dtype=float).sort_index()
+        unmatched[r.label] = {"unkeyed": unkeyed}
+    shared = sorted(set.intersection(*(set(s.index) for s in series.values())))
+    labels = [r.label for r in runs]
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            if not set(series[a].index) & set(series[b].index):
+                how = ("by item id" if key == "item_id"
+                       else "by question content (normalised question hash)")
+                raise EvalcoreError(f"runs {a!r} and {b!r} share no items (matched {how}); are "
+                                    "they runs of the same benchmark items?", field="runs")
+    for r in runs:
+        s = series[r.label]
+        if key == "item_id":
+            back = {k: k for k in s.index}
+        else:
+            back = {r.content[i]: i for i in r.by_id if r.content.get(i) is not None}
+        missing = [k for k in s.index if k not in set(shared)]
+        unkeyed = unmatched[r.label]["unkeyed"]
+        examples = [f"{back.get(k, k)} ({r.questions.get(back.get(k, k), '')!r})" for k in missing[:3]]
+        examples += [f"{i} (no question to match, or repeated)" for i in unkeyed[:3]]
+        unmatched[r.label] = {"count": len(missing) + len(unkeyed), "examples": examples[:3]}
+    return Alignment(key=key, series=series, shared=shared, unmatched=unmatched)
+
+
+@dataclass
+class Comparison:
+    """What ``evalcore compare`` reports.
+
+    Attributes:
+        runs: One dict per run (label, path, harness, task, metric, items, mean, reported).
+        alignment: How items were matched.
+        table: One row per pair (columns :data:`TABLE_COLUMNS` and the rest of
+            :meth:`evalcore.stats.ComparisonResult.to_dict`).
+        correction: The multiple-comparison correction.
+        alpha: Significance level.
+    """
+
+    runs: list[dict[str, Any]]
+    alignment: Alignment
+    table: Any
+    correction: str
+    alpha: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-native summary: runs, alignment (key, shared, unmatched) and the pair rows."""
+        from evalcore.reporting._record import to_native
+
+        return to_native({
+            "runs": self.runs,
+            "alignment": {"key": self.alignment.key, "n_shared": len(self.alignment.shared),
+                          "unmatched": self.alignment.unmatched},
+            "correction": self.correction,
+            "alpha": self.alpha,
+            "comparisons": self.table.to_dict(orient="records"),
+        })
+
+
+def load_runs(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    metric: Sequence[str] = (),
+    task: str | None = None,
+    labels: Sequence[str] | None = None,
+    import_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
+) -> tuple[list[Path], list[RunScores]]:
+    """Resolve runs and logs to run directories (importing logs) and read their scores.
+
+    Args:
+        paths: Two or more run directories or logs.
+        metric: Metric names to try in order for each source.
+        task: For lm-eval output with several tasks, the task to take.
+        labels: Display names, one per path (default: run ids, made unique).
+        import_dir: Where imported runs are written.
+
+    Returns:
+        The run directories and their scores, in the order given.
+
+    Raises:
+        EvalcoreError: Fewer than two sources, a label count that does not match, a malformed log.
+    """
+    if isinstance(paths, (str, os.PathLike)) or len(paths) < 2:
+        raise EvalcoreError("compare needs at least two runs or logs", field="runs")
+    if labels is not None and len(labels) not in (0, len(paths)):
+        raise EvalcoreError(f"{len(labels)} labels for {len(paths)} runs", field="labels")
+    dirs = [resolve(p, import_dir=import_dir, metric=metric, task=task) for p in paths]
+    runs: list[RunScores] = []
+    seen: set[str] = set()
+    for i, d in enumerate(dirs):
+        r = run_scores(d, metric=metric, label=str(labels[i]) if labels else None)
+        base, k = r.label, 2
+        while r.label in seen:
+            r.label, k = f"{base}#{k}", k + 1
+        seen.add(r.label)
+        runs.append(r)
+    return dirs, runs
+
+
+def aligned_scores(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    metric: Sequence[str] = (),
+    task: str | None = None,
+    labels: Sequence[str] | None = None,
+    import_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
+) -> dict[str, Any]:
+    """Label → per-item scores keyed so that the same item has the same key in every run.
+
+    What ``notebooks/compare.ipynb`` reads: the keys are item ids when all runs share an id
+    scheme, else normalised question hashes (:func:`align_runs`); the series feed
+    :func:`evalcore.reporting.compare_runs` and friends unchanged.
+
+    Args:
+        paths: Two or more run directories or logs.
+        metric: Metric names to try in order for each source.
+        task: For lm-eval output with several tasks, the task to take.
+        labels: Display names (default: run ids).
+        import_dir: Where imported runs are written.
+
+    Returns:
+        Label → float Series.
+    """
+    _, runs = load_runs(paths, metric=metric, task=task, labels=labels, import_dir=import_dir)
+    return align_runs(runs).series
+
+
+def _power(x: Any, y: Any, diff: float, alpha: float) -> float:
+    from evalcore.stats import paired_power
+
+    n = len(x)
+    if n < 2 or diff == 0:
+        return float("nan")
+    sd_a, sd_b = float(x.std(ddof=1)), float(y.std(ddof=1))
+    d = x - y
+    if float(d.std(ddof=1)) == 0.0:
+        return float("nan")
+    rho = 0.0
+    if sd_a > 0 and sd_b > 0:
+        import numpy as np
+
+        rho = float(np.corrcoef(x, y)[0, 1])
+    return float(paired_power(diff, n, sd_a, sd_b, max(-1.0, min(1.0, rho)), alpha))
+
+
+def compare_sources(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    metric: Sequence[str] = (),
+    correction: str = "holm",
+    alpha: float = 0.05,
+    task: str | None = None,
+    labels: Sequence[str] | None = None,
+    import_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare any mix of evalcore runs, lm-eval logs and inspect logs, paired on shared items.
+
+    Logs are imported first (:func:`evalcore.imports.import_log`, into ``import_dir``); items
+    are aligned by :func:`align_runs`; every pair goes through
+    :func:`evalcore.stats.compare_many` (McNemar with a paired-bootstrap interval for 0/1 scores,
+    the paired t-test otherwise), p-values corrected across pairs, with the minimum detectable
+    difference at 80 % power and the power to detect the observed difference.
+
+    Args:
+        paths: Two or more run directories or logs.
+        metric: Metric names to try in order for each source (see :func:`run_scores`).
+        correction: ``holm``, ``bh`` or ``none``.
+        alpha: Significance level.
+        task: For lm-eval output holding several tasks, the task to compare.
+        labels: Display names, one per path (default: run ids).
+        import_dir: Where imported runs are written.
+        n_resamples: Bootstrap resamples.
+        seed: Resampling seed.
+
+    Returns:
+        The comparison.
+
+    Raises:
+        EvalcoreError: Fewer than two sources, runs of different tasks or sharing no items, a
+            malformed log.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from evalcore.stats import compare_many
+
+    dirs, runs = load_runs(paths, metric=metric, task=task, labels=labels,
+                           import_dir=import_dir)
+    alignment = align_runs(runs)
+    table = compare_many(alignment.series, correction=correction, alpha=alpha,
+                         align="intersection", n_resamples=n_resamples, seed=seed)
+    powers = []
+    for _, row in table.iterrows():
+        a, b = alignment.series[row["name_a"]], alignment.series[row["name_b"]]
+        common = a.index.intersection(b.index)
+        powers.append(_power(a.loc[common].to_numpy(float), b.loc[common].to_numpy(float),
+                             float(row["difference"]), alpha))
+    table["power_observed"] = powers
+    for col in TABLE_COLUMNS:
+        if col not in table:
+            table[col] = np.nan
+    table = table[TABLE_COLUMNS + [c for c in table.columns if c not in TABLE_COLUMNS]]
+    infos = []
+    for r, d in zip(runs, dirs):
+        s = alignment.series[r.label]
+        infos.append({"label": r.label, "path": str(d), "harness": r.harness, "task": r.task,
+                      "metric": r.metric, "items": len(r.by_id),
+                      "mean": float(np.mean(list(r.by_id.values()))),
+                      "mean_on_shared": float(s.loc[alignment.shared].mean())
+                      if alignment.shared else None,
+                      "reported_by_harness": r.reported})
+    return Comparison(runs=infos, alignment=alignment, table=pd.DataFrame(table),
+                      correction=correction, alpha=alpha)
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if isinstance(v, (bool,)):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}" if abs(v) >= 10 ** -digits or v == 0 else f"{v:.2g}"
+    return str(v)
+
+
+def format_comparison(cmp: Comparison) -> str:
+    """The comparison as plain text: runs, alignment, one line per pair."""
+    lines = ["runs:"]
+    for r in cmp.runs:
+        rep = ""
+        if r["reported_by_harness"]:
+            v = r["reported_by_harness"].get(r["metric"])
+            if v is not None:
+                rep = f"  (harness reported {_fmt(v, 4)})"
+        lines.append(f"  {r['label']}: {r['harness']} {r['task']}, metric {r['metric']}, "
+                     f"{r['items']} items, mean {_fmt(r['mean'], 4)}{rep}")
+    al = cmp.alignment
+    how = "item id" if al.key == "item_id" else "question content (normalised question hash)"
+    lines.append(f"aligned by {how}: {len(al.shared)} items shared by all runs")
+    for label, info in al.unmatched.items():
+        if info["count"]:
+            lines.append(f"  {label}: {info['count']} items not matched in every other run, "
+                         f"e.g. {'; '.join(info['examples'])}")
+    head = ["A", "B", "n", "mean A", "mean B", "A-B", "interval", "p", "p adj", "test", "MDD80",
+            "power"]
+    rows = []
+    level = f"{1 - cmp.alpha:.0%}"
+    for _, r in cmp.table.iterrows():
+        rows.append([str(r["name_a"]), str(r["name_b"]), str(int(r["n"])), _fmt(r["mean_a"]),
+                     _fmt(r["mean_b"]), _fmt(r["difference"]),
+                     f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", _fmt(r["p_value"], 4),
+                     _fmt(r["p_adjusted"], 4), str(r["test"]), _fmt(r["mdd_80"]),
+                     _fmt(r["power_observed"], 2)])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
+    lines.append(f"paired comparisons ({level} interval of A-B; p adjusted: {cmp.correction}; "
+                 "MDD80: smallest difference detectable with 80% power; power: to detect the "
+                 "observed difference):")
+    lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)))
+    for row in rows:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    return "\n".join(lines)
+
+
+def write_comparison(cmp: Comparison, output: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write ``compare.csv`` (the pair table) and ``compare.json`` (runs, alignment, pairs).
+
+    Args:
+        cmp: The comparison.
+        output: Folder (created).
+
+    Returns:
+        The two paths.
+    """
+    from evalcore import _io
+
+    out = Path(output)
+    csv_path, json_path = out / "compare.csv", out / "compare.json"
+    _io.write_text_atomic(csv_path, cmp.table.to_csv(index=False))
+    _io.write_json_atomic(json_path, cmp.to_dict(), indent=2, allow_nan=False)
+    return csv_path, json_path

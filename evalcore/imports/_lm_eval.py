@@ -1,0 +1,340 @@
+"""lm-evaluation-harness ``--log_samples`` output → evalcore runs (one per model × task).
+
+lm-eval writes, under ``--output_path``, a ``results_<time>.json`` (aggregate metrics, task
+configs, model arguments) and beside it one ``samples_<task>_<time>.jsonl`` per task: one line
+per document and filter with ``doc_id``, ``doc``, ``arguments``, ``resps``, ``filtered_resps``,
+``filter``, ``metrics`` (the names of the metrics logged on that line) and each metric's value.
+This module reads those files as plain JSON (lm-eval itself is not needed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+from evalcore.errors import EvalcoreError
+from evalcore.imports._common import (
+    ImportedRun,
+    content_key,
+    doc_hash,
+    provenance,
+    question_of,
+    request_hash,
+    score_value,
+    slug,
+)
+
+HARNESS = "lm-evaluation-harness"
+#: lm-eval releases whose log layout this importer knows.
+KNOWN_VERSIONS = re.compile(r"^0\.4(\.|$)")
+_RESULTS_RE = re.compile(r"^results_(?P<stamp>.+)\.json$")
+_SAMPLES_RE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[^_]+)\.jsonl$")
+# Sample keys that are never metrics.
+_REQUIRED = ("doc_id", "doc", "filtered_resps", "metrics")
+
+
+def is_lm_eval_results(path: Path) -> bool:
+    """Whether ``path`` looks like an lm-eval ``results_<time>.json`` or ``samples_*.jsonl``."""
+    return bool(_RESULTS_RE.match(path.name) or _SAMPLES_RE.match(path.name))
+
+
+def _read_results(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise EvalcoreError(f"not valid JSON ({exc.msg}); is the lm-eval results file complete?",
+                            path=path, line=exc.lineno) from None
+    except UnicodeDecodeError:
+        raise EvalcoreError("not a UTF-8 text file", path=path) from None
+    if not isinstance(data, dict):
+        raise EvalcoreError("expected a JSON object (an lm-eval results file)", path=path)
+    for key in ("results", "configs"):
+        if not isinstance(data.get(key), dict):
+            raise EvalcoreError("missing or not an object: this lm-eval results file lacks a field "
+                                "the importer relies on", path=path, field=key)
+    version = data.get("lm_eval_version")
+    if version is not None and not KNOWN_VERSIONS.match(str(version)):
+        raise EvalcoreError(f"unknown lm-eval version {version!r}: this importer reads logs of "
+                            "lm-eval 0.4.x", path=path, field="lm_eval_version")
+    return data
+
+
+def _results_for_samples(samples: Path) -> Path:
+    m = _SAMPLES_RE.match(samples.name)
+    if not m:
+        raise EvalcoreError("not an lm-eval samples file name (samples_<task>_<time>.jsonl)",
+                            path=samples)
+    results = samples.parent / f"results_{m['stamp']}.json"
+    if not results.is_file():
+        raise EvalcoreError(f"no {results.name} beside this lm-eval samples file (the results "
+                            "file carries the model and task configuration)", path=samples)
+    return results
+
+
+def samples_files(results: Path) -> dict[str, Path]:
+    """Task → samples file written with a results file (same timestamp, same folder)."""
+    m = _RESULTS_RE.match(results.name)
+    if not m:
+        raise EvalcoreError("not an lm-eval results file name (results_<time>.json)", path=results)
+    out: dict[str, Path] = {}
+    for p in sorted(results.parent.glob(f"samples_*_{m['stamp']}.jsonl")):
+        sm = _SAMPLES_RE.match(p.name)
+        if sm and sm["stamp"] == m["stamp"]:
+            out[sm["task"]] = p
+    return out
+
+
+def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    rows = []
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                what = "truncated (no newline at the end)" if not raw.endswith(b"\n") else "not valid JSON"
+                raise EvalcoreError(f"sample line is {what}; is the lm-eval log complete?",
+                                    path=path, line=lineno) from None
+            if not isinstance(row, dict):
+                raise EvalcoreError("sample line is not a JSON object", path=path, line=lineno)
+            missing = [k for k in _REQUIRED if k not in row]
+            if missing:
+                raise EvalcoreError(
+                    "sample line lacks a field the importer relies on (format drift in lm-eval's "
+                    "--log_samples output?)", path=path, line=lineno, field=",".join(missing))
+            if not isinstance(row["metrics"], list) or not row["metrics"]:
+                raise EvalcoreError("expected a non-empty list of metric names", path=path,
+                                    line=lineno, field="metrics")
+            rows.append((lineno, row))
+    if not rows:
+        raise EvalcoreError("the lm-eval samples file has no sample lines", path=path)
+    return rows
+
+
+def choose_metric(available: Sequence[str], wanted: Sequence[str], *, where: str | Path,
+                  sep: str = ",") -> str:
+    """Pick the metric to import.
+
+    Each ``wanted`` name is tried in order: an exact name (``exact_match,strict-match``), or a
+    name without its filter/key part (``acc``) when exactly one available name starts with it.
+    With no match, the only available metric is taken; several are refused.
+
+    Args:
+        available: Metric names the log holds.
+        wanted: The user's ``--metric`` values, in order.
+        where: The log (for the message).
+        sep: What separates a metric from its filter (``,`` for lm-eval).
+
+    Returns:
+        The chosen name.
+
+    Raises:
+        EvalcoreError: An ambiguous name, or several metrics and none chosen.
+    """
+    for name in wanted:
+        if name in available:
+            return name
+        prefixed = [a for a in available if a.split(sep, 1)[0] == name]
+        if len(prefixed) == 1:
+            return prefixed[0]
+        if len(prefixed) > 1:
+            raise EvalcoreError(f"metric {name!r} is ambiguous here: {', '.join(prefixed)}; "
+                                "pass one of them with --metric", path=where, field="metric")
+    if len(available) == 1:
+        return available[0]
+    shown = ", ".join(available)
+    if wanted:
+        raise EvalcoreError(f"none of the metrics {', '.join(wanted)} is in this log; it has "
+                            f"{shown}", path=where, field="metric")
+    raise EvalcoreError(f"the log has several metrics ({shown}); pick one with --metric",
+                        path=where, field="metric")
+
+
+def _text(resp: Any) -> str:
+    while isinstance(resp, list) and len(resp) == 1:
+        resp = resp[0]
+    return resp if isinstance(resp, str) else json.dumps(resp, ensure_ascii=False)
+
+
+def _model_name(results: dict[str, Any]) -> str:
+    cfg = results.get("config") or {}
+    name = results.get("model_name")
+    if not name:
+        args = cfg.get("model_args")
+        if isinstance(args, str):
+            pairs = dict(p.split("=", 1) for p in args.split(",") if "=" in p)
+            name = pairs.get("model") or pairs.get("pretrained")
+        elif isinstance(args, dict):
+            name = args.get("model") or args.get("pretrained")
+    return str(name or cfg.get("model") or "unknown")
+
+
+def import_lm_eval(path: str | Path, *, metric: Sequence[str] = (),
+                   task: str | None = None) -> list[ImportedRun]:
+    """Read lm-eval ``--log_samples`` output into runs, one per task.
+
+    Item ids are ``doc:<sha256 of the document's canonical JSON>[:16]`` (the same document gets
+    the same id whatever its ``doc_id`` or position, so runs with different orders align);
+    ``doc_id`` is kept in the metadata. The chosen metric's value (for the chosen filter)
+    becomes ``scores.score``; every metric and filter logged is kept in ``scores`` under
+    lm-eval's own ``metric,filter`` names, the filtered response is the completion text.
+
+    Args:
+        path: A ``results_<time>.json``, a ``samples_<task>_<time>.jsonl``, or a folder with
+            one results file.
+        metric: Metric names to try in order (``exact_match,strict-match`` or ``acc``).
+        task: Import only this task.
+
+    Returns:
+        The runs (not written yet).
+
+    Raises:
+        EvalcoreError: A missing, truncated or malformed file (naming file, line and field), an
+            unknown lm-eval version, a missing or ambiguous metric.
+    """
+    path = Path(path)
+    if path.is_dir():
+        found = sorted(path.rglob("results_*.json"))
+        if len(found) != 1:
+            raise EvalcoreError(f"expected one lm-eval results_<time>.json in this folder, found "
+                                f"{len(found)}" + (f": {', '.join(str(p) for p in found[:5])}"
+                                                   if found else ""), path=path)
+        path = found[0]
+    if not path.is_file():
+        raise EvalcoreError("file not found", path=path)
+    only_task = None
+    if _SAMPLES_RE.match(path.name):
+        only_task = _SAMPLES_RE.match(path.name)["task"]  # type: ignore[index]
+        results_path = _results_for_samples(path)
+    else:
+        results_path = path
+    results = _read_results(results_path)
+    files = samples_files(results_path)
+    if only_task is not None:
+        files = {only_task: path}
+    if task is not None:
+        if task not in files:
+            raise EvalcoreError(f"no samples for task {task!r}; the log has "
+                                f"{', '.join(files) or 'none'}", path=results_path, field="task")
+        files = {task: files[task]}
+    if not files:
+        raise EvalcoreError("no samples_<task>_<time>.jsonl beside this results file: run "
+                            "lm_eval with --log_samples", path=results_path)
+    return [_import_task(results_path, results, name, sp, metric) for name, sp in files.items()]
+
+
+def _import_task(results_path: Path, results: dict[str, Any], task: str, samples_path: Path,
+                 wanted: Sequence[str]) -> ImportedRun:
+    rows = _read_lines(samples_path)
+    available: list[str] = []
+    for _, row in rows:
+        for m in row["metrics"]:
+            name = f"{m},{row.get('filter', 'none')}"
+            if name not in available:
+                available.append(name)
+    chosen = choose_metric(available, wanted, where=samples_path)
+    m_name, _, m_filter = chosen.partition(",")
+    task_results = (results.get("results") or {}).get(task)
+    if not isinstance(task_results, dict):
+        raise EvalcoreError(f"no entry for task {task!r} in the results", path=results_path,
+                            field=f"results.{task}")
+    task_config = (results.get("configs") or {}).get(task) or {}
+    if chosen not in task_results:
+        raise EvalcoreError(f"the results file reports no {chosen!r} for task {task!r} (it has "
+                            f"{', '.join(k for k in task_results if k != 'alias')})",
+                            path=results_path, field=f"results.{task}.{chosen}")
+
+    by_doc: dict[Any, dict[str, Any]] = {}
+    all_scores: dict[Any, dict[str, float]] = defaultdict(dict)
+    order: list[Any] = []
+    for lineno, row in rows:
+        doc_id = row["doc_id"]
+        flt = row.get("filter", "none")
+        for m in row["metrics"]:
+            if m not in row:
+                raise EvalcoreError(f"metric {m!r} is listed in 'metrics' but has no value",
+                                    path=samples_path, line=lineno, field=m)
+            value = row[m]
+            if isinstance(value, (int, float, bool, str)):
+                all_scores[doc_id][f"{m},{flt}"] = score_value(value, path=samples_path,
+                                                               line=lineno, name=m)
+        if flt == m_filter and m_name in row["metrics"]:
+            if doc_id in by_doc:
+                raise EvalcoreError(f"doc_id {doc_id!r} appears twice for filter {flt!r} "
+                                    f"(first on line {by_doc[doc_id]['line']})",
+                                    path=samples_path, line=lineno, field="doc_id")
+            by_doc[doc_id] = {"line": lineno, "row": row}
+            order.append(doc_id)
+    if not by_doc:
+        raise EvalcoreError(f"no sample line logs {chosen!r}", path=samples_path, field="metrics")
+
+    hashes = {d: doc_hash(by_doc[d]["row"]["doc"]) for d in order}
+    counts: dict[str, int] = defaultdict(int)
+    for h in hashes.values():
+        counts[h] += 1
+    model_name = _model_name(results)
+    cfg = results.get("config") or {}
+    gen_kwargs = task_config.get("generation_kwargs") or {}
+    samples = []
+    for d in order:
+        line, row = by_doc[d]["line"], by_doc[d]["row"]
+        if chosen not in all_scores[d]:
+            raise EvalcoreError(f"missing metric {m_name!r} on a {m_filter!r} line", path=samples_path,
+                                line=line, field=m_name)
+        item_id = f"doc:{hashes[d][:16]}"
+        if counts[hashes[d]] > 1:  # identical documents: doc_id tells them apart
+            item_id += f"#{d}"
+        question, q_field = question_of(row["doc"])
+        request = {"arguments": row.get("arguments"), "params": gen_kwargs}
+        scores = dict(all_scores[d])
+        scores["score"] = all_scores[d][chosen]
+        samples.append({
+            "item_id": item_id,
+            "epoch": 0,
+            "dataset": task,
+            "request": request,
+            "request_hash": row.get("prompt_hash") or request_hash(request),
+            "completion": {"text": _text(row["filtered_resps"]), "raw": row.get("resps"),
+                           "usage": {}, "cost_usd": 0.0, "latency_s": 0.0, "model": model_name,
+                           "error": None},
+            "scores": scores,
+            "reference": row.get("target"),
+            "metadata": {"doc_id": d, "doc_hash": hashes[d], "content_key": content_key(question),
+                         "question_field": q_field, "filter": m_filter,
+                         "source_line": line},
+            "item": row["doc"],
+            "error": False,
+        })
+    reported = {chosen: task_results.get(chosen),
+                f"{m_name}_stderr,{m_filter}": task_results.get(f"{m_name}_stderr,{m_filter}")}
+    version = results.get("lm_eval_version")
+    prov = provenance(HARNESS, None if version is None else str(version),
+                      [results_path, samples_path], metric=chosen,
+                      extra={"task": task, "id_scheme": "lm-eval:doc-sha256",
+                             "metrics_available": available, "results_file": str(results_path),
+                             "samples_file": str(samples_path)})
+    run_id = f"lmeval-{slug(task)}-{slug(model_name.rsplit('/', 1)[-1], 24)}-{prov['fingerprint'][:8]}"
+    config = {
+        "dataset": task,
+        "task": task,
+        "split": task_config.get("test_split"),
+        "source": [HARNESS],
+        "model": f"{cfg.get('model', '?')}:{model_name}",
+        "model_name": model_name,
+        "model_args": cfg.get("model_args"),
+        "harness_config": {k: v for k, v in cfg.items() if k != "model_args"},
+        "task_config": task_config,
+        "task_version": (results.get("versions") or {}).get(task),
+        "n_shot": (results.get("n-shot") or {}).get(task),
+        "params": gen_kwargs,
+        "scorer": chosen,
+        "epochs": 1,
+        "n_items": len(samples),
+        "item_ids": [s["item_id"] for s in samples],
+        "imported": prov,
+    }
+    return ImportedRun(run_id=run_id, config=config, samples=samples, reported=reported)
