@@ -1,20 +1,29 @@
 """Exact-match scoring for GSM8K (numbers) and MMLU (letters A–D).
 
 Every extraction returns the value found *and* the method that found it, so a response the
-extractor could not parse (``value is None``, method ``"none"``) is told apart from a parsed but
-wrong answer. Two modes:
+extractor could not parse (``value is None``, method ``"none"`` or ``"hedged"``) is told apart
+from a parsed but wrong answer. The rules, as ordered, named steps (:data:`METHODS`):
 
-* **strict** — only an unambiguous answer marker counts. GSM8K: the number after the last
-  ``####``. MMLU: "Answer: C", "The answer is (C)", ``\\boxed{C}``, a lone letter, "C." / "C)" /
-  "(C)" at the start, or a single parenthesised letter.
-* **flexible** — strict first, then looser shapes. GSM8K: ``\\boxed{72}``, "The answer is 72",
-  "A: 72", "[72]", and finally the last number in the text. MMLU: an option's text matched back
-  to its letter, or the first standalone letter A–D (the English article "A" is skipped).
+1. **Declared answers**, the strongest pattern in *both* modes: a JSON field ``answer`` /
+   ``final_answer`` (also inside a fenced block), a YAML ``answer:`` in a fenced block or a
+   ``final_answer:`` line, GSM8K ``#### 72``, ``\\boxed{...}``, and "answer" as a word of its own
+   followed by the answer ("The answer is (C)", "**Final Answer:** 18"). When a reply declares its
+   answer nothing else in it is read. Fields outrank prose; the last declaration wins (a final
+   statement beats earlier ones, "... wait, the answer is 8"); a declaration naming two answers
+   ("B or C", ``"answer": "B, C"``) or two different declarations with no correction between them
+   are a hedge (method ``"hedged"``, a parse failure); a declared answer without a number or letter
+   ("Cannot be determined") is a parse failure.
+2. **strict** reads nothing else for GSM8K; for MMLU also a lone letter, a letter opening the
+   reply, or a single parenthesised option letter.
+3. **flexible** falls back to looser shapes. GSM8K: "A: 72", "[72]", the last number. MMLU: an
+   option's text matched back to its letter, the letter stated as the conclusion when mentions
+   disagree, else the first letter that can be an answer.
 
-GSM8K answers are compared numerically (``72 == 72.0 == "72.00" == "$72" == "1,248"``-style
-normalisation), never as strings.
+MMLU letters inside math or code (``$A$``), notation ("P(A)", "vitamin C"), labels of quantities
+("magnetic field strength (B)") and negated mentions ("not (C)", "rather than B", "A is wrong")
+never count. GSM8K answers are compared numerically (``72 == 72.0 == "72.00" == "$72" ==
+"1,248"``-style normalisation, "$25,000/year" is 25000), never as strings.
 """
-
 from __future__ import annotations
 
 import json
@@ -306,10 +315,6 @@ def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _boxed_contents(text: str) -> list[str]:
-    return [c for _s, _e, c in _boxed_spans(text)]
-
-
 _FENCE_RE = re.compile(r"^[ \t]*(?P<f>```|~~~)[^\n]*\n(?P<body>.*?)(?:^[ \t]*(?P=f)[ \t]*$|\Z)", re.M | re.S)
 
 
@@ -356,6 +361,7 @@ def _json_value(text: str, pos: int) -> tuple[Any, int]:
     return m.group(0).strip(), m.end()
 
 
+# reads a declared value's text: (canonical value or None, whether it names two answers)
 _ValueParser = Callable[[str], "tuple[str | None, bool]"]
 
 
@@ -579,7 +585,7 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
         label = m.group("final") and _FINAL_LABEL.search(text, 0, m.start()) and ":" in after.group(0)
         if value is None:
             if label:  # "**Final Answer:** Cannot be determined"
-                line = tail.split("\n", 1)[0] if tail.split("\n", 1)[0].strip() else tail.lstrip("\n").split("\n", 1)[0]
+                line = tail.lstrip(" \t").split("\n", 1)[0] or tail.lstrip().split("\n", 1)[0]
                 got, hedged = _gsm8k_value(line)
                 out.append(_Declared(m.start(), after.end(), "answer_is", got, hedged, line))
             continue
@@ -634,7 +640,11 @@ _LETTER = (
 _MARKUP = r"(?:\*\*|__|\$|\\\(|\\text(?:bf)?\{|\\mathbf\{|\s)*"
 _MMLU_ANSWER_IS = [
     re.compile(
-        r"(?<![\w-])(?:correct\s+|final\s+|best\s+|right\s+)?(?:answers?|option|choice)\s*(?:\*\*)?\s*"
+        # "answer" with any separator; "option"/"choice" only qualified ("correct choice: B") or
+        # with a verb ("the option is B"), so "each option:\nA) ..." is no declaration
+        r"(?<![\w-])(?:(?:correct\s+|final\s+|best\s+|right\s+)?answers?"
+        r"|(?:correct|final|best|right|my)\s+(?:option|choice)|(?:option|choice)(?=\s*(?:\*\*)?\s*[a-z]))"
+        r"\s*(?:\*\*)?\s*"
         r"(?:is|are|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|=|:|-)\s*"
         r"(?:[:=]\s*)?(?:(?:definitely|clearly|therefore|thus|then|indeed|probably|likely|most\s+likely|simply)\s+)?"
         r"(?:either\s+|both\s+)?(?:option\s+|choice\s+|letter\s+)?" + _MARKUP + r"[\(\[]?\s*" + _LETTER,
@@ -704,11 +714,17 @@ def _mmlu_value(text: str) -> tuple[str | None, bool]:
     return letter.upper(), False
 
 
+# "A) ...\nB) ...": a letter opening a list of options is not a declared answer
+_OPTION_LIST = re.compile(r"[A-D][.)][ \t]+[^\n]*\n[ \t]*(?:[-*][ \t]*)?(?:\*\*)?\(?[A-D][.):]")
+
+
 def _mmlu_answer_is(text: str) -> list[_Declared]:
     out = []
     for pattern in _MMLU_ANSWER_IS:
         for m in pattern.finditer(text):
             letter = m.group("letter")
+            if _OPTION_LIST.match(text, m.start("letter")):
+                continue  # "Let me check each answer:\nA) ...\nB) ..."
             hedged = _mmlu_hedged(text, m.end("letter"), letter)
             out.append(_Declared(m.start(), m.end("letter"), "answer_is", None if hedged else letter.upper(), hedged))
     return out
@@ -762,7 +778,7 @@ _NOTATION_NOUNS = frozenset(
 _NEGATED_BEFORE = re.compile(
     r"\b(?:not|n't|never|rather\s+than|instead\s+of|unlike|except|other\s+than|than|eliminat\w*|rule\s+out"
     r"|ruled\s+out|rules\s+out|exclud\w*|reject\w*|nor|neither|against|discard\w*)"
-    r"[\s,]*(?:\*\*|__)?\s*(?:the\s+)?(?:option\s+|choice\s+|answer\s+|letter\s+)?(?:\*\*)?[\(\[]?$",
+    r"[\s,]*(?:\*\*|__)?\s*(?:the\s+)?(?:option\s+|choice\s+|answer\s+|letter\s+)?(?:\*\*)?[\(\[]?\Z",
     re.IGNORECASE,
 )
 _NEGATED_AFTER = re.compile(
@@ -779,12 +795,33 @@ _CONCLUSION_AFTER = re.compile(
 _CONCLUSION_BEFORE = re.compile(
     r"\b(?:(?:so|therefore|thus|hence)(?:[\s,]+(?:it|this|that)\s+(?:must|has\s+to|should|would|is\s+to)\s+be)?"
     r"|choose|pick|select|go\s+with|going\s+with|conclude|conclusion|leaves|leaving)"
-    r"[\s,:]*(?:is\s+)?(?:the\s+)?(?:option\s+|choice\s+|answer\s+)?(?:\*\*)?[\(\[]?$",
+    r"[\s,:]*(?:is\s+)?(?:the\s+)?(?:option\s+|choice\s+|answer\s+)?(?:\*\*)?[\(\[]?\Z",
     re.IGNORECASE,
 )
 # a verdict in a table row: "| C | correct |", "| A | ✗ |"
 _TABLE_YES = re.compile(r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✓|✔|✅|correct|right|true|yes)(?!\w)", re.IGNORECASE)
 _TABLE_NO = re.compile(r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✗|✘|❌|incorrect|wrong|false|no)(?!\w)", re.IGNORECASE)
+
+
+# the verdict on a line that opens with an option ("B) Ribosome - correct", "A. ... ✗")
+_VERDICT_NO = re.compile(
+    r"\b(?:incorrect|wrong|false|not\s+(?:correct|right|true|the\s+answer)|eliminated?|ruled\s+out|irrelevant)\b|[✗✘❌]",
+    re.IGNORECASE,
+)
+_VERDICT_YES = re.compile(r"\b(?:correct|right|true|best\s+answer|the\s+answer)\b|[✓✔✅]", re.IGNORECASE)
+
+
+def _line_verdict(text: str, start: int, end: int) -> bool | None:
+    """For a letter opening its line (a list of options): ``False`` when the rest of the line
+    rejects it, ``True`` when it accepts it, ``None`` otherwise (or when not opening a line)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip(" \t*-#>|_") or text[end : end + 1] not in (")", ".", ":", " ", "-", "—", "*"):
+        return None
+    line_end = text.find("\n", end)
+    rest = text[end : line_end if line_end >= 0 else len(text)]
+    if _VERDICT_NO.search(rest):
+        return False
+    return True if _VERDICT_YES.search(rest) else None
 
 
 def _mask(text: str) -> str:
@@ -815,17 +852,19 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
         before, after = masked[max(0, s - 60) : s], masked[e : e + 80]
         if m.group("letter") == "A" and not paren and re.match(r"\s[a-z]", after) and not _A_NOT_ARTICLE.match(after):
             continue  # the English article ("A cell is ...")
-        if re.search(r"[A-Za-z0-9]$", before) or re.match(r"\s*[" + re.escape(_OPERATOR) + "]", after) or (
-            re.search(r"[" + re.escape(_OPERATOR) + r"]\s*$", before)
-        ) or re.search(r"(?<!\*)\*\s*$", before) or re.match(r"\s*\*(?!\*)", after):
+        if re.search(r"[A-Za-z0-9]\Z", before) or re.match(r"\s*[" + re.escape(_OPERATOR) + "]", after) or (
+            re.search(r"[" + re.escape(_OPERATOR) + r"][ \t]*\Z", before)
+        ) or re.search(r"(?<!\*)\*[ \t]*\Z", before) or re.match(r"\s*\*(?!\*)", after):
             continue  # notation: "P(A)", "A = 5", "x + B"
-        word = re.search(r"([A-Za-z][A-Za-z'’.:-]*)\s*$", before)
+        word = re.search(r"([A-Za-z][A-Za-z'’.:-]*)[ \t]*\Z", before)
         prev = word.group(1).lower() if word else ""
         if paren and prev and prev not in _PAREN_OK_BEFORE and not _names_option(before, letter, choices):
             continue  # "magnetic field strength (B)": a label, not an answer
         if not paren and prev in _NOTATION_NOUNS:
             continue  # "vitamin C", "matrix A"
-        if _NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(after) or _TABLE_NO.match(after):
+        if _NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(after) or _TABLE_NO.match(after) or (
+            _line_verdict(masked, s, e) is False
+        ):
             continue  # "not (C)", "rather than B", "A is wrong"
         out.append(_Mention(s, e, letter, paren))
     return out
@@ -931,7 +970,7 @@ def _mmlu_letters(text: str, choices: Sequence[str] | None) -> Extraction:
     if len({k.letter for k in kept}) > 1:
         for k in reversed(kept):
             after = text[k.end : k.end + 80]
-            if _CONCLUSION_AFTER.match(after) or _TABLE_YES.match(after) or (
+            if _CONCLUSION_AFTER.match(after) or _TABLE_YES.match(after) or _line_verdict(text, k.start, k.end) or (
                 _CONCLUSION_BEFORE.search(text[max(0, k.start - 40) : k.start])
             ):
                 return Extraction(k.letter, "conclusion")

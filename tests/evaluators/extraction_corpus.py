@@ -269,6 +269,17 @@ MMLU_QUESTIONS = [
         "B", "D", True,
     ),
     Question(
+        "organelle_list",
+        ("Mitochondrion", "Ribosome", "Nucleus", "Golgi apparatus"),
+        "Let's evaluate each option:\n"
+        "A) Mitochondrion — produces ATP through respiration; incorrect.\n"
+        "B) Ribosome — reads the mRNA codons and links amino acids into a polypeptide.\n"
+        "C) Nucleus — stores DNA and is where transcription happens; not the answer.\n"
+        "D) Golgi apparatus — modifies and ships proteins made elsewhere ✗\n\n"
+        "Protein synthesis (translation) is carried out by one of these only.",
+        "B", "D", False,
+    ),
+    Question(
         "ensembles",
         ("Lower memory use", "Faster response", "Higher accuracy", "Simpler interpretation"),
         "Ensemble methods combine several models (bagging, boosting, stacking).\n\n"
@@ -509,6 +520,9 @@ GSM_HAND = [
        ("45", "answer_is")),
     _g("same_answer_repeated_after_check",
        "The answer is 5.\n\nLet me verify: 2 + 3 = 5. Correct!\n\nThe answer is 5.", ("5", "answer_is")),
+    _g("program_of_thought_no_declaration",
+       "```python\neggs = 16 - 3 - 4\nanswer = eggs * 2\nprint(answer)\n```\n\nOutput: 18", NONE, ("18", "last_number")),
+    _g("program_of_thought_assigns_number", "```python\nanswer = 18\nprint(answer)\n```", ("18", "answer_is")),
     _g("gsm8k_reference_style",
        "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\n"
        "She makes 9 * 2 = $<<9*2=18>>18 every day at the farmer's market.\n#### 18", ("18", "hash")),
@@ -620,6 +634,13 @@ MMLU_HAND = [
        "D. Golgi - packaging\n\nThe ribosome makes proteins, so B is the answer.", NONE, ("B", "conclusion")),
     _m("incorrect_then_correct", "Option A is incorrect because it makes ATP. Option C is correct.",
        NONE, ("C", "first_letter")),
+    _m("option_list_with_verdicts",
+       "Let me work out the answer:\nA) Mitochondrion - makes ATP, incorrect\nB) Ribosome - correct\n"
+       "C) Nucleus - incorrect\nD) Golgi - incorrect", NONE, ("B", "first_letter")),
+    _m("each_option_colon_then_declared",
+       "Let's evaluate each option:\nA) Mitochondrion - makes ATP\nB) Ribosome - makes proteins\n"
+       "C) Nucleus - DNA\nD) Golgi - packaging\n\nThe ribosome is the site, so the answer is B.", ("B", "answer_is")),
+    _m("answer_colon_option_line", "Answer:\nB) Ribosome", ("B", "answer_is")),
     _m("truncated_json", '{"reasoning": "Ribosomes translate mRNA into polypeptides", "answer": "B', ("B", "json_field")),
 ]
 
