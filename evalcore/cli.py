@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "evalcore.routing._cli",  # route
     "evalcore.agents._cli",  # agent-eval, sweep
     "evalcore.reporting._cli",  # notebooks run, report
+    "evalcore.imports._cli",  # compare, import (lm-eval / inspect_ai logs)
 )
 
 
