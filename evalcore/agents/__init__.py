@@ -1,17 +1,17 @@
-"""Agents: the protocol an evaluated agent meets, adapters, and a reference agent."""
+"""Agents: the protocol an evaluated agent meets, adapters, and a reference agent.
 
-from evalcore.agents._protocol import Agent, AgentResponse, StepRecord, ToolMatch, ToolRegistry
-from evalcore.agents._adapters import FactoryAgent, check_agent, load_agent
-from evalcore.agents._http import AgentEndpointError, AgentServer, HttpAgent, HttpToolRegistry, serve_agent
+Public names are imported when first used (see :mod:`evalcore._lazy`): the HTTP adapter
+pulls in ``httpx``, which ``evalcore --help`` should not pay for.
+"""
 
-__all__ = ["Agent", "AgentResponse", "StepRecord", "ToolMatch", "ToolRegistry"]
-__all__ += [
-    "AgentEndpointError",
-    "AgentServer",
-    "FactoryAgent",
-    "HttpAgent",
-    "HttpToolRegistry",
-    "check_agent",
-    "load_agent",
-    "serve_agent",
-]
+from evalcore._lazy import lazy_exports
+
+_EXPORTS = {
+    "evalcore.agents._protocol": ("Agent", "AgentResponse", "StepRecord", "ToolMatch", "ToolRegistry"),
+    "evalcore.agents._adapters": ("FactoryAgent", "build_in_process", "check_agent", "load_agent"),
+    "evalcore.agents._host": ("HostedAgent",),
+    "evalcore.agents._http": ("AgentEndpointError", "AgentServer", "HttpAgent", "HttpToolRegistry", "serve_agent"),
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+

@@ -87,15 +87,39 @@ def check_agent(obj: Any, origin: str = "agent") -> Agent:
     return obj
 
 
-def load_agent(spec: str, **kwargs: Any) -> Agent:
+def build_in_process(spec: str, **kwargs: Any) -> Agent:
+    """Import a ``module:function`` factory and call it in this process (see :func:`load_agent`).
+
+    Raises:
+        EvalcoreError: The spec cannot be resolved, the factory fails, or its result does not
+            meet the protocol.
+    """
+    factory = _import_factory(spec)
+    try:
+        obj = factory(**kwargs)
+    except EvalcoreError:
+        raise
+    except Exception as exc:
+        raise EvalcoreError(f"agent factory {spec!r} failed: {type(exc).__name__}: {exc}", field="agent") from exc
+    return check_agent(obj, f"agent factory {spec!r}")
+
+
+def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0, **kwargs: Any) -> Agent:
     """Build the agent named by ``spec``.
+
+    A Python agent (``"reference"`` or ``"module:function"``) runs in a fresh interpreter of its
+    own (:class:`~evalcore.agents.HostedAgent`) and is reached over the HTTP JSON protocol, so it
+    cannot reach the evaluator; ``in_process=True`` builds it in this process instead (for
+    debugging: the evaluator then marks its results ``trusted: false``).
 
     Args:
         spec: ``"reference"`` (the reference agent; ``kwargs`` go to
             :func:`evalcore.agents.reference.make_agent`), ``"module:function"`` or
             ``"path/to/file.py:function"`` (the factory is called with ``kwargs``), or an
             ``http://``/``https://`` URL (``kwargs`` go to :class:`HttpAgent`).
-        **kwargs: Options for the factory.
+        in_process: Build a Python agent in this process.
+        timeout_s: Per-request timeout of a hosted or HTTP agent.
+        **kwargs: Options for the factory (JSON values for a hosted agent).
 
     Returns:
         An object meeting the :class:`Agent` protocol.
@@ -107,27 +131,36 @@ def load_agent(spec: str, **kwargs: Any) -> Agent:
     if not isinstance(spec, str) or not spec.strip():
         raise EvalcoreError(f"empty agent spec {spec!r}", field="agent")
     spec = spec.strip()
-    if spec == "reference":
-        from evalcore.agents.reference import make_agent
-
-        return make_agent(**kwargs)
     if spec.startswith(("http://", "https://")):
         from evalcore.agents._http import HttpAgent
 
-        allowed = {"timeout_s", "reset_url", "search_url", "tools_url", "describe_url", "has_registry"}
+        allowed = {"reset_url", "search_url", "tools_url", "describe_url", "has_registry"}
         unknown = sorted(set(kwargs) - allowed)
         if unknown:
             raise EvalcoreError(f"option(s) {unknown} do not apply to an HTTP agent (its threshold and model are "
-                                f"set on its server); allowed: {sorted(allowed)}", field="agent")
-        return HttpAgent(spec, **kwargs)
+                                f"set on its server); allowed: {sorted(allowed | {'timeout_s'})}", field="agent")
+        return HttpAgent(spec, timeout_s=timeout_s, **kwargs)
     if "://" in spec:
         raise EvalcoreError(f"unsupported URL scheme in agent spec {spec!r} (use http:// or https://)",
                             field="agent")
-    factory = _import_factory(spec)
-    try:
-        obj = factory(**kwargs)
-    except EvalcoreError:
-        raise
-    except Exception as exc:
-        raise EvalcoreError(f"agent factory {spec!r} failed: {type(exc).__name__}: {exc}", field="agent") from exc
-    return check_agent(obj, f"agent factory {spec!r}")
+    if spec == "reference":
+        if in_process:
+            from evalcore.agents.reference import make_agent
+
+            return make_agent(**kwargs)
+        spec = "evalcore.agents.reference:make_agent"
+    if in_process:
+        return build_in_process(spec, **kwargs)
+    _import_check(spec)
+    from evalcore.agents._host import HostedAgent
+
+    return HostedAgent(spec, kwargs, timeout_s=timeout_s)
+
+
+def _import_check(spec: str) -> None:
+    """Fail early, with the usual messages, on a spec that cannot name a factory."""
+    module_name, _, attr = spec.rpartition(":")
+    if not module_name or not attr:
+        raise EvalcoreError(f"agent spec {spec!r} is not 'module:function'", field="agent")
+    if module_name.endswith(".py") and not Path(module_name).is_file():
+        raise EvalcoreError("agent module file not found", path=Path(module_name), field="agent")

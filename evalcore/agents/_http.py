@@ -7,6 +7,10 @@ Wire protocol (JSON bodies, UTF-8):
 * ``POST <url>/../reset`` (the sibling path ``reset``) → any 2xx status.
 * ``GET <url>/../search?q=...&k=5&threshold=0.6`` → ``{"matches": [{"name", "score"}, ...]}``.
 * ``GET <url>/../tools`` → ``{"tools": ["name", ...]}``.
+* ``GET <url>/../tools?code=1`` → ``{"tools": [{"name", "code", "tests"}, ...]}``: every
+  registered tool with its source (a function named like the tool, called with keyword
+  arguments) and its tests; the evaluator runs this code itself (synthesis, reuse and retrieval
+  labels are measured from it, never taken from the agent's flags).
 * ``GET <url>/../describe?name=...`` (optional) → ``{"name", "code", "tests", ...}`` of one tool,
   404 when unknown; lets the evaluator read the quality of synthesized code.
 
@@ -79,6 +83,37 @@ class HttpToolRegistry:
             raise EvalcoreError("tools answer has no 'tools' list", path=self.tools_url, field="tools")
         return [str(r) for r in rows]
 
+    def tool_records(self) -> list[dict[str, Any]]:
+        """Every registered tool with its code from ``GET tools?code=1``.
+
+        A server that answers plain names (an older one) is asked ``describe`` per tool; a tool
+        it cannot describe gets ``code`` None.
+
+        Returns:
+            ``[{"name": str, "code": str | None, "tests": str | None}, ...]`` (plain JSON values).
+
+        Raises:
+            EvalcoreError: The endpoint fails or answers a malformed list.
+        """
+        data = self._get(self.tools_url, {"code": 1})
+        rows = data.get("tools") if isinstance(data, dict) else data
+        if not isinstance(rows, list):
+            raise EvalcoreError("tools answer has no 'tools' list", path=self.tools_url, field="tools")
+        out: list[dict[str, Any]] = []
+        for r in rows:
+            if isinstance(r, str):
+                try:
+                    info = self.describe(r)
+                except KeyError:
+                    info = {}
+                r = {"name": r, "code": info.get("code"), "tests": info.get("tests")}
+            if not isinstance(r, dict) or not isinstance(r.get("name"), str):
+                raise EvalcoreError("a tool record without a 'name' string", path=self.tools_url, field="tools")
+            code, tests = r.get("code"), r.get("tests")
+            out.append({"name": r["name"], "code": code if isinstance(code, str) else None,
+                        "tests": tests if isinstance(tests, str) else None})
+        return out
+
     def describe(self, name: str) -> dict[str, Any]:
         """One tool's record from ``GET describe?name=`` (code, tests, docstring …).
 
@@ -125,18 +160,20 @@ class HttpAgent:
         tools_url: Override of the tool-list endpoint (default: sibling ``tools``).
         describe_url: Override of the tool-description endpoint (default: sibling ``describe``).
         has_registry: False when the endpoint has no search (``registry`` is then None).
+        threshold: The agent's similarity threshold, when known (retrieval uses it).
     """
 
     def __init__(
         self,
         url: str,
         *,
-        timeout_s: float = 60.0,
+        timeout_s: float = 30.0,
         reset_url: str | None = None,
         search_url: str | None = None,
         tools_url: str | None = None,
         describe_url: str | None = None,
         has_registry: bool = True,
+        threshold: float | None = None,
     ) -> None:
         parsed = urlparse(url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -145,6 +182,8 @@ class HttpAgent:
             url = url + "/"
         self.url = url
         self.timeout_s = float(timeout_s)
+        if threshold is not None:
+            self.threshold = float(threshold)
         self.reset_url = reset_url or urljoin(url, "reset")
         self._client = httpx.Client(timeout=self.timeout_s)
         self._registry = (
@@ -250,6 +289,21 @@ def serve_agent(agent: Agent, host: str = "127.0.0.1", port: int = 0) -> AgentSe
     return AgentServer(agent, host, port)
 
 
+def _tool_record(registry: Any, name: str) -> dict[str, Any]:
+    describe = getattr(registry, "describe", None)
+    info: Any = {}
+    if callable(describe):
+        try:
+            info = describe(name)
+        except Exception:
+            info = {}
+    if not isinstance(info, dict):
+        info = {}
+    code, tests = info.get("code"), info.get("tests")
+    return {"name": name, "code": str(code) if code is not None else None,
+            "tests": str(tests) if tests is not None else None}
+
+
 def _make_handler(agent: Agent) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"
@@ -311,10 +365,19 @@ def _make_handler(agent: Agent) -> type[BaseHTTPRequestHandler]:
                 except ValueError:
                     self._send(400, {"error": "k must be an int and threshold a float"})
                     return
-                matches = registry.search(q, k=k, threshold=threshold)
-                self._send(200, {"matches": [{"name": m.name, "score": m.score} for m in matches]})
+                try:
+                    matches = registry.search(q, k=k, threshold=threshold)
+                    rows = [{"name": m.name, "score": m.score} for m in matches]
+                except Exception as exc:
+                    self._send(500, {"error": f"search raised {type(exc).__name__}: {exc}"})
+                    return
+                self._send(200, {"matches": rows})
             elif path.endswith("/tools"):
-                self._send(200, {"tools": registry.list_tools()})
+                names = [str(n) for n in registry.list_tools()]
+                if parse_qs(parsed.query).get("code", ["0"])[0] in ("1", "true"):
+                    self._send(200, {"tools": [_tool_record(registry, n) for n in names]})
+                else:
+                    self._send(200, {"tools": names})
             elif path.endswith("/describe"):
                 name = parse_qs(parsed.query).get("name", [""])[0]
                 describe = getattr(registry, "describe", None)

@@ -104,6 +104,12 @@ class AgentCase:
         expected_tools: Tools a correct agent uses, in order.
         steps: Expected steps of a multi-step case (empty for single-step cases).
         paraphrase_group: Group id shared by paraphrases of the same request, or None.
+        inputs: The request's arguments by name (e.g. ``{"a": 12, "b": 18}`` for ``gcd``), read
+            from its canonical phrasing; the evaluator runs an agent's registered tools on them
+            (and on held-out inputs of the same kind) to check what the tools compute. Empty for
+            multi-step, error and clarification cases.
+        error_terms: For ``error`` and ``clarification`` cases: words of which a clear error
+            message names at least one (the invalid value or the reason), case-insensitive.
     """
 
     id: str
@@ -119,6 +125,8 @@ class AgentCase:
     expected_tools: list[str] = field(default_factory=list)
     steps: list[ExpectedStep] = field(default_factory=list)
     paraphrase_group: str | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)
+    error_terms: list[str] = field(default_factory=list)
 
     @property
     def is_multi_step(self) -> bool:
@@ -188,6 +196,12 @@ class AgentCase:
         group = d.get("paraphrase_group")
         if group is not None and not isinstance(group, str):
             raise bad("must be a string or null", "paraphrase_group")
+        inputs = d.get("inputs", {})
+        if not isinstance(inputs, Mapping) or not all(isinstance(k, str) for k in inputs):
+            raise bad("must be an object with string keys", "inputs")
+        terms = d.get("error_terms", [])
+        if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+            raise bad("must be a list of strings", "error_terms")
         return cls(
             id=d["id"],
             query=d["query"],
@@ -202,6 +216,8 @@ class AgentCase:
             expected_tools=list(d.get("expected_tools", [])),
             steps=steps,
             paraphrase_group=group,
+            inputs=dict(inputs),
+            error_terms=list(terms),
         )
 
 
@@ -392,6 +408,211 @@ _MAKERS: dict[str, _Maker] = {
 }
 
 
+CLARIFICATION_TERMS: tuple[str, ...] = (
+    "ambiguous", "unclear", "clarif", "missing", "which", "specify", "provide", "what value", "what number",
+    "what text", "not given", "no value", "no number",
+)
+"""Words of which a clear answer to an ambiguous request names at least one (the reason)."""
+
+_NUM = r"-?\d+(?:\.\d+)?"
+
+
+def _num(text: str) -> int | float:
+    v = float(text)
+    return int(v) if v.is_integer() and "." not in text else v
+
+
+_INPUT_PATTERNS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "percentage": (rf"({_NUM})\s*(?:%|percent) of ({_NUM})", ("percent", "value")),
+    "factorial": (rf"factorial of (?:the number )?({_NUM})", ("n",)),
+    "is_prime": (rf"({_NUM}) (?:a prime|is prime)|number ({_NUM}) is prime", ("n",)),
+    "gcd": (rf"({_NUM}) and ({_NUM})", ("a", "b")),
+    "lcm": (rf"({_NUM}) and ({_NUM})", ("a", "b")),
+    "celsius_to_kelvin": (rf"({_NUM})\s*(?:degrees Celsius|°C)", ("celsius",)),
+}
+_TEXT_KINDS: dict[str, str] = {"reverse_string": "text", "word_count": "text", "vowel_count": "text",
+                               "is_palindrome": "text"}
+_LIST_KINDS = ("sum_list", "max_list", "average_list")
+
+VARIABLE_SLOTS: dict[str, tuple[str, ...]] = {
+    "percentage": ("percent", "value"), "factorial": ("n",), "is_prime": ("n",), "gcd": ("a", "b"),
+    "lcm": ("a", "b"), "celsius_to_kelvin": ("celsius",), "temperature_conversion": ("value",),
+    "reverse_string": ("text",), "word_count": ("text",), "vowel_count": ("text",), "is_palindrome": ("text",),
+    "sum_list": ("numbers",), "max_list": ("numbers",), "average_list": ("numbers",),
+}
+"""Per tool kind, the inputs that vary between requests (a tool must take each as a parameter);
+other inputs (temperature units) are fixed by the phrasing."""
+
+
+def parse_inputs(kind: str, query: str) -> dict[str, Any]:
+    """The named inputs of a single-tool request of ``kind`` in its canonical phrasing.
+
+    Args:
+        kind: A tool kind (starter name or synthesized kind).
+        query: The request text.
+
+    Returns:
+        The inputs (e.g. ``{"a": 12, "b": 18}``), or ``{}`` when the text does not parse.
+    """
+    import re
+
+    if kind in _TEXT_KINDS:
+        m = re.search(r"'([^']*)'", query)
+        return {_TEXT_KINDS[kind]: m.group(1)} if m else {}
+    if kind in _LIST_KINDS:
+        m = re.search(r"\[([^\]]*)\]", query)
+        return {"numbers": [_num(x.strip()) for x in m.group(1).split(",")]} if m else {}
+    if kind == "temperature_conversion":
+        m = re.search(rf"({_NUM})\s*(?:degrees\s+|°)(C|F)\w*\s+(?:to|in|into)\s+(C|F)", query)
+        return {"value": _num(m.group(1)), "from_unit": m.group(2), "to_unit": m.group(3)} if m else {}
+    pat = _INPUT_PATTERNS.get(kind)
+    if pat is None:
+        return {}
+    m = re.search(pat[0], query)
+    if not m:
+        return {}
+    groups = [g for g in m.groups() if g is not None]
+    return {name: _num(g) for name, g in zip(pat[1], groups)}
+
+
+def solve_kind(kind: str, inputs: Mapping[str, Any]) -> Any:
+    """The correct answer of a request of ``kind`` with ``inputs`` (the evaluator's own solver).
+
+    Raises:
+        KeyError: An unknown kind or a missing input.
+    """
+    x = inputs
+    if kind == "percentage":
+        v = x["percent"] * x["value"] / 100
+        return int(v) if float(v).is_integer() else v
+    if kind == "factorial":
+        return math.factorial(int(x["n"]))
+    if kind == "temperature_conversion":
+        v = x["value"]
+        return round(v * 9 / 5 + 32 if x["from_unit"] == "C" else (v - 32) * 5 / 9, 6)
+    if kind == "reverse_string":
+        return x["text"][::-1]
+    if kind == "word_count":
+        return len(x["text"].split())
+    if kind == "vowel_count":
+        return sum(ch in "aeiou" for ch in x["text"].lower())
+    if kind == "is_palindrome":
+        return x["text"] == x["text"][::-1]
+    if kind == "is_prime":
+        n = int(x["n"])
+        return n > 1 and all(n % d for d in range(2, int(math.isqrt(n)) + 1))
+    if kind == "gcd":
+        return math.gcd(int(x["a"]), int(x["b"]))
+    if kind == "lcm":
+        return math.lcm(int(x["a"]), int(x["b"]))
+    if kind == "sum_list":
+        return sum(x["numbers"])
+    if kind == "max_list":
+        return max(x["numbers"])
+    if kind == "average_list":
+        return round(sum(x["numbers"]) / len(x["numbers"]), 6)
+    if kind == "celsius_to_kelvin":
+        return round(x["celsius"] + 273.15, 6)
+    raise KeyError(kind)
+
+
+_HELD_OUT_WORDS = ("lantern", "harbor", "meadow", "copper", "thunder", "saddle", "pepper", "canyon",
+                   "glacier", "mosaic", "tunnel", "velvet", "anchor", "blossom", "falcon", "quartz")
+_HELD_OUT_PALINDROMES = ("stats", "radar", "solos", "tenet", "minim", "deified", "repaper", "sagas")
+
+
+def sample_inputs(kind: str, rng: random.Random, like: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Fresh inputs of ``kind`` drawn from values the generated requests never use (held out).
+
+    Args:
+        kind: A tool kind.
+        rng: The random source (the evaluator draws it from a secret seed).
+        like: Inputs of a request of the kind; its fixed inputs (temperature units) are kept.
+
+    Returns:
+        Inputs for :func:`solve_kind`.
+
+    Raises:
+        KeyError: An unknown kind.
+    """
+    like = dict(like or {})
+    if kind == "percentage":
+        return {"percent": rng.choice([3, 7, 35, 55, 65, 85, 95, 150]), "value": rng.choice([36, 56, 88, 96, 300, 700])}
+    if kind in ("factorial",):
+        return {"n": rng.randint(13, 18)}
+    if kind == "temperature_conversion":
+        return {"value": rng.choice([-35, -15, 45, 60, 75, 120]) if like.get("from_unit", "C") == "C"
+                else rng.choice([-22, 41, 59, 77, 95, 122]),
+                "from_unit": like.get("from_unit", "C"), "to_unit": like.get("to_unit", "F")}
+    if kind in ("reverse_string", "word_count", "vowel_count"):
+        k = 1 if kind != "word_count" else rng.randint(2, 5)
+        return {"text": " ".join(rng.sample(_HELD_OUT_WORDS, k))}
+    if kind == "is_palindrome":
+        return {"text": rng.choice(_HELD_OUT_PALINDROMES + _HELD_OUT_WORDS[:8])}
+    if kind == "is_prime":
+        return {"n": rng.choice([131, 133, 137, 139, 143, 149, 161, 163, 169, 173, 187, 191])}
+    if kind in ("gcd", "lcm"):
+        g = rng.choice([3, 5, 7, 11])
+        return {"a": g * rng.randint(20, 29), "b": g * rng.randint(31, 40)}
+    if kind in _LIST_KINDS:
+        return {"numbers": [rng.randint(61, 99) for _ in range(rng.choice([4, 5]))]}
+    if kind == "celsius_to_kelvin":
+        return {"celsius": rng.choice([-60, -25, 7, 42, 63, 180, 300])}
+    raise KeyError(kind)
+
+
+def render_query(kind: str, inputs: Mapping[str, Any]) -> str:
+    """The canonical phrasing of a request of ``kind`` with ``inputs`` (:func:`parse_inputs`
+    reads the inputs back from it).
+
+    Raises:
+        KeyError: An unknown kind or a missing input.
+    """
+    x = inputs
+    lst = ", ".join(map(str, x.get("numbers", [])))
+    unit = {"C": "Celsius", "F": "Fahrenheit"}
+    table = {
+        "percentage": lambda: f"What is {x['percent']}% of {x['value']}?",
+        "factorial": lambda: f"Calculate the factorial of {x['n']}",
+        "temperature_conversion": lambda: (f"Convert {x['value']} degrees {unit[x['from_unit']]} to "
+                                           f"{unit[x['to_unit']]}"),
+        "reverse_string": lambda: f"Reverse the string '{x['text']}'",
+        "word_count": lambda: f"Count the words in '{x['text']}'",
+        "is_prime": lambda: f"Is {x['n']} a prime number?",
+        "gcd": lambda: f"What is the greatest common divisor of {x['a']} and {x['b']}?",
+        "lcm": lambda: f"What is the least common multiple of {x['a']} and {x['b']}?",
+        "sum_list": lambda: f"What is the sum of the list [{lst}]?",
+        "max_list": lambda: f"What is the largest number in the list [{lst}]?",
+        "average_list": lambda: f"What is the average of the numbers [{lst}]?",
+        "celsius_to_kelvin": lambda: f"Convert {x['celsius']} degrees Celsius to Kelvin",
+        "vowel_count": lambda: f"How many vowels are in the word '{x['text']}'?",
+        "is_palindrome": lambda: f"Is '{x['text']}' a palindrome?",
+    }
+    return table[kind]()
+
+
+def recognize(query: str) -> tuple[str, dict[str, Any]] | None:
+    """The kind and inputs of a request in canonical phrasing (None for any other text)."""
+    for kind in VARIABLE_SLOTS:
+        inputs = parse_inputs(kind, query)
+        if inputs:
+            try:
+                if render_query(kind, inputs) == query.strip():
+                    return kind, inputs
+            except (KeyError, TypeError):
+                continue
+    return None
+
+
+def request_values(query: str) -> list[Any]:
+    """Every number and quoted string in a request (what an agent that echoes its input returns)."""
+    import re
+
+    out: list[Any] = [_num(n) for n in re.findall(_NUM, query)]
+    out += re.findall(r"'([^']*)'", query)
+    return out
+
+
 NUMERIC_REL_TOL = 1e-9
 NUMERIC_ABS_TOL = 1e-6
 
@@ -494,17 +715,19 @@ def _edge_pool(rng: random.Random) -> list[dict[str, Any]]:
     """Every edge case the generator can produce, in a seeded order within each behaviour."""
     w = rng.choice(_WORDS)
     x = rng.choice([40, 80, 250, 640])
+    neg = rng.randint(1, 9)
     errors: list[dict[str, Any]] = [
-        {"query": f"Calculate the factorial of -{rng.randint(1, 9)}", "kind": "invalid_input",
-         "tools": ["factorial"], "tags": ["negative"]},
+        {"query": f"Calculate the factorial of -{neg}", "kind": "invalid_input",
+         "tools": ["factorial"], "tags": ["negative"], "terms": [f"-{neg}", "negative"]},
         {"query": "Calculate the factorial of 2.5", "kind": "invalid_input", "tools": ["factorial"],
-         "tags": ["non_integer"]},
+         "tags": ["non_integer"], "terms": ["2.5", "integer", "whole"]},
         {"query": "Convert abc degrees Celsius to Fahrenheit", "kind": "invalid_input",
-         "tools": ["temperature_conversion"], "tags": ["non_numeric"]},
+         "tools": ["temperature_conversion"], "tags": ["non_numeric"], "terms": ["abc", "number", "numeric"]},
         {"query": "What is ten% of banana?", "kind": "invalid_input", "tools": ["percentage"],
-         "tags": ["non_numeric"]},
+         "tags": ["non_numeric"], "terms": ["banana", "ten", "number", "numeric"]},
         {"query": "Convert -500 degrees Celsius to Fahrenheit", "kind": "invalid_input",
-         "tools": ["temperature_conversion"], "tags": ["below_absolute_zero"]},
+         "tools": ["temperature_conversion"], "tags": ["below_absolute_zero"],
+         "terms": ["-500", "absolute zero"]},
     ]
     clar: list[dict[str, Any]] = [
         {"query": "Convert it to Fahrenheit", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
@@ -512,21 +735,23 @@ def _edge_pool(rng: random.Random) -> list[dict[str, Any]]:
         {"query": "Reverse it", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
         {"query": "What is the factorial?", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
     ]
+    # boundary values whose answers equal no number or string in the request (an agent that
+    # echoes its input gets none of them right)
     values: list[dict[str, Any]] = [
         {"query": "Calculate the factorial of 0", "kind": "factorial", "expected": 1,
          "tools": ["factorial"], "tags": ["boundary"]},
-        {"query": f"What is 0% of {x}?", "kind": "percentage", "expected": 0, "tools": ["percentage"],
+        {"query": f"What is 200% of {x}?", "kind": "percentage", "expected": 2 * x, "tools": ["percentage"],
          "tags": ["boundary"]},
-        {"query": f"What is 100% of {x}?", "kind": "percentage", "expected": x, "tools": ["percentage"],
+        {"query": f"What is 0.5% of {x}?", "kind": "percentage", "expected": x / 200, "tools": ["percentage"],
          "tags": ["boundary"]},
-        {"query": "Convert -40 degrees Celsius to Fahrenheit", "kind": "temperature_conversion",
-         "expected": -40, "tools": ["temperature_conversion"], "tags": ["boundary"]},
-        {"query": "Reverse the string 'a'", "kind": "reverse_string", "expected": "a",
-         "tools": ["reverse_string"], "tags": ["single_char"]},
+        {"query": "Convert -273.15 degrees Celsius to Fahrenheit", "kind": "temperature_conversion",
+         "expected": -459.67, "tools": ["temperature_conversion"], "tags": ["boundary", "absolute_zero"]},
+        {"query": "Reverse the string 'ab'", "kind": "reverse_string", "expected": "ba",
+         "tools": ["reverse_string"], "tags": ["two_chars"]},
         {"query": f"Reverse the string '{w.upper()}'", "kind": "reverse_string", "expected": w.upper()[::-1],
          "tools": ["reverse_string"], "tags": ["case"]},
-        {"query": "Calculate the factorial of 1", "kind": "factorial", "expected": 1,
-         "tools": ["factorial"], "tags": ["boundary"]},
+        {"query": "Calculate the factorial of 20", "kind": "factorial", "expected": math.factorial(20),
+         "tools": ["factorial"], "tags": ["boundary", "large"]},
     ]
     for group in (errors, clar, values):
         rng.shuffle(group)
@@ -534,6 +759,7 @@ def _edge_pool(rng: random.Random) -> list[dict[str, Any]]:
         e["behavior"] = "error"
     for c in clar:
         c["behavior"] = "clarification"
+        c["terms"] = list(CLARIFICATION_TERMS)
     for v in values:
         v["behavior"] = "answer"
     # Interleave so that any prefix mixes the three behaviours (4 errors, 3 clarifications, 4
@@ -620,6 +846,8 @@ class AgentCaseGenerator:
                 rel_tol=NUMERIC_REL_TOL if isinstance(answer, (int, float)) and not isinstance(answer, bool) else 0.0,
                 abs_tol=NUMERIC_ABS_TOL if isinstance(answer, (int, float)) and not isinstance(answer, bool) else 0.0,
                 expected_tools=list(e["tools"]),
+                inputs=parse_inputs(e["kind"], e["query"]) if e["behavior"] == "answer" else {},
+                error_terms=list(e.get("terms", [])),
             ))
         return cases
 
@@ -639,6 +867,7 @@ class AgentCaseGenerator:
             categories=list(categories),
             tags=[("starter" if kind in STARTER_TOOLS else "synthesized"), kind],
             expected=answer, rel_tol=rel, abs_tol=abs_, expected_tools=[kind],
+            inputs=parse_inputs(kind, templates[0]),
         )
 
     @staticmethod
@@ -683,7 +912,8 @@ class AgentCaseGenerator:
                 AgentCase(id=f"{gid}-{j}", query=templates[j], complexity="simple" if kind in STARTER_TOOLS
                           else "medium", kind=kind, categories=["learning", "retrieval"],
                           tags=["paraphrase", kind], expected=answer, rel_tol=rel, abs_tol=abs_,
-                          expected_tools=[kind], paraphrase_group=gid)
+                          expected_tools=[kind], paraphrase_group=gid,
+                          inputs=parse_inputs(kind, templates[0]))
                 for j in range(size)
             ])
         return groups

@@ -9,6 +9,9 @@ critical failure. Answers are compared with :func:`values_match` against
 
 from __future__ import annotations
 
+import itertools
+import json
+import math
 import re
 import statistics
 import threading
@@ -21,7 +24,16 @@ from typing import Any, Callable, Sequence
 from evalcore import metrics
 from evalcore.agents._protocol import AgentResponse, StepRecord
 from evalcore.datasets._agent_cases import STARTER_TOOLS, AgentCase
+from evalcore.errors import EvalcoreError
 from evalcore.suites._matching import is_clear_error, values_match
+from evalcore.suites._measure import (
+    ToolChecker,
+    ToolRecord,
+    answering_step,
+    plain_response,
+    registry_snapshot,
+    run_tool_tests,
+)
 from evalcore.suites._quality import code_quality, test_quality
 from evalcore.suites._results import CategoryResult, TestResult, jsonable, make_test
 
@@ -61,7 +73,14 @@ class SuiteConfig:
         tool_aliases: Tool kind → other names the agent may use for it (None =
             :data:`DEFAULT_TOOL_ALIASES`); used for planning accuracy and retrieval labels.
         request_timeout_s: A request without a response after this many seconds scores 0 and is
-            a critical failure (None = no limit).
+            a critical failure (None = no limit; default 30 s).
+        category_floor: Every category must score at least this for the system to pass.
+        throughput_target: Correct answers per second under load that earn full throughput credit.
+        n_held_out: Held-out inputs on which the evaluator runs a registered tool (synthesis,
+            reuse, learning) before it counts.
+        learning_kinds: Kinds of tool the learning curve meets for the first time (at least 5
+            give an interval per point).
+        sandbox_timeout_s: Limit of each sandboxed run of an agent's registered code.
     """
 
     seed: int = 0
@@ -81,7 +100,12 @@ class SuiteConfig:
     pass_threshold: float = 0.7
     learning_target: float = 0.5
     tool_aliases: dict[str, list[str]] | None = None
-    request_timeout_s: float | None = None
+    request_timeout_s: float | None = 30.0
+    category_floor: float = 0.5
+    throughput_target: float = 10.0
+    n_held_out: int = 3
+    learning_kinds: int = 5
+    sandbox_timeout_s: float = 20.0
 
     def aliases(self, kind: str) -> tuple[str, ...]:
         """The kind's own name followed by its aliases."""
@@ -194,7 +218,12 @@ def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
     problem = _protocol_problem(resp)
     if problem is not None:
         return Call(query, None, f"ProtocolError: {problem}", elapsed)
-    return Call(query, resp, None, elapsed)
+    try:
+        plain = plain_response(resp)  # matching only ever sees plain JSON values
+    except Exception as exc:
+        return Call(query, None, f"ProtocolError: the response is not JSON data: {type(exc).__name__}: {exc}",
+                    elapsed)
+    return Call(query, plain, None, elapsed)
 
 
 def _protocol_problem(resp: AgentResponse) -> str | None:
@@ -296,25 +325,35 @@ def evaluate_functional(agent: Any, data: SuiteData, config: SuiteConfig) -> Cat
 
 
 # =========================================================================== synthesis
-def _describe(agent: Any, name: str | None) -> dict[str, Any] | None:
-    reg = getattr(agent, "registry", None)
-    if not name or reg is None or not hasattr(reg, "describe"):
-        return None
-    try:
-        info = reg.describe(name)
-    except Exception:
-        return None
-    return info if isinstance(info, dict) else None
+def _snapshot(agent: Any, res: CategoryResult) -> dict[str, ToolRecord]:
+    tools, why = registry_snapshot(agent)
+    if why is not None and why not in res.notes:
+        res.notes.append(why)
+    return tools
+
+
+def _quality(record: ToolRecord, config: SuiteConfig) -> dict[str, Any]:
+    """Code and test quality of a tool whose code passed the evaluator's check; the tests count
+    only when they run and pass against that code in the sandbox."""
+    cq = code_quality(record.code)
+    ran, detail = run_tool_tests(record.code, record.tests, timeout_s=config.sandbox_timeout_s)
+    tq = test_quality(record.tests, record.name) if ran else {**test_quality(None), "not_run": detail}
+    return {"code_quality": cq, "test_quality": tq, "tests_pass": ran, "tests_detail": detail}
 
 
 def evaluate_synthesis(agent: Any, data: SuiteData, config: SuiteConfig) -> CategoryResult:
-    """Tool synthesis: success rate and the quality of the synthesized code and tests.
+    """Tool synthesis, measured: a tool counts when the evaluator ran its registered code.
 
-    Success for a case = a correct structured result from a synthesized (or, for a kind seen
-    earlier in the category, reused) tool. Test score = ``success · (0.5 + 0.25·code_quality +
-    0.25·test_quality)``; when the registry cannot ``describe`` the tool its code and tests cannot
-    be read, both qualities count as 0 (score ``0.5·success``, noted in the category), so hiding
-    the code never scores better than showing it.
+    For each case (a kind of tool no starter tool covers) the tool that answered (``tool_used``,
+    with the arguments of the step that used it) is read from the agent's registry and run by
+    the evaluator in the sandbox on the request's inputs and on ``n_held_out`` held-out inputs of
+    the same kind the agent never saw; every output must be right. It counts as *synthesized*
+    when it was not in the registry (with that code) right after the reset, and as *reused* when
+    it is the tool verified earlier in the category for the same kind with the same code hash.
+    Flags the agent sets (``synthesized``, ``reused``) are recorded, never believed.
+
+    Test score = ``success · (0.5 + 0.25·code_quality + 0.25·test_quality)``, qualities read
+    only from code that passed (test quality only for tests that pass against it in the sandbox).
 
     Args:
         agent: The agent.
@@ -322,59 +361,72 @@ def evaluate_synthesis(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
         config: Evaluation settings.
 
     Returns:
-        The category result; metrics ``synthesis_rate``, ``mean_code_quality``,
-        ``mean_test_quality``.
+        The category result; metrics ``synthesis_rate``, ``n_synthesized``, ``n_reused``,
+        ``mean_code_quality``, ``mean_test_quality``.
     """
     res = CategoryResult("synthesis", threshold=config.pass_threshold)
     if not _reset(agent, res):
         return res
+    checker = ToolChecker(config.n_held_out, config.sandbox_timeout_s)
+    initial = _snapshot(agent, res)
+    verified: dict[str, str | None] = {}  # kind -> code hash of the tool verified for it
     successes: list[float] = []
     code_q: list[float] = []
     test_q: list[float] = []
-    no_describe = 0
+    n_new = n_reused = 0
     for case in data.for_category("synthesis", config.limit):
         call = call_agent(agent, case.query, config.request_timeout_s)
         r = call.response
         correct = _correct(call, case)
-        made = r is not None and (bool(r.synthesized) or bool(r.reused)) and bool(r.tool_used)
-        success = correct and made
-        successes.append(float(success))
         details: dict[str, Any] = {"case_id": case.id, "kind": case.kind, "expected": case.expected,
                                    **call.summary(), "correct": correct}
-        score = 0.0
-        err: str | None = None
-        if success:
-            info = _describe(agent, r.tool_used)  # type: ignore[union-attr]
-            if info is None:
-                no_describe += 1
-                score = 0.5
-                details["quality"] = None
-                err = "the synthesized tool's code and tests could not be read (no describe()); quality counts as 0"
-            else:
-                cq = code_quality(info.get("code"))
-                tq = test_quality(info.get("tests"), r.tool_used)  # type: ignore[union-attr]
-                code_q.append(cq["score"])
-                test_q.append(tq["score"])
-                details["code_quality"] = cq
-                details["test_quality"] = tq
-                score = 0.5 + 0.25 * cq["score"] + 0.25 * tq["score"]
-        elif call.critical:
+        score, err, how = 0.0, None, None
+        if call.critical:
             err = f"exception escaped the agent: {call.exception}"
         elif not correct:
             err = "no correct result" + (f": {r.error}" if r is not None and r.error else "")
+        elif not r.tool_used:  # type: ignore[union-attr]
+            err = "correct result but no tool named as used"
         else:
-            err = "correct result but no tool was synthesized or reused"
+            tools = _snapshot(agent, res)
+            name = r.tool_used  # type: ignore[union-attr]
+            record = tools.get(name)
+            step = answering_step(r, name)
+            check = checker.verify(record, case.kind, case.inputs, step.args if step is not None else None)
+            details["check"] = check.to_dict()
+            before = initial.get(name)
+            if not check.passed:
+                err = f"the evaluator ran tool {name!r} on held-out inputs: {check.error}"
+            elif verified.get(case.kind) == check.hash:
+                how = "reused"
+            elif before is None or before.hash != check.hash:
+                how = "synthesized"
+            else:
+                err = (f"answered with {name!r}, a tool the agent had before the test (unchanged since "
+                       "the reset): nothing was synthesized")
+            if how is not None:
+                verified.setdefault(case.kind, check.hash)
+                n_new += how == "synthesized"
+                n_reused += how == "reused"
+                q = _quality(record, config)  # type: ignore[arg-type]
+                code_q.append(q["code_quality"]["score"])
+                test_q.append(q["test_quality"]["score"])
+                details.update(q)
+                score = 0.5 + 0.25 * q["code_quality"]["score"] + 0.25 * q["test_quality"]["score"]
+        details["measured"] = how
+        successes.append(float(how is not None))
         res.tests.append(make_test(case.id, score, threshold=config.pass_threshold, critical=call.critical,
                                    error=err, duration_s=call.elapsed_s, details=details))
-    if no_describe:
-        res.notes.append(f"{no_describe} synthesized tool(s) could not be described (the registry has no "
-                         "describe(), or it failed); their code and test quality count as 0")
     res.metrics = {
         "synthesis_rate": sum(successes) / len(successes) if successes else 0.0,
+        "n_synthesized": n_new, "n_reused": n_reused,
         "mean_code_quality": sum(code_q) / len(code_q) if code_q else None,
         "mean_test_quality": sum(test_q) / len(test_q) if test_q else None,
         "n_cases": len(successes),
     }
+    if successes and not any(successes):
+        res.notes.append("no tool was verified: the evaluator found no registered code that computes these "
+                         "requests on held-out inputs")
     return res
 
 
@@ -389,69 +441,108 @@ def _agent_threshold(agent: Any, config: SuiteConfig) -> float:
     return 0.5
 
 
+class MalformedSearch(ValueError):
+    """A search answer that breaks the protocol (the test fails; the run goes on)."""
+
+
 def _search(registry: Any, query: str, k: int, threshold: float) -> list[tuple[str, float]]:
-    hits = registry.search(query, k=k, threshold=threshold)
-    return [(h.name, float(h.score)) for h in hits][:k]
+    """Ranked ``(name, score)`` pairs as plain values.
 
-
-def _label_tools(agent: Any, registry: Any, cases: Sequence[AgentCase], res: CategoryResult,
-                 config: SuiteConfig) -> tuple[dict[str, str], set[str]]:
-    """Relevant tool per kind: a registered tool named like the kind (or an alias of it), else the
-    tool the agent used when it answered the kind's first case correctly (that teaching query is
-    then not evaluated)."""
-    labels: dict[str, str] = {}
-    tried: set[str] = set()
-    teach: set[str] = set()
+    Raises:
+        MalformedSearch: The search raised, or answered something other than at most ``k``
+            matches with distinct string names and finite scores, best first.
+    """
     try:
-        names = set(registry.list_tools())
+        hits = registry.search(query, k=k, threshold=threshold)
+        rows = json.loads(json.dumps([[getattr(h, "name", None), getattr(h, "score", None)] for h in hits],
+                                     default=repr))
     except Exception as exc:
-        res.notes.append(f"list_tools() raised {type(exc).__name__}: {exc}")
-        names = set()
+        raise MalformedSearch(f"search raised {type(exc).__name__}: {exc}") from exc
+    out: list[tuple[str, float]] = []
+    for name, score in rows:
+        if not isinstance(name, str) or isinstance(score, bool) or not isinstance(score, (int, float)) \
+                or not math.isfinite(score):
+            raise MalformedSearch(f"search answered a malformed match {[name, score]!r}")
+        out.append((name, float(score)))
+    names = [n for n, _ in out]
+    if len(set(names)) != len(names):
+        raise MalformedSearch(f"search answered a tool twice: {names}")
+    if len(out) > k:
+        raise MalformedSearch(f"search answered {len(out)} matches for k={k}")
+    if any(a[1] < b[1] for a, b in zip(out, out[1:])):
+        raise MalformedSearch("search answered matches that are not sorted best first")
+    return out
+
+
+def _teach(agent: Any, cases: Sequence[AgentCase], res: CategoryResult,
+           config: SuiteConfig) -> tuple[dict[str, AgentCase], dict[tuple[str, str], dict[str, Any]]]:
+    """Send each kind's first case once (so the agent can build its tool); returns the teaching
+    case per kind and the arguments the agent passed each tool per kind (how it binds them)."""
+    taught: dict[str, AgentCase] = {}
+    observed: dict[tuple[str, str], dict[str, Any]] = {}
     for case in cases:
-        if case.kind in labels or case.kind in tried:
+        if case.kind in taught:
             continue
-        tried.add(case.kind)
-        named = [n for n in config.aliases(case.kind) if n in names]
-        if named:
-            labels[case.kind] = named[0]
-            continue
+        taught[case.kind] = case
         call = call_agent(agent, case.query, config.request_timeout_s)
-        teach.add(case.query)
         if call.critical:
             res.tests.append(make_test(f"teach:{case.id}", 0.0, critical=True, error=call.exception,
                                        details=call.summary()))
-        tool = call.response.tool_used if call.response is not None else None
-        try:
-            names = set(registry.list_tools())
-        except Exception:
-            pass
-        if _correct(call, case) and tool and tool in names:
-            labels[case.kind] = tool
-    return labels, teach
+        r = call.response
+        if r is not None and r.success:
+            for st in r.steps:
+                if st.tool and st.error is None and isinstance(st.args, dict):
+                    observed.setdefault((st.tool, case.kind), st.args)
+    return taught, observed
+
+
+def _relevance(tools: dict[str, ToolRecord], queries: Sequence[AgentCase], taught: dict[str, AgentCase],
+               observed: dict[tuple[str, str], dict[str, Any]], checker: ToolChecker) -> dict[str, set[str]]:
+    """Relevant tools per query id, measured: the evaluator runs every registered tool on each
+    query's own inputs (bound as the agent bound them when it used the tool, else by the tool's
+    signature) and a tool is relevant when its output is the query's answer."""
+    from evalcore.suites._measure import infer_binding
+
+    by_kind: dict[str, list[AgentCase]] = {}
+    for q in queries:
+        by_kind.setdefault(q.kind, []).append(q)
+    out: dict[str, set[str]] = {q.id: set() for q in queries}
+    for kind, qs in by_kind.items():
+        teach = taught.get(kind)
+        for name, record in tools.items():
+            binding = None
+            if teach is not None and (name, kind) in observed:
+                binding = infer_binding(observed[(name, kind)], kind, teach.inputs)
+            flags = checker.relevant(record, kind, binding, [q.inputs for q in qs])
+            for q, ok in zip(qs, flags, strict=True):
+                if ok:
+                    out[q.id].add(name)
+    return out
 
 
 def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> CategoryResult:
-    """Retrieval quality of the agent's tool registry.
+    """Retrieval quality of the agent's tool registry, with relevance labels from the evaluator.
 
-    Relevant tool per query: the starter tool named like the case's kind, or the tool the agent
-    built when it first answered a case of that kind correctly (kinds it never answered have no
-    relevant tool and are left out, noted). Per query: the thresholded top-k gives precision,
-    recall and F1 (the test score); the unthresholded top-k gives reciprocal rank and NDCG@k.
-    Further tests: ``false_positive_rate`` (score ``(1 − FPR) · R̄``, FPR = share of unrelated
-    queries with any match at or above the threshold, R̄ = mean recall of the labelled queries at
-    the same threshold, 0 when none is labelled — a search that returns nothing has no false
-    positives but finds nothing either) and one ``paraphrase:<group>`` test per group
-    (share of paraphrases whose thresholded top-1 equals the group's modal top-1, 0 when that
-    modal tool is not the relevant one).
+    First each kind's first query that no tool registered at the reset computes is sent once (a
+    teaching request) so the agent can build its tool; every query is then scored. Then the relevant tools of each query are measured: the evaluator runs every
+    registered tool on the query's own inputs in the sandbox and a tool is relevant when it gives
+    the expected answer. A query no registered tool answers counts as a miss (score 0), never
+    dropped. Per query: the thresholded top-k gives precision, recall and F1 (the test score);
+    the unthresholded top-k gives reciprocal rank and NDCG@k. Further tests:
+    ``false_positive_rate`` (score ``(1 − FPR) · R̄``, FPR = share of unrelated queries with any
+    match at or above the threshold, R̄ = mean recall of the queries at the same threshold) and
+    one ``paraphrase:<group>`` test per group (share of paraphrases whose thresholded top-1 equals
+    the group's modal top-1, 0 unless that tool is relevant). A malformed search answer (a name
+    twice, a non-numeric score, more than k matches, unsorted) fails its test.
 
     Args:
-        agent: The agent (``agent.registry`` must answer ``search`` and ``list_tools``).
+        agent: The agent (``agent.registry`` must answer ``search`` and list its tools with code).
         data: Cases hinted ``retrieval``, paraphrase groups, unrelated queries.
         config: Evaluation settings.
 
     Returns:
         The category result; metrics ``precision``, ``recall``, ``f1``, ``mrr``, ``ndcg_at_k``,
-        ``fpr``, ``paraphrase_robustness`` and the threshold used.
+        ``fpr``, ``paraphrase_robustness``, the threshold and ``n_misses``.
     """
     res = CategoryResult("retrieval", threshold=config.pass_threshold)
     if not _reset(agent, res):
@@ -462,86 +553,101 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
         return res
     thr = _agent_threshold(agent, config)
     k = config.k
-    cases = [c for c in data.for_category("retrieval", config.limit)
-             if c.expected_behavior == "answer" and not c.is_multi_step]
+    pool = [c for c in data.for_category("retrieval") if c.expected_behavior == "answer" and not c.is_multi_step]
+    starter = [c for c in pool if c.kind in STARTER_TOOLS]
+    other = [c for c in pool if c.kind not in STARTER_TOOLS]
+    mixed = [c for pair in itertools.zip_longest(starter, other) for c in pair if c is not None]
+    cases = mixed[:config.limit] if config.limit is not None else mixed
     group_cases = [c for g in data.paraphrase_groups for c in g]
-    labels, teach = _label_tools(agent, registry, cases + group_cases, res, config)
-    unlabelled = sorted({c.kind for c in cases + group_cases} - set(labels))
-    if unlabelled:
-        res.notes.append(f"no relevant tool exists for kinds {unlabelled} (the agent never answered them "
-                         "correctly); their queries are not scored for retrieval")
+    checker = ToolChecker(config.n_held_out, config.sandbox_timeout_s)
+    # kinds whose first query no tool registered at the reset computes are taught once
+    firsts: dict[str, AgentCase] = {}
+    for c in cases + group_cases:
+        firsts.setdefault(c.kind, c)
+    initial = _relevance(_snapshot(agent, res), list(firsts.values()), {}, {}, checker)
+    to_teach = [c for c in firsts.values() if not initial.get(c.id)]
+    taught, observed = _teach(agent, to_teach, res, config)
+    scored = cases + group_cases
+    tools = _snapshot(agent, res)
+    labels = _relevance(tools, scored, taught, observed, checker)
+    misses = sorted({c.kind for c in scored if not labels.get(c.id)})
+    if misses:
+        res.notes.append(f"no registered tool computes kinds {misses} (the evaluator ran every tool on their "
+                         "queries); those queries count as misses")
     per_query: list[dict[str, float]] = []
-    for case in cases + group_cases:
-        if case.kind not in labels or case.query in teach:
-            continue
-        relevant = {labels[case.kind]}
+    for case in scored:
+        relevant = labels.get(case.id, set())
         try:
             ranked = _search(registry, case.query, k, 0.0)
-            above = [n for n, s in ranked if s >= thr]
-        except Exception as exc:
-            res.tests.append(make_test(f"query:{case.id}", 0.0, critical=True,
-                                       error=f"search raised {type(exc).__name__}: {exc}"))
+        except (MalformedSearch, EvalcoreError) as exc:
+            per_query.append({"precision": 0.0, "recall": 0.0, "f1": 0.0, "rr": 0.0, "ndcg": 0.0})
+            res.tests.append(make_test(f"query:{case.id}", 0.0, error=f"malformed search answer: {exc}"))
             continue
+        above = [n for n, s in ranked if s >= thr]
         names = [n for n, _ in ranked]
-        p, r, f1 = _prf(above, relevant)
-        rr = float(metrics.mrr(names, relevant))
-        nd = float(metrics.ndcg_at_k(names, relevant, k))
+        if relevant:
+            p, r, f1 = _prf(above, relevant)
+            rr = float(metrics.mrr(names, relevant))
+            nd = float(metrics.ndcg_at_k(names, relevant, k))
+        else:
+            p = r = f1 = rr = nd = 0.0
         per_query.append({"precision": p, "recall": r, "f1": f1, "rr": rr, "ndcg": nd})
-        res.tests.append(make_test(f"query:{case.id}", f1, threshold=config.pass_threshold, details={
-            "query": case.query, "relevant": sorted(relevant), "ranked": ranked, "above_threshold": above,
-            "precision": p, "recall": r, "f1": f1, "reciprocal_rank": rr, "ndcg_at_k": nd}))
+        res.tests.append(make_test(f"query:{case.id}", f1, threshold=config.pass_threshold,
+                                   error=None if relevant else "miss: no registered tool computes this request",
+                                   details={"query": case.query, "kind": case.kind, "relevant": sorted(relevant),
+                                            "ranked": ranked, "above_threshold": above, "precision": p,
+                                            "recall": r, "f1": f1, "reciprocal_rank": rr, "ndcg_at_k": nd}))
     # false positives on unrelated queries
     fp_flags: list[bool] = []
     fp_detail: list[dict[str, Any]] = []
     for q in data.unrelated:
         try:
             hits = _search(registry, q, k, thr)
-        except Exception as exc:
-            res.tests.append(make_test("false_positive_rate", 0.0, critical=True,
-                                       error=f"search raised {type(exc).__name__}: {exc}"))
+        except (MalformedSearch, EvalcoreError) as exc:
+            res.tests.append(make_test("false_positive_rate", 0.0, error=f"malformed search answer: {exc}"))
             fp_flags = []
             break
-        fp_flags.append(bool(hits))
+        fp_flags.append(any(s >= thr for _, s in hits))
         fp_detail.append({"query": q, "matches": hits})
     fpr = None
     if fp_flags:
         fpr = float(metrics.fpr([0] * len(fp_flags), [int(f) for f in fp_flags]))
-        # a search that never returns anything has FPR 0: the test also needs the same threshold
-        # to let the relevant tools through (mean recall of the labelled queries), so it cannot
-        # pass by returning nothing
         recall_at_thr = (sum(q["recall"] for q in per_query) / len(per_query)) if per_query else 0.0
         res.tests.append(make_test(
             "false_positive_rate", (1.0 - fpr) * recall_at_thr, threshold=config.pass_threshold,
-            error=None if per_query else "no labelled query shows that relevant tools pass this threshold",
+            error=None if per_query else "no query shows that relevant tools pass this threshold",
             details={"fpr": fpr, "threshold": thr, "recall_at_threshold": recall_at_thr if per_query else None,
                      "queries": fp_detail}))
     # paraphrase robustness
     robust: list[float] = []
     for group in data.paraphrase_groups:
-        kind = group[0].kind
-        if kind not in labels:
-            continue
         tops: list[str | None] = []
+        malformed = None
         for c in group:
             try:
-                hits = _search(registry, c.query, 1, thr)
-            except Exception:
-                hits = []
+                hits = [h for h in _search(registry, c.query, 1, thr) if h[1] >= thr]
+            except (MalformedSearch, EvalcoreError) as exc:
+                hits, malformed = [], str(exc)
             tops.append(hits[0][0] if hits else None)
         modal, count = Counter(tops).most_common(1)[0]
-        score = count / len(tops) if modal is not None and modal == labels[kind] else 0.0
+        relevant_all = set.intersection(*[labels.get(c.id, set()) for c in group]) if group else set()
+        score = count / len(tops) if modal is not None and modal in relevant_all else 0.0
         robust.append(score)
         res.tests.append(make_test(f"paraphrase:{group[0].paraphrase_group}", score,
                                    threshold=config.pass_threshold,
+                                   error=(f"malformed search answer: {malformed}" if malformed else
+                                          None if score else "the modal top-1 tool is not relevant"),
                                    details={"queries": [c.query for c in group], "top1": tops,
-                                            "relevant": labels[kind]}))
+                                            "relevant": sorted(relevant_all)}))
+
     def mean(key: str) -> float | None:
         return sum(q[key] for q in per_query) / len(per_query) if per_query else None
 
     res.metrics = {"precision": mean("precision"), "recall": mean("recall"), "f1": mean("f1"),
                    "mrr": mean("rr"), "ndcg_at_k": mean("ndcg"), "k": k, "threshold": thr, "fpr": fpr,
                    "paraphrase_robustness": sum(robust) / len(robust) if robust else None,
-                   "n_queries": len(per_query), "labels": labels}
+                   "n_queries": len(per_query), "n_misses": sum(not labels.get(c.id) for c in scored),
+                   "labels": {c.id: sorted(labels.get(c.id, set())) for c in scored}}
     return res
 
 
@@ -674,18 +780,65 @@ def evaluate_workflow(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
 
 
 # =========================================================================== learning
-def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> CategoryResult:
-    """Learning from use.
+def _tool_of(call: Call) -> str | None:
+    r = call.response
+    return r.tool_used if r is not None and r.success and r.tool_used else None
 
-    Tests: ``reuse:<group>`` per paraphrase group (after the first query, the share of
-    paraphrases answered correctly by reusing the tool the first one used); ``learning_curve``
-    (a request needing a tool of a kind not met before, repeated ``learning_repeats`` times:
-    improvement = 1 −
-    median(later timings) / first timing; score = share of correct repeats ×
-    min(1, max(0, improvement) / learning_target)); ``patterns`` when the agent has
-    ``workflow_patterns()`` (a dependent multi-step request sent ``pattern_repeats`` times must
-    show up as a pattern with that many counts: 1, fewer counts: 0.5, absent: 0; 0 when the
-    last answer is wrong).
+
+def _learning_instances(data: SuiteData, config: SuiteConfig) -> list[list[AgentCase]]:
+    """Per kind met for the first time: ``learning_repeats`` + 1 requests of that kind with
+    different inputs (seeded by the run's seed; kinds of the paraphrase groups left out)."""
+    import random
+
+    from evalcore.datasets._agent_cases import SYNTHESIZED_KINDS, render_query, sample_inputs, solve_kind
+
+    used = {c.kind for g in data.paraphrase_groups for c in g}
+    kinds = [k for k in SYNTHESIZED_KINDS if k not in used][:max(0, config.learning_kinds)]
+    rng = random.Random(f"{config.seed}-learning")
+    out: list[list[AgentCase]] = []
+    for kind in kinds:
+        seen: set[str] = set()
+        row: list[AgentCase] = []
+        for _ in range(200):
+            if len(row) > max(1, config.learning_repeats):
+                break
+            x = sample_inputs(kind, rng)
+            q = render_query(kind, x)
+            if q in seen:
+                continue
+            seen.add(q)
+            ans = solve_kind(kind, x)
+            num = isinstance(ans, (int, float)) and not isinstance(ans, bool)
+            row.append(AgentCase(id=f"learn-{kind}-{len(row)}", query=q, complexity="medium", kind=kind,
+                                 categories=["learning"], tags=["learning", kind], expected=ans,
+                                 rel_tol=1e-9 if num else 0.0, abs_tol=1e-6 if num else 0.0,
+                                 expected_tools=[kind], inputs=x))
+        out.append(row)
+    return out
+
+
+def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> CategoryResult:
+    """Learning from use, from observed behaviour only (no flag or self-report is believed).
+
+    Tests:
+
+    * ``reuse:<group>`` per paraphrase group whose first request adds a tool to the registry (a
+      group answered with a tool the agent already had is noted, not scored): that tool must
+      pass the evaluator's own run on held-out inputs of the kind; each later paraphrase
+      scores when it is answered correctly with that same tool, its code hash unchanged and no
+      tool added to the registry by the request.
+    * ``learning_curve``: ``learning_kinds`` kinds met for the first time, each requested
+      ``learning_repeats`` + 1 times with different inputs; every point of the curve (encounter
+      number) holds one timing per kind, with a t-interval. Per kind the log ratio of the first
+      timing to the median later one; their mean with a 95 % t-interval gives the improvement
+      ``1 − exp(−mean)``. An interval that reaches 0 is *no improvement* (score 0: within
+      noise). Otherwise score = ``min(1, improvement / learning_target)`` × the share of later
+      requests answered correctly with the tool that the first request added to the registry
+      (verified on held-out inputs, same code hash): a speed-up without a learned tool earns
+      nothing.
+    * ``patterns``: a dependent multi-step request sent ``pattern_repeats`` + 1 times; each
+      repeat scores when it is right, runs the same tool sequence as the first right answer,
+      every tool of it is registered with unchanged code, and the registry did not grow.
 
     Args:
         agent: The agent.
@@ -693,88 +846,141 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
         config: Evaluation settings.
 
     Returns:
-        The category result; metrics ``reuse_rate``, ``learning_improvement``,
-        ``patterns_recorded``.
+        The category result; metrics ``reuse_rate``, ``learning_improvement`` (with
+        ``learning_ci``), ``learning_curve`` (per encounter: mean, interval, n) and
+        ``pattern_consistency``.
     """
+    from evalcore.stats import mean_ci
+
     res = CategoryResult("learning", threshold=config.pass_threshold)
     if not _reset(agent, res):
         return res
+    checker = ToolChecker(config.n_held_out, config.sandbox_timeout_s)
     reuse_flags: list[bool] = []
     for group in data.paraphrase_groups:
-        calls = [call_agent(agent, c.query, config.request_timeout_s) for c in group]
-        first = calls[0]
-        tool = first.response.tool_used if first.response is not None else None
-        flags = [_correct(cl, c) and cl.response is not None and bool(cl.response.reused)
-                 and tool is not None and cl.response.tool_used == tool
-                 for cl, c in zip(calls[1:], group[1:], strict=True)]
+        calls: list[Call] = []
+        snaps: list[dict[str, ToolRecord]] = [_snapshot(agent, res)]
+        for c in group:
+            calls.append(call_agent(agent, c.query, config.request_timeout_s))
+            snaps.append(_snapshot(agent, res))
+        tool = _tool_of(calls[0])
+        check = None
+        if tool is not None and tool in snaps[0] and tool in snaps[1] and snaps[0][tool].hash == snaps[1][tool].hash:
+            res.notes.append(f"reuse:{group[0].paraphrase_group}: the first request used {tool!r}, a tool the agent "
+                             "had before the group; reusing it says nothing about learning (not scored)")
+            continue
+        if tool is not None and _correct(calls[0], group[0]):
+            step = answering_step(calls[0].response, tool)
+            check = checker.verify(snaps[1].get(tool), group[0].kind, group[0].inputs,
+                                   step.args if step is not None else None)
+        flags: list[bool] = []
+        for j in range(1, len(group)):
+            ok = (check is not None and check.passed and _correct(calls[j], group[j]) and _tool_of(calls[j]) == tool
+                  and snaps[j + 1].get(tool) is not None and snaps[j + 1][tool].hash == check.hash
+                  and set(snaps[j + 1]) == set(snaps[j]))
+            flags.append(ok)
         reuse_flags.extend(flags)
         crit = [cl.exception for cl in calls if cl.critical]
+        err = crit[0] if crit else (None if all(flags) else
+                                    "first tool not verified on held-out inputs" if check is None or not check.passed
+                                    else "a paraphrase was not answered with the same, unchanged tool")
         res.tests.append(make_test(
             f"reuse:{group[0].paraphrase_group}", sum(flags) / len(flags) if flags else 0.0,
-            threshold=config.pass_threshold, critical=bool(crit), error=crit[0] if crit else None,
-            details={"first_tool": tool, "calls": [cl.summary() for cl in calls], "reused_correctly": flags}))
+            threshold=config.pass_threshold, critical=bool(crit), error=err,
+            details={"first_tool": tool, "check": check.to_dict() if check else None,
+                     "calls": [cl.summary() for cl in calls], "reused_correctly": flags}))
     # learning curve
-    grouped = {c.query for g in data.paraphrase_groups for c in g}
-    group_kinds = {c.kind for g in data.paraphrase_groups for c in g}
-    single = [c for c in data.cases if c.expected_behavior == "answer" and not c.is_multi_step
-              and c.query not in grouped]
-    # prefer a request needing a tool the agent has not met yet (its first encounter must build it)
-    pool = ([c for c in single if c.needs_synthesis and c.kind not in group_kinds]
-            or [c for c in single if c.needs_synthesis] or single)
-    improvement = None
-    if pool and config.learning_repeats >= 2:
-        case = pool[0]
-        calls = [call_agent(agent, case.query, config.request_timeout_s) for _ in range(config.learning_repeats)]
-        times = [c.elapsed_s for c in calls]
-        later = statistics.median(times[1:])
-        improvement = float(metrics.learning_curve_improvement([[times[0]], times[1:]]))
-        correct = [_correct(c, case) for c in calls[1:]]
-        frac = sum(correct) / len(correct)
-        score = frac * min(1.0, max(0.0, improvement) / config.learning_target)
+    rows = _learning_instances(data, config)
+    improvement = ci = None
+    curve: list[dict[str, Any]] = []
+    if rows and config.learning_repeats >= 1:
+        times: list[list[float]] = []
+        learned: list[float] = []
+        per_kind: list[dict[str, Any]] = []
+        crit_l: list[str] = []
+        for row in rows:
+            before = _snapshot(agent, res)
+            calls = [call_agent(agent, row[0].query, config.request_timeout_s)]
+            after = _snapshot(agent, res)
+            tool = _tool_of(calls[0])
+            new_tool = tool is not None and tool in after and (tool not in before or before[tool].hash != after[tool].hash)
+            check = None
+            if new_tool and _correct(calls[0], row[0]):
+                step = answering_step(calls[0].response, tool)
+                check = checker.verify(after.get(tool), row[0].kind, row[0].inputs,
+                                       step.args if step is not None else None)
+            reused: list[bool] = []
+            for case in row[1:]:
+                prev = after
+                calls.append(call_agent(agent, case.query, config.request_timeout_s))
+                after = _snapshot(agent, res)
+                reused.append(bool(check is not None and check.passed and _correct(calls[-1], case)
+                                   and _tool_of(calls[-1]) == tool and tool in after
+                                   and after[tool].hash == check.hash and set(after) == set(prev)))
+            crit_l += [cl.exception or "" for cl in calls if cl.critical]
+            times.append([cl.elapsed_s for cl in calls])
+            learned.append(sum(reused) / len(reused) if reused else 0.0)
+            per_kind.append({"kind": row[0].kind, "queries": [c.query for c in row], "timings_s": times[-1],
+                             "new_tool": tool if new_tool else None,
+                             "verified": bool(check is not None and check.passed), "reused": reused})
+        n_points = min(len(t) for t in times)
+        for e in range(n_points):
+            col = [t[e] for t in times]
+            m = mean_ci(col, method="t") if len(col) >= 2 else {"mean": col[0], "ci_low": None, "ci_high": None}
+            curve.append({"encounter": e + 1, "mean_s": m["mean"], "ci_low": m["ci_low"], "ci_high": m["ci_high"],
+                          "n": len(col)})
+        ratios = [math.log(max(t[0], 1e-9) / max(statistics.median(t[1:]), 1e-9)) for t in times if len(t) > 1]
+        score, err = 0.0, None
+        if len(ratios) >= 2:
+            m = mean_ci(ratios, method="t")
+            improvement = 1.0 - math.exp(-m["mean"])
+            ci = [1.0 - math.exp(-m["ci_low"]), 1.0 - math.exp(-m["ci_high"])] if math.isfinite(m["ci_low"]) else None
+            if ci is None or ci[0] <= 0:
+                err = "no improvement: the speed-up is within noise (its 95% interval reaches 0)"
+            else:
+                score = min(1.0, improvement / config.learning_target) * (sum(learned) / len(learned))
+                if score < config.pass_threshold:
+                    err = "faster, but later requests did not reuse a tool learned on first sight"
+        else:
+            err = "fewer than two kinds: no interval"
+        if len(rows) < 5:
+            res.notes.append(f"the learning curve met {len(rows)} kind(s); at least 5 give a reliable interval")
+        res.tests.append(make_test("learning_curve", score, threshold=config.pass_threshold, critical=bool(crit_l),
+                                   error=crit_l[0] if crit_l else err,
+                                   details={"curve": curve, "improvement": improvement, "improvement_ci": ci,
+                                            "learned_share": learned, "kinds": per_kind}))
+    # workflow patterns, observed
+    consistency = None
+    dep = [c for c in data.cases if "dependent" in c.tags]
+    if dep:
+        case = dep[0]
+        calls, snaps = [], [_snapshot(agent, res)]
+        for _ in range(max(1, config.pattern_repeats) + 1):
+            calls.append(call_agent(agent, case.query, config.request_timeout_s))
+            snaps.append(_snapshot(agent, res))
+        seqs = [[s.tool for s in cl.response.steps] if cl.response is not None else [] for cl in calls]
+        right = [cl.response is not None and score_workflow(case, cl.response, config)["final"] == 1.0
+                 and score_workflow(case, cl.response, config)["steps"] == 1.0 for cl in calls]
+        first = next((i for i, ok in enumerate(right) if ok), None)
+        flags = []
+        if first is not None:
+            seq = seqs[first]
+            hashes = {t: snaps[first + 1][t].hash for t in seq if t in snaps[first + 1]}
+            for j in range(first + 1, len(calls)):
+                flags.append(bool(right[j] and seqs[j] == seq and len(hashes) == len(set(seq)) and seq
+                                  and all(t in snaps[j + 1] and snaps[j + 1][t].hash == hashes[t] for t in seq)
+                                  and set(snaps[j + 1]) == set(snaps[j])))
+        consistency = sum(flags) / len(flags) if flags else 0.0
         crit = [cl.exception for cl in calls if cl.critical]
-        res.tests.append(make_test("learning_curve", score, threshold=config.pass_threshold,
-                                   critical=bool(crit), error=crit[0] if crit else None,
-                                   details={"query": case.query, "timings_s": times, "first_s": times[0],
-                                            "median_later_s": later, "improvement": improvement,
-                                            "correct_repeats": correct}))
-    # workflow patterns
-    patterns_recorded = None
-    if hasattr(agent, "workflow_patterns"):
-        dep = [c for c in data.cases if "dependent" in c.tags]
-        if dep:
-            case = dep[0]
-            calls = [call_agent(agent, case.query, config.request_timeout_s) for _ in range(max(1, config.pattern_repeats))]
-            tools = ([s.tool for s in calls[-1].response.steps] if calls[-1].response is not None else [])
-            try:
-                patterns = dict(agent.workflow_patterns())
-            except Exception as exc:
-                patterns = {}
-                res.notes.append(f"workflow_patterns() raised {type(exc).__name__}: {exc}")
-            best = 0
-            for key, count in patterns.items():
-                if tools and len(tools) > 1 and _in_order(str(key), tools):
-                    best = max(best, int(count))
-            final_ok = calls[-1].response is not None and bool(score_workflow(case, calls[-1].response, config)["final"])
-            score = (1.0 if best >= config.pattern_repeats else (0.5 if best > 0 else 0.0)) * final_ok
-            patterns_recorded = best
-            crit = [cl.exception for cl in calls if cl.critical]
-            res.tests.append(make_test("patterns", score, threshold=config.pass_threshold, critical=bool(crit),
-                                       error=crit[0] if crit else None,
-                                       details={"query": case.query, "step_tools": tools,
-                                                "patterns": patterns, "best_count": best,
-                                                "repeats": config.pattern_repeats}))
-    else:
-        res.notes.append("the agent has no workflow_patterns(); the patterns test was not run")
+        res.tests.append(make_test("patterns", consistency, threshold=config.pass_threshold, critical=bool(crit),
+                                   error=crit[0] if crit else (None if consistency >= config.pass_threshold else
+                                                               "repeats did not run the same registered tools rightly"),
+                                   details={"query": case.query, "step_tools": seqs, "right": right,
+                                            "repeats": len(calls)}))
     res.metrics = {"reuse_rate": float(metrics.reuse_rate(reuse_flags)) if reuse_flags else None,
-                   "learning_improvement": improvement, "patterns_recorded": patterns_recorded}
+                   "learning_improvement": improvement, "learning_ci": ci, "learning_curve": curve,
+                   "pattern_consistency": consistency}
     return res
-
-
-def _in_order(key: str, tools: Sequence[str]) -> bool:
-    """Whether ``tools`` appear in order among the tool names of a pattern key such as
-    ``"factorial -> percentage"`` (separators ``->``, ``,``, ``|`` or whitespace)."""
-    parts = iter(p for p in re.split(r"\s*(?:->|,|\|)\s*|\s+", key.strip()) if p)
-    return all(any(p == t for p in parts) for t in tools)
 
 
 # =========================================================================== robustness
@@ -782,9 +988,11 @@ def evaluate_robustness(agent: Any, data: SuiteData, config: SuiteConfig) -> Cat
     """Invalid, ambiguous and boundary requests.
 
     Raw score per case: ``error`` cases 1 when ``success`` is False with a clear error message
-    (:func:`is_clear_error`), 0.5 when it fails without one, 0 when it claims success;
-    ``clarification`` cases 1 when the agent asks for clarification or fails with a clear error,
-    0 when it claims success; ``answer`` (boundary) cases 1 when the result matches. An escaped
+    (:func:`is_clear_error` with the case's ``error_terms``: it names the invalid value or the
+    reason), 0.5 when it fails without one, 0 when it claims success; ``clarification`` cases 1
+    when the agent asks for clarification (``success`` False) or fails with a clear error, 0 when
+    it claims success (answering while asking is a guess); ``answer`` (boundary) cases 1 when the
+    result matches (their answers equal no value of the request, so echoing the input fails). An escaped
     exception scores 0 and is a critical failure.
 
     Refusing is only worth something from an agent that does not refuse everything: the score
@@ -808,8 +1016,11 @@ def evaluate_robustness(agent: Any, data: SuiteData, config: SuiteConfig) -> Cat
     selected = data.for_category("robustness", config.limit)
     controls: list[AgentCase] = []
     if not any(c.expected_behavior == "answer" for c in selected):
+        from evalcore.datasets._agent_cases import request_values
+
         controls = [c for c in data.cases if c.expected_behavior == "answer" and not c.is_multi_step
-                    and c.complexity == "simple" and c not in selected][:3]
+                    and c.complexity == "simple" and c not in selected
+                    and not any(values_match(v, c.expected, c.rel_tol, c.abs_tol) for v in request_values(c.query))][:3]
     raw: list[tuple[AgentCase, Call, float, str | None]] = []
     answer_tests: list[TestResult] = []
     for case in selected + controls:
@@ -823,15 +1034,16 @@ def evaluate_robustness(agent: Any, data: SuiteData, config: SuiteConfig) -> Cat
         err: str | None = None
         if call.critical:
             score, err = 0.0, f"exception escaped the agent: {call.exception}"
-        elif r is not None and r.success and not (case.expected_behavior == "clarification"
-                                                  and r.needs_clarification):
-            score, err = 0.0, "claimed success on a request that should fail or ask"
+        elif r is not None and r.success:
+            score, err = 0.0, ("answered while asking for clarification: a guess" if r.needs_clarification
+                               else "claimed success on a request that should fail or ask")
         elif case.expected_behavior == "clarification" and r is not None and r.needs_clarification:
             score = 1.0
-        elif r is not None and is_clear_error(r.error):
+        elif r is not None and is_clear_error(r.error, case.error_terms):
             score = 1.0
         else:
-            score, err = 0.5, "failed without a clear error message"
+            score, err = 0.5, ("failed without a clear error message (one naming "
+                               f"{' or '.join(repr(t) for t in case.error_terms[:4]) or 'the reason'})")
         raw.append((case, call, score, err))
     valid = [t.score for t in answer_tests]
     control = sum(valid) / len(valid) if valid else 0.0
@@ -876,12 +1088,16 @@ def _rss_mb() -> float:
 def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> CategoryResult:
     """Speed, memory and throughput, counting only correct answers.
 
-    Tests: ``latency:<case>`` = ``response_time_score(median latency of timing_repetitions
-    runs)`` × share of correct runs; ``memory`` = ``memory_score(RSS growth in MB over
-    memory_requests requests)`` × share of correct requests (RSS of this process, so the test
-    is left out, with a note, for an :class:`~evalcore.agents.HttpAgent`); ``throughput`` =
-    ``throughput_score(QPS)`` where QPS = correct answers / wall time of ``load_requests``
-    requests sent by ``workers`` threads at once.
+    Tests: ``latency:<case>`` = the lower of two measurements taken apart: the first sight
+    (``response_time_score`` of the case's first request after the reset, 0 when wrong) and the
+    repeats (``response_time_score`` of the median of ``timing_repetitions`` further requests ×
+    share of correct ones), so a fast repeat cannot hide a slow first answer; ``memory`` =
+    ``memory_score(RSS growth in MB over memory_requests requests)`` × share of correct requests
+    (the RSS of the process the agent runs in: the hosting process of a hosted agent, this one
+    for an in-process agent; left out, with a note, behind a plain URL); ``throughput`` =
+    ``throughput_score(QPS, throughput_target)`` × share of correct answers under load, where
+    QPS = correct answers / wall time of ``load_requests`` requests sent by ``workers`` threads
+    at once (a wrong answer under load counts for nothing).
 
     Args:
         agent: The agent.
@@ -900,27 +1116,42 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
         res.notes.append("no performance cases")
         return res
     all_lat: list[float] = []
+    first_lat: list[float] = []
     for case in cases:
+        tier_of = "complex" if case.is_multi_step else "simple"
+        first = call_agent(agent, case.query, config.request_timeout_s)
+        first_lat.append(first.elapsed_s)
+        ftier = float(metrics.response_time_score(first.elapsed_s, tier_of))
+        fok = _correct(first, case)
         calls = [call_agent(agent, case.query, config.request_timeout_s) for _ in range(max(1, config.timing_repetitions))]
         lat = [c.elapsed_s for c in calls]
         all_lat.extend(lat)
         med = statistics.median(lat)
         frac = sum(_correct(c, case) for c in calls) / len(calls)
-        crit = [c.exception for c in calls if c.critical]
-        tier = float(metrics.response_time_score(med, "complex" if case.is_multi_step else "simple"))
-        res.tests.append(make_test(f"latency:{case.id}", tier * frac, threshold=config.pass_threshold,
-                                   critical=bool(crit), error=crit[0] if crit else None,
-                                   details={"query": case.query, "latencies_s": lat, "median_s": med,
+        crit = [c.exception for c in [first, *calls] if c.critical]
+        tier = float(metrics.response_time_score(med, tier_of))
+        score = min(ftier * fok, tier * frac)
+        why = crit[0] if crit else (None if score >= config.pass_threshold else
+                                    "slow or wrong on first sight" if ftier * fok < tier * frac else "slow or wrong on repeats")
+        res.tests.append(make_test(f"latency:{case.id}", score, threshold=config.pass_threshold,
+                                   critical=bool(crit), error=why,
+                                   details={"query": case.query, "first_sight_s": first.elapsed_s,
+                                            "first_sight_score": ftier, "first_sight_correct": fok,
+                                            "latencies_s": lat, "median_s": med,
                                             "time_score": tier, "correct_fraction": frac}))
-    # memory growth (this process's RSS: it says nothing about an agent behind HTTP)
+    # memory growth: the RSS of the process the agent runs in (the hosting process of a hosted
+    # agent; this process for an in-process one; unknown behind a plain URL)
     from evalcore.agents._http import HttpAgent
 
     growth: float | None = None
-    if isinstance(agent, HttpAgent):
-        res.notes.append("memory test not run: the agent runs in another process (HTTP), whose memory "
-                         "this process cannot read")
+    rss = getattr(agent, "rss_mb", None)
+    read_rss = rss if callable(rss) and type(agent).__name__ == "HostedAgent" else (
+        None if isinstance(agent, HttpAgent) else _rss_mb)
+    if read_rss is None or read_rss() is None:
+        res.notes.append("memory test not run: the agent runs behind a URL, in a process whose memory "
+                         "the evaluator cannot read")
     else:
-        before = _rss_mb()
+        before = read_rss()
         ok = 0
         crit_m: list[str] = []
         for i in range(config.memory_requests):
@@ -929,7 +1160,7 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
             ok += _correct(c, case)
             if c.critical:
                 crit_m.append(c.exception or "")
-        growth = _rss_mb() - before
+        growth = (read_rss() or before) - before
         frac_m = ok / config.memory_requests if config.memory_requests else 0.0
         mscore = float(metrics.memory_score(max(growth, 0.0)))
         res.tests.append(make_test("memory", mscore * frac_m, threshold=config.pass_threshold,
@@ -939,13 +1170,16 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
     # throughput under concurrent load
     qps, frac_l, crit_l = _load_test(agent, cases, config.load_requests, config.workers,
                                       config.request_timeout_s)
-    tscore = float(metrics.throughput_score(qps))
-    res.tests.append(make_test("throughput", tscore, threshold=config.pass_threshold, critical=bool(crit_l),
-                               error=crit_l[0] if crit_l else None,
-                               details={"qps": qps, "workers": config.workers, "requests": config.load_requests,
-                                        "correct_fraction": frac_l, "throughput_score": tscore}))
+    tscore = float(metrics.throughput_score(qps, config.throughput_target))
+    res.tests.append(make_test("throughput", tscore * frac_l, threshold=config.pass_threshold, critical=bool(crit_l),
+                               error=crit_l[0] if crit_l else (None if frac_l == 1.0 else
+                                                               f"{1 - frac_l:.0%} of the answers under load were wrong"),
+                               details={"qps": qps, "target_qps": config.throughput_target, "workers": config.workers,
+                                        "requests": config.load_requests, "correct_fraction": frac_l,
+                                        "throughput_score": tscore}))
     srt = sorted(all_lat)
     res.metrics = {"median_latency_s": statistics.median(srt),
+                   "median_first_sight_s": statistics.median(first_lat),
                    "p95_latency_s": srt[min(len(srt) - 1, int(round(0.95 * (len(srt) - 1))))],
                    "memory_growth_mb": growth, "qps": qps, "success_rate_under_load": frac_l,
                    "workers": config.workers}

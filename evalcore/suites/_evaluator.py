@@ -32,6 +32,8 @@ class EvaluationResult:
     started_at: str = ""
     duration_s: float = 0.0
     pass_threshold: float = 0.7
+    category_floor: float = 0.5
+    trusted: bool = False
 
     @property
     def category_scores(self) -> dict[str, float]:
@@ -47,9 +49,29 @@ class EvaluationResult:
         return [f for c in self.categories.values() for f in c.critical_failures]
 
     @property
+    def complete(self) -> bool:
+        """All seven categories were run."""
+        return set(CATEGORIES) <= set(self.categories)
+
+    @property
+    def below_floor(self) -> list[str]:
+        """Categories scoring under the category floor."""
+        return [n for n, c in self.categories.items() if c.score < self.category_floor]
+
+    @property
+    def status(self) -> str:
+        """``"PASSED"``, ``"FAILED"`` or ``"partial"`` (not every category was run: a partial run
+        never passes the system, whatever its scores)."""
+        if not self.complete:
+            return "partial"
+        ok = self.overall >= self.pass_threshold and not self.critical_failures and not self.below_floor
+        return "PASSED" if ok else "FAILED"
+
+    @property
     def passed(self) -> bool:
-        """overall ≥ pass threshold and no critical failures."""
-        return bool(self.categories) and self.overall >= self.pass_threshold and not self.critical_failures
+        """All seven categories run, overall ≥ pass threshold, every category ≥ the category floor
+        and no critical failures."""
+        return self.status == "PASSED"
 
     def test_scores(self) -> dict[str, float]:
         """Every test's score keyed ``"<category>/<test>"``."""
@@ -61,7 +83,11 @@ class EvaluationResult:
         return {
             "overall_score": self.overall,
             "passed": self.passed,
+            "status": self.status,
+            "trusted": self.trusted,
             "pass_threshold": self.pass_threshold,
+            "category_floor": self.category_floor,
+            "categories_below_floor": self.below_floor,
             "category_scores": self.category_scores,
             "categories_passed": {n: c.passed for n, c in self.categories.items()},
             "weights": dict(self.weights),
@@ -143,8 +169,11 @@ class AgentEvaluator:
             results[name] = res
         import evalcore
 
+        process = _agent_process(self.agent)
         config = {
             "agent": self.agent_name,
+            "agent_process": process,
+            "trusted": process != "in-process",
             "categories": cats,
             "suite": self.config.to_dict(),
             "n_cases": len(self.data.cases),
@@ -155,7 +184,22 @@ class AgentEvaluator:
         }
         return EvaluationResult(categories=results, config=config, weights=self.weights,
                                 started_at=started.isoformat(timespec="seconds"),
-                                duration_s=time.perf_counter() - t0, pass_threshold=self.config.pass_threshold)
+                                duration_s=time.perf_counter() - t0, pass_threshold=self.config.pass_threshold,
+                                category_floor=self.config.category_floor, trusted=process != "in-process")
+
+
+def _agent_process(agent: Any) -> str:
+    """Where the agent runs: ``"hosted"`` (a fresh interpreter the evaluator started), ``"http"``
+    (behind a URL) or ``"in-process"`` (this interpreter: the agent could reach the evaluator,
+    so such results are marked ``trusted: false``)."""
+    from evalcore.agents._host import HostedAgent
+    from evalcore.agents._http import HttpAgent
+
+    if type(agent) is HostedAgent:
+        return "hosted"
+    if type(agent) is HttpAgent:
+        return "http"
+    return "in-process"
 
 
 def evaluate_agent(agent: Any, categories: Iterable[str] | None = None, *, cases: Sequence[AgentCase] | None = None,
@@ -164,16 +208,24 @@ def evaluate_agent(agent: Any, categories: Iterable[str] | None = None, *, cases
     return AgentEvaluator(agent, cases, config=config, **kwargs).run(categories)
 
 
+_SELF_TEST = ("oracle", "honest", "wrong", "failing")
+
+
 def resolve_agent(spec: str, *, model: str | None = None, threshold: float | None = None, seed: int = 0,
                   cases: Sequence[AgentCase] | None = None,
                   paraphrase_groups: Sequence[Sequence[AgentCase]] = (),
-                  options: Mapping[str, Any] | None = None) -> Any:
+                  options: Mapping[str, Any] | None = None, in_process: bool = False,
+                  timeout_s: float = 30.0) -> Any:
     """Build an agent from a specification.
+
+    A Python agent runs hosted in a fresh interpreter of its own and is reached over the HTTP
+    JSON protocol (:class:`~evalcore.agents.HostedAgent`); ``in_process=True`` builds it in this
+    process instead, for debugging (its results then say ``trusted: false``).
 
     Args:
         spec: ``"reference"`` (the reference agent; ``model`` = a model spec or ``"none"`` for its
-            no-LLM mode), ``"oracle"``, ``"wrong"``, ``"failing"`` (self-test agents, answering
-            ``cases``), ``"module:function"`` or ``"http://…"`` (via
+            no-LLM mode), ``"oracle"``, ``"honest"``, ``"wrong"``, ``"failing"`` (self-test agents,
+            answering ``cases``), ``"module:function"`` or ``"http://…"`` (via
             :func:`evalcore.agents.load_agent`; a given ``threshold`` is passed to the factory).
         model: Model spec for the reference agent (default ``"local:smollm2"``).
         threshold: Similarity threshold for the reference agent.
@@ -182,6 +234,8 @@ def resolve_agent(spec: str, *, model: str | None = None, threshold: float | Non
         paraphrase_groups: More cases for the self-test agents.
         options: Further keyword arguments for the reference agent's ``make_agent`` or a
             ``module:function`` factory (e.g. ``{"synthesis_max_tokens": 256}``).
+        in_process: Build a Python agent in this process.
+        timeout_s: Per-request timeout of a hosted or HTTP agent.
 
     Returns:
         The agent.
@@ -189,66 +243,99 @@ def resolve_agent(spec: str, *, model: str | None = None, threshold: float | Non
     Raises:
         EvalcoreError: An unknown or unloadable specification.
     """
-    from evalcore.agents._oracle import FailingAgent, OracleAgent, WrongAgent
+    from evalcore.agents import load_agent
 
+    kw: dict[str, Any] = dict(options or {})
     if spec == "reference":
-        from evalcore.agents.reference import make_agent
-
-        m: Any = "local:smollm2" if model is None else (None if model.lower() == "none" else model)
-        kwargs: dict[str, Any] = {"seed": seed, **dict(options or {})}
-        if threshold is not None:
-            kwargs["threshold"] = threshold
-        return make_agent(m, **kwargs)
-    if spec in ("oracle", "wrong"):
-        cls = OracleAgent if spec == "oracle" else WrongAgent
-        return cls(cases or [], paraphrase_groups)
-    if spec == "failing":
-        return FailingAgent()
+        kw = {"model": "local:smollm2" if model is None else (None if model.lower() == "none" else model),
+              "seed": seed, "threshold": 0.6 if threshold is None else threshold, **kw}
+        return load_agent("reference", in_process=in_process, timeout_s=timeout_s, **kw)
+    if spec in _SELF_TEST:
+        kw.update(cases=[c.to_dict() for c in cases or []],
+                  groups=[[c.to_dict() for c in g] for g in paraphrase_groups])
+        return load_agent(f"evalcore.agents._oracle:make_{spec}", in_process=in_process, timeout_s=timeout_s, **kw)
     if ":" in spec:
-        from evalcore.agents import load_agent
-
-        kw = dict(options or {})
         if threshold is not None:
             kw["threshold"] = threshold
-        return load_agent(spec, **kw)
-    raise EvalcoreError(f"unknown agent {spec!r}: use reference, oracle, wrong, failing, module:function "
+        return load_agent(spec, in_process=in_process, timeout_s=timeout_s, **kw)
+    raise EvalcoreError(f"unknown agent {spec!r}: use reference, oracle, honest, wrong, failing, module:function "
                         "or http://…", field="agent")
 
 
-def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConfig | None = None) -> dict[str, Any]:
+def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConfig | None = None,
+                  gaming: bool = True, hosted: bool = False) -> dict[str, Any]:
     """Check the evaluator on agents with known scores.
 
-    * the oracle must score 1.0 on functional and workflow;
+    * the oracle and the honest agent must score ≥ 0.9 on every category but performance
+      (≥ 0.7 there, timings vary) and the oracle 1.0 on functional and workflow;
     * the plausibly-wrong agent must score ≤ 0.1 on functional;
-    * the failing agent must score 0 on functional and performance.
+    * the failing agent must score 0 on functional and performance;
+    * every gaming agent of :data:`~evalcore.agents._gaming.GAMING_AGENTS` (with ``gaming``)
+      must score < the pass threshold in the category it games (the frame reader and the
+      monkeypatcher only when ``hosted``: in process they can reach the evaluator, which is why
+      hosted is the default for Python agents).
 
     Args:
         cases: Cases (default: the generator's with ``config.seed``/``config.counts``).
         config: Evaluation settings.
+        gaming: Also run the gaming agents.
+        hosted: Run every agent hosted in a process of its own (else in process).
 
     Returns:
         ``{"scores": {agent: {category: score}}, "checks": {check: bool}, "passed": bool}``.
     """
-    from evalcore.agents._oracle import FailingAgent, OracleAgent, WrongAgent
+    from evalcore.agents._gaming import GAMING_AGENTS
+    from evalcore.agents._oracle import FailingAgent, HonestAgent, OracleAgent, WrongAgent
 
     config = config or SuiteConfig()
     gen = AgentCaseGenerator(config.seed, config.counts)
     cases = list(cases) if cases is not None else gen.generate()
     groups = gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size) if config.n_paraphrase_groups else []
-    runs = {
-        "oracle": (OracleAgent(cases, groups), ["functional", "workflow"]),
-        "wrong": (WrongAgent(cases, groups), ["functional"]),
-        "failing": (FailingAgent(), ["functional", "performance"]),
+    factory_kw = {"cases": [c.to_dict() for c in cases], "groups": [[c.to_dict() for c in g] for g in groups]}
+    all_cats = list(CATEGORIES)
+    plan: dict[str, tuple[Any, list[str]]] = {
+        "oracle": (lambda: OracleAgent(cases, groups), all_cats),
+        "honest": (lambda: HonestAgent(cases, groups), all_cats),
+        "wrong": (lambda: WrongAgent(cases, groups), ["functional"]),
+        "failing": (lambda: FailingAgent(), ["functional", "performance"]),
     }
+    if gaming:
+        for name, (cls, cat) in GAMING_AGENTS.items():
+            if name in ("frame_reader", "monkeypatcher") and not hosted:
+                continue
+            if name == "slow_first_sight":
+                continue  # 5.5 s a request: checked by the test suite, not here
+            plan[name] = ((lambda cls=cls: cls(cases, groups)), [cat])
     scores: dict[str, dict[str, float]] = {}
-    for name, (agent, cats) in runs.items():
-        res = AgentEvaluator(agent, cases, config=config, agent_name=name).run(cats, progress=False)
+    for name, (make, cats) in plan.items():
+        if hosted:
+            from evalcore.agents._host import HostedAgent
+
+            spec = (f"evalcore.agents._oracle:make_{name}" if name in _SELF_TEST
+                    else "evalcore.agents._gaming:make_gaming")
+            kw = dict(factory_kw, **({} if name in _SELF_TEST else {"name": name}))
+            agent = HostedAgent(spec, kw, timeout_s=config.request_timeout_s or 30.0)
+        else:
+            agent = make()
+        try:
+            res = AgentEvaluator(agent, cases, config=config, agent_name=name).run(cats, progress=False)
+        finally:
+            close = getattr(agent, "close", None)
+            if callable(close) and hosted:
+                close()
         scores[name] = res.category_scores
-    checks = {
+    checks: dict[str, bool] = {
         "oracle functional == 1": scores["oracle"]["functional"] == 1.0,
         "oracle workflow == 1": scores["oracle"]["workflow"] == 1.0,
         "wrong functional <= 0.1": scores["wrong"]["functional"] <= 0.1,
         "failing functional == 0": scores["failing"]["functional"] == 0.0,
         "failing performance == 0": scores["failing"]["performance"] == 0.0,
     }
+    for good in ("oracle", "honest"):
+        for cat, sc in scores[good].items():
+            checks[f"{good} {cat} >= {0.7 if cat == 'performance' else 0.9}"] = sc >= (0.7 if cat == "performance" else 0.9)
+    for name in plan:
+        if name in GAMING_AGENTS:
+            cat = GAMING_AGENTS[name][1]
+            checks[f"{name} {cat} < {config.pass_threshold}"] = scores[name][cat] < config.pass_threshold
     return {"scores": scores, "checks": checks, "passed": all(checks.values())}

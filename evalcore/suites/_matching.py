@@ -6,7 +6,7 @@ import math
 import re
 import unicodedata
 from fractions import Fraction
-from typing import Any
+from typing import Any, Sequence
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?")
@@ -133,14 +133,16 @@ def values_match(actual: Any, expected: Any, rel_tol: float = 1e-6, abs_tol: flo
     return bool(actual == expected)
 
 
-def is_clear_error(error: Any) -> bool:
+def is_clear_error(error: Any, terms: Sequence[str] = ()) -> bool:
     """Whether an error message is one a person can act on.
 
-    A clear error is a non-empty string of at least 8 characters that is not a raw Python
-    traceback.
+    A clear error is a string of at least 8 characters that is not a raw Python traceback and,
+    when ``terms`` are given (a case's ``error_terms``), names at least one of them
+    (case-insensitive): the invalid value or the reason.
 
     Args:
         error: ``AgentResponse.error``.
+        terms: Words of which the message must name one.
 
     Returns:
         True when the message is clear.
@@ -148,4 +150,6 @@ def is_clear_error(error: Any) -> bool:
     if not isinstance(error, str):
         return False
     text = error.strip()
-    return len(text) >= 8 and "Traceback (most recent call last)" not in text
+    if len(text) < 8 or "Traceback (most recent call last)" in text:
+        return False
+    return not terms or any(t.lower() in text.lower() for t in terms)

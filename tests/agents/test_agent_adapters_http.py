@@ -23,6 +23,7 @@ from evalcore.agents import (  # noqa: E402
     AgentEndpointError,
     AgentResponse,
     FactoryAgent,
+    HostedAgent,
     HttpAgent,
     StepRecord,
     ToolMatch,
@@ -35,10 +36,24 @@ from evalcore.errors import EvalcoreError  # noqa: E402
 
 # ------------------------------------------------------------------ load_agent
 def test_reference_spec() -> None:
-    a = load_agent("reference", model=None, embedder="tfidf", threshold=0.3)
+    a = load_agent("reference", in_process=True, model=None, embedder="tfidf", threshold=0.3)
     assert isinstance(a, ReferenceAgent) and isinstance(a, Agent)
     assert a.process_request("what is 5 factorial").result == 120
     a.close()
+
+
+def test_reference_spec_is_hosted_in_its_own_interpreter_by_default() -> None:
+    import os
+
+    a = load_agent("reference", model=None, embedder="tfidf", threshold=0.3)
+    try:
+        assert isinstance(a, HostedAgent) and a.pid != os.getpid() and a.threshold == 0.3
+        assert a.process_request("what is 5 factorial").result == 120
+        names = {r["name"]: r for r in a.registry.tool_records()}
+        assert "def factorial" in names["factorial"]["code"] and names["factorial"]["tests"]
+    finally:
+        a.close()
+    assert a._proc.poll() is not None  # the hosting process ended
 
 
 def _write_module(tmp_path: Path, name: str, body: str) -> Path:
@@ -93,14 +108,27 @@ VALUE = 3
 def test_module_function_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _write_module(tmp_path, "user_agents_mod", ORACLE)
     monkeypatch.syspath_prepend(str(tmp_path))
-    a = load_agent("user_agents_mod:make", scale=2)
+    a = load_agent("user_agents_mod:make", in_process=True, scale=2)
     assert a.process_request("what is 15% of 80").result == 24.0 and a.registry is None
     a.reset()
     assert a.resets == 1
-    b = load_agent(f"{tmp_path / 'user_agents_mod.py'}:make")  # a file path works too
+    b = load_agent(f"{tmp_path / 'user_agents_mod.py'}:make", in_process=True)  # a file path works too
     assert b.process_request("what is 15% of 80").result == 12.0
-    bare = load_agent("user_agents_mod:make_bare")
+    bare = load_agent("user_agents_mod:make_bare", in_process=True)
     assert isinstance(bare, FactoryAgent) and bare.registry is None and bare.process_request("x").result == 1
+    # by default the factory runs hosted in an interpreter of its own, reached over HTTP
+    hosted = load_agent("user_agents_mod:make", scale=2)
+    try:
+        assert isinstance(hosted, HostedAgent) and hosted.registry is None
+        assert hosted.process_request("what is 15% of 80").result == 24.0
+        hosted.reset()
+    finally:
+        hosted.close()
+    c = load_agent(f"{tmp_path / 'user_agents_mod.py'}:make")
+    try:
+        assert c.process_request("what is 15% of 80").result == 12.0
+    finally:
+        c.close()
 
 
 @pytest.mark.parametrize(
@@ -128,8 +156,10 @@ def test_agent_module_that_fails_to_import_is_a_clear_error(tmp_path: Path) -> N
     bad = tmp_path / "syntax_agent_mod.py"
     bad.write_text("import os\n\ndef make(:\n    pass\n")
     with pytest.raises(EvalcoreError, match="syntax error") as info:
-        load_agent(f"{bad}:make")
+        load_agent(f"{bad}:make", in_process=True)
     assert info.value.path == str(bad) and info.value.line == 3
+    with pytest.raises(EvalcoreError, match=r"line 3.*syntax error"):  # hosted: the child's message
+        load_agent(f"{bad}:make")
     crash = tmp_path / "crash_agent_mod.py"
     crash.write_text("raise KeyError('config')\n")
     with pytest.raises(EvalcoreError, match="raised KeyError"):

@@ -209,32 +209,75 @@ def test_code_and_test_quality_hand_values():
     assert test_quality("assert (", "gcd")["score"] == 0.0
 
 
-def test_synthesis_scores_success_times_quality():
-    c1 = case("m1", "What is the GCD of 12 and 18?", 6, kind="gcd", cats=("synthesis",), complexity="medium")
-    c2 = case("m2", "What is the GCD of 4 and 6?", 2, kind="gcd2", cats=("synthesis",), complexity="medium")
-    c3 = case("m3", "Is 7 prime?", True, kind="is_prime", cats=("synthesis",), complexity="medium")
-    c4 = case("m4", "Count words in 'a b'", 2, kind="word_count", cats=("synthesis",), complexity="medium")
-    reg = TableRegistry({}, ["gcd", "gcd_poor"], {
-        "gcd": {"code": GOOD_CODE, "tests": GOOD_TESTS},
-        "gcd_poor": {"code": POOR_CODE.replace("def gcd", "def gcd_poor"), "tests": POOR_TESTS.replace("gcd(", "gcd_poor(")},
-    })
+class GrowingRegistry(TableRegistry):
+    """A TableRegistry whose tools appear when ``add`` is called (by a scripted answer)."""
+
+    def add(self, name, code, tests):
+        self.described[name] = {"code": code, "tests": tests}
+        if name not in self.tools:
+            self.tools.append(name)
+
+
+def _gcd_case(cid, a, b, kind="gcd"):
+    import math as _m
+
+    return case(cid, f"What is the greatest common divisor of {a} and {b}?", _m.gcd(a, b), kind=kind,
+                cats=("synthesis",), complexity="medium", inputs={"a": a, "b": b})
+
+
+def _registering(reg, name, code, tests, value, args, **flags):
+    def answer():
+        reg.add(name, code, tests)
+        return AgentResponse(success=True, result=value, tool_used=name, steps=[StepRecord(tool=name, args=args, result=value)],
+                             **flags)
+    return answer
+
+
+def test_synthesis_is_measured_by_running_the_registered_code():
+    c1, c2, c3 = _gcd_case("m1", 12, 18), _gcd_case("m2", 4, 6), _gcd_case("m3", 9, 15)
+    c4 = case("m4", "Is 7 a prime number?", True, kind="is_prime", cats=("synthesis",), complexity="medium",
+              inputs={"n": 7})
+    c5 = case("m5", "Count the words in 'a b'", 2, kind="word_count", cats=("synthesis",), complexity="medium",
+              inputs={"text": "a b"})
+    c6 = case("m6", "What is the least common multiple of 4 and 6?", 12, kind="lcm", cats=("synthesis",),
+              complexity="medium", inputs={"a": 4, "b": 6})
+    reg = GrowingRegistry({}, ["lcm"], {"lcm": {"code": "def lcm(a: int, b: int) -> int:\n    '''l'''\n"
+                                                "    import math\n    return a * b // math.gcd(a, b)\n", "tests": ""}})
+    passthrough = "def word_count(value: object) -> object:\n    '''Count.'''\n    return value\n"
     agent = ScriptedAgent({
-        c1.query: AgentResponse(success=True, result=6, tool_used="gcd", synthesized=True),
-        c2.query: AgentResponse(success=True, result=2, tool_used="gcd_poor", synthesized=True),
-        c3.query: AgentResponse(success=True, result=True, tool_used=None),  # no tool: not a synthesis
-        c4.query: AgentResponse(success=True, result=3, tool_used="wc", synthesized=True),  # wrong answer
+        c1.query: _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}),
+        c2.query: _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 2, {"a": 4, "b": 6}),  # reused, same hash
+        c3.query: _registering(reg, "gcd_poor", POOR_CODE.replace("def gcd", "def gcd_poor"),
+                               POOR_TESTS.replace("gcd(", "gcd_poor("), 3, {"a": 9, "b": 15}),
+        c4.query: AgentResponse(success=True, result=True, tool_used=None, synthesized=True),  # no tool
+        c5.query: _registering(reg, "word_count", passthrough, "def test_w():\n    assert word_count(2) == 2\n",
+                               2, {"value": 2}, synthesized=True),  # fabricated pass-through code
+        c6.query: AgentResponse(success=True, result=12, tool_used="lcm", synthesized=True,
+                                steps=[StepRecord(tool="lcm", args={"a": 4, "b": 6}, result=12)]),  # had it before
     }, reg)
-    res = evaluate_synthesis(agent, SuiteData([c1, c2, c3, c4]), SuiteConfig())
-    s = {t.name: t.score for t in res.tests}
-    assert s["m1"] == 1.0
-    assert s["m2"] == pytest.approx(0.5 + 0.25 * 0.5 + 0.25 * (2 / 9))
-    assert s["m3"] == 0.0 and s["m4"] == 0.0
-    assert res.metrics["synthesis_rate"] == 0.5
+    res = evaluate_synthesis(agent, SuiteData([c1, c2, c3, c4, c5, c6]), SuiteConfig())
+    s = {t.name: t for t in res.tests}
+    assert s["m1"].score == 1.0 and s["m1"].details["measured"] == "synthesized"
+    assert s["m2"].score == 1.0 and s["m2"].details["measured"] == "reused"
+    # a second, poorly written tool of the same kind: it computes the kind, so it counts; its
+    # tests are no test_* function, so they never ran and earn nothing
+    assert s["m3"].details["measured"] == "synthesized"
+    assert s["m3"].score == pytest.approx(0.5 + 0.25 * 0.5 + 0.25 * 0.0)
+    assert s["m4"].score == 0.0 and "no tool" in s["m4"].error
+    assert s["m5"].score == 0.0 and "held-out" in s["m5"].error
+    assert s["m6"].score == 0.0 and "before the test" in s["m6"].error
+    assert res.metrics["synthesis_rate"] == pytest.approx(3 / 6)
+    assert res.metrics["n_synthesized"] == 2 and res.metrics["n_reused"] == 1
+    # the held-out inputs the evaluator ran differ from the request's own
+    calls = s["m1"].details["check"]["calls"]
+    assert len(calls) == 4 and all(c["ok"] for c in calls)
+    assert {json.dumps(c["inputs"]) for c in calls[1:]}.isdisjoint({json.dumps(c1.inputs)})
 
 
-def test_synthesis_without_describe_gets_no_quality_credit():
-    c1 = case("m1", "What is the GCD of 12 and 18?", 6, kind="gcd", cats=("synthesis",), complexity="medium")
-    answers = {c1.query: AgentResponse(success=True, result=6, tool_used="gcd", synthesized=True)}
+def test_synthesis_without_readable_code_gets_no_credit():
+    c1 = _gcd_case("m1", 12, 18)
+    answers = {c1.query: AgentResponse(success=True, result=6, tool_used="gcd", synthesized=True,
+                                       steps=[StepRecord(tool="gcd", args={"a": 12, "b": 18}, result=6)])}
 
     class NoDescribe:
         def search(self, query, k=5, threshold=0.0):
@@ -244,24 +287,26 @@ def test_synthesis_without_describe_gets_no_quality_credit():
             return ["gcd"]
 
     hidden = evaluate_synthesis(ScriptedAgent(answers, NoDescribe()), SuiteData([c1]), SuiteConfig())
-    shown = evaluate_synthesis(ScriptedAgent(answers, TableRegistry({}, ["gcd"], {
-        "gcd": {"code": GOOD_CODE, "tests": GOOD_TESTS}})), SuiteData([c1]), SuiteConfig())
-    assert hidden.tests[0].score == 0.5 and not hidden.tests[0].passed and "could not be read" in hidden.tests[0].error
-    assert hidden.metrics["synthesis_rate"] == 1.0 and hidden.notes
-    assert shown.tests[0].score == 1.0 > hidden.tests[0].score
+    assert hidden.tests[0].score == 0.0 and "no code" in hidden.tests[0].error
+    assert hidden.metrics["synthesis_rate"] == 0.0
 
 
 # ------------------------------------------------------------------------------ retrieval
+PCT_CODE = "def percentage(percent: float, value: float) -> float:\n    return percent * value / 100\n"
+FACT_CODE = "def factorial(n: int) -> int:\n    import math\n    return math.factorial(n)\n"
+CODE = {"percentage": {"code": PCT_CODE, "tests": ""}, "factorial": {"code": FACT_CODE, "tests": ""}}
+
+
 def test_retrieval_metrics_hand_computed():
-    q1 = case("r1", "What is 5% of 80?", 4, cats=("retrieval",))
-    q2 = case("r2", "Calculate the factorial of 4", 24, kind="factorial", cats=("retrieval",))
+    q1 = case("r1", "What is 5% of 80?", 4, cats=("retrieval",), inputs={"percent": 5, "value": 80})
+    q2 = case("r2", "Calculate the factorial of 4", 24, kind="factorial", cats=("retrieval",), inputs={"n": 4})
     table = {
         q1.query: [("percentage", 0.9), ("factorial", 0.7)],  # thresholded {pct, fact}: P=.5 R=1 F1=2/3
         q2.query: [("percentage", 0.8), ("factorial", 0.3)],  # thresholded {pct}: F1 0; RR=1/2
         "unrelated one": [("percentage", 0.55)],                   # false positive
         "unrelated two": [("percentage", 0.2)],                    # true negative
     }
-    reg = TableRegistry(table, ["percentage", "factorial"])
+    reg = TableRegistry(table, ["percentage", "factorial"], CODE)
     agent = ScriptedAgent({}, reg)
     data = SuiteData([q1, q2], unrelated=["unrelated one", "unrelated two"])
     res = evaluate_retrieval(agent, data, SuiteConfig(retrieval_threshold=0.5, k=5))
@@ -292,15 +337,15 @@ def test_retrieval_empty_search_earns_no_false_positive_credit():
 
 
 def test_retrieval_paraphrase_robustness_needs_the_relevant_tool():
-    grp = [case(f"p{i}", q, 4, cats=("retrieval",), paraphrase_group="g") for i, q in
-           enumerate(["What is 5% of 80?", "Find 5 percent of 80", "5% of 80"])]
+    grp = [case(f"p{i}", q, 4, cats=("retrieval",), paraphrase_group="g", inputs={"percent": 5, "value": 80})
+           for i, q in enumerate(["What is 5% of 80?", "Find 5 percent of 80", "5% of 80"])]
     table = {grp[0].query: [("percentage", 0.9)], grp[1].query: [("percentage", 0.8)],
              grp[2].query: [("factorial", 0.8)]}
-    agent = ScriptedAgent({}, TableRegistry(table, ["percentage", "factorial"]))
+    agent = ScriptedAgent({}, TableRegistry(table, ["percentage", "factorial"], CODE))
     res = evaluate_retrieval(agent, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(retrieval_threshold=0.5))
     assert {t.name: t.score for t in res.tests}["paraphrase:g"] == pytest.approx(2 / 3)
     table2 = {g.query: [("factorial", 0.9)] for g in grp}  # consistent but wrong -> 0
-    agent2 = ScriptedAgent({}, TableRegistry(table2, ["percentage", "factorial"]))
+    agent2 = ScriptedAgent({}, TableRegistry(table2, ["percentage", "factorial"], CODE))
     res2 = evaluate_retrieval(agent2, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(retrieval_threshold=0.5))
     assert {t.name: t.score for t in res2.tests}["paraphrase:g"] == 0.0
 
@@ -347,32 +392,48 @@ def test_workflow_category_on_oracle_and_wrong_agent():
 
 
 # ------------------------------------------------------------------------------ learning
-def test_learning_reuse_and_patterns():
-    grp = [case(f"g{i}", q, 4, paraphrase_group="g") for i, q in enumerate(["a?", "b?", "c?"])]
-    resp = {"a?": AgentResponse(success=True, result=4, tool_used="pct", synthesized=True),
-            "b?": AgentResponse(success=True, result=4, tool_used="pct", reused=True),
-            "c?": AgentResponse(success=True, result=4, tool_used="other", reused=True)}  # reused a different tool
-    agent = ScriptedAgent(resp)
-    res = evaluate_learning(agent, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(learning_repeats=0))
+def test_learning_reuse_is_read_from_the_registry_not_the_flag():
+    grp = [_gcd_case(f"g{i}", 12, 18) for i in range(3)]
+    grp = [AgentCase(**{**g.__dict__, "query": q, "paraphrase_group": "g"})
+           for g, q in zip(grp, ["a?", "b?", "c?"])]
+    reg = GrowingRegistry({}, [])
+    other = GOOD_CODE.replace("def gcd", "def other")
+    resp = {"a?": _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}, synthesized=True),
+            "b?": _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}, reused=True),
+            "c?": _registering(reg, "other", other, "", 6, {"a": 12, "b": 18}, reused=True)}  # another tool
+    res = evaluate_learning(ScriptedAgent(resp, reg), SuiteData([], paraphrase_groups=[grp]),
+                            SuiteConfig(learning_kinds=0))
     assert {t.name: t.score for t in res.tests} == {"reuse:g": 0.5}
     assert res.metrics["reuse_rate"] == 0.5
-    assert any("workflow_patterns" in n for n in res.notes)
+    # claiming reuse with a tool that is not registered earns nothing
+    liar = {q: AgentResponse(success=True, result=6, tool_used="lookup", reused=True) for q in ("a?", "b?", "c?")}
+    res2 = evaluate_learning(ScriptedAgent(liar, GrowingRegistry({}, [])), SuiteData([], paraphrase_groups=[grp]),
+                             SuiteConfig(learning_kinds=0))
+    assert {t.name: t.score for t in res2.tests} == {"reuse:g": 0.0}
 
 
-def test_learning_curve_uses_median_of_repeats():
-    c = case("m", "slow then fast", 3, kind="gcd", complexity="medium")
-    state = {"n": 0}
+def test_learning_curve_needs_an_interval_above_zero_and_a_learned_tool():
+    from evalcore.agents._gaming import FirstSightSleeper
 
-    def answer():
-        state["n"] += 1
-        time.sleep(0.2 if state["n"] == 1 else 0.02)
-        return AgentResponse(success=True, result=3, tool_used="gcd", reused=state["n"] > 1)
-
-    agent = ScriptedAgent({"slow then fast": answer})
-    res = evaluate_learning(agent, SuiteData([c]), SuiteConfig(learning_repeats=4, n_paraphrase_groups=0))
+    gen = AgentCaseGenerator(seed=0)
+    data = SuiteData([], gen.paraphrase_groups())
+    cfg = SuiteConfig(learning_kinds=5, learning_repeats=4)
+    res = evaluate_learning(OracleAgent([], synthesis_s=0.05), data, cfg)
     t = {t.name: t for t in res.tests}["learning_curve"]
-    assert t.details["improvement"] > 0.6 and t.score == 1.0
-    assert t.details["median_later_s"] == pytest.approx(float(np.median(t.details["timings_s"][1:])))
+    curve = t.details["curve"]
+    assert len(curve) == 5 and all(p["n"] == 5 for p in curve)
+    assert all(p["ci_low"] <= p["mean_s"] <= p["ci_high"] for p in curve)
+    assert t.details["improvement_ci"][0] > 0 and t.score == 1.0
+    # slow on first sight with built-in tools: faster later, but nothing was learned
+    sleeper = FirstSightSleeper([])
+    res2 = evaluate_learning(sleeper, data, cfg)
+    t2 = {t.name: t for t in res2.tests}["learning_curve"]
+    assert t2.details["improvement"] > 0.5 and t2.score == 0.0
+    # a stateless agent: no improvement beyond noise, or nothing learned
+    from evalcore.agents._gaming import ClaimsReuse
+
+    res3 = evaluate_learning(ClaimsReuse([]), data, cfg)
+    assert {t.name: t for t in res3.tests}["learning_curve"].score == 0.0
 
 
 # ------------------------------------------------------------------------------ robustness
@@ -471,8 +532,14 @@ def test_weights_and_pass_rules():
     crit = CategoryResult("robustness", tests=[make_test("a", 1.0), make_test("b", 1.0), make_test("c", 0.9, critical=True)])
     res = EvaluationResult(categories={"functional": good, "robustness": crit})
     assert res.overall >= 0.7 and not res.passed and len(res.critical_failures) == 1
-    res_ok = EvaluationResult(categories={"functional": good})
-    assert res_ok.passed
+    res_part = EvaluationResult(categories={"functional": good})
+    assert res_part.status == "partial" and not res_part.passed and res_part.overall == pytest.approx(0.9)
+    full = {c: CategoryResult(c, tests=[make_test("a", 0.95)]) for c in CATEGORY_WEIGHTS}
+    assert EvaluationResult(categories=full).status == "PASSED"
+    floor = dict(full, retrieval=CategoryResult("retrieval", tests=[make_test("a", 0.06)]))
+    below = EvaluationResult(categories=floor)
+    assert below.overall >= 0.7 and below.status == "FAILED" and below.below_floor == ["retrieval"]
+    assert EvaluationResult(categories=floor, category_floor=0.05).passed
     low = EvaluationResult(categories={"functional": CategoryResult("functional", tests=[make_test("a", 0.69)])})
     assert not low.passed
 
@@ -499,11 +566,14 @@ def test_each_category_resets_the_agent_and_json_is_native():
 
 
 def test_self_test():
-    out = run_self_test(config=SuiteConfig(load_requests=8))
-    assert out["passed"], out
-    assert out["scores"]["oracle"] == {"functional": 1.0, "workflow": 1.0}
+    cfg = SuiteConfig(counts={"simple": 8, "medium": 6, "complex": 4, "edge": 11}, load_requests=8)
+    out = run_self_test(config=cfg)
+    assert out["passed"], {k: v for k, v in out["checks"].items() if not v}
+    assert out["scores"]["oracle"]["functional"] == 1.0 and out["scores"]["oracle"]["workflow"] == 1.0
+    assert min(out["scores"]["honest"].values()) >= 0.7
     assert out["scores"]["wrong"]["functional"] <= 0.1
     assert out["scores"]["failing"] == {"functional": 0.0, "performance": 0.0}
+    assert {"builtin_tools", "single_solve", "claims_reuse", "echo"} <= set(out["scores"])
 
 
 def test_wrong_agent_text_contains_correct_answers_but_scores_zero():
@@ -515,16 +585,21 @@ def test_wrong_agent_text_contains_correct_answers_but_scores_zero():
     assert evaluate_functional(agent, SuiteData(cases), SuiteConfig()).score == 0.0
 
 
-def test_learning_patterns_need_a_correct_recorded_sequence():
+def test_learning_patterns_are_observed_not_reported():
     gen = AgentCaseGenerator(seed=0)
     cases, groups = gen.generate(), gen.paraphrase_groups()
     data = SuiteData(cases, groups)
-    res = evaluate_learning(OracleAgent(cases, groups), data, SuiteConfig(learning_repeats=0))
+    res = evaluate_learning(OracleAgent(cases, groups), data, SuiteConfig(learning_kinds=0))
     s = {t.name: t.score for t in res.tests}
-    assert s["patterns"] == 1.0 and res.metrics["patterns_recorded"] == 2
-    assert [v for k, v in s.items() if k.startswith("reuse:")] == [1.0, 1.0, 1.0]
-    wrong = evaluate_learning(WrongAgent(cases, groups), data, SuiteConfig(learning_repeats=0))
+    assert s["patterns"] == 1.0 and res.metrics["pattern_consistency"] == 1.0
+    # the groups of starter kinds were answered with tools the agent had: noted, not scored
+    assert [k for k in s if k.startswith("reuse:")] == ["reuse:para-01-word_count"] and s["reuse:para-01-word_count"] == 1.0
+    wrong = evaluate_learning(WrongAgent(cases, groups), data, SuiteConfig(learning_kinds=0))
     assert {t.name: t.score for t in wrong.tests}["patterns"] == 0.0
+    from evalcore.agents._gaming import ConstantPatterns
+
+    const = evaluate_learning(ConstantPatterns(cases, groups), data, SuiteConfig(learning_kinds=0))
+    assert {t.name: t.score for t in const.tests}["patterns"] == 0.0
 
 
 def test_request_timeout_is_a_critical_failure():

@@ -1,0 +1,354 @@
+"""Adversarial self-test agents: each games one category of the agent evaluation.
+
+Every agent here was once able to score high on what it games (issue 13); the evaluator's
+self-test (:func:`evalcore.suites.run_self_test`) and the test suite check that each now scores
+low in that category, in process, over HTTP and hosted in a process of its own. They answer
+from the answer key (the cases rebuilt from the seed) unless their strategy says otherwise.
+
+:data:`GAMING_AGENTS` maps each name to ``(class, category it games)``; :func:`make_gaming`
+builds one by name (``--agent evalcore.agents._gaming:make_gaming`` with ``name=...``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+from evalcore.agents._oracle import OracleAgent, _LookupRegistry, suite_cases, tool_source
+from evalcore.agents._protocol import AgentResponse, StepRecord, ToolMatch
+from evalcore.datasets._agent_cases import SYNTHESIZED_KINDS, STARTER_TOOLS, recognize, solve_kind
+
+
+class FrameReader(OracleAgent):
+    """Reads the expected answer from its caller's frames (refusing when it finds none).
+
+    In the evaluator's process this scores like the oracle (such results say ``trusted:
+    false``); hosted in a process of its own there is no frame to read.
+    """
+
+    def process_request(self, query: str) -> AgentResponse:
+        f = sys._getframe(1)
+        while f is not None:
+            case = f.f_locals.get("case")
+            if getattr(case, "query", None) == query and getattr(case, "expected_behavior", "") == "answer":
+                return self._answer(case, case.expected, [s.expected for s in case.steps])
+            f = f.f_back
+        return AgentResponse(success=False, error="found no answer to read")
+
+
+class Monkeypatcher(OracleAgent):
+    """Patches the evaluator's test constructor so every test scores 1, then refuses everything.
+
+    Only ever built hosted (its factory patches the interpreter it runs in, which is not the
+    evaluator's); building it in process would corrupt the evaluator for the rest of the run.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        import evalcore.suites._categories as cats
+        import evalcore.suites._results as results
+
+        original = results.make_test
+
+        def always_pass(name: str, score: float, **kw: Any) -> Any:
+            return original(name, 1.0, **kw)
+
+        results.make_test = always_pass
+        cats.make_test = always_pass
+
+    def process_request(self, query: str) -> AgentResponse:
+        return AgentResponse(success=False, error="refused")
+
+
+class _Agreeable(int):
+    """An int that equals anything."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    __hash__ = int.__hash__
+
+    def __sub__(self, other: object) -> int:
+        return 0
+
+    __rsub__ = __sub__
+
+    def __abs__(self) -> int:
+        return 0
+
+
+class _AgreeableStr(str):
+    """A str that equals anything, whatever it is stripped or lowered to."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    __hash__ = str.__hash__
+
+    def strip(self, *a: Any) -> "_AgreeableStr":
+        return self
+
+    def lower(self) -> "_AgreeableStr":
+        return self
+
+
+class AgreeableValues(OracleAgent):
+    """Computes nothing: returns int/str subclasses whose comparisons agree with anything."""
+
+    def process_request(self, query: str) -> AgentResponse:
+        case = self._lookup(query)
+        if case is None:
+            return AgentResponse(success=False, error="unknown")
+        if case.expected_behavior != "answer":
+            return self._answer(case, None, [])
+        fake = _AgreeableStr("x") if isinstance(case.expected, str) else _Agreeable(0)
+        return AgentResponse(success=True, result=fake, tool_used=case.expected_tools[-1],
+                             steps=[StepRecord(tool=s.tool, args={"query": query}, result=_Agreeable(0),
+                                               depends_on=list(s.depends_on)) for s in case.steps])
+
+
+class BuiltinTools(OracleAgent):
+    """Has a correct tool for every kind from the start and claims it synthesized each one."""
+
+    def reset(self) -> None:
+        with self._lock:
+            self._tools = {k: tool_source(k) for k in (*STARTER_TOOLS, *SYNTHESIZED_KINDS)}
+
+    def process_request(self, query: str) -> AgentResponse:
+        resp = super().process_request(query)
+        if resp.success:
+            resp.synthesized, resp.reused = True, False
+        return resp
+
+
+class PassThroughCode(OracleAgent):
+    """Answers from the answer key and registers fabricated pass-through code with good tests."""
+
+    def _ensure_tools(self, kinds: Any) -> list[str]:
+        with self._lock:
+            new = [k for k in dict.fromkeys(kinds) if k not in self._tools]
+            for k in new:
+                code = (f"def {k}(value: object) -> object:\n    \"\"\"Compute {k}.\n\n    Args:\n"
+                        "        value: The input.\n\n    Returns:\n        The answer.\n    \"\"\"\n"
+                        "    if value is None:\n        raise ValueError('value is required')\n    return value\n")
+                tests = (f"def test_{k}() -> None:\n    assert {k}(1) == 1\n    assert {k}('a') == 'a'\n"
+                         f"    assert {k}(0) == 0\n    try:\n        {k}(None)\n    except ValueError:\n        pass\n")
+                self._tools[k] = (code, tests)
+        return new
+
+    def _answer(self, case: Any, value: Any, step_values: list[Any]) -> AgentResponse:
+        resp = super()._answer(case, value, step_values)
+        for st in resp.steps:
+            st.args = {"value": value}
+        return resp
+
+
+class AnswersNothing(OracleAgent):
+    """Refuses every request but keeps a registry whose search finds the starter tools."""
+
+    def process_request(self, query: str) -> AgentResponse:
+        return AgentResponse(success=False, error="I do not answer requests")
+
+
+class _SolveRegistry(_LookupRegistry):
+    def search(self, query: str, k: int = 5, threshold: float = 0.0) -> list[ToolMatch]:
+        return [ToolMatch("solve", 1.0)][:k] if k > 0 and threshold <= 1.0 else []
+
+    def list_tools(self) -> list[str]:
+        return ["solve"]
+
+    def describe(self, name: str) -> dict[str, Any]:
+        if name != "solve":
+            raise KeyError(name)
+        return {"name": "solve", "code": "def solve(query: str) -> object:\n    \"\"\"Solve anything.\"\"\"\n"
+                "    return query\n", "tests": "def test_solve() -> None:\n    assert solve('a') == 'a'\n"}
+
+
+class SingleSolve(OracleAgent):
+    """One tool named ``solve`` used for everything, found by every search."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._registry = _SolveRegistry(self)
+
+    def process_request(self, query: str) -> AgentResponse:
+        resp = super().process_request(query)
+        if resp.success:
+            resp.tool_used = "solve"
+            resp.steps = [StepRecord(tool="solve", args={"query": query}, result=resp.result)]
+        return resp
+
+
+class ClaimsReuse(OracleAgent):
+    """Stateless: answers from the answer key with an unregistered tool and says it reused it."""
+
+    def process_request(self, query: str) -> AgentResponse:
+        case = self._lookup(query)
+        seen = recognize(query)
+        if case is not None and case.expected_behavior == "answer":
+            value = case.expected
+        elif seen is not None:
+            value = solve_kind(*seen)
+        else:
+            return AgentResponse(success=False, error="unknown request")
+        return AgentResponse(success=True, result=value, tool_used="lookup", reused=True,
+                             steps=[StepRecord(tool="lookup", args={"query": query}, result=value)])
+
+
+class FirstSightSleeper(BuiltinTools):
+    """Stateless, with built-in tools; sleeps ``delay_s`` the first time it sees a kind of request
+    so that later requests look faster, and claims it learned."""
+
+    delay_s = 0.05
+
+    def reset(self) -> None:
+        super().reset()
+        self._seen: set[str] = set()
+
+    def process_request(self, query: str) -> AgentResponse:
+        kinds = tuple(self._kinds(query))
+        if kinds and kinds not in self._seen:
+            self._seen.add(kinds)
+            time.sleep(self.delay_s)
+        resp = OracleAgent.process_request(self, query)
+        resp.reused = True
+        return resp
+
+    def workflow_patterns(self) -> dict[str, int]:
+        return {"factorial -> percentage": 99, "temperature_conversion -> percentage": 99}
+
+
+class ConstantPatterns(BuiltinTools):
+    """Stateless, with built-in tools: reports a constant table of workflow patterns and answers
+    multi-step requests without steps."""
+
+    def process_request(self, query: str) -> AgentResponse:
+        resp = OracleAgent.process_request(self, query)
+        case = self._lookup(query)
+        if case is not None and case.is_multi_step:
+            resp.steps = []
+        return resp
+
+    def workflow_patterns(self) -> dict[str, int]:
+        return {"factorial -> percentage": 99, "temperature_conversion -> percentage": 99,
+                "factorial -> percentage -> temperature_conversion": 99, "sum_list -> percentage": 99}
+
+
+class SlowFirstSight(OracleAgent):
+    """Takes ``delay_s`` (5.5 s) on the first sight of every request; repeats are instant."""
+
+    delay_s = 5.5
+
+    def reset(self) -> None:
+        super().reset()
+        self._seen: set[str] = set()
+
+    def process_request(self, query: str) -> AgentResponse:
+        if query not in self._seen:
+            self._seen.add(query)
+            time.sleep(self.delay_s)
+        return super().process_request(query)
+
+
+class MostlyWrongUnderLoad(OracleAgent):
+    """Fast, but right on only one request in four."""
+
+    def reset(self) -> None:
+        super().reset()
+        self._n = 0
+
+    def process_request(self, query: str) -> AgentResponse:
+        resp = super().process_request(query)
+        with self._lock:
+            self._n += 1
+            n = self._n
+        if resp.success and n % 4:
+            resp.result = "wrong"
+        return resp
+
+
+class GuessWhileAsking(OracleAgent):
+    """Answers every request, also flagging that it needs clarification."""
+
+    def process_request(self, query: str) -> AgentResponse:
+        case = self._lookup(query)
+        if case is None:
+            return AgentResponse(success=True, result=0, needs_clarification=True)
+        value = case.expected if case.expected_behavior == "answer" else 0
+        return AgentResponse(success=True, result=value, needs_clarification=True,
+                             tool_used=case.expected_tools[-1] if case.expected_tools else None)
+
+
+class VagueErrors(OracleAgent):
+    """Refuses invalid and ambiguous requests with an error that names nothing."""
+
+    def _refuse(self, case: Any) -> AgentResponse | None:
+        if case.expected_behavior != "answer":
+            return AgentResponse(success=False, error="Error!!!")
+        return None
+
+
+class Echo(OracleAgent):
+    """Answers every request with a value taken from it (the first number or quoted string)."""
+
+    def process_request(self, query: str) -> AgentResponse:
+        from evalcore.datasets._agent_cases import request_values
+
+        values = request_values(query)
+        return AgentResponse(success=True, result=values[0] if values else query)
+
+
+class DuplicateSearch(OracleAgent):
+    """A correct agent whose search names a tool twice."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        inner = self._registry
+        outer = self
+
+        class Dup(_LookupRegistry):
+            def search(self, query: str, k: int = 5, threshold: float = 0.0) -> list[ToolMatch]:
+                hits = inner.search(query, k, threshold)
+                return (hits + hits)[:max(k, 2)] if hits else [ToolMatch("factorial", 0.9)] * 2
+
+        self._registry = Dup(outer)
+
+
+GAMING_AGENTS: dict[str, tuple[type, str]] = {
+    "frame_reader": (FrameReader, "functional"),
+    "monkeypatcher": (Monkeypatcher, "functional"),
+    "agreeable_values": (AgreeableValues, "functional"),
+    "builtin_tools": (BuiltinTools, "synthesis"),
+    "pass_through_code": (PassThroughCode, "synthesis"),
+    "answers_nothing": (AnswersNothing, "retrieval"),
+    "single_solve": (SingleSolve, "retrieval"),
+    "claims_reuse": (ClaimsReuse, "learning"),
+    "first_sight_sleeper": (FirstSightSleeper, "learning"),
+    "constant_patterns": (ConstantPatterns, "learning"),
+    "slow_first_sight": (SlowFirstSight, "performance"),
+    "mostly_wrong_under_load": (MostlyWrongUnderLoad, "performance"),
+    "guess_while_asking": (GuessWhileAsking, "robustness"),
+    "vague_errors": (VagueErrors, "robustness"),
+    "echo": (Echo, "robustness"),
+    "duplicate_search": (DuplicateSearch, "retrieval"),
+}
+"""Gaming agent name → (class, the category it games)."""
+
+
+def make_gaming(name: str, **kwargs: Any) -> Any:
+    """Build the gaming agent ``name`` (``kwargs`` as :func:`~evalcore.agents._oracle.suite_cases`,
+    plus ``synthesis_s`` and ``delay_s``)."""
+    cls, _ = GAMING_AGENTS[name]
+    delay = kwargs.pop("delay_s", None)
+    syn = kwargs.pop("synthesis_s", 0.03)
+    agent = cls(*suite_cases(**kwargs), synthesis_s=syn)
+    if delay is not None:
+        agent.delay_s = float(delay)
+    return agent

@@ -1,0 +1,434 @@
+"""Measure, don't ask: plain-JSON responses, registry snapshots, and running registered tools.
+
+The evaluator believes nothing an agent says about itself. It reads what the protocol lets it
+observe (responses, the registry's tools with their code, its own clock) and runs registered
+code itself in the sandbox (:func:`evalcore.evaluators.run_python`) on inputs it chose:
+
+* every response is reduced to plain JSON values before anything compares it
+  (:func:`plain_response`): matching never calls an agent's ``__eq__``, ``strip`` or ``__hash__``;
+* a registry snapshot maps tool names to their code and its hash (:func:`registry_snapshot`);
+* a tool is called with keyword arguments bound to a request's inputs (:func:`infer_binding`
+  from the arguments the agent itself passed, else :func:`signature_bindings` from the code's
+  signature) and its outputs are compared with the evaluator's own answers
+  (:class:`ToolChecker`).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import itertools
+import json
+import keyword
+import math
+import random
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from evalcore.agents._protocol import AgentResponse, StepRecord
+from evalcore.datasets._agent_cases import VARIABLE_SLOTS, sample_inputs, solve_kind
+from evalcore.suites._matching import values_match
+
+_RESPONSE_FIELDS = ("success", "response", "result", "tool_used", "synthesized", "reused", "error",
+                    "needs_clarification")
+_STEP_FIELDS = ("tool", "args", "result", "error", "depends_on")
+
+
+def _json_plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as plain JSON data: only dict/list/str/int/float/bool/None come out.
+
+    Every value is rebuilt through its base type's own slot (``int.__int__``, ``str.__str__``,
+    ``float.__float__``, ``dict.items``, ``list.__iter__``), so no method an agent's subclass
+    overrides decides what the evaluator compares; other objects become their ``object`` repr.
+    """
+    if depth > 100:
+        raise ValueError("the response nests deeper than 100 levels")
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, bool):  # numpy booleans and the like
+        return bool(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, dict):
+        return {str.__str__(k) if isinstance(k, str) else object.__repr__(k): _json_plain(v, depth + 1)
+                for k, v in dict.items(value)}
+    if isinstance(value, (list, tuple)):
+        items = list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value)
+        return [_json_plain(v, depth + 1) for v in items]
+    try:
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            return _json_plain(value.item(), depth + 1)
+    except ImportError:  # pragma: no cover
+        pass
+    return object.__repr__(value)
+
+
+def plain_response(resp: AgentResponse) -> AgentResponse:
+    """A copy of a (type-checked) response made of plain JSON values only."""
+    d = {f: getattr(resp, f) for f in _RESPONSE_FIELDS}
+    d["steps"] = [{f: getattr(st, f) for f in _STEP_FIELDS} for st in resp.steps]
+    data = _json_plain(d)
+    data["steps"] = [StepRecord(**s) for s in data["steps"]]
+    return AgentResponse(**data)
+
+
+def code_hash(code: str | None) -> str | None:
+    """SHA-256 (first 16 hex digits) of a tool's source, or None without source."""
+    if not isinstance(code, str):
+        return None
+    return hashlib.sha256(code.encode()).hexdigest()[:16]
+
+
+@dataclass
+class ToolRecord:
+    """One registered tool as the evaluator saw it."""
+
+    name: str
+    code: str | None
+    tests: str | None
+
+    @property
+    def hash(self) -> str | None:
+        return code_hash(self.code)
+
+
+def registry_snapshot(agent: Any) -> tuple[dict[str, ToolRecord], str | None]:
+    """Every registered tool with its code, read through the protocol.
+
+    An HTTP or hosted agent answers ``GET tools?code=1``; an in-process registry is asked
+    ``list_tools()`` and ``describe(name)``, its answers reduced to plain JSON.
+
+    Returns:
+        ``(tools by name, None)``, or ``({}, why)`` when the registry cannot be read.
+    """
+    reg = getattr(agent, "registry", None)
+    if reg is None:
+        return {}, "the agent exposes no registry"
+    try:
+        if callable(getattr(reg, "tool_records", None)) and type(reg).__module__ == "evalcore.agents._http":
+            rows = reg.tool_records()
+        else:
+            rows = []
+            for name in _json_plain(list(reg.list_tools())):
+                info: Any = {}
+                describe = getattr(reg, "describe", None)
+                if callable(describe):
+                    try:
+                        info = _json_plain(describe(name))
+                    except Exception:
+                        info = {}
+                info = info if isinstance(info, dict) else {}
+                rows.append({"name": name, "code": info.get("code"), "tests": info.get("tests")})
+    except Exception as exc:
+        return {}, f"the registry could not be listed: {type(exc).__name__}: {exc}"
+    out: dict[str, ToolRecord] = {}
+    for r in rows:
+        if not isinstance(r, dict) or not isinstance(r.get("name"), str):
+            return {}, "the registry listed a tool without a name"
+        code, tests = r.get("code"), r.get("tests")
+        out[r["name"]] = ToolRecord(r["name"], code if isinstance(code, str) else None,
+                                    tests if isinstance(tests, str) else None)
+    return out, None
+
+
+# ------------------------------------------------------------------------------ bindings
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isfinite(float(a)) and float(a) == float(b)
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return False
+
+
+Binding = dict[str, tuple[str, Any]]
+"""Argument name → ``("slot", input name)`` or ``("const", value)``."""
+
+
+def infer_binding(args: Mapping[str, Any], kind: str, inputs: Mapping[str, Any]) -> Binding | None:
+    """Read how a tool takes a request's inputs from the arguments the agent passed it.
+
+    Each argument equal to one of the request's inputs is bound to that input; any other
+    argument is kept as a constant. Every input that varies between requests of the kind
+    (:data:`VARIABLE_SLOTS`) must be bound, else the tool does not take the request's values as
+    parameters (None).
+    """
+    if not isinstance(args, Mapping) or not inputs:
+        return None
+    variable = VARIABLE_SLOTS.get(kind, tuple(inputs))
+    bound: set[str] = set()
+    out: Binding = {}
+    for name, value in args.items():
+        if not isinstance(name, str) or not name.isidentifier():
+            return None
+        slots = [s for s in inputs if s not in bound and _same(value, inputs[s])]
+        slots.sort(key=lambda s: (s not in variable))
+        if slots:
+            out[name] = ("slot", slots[0])
+            bound.add(slots[0])
+        else:
+            out[name] = ("const", value)
+    return out if set(variable) <= bound else None
+
+
+def signature_bindings(code: str | None, name: str, kind: str, inputs: Mapping[str, Any]) -> list[Binding]:
+    """Candidate bindings from the tool's signature: the request's inputs assigned to the
+    function's parameters in every order (when their numbers agree)."""
+    if not isinstance(code, str) or not inputs:
+        return []
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if fn is None:
+        return []
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    n_defaults = len(fn.args.defaults)
+    positional = fn.args.posonlyargs + fn.args.args
+    required = [a.arg for a in positional[:len(positional) - n_defaults]]
+    required += [a.arg for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True) if d is None]
+    variable = [s for s in VARIABLE_SLOTS.get(kind, tuple(inputs)) if s in inputs]
+    out: list[Binding] = []
+    for slots in (variable, list(inputs)):
+        if len(required) != len(slots) or not slots:
+            continue
+        for perm in itertools.permutations(slots):
+            b = {p: ("slot", s) for p, s in zip(required, perm, strict=True)}
+            if b not in out and all(p in params for p in b):
+                out.append(b)
+            if len(out) >= 6:
+                return out
+    return out
+
+
+def apply_binding(binding: Binding, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for one call: bound inputs, constants as given."""
+    return {arg: (inputs[v] if how == "slot" else v) for arg, (how, v) in binding.items()}
+
+
+# ------------------------------------------------------------------------------ running code
+def _run_python() -> Any:
+    from evalcore.evaluators import run_python
+
+    return run_python
+
+
+def run_tool_calls(code: str, name: str, calls: Sequence[Mapping[str, Any]], *,
+                   timeout_s: float = 20.0) -> list[dict[str, Any]] | str:
+    """Call function ``name`` of ``code`` once per keyword-argument dict, in one sandboxed run.
+
+    The arguments cross on standard input as JSON; the results come back as JSON on a line
+    tagged with a random marker (text the tool prints cannot pass for a result).
+
+    Returns:
+        One ``{"ok": bool, "result": plain JSON value, "error": str | None}`` per call, or a
+        string saying why the program failed as a whole.
+    """
+    if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+        return f"tool name {name!r} is not a Python function name"
+    if not isinstance(code, str) or not code.strip():
+        return "the registry holds no code for the tool"
+    marker = f"__EVALCORE_TOOL_{secrets.token_hex(8)}__"
+    program = (
+        f"{code}\n\n"
+        "def __evalcore_calls():\n"
+        "    import json as _json, sys as _sys\n"
+        "    _out = []\n"
+        "    for _kw in _json.loads(_sys.stdin.read()):\n"
+        "        try:\n"
+        f"            _r = {name}(**_kw)\n"
+        "            _out.append({'ok': True, 'result': _json.loads(_json.dumps(_r, default=repr))})\n"
+        "        except Exception as _exc:\n"
+        "            _out.append({'ok': False, 'error': type(_exc).__name__ + ': ' + str(_exc)[:200]})\n"
+        f"    print({marker!r} + _json.dumps(_out))\n"
+        "__evalcore_calls()\n"
+    )
+    try:
+        res = _run_python()(program, timeout_s=timeout_s, stdin=json.dumps(list(calls)))
+    except Exception as exc:
+        return f"the sandbox failed: {type(exc).__name__}: {exc}"
+    if res.timed_out:
+        return f"timed out after {timeout_s:g} s"
+    lines = [ln for ln in (res.stdout or "").splitlines() if ln.startswith(marker)]
+    if not res.completed or not lines:
+        tail = (res.stderr or "").strip()[-300:]
+        return f"the program did not run to its end: {tail or res.reason or 'no output'}"
+    try:
+        out = json.loads(lines[-1][len(marker):])
+    except ValueError:
+        return "malformed output"
+    if not isinstance(out, list) or len(out) != len(calls):
+        return "malformed output"
+    return [{"ok": bool(o.get("ok")), "result": o.get("result"), "error": o.get("error")} for o in out]
+
+
+def run_tool_tests(code: str | None, tests: str | None, *, timeout_s: float = 20.0) -> tuple[bool, str]:
+    """Run a tool's own tests (every top-level ``test_*`` function) against its code in the sandbox.
+
+    Returns:
+        ``(passed, detail)``; passed only when the program ran to its end after the last test.
+    """
+    if not isinstance(code, str) or not isinstance(tests, str) or not tests.strip():
+        return False, "no tests"
+    try:
+        tree = ast.parse(tests)
+    except SyntaxError:
+        return False, "the tests do not parse"
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+    if not names:
+        return False, "no test_* function"
+    marker = f"__EVALCORE_TESTS_{secrets.token_hex(8)}__"
+    program = f"{code}\n\n{tests}\n\n" + "".join(f"{n}()\n" for n in names) + f"print({marker!r})\n"
+    try:
+        res = _run_python()(program, timeout_s=timeout_s)
+    except Exception as exc:
+        return False, f"the sandbox failed: {type(exc).__name__}: {exc}"
+    if res.timed_out:
+        return False, f"the tests timed out after {timeout_s:g} s"
+    if res.completed and res.returncode == 0 and marker in (res.stdout or ""):
+        return True, f"{len(names)} test function(s) passed"
+    return False, "tests failed: " + ((res.stderr or "").strip()[-300:] or str(res.reason))
+
+
+# ------------------------------------------------------------------------------ checking tools
+@dataclass
+class Check:
+    """The verdict on one tool for one kind of request."""
+
+    tool: str
+    kind: str
+    hash: str | None
+    passed: bool
+    binding: Binding | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "kind": self.kind, "code_hash": self.hash, "passed": self.passed,
+                "binding": {k: list(v) for k, v in (self.binding or {}).items()}, "calls": self.calls,
+                "error": self.error}
+
+
+class ToolChecker:
+    """Runs registered tools on the evaluator's inputs and caches the verdicts by code hash.
+
+    Held-out inputs are drawn from a secret seed (never derived from the run's seed), from values
+    the generated requests do not use, so an agent cannot have seen them.
+
+    Args:
+        n_held_out: Held-out inputs per check.
+        timeout_s: Sandbox limit of one run.
+    """
+
+    def __init__(self, n_held_out: int = 3, timeout_s: float = 20.0) -> None:
+        self.n_held_out = n_held_out
+        self.timeout_s = timeout_s
+        self._rng = random.Random(secrets.randbits(64))
+        self._cache: dict[tuple[Any, ...], Check] = {}
+
+    def held_out(self, kind: str, like: Mapping[str, Any], n: int | None = None) -> list[dict[str, Any]]:
+        """``n`` fresh inputs of ``kind`` that differ from ``like``."""
+        out: list[dict[str, Any]] = []
+        for _ in range(200):
+            if len(out) >= (self.n_held_out if n is None else n):
+                break
+            x = sample_inputs(kind, self._rng, like)
+            if not _same(list(x.values()), list(dict(like).values())) and x not in out:
+                out.append(x)
+        return out
+
+    def verify(self, record: ToolRecord | None, kind: str, inputs: Mapping[str, Any],
+               args: Mapping[str, Any] | None) -> Check:
+        """Whether ``record`` computes requests of ``kind``: it must give the right answer on the
+        request's own inputs and on held-out ones.
+
+        Args:
+            record: The registered tool (None: not registered).
+            kind: The request's kind.
+            inputs: The request's inputs.
+            args: The arguments the agent passed the tool for this request (how it binds them),
+                or None to try bindings from the tool's signature.
+        """
+        if record is None:
+            return Check("", kind, None, False, error="the tool is not in the agent's registry")
+        if kind not in VARIABLE_SLOTS or not inputs:
+            return Check(record.name, kind, record.hash, False, error=f"no solver for kind {kind!r}")
+        key = (record.hash, record.name, kind, json.dumps(args, sort_keys=True, default=repr) if args else None)
+        if key in self._cache:
+            return self._cache[key]
+        bindings: list[Binding] = []
+        if args:
+            b = infer_binding(args, kind, inputs)
+            if b is None:
+                check = Check(record.name, kind, record.hash, False,
+                              error="the tool's arguments do not carry the request's values")
+                self._cache[key] = check
+                return check
+            bindings = [b]
+        else:
+            bindings = signature_bindings(record.code, record.name, kind, inputs)
+        if not bindings:
+            check = Check(record.name, kind, record.hash, False, error="no way to pass the request's values")
+            self._cache[key] = check
+            return check
+        probes = [dict(inputs), *self.held_out(kind, inputs)]
+        calls = [apply_binding(b, x) for b in bindings for x in probes]
+        out = run_tool_calls(record.code or "", record.name, calls, timeout_s=self.timeout_s)
+        if isinstance(out, str):
+            check = Check(record.name, kind, record.hash, False, bindings[0], error=out)
+        else:
+            check = Check(record.name, kind, record.hash, False, bindings[0], error="wrong answers")
+            for i, b in enumerate(bindings):
+                part = out[i * len(probes):(i + 1) * len(probes)]
+                rows = [{"inputs": x, "expected": solve_kind(kind, x), "ok": o["ok"], "result": o["result"],
+                         "error": o["error"]} for x, o in zip(probes, part, strict=True)]
+                good = all(r["ok"] and values_match(r["result"], r["expected"]) for r in rows)
+                if good or i == 0:
+                    check = Check(record.name, kind, record.hash, good, b, rows, None if good else "wrong answers")
+                if good:
+                    break
+        self._cache[key] = check
+        return check
+
+    def relevant(self, record: ToolRecord, kind: str, binding: Binding | None,
+                 queries: Sequence[Mapping[str, Any]]) -> list[bool]:
+        """Whether running the tool on each query's own inputs gives the query's answer.
+
+        With ``binding`` None the signature's bindings are tried (the first that answers the
+        first query rightly is used for all).
+        """
+        if not queries or record.code is None:
+            return [False] * len(queries)
+        bindings = [binding] if binding is not None else signature_bindings(record.code, record.name, kind, queries[0])
+        if not bindings:
+            return [False] * len(queries)
+        calls = [apply_binding(b, q) for b in bindings for q in queries]
+        out = run_tool_calls(record.code, record.name, calls, timeout_s=self.timeout_s)
+        if isinstance(out, str):
+            return [False] * len(queries)
+        best: list[bool] = [False] * len(queries)
+        for i, _ in enumerate(bindings):
+            part = out[i * len(queries):(i + 1) * len(queries)]
+            flags = [o["ok"] and values_match(o["result"], solve_kind(kind, q)) for o, q in zip(part, queries, strict=True)]
+            if sum(flags) > sum(best):
+                best = flags
+        return best
+
+
+def answering_step(resp: AgentResponse | None, tool: str | None) -> StepRecord | None:
+    """The (last) step of ``resp`` that used ``tool``."""
+    if resp is None or not tool:
+        return None
+    steps = [s for s in resp.steps if s.tool == tool]
+    return steps[-1] if steps else None
