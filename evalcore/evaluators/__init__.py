@@ -1,59 +1,37 @@
-"""evalcore.evaluators."""
+"""evalcore.evaluators: exact match (GSM8K, MMLU), sandboxed code execution and pass@k.
 
-__all__: list[str] = []
+Public names are re-exported lazily (see :mod:`evalcore._lazy`): ``import evalcore.evaluators``
+imports nothing heavy until a name is used.
+"""
 
-from evalcore.evaluators._exact_match import (  # noqa: E402
-    DECLARED_METHODS,
-    EXTRACTION_METHODS,
-    ExactMatchEvaluator,
-    Extraction,
-    canonical_number,
-    extraction_method_counts,
-    gsm8k_reference,
-    mmlu_reference,
-    numbers_equal,
-    parse_number,
-    summarize_exact_match,
-)
-from evalcore.evaluators._answer_files import score_answers_file  # noqa: E402
+from evalcore._lazy import lazy_exports
 
-__all__ += [
-    "DECLARED_METHODS",
-    "EXTRACTION_METHODS",
-    "ExactMatchEvaluator",
-    "Extraction",
-    "canonical_number",
-    "extraction_method_counts",
-    "gsm8k_reference",
-    "mmlu_reference",
-    "numbers_equal",
-    "parse_number",
-    "summarize_exact_match",
-    "score_answers_file",
-]
+_EXPORTS = {
+    "evalcore.evaluators._exact_match": (
+        "DECLARED_METHODS",
+        "EXTRACTION_METHODS",
+        "ExactMatchEvaluator",
+        "Extraction",
+        "canonical_number",
+        "extraction_method_counts",
+        "gsm8k_reference",
+        "mmlu_reference",
+        "numbers_equal",
+        "parse_number",
+        "summarize_exact_match",
+    ),
+    "evalcore.evaluators._answer_files": ("score_answers_file",),
+    "evalcore.evaluators._code_execution": (
+        "CodeResult",
+        "CodeSample",
+        "build_program",
+        "evaluate_code_batch",
+        "evaluate_code_execution",
+        "extract_code",
+    ),
+    "evalcore.evaluators._humaneval_files": ("score_samples_file",),
+    "evalcore.evaluators._pass_at_k": ("estimate_pass_at_k", "pass_at_k"),
+    "evalcore.evaluators._sandbox": ("SandboxResult", "run_python"),
+}
 
-from evalcore.evaluators._code_execution import (  # noqa: E402
-    CodeResult,
-    CodeSample,
-    build_program,
-    evaluate_code_batch,
-    evaluate_code_execution,
-    extract_code,
-)
-from evalcore.evaluators._humaneval_files import score_samples_file  # noqa: E402
-from evalcore.evaluators._pass_at_k import estimate_pass_at_k, pass_at_k  # noqa: E402
-from evalcore.evaluators._sandbox import SandboxResult, run_python  # noqa: E402
-
-__all__ += [
-    "CodeResult",
-    "CodeSample",
-    "build_program",
-    "evaluate_code_batch",
-    "evaluate_code_execution",
-    "extract_code",
-    "score_samples_file",
-    "estimate_pass_at_k",
-    "pass_at_k",
-    "SandboxResult",
-    "run_python",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

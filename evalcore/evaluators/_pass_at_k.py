@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Sequence
-
-import numpy as np
+import math
+from typing import TYPE_CHECKING, Sequence
 
 from evalcore.errors import EvalcoreError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["pass_at_k", "estimate_pass_at_k"]
 
@@ -37,7 +39,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         raise EvalcoreError(f"number correct must be between 0 and n={n}, got {c}", field="c")
     if n - c < k:
         return 1.0
-    return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1, dtype=float)))
+    # A plain product (no numpy): `evalcore score humaneval` should not pay numpy's import.
+    return float(1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1)))
 
 
 def estimate_pass_at_k(num_samples: Sequence[int], num_correct: Sequence[int], k: int) -> np.ndarray:
@@ -53,4 +56,6 @@ def estimate_pass_at_k(num_samples: Sequence[int], num_correct: Sequence[int], k
     """
     if len(num_samples) != len(num_correct):
         raise EvalcoreError("num_samples and num_correct differ in length", field="num_correct")
+    import numpy as np
+
     return np.array([pass_at_k(n, c, k) for n, c in zip(num_samples, num_correct)], dtype=float)

@@ -9,116 +9,34 @@ at once and read regret, convergence, intervals and pairwise tests off the
 (:func:`compute_rewards`).
 """
 
-from evalcore.routing._algorithms import (
-    ALGORITHMS,
-    ROUTERS,
-    AlwaysBest,
-    AlwaysCheapest,
-    ContextualThompson,
-    DuelingBandit,
-    EpsilonGreedy,
-    Hybrid,
-    LinUCB,
-    Oracle,
-    RandomRouter,
-    ReplayEnv,
-    Router,
-    ThompsonSampling,
-    UCB1,
-    make_router,
-    random_argmax,
-)
-from evalcore.routing._default import (
-    DEFAULT_STRATEGIES,
-    Strategy,
-    build_default_outcomes,
-    outcome_matrix,
-)
-from evalcore.routing._features import length_features, query_features, reduce_features
-from evalcore.routing._metrics import (
-    aiq,
-    aiq_table,
-    apgr,
-    convergence_point,
-    interval,
-    pairwise_comparisons,
-    pareto_frontier,
-)
-from evalcore.routing._outcomes import (
-    OutcomeMatrix,
-    find_run_dirs,
-    load_outcomes,
-    majority_vote,
-    outcomes_from_runs,
-    read_outcomes,
-)
-from evalcore.routing._plots import (
-    pareto_figure,
-    regret_figure,
-    selection_share_figure,
-    sweep_figure,
-)
-from evalcore.routing._replay import (
-    AlgorithmTrace,
-    ReplayResult,
-    lambda_sweep,
-    make_orderings,
-    parse_algorithms,
-    replay,
-)
-from evalcore.routing._reward import compute_rewards, normalized_cost
-from evalcore.routing._simulate import simulate_contextual, simulate_outcomes
+from evalcore._lazy import lazy_exports
 
-__all__: list[str] = [
-    "ALGORITHMS",
-    "AlgorithmTrace",
-    "AlwaysBest",
-    "AlwaysCheapest",
-    "ContextualThompson",
-    "DEFAULT_STRATEGIES",
-    "DuelingBandit",
-    "EpsilonGreedy",
-    "Hybrid",
-    "LinUCB",
-    "OutcomeMatrix",
-    "Oracle",
-    "ROUTERS",
-    "RandomRouter",
-    "ReplayEnv",
-    "ReplayResult",
-    "Router",
-    "Strategy",
-    "ThompsonSampling",
-    "UCB1",
-    "aiq",
-    "aiq_table",
-    "apgr",
-    "build_default_outcomes",
-    "compute_rewards",
-    "convergence_point",
-    "find_run_dirs",
-    "interval",
-    "lambda_sweep",
-    "length_features",
-    "load_outcomes",
-    "majority_vote",
-    "make_orderings",
-    "make_router",
-    "normalized_cost",
-    "outcome_matrix",
-    "outcomes_from_runs",
-    "pairwise_comparisons",
-    "parse_algorithms",
-    "pareto_figure",
-    "pareto_frontier",
-    "query_features",
-    "random_argmax",
-    "read_outcomes",
-    "reduce_features",
-    "regret_figure",
-    "replay",
-    "simulate_contextual",
-    "selection_share_figure",
-    "simulate_outcomes",
-    "sweep_figure",
-]
+_EXPORTS = {
+    "evalcore.routing._algorithms": (
+        "ALGORITHMS", "ROUTERS", "AlwaysBest", "AlwaysCheapest", "ContextualThompson",
+        "DuelingBandit", "EpsilonGreedy", "Hybrid", "LinUCB", "Oracle", "RandomRouter", "ReplayEnv",
+        "Router", "ThompsonSampling", "UCB1", "make_router", "random_argmax",
+    ),
+    "evalcore.routing._default": (
+        "DEFAULT_STRATEGIES", "Strategy", "build_default_outcomes", "outcome_matrix",
+    ),
+    "evalcore.routing._features": ("length_features", "query_features", "reduce_features"),
+    "evalcore.routing._metrics": (
+        "aiq", "aiq_table", "apgr", "convergence_point", "interval", "pairwise_comparisons",
+        "pareto_frontier",
+    ),
+    "evalcore.routing._outcomes": (
+        "OutcomeMatrix", "find_run_dirs", "load_outcomes", "majority_vote", "outcomes_from_runs",
+        "read_outcomes",
+    ),
+    "evalcore.routing._plots": ("pareto_figure", "regret_figure", "selection_share_figure", "sweep_figure"),
+    "evalcore.routing._replay": (
+        "AlgorithmTrace", "ReplayResult", "lambda_sweep", "make_orderings", "parse_algorithms",
+        "replay",
+    ),
+    "evalcore.routing._reward": ("compute_rewards", "normalized_cost"),
+    "evalcore.routing._simulate": ("simulate_contextual", "simulate_outcomes"),
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+

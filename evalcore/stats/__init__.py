@@ -5,57 +5,20 @@ Every comparison evalcore reports is paired by item id and carries its interval:
 mean with its interval (Wilson for binary scores, clustered SE when items are clustered).
 """
 
-from evalcore.stats._compare import ComparisonResult, align_scores, compare, compare_many
-from evalcore.stats._intervals import (
-    bootstrap_interval,
-    clustered_se,
-    clustered_wilson,
-    mean_ci,
-    wilson_interval,
-)
-from evalcore.stats._multiple import adjust_p_values, benjamini_hochberg, holm
-from evalcore.stats._paired import (
-    TestResult,
-    clustered_difference,
-    cohens_d_paired,
-    mcnemar,
-    mean_difference,
-    paired_bootstrap,
-    paired_t,
-    permutation_test,
-    wilcoxon,
-)
-from evalcore.stats._power import (
-    min_detectable_difference,
-    paired_power,
-    paired_sd,
-    sample_size_paired,
-)
+from evalcore._lazy import lazy_exports
 
-__all__: list[str] = [
-    "ComparisonResult",
-    "TestResult",
-    "adjust_p_values",
-    "align_scores",
-    "benjamini_hochberg",
-    "bootstrap_interval",
-    "clustered_difference",
-    "clustered_se",
-    "clustered_wilson",
-    "cohens_d_paired",
-    "compare",
-    "compare_many",
-    "holm",
-    "mcnemar",
-    "mean_ci",
-    "mean_difference",
-    "min_detectable_difference",
-    "paired_bootstrap",
-    "paired_power",
-    "paired_sd",
-    "paired_t",
-    "permutation_test",
-    "sample_size_paired",
-    "wilcoxon",
-    "wilson_interval",
-]
+_EXPORTS = {
+    "evalcore.stats._compare": ("ComparisonResult", "align_scores", "compare", "compare_many"),
+    "evalcore.stats._intervals": (
+        "bootstrap_interval", "clustered_se", "clustered_wilson", "mean_ci", "wilson_interval",
+    ),
+    "evalcore.stats._multiple": ("adjust_p_values", "benjamini_hochberg", "holm"),
+    "evalcore.stats._paired": (
+        "TestResult", "clustered_difference", "cohens_d_paired", "mcnemar", "mean_difference",
+        "paired_bootstrap", "paired_t", "permutation_test", "wilcoxon",
+    ),
+    "evalcore.stats._power": ("min_detectable_difference", "paired_power", "paired_sd", "sample_size_paired"),
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
