@@ -534,3 +534,37 @@ def test_results_of_candidates_are_capped() -> None:
     (result,) = run_jobs([dict(_job(completion, test), memory_mb=1024)])
     assert not result.completed
     assert "larger than" in (result.reason or "") or "exceeds" in (result.reason or ""), result
+
+
+def test_a_candidate_signals_nothing_but_itself_even_without_namespaces() -> None:
+    # The weak fallback shares the user's PID namespace: os.kill(-1, 9) from a candidate would
+    # end every process of the user (evalcore included) but for the seccomp filter.
+    probe = textwrap.dedent(
+        """
+        import os, signal
+        def probe():
+            out = []
+            for target in (-1, os.getppid() or 99998, 99999):
+                try:
+                    os.kill(target, 0)
+                    out.append('allowed')
+                except PermissionError:  # the filter's answer (not ESRCH: that would be the kernel's)
+                    out.append('refused')
+                except ProcessLookupError:
+                    out.append('no such process')
+            os.kill(os.getpid(), 0)
+            os.kill(0, 0)
+            return out
+        """
+    )
+    test = "def check(candidate):\n    assert candidate() == ['refused', 'refused', 'refused']\n"
+    for namespaces in (True, False):
+        pool = SandboxPool(1, namespaces=namespaces)
+        try:
+            if "unavailable" in pool.isolation.get("seccomp", ""):
+                pytest.skip("no seccomp filter on this architecture")
+            (reply,) = pool.map([_job(probe, test)])
+        finally:
+            pool.close()
+        result = _to_result(reply)
+        assert result.completed, (namespaces, result)

@@ -88,7 +88,16 @@ _ARCHES: dict[str, tuple[int, bool, dict[str, int]]] = {
     ),
 }
 # Further numbers the filters need (x86_64).
-_SYSCALLS = {"x86_64": {"socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "clone3": 435}}
+_SYSCALLS = {
+    "x86_64": {
+        "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322,
+        "clone3": 435, "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
+        "pidfd_send_signal": 424,
+    }
+}
+# Index of the instruction whose constant a sample sets to its own PID before installing the
+# ``no_processes`` filter (see :func:`seccomp_program`); -1 where there is none.
+OWN_PID_SLOT: dict[bool, int] = {}
 
 
 def seccomp_program(no_processes: bool) -> list[tuple[int, int, int, int]] | None:
@@ -101,7 +110,11 @@ def seccomp_program(no_processes: bool) -> list[tuple[int, int, int, int]] | Non
     no ``AF_VSOCK``, ``AF_NETLINK``, ``AF_PACKET``). With ``no_processes`` (``check`` samples)
     also ``fork``, ``vfork``, ``execve``, ``execveat`` and every ``clone`` without
     ``CLONE_THREAD`` (threads stay possible); ``clone3`` answers ENOSYS so that the C library
-    falls back to ``clone``, whose flags the filter can read.
+    falls back to ``clone``, whose flags the filter can read; and signals to any process but
+    the sample itself (``kill``, ``tgkill``, ``rt_*sigqueueinfo`` only to its own PID or
+    group, no ``tkill`` or ``pidfd_send_signal``): where no PID namespace confines it (the
+    weak fallback), a candidate cannot signal the user's other processes. The instruction
+    holding the sample's PID is at ``OWN_PID_SLOT[True]``; the sample writes its PID there.
 
     Returns:
         The instructions, or None on an architecture without a table here.
@@ -127,6 +140,10 @@ def seccomp_program(no_processes: bool) -> list[tuple[int, int, int, int]] | Non
             prog.append((jeq, "deny", 0, nr[name]))
         prog.append((jeq, "clone", 0, nr["clone"]))
         prog.append((jeq, "enosys", 0, nr["clone3"]))
+        for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+            prog.append((jeq, "signal", 0, nr[name]))
+        for name in ("tkill", "pidfd_send_signal"):
+            prog.append((jeq, "deny", 0, nr[name]))
     prog.append((ret, 0, 0, allow))
     labels: dict[str, int] = {}
 
@@ -142,6 +159,11 @@ def seccomp_program(no_processes: bool) -> list[tuple[int, int, int, int]] | Non
         prog += [(ld_abs, None, None, 16), (jset, "allow", 0, CLONE_THREAD), (ret, 0, 0, errno(_EPERM))]
         label("enosys")
         prog.append((ret, 0, 0, errno(_ENOSYS)))
+        label("signal")
+        prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, 0)]
+        OWN_PID_SLOT[no_processes] = len(prog)
+        prog += [(jeq, "allow", 0, 0), (ret, 0, 0, errno(_EPERM))]
+    OWN_PID_SLOT.setdefault(no_processes, -1)
     label("deny")
     prog.append((ret, 0, 0, errno(_EPERM)))
     label("allow")

@@ -37,7 +37,7 @@ from .linux import (
     MS_REC as _MS_REC, MS_REMOUNT as _MS_REMOUNT, PR_CAPBSET_DROP as _PR_CAPBSET_DROP,
     PR_SET_DUMPABLE as _PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS as _PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG, PR_SET_SECCOMP as _PR_SET_SECCOMP,
-    SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER, SIGKILL as _SIGKILL, Libc as _Libc,
+    OWN_PID_SLOT as _OWN_PID_SLOT, SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER, SIGKILL as _SIGKILL, Libc as _Libc,
 )
 
 TYPE_CHECKING = False
@@ -71,10 +71,12 @@ class _Worker:
         self.index = index
         self.uid = 100000 + os.getpid()
         self.is_root = os.geteuid() == 0
+        self.host_uid = os.getuid()
         self.libc: _Libc | None = None
         self.namespaces = False
         self.userns = False  # namespaces through a user namespace (not root on the host)
-        self.own_proc = False  # each zygote mounts a /proc of its own PID namespace
+        self.own_proc = False  # each sample mounts a /proc of its own PID namespace (user namespace)
+        self._zygote_pidns = False  # (user namespace) the one PID namespace of the zygotes exists
         self.notes: list[str] = []
         self.readonly_ok = False
         self.hidden: list[str] = []
@@ -258,21 +260,17 @@ class _Worker:
                 os.chmod(d, 0o1777)
         # A /proc that shows a process only to its own uid: each worker's samples run under
         # a uid of their own, so they see their own processes and nothing else. In a user
-        # namespace (one uid only) each zygote mounts instead a /proc of its own PID namespace.
-        if not self.userns_pending():
+        # namespace (one uid only) each sample mounts instead a /proc of its own PID namespace.
+        if self.is_root:
             libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | 8, "hidepid=2")
         else:
             self.own_proc = True
-
-    def userns_pending(self) -> bool:
-        """Whether this worker runs in a user namespace of its own (set up before the mounts)."""
-        return not self.is_root
 
     def isolation(self) -> dict[str, Any]:
         ns = self.namespaces
         seccomp = bool(self.filters)
         if ns and self.userns:
-            user = f"root of a user namespace mapped to evalcore's user (uid {os.getuid() if not self.is_root else 0}), no capabilities"
+            user = f"root of a user namespace mapped to evalcore's own user (uid {self.host_uid}), without capabilities"
         elif ns:
             user = f"unprivileged uid {self.uid}"
         else:
@@ -296,7 +294,7 @@ class _Worker:
             ),
             "hidden": list(self.hidden),
             "user": user,
-            "uid": self.uid if self.is_root else os.getuid(),
+            "uid": self.uid if self.is_root else self.host_uid,
             "environment": "scrubbed (PATH, HOME, TMPDIR, LANG only)",
             "rlimits": ["cpu", "address_space", "file_size", "nofile", "core"] + (["nproc"] if self.is_root or self.userns else []),
             "kill_on_timeout": "whole PID namespace" if ns else "process group",
@@ -331,12 +329,17 @@ class _Worker:
         self._release_free_memory()
         mine, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
         keep = {theirs.fileno()}
-        if self.namespaces:
+        # As root each zygote is PID 1 of a PID namespace of its own, and the worker goes back
+        # to its own namespace after each fork. In a user namespace it cannot go back (its
+        # namespace belongs to the host's user namespace): all its zygotes share one.
+        restore = self.namespaces and not self.userns
+        if restore or (self.userns and not self._zygote_pidns):
             self.libc.unshare(_CLONE_NEWPID)  # type: ignore[union-attr]
+            self._zygote_pidns = True
         try:
             pid = os.fork()
         except BaseException:
-            if self.namespaces:
+            if restore:
                 self.libc.setns(self.own_pidns, _CLONE_NEWPID)  # type: ignore[union-attr]
             raise
         if pid == 0:  # the zygote
@@ -355,7 +358,7 @@ class _Worker:
                 _zygote_loop(self, theirs)
             finally:
                 os._exit(0)
-        if self.namespaces:
+        if restore:
             self.libc.setns(self.own_pidns, _CLONE_NEWPID)  # type: ignore[union-attr]
         theirs.close()
         return mine, pid
@@ -370,13 +373,6 @@ class _Worker:
         except OSError:
             pass
         if self.namespaces:
-            if self.own_proc:
-                # A /proc of this zygote's PID namespace, in a mount namespace of its own.
-                try:
-                    self.libc.unshare(_CLONE_NEWNS)  # type: ignore[union-attr]
-                    self.libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | 8)  # type: ignore[union-attr]
-                except OSError:
-                    pass
             # This zygote's own PID namespace: restored after each sample's fork.
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         if self.prctl is not None:
@@ -867,12 +863,18 @@ class _Worker:
             if not self.namespaces:  # with them, the zygote's death kills its whole namespace
                 prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
         check = job["mode"] == "check"
+        if self.own_proc:
+            # A /proc of this sample's own PID namespace (it sees itself and its children).
+            self.libc.unshare(_CLONE_NEWNS)  # type: ignore[union-attr]
+            self.libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | 8)  # type: ignore[union-attr]
         if self.userns and self.capset is not None:
             # Root of the user namespace: no capabilities, and none regained by exec (script).
             if prctl is not None:
                 prctl(_PR_SET_SECUREBITS, _SECBITS_NOROOT, 0, 0, 0)
             self.capset(self.libc.cap_header_address, self.libc.cap_data_address)  # type: ignore[union-attr]
         address = self.filter_address.get(check)
+        if address and check and _OWN_PID_SLOT.get(True, -1) >= 0:
+            self.filters[True]._keep[_OWN_PID_SLOT[True]].k = os.getpid()  # signals: only to itself
         if address and prctl is not None:
             if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, address, 0, 0) != 0:
                 os._exit(126)  # never run a program without the filter this worker reported
