@@ -297,6 +297,8 @@ def _last_number(text: str) -> Fraction | None:
 
 
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# how far past a marker a declared value is read (keeps extraction linear in the reply's length)
+_MAX_VALUE = 400
 
 
 def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
@@ -304,7 +306,8 @@ def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
     out = []
     for m in _BOXED_RE.finditer(text):
         depth, i = 1, m.end()
-        while i < len(text) and depth:
+        stop = min(len(text), m.end() + _MAX_VALUE)  # a box holds an answer, not a page
+        while i < stop and depth:
             if text[i] == "{":
                 depth += 1
             elif text[i] == "}":
@@ -313,6 +316,14 @@ def _boxed_spans(text: str) -> list[tuple[int, int, str]]:
         if depth == 0:
             out.append((m.start(), i, text[m.end() : i - 1]))
     return out
+
+
+def _line_start(text: str, pos: int, window: int = 200) -> int:
+    """Where the line holding ``pos`` starts, looking back at most ``window`` characters (on a
+    longer line, a position inside it: nothing there counts as the start of the line)."""
+    low = max(0, pos - window)
+    newline = text.rfind("\n", low, pos)
+    return newline + 1 if newline >= 0 else low
 
 
 _FENCE_RE = re.compile(r"^[ \t]*(?P<f>```|~~~)[^\n]*\n(?P<body>.*?)(?:^[ \t]*(?P=f)[ \t]*$|\Z)", re.M | re.S)
@@ -470,7 +481,7 @@ _ANSWER_AFTER = re.compile(
     r"(?:\*\*|__|\$\$?|\\\(|\\\[|\s|either\s)*",
     re.IGNORECASE,
 )
-_FINAL_LABEL = re.compile(r"(?:^|\n)[ \t]*(?:[#>*_-][ \t#*_]*)?$")
+_FINAL_LABEL = re.compile(r"^[ \t]*(?:[#>*_-][ \t#*_]*)?$", re.MULTILINE)
 _LIST_MARKER = re.compile(r"\s*\n\s*(?:\*\*)?\d+[.)]\s+(?:\*\*)?[A-Za-z]")
 _OR_NUMBER = re.compile(r"[^\n.;]{0,20}?\bor\b\s*(?:\*\*|\$|\s|about|approximately|maybe|perhaps)*(?=[-−–$€£¥\d.])")
 
@@ -572,17 +583,17 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
     """
     out = []
     for m in _ANSWER_WORD.finditer(text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if not _ANSWER_BEFORE_OK.search(text, line_start, m.start()) and m.start() != line_start:
+        line_start = _line_start(text, m.start())
+        if m.start() != line_start and not _ANSWER_BEFORE_OK.search(text, max(line_start, m.start() - 60), m.start()):
             continue  # "he could answer: 40 + 30 = 70" — a verb, not the answer
         after = _ANSWER_AFTER.match(text, m.end())
         if after is None:
             continue
-        tail = text[after.end() :]
+        tail = text[after.end() : after.end() + _MAX_VALUE]
         if _LIST_MARKER.match(text, m.end() + len(after.group(0).rstrip())):
             continue  # "the answer:\n\n1. First ..."
         value = _answer_value(tail)
-        label = m.group("final") and _FINAL_LABEL.search(text, 0, m.start()) and ":" in after.group(0)
+        label = m.group("final") and _FINAL_LABEL.match(text, line_start, m.start()) and ":" in after.group(0)
         if value is None:
             if label:  # "**Final Answer:** Cannot be determined"
                 line = tail.lstrip(" \t").split("\n", 1)[0] or tail.lstrip().split("\n", 1)[0]
@@ -689,8 +700,8 @@ def _mmlu_hedged(text: str, end: int, letter: str) -> bool:
     m = _HEDGE_AFTER.match(text, end)
     if m is not None and m.group("other") != letter.upper() and not _NEGATED_AFTER.match(text[m.end() : m.end() + 80]):
         return True  # "B or C" (but not "B and C is wrong")
-    stop = _HEDGE_STOP.search(text, end)
-    later = text[end : stop.start() if stop else len(text)]
+    stop = _HEDGE_STOP.search(text, end, end + _MAX_VALUE)
+    later = text[end : stop.start() if stop else end + _MAX_VALUE]
     for h in _HEDGE_LATER.finditer(later):
         other = h.group("o1") or h.group("o2") or h.group("o3")
         if other and other.upper() != letter.upper():
@@ -757,6 +768,9 @@ _MATH_RE = re.compile(
     re.S,
 )
 _OPERATOR = "=<>^_∩∪×·→←↔⇒≠≤≥∈∉⊂⊆+÷√∑∏'′"
+_NOTATION_BEFORE = re.compile(r"[A-Za-z0-9]\Z|[" + re.escape(_OPERATOR) + r"][ \t]*\Z|(?<!\*)\*[ \t]*\Z")
+_NOTATION_AFTER = re.compile(r"\s*[" + re.escape(_OPERATOR) + r"]|\s*\*(?!\*)")
+_PREV_WORD = re.compile(r"([A-Za-z][A-Za-z'’.:-]*)[ \t]*\Z")
 # what may stand before a parenthesised answer letter; after any other word "(B)" labels a
 # quantity ("magnetic field strength (B)", "resistors (R) and capacitors (C)")
 _PAREN_OK_BEFORE = frozenset(
@@ -814,14 +828,17 @@ _VERDICT_YES = re.compile(r"\b(?:correct|right|true|best\s+answer|the\s+answer)\
 def _line_verdict(text: str, start: int, end: int) -> bool | None:
     """For a letter opening its line (a list of options): ``False`` when the rest of the line
     rejects it, ``True`` when it accepts it, ``None`` otherwise (or when not opening a line)."""
-    line_start = text.rfind("\n", 0, start) + 1
+    line_start = _line_start(text, start)
     if text[line_start:start].strip(" \t*-#>|_") or text[end : end + 1] not in (")", ".", ":", " ", "-", "—", "*"):
         return None
-    line_end = text.find("\n", end)
-    rest = text[end : line_end if line_end >= 0 else len(text)]
+    line_end = text.find("\n", end, end + _MAX_VALUE)
+    rest = text[end : line_end if line_end >= 0 else end + _MAX_VALUE]
     if _VERDICT_NO.search(rest):
         return False
     return True if _VERDICT_YES.search(rest) else None
+
+
+_MAX_MENTIONS = 300
 
 
 def _mask(text: str) -> str:
@@ -843,20 +860,21 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
     and not negated ("not (C)", "rather than B", "A is wrong")."""
     masked = _mask(text)
     out = []
-    for m in _MENTION_RE.finditer(masked):
+    found = list(_MENTION_RE.finditer(masked))
+    if len(found) > 2 * _MAX_MENTIONS:  # a page of letters: its first and last mentions decide
+        found = found[:_MAX_MENTIONS] + found[-_MAX_MENTIONS:]
+    for m in found:
         letter = m.group("letter") or (m.group("lower") or m.group("lower2")).upper()
         s, e = m.start(), m.end()
         paren = m.group("lower") is not None or (s > 0 and masked[s - 1] == "(" and masked[e : e + 1] == ")")
         if m.group("letter") is not None and paren:
             s, e = s - 1, e + 1
         before, after = masked[max(0, s - 60) : s], masked[e : e + 80]
-        if m.group("letter") == "A" and not paren and re.match(r"\s[a-z]", after) and not _A_NOT_ARTICLE.match(after):
+        if m.group("letter") == "A" and not paren and after[:1].isspace() and after[1:2].islower() and not _A_NOT_ARTICLE.match(after):
             continue  # the English article ("A cell is ...")
-        if re.search(r"[A-Za-z0-9]\Z", before) or re.match(r"\s*[" + re.escape(_OPERATOR) + "]", after) or (
-            re.search(r"[" + re.escape(_OPERATOR) + r"][ \t]*\Z", before)
-        ) or re.search(r"(?<!\*)\*[ \t]*\Z", before) or re.match(r"\s*\*(?!\*)", after):
+        if _NOTATION_BEFORE.search(before) or _NOTATION_AFTER.match(after):
             continue  # notation: "P(A)", "A = 5", "x + B"
-        word = re.search(r"([A-Za-z][A-Za-z'’.:-]*)[ \t]*\Z", before)
+        word = _PREV_WORD.search(before)
         prev = word.group(1).lower() if word else ""
         if paren and prev and prev not in _PAREN_OK_BEFORE and not _names_option(before, letter, choices):
             continue  # "magnetic field strength (B)": a label, not an answer
@@ -903,15 +921,17 @@ def _mmlu_strict(text: str, choices: Sequence[str] | None = None) -> Extraction:
     return _mmlu_shapes(text, choices)
 
 
-def _mmlu_shapes(text: str, choices: Sequence[str] | None) -> Extraction:
+def _mmlu_shapes(text: str, choices: Sequence[str] | None, mentions: list[_Mention] | None = None) -> Extraction:
     """A lone letter, a letter opening the reply, or a single parenthesised letter."""
     m = _LONE_RE.match(text)
     if m:
         return Extraction(m.group("letter").upper(), "lone_letter")
     m = _START_RE.match(text)
-    if m and not _NEGATED_AFTER.match(text[m.end() - (1 if m.group("letter") else 0) :]):
+    if m and not _NEGATED_AFTER.match(text[m.end() - (1 if m.group("letter") else 0) :][:80]):
         return Extraction((m.group("p") or m.group("letter")).upper(), "letter_start")
-    parens = {m.letter for m in _letter_mentions(text, choices) if m.paren and text[m.start + 1].isupper()}
+    if mentions is None:
+        mentions = _letter_mentions(text, choices)
+    parens = {m.letter for m in mentions if m.paren and text[m.start + 1].isupper()}
     if len(parens) == 1:
         return Extraction(parens.pop(), "paren_letter")
     return _NONE
@@ -950,11 +970,12 @@ def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: 
     return _NONE
 
 
-def _mmlu_letters(text: str, choices: Sequence[str] | None) -> Extraction:
+def _mmlu_letters(text: str, choices: Sequence[str] | None, mentions: list[_Mention] | None = None) -> Extraction:
     """Letters outside declarations: when every mention names one letter, that letter
     (``first_letter``); when they differ, the last one stated as the conclusion ("so C",
     "C is correct": ``conclusion``), else the first; two letters offered together are a hedge."""
-    mentions = _letter_mentions(text, choices)
+    if mentions is None:
+        mentions = _letter_mentions(text, choices)
     kept: list[_Mention] = []
     hedge_end, hedged = -1, False
     for mention in mentions:
@@ -981,13 +1002,14 @@ def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
     declared = _mmlu_declared(text, choices, flexible=True)
     if declared is not None:
         return declared  # a declared answer: nothing else in the reply is read
-    shaped = _mmlu_shapes(text, choices)
+    mentions = _letter_mentions(text, choices)
+    shaped = _mmlu_shapes(text, choices, mentions)
     if not shaped.failed:
         return shaped
     by_text = _mmlu_option_text(text, choices, containment=False)
     if not by_text.failed:
         return by_text
-    letter = _mmlu_letters(text, choices)
+    letter = _mmlu_letters(text, choices, mentions)
     if not letter.failed or letter is _HEDGED:
         return letter
     return _mmlu_option_text(text, choices, containment=True)
