@@ -21,6 +21,7 @@ from evalcore.errors import EvalcoreError
 __all__ = [
     "atomic_open",
     "atomic_path",
+    "json_text",
     "open_text",
     "read_json",
     "read_jsonl",
@@ -117,6 +118,30 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, encoding: str 
         fh.write(text)
 
 
+def json_text(obj: Any, **json_kwargs: Any) -> str:
+    """``json.dumps`` whose text UTF-8 can always encode (files here are written as UTF-8).
+
+    With ``ensure_ascii=False`` a string holding a lone surrogate (JSON's ``"\\ud800"`` escape
+    decodes to one, so any JSON input can carry it) gives text that UTF-8 refuses, and the write
+    would fail after all the work was done. Such a value is written with
+    ASCII escapes instead, which :func:`json.loads` reads back to the very same string.
+
+    Args:
+        obj: JSON-serializable data.
+        **json_kwargs: Passed to :func:`json.dumps`.
+
+    Returns:
+        The JSON text.
+    """
+    text = json.dumps(obj, **json_kwargs)
+    if not json_kwargs.get("ensure_ascii", True):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(obj, **{**json_kwargs, "ensure_ascii": True})
+    return text
+
+
 def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, fsync: bool = False,
                       chmod: int | None = None, mkdir: bool = True, **json_kwargs: Any) -> None:
     """Write ``obj`` as one JSON document plus a final newline, atomically.
@@ -127,16 +152,18 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, fsync: bool = F
         fsync: Flush to disk before the rename.
         chmod: Permission bits of the written file.
         mkdir: Create the parent folders first.
-        **json_kwargs: Passed to :func:`json.dump` (``indent``, ``allow_nan``...).
+        **json_kwargs: Passed to :func:`json.dumps` (``indent``, ``allow_nan``...).
     """
+    text = json_text(obj, **json_kwargs)
     with atomic_open(path, "w", fsync=fsync, chmod=chmod, mkdir=mkdir) as fh:
-        json.dump(obj, fh, **json_kwargs)
-        fh.write("\n")
+        fh.write(text + "\n")
 
 
 def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Any], *, fsync: bool = False,
                        chmod: int | None = None, mkdir: bool = True, **json_kwargs: Any) -> None:
     """Write ``rows`` as JSON lines (``ensure_ascii=False`` unless given), atomically.
+
+    A row holding a lone surrogate is written with ASCII escapes (see :func:`json_text`).
 
     Args:
         path: Destination.
@@ -149,7 +176,7 @@ def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Any], *, fsy
     json_kwargs.setdefault("ensure_ascii", False)
     with atomic_open(path, "w", fsync=fsync, chmod=chmod, mkdir=mkdir) as fh:
         for row in rows:
-            fh.write(json.dumps(row, **json_kwargs) + "\n")
+            fh.write(json_text(row, **json_kwargs) + "\n")
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
