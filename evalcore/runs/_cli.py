@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from evalcore.errors import EvalcoreError
+from evalcore.evaluators._cli import add_isolation_option, require_isolation, warn_if_not_isolated
 
 
 def _fmt_ci(d: dict[str, Any] | None) -> str:
@@ -72,6 +73,9 @@ def _run(args: argparse.Namespace) -> int:
         if args.max_retries < 0:
             raise EvalcoreError(f"must be >= 0, got {args.max_retries}", field="--max-retries")
         options["retry"] = RetryPolicy(max_retries=args.max_retries)
+    code = args.dataset == "humaneval"  # the only dataset scored by running code
+    if code and args.require_isolation:
+        require_isolation()  # before any model call
     path = run_benchmark(
         args.dataset, args.model, limit=args.limit, seed=args.seed, epochs=args.epochs,
         concurrency=args.concurrency, run_dir=args.run_dir, run_id=args.run_id,
@@ -80,6 +84,8 @@ def _run(args: argparse.Namespace) -> int:
         cache=False if args.no_cache else True, scorer=args.scorer, model_options=options,
     )
     run = load_run(Path(path))
+    if code:
+        warn_if_not_isolated()
     _print_results(path, run.results, run.config)
     return 0
 
@@ -87,7 +93,12 @@ def _run(args: argparse.Namespace) -> int:
 def _rescore(args: argparse.Namespace) -> int:
     from evalcore.runs import load_run, rescore
 
+    code = load_run(args.run_dir_path).config.get("dataset") == "humaneval"
+    if code and args.require_isolation:
+        require_isolation()
     res = rescore(args.run_dir_path)
+    if code:
+        warn_if_not_isolated()
     _print_results(args.run_dir_path, res, load_run(args.run_dir_path).config)
     return 0
 
@@ -126,8 +137,10 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                    help="pricing YAML overriding the shipped table (USD per 1M tokens)")
     p.add_argument("--no-cache", action="store_true", help="do not use the response cache")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_isolation_option(p)
     p.set_defaults(func=_run)
 
     r = subparsers.add_parser("rescore", help="recompute scores of a recorded run (no model calls)")
     r.add_argument("run_dir_path", metavar="RUN_DIR", help="the run directory")
+    add_isolation_option(r)
     r.set_defaults(func=_rescore)
