@@ -989,6 +989,9 @@ def _mmlu_letters(text: str, choices: Sequence[str] | None, mentions: list[_Ment
     if not kept:
         return _HEDGED if hedged else _NONE
     if len({k.letter for k in kept}) > 1:
+        final = _final_line_letter(text, kept)
+        if final is not None:
+            return Extraction(final, "conclusion")
         for k in reversed(kept):
             after = text[k.end : k.end + 80]
             if _CONCLUSION_AFTER.match(after) or _TABLE_YES.match(after) or _line_verdict(text, k.start, k.end) or (
@@ -996,6 +999,25 @@ def _mmlu_letters(text: str, choices: Sequence[str] | None, mentions: list[_Ment
             ):
                 return Extraction(k.letter, "conclusion")
     return Extraction(kept[0].letter, "first_letter")
+
+
+_OPENS_WITH_LETTER = re.compile(r"[ \t>*_#-]*\(?[A-D][.):\s*]")
+
+
+def _final_line_letter(text: str, kept: list[_Mention]) -> str | None:
+    """The letter that opens the reply's last line ("**C) Changing social norms**") after an
+    analysis, unless that line is just the last item of a list of options."""
+    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text)]
+    if len(lines) < 2:
+        return None
+    (last_start, last_end), (prev_start, _prev_end) = lines[-1], lines[-2]
+    for k in kept:
+        if last_start <= k.start < last_end and not text[last_start : k.start].strip(" \t*_#>(-"):
+            prev = _OPENS_WITH_LETTER.match(text, prev_start)
+            if prev and ord(k.letter) == ord(prev.group(0).strip(" \t>*_#-(")[0]) + 1:
+                return None  # "...\nC) ...\nD) ...": the next item of a list, not a conclusion
+            return k.letter
+    return None
 
 
 def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:

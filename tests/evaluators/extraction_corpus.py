@@ -361,6 +361,7 @@ def _mmlu_endings(q: Question) -> list[tuple[str, str, Expected, Expected]]:
             *declared("answer_is"),
         ),
         ("therefore_correct", f"{q.body}\n\nTherefore, {x} is correct.", NONE, therefore_flex),
+        ("final_line_option", f"{q.body}\n\n**{x}) {opt_x}**", NONE, therefore_flex),
         ("not_but", f"{q.body}\n\nThe answer is not ({y}), so it must be ({x}).", *must_be),
         ("json_option_text", json.dumps({"reasoning": q.body, "answer": opt_x}), NONE, (x, "option_text")),
         (
@@ -641,6 +642,12 @@ MMLU_HAND = [
        "Let's evaluate each option:\nA) Mitochondrion - makes ATP\nB) Ribosome - makes proteins\n"
        "C) Nucleus - DNA\nD) Golgi - packaging\n\nThe ribosome is the site, so the answer is B.", ("B", "answer_is")),
     _m("answer_colon_option_line", "Answer:\nB) Ribosome", ("B", "answer_is")),
+    _m("bold_option_analysis_final_line",
+       "Let me analyze this step by step.\n\n**Evaluating each option:**\n\n"
+       "**(A) Mitochondrion** - produces ATP; it has its own ribosomes but is not the main site.\n\n"
+       "**(B) Ribosome** - translates mRNA into protein.\n\n"
+       "**(C) Nucleus** - transcription, not translation.\n\n"
+       "**(D) Golgi apparatus** - packages proteins after synthesis.\n\n(B)", NONE, ("B", "conclusion")),
     _m("truncated_json", '{"reasoning": "Ribosomes translate mRNA into polypeptides", "answer": "B', ("B", "json_field")),
 ]
 
