@@ -10,46 +10,20 @@
   :func:`evalcore.stats.compare_many` (the command ``evalcore compare``).
 """
 
-from evalcore.imports._common import content_key, normalise_question, score_value
-from evalcore.imports._compare import (
-    Alignment,
-    Comparison,
-    align_runs,
-    aligned_scores,
-    compare_sources,
-    format_comparison,
-    load_runs,
-    write_comparison,
-)
-from evalcore.imports._inspect import import_inspect
-from evalcore.imports._lm_eval import import_lm_eval
-from evalcore.imports._sources import (
-    DEFAULT_IMPORT_DIR,
-    RunScores,
-    detect,
-    import_log,
-    resolve,
-    run_scores,
-)
+from evalcore._lazy import lazy_exports
 
-__all__ = [
-    "DEFAULT_IMPORT_DIR",
-    "Alignment",
-    "Comparison",
-    "RunScores",
-    "align_runs",
-    "aligned_scores",
-    "compare_sources",
-    "content_key",
-    "detect",
-    "format_comparison",
-    "import_inspect",
-    "import_lm_eval",
-    "import_log",
-    "load_runs",
-    "normalise_question",
-    "resolve",
-    "run_scores",
-    "score_value",
-    "write_comparison",
-]
+_EXPORTS = {
+    "evalcore.imports._common": ("content_key", "normalise_question", "score_value"),
+    "evalcore.imports._compare": (
+        "Alignment", "Comparison", "align_runs", "aligned_scores", "compare_sources",
+        "format_comparison", "load_runs", "write_comparison",
+    ),
+    "evalcore.imports._inspect": ("import_inspect",),
+    "evalcore.imports._lm_eval": ("import_lm_eval",),
+    "evalcore.imports._sources": (
+        "DEFAULT_IMPORT_DIR", "RunScores", "detect", "import_log", "resolve", "run_scores",
+    ),
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+

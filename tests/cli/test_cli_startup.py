@@ -21,7 +21,9 @@ HEAVY = (
     "scipy", "pandas", "numpy", "matplotlib", "sklearn", "statsmodels", "seaborn", "papermill", "nbconvert",
     "nbformat", "openai", "httpx", "torch", "llama_cpp", "sentence_transformers", "rapidfuzz", "tqdm", "yaml",
 )
-PACKAGES = ("agents", "datasets", "evaluators", "metrics", "models", "reporting", "routing", "runs", "stats", "suites")
+PACKAGES = (
+    "agents", "datasets", "evaluators", "imports", "metrics", "models", "reporting", "routing", "runs", "stats", "suites",
+)
 
 _PROBE = r"""
 import json, sys
