@@ -24,7 +24,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                    help=f"categories to run (default all): {', '.join(_CATEGORIES)}; commas also accepted")
     p.add_argument("--agent", default="reference",
                    help="reference | module:function | path/file.py:function | http://host:port/… | "
-                        "oracle | wrong | failing (self-test agents) (default: reference)")
+                        "oracle | honest | wrong | failing (self-test agents) (default: reference); a Python "
+                        "agent runs in an interpreter of its own and speaks the HTTP JSON protocol")
     p.add_argument("--model", default=None,
                    help="model of the reference agent: a model spec (default local:smollm2) or 'none' (no-LLM mode)")
     p.add_argument("--threshold", type=float, default=None, help="similarity threshold of the agent's tool search")
@@ -34,8 +35,16 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most N cases per category")
     p.add_argument("--workers", type=int, default=4, help="threads of the load test (default 4)")
     p.add_argument("--load-requests", type=int, default=20, help="requests of the load test (default 20)")
-    p.add_argument("--request-timeout", type=float, default=None, metavar="S",
-                   help="a request unanswered after S seconds scores 0 and is a critical failure")
+    p.add_argument("--request-timeout", type=float, default=30.0, metavar="S",
+                   help="a request unanswered after S seconds scores 0 and is a critical failure (default 30)")
+    p.add_argument("--category-floor", type=float, default=0.5, metavar="F",
+                   help="every category must score at least F for the system to pass (default 0.5)")
+    p.add_argument("--throughput-target", type=float, default=10.0, metavar="QPS",
+                   help="correct answers per second under load that earn full throughput credit (default 10)")
+    p.add_argument("--in-process", action="store_true",
+                   help="build a Python agent in the evaluator's process (debugging only: it could reach the "
+                        "evaluator, so its results say trusted: false); by default it runs in an interpreter "
+                        "of its own")
     p.add_argument("--visualize", action="store_true", help="also write the PNG figures and report.html")
     p.add_argument("--no-save", action="store_true", help="print the summary only; write no file")
     p.add_argument("--output-dir", type=Path, default=Path("reports/agent_eval"), help="output folder")
@@ -108,25 +117,40 @@ def _agent_eval(args: argparse.Namespace) -> int:
         raise EvalcoreError("must lie in [-1, 1]", field="--threshold")
     if args.request_timeout is not None and not args.request_timeout > 0:
         raise EvalcoreError("must be a positive number of seconds", field="--request-timeout")
+    if not 0.0 <= args.category_floor <= 1.0:
+        raise EvalcoreError("must lie in [0, 1]", field="--category-floor")
+    if not args.throughput_target > 0:
+        raise EvalcoreError("must be a positive number of requests per second", field="--throughput-target")
     from evalcore.datasets import AgentCaseGenerator, load_cases
     from evalcore.suites import AgentEvaluator, SuiteConfig, resolve_agent, write_outputs
 
     counts = _parse_counts(args.counts)
     config = SuiteConfig(seed=args.seed, counts=counts, limit=args.limit, workers=args.workers,
-                         load_requests=args.load_requests, request_timeout_s=args.request_timeout)
+                         load_requests=args.load_requests, request_timeout_s=args.request_timeout,
+                         category_floor=args.category_floor, throughput_target=args.throughput_target)
     gen = AgentCaseGenerator(args.seed, counts)
     cases = load_cases(args.cases) if args.cases else gen.generate()
     if not cases:
         raise EvalcoreError("no test cases to evaluate", path=args.cases, field=None if args.cases else "--counts")
     groups = gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size)
     agent = resolve_agent(args.agent, model=args.model, threshold=args.threshold, seed=args.seed,
-                          cases=cases, paraphrase_groups=groups)
+                          cases=cases, paraphrase_groups=groups, in_process=args.in_process,
+                          timeout_s=args.request_timeout or 30.0)
     extra = {"agent_spec": args.agent, "model": args.model, "threshold": args.threshold,
              "cases_file": str(args.cases) if args.cases else None}
-    result = AgentEvaluator(agent, cases, config=config, agent_name=args.agent, extra_config=extra).run(cats)
+    try:
+        result = AgentEvaluator(agent, cases, config=config, agent_name=args.agent, extra_config=extra).run(cats)
+    finally:
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
     s = result.summary()
-    print(f"overall {s['overall_score']:.3f}  system {'PASSED' if s['passed'] else 'FAILED'}  "
-          f"tests passed {s['n_tests_passed']}/{s['n_tests']}  critical failures {s['n_critical_failures']}")
+    status = {"PASSED": "PASSED", "FAILED": "FAILED", "partial": "partial (not every category run: no verdict)"}
+    print(f"overall {s['overall_score']:.3f}  system {status[s['status']]}  "
+          f"tests passed {s['n_tests_passed']}/{s['n_tests']}  critical failures {s['n_critical_failures']}"
+          + ("" if s["trusted"] else "  [in-process agent: results not trusted]"))
+    if s["categories_below_floor"] and s["status"] != "partial":
+        print(f"  below the category floor {s['category_floor']:g}: {', '.join(s['categories_below_floor'])}")
     for name, cat in result.categories.items():
         print(f"  {name:<12} {cat.score:.3f} {'pass' if cat.passed else 'FAIL'}  "
               f"(weight {s['weights_used'][name]:.3f}, {sum(t.passed for t in cat.tests)}/{len(cat.tests)} tests)")
@@ -134,9 +158,6 @@ def _agent_eval(args: argparse.Namespace) -> int:
         paths = write_outputs(result, args.output_dir, visualize=args.visualize)
         for path in paths.values():
             print(f"wrote {path}")
-    close = getattr(agent, "close", None)
-    if callable(close):
-        close()
     return 1 if args.strict and not result.passed else 0
 
 

@@ -184,3 +184,49 @@ def test_bad_case_files_raise_evalcore_error(tmp_path):
     p.write_text(json.dumps(d))
     with pytest.raises(EvalcoreError, match="expected_behavior"):
         load_cases(p)
+
+
+def test_boundary_answers_equal_no_value_of_the_request():
+    from evalcore.datasets._agent_cases import request_values
+    from evalcore.suites import values_match
+
+    for seed in range(5):
+        for c in AgentCaseGenerator(seed=seed).generate():
+            if c.complexity == "edge" and c.expected_behavior == "answer":
+                assert not any(values_match(v, c.expected, c.rel_tol, c.abs_tol) for v in request_values(c.query)), c
+
+
+def test_error_and_clarification_cases_name_what_a_clear_error_must_say():
+    from evalcore.suites import is_clear_error
+
+    for c in AgentCaseGenerator(seed=0).generate():
+        if c.expected_behavior == "error":
+            assert c.error_terms and any(t in c.query for t in c.error_terms if t[0] in "-0123456789" or t.isalpha())
+            assert not is_clear_error("Error!!!", c.error_terms)
+            assert is_clear_error(f"invalid input: {c.error_terms[0]}", c.error_terms)
+        elif c.expected_behavior == "clarification":
+            assert is_clear_error("which value do you mean?", c.error_terms)
+        else:
+            assert c.error_terms == []
+
+
+def test_inputs_solver_and_canonical_phrasing_agree():
+    from evalcore.datasets._agent_cases import recognize, render_query, sample_inputs, solve_kind
+
+    gen = AgentCaseGenerator(seed=3)
+    single = [c for c in gen.generate() + sum(gen.paraphrase_groups(6), [])
+              if c.expected_behavior == "answer" and not c.is_multi_step]
+    assert single and all(c.inputs for c in single)
+    seen_inputs = set()
+    for c in single:
+        got = solve_kind(c.kind, c.inputs)
+        assert got == c.expected or math.isclose(got, c.expected, rel_tol=1e-9, abs_tol=1e-6), c
+        seen_inputs.add(json.dumps(c.inputs, sort_keys=True))
+        if c.query == render_query(c.kind, c.inputs):
+            assert recognize(c.query) == (c.kind, c.inputs)
+    rng = random.Random(99)
+    for c in single:
+        x = sample_inputs(c.kind, rng, c.inputs)
+        assert json.dumps(x, sort_keys=True) not in seen_inputs  # held out: never a generated request's
+        assert recognize(render_query(c.kind, x)) == (c.kind, x)
+    assert recognize("What is the capital of France?") is None
