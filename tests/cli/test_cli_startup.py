@@ -55,6 +55,9 @@ def _probe(*argv: str) -> tuple[int, set[str], str, str]:
         ["rescore", "--help"],
         ["route", "--help"],
         ["agent-eval", "--help"],
+        ["sweep", "--help"],
+        ["compare", "--help"],
+        ["import", "--help"],
         ["notebooks", "run", "--help"],
         ["report", "--help"],
         ["serve-local", "--help"],
@@ -67,7 +70,7 @@ def test_help_and_usage_import_nothing_heavy(argv: list[str]) -> None:
     assert status == (2 if argv == ["no-such-command"] else 0), err
     assert sorted(modules & set(HEAVY)) == []
     if argv == ["--help"]:
-        for command in ("score", "run", "rescore", "route", "agent-eval", "report"):
+        for command in ("score", "run", "rescore", "route", "agent-eval", "report", "compare", "import"):
             assert command in out
     if argv == ["no-such-command"]:
         assert "invalid choice: 'no-such-command'" in err
