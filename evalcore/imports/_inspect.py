@@ -157,6 +157,9 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
     for ev in (log.results.scores if log.results else []) or []:
         if ev.name == chosen.split("/", 1)[0] or ev.name == chosen:
             reported = {f"{ev.name}/{k}": m.value for k, m in (ev.metrics or {}).items()}
+            headline = next((k for k in ("accuracy", "mean") if k in (ev.metrics or {})), None)
+            if headline is not None and "/" not in chosen:  # the mean of the per-item scores
+                reported[chosen] = ev.metrics[headline].value
             break
     model = str(spec.model)
     gen_config = _dump(spec.model_generate_config) or {}
