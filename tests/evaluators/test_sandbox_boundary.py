@@ -568,3 +568,54 @@ def test_a_candidate_signals_nothing_but_itself_even_without_namespaces() -> Non
             pool.close()
         result = _to_result(reply)
         assert result.completed, (namespaces, result)
+
+
+def test_the_decoder_builds_plain_data_or_refuses() -> None:
+    # What a candidate sends is decoded without pickle or marshal: random and hostile bytes
+    # give a DataError, never another exception, a non-builtin object or unbounded work.
+    import random
+    import struct
+
+    from evalcore.evaluators._sandbox.framing import MAX_DEPTH, DataError, decode, encode
+
+    plain = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, range, type(iter([])))
+
+    def walk(value: object, depth: int = 0) -> None:
+        assert type(value) in plain, type(value)
+        if type(value) in (list, tuple, set, frozenset):
+            for item in value:  # type: ignore[attr-defined]
+                walk(item, depth + 1)
+        elif type(value) is dict:
+            for key, item in value.items():  # type: ignore[attr-defined]
+                walk(key, depth + 1)
+                walk(item, depth + 1)
+
+    rng = random.Random(12)
+    seeds = [encode(v) for v in ([1, (2.5, "x")], {"a": {1, 2}}, frozenset({b"z"}), 2 ** 100, range(3), "\ud800")]
+    for _ in range(3000):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            if data:
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        try:
+            walk(decode(bytes(data)))
+        except DataError:
+            pass
+    for hostile in (
+        b"l" * (MAX_DEPTH + 5),  # nesting bomb
+        b"l" + struct.pack("!I", 1 << 31),  # a count larger than the bytes
+        b"s" + struct.pack("!I", 1 << 30) + b"x",
+        b"d" + struct.pack("!I", 1) + b"l" + struct.pack("!I", 0) + b"N",  # unhashable key
+        b"r" + b"i" + struct.pack("!q", 0) + b"i" + struct.pack("!q", 1) + b"i" + struct.pack("!q", 0),  # step 0
+        b"N" + b"N",  # trailing bytes
+        b"\x00",
+    ):
+        with pytest.raises(DataError):
+            decode(hostile)
+    with pytest.raises(DataError):
+        encode(object())
+    deep: list = []
+    for _ in range(MAX_DEPTH + 1):
+        deep = [deep]
+    with pytest.raises(DataError):
+        encode(deep)

@@ -26,7 +26,7 @@ import types
 import _thread
 
 from .framing import (
-    CALL, ESCAPE, FRAME_HEAD, MAX_MESSAGE, NOT_DATA, RAISE, READY, RETURN, DataError, encode, frame, read_exact,
+    CALL, ESCAPE, MAX_MESSAGE, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, encode, frame,
 )
 
 TYPE_CHECKING = False
@@ -297,9 +297,10 @@ def exception_data(exc: BaseException) -> tuple[str, str, str]:
 def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3) -> None:
     """Run the program as a module, then answer calls of its entry point; never returns.
 
-    Frames on the call pipes (:mod:`.framing`): first ``READY`` once the program ran (or
-    ``RAISE``/``ESCAPE`` if it raised), then one reply per ``CALL`` read from ``req_fd``. The
-    process exits when the worker closes the request pipe, or when it is killed.
+    Frames on the call pipes (:mod:`.framing`): ``PROGRAM_FAILED`` at once if the program
+    raised; else one reply per ``CALL`` read from ``req_fd`` (``READY`` for a ``QUERY``). The
+    worker does not wait for the program before sending its first call (one wakeup less per
+    sample). The process exits when the worker closes the request pipe, or when it is killed.
     """
     write, exit_ = os.write, os._exit
 
@@ -325,22 +326,27 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3) -> None:
         fn = module.__dict__[entry] if entry in module.__dict__ else None
         if fn is None:
             raise NameError(f"entry point {entry!r} is not defined")
-    except Exception as exc:  # noqa: BLE001
-        fail(RAISE, exc)
-    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt...
-        fail(ESCAPE, exc)
-    send(frame(READY))
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt too
+        fail(PROGRAM_FAILED, exc)
     loads = __import__("marshal").loads  # the worker's own encoding of the test's arguments
+    read, buf = os.read, b""
     while True:
-        head = read_exact(req_fd, FRAME_HEAD.size)
-        if head is None:
-            _flush()
-            exit_(0)
-        size, kind = FRAME_HEAD.unpack(head)
-        body = read_exact(req_fd, size)
-        if body is None or kind != CALL:
+        while len(buf) < 5 or len(buf) < 5 + int.from_bytes(buf[:4], "big"):
+            chunk = read(req_fd, 65536)
+            if not chunk:
+                _flush()
+                exit_(0)
+            buf += chunk
+        size = int.from_bytes(buf[:4], "big")
+        kind = buf[4:5]
+        if kind == QUERY:
+            buf = buf[5 + size:]
+            send(frame(READY))
+            continue
+        if kind != CALL:
             exit_(2)
-        args, kwargs = loads(body)
+        args, kwargs = loads(buf[5:5 + size])
+        buf = buf[5 + size:]
         try:
             value = fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001

@@ -79,8 +79,10 @@ MAX_DEPTH = 100  # nesting of containers
 MAX_MESSAGE = 1000  # characters kept of an exception's message
 
 # Frame kinds on the call pipes (4-byte length, 1-byte kind, body).
-CALL = b"C"  # test -> candidate: encoded (args tuple, kwargs dict)
-READY = b"K"  # candidate -> test: the program ran; body: empty
+CALL = b"C"  # test -> candidate: marshal (args tuple, kwargs dict), written by the trusted side
+QUERY = b"Q"  # test -> candidate: did the program run? (only when the test made no call)
+READY = b"K"  # candidate -> test: the program ran (the answer to QUERY); body: empty
+PROGRAM_FAILED = b"P"  # the program itself raised: encoded (type name, message, base name)
 RETURN = b"R"  # the call returned: encoded value
 RAISE = b"X"  # the call raised an Exception: encoded (type name, message, builtin base name)
 ESCAPE = b"B"  # a BaseException that is no Exception (SystemExit, KeyboardInterrupt...)
@@ -162,6 +164,11 @@ def encode(value: Any, lenient: bool = False) -> bytes:
     Raises:
         DataError: Not plain data, nested too deep, or over the size or item limit.
     """
+    t = type(value)
+    if t is int and _QMIN <= value <= _QMAX:  # the common answers, without the general walk
+        return b"i" + _Q.pack(value)
+    if t is bool or value is None:
+        return b"T" if value is True else b"F" if value is False else b"N"
     parts: list[bytes] = []
     count = [0]
     _enc(value, parts, 0, count, lenient)
@@ -230,6 +237,8 @@ def decode(data: bytes) -> Any:
     """
     if len(data) > MAX_VALUE_BYTES:
         raise DataError(f"the value is larger than {MAX_VALUE_BYTES} bytes encoded")
+    if len(data) == 9 and data[0] == 0x69:  # an int, the most common answer
+        return _Q.unpack_from(data, 1)[0]
     count = [0]
     try:
         value, pos = _dec(data, 0, 0, count)

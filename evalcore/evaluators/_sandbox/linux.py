@@ -97,24 +97,34 @@ _SYSCALLS = {
 }
 # Index of the instruction whose constant a sample sets to its own PID before installing the
 # ``no_processes`` filter (see :func:`seccomp_program`); -1 where there is none.
-OWN_PID_SLOT: dict[bool, int] = {}
+OWN_PID_SLOT: dict[str, int] = {}
 
 
-def seccomp_program(no_processes: bool) -> list[tuple[int, int, int, int]] | None:
-    """The sample's seccomp filter as classic BPF instructions ``(code, jt, jf, k)``.
+_NAMESPACE_CALLS = ("unshare", "setns", "mount")  # the zygote needs them; each sample gives them up
 
-    Refused with EPERM: the calls listed in ``_ARCHES`` (keyrings, namespaces and mounts,
-    ptrace and other processes' memory, bpf, perf events, userfaultfd, io_uring, System V IPC,
-    extended attributes, kernel modules and clocks), every system call of another ABI (x32,
-    i386), sockets of any family but ``AF_UNIX``, ``AF_INET`` and ``AF_INET6`` (EAFNOSUPPORT:
-    no ``AF_VSOCK``, ``AF_NETLINK``, ``AF_PACKET``). With ``no_processes`` (``check`` samples)
-    also ``fork``, ``vfork``, ``execve``, ``execveat`` and every ``clone`` without
+
+def seccomp_program(kind: str) -> list[tuple[int, int, int, int]] | None:
+    """A seccomp filter as classic BPF instructions ``(code, jt, jf, k)``.
+
+    Filters stack: a zygote installs the large ``"zygote"`` filter once and every sample it
+    forks inherits it; each sample then adds its small ``"check"`` or ``"script"`` filter
+    (attaching a filter costs in proportion to its size, and this happens for every sample).
+
+    ``"zygote"`` refuses with EPERM the calls listed in ``_ARCHES`` (keyrings, mounts, ptrace
+    and other processes' memory, bpf, perf events, userfaultfd, io_uring, System V IPC,
+    extended attributes, kernel modules and clocks) but ``unshare``, ``setns`` and ``mount``
+    (the zygote makes each sample's PID namespace with them), every system call of another ABI
+    (x32, i386), and sockets of any family but ``AF_UNIX``, ``AF_INET`` and ``AF_INET6``
+    (EAFNOSUPPORT: no ``AF_VSOCK``, ``AF_NETLINK``, ``AF_PACKET``).
+
+    ``"script"`` refuses ``unshare``, ``setns`` and ``mount``. ``"check"`` refuses them too,
+    and ``fork``, ``vfork``, ``execve``, ``execveat`` and every ``clone`` without
     ``CLONE_THREAD`` (threads stay possible); ``clone3`` answers ENOSYS so that the C library
     falls back to ``clone``, whose flags the filter can read; and signals to any process but
     the sample itself (``kill``, ``tgkill``, ``rt_*sigqueueinfo`` only to its own PID or
     group, no ``tkill`` or ``pidfd_send_signal``): where no PID namespace confines it (the
     weak fallback), a candidate cannot signal the user's other processes. The instruction
-    holding the sample's PID is at ``OWN_PID_SLOT[True]``; the sample writes its PID there.
+    holding the sample's PID is at ``OWN_PID_SLOT["check"]``; the sample writes its PID there.
 
     Returns:
         The instructions, or None on an architecture without a table here.
@@ -128,42 +138,48 @@ def seccomp_program(no_processes: bool) -> list[tuple[int, int, int, int]] | Non
     allow = 0x7FFF0000
     errno = lambda e: 0x00050000 | e  # noqa: E731 - SECCOMP_RET_ERRNO
     # Assembled with symbolic targets, resolved below (classic BPF jumps forward only).
-    prog: list[tuple] = [(ld_abs, None, None, 4), (jeq, 1, 0, audit_arch), (ret, 0, 0, errno(_EPERM)), (ld_abs, None, None, 0)]
-    if x32:
-        prog.append((jge, "deny", 0, 0x40000000))
-    for number in sorted(blocked.values()):
-        prog.append((jeq, "deny", 0, number))
-    prog.append((jeq, "socket", 0, nr["socket"]))
-    prog.append((jeq, "socketpair", 0, nr["socketpair"]))
-    if no_processes:
-        for name in ("fork", "vfork", "execve", "execveat"):
-            prog.append((jeq, "deny", 0, nr[name]))
-        prog.append((jeq, "clone", 0, nr["clone"]))
-        prog.append((jeq, "enosys", 0, nr["clone3"]))
-        for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
-            prog.append((jeq, "signal", 0, nr[name]))
-        for name in ("tkill", "pidfd_send_signal"):
-            prog.append((jeq, "deny", 0, nr[name]))
-    prog.append((ret, 0, 0, allow))
+    prog: list[tuple] = []
     labels: dict[str, int] = {}
 
     def label(name: str) -> None:
         labels[name] = len(prog)
 
-    label("socket")
-    prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, _AF_UNIX), (jeq, "allow", 0, _AF_INET), (jeq, "allow", 0, _AF_INET6), (ret, 0, 0, errno(_EAFNOSUPPORT))]
-    label("socketpair")
-    prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, _AF_UNIX), (ret, 0, 0, errno(_EAFNOSUPPORT))]
-    if no_processes:
-        label("clone")
-        prog += [(ld_abs, None, None, 16), (jset, "allow", 0, CLONE_THREAD), (ret, 0, 0, errno(_EPERM))]
-        label("enosys")
-        prog.append((ret, 0, 0, errno(_ENOSYS)))
-        label("signal")
-        prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, 0)]
-        OWN_PID_SLOT[no_processes] = len(prog)
-        prog += [(jeq, "allow", 0, 0), (ret, 0, 0, errno(_EPERM))]
-    OWN_PID_SLOT.setdefault(no_processes, -1)
+    if kind == "zygote":
+        prog += [(ld_abs, None, None, 4), (jeq, 1, 0, audit_arch), (ret, 0, 0, errno(_EPERM)), (ld_abs, None, None, 0)]
+        if x32:
+            prog.append((jge, "deny", 0, 0x40000000))
+        for name, number in sorted(blocked.items(), key=lambda item: item[1]):
+            if name not in _NAMESPACE_CALLS:
+                prog.append((jeq, "deny", 0, number))
+        prog.append((jeq, "socket", 0, nr["socket"]))
+        prog.append((jeq, "socketpair", 0, nr["socketpair"]))
+        prog.append((ret, 0, 0, allow))
+        label("socket")
+        prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, _AF_UNIX), (jeq, "allow", 0, _AF_INET), (jeq, "allow", 0, _AF_INET6), (ret, 0, 0, errno(_EAFNOSUPPORT))]
+        label("socketpair")
+        prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, _AF_UNIX), (ret, 0, 0, errno(_EAFNOSUPPORT))]
+    else:
+        prog.append((ld_abs, None, None, 0))  # (the zygote's filter refused other ABIs already)
+        for name in _NAMESPACE_CALLS:
+            prog.append((jeq, "deny", 0, blocked[name]))
+        if kind == "check":
+            for name in ("fork", "vfork", "execve", "execveat", "tkill", "pidfd_send_signal"):
+                prog.append((jeq, "deny", 0, nr[name]))
+            prog.append((jeq, "clone", 0, nr["clone"]))
+            prog.append((jeq, "enosys", 0, nr["clone3"]))
+            for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+                prog.append((jeq, "signal", 0, nr[name]))
+        prog.append((ret, 0, 0, allow))
+        if kind == "check":
+            label("clone")
+            prog += [(ld_abs, None, None, 16), (jset, "allow", 0, CLONE_THREAD), (ret, 0, 0, errno(_EPERM))]
+            label("enosys")
+            prog.append((ret, 0, 0, errno(_ENOSYS)))
+            label("signal")
+            prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, 0)]
+            OWN_PID_SLOT[kind] = len(prog)
+            prog += [(jeq, "allow", 0, 0), (ret, 0, 0, errno(_EPERM))]
+    OWN_PID_SLOT.setdefault(kind, -1)
     label("deny")
     prog.append((ret, 0, 0, errno(_EPERM)))
     label("allow")
@@ -222,9 +238,9 @@ class Libc:
         enc = lambda s: None if s is None else s.encode()  # noqa: E731
         self._check(self.lib.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
 
-    def filter(self, no_processes: bool) -> Any:
+    def filter(self, kind: str) -> Any:
         """The seccomp program of :func:`seccomp_program` as a ``sock_fprog`` (None if unsupported)."""
-        insns = seccomp_program(no_processes)
+        insns = seccomp_program(kind)
         if insns is None:
             return None
         ctypes = self._ctypes

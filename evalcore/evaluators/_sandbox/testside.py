@@ -21,13 +21,12 @@ from __future__ import annotations
 import builtins
 import marshal
 import os
-import select
 import signal
 import types
 
 from .candidate import PASSED_EXCEPTIONS
 from .framing import (
-    CALL, ESCAPE, FRAME_HEAD, MAX_VALUE_BYTES, NOT_DATA, RAISE, READY, RETURN, DataError, decode, frame,
+    CALL, ESCAPE, MAX_VALUE_BYTES, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, decode, frame,
 )
 
 TYPE_CHECKING = False
@@ -143,28 +142,25 @@ def attach_shared_code(job: dict) -> dict:
 
 
 class Session:
-    """The worker's end of one candidate process: call pipes, captured output, deadline.
+    """The worker's end of one candidate process: the call pipes and the deadline.
+
+    The candidate's stdout and stderr go to files (memfd) that the worker reads once the
+    candidate is gone, so the call pipes are the only thing to wait on: reads and writes
+    block, and the deadline is a ``SIGALRM`` (see :func:`run_check`) that interrupts them.
 
     Args:
         req_w: Write end of the request pipe (the candidate's standard input).
         rep_r: Read end of the reply pipe.
-        streams: ``{fd: bytearray}`` of the candidate's stdout and stderr read ends.
-        max_output: Bytes kept per stream (the rest is counted in :attr:`dropped`).
         deadline: ``time.monotonic()`` value at which the sample times out.
     """
 
-    def __init__(self, req_w: int, rep_r: int, streams: dict, max_output: int, deadline: float) -> None:
+    def __init__(self, req_w: int, rep_r: int, deadline: float) -> None:
         self.req_w, self.rep_r = req_w, rep_r
-        self.streams = streams
-        self.dropped = {fd: 0 for fd in streams}
-        self.open_streams = set(streams)
-        self.max_output = max_output
         self.deadline = deadline
-        self.buf = bytearray()
+        self.buf = b""
         self.failure: str | None = None  # sticky: the sample failed whatever the test does
         self.timed_out = False
         self.calls = 0
-        os.set_blocking(req_w, False)
 
     def fail(self, reason: str, timeout: bool = False) -> SampleFailed:
         if self.failure is None:
@@ -174,54 +170,24 @@ class Session:
             return SampleTimeout(reason)
         return SampleFailed(self.failure)
 
-    def _pump(self, want_write: memoryview | None) -> memoryview | None:
-        """One ``select`` round: drain the streams and the reply pipe, write what fits."""
-        import time
-
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise self.fail("timed out", timeout=True)
-        rlist = [self.rep_r, *self.open_streams]
-        wlist = [self.req_w] if want_write else []
-        readable, writable, _ = select.select(rlist, wlist, [], left)
-        for fd in readable:
-            chunk = os.read(fd, 65536)
-            if fd == self.rep_r:
-                if not chunk:
-                    raise self.fail("the candidate's process ended during a call")
-                self.buf += chunk
-                if len(self.buf) > MAX_VALUE_BYTES + 64:
-                    raise self.fail(f"the candidate's reply exceeds {MAX_VALUE_BYTES} bytes")
-            elif not chunk:
-                self.open_streams.discard(fd)
-            else:
-                buf = self.streams[fd]
-                room = max(0, self.max_output - len(buf))
-                buf += chunk[:room]
-                self.dropped[fd] += len(chunk) - min(room, len(chunk))
-        if writable and want_write:
-            try:
-                n = os.write(self.req_w, want_write[:65536])
-            except BrokenPipeError:
-                raise self.fail("the candidate's process ended during a call") from None
-            except BlockingIOError:
-                n = 0
-            want_write = want_write[n:]
-        return want_write
-
-    def frame(self) -> tuple[bytes, bytes]:
-        """The candidate's next frame (kind, body), waiting for it within the deadline."""
-        size = FRAME_HEAD.size
+    def frame(self) -> tuple[int, bytes]:
+        """The candidate's next frame (kind as an int, body), waiting for it."""
+        buf = self.buf
         while True:
-            if len(self.buf) >= size:
-                n, kind = FRAME_HEAD.unpack_from(self.buf)
+            if len(buf) >= 5:
+                n = int.from_bytes(buf[:4], "big")
                 if n > MAX_VALUE_BYTES:
                     raise self.fail(f"the candidate's reply exceeds {MAX_VALUE_BYTES} bytes")
-                if len(self.buf) >= size + n:
-                    body = bytes(self.buf[size:size + n])
-                    del self.buf[: size + n]
-                    return kind, body
-            self._pump(None)
+                if len(buf) >= 5 + n:
+                    self.buf = buf[5 + n:]
+                    return buf[4], buf[5:5 + n]
+            try:
+                chunk = os.read(self.rep_r, max(65536, 5 + (int.from_bytes(buf[:4], "big") if len(buf) >= 4 else 0) - len(buf)))
+            except OSError:
+                chunk = b""
+            if not chunk:
+                raise self.fail("the candidate's process ended during a call")
+            buf += chunk
 
     def value(self, body: bytes) -> Any:
         try:
@@ -229,12 +195,24 @@ class Session:
         except DataError as exc:
             raise self.fail(f"the candidate sent an invalid reply: {exc}") from None
 
+    def _send(self, data: bytes) -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.req_w, view):]
+        except BrokenPipeError:
+            raise self.fail("the candidate's process ended during a call") from None
+
     def ready(self) -> None:
-        """Wait for the program to have run; raises SampleFailed with the candidate's error."""
-        kind, body = self.frame()
-        if kind == READY and not body:
+        """Make sure the program ran (asked only when the test made no call: a call's reply
+        says so already); raises SampleFailed with the program's error."""
+        if self.calls:
             return
-        if kind in (RAISE, ESCAPE):
+        self._send(frame(QUERY))
+        kind, body = self.frame()
+        if kind == _READY and not body:
+            return
+        if kind == _PROGRAM_FAILED:
             raise self.fail(_exception_text(self.value(body)))
         raise self.fail("the candidate broke the protocol")
 
@@ -243,19 +221,17 @@ class Session:
         if self.failure is not None:
             raise SampleFailed(self.failure)
         try:
-            request = frame(CALL, marshal.dumps((args, kwargs)))
+            body = marshal.dumps((args, kwargs))
         except ValueError:
             raise TypeError("the candidate can only be called with plain data") from None
-        if len(request) > MAX_VALUE_BYTES:
+        if len(body) > MAX_VALUE_BYTES:
             raise TypeError("the candidate's arguments are too large")
         self.calls += 1
-        view: memoryview | None = memoryview(request)
-        while view:
-            view = self._pump(view)
+        self._send(frame(CALL, body))
         kind, body = self.frame()
-        if kind == RETURN:
+        if kind == _RETURN:
             return self.value(body)
-        if kind == RAISE:
+        if kind == _RAISE:
             info = self.value(body)
             if not (type(info) is tuple and len(info) == 3 and all(type(x) is str for x in info)):
                 raise self.fail("the candidate broke the protocol")
@@ -264,34 +240,18 @@ class Session:
             if cls is None or cls is Exception or not (isinstance(cls, type) and issubclass(cls, Exception)):
                 cls = CandidateError
             text = message if name == base and cls is not CandidateError else (f"{name}: {message}" if message else name)
-            if cls is KeyError and name == base:
-                raise KeyError(message)
             raise cls(text)
-        if kind == ESCAPE:
+        if kind == _ESCAPE or kind == _PROGRAM_FAILED:
             raise self.fail(_exception_text(self.value(body)))
-        if kind == NOT_DATA:
+        if kind == _NOT_DATA:
             message = self.value(body)
             raise self.fail(message if type(message) is str else "the candidate returned something that is not plain data")
         raise self.fail("the candidate broke the protocol")
 
-    def drain(self, until: float) -> None:
-        """Read what is left on the streams until they close or ``until`` passes."""
-        import time
 
-        while self.open_streams:
-            left = until - time.monotonic()
-            if left <= 0:
-                return
-            readable, _, _ = select.select(list(self.open_streams), [], [], left)
-            for fd in readable:
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    self.open_streams.discard(fd)
-                    continue
-                buf = self.streams[fd]
-                room = max(0, self.max_output - len(buf))
-                buf += chunk[:room]
-                self.dropped[fd] += len(chunk) - min(room, len(chunk))
+_READY, _RETURN, _RAISE, _ESCAPE, _NOT_DATA, _PROGRAM_FAILED = (
+    READY[0], RETURN[0], RAISE[0], ESCAPE[0], NOT_DATA[0], PROGRAM_FAILED[0]
+)
 
 
 def _exception_text(info: Any) -> str:
@@ -342,14 +302,20 @@ def run_check(session: Session, prompt: types.CodeType, test: types.CodeType, en
 
     The prompt's definitions and the test are executed in a fresh namespace with the real
     builtins (no candidate code ever runs in this process, so none can have changed them);
-    the entry point's name and ``check``'s argument are the proxy.
+    the entry point's name and ``check``'s argument are the proxy. ``SIGALRM`` at the deadline
+    ends whatever is waiting or running (the candidate's program, a call, the test itself).
     """
     import time
 
     reason: str | None = None
     try:
         try:
-            session.ready()
+            left = session.deadline - time.monotonic()
+            if left <= 0:
+                raise session.fail("timed out", timeout=True)
+            _Alarm.session = session
+            _Alarm.armed = True
+            signal.setitimer(signal.ITIMER_REAL, left, 0.05)
             t: dict = {"__name__": "__test__", "__builtins__": builtins}
             exec(prompt, t)
             proxy = CandidateProxy(session, entry)
@@ -358,22 +324,14 @@ def run_check(session: Session, prompt: types.CodeType, test: types.CodeType, en
             check = t.get("check")
             if not callable(check):
                 raise RuntimeError("the test defines no check function")
-            left = session.deadline - time.monotonic()
-            if left <= 0:
-                raise session.fail("timed out", timeout=True)
-            _Alarm.session = session
-            _Alarm.armed = True
-            signal.setitimer(signal.ITIMER_REAL, left, 0.05)
             check(proxy)
+            session.ready()
             _Alarm.armed = False
         except BaseException as exc:  # noqa: BLE001 - whatever ended the test early
             _Alarm.armed = False
-            if isinstance(exc, SampleTimeout):
-                session.fail("timed out", timeout=True)
             reason = session.failure or describe(exc)
     except SampleTimeout:  # the alarm fired while the failure above was being handled
         _Alarm.armed = False
-        session.fail("timed out", timeout=True)
         reason = session.failure
     finally:
         _Alarm.armed = False

@@ -89,17 +89,18 @@ class _Worker:
         self._workdir_ready = False
         self._fresh_tmpfs: set[str] = set()  # scratch directories that are tmpfs mounts of ours
         self._scratch_marks: dict[str, tuple] = {}  # their (size, ctime) when last known clean
-        # The samples' seccomp filters: ``check`` candidates may not start processes either.
-        self.filters: dict[bool, Any] = {}
+        # The seccomp filters: the zygotes' (inherited by every sample), and each sample's own
+        # (``check`` candidates may not start processes either).
+        self.filters: dict[str, Any] = {}
         if self.libc is not None:
-            for no_processes in (True, False):
-                try:
-                    prog = self.libc.filter(no_processes)
-                except (OSError, AttributeError, ValueError) as exc:
-                    self.notes.append(f"no seccomp filter: {exc}")
-                    prog = None
-                if prog is not None:
-                    self.filters[no_processes] = prog
+            try:
+                for kind in ("zygote", "check", "script"):
+                    prog = self.libc.filter(kind)
+                    if prog is not None:
+                        self.filters[kind] = prog
+            except (OSError, AttributeError, ValueError) as exc:
+                self.notes.append(f"no seccomp filter: {exc}")
+                self.filters = {}
             if not self.filters:
                 self.notes.append(f"no seccomp filter for {os.uname().machine}")
         self.filter_address = {k: self.libc.address(v) for k, v in self.filters.items()} if self.libc else {}
@@ -380,6 +381,9 @@ class _Worker:
             # changes) never gain privileges through exec.
             self.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
             self.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+            address = self.filter_address.get("zygote")
+            if address and self.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, address, 0, 0) != 0:
+                os._exit(126)  # never fork samples without the filter this worker reported
         if self.is_root:
             os.setgroups([])  # the zygote stays root; samples inherit no supplementary groups
         for which, value in _FIXED_RLIMITS + (_ROOT_RLIMITS if self.is_root or self.userns else ()):
@@ -501,8 +505,11 @@ class _Worker:
             child["_nice"] = job["_nice"]
         data = marshal.dumps(child)
         payload = struct.pack("!I", len(data)) + data
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
+        # stdout and stderr go to in-memory files (capped by the file-size limit), read when the
+        # candidate is gone: while it runs, the worker waits on the call pipes only.
+        out_w = os.memfd_create("stdout", os.MFD_CLOEXEC)
+        err_w = os.memfd_create("stderr", os.MFD_CLOEXEC)
+        out_r, err_r = os.dup(out_w), os.dup(err_w)
         res_r, res_w = os.pipe()
         in_r, in_w = os.pipe()
         head, rest = payload[:_PIPE_CAPACITY], payload[_PIPE_CAPACITY:]
@@ -519,23 +526,20 @@ class _Worker:
             if tmpdir is not None:
                 _rmtree(tmpdir)
             raise
-        streams = {out_r: bytearray(), err_r: bytearray()}
-        session = _testside.Session(in_w, res_r, streams, max_out, start + timeout)
+        session = _testside.Session(in_w, res_r, start + timeout)
         if rest:
-            os.set_blocking(in_w, True)
             try:
                 os.write(in_w, rest)  # the candidate reads its whole job first
             except OSError:
                 pass
-            os.set_blocking(in_w, False)
         reason = _testside.run_check(session, prompt, test, job.get("entry_point", ""))
         os.close(in_w)
         # The candidate is killed now (it only ever waits for the next call), with all it started.
         reaped, status = self._zygote_call(zygote, b"W")
         if not self.namespaces and self.is_root:
             self._kill_uid()
-        session.drain(time.monotonic() + 0.5)
         duration = time.monotonic() - start
+        stdout, stderr = _read_output(out_r, max_out), _read_output(err_r, max_out)
         for fd in (out_r, err_r, res_r):
             os.close(fd)
         if tmpdir is not None:
@@ -545,11 +549,7 @@ class _Worker:
         if reaped < 0:  # the fork failed (status is its errno)
             raise OSError(status, f"fork: {os.strerror(status)}")
         returncode: int | None = os.waitstatus_to_exitcode(status) if status != -1 else None
-        return _check_reply(
-            reason is None, session.timed_out, returncode,
-            _decode(streams[out_r], session.dropped[out_r]), _decode(streams[err_r], session.dropped[err_r]),
-            duration, reason,
-        )
+        return _check_reply(reason is None, session.timed_out, returncode, stdout, stderr, duration, reason)
 
     def run(self, job: dict) -> dict:
         if job.get("mode") == "check":
@@ -872,9 +872,9 @@ class _Worker:
             if prctl is not None:
                 prctl(_PR_SET_SECUREBITS, _SECBITS_NOROOT, 0, 0, 0)
             self.capset(self.libc.cap_header_address, self.libc.cap_data_address)  # type: ignore[union-attr]
-        address = self.filter_address.get(check)
-        if address and check and _OWN_PID_SLOT.get(True, -1) >= 0:
-            self.filters[True]._keep[_OWN_PID_SLOT[True]].k = os.getpid()  # signals: only to itself
+        address = self.filter_address.get("check" if check else "script")
+        if address and check and _OWN_PID_SLOT.get("check", -1) >= 0:
+            self.filters["check"]._keep[_OWN_PID_SLOT["check"]].k = os.getpid()  # signals: only to itself
         if address and prctl is not None:
             if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, address, 0, 0) != 0:
                 os._exit(126)  # never run a program without the filter this worker reported
@@ -1083,6 +1083,13 @@ def _check_reply(
         "completed": completed, "timed_out": timed_out, "returncode": returncode, "stdout": stdout,
         "stderr": stderr, "duration_s": duration, "reason": None if completed else (reason or "failed"),
     }
+
+
+def _read_output(fd: int, limit: int) -> str:
+    """The first ``limit`` bytes of a captured output file, decoded, with a truncation note."""
+    size = os.fstat(fd).st_size
+    data = os.pread(fd, min(size, limit), 0) if size else b""
+    return _decode(bytearray(data), max(0, size - len(data)))
 
 
 def _decode(buf: bytearray, dropped: int) -> str:
