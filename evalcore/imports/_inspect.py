@@ -199,7 +199,8 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
                            {"type": "inspect_sample_error", "message": str(error.message)}},
             "scores": scores,
             "reference": s.target,
-            "metadata": {"content_key": content_key(question), "question_field": q_field,
+            "metadata": {"content_key": content_key(question), "query": question,
+                         "question_field": q_field,
                          "inspect_epoch": int(s.epoch), "sample_index": index,
                          "answer": _answer(s.scores or {}, chosen),
                          **{k: v for k, v in (s.metadata or {}).items()

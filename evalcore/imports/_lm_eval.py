@@ -304,7 +304,7 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str, samples
             "scores": scores,
             "reference": row.get("target"),
             "metadata": {"doc_id": d, "doc_hash": hashes[d], "content_key": content_key(question),
-                         "question_field": q_field, "filter": m_filter,
+                         "query": question, "question_field": q_field, "filter": m_filter,
                          "source_line": line},
             "item": row["doc"],
             "error": False,

@@ -178,8 +178,7 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
     task = str(run.config.get("task") or run.config.get("dataset") or "?")
     names = set()
     for s in run.samples:
-        names.update(k for k, v in (s.get("scores") or {}).items()
-                     if isinstance(v, (int, float)) and not isinstance(v, bool) or isinstance(v, bool))
+        names.update(k for k, v in (s.get("scores") or {}).items() if isinstance(v, (int, float)))
     chosen = next((m for m in metric if m in names), "score")
     per_item: dict[str, list[float]] = {}
     content: dict[str, str | None] = {}
@@ -188,17 +187,11 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
         item_id = str(s["item_id"])
         meta = s.get("metadata") or {}
         if item_id not in content:
-            if "content_key" in meta:
-                key = meta.get("content_key")
-                text = None
-            else:
-                text, _ = question_of(s.get("item") or {})
-                key = content_key(text)
-            content[item_id] = key
+            text = meta.get("query") if isinstance(meta.get("query"), str) else None
             if text is None:
                 text, _ = question_of(s.get("item") or {})
-                if text is None:
-                    text, _ = question_of((s.get("item") or {}).get("metadata") or {})
+            # imported runs carry the key computed at import; evalcore runs hash their question
+            content[item_id] = meta["content_key"] if "content_key" in meta else content_key(text)
             questions[item_id] = (text or "")[:80]
         value = (s.get("scores") or {}).get(chosen)
         if s.get("error") or value is None:
@@ -208,9 +201,8 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
         raise EvalcoreError(f"the run has no scored samples for {chosen!r}", path=path,
                             field="samples")
     by_id = {k: sum(v) / len(v) for k, v in per_item.items()}
-    display = "score" if chosen == "score" and imported.get("metric") is None else chosen
-    if chosen == "score" and imported.get("metric"):
-        display = str(imported["metric"])
+    # an imported run's "score" is the metric chosen at import: show its own name
+    display = str(imported["metric"]) if chosen == "score" and imported.get("metric") else chosen
     return RunScores(label=label or run.run_id, path=Path(path), harness=harness, task=task,
                      metric=display, id_scheme=str(imported.get("id_scheme") or "evalcore"),
                      by_id=by_id, content=content, questions=questions,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -238,6 +237,8 @@ def _refresh_fixtures(out: dict) -> None:
     for p in results.parent.iterdir():
         shutil.copy(p, dest / p.name)
     (FIXTURES / "lm_eval_printed.txt").write_text(out["lm_eval_stdout"][-4000:])
+    for task_name, printed in out["inspect_stdout"].items():
+        (FIXTURES / f"inspect_{task_name}_printed.txt").write_text(printed[-3000:])
     ins = FIXTURES / "inspect"
     shutil.rmtree(ins, ignore_errors=True)
     ins.mkdir(parents=True)
@@ -251,24 +252,7 @@ def _refresh_fixtures(out: dict) -> None:
         shutil.copytree(out[f"evalcore_{name}"], dst, ignore=shutil.ignore_patterns(".lock"))
 
 
-def _printed_lm_eval(stdout: str, task: str, metric: str, flt: str) -> float:
-    """The value lm-eval printed in its results table for (task, filter, metric)."""
-    cols: dict[str, int] = {}
-    current = ""
-    for line in stdout.splitlines():
-        cells = [c.strip() for c in line.split("|")]
-        if {"Tasks", "Filter", "Metric", "Value"} <= set(cells):
-            cols = {name: cells.index(name) for name in ("Tasks", "Filter", "Metric", "Value")}
-            continue
-        if not cols or len(cells) <= cols["Value"] or set(line.strip()) <= {"|", "-", ":"}:
-            continue
-        current = cells[cols["Tasks"]].lstrip(" -") or current
-        if current == task and cells[cols["Filter"]] == flt and cells[cols["Metric"]] == metric:
-            return float(cells[cols["Value"]])
-    raise AssertionError(f"lm_eval printed no {metric} ({flt}) for {task}:\n{stdout[-2000:]}")
-
-
-def test_lm_eval_logs_import_with_the_tools_own_numbers(real, tmp_path) -> None:
+def test_lm_eval_logs_import_with_the_tools_own_numbers(real, tmp_path, lm_eval_printed) -> None:
     results = json.loads(Path(real["lm_eval_results"]).read_text())
     for task, metric, items in (("ec_gsm8k", "exact_match,flexible-extract", real["gsm8k"]),
                                 ("ec_mmlu", "exact_match,letter", real["mmlu"])):
@@ -286,7 +270,7 @@ def test_lm_eval_logs_import_with_the_tools_own_numbers(real, tmp_path) -> None:
         mean = float(np.mean([s["scores"]["score"] for s in run.samples]))
         recorded = results["results"][task][metric]
         assert mean == pytest.approx(recorded, abs=1e-12)
-        printed = _printed_lm_eval(real["lm_eval_stdout"], task, "exact_match", flt)
+        printed = lm_eval_printed(real["lm_eval_stdout"], task, "exact_match", flt)
         assert mean == pytest.approx(printed, abs=5e-4)  # printed with 3 or 4 decimals
         path = import_log(real["lm_eval_results"], tmp_path / "runs", metric=[metric], task=task)[0]
         loaded = load_run(path)
@@ -294,12 +278,7 @@ def test_lm_eval_logs_import_with_the_tools_own_numbers(real, tmp_path) -> None:
         assert loaded.config["imported"]["harness_version"] == results["lm_eval_version"]
 
 
-def _printed_inspect(stdout: str, name: str) -> float | None:
-    found = re.findall(rf"\b{name}\W+([0-9]*\.?[0-9]+)", stdout)
-    return float(found[-1]) if found else None
-
-
-def test_inspect_logs_import_with_the_tools_own_numbers(real, tmp_path) -> None:
+def test_inspect_logs_import_with_the_tools_own_numbers(real, tmp_path, inspect_printed) -> None:
     from inspect_ai.log import read_eval_log
 
     for task_name, items in (("ec_gsm8k", real["gsm8k"]), ("ec_mmlu", real["mmlu"])):
@@ -316,9 +295,8 @@ def test_inspect_logs_import_with_the_tools_own_numbers(real, tmp_path) -> None:
         mean = float(np.mean(list(own.values())))
         assert mean == pytest.approx(scorer.metrics["accuracy"].value, abs=1e-12)
         assert run.reported[f"{scorer.name}/accuracy"] == scorer.metrics["accuracy"].value
-        printed = _printed_inspect(real["inspect_stdout"][task_name], "accuracy")
-        assert printed is not None, real["inspect_stdout"][task_name][-2000:]
-        assert mean == pytest.approx(printed, abs=1e-3)
+        printed = inspect_printed(real["inspect_stdout"][task_name], "accuracy")
+        assert mean == pytest.approx(printed, abs=5e-4)  # printed with 3 decimals
 
 
 def test_two_harnesses_and_evalcore_compared_on_the_same_items(real, tmp_path) -> None:

@@ -399,3 +399,32 @@ def test_import_cli_reports_harness_numbers(tmp_path, capsys) -> None:
     assert status == 0, err
     assert out.count("harness reported") == 3  # inspect gsm8k, lm-eval gsm8k and mmlu
     assert len(list(tmp_path.iterdir())) == 3
+
+
+@pytest.mark.parametrize("task, metric", [("ec_gsm8k", "exact_match,flexible-extract"),
+                                          ("ec_gsm8k", "exact_match,strict-match"),
+                                          ("ec_mmlu", "exact_match,letter")])
+def test_imported_means_equal_what_lm_eval_printed(task, metric, lm_eval_printed) -> None:
+    (run,) = import_lm_eval(_results(), metric=[metric], task=task)
+    printed = lm_eval_printed((FIXTURES / "lm_eval_printed.txt").read_text(), task,
+                              "exact_match", metric.split(",")[1])
+    mean = float(np.mean([s["scores"]["score"] for s in run.samples]))
+    assert mean == pytest.approx(printed, abs=5e-4)  # lm-eval prints 3 or 4 decimals
+
+
+@pytest.mark.parametrize("task", ["ec_gsm8k", "ec_mmlu"])
+def test_imported_means_equal_what_inspect_printed(task, inspect_printed) -> None:
+    run = import_inspect(INS / f"{task}.eval")
+    printed = inspect_printed((FIXTURES / f"inspect_{task}_printed.txt").read_text(), "accuracy")
+    assert float(np.mean([s["scores"]["score"] for s in run.samples])) == pytest.approx(printed, abs=5e-4)
+    assert run.reported[run.config["imported"]["metric"]] == pytest.approx(printed, abs=5e-4)
+
+
+def test_imported_samples_carry_the_question_for_routing(tmp_path) -> None:
+    from evalcore.routing._outcomes import outcomes_from_runs
+
+    a = import_log(INS / "ec_mmlu.eval", tmp_path / "a")[0]
+    b = import_log(INS / "ec_mmlu.json", tmp_path / "b")[0]
+    matrix = outcomes_from_runs({"eval": [a], "json": [b]})
+    questions = {s["metadata"]["query"] for s in load_run(a).samples}
+    assert set(matrix.queries) == questions and len(questions) == 8
