@@ -73,6 +73,24 @@ def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int, n_threads: i
         return llm
 
 
+def _fresh_context(llm: Any) -> None:
+    """Forget every token the llama context holds, so the next call starts from nothing.
+
+    llama-cpp-python reuses the longest cached prefix of the previous prompt (and, for an
+    identical prompt, re-evaluates only its last token). The logits then come from a different
+    batch shape and KV-cache layout and differ in the last bits, which at temperature > 0 can
+    flip a sampled token: the answer would depend on what was asked before. Clearing the token
+    count and the KV cache makes a seeded completion a function of (model, prompt, parameters,
+    seed) alone. Cost: every call evaluates its whole prompt (no prefix reuse).
+    """
+    import llama_cpp
+
+    llm.reset()
+    mem = llama_cpp.llama_get_memory(llm.ctx)
+    if mem is not None:
+        llama_cpp.llama_memory_clear(mem, True)
+
+
 class LocalModel:
     """SmolLM2-135M-Instruct run in process by llama-cpp-python.
 
@@ -150,6 +168,7 @@ class LocalModel:
         try:
             with _llama_lock:
                 llm = self._llama(logits_all=params.logprobs)
+                _fresh_context(llm)
                 out = llm.create_chat_completion(**kwargs)
         except EvalcoreError:
             raise
@@ -235,20 +254,20 @@ class LocalModel:
             if len(ctx_tokens) >= self.n_ctx:
                 raise EvalcoreError(f"prompt of {len(ctx_tokens)} tokens exceeds the context "
                                     f"window ({self.n_ctx})", field="messages")
-            llm.reset()
+            _fresh_context(llm)
             llm.eval(ctx_tokens)
             first = next_row()
             for letter in letters:
                 cont = llm.tokenize((" " + letter).encode("utf-8"), add_bos=False, special=False)
                 total = float(first[cont[0]])
                 if len(cont) > 1:
-                    llm.reset()
+                    _fresh_context(llm)
                     llm.eval(ctx_tokens)
                     for prev, tok in zip(cont[:-1], cont[1:]):
                         llm.eval([prev])
                         total += float(next_row()[tok])
                 result[letter] = total
-            llm.reset()
+            _fresh_context(llm)
         return result
 
     def count_tokens(self, text: str) -> int:

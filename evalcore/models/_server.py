@@ -57,12 +57,14 @@ def server_command(port: int, host: str = "127.0.0.1", model_path: str | Path | 
         alias: Model name the server reports.
 
     Returns:
-        ``[python, -m, llama_cpp.server, ...]``.
+        ``[python, -m, evalcore.models._serve_main, ...]``: llama-cpp-python's server
+        (same options as ``python -m llama_cpp.server``) with every completion starting from
+        an empty context, so seeded answers do not depend on earlier requests.
     """
     from evalcore.models._local import smollm2_gguf_path
 
     path = Path(model_path) if model_path is not None else smollm2_gguf_path()
-    return [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", host,
+    return [sys.executable, "-m", "evalcore.models._serve_main", "--model", str(path), "--host", host,
             "--port", str(port), "--model_alias", alias, "--n_ctx", str(n_ctx)]
 
 

@@ -32,6 +32,56 @@ def test_completion_record_tokens_cost_and_seeded_determinism(model) -> None:
     assert a.model == "smollm2" and a.latency_s > 0
 
 
+SAMPLED = GenerationParams(temperature=0.8, max_tokens=24, seed=11)
+PROMPTS = [[{"role": "user", "content": text}] for text in
+           ("Name three colours.", "Name three colours and a fruit.", "Say hello to the moon.")]
+
+
+def test_seeded_sampling_does_not_depend_on_what_was_asked_before(model) -> None:
+    # Each prompt asked first thing on a context that was just loaded from the file.
+    from evalcore.models._local import _instances
+
+    alone = []
+    for msgs in PROMPTS:
+        _instances.clear()  # a brand-new llama context per prompt
+        alone.append(model.complete(msgs, SAMPLED).text)
+    assert len(set(alone)) == 3  # the prompts give different answers: the test can tell them apart
+    # the same call repeated (llama-cpp-python would re-evaluate only the last prompt token)
+    assert [model.complete(PROMPTS[0], SAMPLED).text for _ in range(3)] == [alone[0]] * 3
+    # interleaved with other prompts sharing a prefix, and in reversed order
+    interleaved = [model.complete(m, SAMPLED).text for m in (PROMPTS[1], PROMPTS[0], PROMPTS[2],
+                                                             PROMPTS[0], PROMPTS[1])]
+    assert interleaved == [alone[1], alone[0], alone[2], alone[0], alone[1]]
+    assert [model.complete(m, SAMPLED).text for m in PROMPTS[::-1]] == alone[::-1]
+
+
+def test_a_resumed_run_samples_what_an_uninterrupted_run_samples(tmp_path, model) -> None:
+    import json
+
+    from evalcore.runs import load_run, run_benchmark
+
+    def run(run_id: str) -> dict[str, str]:
+        path = run_benchmark("gsm8k", model, limit=4, source="sample", progress=False,
+                             params={"temperature": 0.8, "max_tokens": 24}, seed=3,
+                             run_dir=tmp_path, run_id=run_id, cache=False, concurrency=1)
+        return {s["item_id"]: s["completion"]["text"] for s in load_run(path).samples}
+
+    whole = run("whole")
+    assert len(whole) == 4
+    run("cut")
+    # The "crash": only the first sample reached the file; the second was in flight (asked,
+    # its answer lost). Resuming asks it again on a context that still holds its prompt.
+    samples = tmp_path / "cut" / "samples.jsonl"
+    lines = samples.read_text().splitlines()
+    samples.write_text(lines[0] + "\n")
+    (tmp_path / "cut" / "results.json").unlink()
+    in_flight = json.loads(lines[1])["request"]
+    model.complete(in_flight["messages"], GenerationParams(**{
+        k: v for k, v in in_flight["params"].items() if k in ("temperature", "max_tokens", "seed")}))
+    resumed = run("cut")
+    assert resumed == whole
+
+
 def test_max_tokens_and_stop_sequences(model) -> None:
     p = GenerationParams(max_tokens=20, seed=0)
     full = model.complete(MSG, p)
