@@ -216,82 +216,124 @@ def import_lm_eval(path: str | Path, *, metric: Sequence[str] = (),
     files = samples_files(results_path)
     if only_task is not None:
         files = {only_task: path}
+    groups = _groups(results, files)
     if task is not None:
-        if task not in files:
-            raise EvalcoreError(f"no samples for task {task!r}; the log has "
-                                f"{', '.join(files) or 'none'}", path=results_path, field="task")
-        files = {task: files[task]}
+        if task in files:
+            return [_import_task(results_path, results, task, [(task, files[task])], metric)]
+        if task in groups:
+            return [_import_task(results_path, results, task,
+                                 [(t, files[t]) for t in groups[task]], metric)]
+        raise EvalcoreError(f"no samples for task {task!r}; the log has "
+                            f"{', '.join(list(groups) + list(files)) or 'none'}",
+                            path=results_path, field="task")
     if not files:
         raise EvalcoreError("no samples_<task>_<time>.jsonl beside this results file: run "
                             "lm_eval with --log_samples", path=results_path)
-    return [_import_task(results_path, results, name, sp, metric) for name, sp in files.items()]
+    return [_import_task(results_path, results, name, [(name, sp)], metric)
+            for name, sp in files.items()]
 
 
-def _import_task(results_path: Path, results: dict[str, Any], task: str, samples_path: Path,
-                 wanted: Sequence[str]) -> ImportedRun:
-    rows = _read_lines(samples_path)
-    available: list[str] = []
-    for _, row in rows:
-        for m in row["metrics"]:
-            name = f"{m},{row.get('filter', 'none')}"
-            if name not in available:
-                available.append(name)
-    chosen = choose_metric(available, wanted, where=samples_path)
+def _groups(results: dict[str, Any], files: dict[str, Path]) -> dict[str, list[str]]:
+    """Group → its leaf tasks that have samples (lm-eval's ``group_subtasks``, recursively)."""
+    tree = results.get("group_subtasks") or {}
+    if not isinstance(tree, dict):
+        return {}
+
+    def leaves(name: str, seen: frozenset[str]) -> list[str]:
+        subs = tree.get(name) or []
+        if not subs or name in seen:
+            return [name] if name in files else []
+        return [leaf for sub in subs for leaf in leaves(sub, seen | {name})]
+
+    out = {}
+    for name, subs in tree.items():
+        if subs and name not in files:
+            found = list(dict.fromkeys(leaves(name, frozenset())))
+            if found:
+                out[name] = found
+    return out
+
+
+def _import_task(results_path: Path, results: dict[str, Any], task: str,
+                 parts: list[tuple[str, Path]], wanted: Sequence[str]) -> ImportedRun:
+    """One run from one task's samples, or from a group's subtasks (``parts``) together."""
+    read = [(sub, sp, _read_lines(sp)) for sub, sp in parts]
+    per_part: list[list[str]] = []
+    for _, _, rows in read:
+        names: list[str] = []
+        for _, row in rows:
+            for m in row["metrics"]:
+                name = f"{m},{row.get('filter', 'none')}"
+                if name not in names:
+                    names.append(name)
+        per_part.append(names)
+    available = [n for n in per_part[0] if all(n in other for other in per_part[1:])]
+    group = len(parts) > 1 or parts[0][0] != task
+    chosen = choose_metric(available, wanted, where=parts[0][1] if not group else results_path)
     m_name, _, m_filter = chosen.partition(",")
     task_results = (results.get("results") or {}).get(task)
-    if not isinstance(task_results, dict):
-        raise EvalcoreError(f"no entry for task {task!r} in the results", path=results_path,
-                            field=f"results.{task}")
-    task_config = (results.get("configs") or {}).get(task) or {}
-    if chosen not in task_results:
-        raise EvalcoreError(f"the results file reports no {chosen!r} for task {task!r} (it has "
-                            f"{', '.join(k for k in task_results if k != 'alias')})",
-                            path=results_path, field=f"results.{task}.{chosen}")
-
-    by_doc: dict[Any, dict[str, Any]] = {}
-    all_scores: dict[Any, dict[str, float]] = defaultdict(dict)
-    order: list[Any] = []
-    for lineno, row in rows:
-        doc_id = row["doc_id"]
-        flt = row.get("filter", "none")
-        for m in row["metrics"]:
-            if m not in row:
-                raise EvalcoreError(f"metric {m!r} is listed in 'metrics' but has no value",
-                                    path=samples_path, line=lineno, field=m)
-            value = row[m]
-            if isinstance(value, (int, float, bool, str)):
-                all_scores[doc_id][f"{m},{flt}"] = score_value(value, path=samples_path,
-                                                               line=lineno, name=m)
-        if flt == m_filter and m_name in row["metrics"]:
-            if doc_id in by_doc:
-                raise EvalcoreError(f"doc_id {doc_id!r} appears twice for filter {flt!r} "
-                                    f"(first on line {by_doc[doc_id]['line']})",
-                                    path=samples_path, line=lineno, field="doc_id")
-            by_doc[doc_id] = {"line": lineno, "row": row}
-            order.append(doc_id)
-    if not by_doc:
-        raise EvalcoreError(f"no sample line logs {chosen!r}", path=samples_path, field="metrics")
-
-    hashes = {d: doc_hash(by_doc[d]["row"]["doc"]) for d in order}
-    counts: dict[str, int] = defaultdict(int)
-    for h in hashes.values():
-        counts[h] += 1
+    if not group:
+        if not isinstance(task_results, dict):
+            raise EvalcoreError(f"no entry for task {task!r} in the results", path=results_path,
+                                field=f"results.{task}")
+        if chosen not in task_results:
+            raise EvalcoreError(f"the results file reports no {chosen!r} for task {task!r} (it "
+                                f"has {', '.join(k for k in task_results if k != 'alias')})",
+                                path=results_path, field=f"results.{task}.{chosen}")
+    task_results = task_results if isinstance(task_results, dict) else {}
+    configs = results.get("configs") or {}
+    task_config = (configs.get(task) or {}) if not group else {
+        sub: configs.get(sub) or {} for sub, _ in parts}
+    first_config = configs.get(parts[0][0]) or {}
     model_name = _model_name(results)
     cfg = results.get("config") or {}
-    gen_kwargs = task_config.get("generation_kwargs") or {}
+    gen_kwargs = first_config.get("generation_kwargs") or {}
+    picked: list[tuple[str, Path, int, dict[str, Any], dict[str, float]]] = []
+    for sub, samples_path, rows in read:
+        by_doc: dict[Any, tuple[int, dict[str, Any]]] = {}
+        all_scores: dict[Any, dict[str, float]] = defaultdict(dict)
+        for lineno, row in rows:
+            doc_id = row["doc_id"]
+            flt = row.get("filter", "none")
+            for m in row["metrics"]:
+                if m not in row:
+                    raise EvalcoreError(f"metric {m!r} is listed in 'metrics' but has no value",
+                                        path=samples_path, line=lineno, field=m)
+                value = row[m]
+                if isinstance(value, (int, float, bool, str)):
+                    all_scores[doc_id][f"{m},{flt}"] = score_value(value, path=samples_path,
+                                                                   line=lineno, name=m)
+            if flt == m_filter and m_name in row["metrics"]:
+                if doc_id in by_doc:
+                    raise EvalcoreError(f"doc_id {doc_id!r} appears twice for filter {flt!r} "
+                                        f"(first on line {by_doc[doc_id][0]})",
+                                        path=samples_path, line=lineno, field="doc_id")
+                by_doc[doc_id] = (lineno, row)
+        if not by_doc:
+            raise EvalcoreError(f"no sample line logs {chosen!r}", path=samples_path,
+                                field="metrics")
+        for doc_id, (lineno, row) in by_doc.items():
+            picked.append((sub, samples_path, lineno, row, all_scores[doc_id]))
+
+    hashes = [doc_hash(row["doc"]) for _, _, _, row, _ in picked]
+    counts: dict[str, int] = defaultdict(int)
+    for h in hashes:
+        counts[h] += 1
     samples = []
-    for d in order:
-        line, row = by_doc[d]["line"], by_doc[d]["row"]
-        if chosen not in all_scores[d]:
-            raise EvalcoreError(f"missing metric {m_name!r} on a {m_filter!r} line", path=samples_path,
-                                line=line, field=m_name)
-        item_id = f"doc:{hashes[d][:16]}"
-        if counts[hashes[d]] > 1:  # identical documents: doc_id tells them apart
-            item_id += f"#{d}"
+    for (sub, samples_path, line, row, scores_of_doc), h in zip(picked, hashes):
+        d = row["doc_id"]
+        item_id = f"doc:{h[:16]}"
+        if counts[h] > 1:  # identical documents: subtask and doc_id tell them apart
+            item_id += f"#{sub}:{d}" if group else f"#{d}"
         question, q_field = question_of(row["doc"])
         request = {"arguments": row.get("arguments"), "params": gen_kwargs}
-        scores = dict(all_scores[d])
-        scores["score"] = all_scores[d][chosen]
+        scores = dict(scores_of_doc)
+        scores["score"] = scores_of_doc[chosen]
+        meta = {"doc_id": d, "doc_hash": h, "content_key": content_key(question),
+                "query": question, "question_field": q_field, "filter": m_filter,
+                "source_line": line}
+        if group:
+            meta.update(subtask=sub, subject=sub, source_file=samples_path.name)
         samples.append({
             "item_id": item_id,
             "epoch": 0,
@@ -303,9 +345,7 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str, samples
                            "error": None},
             "scores": scores,
             "reference": row.get("target"),
-            "metadata": {"doc_id": d, "doc_hash": hashes[d], "content_key": content_key(question),
-                         "query": question, "question_field": q_field, "filter": m_filter,
-                         "source_line": line},
+            "metadata": meta,
             "item": row["doc"],
             "error": False,
         })
@@ -313,15 +353,16 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str, samples
                 f"{m_name}_stderr,{m_filter}": task_results.get(f"{m_name}_stderr,{m_filter}")}
     version = results.get("lm_eval_version")
     prov = provenance(HARNESS, None if version is None else str(version),
-                      [results_path, samples_path], metric=chosen,
+                      [results_path] + [sp for _, sp in parts], metric=chosen,
                       extra={"task": task, "id_scheme": "lm-eval:doc-sha256",
                              "metrics_available": available, "results_file": str(results_path),
-                             "samples_file": str(samples_path)})
+                             "samples_file": str(parts[0][1]) if not group else None,
+                             "subtasks": [sub for sub, _ in parts] if group else None})
     run_id = f"lmeval-{slug(task)}-{slug(model_name.rsplit('/', 1)[-1], 24)}-{prov['fingerprint'][:8]}"
     config = {
         "dataset": task,
         "task": task,
-        "split": task_config.get("test_split"),
+        "split": first_config.get("test_split"),
         "source": [HARNESS],
         "model": f"{cfg.get('model', '?')}:{model_name}",
         "model_name": model_name,

@@ -119,7 +119,8 @@ def resolve(path: str | os.PathLike[str], *, import_dir: str | os.PathLike[str] 
     runs = import_log(path, import_dir, metric=metric, task=task)
     if len(runs) != 1:
         raise EvalcoreError(f"holds {len(runs)} tasks ({', '.join(r.name for r in runs)}); "
-                            "pick one with --task", path=path, field="task")
+                            "pick one with --task (a task, or a group such as mmlu for all of "
+                            "its subtasks in one run)", path=path, field="task")
     return runs[0]
 
 

@@ -428,3 +428,33 @@ def test_imported_samples_carry_the_question_for_routing(tmp_path) -> None:
     matrix = outcomes_from_runs({"eval": [a], "json": [b]})
     questions = {s["metadata"]["query"] for s in load_run(a).samples}
     assert set(matrix.queries) == questions and len(questions) == 8
+
+
+def test_lm_eval_group_is_one_run_of_its_subtasks(lm_copy) -> None:
+    results_path = _in(lm_copy, "results_*.json")
+    data = json.loads(results_path.read_text())
+    data["group_subtasks"] = {"top": ["grp"], "grp": ["ec_mmlu"], "ec_mmlu": [], "ec_gsm8k": []}
+    data["results"]["top"] = {"alias": "top", "exact_match,letter": 0.125}
+    results_path.write_text(json.dumps(data))
+    (group,) = import_lm_eval(results_path, task="top")
+    (single,) = import_lm_eval(_results(), task="ec_mmlu")
+    assert [s["item_id"] for s in group.samples] == [s["item_id"] for s in single.samples]
+    assert {s["metadata"]["subtask"] for s in group.samples} == {"ec_mmlu"}
+    assert group.config["imported"]["subtasks"] == ["ec_mmlu"] and group.config["task"] == "top"
+    assert group.reported["exact_match,letter"] == 0.125
+    with pytest.raises(EvalcoreError, match="no samples for task 'nope'; the log has top, grp, "):
+        import_lm_eval(results_path, task="nope")
+
+
+def test_a_task_named_like_an_evalcore_dataset_is_not_scored_by_its_rules(lm_copy, tmp_path) -> None:
+    results_path = _in(lm_copy, "results_*.json")
+    samples = _in(lm_copy, "samples_ec_mmlu_*.jsonl")
+    data = json.loads(results_path.read_text())
+    data["results"]["mmlu"] = data["results"].pop("ec_mmlu")
+    data["configs"]["mmlu"] = data["configs"].pop("ec_mmlu")
+    results_path.write_text(json.dumps(data))
+    samples.rename(samples.with_name(samples.name.replace("samples_ec_mmlu_", "samples_mmlu_")))
+    (path,) = import_log(results_path, tmp_path, task="mmlu")
+    res = load_run(path).results
+    assert res["dataset"] == "mmlu" and res["parse_failure_rate"] is None and "by_subject" not in res
+    assert res["accuracy_flexible"]["mean"] == pytest.approx(0.125)
