@@ -124,6 +124,9 @@ def warn_if_not_isolated(workers: int | None = None) -> bool:
 
 
 def _score_humaneval(args: argparse.Namespace) -> int:
+    from evalcore.evaluators._sandbox import get_pool
+
+    get_pool(args.workers)  # the workers start while the rest is imported and the files are read
     from evalcore.evaluators._humaneval_files import score_samples_file
 
     if args.require_isolation:
