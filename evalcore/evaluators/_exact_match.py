@@ -807,8 +807,9 @@ _CONCLUSION_AFTER = re.compile(
     re.IGNORECASE,
 )
 _CONCLUSION_BEFORE = re.compile(
-    r"\b(?:(?:so|therefore|thus|hence)(?:[\s,]+(?:it|this|that)\s+(?:must|has\s+to|should|would|is\s+to)\s+be)?"
-    r"|choose|pick|select|go\s+with|going\s+with|conclude|conclusion|leaves|leaving)"
+    r"\b(?:(?:so|therefore|thus|hence)(?:[\s,]+(?:it'?s|it\s+is|(?:it|this|that)\s+(?:must|has\s+to|should|would|is\s+to)\s+be))?"
+    r"|choose|pick|select|go\s+with|going\s+with|conclude|conclusion|leaves|leaving"
+    r"|(?:wait|actually|no)[^.;\n]{0,30}?\b(?:it'?s|it\s+is|it\s+must\s+be))"
     r"[\s,:]*(?:is\s+)?(?:the\s+)?(?:option\s+|choice\s+|answer\s+)?(?:\*\*)?[\(\[]?\Z",
     re.IGNORECASE,
 )

@@ -649,6 +649,14 @@ MMLU_HAND = [
        "**(C) Nucleus** - transcription, not translation.\n\n"
        "**(D) Golgi apparatus** - packages proteins after synthesis.\n\n(B)", NONE, ("B", "conclusion")),
     _m("truncated_json", '{"reasoning": "Ribosomes translate mRNA into polypeptides", "answer": "B', ("B", "json_field")),
+    # self-corrections in prose: the letter after "wait"/"actually" is the conclusion
+    _m("self_correction_wait_its",
+       "Proteins are assembled where mRNA is translated. I would choose A. Wait, actually, "
+       "re-reading the question, mitochondria only make their own few proteins, so it's B.",
+       NONE, ("B", "conclusion")),
+    _m("self_correction_actually_no",
+       "At first glance D, since the Golgi handles proteins. Actually no, it's B: the Golgi only "
+       "modifies and packages them.", NONE, ("B", "conclusion")),
 ]
 
 
