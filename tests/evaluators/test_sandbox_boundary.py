@@ -256,18 +256,22 @@ def test_without_namespaces_a_candidate_cannot_fork_nor_read_the_workers_memory(
                 out.append('fork allowed')
             except OSError:
                 out.append('fork refused')
+            targets = [os.getppid()]  # the zygote, and its parent the worker (holding the tests)
             with open(f'/proc/{os.getppid()}/stat') as fh:
-                worker = int(fh.read().rsplit(')', 1)[1].split()[1])
-            try:
-                with open(f'/proc/{worker}/mem', 'rb') as fh:
-                    fh.read(1)
-                out.append('memory readable')
-            except OSError:
-                out.append('memory refused')
+                targets.append(int(fh.read().rsplit(')', 1)[1].split()[1]))
+            for pid in targets:
+                try:
+                    with open(f'/proc/{pid}/mem', 'rb') as fh:
+                        with open(f'/proc/{pid}/maps') as maps:
+                            fh.seek(int(maps.read().split('-')[0], 16))  # a mapped address
+                        fh.read(16)
+                    out.append('memory readable')
+                except OSError:
+                    out.append('memory refused')
             return out
         """
     )
-    test = "def check(candidate):\n    assert candidate() == ['fork refused', 'memory refused']\n"
+    test = "def check(candidate):\n    assert candidate() == ['fork refused', 'memory refused', 'memory refused']\n"
     pool = SandboxPool(1, namespaces=False)
     try:
         (reply,) = pool.map([_job(probe, test)])
