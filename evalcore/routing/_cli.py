@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +55,9 @@ def _write(df: Any, path: Path) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import shutil
+    import tempfile
+
     from evalcore.routing._metrics import aiq_table
     from evalcore.routing._outcomes import read_outcomes
     from evalcore.routing._replay import lambda_sweep, parse_algorithms, replay
