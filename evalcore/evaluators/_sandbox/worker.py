@@ -61,6 +61,7 @@ _RESULT_CAP = 1 << 16  # bytes kept of a script sample's result pipe: the last o
 _REPLY_BATCH = 4
 _REPLY_HOLD_S = 0.02
 _WORKDIR_NAME = os.path.basename(_WORKDIR)
+_NEVER_HIDDEN = frozenset({"/", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/var", "/opt", "/tmp"})
 _SCRATCH_TMPFS = {"/tmp": "size=64m,mode=1777", "/var/tmp": "size=64m,mode=1777", "/dev/shm": "size=64m,mode=1777"}
 
 
@@ -225,8 +226,9 @@ class _Worker:
         named = []
         for path in hide:
             real = os.path.realpath(path)
-            if real != "/" and os.path.exists(real) and real not in named:
-                named.append(real)
+            if real in _NEVER_HIDDEN or real in keep or not os.path.exists(real) or real in named:
+                continue  # e.g. evalcore started from /usr: hiding it would hide the interpreter
+            named.append(real)
         private = [d for d in _HIDDEN_DIRS if os.path.isdir(d) and not os.path.islink(d)]
         # A host directory that holds the interpreter (e.g. sys.prefix itself) stays; the
         # scratch directories get a fresh tmpfs below unless something must be bound back inside.
