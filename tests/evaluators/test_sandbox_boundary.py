@@ -481,6 +481,8 @@ def test_programs_a_sample_starts_cannot_leave_system_v_ipc_or_keys_behind() -> 
     try:
         if "unavailable" in pool.isolation.get("seccomp", ""):
             pytest.skip("no seccomp filter on this architecture")
+        if not pool.isolation.get("namespaces"):
+            pytest.skip("the fallback's audit hook refuses starting programs (the filter still applies)")
         (reply,) = pool.map([_script(source)])
     finally:
         pool.close()

@@ -240,11 +240,15 @@ class SandboxPool:
 
     Args:
         workers: Number of worker processes (default: :func:`default_workers`).
+        namespaces: False runs the weak fallback even where namespaces work (for tests; the
+            default reads ``EVALCORE_SANDBOX_NAMESPACES``, ``0`` meaning False).
     """
 
-    def __init__(self, workers: int | None = None, *, namespaces: bool = True) -> None:
+    def __init__(self, workers: int | None = None, *, namespaces: bool | None = None) -> None:
         self.size = max(1, int(workers or default_workers()))
-        self._namespaces = namespaces  # False: the weak fallback even where namespaces work (tests)
+        if namespaces is None:  # EVALCORE_SANDBOX_NAMESPACES=0: the weak fallback (to test it)
+            namespaces = os.environ.get("EVALCORE_SANDBOX_NAMESPACES", "1") != "0"
+        self._namespaces = namespaces  # False: the weak fallback even where namespaces work
         import queue
         import threading
 
