@@ -12,13 +12,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from evalcore.errors import EvalcoreError
+from evalcore._io import json_text
 from evalcore.models._types import Completion, GenerationParams, Message
 
 CACHE_ENV = "EVALCORE_CACHE"
 
 
 def _canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # json_text: a lone surrogate is escaped (UTF-8 cannot encode it); other text is unchanged.
+    return json_text(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def request_hash(messages: Sequence[Message], params: GenerationParams) -> str:
@@ -97,7 +99,7 @@ class ResponseCache:
         """Store a successful completion (failed ones are ignored)."""
         if not completion.ok:
             return
-        data = json.dumps(completion.to_dict(), ensure_ascii=False)
+        data = json_text(completion.to_dict(), ensure_ascii=False)  # SQLite text must be UTF-8
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
                              (key, model, data, time.time()))

@@ -148,7 +148,7 @@ class SampleWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one record durably."""
-        line = (json.dumps(_jsonable(record), ensure_ascii=False, allow_nan=False) + "\n").encode()
+        line = (_io.json_text(_jsonable(record), ensure_ascii=False, allow_nan=False) + "\n").encode()
         view = memoryview(line)
         while view:
             n = os.write(self._fd, view)
