@@ -9,9 +9,8 @@ from evalcore._lazy import lazy_exports
 
 _EXPORTS = {
     "evalcore.stats._compare": ("ComparisonResult", "align_scores", "compare", "compare_many"),
-    "evalcore.stats._intervals": (
-        "bootstrap_interval", "clustered_se", "clustered_wilson", "mean_ci", "wilson_interval",
-    ),
+    "evalcore.stats._intervals": ("bootstrap_interval", "clustered_se", "clustered_wilson", "mean_ci"),
+    "evalcore.stats._wilson": ("wilson_interval",),  # plain Python: light commands print it
     "evalcore.stats._multiple": ("adjust_p_values", "benjamini_hochberg", "holm"),
     "evalcore.stats._paired": (
         "TestResult", "clustered_difference", "cohens_d_paired", "mcnemar", "mean_difference",

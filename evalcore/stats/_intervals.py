@@ -19,46 +19,10 @@ from evalcore.stats._validate import (
     is_binary,
     rng_from,
 )
+from evalcore.stats._wilson import wilson_interval  # defined without scipy (light commands)
 
 BootstrapMethod = Literal["percentile", "bca"]
 MeanCIMethod = Literal["wilson", "bootstrap", "t", "clustered"]
-
-
-def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion.
-
-    With p̂ = s/n and z = Φ⁻¹(1 − α/2):
-    centre = (p̂ + z²/(2n)) / (1 + z²/n),
-    half-width = z / (1 + z²/n) · √(p̂(1 − p̂)/n + z²/(4n²)),
-    interval = [centre − half-width, centre + half-width] (exactly 0 when s = 0, 1 when s = n).
-
-    Args:
-        successes: Number of successes s (0 ≤ s ≤ n; fractional counts allowed).
-        n: Number of trials (≥ 1).
-        confidence: Confidence level 1 − α in (0, 1).
-
-    Returns:
-        ``(low, high)``.
-
-    Raises:
-        EvalcoreError: n < 1, s outside [0, n], or a confidence outside (0, 1).
-    """
-    n = check_positive_int(n, "n")
-    confidence = check_probability(confidence, "confidence")
-    try:
-        s = float(successes)
-    except (TypeError, ValueError):
-        raise EvalcoreError(f"expected a number, got {successes!r}", field="successes") from None
-    if not (0.0 <= s <= n):
-        raise EvalcoreError(f"must lie in [0, n={n}], got {successes!r}", field="successes")
-    z = float(sps.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
-    p = s / n
-    z2n = z * z / n
-    centre = (p + z2n / 2.0) / (1.0 + z2n)
-    half = z / (1.0 + z2n) * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
-    low = 0.0 if s == 0 else max(0.0, centre - half)
-    high = 1.0 if s == n else min(1.0, centre + half)
-    return low, high
 
 
 def bootstrap_interval(

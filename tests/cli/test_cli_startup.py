@@ -138,3 +138,16 @@ def evalcore_record_is_reporting_record() -> bool:
     from evalcore.reporting._record import record
 
     return evalcore.record is record
+
+
+def test_the_wilson_interval_light_commands_print_needs_no_scipy() -> None:
+    code = (
+        "import json, sys\nfrom evalcore.stats import wilson_interval\n"
+        "print(json.dumps([list(wilson_interval(6, 8)), sorted({m.split('.')[0] for m in sys.modules})]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    interval, modules = json.loads(out.stdout)
+    assert sorted(set(modules) & set(HEAVY)) == []
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert interval == pytest.approx(list(proportion_confint(6, 8, alpha=0.05, method="wilson")), abs=1e-12)
