@@ -368,8 +368,12 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3) -> None:
 
 
 def _flush() -> None:
-    for name in ("stdout", "stderr"):
-        try:
-            getattr(sys, name).flush()
-        except BaseException:  # noqa: BLE001
-            pass
+    """Flush the program's streams before each reply (the candidate is killed, not exited)."""
+    try:
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001
+        pass
+    try:
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001
+        pass

@@ -205,8 +205,16 @@ def _enc(v: Any, out: list, depth: int, count: list, lenient: bool) -> None:
             raise DataError(f"the value is nested deeper than {MAX_DEPTH}")
         tag = b"l" if t is list else b"t" if t is tuple else b"S" if t is set else b"Z" if t is frozenset else b"g"
         out.append(tag + _I.pack(len(v)))
+        append, pack_q = out.append, _Q.pack
         for item in v:
-            _enc(item, out, depth + 1, count, lenient)
+            it = type(item)
+            if it is int and _QMIN <= item <= _QMAX:  # inline: most items are small ints
+                count[0] += 1
+                append(b"i" + pack_q(item))
+            else:
+                _enc(item, out, depth + 1, count, lenient)
+        if count[0] > MAX_ITEMS:
+            raise DataError(f"the value holds more than {MAX_ITEMS} items")
     elif t is dict:
         if depth >= MAX_DEPTH:
             raise DataError(f"the value is nested deeper than {MAX_DEPTH}")
@@ -295,9 +303,17 @@ def _dec(data: bytes, pos: int, depth: int, count: list) -> tuple:
             return d, pos
         items = []
         append = items.append
+        unpack_q = _Q.unpack_from
         for _ in range(n):
+            if data[pos] == 0x69:  # inline: an int item
+                count[0] += 1
+                append(unpack_q(data, pos + 1)[0])
+                pos += 9
+                continue
             item, pos = _dec(data, pos, depth + 1, count)
             append(item)
+        if count[0] > MAX_ITEMS:
+            raise DataError(f"the value holds more than {MAX_ITEMS} items")
         if tag == 0x6C:  # l
             return items, pos
         if tag == 0x74:  # t
