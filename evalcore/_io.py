@@ -32,6 +32,24 @@ __all__ = [
 ]
 
 
+def current_umask() -> int:
+    """The process's file-mode creation mask, read without changing it (Linux ``/proc``).
+
+    ``os.umask`` can only be read by setting it, which races with other threads creating
+    files; ``/proc/self/status`` reports it directly. Elsewhere the set-and-restore fallback runs.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(
     target: str | os.PathLike[str],
@@ -49,7 +67,8 @@ def atomic_path(
     Args:
         target: The final path.
         suffix: Ending of the temporary name (some writers infer the format from it).
-        chmod: Permission bits given to the file (``mkstemp`` creates it ``0o600``).
+        chmod: Permission bits given to the file (default: ``0o666`` less the umask, the mode
+            ``open()`` would give; ``mkstemp`` alone would leave ``0o600``).
         mkdir: Create the target's parent folders first.
 
     Returns:
@@ -62,8 +81,9 @@ def atomic_path(
     os.close(fd)
     tmp = Path(name)
     try:
-        if chmod is not None:
-            os.chmod(tmp, chmod)
+        # mkstemp makes the file 0600; a written file gets the mode the user's umask gives
+        # (as open() would), unless the caller asks for other bits
+        os.chmod(tmp, chmod if chmod is not None else 0o666 & ~current_umask())
         yield tmp
         os.replace(tmp, target)
     except BaseException:
@@ -88,7 +108,7 @@ def atomic_open(
         mode: ``"w"`` (text) or ``"wb"`` (bytes).
         encoding: Text encoding (ignored for binary modes).
         fsync: Flush and ``os.fsync`` the file before the rename (durable across a crash).
-        chmod: Permission bits given to the file (default: ``mkstemp``'s ``0o600``).
+        chmod: Permission bits given to the file (default: ``0o666`` less the umask).
         mkdir: Create the target's parent folders first.
 
     Returns:

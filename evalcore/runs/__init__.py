@@ -4,9 +4,10 @@ from evalcore._lazy import lazy_exports
 
 _EXPORTS = {
     "evalcore.runs._prompts": ("PromptTemplate", "load_template", "render", "select_few_shot"),
-    "evalcore.runs._rescore": ("rescore",),
+    "evalcore.runs._rescore": ("rescore", "score_changes", "verdict"),
     "evalcore.runs._results": ("pass_at_k_table", "summarize"),
-    "evalcore.runs._runner": ("resolve_params", "run_benchmark"),
+    "evalcore.runs._defaults": ("DEFAULT_MAX_TOKENS",),
+    "evalcore.runs._runner": ("RunInterrupted", "resolve_params", "run_benchmark"),
     "evalcore.runs._store": ("Run", "SampleWriter", "load_run", "read_samples", "write_json_atomic"),
 }
 

@@ -8,14 +8,41 @@ from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators._cli import add_isolation_option, require_isolation, warn_if_not_isolated
+from evalcore.runs._defaults import DEFAULT_MAX_TOKENS
 
 
 def _fmt_ci(d: dict[str, Any] | None) -> str:
+    """``0.625 [0.306, 0.863] 95% CI, n=8`` (the interval is printed with every accuracy)."""
     if not d or d.get("mean") is None:
         return "n/a"
     lo, hi = d.get("ci_low"), d.get("ci_high")
-    ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
-    return f"{d['mean']:.3f}{ci}"
+    ci = f" [{lo:.3f}, {hi:.3f}] 95% CI" if lo is not None and hi is not None else " (no interval)"
+    n = f", n={d['n']}" if d.get("n") is not None else ""
+    return f"{d['mean']:.3f}{ci}{n}"
+
+
+def _resume_command(parser: argparse.ArgumentParser, args: argparse.Namespace, run_id: str) -> str:
+    """The ``evalcore run ...`` line that resumes this run: the options given, ``--run-id`` set."""
+    import shlex
+
+    words = ["evalcore", "run"]
+    for action in parser._actions:  # noqa: SLF001 (argparse has no public list of its options)
+        if action.dest in ("help", "run_id") or action.dest.startswith("_"):
+            continue
+        value = getattr(args, action.dest, None)
+        if not action.option_strings:  # the positional dataset
+            words.append(str(value))
+        elif value is None or value == action.default:
+            continue
+        elif isinstance(action, argparse._StoreTrueAction):  # noqa: SLF001
+            words.append(action.option_strings[-1])
+        elif isinstance(value, list):
+            for v in value:
+                words += [action.option_strings[-1], str(v)]
+        else:
+            words += [action.option_strings[-1], str(value)]
+    words += ["--run-id", run_id]
+    return shlex.join(words)
 
 
 def _print_results(path: Any, res: dict[str, Any], config: dict[str, Any] | None = None) -> None:
@@ -24,8 +51,14 @@ def _print_results(path: Any, res: dict[str, Any], config: dict[str, Any] | None
         print(f"dataset: {config.get('dataset')} split {config.get('split')}, source "
               f"{', '.join(config.get('source') or [])}, {config.get('n_items')} items  "
               f"model: {config.get('model')}")
-    print(f"samples: {res.get('n_samples')}  errors: {res.get('errors')}  "
-          f"retries: {res.get('retries')}  cached: {res.get('cached')}")
+    inv = res.get("invocation")
+    if inv:  # what this command did: a resumed run re-asks nothing it has
+        done = (f"resumed {inv.get('resumed', 0)}, asked {inv.get('asked', 0)}, "
+                f"from cache {inv.get('from_cache', 0)}")
+    else:
+        done = f"cached {res.get('cached')}"
+    print(f"samples: {res.get('n_samples')} ({done})  errors: {res.get('errors')}  "
+          f"retries: {res.get('retries')}")
     print(f"accuracy strict:   {_fmt_ci(res.get('accuracy_strict'))}")
     print(f"accuracy flexible: {_fmt_ci(res.get('accuracy_flexible'))}")
     if res.get("pass_at_k"):
@@ -76,13 +109,19 @@ def _run(args: argparse.Namespace) -> int:
     code = args.dataset == "humaneval"  # the only dataset scored by running code
     if code and args.require_isolation:
         require_isolation()  # before any model call
-    path = run_benchmark(
-        args.dataset, args.model, limit=args.limit, seed=args.seed, epochs=args.epochs,
-        concurrency=args.concurrency, run_dir=args.run_dir, run_id=args.run_id,
-        prompt=args.prompt, params=params, progress=not args.no_progress,
-        few_shot=args.few_shot, mmlu_mode=args.mmlu_mode, split=args.split, source=args.source,
-        cache=False if args.no_cache else True, scorer=args.scorer, model_options=options,
-    )
+    from evalcore.runs import RunInterrupted
+
+    try:
+        path = run_benchmark(
+            args.dataset, args.model, limit=args.limit, seed=args.seed, epochs=args.epochs,
+            concurrency=args.concurrency, run_dir=args.run_dir, run_id=args.run_id,
+            prompt=args.prompt, params=params, progress=not args.no_progress,
+            few_shot=args.few_shot, mmlu_mode=args.mmlu_mode, split=args.split,
+            source=args.source, cache=False if args.no_cache else True, scorer=args.scorer,
+            model_options=options,
+        )
+    except RunInterrupted as stop:
+        return _interrupted(stop, args)
     run = load_run(Path(path))
     if code:
         warn_if_not_isolated()
@@ -90,17 +129,61 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interrupted(stop: Any, args: argparse.Namespace) -> int:
+    """Say what Ctrl-C saved and how to resume; exit 130 without waiting for a running call."""
+    import os
+    import sys
+
+    print(f"\nevalcore: interrupted: {stop.saved} of {stop.wanted} samples saved in {stop.path}",
+          file=sys.stderr)
+    print(f"resume with: {_resume_command(args._run_parser, args, stop.run_id)}", file=sys.stderr)
+    if stop.abandoned:
+        # a model call still computes in a worker thread (llama.cpp cannot be stopped
+        # mid-call): leave now; everything is saved and the run lock dies with the process
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    return 130
+
+
 def _rescore(args: argparse.Namespace) -> int:
     from evalcore.runs import load_run, rescore
+    from evalcore.runs._rescore import score_changes
 
     code = load_run(args.run_dir_path).config.get("dataset") == "humaneval"
     if code and args.require_isolation:
         require_isolation()
+    before = load_run(args.run_dir_path)
     res = rescore(args.run_dir_path)
     if code:
         warn_if_not_isolated()
-    _print_results(args.run_dir_path, res, load_run(args.run_dir_path).config)
+    after = load_run(args.run_dir_path)
+    _print_results(args.run_dir_path, res, after.config)
+    _print_changes(score_changes(before.results, before.samples, res, after.samples),
+                   len(after.samples))
     return 0
+
+
+def _print_changes(changes: dict[str, Any], n_samples: int, limit: int = 20) -> None:
+    """What ``rescore`` changed: each metric old -> new, and the samples whose verdict changed."""
+    def fmt(v: Any) -> str:
+        return "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    metrics, verdicts = changes["metrics"], changes["verdicts"]
+    if not metrics and not verdicts:
+        print("changes: none (every metric and verdict is as before)")
+        return
+    print("changes:")
+    for key, (old, new) in metrics.items():
+        print(f"  {key}: {fmt(old)} -> {fmt(new)}")
+    print(f"  verdict changed: {len(verdicts)} of {n_samples} samples")
+    for v in verdicts[:limit]:
+        extracted = ""
+        if v.get("extracted_old") != v.get("extracted_new"):
+            extracted = f"  (extracted {v.get('extracted_old')!r} -> {v.get('extracted_new')!r})"
+        print(f"    {v['item_id']} epoch {v['epoch']}: {v['old']} -> {v['new']}{extracted}")
+    if len(verdicts) > limit:
+        print(f"    ... and {len(verdicts) - limit} more")
 
 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
@@ -119,7 +202,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--concurrency", type=int, default=4, help="calls in flight")
     p.add_argument("--run-dir", default="runs", help="parent folder of run directories")
     p.add_argument("--run-id", default=None, help="run id; an existing one is resumed")
-    p.add_argument("--max-tokens", type=int, default=None, help="completion token limit")
+    p.add_argument("--max-tokens", type=int, default=None,
+                   help="completion token limit (default per dataset: " + ", ".join(
+                       f"{d} {n}" for d, n in DEFAULT_MAX_TOKENS.items()) + "; the notebooks' too)")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="another generation parameter (top_p, stop, seed, logprobs, ...)")
@@ -138,7 +223,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not use the response cache")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_isolation_option(p)
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, _run_parser=p)
 
     r = subparsers.add_parser("rescore", help="recompute scores of a recorded run (no model calls)")
     r.add_argument("run_dir_path", metavar="RUN_DIR", help="the run directory")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from evalcore._io import write_jsonl_atomic
 from evalcore.runs._results import summarize
@@ -12,6 +12,72 @@ from evalcore.runs._scoring import error_scores, score_code, score_exact
 from evalcore.runs._store import RESULTS_FILE, SAMPLES_FILE, _jsonable, load_run, write_json_atomic
 
 _TIMING_KEYS = ("wall_s", "qps")
+_COMPARED = ("accuracy_strict", "accuracy_flexible", "parse_failure_rate",
+             "parse_failure_rate_strict", "n_scored", "errors")
+
+
+def _metric_values(results: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in _COMPARED:
+        value = results.get(key)
+        out[key] = value.get("mean") if isinstance(value, dict) else value
+    for key, value in (results.get("pass_at_k") or {}).items():
+        out[key] = value
+    return out
+
+
+def verdict(sample: dict[str, Any]) -> str:
+    """A sample's verdict as a word: ``error``, ``unscored``, or ``right``/``wrong`` (exact
+    match) and ``passed``/``failed`` (code execution)."""
+    if sample.get("error"):
+        return "error"
+    scores = sample.get("scores") or {}
+    if "passed" in scores:
+        return "passed" if scores.get("passed") else "failed"
+    score = scores.get("score")
+    if score is None:
+        return "unscored"
+    return "right" if float(score) >= 1.0 else "wrong"
+
+
+def score_changes(old_results: dict[str, Any], old_samples: Sequence[dict[str, Any]],
+                  new_results: dict[str, Any], new_samples: Sequence[dict[str, Any]]
+                  ) -> dict[str, Any]:
+    """What a re-scoring changed: each metric's old and new value, and the samples whose verdict
+    changed.
+
+    Args:
+        old_results: ``results.json`` before (``{}`` when the run never finished).
+        old_samples: Sample records before.
+        new_results: The new results.
+        new_samples: The re-scored sample records.
+
+    Returns:
+        ``{"metrics": {name: [old, new]}, "verdicts": [{"item_id", "epoch", "old", "new",
+        "extracted_old", "extracted_new"}]}`` holding only what differs (metrics compared to
+        1e-12; ``pass@k`` values included).
+    """
+    before, after = _metric_values(old_results), _metric_values(new_results)
+    metrics: dict[str, list[Any]] = {}
+    for key in list(before) + [k for k in after if k not in before]:
+        a, b = before.get(key), after.get(key)
+        same = (a == b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                            and abs(float(a) - float(b)) <= 1e-12)
+        if not same:
+            metrics[key] = [a, b]
+    old_by = {(str(s["item_id"]), int(s["epoch"])): s for s in old_samples}
+    verdicts = []
+    for s in new_samples:
+        old = old_by.get((str(s["item_id"]), int(s["epoch"])))
+        if old is None:
+            continue
+        v_old, v_new = verdict(old), verdict(s)
+        if v_old != v_new:
+            verdicts.append({"item_id": s["item_id"], "epoch": int(s["epoch"]), "old": v_old,
+                             "new": v_new,
+                             "extracted_old": (old.get("scores") or {}).get("extracted_flexible"),
+                             "extracted_new": (s.get("scores") or {}).get("extracted_flexible")})
+    return {"metrics": metrics, "verdicts": verdicts}
 
 
 def rescore(path: str | os.PathLike[str], *, code_timeout_s: float | None = None,

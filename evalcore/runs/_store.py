@@ -144,7 +144,7 @@ class SampleWriter:
                 f.truncate(found.good_bytes)
                 f.flush()
                 os.fsync(f.fileno())
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one record durably."""
