@@ -127,9 +127,9 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native summary: runs, alignment (key, shared, unmatched) and the pair rows."""
-        from evalcore.reporting._record import to_native
+        from evalcore.runs._store import _jsonable
 
-        return to_native({
+        return _jsonable({
             "runs": self.runs,
             "alignment": {"key": self.alignment.key, "n_shared": len(self.alignment.shared),
                           "unmatched": self.alignment.unmatched},

@@ -32,7 +32,7 @@ def is_inspect_log(path: Path) -> bool:
     names an ``eval`` spec and a ``version``."""
     if path.suffix == ".eval":
         return True
-    if path.suffix != ".json":
+    if path.suffix != ".json" or path.name == "logs.json":  # logs.json: inspect's log listing
         return False
     try:
         with open(path, "rb") as f:
