@@ -12,7 +12,9 @@ def _notebooks_run(args: argparse.Namespace) -> int:
 
     smoke = load_smoke(args.smoke) if args.smoke else None
     only = [name for value in (args.only or []) for name in value.split(",") if name]
-    result = run_suite(args.suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf)
+    suite = args.suite if args.suite is not None or args.resume else "params/suite.yaml"
+    result = run_suite(suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf,
+                       resume=args.resume, progress_every=args.progress_every)
     return 0 if result.ok else 1
 
 
@@ -32,14 +34,23 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         help="execute every notebook of a suite and write reports/<id>/ (index.html, HTML, PDF, PNG, JSON)",
         description="Execute the notebooks listed in a suite file one at a time with papermill and "
         "write reports/<suite-run-id>/ with the executed notebooks, HTML and PDF exports, figures, "
-        "recorded numbers and an index.html; reports/latest points to the newest. Exits 1 when a "
-        "notebook failed, 2 for a bad suite file or parameter.",
+        "recorded numbers and an index.html that starts with the headline table; reports/latest "
+        "points to the newest. Prints a progress line every --progress-every seconds, the headline "
+        "table at the end and, last, the path of the index. --resume continues an interrupted suite "
+        "in its own folder: finished notebooks are kept, the others run again and resume their "
+        "recorded runs. Exits 1 when a notebook failed, 2 for a bad suite file or parameter.",
     )
-    run.add_argument("--suite", default="params/suite.yaml", help="suite YAML (default: %(default)s)")
+    run.add_argument("--suite", default=None,
+                     help="suite YAML (default: params/suite.yaml; with --resume, the resumed run's)")
     run.add_argument("--only", action="append", metavar="NAME", help="run only this entry (repeatable, or comma-separated)")
     run.add_argument("--output", default="reports", metavar="DIR", help="report folder (default: %(default)s)")
     run.add_argument("--smoke", metavar="YAML", help="merge fast values (params/smoke.yaml shape) over each run")
     run.add_argument("--no-pdf", action="store_true", help="skip the PDF exports")
+    run.add_argument("--resume", nargs="?", const="latest", default=None, metavar="ID",
+                     help="continue an interrupted suite run reports/ID (default: the newest), re-running "
+                     "only the notebooks that did not finish")
+    run.add_argument("--progress-every", type=float, default=30.0, metavar="SECONDS",
+                     help="seconds between progress lines while a notebook runs; 0 for none (default: %(default)s)")
     run.set_defaults(func=_notebooks_run)
 
     rep = subparsers.add_parser(

@@ -12,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import fcntl
+import functools
 import json
 import math
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -40,15 +42,62 @@ __all__ = [
 ]
 
 
+MANUAL_RECORD_DIR = Path("reports") / "notebooks"
+
+
 def record_dir() -> Path:
     """Return the directory records and figures are written to.
 
+    In order: ``$EVALCORE_RECORD_DIR`` (set by the suite runner for each notebook run); the
+    folder of the output notebook when the kernel was started by the ``papermill`` command
+    line (a notebook run by hand); the working directory (JupyterLab: the notebook's folder)
+    unless it is a repository root, where ``reports/notebooks/`` under it is used instead, so
+    nothing is ever written into the root itself.
+
     Returns:
-        ``$EVALCORE_RECORD_DIR`` (set by the suite runner for each notebook run) if set,
-        else the current working directory.
+        The folder (not created here).
     """
     env = os.environ.get(RECORD_DIR_ENV)
-    return Path(env) if env else Path.cwd()
+    if env:
+        return Path(env)
+    beside = _papermill_output_dir()
+    if beside is not None:
+        return beside
+    cwd = Path.cwd()
+    if (cwd / "pyproject.toml").exists() or (cwd / ".git").exists():
+        return cwd / MANUAL_RECORD_DIR
+    return cwd
+
+
+@functools.lru_cache(maxsize=1)
+def _papermill_output_dir() -> Path | None:
+    """The output notebook's folder when this process is a kernel started by the papermill
+    command line (read from the parent's command line, parsed by papermill's own parser)."""
+    if "ipykernel" not in sys.modules or not os.path.isdir("/proc"):
+        return None
+    parent = os.getppid()
+    try:
+        argv = [a.decode("utf-8", "replace") for a in Path(f"/proc/{parent}/cmdline").read_bytes().split(b"\0") if a]
+        parent_cwd = Path(os.readlink(f"/proc/{parent}/cwd"))
+    except OSError:
+        return None
+    for position, arg in enumerate(argv[:3]):
+        if Path(arg).name == "papermill":
+            args = argv[position + 1:]
+            break
+    else:
+        return None
+    try:
+        from papermill.cli import papermill as command
+
+        context = command.make_context("papermill", list(args), resilient_parsing=True)
+    except Exception:  # noqa: BLE001 - an unexpected command line: fall back to the default
+        return None
+    output = context.params.get("output_path")
+    if not output or output == "-" or "://" in str(output):
+        return None
+    path = Path(output).expanduser()
+    return (path if path.is_absolute() else parent_cwd / path).parent
 
 
 def to_native(value: Any, *, _path: str = "value") -> Any:

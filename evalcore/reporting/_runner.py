@@ -4,8 +4,17 @@ Each suite entry is executed with papermill (kernel ``python3``, working directo
 repository root, one at a time) into ``<output>/<suite-run-id>/<name>/``: the executed
 notebook, its HTML export (inputs hidden), a PDF printed by headless Chromium, its figures as
 PNG and its recorded numbers as ``records.json``. ``<output>/<suite-run-id>/index.html``
-links everything and shows one summary table; ``<output>/latest`` points to the newest run.
-A failing notebook does not stop the suite; it is marked failed in the index.
+links everything and starts with the headline table (:mod:`evalcore.reporting._headline`);
+the full sparse table of every record is ``summary.csv``. ``<output>/latest`` points to the
+newest run. A failing notebook does not stop the suite; it is marked failed in the index.
+
+While a notebook runs, a progress line (notebook, cell, elapsed time, samples written) is
+printed every ``progress_every`` seconds, whether or not the output is a terminal. The kernel's
+own log (and what C libraries print) goes to ``<name>/kernel.log``; progress bars and warnings
+that cells wrote to stderr are moved from the executed notebook to ``<name>/stderr.log`` before
+export (:mod:`evalcore.reporting._clean`). An interrupted suite is continued with
+``run_suite(resume=ID)`` (``evalcore notebooks run --resume [ID]``): finished notebooks are
+kept, the others run again in the same folder, where their runs and response cache are.
 """
 
 from __future__ import annotations
@@ -16,6 +25,8 @@ import html as _html
 import json
 import math
 import os
+import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,6 +36,7 @@ from typing import Any
 
 from evalcore._io import write_text_atomic
 from evalcore.errors import EvalcoreError
+from evalcore.reporting._clean import clean_notebook_file
 from evalcore.reporting._export import (
     CHROMIUM_HINT,
     ExportResult,
@@ -48,7 +60,16 @@ from evalcore.reporting._suite import (
     substitute,
 )
 
-__all__ = ["EntryResult", "SuiteResult", "display_summary", "new_suite_id", "run_suite", "summary_frame", "write_index"]
+__all__ = [
+    "EntryResult",
+    "SuiteResult",
+    "display_summary",
+    "find_suite_dir",
+    "new_suite_id",
+    "run_suite",
+    "summary_frame",
+    "write_index",
+]
 
 SUITE_DIR_ENV = "EVALCORE_SUITE_DIR"
 KERNEL_NAME = "python3"
@@ -61,7 +82,7 @@ class EntryResult:
     Attributes:
         name: The suite entry's name.
         notebook: The source notebook (relative to the root where possible).
-        status: ``"ok"``, ``"failed"`` or ``"pending"``.
+        status: ``"ok"``, ``"failed"``, ``"pending"``, ``"running"`` or ``"interrupted"``.
         duration_s: Wall time of the execution.
         params: The parameters it ran with.
         executed: The executed notebook (relative to the suite folder), if written.
@@ -163,23 +184,93 @@ def _update_latest(output: Path, suite_id: str) -> bool:
     return True
 
 
-def _execute(entry: SuiteEntry, params: dict[str, Any], out_nb: Path, root: Path, suite_dir: Path) -> tuple[str, str | None]:
+@dataclass
+class _Progress:
+    """What the running notebook is doing, read by the heartbeat thread."""
+
+    name: str
+    number: int
+    total: int
+    started: float
+    watch: Path | None = None
+    expected: dict[str, int] = field(default_factory=dict)
+    cell: int | None = None
+    n_cells: int | None = None
+    cell_started: float | None = None
+
+
+_CURRENT: _Progress | None = None
+_KERNEL_LOG: Path | None = None
+ENGINE_NAME = "evalcore-suite"
+
+
+def _register_engine() -> None:
+    """Register the papermill engine of the suite: nbclient's, plus the current cell for the
+    progress lines and the kernel's own stdout/stderr sent to ``kernel.log``."""
+    from papermill.clientwrap import PapermillNotebookClient
+    from papermill.engines import NBClientEngine, papermill_engines
+    from papermill.log import logger
+    from papermill.utils import merge_kwargs, remove_args
+
+    if ENGINE_NAME in papermill_engines._engines:
+        return
+
+    class SuiteEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
+                                     stderr_file=None, start_timeout=60, execution_timeout=None, **kwargs):
+            progress = _CURRENT
+            original = nb_man.cell_start
+
+            def cell_start(cell: Any, cell_index: int | None = None, **kw: Any) -> Any:
+                if progress is not None:
+                    progress.cell = (cell_index or 0) + 1
+                    progress.n_cells = len(nb_man.nb.cells)
+                    progress.cell_started = time.perf_counter()
+                return original(cell, cell_index, **kw)
+
+            nb_man.cell_start = cell_start
+            kwargs = remove_args(["input_path"], **kwargs)
+            safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)
+            final_kwargs = merge_kwargs(
+                safe_kwargs, timeout=execution_timeout if execution_timeout else kwargs.get("timeout"),
+                startup_timeout=start_timeout, kernel_name=kernel_name, log=logger, log_output=log_output,
+                stdout_file=stdout_file, stderr_file=stderr_file,
+            )
+            client = PapermillNotebookClient(nb_man, **final_kwargs)
+            if _KERNEL_LOG is None:
+                return client.execute()
+            # The kernel process's own output (its log, e.g. "KeyboardInterrupt caught in kernel"
+            # when it is shut down, and what C libraries print) goes to a file, not the terminal.
+            with open(_KERNEL_LOG, "ab") as log:
+                return client.execute(stdout=log, stderr=log)
+
+    papermill_engines.register(ENGINE_NAME, SuiteEngine)
+
+
+def _execute(entry: SuiteEntry, params: dict[str, Any], out_nb: Path, root: Path, suite_dir: Path,
+             cell_timeout: float | None = None) -> tuple[str, str | None]:
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
+    global _KERNEL_LOG
+    _register_engine()
+    _KERNEL_LOG = out_nb.parent / "kernel.log"
     with _kernel_env(out_nb.parent, suite_dir):
         try:
             pm.execute_notebook(
                 str(entry.notebook),
                 str(out_nb),
                 parameters=params,
+                engine_name=ENGINE_NAME,
                 kernel_name=KERNEL_NAME,
                 cwd=str(root),
                 progress_bar=False,
                 log_output=False,
                 report_mode=False,
-                # The kernel's own log (e.g. its TCP transport warning) is noise in suite output;
-                # errors in cells still land in the executed notebook.
+                execution_timeout=cell_timeout,
+                # Errors in cells land in the executed notebook; the kernel's own log is kept
+                # in kernel.log.
                 extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
         except PapermillExecutionError as exc:
@@ -189,12 +280,157 @@ def _execute(entry: SuiteEntry, params: dict[str, Any], out_nb: Path, root: Path
             raise
         except Exception as exc:  # noqa: BLE001 - kernel death, timeouts: the suite goes on
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            if "timed out" in last.lower() or "TimeoutError" in last:
+                last = f"a cell ran longer than {cell_timeout:g} s (cell timeout): {last}" if cell_timeout else last
             return "failed", last
+        finally:
+            _KERNEL_LOG = None
     return "ok", None
 
 
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, sec = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _samples_written(progress: _Progress) -> str:
+    """The newest ``samples.jsonl`` under the watched folder written since the notebook
+    started: ``<run id>: N samples`` (``N/M`` when the notebook's parameters say how many)."""
+    if progress.watch is None or not progress.watch.is_dir():
+        return ""
+    newest: tuple[float, Path] | None = None
+    wall_start = time.time() - (time.perf_counter() - progress.started)
+    try:
+        for path in progress.watch.rglob("samples.jsonl"):
+            mtime = path.stat().st_mtime
+            if mtime >= wall_start - 1 and (newest is None or mtime > newest[0]):
+                newest = (mtime, path)
+        if newest is None:
+            return ""
+        with open(newest[1], "rb") as fh:
+            count = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 16), b""))
+    except OSError:
+        return ""
+    run_id = newest[1].parent.name
+    expected = progress.expected.get(run_id)
+    return f"{run_id}: {count}/{expected} samples" if expected else f"{run_id}: {count} samples"
+
+
+def progress_line(progress: _Progress, now: float | None = None) -> str:
+    """One progress line: notebook, cell, elapsed time and samples written so far."""
+    now = time.perf_counter() if now is None else now
+    parts = [f"[{progress.number}/{progress.total}] {progress.name}: running"]
+    if progress.cell is not None:
+        cell = f"cell {progress.cell}/{progress.n_cells}"
+        if progress.cell_started is not None:
+            cell += f" (for {_duration(now - progress.cell_started)})"
+        parts.append(cell)
+    parts.append(f"{_duration(now - progress.started)} elapsed")
+    samples = _samples_written(progress)
+    if samples:
+        parts.append(samples)
+    return ", ".join(parts)
+
+
+class _Heartbeat:
+    """Prints :func:`progress_line` every ``every`` seconds while a notebook runs."""
+
+    def __init__(self, say: Callable[[str], None], every: float) -> None:
+        self.say, self.every = say, every
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="evalcore-suite-progress", daemon=True)
+
+    def __enter__(self) -> _Heartbeat:
+        if self.every and self.every > 0:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        last_number = None
+        next_at = time.perf_counter() + self.every
+        while not self.stop.wait(1.0 if self.every >= 1 else self.every):
+            progress = _CURRENT
+            if progress is None:
+                continue
+            if progress.number != last_number:  # a new notebook: a full interval before its first line
+                last_number, next_at = progress.number, progress.started + self.every
+            if time.perf_counter() >= next_at:
+                next_at = time.perf_counter() + self.every
+                try:
+                    self.say("  " + progress_line(progress))
+                except Exception:  # noqa: BLE001 - a progress line never stops the suite
+                    pass
+
+
+def _expected_samples(params: Mapping[str, Any]) -> dict[str, int]:
+    """run id -> samples a benchmark notebook will write (``limit`` x ``epochs``), if known."""
+    run_id, limit = params.get("run_id"), params.get("limit")
+    if isinstance(run_id, str) and run_id and isinstance(limit, int) and limit > 0:
+        epochs = params.get("epochs", 1)
+        return {run_id: limit * (epochs if isinstance(epochs, int) and epochs > 0 else 1)}
+    return {}
+
+
+def find_suite_dir(output: str | os.PathLike[str], suite_id: str | None = None) -> Path:
+    """The suite run folder to resume.
+
+    Args:
+        output: The report folder (``reports``).
+        suite_id: A suite-run id (``reports/<id>``), a path to a suite run folder, or
+            ``None``/``"latest"`` for the newest suite run folder (by id) in ``output``.
+
+    Returns:
+        The folder (it holds a ``suite.json``).
+
+    Raises:
+        EvalcoreError: No such suite run, or none to resume.
+    """
+    out = Path(output)
+    if suite_id and suite_id != "latest":
+        for candidate in (out / suite_id, Path(suite_id)):
+            if (candidate / "suite.json").is_file():
+                return candidate.resolve()
+        raise EvalcoreError(f"no suite run {suite_id!r} to resume (no suite.json there)", path=out / suite_id,
+                            field="resume")
+    found = sorted((p for p in out.glob("*") if not p.is_symlink() and (p / "suite.json").is_file()),
+                   key=lambda p: p.name)
+    if not found:
+        raise EvalcoreError("no suite run to resume in this folder", path=out, field="resume")
+    return found[-1].resolve()
+
+
+def _load_manifest(suite_dir: Path) -> tuple[dict[str, Any], dict[str, EntryResult]]:
+    path = suite_dir / "suite.json"
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        meta = dict(manifest.get("meta", {}))
+        runs = {run["name"]: EntryResult(**run) for run in manifest["runs"]}
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise EvalcoreError(f"not a suite manifest: {exc}", path=path) from exc
+    return meta, runs
+
+
+def _display_path(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def run_suite(
-    suite: str | os.PathLike[str] = "params/suite.yaml",
+    suite: str | os.PathLike[str] | None = "params/suite.yaml",
     *,
     only: Sequence[str] | None = None,
     output: str | os.PathLike[str] = "reports",
@@ -202,6 +438,9 @@ def run_suite(
     smoke: Mapping[str, Mapping[str, Any]] | None = None,
     pdf: bool = True,
     echo: Callable[[str], None] | None = print,
+    resume: str | bool | None = None,
+    progress_every: float = 30.0,
+    cell_timeout: float | None = None,
 ) -> SuiteResult:
     """Execute a suite of notebooks and write a report folder.
 
@@ -210,24 +449,53 @@ def run_suite(
     a failure is recorded and the suite continues.
 
     Args:
-        suite: The suite YAML (see :mod:`evalcore.reporting._suite`).
-        only: Run only the entries with these names.
+        suite: The suite YAML (see :mod:`evalcore.reporting._suite`); with ``resume`` and
+            ``None``, the suite file the resumed run was made from.
+        only: Run only the entries with these names (resuming: those the run was made with).
         output: Folder that receives ``<suite-run-id>/`` and the ``latest`` link.
         root: Repository root (working directory of the notebooks, base of relative paths);
             found from the suite file when ``None``.
-        smoke: Optional per-run overrides (``params/smoke.yaml`` shape) merged on top.
+        smoke: Optional per-run overrides (``params/smoke.yaml`` shape) merged on top
+            (resuming: the ones the run was made with, unless given).
         pdf: Also print each HTML export to PDF (needs Chromium).
         echo: Receives progress lines; ``None`` is silent.
+        resume: Continue an interrupted suite run in its own folder: a suite-run id, a path,
+            or ``True``/``"latest"`` for the newest. Notebooks that finished with the same
+            parameters are kept; the others run again (their benchmark runs resume from what
+            was recorded, with the same response cache).
+        progress_every: Seconds between progress lines while a notebook runs (0: none).
+        cell_timeout: Fail a notebook whose cell runs longer than this many seconds.
 
     Returns:
         The :class:`SuiteResult` (``.ok`` is False when a notebook failed).
 
     Raises:
         EvalcoreError: The suite is malformed, names a missing file, an unknown run
-            (``only``) or an unknown parameter.
+            (``only``) or an unknown parameter; or there is no suite run to resume.
     """
-    say = echo or (lambda _msg: None)
-    suite_path = Path(suite)
+    raw_say = echo or (lambda _msg: None)
+
+    def say(message: str) -> None:
+        raw_say(message)
+        if echo is print:
+            sys.stdout.flush()
+
+    out_root = Path(output).resolve()
+    previous: dict[str, EntryResult] = {}
+    prev_meta: dict[str, Any] = {}
+    resume_dir: Path | None = None
+    if resume:
+        resume_dir = find_suite_dir(out_root, None if resume is True else str(resume))
+        prev_meta, previous = _load_manifest(resume_dir)
+        if suite is None:
+            suite = prev_meta.get("suite") or "params/suite.yaml"
+        if smoke is None and prev_meta.get("smoke"):
+            smoke = prev_meta["smoke"]
+        if not only and prev_meta.get("only"):
+            only = prev_meta["only"]
+        if root is None and prev_meta.get("root"):
+            root = prev_meta["root"]
+    suite_path = Path(suite if suite is not None else "params/suite.yaml")
     base = Path(root).resolve() if root is not None else find_root(suite_path)
     entries = load_suite(suite_path, root=base, smoke=smoke)
     if only:
@@ -242,51 +510,105 @@ def run_suite(
     for entry in entries:
         check_parameters(entry)
 
-    out_root = Path(output).resolve()
     if out_root.exists() and not out_root.is_dir():
         raise EvalcoreError("the report folder exists and is not a directory", path=out_root,
                             field="output")
     out_root.mkdir(parents=True, exist_ok=True)
-    suite_id = new_suite_id(out_root)
-    suite_dir = out_root / suite_id
-    suite_dir.mkdir(parents=True)
+    if resume_dir is not None:
+        suite_dir, suite_id = resume_dir, resume_dir.name
+    else:
+        suite_id = new_suite_id(out_root)
+        suite_dir = out_root / suite_id
+        suite_dir.mkdir(parents=True)
     markers = {"suite_dir": str(suite_dir), "root": str(base)}
-    results = [
-        EntryResult(
+    results: list[EntryResult] = []
+    to_run: list[tuple[SuiteEntry, EntryResult]] = []
+    for e in entries:
+        result = EntryResult(
             name=e.name,
             notebook=_rel(e.notebook, base) or str(e.notebook),
             params=to_native(substitute(e.params, markers)),
         )
-        for e in entries
-    ]
-    meta = {"suite": str(suite_path.resolve()), "root": str(base), "id": suite_id,
-            "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+        old = previous.get(e.name)
+        if (old is not None and old.status == "ok" and old.params == result.params and old.executed
+                and (suite_dir / old.executed).exists()):
+            results.append(old)
+        else:
+            results.append(result)
+            to_run.append((e, result))
+    meta: dict[str, Any] = dict(prev_meta) if resume_dir is not None else {}
+    meta.update({"suite": str(suite_path.resolve()), "root": str(base), "id": suite_id})
+    meta.setdefault("started", _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
+    if smoke:
+        meta["smoke"] = to_native({k: dict(v) for k, v in smoke.items()})
+    if only:
+        meta["only"] = list(only)
+    if resume_dir is not None:
+        meta["resumed"] = [*meta.get("resumed", []), _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")]
     index = write_index(suite_dir, results, meta)
-    if pdf and find_chromium() is None:
-        say(CHROMIUM_HINT)
-    say(f"evalcore: suite {suite_path} -> {suite_dir} ({len(entries)} notebook(s))")
-    for number, (entry, result) in enumerate(zip(entries, results), start=1):
-        run_dir = suite_dir / entry.name
-        run_dir.mkdir(parents=True, exist_ok=True)
-        out_nb = run_dir / f"{entry.name}.ipynb"
-        say(f"[{number}/{len(entries)}] {entry.name}: {result.notebook} ...")
-        start = time.perf_counter()
-        result.status, result.error = _execute(entry, result.params, out_nb, base, suite_dir)
-        result.duration_s = round(time.perf_counter() - start, 2)
-        _finish_entry(result, out_nb, run_dir, suite_dir, pdf)
-        tail = f"  {result.status} in {result.duration_s:.1f} s"
-        if result.error:
-            tail += f": {result.error}"
-        say(tail)
-        meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-        index = write_index(suite_dir, results, meta)
     if not _update_latest(out_root, suite_id):
         say(f"evalcore: {out_root / 'latest'} is not a symbolic link; left as it is "
             f"(remove it to let it point to the newest run)")
+    if pdf and to_run and find_chromium() is None:
+        say(CHROMIUM_HINT)
+    if resume_dir is not None:
+        say(f"evalcore: resuming suite {suite_id} in {_display_path(suite_dir)}: {len(results) - len(to_run)} notebook(s) "
+            f"finished before, {len(to_run)} to run")
+    else:
+        say(f"evalcore: suite {suite_path} -> {_display_path(suite_dir)} ({len(entries)} notebook(s))")
+    global _CURRENT
+    number_of = {id(r): i for i, r in enumerate(results, start=1)}
+    with _Heartbeat(say, progress_every):
+        for entry, result in to_run:
+            number = number_of[id(result)]
+            run_dir = suite_dir / entry.name
+            run_dir.mkdir(parents=True, exist_ok=True)
+            for stale in (run_dir / RECORDS_FILENAME, run_dir / "kernel.log", run_dir / "stderr.log"):
+                stale.unlink(missing_ok=True)  # a rerun (resume) starts from a clean record
+            out_nb = run_dir / f"{entry.name}.ipynb"
+            say(f"[{number}/{len(results)}] {entry.name}: {result.notebook} ...")
+            result.status = "running"
+            meta["finished"] = None
+            write_index(suite_dir, results, meta)
+            start = time.perf_counter()
+            _CURRENT = _Progress(entry.name, number, len(results), start, watch=suite_dir / "runs",
+                                 expected=_expected_samples(result.params))
+            try:
+                result.status, result.error = _execute(entry, result.params, out_nb, base, suite_dir, cell_timeout)
+            except KeyboardInterrupt:
+                result.status, result.error = "interrupted", "interrupted (Ctrl-C)"
+                result.duration_s = round(time.perf_counter() - start, 2)
+                write_index(suite_dir, results, meta)
+                say(f"evalcore: interrupted during {entry.name}; finished notebooks are kept. Continue with:\n"
+                    f"  evalcore notebooks run --resume {suite_id}"
+                    + (f" --output {_display_path(out_root)}" if out_root != Path("reports").resolve() else ""))
+                raise
+            finally:
+                _CURRENT = None
+            result.duration_s = round(time.perf_counter() - start, 2)
+            _finish_entry(result, out_nb, run_dir, suite_dir, pdf)
+            tail = f"  {result.status} in {_duration(result.duration_s)}"
+            if result.error:
+                tail += f": {result.error}"
+            say(tail)
+            meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+            index = write_index(suite_dir, results, meta)
+    meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    index = write_index(suite_dir, results, meta)
+    latest_ok = _update_latest(out_root, suite_id)
+    from evalcore.reporting._headline import headline_tables
+
+    table = headline_tables(summary_frame(results))
+    if table:
+        say("")
+        say(table.to_text())
+        say("")
     failed = [r.name for r in results if r.status != "ok"]
     say(f"evalcore: {len(results) - len(failed)}/{len(results)} notebook(s) ok"
         + (f"; failed: {', '.join(failed)}" if failed else ""))
-    say(f"evalcore: report index: {index}")
+    say(f"evalcore: every recorded number: {_display_path(suite_dir / 'summary.csv')}")
+    shown = out_root / "latest" / "index.html" if latest_ok else index
+    say(_display_path(shown))
     return SuiteResult(suite_dir=suite_dir, results=results, index=index)
 
 
@@ -306,6 +628,9 @@ def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: P
         return
     result.executed = _rel(out_nb, suite_dir)
     try:
+        moved = clean_notebook_file(out_nb, run_dir / "stderr.log")
+        if moved:
+            result.messages.append(f"{moved} line(s) of progress bars and warnings moved to stderr.log")
         records.update(read_records(out_nb))
         exported: ExportResult = export_notebook(out_nb, run_dir, pdf=pdf, figures=not has_figures(run_dir))
     except EvalcoreError as exc:
@@ -400,16 +725,21 @@ def summary_frame(results: Sequence[EntryResult]) -> Any:
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2em;color:#222}
-h1{font-size:1.5em} h2{font-size:1.2em;margin-top:2em}
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:2em;color:#222;max-width:1320px}
+h1{font-size:1.5em} h2{font-size:1.2em;margin-top:2em} h3{font-size:1.05em;margin:1.4em 0 .3em}
 table{border-collapse:collapse;font-size:.85em} th,td{border:1px solid #ccc;padding:.3em .6em;
 text-align:left;vertical-align:top} th{background:#f3f3f3}
-.ok{color:#176317;font-weight:bold} .failed{color:#b00020;font-weight:bold}
-.pending{color:#777} .nb td:nth-child(4),.nb td:nth-child(5){white-space:nowrap} .err{font-family:monospace;color:#b00020;white-space:pre-wrap}
-.scroll{overflow-x:auto;max-width:100%}
-.summary td,.summary th{white-space:nowrap}
-.summary td:nth-of-type(2){min-width:24em;max-width:40em;white-space:normal;font-size:.9em}
+.ok{color:#176317;font-weight:bold} .failed,.interrupted{color:#b00020;font-weight:bold}
+.pending,.running{color:#777} .nb td:nth-child(4),.nb td:nth-child(5){white-space:nowrap} .err{font-family:monospace;color:#b00020;white-space:pre-wrap}
+.headline td.num,.headline th{font-variant-numeric:tabular-nums} .headline td.num{text-align:right;white-space:nowrap}
+.headline td{max-width:22em;overflow-wrap:anywhere} p.note{color:#555;font-size:.85em;margin:.2em 0 .4em}
 """
+
+
+def _meta_value(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return "" if value is None else str(value)
 
 
 def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[str, Any]) -> Path:
@@ -453,27 +783,27 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
             f'<td class="{esc(r.status)}">{esc(r.status)}</td><td>{duration}</td>'
             f'<td>{" · ".join(links)}</td><td>{figs}</td><td>{detail}</td></tr>'
         )
-    if frame.empty:
-        summary = "<p>No runs.</p>"
-    else:
-        summary = display_summary(results).to_html(escape=True, na_rep="", border=0)
-    head = " · ".join(f"{esc(str(k))}: {esc(str(v))}" for k, v in meta.items())
+    from evalcore.reporting._headline import headline_tables
+
+    table = headline_tables(frame)
+    headline = table.to_html() if table else "<p>No numbers recorded yet.</p>"
+    head = " · ".join(f"{esc(str(k))}: {esc(_meta_value(v))}" for k, v in meta.items() if k not in {"smoke", "only"})
     body = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>evalcore report {esc(str(meta.get('id', '')))}</title>
 <style>{_CSS}</style></head><body>
 <h1>evalcore report {esc(str(meta.get('id', '')))}</h1>
 <p>{head}</p>
 <p>{done} ok · {failed} failed · {len(results) - done - failed} pending</p>
+<h2>Headline</h2>
+{headline}
+<p>Every recorded number (<code>evalcore.record</code>) with the papermill parameters, one row per
+notebook: <a href="summary.csv">summary.csv</a>; list-valued records in <a href="suite.json">suite.json</a>
+and each run's records JSON.</p>
 <h2>Notebooks</h2>
 <table class="nb"><thead><tr><th>run</th><th>notebook</th><th>status</th><th>time</th><th>outputs</th>
 <th>figures</th><th>details</th></tr></thead><tbody>
 {''.join(rows)}
 </tbody></table>
-<h2>Summary</h2>
-<p>Recorded numbers (<code>evalcore.record</code>; intervals as mean [low, high]) and papermill
-parameters, one row per run. Every column, and list-valued records, are in
-<a href="summary.csv">summary.csv</a>, <a href="suite.json">suite.json</a> and each run's records JSON.</p>
-<div class="scroll summary">{summary}</div>
 </body></html>
 """
     index = suite_dir / "index.html"

@@ -1,0 +1,79 @@
+"""Notebooks run by hand with the papermill command line from a repository root: records and
+figures land beside the output notebook, and a parameter error's one-line message comes first."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalcore.errors import EvalcoreError
+from evalcore.reporting import _record
+
+pytestmark = pytest.mark.notebooks
+
+PARAMS = "dataset: str = 'gsm8k'  # gsm8k or mmlu"
+BODY = (
+    "import evalcore\nimport matplotlib.pyplot as plt\nfrom evalcore.reporting import save_figure\n"
+    "if dataset not in ('gsm8k', 'mmlu'):\n"
+    "    raise evalcore.EvalcoreError(f'unknown dataset {dataset!r}; choose gsm8k or mmlu', field='dataset')\n"
+    "evalcore.record('dataset', dataset)\nfig, ax = plt.subplots()\nax.plot([0, 1])\nsave_figure(fig, 'line')"
+)
+PAPERMILL = Path(sys.executable).with_name("papermill")
+
+
+def _papermill(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != _record.RECORD_DIR_ENV}
+    try:
+        return subprocess.run([str(PAPERMILL), *args], cwd=root, capture_output=True, text=True, env=env, timeout=240)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"papermill did not finish within 240 s: {exc.stdout} {exc.stderr}")
+
+
+@pytest.fixture
+def root(tmp_path, nb_factory):
+    (tmp_path / "pyproject.toml").write_text("")
+    nb_factory(tmp_path / "notebooks" / "study.ipynb", PARAMS, BODY)
+    (tmp_path / "out").mkdir()  # papermill writes only into an existing folder
+    return tmp_path
+
+
+def test_records_and_figures_go_beside_the_output_notebook(root):
+    done = _papermill(root, "notebooks/study.ipynb", "out/study-mmlu.ipynb", "-p", "dataset", "mmlu")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((root / "out" / "records.json").read_text()) == {"dataset": "mmlu"}
+    assert (root / "out" / "figures" / "line.png").read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in root.iterdir()) == ["notebooks", "out", "pyproject.toml"]
+
+
+def test_parameter_error_prints_its_message_first(root):
+    done = _papermill(root, "notebooks/study.ipynb", "out/bad.ipynb", "-p", "dataset", "mmluu")
+    assert done.returncode != 0
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    message = "evalcore: error: field 'dataset': unknown dataset 'mmluu'; choose gsm8k or mmlu"
+    assert message in lines, done.stderr
+    assert lines.index(message) < next(i for i, line in enumerate(lines) if line.startswith("Traceback"))
+    assert lines.count(message) == 1
+    executed = json.loads((root / "out" / "bad.ipynb").read_text())
+    (error,) = [o for c in executed["cells"] for o in c.get("outputs", []) if o["output_type"] == "error"]
+    assert len(error["traceback"]) == 2 and "unknown dataset 'mmluu'" in error["traceback"][0]
+    assert not (root / "records.json").exists() and not (root / "figures").exists()
+
+
+def test_render_traceback_is_one_line():
+    err = EvalcoreError("bad value", field="dataset")
+    assert "EvalcoreError: field 'dataset': bad value" in err._render_traceback_()[0]
+
+
+def test_record_dir_outside_papermill(tmp_path, monkeypatch):
+    monkeypatch.delenv(_record.RECORD_DIR_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert _record.record_dir() == tmp_path  # a notebook folder (JupyterLab): beside the notebook
+    (tmp_path / "pyproject.toml").write_text("")
+    assert _record.record_dir() == tmp_path / "reports" / "notebooks"  # never the repository root
+    monkeypatch.setenv(_record.RECORD_DIR_ENV, str(tmp_path / "x"))
+    assert _record.record_dir() == tmp_path / "x"
