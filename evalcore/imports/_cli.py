@@ -12,7 +12,7 @@ def _compare(args: argparse.Namespace) -> int:
     cmp = compare_sources(args.sources, metric=args.metric or (), correction=args.correction,
                           alpha=args.alpha, task=args.task, labels=args.label,
                           import_dir=args.import_dir, n_resamples=args.n_resamples,
-                          seed=args.seed)
+                          seed=args.seed, cluster=args.cluster)
     print(format_comparison(cmp))
     csv_path, json_path = write_comparison(cmp, args.output)
     print(f"wrote {csv_path} and {json_path}")
@@ -53,7 +53,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--correction", default="holm", choices=["holm", "bh", "none"],
                    help="multiple-comparison correction across pairs (default holm)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    p.add_argument("--task", default=None, help="task to take from lm-eval output with several")
+    p.add_argument("--task", default=None,
+                   help="task (or group, e.g. mmlu) to take from lm-eval output with several")
+    p.add_argument("--cluster", default=None, metavar="FIELD",
+                   help="metadata field that clusters items (subject for MMLU): clustered paired "
+                        "test and interval instead of McNemar / paired t")
     p.add_argument("--label", action="append", metavar="NAME",
                    help="display name of each source, in order (repeat)")
     p.add_argument("--import-dir", default="runs/imported",

@@ -28,12 +28,15 @@ class Alignment:
         shared: Keys present in every run.
         unmatched: Label → ``{"count": n, "examples": [...]}`` for items missing from some
             other run (or without a question to hash, or with a question repeated in the run).
+        clusters: Alignment key → cluster label (from the first run that has one), when the
+            runs were read with a cluster field.
     """
 
     key: str
     series: dict[str, Any]
     shared: list[str]
     unmatched: dict[str, dict[str, Any]] = field(default_factory=dict)
+    clusters: dict[str, Any] = field(default_factory=dict)
 
 
 def align_runs(runs: Sequence[RunScores]) -> Alignment:
@@ -63,6 +66,7 @@ def align_runs(runs: Sequence[RunScores]) -> Alignment:
     key = "item_id" if len(schemes) == 1 else "content"
     series: dict[str, pd.Series] = {}
     unmatched: dict[str, dict[str, Any]] = {}
+    clusters: dict[str, Any] = {}
     for r in runs:
         if key == "item_id":
             keyed = dict(r.by_id)
@@ -83,6 +87,10 @@ def align_runs(runs: Sequence[RunScores]) -> Alignment:
                     keyed[k] = v
         series[r.label] = pd.Series(keyed, dtype=float).sort_index()
         unmatched[r.label] = {"unkeyed": unkeyed}
+        for item_id, c in r.clusters.items():
+            k = item_id if key == "item_id" else r.content.get(item_id)
+            if k is not None:
+                clusters.setdefault(k, c)
     shared = sorted(set.intersection(*(set(s.index) for s in series.values())))
     labels = [r.label for r in runs]
     for i, a in enumerate(labels):
@@ -103,7 +111,8 @@ def align_runs(runs: Sequence[RunScores]) -> Alignment:
         examples = [f"{back.get(k, k)} ({r.questions.get(back.get(k, k), '')!r})" for k in missing[:3]]
         examples += [f"{i} (no question to match, or repeated)" for i in unkeyed[:3]]
         unmatched[r.label] = {"count": len(missing) + len(unkeyed), "examples": examples[:3]}
-    return Alignment(key=key, series=series, shared=shared, unmatched=unmatched)
+    return Alignment(key=key, series=series, shared=shared, unmatched=unmatched,
+                     clusters=clusters)
 
 
 @dataclass
@@ -117,6 +126,7 @@ class Comparison:
             :meth:`evalcore.stats.ComparisonResult.to_dict`).
         correction: The multiple-comparison correction.
         alpha: Significance level.
+        cluster: The metadata field that clustered items, or None.
     """
 
     runs: list[dict[str, Any]]
@@ -124,6 +134,7 @@ class Comparison:
     table: Any
     correction: str
     alpha: float
+    cluster: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native summary: runs, alignment (key, shared, unmatched) and the pair rows."""
@@ -135,6 +146,7 @@ class Comparison:
                           "unmatched": self.alignment.unmatched},
             "correction": self.correction,
             "alpha": self.alpha,
+            "cluster": self.cluster,
             "comparisons": self.table.to_dict(orient="records"),
         })
 
@@ -146,6 +158,7 @@ def load_runs(
     task: str | None = None,
     labels: Sequence[str] | None = None,
     import_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
+    cluster: str | None = None,
 ) -> tuple[list[Path], list[RunScores]]:
     """Resolve runs and logs to run directories (importing logs) and read their scores.
 
@@ -155,6 +168,7 @@ def load_runs(
         task: For lm-eval output with several tasks, the task to take.
         labels: Display names, one per path (default: run ids, made unique).
         import_dir: Where imported runs are written.
+        cluster: A metadata field whose value clusters items (``subject``).
 
     Returns:
         The run directories and their scores, in the order given.
@@ -170,7 +184,8 @@ def load_runs(
     runs: list[RunScores] = []
     seen: set[str] = set()
     for i, d in enumerate(dirs):
-        r = run_scores(d, metric=metric, label=str(labels[i]) if labels else None)
+        r = run_scores(d, metric=metric, label=str(labels[i]) if labels else None,
+                       cluster=cluster)
         base, k = r.label, 2
         while r.label in seen:
             r.label, k = f"{base}#{k}", k + 1
@@ -236,6 +251,7 @@ def compare_sources(
     import_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
     n_resamples: int = 10_000,
     seed: int = 0,
+    cluster: str | None = None,
 ) -> Comparison:
     """Compare any mix of evalcore runs, lm-eval logs and inspect logs, paired on shared items.
 
@@ -255,6 +271,9 @@ def compare_sources(
         import_dir: Where imported runs are written.
         n_resamples: Bootstrap resamples.
         seed: Resampling seed.
+        cluster: A metadata field whose value clusters items (``subject`` for MMLU): the
+            clustered paired test and interval (Miller 2024) replace McNemar / paired t, whose
+            p-value stays in the row (``mcnemar_p`` / ``paired_t_p``).
 
     Returns:
         The comparison.
@@ -269,10 +288,16 @@ def compare_sources(
     from evalcore.stats import compare_many
 
     dirs, runs = load_runs(paths, metric=metric, task=task, labels=labels,
-                           import_dir=import_dir)
+                           import_dir=import_dir, cluster=cluster)
     alignment = align_runs(runs)
+    extra: dict[str, Any] = {}
+    if cluster is not None:
+        if not alignment.clusters:
+            raise EvalcoreError(f"no run records the metadata field {cluster!r} for its items",
+                                field="cluster")
+        extra["clusters"] = alignment.clusters
     table = compare_many(alignment.series, correction=correction, alpha=alpha,
-                         align="intersection", n_resamples=n_resamples, seed=seed)
+                         align="intersection", n_resamples=n_resamples, seed=seed, **extra)
     powers = []
     for _, row in table.iterrows():
         a, b = alignment.series[row["name_a"]], alignment.series[row["name_b"]]
@@ -294,7 +319,7 @@ def compare_sources(
                       if alignment.shared else None,
                       "reported_by_harness": r.reported})
     return Comparison(runs=infos, alignment=alignment, table=pd.DataFrame(table),
-                      correction=correction, alpha=alpha)
+                      correction=correction, alpha=alpha, cluster=cluster)
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
@@ -320,7 +345,8 @@ def format_comparison(cmp: Comparison) -> str:
                      f"{r['items']} items, mean {_fmt(r['mean'], 4)}{rep}")
     al = cmp.alignment
     how = "item id" if al.key == "item_id" else "question content (normalised question hash)"
-    lines.append(f"aligned by {how}: {len(al.shared)} items shared by all runs")
+    lines.append(f"aligned by {how}: {len(al.shared)} items shared by all runs"
+                 + (f"; clustered by {cmp.cluster}" if cmp.cluster else ""))
     for label, info in al.unmatched.items():
         if info["count"]:
             lines.append(f"  {label}: {info['count']} items not matched in every other run, "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -139,6 +139,7 @@ class RunScores:
         content: Item id → content key (normalised question hash), None when unknown.
         questions: Item id → question text (for reporting unmatched items).
         reported: What the harness reported for the metric (imported runs).
+        clusters: Item id → cluster label (the metadata field asked for), when asked.
     """
 
     label: str
@@ -151,10 +152,11 @@ class RunScores:
     content: dict[str, str | None]
     questions: dict[str, str]
     reported: dict[str, Any]
+    clusters: dict[str, Any] = field(default_factory=dict)
 
 
 def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
-               label: str | None = None) -> RunScores:
+               label: str | None = None, cluster: str | None = None) -> RunScores:
     """Per-item scores of a run directory (own or imported).
 
     The score is ``scores.score`` unless one of ``metric`` names another numeric score the
@@ -164,6 +166,7 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
         path: Run directory.
         metric: Names to try in order.
         label: Display name (default: the run id).
+        cluster: A metadata field whose value clusters items (``subject`` for MMLU).
 
     Returns:
         The run's scores.
@@ -184,9 +187,15 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
     per_item: dict[str, list[float]] = {}
     content: dict[str, str | None] = {}
     questions: dict[str, str] = {}
+    clusters: dict[str, Any] = {}
     for s in run.samples:
         item_id = str(s["item_id"])
         meta = s.get("metadata") or {}
+        if cluster is not None:
+            item = s.get("item") if isinstance(s.get("item"), dict) else {}
+            value = meta.get(cluster, item.get(cluster))  # metadata, else the document's field
+            if isinstance(value, (str, int, float, bool)):
+                clusters.setdefault(item_id, value)
         if item_id not in content:
             text = meta.get("query") if isinstance(meta.get("query"), str) else None
             if text is None:
@@ -207,4 +216,5 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
     return RunScores(label=label or run.run_id, path=Path(path), harness=harness, task=task,
                      metric=display, id_scheme=str(imported.get("id_scheme") or "evalcore"),
                      by_id=by_id, content=content, questions=questions,
-                     reported=dict(run.results.get("reported_by_harness") or {}))
+                     reported=dict(run.results.get("reported_by_harness") or {}),
+                     clusters=clusters)

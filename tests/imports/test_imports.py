@@ -458,3 +458,27 @@ def test_a_task_named_like_an_evalcore_dataset_is_not_scored_by_its_rules(lm_cop
     res = load_run(path).results
     assert res["dataset"] == "mmlu" and res["parse_failure_rate"] is None and "by_subject" not in res
     assert res["accuracy_flexible"]["mean"] == pytest.approx(0.125)
+
+
+def test_compare_clustered_by_subject_uses_the_clustered_paired_test(tmp_path, capsys) -> None:
+    from evalcore.stats import clustered_difference
+
+    sources = [_results(), INS / "ec_mmlu.eval", EC / "evalcore-mmlu"]
+    metric = ["exact_match,letter", "choice", "flexible"]
+    cmp = compare_sources(sources, metric=metric, task="ec_mmlu", labels=["lm", "inspect", "ec"],
+                          import_dir=tmp_path, n_resamples=200, cluster="subject")
+    ec = load_run(EC / "evalcore-mmlu")
+    subject = {content_key(s["item"]["question"]): s["metadata"]["subject"] for s in ec.samples}
+    assert cmp.alignment.clusters == subject  # the lm-eval doc, inspect metadata and evalcore agree
+    series = aligned_scores(sources, metric=metric, task="ec_mmlu", labels=["lm", "inspect", "ec"],
+                            import_dir=tmp_path)
+    for _, row in cmp.table.iterrows():
+        a, b = series[row["name_a"]], series[row["name_b"]]
+        keys = sorted(set(a.index) & set(b.index))
+        expected = clustered_difference(a[keys].to_numpy(), b[keys].to_numpy(), [subject[k] for k in keys])
+        assert row["test"] == "clustered" and row["n_clusters"] == len(set(subject.values()))
+        assert row["p_value"] == pytest.approx(expected.p_value, nan_ok=True)
+        assert row["ci_low"] == pytest.approx(expected.ci_low, nan_ok=True)
+    status, out, err = _cli(["compare", *map(str, sources[:2]), "--task", "ec_mmlu", "--cluster", "nope",
+                             "--import-dir", str(tmp_path), "-o", str(tmp_path / "o")], capsys)
+    assert status == 2 and "no run records the metadata field 'nope'" in err
