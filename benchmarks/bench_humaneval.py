@@ -117,8 +117,14 @@ def _script(name: str, module: str) -> list[str]:
 
 
 def _cli(command: list[str], results: Path, extra_path: str = "") -> float:
-    """Seconds from start to exit of one CLI process; checks that every sample passed."""
+    """Seconds from start to exit of one CLI process; checks that every sample passed.
+
+    Both run with Python's ordinary bytecode cache, as a user's install has it: a
+    ``PYTHONDONTWRITEBYTECODE`` in this environment is dropped (it would recompile the sources of
+    an editable install at every start, but not those of a package pip compiled at install).
+    """
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if extra_path:
         env["PYTHONPATH"] = extra_path + os.pathsep + env.get("PYTHONPATH", "")
     results.unlink(missing_ok=True)
