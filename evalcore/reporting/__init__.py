@@ -2,9 +2,12 @@
 
 - :func:`record` / :func:`collect`: publish key numbers from a notebook; gather many
   executed notebooks into one DataFrame with their papermill parameters.
-- :func:`save_figure`: PNG next to the records.
+- :func:`save_figure`: PNG next to the records; :func:`no_figure`: the sentence shown instead
+  of an empty figure.
+- :func:`format_table`: a DataFrame as a report shows it (formatted numbers, no index).
 - :func:`export_notebook`, :func:`notebook_to_html`, :func:`html_to_pdf`, :func:`report`.
 - :func:`run_suite`: the runner behind ``evalcore notebooks run``.
+- :func:`write_sample_browser`: a run's offline sample browser (``evalcore browse RUN_DIR``).
 - Views of one run (:func:`samples_frame`, :func:`accuracy_table`, :func:`extraction_audit`,
   ...) and of several (:func:`compare_runs`, :func:`power_table`, ...) used by the notebooks.
 """
@@ -18,6 +21,9 @@ _EXPORTS = {
         "run_overview", "sample_table", "samples_frame", "subject_figure", "subject_table",
         "usage_summary",
     ),
+    "evalcore.reporting._browser": (
+        "sample_browser_html", "sample_browsers_section", "suite_sample_browsers", "write_sample_browser",
+    ),
     "evalcore.reporting._compare_views": (
         "compare_records", "compare_runs", "difference_figure", "item_scores", "load_item_scores",
         "power_notes", "power_table", "shared_items",
@@ -26,7 +32,8 @@ _EXPORTS = {
         "ExportResult", "export_notebook", "extract_figures", "find_chromium", "html_to_pdf",
         "notebook_to_html",
     ),
-    "evalcore.reporting._figures": ("figures_dir", "save_figure"),
+    "evalcore.reporting._figures": ("figures_dir", "no_figure", "save_figure"),
+    "evalcore.reporting._tables": ("format_number", "format_table"),
     "evalcore.reporting._record": (
         "RECORD_DIR_ENV", "RECORD_MIMETYPE", "collect", "notebook_parameters", "read_records",
         "record", "record_dir", "to_native",

@@ -10,7 +10,7 @@ from evalcore._io import atomic_path
 from evalcore.errors import EvalcoreError
 from evalcore.reporting._record import record_dir
 
-__all__ = ["figures_dir", "save_figure"]
+__all__ = ["figures_dir", "no_figure", "save_figure"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -51,3 +51,25 @@ def save_figure(fig: Any, name: str, *, dpi: int = 150) -> Path:
     with atomic_path(target, suffix=".png", chmod=0o644) as tmp:
         fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
     return target
+
+
+def no_figure(reason: str) -> Any:
+    """The sentence a report shows instead of an empty figure.
+
+    A chart with nothing to draw (the cost histogram of a local model that costs nothing,
+    a synthesis chart without synthesized tools) is replaced by one line saying why, so no
+    blank axes reach the HTML or PDF.
+
+    Args:
+        reason: Why there is no figure, e.g. ``"every call cost $0 (local model)"``.
+
+    Returns:
+        An ``IPython.display.Markdown`` object (display it), or the text when IPython is
+        not installed.
+    """
+    text = f"*No figure: {str(reason).strip().rstrip('.')}.*"
+    try:
+        from IPython.display import Markdown
+    except ImportError:  # pragma: no cover - IPython comes with the notebook stack
+        return text
+    return Markdown(text)

@@ -4,8 +4,9 @@ Build an :class:`OutcomeMatrix` (items × arms: quality, cost, latency, tokens, 
 from recorded runs (:func:`outcomes_from_runs`), an external table (:func:`load_outcomes`) or
 the embedded default (:func:`build_default_outcomes`: the local model × four inference
 strategies), then :func:`replay` the eleven routers in ``ALGORITHMS`` over R random orderings
-at once and read regret, convergence, intervals and pairwise tests off the
-:class:`ReplayResult`. The objective is ``reward = quality − λ · normalized cost``
+at once and read regret, convergence, intervals and order-variability checks off the
+:class:`ReplayResult`; :func:`item_bootstrap` resamples the items (orderings nested) for the
+comparison that generalizes beyond the items at hand. The objective is ``reward = quality − λ · normalized cost``
 (:func:`compute_rewards`).
 """
 
@@ -29,10 +30,13 @@ _EXPORTS = {
         "OutcomeMatrix", "find_run_dirs", "load_outcomes", "majority_vote", "outcomes_from_runs",
         "read_outcomes",
     ),
-    "evalcore.routing._plots": ("pareto_figure", "regret_figure", "selection_share_figure", "sweep_figure"),
+    "evalcore.routing._plots": (
+        "ROUTER_COLORS", "arm_colors", "bootstrap_figure", "pareto_figure", "regret_figure",
+        "router_color", "selection_share_figure", "sweep_figure",
+    ),
     "evalcore.routing._replay": (
-        "AlgorithmTrace", "ReplayResult", "lambda_sweep", "make_orderings", "parse_algorithms",
-        "replay",
+        "AlgorithmTrace", "ItemBootstrap", "ReplayResult", "item_bootstrap", "lambda_sweep",
+        "make_orderings", "parse_algorithms", "replay",
     ),
     "evalcore.routing._reward": ("compute_rewards", "normalized_cost"),
     "evalcore.routing._simulate": ("simulate_contextual", "simulate_outcomes"),

@@ -3,6 +3,7 @@ pairwise comparisons with corrected p-values, cost savings at matched quality.""
 
 from __future__ import annotations
 
+import math
 from itertools import combinations
 from typing import Mapping, Sequence
 
@@ -168,7 +169,8 @@ def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame) -> pd.DataFrame:
         One row per algorithm: ``aiq``, ``apgr``, ``best_arm_quality``,
         ``cost_at_best_arm_quality`` (the least mean cost at which the algorithm's hull reaches
         the best-quality arm's quality, NaN if never) and ``savings_at_best_arm_quality``
-        (``1 − that cost / the best arm's cost``).
+        (``1 − that cost / the best arm's cost``), and ``note``, which says why a value is
+        missing (NaN) in that row.
     """
     costs = arm_means["mean_cost"].to_numpy(float)
     quals = arm_means["mean_quality"].to_numpy(float)
@@ -193,26 +195,39 @@ def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame) -> pd.DataFrame:
                 c_at = float(hc[j - 1] + (target - hq[j - 1]) * (hc[j] - hc[j - 1])
                              / (hq[j] - hq[j - 1]))
         sav = 1.0 - c_at / costs[strong] if costs[strong] > 0 else float("nan")
-        rows.append({"algorithm": name, "aiq": a,
-                     "apgr": apgr(a, weak_quality=quals[cheap], strong_quality=quals[strong]),
+        ap = apgr(a, weak_quality=quals[cheap], strong_quality=quals[strong])
+        notes = []
+        if math.isnan(ap):
+            notes.append("no APGR: the cheapest and the best arm have the same quality")
+        if math.isnan(c_at):
+            notes.append("never reaches the best arm's quality at the λ values swept")
+        elif costs[strong] <= 0:
+            notes.append("no savings: the best arm costs nothing")
+        rows.append({"algorithm": name, "aiq": a, "apgr": ap,
                      "best_arm_quality": float(target), "cost_at_best_arm_quality": c_at,
-                     "savings_at_best_arm_quality": sav})
+                     "savings_at_best_arm_quality": sav, "note": "; ".join(notes)})
     return pd.DataFrame(rows)
 
 
 def pairwise_comparisons(values: Mapping[str, np.ndarray | Sequence[float]], *,
                          test: str = "paired_t", correction: str = "holm",
                          alpha: float = 0.05) -> pd.DataFrame:
-    """Compare every pair of algorithms on paired per-ordering values.
+    """Compare every pair of algorithms on paired per-ordering values: an **order-variability
+    check**, not a test that generalizes to other items.
 
-    Each algorithm's values are aligned by ordering (the same R arrival orders), so the tests
-    are paired (:mod:`evalcore.stats`: ``paired_t``, ``wilcoxon`` or ``permutation``), and
-    the p-values of all ``K(K−1)/2`` pairs are corrected together (``holm``, ``bh`` or
-    ``none``).
+    Each algorithm's values are aligned by ordering (the same R arrival orders of the *same*
+    items), so the tests are paired (:mod:`evalcore.stats`: ``paired_t``, ``wilcoxon`` or
+    ``permutation``), and the p-values of all ``K(K−1)/2`` pairs are corrected together
+    (``holm``, ``bh`` or ``none``). R can be made as large as one likes, so tiny p-values
+    only say that the difference is stable across arrival orders of these items; for a
+    comparison that generalizes to other items use :func:`evalcore.routing.item_bootstrap`.
+    A pair whose difference is the same in every ordering (two order-independent routers)
+    has no spread to test: its ``statistic`` and p-values are NaN and ``note`` says why.
 
     Returns:
         One row per pair: ``a, b, difference`` (mean of a − b), ``ci_low, ci_high``,
-        ``statistic, p_value, p_adjusted, significant``.
+        ``statistic, p_value, p_adjusted, significant, note`` and ``varies_over``
+        (``"arrival order (same items)"``).
     """
     from evalcore import stats
 
@@ -223,14 +238,27 @@ def pairwise_comparisons(values: Mapping[str, np.ndarray | Sequence[float]], *,
     names = list(values)
     rows = []
     for a, b in combinations(names, 2):
-        res = tests[test](np.asarray(values[a], float), np.asarray(values[b], float))
+        xa, xb = np.asarray(values[a], float), np.asarray(values[b], float)
+        d = xa - xb
+        if d.size and np.ptp(d) <= 1e-12 * max(1.0, float(np.abs(d).max())):
+            diff = float(d.mean())
+            rows.append({"a": a, "b": b, "difference": diff, "ci_low": diff, "ci_high": diff,
+                         "statistic": float("nan"), "p_value": float("nan"),
+                         "note": "same difference in every ordering: nothing to test"})
+            continue
+        res = tests[test](xa, xb)
         rows.append({"a": a, "b": b, "difference": res.difference, "ci_low": res.ci_low,
                      "ci_high": res.ci_high, "statistic": res.statistic,
-                     "p_value": res.p_value})
+                     "p_value": res.p_value, "note": ""})
     df = pd.DataFrame(rows, columns=["a", "b", "difference", "ci_low", "ci_high", "statistic",
-                                     "p_value"])
+                                     "p_value", "note"])
+    df["p_adjusted"] = np.nan
     if len(df):
-        df["p_adjusted"] = stats.adjust_p_values(df["p_value"].to_numpy(), correction)
-        df["significant"] = df["p_adjusted"] < alpha
+        ok = df["p_value"].notna().to_numpy()
+        if ok.any():
+            df.loc[ok, "p_adjusted"] = stats.adjust_p_values(df.loc[ok, "p_value"].to_numpy(),
+                                                             correction)
+    df["significant"] = df["p_adjusted"] < alpha
     df["test"], df["correction"] = test, correction
+    df["varies_over"] = "arrival order (same items)"
     return df

@@ -625,3 +625,23 @@ def test_the_decoder_builds_plain_data_or_refuses() -> None:
         deep = [deep]
     with pytest.raises(DataError):
         encode(deep)
+
+
+def test_samples_hold_no_capabilities_no_new_privileges_and_their_filters() -> None:
+    # As root the uid switch drops every capability; in a user namespace the sample is its
+    # root and must drop them itself (and keep exec from granting them again).
+    probe = (
+        "def probe():\n"
+        "    fields = dict(line.split(':', 1) for line in open('/proc/self/status').read().splitlines() if ':' in line)\n"
+        "    return [fields[k].strip() for k in ('CapEff', 'CapPrm', 'NoNewPrivs', 'Seccomp')]\n"
+    )
+    test = "def check(candidate):\n    assert candidate() == ['0000000000000000', '0000000000000000', '1', '2'], candidate()\n"
+    script = {"mode": "script", "source": probe + "assert probe() == ['0000000000000000', '0000000000000000', '1', '2'], probe()\n", "timeout_s": 10.0}
+    pool = SandboxPool(1)
+    try:
+        if "unavailable" in pool.isolation.get("seccomp", ""):
+            pytest.skip("no seccomp filter on this architecture")
+        results = [_to_result(r) for r in pool.map([_job(probe, test), script])]
+    finally:
+        pool.close()
+    assert all(r.completed for r in results), results

@@ -207,7 +207,7 @@ def test_cli_route_writes_tables(tmp_path, capsys):
     rc = main(["route", "--outcomes", str(tmp_path / "o.csv"), "--algorithms",
                "ucb1,random,oracle,linucb", "--orderings", "12", "--seed", "3", "--lambda", "0.2",
                "--output", str(out), "--sweep", "0,1", "--sweep-orderings", "3",
-               "--curves-format", "parquet"])
+               "--curves-format", "parquet", "--bootstrap", "8", "--bootstrap-orderings", "2"])
     assert rc == 0
     s = pd.read_csv(out / "summary.csv")
     assert list(s.algorithm) == ["ucb1", "random", "oracle", "linucb"]
@@ -219,10 +219,16 @@ def test_cli_route_writes_tables(tmp_path, capsys):
     curves = pd.read_parquet(out / "curves.parquet")
     assert curves.step.max() == 120 and len(curves) == 4 * 120
     for name in ("selection_share.parquet", "points.csv", "comparisons.csv", "arms.csv",
-                 "sweep.csv", "aiq.csv"):
+                 "sweep.csv", "aiq.csv", "bootstrap.csv", "bootstrap_comparisons.csv"):
         assert (out / name).is_file(), name
     assert not list(out.glob(".route-*"))
-    assert "regret_vs_oracle" in capsys.readouterr().out
+    boot = pd.read_csv(out / "bootstrap.csv").set_index("algorithm")
+    assert boot.loc["oracle", "mean_reward_ci_low"] <= boot.loc["oracle", "mean_reward"]
+    assert len(pd.read_csv(out / "bootstrap_comparisons.csv")) == 6  # 4 routers: 6 pairs
+    assert set(pd.read_csv(out / "comparisons.csv")["varies_over"]) == {"arrival order (same items)"}
+    printed = capsys.readouterr().out
+    assert "regret_vs_oracle" in printed and "resampled items (8 item resamples" in printed
+    assert "order variability, not generalization" in printed
 
 
 def test_cli_route_errors_exit_2(tmp_path, capsys):
@@ -239,7 +245,8 @@ def test_cli_route_errors_exit_2(tmp_path, capsys):
                  "--output", str(out)]) == 2
     assert main(["route", "--outcomes", str(good), "--orderings", "0",
                  "--output", str(out)]) == 2
-    for flag, value in (("--lambda", "nan"), ("--lambda", "-1"), ("--sweep", "0,inf")):
+    for flag, value in (("--lambda", "nan"), ("--lambda", "-1"), ("--sweep", "0,inf"),
+                        ("--bootstrap", "1"), ("--bootstrap-orderings", "0")):
         assert main(["route", "--outcomes", str(good), flag, value,
                      "--output", str(out)]) == 2
         assert flag in capsys.readouterr().err

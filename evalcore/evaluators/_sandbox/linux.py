@@ -207,6 +207,7 @@ class Libc:
         self.lib.unshare.argtypes = [ctypes.c_int]
         self.lib.setns.argtypes = [ctypes.c_int, ctypes.c_int]
         self.lib.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        self.lib.capset.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         # The same calls without argument conversion or errno capture, for the zygote's loop:
         # after each fork every page it writes is copied, and a converting call writes about
         # twice as many (measured: ~19 page faults against ~9). errno is read only on failure.

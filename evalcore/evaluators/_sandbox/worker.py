@@ -12,7 +12,6 @@ See docs/sandbox.md for the isolation and the threat model.
 
 from __future__ import annotations
 
-import builtins
 import gc
 import marshal
 import math
@@ -34,7 +33,7 @@ from .linux import (
     CLONE_NEWPID as _CLONE_NEWPID, CLONE_NEWUSER as _CLONE_NEWUSER, CLONE_NEWUTS as _CLONE_NEWUTS,
     MOUNT_OPTION_FLAGS as _MOUNT_OPTION_FLAGS, MS_BIND as _MS_BIND, MS_NODEV as _MS_NODEV,
     MS_NOATIME as _MS_NOATIME, MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE, MS_RDONLY as _MS_RDONLY,
-    MS_REC as _MS_REC, MS_REMOUNT as _MS_REMOUNT, PR_CAPBSET_DROP as _PR_CAPBSET_DROP,
+    MS_REC as _MS_REC, MS_REMOUNT as _MS_REMOUNT,
     PR_SET_DUMPABLE as _PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS as _PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG, PR_SET_SECCOMP as _PR_SET_SECCOMP,
     OWN_PID_SLOT as _OWN_PID_SLOT, SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER, SIGKILL as _SIGKILL, Libc as _Libc,
@@ -60,7 +59,6 @@ _RESULT_HOLD_S = 0.05
 _RESULT_CAP = 1 << 16  # bytes kept of a script sample's result pipe: the last ones (its proof comes last)
 _REPLY_BATCH = 4
 _REPLY_HOLD_S = 0.02
-_WORKDIR_NAME = os.path.basename(_WORKDIR)
 _NEVER_HIDDEN = frozenset({"/", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/var", "/opt", "/tmp"})
 _SCRATCH_TMPFS = {"/tmp": "size=64m,mode=1777", "/var/tmp": "size=64m,mode=1777", "/dev/shm": "size=64m,mode=1777"}
 
@@ -866,14 +864,22 @@ class _Worker:
                 prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
         check = job["mode"] == "check"
         if self.own_proc:
-            # A /proc of this sample's own PID namespace (it sees itself and its children).
-            self.libc.unshare(_CLONE_NEWNS)  # type: ignore[union-attr]
-            self.libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | 8)  # type: ignore[union-attr]
+            # A /proc of this sample's own PID namespace (it sees itself and its children). The
+            # host's /proc must not stay: there the user's other processes (evalcore itself)
+            # are readable by the same uid. Where the kernel refuses a new proc (a /proc with
+            # masked entries), an empty tmpfs hides it.
+            libc = self.libc
+            libc.unshare(_CLONE_NEWNS)  # type: ignore[union-attr]
+            try:
+                libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | 8)  # type: ignore[union-attr]
+            except OSError:
+                libc.mount("tmpfs", "/proc", "tmpfs", _MS_NOSUID | _MS_NODEV | 8 | _MS_RDONLY, "size=4k")  # type: ignore[union-attr]
         if self.userns and self.capset is not None:
             # Root of the user namespace: no capabilities, and none regained by exec (script).
             if prctl is not None:
                 prctl(_PR_SET_SECUREBITS, _SECBITS_NOROOT, 0, 0, 0)
-            self.capset(self.libc.cap_header_address, self.libc.cap_data_address)  # type: ignore[union-attr]
+            if self.capset(self.libc.cap_header_address, self.libc.cap_data_address) != 0:  # type: ignore[union-attr]
+                os._exit(126)
         address = self.filter_address.get("check" if check else "script")
         if address and check and _OWN_PID_SLOT.get("check", -1) >= 0:
             self.filters["check"]._keep[_OWN_PID_SLOT["check"]].k = os.getpid()  # signals: only to itself

@@ -1,0 +1,181 @@
+"""Tables as a reader meets them in a report: formatted numbers, no index, text left-aligned.
+
+:func:`format_table` turns a DataFrame into a pandas ``Styler`` for ``display`` in a notebook
+(and so in its HTML and PDF export): counts print as integers (``2``, not ``2.0``), other
+numbers with a few digits chosen per column (``107.7``, ``0.512``, ``3.6e-87``), missing
+values as ``—``, the pandas index is hidden, text columns are left-aligned and wrap at word
+boundaries, code columns are shown as monospace ``<pre>`` blocks, and column names are shown
+with spaces for underscores so that headers wrap between words.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["format_number", "format_table"]
+
+NA = "—"
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _decimals(values: Iterable[float], digits: int) -> int:
+    """Decimals for a column: ``digits`` for values below 10, fewer for larger ones."""
+    finite = [abs(float(v)) for v in values if not _is_missing(v) and math.isfinite(float(v))]
+    big = max(finite, default=0.0)
+    if big >= 1000:
+        return 0
+    if big >= 100:
+        return 1
+    if big >= 10:
+        return max(1, digits - 1)
+    return digits
+
+
+def _is_p_column(name: Any) -> bool:
+    words = str(name).lower().replace("-", "_").replace(" ", "_").split("_")
+    return "p" in words or "pvalue" in words
+
+
+def format_number(value: Any, decimals: int = 3, *, tiny: float = 1e-12) -> str:
+    """One number as a reader wants it.
+
+    Integers (and integer-valued floats) without decimals; other numbers with ``decimals``
+    decimals, except non-zero values that would round to zero, which get two significant
+    digits in scientific notation (``3.6e-87``); NaN and None as ``—``; ±inf as ``∞``.
+    Values smaller in size than ``tiny`` are floating-point noise and print as ``0``.
+
+    Args:
+        value: The number.
+        decimals: Decimals for non-integers.
+        tiny: Below this size a value is 0 (pass 0 for p-values, which can be tiny).
+
+    Returns:
+        The text.
+    """
+    if _is_missing(value):
+        return NA
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    v = float(value)
+    if abs(v) < tiny:
+        v = 0.0
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    if v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    if v != 0 and abs(v) < 0.5 * 10 ** (-decimals):
+        return f"{v:.1e}"
+    return f"{v:.{decimals}f}"
+
+
+def _text(value: Any) -> str:
+    if _is_missing(value):
+        return NA
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    return html.escape(str(value))
+
+
+def _is_integer_column(col: pd.Series) -> bool:
+    vals = pd.to_numeric(col, errors="coerce").dropna()
+    return bool(len(vals)) and bool(np.all(np.isfinite(vals))) and bool(
+        np.all(np.asarray(vals, float) == np.round(np.asarray(vals, float))))
+
+
+def format_table(
+    frame: pd.DataFrame,
+    *,
+    digits: int = 3,
+    percent: Iterable[str] = (),
+    code: Iterable[str] = (),
+    index: bool = False,
+    caption: str | None = None,
+    headers: bool = True,
+) -> Any:
+    """A DataFrame styled for a report (see the module docstring).
+
+    Args:
+        frame: The table.
+        digits: Decimals of non-integer numbers below 10 (fewer for larger ones).
+        percent: Columns of shares in [0, 1] shown as percentages (``51.2%``).
+        code: Columns shown as monospace ``<pre>`` blocks (source code, long responses).
+        index: Keep the index as the first column(s) (for a meaningful index).
+        caption: A caption above the table.
+        headers: Show column names with spaces for underscores (wrap between words).
+
+    Returns:
+        A ``pandas.io.formats.style.Styler`` (displays as HTML in notebooks; ``to_html()``).
+    """
+    df = frame.copy()
+    if index:
+        df = df.reset_index()
+    percent, code = set(percent), set(code)
+    formatters: dict[Any, Callable[[Any], str]] = {}
+    left: list[Any] = []
+    for name in df.columns:
+        col = df[name]
+        if name in code:
+            formatters[name] = lambda v: NA if _is_missing(v) else (
+                f'<pre style="text-align:left;white-space:pre-wrap;margin:0;'
+                f'font-family:monospace;font-size:0.9em">{html.escape(str(v))}</pre>')
+            left.append(name)
+        elif name in percent:
+            formatters[name] = lambda v, d=max(digits - 2, 1): (
+                NA if _is_missing(v) else f"{100 * float(v):.{d}f}%")
+        elif pd.api.types.is_bool_dtype(col):
+            formatters[name] = _text
+        elif pd.api.types.is_numeric_dtype(col):
+            tiny = 0.0 if _is_p_column(name) else 1e-12
+            if _is_integer_column(col):
+                formatters[name] = lambda v: format_number(v, 0)
+            else:
+                formatters[name] = lambda v, d=_decimals(col, digits), t=tiny: format_number(
+                    v, d, tiny=t)
+        else:
+            numeric = pd.to_numeric(col, errors="coerce")
+            if numeric.notna().sum() == col.notna().sum() and col.notna().any() and not any(
+                    isinstance(v, (str, bool, np.bool_)) for v in col if not _is_missing(v)):
+                d = 0 if _is_integer_column(col) else _decimals(numeric, digits)
+                formatters[name] = lambda v, d=d: format_number(v, d)
+            else:
+                formatters[name] = lambda v: (
+                    format_number(v, _decimals([v], digits)) if isinstance(
+                        v, (float, np.floating)) and not _is_missing(v) else _text(v))
+                left.append(name)
+    styler = df.style.format(formatters, na_rep=NA).hide(axis="index")
+    if headers:
+        labels = [str(c).replace("_", " ") for c in df.columns]
+        styler = styler.relabel_index(labels, axis="columns")
+    styler = styler.set_table_styles([
+        {"selector": "th", "props": "text-align: left; vertical-align: bottom; "
+                                    "word-break: normal; overflow-wrap: normal; hyphens: none;"},
+        {"selector": "td", "props": "vertical-align: top;"},
+    ])
+    numeric_cols = [c for c in df.columns if c not in left]
+    if numeric_cols:
+        styler = styler.set_properties(subset=numeric_cols, **{"text-align": "right",
+                                                                "white-space": "nowrap"})
+    if left:
+        styler = styler.set_properties(subset=left, **{"text-align": "left",
+                                                       "white-space": "normal",
+                                                       "overflow-wrap": "break-word",
+                                                       "max-width": "40em"})
+    if caption:
+        styler = styler.set_caption(html.escape(caption))
+    return styler
