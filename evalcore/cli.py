@@ -17,7 +17,7 @@ from evalcore.errors import EvalcoreError
 
 _COMMAND_MODULES = (
     "evalcore.evaluators._cli",  # score gsm8k | mmlu | humaneval
-    "evalcore.runs._cli",  # run, rescore
+    "evalcore.runs._cli",  # run, rescore, browse
     "evalcore.models._cli",  # serve-local
     "evalcore.routing._cli",  # route
     "evalcore.agents._cli",  # agent-eval, sweep

@@ -197,6 +197,20 @@ class _Progress:
     cell: int | None = None
     n_cells: int | None = None
     cell_started: float | None = None
+    step: str | None = None
+
+
+def _step(cells: Sequence[Any], index: int) -> str | None:
+    """The heading of the notebook section cell ``index`` belongs to (the last markdown
+    heading above it)."""
+    for cell in reversed(cells[:index]):
+        if cell.get("cell_type") != "markdown":
+            continue
+        for line in str(cell.get("source", "")).splitlines():
+            if line.startswith("#"):
+                text = line.lstrip("#").strip()
+                return text if len(text) <= 60 else text[:57] + "..."
+    return None
 
 
 _CURRENT: _Progress | None = None
@@ -227,6 +241,7 @@ def _register_engine() -> None:
                     progress.cell = (cell_index or 0) + 1
                     progress.n_cells = len(nb_man.nb.cells)
                     progress.cell_started = time.perf_counter()
+                    progress.step = _step(nb_man.nb.cells, cell_index or 0)
                 return original(cell, cell_index, **kw)
 
             nb_man.cell_start = cell_start
@@ -328,6 +343,8 @@ def progress_line(progress: _Progress, now: float | None = None) -> str:
     parts = [f"[{progress.number}/{progress.total}] {progress.name}: running"]
     if progress.cell is not None:
         cell = f"cell {progress.cell}/{progress.n_cells}"
+        if progress.step:
+            cell += f" [{progress.step}]"
         if progress.cell_started is not None:
             cell += f" (for {_duration(now - progress.cell_started)})"
         parts.append(cell)
@@ -786,6 +803,9 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
     from evalcore.reporting._headline import headline_tables
 
     table = headline_tables(frame)
+    from evalcore.reporting._browser import sample_browsers_section
+
+    samples = sample_browsers_section(suite_dir)  # a sample browser per benchmark run, linked
     headline = table.to_html() if table else "<p>No numbers recorded yet.</p>"
     head = " · ".join(f"{esc(str(k))}: {esc(_meta_value(v))}" for k, v in meta.items() if k not in {"smoke", "only"})
     body = f"""<!DOCTYPE html>
@@ -804,7 +824,7 @@ and each run's records JSON.</p>
 <th>figures</th><th>details</th></tr></thead><tbody>
 {''.join(rows)}
 </tbody></table>
-</body></html>
+{samples}</body></html>
 """
     index = suite_dir / "index.html"
     write_text_atomic(index, body, chmod=0o644)

@@ -1,0 +1,286 @@
+"""The per-run sample browser (issue 15): built from a real run, driven in headless Chromium
+through the DevTools protocol (over ``--remote-debugging-pipe``, no extra package): it loads
+without console errors, its verdict filters and search work, hostile text stays text."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from evalcore.cli import main
+from evalcore.datasets import load
+from evalcore.models import Completion, CompletionError, GenerationParams, Usage
+from evalcore.reporting._browser import (sample_browser_html, sample_browsers_section, sample_records,
+                                         suite_sample_browsers, write_sample_browser)
+from evalcore.runs import load_run, run_benchmark
+
+CHROMIUM = os.environ.get("EVALCORE_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+HOSTILE = "</script><script>window.__pwned = 1</script><!-- & \u2028 <b>bold</b> #### 5"
+
+
+class _Model:
+    """Answers item i as: right (i % 4 == 0), wrong (1), no answer (2), a failed call (3);
+    the first wrong answer carries hostile markup."""
+
+    name = "table:test"
+    endpoint = "memory"
+
+    def __init__(self) -> None:
+        self.items = load("gsm8k", source="sample")
+
+    async def acomplete(self, messages: list[dict[str, str]], params: GenerationParams) -> Completion:
+        return self.complete(messages, params)
+
+    def complete(self, messages: list[dict[str, str]], params: GenerationParams) -> Completion:
+        q = messages[-1]["content"]
+        i, it = next((i, it) for i, it in enumerate(self.items) if it.fields["question"] in q)
+        kind = i % 4
+        if kind == 3:
+            return Completion(text="", error=CompletionError(type="HTTP500", message="boom <x>"))
+        text = {0: f"So.\n#### {it.reference}", 1: HOSTILE if i == 1 else "#### -1",
+                2: "I cannot tell."}[kind]
+        return Completion(text=text, usage=Usage(11, 7), latency_s=0.25, model="table")
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("browser")
+    model = _Model()
+    # limit=None with the sample source: every item, so all four kinds occur
+    return run_benchmark("gsm8k", model, source="sample", progress=False, run_dir=base / "runs",
+                         run_id="b", cache=False)
+
+
+def test_records_and_escaping(run_dir: Path) -> None:
+    run = load_run(run_dir)
+    page = sample_browser_html(run)
+    # the data block cannot be closed by a sample's text; the text is still all there
+    start = page.index('<script type="application/json" id="evalcore-samples">')
+    end = page.index("</script>", start)
+    block = page[start:end].split(">", 1)[1]
+    assert "<" not in block and ">" not in block and "\u2028" not in block
+    data = json.loads(block)
+    assert len(data["samples"]) == len(run.samples)
+    hostile = [s for s in data["samples"] if s["response"] == HOSTILE]
+    assert len(hostile) == 1 and hostile[0]["verdict"] == "wrong" and hostile[0]["extracted"] == "5"
+    verdicts = {s["verdict"] for s in data["samples"]}
+    assert verdicts == {"right", "wrong", "no answer", "error"}
+    err = next(s for s in data["samples"] if s["verdict"] == "error")
+    assert err["error"] == "HTTP500: boom <x>"
+    right = next(s for s in data["samples"] if s["verdict"] == "right")
+    assert right["method"] == "hash" and right["prompt_tokens"] == 11 and right["completion_tokens"] == 7
+    recorded = next(s for s in run.samples if s["item_id"] == right["item_id"])
+    assert right["messages"] == recorded["request"]["messages"] and right["reference"] == recorded["reference"]
+
+
+def test_cli_browse_writes_the_page_and_refuses_a_non_run(run_dir: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "page.html"
+    assert main(["browse", str(run_dir), "-o", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"sample browser: {out}"
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert main(["browse", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("evalcore: error: ") and "not a run directory" in err
+    assert not (tmp_path / "samples.html").exists()
+
+
+def test_suite_section_links_each_run(run_dir: Path) -> None:
+    suite = run_dir.parent.parent  # <suite>/runs/b
+    links = suite_sample_browsers(suite)
+    assert links == [("b", "runs/b/samples.html")]
+    assert (suite / "runs" / "b" / "samples.html").is_file()
+    section = sample_browsers_section(suite)
+    assert '<a href="runs/b/samples.html">b</a>' in section
+    assert sample_browsers_section(run_dir) == ""  # no runs/ folder there
+
+
+# --- headless Chromium over the DevTools protocol ------------------------------------------
+
+
+class _DevTools:
+    """A DevTools-protocol session with headless Chromium over ``--remote-debugging-pipe``
+    (messages are JSON separated by NUL bytes on fds 3 and 4)."""
+
+    def __init__(self, profile: Path) -> None:
+        to_chrome_r, self._to_chrome = os.pipe()
+        self._from_chrome, from_chrome_w = os.pipe()
+
+        def wire() -> None:
+            os.dup2(to_chrome_r, 3)
+            os.dup2(from_chrome_w, 4)
+
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
+             f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=wire, pass_fds=(3, 4))
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self._inbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.events: list[dict[str, Any]] = []
+        self._next = 0
+        threading.Thread(target=self._read, daemon=True).start()
+        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime", "Log", "Page"):
+            self.call(f"{domain}.enable", session=True)
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=True)
+
+    def _read(self) -> None:
+        buf = b""
+        while True:
+            chunk = os.read(self._from_chrome, 65536)
+            if not chunk:
+                return
+            buf += chunk
+            while b"\0" in buf:
+                raw, buf = buf.split(b"\0", 1)
+                self._inbox.put(json.loads(raw))
+
+    def _wait(self, match: Callable[[dict[str, Any]], bool], timeout: float = 30.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no answer from Chromium")
+            msg = self._inbox.get(timeout=left)
+            if match(msg):
+                return msg
+            if "method" in msg:
+                self.events.append(msg)
+
+    def call(self, method: str, params: dict[str, Any] | None = None, session: bool = False) -> dict[str, Any]:
+        self._next += 1
+        msg: dict[str, Any] = {"id": self._next, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = self.session
+        os.write(self._to_chrome, json.dumps(msg).encode() + b"\0")
+        reply = self._wait(lambda m, n=self._next: m.get("id") == n)
+        assert "error" not in reply, reply
+        return reply["result"]
+
+    def open(self, url: str) -> None:
+        self.call("Page.navigate", {"url": url}, session=True)
+        self._wait(lambda m: m.get("method") == "Page.loadEventFired")
+
+    def js(self, expression: str) -> Any:
+        res = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                             "awaitPromise": True}, session=True)
+        assert "exceptionDetails" not in res, res["exceptionDetails"]
+        return res["result"].get("value")
+
+    def type(self, text: str) -> None:
+        self.call("Input.insertText", {"text": text}, session=True)
+
+    def problems(self) -> list[str]:
+        """Console errors and warnings, uncaught exceptions, error log entries so far."""
+        try:
+            while True:
+                msg = self._inbox.get_nowait()
+                if "method" in msg:
+                    self.events.append(msg)
+        except queue.Empty:
+            pass
+        out = []
+        for e in self.events:
+            p = e.get("params", {})
+            if e["method"] == "Runtime.exceptionThrown":
+                out.append(json.dumps(p.get("exceptionDetails"))[:500])
+            elif e["method"] == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "assert"):
+                out.append(json.dumps(p.get("args"))[:500])
+            elif e["method"] == "Log.entryAdded" and p.get("entry", {}).get("level") in ("error", "warning"):
+                out.append(p["entry"].get("text", "")[:500])
+        return out
+
+    def close(self) -> None:
+        try:
+            self.call("Browser.close")
+        except Exception:  # noqa: BLE001 (it may be gone already)
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        os.close(self._to_chrome)
+
+
+@pytest.fixture
+def chromium(tmp_path: Path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (apt-get install -y chromium; make test installs it)")
+    tools = _DevTools(tmp_path / "profile")
+    try:
+        yield tools
+    finally:
+        tools.close()
+
+
+VISIBLE = "[...document.querySelectorAll('details.sample')].filter(d => !d.hidden).map(d => d.dataset.verdict)"
+
+
+def test_page_in_headless_chromium_filters_and_searches(run_dir: Path, tmp_path: Path, chromium: _DevTools) -> None:
+    page = write_sample_browser(run_dir, tmp_path / "samples.html")
+    run = load_run(run_dir)
+    n = len(run.samples)
+    from collections import Counter
+
+    want = Counter(r["verdict"] for r in sample_records(run.samples))
+    chromium.open(page.as_uri())
+    assert chromium.js("document.body.dataset.ready") == "1"
+    assert chromium.js("typeof window.__pwned") == "undefined"  # the hostile answer stayed text
+    assert chromium.js("document.getElementById('count').textContent") == f"showing {n} of {n}"
+    assert Counter(chromium.js(VISIBLE)) == want
+    # the filter chips: one per verdict present, with its count
+    chips = chromium.js("[...document.querySelectorAll('#filters label')].map(l => l.textContent)")
+    assert chips == [f"{v}{want[v]}" for v in ("right", "wrong", "no answer", "error")]
+    # untick "right": every other verdict stays, the hash remembers it
+    chromium.js("document.getElementById('verdict-right').click()")
+    shown = chromium.js(VISIBLE)
+    assert "right" not in shown and len(shown) == n - want["right"]
+    assert chromium.js("document.getElementById('count').textContent") == f"showing {n - want['right']} of {n}"
+    assert chromium.js("decodeURIComponent(location.hash)") == "#verdict=wrong,no answer,error"
+    # type a search: only the sample whose answer holds the text is left
+    chromium.js("document.getElementById('search').focus()")
+    chromium.type("pwned")
+    chromium.js("new Promise(r => setTimeout(r, 400))")
+    assert chromium.js(VISIBLE) == ["wrong"]
+    # open it: prompt and response are shown verbatim, as text
+    chromium.js("[...document.querySelectorAll('details.sample')].find(d => !d.hidden).open = true")
+    assert chromium.js("document.querySelector('details.sample[open] pre.response').textContent") == HOSTILE
+    hostile = next(s for s in run.samples if s["completion"]["text"] == HOSTILE)
+    prompts = chromium.js("[...document.querySelectorAll('details.sample[open] pre.prompt')].map(p => p.textContent)")
+    assert prompts == [m["content"] for m in hostile["request"]["messages"]]
+    assert chromium.js("document.querySelectorAll('b').length") == 0
+    # nothing matches: a sentence says so
+    chromium.js("const s = document.getElementById('search'); s.value = 'no such text anywhere'; "
+                "s.dispatchEvent(new Event('input'))")
+    chromium.js("new Promise(r => setTimeout(r, 400))")
+    assert chromium.js(VISIBLE) == [] and chromium.js("document.getElementById('empty').hidden") is False
+    # a linked view: the fragment sets the filters (about:blank first: a new document, not a jump)
+    chromium.open("about:blank")
+    chromium.open(page.as_uri() + "#verdict=error")
+    assert chromium.js(VISIBLE) == ["error"] * want["error"]
+    assert chromium.js("document.getElementById('verdict-right').checked") is False
+    # readable at 1,400 px: no horizontal scrolling
+    assert chromium.js("document.documentElement.scrollWidth") <= 1400
+    assert chromium.problems() == []
+
+
+def test_the_suite_index_links_the_sample_browsers(run_dir: Path) -> None:
+    from evalcore.reporting._runner import write_index
+
+    suite = run_dir.parent.parent
+    index = write_index(suite, [], {"id": "t"}).read_text(encoding="utf-8")
+    assert '<h2>Samples</h2>' in index and '<a href="runs/b/samples.html">b</a>' in index
