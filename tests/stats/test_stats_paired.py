@@ -221,17 +221,11 @@ def test_clustered_difference_matches_statsmodels_cluster_robust_z():
     assert same.p_value == 1.0
 
 
-def test_paired_bootstrap_speed_floor():
-    # 10,000 resamples of 10,000 items: well under 1 s of CPU (wall-clock on an idle machine is
-    # lower still with two threads; see benchmarks/bench_bootstrap.py). CPU time is measured so
-    # that a busy shared machine does not make this test flaky.
-    import time
-
+def test_paired_bootstrap_on_ten_thousand_items():
+    # Its speed is measured by benchmarks/bench_bootstrap.py (tests assert behaviour, not timings).
     rng = np.random.default_rng(0)
     a = rng.random(10_000)
     b = np.clip(a + rng.normal(0.01, 0.2, 10_000), 0, 1)
-    paired_bootstrap(a[:100], b[:100])  # warm-up
-    start = time.process_time()
     res = paired_bootstrap(a, b, n_resamples=10_000, seed=0)
-    assert time.process_time() - start < 1.0
+    assert res.difference == pytest.approx(float(np.mean(a - b)))
     assert res.ci_low < res.difference < res.ci_high
