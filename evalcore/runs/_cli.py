@@ -52,7 +52,9 @@ def _print_results(path: Any, res: dict[str, Any], config: dict[str, Any] | None
               f"{', '.join(config.get('source') or [])}, {config.get('n_items')} items  "
               f"model: {config.get('model')}")
     inv = res.get("invocation")
-    if inv:  # what this command did: a resumed run re-asks nothing it has
+    if res.get("rescored"):
+        done = "re-scored from the recorded answers, no model calls"
+    elif inv:  # what this command did: a resumed run re-asks nothing it has
         done = (f"resumed {inv.get('resumed', 0)}, asked {inv.get('asked', 0)}, "
                 f"from cache {inv.get('from_cache', 0)}")
     else:

@@ -147,6 +147,7 @@ def test_rescore_says_what_changed(tmp_path: Path, capsys) -> None:
     assert "  verdict changed: 1 of 4 samples" in out
     assert f"    {victim['item_id']} epoch 0: wrong -> right  (extracted '7' -> " in out
     assert "accuracy strict:" in out  # the usual block is still printed
+    assert "samples: 4 (re-scored from the recorded answers, no model calls)" in out
 
 
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
