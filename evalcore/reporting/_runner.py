@@ -603,6 +603,9 @@ def run_suite(
             finally:
                 _CURRENT = None
             result.duration_s = round(time.perf_counter() - start, 2)
+            kernel_log = run_dir / "kernel.log"
+            if kernel_log.exists() and kernel_log.stat().st_size == 0:
+                kernel_log.unlink()
             _finish_entry(result, out_nb, run_dir, suite_dir, pdf)
             tail = f"  {result.status} in {_duration(result.duration_s)}"
             if result.error:
@@ -807,7 +810,10 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
 
     samples = sample_browsers_section(suite_dir)  # a sample browser per benchmark run, linked
     headline = table.to_html() if table else "<p>No numbers recorded yet.</p>"
-    head = " · ".join(f"{esc(str(k))}: {esc(_meta_value(v))}" for k, v in meta.items() if k not in {"smoke", "only"})
+    shown_meta = {k: v for k, v in meta.items() if k not in {"smoke", "only", "root"}}
+    if meta.get("root") and meta.get("suite"):  # the suite file as the user named it, not a machine path
+        shown_meta["suite"] = _rel(Path(str(meta["suite"])), Path(str(meta["root"])))
+    head = " · ".join(f"{esc(str(k))}: {esc(_meta_value(v))}" for k, v in shown_meta.items())
     body = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>evalcore report {esc(str(meta.get('id', '')))}</title>
 <style>{_CSS}</style></head><body>

@@ -29,7 +29,10 @@ ENTRIES = load_suite(ROOT / "params" / "suite.yaml", smoke=SMOKE)
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
-    result = run_suite(ROOT / "params" / "suite.yaml", output=out, smoke=SMOKE, root=ROOT)
+    said: list[str] = []
+    result = run_suite(ROOT / "params" / "suite.yaml", output=out, smoke=SMOKE, root=ROOT,
+                       echo=lambda line: (said.append(line), print(line, flush=True)))
+    result.said = said  # type: ignore[attr-defined]
     return result
 
 
@@ -44,6 +47,34 @@ def test_index_and_latest(suite):
         assert f"<td>{entry.name}</td>" in index
     assert (suite.suite_dir.parent / "latest").resolve() == suite.suite_dir
     assert (suite.suite_dir / "summary.csv").exists()
+
+
+def test_suite_prints_the_headline_and_ends_with_the_index(suite):
+    said = "\n".join(suite.said)
+    for title in ("Benchmark runs", "Comparisons (paired, on shared items)", "Agent evaluation", "Routers"):
+        assert f"\n{title}\n" in said, f"headline section {title!r} missing from the suite's output"
+    for entry in BENCHMARKS:
+        assert f"\n{entry.name} " in said  # one headline row per benchmark run
+    assert suite.said[-1].endswith(str(Path("latest") / "index.html"))
+    assert "KeyboardInterrupt caught in kernel" not in said
+    index = (suite.suite_dir / "index.html").read_text()
+    assert index.index("<h2>Headline</h2>") < index.index("<h2>Notebooks</h2>")
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
+def test_no_stderr_output_in_the_reports(suite, entry):
+    """Progress bars and warnings never reach the executed notebook, HTML or PDF."""
+    import nbformat
+
+    result = _result(suite, entry.name)
+    executed = nbformat.read(suite.suite_dir / result.executed, as_version=4)
+    stderr = ["".join(o.get("text", "")) for c in executed.cells for o in c.get("outputs", [])
+              if o.get("output_type") == "stream" and o.get("name") == "stderr"]
+    assert stderr == [], f"{entry.name}: stderr output cells in the report: {stderr}"
+    html = (suite.suite_dir / result.html).read_text()
+    for noise in ('data-mime-type="application/vnd.jupyter.stderr"', "TqdmWarning", "IProgress not found",
+                  "Loading weights"):
+        assert noise not in html, f"{entry.name}: {noise!r} in the exported HTML"
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)

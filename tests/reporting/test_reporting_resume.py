@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.reporting._runner import _Progress, find_suite_dir, progress_line
+from evalcore.reporting._runner import _Progress, _step, find_suite_dir, progress_line
 
 PARAMS = ("name: str = 'x'  # this run's name\nlog: str = ''  # file the notebook appends to\n"
           "block: str = ''  # wait while this file exists")
@@ -79,7 +79,7 @@ def test_killed_suite_resumes_only_the_unfinished_notebooks(repo):
             except ProcessLookupError:
                 pass
     said = first_out.read_text()
-    assert "[2/3] b: running, cell 4/5 (for" in said  # md, parameters, injected parameters, start and "elapsed" in said
+    assert "[2/3] b: running, cell 4/5 [step] (for" in said  # md, parameters, injected parameters, start and "elapsed" in said
     assert _log(repo)[0].startswith("start a") and _log(repo)[1] == "done a"
 
     suite_dir = find_suite_dir(repo / "out")
@@ -128,11 +128,19 @@ def test_progress_line_names_notebook_cell_elapsed_and_samples(tmp_path):
     (runs / "gsm8k-zeroshot" / "samples.jsonl").write_text('{"a": 1}\n{"a": 2}\n{"a": 3}\n')
     start = time.perf_counter() - 5  # the samples file was written after the notebook started
     progress = _Progress("benchmark_gsm8k", 2, 17, start, watch=runs, expected={"gsm8k-zeroshot": 8},
-                         cell=3, n_cells=16, cell_started=start + 60)
+                         cell=3, n_cells=16, cell_started=start + 60, step="Accuracy")
     line = progress_line(progress, now=start + 65)
-    assert line == ("[2/17] benchmark_gsm8k: running, cell 3/16 (for 5 s), 1 min 05 s elapsed, "
+    assert line == ("[2/17] benchmark_gsm8k: running, cell 3/16 [Accuracy] (for 5 s), 1 min 05 s elapsed, "
                     "gsm8k-zeroshot: 3/8 samples")
     progress.expected = {}
     assert progress_line(progress, now=start + 65).endswith("gsm8k-zeroshot: 3 samples")
     progress.watch = tmp_path / "nothing"
     assert progress_line(progress, now=start + 65).endswith("1 min 05 s elapsed")
+
+
+def test_step_is_the_heading_above_the_cell():
+    cells = [{"cell_type": "markdown", "source": "# Benchmark run\ntext"}, {"cell_type": "code", "source": "x"},
+             {"cell_type": "markdown", "source": "Some text\n## Accuracy by subject"}, {"cell_type": "code", "source": "y"}]
+    assert _step(cells, 1) == "Benchmark run"
+    assert _step(cells, 3) == "Accuracy by subject"
+    assert _step(cells, 0) is None
