@@ -533,9 +533,10 @@ class _Worker:
             except OSError:
                 pass
         reason = _testside.run_check(session, prompt, test, job.get("entry_point", ""))
-        os.close(in_w)
-        # The candidate is killed now (it only ever waits for the next call), with all it started.
+        # The candidate is killed now (it only ever waits for the next call), with all it started;
+        # its request pipe is closed after that (closing it first would wake it only to exit).
         reaped, status = self._zygote_call(zygote, b"W")
+        os.close(in_w)
         if not self.namespaces and self.is_root:
             self._kill_uid()
         duration = time.monotonic() - start
