@@ -291,10 +291,11 @@ pre{{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:8px;background
     d.dataset.verdict = s.verdict;
     d.dataset.index = String(i);
     var sum = el("summary");
+    sum.title = "show the prompt, the response and how it was scored";
     sum.appendChild(el("span", "id", s.item_id + (s.epoch ? " · epoch " + s.epoch : "")));
     var badge = el("span", "v v-" + slug(s.verdict), s.verdict);
     var vcell = el("span"); vcell.appendChild(badge); sum.appendChild(vcell);
-    var answer = s.result !== null && s.result !== undefined ? s.result
+    var answer = s.error ? s.error : s.result !== null && s.result !== undefined ? s.result
       : shown(s.extracted) + (s.method ? " (" + s.method + ")" : "") + "  ·  reference " + shown(s.reference);
     sum.appendChild(el("span", "answer", answer));
     sum.appendChild(el("span", "num", s.prompt_tokens + " → " + s.completion_tokens + " tok"));

@@ -273,6 +273,7 @@ def test_page_in_headless_chromium_filters_and_searches(run_dir: Path, tmp_path:
     chromium.open(page.as_uri() + "#verdict=error")
     assert chromium.js(VISIBLE) == ["error"] * want["error"]
     assert chromium.js("document.getElementById('verdict-right').checked") is False
+    assert chromium.js("document.querySelector('details.sample:not([hidden]) .answer').textContent") == "HTTP500: boom <x>"
     # readable at 1,400 px: no horizontal scrolling
     assert chromium.js("document.documentElement.scrollWidth") <= 1400
     assert chromium.problems() == []
