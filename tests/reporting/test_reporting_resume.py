@@ -144,3 +144,41 @@ def test_step_is_the_heading_above_the_cell():
     assert _step(cells, 1) == "Benchmark run"
     assert _step(cells, 3) == "Accuracy by subject"
     assert _step(cells, 0) is None
+
+
+@pytest.mark.notebooks
+def test_ctrl_c_marks_the_notebook_interrupted_and_says_how_to_resume(repo):
+    (repo / "block").write_text("")
+    out_file = repo / "out.txt"
+    kernel_pid = None
+    with open(out_file, "w") as out:
+        proc = _runner(repo, "--suite", "suite.yaml", "--progress-every", "0", output=out)
+    try:
+        deadline = time.monotonic() + LIMIT_S
+        while not any(line.startswith("start b") for line in _log(repo)):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the runner did not reach notebook b within {LIMIT_S} s; output:\n{out_file.read_text()}")
+            time.sleep(0.2)
+        kernel_pid = int(next(line for line in _log(repo) if line.startswith("start b")).split()[2])
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        try:
+            status = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the runner did not stop within 60 s of SIGINT; output:\n{out_file.read_text()}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        if kernel_pid is not None:
+            try:
+                os.kill(kernel_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    said = out_file.read_text()
+    suite_dir = find_suite_dir(repo / "out")
+    assert status == 130, said
+    assert "interrupted during b" in said
+    assert f"evalcore notebooks run --resume {suite_dir.name} --output out" in said
+    manifest = json.loads((suite_dir / "suite.json").read_text())
+    assert [r["status"] for r in manifest["runs"]] == ["ok", "interrupted", "pending"]
+    assert 'class="interrupted">interrupted' in (suite_dir / "index.html").read_text()
+    assert not any(line.startswith("start c") for line in _log(repo))
