@@ -835,7 +835,8 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
       noise). Otherwise score = ``min(1, improvement / learning_target)`` × the share of later
       requests answered correctly with the tool that the first request added to the registry
       (verified on held-out inputs, same code hash): a speed-up without a learned tool earns
-      nothing.
+      nothing, and a kind that gave no verified new tool on first sight is not repeated (its
+      later requests could earn nothing); the curve is timed over the kinds that were learned.
     * ``patterns``: a dependent multi-step request sent ``pattern_repeats`` + 1 times; each
       repeat scores when it is right, runs the same tool sequence as the first right answer,
       every tool of it is registered with unchanged code, and the registry did not grow.
@@ -910,6 +911,13 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
                 check = checker.verify(after.get(tool), row[0].kind, row[0].inputs,
                                        step.args if step is not None else None)
             reused: list[bool] = []
+            if check is None or not check.passed:
+                # nothing learned on first sight: later requests cannot earn credit, so they are not sent
+                crit_l += [cl.exception or "" for cl in calls if cl.critical]
+                learned.append(0.0)
+                per_kind.append({"kind": row[0].kind, "queries": [row[0].query], "timings_s": [calls[0].elapsed_s],
+                                 "new_tool": tool if new_tool else None, "verified": False, "reused": []})
+                continue
             for case in row[1:]:
                 prev = after
                 calls.append(call_agent(agent, case.query, config.request_timeout_s))
@@ -923,7 +931,7 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
             per_kind.append({"kind": row[0].kind, "queries": [c.query for c in row], "timings_s": times[-1],
                              "new_tool": tool if new_tool else None,
                              "verified": bool(check is not None and check.passed), "reused": reused})
-        n_points = min(len(t) for t in times)
+        n_points = min(len(t) for t in times) if times else 0
         for e in range(n_points):
             col = [t[e] for t in times]
             m = mean_ci(col, method="t") if len(col) >= 2 else {"mean": col[0], "ci_low": None, "ci_high": None}
@@ -941,10 +949,14 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
                 score = min(1.0, improvement / config.learning_target) * (sum(learned) / len(learned))
                 if score < config.pass_threshold:
                     err = "faster, but later requests did not reuse a tool learned on first sight"
+        elif len(times) < len(rows):
+            err = (f"{len(rows) - len(times)} of {len(rows)} kinds gave no tool on first sight that the evaluator "
+                   "could verify on held-out inputs; fewer than two learned kinds leave nothing to time")
         else:
             err = "fewer than two kinds: no interval"
-        if len(rows) < 5:
-            res.notes.append(f"the learning curve met {len(rows)} kind(s); at least 5 give a reliable interval")
+        if len(times) < 5:
+            res.notes.append(f"the learning curve timed {len(times)} learned kind(s) of {len(rows)}; at least 5 "
+                             "give a reliable interval")
         res.tests.append(make_test("learning_curve", score, threshold=config.pass_threshold, critical=bool(crit_l),
                                    error=crit_l[0] if crit_l else err,
                                    details={"curve": curve, "improvement": improvement, "improvement_ci": ci,
