@@ -69,6 +69,8 @@ class CodeResult:
         timed_out: The wall-clock limit fired.
         stdout: Captured (truncated) standard output.
         stderr: Captured (truncated) standard error.
+        isolation: ``"full"`` (namespaces, seccomp, hidden answer key) or ``"weak"`` (the
+            fallback without namespaces: see ``docs/sandbox.md``).
     """
 
     id: str
@@ -78,6 +80,7 @@ class CodeResult:
     timed_out: bool = False
     stdout: str = ""
     stderr: str = ""
+    isolation: str = ""
 
 
 def extract_code(response: str, entry_point: str | None = None) -> str:
@@ -208,6 +211,7 @@ def evaluate_code_batch(
             timed_out=r.timed_out,
             stdout=r.stdout,
             stderr=r.stderr,
+            isolation=str((r.isolation or {}).get("level", "")),
         )
         for s, r in zip(samples, results)
     ]

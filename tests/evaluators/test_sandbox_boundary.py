@@ -645,3 +645,14 @@ def test_samples_hold_no_capabilities_no_new_privileges_and_their_filters() -> N
     finally:
         pool.close()
     assert all(r.completed for r in results), results
+
+
+def test_each_code_result_says_how_it_was_isolated() -> None:
+    (result,) = evaluate_code_batch([CodeSample("a", PROMPT, "    return a + b\n", TEST, "add")])
+    pool = SandboxPool(1, namespaces=False)
+    try:
+        weak = _to_result(pool.map([_job("def probe():\n    return 1\n", "def check(candidate):\n    assert candidate() == 1\n")])[0])
+    finally:
+        pool.close()
+    assert result.passed and result.isolation in ("full", "weak")
+    assert weak.completed and weak.isolation["level"] == "weak"
