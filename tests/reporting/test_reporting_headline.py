@@ -49,6 +49,9 @@ ROUTING = {
                         "regret_vs_best_fixed": 0.0, "convergence_point": None, "cost_savings_vs_always_best": 0.0},
     },
     "routing_aiq": {"linucb": {"aiq": 0.61, "apgr": 0.5}, "always_best": {"aiq": 0.55, "apgr": 0.4}},
+    "routing_bootstrap_summary": {"linucb": {"mean_reward": 0.4, "mean_reward_ci_low": 0.1, "mean_reward_ci_high": 0.7},
+                                  "always_best": {"mean_reward": 0.45, "mean_reward_ci_low": 0.15,
+                                                  "mean_reward_ci_high": 0.75}},
 }
 
 
@@ -123,9 +126,12 @@ def test_router_rows():
     assert list(routing.index) == ["linucb", "always_best"]
     assert routing.loc["linucb", "mean_quality"] == 0.4 and routing.loc["linucb", "aiq"] == 0.61
     assert routing.loc["linucb", "regret_vs_oracle"] == 2.5
+    assert (routing.loc["linucb", "mean_reward_ci_low"], routing.loc["linucb", "mean_reward_ci_high"]) == (0.1, 0.7)
     shown = headline_tables(summary_frame(_results())).formatted()["routing"].set_index("router")
     assert shown.loc["always_best", "converges at"] == "—"
     assert shown.loc["linucb", "total cost"] == "123.40"
+    assert shown.loc["always_best", "95% CI (items)"] == "[0.150, 0.750]"
+    assert "run" not in shown.columns  # one routing study
 
 
 def test_collect_shaped_frame_gives_the_same_rows():
@@ -143,7 +149,7 @@ def test_text_sections_are_small_tables():
     blocks = text.split("\n\n")
     assert [b.splitlines()[0] for b in blocks] == [
         "Benchmark runs", "Comparisons (paired, on shared items)", "Agent evaluation", "Routers"]
-    assert max(len(line) for line in text.splitlines()) <= 130  # no 215-column table
+    assert max(len(line) for line in text.splitlines()) <= 140  # fits a 1,400 px terminal; no 215-column table
     bench = blocks[0].splitlines()
     assert bench[1].split() == ["run", "model", "dataset", "n", "accuracy", "95%", "interval", "parse",
                                 "failures", "errors", "cost"]
