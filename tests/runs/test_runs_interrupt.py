@@ -117,7 +117,7 @@ def test_ctrl_c_does_not_wait_for_a_stuck_call_saves_and_says_how_to_resume(tmp_
 def test_ctrl_c_on_the_embedded_model(tmp_path: Path) -> None:
     """A real ``evalcore run`` on local:smollm2, interrupted while llama.cpp computes."""
     exe = Path(sys.executable).parent / "evalcore"
-    args = ["run", "gsm8k", "--model", "local:smollm2", "--limit", "3", "--max-tokens", "24",
+    args = ["run", "gsm8k", "--model", "local:smollm2", "--limit", "4", "--max-tokens", "24",
             "--concurrency", "2", "--source", "sample", "--no-progress", "--no-cache",
             "--run-dir", str(tmp_path / "runs"), "--run-id", "local"]
     run_path = tmp_path / "runs" / "local"
@@ -125,10 +125,16 @@ def test_ctrl_c_on_the_embedded_model(tmp_path: Path) -> None:
     assert rc == 130, err
     run = load_run(run_path)
     saved = [s for s in run.samples if not s["error"]]
-    assert 1 <= len(saved) < 3
+    assert 1 <= len(saved) < 4
     assert all(s["completion"]["text"] and s["completion"]["usage"]["completion_tokens"] > 0 for s in saved)
-    assert f"evalcore: interrupted: {len(saved)} of 3 samples saved in {run_path}" in err
+    assert f"evalcore: interrupted: {len(saved)} of 4 samples saved in {run_path}" in err
     assert _resume_line(err)[-2:] == ["--run-id", "local"]
     assert "Traceback" not in err and "Segmentation" not in err
     assert run.results["complete"] is False and run.results["invocation"]["interrupted"] is True
     assert json.loads((run_path / "results.json").read_text())["n_samples"] == len(saved)
+    # the printed command resumes it: the saved samples are kept, only the rest is asked
+    resume = _resume_line(err)
+    proc = subprocess.run([str(exe), *resume[1:]], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert f"samples: 4 (resumed {len(saved)}, asked {4 - len(saved)}, from cache 0)" in proc.stdout
+    assert load_run(run_path).results["complete"] is True
