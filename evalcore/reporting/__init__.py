@@ -38,6 +38,7 @@ _EXPORTS = {
         "RECORD_DIR_ENV", "RECORD_MIMETYPE", "collect", "notebook_parameters", "read_records",
         "record", "record_dir", "to_native",
     ),
+    "evalcore.reporting._headline": ("Headline", "headline", "headline_tables"),
     "evalcore.reporting._report": ("report",),
     "evalcore.reporting._runner": ("EntryResult", "SuiteResult", "run_suite", "summary_frame"),
     "evalcore.reporting._suite": ("SuiteEntry", "find_root", "load_smoke", "load_suite", "project_path"),
