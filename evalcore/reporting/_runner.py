@@ -491,11 +491,13 @@ def run_suite(
             (``only``) or an unknown parameter; or there is no suite run to resume.
     """
     raw_say = echo or (lambda _msg: None)
+    lock = threading.Lock()  # the progress thread prints too: whole lines, never interleaved
 
     def say(message: str) -> None:
-        raw_say(message)
-        if echo is print:
-            sys.stdout.flush()
+        with lock:
+            raw_say(message)
+            if echo is print:
+                sys.stdout.flush()
 
     out_root = Path(output).resolve()
     previous: dict[str, EntryResult] = {}
