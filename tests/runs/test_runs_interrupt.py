@@ -138,3 +138,67 @@ def test_ctrl_c_on_the_embedded_model(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert f"samples: 4 (resumed {len(saved)}, asked {4 - len(saved)}, from cache 0)" in proc.stdout
     assert load_run(run_path).results["complete"] is True
+
+
+JUPYTER_LIKE = textwrap.dedent("""
+    import asyncio, json, os, signal, sys, threading, time
+    from evalcore.datasets import load
+    from evalcore.models import Completion, Usage
+    from evalcore.runs import RunInterrupted, run_benchmark
+
+    ITEMS = {it.fields["question"]: it for it in load("gsm8k", source="sample")}
+    run_dir, samples = sys.argv[1], sys.argv[2]
+
+    class Stuck:
+        name = "stuck:test"
+        endpoint = "memory"
+        calls = 0
+
+        def complete(self, messages, params):
+            Stuck.calls += 1
+            if Stuck.calls == 2:
+                time.sleep(3)  # under way when the interrupt comes
+            it = next(it for k, it in ITEMS.items() if k in messages[-1]["content"])
+            return Completion(text=f"#### {it.reference}", usage=Usage(3, 2), latency_s=0.01, model="stuck")
+
+        async def acomplete(self, messages, params):
+            return await asyncio.to_thread(self.complete, messages, params)
+
+    def interrupt_after_first_sample():
+        while not (os.path.exists(samples) and open(samples, "rb").read().count(b"\\n") >= 1):
+            time.sleep(0.05)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    async def cell():  # a notebook cell: blocking code while the kernel's loop runs
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as ipykernel: KeyboardInterrupt
+        threading.Thread(target=interrupt_after_first_sample, daemon=True).start()
+        try:
+            run_benchmark("gsm8k", Stuck(), limit=3, concurrency=1, source="sample", progress=False,
+                          run_dir=run_dir, run_id="j", cache=False)
+        except RunInterrupted as stop:
+            time.sleep(5)  # a run left going on the background loop would ask the third item now
+            print(json.dumps({"saved": stop.saved, "wanted": stop.wanted, "run_id": stop.run_id,
+                              "calls": Stuck.calls}))
+            sys.stdout.flush()
+            os._exit(0)
+        print("not interrupted")
+
+    asyncio.run(cell())
+""")
+
+
+def test_an_interrupt_inside_a_running_loop_cancels_the_run_and_saves(tmp_path: Path) -> None:
+    """As in Jupyter (a loop runs, the interrupt is a KeyboardInterrupt in the waiting thread):
+    the run on the background loop is cancelled, not left running, and what finished is saved."""
+    script = tmp_path / "jupyter_like.py"
+    script.write_text(JUPYTER_LIKE)
+    run_path = tmp_path / "runs" / "j"
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "runs"), str(run_path / "samples.jsonl")],
+                          capture_output=True, text=True, timeout=60, preexec_fn=_default_sigint)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"saved": 1, "wanted": 3, "run_id": "j", "calls": 2}
+    run = load_run(run_path)
+    assert len(run.samples) == 1 and run.results["complete"] is False
+    assert (run_path / "samples.jsonl").read_bytes().count(b"\n") == 1
+    assert run.results["invocation"]["interrupted"] is True
