@@ -14,7 +14,7 @@ def _notebooks_run(args: argparse.Namespace) -> int:
     only = [name for value in (args.only or []) for name in value.split(",") if name]
     suite = args.suite if args.suite is not None or args.resume else "params/suite.yaml"
     result = run_suite(suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf,
-                       resume=args.resume, progress_every=args.progress_every)
+                       resume=args.resume, progress_every=args.progress_every, cell_timeout=args.cell_timeout)
     return 0 if result.ok else 1
 
 
@@ -51,6 +51,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                      "only the notebooks that did not finish")
     run.add_argument("--progress-every", type=float, default=30.0, metavar="SECONDS",
                      help="seconds between progress lines while a notebook runs; 0 for none (default: %(default)s)")
+    run.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
+                     help="fail a notebook whose cell runs longer than this (default: no limit); the suite goes on")
     run.set_defaults(func=_notebooks_run)
 
     rep = subparsers.add_parser(

@@ -295,8 +295,9 @@ def _execute(entry: SuiteEntry, params: dict[str, Any], out_nb: Path, root: Path
             raise
         except Exception as exc:  # noqa: BLE001 - kernel death, timeouts: the suite goes on
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            if "timed out" in last.lower() or "TimeoutError" in last:
-                last = f"a cell ran longer than {cell_timeout:g} s (cell timeout): {last}" if cell_timeout else last
+            if cell_timeout and ("timed out" in last.lower() or "TimeoutError" in last):
+                first = last.splitlines()[0].removeprefix("nbclient.exceptions.")
+                last = f"a cell ran longer than {cell_timeout:g} s (cell timeout): {first}"
             return "failed", last
         finally:
             _KERNEL_LOG = None

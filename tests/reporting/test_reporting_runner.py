@@ -142,3 +142,19 @@ def test_report_exports_an_executed_notebook_and_a_suite_dir(repo, monkeypatch):
     assert (result.suite_dir / "sq" / "sq.html").exists()
     assert cli(["report", str(repo / "missing.ipynb")]) == 2
 
+
+
+def test_cell_timeout_fails_the_notebook_with_a_clear_message(repo):
+    (repo / "nbs").mkdir(exist_ok=True)
+    from tests.reporting.conftest import make_notebook
+
+    make_notebook(repo / "nbs" / "slow.ipynb", "wait: float = 600  # seconds", "import time\ntime.sleep(wait)")
+    make_notebook(repo / "nbs" / "quick.ipynb", "x: int = 1  # a number", "y = x + 1")
+    (repo / "params" / "slow.yaml").write_text(
+        "runs:\n  - {name: slow, notebook: nbs/slow.ipynb}\n  - {name: quick, notebook: nbs/quick.ipynb}\n")
+    result = run_suite(repo / "params" / "slow.yaml", output=repo / "out", echo=None, pdf=False, cell_timeout=20)
+    slow, quick = result.results
+    assert slow.status == "failed", slow.error
+    assert slow.error.startswith("a cell ran longer than 20 s (cell timeout): CellTimeoutError"), slow.error
+    assert "\n" not in slow.error
+    assert quick.status == "ok", quick.error  # the suite went on
