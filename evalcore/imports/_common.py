@@ -257,7 +257,11 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
             encoding="utf-8")
         with open(tmp / SAMPLES_FILE, "w", encoding="utf-8") as f:
             for rec in records:
-                f.write(json.dumps(_jsonable(rec), ensure_ascii=False, allow_nan=False) + "\n")
+                try:  # records read from JSON are native already; convert only what is not
+                    line = json.dumps(rec, ensure_ascii=False, allow_nan=False)
+                except (TypeError, ValueError):
+                    line = json.dumps(_jsonable(rec), ensure_ascii=False, allow_nan=False)
+                f.write(line + "\n")
         (tmp / RESULTS_FILE).write_text(
             json.dumps(_jsonable(results), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
             encoding="utf-8")

@@ -13,8 +13,8 @@ from evalcore.imports._sources import DEFAULT_IMPORT_DIR, RunScores, resolve, ru
 
 #: Columns of the comparison table, in print order.
 TABLE_COLUMNS = ["name_a", "name_b", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high",
-                 "p_value", "p_adjusted", "test", "significant", "mdd_80", "power_observed",
-                 "n_10", "n_01", "ci_method"]
+                 "p_value", "p_adjusted", "test", "significant", "mdd_80", "n_10", "n_01",
+                 "ci_method"]
 
 
 @dataclass
@@ -100,13 +100,14 @@ def align_runs(runs: Sequence[RunScores]) -> Alignment:
                        else "by question content (normalised question hash)")
                 raise EvalcoreError(f"runs {a!r} and {b!r} share no items (matched {how}); are "
                                     "they runs of the same benchmark items?", field="runs")
+    shared_set = set(shared)
     for r in runs:
         s = series[r.label]
         if key == "item_id":
             back = {k: k for k in s.index}
         else:
             back = {r.content[i]: i for i in r.by_id if r.content.get(i) is not None}
-        missing = [k for k in s.index if k not in set(shared)]
+        missing = [k for k in s.index if k not in shared_set]
         unkeyed = unmatched[r.label]["unkeyed"]
         examples = [f"{back.get(k, k)} ({r.questions.get(back.get(k, k), '')!r})" for k in missing[:3]]
         examples += [f"{i} (no question to match, or repeated)" for i in unkeyed[:3]]
@@ -222,24 +223,6 @@ def aligned_scores(
     return align_runs(runs).series
 
 
-def _power(x: Any, y: Any, diff: float, alpha: float) -> float:
-    from evalcore.stats import paired_power
-
-    n = len(x)
-    if n < 2 or diff == 0:
-        return float("nan")
-    sd_a, sd_b = float(x.std(ddof=1)), float(y.std(ddof=1))
-    d = x - y
-    if float(d.std(ddof=1)) == 0.0:
-        return float("nan")
-    rho = 0.0
-    if sd_a > 0 and sd_b > 0:
-        import numpy as np
-
-        rho = float(np.corrcoef(x, y)[0, 1])
-    return float(paired_power(diff, n, sd_a, sd_b, max(-1.0, min(1.0, rho)), alpha))
-
-
 def compare_sources(
     paths: Sequence[str | os.PathLike[str]],
     *,
@@ -259,7 +242,8 @@ def compare_sources(
     are aligned by :func:`align_runs`; every pair goes through
     :func:`evalcore.stats.compare_many` (McNemar with a paired-bootstrap interval for 0/1 scores,
     the paired t-test otherwise), p-values corrected across pairs, with the minimum detectable
-    difference at 80 % power and the power to detect the observed difference.
+    difference at 80 % power for the items shared (no post-hoc power of the observed
+    difference: it only restates the p-value).
 
     Args:
         paths: Two or more run directories or logs.
@@ -298,13 +282,6 @@ def compare_sources(
         extra["clusters"] = alignment.clusters
     table = compare_many(alignment.series, correction=correction, alpha=alpha,
                          align="intersection", n_resamples=n_resamples, seed=seed, **extra)
-    powers = []
-    for _, row in table.iterrows():
-        a, b = alignment.series[row["name_a"]], alignment.series[row["name_b"]]
-        common = a.index.intersection(b.index)
-        powers.append(_power(a.loc[common].to_numpy(float), b.loc[common].to_numpy(float),
-                             float(row["difference"]), alpha))
-    table["power_observed"] = powers
     for col in TABLE_COLUMNS:
         if col not in table:
             table[col] = np.nan
@@ -351,20 +328,17 @@ def format_comparison(cmp: Comparison) -> str:
         if info["count"]:
             lines.append(f"  {label}: {info['count']} items not matched in every other run, "
                          f"e.g. {'; '.join(info['examples'])}")
-    head = ["A", "B", "n", "mean A", "mean B", "A-B", "interval", "p", "p adj", "test", "MDD80",
-            "power"]
+    head = ["A", "B", "n", "mean A", "mean B", "A-B", "interval", "p", "p adj", "test", "MDD80"]
     rows = []
     level = f"{1 - cmp.alpha:.0%}"
     for _, r in cmp.table.iterrows():
         rows.append([str(r["name_a"]), str(r["name_b"]), str(int(r["n"])), _fmt(r["mean_a"]),
                      _fmt(r["mean_b"]), _fmt(r["difference"]),
                      f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", _fmt(r["p_value"], 4),
-                     _fmt(r["p_adjusted"], 4), str(r["test"]), _fmt(r["mdd_80"]),
-                     _fmt(r["power_observed"], 2)])
+                     _fmt(r["p_adjusted"], 4), str(r["test"]), _fmt(r["mdd_80"])])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     lines.append(f"paired comparisons ({level} interval of A-B; p adjusted: {cmp.correction}; "
-                 "MDD80: smallest difference detectable with 80% power; power: to detect the "
-                 "observed difference):")
+                 "MDD80: smallest difference these items detect with 80% power):")
     lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)))
     for row in rows:
         lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)))
