@@ -17,7 +17,8 @@ from evalcore._lazy import lazy_exports
 _EXPORTS = {
     "evalcore.reporting._benchmark_views": (
         "accuracy_table", "audit_examples", "benchmark_records", "extraction_audit", "extraction_methods",
-        "latency_cost_figure", "pass_at_k_table", "pass_fail_figure", "pass_fail_grid",
+        "latency_cost_figure", "latency_cost_notes", "pass_at_k_table", "pass_fail_figure",
+        "pass_fail_grid", "pass_fail_table",
         "run_overview", "sample_table", "samples_frame", "subject_figure", "subject_table",
         "usage_summary",
     ),
@@ -30,7 +31,7 @@ _EXPORTS = {
     ),
     "evalcore.reporting._export": (
         "ExportResult", "export_notebook", "extract_figures", "find_chromium", "html_to_pdf",
-        "notebook_to_html",
+        "notebook_to_html", "pdf_layout_problems",
     ),
     "evalcore.reporting._figures": ("figures_dir", "no_figure", "save_figure"),
     "evalcore.reporting._tables": ("format_number", "format_table"),

@@ -26,10 +26,12 @@ __all__ = [
     "extraction_audit",
     "extraction_methods",
     "latency_cost_figure",
+    "latency_cost_notes",
     "load_benchmark_run",
     "pass_at_k_table",
     "pass_fail_figure",
     "pass_fail_grid",
+    "pass_fail_table",
     "run_overview",
     "sample_table",
     "samples_frame",
@@ -192,7 +194,7 @@ def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
         rows.append({
             "mode": "pass@1" if mode == "score" else mode,
             "n": int(values.size),
-            "correct": float(values.sum()),
+            "correct": _count(values.sum()),
             "mean": ci["mean"], "ci_low": ci["ci_low"], "ci_high": ci["ci_high"],
             "method": ci["method"],
         })
@@ -407,12 +409,38 @@ def pass_fail_grid(frame: pd.DataFrame) -> pd.DataFrame:
     return data.pivot_table(index="item_id", columns="epoch", values="value", aggfunc="mean", dropna=False)
 
 
+def pass_fail_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per HumanEval item: samples, passed, and the distinct results (the failure
+    reason in full: an assertion, a timeout, an exception), a table rather than a grid of one
+    column when there is a single epoch.
+
+    Args:
+        frame: :func:`samples_frame` output.
+
+    Returns:
+        Columns ``item_id, samples, passed, result`` in item order.
+    """
+    rows = []
+    for item, group in frame.groupby("item_id", sort=False):
+        ok = group["passed"].fillna(False).astype(bool) & ~group["error"].astype(bool)
+        results = [str(r) for r in dict.fromkeys(
+            group.apply(lambda r: f"error: {r['error_message']}" if r["error"] else r["result"],
+                        axis=1)) if r is not None]
+        rows.append({"item_id": item, "samples": len(group), "passed": int(ok.sum()),
+                     "result": "; ".join(results)})
+    return pd.DataFrame(rows, columns=["item_id", "samples", "passed", "result"])
+
+
 def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> Any:
     """Draw :func:`pass_fail_grid` as coloured cells (green passed, red failed, grey error).
 
+    Meant for several epochs; with one epoch :func:`pass_fail_table` says more. Failure
+    reasons belong in that table: ``results`` is accepted for compatibility and ignored (cut
+    to fit a row label they were unreadable).
+
     Args:
         grid: The items × epochs matrix.
-        results: Optional failure reason per item id, used as the row label suffix.
+        results: Ignored.
 
     Returns:
         A matplotlib ``Figure``.
@@ -426,7 +454,7 @@ def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> An
     fig, ax = plt.subplots(figsize=(width, height))
     cmap = ListedColormap(["#d9534f", "#5cb85c"]).with_extremes(bad="#bbbbbb")
     ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
-    labels = [str(i) if results is None else f"{i}  {str(results.get(i, ''))[:30]}" for i in grid.index]
+    labels = [str(i) for i in grid.index]
     ax.set_yticks(range(len(grid)), labels, fontsize=8)
     ax.set_xticks(range(grid.shape[1]), [f"epoch {c}" for c in grid.columns])
     ax.set_xticks(np.arange(-0.5, grid.shape[1]), minor=True)
@@ -460,34 +488,63 @@ def usage_summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["measure", "n", "mean", "p50", "p95", "max", "total"])
 
 
-def latency_cost_figure(frame: pd.DataFrame) -> Any:
-    """Histograms of latency, completion tokens and cost per sample.
+_USAGE_PANELS = (("latency_s", "latency per sample (s)"), ("completion_tokens", "completion tokens"),
+                 ("cost_usd", "cost per sample (USD)"))
 
-    The cost panel is replaced by a note when every cost is zero (local models).
+
+def _usage_values(frame: pd.DataFrame, column: str) -> pd.Series:
+    return pd.to_numeric(frame[column], errors="coerce").dropna() if column in frame else pd.Series(dtype=float)
+
+
+def latency_cost_notes(frame: pd.DataFrame) -> list[str]:
+    """Why a panel of :func:`latency_cost_figure` is left out, one sentence each (a local
+    model costs nothing, so its cost histogram would be one bar at $0).
 
     Args:
         frame: :func:`samples_frame` output.
 
     Returns:
-        A matplotlib ``Figure`` with three panels.
+        The sentences (empty when every panel is drawn).
+    """
+    notes = []
+    for column, label in _USAGE_PANELS:
+        values = _usage_values(frame, column)
+        if values.empty:
+            notes.append(f"no {label.split(' (')[0]} histogram: no sample recorded it")
+        elif column == "cost_usd" and float(values.abs().sum()) == 0.0:
+            notes.append(f"no cost histogram: every one of the {values.size} calls cost $0 "
+                         "(a local model)")
+    return notes
+
+
+def latency_cost_figure(frame: pd.DataFrame) -> Any:
+    """Histograms of latency, completion tokens and cost per sample, one panel each.
+
+    A panel with nothing to show (no values, or every cost $0 as for a local model) is left
+    out; :func:`latency_cost_notes` says why. With no panel left the result is ``None``.
+
+    Args:
+        frame: :func:`samples_frame` output.
+
+    Returns:
+        A matplotlib ``Figure``, or ``None``.
     """
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
-    panels = (("latency_s", "latency per sample (s)"), ("completion_tokens", "completion tokens"),
-              ("cost_usd", "cost per sample (USD)"))
-    for ax, (column, label) in zip(axes, panels):
-        values = pd.to_numeric(frame.get(column), errors="coerce").dropna() if column in frame else pd.Series(dtype=float)
+    panels = []
+    for column, label in _USAGE_PANELS:
+        values = _usage_values(frame, column)
         if values.empty or (column == "cost_usd" and float(values.abs().sum()) == 0.0):
-            ax.text(0.5, 0.5, "no cost (local model)" if column == "cost_usd" else "no data",
-                    ha="center", va="center", transform=ax.transAxes)
-            ax.set_xticks([])
-            ax.set_yticks([])
-        else:
-            ax.hist(values, bins=min(20, max(5, values.size // 2)), color="tab:blue", alpha=0.75)
-            ax.axvline(values.median(), color="black", linestyle="--", linewidth=1, label="median")
-            ax.legend(fontsize=8)
-            ax.set_ylabel("samples")
+            continue
+        panels.append((values, label))
+    if not panels:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.7 * len(panels), 3.2), squeeze=False)
+    for ax, (values, label) in zip(axes[0], panels):
+        ax.hist(values, bins=min(20, max(5, values.size // 2)), color="tab:blue", alpha=0.75)
+        ax.axvline(values.median(), color="black", linestyle="--", linewidth=1, label="median")
+        ax.legend(fontsize=8)
+        ax.set_ylabel("samples")
         ax.set_xlabel(label)
     fig.tight_layout()
     return fig
@@ -500,25 +557,33 @@ def sample_table(frame: pd.DataFrame, mode: str = "flexible", n: int = 10, width
         frame: :func:`samples_frame` output.
         mode: Extraction mode shown.
         n: Number of samples (the first ``n`` in run order).
-        width: Characters kept of the question and the response.
+        width: Characters kept of the question and the response (HumanEval: the code keeps
+            its line breaks and up to ``8 × width`` characters; show it with
+            ``format_table(..., code=["question", "response"])``).
 
     Returns:
         Columns ``item_id, epoch, question, response, extracted, reference, verdict``.
     """
-    def cut(text: Any, keep_end: bool = False) -> str:
-        text = " ".join(str(text or "").split())
-        if len(text) <= width:
+    def cut(text: Any, keep_end: bool = False, code: bool = False) -> str:
+        text = str(text or "")
+        limit = 8 * width if code else width
+        if not code:
+            text = " ".join(text.split())
+        else:
+            text = text.strip("\n")
+        if len(text) <= limit:
             return text
-        return "…" + text[-width:] if keep_end else text[:width] + "…"
+        return "…" + text[-limit:] if keep_end else text[:limit] + "…"
 
     rows = []
     for _, row in frame.head(n).iterrows():
         verdict = _verdict(row, mode)
         extracted = row.get(f"extracted_{mode}")
-        if row.get("result") is not None and row.get("dataset") == "humaneval":
+        code = row.get("dataset") == "humaneval"
+        if row.get("result") is not None and code:
             extracted = row["result"]
-        rows.append({"item_id": row["item_id"], "epoch": row["epoch"], "question": cut(row["question"]),
-                     "response": cut(row["response"], keep_end=True), "extracted": extracted,
+        rows.append({"item_id": row["item_id"], "epoch": row["epoch"], "question": cut(row["question"], code=code),
+                     "response": cut(row["response"], keep_end=True, code=code), "extracted": extracted,
                      "reference": cut(row["reference"]), "verdict": verdict})
     return pd.DataFrame(rows, columns=["item_id", "epoch", "question", "response", "extracted", "reference", "verdict"])
 
@@ -530,15 +595,17 @@ def run_overview(run: Any) -> pd.DataFrame:
         run: A ``Run`` with ``.config`` and ``.results``.
 
     Returns:
-        Two columns, ``field`` and ``value``.
+        Two columns, ``field`` and ``value`` (text: numbers formatted, paths relative to the
+        working directory when below it).
     """
     config = getattr(run, "config", {}) or {}
     results = getattr(run, "results", {}) or {}
     params = config.get("params") or {}
     prompt = config.get("prompt") or {}
+    wall = results.get("wall_s")
     facts = [
         ("run id", config.get("run_id")),
-        ("run directory", str(getattr(run, "path", ""))),
+        ("run directory", _shown_path(getattr(run, "path", ""))),
         ("dataset", f"{config.get('dataset')} ({config.get('split')}, source: {', '.join(map(str, config.get('source') or []))})"),
         ("model", f"{config.get('model')} ({config.get('model_name')})"),
         ("items × epochs", f"{config.get('n_items')} × {config.get('epochs')}"),
@@ -546,11 +613,23 @@ def run_overview(run: Any) -> pd.DataFrame:
         ("few-shot examples", config.get("few_shot")),
         ("generation", ", ".join(f"{k}={params[k]}" for k in ("temperature", "max_tokens", "seed") if k in params)),
         ("samples scored / errors", f"{results.get('n_scored', '?')} / {results.get('errors', '?')}"),
-        ("wall time (s)", results.get("wall_s")),
+        ("wall time (s)", f"{float(wall):.1f}" if isinstance(wall, (int, float)) else wall),
         ("git revision", config.get("git_revision")),
         ("created (UTC)", config.get("created_utc")),
     ]
-    return pd.DataFrame(facts, columns=["field", "value"])
+    return pd.DataFrame([(k, "—" if v is None else str(v)) for k, v in facts], columns=["field", "value"])
+
+
+def _shown_path(path: Any) -> str:
+    """A path as a report prints it: relative to the working directory (the repository root
+    in the suite) when it lies below it, else as given."""
+    if not path:
+        return ""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(p)
 
 
 def benchmark_records(run: Any, frame: pd.DataFrame, extraction: str = "flexible") -> dict[str, Any]:
@@ -602,6 +681,12 @@ def benchmark_records(run: Any, frame: pd.DataFrame, extraction: str = "flexible
     out["completion_tokens"] = int(pd.to_numeric(frame["completion_tokens"], errors="coerce").fillna(0).sum())
     out["cost_usd"] = float(pd.to_numeric(frame["cost_usd"], errors="coerce").fillna(0).sum())
     return out
+
+
+def _count(value: Any) -> int | float:
+    """A sum of scores: an int when it is whole (a count of correct answers), else a float."""
+    value = float(value)
+    return int(value) if value.is_integer() else value
 
 
 def _num(value: Any) -> float | None:

@@ -122,24 +122,39 @@ def compare_runs(
         seed: Resampling seed.
 
     Returns:
-        One row per pair (columns of ``ComparisonResult.to_dict``).
+        One row per pair (columns of ``ComparisonResult.to_dict``) and ``note``: when every
+        shared item has the same score in both runs the paired interval collapses to a point
+        (``0.0 – 0.0``); the note says so and that it does not show the runs are equal (the
+        minimum detectable difference of :func:`power_table` says what these items can see).
     """
     from evalcore.stats import compare_many
 
-    return compare_many(dict(series), correction=correction, alpha=alpha, align="intersection",
-                        n_resamples=n_resamples, seed=seed)
+    table = compare_many(dict(series), correction=correction, alpha=alpha, align="intersection",
+                         n_resamples=n_resamples, seed=seed)
+    notes = []
+    for _, row in table.iterrows():
+        lo, hi = row.get("ci_low"), row.get("ci_high")
+        if lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi) and hi - lo < 1e-12:
+            notes.append(f"every one of the {int(row['n'])} shared items scored the same in both runs, so the "
+                         "paired interval collapses to a point; this does not show the runs are equal, only "
+                         "that these items cannot tell them apart")
+        else:
+            notes.append("")
+    table["note"] = notes
+    return table
 
 
 def power_table(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, *, alpha: float = 0.05,
                 power: float = 0.8) -> pd.DataFrame:
-    """Power of each pairwise comparison and the minimum detectable difference (MDD).
+    """The minimum detectable difference (MDD) of each pairwise comparison.
 
     For n shared items with per-item SDs σ_a, σ_b and correlation ρ, the SD of the paired
     difference is σ_d = √(σ_a² + σ_b² − 2ρσ_aσ_b); MDD ≈ (z_{1−α/2} + z_{power}) σ_d / √n
-    (solved exactly by :func:`evalcore.stats.min_detectable_difference`), and the power to
-    detect the observed difference comes from :func:`evalcore.stats.paired_power`. The items
-    needed to detect the observed difference come from
-    :func:`evalcore.stats.sample_size_paired`.
+    (solved exactly by :func:`evalcore.stats.min_detectable_difference`): the smallest true
+    difference these items detect with the target power. Post-hoc "observed power" is not
+    reported: it is a function of the p-value and adds nothing to it. ``items_needed`` is the
+    sample size that would detect a true difference as large as the observed one
+    (:func:`evalcore.stats.sample_size_paired`), a planning number for the next run.
 
     Args:
         series: Label → per-item scores.
@@ -148,14 +163,10 @@ def power_table(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, *, a
         power: Target power for the MDD and the sample size.
 
     Returns:
-        Columns ``pair, n, sd_a, sd_b, correlation, observed_difference, power_observed,
+        Columns ``pair, n, sd_a, sd_b, correlation, observed_difference,
         min_detectable_difference, items_needed``.
     """
-    from evalcore.stats import (
-        min_detectable_difference,
-        paired_power,
-        sample_size_paired,
-    )
+    from evalcore.stats import min_detectable_difference, sample_size_paired
 
     rows = []
     for _, row in comparisons.iterrows():
@@ -174,12 +185,11 @@ def power_table(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, *, a
             sd_ok = sd_d2 > 1e-12
         if sd_ok:
             mdd = min_detectable_difference(n, sd_a, sd_b, rho, alpha=alpha, power=power)
-            pw = paired_power(diff, n, sd_a, sd_b, rho, alpha=alpha) if diff != 0 else alpha
             needed = sample_size_paired(diff, sd_a, sd_b, rho, alpha=alpha, power=power) if diff != 0 else None
         else:
-            mdd, pw, needed = float("nan"), float("nan"), None
+            mdd, needed = float("nan"), None
         rows.append({"pair": f"{row['name_a']} − {row['name_b']}", "n": n, "sd_a": sd_a, "sd_b": sd_b,
-                     "correlation": rho, "observed_difference": diff, "power_observed": pw,
+                     "correlation": rho, "observed_difference": diff,
                      "min_detectable_difference": mdd, "items_needed": needed})
     return pd.DataFrame(rows)
 
@@ -205,9 +215,11 @@ def power_notes(power: pd.DataFrame, target: float = 0.8) -> str:
         text = (f"**{row.pair}**: with n = {row.n} items the minimum detectable difference at {target:.0%} power "
                 f"is {mdd:.3f}")
         if row.items_needed:
-            text += (f"; the observed difference {row.observed_difference:+.3f} has power "
-                     f"{row.power_observed:.0%}, and about {int(row.items_needed)} items would be needed to "
-                     f"detect it with {target:.0%} power.")
+            smaller = abs(row.observed_difference) < mdd
+            text += (f"; the observed difference {row.observed_difference:+.3f} is "
+                     f"{'smaller than that, so these items could easily miss a true difference of this size' if smaller else 'at least that large'}"
+                     f"; about {int(row.items_needed)} items would detect a true difference of "
+                     f"{abs(row.observed_difference):.3f} with {target:.0%} power.")
         else:
             text += "; the observed difference is zero."
         lines.append(text)
@@ -258,7 +270,7 @@ def compare_records(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, 
 
     Keys: ``runs`` (labels), ``n_shared`` (items shared by all runs), ``comparisons`` (one
     dict per pair: ``name_a, name_b, n, mean_a, mean_b, difference, ci_low, ci_high, test,
-    p_value, p_adjusted, significant, min_detectable_difference, power_observed``) and, for the
+    p_value, p_adjusted, significant, min_detectable_difference``) and, for the
     first pair, ``difference`` ``{mean, ci_low, ci_high}`` and ``p_adjusted`` for the summary.
 
     Args:
@@ -277,7 +289,6 @@ def compare_records(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, 
     for (_, comp), (_, pw) in zip(comparisons.iterrows(), power.iterrows()):
         row = {k: comp.get(k) for k in keep}
         row["min_detectable_difference"] = pw["min_detectable_difference"]
-        row["power_observed"] = pw["power_observed"]
         rows.append(row)
     shared = set.intersection(*(set(s.index) for s in series.values()))
     out: dict[str, Any] = {"runs": list(series), "n_shared": len(shared), "comparisons": rows}

@@ -27,24 +27,127 @@ __all__ = [
     "find_chromium",
     "html_to_pdf",
     "notebook_to_html",
+    "pdf_layout_problems",
 ]
 
 CHROMIUM_HINT = (
     "Chromium not found: HTML only. For PDFs install it (Debian/Ubuntu: "
     "`apt-get install chromium`) or set EVALCORE_CHROMIUM to a Chromium/Chrome binary."
 )
-# Printing: landscape A4, and wide tables wrap and shrink instead of scrolling off the page.
-_PRINT_CSS = """<style>
-@page { size: A4 landscape; margin: 12mm; }
-@media print {
-  .jp-OutputArea-output, .jp-RenderedHTMLCommon, .jp-RenderedHTML { overflow: visible !important; }
-  .jp-RenderedHTMLCommon table { font-size: 8pt; table-layout: auto; }
-  .jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { word-break: break-word; max-width: 28em; }
-  .jp-Cell { break-inside: avoid-page; }
-  img { max-width: 100% !important; }
-}
-</style>
+# Printing: landscape A4 like a document. Headings stay with what follows them (a heading is
+# never the last line of a page), figures and table rows are not split, long tables repeat
+# their header, cells wrap between words only (never "differen/ce"), and a table wider than the
+# page gets smaller type (a script measures it when the page is opened for printing).
+_PAGE_WIDTH_PX = 1032  # A4 landscape (297 mm) less 2 × 12 mm margins, at 96 px per inch
+_PAGE_HEIGHT_PX = 703  # 210 mm less 2 × 12 mm
+_PRINT_RULES = """
+{p}body {{ margin: 0 !important; padding: 0 !important; background: white; }}
+{p}.jp-Notebook {{ padding: 0 !important; }}
+{p}.jp-OutputArea-output, {p}.jp-RenderedHTMLCommon, {p}.jp-RenderedHTML {{ overflow: visible !important; }}
+{p}.jp-mod-noOutputs.jp-mod-noInput {{ display: none; }}
+{p}h1, {p}h2, {p}h3, {p}h4, {p}h5, {p}h6 {{ break-after: avoid-page; page-break-after: avoid; break-inside: avoid; }}
+{p}.jp-MarkdownCell {{ break-after: avoid-page; page-break-after: avoid; }}
+{p}.jp-OutputArea-child:has(.jp-RenderedMarkdown > :is(h1, h2, h3, h4, h5, h6):last-child) {{ break-after: avoid-page; }}
+{p}img, {p}svg, {p}.jp-RenderedImage, {p}tr, {p}pre, {p}p {{ break-inside: avoid; page-break-inside: avoid; }}
+{p}thead {{ display: table-header-group; }}
+{p}.jp-RenderedHTMLCommon table {{ font-size: 8pt; table-layout: auto; max-width: 100%; margin-left: 0; }}
+{p}.jp-RenderedHTMLCommon th, {p}.jp-RenderedHTMLCommon td {{ word-break: normal !important; overflow-wrap: normal !important; hyphens: manual; max-width: 32em; }}
+{p}.jp-RenderedHTMLCommon th {{ white-space: normal !important; vertical-align: bottom; }}
+{p}.jp-RenderedHTMLCommon td pre {{ white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.95em; }}
+{p}img {{ max-width: 100% !important; max-height: 150mm; width: auto; height: auto; object-fit: contain; }}
 """
+_PRINT_CSS = (
+    "<style>\n@page { size: A4 landscape; margin: 12mm; }\n@media print {"
+    + _PRINT_RULES.format(p="")
+    + "}\n"
+    + _PRINT_RULES.format(p="html.evalcore-print ")
+    + "</style>\n"
+    + """<script>
+(function () {
+  // Opened for printing (URL ending in #print, as html_to_pdf does): lay out as on paper, keep
+  // every heading with what follows it (a markdown cell, or a markdown output holding a
+  // heading, is wrapped with the next block in a box that is not split across pages when the
+  // two fit on one page), and shrink the type of any table wider than the page, to 5.5pt.
+  if (location.hash !== "#print") return;
+  var PAGE_HEIGHT = %(page_height)d;
+  document.documentElement.classList.add("evalcore-print");
+  function visible(el) { return el.getBoundingClientRect().height > 0; }
+  function blocks() {
+    var out = [];
+    document.querySelectorAll(".jp-Cell").forEach(function (cell) {
+      if (!visible(cell)) return;
+      if (cell.classList.contains("jp-MarkdownCell")) { out.push(cell); return; }
+      cell.querySelectorAll(".jp-OutputArea-child").forEach(function (child) {
+        if (visible(child)) out.push(child);
+      });
+    });
+    return out;
+  }
+  function leads(el) {
+    // a markdown cell, a markdown output holding a heading, or a short markdown output (a
+    // sentence introducing the table or figure below it)
+    if (el.classList.contains("jp-MarkdownCell")) return true;
+    var md = el.querySelector(".jp-RenderedMarkdown");
+    if (md === null) return false;
+    return md.querySelector("h1, h2, h3, h4, h5, h6") !== null || el.getBoundingClientRect().height < 90;
+  }
+  function keep() {
+    var list = blocks(), i = 0;
+    while (i < list.length) {
+      if (!leads(list[i])) { i++; continue; }
+      var j = i;
+      while (j < list.length - 1 && leads(list[j])) j++;
+      var group = list.slice(i, j + 1);
+      var height = group.reduce(function (h, el) { return h + el.getBoundingClientRect().height; }, 0);
+      var last = group[group.length - 1], img = last.querySelector("img");
+      if (group.length > 1 && height >= 0.95 * PAGE_HEIGHT && img !== null) {
+        // a figure too tall to share its page with its heading is drawn smaller
+        var room = img.getBoundingClientRect().height - (height - 0.95 * PAGE_HEIGHT);
+        if (room >= 0.45 * PAGE_HEIGHT) {
+          img.style.maxHeight = room + "px";
+          height = group.reduce(function (h, el) { return h + el.getBoundingClientRect().height; }, 0);
+        }
+      }
+      if (group.length > 1 && height < 0.95 * PAGE_HEIGHT) {
+        var wrap = document.createElement("div");
+        wrap.className = "evalcore-keep";
+        wrap.style.breakInside = "avoid";
+        group[0].parentNode.insertBefore(wrap, group[0]);
+        group.forEach(function (el) { wrap.appendChild(el); });
+      }
+      i = j + 1;
+    }
+  }
+  function fit() {
+    var width = document.documentElement.clientWidth;
+    document.querySelectorAll("table").forEach(function (t) {
+      var size = 8;
+      function wide() { return t.getBoundingClientRect().right > width + 1; }
+      while (wide() && size > 5.5) {
+        size -= 0.5;
+        t.style.fontSize = size + "pt";
+      }
+      if (wide()) {
+        // snake_case column names may wrap after an underscore (between their words)
+        t.querySelectorAll("th").forEach(function (th) {
+          if (th.children.length === 0) th.innerHTML = th.innerHTML.replace(/_/g, "_<wbr>");
+        });
+      }
+      if (wide()) {
+        // still wider than the page: scale the whole table down rather than cut it off
+        var left = t.getBoundingClientRect().left;
+        t.style.zoom = Math.max(0.4, (width - left) / (t.getBoundingClientRect().right - left));
+      }
+    });
+    keep();
+  }
+  // on "load": the embedded images are decoded and have their size (printing waits for it)
+  if (document.readyState === "complete") fit();
+  else window.addEventListener("load", fit);
+})();
+</script>
+""" % {"page_height": _PAGE_HEIGHT_PX}
+)
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
@@ -164,7 +267,8 @@ def html_to_pdf(
                 f"--user-data-dir={profile}",
                 f"--print-to-pdf={tmp}",
                 "--no-pdf-header-footer",
-                src.as_uri(),
+                f"--window-size={_PAGE_WIDTH_PX},1400",
+                src.as_uri() + "#print",
             ]
             proc = subprocess.run(
                 cmd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL, check=False
@@ -254,3 +358,107 @@ def export_notebook(
             except EvalcoreError as exc:
                 result.messages.append(f"PDF not made: {exc}")
     return result
+
+
+_HEADING = re.compile(r"<h([1-6])[^>]*>(.*?)</h\1>", re.S | re.I)
+_TH = re.compile(r"<th[^>]*>(.*?)</th>", re.S | re.I)
+_TAG = re.compile(r"<[^>]+>")
+_WORD = re.compile(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>')
+
+
+def _plain(fragment: str) -> str:
+    import html as _html
+
+    return " ".join(_html.unescape(_TAG.sub(" ", fragment)).replace("¶", " ").split())
+
+
+def _poppler(*args: str) -> str:
+    binary = shutil.which(args[0])
+    if binary is None:
+        raise EvalcoreError(f"{args[0]} not found: install poppler-utils (apt-get install poppler-utils)")
+    proc = subprocess.run([binary, *args[1:]], capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise EvalcoreError(f"{args[0]} failed: {proc.stderr.decode(errors='replace').strip()[:200]}")
+    return proc.stdout.decode("utf-8", errors="replace")
+
+
+def _ink_bottom(pdf: Path, page: int, dpi: int = 36) -> float:
+    """The lowest point (in PDF points from the top) where page ``page`` has ink."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory(prefix="evalcore-pdf-") as tmp:
+        prefix = Path(tmp) / "page"
+        _poppler("pdftoppm", "-r", str(dpi), "-gray", "-singlefile", "-f", str(page), "-l", str(page),
+                 str(pdf), str(prefix))
+        data = (prefix.with_suffix(".pgm")).read_bytes()
+    # binary PGM: "P5", width, height, maxval, then one byte per pixel
+    fields, pos = [], 2
+    while len(fields) < 3:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        end = pos
+        while not data[end:end + 1].isspace():
+            end += 1
+        fields.append(int(data[pos:end]))
+        pos = end
+    width, height, _ = fields
+    pixels = np.frombuffer(data[pos + 1:pos + 1 + width * height], dtype=np.uint8).reshape(height, width)
+    rows = np.flatnonzero((pixels < 200).any(axis=1))
+    return float(rows.max() + 1) * 72.0 / dpi if rows.size else 0.0
+
+
+def pdf_layout_problems(pdf: str | os.PathLike[str], html: str | os.PathLike[str]) -> list[str]:
+    """What makes a printed report read badly, found on the PDF's pages (poppler-utils).
+
+    Checks that no heading of ``html`` (``h1``–``h6``) is the last thing on a page (below the
+    heading's last line the rendered page, ``pdftoppm``, has ink: text, a table or a figure),
+    and that every word of every table header is printed whole (a token of ``pdftotext``; the
+    parts of a snake_case name count as words), so none is broken across lines
+    (``differen/ce``, ``HumanEv/al/27``) or cut off at the page edge.
+
+    Args:
+        pdf: The printed PDF.
+        html: The HTML it was printed from.
+
+    Returns:
+        One sentence per problem (empty when the layout is fine).
+
+    Raises:
+        EvalcoreError: poppler-utils (``pdftotext``, ``pdftoppm``) is not installed.
+    """
+    pdf, page_html = Path(pdf), Path(html).read_text("utf-8", errors="replace")
+    headings = [h for h in (_plain(m.group(2)) for m in _HEADING.finditer(page_html)) if h]
+    pages = int(re.search(r"Pages:\s+(\d+)", _poppler("pdfinfo", str(pdf))).group(1))
+    problems: list[str] = []
+    for page in range(1, pages + 1):
+        words = [(float(m.group(2)), float(m.group(4)), _plain(m.group(5)))
+                 for m in _WORD.finditer(_poppler("pdftotext", "-bbox-layout", "-f", str(page), "-l",
+                                                  str(page), str(pdf), "-"))]
+        lines: dict[float, list[str]] = {}
+        bottoms: dict[float, float] = {}
+        for y_min, y_max, text in words:
+            key = round(y_min, 0)
+            lines.setdefault(key, []).append(text)
+            bottoms[key] = max(bottoms.get(key, 0.0), y_max)
+        found = []
+        for key, texts in lines.items():
+            text = " ".join(texts)
+            for heading in headings:
+                if text == heading or (len(text) >= 8 and heading.endswith(text)):
+                    found.append((bottoms[key], heading))
+        if not found:
+            continue
+        ink = _ink_bottom(pdf, page)
+        for bottom, heading in found:
+            if ink <= bottom + 3.0:
+                problems.append(f"page {page} ends with the heading {heading!r}")
+    # snake_case names may wrap after an underscore: their parts are the words
+    tokens = set()
+    for token in _poppler("pdftotext", "-raw", str(pdf), "-").split():
+        tokens.update(part.strip(".,;:()[]{}\"'") for part in token.split("_"))
+    header_words = {part.strip(".,;:()[]{}\"'") for th in _TH.findall(page_html)
+                    for w in _plain(th).split() for part in w.split("_")}
+    for word in sorted(w for w in header_words if len(w) >= 4 and re.fullmatch(r"[\w/.\-@]+", w)):
+        if word not in tokens:
+            problems.append(f"table header word {word!r} is not printed whole (broken across lines or cut off)")
+    return problems

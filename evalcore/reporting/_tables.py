@@ -50,7 +50,7 @@ def _is_p_column(name: Any) -> bool:
     return "p" in words or "pvalue" in words
 
 
-def format_number(value: Any, decimals: int = 3, *, tiny: float = 1e-12) -> str:
+def format_number(value: Any, decimals: int = 3, *, tiny: float = 1e-12, whole: bool = True) -> str:
     """One number as a reader wants it.
 
     Integers (and integer-valued floats) without decimals; other numbers with ``decimals``
@@ -62,6 +62,8 @@ def format_number(value: Any, decimals: int = 3, *, tiny: float = 1e-12) -> str:
         value: The number.
         decimals: Decimals for non-integers.
         tiny: Below this size a value is 0 (pass 0 for p-values, which can be tiny).
+        whole: Print integer-valued floats without decimals (False in a column of fractions,
+            so that ``0.000`` lines up with ``0.324``).
 
     Returns:
         The text.
@@ -77,7 +79,7 @@ def format_number(value: Any, decimals: int = 3, *, tiny: float = 1e-12) -> str:
         v = 0.0
     if math.isinf(v):
         return "∞" if v > 0 else "−∞"
-    if v.is_integer() and abs(v) < 1e15:
+    if v.is_integer() and abs(v) < 1e15 and (whole or decimals == 0):
         return str(int(v))
     if v != 0 and abs(v) < 0.5 * 10 ** (-decimals):
         return f"{v:.1e}"
@@ -146,7 +148,7 @@ def format_table(
                 formatters[name] = lambda v: format_number(v, 0)
             else:
                 formatters[name] = lambda v, d=_decimals(col, digits), t=tiny: format_number(
-                    v, d, tiny=t)
+                    v, d, tiny=t, whole=False)
         else:
             numeric = pd.to_numeric(col, errors="coerce")
             if numeric.notna().sum() == col.notna().sum() and col.notna().any() and not any(

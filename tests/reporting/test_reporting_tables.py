@@ -63,3 +63,8 @@ def test_format_table_escapes_html():
 def test_no_figure_is_a_sentence():
     assert no_figure("every call cost $0 (local model).").data == \
         "*No figure: every call cost $0 (local model).*"
+
+
+def test_fraction_columns_keep_their_decimals():
+    cells = _cells(format_table(pd.DataFrame({"ci_low": [0.0, 0.1], "ci_high": [0.324, 1.0]})).to_html())
+    assert cells[2:] == ["0.000", "0.324", "0.100", "1.000"]

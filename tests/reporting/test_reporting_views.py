@@ -162,7 +162,8 @@ def test_compare_views_against_scipy():
     sd_d = np.std(x - y, ddof=1)
     z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
     assert power["min_detectable_difference"] == pytest.approx(z * sd_d / math.sqrt(7), rel=0.05)
-    assert 0 < power["power_observed"] < 1
+    assert "power_observed" not in power.index  # no post-hoc power: the MDD instead
+    assert comp["note"].iloc[0] == ""
     plt.close(cv.difference_figure(comp, power["min_detectable_difference"] * np.ones(1)))
 
 
@@ -192,6 +193,9 @@ def test_power_notes_read_the_table():
     comp = cv.compare_runs(ones, n_resamples=200)
     note = cv.power_notes(cv.power_table(ones, comp))
     assert "cannot be estimated" in note  # identical scores: no spread of differences
+    # the degenerate 0 – 0 interval is commented on, not shown bare
+    assert comp["ci_low"].iloc[0] == comp["ci_high"].iloc[0] == 0
+    assert comp["note"].iloc[0].startswith("every one of the 3 shared items scored the same")
     diff = {"A": pd.Series([1.0, 1.0, 1.0, 0.0, 1.0, 1.0], index=list("abcdef")),
             "B": pd.Series([0.0, 1.0, 0.0, 0.0, 1.0, 0.0], index=list("abcdef"))}
     comp = cv.compare_runs(diff, n_resamples=200)
@@ -199,3 +203,46 @@ def test_power_notes_read_the_table():
     note = cv.power_notes(table)
     assert f"{table['min_detectable_difference'].iloc[0]:.3f}" in note
     assert f"about {int(table['items_needed'].iloc[0])} items" in note
+    assert "power" not in " ".join(table.columns) and "has power" not in note
+
+
+def test_tables_print_counts_and_no_empty_panels(gsm_run, tmp_path, monkeypatch):
+    frame = bv.samples_frame(gsm_run)
+    acc = bv.accuracy_table(frame).set_index("mode")
+    assert acc.loc["flexible", "correct"] == 2 and isinstance(acc.loc["flexible", "correct"], (int, np.integer))
+    # every cost is $0 (a local model): no cost panel, a sentence instead
+    fig = bv.latency_cost_figure(frame)
+    assert [ax.get_xlabel() for ax in fig.axes] == ["latency per sample (s)", "completion tokens"]
+    plt.close(fig)
+    assert bv.latency_cost_notes(frame) == ["no cost histogram: every one of the 5 calls cost $0 (a local model)"]
+    paid = bv.samples_frame([sample("a", strict=1.0, flexible=1.0, cost=0.01)])
+    fig = bv.latency_cost_figure(paid)
+    assert len(fig.axes) == 3 and bv.latency_cost_notes(paid) == []
+    plt.close(fig)
+    empty = frame.assign(latency_s=np.nan, completion_tokens=np.nan)
+    assert bv.latency_cost_figure(empty) is None and len(bv.latency_cost_notes(empty)) == 3
+    # run overview: text values, wall time rounded, run directory relative to the working dir
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "r1").mkdir(parents=True)
+    run = SimpleNamespace(config={"run_id": "r1", "dataset": "gsm8k"}, results={"wall_s": 107.715757, "n_scored": 4},
+                          path=tmp_path / "runs" / "r1")
+    facts = bv.run_overview(run).set_index("field")["value"]
+    assert facts["wall time (s)"] == "107.7" and facts["run directory"] == "runs/r1"
+    assert all(isinstance(v, str) for v in facts)
+
+
+def test_humaneval_code_keeps_its_lines_and_pass_fail_table():
+    code = "def f(x):\n    if x:\n        return 1\n    return 0\n"
+    samples = [sample("HumanEval/27", passed=True, dataset="humaneval", text=code),
+               sample("HumanEval/3", passed=False, dataset="humaneval", text=code)]
+    frame = bv.samples_frame(samples)
+    table = bv.sample_table(frame)
+    assert table["response"].iloc[0] == code.strip("\n")
+    assert table["verdict"].tolist() == ["passed", "failed"]
+    pf = bv.pass_fail_table(frame)
+    assert pf.to_dict("records") == [
+        {"item_id": "HumanEval/27", "samples": 1, "passed": 1, "result": "passed"},
+        {"item_id": "HumanEval/3", "samples": 1, "passed": 0, "result": "failed: assert"}]
+    # GSM8K text is still flattened onto one line and cut
+    gsm = bv.sample_table(bv.samples_frame([sample("a", strict=1.0, flexible=1.0, text="x\n" * 200)]), width=20)
+    assert "\n" not in gsm["response"].iloc[0] and len(gsm["response"].iloc[0]) == 21
