@@ -651,9 +651,7 @@ def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: P
         return
     result.executed = _rel(out_nb, suite_dir)
     try:
-        moved = clean_notebook_file(out_nb, run_dir / "stderr.log")
-        if moved:
-            result.messages.append(f"{moved} line(s) of progress bars and warnings moved to stderr.log")
+        clean_notebook_file(out_nb, run_dir / "stderr.log")  # linked from the index as "stderr log"
         records.update(read_records(out_nb))
         exported: ExportResult = export_notebook(out_nb, run_dir, pdf=pdf, figures=not has_figures(run_dir))
     except EvalcoreError as exc:
@@ -796,6 +794,10 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
         records_file = suite_dir / r.name / RECORDS_FILENAME
         if records_file.exists():
             links.append(f'<a href="{esc(r.name)}/{RECORDS_FILENAME}">records JSON</a>')
+        for log, label in (("stderr.log", "progress bars and warnings moved out of the report"),
+                           ("kernel.log", "the kernel's own log")):
+            if (suite_dir / r.name / log).exists():
+                links.append(f'<a href="{esc(r.name)}/{log}" title="{esc(label)}">{log}</a>')
         figs = " ".join(f'<a href="{esc(f)}">{esc(Path(f).name)}</a>' for f in r.figures)
         detail = f'<div class="err">{esc(r.error)}</div>' if r.error else ""
         if r.messages:

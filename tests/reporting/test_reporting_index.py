@@ -25,8 +25,11 @@ def test_write_index_marks_failures_and_escapes(tmp_path):
                      records={"score": 1})
     bad = EntryResult(name="b", notebook="n.ipynb", status="failed", executed="b/b.ipynb",
                       error="ValueError: <script>x</script>")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "stderr.log").write_text("--- cell 3\nTqdmWarning: IProgress not found\n")
     index = write_index(tmp_path, [ok, bad], {"id": "X"})
     text = Path(index).read_text()
+    assert 'href="a/stderr.log"' in text and 'href="b/stderr.log"' not in text and "kernel.log" not in text
     assert 'class="failed">failed' in text and 'href="b/b.ipynb"' in text
     assert "<script>x</script>" not in text and "&lt;script&gt;" in text
     assert (tmp_path / "suite.json").exists() and (tmp_path / "summary.csv").exists()
