@@ -34,7 +34,7 @@ _EXPORTS = {
         "notebook_to_html", "pdf_layout_problems",
     ),
     "evalcore.reporting._figures": ("figures_dir", "no_figure", "save_figure"),
-    "evalcore.reporting._tables": ("format_number", "format_table"),
+    "evalcore.reporting._tables": ("docstring_markdown", "format_number", "format_table"),
     "evalcore.reporting._record": (
         "RECORD_DIR_ENV", "RECORD_MIMETYPE", "collect", "notebook_parameters", "read_records",
         "record", "record_dir", "to_native",

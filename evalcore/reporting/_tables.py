@@ -11,14 +11,16 @@ with spaces for underscores so that headers wrap between words.
 from __future__ import annotations
 
 import html
+import inspect
 import math
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["format_number", "format_table"]
+__all__ = ["docstring_markdown", "format_number", "format_table"]
 
 NA = "—"
 
@@ -181,3 +183,27 @@ def format_table(
     if caption:
         styler = styler.set_caption(html.escape(caption))
     return styler
+
+
+_ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|obj|exc|ref):`~?([^`]+)`")
+_SECTIONS = re.compile(r"^(Args|Arguments|Returns|Raises|Yields|Attributes|Examples?|Notes?):\s*$", re.M)
+
+
+def docstring_markdown(doc: str | None) -> str:
+    """A docstring as Markdown for a report: dedented (an indented docstring line would be a
+    code block), cut before its ``Args:``/``Returns:`` sections, reStructuredText literals
+    (double backticks) and roles (``:func:`x` ``) turned into Markdown code spans.
+
+    Args:
+        doc: The docstring (``obj.__doc__``).
+
+    Returns:
+        Markdown text.
+    """
+    text = inspect.cleandoc(doc or "")
+    match = _SECTIONS.search(text)
+    if match:
+        text = text[:match.start()]
+    text = _ROLE.sub(lambda m: f"`{m.group(1)}`", text)
+    text = re.sub(r"``(.+?)``", lambda m: f"`{m.group(1)}`", text, flags=re.S)
+    return text.strip()

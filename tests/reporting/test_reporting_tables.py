@@ -68,3 +68,20 @@ def test_no_figure_is_a_sentence():
 def test_fraction_columns_keep_their_decimals():
     cells = _cells(format_table(pd.DataFrame({"ci_low": [0.0, 0.1], "ci_high": [0.324, 1.0]})).to_html())
     assert cells[2:] == ["0.000", "0.324", "0.100", "1.000"]
+
+
+def test_docstring_markdown_dedents_and_converts_rst_literals():
+    from evalcore.reporting import docstring_markdown
+
+    doc = """Tool synthesis, measured.
+
+        For each case the tool that answered (``tool_used``) is run; see :func:`evalcore.stats.paired_t`.
+        Score = ``success · 0.5``.
+
+        Args:
+            agent: ignored.
+        """
+    text = docstring_markdown(doc)
+    assert text == ("Tool synthesis, measured.\n\nFor each case the tool that answered (`tool_used`) is run; "
+                    "see `evalcore.stats.paired_t`.\nScore = `success · 0.5`.")
+    assert "``" not in text and not any(line.startswith("    ") for line in text.splitlines())
