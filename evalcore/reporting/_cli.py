@@ -14,7 +14,8 @@ def _notebooks_run(args: argparse.Namespace) -> int:
     only = [name for value in (args.only or []) for name in value.split(",") if name]
     suite = args.suite if args.suite is not None or args.resume else "params/suite.yaml"
     result = run_suite(suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf,
-                       resume=args.resume, progress_every=args.progress_every, cell_timeout=args.cell_timeout)
+                       resume=args.resume, progress_every=args.progress_every, cell_timeout=args.cell_timeout,
+                       notebook_timeout=args.notebook_timeout)
     return 0 if result.ok else 1
 
 
@@ -53,6 +54,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                      help="seconds between progress lines while a notebook runs; 0 for none (default: %(default)s)")
     run.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
                      help="fail a notebook whose cell runs longer than this (default: no limit); the suite goes on")
+    run.add_argument("--notebook-timeout", type=float, default=None, metavar="SECONDS",
+                     help="stop and fail a notebook running longer than this (default: no limit); the suite goes on")
     run.set_defaults(func=_notebooks_run)
 
     rep = subparsers.add_parser(

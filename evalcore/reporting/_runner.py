@@ -25,6 +25,7 @@ import html as _html
 import json
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -198,6 +199,9 @@ class _Progress:
     n_cells: int | None = None
     cell_started: float | None = None
     step: str | None = None
+    timeout: float | None = None
+    client: Any = None
+    stopping_since: float | None = None
 
 
 def _step(cells: Sequence[Any], index: int) -> str | None:
@@ -253,6 +257,8 @@ def _register_engine() -> None:
                 stdout_file=stdout_file, stderr_file=stderr_file,
             )
             client = PapermillNotebookClient(nb_man, **final_kwargs)
+            if progress is not None:
+                progress.client = client  # the heartbeat stops the kernel of a notebook over its time limit
             if _KERNEL_LOG is None:
                 return client.execute()
             # The kernel process's own output (its log, e.g. "KeyboardInterrupt caught in kernel"
@@ -356,11 +362,42 @@ def progress_line(progress: _Progress, now: float | None = None) -> str:
     return ", ".join(parts)
 
 
+def _kernel_pid(progress: _Progress) -> int | None:
+    try:
+        return int(progress.client.km.provisioner.pid)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _enforce_timeout(progress: _Progress, say: Callable[[str], None], grace: float = 20.0) -> None:
+    """Over its time limit, a notebook's kernel is interrupted (SIGINT, as JupyterLab's stop
+    button), and killed ``grace`` seconds later if the cell does not stop; papermill then
+    fails the notebook and the suite goes on."""
+    if not progress.timeout:
+        return
+    now = time.perf_counter()
+    if progress.stopping_since is None and now - progress.started > progress.timeout:
+        pid = _kernel_pid(progress)
+        if pid is None:
+            return
+        progress.stopping_since = now
+        say(f"  [{progress.number}/{progress.total}] {progress.name}: over its {progress.timeout:g} s limit, "
+            f"stopping it")
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGINT)
+    elif progress.stopping_since is not None and now - progress.stopping_since > grace:
+        pid = _kernel_pid(progress)
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        progress.stopping_since = float("inf")  # once
+
+
 class _Heartbeat:
     """Prints :func:`progress_line` every ``every`` seconds while a notebook runs."""
 
-    def __init__(self, say: Callable[[str], None], every: float) -> None:
-        self.say, self.every = say, every
+    def __init__(self, say: Callable[[str], None], every: float, quiet: bool = False) -> None:
+        self.say, self.every, self.quiet = say, every, quiet
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="evalcore-suite-progress", daemon=True)
 
@@ -383,7 +420,11 @@ class _Heartbeat:
                 continue
             if progress.number != last_number:  # a new notebook: a full interval before its first line
                 last_number, next_at = progress.number, progress.started + self.every
-            if time.perf_counter() >= next_at:
+            try:
+                _enforce_timeout(progress, self.say)
+            except Exception:  # noqa: BLE001 - the notebook then simply runs on
+                pass
+            if not self.quiet and time.perf_counter() >= next_at:
                 next_at = time.perf_counter() + self.every
                 try:
                     self.say("  " + progress_line(progress))
@@ -459,6 +500,7 @@ def run_suite(
     resume: str | bool | None = None,
     progress_every: float = 30.0,
     cell_timeout: float | None = None,
+    notebook_timeout: float | None = None,
 ) -> SuiteResult:
     """Execute a suite of notebooks and write a report folder.
 
@@ -483,6 +525,8 @@ def run_suite(
             was recorded, with the same response cache).
         progress_every: Seconds between progress lines while a notebook runs (0: none).
         cell_timeout: Fail a notebook whose cell runs longer than this many seconds.
+        notebook_timeout: Stop and fail a notebook that runs longer than this many seconds
+            (its kernel is interrupted, then killed); the suite goes on.
 
     Returns:
         The :class:`SuiteResult` (``.ok`` is False when a notebook failed).
@@ -578,7 +622,8 @@ def run_suite(
         say(f"evalcore: suite {suite_path} -> {_display_path(suite_dir)} ({len(entries)} notebook(s))")
     global _CURRENT
     number_of = {id(r): i for i, r in enumerate(results, start=1)}
-    with _Heartbeat(say, progress_every):
+    with _Heartbeat(say, progress_every if progress_every and progress_every > 0 else (1.0 if notebook_timeout else 0),
+                    quiet=not progress_every or progress_every <= 0):
         for entry, result in to_run:
             number = number_of[id(result)]
             run_dir = suite_dir / entry.name
@@ -591,10 +636,16 @@ def run_suite(
             meta["finished"] = None
             write_index(suite_dir, results, meta)
             start = time.perf_counter()
-            _CURRENT = _Progress(entry.name, number, len(results), start, watch=suite_dir / "runs",
-                                 expected=_expected_samples(result.params))
+            _CURRENT = progress = _Progress(entry.name, number, len(results), start, watch=suite_dir / "runs",
+                                            expected=_expected_samples(result.params), timeout=notebook_timeout)
             try:
                 result.status, result.error = _execute(entry, result.params, out_nb, base, suite_dir, cell_timeout)
+                if progress.stopping_since is not None:
+                    where = f" in cell {progress.cell}/{progress.n_cells}" if progress.cell else ""
+                    where += f" [{progress.step}]" if progress.step else ""
+                    result.status = "failed"
+                    result.error = (f"ran longer than {notebook_timeout:g} s (notebook timeout); stopped{where}"
+                                    + (f" ({result.error})" if result.error else ""))
             except KeyboardInterrupt:
                 result.status, result.error = "interrupted", "interrupted (Ctrl-C)"
                 result.duration_s = round(time.perf_counter() - start, 2)

@@ -19,7 +19,10 @@ import pytest
 from evalcore.reporting import run_suite
 from evalcore.reporting._suite import load_smoke, load_suite
 
-pytestmark = pytest.mark.notebooks
+# 17 notebooks on the embedded model: about 6 minutes on 2 idle cores, over 15 on a loaded machine;
+# each notebook has its own limit (NOTEBOOK_TIMEOUT_S), the module a generous one.
+pytestmark = [pytest.mark.notebooks, pytest.mark.timeout(3600)]
+NOTEBOOK_TIMEOUT_S = 900
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = load_smoke(ROOT / "params" / "smoke.yaml")
@@ -31,7 +34,8 @@ def suite(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
     said: list[str] = []
     result = run_suite(ROOT / "params" / "suite.yaml", output=out, smoke=SMOKE, root=ROOT,
-                       echo=lambda line: (said.append(line), print(line, flush=True)))
+                       echo=lambda line: (said.append(line), print(line, flush=True)),
+                       notebook_timeout=NOTEBOOK_TIMEOUT_S)
     result.said = said  # type: ignore[attr-defined]
     return result
 
@@ -167,3 +171,17 @@ def test_pdf_of_a_notebook_is_not_blank(suite, tmp_path):
     (page,) = tmp_path.glob("p*.png")
     pixels = np.asarray(Image.open(page).convert("L"), dtype=float)
     assert pixels.std() > 5.0 and (pixels < 128).mean() > 0.001
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None or shutil.which("pdftoppm") is None,
+                    reason="needs chromium and poppler-utils (apt-get install chromium poppler-utils)")
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.name)
+def test_pdf_pages_read_like_a_document(suite, entry):
+    """Every page rendered and read: no heading is the last thing on a page, no table-header
+    word is broken across lines or cut off."""
+    from evalcore.reporting import pdf_layout_problems
+
+    result = _result(suite, entry.name)
+    if not result.pdf:
+        pytest.skip(f"{entry.name}: no PDF was made")
+    assert pdf_layout_problems(suite.suite_dir / result.pdf, suite.suite_dir / result.html) == []

@@ -42,6 +42,7 @@ def test_cli_registers_notebooks_run_and_report(tmp_path, capsys):
     args = parser.parse_args(["notebooks", "run", "--only", "a,b", "--output", "x"])
     assert args.suite is None and args.only == ["a,b"] and args.output == "x"  # None: params/suite.yaml
     assert args.resume is None and args.progress_every == 30.0 and args.cell_timeout is None
+    assert args.notebook_timeout is None
     assert parser.parse_args(["notebooks", "run", "--resume"]).resume == "latest"
     assert parser.parse_args(["notebooks", "run", "--resume", "20261123T100000Z"]).resume == "20261123T100000Z"
     assert main(["notebooks", "run", "--resume", "--output", str(tmp_path / "none")]) == 2

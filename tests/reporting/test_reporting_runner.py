@@ -158,3 +158,13 @@ def test_cell_timeout_fails_the_notebook_with_a_clear_message(repo):
     assert slow.error.startswith("a cell ran longer than 20 s (cell timeout): CellTimeoutError"), slow.error
     assert "\n" not in slow.error
     assert quick.status == "ok", quick.error  # the suite went on
+
+    said: list[str] = []
+    result = run_suite(repo / "params" / "slow.yaml", output=repo / "out", echo=said.append, pdf=False,
+                       notebook_timeout=15, progress_every=0)
+    slow, quick = result.results
+    assert slow.status == "failed", slow.error
+    assert slow.error.startswith("ran longer than 15 s (notebook timeout); stopped"), slow.error
+    assert "[1/2] slow: over its 15 s limit, stopping it" in "\n".join(said)
+    assert slow.duration_s < 300  # stopped, not the 600 s the cell sleeps
+    assert quick.status == "ok", quick.error
