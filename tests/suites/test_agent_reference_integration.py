@@ -31,3 +31,20 @@ def test_reference_agent_embedded_model_functional():
     res = AgentEvaluator(agent, cases, config=SuiteConfig()).run(["functional"], progress=False)
     assert len(res.categories["functional"].tests) == 2
     assert not res.critical_failures
+
+
+def test_reference_agent_without_synthesis_scores_low_and_says_so():
+    gen = AgentCaseGenerator(seed=0, counts={"simple": 4, "medium": 3, "complex": 2, "edge": 4})
+    cases = gen.generate()
+    agent = resolve_agent("reference", model="none")
+    try:
+        assert agent.pid  # hosted in an interpreter of its own
+        res = AgentEvaluator(agent, cases, config=SuiteConfig(counts={"simple": 4, "medium": 3, "complex": 2,
+                                                                      "edge": 4}, learning_kinds=2)).run(
+            ["synthesis", "functional"], progress=False)
+    finally:
+        agent.close()
+    syn = res.categories["synthesis"]
+    assert syn.score == 0.0 and syn.metrics["synthesis_rate"] == 0.0
+    assert any("no tool was verified" in n for n in syn.notes)
+    assert res.status == "partial" and res.trusted
