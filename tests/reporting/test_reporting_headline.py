@@ -171,3 +171,20 @@ def test_index_starts_with_the_headline_and_links_the_full_table(tmp_path):
     assert csv.loc["benchmark_gsm8k", "accuracy.mean"] == pytest.approx(0.25)
     assert csv.loc["routing", "routing_summary.linucb.mean_quality"] == pytest.approx(0.4)
     assert "routing_summary.linucb.mean_quality" not in index  # the wide table is only the CSV
+
+
+def test_index_in_headless_chromium_shows_the_headline_at_1400_px(tmp_path, chromium):
+    index = write_index(tmp_path, _results(), {"id": "X"})
+    chromium.open(index.as_uri())
+    # every headline table lies inside the 1,400 px window: no horizontal scrolling to read it
+    rights = chromium.js("[...document.querySelectorAll('table.headline')]"
+                         ".map(t => t.getBoundingClientRect().right)")
+    assert len(rights) == 4 and max(rights) <= 1400
+    assert chromium.js("document.documentElement.scrollWidth") <= 1400
+    # the headline comes first on the page, above the list of notebooks
+    tops = chromium.js("[...document.querySelectorAll('h2')].map(h => [h.textContent, h.offsetTop])")
+    order = [name for name, _ in sorted(tops, key=lambda t: t[1])]
+    assert order.index("Headline") < order.index("Notebooks")
+    cells = chromium.js("[...document.querySelectorAll('table.headline td')].map(td => td.textContent)")
+    assert "[0.071, 0.591]" in cells
+    assert chromium.problems() == []
