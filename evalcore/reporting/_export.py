@@ -14,10 +14,11 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evalcore._io import atomic_path, write_bytes_atomic
 from evalcore.errors import EvalcoreError
-from evalcore.reporting._record import _read_notebook
+from evalcore.reporting._record import RECORD_MIMETYPE, _read_notebook
 
 __all__ = [
     "CHROMIUM_HINT",
@@ -184,10 +185,25 @@ def find_chromium() -> str | None:
     return None
 
 
+def _without_records(nb: Any) -> Any:
+    """The notebook without the outputs of :func:`evalcore.reporting.record`.
+
+    Records are machine-readable (``collect`` reads them from the ``.ipynb``; the sidecar
+    ``records.json`` holds them too); in a report their JSON fallback text is noise beside the
+    tables and figures that show the same numbers to a reader.
+    """
+    for cell in nb.cells:
+        if cell.get("cell_type") == "code" and cell.get("outputs"):
+            cell["outputs"] = [o for o in cell["outputs"]
+                               if RECORD_MIMETYPE not in (o.get("data") or {})]
+    return nb
+
+
 def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str] | None = None) -> Path:
     """Export a notebook to standalone HTML with code inputs and prompts hidden.
 
-    Uses ``nbconvert.HTMLExporter(exclude_input=True)``; images are embedded, and no
+    Uses ``nbconvert.HTMLExporter(exclude_input=True)``; outputs of ``record`` are left out
+    (they stay in the ``.ipynb`` for ``collect``); images are embedded, and no
     JavaScript is loaded from the network (MathJax and require.js are left out) so the page
     renders offline and prints quickly.
 
@@ -205,7 +221,7 @@ def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[s
 
     src = Path(notebook)
     out = Path(html) if html is not None else src.with_suffix(".html")
-    nb = _read_notebook(src)
+    nb = _without_records(_read_notebook(src))
     exporter = HTMLExporter(
         exclude_input=True,
         exclude_input_prompt=True,

@@ -58,6 +58,21 @@ def test_html_hides_inputs_and_keeps_outputs(executed):
     assert '<script src="">' not in html
 
 
+def test_html_leaves_out_record_outputs_and_the_notebook_keeps_them(executed):
+    from evalcore.reporting import collect
+    from evalcore.reporting._record import RECORD_MIMETYPE
+
+    nb = nbformat.read(executed, as_version=4)
+    nb.cells[1].outputs.append(nbformat.v4.new_output("display_data", data={
+        RECORD_MIMETYPE: {"name": "accuracy", "value": {"mean": 0.625}},
+        "text/plain": 'accuracy = {"mean": 0.625}'}))
+    nbformat.write(nb, executed)
+    html = notebook_to_html(executed).read_text()
+    assert "The answer is 42" in html and "data:image/png;base64," in html
+    assert "0.625" not in html and "accuracy =" not in html
+    assert collect([executed]).loc[:, "accuracy.mean"].tolist() == [0.625]
+
+
 def test_extract_figures_writes_pngs(executed, tmp_path):
     (png,) = extract_figures(executed, tmp_path / "figs")
     assert png.name == "cell02_1.png"
