@@ -14,6 +14,7 @@ Scoring:
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -45,7 +46,10 @@ class TestResult:
         details: What was asked, expected and returned (native JSON values).
         critical: An exception escaped the agent (or it broke the protocol) during the test.
         error: Why the test scored low, if known.
-        duration_s: Wall time of the test.
+        duration_s: Wall time of the test: from the end of the category's previous test (or
+            the category's start) until this result was added to it, i.e. the agent calls and
+            the evaluator's checks that produced it (stamped by :class:`CategoryResult`
+            unless set explicitly).
     """
 
     __test__ = False
@@ -64,6 +68,26 @@ class TestResult:
                 "details": jsonable(self.details)}
 
 
+class _TimedTests(list):
+    """A category's list of tests that stamps each added test's wall time (``duration_s``)
+    as the time since the previous test was added (or since the list was made)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._mark = time.perf_counter()
+
+    def append(self, test: Any) -> None:
+        now = time.perf_counter()
+        if isinstance(test, TestResult) and not test.duration_s:
+            test.duration_s = now - self._mark
+        self._mark = now
+        super().append(test)
+
+    def extend(self, tests: Any) -> None:
+        for test in tests:
+            self.append(test)
+
+
 @dataclass
 class CategoryResult:
     """One category: its tests, mean score and aggregate metrics.
@@ -76,7 +100,7 @@ class CategoryResult:
     """
 
     name: str
-    tests: list[TestResult] = field(default_factory=list)
+    tests: list[TestResult] = field(default_factory=_TimedTests)
     metrics: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     duration_s: float = 0.0

@@ -602,6 +602,20 @@ def test_learning_patterns_are_observed_not_reported():
     assert {t.name: t.score for t in const.tests}["patterns"] == 0.0
 
 
+def test_each_test_records_its_wall_time():
+    cases = [case("t1", "slow", 1), case("t2", "fast", 2)]
+
+    def slow():
+        time.sleep(0.3)
+        return AgentResponse(success=True, result=1)
+
+    agent = ScriptedAgent({"slow": slow, "fast": AgentResponse(success=True, result=2)})
+    res = evaluate_functional(agent, SuiteData(cases), SuiteConfig(request_timeout_s=30))
+    took = {t.name: t.duration_s for t in res.tests}
+    assert took["t1"] >= 0.3 and took["t2"] > 0  # the agent's own sleep is in its test's time
+    assert [t["duration_s"] for t in res.to_dict()["tests"]] == [took["t1"], took["t2"]]
+
+
 def test_request_timeout_is_a_critical_failure():
     cases = [case("t1", "slow", 1), case("t2", "fast", 2)]
 
