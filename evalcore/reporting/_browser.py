@@ -5,7 +5,7 @@ Like inspect's log viewer, but a single file that needs no server and no network
 tokens, latency and error; filterable by verdict and searchable. The samples travel inside the
 page as JSON in a ``<script type="application/json">`` block, escaped so that no text of a
 sample can close that block or become markup (``<``, ``>``, ``&`` and the JavaScript line
-separators are written as ``\\uXXXX`` escapes); the page's script puts text into the document
+separators are written as ``\\u`` escapes); the page's script puts text into the document
 with ``textContent`` only, never as HTML.
 
 Filters and search also live in the address's fragment (``samples.html#verdict=wrong&q=eggs``),
