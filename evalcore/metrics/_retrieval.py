@@ -119,30 +119,32 @@ def precision_recall_f1(
 
 
 def precision_at_k(
-    retrieved: Sequence[str], relevant: Relevance, k: int = 10
+    retrieved: Sequence[str], relevant: Relevance, k: int | None = 10
 ) -> float:
     """Precision at k: P@k = |{relevant ids among the first k}| / k.
 
     The denominator is k even when fewer than k ids were retrieved (missing ranks count as
-    non-relevant, as in trec_eval's P_k).
+    non-relevant, as in trec_eval's P_k). With ``k=None`` the cut-off is the whole list
+    (k = its length; an empty list scores 0).
 
     Args:
         retrieved: Ranked ids, best first.
         relevant: Relevant ids or id → grade.
-        k: Cut-off (≥ 1).
+        k: Cut-off (≥ 1), or None for the whole list.
 
     Returns:
         P@k in [0, 1].
     """
     ranked = _ranking(retrieved, k)
     rel = _grades(relevant)
-    return sum(1 for d in ranked if d in rel) / int(k)
+    denominator = len(ranked) if k is None else int(k)
+    return sum(1 for d in ranked if d in rel) / denominator if denominator else 0.0
 
 
 def recall_at_k(
     retrieved: Sequence[str],
     relevant: Relevance,
-    k: int = 10,
+    k: int | None = 10,
     *,
     zero_division: ZeroDivision = 0.0,
 ) -> float:
@@ -151,7 +153,7 @@ def recall_at_k(
     Args:
         retrieved: Ranked ids, best first.
         relevant: Relevant ids or id → grade.
-        k: Cut-off (≥ 1).
+        k: Cut-off (≥ 1), or None for the whole list.
         zero_division: Value when there is no relevant id (number or "error").
 
     Returns:
@@ -211,7 +213,7 @@ def _gain(grades: np.ndarray, gain: str) -> np.ndarray:
 def dcg_at_k(
     retrieved: Sequence[str],
     relevant: Relevance,
-    k: int = 10,
+    k: int | None = 10,
     *,
     gain: Literal["linear", "exponential"] = "linear",
 ) -> float:
@@ -220,7 +222,7 @@ def dcg_at_k(
     Args:
         retrieved: Ranked ids, best first.
         relevant: Relevant ids or id → grade.
-        k: Cut-off (≥ 1).
+        k: Cut-off (≥ 1), or None for the whole list.
         gain: ``"linear"`` g(r) = r (scikit-learn's ``dcg_score``) or ``"exponential"``
             g(r) = 2^r − 1 (Burges et al.); identical for binary relevance.
 
@@ -237,7 +239,7 @@ def dcg_at_k(
 def ndcg_at_k(
     retrieved: Sequence[str],
     relevant: Relevance,
-    k: int = 10,
+    k: int | None = 10,
     *,
     gain: Literal["linear", "exponential"] = "linear",
     zero_division: ZeroDivision = 0.0,
@@ -254,7 +256,7 @@ def ndcg_at_k(
     Args:
         retrieved: Ranked ids, best first.
         relevant: Relevant ids or id → grade.
-        k: Cut-off (≥ 1).
+        k: Cut-off (≥ 1), or None for the whole list (IDCG over every relevant id).
         gain: ``"linear"`` or ``"exponential"``.
         zero_division: Value when nothing is relevant (IDCG = 0): number or "error".
 
@@ -266,7 +268,9 @@ def ndcg_at_k(
     rel = _grades(relevant)
     grades = np.array([rel.get(d, 0.0) for d in ranked], dtype=np.float64)
     dcg = float(np.sum(_gain(grades, gain) / np.log2(np.arange(2, grades.size + 2))))
-    ideal = np.sort(np.fromiter(rel.values(), dtype=np.float64, count=len(rel)))[::-1][: int(k)]
+    ideal = np.sort(np.fromiter(rel.values(), dtype=np.float64, count=len(rel)))[::-1]
+    if k is not None:
+        ideal = ideal[: int(k)]
     idcg = float(np.sum(_gain(ideal, gain) / np.log2(np.arange(2, ideal.size + 2))))
     return safe_ratio(dcg, idcg, zero_division, "NDCG")
 

@@ -196,7 +196,55 @@ def _without_records(nb: Any) -> Any:
         if cell.get("cell_type") == "code" and cell.get("outputs"):
             cell["outputs"] = [o for o in cell["outputs"]
                                if RECORD_MIMETYPE not in (o.get("data") or {})]
+    nb.cells = _without_empty_sections(nb.cells)
     return nb
+
+
+_HEADING_LINE = re.compile(r"^\s{0,3}(#{1,6})\s")
+
+
+def _heading_level(cell: Any) -> int | None:
+    """The level of a markdown cell made only of one heading line (else ``None``)."""
+    if cell.get("cell_type") != "markdown":
+        return None
+    lines = [ln for ln in "".join(cell.get("source") or "").splitlines() if ln.strip()]
+    if len(lines) != 1:
+        return None
+    m = _HEADING_LINE.match(lines[0])
+    return len(m.group(1)) if m else None
+
+
+def _shows_something(cell: Any) -> bool:
+    """Whether a cell is visible in an export that hides code inputs."""
+    if cell.get("cell_type") == "markdown":
+        return bool("".join(cell.get("source") or "").strip())
+    if cell.get("cell_type") == "code":
+        return bool(cell.get("outputs"))
+    return False
+
+
+def _without_empty_sections(cells: list[Any]) -> list[Any]:
+    """Leave out heading-only cells whose section shows nothing in the export.
+
+    With inputs hidden, a section whose code cells have no outputs left (e.g. one that only
+    calls ``record``) would print as a lone heading at the end of a page.
+    """
+    keep = []
+    for i, cell in enumerate(cells):
+        level = _heading_level(cell)
+        if level is not None:
+            visible = False
+            for later in cells[i + 1:]:
+                later_level = _heading_level(later)
+                if later_level is not None and later_level <= level:
+                    break
+                if later_level is None and _shows_something(later):
+                    visible = True
+                    break
+            if not visible:
+                continue
+        keep.append(cell)
+    return keep
 
 
 def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[str] | None = None) -> Path:

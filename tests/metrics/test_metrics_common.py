@@ -48,6 +48,10 @@ REGISTRY: dict[str, Spec] = {
     "ndcg@5": Spec(partial(M.ndcg_at_k, k=5), "ranking"),
     "ndcg@5_exp": Spec(partial(M.ndcg_at_k, k=5, gain="exponential"), "ranking"),
     "ndcg_full": Spec(partial(M.ndcg_at_k, k=1000), "ranking"),
+    "ndcg@all": Spec(partial(M.ndcg_at_k, k=None), "ranking"),
+    "precision@all": Spec(partial(M.precision_at_k, k=None), "ranking", rank_order_invariant=True),
+    "recall@all": Spec(partial(M.recall_at_k, k=None), "ranking", rank_order_invariant=True),
+    "dcg@5": Spec(partial(M.dcg_at_k, k=5), "ranking", bounds=(0, np.inf), perfect=None),
     "accuracy": Spec(M.accuracy, "labels", symmetric=True),
     "tpr": Spec(M.tpr, "labels"),
     "tnr": Spec(M.tnr, "labels"),
@@ -60,6 +64,49 @@ REGISTRY: dict[str, Spec] = {
 }
 
 NAMES = sorted(REGISTRY)
+
+# Public names of evalcore.metrics that are not pairwise metrics, with the reason: everything
+# else must be in REGISTRY, so a new metric cannot skip the shared invariance tests.
+NOT_PAIRWISE_METRICS = {
+    "MetricResult": "result type", "PrecisionRecallF1": "result type",
+    "ConfusionCounts": "result type", "confusion_counts": "counts, not a score",
+    "mean_over_queries": "aggregator over per-query metrics",
+    "RESPONSE_TIME_TIERS": "constant", "response_time_score": "one latency, tested in performance",
+    "memory_score": "two memory readings, tested in performance",
+    "throughput_score": "one rate, tested in performance",
+    "learning_curve": "timings over encounters, tested in learning",
+    "learning_curve_improvement": "timings over encounters, tested in learning",
+    "reuse_rate": "counts, tested in learning",
+}
+
+
+def _underlying(fn: Callable[..., Any]) -> str:
+    while isinstance(fn, partial):
+        fn = fn.func
+    name = fn.__name__
+    return name.split(".")[0]
+
+
+def test_every_public_metric_is_registered():
+    registered = {_underlying(spec.fn) for spec in REGISTRY.values()}
+    # wrapped functions (precision_recall_f1.precision) carry their source's name first
+    public = set(M.__all__)
+    missing = public - registered - set(NOT_PAIRWISE_METRICS)
+    assert not missing, f"public metrics without a registry entry: {sorted(missing)}"
+    stale = (registered | set(NOT_PAIRWISE_METRICS)) - public
+    assert not stale, f"registered names that evalcore.metrics does not export: {sorted(stale)}"
+
+
+def test_k_none_means_the_whole_list():
+    ranking, relevant = ["a", "x", "b", "y"], {"a": 1, "b": 1, "c": 1}
+    assert M.precision_at_k(ranking, relevant, k=None) == 0.5
+    assert M.precision_at_k([], relevant, k=None) == 0.0
+    assert M.recall_at_k(ranking, relevant, k=None) == pytest.approx(2 / 3)
+    idcg = 1 + 1 / np.log2(3) + 1 / np.log2(4)  # every judged relevant id, not only four ranks
+    dcg = 1 + 1 / np.log2(4)
+    assert M.dcg_at_k(ranking, relevant, k=None) == pytest.approx(dcg)
+    assert M.ndcg_at_k(ranking, relevant, k=None) == pytest.approx(dcg / idcg)
+    assert M.ndcg_at_k(ranking, relevant, k=None) == pytest.approx(M.ndcg_at_k(ranking, relevant, k=50))
 
 
 def _inputs(kind: str, rng: np.random.Generator) -> tuple[Any, Any]:

@@ -73,6 +73,30 @@ def test_html_leaves_out_record_outputs_and_the_notebook_keeps_them(executed):
     assert collect([executed]).loc[:, "accuracy.mean"].tolist() == [0.625]
 
 
+def test_html_leaves_out_a_heading_whose_section_shows_nothing(executed):
+    """A section that only records numbers would print as a lone heading (seen at a page's end)."""
+    from evalcore.reporting._record import RECORD_MIMETYPE
+
+    nb = nbformat.read(executed, as_version=4)
+    record_cell = nbformat.v4.new_code_cell("evalcore.record('x', 1)")
+    record_cell.outputs = [nbformat.v4.new_output("display_data", data={
+        RECORD_MIMETYPE: {"name": "x", "value": 1}, "text/plain": "x = 1"})]
+    silent = nbformat.v4.new_code_cell("y = 2")
+    nested = nbformat.v4.new_code_cell("print('nested')")
+    nested.outputs = [nbformat.v4.new_output("stream", name="stdout", text="NESTED OUTPUT\n")]
+    nb.cells += [
+        nbformat.v4.new_markdown_cell("## Recorded numbers"), record_cell, silent,
+        nbformat.v4.new_markdown_cell("## Parent section"),
+        nbformat.v4.new_markdown_cell("### Child section"), nested,
+        nbformat.v4.new_markdown_cell("## Trailing heading"),
+    ]
+    nbformat.write(nb, executed)
+    html = notebook_to_html(executed).read_text()
+    assert "Recorded numbers" not in html and "Trailing heading" not in html
+    assert "Parent section" in html and "Child section" in html and "NESTED OUTPUT" in html
+    assert "Accuracy report" in html
+
+
 def test_extract_figures_writes_pngs(executed, tmp_path):
     (png,) = extract_figures(executed, tmp_path / "figs")
     assert png.name == "cell02_1.png"

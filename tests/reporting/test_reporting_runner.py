@@ -18,7 +18,7 @@ PARAMS = "x: int = 2  # the number to square\nlabel: str = 'none'  # a label"
 BODY = (
     "import evalcore\nimport matplotlib.pyplot as plt\n"
     "from evalcore.reporting import save_figure\n"
-    "evalcore.record('square', x * x)\nevalcore.record('label', label)\n"
+    "evalcore.record('square', x * x)\nevalcore.record('label', label)\nprint(f'{x} squared is {x * x}')\n"
     "fig, ax = plt.subplots()\nax.plot([0, 1, 2], [0, x, x * x])\nsave_figure(fig, 'curve')\nplt.show()"
 )
 
@@ -137,7 +137,8 @@ def test_report_exports_an_executed_notebook_and_a_suite_dir(repo, monkeypatch):
     executed = result.suite_dir / "sq" / "sq.ipynb"
     (result.suite_dir / "sq" / "sq.html").unlink()
     assert cli(["report", str(executed), "--output", str(repo / "exp"), "--no-pdf"]) == 0
-    assert "square = 9" in (repo / "exp" / "sq.html").read_text()
+    exported = (repo / "exp" / "sq.html").read_text()
+    assert "3 squared is 9" in exported and "square = 9" not in exported  # records stay in the .ipynb
     assert cli(["report", str(repo / "out" / "latest"), "--no-pdf"]) == 0
     assert (result.suite_dir / "sq" / "sq.html").exists()
     assert cli(["report", str(repo / "missing.ipynb")]) == 2

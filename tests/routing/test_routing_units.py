@@ -9,6 +9,7 @@ from scipy import stats as sps
 
 from evalcore.errors import EvalcoreError
 from evalcore.routing import (
+    ALGORITHMS,
     LinUCB,
     ReplayEnv,
     aiq,
@@ -77,9 +78,7 @@ def test_random_argmax_breaks_ties_uniformly_not_by_order():
     assert set(np.unique(picks)) == {0, 2}
 
 
-@pytest.mark.parametrize("name", ["always_best", "always_cheapest", "oracle", "epsilon_greedy",
-                                  "ucb1", "thompson_sampling", "linucb",
-                                  "contextual_thompson", "hybrid", "dueling_bandit"])
+@pytest.mark.parametrize("name", ALGORITHMS)  # every registered router, not a hand-written list
 def test_identical_arms_are_not_chosen_by_arm_order(name):
     k = 4
     m = simulate_outcomes(40, arm_quality=(0.5,) * k, arm_cost=(1.0,) * k, seed=0)
