@@ -58,7 +58,7 @@ def gsm8k_items(
     Returns:
         The items in source order.
     """
-    from evalcore.evaluators._exact_match import gsm8k_reference
+    from evalcore.datasets._references import gsm8k_reference
 
     parsed = []
     for line, row in rows:

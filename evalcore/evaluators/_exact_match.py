@@ -30,10 +30,20 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Callable, Literal, Sequence
 
+from evalcore.datasets._references import (  # the public names are re-exported
+    _NUM,
+    _NUM_RE,
+    LETTERS,
+    _match_value,
+    canonical_number,
+    gsm8k_reference,
+    mmlu_reference,
+    numbers_equal,
+    parse_number,
+)
 from evalcore.errors import EvalcoreError
 
 __all__ = [
@@ -53,176 +63,6 @@ __all__ = [
 DatasetType = Literal["gsm8k", "mmlu"]
 Mode = Literal["strict", "flexible"]
 _MODES = ("strict", "flexible")
-LETTERS = ("A", "B", "C", "D")
-
-# ---------------------------------------------------------------------------------------------
-# numbers
-# ---------------------------------------------------------------------------------------------
-
-# A number as people and models write it: optional sign, optional currency, digits with
-# thousands separators (groups of exactly three) or plain digits, optional decimals; or a
-# simple fraction "3/4". The sign must not be glued to a preceding word or digit ("10-3").
-_NUM = (
-    r"(?<![\w.])"  # not inside a word or after a decimal point
-    r"(?P<sign>[-−–]?)"
-    r"(?:(?P<cur>[$€£¥])\s?)?"
-    r"(?P<num>"
-    r"\d{1,3}(?:,\d{3})+(?:\.\d+)?"  # 1,248 / 1,248.50
-    r"|\d{1,3}(?:[\u00a0\u2009\u202f]\d{3})+(?:\.\d+)?"  # 1 248 with a no-break or thin space
-    r"|\d+/\d+"  # 3/4
-    r"|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"  # 72 / 72.5 / 1.5e3
-    r"|\.\d+(?:[eE][-+]?\d+)?"  # .5
-    r")"
-    r"(?!\d|/\d|,\d{3}|\.\d|[\u00a0\u2009\u202f]\d{3})"  # "25,000/year": a unit after the slash
-)
-_NUM_RE = re.compile(_NUM)
-_SIGNED_SINGLE = re.compile(r"^\s*" + _NUM + r"\s*$")
-
-
-def parse_number(text: str) -> Fraction | None:
-    """Parse one number written as people write it into an exact :class:`~fractions.Fraction`.
-
-    Accepts a sign, a currency symbol, thousands separators, decimals, a trailing period,
-    a trailing percent sign or unit-free simple fractions (``"3/4"``).
-
-    Args:
-        text: The number, e.g. ``"$1,248.00"``, ``"-3"``, ``"72."``, ``"0.5"``, ``"3/4"``.
-
-    Returns:
-        The exact value, or ``None`` when ``text`` is not a single number.
-    """
-    s = str(text).strip().rstrip(".").strip()
-    s = s.replace("**", "").strip()
-    if s.endswith("%"):
-        s = s[:-1].strip()
-    m = _SIGNED_SINGLE.match(s)
-    if not m:
-        return None
-    return _match_value(m)
-
-
-def _match_value(m: re.Match[str]) -> Fraction | None:
-    raw = m.group("num").replace(",", "").replace("\u00a0", "").replace("\u2009", "").replace("\u202f", "")
-    try:
-        if "/" in raw:
-            num, den = raw.split("/")
-            if int(den) == 0:
-                return None
-            value = Fraction(int(num), int(den))
-        else:
-            value = Fraction(raw)
-    except (ValueError, ZeroDivisionError):
-        return None
-    return -value if m.group("sign") else value
-
-
-def canonical_number(value: Fraction) -> str:
-    """Write a number canonically: integers without decimals, others as short decimals.
-
-    Args:
-        value: An exact number.
-
-    Returns:
-        ``"72"`` for 72 and 72.0, ``"0.5"`` for 1/2, ``"-3.25"`` for -13/4; a non-terminating
-        fraction is written with 12 significant digits (``"0.333333333333"``).
-    """
-    if value.denominator == 1:
-        return str(value.numerator)
-    den = value.denominator
-    while den % 2 == 0:
-        den //= 2
-    while den % 5 == 0:
-        den //= 5
-    if den == 1:  # terminating decimal: written exactly
-        exact = Decimal(value.numerator) / Decimal(value.denominator)
-        return format(exact.normalize(), "f")
-    with localcontext() as ctx:
-        ctx.prec = 12
-        approx = Decimal(value.numerator) / Decimal(value.denominator)
-    return format(approx, "f")
-
-
-def numbers_equal(a: Fraction | float, b: Fraction | float, rel_tol: float = 1e-6, abs_tol: float = 1e-9) -> bool:
-    """Numeric equality with a tolerance for floats.
-
-    ``|a - b| <= max(rel_tol * max(|a|, |b|), abs_tol)`` (:func:`math.isclose`); exact for
-    fractions that are equal.
-
-    Args:
-        a: First number.
-        b: Second number.
-        rel_tol: Relative tolerance.
-        abs_tol: Absolute tolerance.
-
-    Returns:
-        Whether the numbers are equal within the tolerance.
-    """
-    if isinstance(a, Fraction) and isinstance(b, Fraction) and a == b:
-        return True
-    return math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=abs_tol)
-
-
-def gsm8k_reference(answer: Any) -> str:
-    """The canonical final number of a GSM8K reference.
-
-    Args:
-        answer: The reference as the dataset gives it: a worked solution ending in ``#### N``
-            (the number after the *last* ``####`` is taken, commas removed), or a bare number
-            (``"72"``, ``72``, ``"1,248"``).
-
-    Returns:
-        The canonical number string (``"1248"``).
-
-    Raises:
-        EvalcoreError: When no number can be found (field ``answer``).
-    """
-    if isinstance(answer, bool) or answer is None:
-        raise EvalcoreError(f"GSM8K reference must be a number or a '#### N' solution, got {answer!r}", field="answer")
-    if isinstance(answer, (int, float)):
-        if isinstance(answer, float) and not math.isfinite(answer):
-            raise EvalcoreError(f"GSM8K reference is not a finite number: {answer!r}", field="answer")
-        return canonical_number(Fraction(answer).limit_denominator(10**12) if isinstance(answer, float) else Fraction(answer))
-    text = str(answer)
-    if "####" in text:
-        tail = text.rsplit("####", 1)[1]
-        value = parse_number(tail.strip().splitlines()[0] if tail.strip() else "")
-    else:
-        value = parse_number(text)
-    if value is None:
-        raise EvalcoreError(
-            f"GSM8K reference has no final number (expected '#### N' or a bare number): {text[-80:]!r}",
-            field="answer",
-        )
-    return canonical_number(value)
-
-
-def mmlu_reference(answer: Any) -> str:
-    """The MMLU ground truth as a letter.
-
-    Args:
-        answer: A letter ``"A"``–``"D"`` (any case, optionally ``"(C)"``) or an index
-            ``0``–``3`` / ``"0"``–``"3"``.
-
-    Returns:
-        ``"A"``, ``"B"``, ``"C"`` or ``"D"``.
-
-    Raises:
-        EvalcoreError: For anything else (field ``answer``).
-    """
-    if isinstance(answer, bool):
-        raise EvalcoreError(f"MMLU answer must be a letter A-D or an index 0-3, got {answer!r}", field="answer")
-    if isinstance(answer, int) and 0 <= answer <= 3:
-        return LETTERS[answer]
-    if isinstance(answer, float) and answer.is_integer() and 0 <= answer <= 3:
-        return LETTERS[int(answer)]
-    if isinstance(answer, str):
-        s = answer.strip().strip("().").strip().upper()
-        if s in LETTERS:
-            return s
-        if s in ("0", "1", "2", "3"):
-            return LETTERS[int(s)]
-    raise EvalcoreError(f"MMLU answer must be a letter A-D or an index 0-3, got {answer!r}", field="answer")
-
 
 # ---------------------------------------------------------------------------------------------
 # extraction

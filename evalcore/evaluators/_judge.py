@@ -188,7 +188,7 @@ class LLMJudge:
 
     @staticmethod
     def _refuse_in_benchmark() -> None:
-        from evalcore.runs._context import IN_BENCHMARK
+        from evalcore._runstore import IN_BENCHMARK
 
         if IN_BENCHMARK.get():
             raise EvalcoreError("an LLM judge cannot score a benchmark run: benchmark scores come "

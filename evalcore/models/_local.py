@@ -86,9 +86,21 @@ def _fresh_context(llm: Any) -> None:
     import llama_cpp
 
     llm.reset()
-    mem = llama_cpp.llama_get_memory(llm.ctx)
-    if mem is not None:
-        llama_cpp.llama_memory_clear(mem, True)
+    get_memory = getattr(llama_cpp, "llama_get_memory", None)
+    if get_memory is not None:  # llama.cpp's memory API (newer releases)
+        mem = get_memory(llm.ctx)
+        if mem is not None:
+            llama_cpp.llama_memory_clear(mem, True)
+        return
+    for name in ("llama_kv_self_clear", "llama_kv_cache_clear"):  # older releases
+        clear = getattr(llama_cpp, name, None)
+        if clear is not None:
+            clear(llm.ctx)
+            return
+    raise EvalcoreError(
+        f"llama-cpp-python {getattr(llama_cpp, '__version__', '?')} offers no way to clear the "
+        "KV cache; seeded answers would depend on earlier calls: pip install -U llama-cpp-python",
+        field="model")
 
 
 class LocalModel:

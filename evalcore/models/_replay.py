@@ -22,7 +22,7 @@ class ReplayModel:
     """
 
     def __init__(self, run_dir: str | os.PathLike[str]) -> None:
-        from evalcore.runs._store import load_run
+        from evalcore._runstore import load_run
 
         self.run_dir = Path(run_dir)
         run = load_run(self.run_dir)

@@ -70,7 +70,9 @@ def from_spec(spec: str, **overrides: Any) -> ChatModel:
 
         if not rest:
             raise EvalcoreError(f"'replay:' needs a run directory; {SPEC_HELP}", field="model")
-        if not (Path(rest) / "samples.jsonl").is_file():
-            raise EvalcoreError("not a run directory (no samples.jsonl)", path=rest, field="model")
+        from evalcore._runstore import SAMPLES_FILE, is_run_dir
+
+        if not is_run_dir(rest):
+            raise EvalcoreError(f"not a run directory (no {SAMPLES_FILE})", path=rest, field="model")
         return _build(ReplayModel, overrides, spec, run_dir=rest)
     raise EvalcoreError(f"unknown model spec {spec!r}; {SPEC_HELP}", field="model")

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore._io import atomic_path, read_json, read_jsonl
+from evalcore._runstore import CONFIG_FILE, SAMPLES_FILE, is_run_dir
 from evalcore.errors import EvalcoreError
 from evalcore.routing._reward import compute_rewards
 
@@ -386,10 +387,6 @@ def load_outcomes(path: str | os.PathLike[str]) -> OutcomeMatrix:
 
 
 # ---------------------------------------------------------------------- from runs
-def _is_run_dir(p: Path) -> bool:
-    return (p / "samples.jsonl").is_file()
-
-
 def find_run_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Expand paths into run directories (a run directory, or a folder of them).
 
@@ -399,10 +396,10 @@ def find_run_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
-        if _is_run_dir(p):
+        if is_run_dir(p):
             out.append(p)
         elif p.is_dir():
-            subs = sorted(d for d in p.iterdir() if d.is_dir() and _is_run_dir(d))
+            subs = sorted(d for d in p.iterdir() if d.is_dir() and is_run_dir(d))
             if not subs:
                 raise EvalcoreError("not a run directory and holds none (no samples.jsonl)",
                                     path=p)
@@ -415,12 +412,12 @@ def find_run_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 
 def _read_samples(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    cfg_path = run_dir / "config.json"
+    cfg_path = run_dir / CONFIG_FILE
     config: dict[str, Any] = {}
     if cfg_path.is_file():
         config = read_json(cfg_path)
     samples: list[dict[str, Any]] = []
-    path = run_dir / "samples.jsonl"
+    path = run_dir / SAMPLES_FILE
     for lineno, rec in read_jsonl(path):
         for key in ("item_id", "completion", "scores"):
             if key not in rec:
@@ -510,14 +507,18 @@ def majority_vote(answers: Sequence[str | None]) -> str | None:
 
 
 def _answers_match(answer: str | None, reference: Any, dataset: str) -> float:
+    """1.0 when a voted answer equals the reference by the scorer's own rule (GSM8K: numerically
+    with :func:`~evalcore.datasets._references.numbers_equal`; MMLU: the same letter)."""
+    from evalcore.datasets._references import numbers_equal, parse_number
+
     if answer is None:
         return 0.0
     a, r = str(answer).strip(), str(reference).strip()
     if dataset == "gsm8k":
-        try:
-            return float(abs(float(a.replace(",", "")) - float(r.replace(",", ""))) < 1e-6)
-        except ValueError:
+        va, vr = parse_number(a), parse_number(r)
+        if va is None or vr is None:
             return float(a == r)
+        return float(numbers_equal(va, vr))
     return float(a.upper() == r.upper()) if dataset == "mmlu" else float(a == r)
 
 
@@ -558,7 +559,7 @@ def _fingerprint(run_dirs: Sequence[Path], extra: Mapping[str, Any]) -> str:
     h = hashlib.sha256(json.dumps(extra, sort_keys=True, default=str).encode())
     for d in run_dirs:
         h.update(str(d.name).encode())
-        with (d / "samples.jsonl").open("rb") as fh:
+        with (d / SAMPLES_FILE).open("rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     return h.hexdigest()[:24]
@@ -637,9 +638,9 @@ def outcomes_from_runs(
                 if item_id in arm_rows:
                     raise EvalcoreError(f"item {item_id!r} is answered by two runs of arm "
                                         f"{arm_name!r}; pass a mapping arm -> run directories",
-                                        path=d / "samples.jsonl", line=recs[0].get("_line"),
+                                        path=d / SAMPLES_FILE, line=recs[0].get("_line"),
                                         field="item_id")
-                row = _aggregate_item(recs, mode, d / "samples.jsonl")
+                row = _aggregate_item(recs, mode, d / SAMPLES_FILE)
                 any_cost = any_cost or row["cost"] > 0
                 arm_rows[item_id] = row
                 item_query.setdefault(item_id, _query_of(recs[0], pattern))

@@ -8,7 +8,7 @@ _EXPORTS = {
     "evalcore.runs._results": ("pass_at_k_table", "summarize"),
     "evalcore.runs._defaults": ("DEFAULT_MAX_TOKENS",),
     "evalcore.runs._runner": ("RunInterrupted", "resolve_params", "run_benchmark"),
-    "evalcore.runs._store": ("Run", "SampleWriter", "load_run", "read_samples", "write_json_atomic"),
+    "evalcore._runstore": ("Run", "SampleWriter", "load_run", "read_samples", "write_json_atomic"),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from evalcore._io import write_jsonl_atomic
 from evalcore.runs._results import summarize
 from evalcore.runs._scoring import error_scores, score_code, score_exact
-from evalcore.runs._store import RESULTS_FILE, SAMPLES_FILE, _jsonable, load_run, write_json_atomic
+from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, _jsonable, load_run, write_json_atomic
 
 _TIMING_KEYS = ("wall_s", "qps")
 _COMPARED = ("accuracy_strict", "accuracy_flexible", "parse_failure_rate",
@@ -98,12 +98,12 @@ def rescore(path: str | os.PathLike[str], *, code_timeout_s: float | None = None
     Raises:
         EvalcoreError: Not a run directory, or a run that another process is writing.
     """
-    from evalcore.runs._runner import _lock_run
+    from evalcore._runstore import lock_run
 
     run_path = Path(path)
     load_run(run_path)  # a clear error for a path that is not a run, before any lock file
     # rewriting samples.jsonl under a run still appending to it would lose its new records
-    lock = _lock_run(run_path)
+    lock = lock_run(run_path)
     try:
         return _rescore(run_path, code_timeout_s, workers)
     finally:

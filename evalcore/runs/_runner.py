@@ -25,13 +25,12 @@ from evalcore._io import read_json
 from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, Completion, GenerationParams, Usage
 from evalcore.models._cache import CACHE_ENV, ResponseCache, cache_key, request_hash
-from evalcore.runs._context import IN_BENCHMARK
 from evalcore.runs._defaults import DEFAULT_MAX_TOKENS
 from evalcore.runs._prompts import DATASETS, PromptTemplate, load_template, render, select_few_shot
 from evalcore.runs._results import summarize
 from evalcore.runs._scoring import SCORERS, error_scores, refuse_judge, score_code, score_exact
-from evalcore.runs._store import (CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE, SampleWriter,
-                                  latest_records, read_samples, write_json_atomic)
+from evalcore._runstore import (CONFIG_FILE, IN_BENCHMARK, RESULTS_FILE, SAMPLES_FILE, SampleWriter,
+                                latest_records, lock_run, read_samples, write_json_atomic)
 
 
 MMLU_MODES = ("generate", "likelihood")
@@ -437,7 +436,7 @@ def run_benchmark(
     # --- from here on the run directory exists -------------------------------------------
     path.mkdir(parents=True, exist_ok=True)
     try:
-        lock = _lock_run(path)
+        lock = lock_run(path)
     except EvalcoreError:
         if cache_db is not None:
             cache_db.close()
@@ -456,24 +455,6 @@ def run_benchmark(
             cache_db.close()
         lock.close()
     return path
-
-
-def _lock_run(path: Path) -> Any:
-    """Hold an exclusive lock on the run directory while this process writes it.
-
-    Two processes appending to one ``samples.jsonl`` would ask the same items twice; the lock
-    (``flock`` on ``.lock``, released by the kernel even after ``kill -9``) refuses the second.
-    """
-    import fcntl
-
-    f = open(path / ".lock", "a+")
-    try:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        f.close()
-        raise EvalcoreError("another process is writing this run; wait for it or use another "
-                            "--run-id", path=path, field="run_id") from exc
-    return f
 
 
 class _Run:

@@ -90,7 +90,7 @@ def test_json_verdict_with_braces_inside_its_strings() -> None:
 
 
 def test_judge_refuses_to_work_inside_a_benchmark_run() -> None:
-    from evalcore.runs._context import IN_BENCHMARK
+    from evalcore._runstore import IN_BENCHMARK
 
     j = LLMJudge(ScriptedModel('{"score": 1}'))
     token = IN_BENCHMARK.set(True)

@@ -65,3 +65,28 @@ def test_serve_local_cli_serves_on_loopback_until_stopped() -> None:
         proc.terminate()
         out = proc.communicate(timeout=30)[0].decode()
     assert f"http://127.0.0.1:{port}/v1" in out and "openai-compatible:smollm2@" in out
+
+
+def test_served_seeded_answers_do_not_depend_on_earlier_requests(tmp_path) -> None:
+    """The server process starts every completion from an empty context (``_serve_main``):
+    the same seeded request gives the same text whether or not other prompts came before it,
+    and whether or not it was just asked (llama-cpp-python would otherwise reuse the cached
+    prefix and evaluate the prompt in another batch shape)."""
+    from evalcore.models._server import server_command
+
+    assert server_command(1, model_path=tmp_path / "m.gguf")[1:3] == ["-m", "evalcore.models._serve_main"]
+
+    def ask(url: str, prompt: str) -> str:
+        body = json.dumps({"model": "smollm2", "messages": [{"role": "user", "content": prompt}],
+                           "temperature": 0.8, "max_tokens": 24, "seed": 11}).encode()
+        req = urllib.request.Request(url + "/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=120) as resp:
+            return json.load(resp)["choices"][0]["message"]["content"]
+
+    with LocalServer(log_path=tmp_path / "server.log") as server:
+        first = ask(server.url, "Name three colours.")
+        again = ask(server.url, "Name three colours.")  # identical prompt: full prefix cached
+        ask(server.url, "Name three colours of the sea, briefly.")  # shares a prefix
+        after_other = ask(server.url, "Name three colours.")
+    assert first and first == again == after_other

@@ -8,7 +8,7 @@ import pytest
 
 from evalcore.errors import EvalcoreError
 from evalcore.runs import SampleWriter, read_samples
-from evalcore.runs._store import latest_records, write_json_atomic
+from evalcore._runstore import latest_records, write_json_atomic
 
 
 def rec(item: str, epoch: int = 0, error: bool = False, text: str = "x") -> dict:

@@ -1,7 +1,16 @@
-"""The append-only run store: ``config.json``, ``samples.jsonl``, ``results.json``."""
+"""The append-only run store: ``config.json``, ``samples.jsonl``, ``results.json``.
+
+The one place that knows the run-directory format (file names, the sample record's required
+keys), reads and writes it (atomic JSON, the samples writer, the reader that tolerates a torn
+last line), locks a run against a second writer, and holds the run-wide context flag. It sits
+at the bottom of the package, beside ``_io``: ``runs`` writes through it, and ``models``
+(replay), ``routing`` (outcome matrices from runs), ``imports``, ``reporting`` and the judge
+read through it, so none of them imports ``runs``.
+"""
 
 from __future__ import annotations
 
+import contextvars
 import json
 import math
 import os
@@ -15,6 +24,40 @@ from evalcore.errors import EvalcoreError
 CONFIG_FILE = "config.json"
 SAMPLES_FILE = "samples.jsonl"
 RESULTS_FILE = "results.json"
+LOCK_FILE = ".lock"
+
+IN_BENCHMARK: contextvars.ContextVar[bool] = contextvars.ContextVar("evalcore_in_benchmark",
+                                                                    default=False)
+"""True while a benchmark run executes (an LLM judge refuses to work inside one)."""
+
+
+def is_run_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a run directory (it holds a ``samples.jsonl``)."""
+    return (Path(path) / SAMPLES_FILE).is_file()
+
+
+def lock_run(path: Path) -> Any:
+    """Hold an exclusive lock on the run directory while this process writes it.
+
+    Two processes appending to one ``samples.jsonl`` would ask the same items twice; the lock
+    (``flock`` on ``.lock``, released by the kernel even after ``kill -9``) refuses the second.
+
+    Returns:
+        The open lock file; closing it releases the lock.
+
+    Raises:
+        EvalcoreError: Another process holds the lock.
+    """
+    import fcntl
+
+    f = open(path / LOCK_FILE, "a+")
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        f.close()
+        raise EvalcoreError("another process is writing this run; wait for it or use another "
+                            "--run-id", path=path, field="run_id") from exc
+    return f
 REQUIRED_KEYS = ("run_id", "item_id", "epoch", "dataset", "request", "request_hash", "completion",
                  "scores", "error")
 
