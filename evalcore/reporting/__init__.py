@@ -4,7 +4,8 @@
   executed notebooks into one DataFrame with their papermill parameters.
 - :func:`save_figure`: PNG next to the records; :func:`no_figure`: the sentence shown instead
   of an empty figure.
-- :func:`format_table`: a DataFrame as a report shows it (formatted numbers, no index).
+- :func:`format_table`: a DataFrame as a report shows it (formatted numbers, no index);
+  :func:`shown_path`: a path as a report prints it (relative, never an absolute machine path).
 - :func:`export_notebook`, :func:`notebook_to_html`, :func:`html_to_pdf`, :func:`report`.
 - :func:`run_suite`: the runner behind ``evalcore notebooks run``.
 - :func:`write_sample_browser`: a run's offline sample browser (``evalcore browse RUN_DIR``).
@@ -34,7 +35,7 @@ _EXPORTS = {
         "notebook_to_html", "pdf_layout_problems",
     ),
     "evalcore.reporting._figures": ("figures_dir", "no_figure", "save_figure"),
-    "evalcore.reporting._tables": ("docstring_markdown", "format_number", "format_table"),
+    "evalcore.reporting._tables": ("docstring_markdown", "format_number", "format_table", "shown_path"),
     "evalcore.reporting._record": (
         "RECORD_DIR_ENV", "RECORD_MIMETYPE", "collect", "notebook_parameters", "read_records",
         "record", "record_dir", "to_native",

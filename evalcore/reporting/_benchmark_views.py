@@ -50,7 +50,7 @@ def load_benchmark_run(path: str | os.PathLike[str]) -> Any:
     Returns:
         The ``Run`` (``.config``, ``.results``, ``.samples``).
     """
-    from evalcore.runs import load_run
+    from evalcore._runstore import load_run
 
     return load_run(Path(path))
 

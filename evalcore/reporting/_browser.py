@@ -148,7 +148,7 @@ def write_sample_browser(run_dir: str | os.PathLike[str],
     Raises:
         EvalcoreError: Not a run directory, or an unreadable run (nothing is written then).
     """
-    from evalcore.runs import load_run
+    from evalcore._runstore import load_run
 
     run = load_run(run_dir)
     target = Path(out) if out is not None else Path(run_dir) / BROWSER_FILE
@@ -159,8 +159,10 @@ def write_sample_browser(run_dir: str | os.PathLike[str],
 
 
 def _newest_input(run_dir: Path) -> float:
-    times = [p.stat().st_mtime for p in (run_dir / "config.json", run_dir / "samples.jsonl",
-                                         run_dir / "results.json") if p.exists()]
+    from evalcore._runstore import CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE
+
+    times = [p.stat().st_mtime for p in (run_dir / CONFIG_FILE, run_dir / SAMPLES_FILE,
+                                         run_dir / RESULTS_FILE) if p.exists()]
     return max(times, default=0.0)
 
 
@@ -181,7 +183,9 @@ def suite_sample_browsers(suite_dir: str | os.PathLike[str]) -> list[tuple[str, 
     runs = suite / "runs"
     if not runs.is_dir():
         return out
-    for run_dir in sorted(p for p in runs.iterdir() if (p / "config.json").is_file()):
+    from evalcore._runstore import CONFIG_FILE
+
+    for run_dir in sorted(p for p in runs.iterdir() if (p / CONFIG_FILE).is_file()):
         page = run_dir / BROWSER_FILE
         try:
             if not page.exists() or page.stat().st_mtime < _newest_input(run_dir):

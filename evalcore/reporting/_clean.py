@@ -124,7 +124,7 @@ def clean_notebook_file(path: str | os.PathLike[str], log: str | os.PathLike[str
     removed = clean_notebook(nb)
     if not removed:
         return 0
-    write_text_atomic(path, nbformat.writes(nb), chmod=0o644)
+    write_text_atomic(path, nbformat.writes(nb))
     text = "\n".join(removed) + "\n"
     if log is not None:
         with open(log, "a", encoding="utf-8") as fh:

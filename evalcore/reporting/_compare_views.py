@@ -66,7 +66,7 @@ def load_item_scores(paths: Sequence[str | os.PathLike[str]]) -> dict[str, pd.Se
     Raises:
         EvalcoreError: Fewer than two runs, or a run directory is missing.
     """
-    from evalcore.runs import load_run
+    from evalcore._runstore import load_run
 
     if isinstance(paths, (str, os.PathLike)) or len(paths) < 2:
         raise EvalcoreError("compare needs a list of at least two run directories", field="runs")

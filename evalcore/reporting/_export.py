@@ -282,7 +282,7 @@ def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[s
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     body = re.sub(r'<script src="">\s*</script>', "", body)
     body = body.replace("</head>", _PRINT_CSS + "</head>", 1)
-    write_bytes_atomic(out, body.encode("utf-8"), chmod=0o644)
+    write_bytes_atomic(out, body.encode("utf-8"))
     return out
 
 
@@ -316,7 +316,7 @@ def html_to_pdf(
         raise EvalcoreError(CHROMIUM_HINT)
     profile = tempfile.mkdtemp(prefix="evalcore-chromium-")
     try:
-        with atomic_path(out, suffix=".pdf", chmod=0o644) as tmp:
+        with atomic_path(out, suffix=".pdf") as tmp:
             cmd = [
                 binary,
                 "--headless",
@@ -377,7 +377,7 @@ def extract_figures(notebook: str | os.PathLike[str], folder: str | os.PathLike[
             k += 1
             raw = base64.b64decode("".join(data) if isinstance(data, list) else data)
             target = folder / f"cell{index:02d}_{k}.png"
-            write_bytes_atomic(target, raw, chmod=0o644)
+            write_bytes_atomic(target, raw)
             written.append(target)
     return written
 

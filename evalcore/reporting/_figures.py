@@ -48,7 +48,7 @@ def save_figure(fig: Any, name: str, *, dpi: int = 150) -> Path:
     if stem.lower().endswith(".png"):
         stem = stem[:-4]
     target = figures_dir() / f"{stem}.png"
-    with atomic_path(target, suffix=".png", chmod=0o644) as tmp:
+    with atomic_path(target, suffix=".png") as tmp:
         fig.savefig(tmp, format="png", dpi=dpi, bbox_inches="tight")
     return target
 

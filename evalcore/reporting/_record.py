@@ -180,7 +180,7 @@ def to_native(value: Any, *, _path: str = "value") -> Any:
 
 
 def _write_json_atomic(path: Path, data: Any) -> None:
-    write_json_atomic(path, data, chmod=0o644, indent=2, sort_keys=False, allow_nan=False)
+    write_json_atomic(path, data, indent=2, sort_keys=False, allow_nan=False)
 
 
 def _merge_sidecar(path: Path, updates: Mapping[str, Any]) -> dict[str, Any]:

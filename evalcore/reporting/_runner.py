@@ -329,7 +329,9 @@ def _samples_written(progress: _Progress) -> str:
     newest: tuple[float, Path] | None = None
     wall_start = time.time() - (time.perf_counter() - progress.started)
     try:
-        for path in progress.watch.rglob("samples.jsonl"):
+        from evalcore._runstore import SAMPLES_FILE
+
+        for path in progress.watch.rglob(SAMPLES_FILE):
             mtime = path.stat().st_mtime
             if mtime >= wall_start - 1 and (newest is None or mtime > newest[0]):
                 newest = (mtime, path)
@@ -833,7 +835,7 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
     frame = summary_frame(results)
     if not frame.empty:
         csv = frame.to_csv()
-        write_text_atomic(suite_dir / "summary.csv", csv, chmod=0o644)
+        write_text_atomic(suite_dir / "summary.csv", csv)
     done = sum(r.status == "ok" for r in results)
     failed = sum(r.status == "failed" for r in results)
     rows = []
@@ -889,5 +891,5 @@ and each run's records JSON.</p>
 {samples}</body></html>
 """
     index = suite_dir / "index.html"
-    write_text_atomic(index, body, chmod=0o644)
+    write_text_atomic(index, body)
     return index

@@ -13,14 +13,16 @@ from __future__ import annotations
 import html
 import inspect
 import math
+import os
 import re
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["docstring_markdown", "format_number", "format_table"]
+__all__ = ["docstring_markdown", "format_number", "format_table", "shown_path"]
 
 NA = "—"
 
@@ -207,3 +209,33 @@ def docstring_markdown(doc: str | None) -> str:
     text = _ROLE.sub(lambda m: f"`{m.group(1)}`", text)
     text = re.sub(r"``(.+?)``", lambda m: f"`{m.group(1)}`", text, flags=re.S)
     return text.strip()
+
+
+def shown_path(path: str | os.PathLike[str], *bases: str | os.PathLike[str]) -> str:
+    """A path as a report prints it: never an absolute machine path.
+
+    Relative (POSIX separators) to the first of ``bases`` it lies below, ``"."`` for a base
+    itself; a path below none of them is shown by its name alone. Symbolic links are resolved
+    on both sides, and a relative ``path`` is taken from the working directory.
+
+    Args:
+        path: The path (a folder or file; it need not exist).
+        *bases: Folders to show it relative to; default: the record folder
+            (:func:`evalcore.reporting.record_dir`: the suite's folder of this notebook), then the
+            working directory (the repository root in the suite).
+
+    Returns:
+        The text to print (empty for an empty path).
+    """
+    if not str(path):
+        return ""
+    if not bases:
+        from evalcore.reporting._record import record_dir
+
+        bases = (record_dir(), Path.cwd())
+    full = Path(path).resolve()
+    for base in bases:
+        root = Path(base).resolve()
+        if full.is_relative_to(root):
+            return full.relative_to(root).as_posix() or "."
+    return full.name or "."

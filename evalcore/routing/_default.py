@@ -90,7 +90,7 @@ def strategy_template(dataset: str, strategy: Strategy, directory: str | os.Path
     data = {"name": f"routing-{dataset}-{strategy.style}", "dataset": dataset, **_TEMPLATES[key]}
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     if not path.is_file() or path.read_text("utf-8") != text:
-        write_text_atomic(path, text, chmod=0o644)
+        write_text_atomic(path, text)
     return path
 
 

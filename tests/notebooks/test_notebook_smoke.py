@@ -160,6 +160,43 @@ def test_compare_numbers_match_an_independent_computation(suite, entry):
     assert (suite.suite_dir / entry.name / "figures" / "differences.png").exists()
 
 
+ROUTINGS = [e for e in ENTRIES if e.notebook.name == "routing.ipynb"]
+_TEXT_MIMETYPES = ("text/plain", "text/markdown", "text/html")
+
+
+def _text_outputs(nb) -> list[str]:
+    """The text a reader sees in an executed notebook's outputs (streams, plain text, Markdown, HTML)."""
+    texts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                texts.append("".join(out.get("text", "")))
+            for mime in _TEXT_MIMETYPES:
+                value = out.get("data", {}).get(mime)
+                if value:
+                    texts.append("".join(value) if isinstance(value, list) else str(value))
+    return texts
+
+
+@pytest.mark.parametrize("entry", ROUTINGS, ids=lambda e: e.name)
+def test_routing_report_shows_no_absolute_machine_path(suite, entry):
+    """Paths in the routing report are relative to the repository or the suite (``shown_path``)."""
+    import nbformat
+
+    result = _result(suite, entry.name)
+    executed = nbformat.read(suite.suite_dir / result.executed, as_version=4)
+    texts = _text_outputs(executed)
+    html = (suite.suite_dir / result.html).read_text()
+    machine = {str(ROOT), str(suite.suite_dir.parent), str(suite.suite_dir.parent.resolve())}
+    if str(Path.home()) != "/":
+        machine.add(str(Path.home()))
+    for prefix in machine:
+        shown = [t for t in texts if prefix in t]
+        assert shown == [], f"{entry.name}: the absolute path {prefix} in the report's outputs: {shown[:2]}"
+        assert prefix not in html, f"{entry.name}: the absolute path {prefix} in the exported HTML"
+    assert any("`summary.csv`" in t for t in texts), "the report names where its tables were written"
+
+
 @pytest.mark.skipif(shutil.which("chromium") is None or shutil.which("pdftoppm") is None,
                     reason="needs chromium and poppler-utils (apt-get install chromium poppler-utils)")
 def test_pdf_of_a_notebook_is_not_blank(suite, tmp_path):

@@ -130,3 +130,53 @@ def test_pdf_page_one_is_not_blank(executed, tmp_path):
     pixels = np.asarray(Image.open(page).convert("L"), dtype=float)
     assert pixels.std() > 5.0, "page 1 of the PDF is blank"
     assert (pixels < 128).mean() > 0.001  # some dark ink (text, bars)
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600)])
+def test_report_files_get_the_mode_the_umask_gives(executed, tmp_path, monkeypatch, umask, mode):
+    """Every report file is written as a plain ``open()`` would (``0o666`` less the umask): with
+    umask 077 nothing is readable by group or others. Chromium's PDF too, when it is installed."""
+    import os
+    import stat
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from evalcore.reporting import record, save_figure
+    from evalcore.reporting._clean import clean_notebook_file
+    from evalcore.reporting._runner import EntryResult, write_index
+    from evalcore.routing._default import DEFAULT_STRATEGIES, strategy_template
+
+    with_pdf = umask == 0o077 and shutil.which("chromium") is not None
+    if not with_pdf:
+        monkeypatch.setenv("EVALCORE_CHROMIUM", "/nonexistent/chromium")
+    suite = tmp_path / "suite"
+    monkeypatch.setenv("EVALCORE_RECORD_DIR", str(suite / "run"))
+    nb = nbformat.read(executed, as_version=4)  # a progress bar on stderr: the cleaner rewrites the file
+    nb.cells[1].outputs.append(nbformat.v4.new_output("stream", name="stderr", text="  0%|          | 0/3\n"))
+    nbformat.write(nb, executed)
+    old = os.umask(umask)
+    try:
+        assert clean_notebook_file(executed) == 1
+        result = export_notebook(executed, tmp_path / "out")
+        written = [executed, result.html, *result.figures]
+        if with_pdf:
+            assert result.pdf is not None
+            written.append(result.pdf)
+        record("accuracy", 0.5)
+        fig, ax = plt.subplots(figsize=(1, 1))
+        ax.plot([0, 1], [0, 1])
+        written.append(save_figure(fig, "line"))
+        plt.close(fig)
+        written.append(suite / "run" / "records.json")
+        index = write_index(suite, [EntryResult(name="run", notebook="nb.ipynb", status="ok",
+                                                records={"accuracy": 0.5})], {"id": "s"})
+        written += [index, suite / "suite.json", suite / "summary.csv"]
+        written.append(strategy_template("gsm8k", DEFAULT_STRATEGIES[0], tmp_path / "templates"))
+    finally:
+        os.umask(old)
+    assert result.figures  # the PNG extraction ran
+    for path in written:
+        assert stat.S_IMODE(path.stat().st_mode) == mode, path.name

@@ -1,4 +1,4 @@
-"""format_table / format_number: how report tables print numbers, text and code."""
+"""format_table / format_number / shown_path: how report tables print numbers, text, code and paths."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.reporting import format_number, format_table, no_figure
+from evalcore.reporting import format_number, format_table, no_figure, shown_path
 
 
 def _cells(html: str) -> list[str]:
@@ -85,3 +85,31 @@ def test_docstring_markdown_dedents_and_converts_rst_literals():
     assert text == ("Tool synthesis, measured.\n\nFor each case the tool that answered (`tool_used`) is run; "
                     "see `evalcore.stats.paired_t`.\nScore = `success · 0.5`.")
     assert "``" not in text and not any(line.startswith("    ") for line in text.splitlines())
+
+
+def test_shown_path_is_relative_and_never_an_absolute_machine_path(tmp_path, monkeypatch):
+    """The routing report names its output folder (and a report any path) relative to the
+    notebook's record folder or the working directory (the repository root in the suite)."""
+    repo = tmp_path / "repo"
+    suite = repo / "reports" / "20260101-000000" / "routing"
+    suite.mkdir(parents=True)
+    (repo / "link").symlink_to(repo / "reports")
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("EVALCORE_RECORD_DIR", str(suite))
+    elsewhere = tmp_path / "elsewhere" / "outcomes.csv"
+    cases = {
+        "reports/routing": "reports/routing",  # the default output_dir, below the working directory
+        str(repo / "reports" / "routing"): "reports/routing",  # the same, given absolute
+        str(suite / "summary.csv"): "summary.csv",  # the record folder comes first
+        str(suite): ".",
+        "link/x/../routing": "reports/routing",  # symlinks and .. resolved
+        str(elsewhere): "outcomes.csv",  # below no base: the name alone
+        "": "",
+    }
+    for given, shown in cases.items():
+        assert shown_path(given) == shown, given
+    assert shown_path(elsewhere, tmp_path / "elsewhere", repo) == "outcomes.csv"
+    assert shown_path(repo / "runs" / "a", repo) == "runs/a"
+    for given in [*cases, str(elsewhere), "/", str(tmp_path)]:
+        text = shown_path(given)
+        assert not text.startswith("/") and str(tmp_path) not in text, (given, text)
