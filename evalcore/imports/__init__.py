@@ -4,7 +4,8 @@
 - :func:`import_log`: an lm-eval ``--log_samples`` output (``results_<time>.json`` with its
   ``samples_<task>_<time>.jsonl``) or an inspect_ai log (``.eval``/``.json``, read with
   inspect's own ``read_eval_log``) → run directories (``config.json`` with read-only
-  provenance under ``imported``, ``samples.jsonl``, ``results.json``), written all or nothing.
+  provenance under ``imported``, ``samples.jsonl``, ``results.json``), written all or nothing;
+  :func:`import_batch` makes the imports of several logs one all-or-nothing batch.
 - :func:`compare_sources`: any mix of evalcore runs and logs, items aligned by id where the
   runs share an id scheme and by normalised question hash otherwise, every pair compared with
   :func:`evalcore.stats.compare_many` (the command ``evalcore compare``).
@@ -13,7 +14,8 @@
 from evalcore._lazy import lazy_exports
 
 _EXPORTS = {
-    "evalcore.imports._common": ("content_key", "normalise_question", "score_value"),
+    "evalcore.imports._common": ("content_key", "import_batch", "normalise_question",
+                                 "score_value"),
     "evalcore.imports._compare": (
         "Alignment", "Comparison", "align_runs", "aligned_scores", "compare_sources",
         "format_comparison", "load_runs", "write_comparison",

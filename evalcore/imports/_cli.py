@@ -20,20 +20,25 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from evalcore._runstore import load_run
     from evalcore.imports import import_log
-    from evalcore.runs import load_run
+    from evalcore.imports._common import import_batch
 
-    for source in args.logs:
-        for path in import_log(source, args.run_dir, metric=args.metric or (), task=args.task):
-            run = load_run(path)
-            acc = (run.results.get("accuracy_flexible") or {}).get("mean")
-            reported = run.results.get("reported_by_harness") or {}
-            metric = run.results.get("metric")
-            shown = "n/a" if acc is None else f"{acc:.4f}"
-            told = reported.get(metric)
-            print(f"{path}: {run.config.get('task')} ({run.config['imported']['harness']}), "
-                  f"{run.results.get('n_samples')} samples, mean {metric} {shown}"
-                  + ("" if told is None else f" (harness reported {told:.4f})"))
+    # all the logs or none: a malformed later log leaves no run of an earlier one behind
+    with import_batch() as batch:
+        staged = [path for source in args.logs
+                  for path in import_log(source, args.run_dir, metric=args.metric or (),
+                                         task=args.task)]
+    for path in dict.fromkeys(batch.final_path(p) for p in staged):
+        run = load_run(path)
+        acc = (run.results.get("accuracy_flexible") or {}).get("mean")
+        reported = run.results.get("reported_by_harness") or {}
+        metric = run.results.get("metric")
+        shown = "n/a" if acc is None else f"{acc:.4f}"
+        told = reported.get(metric)
+        print(f"{path}: {run.config.get('task')} ({run.config['imported']['harness']}), "
+              f"{run.results.get('n_samples')} samples, mean {metric} {shown}"
+              + ("" if told is None else f" (harness reported {told:.4f})"))
     return 0
 
 
@@ -44,7 +49,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         description="Compare two or more evalcore run directories, lm-evaluation-harness "
                     "--log_samples outputs (results_<time>.json, or its folder) and inspect_ai "
                     "logs (.eval, .json), paired on the items they share (by id, else by "
-                    "normalised question hash). Logs are imported as run directories first.")
+                    "normalised question hash). Logs are imported as run directories first, all "
+                    "of them or none: when a log is malformed or the runs cannot be compared, "
+                    "nothing is left in --import-dir.")
     p.add_argument("sources", nargs="+", metavar="RUN_OR_LOG", help="run directory or log")
     p.add_argument("--metric", action="append", metavar="NAME",
                    help="score to compare, tried in order for each source: an lm-eval "
@@ -71,7 +78,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     q = subparsers.add_parser(
         "import", help="import lm-eval / inspect_ai logs as evalcore run directories",
         description="Write each log as an ordinary run directory (config.json with read-only "
-                    "provenance, samples.jsonl, results.json); all or nothing.")
+                    "provenance, samples.jsonl, results.json); all the logs or none.")
     q.add_argument("logs", nargs="+", metavar="LOG", help="lm-eval results file or folder, "
                                                         "inspect .eval/.json log")
     q.add_argument("--run-dir", default="runs/imported", help="parent folder of the runs")

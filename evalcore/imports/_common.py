@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as _dt
 import hashlib
 import importlib.metadata
@@ -13,7 +15,7 @@ import tempfile
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from evalcore.errors import EvalcoreError
 
@@ -203,6 +205,110 @@ def provenance(harness: str, version: str | None, files: Iterable[Path], *, metr
     return out
 
 
+class ImportBatch:
+    """The run directories one command imports, put in place all together or not at all.
+
+    While a batch is open (:func:`import_batch`), :func:`write_run` writes each new run into a
+    hidden staging folder beside its target (``<run_dir>/.evalcore-import-*``) instead of the
+    target itself. When the whole batch succeeds, the staged runs are renamed into place; when
+    anything fails (a malformed later log, ``compare`` refusing runs that share no items) the
+    staging folders are removed, and the import folder itself when the batch made it, so the
+    import folder holds nothing new; an older import that a staged run would replace stays as
+    it was.
+    """
+
+    def __init__(self) -> None:
+        self.staging: dict[Path, Path] = {}  # run_dir (resolved) → its staging folder
+        self.staged: dict[Path, Path] = {}  # staged run directory → final run directory
+        self.created: list[Path] = []  # folders made for run_dir that did not exist
+        self.committed = False
+
+    def stage_dir(self, parent: Path) -> Path:
+        """The staging folder of ``parent`` (made, with ``parent``, on first use)."""
+        missing = []
+        p = parent.absolute()
+        while not p.exists():
+            missing.append(p)
+            p = p.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        self.created.extend(missing)  # deepest first
+        key = parent.resolve()
+        if key not in self.staging:
+            self.staging[key] = Path(tempfile.mkdtemp(dir=parent, prefix=".evalcore-import-"))
+        return self.staging[key]
+
+    def final_path(self, path: str | os.PathLike[str]) -> Path:
+        """Where a run directory ends up once the batch is in place (itself when not staged)."""
+        p = Path(path)
+        return self.staged.get(p, p)
+
+    def commit(self) -> None:
+        """Rename every staged run into place (replacing an older import of the same id)."""
+        placed: list[Path] = []
+        replaced: list[tuple[Path, Path]] = []  # (target, its old copy)
+        try:
+            for staged, target in self.staged.items():
+                if target.exists():
+                    old = target.parent / f".{target.name}.{os.getpid()}.replaced"
+                    os.replace(target, old)
+                    replaced.append((target, old))
+                os.replace(staged, target)
+                placed.append(target)
+        except BaseException:
+            for target in placed:
+                shutil.rmtree(target, ignore_errors=True)
+            for target, old in replaced:
+                with contextlib.suppress(OSError):
+                    os.replace(old, target)
+            self.rollback()
+            raise
+        for _, old in replaced:
+            shutil.rmtree(old, ignore_errors=True)
+        for folder in self.staging.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        self.committed = True
+
+    def rollback(self) -> None:
+        """Remove the staging folders and the folders the batch created (when left empty)."""
+        for folder in self.staging.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        for folder in self.created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty: never what someone else wrote there
+
+
+_BATCH: contextvars.ContextVar[ImportBatch | None] = contextvars.ContextVar(
+    "evalcore_import_batch", default=None)
+
+
+@contextlib.contextmanager
+def import_batch() -> Iterator[ImportBatch]:
+    """Make every :func:`write_run` inside the block one all-or-nothing batch.
+
+    The runs written in the block live in staging folders until the block ends; they are
+    renamed into place when it ends normally and removed when it raises. A block inside another
+    joins the outer batch (the outer one decides). Paths returned inside the block are the
+    staged ones; map them with :meth:`ImportBatch.final_path` after the block.
+
+    Yields:
+        The batch.
+    """
+    outer = _BATCH.get()
+    if outer is not None:
+        yield outer
+        return
+    batch = ImportBatch()
+    token = _BATCH.set(batch)
+    try:
+        yield batch
+    except BaseException:
+        batch.rollback()
+        raise
+    finally:
+        _BATCH.reset(token)
+    batch.commit()
+
+
 def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
               reuse: bool = True) -> Path:
     """Write an imported run as ``run_dir/<run_id>`` (config, samples, results), all or nothing.
@@ -210,6 +316,8 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
     Everything is written into a temporary folder beside the target and renamed into place
     when complete, so a failure leaves no run directory behind. An existing run directory with
     the same import fingerprint is reused as it is; one with another fingerprint is replaced.
+    Inside :func:`import_batch` the run goes to the batch's staging folder instead, and the
+    staged path is returned (renamed into place when the batch succeeds).
 
     Args:
         imported: The run.
@@ -221,7 +329,7 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
     """
     from evalcore import __version__
     from evalcore.runs import summarize
-    from evalcore.runs._store import CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE, _jsonable
+    from evalcore._runstore import CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE, _jsonable
 
     parent = Path(run_dir)
     target = parent / imported.run_id
@@ -236,7 +344,16 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
     if target.exists() and not (target / CONFIG_FILE).is_file():
         raise EvalcoreError("exists but is not a run directory (no config.json); "
                             "choose another --run-dir", path=target)
-    parent.mkdir(parents=True, exist_ok=True)
+    batch = _BATCH.get()
+    final = target
+    if batch is not None:
+        stage = batch.stage_dir(parent)
+        staged = stage / imported.run_id
+        if reuse and staged in batch.staged and fingerprint == _fingerprint_of(staged):
+            return staged  # the same log twice in one command
+        parent, target = stage, staged
+    else:
+        parent.mkdir(parents=True, exist_ok=True)
     records = [{"run_id": imported.run_id, **s} for s in imported.samples]
     config = {"run_id": imported.run_id, **imported.config}
     config.setdefault("versions", {})["evalcore"] = __version__
@@ -266,7 +383,7 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
             json.dumps(_jsonable(results), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
             encoding="utf-8")
         os.chmod(tmp, 0o755)
-        if target.exists():
+        if target.exists():  # an older import of the same id (never in a staging folder)
             old = parent / f".{imported.run_id}.{os.getpid()}.replaced"
             os.replace(target, old)
             os.replace(tmp, target)
@@ -276,4 +393,14 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if batch is not None:
+        batch.staged[target] = final
     return target
+
+
+def _fingerprint_of(run: Path) -> str | None:
+    try:
+        config = json.loads((run / "config.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return (config.get("imported") or {}).get("fingerprint")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from evalcore.errors import EvalcoreError
+from evalcore.imports._common import import_batch
 from evalcore.imports._sources import DEFAULT_IMPORT_DIR, RunScores, resolve, run_scores
 
 #: Columns of the comparison table, in print order.
@@ -139,7 +140,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native summary: runs, alignment (key, shared, unmatched) and the pair rows."""
-        from evalcore.runs._store import _jsonable
+        from evalcore._runstore import _jsonable
 
         return _jsonable({
             "runs": self.runs,
@@ -181,18 +182,28 @@ def load_runs(
         raise EvalcoreError("compare needs at least two runs or logs", field="runs")
     if labels is not None and len(labels) not in (0, len(paths)):
         raise EvalcoreError(f"{len(labels)} labels for {len(paths)} runs", field="labels")
-    dirs = [resolve(p, import_dir=import_dir, metric=metric, task=task) for p in paths]
-    runs: list[RunScores] = []
-    seen: set[str] = set()
-    for i, d in enumerate(dirs):
-        r = run_scores(d, metric=metric, label=str(labels[i]) if labels else None,
-                       cluster=cluster)
-        base, k = r.label, 2
-        while r.label in seen:
-            r.label, k = f"{base}#{k}", k + 1
-        seen.add(r.label)
-        runs.append(r)
+    with import_batch() as batch:  # all the logs imported, or none (a later one malformed)
+        dirs = [resolve(p, import_dir=import_dir, metric=metric, task=task) for p in paths]
+        runs: list[RunScores] = []
+        seen: set[str] = set()
+        for i, d in enumerate(dirs):
+            r = run_scores(d, metric=metric, label=str(labels[i]) if labels else None,
+                           cluster=cluster)
+            base, k = r.label, 2
+            while r.label in seen:
+                r.label, k = f"{base}#{k}", k + 1
+            seen.add(r.label)
+            runs.append(r)
+    if batch.committed:  # called on its own: the runs are in place now
+        return _placed(batch, dirs, runs)
     return dirs, runs
+
+
+def _placed(batch: Any, dirs: list[Path], runs: list[RunScores]) -> tuple[list[Path], list[RunScores]]:
+    """Run directories and scores with staged paths replaced by where the runs now are."""
+    for r in runs:
+        r.path = batch.final_path(r.path)
+    return [batch.final_path(d) for d in dirs], runs
 
 
 def aligned_scores(
@@ -219,8 +230,9 @@ def aligned_scores(
     Returns:
         Label → float Series.
     """
-    _, runs = load_runs(paths, metric=metric, task=task, labels=labels, import_dir=import_dir)
-    return align_runs(runs).series
+    with import_batch():  # nothing imported when the runs cannot be aligned
+        _, runs = load_runs(paths, metric=metric, task=task, labels=labels, import_dir=import_dir)
+        return align_runs(runs).series
 
 
 def compare_sources(
@@ -238,7 +250,8 @@ def compare_sources(
 ) -> Comparison:
     """Compare any mix of evalcore runs, lm-eval logs and inspect logs, paired on shared items.
 
-    Logs are imported first (:func:`evalcore.imports.import_log`, into ``import_dir``); items
+    Logs are imported first (:func:`evalcore.imports.import_log`, into ``import_dir``, all of
+    them or none: their runs are put in place only when the whole comparison succeeds); items
     are aligned by :func:`align_runs`; every pair goes through
     :func:`evalcore.stats.compare_many` (McNemar with a paired-bootstrap interval for 0/1 scores,
     the paired t-test otherwise), p-values corrected across pairs, with the minimum detectable
@@ -271,17 +284,22 @@ def compare_sources(
 
     from evalcore.stats import compare_many
 
-    dirs, runs = load_runs(paths, metric=metric, task=task, labels=labels,
-                           import_dir=import_dir, cluster=cluster)
-    alignment = align_runs(runs)
-    extra: dict[str, Any] = {}
-    if cluster is not None:
-        if not alignment.clusters:
-            raise EvalcoreError(f"no run records the metadata field {cluster!r} for its items",
-                                field="cluster")
-        extra["clusters"] = alignment.clusters
-    table = compare_many(alignment.series, correction=correction, alpha=alpha,
-                         align="intersection", n_resamples=n_resamples, seed=seed, **extra)
+    # the logs' runs are put in place only when the comparison succeeds: a malformed later log,
+    # runs sharing no items or scoring different tasks leave nothing in import_dir
+    with import_batch() as batch:
+        dirs, runs = load_runs(paths, metric=metric, task=task, labels=labels,
+                               import_dir=import_dir, cluster=cluster)
+        alignment = align_runs(runs)
+        extra: dict[str, Any] = {}
+        if cluster is not None:
+            if not alignment.clusters:
+                raise EvalcoreError(f"no run records the metadata field {cluster!r} for its "
+                                    "items", field="cluster")
+            extra["clusters"] = alignment.clusters
+        table = compare_many(alignment.series, correction=correction, alpha=alpha,
+                             align="intersection", n_resamples=n_resamples, seed=seed, **extra)
+    if batch.committed:
+        dirs, runs = _placed(batch, dirs, runs)
     for col in TABLE_COLUMNS:
         if col not in table:
             table[col] = np.nan

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from evalcore.errors import EvalcoreError
-from evalcore.imports._common import content_key, question_of, write_run
+from evalcore.imports._common import content_key, import_batch, question_of, write_run
 from evalcore.imports._inspect import import_inspect, is_inspect_log
 from evalcore.imports._lm_eval import import_lm_eval, is_lm_eval_results
 
@@ -35,7 +35,9 @@ def detect(path: str | os.PathLike[str]) -> str:
     """
     p = Path(path)
     if p.is_dir():
-        if (p / "config.json").is_file():
+        from evalcore._runstore import CONFIG_FILE
+
+        if (p / CONFIG_FILE).is_file():
             return "run"
         lm = list(p.rglob("results_*.json"))
         ins = [q for q in p.rglob("*.eval")] + [q for q in p.rglob("*.json")
@@ -68,7 +70,10 @@ def import_log(path: str | os.PathLike[str], run_dir: str | os.PathLike[str] = D
     """Import an lm-eval or inspect log as evalcore run directories.
 
     Every run is written completely or not at all (a malformed log leaves nothing behind); a
-    log already imported with the same metric is not written again.
+    log already imported with the same metric is not written again. Inside
+    :func:`~evalcore.imports.import_batch` (``evalcore compare`` and ``evalcore import``
+    with several logs) the runs stay staged until the whole command has succeeded, and the
+    staged paths are returned.
 
     Args:
         path: The log (see :func:`detect`).
@@ -95,7 +100,10 @@ def import_log(path: str | os.PathLike[str], run_dir: str | os.PathLike[str] = D
             p = next(q for q in sorted(p.rglob("*")) if q.is_file() and is_inspect_log(q)
                      and not is_lm_eval_results(q))
         runs = [import_inspect(p, metric=metric)]
-    return [write_run(r, run_dir) for r in runs]
+    with import_batch() as batch:
+        written = [write_run(r, run_dir) for r in runs]
+    # in a batch of its own, the runs are in place now; inside a caller's batch, still staged
+    return [batch.final_path(w) for w in written] if batch.committed else written
 
 
 def resolve(path: str | os.PathLike[str], *, import_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
@@ -174,7 +182,7 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
     Raises:
         EvalcoreError: A run without scored samples.
     """
-    from evalcore.runs import load_run
+    from evalcore._runstore import load_run
 
     run = load_run(Path(path))
     imported = run.config.get("imported") or {}

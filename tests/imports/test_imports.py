@@ -303,7 +303,7 @@ def test_detect_tells_the_kinds_apart(tmp_path) -> None:
     assert detect(LM) == "lm-eval"
     assert detect(INS / "ec_mmlu.eval") == "inspect" and detect(INS / "ec_mmlu.json") == "inspect"
     assert detect(EC / "evalcore-mmlu") == "run"
-    with pytest.raises(EvalcoreError, match="holds 4 inspect logs"):
+    with pytest.raises(EvalcoreError, match=f"holds {len(list(INS.iterdir()))} inspect logs"):
         detect(INS)
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(EvalcoreError, match="not a known log"):
@@ -482,3 +482,287 @@ def test_compare_clustered_by_subject_uses_the_clustered_paired_test(tmp_path, c
     status, out, err = _cli(["compare", *map(str, sources[:2]), "--task", "ec_mmlu", "--cluster", "nope",
                              "--import-dir", str(tmp_path), "-o", str(tmp_path / "o")], capsys)
     assert status == 2 and "no run records the metadata field 'nope'" in err
+
+
+# --- all or nothing across the logs of one command -----------------------------------------
+
+def _listing(folder: Path) -> list[str]:
+    """Every entry of a folder, hidden ones (staging folders) included; [] when absent."""
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+@pytest.fixture()
+def import_dir(tmp_path) -> tuple[Path, list[str]]:
+    """An import folder that already holds one imported run (which must survive untouched)."""
+    imports = tmp_path / "imported"
+    import_log(INS / "ec_gsm8k.json", imports)
+    return imports, _listing(imports)
+
+
+@pytest.mark.parametrize("command", ["compare", "import"])
+def test_a_valid_log_then_a_malformed_one_leaves_nothing_new(lm_copy, tmp_path, capsys, import_dir,
+                                                            command) -> None:
+    """The valid first log's run is not left behind when the second log is refused."""
+    imports, before = import_dir
+    bad, line = _corrupt_truncated(lm_copy)
+    sources = [str(INS / "ec_mmlu.eval"), str(_in(lm_copy, "results_*.json"))]
+    if command == "compare":
+        args = ["compare", *sources, "--task", "ec_mmlu", "--import-dir", str(imports),
+                "-o", str(tmp_path / "out")]
+    else:
+        args = ["import", *sources, "--task", "ec_mmlu", "--run-dir", str(imports)]
+    status, out, err = _cli(args, capsys)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("evalcore: error: ")
+    assert str(bad) in err and f"line {line}" in err and "sample line is truncated" in err
+    assert _listing(imports) == before  # no run of ec_mmlu.eval, no staging folder
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_malformed_log_into_a_new_import_dir_leaves_no_folder(lm_copy, tmp_path, capsys) -> None:
+    bad, _ = _corrupt_missing_metric(lm_copy)
+    imports = tmp_path / "new" / "imported"
+    status, _, err = _cli(["compare", str(INS / "ec_mmlu.eval"), str(_in(lm_copy, "results_*.json")),
+                           "--task", "ec_mmlu", "--import-dir", str(imports),
+                           "-o", str(tmp_path / "out")], capsys)
+    assert status == 2 and str(bad) in err and "line 3" in err
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("sources, message", [
+    ([INS / "ec_gsm8k.eval", _samples("ec_mmlu")], "share no items (matched by question content"),
+    ([_samples("ec_gsm8k"), _samples("ec_mmlu")], "score different tasks (ec_gsm8k:"),
+])
+def test_a_refused_comparison_leaves_nothing_new(tmp_path, capsys, import_dir, sources,
+                                                 message) -> None:
+    imports, before = import_dir
+    status, _, err = _cli(["compare", *map(str, sources), "--metric", "exact_match,letter",
+                             "--metric", "exact_match,flexible-extract",
+                             "--import-dir", str(imports), "-o", str(tmp_path / "o")], capsys)
+    assert status == 2 and err.count("\n") == 1 and message in err
+    assert _listing(imports) == before
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_successful_compare_puts_every_run_in_place(tmp_path, capsys, import_dir) -> None:
+    imports, before = import_dir
+    status, _, err = _cli(["compare", str(INS / "ec_gsm8k.json"), str(INS / "ec_gsm8k.eval"),
+                           str(LM), "--task", "ec_gsm8k", "--metric", "match",
+                           "--metric", "exact_match,flexible-extract", "--import-dir", str(imports),
+                           "-o", str(tmp_path / "o"), "--n-resamples", "200"], capsys)
+    assert status == 0, err
+    after = _listing(imports)
+    assert not any(name.startswith(".") for name in after)  # no staging folder left
+    new = sorted(set(after) - set(before))
+    assert len(new) == 2 and set(before) <= set(after)  # the .json run was already there
+    saved = json.loads((tmp_path / "o" / "compare.json").read_text())
+    paths = {Path(r["path"]) for r in saved["runs"]}
+    assert paths == {imports / name for name in after}  # final paths, not staged ones
+    for p in paths:
+        assert load_run(p).config["imported"]["read_only"] is True
+
+
+def test_compare_sources_and_aligned_scores_are_all_or_nothing(lm_copy, tmp_path) -> None:
+    _corrupt_truncated(lm_copy)
+    for call in (compare_sources, aligned_scores):
+        with pytest.raises(EvalcoreError, match="sample line is truncated"):
+            call([INS / "ec_mmlu.eval", _in(lm_copy, "results_*.json")], task="ec_mmlu",
+                 import_dir=tmp_path / "imp")
+        assert _listing(tmp_path / "imp") == []
+
+
+
+def test_import_batch_stages_until_the_block_ends(tmp_path) -> None:
+    from evalcore.imports import import_batch
+
+    imports = tmp_path / "imp"
+    with import_batch() as batch:
+        (staged,) = import_log(INS / "ec_mmlu.eval", imports)
+        assert staged.parent.name.startswith(".evalcore-import-") and staged.parent.parent == imports
+        assert load_run(staged).run_id == staged.name  # readable while staged
+        assert [p.name for p in imports.iterdir()] == [staged.parent.name]
+    final = batch.final_path(staged)
+    assert final == imports / staged.name and load_run(final).run_id == final.name
+    assert _listing(imports) == [final.name]
+    with pytest.raises(RuntimeError, match="later failure"), import_batch():
+        import_log(INS / "ec_gsm8k.eval", imports)
+        raise RuntimeError("later failure")
+    assert _listing(imports) == [final.name]
+
+# --- malformed inspect logs through the command line ---------------------------------------
+
+def _inspect_truncated_json(tmp_path: Path) -> tuple[Path, str]:
+    text = (INS / "ec_mmlu.json").read_text()
+    bad = tmp_path / "truncated.json"
+    bad.write_text(text[: len(text) // 2])
+    return bad, "not valid JSON"
+
+
+def _inspect_unknown_version(tmp_path: Path) -> tuple[Path, str]:
+    data = json.loads((INS / "ec_mmlu.json").read_text())
+    data["version"] = 99
+    bad = tmp_path / "unknown.json"
+    bad.write_text(json.dumps(data))
+    return bad, "unknown inspect_ai log version 99"
+
+
+def _inspect_cut_eval(tmp_path: Path) -> tuple[Path, str]:
+    bad = tmp_path / "cut.eval"
+    bad.write_bytes((INS / "ec_mmlu.eval").read_bytes()[:300])
+    return bad, "inspect_ai could not read this log"
+
+
+def _inspect_missing_score(tmp_path: Path) -> tuple[Path, str]:
+    data = json.loads((INS / "ec_mmlu.json").read_text())
+    data["samples"][2]["scores"] = {}
+    bad = tmp_path / "noscore.json"
+    bad.write_text(json.dumps(data))
+    return bad, f"sample '{data['samples'][2]['id']}' epoch 1 has no score 'choice'"
+
+
+@pytest.mark.parametrize("corrupt", [_inspect_truncated_json, _inspect_unknown_version,
+                                     _inspect_cut_eval, _inspect_missing_score])
+def test_malformed_inspect_log_one_clear_error_exit_2_nothing_left(tmp_path, capsys, corrupt) -> None:
+    bad, message = corrupt(tmp_path)
+    imports = tmp_path / "imported"
+    # a valid lm-eval log first: its run must not stay behind either
+    status, out, err = _cli(["compare", str(_results()), str(bad), "--task", "ec_mmlu",
+                             "--import-dir", str(imports), "-o", str(tmp_path / "out")], capsys)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"evalcore: error: {bad}")
+    assert message in err
+    if bad.name == "truncated.json":
+        assert ", line " in err
+    assert _listing(imports) == []
+    assert not (tmp_path / "out").exists()
+
+
+# --- inspect_ai: several epochs ------------------------------------------------------------
+
+INS_EPOCHS = FIXTURES / "inspect_epochs"
+
+
+@pytest.mark.parametrize("name", ["ec_gsm8k_2epochs.eval", "ec_gsm8k_2epochs.json"])
+def test_inspect_epochs_are_kept_as_epochs(name, inspect_printed) -> None:
+    """A real two-epoch log (inspect_ai's mockllm/model; fixtures/make_inspect_epochs.py)."""
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(INS_EPOCHS / name))
+    run = import_inspect(INS_EPOCHS / name)
+    own = {(str(s.id), s.epoch - 1): {"C": 1.0, "I": 0.0}[s.scores["match"].value]
+           for s in log.samples}
+    got = {(s["item_id"], s["epoch"]): s["scores"]["score"] for s in run.samples}
+    assert got == own and len(got) == 6
+    by_item: dict[str, list[int]] = {}
+    for s in run.samples:
+        by_item.setdefault(s["item_id"], []).append(s["epoch"])
+        assert s["metadata"]["inspect_epoch"] == s["epoch"] + 1
+    assert {k: sorted(v) for k, v in by_item.items()} == {"g0": [0, 1], "g1": [0, 1], "g2": [0, 1]}
+    assert run.config["epochs"] == 2 and run.config["n_items"] == 3
+    assert run.config["item_ids"] == ["g0", "g1", "g2"]
+    # the epochs differ (g1 wrong, then right): nothing was collapsed or overwritten
+    assert got[("g1", 0)] == 0.0 and got[("g1", 1)] == 1.0
+    printed = inspect_printed((INS_EPOCHS / "printed.txt").read_text(), "accuracy")
+    assert run.reported["match"] == pytest.approx(printed, abs=5e-4)
+    assert float(np.mean(list(got.values()))) == pytest.approx(printed, abs=5e-4)
+
+
+def test_inspect_epochs_written_run_scores_each_item_by_its_epoch_mean(tmp_path) -> None:
+    (path,) = import_log(INS_EPOCHS / "ec_gsm8k_2epochs.eval", tmp_path)
+    run = load_run(path)
+    assert sorted((s["item_id"], s["epoch"]) for s in run.samples) == [
+        (i, e) for i in ("g0", "g1", "g2") for e in (0, 1)]
+    assert run_scores(path).by_id == {"g0": 1.0, "g1": 0.5, "g2": 0.0}
+
+
+def test_two_epoch_inspect_log_pairs_with_one_epoch_runs_on_items(tmp_path) -> None:
+    """Paired by sample id with the one-epoch inspect log of the same task, by question with
+    lm-eval's: each item's epoch mean against the other run's score for that item."""
+    from scipy.stats import ttest_rel
+
+    two = INS_EPOCHS / "ec_gsm8k_2epochs.eval"
+    one = run_scores(import_log(INS / "ec_gsm8k.eval", tmp_path / "a")[0])
+    cmp = compare_sources([two, INS / "ec_gsm8k.eval"], labels=["two", "one"],
+                          import_dir=tmp_path / "imp", n_resamples=200)
+    assert cmp.alignment.key == "item_id" and cmp.alignment.shared == ["g0", "g1", "g2"]
+    two_scores = cmp.alignment.series["two"]
+    assert two_scores.to_dict() == {"g0": 1.0, "g1": 0.5, "g2": 0.0}
+    assert cmp.alignment.series["one"].to_dict() == one.by_id
+    (row,) = cmp.table.to_dict(orient="records")
+    xa = two_scores.to_numpy()
+    xb = cmp.alignment.series["one"][two_scores.index].to_numpy()
+    assert row["n"] == 3 and row["difference"] == pytest.approx(float((xa - xb).mean()))
+    assert row["test"] == "paired_t"  # epoch means are not 0/1: no McNemar
+    assert row["p_value"] == pytest.approx(ttest_rel(xa, xb).pvalue, nan_ok=True)
+    # across harnesses: the same three questions, matched by content
+    cross = compare_sources([two, _results()], task="ec_gsm8k",
+                            metric=["match", "exact_match,flexible-extract"],
+                            labels=["two", "lm"], import_dir=tmp_path / "imp", n_resamples=200)
+    assert cross.alignment.key == "content" and len(cross.alignment.shared) == 3
+    lm = {s["metadata"]["content_key"]: s["scores"]["score"]
+          for s in import_lm_eval(_results(), task="ec_gsm8k",
+                                  metric=["exact_match,flexible-extract"])[0].samples}
+    assert cross.alignment.series["lm"].to_dict() == lm
+    two_run = import_inspect(two)
+    by_key: dict[str, list[float]] = {}
+    for s in two_run.samples:
+        by_key.setdefault(s["metadata"]["content_key"], []).append(s["scores"]["score"])
+    assert cross.alignment.series["two"].to_dict() == {k: float(np.mean(v)) for k, v in by_key.items()}
+
+
+# --- lm-evaluation-harness: log-likelihood multiple choice (acc, acc_norm) ------------------
+
+LM_MC = FIXTURES / "lm_eval_mc"
+
+
+def test_lm_eval_acc_and_acc_norm_need_a_choice() -> None:
+    """A real multiple-choice run (lm-eval's dummy model; fixtures/make_lm_eval_mc.py)."""
+    with pytest.raises(EvalcoreError, match=r"several metrics \(acc,none, acc_norm,none\); "
+                                            r"pick one with --metric"):
+        import_lm_eval(LM_MC)
+
+
+@pytest.mark.parametrize("metric", ["acc", "acc_norm"])
+def test_lm_eval_acc_metrics_import_with_lm_evals_own_numbers(metric, lm_eval_printed) -> None:
+    (results_path,) = LM_MC.glob("results_*.json")
+    (samples_path,) = LM_MC.glob("samples_ec_mmlu_mc_*.jsonl")
+    results = json.loads(results_path.read_text())
+    lines = _lines(samples_path)
+    (run,) = import_lm_eval(LM_MC, metric=[metric])
+    assert run.config["imported"]["metric"] == f"{metric},none"
+    own = {ln["doc_id"]: float(ln[metric]) for ln in lines}
+    assert {s["metadata"]["doc_id"]: s["scores"]["score"] for s in run.samples} == own
+    printed = lm_eval_printed((FIXTURES / "lm_eval_mc_printed.txt").read_text(), "ec_mmlu_mc",
+                              metric, "none")
+    mean = float(np.mean(list(own.values())))
+    assert mean == pytest.approx(printed, abs=5e-4)
+    assert mean == pytest.approx(results["results"]["ec_mmlu_mc"][f"{metric},none"])
+    assert run.reported[f"{metric},none"] == results["results"]["ec_mmlu_mc"][f"{metric},none"]
+    for s, ln in zip(run.samples, lines):
+        # both metrics kept; the log-likelihood pairs are the completion, as lm-eval logged them
+        assert s["scores"]["acc,none"] == ln["acc"] and s["scores"]["acc_norm,none"] == ln["acc_norm"]
+        assert s["completion"]["raw"] == ln["resps"]
+        assert json.loads(s["completion"]["text"]) == ln["filtered_resps"]
+        assert s["item"]["question"] == ln["doc"]["question"] and s["epoch"] == 0
+
+
+def test_lm_eval_acc_and_acc_norm_differ_so_the_choice_matters(tmp_path, capsys) -> None:
+    acc, acc_norm = (import_lm_eval(LM_MC, metric=[m])[0] for m in ("acc", "acc_norm"))
+    a = {s["item_id"]: s["scores"]["score"] for s in acc.samples}
+    b = {s["item_id"]: s["scores"]["score"] for s in acc_norm.samples}
+    assert set(a) == set(b) and a != b
+    assert acc.run_id != acc_norm.run_id  # two imports, one per metric
+    # compared with inspect's run of the same eight questions, by content, per --metric
+    for metric, own in (("acc", a), ("acc_norm", b)):
+        out_dir = tmp_path / metric
+        status, _, err = _cli(["compare", str(LM_MC), str(INS / "ec_mmlu.eval"), "--metric", metric,
+                               "--metric", "choice", "--import-dir", str(tmp_path / "imp"),
+                               "-o", str(out_dir), "--n-resamples", "200"], capsys)
+        assert status == 0, err
+        saved = json.loads((out_dir / "compare.json").read_text())
+        assert saved["alignment"]["n_shared"] == 8 and saved["alignment"]["key"] == "content"
+        lm_info = saved["runs"][0]
+        assert lm_info["metric"] == f"{metric},none"
+        assert lm_info["mean"] == pytest.approx(float(np.mean(list(own.values()))))
+        (row,) = saved["comparisons"]
+        assert row["test"] == "mcnemar" and row["n"] == 8
