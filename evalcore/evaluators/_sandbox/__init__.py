@@ -35,6 +35,8 @@ _WHERE = {
     "_to_result": "pool",
     "_cost_key": "pool",
     "_WorkerHandle": "pool",
+    "data_file_paths": "pool",
+    "answer_key_paths": "pool",
 }
 
 

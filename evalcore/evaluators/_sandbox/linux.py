@@ -1,7 +1,9 @@
 """Linux system calls the sandbox needs, through ctypes: namespaces, mounts, prctl, capabilities,
 and the seccomp filters of the sample processes.
 
-Worker side only (the parent never imports it); Python 3.11 has no ``os.unshare``/``mount``.
+Worker side (the sandbox's parent never imports it), and the child that hosts a Python agent
+(:mod:`evalcore.agents._host`) before it imports agent code; Python 3.11 has no
+``os.unshare``/``mount``.
 """
 
 from __future__ import annotations
@@ -117,14 +119,21 @@ def seccomp_program(kind: str) -> list[tuple[int, int, int, int]] | None:
     (x32, i386), and sockets of any family but ``AF_UNIX``, ``AF_INET`` and ``AF_INET6``
     (EAFNOSUPPORT: no ``AF_VSOCK``, ``AF_NETLINK``, ``AF_PACKET``).
 
-    ``"script"`` refuses ``unshare``, ``setns`` and ``mount``. ``"check"`` refuses them too,
+    ``"script"`` refuses ``unshare``, ``setns`` and ``mount``. ``"script_weak"`` (script
+    samples in the weak fallback, where no PID namespace confines them and they run as
+    evalcore's own user) refuses them too, and ``execve``/``execveat`` (no new programs:
+    ``_posixsubprocess.fork_exec`` raises no audit event) and the signals ``"check"`` refuses
+    (below); ``fork`` and threads stay allowed. ``"check"`` refuses them too,
     and ``fork``, ``vfork``, ``execve``, ``execveat`` and every ``clone`` without
     ``CLONE_THREAD`` (threads stay possible); ``clone3`` answers ENOSYS so that the C library
     falls back to ``clone``, whose flags the filter can read; and signals to any process but
     the sample itself (``kill``, ``tgkill``, ``rt_*sigqueueinfo`` only to its own PID or
     group, no ``tkill`` or ``pidfd_send_signal``): where no PID namespace confines it (the
     weak fallback), a candidate cannot signal the user's other processes. The instruction
-    holding the sample's PID is at ``OWN_PID_SLOT["check"]``; the sample writes its PID there.
+    holding the sample's PID is at ``OWN_PID_SLOT[kind]`` (``"check"``, ``"script_weak"``); the
+    sample writes its PID there. (A process a ``"script_weak"`` sample forks inherits the
+    filter with the sample's PID: it may signal the sample and its process group, not itself
+    by PID.)
 
     Returns:
         The instructions, or None on an architecture without a table here.
@@ -162,11 +171,17 @@ def seccomp_program(kind: str) -> list[tuple[int, int, int, int]] | None:
         prog.append((ld_abs, None, None, 0))  # (the zygote's filter refused other ABIs already)
         for name in _NAMESPACE_CALLS:
             prog.append((jeq, "deny", 0, blocked[name]))
+        signals = kind in ("check", "script_weak")  # signals confined to the sample itself
         if kind == "check":
-            for name in ("fork", "vfork", "execve", "execveat", "tkill", "pidfd_send_signal"):
+            for name in ("fork", "vfork"):
                 prog.append((jeq, "deny", 0, nr[name]))
+        if signals:
+            for name in ("execve", "execveat", "tkill", "pidfd_send_signal"):
+                prog.append((jeq, "deny", 0, nr[name]))
+        if kind == "check":
             prog.append((jeq, "clone", 0, nr["clone"]))
             prog.append((jeq, "enosys", 0, nr["clone3"]))
+        if signals:
             for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
                 prog.append((jeq, "signal", 0, nr[name]))
         prog.append((ret, 0, 0, allow))
@@ -175,6 +190,7 @@ def seccomp_program(kind: str) -> list[tuple[int, int, int, int]] | None:
             prog += [(ld_abs, None, None, 16), (jset, "allow", 0, CLONE_THREAD), (ret, 0, 0, errno(_EPERM))]
             label("enosys")
             prog.append((ret, 0, 0, errno(_ENOSYS)))
+        if signals:
             label("signal")
             prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, 0)]
             OWN_PID_SLOT[kind] = len(prog)
@@ -265,3 +281,33 @@ class Libc:
         """The process name ``ps`` and ``top`` show (``PR_SET_NAME``)."""
         buf = self._ctypes.create_string_buffer(name[:15])
         self.lib.prctl(PR_SET_NAME, self.address(buf), 0, 0, 0)
+
+
+PR_GET_DUMPABLE = 3
+PR_SET_SECUREBITS = 28
+SECBITS_NOROOT = 0x3  # SECBIT_NOROOT | SECBIT_NOROOT_LOCKED
+
+
+def enter_user_namespace(libc: Libc, inside_uid: int | None = 0, inside_gid: int | None = 0) -> None:
+    """Become a process of a new user namespace mapped to this user (unprivileged isolation).
+
+    Args:
+        libc: The calls.
+        inside_uid: The uid this user has inside (0: root of the namespace; None: the same uid).
+        inside_gid: Likewise for the gid.
+    """
+    uid, gid = os.getuid(), os.getgid()
+    libc.unshare(CLONE_NEWUSER)
+    inner_uid = uid if inside_uid is None else inside_uid
+    inner_gid = gid if inside_gid is None else inside_gid
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{inner_uid} {uid} 1"), ("gid_map", f"{inner_gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as fh:
+            fh.write(text)
+
+
+def drop_capabilities(libc: Libc) -> None:
+    """Give up every capability (of the user namespace) for good: none regained by exec."""
+    libc.lib.prctl(PR_SET_SECUREBITS, SECBITS_NOROOT, 0, 0, 0)
+    if libc.lib.capset(libc.cap_header_address, libc.cap_data_address) != 0:
+        err = libc._ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")

@@ -133,6 +133,16 @@ def answer_key_paths() -> list[str]:
     return [p for p in dict.fromkeys(os.path.realpath(p) for p in paths) if p != "/"]
 
 
+def data_file_paths(path: str | os.PathLike[str]) -> list[str]:
+    """What to hide for a data file the samples must not read (a problems file with its
+    canonical solutions): its folder, and the file itself, as given and with links resolved.
+    The worker hides the folder, or the file alone where the folder may not be hidden (a system
+    directory such as ``/etc``, or one holding the interpreter)."""
+    given = os.path.abspath(os.fspath(path))
+    real = os.path.realpath(given)
+    return list(dict.fromkeys([os.path.dirname(given), os.path.dirname(real), given, real]))
+
+
 def _site_dirs() -> list[str]:
     """This interpreter's site-packages, put on the worker's path without running .pth files."""
     import site
@@ -142,13 +152,13 @@ def _site_dirs() -> list[str]:
 
 
 class _WorkerHandle:
-    def __init__(self, index: int, cpu: int | None = None, namespaces: bool = True) -> None:
+    def __init__(self, index: int, cpu: int | None = None, namespaces: bool = True, hide: Sequence[str] = ()) -> None:
         import json
         import subprocess
 
         # LD_BIND_NOW: every symbol is resolved when the worker starts, so samples never write
         # the dynamic linker's tables (a copy-on-write fault per page, per sample).
-        config = {"namespaces": namespaces, "hide": answer_key_paths()}
+        config = {"namespaces": namespaces, "hide": answer_key_paths() + list(hide)}
         env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8", "LD_BIND_NOW": "1", "EVALCORE_SANDBOX_CONFIG": json.dumps(config)}
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", "-X", "utf8", "-c", _WORKER_BOOT, f"{index}:{'' if cpu is None else cpu}", *_site_dirs()],
@@ -242,9 +252,12 @@ class SandboxPool:
         workers: Number of worker processes (default: :func:`default_workers`).
         namespaces: False runs the weak fallback even where namespaces work (for tests; the
             default reads ``EVALCORE_SANDBOX_NAMESPACES``, ``0`` meaning False).
+        hide: Further paths samples must not see, besides :func:`answer_key_paths` (e.g. the
+            folder of a problems file, see :func:`data_file_paths`); :meth:`hide` adds more
+            later.
     """
 
-    def __init__(self, workers: int | None = None, *, namespaces: bool | None = None) -> None:
+    def __init__(self, workers: int | None = None, *, namespaces: bool | None = None, hide: Sequence[str] = ()) -> None:
         self.size = max(1, int(workers or default_workers()))
         if namespaces is None:  # EVALCORE_SANDBOX_NAMESPACES=0: the weak fallback (to test it)
             namespaces = os.environ.get("EVALCORE_SANDBOX_NAMESPACES", "1") != "0"
@@ -257,13 +270,25 @@ class SandboxPool:
         self._all: list[_WorkerHandle] = []
         self._closed = False
         self._durations: dict[int, float] = {}
+        self._hide: tuple[str, ...] = tuple(dict.fromkeys(os.path.abspath(os.fspath(p)) for p in hide))
         self._cpus = _usable_cpus()
         self._grow(self.size)
+
+    def hide(self, paths: Sequence[str]) -> None:
+        """Hide further paths from every later sample (files or directories).
+
+        Workers started from now on hide them at start; running ones before their next job
+        (every job carries the list; a worker that cannot hide them fails the job instead of
+        running it with them visible). Without namespaces nothing is hidden (the weak fallback).
+        """
+        new = [os.path.abspath(os.fspath(p)) for p in paths]
+        with self._lock:
+            self._hide = tuple(dict.fromkeys(self._hide + tuple(new)))
 
     def _grow(self, n: int) -> None:
         # Workers start in parallel; each takes jobs as soon as its own handshake arrives.
         for _ in range(n):
-            h = _WorkerHandle(len(self._all), self._cpus[len(self._all) % len(self._cpus)], self._namespaces)
+            h = _WorkerHandle(len(self._all), self._cpus[len(self._all) % len(self._cpus)], self._namespaces, self._hide)
             self._all.append(h)
             self._idle.put(h)
 
@@ -285,7 +310,7 @@ class SandboxPool:
         with self._lock:
             if dead in self._all:
                 self._all.remove(dead)
-            fresh = _WorkerHandle(len(self._all), dead.cpu, self._namespaces)
+            fresh = _WorkerHandle(len(self._all), dead.cpu, self._namespaces, self._hide)
             self._all.append(fresh)
         return fresh
 
@@ -326,6 +351,9 @@ class SandboxPool:
                         break
                     i = inflight[0]
                     reply = handle.recv(float(jobs[i].get("timeout_s", 10.0)) + 60.0)
+                    isolation = reply.pop("_isolation", None)
+                    if isolation is not None:  # the worker hid further paths (see hide())
+                        handle._isolation = isolation
                     reply["isolation"] = handle.isolation
                     out[i] = reply
                     inflight.pop(0)
@@ -356,6 +384,9 @@ class SandboxPool:
         jobs = [_attach_shared_code(job) for job in jobs]
         if not jobs:
             return []
+        hide = self._hide
+        if hide:  # running workers may have started before these were named
+            jobs = [dict(job, _hide=hide) for job in jobs]
         n = max(1, min(concurrency or self.size, len(jobs), self.size))
         out: list = [None] * len(jobs)
         import threading
@@ -487,18 +518,21 @@ _POOL: SandboxPool | None = None
 _POOL_LOCK = _thread.allocate_lock()
 
 
-def get_pool(workers: int | None = None) -> SandboxPool:
-    """The process-wide warm pool, started on first use and grown to ``workers``."""
+def get_pool(workers: int | None = None, hide: Sequence[str] = ()) -> SandboxPool:
+    """The process-wide warm pool, started on first use and grown to ``workers``; ``hide``:
+    further paths its samples must not see (see :meth:`SandboxPool.hide`)."""
     global _POOL
     want = max(1, int(workers or default_workers()))
     with _POOL_LOCK:
         if _POOL is None or _POOL._closed:
-            _POOL = SandboxPool(want)
+            _POOL = SandboxPool(want, hide=hide)
             import atexit
 
             atexit.register(_POOL.close)
         else:
             _POOL.ensure(want)
+            if hide:
+                _POOL.hide(hide)
         return _POOL
 
 

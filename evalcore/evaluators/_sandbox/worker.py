@@ -30,13 +30,14 @@ from . import testside as _testside
 from .framing import read_exact as _read_exact, recv as _recv, send as _send, send_many as _send_many
 from .linux import (
     CLONE_NEWIPC as _CLONE_NEWIPC, CLONE_NEWNET as _CLONE_NEWNET, CLONE_NEWNS as _CLONE_NEWNS,
-    CLONE_NEWPID as _CLONE_NEWPID, CLONE_NEWUSER as _CLONE_NEWUSER, CLONE_NEWUTS as _CLONE_NEWUTS,
+    CLONE_NEWPID as _CLONE_NEWPID, CLONE_NEWUTS as _CLONE_NEWUTS,
     MOUNT_OPTION_FLAGS as _MOUNT_OPTION_FLAGS, MS_BIND as _MS_BIND, MS_NODEV as _MS_NODEV,
     MS_NOATIME as _MS_NOATIME, MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE, MS_RDONLY as _MS_RDONLY,
     MS_REC as _MS_REC, MS_REMOUNT as _MS_REMOUNT,
     PR_SET_DUMPABLE as _PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS as _PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG, PR_SET_SECCOMP as _PR_SET_SECCOMP,
     OWN_PID_SLOT as _OWN_PID_SLOT, SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER, SIGKILL as _SIGKILL, Libc as _Libc,
+    enter_user_namespace as _enter_user_namespace,
 )
 
 TYPE_CHECKING = False
@@ -79,6 +80,8 @@ class _Worker:
         self.notes: list[str] = []
         self.readonly_ok = False
         self.hidden: list[str] = []
+        self._keep: set[str] = set()  # directories of the interpreter, never hidden
+        self.hide_seen: Any = None  # the last list of further paths hidden (see hide_more)
         try:
             self.libc = _Libc()
         except (OSError, AttributeError) as exc:
@@ -93,7 +96,7 @@ class _Worker:
         self.filters: dict[str, Any] = {}
         if self.libc is not None:
             try:
-                for kind in ("zygote", "check", "script"):
+                for kind in ("zygote", "check", "script", "script_weak"):
                     prog = self.libc.filter(kind)
                     if prog is not None:
                         self.filters[kind] = prog
@@ -174,11 +177,7 @@ class _Worker:
     def _enter_user_namespace(self) -> None:
         """Become root of a new user namespace mapped to this user (unprivileged isolation)."""
         assert self.libc is not None
-        uid, gid = os.getuid(), os.getgid()
-        self.libc.unshare(_CLONE_NEWUSER)
-        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
-            with open(f"/proc/self/{name}", "w") as fh:
-                fh.write(text)
+        _enter_user_namespace(self.libc)
 
     def _enter_namespaces(self, hide: Sequence[str]) -> None:
         libc = self.libc
@@ -219,20 +218,49 @@ class _Worker:
         self.readonly_ok = "/" not in failed
         if failed:
             self.notes.append("could not remount read-only: " + ", ".join(failed))
+        self._keep = keep
         # What a sample must not see: the host's private directories, and what the parent named
         # (the project, its working directory, the problem files with their canonical solutions).
-        named = []
-        for path in hide:
-            real = os.path.realpath(path)
-            if real in _NEVER_HIDDEN or real in keep or not os.path.exists(real) or real in named:
-                continue  # e.g. evalcore started from /usr: hiding it would hide the interpreter
-            named.append(real)
+        named = self._hideable(hide)
         private = [d for d in _HIDDEN_DIRS if os.path.isdir(d) and not os.path.islink(d)]
         # A host directory that holds the interpreter (e.g. sys.prefix itself) stays; the
         # scratch directories get a fresh tmpfs below unless something must be bound back inside.
         private = [d for d in private if not any(k == d or d.startswith(k + "/") for k in keep)]
         private = [d for d in private if d not in _SCRATCH_TMPFS or any(k.startswith(d + "/") for k in keep)]
-        for d in sorted(set(private) | set(named), key=lambda p: (len(p), p)):
+        self._hide_all(set(private) | set(named))
+        for d in _SCRATCH_DIRS:
+            if os.path.isdir(d) and not os.path.islink(d):
+                if d not in self.hidden:
+                    libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOATIME, _SCRATCH_TMPFS[d])
+                    self._fresh_tmpfs.add(d)
+                os.chmod(d, 0o1777)
+        # A /proc that shows a process only to its own uid: each worker's samples run under
+        # a uid of their own, so they see their own processes and nothing else. In a user
+        # namespace (one uid only) each sample mounts instead a /proc of its own PID namespace.
+        if self.is_root:
+            libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | 8, "hidepid=2")
+        else:
+            self.own_proc = True
+
+    def _hideable(self, paths: Sequence[str]) -> list[str]:
+        """The named paths that can be hidden: real, existing here, neither a system directory
+        nor one holding the interpreter (e.g. evalcore started from /usr: hiding it would hide
+        the interpreter)."""
+        named: list[str] = []
+        for path in paths:
+            real = os.path.realpath(path)
+            if real in _NEVER_HIDDEN or real in self._keep or not os.path.exists(real) or real in named:
+                continue
+            named.append(real)
+        return named
+
+    def _hide_all(self, paths: Any) -> None:
+        """Hide directories (an empty read-only tmpfs, the interpreter's directories inside
+        bound back read-only) and files (an empty read-only file over each), outermost first."""
+        libc = self.libc
+        assert libc is not None
+        keep = self._keep
+        for d in sorted(paths, key=lambda p: (len(p), p)):
             if not os.path.lexists(d):
                 continue  # inside a directory hidden already
             if not os.path.isdir(d):
@@ -253,19 +281,20 @@ class _Worker:
             if not scratch:
                 libc.mount(None, d, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
             self.hidden.append(d)
-        for d in _SCRATCH_DIRS:
-            if os.path.isdir(d) and not os.path.islink(d):
-                if d not in self.hidden:
-                    libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOATIME, _SCRATCH_TMPFS[d])
-                    self._fresh_tmpfs.add(d)
-                os.chmod(d, 0o1777)
-        # A /proc that shows a process only to its own uid: each worker's samples run under
-        # a uid of their own, so they see their own processes and nothing else. In a user
-        # namespace (one uid only) each sample mounts instead a /proc of its own PID namespace.
-        if self.is_root:
-            libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | 8, "hidepid=2")
-        else:
-            self.own_proc = True
+
+    def hide_more(self, paths: Sequence[str]) -> bool:
+        """Hide further paths from the samples (the parent learnt of a problem file after this
+        worker started). The worker's zygotes share its mount namespace, and a sample that
+        makes its own copies it when it starts: the next sample no longer sees them. Returns
+        whether anything new was hidden; raises OSError if a mount is refused (the job then
+        fails rather than run with the path visible). Without namespaces nothing is hidden."""
+        if not self.namespaces:
+            return False
+        todo = [p for p in self._hideable(paths) if p not in self.hidden]
+        if not todo:
+            return False
+        self._hide_all(todo)
+        return True
 
     def isolation(self) -> dict[str, Any]:
         ns = self.namespaces
@@ -302,6 +331,7 @@ class _Worker:
             "seccomp": (
                 "check candidates: no fork/exec, no keyrings, namespaces, mounts, ptrace, bpf, perf, "
                 "userfaultfd, io_uring, System V IPC, xattrs; sockets AF_UNIX/INET/INET6 only"
+                + ("" if ns else "; script samples: no exec, signals only to themselves")
                 if seccomp
                 else "unavailable"
             ),
@@ -881,9 +911,12 @@ class _Worker:
                 prctl(_PR_SET_SECUREBITS, _SECBITS_NOROOT, 0, 0, 0)
             if self.capset(self.libc.cap_header_address, self.libc.cap_data_address) != 0:  # type: ignore[union-attr]
                 os._exit(126)
-        address = self.filter_address.get("check" if check else "script")
-        if address and check and _OWN_PID_SLOT.get("check", -1) >= 0:
-            self.filters["check"]._keep[_OWN_PID_SLOT["check"]].k = os.getpid()  # signals: only to itself
+        # Script samples without namespaces (the weak fallback: evalcore's own user, no PID
+        # namespace) get the check filter's signal confinement and no exec (see linux.py).
+        kind = "check" if check else ("script" if self.namespaces else "script_weak")
+        address = self.filter_address.get(kind)
+        if address and _OWN_PID_SLOT.get(kind, -1) >= 0:
+            self.filters[kind]._keep[_OWN_PID_SLOT[kind]].k = os.getpid()  # signals: only to itself
         if address and prctl is not None:
             if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, address, 0, 0) != 0:
                 os._exit(126)  # never run a program without the filter this worker reported
@@ -1160,7 +1193,13 @@ def _worker_main() -> None:
         if job.get("_fault") == "exit-worker":  # fault injection for the pool's tests
             os._exit(3)
         try:
+            hidden_more = False
+            if job.get("_hide") and job["_hide"] != worker.hide_seen:
+                hidden_more = worker.hide_more(list(job["_hide"]))
+                worker.hide_seen = job["_hide"]
             reply = worker.run(job)
+            if hidden_more:
+                reply["_isolation"] = worker.isolation()  # the parent updates its copy
         except _ZygoteDied:
             _send_many(proto_out, replies)
             return  # the pool sees this worker exit, replaces it and retries the job once
