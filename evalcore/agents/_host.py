@@ -10,6 +10,21 @@ or patch its code, and the evaluator never touches the agent's objects.
 The child prints one handshake line, tagged with a nonce the parent drew, on a private copy of
 its standard output (the agent's own prints go to a log file), then serves until its standard
 input closes (the parent closed it, or died).
+
+Isolation. A separate process of the same user could still read the evaluator's memory
+(``/proc/<pid>/mem``) and outlive it. So the child, before it imports any agent code, enters
+new user, PID and mount namespaces (the helpers of the code-execution sandbox,
+:mod:`evalcore.evaluators._sandbox.linux`), forks the process that hosts the agent as PID 1 of
+its PID namespace, mounts a fresh ``/proc`` there (only the agent's own processes are visible:
+the evaluator has no PID it could name, ``os.getppid()`` is 0) and gives up every capability
+for good (so the fresh ``/proc`` cannot be unmounted to show the old one). The network and the
+file system stay as they are: agents may need their model endpoint and files. This is
+isolation level ``"full"``. Where the kernel refuses the namespaces, the level is ``"weak"``.
+In both cases the evaluator sets itself non-dumpable while it hosts agents (``prctl
+PR_SET_DUMPABLE 0``: a process of the same user without ``CAP_SYS_PTRACE`` cannot open its
+memory), restored when the last hosted agent closes. The child runs in a process group (and
+session) of its own; closing the agent kills the whole group, and with ``"full"`` the end of
+PID 1 ends every process of its namespace, also those that left the group.
 """
 
 from __future__ import annotations
@@ -17,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +45,44 @@ from evalcore.agents._http import HttpAgent
 from evalcore.errors import EvalcoreError
 
 _NONCE_ENV = "EVALCORE_AGENT_HOST_NONCE"
+
+# The evaluator is non-dumpable while it hosts at least one agent (see the module docstring).
+_guard_lock = threading.Lock()
+_guard_count = 0
+_guard_before: int | None = None
+
+
+def _prctl(option: int, arg: int = 0) -> int | None:
+    """``prctl(option, arg)`` (None where it cannot be called)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        from evalcore.evaluators._sandbox.linux import Libc
+
+        return int(Libc().lib.prctl(option, arg, 0, 0, 0))
+    except (OSError, AttributeError):
+        return None
+
+
+def _guard_enter() -> None:
+    global _guard_count, _guard_before
+    from evalcore.evaluators._sandbox.linux import PR_GET_DUMPABLE, PR_SET_DUMPABLE
+
+    with _guard_lock:
+        if _guard_count == 0:
+            _guard_before = _prctl(PR_GET_DUMPABLE)
+            _prctl(PR_SET_DUMPABLE, 0)
+        _guard_count += 1
+
+
+def _guard_exit() -> None:
+    global _guard_count
+    from evalcore.evaluators._sandbox.linux import PR_SET_DUMPABLE
+
+    with _guard_lock:
+        _guard_count = max(0, _guard_count - 1)
+        if _guard_count == 0 and _guard_before:
+            _prctl(PR_SET_DUMPABLE, _guard_before)
 
 
 class HostedAgent(HttpAgent):
@@ -62,10 +116,19 @@ class HostedAgent(HttpAgent):
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         self._log = tempfile.NamedTemporaryFile(prefix="evalcore_agent_", suffix=".log", delete=False)
         self.log_path = Path(self._log.name)
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "evalcore.agents._host", spec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env,
-        )
+        self.isolation = "weak"
+        self.isolation_notes: list[str] = []
+        _guard_enter()
+        self._guarded = True
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "evalcore.agents._host", spec],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env,
+                start_new_session=True,  # a process group of its own, killed whole on close
+            )
+        except BaseException:
+            self._release_guard()
+            raise
         assert self._proc.stdin is not None and self._proc.stdout is not None
         try:
             self._proc.stdin.write(payload.encode() + b"\n")
@@ -96,6 +159,8 @@ class HostedAgent(HttpAgent):
                 why = (f"did not start within {startup_timeout_s:g} s" if reader.is_alive()
                        else f"exited with status {self._proc.returncode}: {self._log_tail()}")
             raise EvalcoreError(f"agent {spec!r}: {why}", field="agent")
+        self.isolation = "full" if msg.get("isolation") == "full" else "weak"
+        self.isolation_notes = [str(n) for n in msg.get("isolation_notes") or []]
         if threshold is None:
             t = options.get("threshold", msg.get("threshold"))
             threshold = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
@@ -129,6 +194,11 @@ class HostedAgent(HttpAgent):
         except OSError:
             return "no output"
 
+    def _release_guard(self) -> None:
+        if getattr(self, "_guarded", False):
+            self._guarded = False
+            _guard_exit()
+
     def _stop(self) -> None:
         proc = self._proc
         try:
@@ -136,15 +206,28 @@ class HostedAgent(HttpAgent):
                 proc.stdin.close()
         except OSError:
             pass
+        # Let the child end of itself (closing its standard input asks it to), without reaping
+        # it: while it is a zombie its process group id cannot be reused, so the group kill
+        # below reaches only processes the agent started.
+        deadline = time.monotonic() + 5
+        while proc.returncode is None and time.monotonic() < deadline:
+            try:
+                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
+                    break
+            except ChildProcessError:
+                break
+            time.sleep(0.02)
+        if proc.returncode is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the child and everything left in its group
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+            proc.kill()
+            proc.wait(timeout=5)
+        self._release_guard()
         if proc.stdout is not None:
             proc.stdout.close()
         self._log.close()
@@ -159,19 +242,72 @@ class HostedAgent(HttpAgent):
             super().close()
         except AttributeError:  # never connected
             pass
-        if self._proc.poll() is None or not self._log.closed:
+        if self._proc.returncode is None or not self._log.closed:  # (not reaped yet: see _stop)
             self._stop()
 
     def __del__(self) -> None:
         try:
-            if self._proc.poll() is None:
+            if self._proc.returncode is None or not self._log.closed:
                 self._stop()
         except Exception:
             pass
 
 
+def _isolate() -> tuple[str, list[str]]:
+    """Child side, before any agent code: enter new user, PID and mount namespaces, fork PID 1
+    of the new PID namespace (this process waits for it and exits with its status), mount a
+    fresh ``/proc`` and drop every capability (see the module docstring).
+
+    Returns:
+        ``("full", [])`` in PID 1 of the namespaces, or ``("weak", [why])`` where the kernel
+        refused them (then nothing has changed).
+    """
+    if not sys.platform.startswith("linux"):
+        return "weak", [f"no namespaces on {sys.platform}"]
+    if os.environ.get("EVALCORE_AGENT_HOST_ISOLATION") == "weak":  # (to test the fallback)
+        return "weak", ["namespaces not tried: EVALCORE_AGENT_HOST_ISOLATION=weak"]
+    try:
+        from evalcore.evaluators._sandbox import linux
+
+        libc = linux.Libc()
+        linux.enter_user_namespace(libc, None, None)  # the same uid and gid inside
+        libc.unshare(linux.CLONE_NEWPID | linux.CLONE_NEWNS)
+    except (OSError, AttributeError) as exc:
+        return "weak", [f"namespaces refused ({exc}): the agent runs as this user with the host's /proc"]
+    pid = os.fork()
+    if pid:
+        # Outside the new PID namespace: wait for PID 1 and pass its status on. (Killed, this
+        # process takes PID 1 with it through PR_SET_PDEATHSIG, and PID 1 its whole namespace.)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+        code = os.waitstatus_to_exitcode(status)
+        os._exit(code if code >= 0 else 128 - code)
+    libc.lib.prctl(linux.PR_SET_PDEATHSIG, linux.SIGKILL, 0, 0, 0)
+    notes: list[str] = []
+    level = "full"
+    try:
+        libc.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+        libc.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
+    except OSError as exc:
+        level = "weak"
+        notes.append(f"could not mount a /proc of the agent's own ({exc}): the host's /proc stays visible")
+    try:
+        linux.drop_capabilities(libc)
+    except OSError as exc:
+        level = "weak"
+        notes.append(f"could not drop capabilities ({exc})")
+    return level, notes
+
+
 def _main(argv: list[str]) -> int:
     """Child side: build the agent, serve it, print the handshake, wait for stdin to close."""
+    level, notes = _isolate()  # first of all: no agent code has been imported yet
     nonce = os.environ.get(_NONCE_ENV, "")
     handshake = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # the agent's own prints go to the log, never into the handshake
@@ -193,6 +329,7 @@ def _main(argv: list[str]) -> int:
         return 2
     threshold = getattr(agent, "threshold", None)
     say({"url": server.url, "has_registry": getattr(agent, "registry", None) is not None,
+         "isolation": level, "isolation_notes": notes,
          "threshold": threshold if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else None})
     handshake.close()
     try:

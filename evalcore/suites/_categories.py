@@ -535,6 +535,14 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     the group's modal top-1, 0 unless that tool is relevant). A malformed search answer (a name
     twice, a non-numeric score, more than k matches, unsorted) fails its test.
 
+    Queries of kinds that a tool registered at the reset already served (the starter tools)
+    and their paraphrase groups are credited × the mean F1 of the queries whose tools the agent
+    built during the session (× 1 when every kind was served at the reset). Finding the tools
+    an agent starts with needs no retrieval worth the name (a fixed table of four names does it:
+    the ``answers_nothing`` gaming agent, which builds nothing, scored 0.6 on them alone); what
+    the category measures is whether the search finds the tools the agent adds among the others,
+    and the starter queries count only as far as that has been shown.
+
     Args:
         agent: The agent (``agent.registry`` must answer ``search`` and list its tools with code).
         data: Cases hinted ``retrieval``, paraphrase groups, unrelated queries.
@@ -574,9 +582,28 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     if misses:
         res.notes.append(f"no registered tool computes kinds {misses} (the evaluator ran every tool on their "
                          "queries); those queries count as misses")
+    # Queries of kinds a tool registered at the reset already served earn in proportion to how
+    # well the search finds the tools the agent built during the session (see the docstring).
+    served_at_reset = {c.kind for c in firsts.values() if initial.get(c.id)}
+    built_f1: list[float] = []
+    for case in scored:
+        if case.kind in served_at_reset:
+            continue
+        relevant = labels.get(case.id, set())
+        try:
+            ranked = _search(registry, case.query, k, 0.0)
+        except (MalformedSearch, EvalcoreError):
+            built_f1.append(0.0)
+            continue
+        built_f1.append(_prf([n for n, sc in ranked if sc >= thr], relevant)[2] if relevant else 0.0)
+    built_credit = sum(built_f1) / len(built_f1) if built_f1 else 1.0
+    if built_credit < 1.0 and served_at_reset:
+        res.notes.append(f"queries served by tools registered at the reset ({sorted(served_at_reset)}) are credited "
+                         f"× {built_credit:.2f}, the mean F1 on the tools the agent built during the session")
     per_query: list[dict[str, float]] = []
     for case in scored:
         relevant = labels.get(case.id, set())
+        factor = built_credit if case.kind in served_at_reset else 1.0
         try:
             ranked = _search(registry, case.query, k, 0.0)
         except (MalformedSearch, EvalcoreError) as exc:
@@ -586,9 +613,9 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
         above = [n for n, s in ranked if s >= thr]
         names = [n for n, _ in ranked]
         if relevant:
-            p, r, f1 = _prf(above, relevant)
-            rr = float(metrics.mrr(names, relevant))
-            nd = float(metrics.ndcg_at_k(names, relevant, k))
+            p, r, f1 = (factor * v for v in _prf(above, relevant))
+            rr = factor * float(metrics.mrr(names, relevant))
+            nd = factor * float(metrics.ndcg_at_k(names, relevant, k))
         else:
             p = r = f1 = rr = nd = 0.0
         per_query.append({"precision": p, "recall": r, "f1": f1, "rr": rr, "ndcg": nd})
@@ -632,6 +659,8 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
         modal, count = Counter(tops).most_common(1)[0]
         relevant_all = set.intersection(*[labels.get(c.id, set()) for c in group]) if group else set()
         score = count / len(tops) if modal is not None and modal in relevant_all else 0.0
+        if group and group[0].kind in served_at_reset:
+            score *= built_credit
         robust.append(score)
         res.tests.append(make_test(f"paraphrase:{group[0].paraphrase_group}", score,
                                    threshold=config.pass_threshold,
@@ -837,9 +866,15 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
       (verified on held-out inputs, same code hash): a speed-up without a learned tool earns
       nothing, and a kind that gave no verified new tool on first sight is not repeated (its
       later requests could earn nothing); the curve is timed over the kinds that were learned.
-    * ``patterns``: a dependent multi-step request sent ``pattern_repeats`` + 1 times; each
-      repeat scores when it is right, runs the same tool sequence as the first right answer,
-      every tool of it is registered with unchanged code, and the registry did not grow.
+    * ``patterns``: a dependent multi-step request that needs a tool of a kind the agent must
+      build (one of ``SYNTHESIZED_KINDS``) sent ``pattern_repeats`` + 1 times; each repeat
+      scores when it is right, runs the same tool sequence as the first right answer, every tool
+      of it is registered with unchanged code, the registry did not grow, and the sequence holds
+      a tool the agent added to its registry during the session (absent from the registry
+      snapshot taken at the reset, or with other code). Repeating a sequence of tools the agent
+      had from the start shows nothing learned: a stateless agent with built-in tools did so
+      and once scored patterns 1.0. Without such a request in the cases the test is not run
+      (a note says so).
 
     Args:
         agent: The agent.
@@ -856,6 +891,7 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
     res = CategoryResult("learning", threshold=config.pass_threshold)
     if not _reset(agent, res):
         return res
+    at_reset = _snapshot(agent, res)  # the tools the agent starts the session with
     checker = ToolChecker(config.n_held_out, config.sandbox_timeout_s)
     reuse_flags: list[bool] = []
     for group in data.paraphrase_groups:
@@ -963,7 +999,13 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
                                             "learned_share": learned, "kinds": per_kind}))
     # workflow patterns, observed
     consistency = None
-    dep = [c for c in data.cases if "dependent" in c.tags]
+    from evalcore.datasets._agent_cases import SYNTHESIZED_KINDS
+
+    dep = [c for c in data.cases if "dependent" in c.tags and c.expected_behavior == "answer"
+           and any(st.tool in SYNTHESIZED_KINDS for st in c.steps)]
+    if not dep and any("dependent" in c.tags for c in data.cases):
+        res.notes.append("patterns not scored: no dependent multi-step request needs a tool the agent must build "
+                         "(a sequence of the tools it starts with shows nothing learned)")
     if dep:
         case = dep[0]
         calls, snaps = [], [_snapshot(agent, res)]
@@ -978,8 +1020,10 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
         if first is not None:
             seq = seqs[first]
             hashes = {t: snaps[first + 1][t].hash for t in seq if t in snaps[first + 1]}
+            # tools of the sequence the agent added (or rewrote) during the session
+            added = [t for t in dict.fromkeys(seq) if t in hashes and (t not in at_reset or at_reset[t].hash != hashes[t])]
             for j in range(first + 1, len(calls)):
-                flags.append(bool(right[j] and seqs[j] == seq and len(hashes) == len(set(seq)) and seq
+                flags.append(bool(right[j] and seqs[j] == seq and len(hashes) == len(set(seq)) and seq and added
                                   and all(t in snaps[j + 1] and snaps[j + 1][t].hash == hashes[t] for t in seq)
                                   and set(snaps[j + 1]) == set(snaps[j])))
         consistency = sum(flags) / len(flags) if flags else 0.0
@@ -988,7 +1032,8 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
                                    error=crit[0] if crit else (None if consistency >= config.pass_threshold else
                                                                "repeats did not run the same registered tools rightly"),
                                    details={"query": case.query, "step_tools": seqs, "right": right,
-                                            "repeats": len(calls)}))
+                                            "repeats": len(calls),
+                                            "added_in_session": added if first is not None else []}))
     res.metrics = {"reuse_rate": float(metrics.reuse_rate(reuse_flags)) if reuse_flags else None,
                    "learning_improvement": improvement, "learning_ci": ci, "learning_curve": curve,
                    "pattern_consistency": consistency}
@@ -1001,11 +1046,17 @@ def evaluate_robustness(agent: Any, data: SuiteData, config: SuiteConfig) -> Cat
 
     Raw score per case: ``error`` cases 1 when ``success`` is False with a clear error message
     (:func:`is_clear_error` with the case's ``error_terms``: it names the invalid value or the
-    reason), 0.5 when it fails without one, 0 when it claims success; ``clarification`` cases 1
-    when the agent asks for clarification (``success`` False) or fails with a clear error, 0 when
-    it claims success (answering while asking is a guess); ``answer`` (boundary) cases 1 when the
+    reason), 0 when it fails without one or claims success; ``clarification`` cases 1 when the
+    agent asks for clarification (``success`` False) or fails with a clear error, 0 when it fails
+    with a vague error or claims success (answering while asking is a guess); ``answer``
+    (boundary) cases 1 when the
     result matches (their answers equal no value of the request, so echoing the input fails). An escaped
     exception scores 0 and is a critical failure.
+
+    A failure without a clear message earns nothing (it once earned half): not answering is what
+    every broken agent does too, and a fixed string such as ``"Error!!!"`` tells the user neither
+    what was wrong nor what to change, so half credit for it rewarded nothing the category
+    measures (the ``vague_errors`` gaming agent passed the category floor on it alone).
 
     Refusing is only worth something from an agent that does not refuse everything: the score
     of an ``error`` or ``clarification`` case is ``raw · c``, where ``c`` is the share of the
@@ -1054,7 +1105,7 @@ def evaluate_robustness(agent: Any, data: SuiteData, config: SuiteConfig) -> Cat
         elif r is not None and is_clear_error(r.error, case.error_terms):
             score = 1.0
         else:
-            score, err = 0.5, ("failed without a clear error message (one naming "
+            score, err = 0.0, ("failed without a clear error message (one naming "
                                f"{' or '.join(repr(t) for t in case.error_terms[:4]) or 'the reason'})")
         raw.append((case, call, score, err))
     valid = [t.score for t in answer_tests]

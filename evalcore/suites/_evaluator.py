@@ -174,6 +174,9 @@ class AgentEvaluator:
             "agent": self.agent_name,
             "agent_process": process,
             "trusted": process != "in-process",
+            **({"agent_isolation": getattr(self.agent, "isolation", "weak"),
+                "agent_isolation_notes": list(getattr(self.agent, "isolation_notes", []))}
+               if process == "hosted" else {}),
             "categories": cats,
             "suite": self.config.to_dict(),
             "n_cases": len(self.data.cases),
@@ -271,7 +274,8 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
     * the plausibly-wrong agent must score ≤ 0.1 on functional;
     * the failing agent must score 0 on functional and performance;
     * every gaming agent of :data:`~evalcore.agents._gaming.GAMING_AGENTS` (with ``gaming``)
-      must score < the pass threshold in the category it games (the frame reader and the
+      must score < the category floor in the category it games, so that it fails the system
+      whatever its other scores (the frame reader and the
       monkeypatcher only when ``hosted``: in process they can reach the evaluator, which is why
       hosted is the default for Python agents).
 
@@ -337,5 +341,5 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
     for name in plan:
         if name in GAMING_AGENTS:
             cat = GAMING_AGENTS[name][1]
-            checks[f"{name} {cat} < {config.pass_threshold}"] = scores[name][cat] < config.pass_threshold
+            checks[f"{name} {cat} < {config.category_floor}"] = scores[name][cat] < config.category_floor
     return {"scores": scores, "checks": checks, "passed": all(checks.values())}

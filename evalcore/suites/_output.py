@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from evalcore._io import read_json, write_bytes_atomic
 from evalcore.errors import EvalcoreError
-from evalcore.suites._results import CATEGORY_WEIGHTS, PASS_THRESHOLD, jsonable
+from evalcore.suites._results import CATEGORIES, CATEGORY_WEIGHTS, PASS_THRESHOLD, jsonable
 
 
 def _as_dict(result: Any) -> dict[str, Any]:
@@ -209,6 +209,17 @@ def _png(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
+def _status(d: Mapping[str, Any]) -> str:
+    """``PASSED``/``FAILED``/``partial`` as :attr:`EvaluationResult.status` has it (recomputed
+    for a dict saved before the summary carried a status)."""
+    s = d["summary"]
+    if s.get("status") in ("PASSED", "FAILED", "partial"):
+        return str(s["status"])
+    if not set(CATEGORIES) <= set(d["detailed_results"]):
+        return "partial"
+    return "PASSED" if s.get("passed") else "FAILED"
+
+
 def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
     """A self-contained HTML report (figures embedded as base64 PNG).
 
@@ -238,14 +249,33 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
     imgs = "".join(f'<figure><img alt="{e(n)}" src="data:image/png;base64,{base64.b64encode(b).decode()}">'
                    f"<figcaption>{e(n)}</figcaption></figure>" for n, b in figs.items())
     crit = s.get("critical_failures", [])
+    status = _status(d)
+    floor = s.get("category_floor", 0.5)
+    below = list(s.get("categories_below_floor", [c for c, r in d["detailed_results"].items() if r["score"] < floor]))
+    trusted = s.get("trusted", d["config"].get("trusted", False))
+    process = d["config"].get("agent_process", "")
+    if status == "partial":
+        verdict = "<b>partial</b> (not every category was run: no verdict for the system)"
+    else:
+        verdict = (f"<b>{status}</b> (needs all seven categories, overall ≥ {s.get('pass_threshold', PASS_THRESHOLD)}, "
+                   f"every category ≥ the floor {floor:g} and no critical failures)")
+    below_text = (f"Below the category floor {floor:g}: <b>{e(', '.join(below))}</b>." if below
+                  else f"No category below the floor {floor:g}.")
+    iso = d["config"].get("agent_isolation")
+    trust_text = ("Trusted: yes (the agent ran out of the evaluator's process"
+                  + (f", {e(str(process))}" if process else "")
+                  + (f"; isolation {e(str(iso))}" if iso else "") + ")." if trusted else
+                  "Trusted: <b>no</b> (the agent ran in the evaluator's process"
+                  + (f", {e(str(process))}" if process and process != "in-process" else "")
+                  + " and could reach it: debugging only).")
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>Agent evaluation — {e(str(d['config'].get('agent', '')))}</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}img{{max-width:100%}}</style></head><body>
 <h1>Agent evaluation: {e(str(d['config'].get('agent', '')))}</h1>
 <p>Overall score <b>{s['overall_score']:.3f}</b> (weighted mean over the categories run, weights renormalized) —
-system <b>{'PASSED' if s['passed'] else 'FAILED'}</b> (needs ≥ {s.get('pass_threshold', PASS_THRESHOLD)} and no
-critical failures; {len(crit)} critical failure(s)). Tests passed: {s['n_tests_passed']}/{s['n_tests']}.
+system {verdict}; {len(crit)} critical failure(s). {below_text} {trust_text}
+Tests passed: {s['n_tests_passed']}/{s['n_tests']}.
 Started {e(str(s.get('started_at', '')))}, {s.get('duration_s', 0):.1f} s.</p>
 <table><tr><th>category</th><th>score</th><th>weight</th><th>status</th><th>tests passed</th><th>notes</th></tr>{rows}</table>
 {imgs}

@@ -50,7 +50,7 @@ def test_gaming_agent_scores_low_in_the_category_it_games(name: str, mode: str) 
     with over(mode, cls(CASES, GROUPS)) as agent:
         res = AgentEvaluator(agent, CASES, config=CFG).run([category], progress=False)
     score = res.categories[category].score
-    assert score < CFG.pass_threshold, (name, category, score)
+    assert score < CFG.category_floor - 0.1, (name, category, score)  # clearly below the floor
     assert res.status == "partial" and not res.passed
     assert res.trusted is (mode == "http")
 

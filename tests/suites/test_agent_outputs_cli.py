@@ -57,6 +57,41 @@ def test_write_outputs(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def _verdict(html):
+    """The report's opening paragraph (the verdict), without tags."""
+    para = re.search(r"<p>Overall score.*?</p>", html, flags=re.S).group(0)
+    return re.sub(r"<[^>]+>", "", para)
+
+
+def test_html_report_shows_status_floor_and_trust():
+    from evalcore.suites._output import render_html
+
+    figs = {"category_scores": b"\x89PNG"}
+    partial = _result(OracleAgent).to_dict()  # three categories, in process
+    text = _verdict(render_html(partial, figs))
+    assert "system partial" in text and "PASSED" not in text and "FAILED" not in text
+    assert "Trusted: no" in text and "in the evaluator's process" in text
+    assert "No category below the floor 0.5" in text
+    # a complete run: the status, the floor and the categories under it, as the summary says
+    full = json.loads(json.dumps(partial))
+    full["summary"].update(status="FAILED", passed=False, category_floor=0.6,
+                           categories_below_floor=["retrieval", "learning"], trusted=True)
+    full["config"]["agent_process"] = "hosted"
+    text = _verdict(render_html(full, figs))
+    assert "system FAILED" in text and "floor 0.6" in text
+    assert "Below the category floor 0.6: retrieval, learning" in text
+    assert "Trusted: yes" in text and "hosted" in text and "isolation" not in text
+    full["config"]["agent_isolation"] = "full"
+    assert "hosted; isolation full" in _verdict(render_html(full, figs))
+    full["summary"].update(status="PASSED", passed=True, categories_below_floor=[])
+    assert "system PASSED" in _verdict(render_html(full, figs))
+    # a result saved without a status: recomputed (fewer than seven categories: partial)
+    old = json.loads(json.dumps(partial))
+    del old["summary"]["status"]
+    old["summary"]["passed"] = True
+    assert "system partial" in _verdict(render_html(old, figs))
+
+
 def test_compare_flags_drop_and_runs_paired_test():
     a = _result(OracleAgent).to_dict()
     b = json.loads(json.dumps(a))
@@ -160,6 +195,41 @@ def test_cli_agent_eval_and_compare(main, tmp_path, capsys):
     assert main(["agent-eval", "--agent", "failing", "--categories", "functional", "--no-save", "--strict",
                  "--counts", "simple=2,medium=0,complex=0,edge=0", "--output-dir", str(tmp_path / "n")]) == 1
     assert not (tmp_path / "n").exists()
+
+
+def test_cli_in_process_floor_and_throughput_target(main, tmp_path, capsys):
+    counts = ["--counts", "simple=4,medium=2,complex=2,edge=3"]
+    out = tmp_path / "ip"
+    assert main(["agent-eval", "--agent", "oracle", *counts, "--categories", "functional,performance",
+                 "--in-process", "--category-floor", "0.95", "--throughput-target", "100000",
+                 "--load-requests", "4", "--output-dir", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "system partial (not every category run: no verdict)" in text
+    assert "PASSED" not in text and "FAILED" not in text
+    assert "[in-process agent: results not trusted]" in text
+    d = json.loads(next(out.glob("evaluation_*.json")).read_text())
+    assert d["summary"]["status"] == "partial" and d["summary"]["trusted"] is False
+    assert d["config"]["agent_process"] == "in-process"
+    assert d["summary"]["category_floor"] == 0.95 and d["config"]["suite"]["category_floor"] == 0.95
+    tput = next(t for t in d["detailed_results"]["performance"]["tests"] if t["name"] == "throughput")
+    assert tput["details"]["target_qps"] == 100000 and tput["score"] < 0.1  # unreachable target
+    assert d["summary"]["categories_below_floor"] == ["performance"]  # functional 1.0 is above it
+    # the same agent hosted (the default): trusted, the default target gives throughput credit
+    out2 = tmp_path / "hosted"
+    assert main(["agent-eval", "--agent", "oracle", *counts, "--categories", "performance",
+                 "--load-requests", "4", "--output-dir", str(out2)]) == 0
+    text = capsys.readouterr().out
+    assert "system partial" in text and "not trusted" not in text
+    d2 = json.loads(next(out2.glob("evaluation_*.json")).read_text())
+    assert d2["summary"]["trusted"] is True and d2["config"]["agent_process"] == "hosted"
+    tput2 = next(t for t in d2["detailed_results"]["performance"]["tests"] if t["name"] == "throughput")
+    assert tput2["details"]["target_qps"] == 10 and tput2["score"] > tput["score"]
+
+
+@pytest.mark.parametrize("flag,value", [("--category-floor", "1.5"), ("--throughput-target", "0")])
+def test_cli_floor_and_target_are_checked(main, flag, value, tmp_path, capsys):
+    assert main(["agent-eval", "--agent", "oracle", flag, value, "--output-dir", str(tmp_path / "x")]) == 2
+    assert flag in capsys.readouterr().err
 
 
 def test_cli_cases_file(main, tmp_path):

@@ -146,10 +146,14 @@ def test_protocol_violation_is_critical():
     res = evaluate_functional(agent, SuiteData([case("c", "q", 1)]), SuiteConfig())
     assert res.score == 0.0 and res.tests[0].critical and "ProtocolError" in res.tests[0].error
     # steps that are not StepRecords are a protocol break too (and must not crash the learning category)
-    bad_steps = AgentResponse(success=True, result=12, steps=[{"tool": "factorial", "result": 24}])
-    agent2 = ScriptedAgent({WF.query: bad_steps, "q": AgentResponse(success=True, result=1, steps=None)})
+    wf_synth = AgentCase(id="ws", query="Find the greatest common divisor of 8 and 12, then calculate the factorial "
+                         "of the result", complexity="complex", kind="multi_step", categories=["workflow"],
+                         tags=["dependent"], expected=24, expected_tools=["gcd", "factorial"],
+                         steps=[ExpectedStep("gcd", 4), ExpectedStep("factorial", 24, [0])])
+    bad_steps = AgentResponse(success=True, result=24, steps=[{"tool": "gcd", "result": 4}])
+    agent2 = ScriptedAgent({wf_synth.query: bad_steps, "q": AgentResponse(success=True, result=1, steps=None)})
     agent2.workflow_patterns = lambda: {}
-    res2 = evaluate_learning(agent2, SuiteData([WF]), SuiteConfig(learning_repeats=0, pattern_repeats=1))
+    res2 = evaluate_learning(agent2, SuiteData([wf_synth]), SuiteConfig(learning_repeats=0, pattern_repeats=1))
     assert res2.score == 0.0 and "not a list of StepRecord" in res2.tests[0].error and res2.tests[0].critical
     res3 = evaluate_functional(agent2, SuiteData([case("c", "q", 1)]), SuiteConfig())
     assert res3.score == 1.0  # steps=None is read as no steps
@@ -449,7 +453,7 @@ def test_robustness_rules():
     answers = {
         "factorial of -5": AgentResponse(success=False, error="factorial is not defined for negative numbers"),
         "factorial of -6": AgentResponse(success=True, result=720),          # success on invalid input
-        "factorial of -7": AgentResponse(success=False, error=""),          # no clear message
+        "factorial of -7": AgentResponse(success=False, error=""),          # no clear message: nothing
         "Convert it": AgentResponse(success=False, needs_clarification=True, error="Convert what?"),
         "Reverse it": AgentResponse(success=True, result="ti"),
         "factorial of -8": ValueError("negative"),                           # escaped exception
@@ -458,13 +462,13 @@ def test_robustness_rules():
     }
     res = evaluate_robustness(ScriptedAgent(answers), SuiteData(cases), SuiteConfig())
     s = {t.name: t.score for t in res.tests}
-    assert s == {"e1": 1.0, "e2": 0.0, "e3": 0.5, "a1": 1.0, "a2": 0.0, "x": 0.0, "b1": 1.0, "b2": 1.0}
+    assert s == {"e1": 1.0, "e2": 0.0, "e3": 0.0, "a1": 1.0, "a2": 0.0, "x": 0.0, "b1": 1.0, "b2": 1.0}
     assert [c["test"] for c in res.critical_failures] == ["x"]
-    assert res.metrics["control_accuracy"] == 1.0 and res.metrics["error_handling"] == pytest.approx(1.5 / 4)
+    assert res.metrics["control_accuracy"] == 1.0 and res.metrics["error_handling"] == pytest.approx(1 / 4)
     # one boundary case wrong: refusal credit is halved
     half = dict(answers, **{"100% of 7": AgentResponse(success=True, result=70)})
     s2 = {t.name: t.score for t in evaluate_robustness(ScriptedAgent(half), SuiteData(cases), SuiteConfig()).tests}
-    assert (s2["e1"], s2["e3"], s2["a1"], s2["b2"]) == (0.5, 0.25, 0.5, 0.0)
+    assert (s2["e1"], s2["e3"], s2["a1"], s2["b2"]) == (0.5, 0.0, 0.5, 0.0)
 
 
 def test_robustness_refusing_everything_scores_zero_and_controls_are_sent():
@@ -506,6 +510,26 @@ def test_performance_measures_real_concurrency():
     assert res.metrics["qps"] > 1.5 / 0.05  # sequential would give ~20 QPS
     assert s["throughput"] == 1.0  # ≥ 10 QPS target
     assert res.metrics["success_rate_under_load"] == 1.0
+
+
+def test_throughput_target_is_a_parameter():
+    cases = [case("p1", "What is 10% of 50?", 5.0, cats=("performance",))]
+
+    def answer():
+        time.sleep(0.02)
+        return AgentResponse(success=True, result=5)
+
+    base = dict(timing_repetitions=1, memory_requests=1, load_requests=8, workers=2)
+    scores = {}
+    for target in (10.0, 10_000.0):
+        res = evaluate_performance(ScriptedAgent({"What is 10% of 50?": answer}), SuiteData(cases),
+                                   SuiteConfig(throughput_target=target, **base))
+        t = next(t for t in res.tests if t.name == "throughput")
+        assert t.details["target_qps"] == target
+        scores[target] = (t.score, res.score)
+    # ~100 QPS: full credit against 10 QPS, a fraction of it against 10 000 QPS
+    assert scores[10.0][0] == 1.0 and scores[10_000.0][0] < 0.5
+    assert scores[10_000.0][1] < scores[10.0][1]
 
 
 def test_failing_agent_scores_zero_on_performance_and_functional():
@@ -576,6 +600,24 @@ def test_self_test():
     assert {"builtin_tools", "single_solve", "claims_reuse", "echo"} <= set(out["scores"])
 
 
+@pytest.mark.slow
+def test_self_test_hosted():
+    """Every self-test agent hosted in an interpreter of its own (the frame reader and the
+    monkeypatcher included: they attack the evaluator's process, and hosted find nothing)."""
+    cfg = SuiteConfig(counts={"simple": 8, "medium": 6, "complex": 4, "edge": 11}, load_requests=8)
+    out = run_self_test(config=cfg, hosted=True)
+    assert out["passed"], {k: v for k, v in out["checks"].items() if not v}
+    assert {"frame_reader", "monkeypatcher"} <= set(out["scores"])
+    assert out["scores"]["frame_reader"]["functional"] == 0.0
+    assert out["scores"]["monkeypatcher"]["functional"] == 0.0
+    assert out["scores"]["oracle"]["functional"] == 1.0
+    from evalcore.agents._gaming import GAMING_AGENTS
+
+    for name, (_, cat) in GAMING_AGENTS.items():
+        if name in out["scores"]:
+            assert out["scores"][name][cat] < cfg.category_floor - 0.1, (name, cat)
+
+
 def test_wrong_agent_text_contains_correct_answers_but_scores_zero():
     cases = AgentCaseGenerator(seed=0).generate()
     agent = WrongAgent(cases)
@@ -600,6 +642,41 @@ def test_learning_patterns_are_observed_not_reported():
 
     const = evaluate_learning(ConstantPatterns(cases, groups), data, SuiteConfig(learning_kinds=0))
     assert {t.name: t.score for t in const.tests}["patterns"] == 0.0
+
+
+def test_learning_patterns_credit_only_tools_added_in_the_session():
+    from evalcore.agents._gaming import BuiltinTools, FirstSightSleeper
+    from evalcore.datasets._agent_cases import SYNTHESIZED_KINDS
+
+    gen = AgentCaseGenerator(seed=0)
+    cases, groups = gen.generate(), gen.paraphrase_groups()
+    data = SuiteData(cases, groups)
+    oracle = evaluate_learning(OracleAgent(cases, groups), data, SuiteConfig(learning_kinds=0))
+    pat = next(t for t in oracle.tests if t.name == "patterns")
+    # the request needs a tool the agent builds, and the oracle built it in this session
+    assert pat.score == 1.0 and set(pat.details["added_in_session"]) & set(SYNTHESIZED_KINDS)
+    for cls in (BuiltinTools, FirstSightSleeper):  # right, stable sequences of tools they started with
+        res = evaluate_learning(cls(cases, groups), data, SuiteConfig())
+        pat = next(t for t in res.tests if t.name == "patterns")
+        assert pat.score == 0.0 and pat.details["added_in_session"] == [] and all(pat.details["right"])
+        assert res.score < 0.25, (cls.__name__, {t.name: t.score for t in res.tests})
+    # cases with no dependent request that needs a built tool: not scored, and a note says why
+    small = AgentCaseGenerator(seed=0, counts={"simple": 8, "medium": 6, "complex": 4, "edge": 11})
+    scases = small.generate()
+    res = evaluate_learning(OracleAgent(scases, groups), SuiteData(scases, groups), SuiteConfig(learning_kinds=0))
+    assert "patterns" not in {t.name for t in res.tests} and any("patterns not scored" in n for n in res.notes)
+
+
+def test_retrieval_of_starter_tools_alone_is_not_credited():
+    from evalcore.agents._gaming import AnswersNothing
+
+    gen = AgentCaseGenerator(seed=0)
+    cases, groups = gen.generate(), gen.paraphrase_groups()
+    data = SuiteData(cases, groups, unrelated=gen.unrelated_queries(4))
+    res = evaluate_retrieval(AnswersNothing(cases, groups), data, SuiteConfig())
+    # its search finds the four starter tools rightly, but it built no tool: nothing shown
+    assert res.score < 0.1 and any("credited × 0.00" in n for n in res.notes)
+    assert evaluate_retrieval(OracleAgent(cases, groups), data, SuiteConfig()).score >= 0.9
 
 
 def test_each_test_records_its_wall_time():

@@ -1,0 +1,181 @@
+"""A hosted agent is out of the evaluator's reach: it cannot find or read the evaluator's memory,
+and nothing it starts outlives it (issue 13)."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+import textwrap
+import time
+import uuid
+
+import pytest
+
+from evalcore.agents import HostedAgent
+from evalcore.datasets import AgentCaseGenerator
+from evalcore.suites import AgentEvaluator, SuiteConfig
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
+
+COUNTS = {"simple": 4, "medium": 0, "complex": 0, "edge": 0}
+
+# A factory agent that looks for the evaluator (its parent, any process whose command line names
+# pytest, and the PID it was given) and tries to read its memory. Where it reads any, it answers
+# like the oracle (as if it had found the answers there); otherwise it refuses everything.
+PROBE = textwrap.dedent('''
+    import os, subprocess, sys
+
+    from evalcore.agents._oracle import OracleAgent, suite_cases
+    from evalcore.agents._protocol import AgentResponse
+
+
+    def _read_mem(pid):
+        try:
+            with open(f"/proc/{pid}/maps") as fh:
+                start, end = next(l for l in fh if " r" in l[17:40] or "r-" in l).split()[0].split("-")
+            with open(f"/proc/{pid}/mem", "rb") as fh:
+                fh.seek(int(start, 16))
+                return len(fh.read(64))
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+
+    class Probe(OracleAgent):
+        def __init__(self, evaluator_pid, token, counts):
+            super().__init__(*suite_cases(0, counts))
+            self.token = token
+            found = {}
+            ppid = os.getppid()
+            found["ppid"] = ppid
+            pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+            found["visible_pids"] = pids[:50]
+            cands = {ppid, evaluator_pid} - {0}
+            for p in pids:
+                try:
+                    with open(f"/proc/{p}/cmdline", "rb") as fh:
+                        if b"pytest" in fh.read():
+                            cands.add(p)
+                except OSError:
+                    pass
+            cands.discard(os.getpid())  # (its own command line names the test folder)
+            found["reads"] = {str(p): _read_mem(p) for p in sorted(cands)}
+            found["stole"] = any(isinstance(v, int) and v > 0 for v in found["reads"].values())
+            self.found = found
+            # processes that should not outlive the agent: one in its group, one that leaves it
+            subprocess.Popen([sys.executable, "-c", f"import time; time.sleep(300)  # {token} grp"])
+            subprocess.Popen([sys.executable, "-c", f"import time; time.sleep(300)  # {token} sid"],
+                             start_new_session=True)
+
+        def process_request(self, query):
+            if query == "probe":
+                return AgentResponse(success=True, result=self.found)
+            if self.found["stole"]:
+                return super().process_request(query)
+            return AgentResponse(success=False, error="found nothing to read")
+
+
+    def make(evaluator_pid=0, token="", counts=None):
+        return Probe(evaluator_pid, token, counts)
+''')
+
+
+@pytest.fixture()
+def probe_spec(tmp_path):
+    path = tmp_path / "probe_agent.py"
+    path.write_text(PROBE)
+    return f"{path}:make"
+
+
+def _alive(token: str) -> list[int]:
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as fh:
+                cmd = fh.read()
+            with open(f"/proc/{p}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmd and state != "Z":
+            out.append(int(p))
+    return out
+
+
+def _gone(token: str, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while _alive(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(token)
+
+
+def _dumpable() -> int:
+    return int(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))  # PR_GET_DUMPABLE
+
+
+def test_hosted_agent_cannot_find_or_read_the_evaluator_and_scores_no_better(probe_spec) -> None:
+    token = uuid.uuid4().hex
+    agent = HostedAgent(probe_spec, {"evaluator_pid": os.getpid(), "token": token, "counts": COUNTS})
+    try:
+        assert agent.isolation == "full", agent.isolation_notes
+        found = agent.process_request("probe").result
+        assert found["ppid"] == 0  # its parent is outside its PID namespace
+        assert os.getpid() not in found["visible_pids"] and found["visible_pids"][0] == 1
+        assert found["stole"] is False and found["reads"]
+        assert all(isinstance(v, str) for v in found["reads"].values()), found["reads"]
+        assert _dumpable() == 0  # and the evaluator is not dumpable while it hosts agents
+        cases = AgentCaseGenerator(0, COUNTS).generate()
+        res = AgentEvaluator(agent, cases, config=SuiteConfig(counts=COUNTS)).run(["functional"], progress=False)
+        assert res.categories["functional"].score == 0.0
+        assert res.config["agent_isolation"] == "full" and res.trusted
+        assert len(_alive(token)) == 2  # its two sleepers run while it does
+    finally:
+        agent.close()
+    assert _gone(token), "a process the agent started outlived it"
+    assert _dumpable() == 1
+
+
+def test_weak_isolation_kills_the_group_and_says_so(probe_spec, monkeypatch) -> None:
+    # where the kernel refuses namespaces: the agent's process group is killed on close and
+    # the result says the isolation is weak (a process that left the group by setsid is out
+    # of reach then: the reason "full" uses a PID namespace)
+    monkeypatch.setenv("EVALCORE_AGENT_HOST_ISOLATION", "weak")
+    token = uuid.uuid4().hex
+    agent = HostedAgent(probe_spec, {"evaluator_pid": os.getpid(), "token": token, "counts": COUNTS})
+    try:
+        assert agent.isolation == "weak" and agent.isolation_notes
+        found = agent.process_request("probe").result
+        assert found["ppid"] == os.getpid()  # it finds the evaluator
+        if os.geteuid() != 0:  # root keeps CAP_SYS_PTRACE; anyone else meets a non-dumpable evaluator
+            assert str(os.getpid()) in found["reads"] and isinstance(found["reads"][str(os.getpid())], str)
+        assert _dumpable() == 0
+        cases = AgentCaseGenerator(0, COUNTS).generate()
+        res = AgentEvaluator(agent, cases, config=SuiteConfig(counts=COUNTS)).run(["functional"], progress=False)
+        assert res.config["agent_isolation"] == "weak"
+        sid_pid = [p for p in _alive(token) if b"sid" in open(f"/proc/{p}/cmdline", "rb").read()]
+    finally:
+        agent.close()
+    assert not [p for p in _alive(token) if p not in sid_pid], "a process of the agent's group outlived it"
+    for p in sid_pid:  # (clean up what the fallback cannot reach)
+        os.kill(p, 9)
+    assert _dumpable() == 1
+
+
+def test_closing_a_hosted_agent_twice_and_after_a_crash_is_safe(tmp_path) -> None:
+    path = tmp_path / "crash_agent.py"
+    path.write_text("import os\nfrom evalcore.agents._protocol import AgentResponse\n\n"
+                    "class A:\n    registry = None\n    def reset(self):\n        pass\n"
+                    "    def process_request(self, q):\n        os._exit(3)\n\n"
+                    "def make():\n    return A()\n")
+    agent = HostedAgent(f"{path}:make", timeout_s=5)
+    try:
+        agent.process_request("hi")
+    except Exception:
+        pass
+    agent.close()
+    agent.close()
+    assert _dumpable() == 1
+    json.dumps({"isolation": agent.isolation})
