@@ -296,3 +296,22 @@ def test_ordinary_library_features_work_in_check_mode() -> None:
     (result,) = _batch([completion])
     assert result.passed, result
     assert "adding 1 2" in result.stderr
+
+
+def test_a_program_that_fails_at_once_is_reported_by_its_reason_in_a_fresh_pool() -> None:
+    """The candidate reports a missing entry point and exits without waiting for a request; the
+    test's first call then meets a closed pipe. The reason waiting in the reply pipe is the verdict
+    (a fresh process lost that race every time: 'the candidate's process ended during a call')."""
+    import subprocess
+    import sys
+
+    code = (
+        "from evalcore.evaluators import CodeSample, evaluate_code_batch\n"
+        f"T = {TEST!r}\n"
+        "rs = evaluate_code_batch([CodeSample(str(i), '', 'def other():\\n    pass\\n', T, 'add')\n"
+        "                          for i in range(3)], timeout_s=5)\n"
+        "print('|'.join(r.result for r in rs))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().split("|") == ["failed: NameError: entry point 'add' is not defined"] * 3

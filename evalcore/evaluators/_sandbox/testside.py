@@ -201,7 +201,22 @@ class Session:
             while view:
                 view = view[os.write(self.req_w, view):]
         except BrokenPipeError:
-            raise self.fail("the candidate's process ended during a call") from None
+            raise self._ended() from None
+
+    def _ended(self) -> SampleFailed:
+        """The candidate exited before it read a request: its last word, when it left one.
+
+        A program that fails (e.g. no entry point) sends ``PROGRAM_FAILED`` and exits without
+        waiting for a request, so a request written at that moment meets a closed pipe while the
+        reason already waits in the reply pipe; the reason is the verdict, not the race.
+        """
+        try:
+            kind, body = self.frame()
+        except SampleFailed as exc:
+            return exc
+        if kind == _PROGRAM_FAILED or kind == _ESCAPE:
+            return self.fail(_exception_text(self.value(body)))
+        return self.fail("the candidate's process ended during a call")
 
     def ready(self) -> None:
         """Make sure the program ran (asked only when the test made no call: a call's reply
