@@ -10,7 +10,7 @@ Both harnesses score the same samples file against the same problems file: human
 when the installed release ships it commented out; site-packages is never edited), evalcore with
 ``evalcore score humaneval`` in a fresh process and with :func:`evaluate_code_batch` in this one.
 
-The verdicts must be equal except for evalcore's deliberate differences (README, "Code
+The verdicts must be equal except for evalcore's deliberate differences (docs/benchmarks.md, "Code
 execution: what is isolated", and :func:`evalcore.evaluators.build_program`), each marked in the
 corpus with ``by_design`` and evalcore's own verdict:
 

