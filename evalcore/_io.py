@@ -7,11 +7,15 @@ the temporary file is removed and the target is left as it was.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as _dt
 import gzip
 import json
+import math
 import os
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -25,11 +29,110 @@ __all__ = [
     "open_text",
     "read_json",
     "read_jsonl",
+    "to_json_native",
     "write_bytes_atomic",
     "write_json_atomic",
     "write_jsonl_atomic",
     "write_text_atomic",
 ]
+
+
+# Integers longer than this many bits do not fit what ``json``/``str()`` write by default
+# (Python's 4,300-digit limit); they are written as a ``"<int of N bits>"`` string.
+_MAX_INT_BITS = 13_000
+
+
+def to_json_native(value: Any, *, strict: bool = False, _path: str = "value") -> Any:
+    """Convert a value to native JSON types (dict, list, str, int, float, bool, None).
+
+    The one converter evalcore writes JSON through (run store, agent-evaluation results, notebook
+    records, comparison tables). Rules:
+
+    * NaN and infinities become ``None`` (strict JSON has no NaN);
+    * numpy scalars and arrays, pandas DataFrames (a list of row dicts), Series (a dict keyed by
+      the index as strings), Index, ``NA``/``NaT`` (``None``) and Timestamps, dataclasses, paths,
+      dates and times are converted; numpy and pandas are only looked for when already imported;
+    * tuples become lists, sets and frozensets sorted lists (sorted by ``repr``: stable output);
+    * mapping keys become strings; integers over 13,000 bits become ``"<int of N bits>"``;
+    * objects with a ``to_dict()`` are converted through it.
+
+    Args:
+        value: Any nested structure.
+        strict: Raise on a value of another type (and on mapping keys that are not strings or
+            numbers); otherwise such a value becomes its ``str``.
+
+    Returns:
+        The value built only from JSON-native types.
+
+    Raises:
+        EvalcoreError: ``strict`` and a part of the value has a type JSON cannot represent
+            (the message names where, e.g. ``value.rows[2]``).
+    """
+    if value is None or value is True or value is False or type(value) is str:
+        return value
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        v = int(value)
+        return f"<int of {v.bit_length()} bits>" if v.bit_length() > _MAX_INT_BITS else v
+    if isinstance(value, float):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    if isinstance(value, str):
+        return str(value)
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(value, np.bool_):
+            return bool(value)
+        if isinstance(value, (np.integer, np.floating)):
+            return to_json_native(value.item(), strict=strict, _path=_path)
+        if isinstance(value, np.ndarray):
+            return to_json_native(value.tolist(), strict=strict, _path=_path)
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        if isinstance(value, pd.DataFrame):
+            return to_json_native(value.to_dict(orient="records"), strict=strict, _path=_path)
+        if isinstance(value, pd.Series):
+            return to_json_native({str(k): v for k, v in value.items()}, strict=strict, _path=_path)
+        if isinstance(value, pd.Index):
+            return to_json_native(list(value), strict=strict, _path=_path)
+        if value is pd.NA or value is pd.NaT:
+            return None
+        if isinstance(value, pd.Timestamp):
+            return value.isoformat()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_json_native(dataclasses.asdict(value), strict=strict, _path=_path)
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if strict and not isinstance(key, (str, int, float)) and not (
+                np is not None and isinstance(key, (np.integer, np.floating, np.str_))
+            ):
+                raise EvalcoreError(f"keys must be strings or numbers, got {type(key).__name__}", field=_path)
+            if type(key) is str:
+                name = key
+            elif isinstance(key, (int, float)) or (np is not None and isinstance(key, np.generic)):
+                name = str(to_json_native(key))
+            else:
+                name = str(key)
+            out[name] = to_json_native(item, strict=strict, _path=f"{_path}.{key}")
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [to_json_native(item, strict=strict, _path=f"{_path}[{i}]") for i, item in enumerate(items)]
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return to_json_native(value.to_dict(), strict=strict, _path=_path)
+    if strict:
+        raise EvalcoreError(
+            f"cannot write a value of type {type(value).__name__} as JSON; use numbers, strings, "
+            "lists, dicts, numpy or pandas values",
+            field=_path,
+        )
+    return str(value)
 
 
 def current_umask() -> int:

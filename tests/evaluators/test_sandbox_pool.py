@@ -408,7 +408,7 @@ def test_zygote_protocol_answers_a_fork_only_at_the_reap_with_namespaces() -> No
     import socket
     import struct
 
-    from evalcore.evaluators._sandbox.worker import _zygote_loop
+    from evalcore.evaluators._sandbox.zygote import _zygote_loop
 
     class Lib:
         def __init__(self, fail: bool) -> None:

@@ -7,7 +7,10 @@ One module per role:
 * :mod:`.candidate` -- what runs in a sample process (the candidate's call server; the
   ``script`` harness);
 * :mod:`.testside` -- the test run by the worker against a proxy of the candidate;
-* :mod:`.worker` -- the worker process: namespaces, zygotes, samples, scratch directories;
+* :mod:`.worker` -- the worker process: namespaces, hiding paths, ``check`` samples, its loop;
+* :mod:`.zygote` -- the zygotes that fork every sample; :mod:`.sample` -- a sample's own
+  set-up (pipes, limits, user, seccomp, ``/proc``); :mod:`.scratch` -- scratch directories;
+  :mod:`.script` -- ``script`` samples on the worker's side;
 * :mod:`.linux` -- system calls through ctypes, the seccomp filters;
 * :mod:`.pool` -- the parent's warm pool and the public entry points.
 

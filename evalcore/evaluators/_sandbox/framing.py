@@ -23,6 +23,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+# Bytes of each of a sample's stdout and stderr kept by default (the rest is counted, not kept).
+DEFAULT_MAX_OUTPUT = 64 * 1024
+
 # ------------------------------------------------------------------ parent <-> worker
 
 

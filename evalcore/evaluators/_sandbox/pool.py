@@ -16,7 +16,7 @@ import select
 import sys
 import _thread
 
-from .framing import recv as _recv, send as _send
+from .framing import DEFAULT_MAX_OUTPUT, recv as _recv, send as _send
 from .testside import attach_shared_code as _attach_shared_code
 
 TYPE_CHECKING = False
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
     SandboxResult = Any
 
-DEFAULT_MAX_OUTPUT = 64 * 1024
 _SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Jobs handed to a worker ahead: it never waits for the parent between samples, and compiles
 # the queued programs together; near the end of a batch, two (the last jobs spread evenly).
@@ -601,6 +600,3 @@ def run_python(
     }
     return run_jobs([job], workers=None)[0]
 
-
-if __name__ == "__main__":
-    _worker_main()

@@ -1,0 +1,191 @@
+"""Scratch directories of the samples: the working directory, fresh tmpfs mounts, and removal.
+
+Runs in the worker (see :mod:`.worker`); imports only what the worker has loaded already.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as _stat
+import sys
+
+from .linux import MS_NOATIME as _MS_NOATIME, MS_NODEV as _MS_NODEV, MS_NOSUID as _MS_NOSUID
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    pass
+
+_SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+_SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+_WORKDIR = "/tmp/sandbox"
+_SCRATCH_TMPFS = {"/tmp": "size=64m,mode=1777", "/var/tmp": "size=64m,mode=1777", "/dev/shm": "size=64m,mode=1777"}
+
+
+class Scratch:
+    """The worker's scratch directories (a mixin of :class:`.worker._Worker`, which sets
+    ``namespaces``, ``is_root``, ``uid``, ``libc``, ``_workdir_ready``, ``_fresh_tmpfs`` and
+    ``_scratch_marks``)."""
+
+    def _workdir(self) -> tuple[str, str | None]:
+        """The sample's working directory, and the temporary one to remove after it (fallback)."""
+        if self.namespaces:
+            if not self._workdir_ready:
+                os.mkdir(_WORKDIR, 0o700)
+                if self.is_root:
+                    os.chown(_WORKDIR, self.uid, self.uid)
+                self._workdir_ready = True
+                self._mark_scratch()
+            return _WORKDIR, None
+        import tempfile
+
+        tmpdir = tempfile.mkdtemp(prefix="evalcore-sandbox-")
+        if self.is_root:
+            os.chown(tmpdir, self.uid, self.uid)
+        return tmpdir, tmpdir
+
+    def _mark_scratch(self) -> None:
+        """Remember the fresh scratch tmpfs directories (and the working directory) as clean."""
+        marks = {}
+        for d in self._fresh_tmpfs:
+            marks[d] = _stat_mark(d)
+        if self._workdir_ready:
+            marks[_WORKDIR] = _stat_mark(_WORKDIR)
+        self._scratch_marks = marks
+
+    def _wipe_scratch(self) -> None:
+        """Give the next sample scratch directories as fresh as the first one had.
+
+        A scratch tmpfs that the sample left exactly as it found it (same inode, size, mode,
+        owner, link count, modification and change times, read with one ``stat``; the mounts
+        are ``noatime``) is kept; any other is replaced by a new, empty tmpfs, so nothing a
+        sample wrote there (files, timestamps, modes, extended attributes, trees of any depth)
+        reaches the next one. Directories that are not a tmpfs of ours are emptied instead.
+        """
+        renewed = False
+        for d in _SCRATCH_DIRS:
+            if d in self._fresh_tmpfs:
+                if _stat_mark(d) == self._scratch_marks.get(d) and (
+                    d != "/tmp" or not self._workdir_ready or _stat_mark(_WORKDIR) == self._scratch_marks.get(_WORKDIR)
+                ):
+                    continue
+                if self._renew_tmpfs(d):
+                    renewed = True
+                    if d == "/tmp":
+                        self._workdir_ready = False
+                    continue
+            try:
+                names = os.listdir(d)
+            except OSError:
+                continue
+            if d == "/tmp":
+                self._workdir_ready = False
+            for name in names:
+                path = f"{d}/{name}"
+                try:
+                    if _stat.S_ISDIR(os.lstat(path).st_mode):
+                        _rmtree(path)
+                    else:
+                        os.unlink(path)
+                except OSError:
+                    pass
+            renewed = True
+        if renewed:
+            self._mark_scratch()
+
+    def _renew_tmpfs(self, d: str) -> bool:
+        """Replace a scratch tmpfs by a new empty one (False if that is refused)."""
+        libc = self.libc
+        if libc is None:
+            return False
+        if libc.lib.umount2(d.encode(), 2) != 0:  # MNT_DETACH
+            return False
+        try:
+            libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOATIME, _SCRATCH_TMPFS[d])
+            os.chmod(d, 0o1777)
+        except OSError:
+            return False
+        return True
+
+
+def _scrub_environment(workdir: str) -> None:
+    os.environ.clear()
+    os.environ.update(
+        {"PATH": _SAFE_PATH, "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    )
+    if "tempfile" in sys.modules:
+        sys.modules["tempfile"].tempdir = None
+
+
+def _stat_mark(path: str) -> tuple:
+    """What tells a scratch directory unchanged: one ``lstat`` (None if it is gone)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return ()
+    return (st.st_ino, st.st_size, st.st_mode, st.st_uid, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _rmtree(path: str) -> None:
+    """``shutil.rmtree(path, ignore_errors=True)``, importing shutil on first need.
+
+    shutil loads zlib, bz2 and lzma: imported at start-up, their libraries would be mapped
+    into every forked sample, and copied and torn down with it, for nothing.
+    """
+    import shutil
+
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:  # a tree deeper than the recursion limit
+        pass
+    if os.path.lexists(path):
+        _rmtree_deep(path)
+
+
+def _rmtree_deep(path: str) -> None:
+    """Remove a directory tree of any depth, holding one descriptor at a time (no recursion,
+    no path longer than one name)."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return
+    names: list[str] = []
+    steps = 0
+    try:
+        while steps < 10_000_000:
+            steps += 1
+            sub = None
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            sub = entry.name
+                            break
+                        os.unlink(entry.name, dir_fd=fd)
+                    except OSError:
+                        pass
+            if sub is not None:
+                try:
+                    child = os.open(sub, flags, dir_fd=fd)
+                except OSError:
+                    break
+                os.close(fd)
+                fd = child
+                names.append(sub)
+                continue
+            if not names:
+                break
+            parent = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            try:
+                os.rmdir(names.pop(), dir_fd=fd)
+            except OSError:
+                break
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
