@@ -42,7 +42,7 @@ __all__ = [
 _MAX_INT_BITS = 13_000
 
 
-def to_json_native(value: Any, *, strict: bool = False, _path: str = "value") -> Any:
+def to_json_native(value: Any, *, strict: bool = False, path: str = "value") -> Any:
     """Convert a value to native JSON types (dict, list, str, int, float, bool, None).
 
     The one converter evalcore writes JSON through (run store, agent-evaluation results, notebook
@@ -60,6 +60,8 @@ def to_json_native(value: Any, *, strict: bool = False, _path: str = "value") ->
         value: Any nested structure.
         strict: Raise on a value of another type (and on mapping keys that are not strings or
             numbers); otherwise such a value becomes its ``str``.
+        path: How error messages name the value (e.g. a record's name); parts are appended
+            (``acc.rows[2]``).
 
     Returns:
         The value built only from JSON-native types.
@@ -85,17 +87,17 @@ def to_json_native(value: Any, *, strict: bool = False, _path: str = "value") ->
         if isinstance(value, np.bool_):
             return bool(value)
         if isinstance(value, (np.integer, np.floating)):
-            return to_json_native(value.item(), strict=strict, _path=_path)
+            return to_json_native(value.item(), strict=strict, path=path)
         if isinstance(value, np.ndarray):
-            return to_json_native(value.tolist(), strict=strict, _path=_path)
+            return to_json_native(value.tolist(), strict=strict, path=path)
     pd = sys.modules.get("pandas")
     if pd is not None:
         if isinstance(value, pd.DataFrame):
-            return to_json_native(value.to_dict(orient="records"), strict=strict, _path=_path)
+            return to_json_native(value.to_dict(orient="records"), strict=strict, path=path)
         if isinstance(value, pd.Series):
-            return to_json_native({str(k): v for k, v in value.items()}, strict=strict, _path=_path)
+            return to_json_native({str(k): v for k, v in value.items()}, strict=strict, path=path)
         if isinstance(value, pd.Index):
-            return to_json_native(list(value), strict=strict, _path=_path)
+            return to_json_native(list(value), strict=strict, path=path)
         if value is pd.NA or value is pd.NaT:
             return None
         if isinstance(value, pd.Timestamp):
@@ -105,32 +107,32 @@ def to_json_native(value: Any, *, strict: bool = False, _path: str = "value") ->
     if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
         return value.isoformat()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_json_native(dataclasses.asdict(value), strict=strict, _path=_path)
+        return to_json_native(dataclasses.asdict(value), strict=strict, path=path)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if strict and not isinstance(key, (str, int, float)) and not (
                 np is not None and isinstance(key, (np.integer, np.floating, np.str_))
             ):
-                raise EvalcoreError(f"keys must be strings or numbers, got {type(key).__name__}", field=_path)
+                raise EvalcoreError(f"keys must be strings or numbers, got {type(key).__name__}", field=path)
             if type(key) is str:
                 name = key
             elif isinstance(key, (int, float)) or (np is not None and isinstance(key, np.generic)):
                 name = str(to_json_native(key))
             else:
                 name = str(key)
-            out[name] = to_json_native(item, strict=strict, _path=f"{_path}.{key}")
+            out[name] = to_json_native(item, strict=strict, path=f"{path}.{key}")
         return out
     if isinstance(value, (list, tuple, set, frozenset)):
         items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
-        return [to_json_native(item, strict=strict, _path=f"{_path}[{i}]") for i, item in enumerate(items)]
+        return [to_json_native(item, strict=strict, path=f"{path}[{i}]") for i, item in enumerate(items)]
     if hasattr(value, "to_dict") and callable(value.to_dict):
-        return to_json_native(value.to_dict(), strict=strict, _path=_path)
+        return to_json_native(value.to_dict(), strict=strict, path=path)
     if strict:
         raise EvalcoreError(
             f"cannot write a value of type {type(value).__name__} as JSON; use numbers, strings, "
             "lists, dicts, numpy or pandas values",
-            field=_path,
+            field=path,
         )
     return str(value)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextvars
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,18 +61,6 @@ REQUIRED_KEYS = ("run_id", "item_id", "epoch", "dataset", "request", "request_ha
                  "scores", "error")
 
 
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
-        return _jsonable(obj.item())
-    return obj
-
-
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
     """Write ``obj`` as JSON through a temporary file and ``os.replace`` (never half-written).
 
@@ -84,8 +71,8 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
         path: Destination.
         obj: JSON-serializable data.
     """
-    _io.write_json_atomic(path, _jsonable(obj), fsync=True, mkdir=False, indent=2, ensure_ascii=False,
-                          allow_nan=False)
+    _io.write_json_atomic(path, _io.to_json_native(obj), fsync=True, mkdir=False, indent=2,
+                          ensure_ascii=False, allow_nan=False)
 
 
 @dataclass
@@ -96,11 +83,13 @@ class SamplesFile:
         records: Valid records in file order (duplicates of ``(item_id, epoch)`` included).
         good_bytes: Length of the valid prefix of the file.
         torn: Whether a torn last line was found (and is not in ``records``).
+        lines: The 1-based line of each record in ``records`` (for messages about a record).
     """
 
     records: list[dict[str, Any]]
     good_bytes: int
     torn: bool
+    lines: list[int] = field(default_factory=list)
 
 
 def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
@@ -113,7 +102,7 @@ def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
         path: The samples file.
 
     Returns:
-        The records and the length of the valid prefix.
+        The records, their line numbers and the length of the valid prefix.
 
     Raises:
         EvalcoreError: A line other than the last is not a valid sample record.
@@ -123,6 +112,7 @@ def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
         return SamplesFile([], 0, False)
     data = path.read_bytes()
     records: list[dict[str, Any]] = []
+    record_lines: list[int] = []
     offset = 0
     lines = data.split(b"\n")
     # After the final "\n" split() yields b"" — a complete file; anything else is unterminated.
@@ -138,7 +128,7 @@ def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
         tail = is_last or (i == len(lines) - 2 and lines[-1] == b"")
         if rec is None or not terminated:
             if tail:
-                return SamplesFile(records, offset, True)
+                return SamplesFile(records, offset, True, record_lines)
             if not raw.strip():
                 offset += len(raw) + 1
                 continue
@@ -149,8 +139,9 @@ def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
             raise EvalcoreError("sample record lacks required keys", path=path, line=i + 1,
                                 field=",".join(missing))
         records.append(rec)
+        record_lines.append(i + 1)
         offset += len(raw) + 1
-    return SamplesFile(records, offset, False)
+    return SamplesFile(records, offset, False, record_lines)
 
 
 def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -191,7 +182,8 @@ class SampleWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one record durably."""
-        line = (_io.json_text(_jsonable(record), ensure_ascii=False, allow_nan=False) + "\n").encode()
+        text = _io.json_text(_io.to_json_native(record), ensure_ascii=False, allow_nan=False)
+        line = (text + "\n").encode()
         view = memoryview(line)
         while view:
             n = os.write(self._fd, view)

@@ -17,11 +17,11 @@ from evalcore.errors import EvalcoreError
 
 _COMMAND_MODULES = (
     "evalcore.evaluators._cli",  # score gsm8k | mmlu | humaneval
-    "evalcore.runs._cli",  # run, rescore, browse
+    "evalcore.runs._cli",  # run, rescore
     "evalcore.models._cli",  # serve-local
     "evalcore.routing._cli",  # route
-    "evalcore.agents._cli",  # agent-eval, sweep
-    "evalcore.reporting._cli",  # notebooks run, report
+    "evalcore.suites._cli",  # agent-eval, sweep
+    "evalcore.reporting._cli",  # notebooks run, report, browse
     "evalcore.imports._cli",  # compare, import (lm-eval / inspect_ai logs)
 )
 

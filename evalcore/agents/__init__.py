@@ -1,5 +1,8 @@
 """Agents: the protocol an evaluated agent meets, adapters, and a reference agent.
 
+This is the agent side; the evaluation (cases, categories, scoring, self-test agents) is
+:mod:`evalcore.suites`, which builds on this package; nothing here imports it.
+
 Public names are imported when first used (see :mod:`evalcore._lazy`): the HTTP adapter
 pulls in ``httpx``, which ``evalcore --help`` should not pay for.
 """

@@ -14,7 +14,7 @@ input closes (the parent closed it, or died).
 Isolation. A separate process of the same user could still read the evaluator's memory
 (``/proc/<pid>/mem``) and outlive it. So the child, before it imports any agent code, enters
 new user, PID and mount namespaces (the helpers of the code-execution sandbox,
-:mod:`evalcore.evaluators._sandbox.linux`), forks the process that hosts the agent as PID 1 of
+:mod:`evalcore.evaluators.sandbox` ``linux``), forks the process that hosts the agent as PID 1 of
 its PID namespace, mounts a fresh ``/proc`` there (only the agent's own processes are visible:
 the evaluator has no PID it could name, ``os.getppid()`` is 0) and gives up every capability
 for good (so the fresh ``/proc`` cannot be unmounted to show the old one). The network and the
@@ -57,32 +57,32 @@ def _prctl(option: int, arg: int = 0) -> int | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        from evalcore.evaluators._sandbox.linux import Libc
+        from evalcore.evaluators.sandbox import linux
 
-        return int(Libc().lib.prctl(option, arg, 0, 0, 0))
+        return int(linux.Libc().lib.prctl(option, arg, 0, 0, 0))
     except (OSError, AttributeError):
         return None
 
 
 def _guard_enter() -> None:
     global _guard_count, _guard_before
-    from evalcore.evaluators._sandbox.linux import PR_GET_DUMPABLE, PR_SET_DUMPABLE
+    from evalcore.evaluators.sandbox import linux
 
     with _guard_lock:
         if _guard_count == 0:
-            _guard_before = _prctl(PR_GET_DUMPABLE)
-            _prctl(PR_SET_DUMPABLE, 0)
+            _guard_before = _prctl(linux.PR_GET_DUMPABLE)
+            _prctl(linux.PR_SET_DUMPABLE, 0)
         _guard_count += 1
 
 
 def _guard_exit() -> None:
     global _guard_count
-    from evalcore.evaluators._sandbox.linux import PR_SET_DUMPABLE
+    from evalcore.evaluators.sandbox import linux
 
     with _guard_lock:
         _guard_count = max(0, _guard_count - 1)
         if _guard_count == 0 and _guard_before:
-            _prctl(PR_SET_DUMPABLE, _guard_before)
+            _prctl(linux.PR_SET_DUMPABLE, _guard_before)
 
 
 class HostedAgent(HttpAgent):
@@ -267,7 +267,7 @@ def _isolate() -> tuple[str, list[str]]:
     if os.environ.get("EVALCORE_AGENT_HOST_ISOLATION") == "weak":  # (to test the fallback)
         return "weak", ["namespaces not tried: EVALCORE_AGENT_HOST_ISOLATION=weak"]
     try:
-        from evalcore.evaluators._sandbox import linux
+        from evalcore.evaluators.sandbox import linux
 
         libc = linux.Libc()
         linux.enter_user_namespace(libc, None, None)  # the same uid and gid inside

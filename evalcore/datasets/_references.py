@@ -14,8 +14,8 @@ from typing import Any
 
 from evalcore.errors import EvalcoreError
 
-__all__ = ["LETTERS", "canonical_number", "gsm8k_reference", "mmlu_reference", "numbers_equal",
-           "parse_number"]
+__all__ = ["LETTERS", "NUMBER_PATTERN", "NUMBER_RE", "canonical_number", "gsm8k_reference", "mmlu_reference",
+           "number_from_match", "numbers_equal", "parse_number"]
 
 LETTERS = ("A", "B", "C", "D")
 
@@ -26,7 +26,7 @@ LETTERS = ("A", "B", "C", "D")
 # A number as people and models write it: optional sign, optional currency, digits with
 # thousands separators (groups of exactly three) or plain digits, optional decimals; or a
 # simple fraction "3/4". The sign must not be glued to a preceding word or digit ("10-3").
-_NUM = (
+NUMBER_PATTERN = (
     r"(?<![\w.])"  # not inside a word or after a decimal point
     r"(?P<sign>[-−–]?)"
     r"(?:(?P<cur>[$€£¥])\s?)?"
@@ -39,8 +39,8 @@ _NUM = (
     r")"
     r"(?!\d|/\d|,\d{3}|\.\d|[\u00a0\u2009\u202f]\d{3})"  # "25,000/year": a unit after the slash
 )
-_NUM_RE = re.compile(_NUM)
-_SIGNED_SINGLE = re.compile(r"^\s*" + _NUM + r"\s*$")
+NUMBER_RE = re.compile(NUMBER_PATTERN)
+_SIGNED_SINGLE = re.compile(r"^\s*" + NUMBER_PATTERN + r"\s*$")
 
 
 def parse_number(text: str) -> Fraction | None:
@@ -62,10 +62,11 @@ def parse_number(text: str) -> Fraction | None:
     m = _SIGNED_SINGLE.match(s)
     if not m:
         return None
-    return _match_value(m)
+    return number_from_match(m)
 
 
-def _match_value(m: re.Match[str]) -> Fraction | None:
+def number_from_match(m: re.Match[str]) -> Fraction | None:
+    """The number a match of ``NUMBER_RE`` holds, exactly (None if it does not parse)."""
     raw = m.group("num").replace(",", "").replace("\u00a0", "").replace("\u2009", "").replace("\u202f", "")
     try:
         if "/" in raw:

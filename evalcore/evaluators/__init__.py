@@ -7,6 +7,7 @@ imports nothing heavy until a name is used.
 from evalcore._lazy import lazy_exports
 
 _EXPORTS = {
+    "evalcore.evaluators._cli": ("add_isolation_option", "require_isolation", "warn_if_not_isolated"),
     "evalcore.evaluators._exact_match": (
         "DECLARED_METHODS",
         "EXTRACTION_METHODS",

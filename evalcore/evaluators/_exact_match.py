@@ -33,14 +33,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable, Literal, Sequence
 
-from evalcore.datasets._references import (  # the public names are re-exported
-    _NUM,
-    _NUM_RE,
+from evalcore.datasets import (  # the reference and number names are re-exported below
     LETTERS,
-    _match_value,
+    NUMBER_PATTERN,
+    NUMBER_RE,
     canonical_number,
     gsm8k_reference,
     mmlu_reference,
+    number_from_match,
     numbers_equal,
     parse_number,
 )
@@ -123,14 +123,14 @@ def _clean_latex(text: str) -> str:
 
 
 def _first_number(text: str) -> Fraction | None:
-    m = _NUM_RE.search(_clean_latex(text))
-    return _match_value(m) if m else None
+    m = NUMBER_RE.search(_clean_latex(text))
+    return number_from_match(m) if m else None
 
 
 def _last_number(text: str) -> Fraction | None:
     last = None
-    for m in _NUM_RE.finditer(_clean_latex(text)):
-        value = _match_value(m)
+    for m in NUMBER_RE.finditer(_clean_latex(text)):
+        value = number_from_match(m)
         if value is not None:
             last = value
     return last
@@ -329,14 +329,14 @@ _OR_NUMBER = re.compile(r"[^\n.;]{0,20}?\bor\b\s*(?:\*\*|\$|\s|about|approximate
 def _gsm8k_hedged(text: str, value: Fraction) -> bool:
     """Whether the number opening ``text`` is followed by "or <another number>"."""
     cleaned = _clean_latex(text)
-    first = _NUM_RE.search(cleaned)
+    first = NUMBER_RE.search(cleaned)
     if first is None:
         return False
     m = _OR_NUMBER.match(cleaned, first.end())
     if m is None:
         return False
-    other = _NUM_RE.match(cleaned, m.end())
-    other_value = _match_value(other) if other else None
+    other = NUMBER_RE.match(cleaned, m.end())
+    other_value = number_from_match(other) if other else None
     if other_value is None or other_value == value:
         return False
     # "45 minutes, or 0.75 hours": the same quantity in another unit, not a second answer
@@ -385,13 +385,13 @@ def _answer_value(tail: str) -> Fraction | None:
 def _first_number_at_start(text: str) -> Fraction | None:
     """The number that opens ``text`` (after markup), within the first few characters."""
     head = _clean_latex(text[:80])
-    m = _NUM_RE.search(head)
+    m = NUMBER_RE.search(head)
     if m is None:
         return None
     between = head[: m.start()]
     if re.search(r"[A-Za-z]{2,}", between) or len(between.strip()) > 6:
         return None
-    return _match_value(m)
+    return number_from_match(m)
 
 
 def _gsm8k_declarations(text: str) -> list[_Declared]:
@@ -446,7 +446,7 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
 
 
 _A_PREFIX_RE = re.compile(r"(?:^|\n)\s*(?:\*\*)?A\s*(?:\*\*)?\s*:\s*(?:\*\*)?", re.MULTILINE)
-_BRACKET_RE = re.compile(r"\[\s*" + _NUM + r"\s*\]")
+_BRACKET_RE = re.compile(r"\[\s*" + NUMBER_PATTERN + r"\s*\]")
 
 
 def _gsm8k_declared(text: str) -> Extraction | None:
@@ -470,8 +470,8 @@ def _gsm8k_flexible(text: str) -> Extraction:
             return Extraction(canonical_number(value), "answer_prefix")
     cleaned = _clean_latex(text)
     brackets = list(_BRACKET_RE.finditer(cleaned))
-    if brackets and _NUM_RE.search(cleaned, brackets[-1].end()) is None:
-        value = _match_value(brackets[-1])
+    if brackets and NUMBER_RE.search(cleaned, brackets[-1].end()) is None:
+        value = number_from_match(brackets[-1])
         if value is not None:
             return Extraction(canonical_number(value), "bracket")
     value = _last_number(text)

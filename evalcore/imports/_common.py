@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from evalcore._io import to_json_native
 from evalcore.errors import EvalcoreError
 
 #: Bumped when the layout of an imported run changes (part of the import fingerprint).
@@ -329,7 +330,7 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
     """
     from evalcore import __version__
     from evalcore.runs import summarize
-    from evalcore._runstore import CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE, _jsonable
+    from evalcore._runstore import CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE
 
     parent = Path(run_dir)
     target = parent / imported.run_id
@@ -370,17 +371,17 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
     tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{imported.run_id}.", suffix=".importing"))
     try:
         (tmp / CONFIG_FILE).write_text(
-            json.dumps(_jsonable(config), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+            json.dumps(to_json_native(config), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
             encoding="utf-8")
         with open(tmp / SAMPLES_FILE, "w", encoding="utf-8") as f:
             for rec in records:
                 try:  # records read from JSON are native already; convert only what is not
                     line = json.dumps(rec, ensure_ascii=False, allow_nan=False)
                 except (TypeError, ValueError):
-                    line = json.dumps(_jsonable(rec), ensure_ascii=False, allow_nan=False)
+                    line = json.dumps(to_json_native(rec), ensure_ascii=False, allow_nan=False)
                 f.write(line + "\n")
         (tmp / RESULTS_FILE).write_text(
-            json.dumps(_jsonable(results), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+            json.dumps(to_json_native(results), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
             encoding="utf-8")
         os.chmod(tmp, 0o755)
         if target.exists():  # an older import of the same id (never in a staging folder)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from evalcore._io import to_json_native
 from evalcore.errors import EvalcoreError
 from evalcore.imports._common import import_batch
 from evalcore.imports._sources import DEFAULT_IMPORT_DIR, RunScores, resolve, run_scores
@@ -140,9 +141,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native summary: runs, alignment (key, shared, unmatched) and the pair rows."""
-        from evalcore._runstore import _jsonable
-
-        return _jsonable({
+        return to_json_native({
             "runs": self.runs,
             "alignment": {"key": self.alignment.key, "n_shared": len(self.alignment.shared),
                           "unmatched": self.alignment.unmatched},

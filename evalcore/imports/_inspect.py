@@ -13,7 +13,6 @@ from evalcore.errors import EvalcoreError
 from evalcore.imports._common import (
     ImportedRun,
     content_key,
-    package_version,
     provenance,
     question_of,
     request_hash,

@@ -7,8 +7,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from evalcore._validate import ZeroDivision, check_zero_division, safe_ratio
 from evalcore.errors import EvalcoreError
-from evalcore.stats._validate import ZeroDivision, check_zero_division, safe_ratio
 
 
 def _labels(y_true: Sequence[Any], y_pred: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:

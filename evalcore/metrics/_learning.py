@@ -6,14 +6,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evalcore.errors import EvalcoreError
-from evalcore.stats._validate import (
+from evalcore._validate import (
     ZeroDivision,
     as_float_array,
     check_binary,
     check_zero_division,
     safe_ratio,
 )
+from evalcore.errors import EvalcoreError
 
 
 def reuse_rate(reused: Sequence[bool], *, zero_division: ZeroDivision = 0.0) -> float:

@@ -8,8 +8,8 @@ from typing import Literal
 
 import numpy as np
 
+from evalcore._validate import as_float_array
 from evalcore.errors import EvalcoreError
-from evalcore.stats._validate import as_float_array
 
 #: Response-time tiers: complexity → ((upper bound in seconds, score), …); slower → 0.2.
 RESPONSE_TIME_TIERS: dict[str, tuple[tuple[float, float], ...]] = {

@@ -25,8 +25,8 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import pandas as pd
 
+from evalcore._validate import ZeroDivision, check_zero_division, safe_ratio
 from evalcore.errors import EvalcoreError
-from evalcore.stats._validate import ZeroDivision, check_zero_division, safe_ratio
 
 Relevance = Mapping[str, float] | Collection[str]
 

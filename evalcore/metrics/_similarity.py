@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
+from evalcore._validate import ZeroDivision, as_float_array, check_zero_division
 from evalcore.errors import EvalcoreError
-from evalcore.stats._validate import ZeroDivision, as_float_array, check_zero_division
 
 
 def _text(value: Any, field: str) -> str:

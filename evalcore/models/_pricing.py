@@ -10,11 +10,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any, Mapping
-
-import yaml
 
 from evalcore.errors import EvalcoreError
 
@@ -83,22 +79,16 @@ def load_pricing(path: str | os.PathLike[str] | None = None) -> dict[str, Price]
         Model name -> :class:`Price`.
 
     Raises:
-        EvalcoreError: The override is missing or malformed.
+        EvalcoreError: The override is missing or malformed (named with the line).
     """
-    text = resources.files("evalcore.models").joinpath("pricing.yaml").read_text("utf-8")
-    table = _parse_table(yaml.safe_load(text), "evalcore/models/pricing.yaml")
+    from evalcore._yaml import read_packaged_yaml, read_yaml
+
+    shipped = read_packaged_yaml("evalcore.models", "pricing.yaml")
+    table = _parse_table(shipped.data, str(shipped.source))
     override = path if path is not None else os.environ.get(PRICING_ENV) or None
     if override is not None:
-        p = Path(override)
-        if not p.is_file():
-            raise EvalcoreError("pricing file not found", path=p)
-        try:
-            data = yaml.safe_load(p.read_text("utf-8"))
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise EvalcoreError(f"not valid YAML: {exc}", path=p,
-                                line=mark.line + 1 if mark else None) from exc
-        table.update(_parse_table(data, str(p)))
+        doc = read_yaml(override, what="pricing file")
+        table.update(_parse_table(doc.data, str(doc.source)))
     return table
 
 

@@ -66,7 +66,7 @@ def from_spec(spec: str, **overrides: Any) -> ChatModel:
         return _build(OpenAICompatibleModel, overrides, spec, model=name, base_url=url,
                       provider="openai-compatible")
     if kind == "replay":
-        from evalcore.models._replay import ReplayModel
+        from evalcore.models._recorded import RecordedModel
 
         if not rest:
             raise EvalcoreError(f"'replay:' needs a run directory; {SPEC_HELP}", field="model")
@@ -74,5 +74,5 @@ def from_spec(spec: str, **overrides: Any) -> ChatModel:
 
         if not is_run_dir(rest):
             raise EvalcoreError(f"not a run directory (no {SAMPLES_FILE})", path=rest, field="model")
-        return _build(ReplayModel, overrides, spec, run_dir=rest)
+        return _build(RecordedModel, overrides, spec, run_dir=rest)
     raise EvalcoreError(f"unknown model spec {spec!r}; {SPEC_HELP}", field="model")

@@ -1,4 +1,4 @@
-"""evalcore.reporting: notebook records, figures, HTML/PDF export and the papermill suite runner.
+"""evalcore.reporting: notebook records, figures, HTML/PDF export and the notebook-suite runner (papermill).
 
 - :func:`record` / :func:`collect`: publish key numbers from a notebook; gather many
   executed notebooks into one DataFrame with their papermill parameters.
@@ -7,7 +7,7 @@
 - :func:`format_table`: a DataFrame as a report shows it (formatted numbers, no index);
   :func:`shown_path`: a path as a report prints it (relative, never an absolute machine path).
 - :func:`export_notebook`, :func:`notebook_to_html`, :func:`html_to_pdf`, :func:`report`.
-- :func:`run_suite`: the runner behind ``evalcore notebooks run``.
+- :func:`run_notebooks`: runs a notebook suite (the papermill batch behind ``evalcore notebooks run``).
 - :func:`write_sample_browser`: a run's offline sample browser (``evalcore browse RUN_DIR``).
 - Views of one run (:func:`samples_frame`, :func:`accuracy_table`, :func:`extraction_audit`,
   ...) and of several (:func:`compare_runs`, :func:`power_table`, ...) used by the notebooks.
@@ -38,12 +38,12 @@ _EXPORTS = {
     "evalcore.reporting._tables": ("docstring_markdown", "format_number", "format_table", "shown_path"),
     "evalcore.reporting._record": (
         "RECORD_DIR_ENV", "RECORD_MIMETYPE", "collect", "notebook_parameters", "read_records",
-        "record", "record_dir", "to_native",
+        "record", "record_dir",
     ),
     "evalcore.reporting._headline": ("Headline", "headline", "headline_tables"),
     "evalcore.reporting._report": ("report",),
-    "evalcore.reporting._runner": ("EntryResult", "SuiteResult", "run_suite", "summary_frame"),
-    "evalcore.reporting._suite": ("SuiteEntry", "find_root", "load_smoke", "load_suite", "project_path"),
+    "evalcore.reporting._notebooks": ("EntryResult", "NotebookSuiteResult", "run_notebooks", "summary_frame"),
+    "evalcore.reporting._notebook_suite": ("NotebookEntry", "find_root", "load_smoke", "load_notebook_suite", "project_path"),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from string import Formatter
 from typing import Any
 
 import numpy as np
@@ -60,40 +59,13 @@ def _samples(run: Any) -> list[Mapping[str, Any]]:
     return list(samples)
 
 
-def _affixes(template: str | None) -> tuple[str, str]:
-    """Literal text before the first and after the last field of a prompt template."""
-    if not template:
-        return "", ""
-    try:
-        parts = list(Formatter().parse(template))
-    except ValueError:
-        return "", ""
-    if not parts or all(field is None for _, field, _, _ in parts):
-        return "", ""
-    prefix = parts[0][0] if parts[0][1] is not None else ""
-    suffix = parts[-1][0] if parts[-1][1] is None else ""
-    return prefix, suffix
-
-
-def _question(request: Mapping[str, Any], affixes: tuple[str, str] = ("", "")) -> str:
-    """The item's own text: the last user turn without the template's fixed instructions."""
-    for message in reversed(request.get("messages") or []):
-        if message.get("role") == "user":
-            text = str(message.get("content", ""))
-            prefix, suffix = affixes
-            if prefix and text.startswith(prefix):
-                text = text[len(prefix):]
-            if suffix and text.endswith(suffix):
-                text = text[: len(text) - len(suffix)]
-            return text.strip()
-    return ""
-
-
 def samples_frame(run: Any) -> pd.DataFrame:
     """One row per sample with the fields the views need.
 
-    ``question`` is the last user turn without the prompt template's fixed text before the
-    first and after the last ``{field}`` (so it shows the item, not the instructions).
+    ``question`` is the item's question read back from the last user turn with the run's
+    prompt template (:func:`evalcore.datasets.prompt_question`: the ``{question}`` or
+    ``{prompt}`` field and MMLU's options, so it shows the item, not the instructions),
+    without surrounding whitespace.
 
     Columns: ``item_id, epoch, dataset, question, response, reference, score, strict,
     flexible, extracted_strict, extracted_flexible, method_strict, method_flexible,
@@ -107,8 +79,10 @@ def samples_frame(run: Any) -> pd.DataFrame:
     Returns:
         The frame, in sample order.
     """
+    from evalcore.datasets import prompt_question
+
     config = getattr(run, "config", None) or {}
-    affixes = _affixes((config.get("prompt") or {}).get("user"))
+    template = (config.get("prompt") or {}).get("user")
     rows = []
     for s in _samples(run):
         completion = s.get("completion") or {}
@@ -120,7 +94,7 @@ def samples_frame(run: Any) -> pd.DataFrame:
             "item_id": str(s.get("item_id")),
             "epoch": int(s.get("epoch", 0) or 0),
             "dataset": s.get("dataset"),
-            "question": _question(s.get("request") or {}, affixes),
+            "question": prompt_question((s.get("request") or {}).get("messages"), template).strip(),
             "response": completion.get("text") or "",
             "reference": s.get("reference", scores.get("reference")),
             "score": scores.get("score"),
@@ -253,7 +227,7 @@ def extraction_methods(frame: pd.DataFrame) -> pd.DataFrame:
         Columns ``method, declared, strict, flexible, share_flexible`` (counts; share of the
         scored samples), one row per method that occurs, in order of precedence.
     """
-    from evalcore.evaluators._exact_match import DECLARED_METHODS, METHODS, extraction_method_counts
+    from evalcore.evaluators import DECLARED_METHODS, EXTRACTION_METHODS, extraction_method_counts
 
     scored = _scored(frame)
     records = scored.to_dict("records") if len(scored) else []
@@ -263,7 +237,7 @@ def extraction_methods(frame: pd.DataFrame) -> pd.DataFrame:
     if not strict and not flexible:
         return pd.DataFrame(columns=columns)
     order = list(flexible) + [m for m in strict if m not in flexible]
-    rank = {m: i for i, m in enumerate(METHODS)}
+    rank = {m: i for i, m in enumerate(EXTRACTION_METHODS)}
     order.sort(key=lambda m: (rank.get(m, len(rank)), m))
     n = max(sum(flexible.values()), 1)
     return pd.DataFrame(
@@ -367,10 +341,11 @@ def subject_figure(table: pd.DataFrame) -> Any:
 
 
 def pass_at_k_table(frame: pd.DataFrame, ks: Sequence[int] = (1, 5, 10)) -> pd.DataFrame:
-    """Unbiased pass@k over items (HumanEval), for each k ≤ samples per item.
+    """Unbiased pass@k over items (HumanEval), for each k ≤ samples per item, as a table.
 
-    pass@k = mean over items of 1 − C(n − c, k) / C(n, k), with n samples and c passing
-    samples of the item (Chen et al., 2021).
+    The numbers are the run summary's (:func:`evalcore.runs.pass_at_k_table`, as in
+    ``results.json``) on the frame's samples without a model error: pass@k = mean over items of
+    1 − C(n − c, k) / C(n, k), with n samples and c passing samples of the item (Chen et al., 2021).
 
     Args:
         frame: :func:`samples_frame` output with a ``passed`` column.
@@ -379,20 +354,17 @@ def pass_at_k_table(frame: pd.DataFrame, ks: Sequence[int] = (1, 5, 10)) -> pd.D
     Returns:
         Columns ``k, pass_at_k, n_items, samples_per_item``.
     """
-    from evalcore.evaluators import pass_at_k
+    from evalcore.runs import pass_at_k_table as records_pass_at_k
 
     scored = _scored(frame)
     if scored.empty or scored["passed"].isna().all():
         raise EvalcoreError("no HumanEval samples with a 'passed' score", field="passed")
-    per_item = scored.groupby("item_id")["passed"].agg(n="size", c=lambda s: int(s.astype(bool).sum()))
-    min_n = int(per_item["n"].min())
-    rows = []
-    for k in ks:
-        if k > min_n:
-            continue
-        values = [pass_at_k(int(n), int(c), int(k)) for n, c in zip(per_item["n"], per_item["c"])]
-        rows.append({"k": int(k), "pass_at_k": float(np.mean(values)), "n_items": len(per_item),
-                     "samples_per_item": min_n})
+    records = [{"item_id": item, "scores": {"passed": passed}}
+               for item, passed in zip(scored["item_id"], scored["passed"])]
+    values = records_pass_at_k(records, ks)
+    per_item = scored.groupby("item_id").size()
+    rows = [{"k": int(k), "pass_at_k": values[f"pass@{int(k)}"], "n_items": len(per_item),
+             "samples_per_item": int(per_item.min())} for k in ks if f"pass@{int(k)}" in values]
     return pd.DataFrame(rows, columns=["k", "pass_at_k", "n_items", "samples_per_item"])
 
 

@@ -15,7 +15,6 @@ so a filtered view can be linked to and reloaded.
 from __future__ import annotations
 
 import html
-import json
 import os
 from pathlib import Path
 from typing import Any, Sequence

@@ -1,4 +1,4 @@
-"""``evalcore notebooks run`` and ``evalcore report``."""
+"""``evalcore notebooks run``, ``evalcore report`` and ``evalcore browse``."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from typing import Any
 
 
 def _notebooks_run(args: argparse.Namespace) -> int:
-    from evalcore.reporting._runner import run_suite
-    from evalcore.reporting._suite import load_smoke
+    from evalcore.reporting._notebooks import run_notebooks
+    from evalcore.reporting._notebook_suite import load_smoke
 
     smoke = load_smoke(args.smoke) if args.smoke else None
     only = [name for value in (args.only or []) for name in value.split(",") if name]
     suite = args.suite if args.suite is not None or args.resume else "params/suite.yaml"
-    result = run_suite(suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf,
+    result = run_notebooks(suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf,
                        resume=args.resume, progress_every=args.progress_every, cell_timeout=args.cell_timeout,
                        notebook_timeout=args.notebook_timeout)
     return 0 if result.ok else 1
@@ -26,14 +26,22 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _browse(args: argparse.Namespace) -> int:
+    from evalcore.reporting._browser import write_sample_browser
+
+    page = write_sample_browser(args.run_dir_path, args.output)
+    print(f"sample browser: {page}")
+    return 0
+
+
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
-    """Add ``notebooks run`` and ``report`` to the ``evalcore`` command line."""
+    """Add ``notebooks run``, ``report`` and ``browse`` to the ``evalcore`` command line."""
     notebooks = subparsers.add_parser("notebooks", help="run the notebook suite (papermill) into a report")
     nb_sub = notebooks.add_subparsers(dest="notebooks_command", metavar="ACTION", required=True)
     run = nb_sub.add_parser(
         "run",
-        help="execute every notebook of a suite and write reports/<id>/ (index.html, HTML, PDF, PNG, JSON)",
-        description="Execute the notebooks listed in a suite file one at a time with papermill and "
+        help="execute every notebook of a notebook suite and write reports/<id>/ (index.html, HTML, PDF, PNG, JSON)",
+        description="Execute the notebooks listed in a notebook-suite file one at a time with papermill and "
         "write reports/<suite-run-id>/ with the executed notebooks, HTML and PDF exports, figures, "
         "recorded numbers and an index.html that starts with the headline table; reports/latest "
         "points to the newest. Prints a progress line every --progress-every seconds, the headline "
@@ -42,7 +50,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "recorded runs. Exits 1 when a notebook failed, 2 for a bad suite file or parameter.",
     )
     run.add_argument("--suite", default=None,
-                     help="suite YAML (default: params/suite.yaml; with --resume, the resumed run's)")
+                     help="notebook-suite YAML (default: params/suite.yaml; with --resume, the resumed run's)")
     run.add_argument("--only", action="append", metavar="NAME", help="run only this entry (repeatable, or comma-separated)")
     run.add_argument("--output", default="reports", metavar="DIR", help="report folder (default: %(default)s)")
     run.add_argument("--smoke", metavar="YAML", help="merge fast values (params/smoke.yaml shape) over each run")
@@ -69,3 +77,13 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     rep.add_argument("--output", metavar="DIR", help="output folder for a single notebook (default: next to it)")
     rep.add_argument("--no-pdf", action="store_true", help="HTML only")
     rep.set_defaults(func=_report)
+
+    browse = subparsers.add_parser(
+        "browse", help="write a run's sample browser (one offline HTML page)",
+        description="Write one static HTML page (no network) with every sample of a run: prompt, "
+                    "response, extracted answer and method, verdict, tokens, latency; filter by "
+                    "verdict, search the text.")
+    browse.add_argument("run_dir_path", metavar="RUN_DIR", help="the run directory")
+    browse.add_argument("-o", "--output", default=None, metavar="FILE.html",
+                        help="where to write it (default: RUN_DIR/samples.html)")
+    browse.set_defaults(func=_browse)

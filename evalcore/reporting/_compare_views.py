@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalcore._io import to_json_native
 from evalcore.errors import EvalcoreError
 
 __all__ = [
@@ -281,8 +282,6 @@ def compare_records(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, 
     Returns:
         Record name → JSON-native value.
     """
-    from evalcore.reporting._record import to_native
-
     keep = ["name_a", "name_b", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high", "test",
             "p_value", "p_adjusted", "significant"]
     rows = []
@@ -297,4 +296,4 @@ def compare_records(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, 
         out["difference"] = {"mean": first["difference"], "ci_low": first["ci_low"], "ci_high": first["ci_high"]}
         out["p_adjusted"] = first["p_adjusted"] if first["p_adjusted"] is not None else first["p_value"]
         out["min_detectable_difference"] = first["min_detectable_difference"]
-    return to_native(out)
+    return to_json_native(out, strict=True)

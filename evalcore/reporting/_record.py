@@ -9,19 +9,16 @@ sidecar) and joins them with the notebook's papermill parameters.
 
 from __future__ import annotations
 
-import dataclasses
-import datetime as _dt
 import fcntl
 import functools
 import json
-import math
 import os
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalcore._io import read_json, write_json_atomic
+from evalcore._io import read_json, to_json_native, write_json_atomic
 from evalcore.errors import EvalcoreError
 
 RECORD_MIMETYPE = "application/vnd.evalcore.record+json"
@@ -38,7 +35,6 @@ __all__ = [
     "read_sidecar",
     "record",
     "record_dir",
-    "to_native",
 ]
 
 
@@ -100,85 +96,6 @@ def _papermill_output_dir() -> Path | None:
     return (path if path.is_absolute() else parent_cwd / path).parent
 
 
-def to_native(value: Any, *, _path: str = "value") -> Any:
-    """Convert a value to native JSON types (dict, list, str, int, float, bool, None).
-
-    numpy scalars and arrays, pandas Series/DataFrames/Index, dataclasses, paths, dates and
-    tuples/sets are converted; NaN and infinities become ``None`` (strict JSON has no NaN).
-
-    Args:
-        value: The value to convert.
-
-    Returns:
-        The value built only from JSON-native types.
-
-    Raises:
-        EvalcoreError: The value (or a part of it) has a type JSON cannot represent.
-    """
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, (_dt.datetime, _dt.date)):
-        return value.isoformat()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_native(dataclasses.asdict(value), _path=_path)
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        np = None  # type: ignore[assignment]
-    if np is not None:
-        if isinstance(value, np.bool_):
-            return bool(value)
-        if isinstance(value, np.integer):
-            return int(value)
-        if isinstance(value, np.floating):
-            return to_native(float(value), _path=_path)
-        if isinstance(value, np.ndarray):
-            return to_native(value.tolist(), _path=_path)
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is a dependency
-        pd = None  # type: ignore[assignment]
-    if pd is not None:
-        if isinstance(value, pd.DataFrame):
-            return to_native(value.to_dict(orient="records"), _path=_path)
-        if isinstance(value, pd.Series):
-            return to_native({str(k): v for k, v in value.items()}, _path=_path)
-        if isinstance(value, pd.Index):
-            return to_native(list(value), _path=_path)
-        if value is pd.NA or value is pd.NaT:
-            return None
-        if isinstance(value, pd.Timestamp):
-            return value.isoformat()
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, (str, int, float, bool)) and not (
-                np is not None and isinstance(key, (np.integer, np.floating, np.str_))
-            ):
-                raise EvalcoreError(
-                    f"record keys must be strings or numbers, got {type(key).__name__}",
-                    field=_path,
-                )
-            out[str(to_native(key))] = to_native(item, _path=f"{_path}.{key}")
-        return out
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
-        return [to_native(item, _path=f"{_path}[{i}]") for i, item in enumerate(items)]
-    if hasattr(value, "to_dict") and callable(value.to_dict):
-        return to_native(value.to_dict(), _path=_path)
-    raise EvalcoreError(
-        f"cannot record a value of type {type(value).__name__}; use numbers, strings, "
-        "lists, dicts, numpy or pandas values",
-        field=_path,
-    )
-
-
 def _write_json_atomic(path: Path, data: Any) -> None:
     write_json_atomic(path, data, indent=2, sort_keys=False, allow_nan=False)
 
@@ -225,7 +142,7 @@ def record(name: str, value: Any) -> None:
     """
     if not isinstance(name, str) or not name.strip():
         raise EvalcoreError("record name must be a non-empty string", field="name")
-    native = to_native(value, _path=name)
+    native = to_json_native(value, strict=True, path=name)
     _merge_sidecar(record_dir() / RECORDS_FILENAME, {name: native})
     try:
         from IPython import get_ipython

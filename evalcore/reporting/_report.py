@@ -9,7 +9,7 @@ from pathlib import Path
 
 from evalcore.errors import EvalcoreError
 from evalcore.reporting._export import ExportResult, export_notebook
-from evalcore.reporting._runner import EntryResult, has_figures, write_index
+from evalcore.reporting._notebooks import EntryResult, has_figures, write_index
 
 __all__ = ["report"]
 

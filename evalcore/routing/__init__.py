@@ -7,7 +7,8 @@ strategies), then :func:`replay` the eleven routers in ``ALGORITHMS`` over R ran
 at once and read regret, convergence, intervals and order-variability checks off the
 :class:`ReplayResult`; :func:`item_bootstrap` resamples the items (orderings nested) for the
 comparison that generalizes beyond the items at hand. The objective is ``reward = quality − λ · normalized cost``
-(:func:`compute_rewards`).
+(:func:`compute_rewards`). :func:`write_tables` writes a study's tables (``summary.csv`` and the
+rest), for ``evalcore route`` and the routing notebook alike.
 """
 
 from evalcore._lazy import lazy_exports
@@ -26,9 +27,9 @@ _EXPORTS = {
         "aiq", "aiq_table", "apgr", "convergence_point", "interval", "pairwise_comparisons",
         "pareto_frontier",
     ),
+    "evalcore.routing._matrix": ("OutcomeMatrix", "load_outcomes"),
     "evalcore.routing._outcomes": (
-        "OutcomeMatrix", "find_run_dirs", "load_outcomes", "majority_vote", "outcomes_from_runs",
-        "read_outcomes",
+        "find_run_dirs", "majority_vote", "outcomes_from_runs", "read_outcomes",
     ),
     "evalcore.routing._plots": (
         "ROUTER_COLORS", "arm_colors", "bootstrap_figure", "pareto_figure", "regret_figure",
@@ -40,6 +41,7 @@ _EXPORTS = {
     ),
     "evalcore.routing._reward": ("compute_rewards", "normalized_cost"),
     "evalcore.routing._simulate": ("simulate_contextual", "simulate_outcomes"),
+    "evalcore.routing._tables": ("write_tables",),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

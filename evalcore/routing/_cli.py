@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -53,20 +52,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.set_defaults(func=_run)
 
 
-def _write(df: Any, path: Path) -> None:
-    if path.suffix == ".parquet":
-        df.to_parquet(path, index=False)
-    else:
-        df.to_csv(path, index=False)
-
-
 def _run(args: argparse.Namespace) -> int:
-    import shutil
-    import tempfile
-
     from evalcore.routing._metrics import aiq_table
     from evalcore.routing._outcomes import read_outcomes
     from evalcore.routing._replay import item_bootstrap, lambda_sweep, parse_algorithms, replay
+    from evalcore.routing._tables import write_tables
 
     if args.orderings < 1:
         raise EvalcoreError("must be >= 1", field="--orderings")
@@ -97,38 +87,26 @@ def _run(args: argparse.Namespace) -> int:
     result = replay(outcomes, names, orderings=args.orderings, seed=args.seed, lam=args.lam,
                     feature_dims=args.feature_dims, embedder=args.embedder)
     summary = result.summary()
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".route-", dir=out))
-    try:
-        ext = ".parquet" if args.curves_format == "parquet" else ".csv"
-        files = {
-            "summary.csv": summary,
-            f"curves{ext}": result.curves(every=args.every),
-            f"selection_share{ext}": result.selection_share(every=args.every),
-            "points.csv": result.points(),
-            "comparisons.csv": result.compare(test=args.test, correction=args.correction),
-            "arms.csv": outcomes.arm_table(args.lam),
-        }
-        boot = None
-        if args.bootstrap:
-            boot = item_bootstrap(outcomes, names, n_boot=args.bootstrap,
-                                  orderings=args.bootstrap_orderings, seed=args.seed,
-                                  lam=args.lam, feature_dims=args.feature_dims,
-                                  embedder=args.embedder)
-            files["bootstrap.csv"] = boot.summary()
-            files["bootstrap_comparisons.csv"] = boot.compare(correction=args.correction)
-        if lambdas:
-            sweep = lambda_sweep(outcomes, names, lambdas, orderings=args.sweep_orderings,
-                                 seed=args.seed, feature_dims=args.feature_dims,
-                                 embedder=args.embedder)
-            files["sweep.csv"] = sweep
-            files["aiq.csv"] = aiq_table(sweep, outcomes.arm_table(0.0))
-        for name, df in files.items():
-            _write(df, tmp / name)
-        for name in files:
-            os.replace(tmp / name, out / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    boot = boot_summary = boot_comparisons = sweep = aiq = None
+    if args.bootstrap:
+        boot = item_bootstrap(outcomes, names, n_boot=args.bootstrap,
+                              orderings=args.bootstrap_orderings, seed=args.seed,
+                              lam=args.lam, feature_dims=args.feature_dims,
+                              embedder=args.embedder)
+        boot_summary = boot.summary()
+        boot_comparisons = boot.compare(correction=args.correction)
+    if lambdas:
+        sweep = lambda_sweep(outcomes, names, lambdas, orderings=args.sweep_orderings,
+                             seed=args.seed, feature_dims=args.feature_dims,
+                             embedder=args.embedder)
+        aiq = aiq_table(sweep, outcomes.arm_table(0.0))
+    files = write_tables(
+        out, summary=summary, curves=result.curves(every=args.every),
+        selection_share=result.selection_share(every=args.every), points=result.points(),
+        comparisons=result.compare(test=args.test, correction=args.correction),
+        arms=outcomes.arm_table(args.lam), bootstrap=boot_summary,
+        bootstrap_comparisons=boot_comparisons, sweep=sweep, aiq=aiq,
+        curves_format=args.curves_format)
     cols = ["algorithm", "mean_quality", "total_cost", "regret_vs_oracle",
             "regret_vs_best_fixed", "convergence_point"]
     print(f"{outcomes.n_items} items × {outcomes.n_arms} arms, {args.orderings} orderings, "
@@ -137,8 +115,7 @@ def _run(args: argparse.Namespace) -> int:
     if boot is not None:
         print(f"mean reward on resampled items ({boot.n_boot} item resamples × "
               f"{boot.orderings} orderings, 95% interval):")
-        bt = boot.summary()
-        for row in bt.itertuples(index=False):
+        for row in boot_summary.itertuples(index=False):
             print(f"  {row.algorithm:<20} {row.mean_reward:.3f} "
                   f"[{row.mean_reward_ci_low:.3f}, {row.mean_reward_ci_high:.3f}]")
     print("comparisons.csv: paired tests over orderings of the same items (order variability, "

@@ -19,7 +19,8 @@ import yaml
 
 from evalcore._io import write_text_atomic
 from evalcore.errors import EvalcoreError
-from evalcore.routing._outcomes import OutcomeMatrix, outcomes_from_runs
+from evalcore.routing._matrix import OutcomeMatrix
+from evalcore.routing._outcomes import outcomes_from_runs
 
 _GSM8K_DIRECT = ("Solve the following math problem. Reply with the final answer only, on one "
                  "line: four hash marks, a space, and the number alone (no working).\n\n"
@@ -160,19 +161,13 @@ def build_default_outcomes(
 
 def item_queries(datasets: Sequence[str], *, limit: int | None, seed: int, source: str
                  ) -> dict[str, str]:
-    """Item id → query text (the question; for MMLU followed by its options), the text
-    context features are computed from, free of any strategy's prompt wrapping."""
-    from evalcore.datasets import load
+    """Item id → query text (:func:`evalcore.datasets.question_text`: the question, for MMLU
+    followed by its options), the text context features are computed from, free of any
+    strategy's prompt wrapping."""
+    from evalcore.datasets import load, question_text
 
-    out: dict[str, str] = {}
-    for ds in datasets:
-        for item in load(ds, limit=limit, seed=seed, source=source):
-            text = str(item.fields.get("question", ""))
-            choices = item.fields.get("choices")
-            if choices:
-                text += "\n" + "\n".join(f"({'ABCD'[i]}) {c}" for i, c in enumerate(choices))
-            out[item.id] = text
-    return out
+    return {item.id: question_text(item.fields) for ds in datasets
+            for item in load(ds, limit=limit, seed=seed, source=source)}
 
 
 def outcome_matrix(

@@ -14,8 +14,8 @@ from typing import Sequence
 import numpy as np
 
 from evalcore.errors import EvalcoreError
-from evalcore.models._embeddings import load_minilm
-from evalcore.models._embeddings import minilm_path as _packaged_minilm_path
+from evalcore.models import load_minilm
+from evalcore.models import minilm_path as _packaged_minilm_path
 
 log = logging.getLogger(__name__)
 

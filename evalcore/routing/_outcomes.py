@@ -1,11 +1,11 @@
-"""The outcome matrix: for every item × arm, quality, cost, latency, tokens and an error flag.
+"""Outcome matrices from recorded runs: each run (or group of runs) is an arm.
 
-An *arm* is a model spec, optionally paired with an inference strategy
-(``"local:smollm2/cot"``). The matrix is built once, from recorded runs
-(:func:`outcomes_from_runs`, cached on the runs' fingerprints) or from an external table
-(:func:`load_outcomes`: CSV or Parquet with ``item_id, arm, quality, cost, latency`` and either a
-``query`` text column or numeric feature columns); routers are then replayed over it
-counterfactually without calling any model again.
+:func:`outcomes_from_runs` reads run directories through the run store
+(:func:`evalcore._runstore.read_samples`), aggregates each item's epochs (mean score, or a
+majority vote over the extracted answers for self-consistency), sums cost, latency and tokens,
+and keeps the items every arm answered; the result is cached as Parquet keyed on the runs'
+samples. :func:`read_outcomes` takes what ``evalcore route --outcomes`` takes: one outcome table
+or run directories.
 """
 
 from __future__ import annotations
@@ -13,380 +13,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from string import Formatter
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from evalcore._io import atomic_path, read_json, read_jsonl
-from evalcore._runstore import CONFIG_FILE, SAMPLES_FILE, is_run_dir
+from evalcore._io import read_json
+from evalcore._runstore import CONFIG_FILE, SAMPLES_FILE, is_run_dir, latest_records, read_samples
+from evalcore.datasets import numbers_equal, parse_number, prompt_question
 from evalcore.errors import EvalcoreError
-from evalcore.routing._reward import compute_rewards
-
-REQUIRED_COLUMNS = ("item_id", "arm", "quality", "cost", "latency")
-OPTIONAL_COLUMNS = ("query", "tokens", "error", "dataset")
-_NUMERIC = ("quality", "cost", "latency", "tokens")
+from evalcore.routing._matrix import OutcomeMatrix, load_outcomes
 
 
-@dataclass
-class OutcomeMatrix:
-    """Outcomes of every arm on every item (T items × K arms).
-
-    Attributes:
-        item_ids: The T item ids (rows).
-        arms: The K arm names (columns).
-        quality: Objective quality in ``[0, 1]`` (exact match, pass/fail), shape (T, K).
-            A failed call's quality is 0.
-        cost: Cost of the call (USD, or tokens × price), shape (T, K).
-        latency: Seconds, shape (T, K).
-        tokens: Prompt + completion tokens, shape (T, K).
-        error: True where the call failed, shape (T, K).
-        queries: The query text of each item (context features are computed from it), or None.
-        features: Numeric context features given with the table, shape (T, p), or None.
-        feature_names: Names of the ``features`` columns.
-        datasets: The dataset of each item, or None.
-        source: Where the matrix came from (file or run directories), for messages.
-    """
-
-    item_ids: list[str]
-    arms: list[str]
-    quality: np.ndarray
-    cost: np.ndarray
-    latency: np.ndarray
-    tokens: np.ndarray
-    error: np.ndarray
-    queries: list[str] | None = None
-    features: np.ndarray | None = None
-    feature_names: list[str] | None = None
-    datasets: list[str] | None = None
-    source: str = ""
-    _feature_cache: dict[Any, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        t, k = len(self.item_ids), len(self.arms)
-        if t == 0 or k == 0:
-            raise EvalcoreError("the outcome matrix needs at least one item and one arm",
-                                path=self.source or None)
-        if len(set(self.arms)) != k:
-            raise EvalcoreError("arm names must be unique", path=self.source or None, field="arm")
-        if len(set(self.item_ids)) != t:
-            raise EvalcoreError("item ids must be unique", path=self.source or None,
-                                field="item_id")
-        for name in ("quality", "cost", "latency", "tokens", "error"):
-            arr = np.asarray(getattr(self, name), dtype=bool if name == "error" else float)
-            if arr.shape != (t, k):
-                raise EvalcoreError(f"{name} has shape {arr.shape}, expected {(t, k)}",
-                                    path=self.source or None, field=name)
-            if name != "error" and not np.all(np.isfinite(arr)):
-                raise EvalcoreError(f"{name} has missing or non-finite values",
-                                    path=self.source or None, field=name)
-            setattr(self, name, arr)
-        if np.any((self.quality < 0) | (self.quality > 1)):
-            raise EvalcoreError("quality must lie in [0, 1]", path=self.source or None,
-                                field="quality")
-        if np.any(self.cost < 0):
-            raise EvalcoreError("cost must be >= 0", path=self.source or None, field="cost")
-        self.quality = np.where(self.error, 0.0, self.quality)
-        if self.queries is not None and len(self.queries) != t:
-            raise EvalcoreError("one query per item is needed", path=self.source or None,
-                                field="query")
-        if self.features is not None:
-            self.features = np.asarray(self.features, dtype=float)
-            if self.features.ndim != 2 or self.features.shape[0] != t:
-                raise EvalcoreError("features must have one row per item",
-                                    path=self.source or None, field="features")
-
-    # ------------------------------------------------------------------ shape
-    @property
-    def n_items(self) -> int:
-        """Number of items T."""
-        return len(self.item_ids)
-
-    @property
-    def n_arms(self) -> int:
-        """Number of arms K."""
-        return len(self.arms)
-
-    def rewards(self, lam: float = 0.0) -> np.ndarray:
-        """Reward matrix (T, K) under ``quality − λ · normalized cost`` (see ``compute_rewards``)."""
-        return compute_rewards(self.quality, self.cost, self.error, lam=lam)
-
-    def subset(self, items: Sequence[int] | np.ndarray | None = None,
-               arms: Sequence[str] | None = None) -> "OutcomeMatrix":
-        """A new matrix restricted to some item rows and/or arms (in the given order)."""
-        rows = np.arange(self.n_items) if items is None else np.asarray(items, dtype=int)
-        cols = (np.arange(self.n_arms) if arms is None
-                else np.array([self.arms.index(a) for a in arms], dtype=int))
-        pick = lambda a: np.asarray(a)[np.ix_(rows, cols)]  # noqa: E731
-        return OutcomeMatrix(
-            item_ids=[self.item_ids[i] for i in rows], arms=[self.arms[j] for j in cols],
-            quality=pick(self.quality), cost=pick(self.cost), latency=pick(self.latency),
-            tokens=pick(self.tokens), error=pick(self.error),
-            queries=None if self.queries is None else [self.queries[i] for i in rows],
-            features=None if self.features is None else self.features[rows],
-            feature_names=self.feature_names,
-            datasets=None if self.datasets is None else [self.datasets[i] for i in rows],
-            source=self.source,
-        )
-
-    def arm_table(self, lam: float = 0.0) -> pd.DataFrame:
-        """Per-arm means: quality, cost, latency, tokens, error rate and reward."""
-        r = self.rewards(lam)
-        return pd.DataFrame({
-            "arm": self.arms,
-            "mean_quality": self.quality.mean(0),
-            "mean_cost": self.cost.mean(0),
-            "total_cost": self.cost.sum(0),
-            "mean_latency": self.latency.mean(0),
-            "mean_tokens": self.tokens.mean(0),
-            "error_rate": self.error.mean(0),
-            "mean_reward": r.mean(0),
-        })
-
-    def context(self, *, dims: int = 64, embedder: str = "auto", seed: int = 0) -> np.ndarray:
-        """Context features for the contextual routers, shape (T, d) with d ≤ ``dims``.
-
-        Given feature columns are used as they are (standardized, PCA-reduced to ``dims``);
-        otherwise features are computed from the query text by
-        :func:`evalcore.routing.query_features`. Cached on the matrix.
-        """
-        key = (dims, embedder, seed)
-        if key not in self._feature_cache:
-            from evalcore.routing._features import query_features, reduce_features
-
-            if self.features is not None:
-                x = reduce_features(self.features, dims=dims, seed=seed)
-            elif self.queries is not None:
-                x = query_features(self.queries, dims=dims, embedder=embedder, seed=seed)
-            else:
-                raise EvalcoreError("contextual routers need a query column or feature columns",
-                                    path=self.source or None, field="query")
-            self._feature_cache[key] = x
-        return self._feature_cache[key]
-
-    # ------------------------------------------------------------------ tables
-    def to_frame(self) -> pd.DataFrame:
-        """Long table, one row per item × arm (the external table format)."""
-        t, k = self.n_items, self.n_arms
-        df = pd.DataFrame({
-            "item_id": np.repeat(np.asarray(self.item_ids, dtype=object), k),
-            "arm": np.tile(np.asarray(self.arms, dtype=object), t),
-            "quality": self.quality.ravel(), "cost": self.cost.ravel(),
-            "latency": self.latency.ravel(), "tokens": self.tokens.ravel(),
-            "error": self.error.ravel(),
-        })
-        if self.datasets is not None:
-            df["dataset"] = np.repeat(np.asarray(self.datasets, dtype=object), k)
-        if self.queries is not None:
-            df["query"] = np.repeat(np.asarray(self.queries, dtype=object), k)
-        if self.features is not None:
-            names = self.feature_names or [f"f{i}" for i in range(self.features.shape[1])]
-            for j, name in enumerate(names):
-                df[name] = np.repeat(self.features[:, j], k)
-        return df
-
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the long table to ``.parquet`` or ``.csv`` atomically; returns the path."""
-        path = Path(path)
-        df = self.to_frame()
-        with atomic_path(path) as tmp:
-            if path.suffix.lower() == ".parquet":
-                df.to_parquet(tmp, index=False)
-            else:
-                df.to_csv(tmp, index=False)
-        return path
-
-    @classmethod
-    def from_frame(cls, df: pd.DataFrame, *, source: str = "",
-                   line_offset: int | None = 2) -> "OutcomeMatrix":
-        """Build and validate a matrix from a long table.
-
-        Args:
-            df: One row per item × arm with ``item_id, arm, quality, cost, latency`` and either
-                ``query`` or numeric feature columns; optional ``tokens``, ``error``,
-                ``dataset``. Any other column is a feature column and must be numeric.
-            source: The file it came from (named in error messages).
-            line_offset: File line of the first data row (2 for a CSV with a header); None
-                for formats without lines (messages then name the 1-based row).
-
-        Returns:
-            The validated matrix (items in first-appearance order, arms in first-appearance
-            order).
-
-        Raises:
-            EvalcoreError: naming file, line (or row) and column of the first problem.
-        """
-        src = source or None
-
-        def where(i: int) -> dict[str, Any]:
-            if line_offset is None:
-                return {"path": f"{source} (row {i + 1})" if source else f"row {i + 1}"}
-            return {"path": src, "line": i + line_offset}
-
-        missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-        if missing:
-            raise EvalcoreError(f"missing required column(s) {', '.join(missing)}; found "
-                                f"{', '.join(map(str, df.columns))}", path=src, field=missing[0])
-        if len(df) == 0:
-            raise EvalcoreError("the outcome table has no rows", path=src)
-        df = df.reset_index(drop=True)
-        for col in ("item_id", "arm"):
-            bad = df[col].isna() | (df[col].astype(str).str.strip() == "")
-            if bad.any():
-                raise EvalcoreError("empty value", field=col, **where(int(np.flatnonzero(bad)[0])))
-        df = df.assign(item_id=df["item_id"].astype(str), arm=df["arm"].astype(str))
-        num: dict[str, np.ndarray] = {}
-        for col in _NUMERIC:
-            if col not in df.columns:
-                continue
-            vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
-            bad = ~np.isfinite(vals)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise EvalcoreError(f"not a finite number: {df[col].iloc[i]!r}", field=col,
-                                    **where(i))
-            num[col] = vals
-        for col, lo, hi in (("quality", 0.0, 1.0), ("cost", 0.0, np.inf),
-                            ("latency", 0.0, np.inf), ("tokens", 0.0, np.inf)):
-            if col in num:
-                bad = (num[col] < lo) | (num[col] > hi)
-                if bad.any():
-                    i = int(np.flatnonzero(bad)[0])
-                    rng = f"[{lo:g}, {hi:g}]" if np.isfinite(hi) else f">= {lo:g}"
-                    raise EvalcoreError(f"value {num[col][i]:g} out of range {rng}", field=col,
-                                        **where(i))
-        if "error" in df.columns:
-            err = _parse_bools(df["error"], where)
-        else:
-            err = np.zeros(len(df), dtype=bool)
-        dup = df.duplicated(["item_id", "arm"])
-        if dup.any():
-            i = int(np.flatnonzero(dup.to_numpy())[0])
-            raise EvalcoreError(f"duplicate row for item {df['item_id'].iloc[i]!r} and arm "
-                                f"{df['arm'].iloc[i]!r}", field="arm", **where(i))
-        feature_cols = [c for c in df.columns if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
-        has_query = "query" in df.columns
-        if not has_query and not feature_cols:
-            raise EvalcoreError("need a 'query' text column or numeric feature columns",
-                                path=src, field="query")
-        items = list(dict.fromkeys(df["item_id"]))
-        arms = list(dict.fromkeys(df["arm"]))
-        ri = pd.Index(items).get_indexer(df["item_id"])
-        ci = pd.Index(arms).get_indexer(df["arm"])
-        t, k = len(items), len(arms)
-        seen = np.zeros((t, k), dtype=bool)
-        seen[ri, ci] = True
-        if not seen.all():
-            a, b = np.argwhere(~seen)[0]
-            raise EvalcoreError(f"no row for item {items[a]!r} and arm {arms[b]!r}: every item "
-                                "needs an outcome for every arm", path=src, field="arm")
-
-        def grid(vals: np.ndarray, fill: float = 0.0) -> np.ndarray:
-            out = np.full((t, k), fill, dtype=float)
-            out[ri, ci] = vals
-            return out
-
-        first = np.full(t, -1)
-        order = np.arange(len(df))
-        first_rows = pd.Series(order).groupby(ri).min()
-        first[first_rows.index.to_numpy()] = first_rows.to_numpy()
-        queries = None
-        if has_query:
-            q = df["query"]
-            if q.isna().any():
-                i = int(np.flatnonzero(q.isna().to_numpy())[0])
-                raise EvalcoreError("empty query", field="query", **where(i))
-            queries = [str(q.iloc[j]) for j in first]
-        features = None
-        if feature_cols:
-            cols = []
-            for col in feature_cols:
-                vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
-                bad = ~np.isfinite(vals)
-                if bad.any():
-                    i = int(np.flatnonzero(bad)[0])
-                    raise EvalcoreError(f"feature column must be numeric, got "
-                                        f"{df[col].iloc[i]!r}", field=str(col), **where(i))
-                per_item = vals[first]
-                differs = np.abs(vals - per_item[ri]) > 1e-9 * (1 + np.abs(per_item[ri]))
-                if differs.any():
-                    i = int(np.flatnonzero(differs)[0])
-                    raise EvalcoreError(f"feature differs between arms of item "
-                                        f"{df['item_id'].iloc[i]!r} (features describe the "
-                                        "query, not the arm)", field=str(col), **where(i))
-                cols.append(per_item)
-            features = np.column_stack(cols)
-        datasets = None
-        if "dataset" in df.columns:
-            datasets = [str(df["dataset"].iloc[j]) for j in first]
-        tokens = grid(num["tokens"]) if "tokens" in num else np.zeros((t, k))
-        return cls(
-            item_ids=items, arms=arms, quality=grid(num["quality"]), cost=grid(num["cost"]),
-            latency=grid(num["latency"]), tokens=tokens, error=grid(err.astype(float)) > 0.5,
-            queries=queries, features=features,
-            feature_names=[str(c) for c in feature_cols] or None, datasets=datasets,
-            source=source,
-        )
-
-
-def _parse_bools(col: pd.Series, where: Any) -> np.ndarray:
-    out = np.zeros(len(col), dtype=bool)
-    for i, v in enumerate(col.tolist()):
-        if isinstance(v, (bool, np.bool_)):
-            out[i] = bool(v)
-            continue
-        if v is None or (isinstance(v, float) and np.isnan(v)):
-            continue
-        s = str(v).strip().lower()
-        if s in ("1", "1.0", "true", "t", "yes", "y"):
-            out[i] = True
-        elif s in ("0", "0.0", "false", "f", "no", "n", ""):
-            out[i] = False
-        else:
-            raise EvalcoreError(f"not a boolean: {v!r}", field="error", **where(i))
-    return out
-
-
-def load_outcomes(path: str | os.PathLike[str]) -> OutcomeMatrix:
-    """Load an external outcome table from CSV or Parquet.
-
-    Columns: ``item_id, arm, quality, cost, latency`` and either ``query`` (text from which
-    context features are computed) or numeric feature columns; optional ``tokens``,
-    ``error`` (bool) and ``dataset``.
-
-    Args:
-        path: A ``.csv`` or ``.parquet`` file.
-
-    Returns:
-        The validated :class:`OutcomeMatrix`.
-
-    Raises:
-        EvalcoreError: a missing file, unknown format or a malformed row (file, line, column).
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise EvalcoreError("no such outcome file", path=p)
-    suffix = p.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            df = pd.read_parquet(p)
-            return OutcomeMatrix.from_frame(df, source=str(p), line_offset=None)
-        if suffix in (".csv", ".tsv", ".txt"):
-            df = pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",", keep_default_na=True)
-            return OutcomeMatrix.from_frame(df, source=str(p), line_offset=2)
-    except EvalcoreError:
-        raise
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise EvalcoreError(f"cannot read outcome table: {exc}", path=p) from exc
-    raise EvalcoreError(f"unknown outcome table format {suffix!r} (use .csv or .parquet)", path=p)
-
-
-# ---------------------------------------------------------------------- from runs
 def find_run_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Expand paths into run directories (a run directory, or a folder of them).
 
@@ -411,23 +51,23 @@ def find_run_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def _read_samples(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _read_run(run_dir: Path) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
+    """A run's ``config.json`` ({} when absent) and its sample records with their line numbers.
+
+    The samples are read by the run store (a torn last line, left by an interrupted append, is
+    left out); as everywhere, the last record of an ``(item, epoch)`` stands (a retried error is
+    superseded by its retry, not counted as another epoch).
+    """
     cfg_path = run_dir / CONFIG_FILE
     config: dict[str, Any] = {}
     if cfg_path.is_file():
         config = read_json(cfg_path)
-    samples: list[dict[str, Any]] = []
     path = run_dir / SAMPLES_FILE
-    for lineno, rec in read_jsonl(path):
-        for key in ("item_id", "completion", "scores"):
-            if key not in rec:
-                raise EvalcoreError("sample record lacks this key", path=path, line=lineno,
-                                    field=key)
-        rec["_line"] = lineno
-        samples.append(rec)
-    if not samples:
+    found = read_samples(path)
+    if not found.records:
         raise EvalcoreError("run has no samples", path=path)
-    return config, samples
+    line_of = {id(rec): line for line, rec in zip(found.lines, found.records)}
+    return config, [(line_of[id(rec)], rec) for rec in latest_records(found.records)]
 
 
 def default_arm_name(run_dir: Path, config: Mapping[str, Any]) -> str:
@@ -454,46 +94,13 @@ def default_arm_name(run_dir: Path, config: Mapping[str, Any]) -> str:
     return run_dir.name
 
 
-def _template_regex(user_template: str) -> re.Pattern[str] | None:
-    """A regex that recovers the fields of a rendered prompt template (``{question}`` …)."""
-    parts = ["^"]
-    seen: set[str] = set()
-    try:
-        parsed = list(Formatter().parse(user_template))
-    except ValueError:
-        return None
-    for literal, name, _, _ in parsed:
-        parts.append(re.escape(literal))
-        if name:
-            if name.isidentifier() and name not in seen:
-                parts.append(f"(?P<{name}>.*?)")
-                seen.add(name)
-            else:
-                parts.append(".*?")
-    parts.append("$")
-    return re.compile("".join(parts), re.DOTALL) if "question" in seen or "prompt" in seen \
-        else None
-
-
-def _query_of(rec: Mapping[str, Any], pattern: re.Pattern[str] | None = None) -> str:
+def _query_of(rec: Mapping[str, Any], template: str | None) -> str:
     """The query text of a sample: ``metadata["query"]``, else the item's question recovered
-    from the rendered prompt (with MMLU options), else the last user message."""
+    from the prompt rendered with ``template`` (:func:`evalcore.datasets.prompt_question`)."""
     meta = rec.get("metadata") or {}
     if isinstance(meta.get("query"), str):
         return meta["query"]
-    msgs = (rec.get("request") or {}).get("messages") or []
-    users = [m.get("content", "") for m in msgs if m.get("role") == "user"]
-    text = str(users[-1]) if users else ""
-    if pattern is not None:
-        m = pattern.match(text)
-        if m:
-            fields = m.groupdict()
-            query = fields.get("question") or fields.get("prompt") or ""
-            if fields.get("choices_text"):
-                query += "\n" + fields["choices_text"]
-            if query.strip():
-                return query
-    return text
+    return prompt_question((rec.get("request") or {}).get("messages"), template)
 
 
 def majority_vote(answers: Sequence[str | None]) -> str | None:
@@ -508,9 +115,7 @@ def majority_vote(answers: Sequence[str | None]) -> str | None:
 
 def _answers_match(answer: str | None, reference: Any, dataset: str) -> float:
     """1.0 when a voted answer equals the reference by the scorer's own rule (GSM8K: numerically
-    with :func:`~evalcore.datasets._references.numbers_equal`; MMLU: the same letter)."""
-    from evalcore.datasets._references import numbers_equal, parse_number
-
+    with :func:`evalcore.datasets.numbers_equal`; MMLU: the same letter)."""
     if answer is None:
         return 0.0
     a, r = str(answer).strip(), str(reference).strip()
@@ -522,30 +127,31 @@ def _answers_match(answer: str | None, reference: Any, dataset: str) -> float:
     return float(a.upper() == r.upper()) if dataset == "mmlu" else float(a == r)
 
 
-def _aggregate_item(recs: list[dict[str, Any]], aggregate: str, path: Path
+def _aggregate_item(recs: list[tuple[int, dict[str, Any]]], aggregate: str, path: Path
                     ) -> dict[str, Any]:
-    comps = [r["completion"] or {} for r in recs]
+    """One item's outcome on one arm from its ``(line, record)`` pairs (one per epoch)."""
+    comps = [r["completion"] or {} for _, r in recs]
     usage = [c.get("usage") or {} for c in comps]
     tokens = float(sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
                        for u in usage))
     cost = float(sum(float(c.get("cost_usd", 0.0) or 0.0) for c in comps))
     latency = float(sum(float(c.get("latency_s", 0.0) or 0.0) for c in comps))
-    errors = [bool(r.get("error")) or bool(c.get("error")) for r, c in zip(recs, comps)]
-    scores = [r.get("scores") or {} for r in recs]
-    ok = [s for s, e in zip(scores, errors) if not e]
+    errors = [bool(r.get("error")) or bool(c.get("error")) for (_, r), c in zip(recs, comps)]
+    ok = [(line, r.get("scores") or {}) for (line, r), e in zip(recs, errors) if not e]
     error = all(errors)
+    first = recs[0][1]
     if error:
         quality = 0.0
     elif aggregate == "majority" and len(recs) > 1:
-        dataset = str(recs[0].get("dataset", ""))
-        votes = [s.get("extracted_flexible") for s in ok]
-        quality = _answers_match(majority_vote(votes), recs[0].get("reference"), dataset)
+        votes = [s.get("extracted_flexible") for _, s in ok]
+        quality = _answers_match(majority_vote(votes), first.get("reference"),
+                                 str(first.get("dataset", "")))
     elif aggregate in ("mean", "majority"):
         vals = []
-        for s, r in zip(ok, recs):
+        for line, s in ok:
             if "score" not in s:
-                raise EvalcoreError("scores lack the primary 'score'", path=path,
-                                    line=r.get("_line"), field="scores.score")
+                raise EvalcoreError("scores lack the primary 'score'", path=path, line=line,
+                                    field="scores.score")
             vals.append(float(s["score"]))
         quality = float(np.mean(vals))
     else:
@@ -621,30 +227,29 @@ def outcomes_from_runs(
     any_cost = False
     for key, dirs in groups.items():
         for d in dirs:
-            config, samples = _read_samples(d)
+            config, samples = _read_run(d)
             arm_name = key if named else default_arm_name(d, config)
             arm_rows = per_arm.setdefault(arm_name, {})
             prompt = config.get("prompt")
-            pattern = _template_regex(str(prompt.get("user") or "")) \
-                if isinstance(prompt, Mapping) else None
-            by_item: dict[str, list[dict[str, Any]]] = {}
-            for rec in samples:
-                by_item.setdefault(str(rec["item_id"]), []).append(rec)
+            template = str(prompt.get("user") or "") if isinstance(prompt, Mapping) else None
+            by_item: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+            for line, rec in samples:
+                by_item.setdefault(str(rec["item_id"]), []).append((line, rec))
             epochs = max(len(v) for v in by_item.values())
             arm_agg = aggregate.get(arm_name, "auto") if isinstance(aggregate, Mapping) \
                 else aggregate
             mode = ("majority" if epochs > 1 else "mean") if arm_agg == "auto" else arm_agg
             for item_id, recs in by_item.items():
+                first_line, first = recs[0]
                 if item_id in arm_rows:
                     raise EvalcoreError(f"item {item_id!r} is answered by two runs of arm "
                                         f"{arm_name!r}; pass a mapping arm -> run directories",
-                                        path=d / SAMPLES_FILE, line=recs[0].get("_line"),
-                                        field="item_id")
+                                        path=d / SAMPLES_FILE, line=first_line, field="item_id")
                 row = _aggregate_item(recs, mode, d / SAMPLES_FILE)
                 any_cost = any_cost or row["cost"] > 0
                 arm_rows[item_id] = row
-                item_query.setdefault(item_id, _query_of(recs[0], pattern))
-                item_dataset.setdefault(item_id, str(recs[0].get("dataset", "")))
+                item_query.setdefault(item_id, _query_of(first, template))
+                item_dataset.setdefault(item_id, str(first.get("dataset", "")))
     arms = list(per_arm)
     common = sorted(set.intersection(*(set(v) for v in per_arm.values())))
     if not common:

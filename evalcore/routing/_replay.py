@@ -21,7 +21,7 @@ import pandas as pd
 from evalcore.errors import EvalcoreError
 from evalcore.routing._algorithms import ALGORITHMS, ReplayEnv, Router, make_router
 from evalcore.routing._metrics import convergence_point, interval
-from evalcore.routing._outcomes import OutcomeMatrix
+from evalcore.routing._matrix import OutcomeMatrix
 
 
 def parse_algorithms(spec: str | Sequence[str]) -> list[str]:

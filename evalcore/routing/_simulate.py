@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from evalcore.routing._outcomes import OutcomeMatrix
+from evalcore.routing._matrix import OutcomeMatrix
 
 
 def simulate_outcomes(

@@ -7,7 +7,9 @@ _EXPORTS = {
     "evalcore.runs._rescore": ("rescore", "score_changes", "verdict"),
     "evalcore.runs._results": ("pass_at_k_table", "summarize"),
     "evalcore.runs._defaults": ("DEFAULT_MAX_TOKENS",),
-    "evalcore.runs._runner": ("RunInterrupted", "resolve_params", "run_benchmark"),
+    "evalcore.runs._runner": ("run_benchmark",),
+    "evalcore.runs._params": ("resolve_params",),
+    "evalcore.runs._execute": ("RunInterrupted",),
     "evalcore._runstore": ("Run", "SampleWriter", "load_run", "read_samples", "write_json_atomic"),
 }
 

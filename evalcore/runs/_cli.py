@@ -1,4 +1,4 @@
-"""``evalcore run``, ``evalcore rescore`` and ``evalcore browse``."""
+"""``evalcore run`` and ``evalcore rescore``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from evalcore.errors import EvalcoreError
-from evalcore.evaluators._cli import add_isolation_option, require_isolation, warn_if_not_isolated
+from evalcore.evaluators import add_isolation_option, require_isolation, warn_if_not_isolated
 from evalcore.runs._defaults import DEFAULT_MAX_TOKENS
 
 
@@ -131,14 +131,6 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _browse(args: argparse.Namespace) -> int:
-    from evalcore.reporting._browser import write_sample_browser
-
-    page = write_sample_browser(args.run_dir_path, args.output)
-    print(f"sample browser: {page}")
-    return 0
-
-
 def _interrupted(stop: Any, args: argparse.Namespace) -> int:
     """Say what Ctrl-C saved and how to resume; exit 130 without waiting for a running call."""
     import os
@@ -234,16 +226,6 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_isolation_option(p)
     p.set_defaults(func=_run, _run_parser=p)
-
-    b = subparsers.add_parser(
-        "browse", help="write a run's sample browser (one offline HTML page)",
-        description="Write one static HTML page (no network) with every sample of a run: prompt, "
-                    "response, extracted answer and method, verdict, tokens, latency; filter by "
-                    "verdict, search the text.")
-    b.add_argument("run_dir_path", metavar="RUN_DIR", help="the run directory")
-    b.add_argument("-o", "--output", default=None, metavar="FILE.html",
-                   help="where to write it (default: RUN_DIR/samples.html)")
-    b.set_defaults(func=_browse)
 
     r = subparsers.add_parser("rescore", help="recompute scores of a recorded run (no model calls)")
     r.add_argument("run_dir_path", metavar="RUN_DIR", help="the run directory")

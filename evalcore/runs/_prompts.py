@@ -5,20 +5,15 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from string import Formatter
 from typing import Any, Sequence
 
-import yaml
-
-from evalcore.datasets import Item
+from evalcore.datasets import DATASETS, Item, choices_text
 from evalcore.errors import EvalcoreError
 from evalcore.models import Message
 
-DATASETS = ("gsm8k", "mmlu", "humaneval")
 _KEYS = {"name", "dataset", "system", "user", "answer"}
-_LETTERS = "ABCD"
 
 
 @dataclass(frozen=True)
@@ -72,8 +67,7 @@ def item_fields(item: Item) -> dict[str, Any]:
         sol = str(item.metadata.get("solution") or f"#### {item.reference}")
         values["solution"] = re.sub(r"<<[^<>]*>>", "", sol)
     if item.dataset == "mmlu":
-        choices = list(item.fields.get("choices") or [])
-        values["choices_text"] = "\n".join(f"({_LETTERS[i]}) {c}" for i, c in enumerate(choices))
+        values["choices_text"] = choices_text(list(item.fields.get("choices") or []))
         subject = str(item.metadata.get("subject") or item.fields.get("subject") or "general knowledge")
         values["subject"] = subject.replace("_", " ")
     return values
@@ -124,24 +118,18 @@ def load_template(dataset: str, path: str | Path | None = None) -> PromptTemplat
         The template.
 
     Raises:
-        EvalcoreError: Unknown dataset, missing or malformed file.
+        EvalcoreError: Unknown dataset, missing or malformed file (named with the line).
     """
+    from evalcore._yaml import read_packaged_yaml, read_yaml
+
     if dataset not in DATASETS:
         raise EvalcoreError(f"unknown dataset {dataset!r}; choose one of {list(DATASETS)}",
                             field="dataset")
     if path is None:
-        text = resources.files("evalcore.runs").joinpath("templates", f"{dataset}.yaml").read_text("utf-8")
-        return _parse_template(yaml.safe_load(text), f"evalcore/runs/templates/{dataset}.yaml", dataset)
-    p = Path(path)
-    if not p.is_file():
-        raise EvalcoreError("prompt template not found", path=p, field="prompt")
-    try:
-        data = yaml.safe_load(p.read_text("utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise EvalcoreError(f"not valid YAML: {exc}", path=p,
-                            line=mark.line + 1 if mark else None) from exc
-    return _parse_template(data, str(p), dataset)
+        doc = read_packaged_yaml("evalcore.runs", "templates", f"{dataset}.yaml")
+    else:
+        doc = read_yaml(path, what="prompt template", field="prompt")
+    return _parse_template(doc.data, str(doc.source), dataset)
 
 
 def select_few_shot(pool: Sequence[Item], item: Item, n: int, seed: int) -> list[Item]:

@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from evalcore._io import write_jsonl_atomic
+from evalcore._io import to_json_native, write_jsonl_atomic
 from evalcore.runs._results import summarize
 from evalcore.runs._scoring import error_scores, score_code, score_exact
-from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, _jsonable, load_run, write_json_atomic
+from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, load_run, write_json_atomic
 
 _TIMING_KEYS = ("wall_s", "qps")
 _COMPARED = ("accuracy_strict", "accuracy_flexible", "parse_failure_rate",
@@ -128,7 +128,7 @@ def _rescore(run_path: Path, code_timeout_s: float | None, workers: int | None) 
             s["scores"] = score_exact(dataset, s["completion"].get("text", ""), s.get("reference"),
                                       (s.get("item") or {}).get("choices"))
     samples_path = run_path / SAMPLES_FILE
-    write_jsonl_atomic(samples_path, (_jsonable(s) for s in samples), fsync=True, mkdir=False,
+    write_jsonl_atomic(samples_path, (to_json_native(s) for s in samples), fsync=True, mkdir=False,
                        allow_nan=False)
     epochs = int(run.config.get("epochs", 1))
     results = summarize(samples, dataset, epochs=epochs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -25,16 +25,21 @@ def _ci(values: list[float], clusters: list[str] | None) -> dict[str, Any]:
     return {k: res[k] for k in ("mean", "ci_low", "ci_high", "se", "n", "method") if k in res}
 
 
-def pass_at_k_table(records: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Mean unbiased pass@k over tasks, for every k up to the fewest samples of a task.
+def pass_at_k_table(records: Sequence[Mapping[str, Any]],
+                    ks: Sequence[int] = (1, 2, 5, 10, 20, 50, 100)) -> dict[str, float]:
+    """Mean unbiased pass@k over tasks, for every k in ``ks`` up to the fewest samples of a task.
 
-    ``pass@k = mean over tasks of 1 - C(n - c, k) / C(n, k)`` (Chen et al., 2021).
+    ``pass@k = mean over tasks of 1 - C(n - c, k) / C(n, k)`` (Chen et al., 2021), with n
+    samples and c passing samples of the task (``scores["passed"]``; a sample without it
+    failed), tasks in order of first appearance. The one pass@k table: ``results.json`` and
+    the benchmark views (:func:`evalcore.reporting.pass_at_k_table`) both come from it.
 
     Args:
         records: Scored HumanEval sample records (errors excluded).
+        ks: The k values; those above the fewest samples of a task are left out.
 
     Returns:
-        ``{"pass@1": ..., "pass@5": ...}`` for k in 1, 2, 5, 10, 20, 50, 100 with k <= min n.
+        ``{"pass@1": ..., "pass@5": ...}`` in the order of ``ks``.
     """
     from evalcore.evaluators import pass_at_k
 
@@ -45,7 +50,7 @@ def pass_at_k_table(records: Sequence[dict[str, Any]]) -> dict[str, float]:
         return {}
     n_min = min(len(v) for v in per_task.values())
     out = {}
-    for k in (1, 2, 5, 10, 20, 50, 100):
+    for k in map(int, ks):
         if k <= n_min:
             out[f"pass@{k}"] = float(np.mean([pass_at_k(len(v), sum(v), k)
                                               for v in per_task.values()]))

@@ -20,7 +20,7 @@ def refuse_judge(scorer: Any) -> None:
     """
     if scorer in (None, "auto", "exact", "exact_match", "code_execution"):
         return
-    from evalcore.evaluators._judge import LLMJudge
+    from evalcore.evaluators.judge import LLMJudge
 
     is_judge = isinstance(scorer, LLMJudge) or (isinstance(scorer, str) and "judge" in scorer.lower())
     if is_judge:

@@ -12,6 +12,8 @@ from typing import Any, Literal, TypeAlias
 import numpy as np
 import pandas as pd
 
+from evalcore._io import to_json_native
+from evalcore._validate import check_positive_int, check_probability, is_binary
 from evalcore.errors import EvalcoreError
 from evalcore.stats._multiple import adjust_p_values
 from evalcore.stats._paired import (
@@ -25,7 +27,6 @@ from evalcore.stats._paired import (
     wilcoxon,
 )
 from evalcore.stats._power import min_detectable_difference
-from evalcore.stats._validate import check_positive_int, check_probability, is_binary
 
 Scores: TypeAlias = Mapping[Hashable, float] | pd.Series
 TestName = Literal[
@@ -101,25 +102,8 @@ class ComparisonResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of native Python values; ``extra`` is flattened in, NaN/inf become None."""
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            if f.name == "extra":
-                continue
-            out[f.name] = _native(getattr(self, f.name))
-        for key, value in self.extra.items():
-            out[key] = _native(value)
-        return out
-
-
-def _native(value: Any) -> Any:
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        return v if math.isfinite(v) else None
-    return value
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        return to_json_native({**values, **self.extra})
 
 
 def _to_series(scores: Any, field_name: str) -> pd.Series:
@@ -360,7 +344,10 @@ def compare_many(
 
     Args:
         series: System name → per-item scores keyed by item id; or a DataFrame with one column
-            per system indexed by item id (NaN cells count as missing items).
+            per system indexed by item id. NaN cells count as missing items, and as with
+            :func:`compare` the default alignment refuses a pair whose items differ (the
+            message says which): pass ``align="intersection"`` to compare each pair on the
+            items both systems have (the row's ``n_dropped`` says how many were left out).
         correction: "holm" (default), "bh", or "none"/None for no correction.
         alpha: Significance level (family-wise for Holm, FDR for BH).
         **kwargs: Passed to :func:`compare` (``test``, ``align``, ``n_resamples``, ``seed``,

@@ -10,15 +10,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from evalcore.errors import EvalcoreError
-from evalcore.stats._resample import bca_interval_mean, bootstrap_means, percentile_interval
-from evalcore.stats._validate import (
+from evalcore._validate import (
     as_float_array,
     check_positive_int,
     check_probability,
     is_binary,
     rng_from,
 )
+from evalcore.errors import EvalcoreError
+from evalcore.stats._resample import bca_interval_mean, bootstrap_means, percentile_interval
 from evalcore.stats._wilson import wilson_interval  # defined without scipy (light commands)
 
 BootstrapMethod = Literal["percentile", "bca"]

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from evalcore._validate import as_float_array
 from evalcore.errors import EvalcoreError
-from evalcore.stats._validate import as_float_array
 
 
 def _p_values(p_values: Sequence[float] | np.ndarray) -> np.ndarray:

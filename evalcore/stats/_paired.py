@@ -16,6 +16,13 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats as sps
 
+from evalcore._validate import (
+    as_pair,
+    check_binary,
+    check_positive_int,
+    check_probability,
+    rng_from,
+)
 from evalcore.errors import EvalcoreError
 from evalcore.stats._intervals import _codes, clustered_se
 from evalcore.stats._resample import (
@@ -24,13 +31,6 @@ from evalcore.stats._resample import (
     bootstrap_means,
     percentile_interval,
     sign_flip_sums,
-)
-from evalcore.stats._validate import (
-    as_pair,
-    check_binary,
-    check_positive_int,
-    check_probability,
-    rng_from,
 )
 
 ArrayLike = Sequence[float] | np.ndarray

@@ -18,8 +18,8 @@ from typing import Literal
 from scipy import optimize
 from scipy import stats as sps
 
+from evalcore._validate import check_positive_int, check_probability
 from evalcore.errors import EvalcoreError
-from evalcore.stats._validate import check_positive_int, check_probability
 
 PowerAlternative = Literal["two-sided", "larger", "smaller"]
 

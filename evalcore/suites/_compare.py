@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from evalcore._io import to_json_native
 from evalcore.errors import EvalcoreError
 from evalcore.suites._output import load_results, validate_results
-from evalcore.suites._results import jsonable
 
 
 def _load(x: Any) -> dict[str, Any]:
@@ -72,7 +72,7 @@ def compare_results(a: Any, b: Any, *, drop_threshold: float = 0.10, n_resamples
     pt = stats.paired_t(xb, xa) if len(common) > 1 else None
     oa, ob = float(da["summary"]["overall_score"]), float(db["summary"]["overall_score"])
     odrop = _relative_drop(oa, ob)
-    return jsonable({
+    return to_json_native({
         "a": {"agent": da["config"].get("agent"), "started_at": da["summary"].get("started_at")},
         "b": {"agent": db["config"].get("agent"), "started_at": db["summary"].get("started_at")},
         "drop_threshold": drop_threshold,

@@ -26,8 +26,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from evalcore.agents._protocol import AgentResponse, StepRecord
-from evalcore.datasets._agent_cases import VARIABLE_SLOTS, sample_inputs, solve_kind
+from evalcore.agents import AgentResponse, StepRecord
+from evalcore.suites._cases.kinds import VARIABLE_SLOTS, sample_inputs, solve_kind
 from evalcore.suites._matching import values_match
 
 _RESPONSE_FIELDS = ("success", "response", "result", "tool_used", "synthesized", "reused", "error",

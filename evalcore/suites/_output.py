@@ -13,9 +13,9 @@ from typing import Any, Mapping
 
 from matplotlib.figure import Figure
 
-from evalcore._io import read_json, write_bytes_atomic
+from evalcore._io import read_json, to_json_native, write_bytes_atomic
 from evalcore.errors import EvalcoreError
-from evalcore.suites._results import CATEGORIES, CATEGORY_WEIGHTS, PASS_THRESHOLD, jsonable
+from evalcore.suites._config import CATEGORIES, CATEGORY_WEIGHTS, PASS_THRESHOLD
 
 
 def _as_dict(result: Any) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def save_results(result: Any, output_dir: str | os.PathLike[str], *, when: _dt.d
     while path.exists():
         path = out / f"evaluation_{stamp}_{n}.json"
         n += 1
-    payload = json.dumps(jsonable(_as_dict(result)), indent=1, allow_nan=False)
+    payload = json.dumps(to_json_native(_as_dict(result)), indent=1, allow_nan=False)
     write_bytes_atomic(path, payload.encode("utf-8"))
     return path
 
@@ -300,7 +300,7 @@ def write_outputs(result: Any, output_dir: str | os.PathLike[str], *, visualize:
         ``performance``, ``html``.
     """
     out = Path(output_dir)
-    d = jsonable(_as_dict(result))
+    d = to_json_native(_as_dict(result))
     paths: dict[str, Path] = {"json": save_results(d, out)}
     if visualize:
         pngs = {name: _png(fn(d)) for name, fn in FIGURES.items()}

@@ -30,10 +30,12 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from evalcore.datasets._agent_cases import AgentCase, AgentCaseGenerator
+from evalcore._io import to_json_native
 from evalcore.errors import EvalcoreError
-from evalcore.suites._categories import SuiteConfig, _correct, call_agent
-from evalcore.suites._results import jsonable
+from evalcore.suites._calling import call_agent, is_correct
+from evalcore.suites._cases.generator import AgentCaseGenerator
+from evalcore.suites._cases.records import AgentCase
+from evalcore.suites._config import SuiteConfig
 
 
 def parse_thresholds(spec: str) -> list[float]:
@@ -87,10 +89,10 @@ class SweepResult:
     def held_out(self) -> dict[str, Any]:
         """Held-out metrics of the best threshold."""
         row = self.metrics[(self.metrics.threshold == self.best_threshold) & (self.metrics.split == "test")]
-        return jsonable(row.iloc[0].to_dict()) if len(row) else {}
+        return to_json_native(row.iloc[0].to_dict()) if len(row) else {}
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable({"best_threshold": self.best_threshold, "held_out": self.held_out(),
+        return to_json_native({"best_threshold": self.best_threshold, "held_out": self.held_out(),
                          "metrics": self.metrics.to_dict(orient="records"),
                          "tests": self.tests.to_dict(orient="records"),
                          "items": self.items.to_dict(orient="records"), "config": self.config})
@@ -196,7 +198,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         served = []
         for c in use:
             call = call_agent(agent, c.query, request_timeout_s)
-            ok = _correct(call, c)
+            ok = is_correct(call, c)
             r = call.response
             served.append((c, ok, bool(r is not None and r.synthesized), call.critical))
             if ok and r is not None and r.tool_used and c.kind not in used:

@@ -348,8 +348,7 @@ class _RaisingAgent:
 
 
 def test_agent_raising_behind_http_is_a_critical_failure() -> None:
-    from evalcore.datasets import AgentCase
-    from evalcore.suites import SuiteConfig, SuiteData, evaluate_robustness
+    from evalcore.suites import AgentCase, SuiteConfig, SuiteData, evaluate_robustness
 
     cases = [AgentCase(id="e", query="factorial of -5", complexity="edge", kind="invalid_input",
                        categories=["robustness"], expected_behavior="error"),
@@ -367,8 +366,7 @@ def test_agent_raising_behind_http_is_a_critical_failure() -> None:
 
 
 def test_performance_over_http_leaves_out_the_memory_test() -> None:
-    from evalcore.datasets import AgentCase
-    from evalcore.suites import SuiteConfig, SuiteData, evaluate_performance
+    from evalcore.suites import AgentCase, SuiteConfig, SuiteData, evaluate_performance
 
     cases = [AgentCase(id="p", query="factorial of 5", complexity="simple", kind="factorial",
                        categories=["performance"], expected=120)]

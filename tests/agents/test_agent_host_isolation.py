@@ -14,8 +14,7 @@ import uuid
 import pytest
 
 from evalcore.agents import HostedAgent
-from evalcore.datasets import AgentCaseGenerator
-from evalcore.suites import AgentEvaluator, SuiteConfig
+from evalcore.suites import AgentCaseGenerator, AgentEvaluator, SuiteConfig
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 
@@ -27,7 +26,7 @@ COUNTS = {"simple": 4, "medium": 0, "complex": 0, "edge": 0}
 PROBE = textwrap.dedent('''
     import os, subprocess, sys
 
-    from evalcore.agents._oracle import OracleAgent, suite_cases
+    from evalcore.suites._oracle import OracleAgent, suite_cases
     from evalcore.agents._protocol import AgentResponse
 
 

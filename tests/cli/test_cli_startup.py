@@ -53,6 +53,7 @@ def _probe(*argv: str) -> tuple[int, set[str], str, str]:
         ["score", "humaneval", "--help"],
         ["run", "--help"],
         ["rescore", "--help"],
+        ["browse", "--help"],
         ["route", "--help"],
         ["agent-eval", "--help"],
         ["sweep", "--help"],
@@ -70,7 +71,7 @@ def test_help_and_usage_import_nothing_heavy(argv: list[str]) -> None:
     assert status == (2 if argv == ["no-such-command"] else 0), err
     assert sorted(modules & set(HEAVY)) == []
     if argv == ["--help"]:
-        for command in ("score", "run", "rescore", "route", "agent-eval", "report", "compare", "import"):
+        for command in ("score", "run", "rescore", "browse", "route", "agent-eval", "report", "compare", "import"):
             assert command in out
     if argv == ["no-such-command"]:
         assert "invalid choice: 'no-such-command'" in err
@@ -96,9 +97,9 @@ def test_scoring_files_imports_nothing_heavy(tmp_path: Path) -> None:
     assert sorted(modules & set(HEAVY)) == []
 
 
-@pytest.mark.parametrize("package", sorted(set(PACKAGES) - {"suites"}))
+@pytest.mark.parametrize("package", sorted(PACKAGES))
 def test_importing_a_package_imports_nothing_heavy(package: str) -> None:
-    """Each package but ``suites`` (not on the CLI's light path) re-exports its names lazily."""
+    """Each package re-exports its names lazily."""
     code = f"import json, sys, evalcore.{package}\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert sorted(set(json.loads(out.stdout)) & set(HEAVY)) == []

@@ -9,7 +9,6 @@ GSM8K and MMLU items, and evalcore ran the same items.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -421,7 +420,7 @@ def test_imported_means_equal_what_inspect_printed(task, inspect_printed) -> Non
 
 
 def test_imported_samples_carry_the_question_for_routing(tmp_path) -> None:
-    from evalcore.routing._outcomes import outcomes_from_runs
+    from evalcore.routing import outcomes_from_runs
 
     a = import_log(INS / "ec_mmlu.eval", tmp_path / "a")[0]
     b = import_log(INS / "ec_mmlu.json", tmp_path / "b")[0]

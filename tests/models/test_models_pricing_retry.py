@@ -51,8 +51,16 @@ def test_bad_override_names_file_and_field(tmp_path, text, field) -> None:
 
 
 def test_missing_override_file(tmp_path) -> None:
-    with pytest.raises(EvalcoreError, match="not found"):
+    with pytest.raises(EvalcoreError, match="pricing file not found"):
         load_pricing(tmp_path / "nope.yaml")
+
+
+def test_malformed_override_names_file_and_line(tmp_path) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text("models:\n  x: {input: 1, output: 2}\n  y: {input: [1, output: 2}\n")
+    with pytest.raises(EvalcoreError, match="malformed YAML") as info:
+        load_pricing(f)
+    assert info.value.path == str(f) and info.value.line == 3
 
 
 def test_parse_retry_after_forms() -> None:

@@ -10,7 +10,7 @@ import nbformat
 import papermill as pm
 import pytest
 
-from evalcore.reporting._suite import check_parameters, load_smoke, load_suite
+from evalcore.reporting._notebook_suite import check_parameters, load_smoke, load_notebook_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -59,8 +59,8 @@ def test_parameters_cell_is_annotated_with_help(path):
 def test_suite_entries_are_valid_with_and_without_smoke_values():
     suite = ROOT / "params" / "suite.yaml"
     smoke = load_smoke(ROOT / "params" / "smoke.yaml")
-    plain = load_suite(suite)
+    plain = load_notebook_suite(suite)
     assert len({e.name for e in plain}) == len(plain)
-    for entry in plain + load_suite(suite, smoke=smoke):
+    for entry in plain + load_notebook_suite(suite, smoke=smoke):
         check_parameters(entry)
         assert entry.notebook.parent == ROOT / "notebooks"

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalcore.reporting import run_suite
-from evalcore.reporting._suite import load_smoke, load_suite
+from evalcore.reporting import run_notebooks
+from evalcore.reporting._notebook_suite import load_smoke, load_notebook_suite
 
 # 17 notebooks on the embedded model: about 6 minutes on 2 idle cores, over 15 on a loaded machine;
 # each notebook has its own limit (NOTEBOOK_TIMEOUT_S), the module a generous one.
@@ -26,14 +26,14 @@ NOTEBOOK_TIMEOUT_S = 900
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = load_smoke(ROOT / "params" / "smoke.yaml")
-ENTRIES = load_suite(ROOT / "params" / "suite.yaml", smoke=SMOKE)
+ENTRIES = load_notebook_suite(ROOT / "params" / "suite.yaml", smoke=SMOKE)
 
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
     out = tmp_path_factory.mktemp("reports")
     said: list[str] = []
-    result = run_suite(ROOT / "params" / "suite.yaml", output=out, smoke=SMOKE, root=ROOT,
+    result = run_notebooks(ROOT / "params" / "suite.yaml", output=out, smoke=SMOKE, root=ROOT,
                        echo=lambda line: (said.append(line), print(line, flush=True)),
                        notebook_timeout=NOTEBOOK_TIMEOUT_S)
     result.said = said  # type: ignore[attr-defined]

@@ -146,7 +146,7 @@ def test_report_files_get_the_mode_the_umask_gives(executed, tmp_path, monkeypat
 
     from evalcore.reporting import record, save_figure
     from evalcore.reporting._clean import clean_notebook_file
-    from evalcore.reporting._runner import EntryResult, write_index
+    from evalcore.reporting._notebooks import EntryResult, write_index
     from evalcore.routing._default import DEFAULT_STRATEGIES, strategy_template
 
     with_pdf = umask == 0o077 and shutil.which("chromium") is not None

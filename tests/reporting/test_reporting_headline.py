@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evalcore.reporting._headline import headline_tables
-from evalcore.reporting._runner import EntryResult, summary_frame, write_index
+from evalcore.reporting._notebooks import EntryResult, summary_frame, write_index
 
 GSM8K = {
     "dataset": "gsm8k", "model": "local:smollm2", "run_id": "gsm8k-zeroshot", "n_items": 8, "n_samples": 8,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalcore.reporting._runner import EntryResult, display_summary, write_index
+from evalcore.reporting._notebooks import EntryResult, display_summary, write_index
 
 
 def test_display_summary_is_compact():

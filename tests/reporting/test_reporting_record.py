@@ -1,4 +1,4 @@
-"""record / collect / to_native / save_figure."""
+"""record / collect / save_figure."""
 
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ from evalcore.reporting import (
     read_records,
     record,
     save_figure,
-    to_native,
 )
 
 
-def test_to_native_converts_numpy_pandas_and_nan():
+def test_record_converts_numpy_pandas_and_nan(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCORE_RECORD_DIR", str(tmp_path))
     value = {
         "i": np.int64(3),
         "f": np.float32(0.5),
@@ -41,20 +41,22 @@ def test_to_native_converts_numpy_pandas_and_nan():
         "path": Path("/tmp/x"),
         "na": pd.NA,
     }
-    out = to_native(value)
-    assert out == {
+    record("value", value)
+    out = json.loads((tmp_path / "records.json").read_text(), parse_constant=pytest.fail)["value"]
+    assert out == {  # strict JSON: no NaN or Infinity
         "i": 3, "f": 0.5, "b": True, "nan": None, "inf": None,
         "arr": [[1, 2], [3, 4]], "series": {"a": 0.1, "b": 0.2},
         "frame": [{"x": 1, "y": "u"}, {"x": 2, "y": "v"}],
         "tuple": [1, "two"], "path": "/tmp/x", "na": None,
     }
     assert type(out["i"]) is int and type(out["b"]) is bool and type(out["f"]) is float
-    json.dumps(out, allow_nan=False)  # strict JSON
 
 
-def test_to_native_rejects_unknown_types_naming_the_field():
+def test_record_rejects_unknown_types_naming_the_field(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCORE_RECORD_DIR", str(tmp_path))
     with pytest.raises(EvalcoreError, match="field 'acc.bad'"):
-        to_native({"bad": object()}, _path="acc")
+        record("acc", {"bad": object()})
+    assert not (tmp_path / "records.json").exists()
 
 
 def test_record_writes_and_merges_sidecar(tmp_path, monkeypatch):

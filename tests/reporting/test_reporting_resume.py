@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.reporting._runner import _Progress, _step, find_suite_dir, progress_line
+from evalcore.reporting._notebooks import _Progress, _step, find_suite_dir, progress_line
 
 PARAMS = ("name: str = 'x'  # this run's name\nlog: str = ''  # file the notebook appends to\n"
           "block: str = ''  # wait while this file exists")

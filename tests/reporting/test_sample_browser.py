@@ -148,7 +148,7 @@ def test_page_in_headless_chromium_filters_and_searches(run_dir: Path, tmp_path:
 
 
 def test_the_suite_index_links_the_sample_browsers(run_dir: Path) -> None:
-    from evalcore.reporting._runner import write_index
+    from evalcore.reporting._notebooks import write_index
 
     suite = run_dir.parent.parent
     index = write_index(suite, [], {"id": "t"}).read_text(encoding="utf-8")

@@ -191,13 +191,36 @@ def test_outcomes_from_runs_cache_and_errors(tmp_path):
         fh.write(json.dumps(_record("b", "j", 0, "mmlu", 1.0, "C", "C")) + "\n")
     outcomes_from_runs([a, b], cache_dir=cache)
     assert len(list(cache.glob("outcomes-*.parquet"))) == 2
+    # the run store reads the samples: a torn last line (an interrupted append) is left out,
+    # a corrupted line before it is an error naming its line
     with (a / "samples.jsonl").open("a") as fh:
         fh.write("{not json\n")
+    np.testing.assert_allclose(outcomes_from_runs([a, b]).quality, m1.quality)
+    with (a / "samples.jsonl").open("a") as fh:
+        fh.write(json.dumps(_record("a", "j", 0, "mmlu", 1.0, "C", "C")) + "\n")
     with pytest.raises(EvalcoreError) as exc:
         outcomes_from_runs([a, b])
     assert exc.value.line == 2 and exc.value.path.endswith("samples.jsonl")
     with pytest.raises(EvalcoreError, match="not found: expected an outcome table"):
         outcomes_from_runs([tmp_path / "nope"])
+
+
+def test_a_retried_error_is_superseded_not_another_epoch(tmp_path):
+    """A resumed run appends the retry of an errored sample with the same (item, epoch): the
+    retry stands, as in results.json; the error is not counted as a second epoch."""
+    run = _write_run(tmp_path, "gsm8k-direct", [
+        _record("d", "g/1", 0, "gsm8k", 0.0, None, "3", error=True, tokens=(40, 0)),
+        _record("d", "g/2", 0, "gsm8k", 0.0, "7", "8", tokens=(40, 5)),
+        _record("d", "g/1", 0, "gsm8k", 1.0, "3", "3", tokens=(40, 5)),  # the retry
+    ], {"model": "local:smollm2", "strategy": "direct"})
+    other = _write_run(tmp_path, "gsm8k-other", [
+        _record("o", "g/1", 0, "gsm8k", 0.0, "4", "3"), _record("o", "g/2", 0, "gsm8k", 1.0, "8", "8"),
+    ], {"model": "m2", "strategy": "direct"})
+    m = outcomes_from_runs([run, other])
+    assert m.item_ids == ["g/1", "g/2"]
+    np.testing.assert_allclose(m.quality[:, 0], [1.0, 0.0])  # the retry's score, one epoch
+    assert m.error[:, 0].tolist() == [False, False]
+    np.testing.assert_allclose(m.cost[:, 0], [45, 45])  # the retry's tokens only
 
 
 # ------------------------------------------------------------------ CLI
@@ -288,7 +311,7 @@ def test_route_cli_refuses_more_than_64_feature_dims(tmp_path) -> None:
 
 
 def test_voted_answer_matches_the_reference_by_the_scorers_rule():
-    from evalcore.datasets._references import numbers_equal, parse_number
+    from evalcore.datasets import numbers_equal, parse_number
     from evalcore.routing._outcomes import _answers_match
 
     # the same numeric rule as exact match: "$1,248" = 1248, 72 = 72.00, 1/3 != 0.333
@@ -298,3 +321,34 @@ def test_voted_answer_matches_the_reference_by_the_scorers_rule():
                                                                           parse_number("1/3")))
     assert _answers_match("71", "72", "gsm8k") == 0.0
     assert _answers_match("c", "C", "mmlu") == 1.0 and _answers_match(None, "C", "mmlu") == 0.0
+
+
+def test_write_tables_writes_all_or_nothing(tmp_path):
+    """The one writer of a study's tables (``evalcore route`` and the notebook): the names, the
+    curves format, and nothing replaced when one table fails to write."""
+    from evalcore.errors import EvalcoreError
+    from evalcore.routing import write_tables
+
+    frame = pd.DataFrame({"algorithm": ["ucb1"], "x": [1.0]})
+    tables = dict(summary=frame, curves=frame, selection_share=frame, points=frame,
+                  comparisons=frame, arms=frame)
+    out = tmp_path / "out"
+    assert write_tables(out, **tables, aiq=frame) == [
+        "summary.csv", "curves.csv", "selection_share.csv", "points.csv", "comparisons.csv",
+        "aiq.csv", "arms.csv"]
+    pd.testing.assert_frame_equal(pd.read_csv(out / "summary.csv"), frame)
+    names = write_tables(out, **tables, curves_format="parquet")
+    assert "curves.parquet" in names and "selection_share.parquet" in names
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "curves.parquet"), frame)
+
+    class Broken:
+        def to_csv(self, *args, **kwargs):
+            raise OSError("disk full")
+
+    before = (out / "summary.csv").stat().st_mtime_ns
+    with pytest.raises(OSError, match="disk full"):
+        write_tables(out, **{**tables, "summary": frame.assign(x=2.0)}, sweep=Broken())
+    assert (out / "summary.csv").stat().st_mtime_ns == before and not (out / "sweep.csv").exists()
+    assert not list(out.glob(".route-*"))
+    with pytest.raises(EvalcoreError, match="curves_format"):
+        write_tables(out, **tables, curves_format="json")

@@ -128,6 +128,9 @@ def test_custom_template_with_unknown_field_names_file_and_part(tmp_path) -> Non
     with pytest.raises(EvalcoreError, match="not 'gsm8k'"):
         load_template("gsm8k", f)
     f.write_text("user: [unclosed\n")
-    with pytest.raises(EvalcoreError, match="not valid YAML") as info:
+    with pytest.raises(EvalcoreError, match="malformed YAML") as info:
         load_template("gsm8k", f)
-    assert info.value.line is not None
+    assert info.value.path == str(f) and info.value.line is not None
+    with pytest.raises(EvalcoreError, match="prompt template not found") as info:
+        load_template("gsm8k", tmp_path / "missing.yaml")
+    assert info.value.field == "prompt"

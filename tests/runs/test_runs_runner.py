@@ -10,7 +10,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evalcore.datasets import load
 from evalcore.errors import EvalcoreError
-from evalcore.models import ReplayModel
+from evalcore.models import RecordedModel
 from evalcore.runs import load_run, rescore, run_benchmark
 
 
@@ -237,7 +237,7 @@ def test_replay_model_answers_from_the_recording(tmp_path, counting_model,
                                                  make_gsm8k_answerer) -> None:
     answer, _ = make_gsm8k_answerer(lambda i: i < 5)
     path = _run(counting_model(answer), tmp_path, epochs=2)
-    replay = ReplayModel(path)
+    replay = RecordedModel(path)
     assert len(replay) == 20 and replay.recorded_model == "counting:test"
     p2 = run_benchmark("gsm8k", f"replay:{path}", limit=10, epochs=2, progress=False,
                        source="sample", run_dir=tmp_path / "runs", run_id="replayed")

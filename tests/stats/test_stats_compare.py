@@ -206,3 +206,4 @@ def test_clusters_switch_to_the_clustered_test():
         compare(a, b, test="clustered")
     forced = compare(a, b, clusters=subjects, test="mcnemar")
     assert forced.test == "mcnemar" and "clustered_p" in forced.extra
+

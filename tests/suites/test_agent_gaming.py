@@ -13,10 +13,16 @@ from typing import Any, Iterator
 import pytest
 
 from evalcore.agents import AgentResponse, HostedAgent, HttpAgent, serve_agent
-from evalcore.agents._gaming import GAMING_AGENTS, DuplicateSearch, FrameReader, SlowFirstSight
-from evalcore.agents._oracle import HonestAgent, OracleAgent
-from evalcore.datasets import AgentCaseGenerator
-from evalcore.suites import CATEGORIES, AgentEvaluator, SuiteConfig, write_outputs
+from evalcore.suites import (
+    CATEGORIES,
+    AgentCaseGenerator,
+    AgentEvaluator,
+    HonestAgent,
+    OracleAgent,
+    SuiteConfig,
+    write_outputs,
+)
+from evalcore.suites._gaming import GAMING_AGENTS, DuplicateSearch, FrameReader, SlowFirstSight
 
 COUNTS = {"simple": 8, "medium": 6, "complex": 4, "edge": 11}
 GEN = AgentCaseGenerator(seed=0, counts=COUNTS)
@@ -87,7 +93,7 @@ def test_frame_reader_reaches_the_evaluator_only_in_process() -> None:
     assert inproc.categories["functional"].score == 1.0 and inproc.trusted is False
     assert inproc.to_dict()["config"]["agent_process"] == "in-process"
     # hosted in an interpreter of its own there is nothing to read
-    agent = HostedAgent("evalcore.agents._gaming:make_gaming", {"name": "frame_reader", "counts": COUNTS})
+    agent = HostedAgent("evalcore.suites._gaming:make_gaming", {"name": "frame_reader", "counts": COUNTS})
     try:
         assert agent.pid != os.getpid()
         res = AgentEvaluator(agent, CASES, config=CFG).run(["functional", "workflow"], progress=False)
@@ -98,7 +104,7 @@ def test_frame_reader_reaches_the_evaluator_only_in_process() -> None:
 
 
 def test_monkeypatcher_hosted_patches_only_its_own_interpreter() -> None:
-    agent = HostedAgent("evalcore.agents._gaming:make_gaming", {"name": "monkeypatcher", "counts": COUNTS})
+    agent = HostedAgent("evalcore.suites._gaming:make_gaming", {"name": "monkeypatcher", "counts": COUNTS})
     try:
         res = AgentEvaluator(agent, CASES, config=CFG).run(progress=False)
     finally:
@@ -109,7 +115,7 @@ def test_monkeypatcher_hosted_patches_only_its_own_interpreter() -> None:
 
 
 def test_agreeable_values_hosted_compare_as_plain_json() -> None:
-    agent = HostedAgent("evalcore.agents._gaming:make_gaming", {"name": "agreeable_values", "counts": COUNTS})
+    agent = HostedAgent("evalcore.suites._gaming:make_gaming", {"name": "agreeable_values", "counts": COUNTS})
     try:
         res = AgentEvaluator(agent, CASES, config=CFG).run(["functional", "workflow"], progress=False)
     finally:
@@ -118,7 +124,7 @@ def test_agreeable_values_hosted_compare_as_plain_json() -> None:
 
 
 def test_hosted_oracle_passes_and_its_memory_is_read_from_its_own_process() -> None:
-    agent = HostedAgent("evalcore.agents._oracle:make_oracle", {"counts": COUNTS})
+    agent = HostedAgent("evalcore.suites._oracle:make_oracle", {"counts": COUNTS})
     try:
         res = AgentEvaluator(agent, CASES, config=CFG).run(progress=False)
         assert agent.rss_mb() is not None and agent.rss_mb() > 1

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evalcore.agents import AgentResponse
-from evalcore.datasets import AgentCaseGenerator
-from evalcore.suites import CATEGORIES, AgentEvaluator, SuiteConfig
+from evalcore.suites import CATEGORIES, AgentCaseGenerator, AgentEvaluator, SuiteConfig
 
 
 class EmptyRegistry:

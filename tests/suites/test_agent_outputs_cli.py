@@ -10,9 +10,9 @@ import pytest
 
 from evalcore import cli
 from evalcore.agents import AgentResponse, ToolMatch
-from evalcore.datasets import AgentCaseGenerator, save_cases
 from evalcore.errors import EvalcoreError
 from evalcore.suites import (
+    AgentCaseGenerator,
     AgentEvaluator,
     OracleAgent,
     SuiteConfig,
@@ -20,6 +20,7 @@ from evalcore.suites import (
     compare_results,
     load_results,
     parse_thresholds,
+    save_cases,
     threshold_sweep,
     write_outputs,
 )
@@ -29,7 +30,7 @@ SMALL = {"simple": 4, "medium": 2, "complex": 2, "edge": 3}
 
 @pytest.fixture()
 def main(monkeypatch):
-    monkeypatch.setattr(cli, "_COMMAND_MODULES", ("evalcore.agents._cli",))
+    monkeypatch.setattr(cli, "_COMMAND_MODULES", ("evalcore.suites._cli",))
     return cli.main
 
 
@@ -269,8 +270,7 @@ def test_cli_compare_bad_json(main, tmp_path):
 def test_cli_module_function_agent(main, tmp_path):
     mod = tmp_path / "my_agent.py"
     mod.write_text(
-        "from evalcore.datasets import AgentCaseGenerator\n"
-        "from evalcore.suites import OracleAgent\n\n"
+        "from evalcore.suites import AgentCaseGenerator, OracleAgent\n\n"
         "def make():\n"
         "    counts = {'simple': 3, 'medium': 0, 'complex': 0, 'edge': 0}\n"
         "    return OracleAgent(AgentCaseGenerator(0, counts).generate())\n")
@@ -299,7 +299,7 @@ def test_cli_sweep_writes_json_csv_and_figure(main, tmp_path, capsys):
     mod = tmp_path / "sweep_agent_factory.py"
     mod.write_text(
         "from evalcore.agents import AgentResponse, ToolMatch\n"
-        "from evalcore.datasets import AgentCaseGenerator\n\n"
+        "from evalcore.suites import AgentCaseGenerator\n\n"
         "CASES = {c.query: c for c in AgentCaseGenerator(0, {'simple': 8, 'medium': 0, 'complex': 0, 'edge': 0}).generate()}\n\n"
         "class Reg:\n"
         "    def search(self, query, k=5, threshold=0.0):\n"

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore.datasets import AgentCaseGenerator
-from evalcore.suites import AgentEvaluator, SuiteConfig, resolve_agent
+from evalcore.suites import AgentCaseGenerator, AgentEvaluator, SuiteConfig, resolve_agent
 
 pytestmark = pytest.mark.integration
 

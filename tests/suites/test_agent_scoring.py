@@ -10,13 +10,16 @@ import time
 import numpy as np
 import pytest
 
+from evalcore._io import to_json_native
 from evalcore.agents import AgentResponse, StepRecord, ToolMatch
-from evalcore.datasets import AgentCase, AgentCaseGenerator
-from evalcore.datasets._agent_cases import ExpectedStep
 from evalcore.suites import (
     CATEGORY_WEIGHTS,
+    AgentCase,
+    AgentCaseGenerator,
     AgentEvaluator,
     CategoryResult,
+    EvaluationResult,
+    ExpectedStep,
     FailingAgent,
     OracleAgent,
     SuiteConfig,
@@ -30,7 +33,6 @@ from evalcore.suites import (
     evaluate_robustness,
     evaluate_synthesis,
     evaluate_workflow,
-    jsonable,
     make_test,
     overall_score,
     run_self_test,
@@ -38,7 +40,6 @@ from evalcore.suites import (
     test_quality,
     values_match,
 )
-from evalcore.suites._evaluator import EvaluationResult
 
 
 def case(cid, query, expected, kind="percentage", cats=("functional",), behavior="answer", **kw):
@@ -112,7 +113,7 @@ def test_values_match_and_json_handle_integers_beyond_the_float_range():
     assert not values_match(10**400, 5) and not values_match(5, 10**400) and not values_match(-(10**400), 5.0)
     assert not values_match("9" * 5000, 5)
     huge = {"result": 10**5000, "ok": big}
-    text = json.dumps(jsonable(huge), allow_nan=False)
+    text = json.dumps(to_json_native(huge), allow_nan=False)
     assert json.loads(text) == {"result": "<int of 16610 bits>", "ok": big}
     res = evaluate_functional(ScriptedAgent({"q": AgentResponse(success=True, result=10**5000)}),
                               SuiteData([case("c", "q", 24)]), SuiteConfig())
@@ -417,7 +418,7 @@ def test_learning_reuse_is_read_from_the_registry_not_the_flag():
 
 
 def test_learning_curve_needs_an_interval_above_zero_and_a_learned_tool():
-    from evalcore.agents._gaming import FirstSightSleeper
+    from evalcore.suites._gaming import FirstSightSleeper
 
     gen = AgentCaseGenerator(seed=0)
     data = SuiteData([], gen.paraphrase_groups())
@@ -434,7 +435,7 @@ def test_learning_curve_needs_an_interval_above_zero_and_a_learned_tool():
     t2 = {t.name: t for t in res2.tests}["learning_curve"]
     assert t2.score == 0.0 and all(k["new_tool"] is None and k["reused"] == [] for k in t2.details["kinds"])
     # a stateless agent: no improvement beyond noise, or nothing learned
-    from evalcore.agents._gaming import ClaimsReuse
+    from evalcore.suites._gaming import ClaimsReuse
 
     res3 = evaluate_learning(ClaimsReuse([]), data, cfg)
     assert {t.name: t for t in res3.tests}["learning_curve"].score == 0.0
@@ -611,7 +612,7 @@ def test_self_test_hosted():
     assert out["scores"]["frame_reader"]["functional"] == 0.0
     assert out["scores"]["monkeypatcher"]["functional"] == 0.0
     assert out["scores"]["oracle"]["functional"] == 1.0
-    from evalcore.agents._gaming import GAMING_AGENTS
+    from evalcore.suites._gaming import GAMING_AGENTS
 
     for name, (_, cat) in GAMING_AGENTS.items():
         if name in out["scores"]:
@@ -638,15 +639,15 @@ def test_learning_patterns_are_observed_not_reported():
     assert [k for k in s if k.startswith("reuse:")] == ["reuse:para-01-word_count"] and s["reuse:para-01-word_count"] == 1.0
     wrong = evaluate_learning(WrongAgent(cases, groups), data, SuiteConfig(learning_kinds=0))
     assert {t.name: t.score for t in wrong.tests}["patterns"] == 0.0
-    from evalcore.agents._gaming import ConstantPatterns
+    from evalcore.suites._gaming import ConstantPatterns
 
     const = evaluate_learning(ConstantPatterns(cases, groups), data, SuiteConfig(learning_kinds=0))
     assert {t.name: t.score for t in const.tests}["patterns"] == 0.0
 
 
 def test_learning_patterns_credit_only_tools_added_in_the_session():
-    from evalcore.agents._gaming import BuiltinTools, FirstSightSleeper
-    from evalcore.datasets._agent_cases import SYNTHESIZED_KINDS
+    from evalcore.suites._gaming import BuiltinTools, FirstSightSleeper
+    from evalcore.suites import SYNTHESIZED_KINDS
 
     gen = AgentCaseGenerator(seed=0)
     cases, groups = gen.generate(), gen.paraphrase_groups()
@@ -668,7 +669,7 @@ def test_learning_patterns_credit_only_tools_added_in_the_session():
 
 
 def test_retrieval_of_starter_tools_alone_is_not_credited():
-    from evalcore.agents._gaming import AnswersNothing
+    from evalcore.suites._gaming import AnswersNothing
 
     gen = AgentCaseGenerator(seed=0)
     cases, groups = gen.generate(), gen.paraphrase_groups()
@@ -722,7 +723,7 @@ def test_learning_curve_within_noise_is_no_improvement():
             self._first: dict[str, int] = {}
 
         def process_request(self, query):
-            from evalcore.datasets._agent_cases import recognize
+            from evalcore.suites._cases.kinds import recognize
 
             seen = recognize(query)
             if seen is not None:

@@ -29,7 +29,7 @@ from evalcore.agents.reference._registry import SQLiteToolRegistry, temp_registr
 from evalcore.agents.reference._starter import STARTER_TOOLS
 from evalcore.agents.reference._synthesis import SynthesisAttempt, ToolSynthesizer
 from evalcore.errors import EvalcoreError
-from evalcore.models._types import ChatModel, GenerationParams
+from evalcore.models import ChatModel, GenerationParams
 
 log = logging.getLogger(__name__)
 

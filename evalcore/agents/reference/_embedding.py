@@ -16,7 +16,7 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 
 from evalcore.errors import EvalcoreError
-from evalcore.models._embeddings import load_minilm, minilm_path
+from evalcore.models import load_minilm, minilm_path
 
 
 class Embedder(Protocol):

@@ -22,7 +22,7 @@ def _run_python() -> Any:
     try:
         from evalcore.evaluators.sandbox import run_python
     except ImportError:  # the public module re-exports the private implementation
-        from evalcore.evaluators._sandbox import run_python
+        from evalcore.evaluators import run_python
     return run_python
 
 

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evalcore.agents.reference._execution import verify_tool
-from evalcore.models._types import ChatModel, GenerationParams
+from evalcore.models import ChatModel, GenerationParams
 
 _SYSTEM = "You are a careful Python developer. You write small, correct, self-contained functions."
 

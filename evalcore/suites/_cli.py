@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.errors import EvalcoreError
-
-_CATEGORIES = ("functional", "synthesis", "retrieval", "workflow", "learning", "robustness", "performance")
+from evalcore.suites._config import CATEGORIES
 
 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
@@ -21,7 +20,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                     "performance) and write evaluation_YYYYMMDD_HHMMSS.json (+ figures and report.html with "
                     "--visualize); or compare two result files with --compare A.json B.json.")
     p.add_argument("--categories", nargs="+", metavar="CAT",
-                   help=f"categories to run (default all): {', '.join(_CATEGORIES)}; commas also accepted")
+                   help=f"categories to run (default all): {', '.join(CATEGORIES)}; commas also accepted")
     p.add_argument("--agent", default="reference",
                    help="reference | module:function | path/file.py:function | http://host:port/… | "
                         "oracle | honest | wrong | failing (self-test agents) (default: reference); a Python "
@@ -89,9 +88,9 @@ def _categories(raw: list[str] | None) -> list[str] | None:
     if not raw:
         return None
     cats = [c.strip() for item in raw for c in item.split(",") if c.strip()]
-    bad = [c for c in cats if c not in _CATEGORIES]
+    bad = [c for c in cats if c not in CATEGORIES]
     if bad:
-        raise EvalcoreError(f"unknown categories {bad}; choose from {list(_CATEGORIES)}", field="--categories")
+        raise EvalcoreError(f"unknown categories {bad}; choose from {list(CATEGORIES)}", field="--categories")
     return cats
 
 
@@ -121,29 +120,15 @@ def _agent_eval(args: argparse.Namespace) -> int:
         raise EvalcoreError("must lie in [0, 1]", field="--category-floor")
     if not args.throughput_target > 0:
         raise EvalcoreError("must be a positive number of requests per second", field="--throughput-target")
-    from evalcore.datasets import AgentCaseGenerator, load_cases
-    from evalcore.suites import AgentEvaluator, SuiteConfig, resolve_agent, write_outputs
+    from evalcore.suites import SuiteConfig, evaluate, suite_records, write_outputs
 
-    counts = _parse_counts(args.counts)
-    config = SuiteConfig(seed=args.seed, counts=counts, limit=args.limit, workers=args.workers,
+    config = SuiteConfig(seed=args.seed, counts=_parse_counts(args.counts), limit=args.limit, workers=args.workers,
                          load_requests=args.load_requests, request_timeout_s=args.request_timeout,
                          category_floor=args.category_floor, throughput_target=args.throughput_target)
-    gen = AgentCaseGenerator(args.seed, counts)
-    cases = load_cases(args.cases) if args.cases else gen.generate()
-    if not cases:
-        raise EvalcoreError("no test cases to evaluate", path=args.cases, field=None if args.cases else "--counts")
-    groups = gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size)
-    agent = resolve_agent(args.agent, model=args.model, threshold=args.threshold, seed=args.seed,
-                          cases=cases, paraphrase_groups=groups, in_process=args.in_process,
-                          timeout_s=args.request_timeout or 30.0)
     extra = {"agent_spec": args.agent, "model": args.model, "threshold": args.threshold,
              "cases_file": str(args.cases) if args.cases else None}
-    try:
-        result = AgentEvaluator(agent, cases, config=config, agent_name=args.agent, extra_config=extra).run(cats)
-    finally:
-        close = getattr(agent, "close", None)
-        if callable(close):
-            close()
+    result = evaluate(args.agent, config, categories=cats, cases=args.cases, model=args.model,
+                      threshold=args.threshold, in_process=args.in_process, extra_config=extra)
     s = result.summary()
     status = {"PASSED": "PASSED", "FAILED": "FAILED", "partial": "partial (not every category run: no verdict)"}
     print(f"overall {s['overall_score']:.3f}  system {status[s['status']]}  "
@@ -151,9 +136,9 @@ def _agent_eval(args: argparse.Namespace) -> int:
           + ("" if s["trusted"] else "  [in-process agent: results not trusted]"))
     if s["categories_below_floor"] and s["status"] != "partial":
         print(f"  below the category floor {s['category_floor']:g}: {', '.join(s['categories_below_floor'])}")
-    for name, cat in result.categories.items():
-        print(f"  {name:<12} {cat.score:.3f} {'pass' if cat.passed else 'FAIL'}  "
-              f"(weight {s['weights_used'][name]:.3f}, {sum(t.passed for t in cat.tests)}/{len(cat.tests)} tests)")
+    for row in suite_records(result):
+        print(f"  {row['category']:<12} {row['score']:.3f} {'pass' if row['passed'] else 'FAIL'}  "
+              f"(weight {row['weight']:.3f}, {row['tests_passed']}/{row['tests']} tests)")
     if not args.no_save:
         paths = write_outputs(result, args.output_dir, visualize=args.visualize)
         for path in paths.values():
@@ -172,7 +157,7 @@ def _sweep(args: argparse.Namespace) -> int:
         raise EvalcoreError("self-test agents have no threshold to sweep", field="--agent")
     if args.unrelated < 1:
         raise EvalcoreError("must be at least 1", field="--unrelated")
-    from evalcore.datasets import load_cases
+    from evalcore.suites import load_cases
 
     cases = load_cases(args.cases) if args.cases else None
     counts = _parse_counts(args.counts)

@@ -10,7 +10,7 @@ from evalcore.models._cache import request_hash
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message
 
 
-class ReplayModel:
+class RecordedModel:
     """Answers each request with the completion a recorded run got for it.
 
     Lookup is by request hash (messages + generation parameters), or by item id and epoch
@@ -81,4 +81,4 @@ class ReplayModel:
         return self.complete_item(item_id, epoch, messages, params)
 
     def __repr__(self) -> str:
-        return f"ReplayModel({str(self.run_dir)!r})"
+        return f"RecordedModel({str(self.run_dir)!r})"

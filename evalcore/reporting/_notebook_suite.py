@@ -1,4 +1,7 @@
-"""Reading and checking a suite file (``params/suite.yaml``) before anything runs.
+"""Reading and checking a notebook-suite file (``params/suite.yaml``) before anything runs.
+
+A *notebook suite* is the batch of parameterized notebooks that papermill executes
+(``evalcore notebooks run``); it is not the agent evaluation (:mod:`evalcore.suites`).
 
 Shape::
 
@@ -22,17 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from evalcore._yaml import read_yaml
 from evalcore.errors import EvalcoreError
 
 __all__ = [
-    "SuiteEntry",
+    "NotebookEntry",
     "check_parameters",
     "find_root",
     "load_params_file",
     "load_smoke",
-    "load_suite",
+    "load_notebook_suite",
     "project_path",
     "smoke_overrides",
     "substitute",
@@ -43,7 +45,7 @@ _ENTRY_KEYS = {"name", "notebook", "params", "overrides"}
 
 
 @dataclass
-class SuiteEntry:
+class NotebookEntry:
     """One notebook run of a suite.
 
     Attributes:
@@ -102,39 +104,6 @@ def project_path(path: str | os.PathLike[str]) -> Path:
     return find_root(Path.cwd()) / candidate
 
 
-def _compose(path: Path) -> tuple[Any, yaml.Node | None]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise EvalcoreError("file not found", path=path) from exc
-    except OSError as exc:
-        raise EvalcoreError(f"cannot read: {exc.strerror}", path=path) from exc
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise EvalcoreError(f"malformed YAML: {problem}", path=path, line=line) from exc
-    return data, node
-
-
-def _key_lines(node: yaml.Node | None) -> dict[str, int]:
-    if not isinstance(node, yaml.MappingNode):
-        return {}
-    return {str(k.value): k.start_mark.line + 1 for k, _ in node.value}
-
-
-def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    for k, v in node.value:
-        if k.value == key:
-            return v
-    return None
-
-
 def load_params_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, int]]:
     """Read a parameter file: a YAML mapping of parameter name to value.
 
@@ -148,12 +117,13 @@ def load_params_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict
         EvalcoreError: The file is missing, malformed, or not a mapping with string keys.
     """
     path = Path(path)
-    data, node = _compose(path)
+    doc = read_yaml(path)
+    data = doc.data
     if data is None:
         return {}, {}
     if not isinstance(data, dict):
         raise EvalcoreError("a parameter file must be a mapping of name: value", path=path, line=1)
-    lines = _key_lines(node)
+    lines = doc.key_lines()
     for key in data:
         if not isinstance(key, str) or not key.isidentifier():
             raise EvalcoreError(
@@ -175,12 +145,13 @@ def load_smoke(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         EvalcoreError: The file is malformed or a value is not a mapping.
     """
     path = Path(path)
-    data, node = _compose(path)
+    doc = read_yaml(path)
+    data = doc.data
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise EvalcoreError("smoke file must map run or notebook names to parameters", path=path, line=1)
-    lines = _key_lines(node)
+    lines = doc.key_lines()
     for key, value in data.items():
         if not isinstance(value, dict):
             raise EvalcoreError(
@@ -231,12 +202,12 @@ def substitute(value: Any, mapping: Mapping[str, str]) -> Any:
     return value
 
 
-def load_suite(
+def load_notebook_suite(
     path: str | os.PathLike[str],
     *,
     root: str | os.PathLike[str] | None = None,
     smoke: Mapping[str, Mapping[str, Any]] | None = None,
-) -> list[SuiteEntry]:
+) -> list[NotebookEntry]:
     """Read a suite file and check every entry (notebook exists, parameter file parses).
 
     Args:
@@ -253,22 +224,19 @@ def load_suite(
             or two entries share a name.
     """
     path = Path(path)
-    data, node = _compose(path)
+    doc = read_yaml(path)
+    data = doc.data
     base = Path(root).resolve() if root is not None else find_root(path)
     if not isinstance(data, dict) or "runs" not in data:
         raise EvalcoreError("a suite file must be a mapping with a 'runs' list", path=path, line=1, field="runs")
     runs = data["runs"]
-    runs_node = _child(node, "runs")
     if not isinstance(runs, list) or not runs:
-        line = runs_node.start_mark.line + 1 if runs_node is not None else None
-        raise EvalcoreError("'runs' must be a non-empty list", path=path, line=line, field="runs")
-    item_nodes = list(runs_node.value) if isinstance(runs_node, yaml.SequenceNode) else []
-    entries: list[SuiteEntry] = []
+        raise EvalcoreError("'runs' must be a non-empty list", path=path, line=doc.line("runs"), field="runs")
+    entries: list[NotebookEntry] = []
     seen: dict[str, int | None] = {}
     for index, raw in enumerate(runs):
-        item_node = item_nodes[index] if index < len(item_nodes) else None
-        line = item_node.start_mark.line + 1 if item_node is not None else None
-        keys = _key_lines(item_node)
+        line = doc.line("runs", index)
+        keys = doc.key_lines("runs", index)
         if not isinstance(raw, dict):
             raise EvalcoreError("each run must be a mapping with name, notebook, params", path=path, line=line)
         unknown = sorted(set(map(str, raw)) - _ENTRY_KEYS)
@@ -313,18 +281,18 @@ def load_suite(
         if overrides is not None:
             if not isinstance(overrides, dict):
                 raise EvalcoreError("overrides must be a mapping", path=path, line=keys.get("overrides", line), field="overrides")
-            over_lines = _key_lines(_child(item_node, "overrides"))
+            over_lines = doc.key_lines("runs", index, "overrides")
             params.update({str(k): v for k, v in overrides.items()})
             sources.update({str(k): (str(path), over_lines.get(str(k), line)) for k in overrides})
         if smoke:
             extra = smoke_overrides(smoke, name, notebook)
             params.update(extra)
             sources.update({k: ("smoke values", None) for k in extra})
-        entries.append(SuiteEntry(name, notebook, params_file, params, line, sources))
+        entries.append(NotebookEntry(name, notebook, params_file, params, line, sources))
     return entries
 
 
-def check_parameters(entry: SuiteEntry) -> dict[str, Any]:
+def check_parameters(entry: NotebookEntry) -> dict[str, Any]:
     """Check that every parameter of ``entry`` exists in its notebook's ``parameters`` cell.
 
     Args:

@@ -1,6 +1,7 @@
-"""The papermill batch runner behind ``evalcore notebooks run``.
+"""The notebook-suite runner behind ``evalcore notebooks run`` (the papermill batch; not the
+agent evaluation of :mod:`evalcore.suites`).
 
-Each suite entry is executed with papermill (kernel ``python3``, working directory = the
+Each notebook-suite entry is executed with papermill (kernel ``python3``, working directory = the
 repository root, one at a time) into ``<output>/<suite-run-id>/<name>/``: the executed
 notebook, its HTML export (inputs hidden), a PDF printed by headless Chromium, its figures as
 PNG and its recorded numbers as ``records.json``. ``<output>/<suite-run-id>/index.html``
@@ -13,7 +14,7 @@ printed every ``progress_every`` seconds, whether or not the output is a termina
 own log (and what C libraries print) goes to ``<name>/kernel.log``; progress bars and warnings
 that cells wrote to stderr are moved from the executed notebook to ``<name>/stderr.log`` before
 export (:mod:`evalcore.reporting._clean`). An interrupted suite is continued with
-``run_suite(resume=ID)`` (``evalcore notebooks run --resume [ID]``): finished notebooks are
+``run_notebooks(resume=ID)`` (``evalcore notebooks run --resume [ID]``): finished notebooks are
 kept, the others run again in the same folder, where their runs and response cache are.
 """
 
@@ -35,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalcore._io import write_text_atomic
+from evalcore._io import to_json_native, write_text_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.reporting._clean import clean_notebook_file
 from evalcore.reporting._export import (
@@ -51,23 +52,22 @@ from evalcore.reporting._record import (
     _write_json_atomic,
     read_records,
     read_sidecar,
-    to_native,
 )
-from evalcore.reporting._suite import (
-    SuiteEntry,
+from evalcore.reporting._notebook_suite import (
+    NotebookEntry,
     check_parameters,
     find_root,
-    load_suite,
+    load_notebook_suite,
     substitute,
 )
 
 __all__ = [
     "EntryResult",
-    "SuiteResult",
+    "NotebookSuiteResult",
     "display_summary",
     "find_suite_dir",
     "new_suite_id",
-    "run_suite",
+    "run_notebooks",
     "summary_frame",
     "write_index",
 ]
@@ -110,7 +110,7 @@ class EntryResult:
 
 
 @dataclass
-class SuiteResult:
+class NotebookSuiteResult:
     """The outcome of a suite run.
 
     Attributes:
@@ -269,7 +269,7 @@ def _register_engine() -> None:
     papermill_engines.register(ENGINE_NAME, SuiteEngine)
 
 
-def _execute(entry: SuiteEntry, params: dict[str, Any], out_nb: Path, root: Path, suite_dir: Path,
+def _execute(entry: NotebookEntry, params: dict[str, Any], out_nb: Path, root: Path, suite_dir: Path,
              cell_timeout: float | None = None) -> tuple[str, str | None]:
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
@@ -490,7 +490,7 @@ def _display_path(path: Path) -> str:
         return str(path)
 
 
-def run_suite(
+def run_notebooks(
     suite: str | os.PathLike[str] | None = "params/suite.yaml",
     *,
     only: Sequence[str] | None = None,
@@ -503,7 +503,7 @@ def run_suite(
     progress_every: float = 30.0,
     cell_timeout: float | None = None,
     notebook_timeout: float | None = None,
-) -> SuiteResult:
+) -> NotebookSuiteResult:
     """Execute a suite of notebooks and write a report folder.
 
     Every entry is checked before the first one runs (missing notebook, malformed parameter
@@ -511,7 +511,7 @@ def run_suite(
     a failure is recorded and the suite continues.
 
     Args:
-        suite: The suite YAML (see :mod:`evalcore.reporting._suite`); with ``resume`` and
+        suite: The suite YAML (see :mod:`evalcore.reporting._notebook_suite`); with ``resume`` and
             ``None``, the suite file the resumed run was made from.
         only: Run only the entries with these names (resuming: those the run was made with).
         output: Folder that receives ``<suite-run-id>/`` and the ``latest`` link.
@@ -531,7 +531,7 @@ def run_suite(
             (its kernel is interrupted, then killed); the suite goes on.
 
     Returns:
-        The :class:`SuiteResult` (``.ok`` is False when a notebook failed).
+        The :class:`NotebookSuiteResult` (``.ok`` is False when a notebook failed).
 
     Raises:
         EvalcoreError: The suite is malformed, names a missing file, an unknown run
@@ -563,7 +563,7 @@ def run_suite(
             root = prev_meta["root"]
     suite_path = Path(suite if suite is not None else "params/suite.yaml")
     base = Path(root).resolve() if root is not None else find_root(suite_path)
-    entries = load_suite(suite_path, root=base, smoke=smoke)
+    entries = load_notebook_suite(suite_path, root=base, smoke=smoke)
     if only:
         names = {e.name for e in entries}
         missing = [n for n in only if n not in names]
@@ -588,12 +588,12 @@ def run_suite(
         suite_dir.mkdir(parents=True)
     markers = {"suite_dir": str(suite_dir), "root": str(base)}
     results: list[EntryResult] = []
-    to_run: list[tuple[SuiteEntry, EntryResult]] = []
+    to_run: list[tuple[NotebookEntry, EntryResult]] = []
     for e in entries:
         result = EntryResult(
             name=e.name,
             notebook=_rel(e.notebook, base) or str(e.notebook),
-            params=to_native(substitute(e.params, markers)),
+            params=to_json_native(substitute(e.params, markers), strict=True),
         )
         old = previous.get(e.name)
         if (old is not None and old.status == "ok" and old.params == result.params and old.executed
@@ -606,7 +606,7 @@ def run_suite(
     meta.update({"suite": str(suite_path.resolve()), "root": str(base), "id": suite_id})
     meta.setdefault("started", _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
     if smoke:
-        meta["smoke"] = to_native({k: dict(v) for k, v in smoke.items()})
+        meta["smoke"] = to_json_native({k: dict(v) for k, v in smoke.items()}, strict=True)
     if only:
         meta["only"] = list(only)
     if resume_dir is not None:
@@ -685,7 +685,7 @@ def run_suite(
     say(f"evalcore: every recorded number: {_display_path(suite_dir / 'summary.csv')}")
     shown = out_root / "latest" / "index.html" if latest_ok else index
     say(_display_path(shown))
-    return SuiteResult(suite_dir=suite_dir, results=results, index=index)
+    return NotebookSuiteResult(suite_dir=suite_dir, results=results, index=index)
 
 
 def has_figures(folder: Path) -> bool:
@@ -830,7 +830,7 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
     esc = _html.escape
     _write_json_atomic(
         suite_dir / "suite.json",
-        to_native({"meta": dict(meta), "runs": [asdict(r) for r in results]}),
+        to_json_native({"meta": dict(meta), "runs": [asdict(r) for r in results]}, strict=True),
     )
     frame = summary_frame(results)
     if not frame.empty:

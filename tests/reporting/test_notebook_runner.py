@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from evalcore.errors import EvalcoreError
-from evalcore.reporting import RECORD_MIMETYPE, _cli, collect, run_suite
+from evalcore.reporting import RECORD_MIMETYPE, _cli, collect, run_notebooks
 
 pytestmark = pytest.mark.notebooks
 
@@ -96,20 +96,20 @@ def test_suite_runs_everything_and_marks_the_failure(repo, monkeypatch):
 
 
 def test_only_and_unknown_names(repo):
-    result = run_suite(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out", echo=None)
+    result = run_notebooks(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out", echo=None)
     assert result.ok and [r.name for r in result.results] == ["sq4"]
     assert result.results[0].records["square"] == 16
     assert (repo / "out" / "latest").resolve() == result.suite_dir
     # a real folder named latest is left alone, and the run says so
     (repo / "out2" / "latest").mkdir(parents=True)
     said = []
-    second = run_suite(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out2",
+    second = run_notebooks(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out2",
                        echo=said.append, pdf=False)
     assert second.ok and (repo / "out2" / "latest").is_dir()
     assert not (repo / "out2" / "latest").is_symlink()
     assert any("not a symbolic link" in line for line in said)
     with pytest.raises(EvalcoreError, match="no run named 'nope'"):
-        run_suite(repo / "params" / "suite.yaml", only=["nope"], output=repo / "out", echo=None)
+        run_notebooks(repo / "params" / "suite.yaml", only=["nope"], output=repo / "out", echo=None)
 
 
 def test_unknown_parameter_exits_2_before_running(repo, monkeypatch):
@@ -128,12 +128,12 @@ def test_missing_notebook_and_bad_suite_exit_2(repo, monkeypatch):
     (repo / "params" / "suite.yaml").write_text("runs:\n  - {name: sq, notebook: nbs/square.ipynb}\n")
     (repo / "a_file").write_text("x")
     with pytest.raises(EvalcoreError, match="not a directory"):
-        run_suite(repo / "params" / "suite.yaml", output=repo / "a_file", echo=None)
+        run_notebooks(repo / "params" / "suite.yaml", output=repo / "a_file", echo=None)
     assert (repo / "a_file").read_text() == "x"
 
 
 def test_report_exports_an_executed_notebook_and_a_suite_dir(repo, monkeypatch):
-    result = run_suite(repo / "params" / "suite.yaml", only=["sq"], output=repo / "out", echo=None, pdf=False)
+    result = run_notebooks(repo / "params" / "suite.yaml", only=["sq"], output=repo / "out", echo=None, pdf=False)
     executed = result.suite_dir / "sq" / "sq.ipynb"
     (result.suite_dir / "sq" / "sq.html").unlink()
     assert cli(["report", str(executed), "--output", str(repo / "exp"), "--no-pdf"]) == 0
@@ -153,7 +153,7 @@ def test_cell_timeout_fails_the_notebook_with_a_clear_message(repo):
     make_notebook(repo / "nbs" / "quick.ipynb", "x: int = 1  # a number", "y = x + 1")
     (repo / "params" / "slow.yaml").write_text(
         "runs:\n  - {name: slow, notebook: nbs/slow.ipynb}\n  - {name: quick, notebook: nbs/quick.ipynb}\n")
-    result = run_suite(repo / "params" / "slow.yaml", output=repo / "out", echo=None, pdf=False, cell_timeout=20)
+    result = run_notebooks(repo / "params" / "slow.yaml", output=repo / "out", echo=None, pdf=False, cell_timeout=20)
     slow, quick = result.results
     assert slow.status == "failed", slow.error
     assert slow.error.startswith("a cell ran longer than 20 s (cell timeout): CellTimeoutError"), slow.error
@@ -161,7 +161,7 @@ def test_cell_timeout_fails_the_notebook_with_a_clear_message(repo):
     assert quick.status == "ok", quick.error  # the suite went on
 
     said: list[str] = []
-    result = run_suite(repo / "params" / "slow.yaml", output=repo / "out", echo=said.append, pdf=False,
+    result = run_notebooks(repo / "params" / "slow.yaml", output=repo / "out", echo=said.append, pdf=False,
                        notebook_timeout=15, progress_every=0)
     slow, quick = result.results
     assert slow.status == "failed", slow.error

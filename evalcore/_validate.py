@@ -1,7 +1,9 @@
 """Input checks shared by :mod:`evalcore.stats` and :mod:`evalcore.metrics`.
 
 Every check raises :class:`~evalcore.errors.EvalcoreError` naming the offending field, so a
-bad argument is reported the same way wherever it enters.
+bad argument is reported the same way wherever it enters. It sits at the bottom of the package,
+beside ``errors`` and ``_io``, so that both packages use it without ``metrics`` reaching into a
+private module of ``stats``.
 """
 
 from __future__ import annotations

@@ -9,9 +9,8 @@ import re
 
 import pytest
 
-from evalcore.datasets import AgentCase, AgentCaseGenerator, load_cases, save_cases
-from evalcore.datasets._agent_cases import STARTER_TOOLS
 from evalcore.errors import EvalcoreError
+from evalcore.suites import STARTER_KINDS, AgentCase, AgentCaseGenerator, load_cases, save_cases
 
 
 def _dicts(cases):
@@ -29,7 +28,7 @@ def test_default_counts_and_fields():
         assert (c.expected is not None) == (c.expected_behavior == "answer")
     edge = [c for c in cases if c.complexity == "edge"]
     assert {c.expected_behavior for c in edge} == {"answer", "error", "clarification"}
-    assert all(c.expected_tools[0] in STARTER_TOOLS for c in cases if c.complexity == "simple")
+    assert all(c.expected_tools[0] in STARTER_KINDS for c in cases if c.complexity == "simple")
     assert all(c.needs_synthesis for c in cases if c.complexity == "medium")
 
 
@@ -187,7 +186,7 @@ def test_bad_case_files_raise_evalcore_error(tmp_path):
 
 
 def test_boundary_answers_equal_no_value_of_the_request():
-    from evalcore.datasets._agent_cases import request_values
+    from evalcore.suites._cases.kinds import request_values
     from evalcore.suites import values_match
 
     for seed in range(5):
@@ -211,7 +210,7 @@ def test_error_and_clarification_cases_name_what_a_clear_error_must_say():
 
 
 def test_inputs_solver_and_canonical_phrasing_agree():
-    from evalcore.datasets._agent_cases import recognize, render_query, sample_inputs, solve_kind
+    from evalcore.suites._cases.kinds import recognize, render_query, sample_inputs, solve_kind
 
     gen = AgentCaseGenerator(seed=3)
     single = [c for c in gen.generate() + sum(gen.paraphrase_groups(6), [])

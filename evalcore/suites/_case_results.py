@@ -1,12 +1,14 @@
-"""Result records of an agent evaluation and the scoring rules.
+"""Result records of an agent evaluation (a test's :class:`CaseResult`, a :class:`CategoryResult`)
+and the scoring rules.
 
 Scoring:
 
 * a test scores in [0, 1] and passes at ``score >= 0.7``;
 * a category's score is the mean of its tests' scores and it passes at ``>= 0.7``;
 * the overall score is the weighted mean of the category scores,
-  ``overall = Σ_c w_c · s_c / Σ_c w_c`` over the categories that were run (the default weights
-  below are renormalized to sum to one over those categories);
+  ``overall = Σ_c w_c · s_c / Σ_c w_c`` over the categories that were run (the default weights,
+  :data:`~evalcore.suites._config.CATEGORY_WEIGHTS`, are renormalized to sum to one over those
+  categories);
 * the system passes when ``overall >= 0.7`` and no critical failure (an exception escaping the
   agent, or a response that is not an ``AgentResponse``) was recorded.
 """
@@ -20,24 +22,14 @@ from typing import Any, Mapping
 
 import numpy as np
 
-CATEGORY_WEIGHTS: dict[str, float] = {
-    "functional": 0.25,
-    "synthesis": 0.20,
-    "retrieval": 0.15,
-    "workflow": 0.15,
-    "learning": 0.10,
-    "robustness": 0.10,
-    "performance": 0.05,
-}
-"""Default category weights (sum to 1)."""
-
-CATEGORIES: tuple[str, ...] = tuple(CATEGORY_WEIGHTS)
-PASS_THRESHOLD: float = 0.7
+from evalcore._io import to_json_native
+from evalcore.suites._config import CATEGORY_WEIGHTS, PASS_THRESHOLD
 
 
 @dataclass
-class TestResult:
-    """One test: a score in [0, 1] with what it saw.
+class CaseResult:
+    """One test of a category (a case's request, or a measure such as ``throughput``): a score in
+    [0, 1] with what it saw.
 
     Attributes:
         name: Test name, unique within its category.
@@ -52,8 +44,6 @@ class TestResult:
             unless set explicitly).
     """
 
-    __test__ = False
-
     name: str
     score: float
     passed: bool = False
@@ -65,7 +55,7 @@ class TestResult:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "score": float(self.score), "passed": bool(self.passed),
                 "critical": bool(self.critical), "error": self.error, "duration_s": float(self.duration_s),
-                "details": jsonable(self.details)}
+                "details": to_json_native(self.details)}
 
 
 class _TimedTests(list):
@@ -78,7 +68,7 @@ class _TimedTests(list):
 
     def append(self, test: Any) -> None:
         now = time.perf_counter()
-        if isinstance(test, TestResult) and not test.duration_s:
+        if isinstance(test, CaseResult) and not test.duration_s:
             test.duration_s = now - self._mark
         self._mark = now
         super().append(test)
@@ -100,7 +90,7 @@ class CategoryResult:
     """
 
     name: str
-    tests: list[TestResult] = field(default_factory=_TimedTests)
+    tests: list[CaseResult] = field(default_factory=_TimedTests)
     metrics: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     duration_s: float = 0.0
@@ -122,25 +112,25 @@ class CategoryResult:
     def to_dict(self) -> dict[str, Any]:
         return {"score": self.score, "passed": self.passed, "n_tests": len(self.tests),
                 "n_passed": sum(t.passed for t in self.tests), "duration_s": float(self.duration_s),
-                "metrics": jsonable(self.metrics), "notes": list(self.notes),
+                "metrics": to_json_native(self.metrics), "notes": list(self.notes),
                 "critical_failures": self.critical_failures, "tests": [t.to_dict() for t in self.tests]}
 
 
-def make_test(name: str, score: float, *, threshold: float = PASS_THRESHOLD, **kw: Any) -> TestResult:
-    """Build a :class:`TestResult`, clipping the score to [0, 1] and setting ``passed``.
+def make_test(name: str, score: float, *, threshold: float = PASS_THRESHOLD, **kw: Any) -> CaseResult:
+    """Build a :class:`CaseResult`, clipping the score to [0, 1] and setting ``passed``.
 
     Args:
         name: Test name.
         score: Raw score (NaN counts as 0).
         threshold: Pass threshold.
-        **kw: Other :class:`TestResult` fields.
+        **kw: Other :class:`CaseResult` fields.
 
     Returns:
         The test result.
     """
     s = float(score)
     s = 0.0 if not math.isfinite(s) else min(max(s, 0.0), 1.0)
-    return TestResult(name=name, score=s, passed=s >= threshold, **kw)
+    return CaseResult(name=name, score=s, passed=s >= threshold, **kw)
 
 
 def overall_score(category_scores: Mapping[str, float],
@@ -169,35 +159,3 @@ def overall_score(category_scores: Mapping[str, float],
     used = {c: weights[c] / total for c in category_scores}
     return float(sum(used[c] * float(s) for c, s in category_scores.items())), used
 
-
-def jsonable(value: Any) -> Any:
-    """Convert to native JSON types: numpy scalars/arrays → Python, non-finite floats → None,
-    integers too long for ``json`` (over 13,000 bits) → a ``"<int of N bits>"`` string.
-
-    Args:
-        value: Any nested structure of dicts, lists, tuples, sets and scalars.
-
-    Returns:
-        The converted structure (unknown objects become their ``str``).
-    """
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (np.bool_,)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        v = int(value)
-        if v.bit_length() > 13_000:  # ~3900 digits: beyond what json/str() write by default
-            return f"<int of {v.bit_length()} bits>"
-        return v
-    if isinstance(value, (float, np.floating)):
-        f = float(value)
-        return f if math.isfinite(f) else None
-    if isinstance(value, np.ndarray):
-        return jsonable(value.tolist())
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "to_dict"):
-        return jsonable(value.to_dict())
-    return str(value)

@@ -18,7 +18,7 @@ held-out inputs and see it learned.
 * :class:`FailingAgent` fails every request.
 
 Factories (``make_oracle`` …) rebuild the cases from a seed, so these agents can be hosted in a
-process of their own (``--agent evalcore.agents._oracle:make_oracle``).
+process of their own (``--agent evalcore.suites._oracle:make_oracle``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ import threading
 import time
 from typing import Any, Iterable, Sequence
 
-from evalcore.agents._protocol import AgentResponse, StepRecord, ToolMatch
-from evalcore.datasets._agent_cases import STARTER_TOOLS, AgentCase, recognize, solve_kind
+from evalcore.agents import AgentResponse, StepRecord, ToolMatch
+from evalcore.suites._cases.generator import AgentCaseGenerator
+from evalcore.suites._cases.kinds import STARTER_KINDS, recognize
+from evalcore.suites._cases.records import AgentCase
 
 _TOOL_SOURCES: dict[str, tuple[str, str, str]] = {
     # kind: (parameters, body, tests)
@@ -78,7 +80,7 @@ def tool_source(kind: str) -> tuple[str, str]:
     """A correct, documented implementation of ``kind`` and its tests: ``(code, tests)``.
 
     The function is named like the kind and takes the kind's inputs
-    (:func:`~evalcore.datasets._agent_cases.parse_inputs`) as keyword arguments.
+    (:func:`~evalcore.suites._cases.kinds.parse_inputs`) as keyword arguments.
     """
     params, body, tests = _TOOL_SOURCES[kind]
     code = (f"def {kind}({params}) -> object:\n"
@@ -113,7 +115,7 @@ class _LookupRegistry:
                 raise KeyError(name)
             code, tests = self._owner._tools[name]
         return {"name": name, "code": code, "tests": tests, "docstring": f"Self-test tool {name}",
-                "origin": "starter" if name in STARTER_TOOLS else "synthesized"}
+                "origin": "starter" if name in STARTER_KINDS else "synthesized"}
 
 
 class _CaseAgent:
@@ -136,7 +138,7 @@ class _CaseAgent:
 
     def reset(self) -> None:
         with self._lock:
-            self._tools: dict[str, tuple[str, str]] = {k: tool_source(k) for k in STARTER_TOOLS}
+            self._tools: dict[str, tuple[str, str]] = {k: tool_source(k) for k in STARTER_KINDS}
 
     def _lookup(self, query: str) -> AgentCase | None:
         return self._cases.get(query.strip()) if isinstance(query, str) else None
@@ -359,8 +361,6 @@ def suite_cases(seed: int = 0, counts: dict[str, int] | None = None, n_paraphras
                 groups: list[list[dict[str, Any]]] | None = None) -> tuple[list[AgentCase], list[list[AgentCase]]]:
     """The cases and paraphrase groups an evaluation with these settings uses (for factories):
     given as JSON dicts, or rebuilt from the seed."""
-    from evalcore.datasets._agent_cases import AgentCaseGenerator
-
     gen = AgentCaseGenerator(seed, counts)
     main = [AgentCase.from_dict(c) for c in cases] if cases is not None else gen.generate()
     if groups is not None:
@@ -388,3 +388,7 @@ def make_wrong(**kwargs: Any) -> WrongAgent:
 def make_failing(**kwargs: Any) -> FailingAgent:
     """Factory of :class:`FailingAgent`."""
     return FailingAgent()
+
+
+SELF_TEST_AGENTS: tuple[str, ...] = ("oracle", "honest", "wrong", "failing")
+"""Names of the self-test agents (``--agent NAME``; each built by ``make_<name>``)."""

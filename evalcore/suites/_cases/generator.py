@@ -1,0 +1,222 @@
+"""Seeded test cases for evaluating tool-building agents.
+
+Every case carries either an expected answer (a number, a string, a boolean or a list) computed
+here in Python, or an expected behaviour (``"error"`` for invalid input, ``"clarification"`` for
+an ambiguous request). Cases also name the tools a correct agent should use: a starter kind,
+served by a tool every agent starts with (``percentage``, ``reverse_string``, ``factorial``,
+``temperature_conversion``), or a *kind* of tool the agent has to synthesize (``word_count``,
+``is_prime``, ``gcd`` …). Multi-step cases list the expected answer of every step and which
+earlier steps feed it.
+
+The generator owns a ``random.Random(seed)``; :meth:`AgentCaseGenerator.generate` re-seeds it on
+every call, so the same seed gives the same cases each time, independent of global state.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from evalcore.errors import EvalcoreError
+from evalcore.suites._cases import multi_step, starter, synthesized
+from evalcore.suites._cases.edge import edge_pool
+from evalcore.suites._cases.kinds import STARTER_KINDS, SYNTHESIZED_KINDS, Maker, parse_inputs
+from evalcore.suites._cases.records import COMPLEXITIES, AgentCase, load_cases, save_cases
+
+DEFAULT_COUNTS: dict[str, int] = {"simple": 20, "medium": 15, "complex": 10, "edge": 11}
+"""Cases per complexity when none are given (56 in all)."""
+
+_UNRELATED = (
+    "What is the capital of France?",
+    "Tell me a joke about penguins",
+    "Who wrote Pride and Prejudice?",
+    "What will the weather be like in Paris tomorrow?",
+    "Recommend a good science fiction novel",
+    "How do I bake sourdough bread?",
+    "Translate good morning into Japanese",
+    "Which planet has the most moons?",
+    "Book a table for two at seven tonight",
+    "Who won the football world cup in 2018?",
+    "Summarize the plot of Hamlet",
+    "What is the best way to learn the guitar?",
+    "Write a haiku about autumn leaves",
+    "Which programming language should a beginner learn first?",
+    "Where can I buy cheap flights to Rome?",
+    "Describe the life cycle of a butterfly",
+)
+
+_MAKERS: dict[str, Maker] = {**starter.MAKERS, **synthesized.MAKERS}
+
+NUMERIC_REL_TOL = 1e-9
+NUMERIC_ABS_TOL = 1e-6
+
+
+def _tol(answer: Any, override: float) -> tuple[float, float]:
+    """(rel_tol, abs_tol) of an answer: every numeric answer here is exact to a few decimals, so
+    a tight tolerance only forgives float representation and rounding to 6 decimals."""
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return 0.0, 0.0
+    return NUMERIC_REL_TOL, max(NUMERIC_ABS_TOL, override)
+
+
+class AgentCaseGenerator:
+    """Seeded generator of agent test cases.
+
+    Args:
+        seed: Seed of the generator's own ``random.Random``.
+        counts: Cases per complexity, e.g. ``{"simple": 4, "edge": 2}``; missing keys take the
+            defaults (20 simple, 15 medium, 10 complex, 11 edge = 56).
+
+    Raises:
+        EvalcoreError: An unknown complexity, a negative count, or more edge cases than exist.
+    """
+
+    def __init__(self, seed: int = 0, counts: Mapping[str, int] | None = None) -> None:
+        self.seed = int(seed)
+        self.counts = dict(DEFAULT_COUNTS)
+        for key, val in (counts or {}).items():
+            if key not in DEFAULT_COUNTS:
+                raise EvalcoreError(f"unknown complexity {key!r}; use {list(COMPLEXITIES)}", field="counts")
+            if isinstance(val, bool) or not isinstance(val, int) or val < 0:
+                raise EvalcoreError(f"count for {key!r} must be a non-negative integer", field="counts")
+            self.counts[key] = val
+        self._rng = random.Random(self.seed)
+
+    # ------------------------------------------------------------------ main cases
+    def generate(self) -> list[AgentCase]:
+        """Generate the cases (same seed and counts → identical cases on every call).
+
+        Returns:
+            Cases ordered simple, medium, complex, edge, with unique queries.
+        """
+        self._rng.seed(self.seed)
+        rng = self._rng
+        seen: set[str] = set()
+        cases: list[AgentCase] = []
+
+        for i in range(self.counts["simple"]):
+            kind = STARTER_KINDS[i % len(STARTER_KINDS)]
+            cases.append(self._single(rng, kind, "simple", i, seen, ["functional", "performance", "retrieval"]))
+        for i in range(self.counts["medium"]):
+            kind = SYNTHESIZED_KINDS[i % len(SYNTHESIZED_KINDS)]
+            cases.append(self._single(rng, kind, "medium", i, seen, ["synthesis", "retrieval"]))
+        for i in range(self.counts["complex"]):
+            maker = multi_step.MAKERS[i % len(multi_step.MAKERS)]
+            for _ in range(200):
+                query, steps, answer, tags = maker(rng)
+                if query not in seen:
+                    break
+            else:
+                raise EvalcoreError(f"cannot make {self.counts['complex']} distinct complex cases", field="counts")
+            seen.add(query)
+            numeric = not isinstance(answer, (list, str, bool))
+            cases.append(AgentCase(
+                id=f"complex-{i:02d}-multi_step", query=query, complexity="complex", kind="multi_step",
+                categories=["workflow"], tags=["multi_step", *tags], expected=answer,
+                rel_tol=NUMERIC_REL_TOL if numeric else 0.0, abs_tol=NUMERIC_ABS_TOL if numeric else 0.0,
+                expected_tools=[s.tool for s in steps], steps=steps,
+            ))
+        pool = edge_pool(rng)
+        if self.counts["edge"] > len(pool):
+            raise EvalcoreError(f"at most {len(pool)} edge cases exist, asked for {self.counts['edge']}",
+                                field="counts")
+        for i, e in enumerate(pool[: self.counts["edge"]]):
+            if e["query"] in seen:
+                continue
+            seen.add(e["query"])
+            answer = e.get("expected")
+            cases.append(AgentCase(
+                id=f"edge-{i:02d}-{e['kind']}", query=e["query"], complexity="edge", kind=e["kind"],
+                categories=["robustness"], tags=["edge", *e["tags"]], expected=answer,
+                expected_behavior=e["behavior"],
+                rel_tol=NUMERIC_REL_TOL if isinstance(answer, (int, float)) and not isinstance(answer, bool) else 0.0,
+                abs_tol=NUMERIC_ABS_TOL if isinstance(answer, (int, float)) and not isinstance(answer, bool) else 0.0,
+                expected_tools=list(e["tools"]),
+                inputs=parse_inputs(e["kind"], e["query"]) if e["behavior"] == "answer" else {},
+                error_terms=list(e.get("terms", [])),
+            ))
+        return cases
+
+    def _single(self, rng: random.Random, kind: str, complexity: str, i: int, seen: set[str],
+                categories: list[str]) -> AgentCase:
+        for _ in range(200):
+            templates, answer, tol = _MAKERS[kind](rng)
+            query = templates[rng.randrange(len(templates))] if complexity == "simple" and i >= 4 else templates[0]
+            if query not in seen:
+                break
+        else:
+            raise EvalcoreError(f"cannot make enough distinct {kind!r} cases", field="counts")
+        seen.add(query)
+        rel, abs_ = _tol(answer, tol)
+        return AgentCase(
+            id=f"{complexity}-{i:02d}-{kind}", query=query, complexity=complexity, kind=kind,
+            categories=list(categories),
+            tags=[("starter" if kind in STARTER_KINDS else "synthesized"), kind],
+            expected=answer, rel_tol=rel, abs_tol=abs_, expected_tools=[kind],
+            inputs=parse_inputs(kind, templates[0]),
+        )
+
+    @staticmethod
+    def save(cases: Sequence[AgentCase], path: str | os.PathLike[str]) -> Path:
+        """Write cases to JSON; see :func:`save_cases`."""
+        return save_cases(cases, path)
+
+    @staticmethod
+    def load(path: str | os.PathLike[str]) -> list[AgentCase]:
+        """Read cases from JSON; see :func:`load_cases`."""
+        return load_cases(path)
+
+    # ------------------------------------------------------------------ extras
+    def paraphrase_groups(self, n_groups: int = 3, size: int = 3,
+                          kinds: Sequence[str] | None = None) -> list[list[AgentCase]]:
+        """Groups of paraphrases of one request each (same arguments, same answer).
+
+        Args:
+            n_groups: Number of groups.
+            size: Paraphrases per group (at most 3 for every kind).
+            kinds: Tool kinds to draw from, cycled (default: starter tools then synthesized kinds,
+                alternating).
+
+        Returns:
+            ``n_groups`` lists of ``size`` cases sharing ``paraphrase_group``.
+        """
+        if size < 2 or size > 3:
+            raise EvalcoreError("a paraphrase group has 2 or 3 members", field="size")
+        rng = random.Random(f"{self.seed}-paraphrase")
+        if kinds is None:
+            kinds = [k for pair in zip(STARTER_KINDS * 3, SYNTHESIZED_KINDS, strict=False) for k in pair]
+        unknown = [k for k in kinds if k not in _MAKERS]
+        if unknown:
+            raise EvalcoreError(f"unknown tool kinds {unknown}", field="kinds")
+        groups: list[list[AgentCase]] = []
+        for g in range(n_groups):
+            kind = kinds[g % len(kinds)]
+            templates, answer, tol = _MAKERS[kind](rng)
+            rel, abs_ = _tol(answer, tol)
+            gid = f"para-{g:02d}-{kind}"
+            groups.append([
+                AgentCase(id=f"{gid}-{j}", query=templates[j], complexity="simple" if kind in STARTER_KINDS
+                          else "medium", kind=kind, categories=["learning", "retrieval"],
+                          tags=["paraphrase", kind], expected=answer, rel_tol=rel, abs_tol=abs_,
+                          expected_tools=[kind], paraphrase_group=gid,
+                          inputs=parse_inputs(kind, templates[0]))
+                for j in range(size)
+            ])
+        return groups
+
+    def unrelated_queries(self, n: int = 8) -> list[str]:
+        """Queries no calculation or text tool is relevant to (for false-positive rates).
+
+        Args:
+            n: How many (at most 16).
+
+        Returns:
+            ``n`` distinct queries in a seeded order.
+        """
+        if n > len(_UNRELATED):
+            raise EvalcoreError(f"at most {len(_UNRELATED)} unrelated queries exist", field="n")
+        pool = list(_UNRELATED)
+        random.Random(f"{self.seed}-unrelated").shuffle(pool)
+        return pool[:n]

@@ -1,0 +1,240 @@
+"""Kinds of request: their names, their inputs, the evaluator's own solver, held-out inputs and
+the canonical phrasing (the helpers every case maker and the evaluator share).
+
+A *kind* names what a single-tool request asks for. The four starter kinds are served by the
+tools an agent starts with; every other kind needs a tool the agent writes. A request's inputs
+are read from its canonical phrasing (:func:`parse_inputs`), solved by the evaluator
+(:func:`solve_kind`), and drawn afresh from values no generated request uses
+(:func:`sample_inputs`) when the evaluator runs an agent's registered tool on held-out inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from typing import Any, Callable, Mapping
+
+STARTER_KINDS: tuple[str, ...] = ("percentage", "reverse_string", "factorial", "temperature_conversion")
+"""Kinds of request the starter tools serve (every agent is expected to start with a tool for each)."""
+
+SYNTHESIZED_KINDS: tuple[str, ...] = (
+    "word_count",
+    "is_prime",
+    "gcd",
+    "sum_list",
+    "celsius_to_kelvin",
+    "lcm",
+    "max_list",
+    "vowel_count",
+    "is_palindrome",
+    "average_list",
+)
+"""Kinds of tools a correct agent has to synthesize (not among the starter tools)."""
+
+Maker = Callable[[random.Random], tuple[list[str], Any, float]]
+"""A single-tool request maker: ``rng -> (templates, answer, numeric tolerance override)``; the
+templates are paraphrases of one request, the first its canonical phrasing."""
+
+WORDS = (
+    "python", "agent", "matrix", "orange", "window", "silver", "garden", "planet", "rocket",
+    "yellow", "bridge", "castle", "forest", "listen", "marble", "number", "ticket", "violet",
+)
+PALINDROMES = ("racecar", "level", "rotor", "civic", "kayak", "refer", "madam", "noon")
+"""Words and palindromes the generated requests use (held-out inputs use others)."""
+
+NUM = r"-?\d+(?:\.\d+)?"
+"""A number as written in a request."""
+
+
+def num(text: str) -> int | float:
+    """The number ``text`` as an int when it is written without a decimal point, else a float."""
+    v = float(text)
+    return int(v) if v.is_integer() and "." not in text else v
+
+
+_INPUT_PATTERNS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "percentage": (rf"({NUM})\s*(?:%|percent) of ({NUM})", ("percent", "value")),
+    "factorial": (rf"factorial of (?:the number )?({NUM})", ("n",)),
+    "is_prime": (rf"({NUM}) (?:a prime|is prime)|number ({NUM}) is prime", ("n",)),
+    "gcd": (rf"({NUM}) and ({NUM})", ("a", "b")),
+    "lcm": (rf"({NUM}) and ({NUM})", ("a", "b")),
+    "celsius_to_kelvin": (rf"({NUM})\s*(?:degrees Celsius|°C)", ("celsius",)),
+}
+_TEXT_KINDS: dict[str, str] = {"reverse_string": "text", "word_count": "text", "vowel_count": "text",
+                               "is_palindrome": "text"}
+_LIST_KINDS = ("sum_list", "max_list", "average_list")
+
+VARIABLE_SLOTS: dict[str, tuple[str, ...]] = {
+    "percentage": ("percent", "value"), "factorial": ("n",), "is_prime": ("n",), "gcd": ("a", "b"),
+    "lcm": ("a", "b"), "celsius_to_kelvin": ("celsius",), "temperature_conversion": ("value",),
+    "reverse_string": ("text",), "word_count": ("text",), "vowel_count": ("text",), "is_palindrome": ("text",),
+    "sum_list": ("numbers",), "max_list": ("numbers",), "average_list": ("numbers",),
+}
+"""Per tool kind, the inputs that vary between requests (a tool must take each as a parameter);
+other inputs (temperature units) are fixed by the phrasing."""
+
+
+def parse_inputs(kind: str, query: str) -> dict[str, Any]:
+    """The named inputs of a single-tool request of ``kind`` in its canonical phrasing.
+
+    Args:
+        kind: A tool kind (starter name or synthesized kind).
+        query: The request text.
+
+    Returns:
+        The inputs (e.g. ``{"a": 12, "b": 18}``), or ``{}`` when the text does not parse.
+    """
+    if kind in _TEXT_KINDS:
+        m = re.search(r"'([^']*)'", query)
+        return {_TEXT_KINDS[kind]: m.group(1)} if m else {}
+    if kind in _LIST_KINDS:
+        m = re.search(r"\[([^\]]*)\]", query)
+        return {"numbers": [num(x.strip()) for x in m.group(1).split(",")]} if m else {}
+    if kind == "temperature_conversion":
+        m = re.search(rf"({NUM})\s*(?:degrees\s+|°)(C|F)\w*\s+(?:to|in|into)\s+(C|F)", query)
+        return {"value": num(m.group(1)), "from_unit": m.group(2), "to_unit": m.group(3)} if m else {}
+    pat = _INPUT_PATTERNS.get(kind)
+    if pat is None:
+        return {}
+    m = re.search(pat[0], query)
+    if not m:
+        return {}
+    groups = [g for g in m.groups() if g is not None]
+    return {name: num(g) for name, g in zip(pat[1], groups)}
+
+
+def solve_kind(kind: str, inputs: Mapping[str, Any]) -> Any:
+    """The correct answer of a request of ``kind`` with ``inputs`` (the evaluator's own solver).
+
+    Raises:
+        KeyError: An unknown kind or a missing input.
+    """
+    x = inputs
+    if kind == "percentage":
+        v = x["percent"] * x["value"] / 100
+        return int(v) if float(v).is_integer() else v
+    if kind == "factorial":
+        return math.factorial(int(x["n"]))
+    if kind == "temperature_conversion":
+        v = x["value"]
+        return round(v * 9 / 5 + 32 if x["from_unit"] == "C" else (v - 32) * 5 / 9, 6)
+    if kind == "reverse_string":
+        return x["text"][::-1]
+    if kind == "word_count":
+        return len(x["text"].split())
+    if kind == "vowel_count":
+        return sum(ch in "aeiou" for ch in x["text"].lower())
+    if kind == "is_palindrome":
+        return x["text"] == x["text"][::-1]
+    if kind == "is_prime":
+        n = int(x["n"])
+        return n > 1 and all(n % d for d in range(2, int(math.isqrt(n)) + 1))
+    if kind == "gcd":
+        return math.gcd(int(x["a"]), int(x["b"]))
+    if kind == "lcm":
+        return math.lcm(int(x["a"]), int(x["b"]))
+    if kind == "sum_list":
+        return sum(x["numbers"])
+    if kind == "max_list":
+        return max(x["numbers"])
+    if kind == "average_list":
+        return round(sum(x["numbers"]) / len(x["numbers"]), 6)
+    if kind == "celsius_to_kelvin":
+        return round(x["celsius"] + 273.15, 6)
+    raise KeyError(kind)
+
+
+_HELD_OUT_WORDS = ("lantern", "harbor", "meadow", "copper", "thunder", "saddle", "pepper", "canyon",
+                   "glacier", "mosaic", "tunnel", "velvet", "anchor", "blossom", "falcon", "quartz")
+_HELD_OUT_PALINDROMES = ("stats", "radar", "solos", "tenet", "minim", "deified", "repaper", "sagas")
+
+
+def sample_inputs(kind: str, rng: random.Random, like: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Fresh inputs of ``kind`` drawn from values the generated requests never use (held out).
+
+    Args:
+        kind: A tool kind.
+        rng: The random source (the evaluator draws it from a secret seed).
+        like: Inputs of a request of the kind; its fixed inputs (temperature units) are kept.
+
+    Returns:
+        Inputs for :func:`solve_kind`.
+
+    Raises:
+        KeyError: An unknown kind.
+    """
+    like = dict(like or {})
+    if kind == "percentage":
+        return {"percent": rng.choice([3, 7, 35, 55, 65, 85, 95, 150]), "value": rng.choice([36, 56, 88, 96, 300, 700])}
+    if kind in ("factorial",):
+        return {"n": rng.randint(13, 18)}
+    if kind == "temperature_conversion":
+        return {"value": rng.choice([-35, -15, 45, 60, 75, 120]) if like.get("from_unit", "C") == "C"
+                else rng.choice([-22, 41, 59, 77, 95, 122]),
+                "from_unit": like.get("from_unit", "C"), "to_unit": like.get("to_unit", "F")}
+    if kind in ("reverse_string", "word_count", "vowel_count"):
+        k = 1 if kind != "word_count" else rng.randint(2, 5)
+        return {"text": " ".join(rng.sample(_HELD_OUT_WORDS, k))}
+    if kind == "is_palindrome":
+        return {"text": rng.choice(_HELD_OUT_PALINDROMES + _HELD_OUT_WORDS[:8])}
+    if kind == "is_prime":
+        return {"n": rng.choice([131, 133, 137, 139, 143, 149, 161, 163, 169, 173, 187, 191])}
+    if kind in ("gcd", "lcm"):
+        g = rng.choice([3, 5, 7, 11])
+        return {"a": g * rng.randint(20, 29), "b": g * rng.randint(31, 40)}
+    if kind in _LIST_KINDS:
+        return {"numbers": [rng.randint(61, 99) for _ in range(rng.choice([4, 5]))]}
+    if kind == "celsius_to_kelvin":
+        return {"celsius": rng.choice([-60, -25, 7, 42, 63, 180, 300])}
+    raise KeyError(kind)
+
+
+def render_query(kind: str, inputs: Mapping[str, Any]) -> str:
+    """The canonical phrasing of a request of ``kind`` with ``inputs`` (:func:`parse_inputs`
+    reads the inputs back from it).
+
+    Raises:
+        KeyError: An unknown kind or a missing input.
+    """
+    x = inputs
+    lst = ", ".join(map(str, x.get("numbers", [])))
+    unit = {"C": "Celsius", "F": "Fahrenheit"}
+    table = {
+        "percentage": lambda: f"What is {x['percent']}% of {x['value']}?",
+        "factorial": lambda: f"Calculate the factorial of {x['n']}",
+        "temperature_conversion": lambda: (f"Convert {x['value']} degrees {unit[x['from_unit']]} to "
+                                           f"{unit[x['to_unit']]}"),
+        "reverse_string": lambda: f"Reverse the string '{x['text']}'",
+        "word_count": lambda: f"Count the words in '{x['text']}'",
+        "is_prime": lambda: f"Is {x['n']} a prime number?",
+        "gcd": lambda: f"What is the greatest common divisor of {x['a']} and {x['b']}?",
+        "lcm": lambda: f"What is the least common multiple of {x['a']} and {x['b']}?",
+        "sum_list": lambda: f"What is the sum of the list [{lst}]?",
+        "max_list": lambda: f"What is the largest number in the list [{lst}]?",
+        "average_list": lambda: f"What is the average of the numbers [{lst}]?",
+        "celsius_to_kelvin": lambda: f"Convert {x['celsius']} degrees Celsius to Kelvin",
+        "vowel_count": lambda: f"How many vowels are in the word '{x['text']}'?",
+        "is_palindrome": lambda: f"Is '{x['text']}' a palindrome?",
+    }
+    return table[kind]()
+
+
+def recognize(query: str) -> tuple[str, dict[str, Any]] | None:
+    """The kind and inputs of a request in canonical phrasing (None for any other text)."""
+    for kind in VARIABLE_SLOTS:
+        inputs = parse_inputs(kind, query)
+        if inputs:
+            try:
+                if render_query(kind, inputs) == query.strip():
+                    return kind, inputs
+            except (KeyError, TypeError):
+                continue
+    return None
+
+
+def request_values(query: str) -> list[Any]:
+    """Every number and quoted string in a request (what an agent that echoes its input returns)."""
+    out: list[Any] = [num(n) for n in re.findall(NUM, query)]
+    out += re.findall(r"'([^']*)'", query)
+    return out

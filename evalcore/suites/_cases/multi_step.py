@@ -1,0 +1,94 @@
+"""Multi-step requests (the generator's ``complex`` cases): each maker returns ``(query, expected
+steps, final answer, tags)``; a step lists the earlier steps whose result feeds it."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any, Callable
+
+from evalcore.suites._cases.kinds import WORDS
+from evalcore.suites._cases.records import ExpectedStep
+
+
+def _ms_fact_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
+    n = rng.randint(3, 8)
+    p = rng.choice([10, 20, 25, 50, 75])
+    a = math.factorial(n)
+    b = p * a / 100
+    b = int(b) if float(b).is_integer() else b
+    return (f"Calculate the factorial of {n}, then find {p}% of the result",
+            [ExpectedStep("factorial", a), ExpectedStep("percentage", b, [0])], b, ["dependent"])
+
+
+def _ms_pct_then_fact(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
+    p = rng.choice([10, 20, 25, 50])
+    n = rng.randint(3, 7)
+    x = int(n * 100 / p)
+    a = p * x / 100
+    a = int(a) if float(a).is_integer() else a
+    return (f"Find {p}% of {x}, then calculate the factorial of the result",
+            [ExpectedStep("percentage", a), ExpectedStep("factorial", math.factorial(int(a)), [0])],
+            math.factorial(int(a)), ["dependent"])
+
+
+def _ms_temp_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
+    c = rng.choice([0, 10, 20, 30, 40, 100])
+    p = rng.choice([10, 50, 25])
+    f = c * 9 / 5 + 32
+    f = int(f) if float(f).is_integer() else f
+    b = round(p * f / 100, 6)
+    return (f"Convert {c} degrees Celsius to Fahrenheit, then calculate {p}% of that value",
+            [ExpectedStep("temperature_conversion", f), ExpectedStep("percentage", b, [0])], b, ["dependent"])
+
+
+def _ms_independent(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
+    n = rng.randint(3, 9)
+    s = rng.choice(WORDS)
+    return (f"Calculate the factorial of {n} and also reverse the string '{s}'",
+            [ExpectedStep("factorial", math.factorial(n)), ExpectedStep("reverse_string", s[::-1])],
+            [math.factorial(n), s[::-1]], ["sequential", "independent"])
+
+
+def _ms_three_steps(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
+    n = rng.randint(3, 5)
+    p = rng.choice([50, 25])
+    a = math.factorial(n)
+    b = p * a / 100
+    b = int(b) if float(b).is_integer() else b
+    c = b * 9 / 5 + 32
+    c = int(c) if float(c).is_integer() else round(c, 6)
+    return (f"Calculate the factorial of {n}, then find {p}% of the result, then convert that many "
+            f"degrees Celsius to Fahrenheit",
+            [ExpectedStep("factorial", a), ExpectedStep("percentage", b, [0]),
+             ExpectedStep("temperature_conversion", c, [1])], c, ["dependent", "three_steps"])
+
+
+def _ms_sum_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
+    xs = [rng.randint(5, 50) for _ in range(4)]
+    p = rng.choice([10, 20, 50])
+    s = sum(xs)
+    b = p * s / 100
+    b = int(b) if float(b).is_integer() else b
+    return (f"What is the sum of the list [{', '.join(map(str, xs))}], then find {p}% of the result",
+            [ExpectedStep("sum_list", s), ExpectedStep("percentage", b, [0])], b, ["dependent", "synthesis"])
+
+
+def _ms_gcd_then_fact(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
+    g = rng.randint(3, 7)
+    a, b = g * 2, g * 3
+    return (f"Find the greatest common divisor of {a} and {b}, then calculate the factorial of the result",
+            [ExpectedStep("gcd", g), ExpectedStep("factorial", math.factorial(g), [0])],
+            math.factorial(g), ["dependent", "synthesis"])
+
+
+MAKERS: tuple[Callable[[random.Random], tuple[str, list[ExpectedStep], Any, list[str]]], ...] = (
+    _ms_fact_then_pct,
+    _ms_temp_then_pct,
+    _ms_independent,
+    _ms_pct_then_fact,
+    _ms_three_steps,
+    _ms_sum_then_pct,
+    _ms_gcd_then_fact,
+)
+"""The multi-step makers, cycled in this order."""

@@ -1,0 +1,130 @@
+"""Configuration of an agent evaluation: the seven categories and their weights, the pass
+threshold, the knobs of a run (:class:`SuiteConfig`) and the cases it runs on (:class:`SuiteData`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from evalcore._io import to_json_native
+from evalcore.suites._cases.generator import AgentCaseGenerator
+from evalcore.suites._cases.records import AgentCase
+
+CATEGORY_WEIGHTS: dict[str, float] = {
+    "functional": 0.25,
+    "synthesis": 0.20,
+    "retrieval": 0.15,
+    "workflow": 0.15,
+    "learning": 0.10,
+    "robustness": 0.10,
+    "performance": 0.05,
+}
+"""Default category weights (sum to 1)."""
+
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_WEIGHTS)
+"""The seven categories, in run order (the keys of :data:`CATEGORY_WEIGHTS`)."""
+PASS_THRESHOLD: float = 0.7
+"""Score at which a test, a category and the system pass."""
+
+DEFAULT_TOOL_ALIASES: dict[str, tuple[str, ...]] = {
+    "percentage": ("percent", "calculate_percentage", "percentage_calculator"),
+    "reverse_string": ("string_reversal", "reverse_text", "reverse"),
+    "factorial": ("compute_factorial", "calculate_factorial"),
+    "temperature_conversion": ("convert_temperature", "temperature_converter", "temperature"),
+}
+"""Other names an agent may give the starter tools (``SuiteConfig.tool_aliases`` overrides)."""
+
+
+@dataclass
+class SuiteConfig:
+    """Knobs of an evaluation (all recorded in the results' ``config``).
+
+    Attributes:
+        seed: Seed of the case generator.
+        counts: Cases per complexity for the generator (None = 20/15/10/11).
+        limit: At most this many cases per category (None = all that fit the category).
+        k: Depth of the ranked search results for retrieval metrics.
+        retrieval_threshold: Similarity threshold for the thresholded retrieval set and the
+            false-positive rate; None = the agent's own ``threshold`` attribute, else 0.5.
+        n_paraphrase_groups: Paraphrase groups for learning and retrieval.
+        paraphrase_size: Members per paraphrase group (2 or 3).
+        n_unrelated: Unrelated queries for the false-positive rate.
+        timing_repetitions: Repetitions of each timed query (median latency).
+        learning_repeats: Repetitions of the learning-curve query.
+        pattern_repeats: Repetitions of the multi-step query for the workflow-pattern test.
+        memory_requests: Requests between the two RSS readings of the memory test.
+        load_requests: Requests of the concurrent load test.
+        workers: Worker threads of the load test.
+        pass_threshold: Score at which a test and a category pass.
+        learning_target: Relative speed-up of repeated queries that earns full learning-curve
+            credit (0.5 = repeats take half the time of the first encounter).
+        tool_aliases: Tool kind → other names the agent may use for it (None =
+            :data:`DEFAULT_TOOL_ALIASES`); used for planning accuracy and retrieval labels.
+        request_timeout_s: A request without a response after this many seconds scores 0 and is
+            a critical failure (None = no limit; default 30 s).
+        category_floor: Every category must score at least this for the system to pass.
+        throughput_target: Correct answers per second under load that earn full throughput credit.
+        n_held_out: Held-out inputs on which the evaluator runs a registered tool (synthesis,
+            reuse, learning) before it counts.
+        learning_kinds: Kinds of tool the learning curve meets for the first time (at least 5
+            give an interval per point).
+        sandbox_timeout_s: Limit of each sandboxed run of an agent's registered code.
+    """
+
+    seed: int = 0
+    counts: dict[str, int] | None = None
+    limit: int | None = None
+    k: int = 5
+    retrieval_threshold: float | None = None
+    n_paraphrase_groups: int = 3
+    paraphrase_size: int = 3
+    n_unrelated: int = 8
+    timing_repetitions: int = 3
+    learning_repeats: int = 4
+    pattern_repeats: int = 2
+    memory_requests: int = 10
+    load_requests: int = 20
+    workers: int = 4
+    pass_threshold: float = PASS_THRESHOLD
+    learning_target: float = 0.5
+    tool_aliases: dict[str, list[str]] | None = None
+    request_timeout_s: float | None = 30.0
+    category_floor: float = 0.5
+    throughput_target: float = 10.0
+    n_held_out: int = 3
+    learning_kinds: int = 5
+    sandbox_timeout_s: float = 20.0
+
+    def aliases(self, kind: str) -> tuple[str, ...]:
+        """The kind's own name followed by its aliases."""
+        table = DEFAULT_TOOL_ALIASES if self.tool_aliases is None else self.tool_aliases
+        return (kind, *[a for a in table.get(kind, ()) if a != kind])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: to_json_native(v) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class SuiteData:
+    """The cases an evaluation runs on."""
+
+    cases: list[AgentCase]
+    paraphrase_groups: list[list[AgentCase]] = field(default_factory=list)
+    unrelated: list[str] = field(default_factory=list)
+
+    def for_category(self, category: str, limit: int | None = None) -> list[AgentCase]:
+        """Cases whose ``categories`` hint names ``category`` (first ``limit``)."""
+        out = [c for c in self.cases if category in c.categories]
+        return out[:limit] if limit is not None else out
+
+    @classmethod
+    def build(cls, config: SuiteConfig, cases: Sequence[AgentCase] | None = None) -> SuiteData:
+        """The cases of an evaluation with ``config``: ``cases`` (default: generated from
+        ``config.seed`` and ``config.counts``), the paraphrase groups and the unrelated queries."""
+        gen = AgentCaseGenerator(config.seed, config.counts)
+        return cls(
+            cases=list(cases) if cases is not None else gen.generate(),
+            paraphrase_groups=gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size)
+            if config.n_paraphrase_groups else [],
+            unrelated=gen.unrelated_queries(config.n_unrelated),
+        )

@@ -1,0 +1,134 @@
+"""The one entry point of an agent evaluation: :func:`evaluate` builds the cases and the agent
+(from its specification, :func:`resolve_agent`) and runs the categories; :func:`suite_records`
+and :func:`case_records` are the rows the CLI prints and the notebooks tabulate."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Mapping, Sequence
+
+from evalcore.agents import load_agent
+from evalcore.errors import EvalcoreError
+from evalcore.suites._cases.records import AgentCase, load_cases
+from evalcore.suites._config import SuiteConfig, SuiteData
+from evalcore.suites._evaluator import AgentEvaluator, EvaluationResult
+from evalcore.suites._oracle import SELF_TEST_AGENTS
+
+
+def evaluate(agent: Any, config: SuiteConfig | None = None, *, categories: Iterable[str] | None = None,
+             cases: Sequence[AgentCase] | str | os.PathLike[str] | None = None, model: str | None = None,
+             threshold: float | None = None, options: Mapping[str, Any] | None = None, in_process: bool = False,
+             extra_config: Mapping[str, Any] | None = None, progress: bool | None = None) -> EvaluationResult:
+    """Evaluate an agent: the cases, the agent and the run, as ``evalcore agent-eval`` and the agent
+    notebooks do it.
+
+    The cases are ``cases`` (a list, or a cases file written by :func:`save_cases`) or generated
+    from ``config.seed`` and ``config.counts``, with the paraphrase groups and unrelated queries
+    of ``config``. An agent given by its specification is built by :func:`resolve_agent` (a
+    Python agent hosted in an interpreter of its own unless ``in_process``; the self-test agents
+    answering these cases) and closed afterwards.
+
+    Args:
+        agent: An agent specification (``"reference"``, ``"oracle"``, ``"module:function"``,
+            ``"http://…"``, see :func:`resolve_agent`), or an object meeting the
+            :class:`~evalcore.agents.Agent` protocol.
+        config: Evaluation settings (default :class:`SuiteConfig`).
+        categories: Categories to run (default all seven).
+        cases: The cases, or the path of a cases file.
+        model: Model of the reference agent (a model spec, or ``"none"``).
+        threshold: Similarity threshold of the agent's tool search.
+        options: More keyword arguments for the reference agent or a factory.
+        in_process: Build a Python agent in this process (its results say ``trusted: false``).
+        extra_config: More provenance to record in the results' ``config``.
+        progress: Show a progress bar (None = only in a terminal).
+
+    Returns:
+        The evaluation result.
+
+    Raises:
+        EvalcoreError: No cases, an unreadable cases file, an unknown category or agent.
+    """
+    config = config or SuiteConfig()
+    path = cases if isinstance(cases, (str, os.PathLike)) else None
+    data = SuiteData.build(config, load_cases(path) if path is not None else cases)
+    if not data.cases:
+        raise EvalcoreError("no test cases to evaluate", path=path, field=None if path is not None else "counts")
+    name = agent if isinstance(agent, str) else None
+    if name is not None:
+        agent = resolve_agent(name, model=model, threshold=threshold, seed=config.seed, cases=data.cases,
+                              paraphrase_groups=data.paraphrase_groups, options=options, in_process=in_process,
+                              timeout_s=config.request_timeout_s or 30.0)
+    try:
+        return AgentEvaluator(agent, data.cases, config=config, agent_name=name,
+                              extra_config=extra_config).run(categories, progress=progress)
+    finally:
+        close = getattr(agent, "close", None)
+        if name is not None and callable(close):
+            close()
+
+
+def resolve_agent(spec: str, *, model: str | None = None, threshold: float | None = None, seed: int = 0,
+                  cases: Sequence[AgentCase] | None = None,
+                  paraphrase_groups: Sequence[Sequence[AgentCase]] = (),
+                  options: Mapping[str, Any] | None = None, in_process: bool = False,
+                  timeout_s: float = 30.0) -> Any:
+    """Build an agent from a specification.
+
+    A Python agent runs hosted in a fresh interpreter of its own and is reached over the HTTP
+    JSON protocol (:class:`~evalcore.agents.HostedAgent`); ``in_process=True`` builds it in this
+    process instead, for debugging (its results then say ``trusted: false``).
+
+    Args:
+        spec: ``"reference"`` (the reference agent; ``model`` = a model spec or ``"none"`` for its
+            no-LLM mode), ``"oracle"``, ``"honest"``, ``"wrong"``, ``"failing"`` (self-test agents,
+            answering ``cases``), ``"module:function"`` or ``"http://…"`` (via
+            :func:`evalcore.agents.load_agent`; a given ``threshold`` is passed to the factory).
+        model: Model spec for the reference agent (default ``"local:smollm2"``).
+        threshold: Similarity threshold for the reference agent.
+        seed: Seed for the reference agent.
+        cases: Cases the self-test agents answer.
+        paraphrase_groups: More cases for the self-test agents.
+        options: Further keyword arguments for the reference agent's ``make_agent`` or a
+            ``module:function`` factory (e.g. ``{"synthesis_max_tokens": 256}``).
+        in_process: Build a Python agent in this process.
+        timeout_s: Per-request timeout of a hosted or HTTP agent.
+
+    Returns:
+        The agent.
+
+    Raises:
+        EvalcoreError: An unknown or unloadable specification.
+    """
+    kw: dict[str, Any] = dict(options or {})
+    if spec == "reference":
+        kw = {"model": "local:smollm2" if model is None else (None if model.lower() == "none" else model),
+              "seed": seed, "threshold": 0.6 if threshold is None else threshold, **kw}
+        return load_agent("reference", in_process=in_process, timeout_s=timeout_s, **kw)
+    if spec in SELF_TEST_AGENTS:
+        kw.update(cases=[c.to_dict() for c in cases or []],
+                  groups=[[c.to_dict() for c in g] for g in paraphrase_groups])
+        return load_agent(f"evalcore.suites._oracle:make_{spec}", in_process=in_process, timeout_s=timeout_s, **kw)
+    if ":" in spec:
+        if threshold is not None:
+            kw["threshold"] = threshold
+        return load_agent(spec, in_process=in_process, timeout_s=timeout_s, **kw)
+    raise EvalcoreError(f"unknown agent {spec!r}: use reference, oracle, honest, wrong, failing, module:function "
+                        "or http://…", field="agent")
+
+
+def suite_records(result: EvaluationResult) -> list[dict[str, Any]]:
+    """One row per category run, in run order: ``category``, ``score``, ``passed``, ``weight``
+    (its weight in the overall score), ``tests``, ``tests_passed``, ``critical_failures`` and
+    ``seconds``."""
+    return [{"category": name, "score": cat.score, "passed": cat.passed, "weight": result.weights_used[name],
+             "tests": len(cat.tests), "tests_passed": sum(t.passed for t in cat.tests),
+             "critical_failures": len(cat.critical_failures), "seconds": cat.duration_s}
+            for name, cat in result.categories.items()]
+
+
+def case_records(result: EvaluationResult, category: str | None = None) -> list[dict[str, Any]]:
+    """One row per test (of ``category``, or of every category run): ``category``, ``test``,
+    ``score``, ``passed``, ``critical``, ``seconds`` and ``why`` (the reason it scored low)."""
+    return [{"category": name, "test": t.name, "score": t.score, "passed": t.passed, "critical": t.critical,
+             "seconds": t.duration_s, "why": t.error}
+            for name, cat in result.categories.items() if category in (None, name) for t in cat.tests]

@@ -1,0 +1,88 @@
+"""The evaluator's self-test: agents with known scores (:mod:`evalcore.suites._oracle`) and agents
+that game one category each (:mod:`evalcore.suites._gaming`) must score as expected."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from evalcore.suites._cases.records import AgentCase
+from evalcore.suites._config import CATEGORIES, SuiteConfig, SuiteData
+from evalcore.suites._evaluator import AgentEvaluator
+from evalcore.suites._gaming import GAMING_AGENTS
+from evalcore.suites._oracle import SELF_TEST_AGENTS, FailingAgent, HonestAgent, OracleAgent, WrongAgent
+
+
+def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConfig | None = None,
+                  gaming: bool = True, hosted: bool = False) -> dict[str, Any]:
+    """Check the evaluator on agents with known scores.
+
+    * the oracle and the honest agent must score ≥ 0.9 on every category but performance
+      (≥ 0.7 there, timings vary) and the oracle 1.0 on functional and workflow;
+    * the plausibly-wrong agent must score ≤ 0.1 on functional;
+    * the failing agent must score 0 on functional and performance;
+    * every gaming agent of :data:`~evalcore.suites._gaming.GAMING_AGENTS` (with ``gaming``)
+      must score < the category floor in the category it games, so that it fails the system
+      whatever its other scores (the frame reader and the
+      monkeypatcher only when ``hosted``: in process they can reach the evaluator, which is why
+      hosted is the default for Python agents).
+
+    Args:
+        cases: Cases (default: the generator's with ``config.seed``/``config.counts``).
+        config: Evaluation settings.
+        gaming: Also run the gaming agents.
+        hosted: Run every agent hosted in a process of its own (else in process).
+
+    Returns:
+        ``{"scores": {agent: {category: score}}, "checks": {check: bool}, "passed": bool}``.
+    """
+    config = config or SuiteConfig()
+    data = SuiteData.build(config, cases)
+    cases, groups = data.cases, data.paraphrase_groups
+    factory_kw = {"cases": [c.to_dict() for c in cases], "groups": [[c.to_dict() for c in g] for g in groups]}
+    all_cats = list(CATEGORIES)
+    plan: dict[str, tuple[Any, list[str]]] = {
+        "oracle": (lambda: OracleAgent(cases, groups), all_cats),
+        "honest": (lambda: HonestAgent(cases, groups), all_cats),
+        "wrong": (lambda: WrongAgent(cases, groups), ["functional"]),
+        "failing": (lambda: FailingAgent(), ["functional", "performance"]),
+    }
+    if gaming:
+        for name, (cls, cat) in GAMING_AGENTS.items():
+            if name in ("frame_reader", "monkeypatcher") and not hosted:
+                continue
+            if name == "slow_first_sight":
+                continue  # 5.5 s a request: checked by the test suite, not here
+            plan[name] = ((lambda cls=cls: cls(cases, groups)), [cat])
+    scores: dict[str, dict[str, float]] = {}
+    for name, (make, cats) in plan.items():
+        if hosted:
+            from evalcore.agents import HostedAgent
+
+            spec = (f"evalcore.suites._oracle:make_{name}" if name in SELF_TEST_AGENTS
+                    else "evalcore.suites._gaming:make_gaming")
+            kw = dict(factory_kw, **({} if name in SELF_TEST_AGENTS else {"name": name}))
+            agent = HostedAgent(spec, kw, timeout_s=config.request_timeout_s or 30.0)
+        else:
+            agent = make()
+        try:
+            res = AgentEvaluator(agent, cases, config=config, agent_name=name).run(cats, progress=False)
+        finally:
+            close = getattr(agent, "close", None)
+            if callable(close) and hosted:
+                close()
+        scores[name] = res.category_scores
+    checks: dict[str, bool] = {
+        "oracle functional == 1": scores["oracle"]["functional"] == 1.0,
+        "oracle workflow == 1": scores["oracle"]["workflow"] == 1.0,
+        "wrong functional <= 0.1": scores["wrong"]["functional"] <= 0.1,
+        "failing functional == 0": scores["failing"]["functional"] == 0.0,
+        "failing performance == 0": scores["failing"]["performance"] == 0.0,
+    }
+    for good in ("oracle", "honest"):
+        for cat, sc in scores[good].items():
+            checks[f"{good} {cat} >= {0.7 if cat == 'performance' else 0.9}"] = sc >= (0.7 if cat == "performance" else 0.9)
+    for name in plan:
+        if name in GAMING_AGENTS:
+            cat = GAMING_AGENTS[name][1]
+            checks[f"{name} {cat} < {config.category_floor}"] = scores[name][cat] < config.category_floor
+    return {"scores": scores, "checks": checks, "passed": all(checks.values())}
