@@ -1,0 +1,211 @@
+"""GSM8K answer extraction: declared answers, then (flexible) "A: 72", "[72]", the last number.
+
+See :mod:`._exact_match` for the rules in order; shared parts are in :mod:`._extract_common`.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from evalcore.datasets import (
+    NUMBER_PATTERN,
+    NUMBER_RE,
+    canonical_number,
+    number_from_match,
+)
+from evalcore.evaluators._extract_common import (
+    Extraction,
+    _Declared,
+    _MAX_VALUE,
+    _NONE,
+    _boxed_spans,
+    _clean_latex,
+    _field_declarations,
+    _first_number,
+    _last_number,
+    _line_start,
+    _resolve,
+)
+
+
+_HASH_RE = re.compile(r"####[ \t]*(?:\*\*)?[ \t]*(?P<body>[^\n]*)")
+# "#### 1 000": after the marker a single number is expected, so space-separated groups of
+# three digits are one number there (elsewhere "2 100" may well be two numbers).
+_SPACED_THOUSANDS = re.compile(r"^(\s*(?:\*\*|\$|\\\(|\s)*[-−–]?[$€£¥]?\s?)(\d{1,3}(?: \d{3})+(?:\.\d+)?)(?!\d|[,.]\d| \d)")
+# "answer" as a word of its own (never "long-answer", "answered"), optionally "final answer"
+_ANSWER_WORD = re.compile(r"(?<![\w-])(?P<final>final\s+)?answer(?![\w-])", re.IGNORECASE)
+# what may stand before "answer": nothing on the line, markup, punctuation or a determiner
+_ANSWER_BEFORE_OK = re.compile(
+    r"(?:^|[\n.!?:;,(\[{>#*_]|\b(?:the|my|our|your|its|this|that|correct|right|exact|numerical|numeric"
+    r"|total|actual|true|complete|whole|resulting)\s)[\s*_]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ANSWER_AFTER = re.compile(
+    r"(?:\s+to\s+(?:the|this|our|that)\s+(?:question|problem))?(?:\s*\([^()\n]{0,30}\))?\s*(?:\*\*|__)?\s*"
+    r"(?:is|will\s+be|would\s+be|should\s+be|must\s+be|has\s+to\s+be|comes\s+to|=|:|-|—)\s*(?:[:=]\s*)?"
+    r"(?:(?:definitely|clearly|therefore|thus|then|indeed|exactly|simply|just|now)\s+)?"
+    r"(?:\*\*|__|\$\$?|\\\(|\\\[|\s|either\s)*",
+    re.IGNORECASE,
+)
+_FINAL_LABEL = re.compile(r"^[ \t]*(?:[#>*_-][ \t#*_]*)?$", re.MULTILINE)
+_LIST_MARKER = re.compile(r"\s*\n\s*(?:\*\*)?\d+[.)]\s+(?:\*\*)?[A-Za-z]")
+_OR_NUMBER = re.compile(r"[^\n.;]{0,20}?\bor\b\s*(?:\*\*|\$|\s|about|approximately|maybe|perhaps)*(?=[-−–$€£¥\d.])")
+
+
+def _gsm8k_hedged(text: str, value: Fraction) -> bool:
+    """Whether the number opening ``text`` is followed by "or <another number>"."""
+    cleaned = _clean_latex(text)
+    first = NUMBER_RE.search(cleaned)
+    if first is None:
+        return False
+    m = _OR_NUMBER.match(cleaned, first.end())
+    if m is None:
+        return False
+    other = NUMBER_RE.match(cleaned, m.end())
+    other_value = number_from_match(other) if other else None
+    if other_value is None or other_value == value:
+        return False
+    # "45 minutes, or 0.75 hours": the same quantity in another unit, not a second answer
+    unit1, unit2 = _UNIT.match(cleaned, first.end()), _UNIT.match(cleaned, other.end())  # type: ignore[union-attr]
+    return not (unit1 and unit2 and unit1.group(1).lower().rstrip("s") != unit2.group(1).lower().rstrip("s"))
+
+
+_UNIT = re.compile(r"\s*([A-Za-z%]+)")
+# what may stand before the "=" of a declared calculation ("48 / 2 = 24", "3 apples + 5 apples = 8")
+_NOT_A_CALCULATION = re.compile(r",\s|;|\b(?:and|but|is|are|was|which|so|then|because|if|not|that)\b", re.IGNORECASE)
+
+
+def _calc_or_first(text: str) -> Fraction | None:
+    """A declared value: the result of a calculation ("5 * 12 = 60" → 60), else its first number."""
+    cleaned = _clean_latex(text)
+    if "=" in cleaned:
+        result = _first_number(cleaned.rsplit("=", 1)[1])
+        if result is not None:
+            return result
+    return _first_number(cleaned)
+
+
+def _gsm8k_value(text: str) -> tuple[str | None, bool]:
+    """Read a strongly declared value (a field, ``####``, ``\\boxed``, "Final answer:" line)."""
+    value = _calc_or_first(text)
+    if value is None:
+        return None, False
+    if _gsm8k_hedged(text, value):
+        return None, True
+    return canonical_number(value), False
+
+
+def _answer_value(tail: str) -> Fraction | None:
+    """The number an answer phrase announces: the one that opens ``tail``, or, when the
+    announced sentence is a calculation ("5 + 3 = 8."), the result after its last ``=``."""
+    sentence = re.split(r"\n|\.(?=\s|$)", _clean_latex(tail), maxsplit=1)[0]
+    if "=" in sentence and _first_number_at_start(sentence) is not None and not _NOT_A_CALCULATION.search(
+        sentence.split("=", 1)[0]
+    ):
+        result = _last_number(sentence.rsplit("=", 1)[1])
+        if result is not None:
+            return result
+    return _first_number_at_start(tail)
+
+
+def _first_number_at_start(text: str) -> Fraction | None:
+    """The number that opens ``text`` (after markup), within the first few characters."""
+    head = _clean_latex(text[:80])
+    m = NUMBER_RE.search(head)
+    if m is None:
+        return None
+    between = head[: m.start()]
+    if re.search(r"[A-Za-z]{2,}", between) or len(between.strip()) > 6:
+        return None
+    return number_from_match(m)
+
+
+def _gsm8k_declarations(text: str) -> list[_Declared]:
+    declared = _field_declarations(text, _gsm8k_value, number_ok=True)
+    for m in _HASH_RE.finditer(text):
+        body = _SPACED_THOUSANDS.sub(lambda s: s.group(1) + s.group(2).replace(" ", ""), m.group("body"))
+        first = _first_number_at_start(body)
+        if first is not None:
+            hedged = _gsm8k_hedged(body, first)
+            value = None if hedged else canonical_number(first)
+        else:
+            inner = _gsm8k_answer_words(body)
+            if not inner:
+                continue  # a markdown heading ("#### Step 1: ..."), not an answer
+            value, hedged = inner[-1].value, inner[-1].hedged
+        declared.append(_Declared(m.start(), m.end(), "hash", value, hedged))
+    for start, end, contents in _boxed_spans(text):
+        value, hedged = _gsm8k_value(contents)
+        declared.append(_Declared(start, end, "boxed", value, hedged, contents))
+    declared.extend(_gsm8k_answer_words(text))
+    return declared
+
+
+def _gsm8k_answer_words(text: str) -> list[_Declared]:
+    """ "The answer is 72", "Answer: 72", "**Final Answer:** 72" ("answer" followed by a number).
+
+    A line that starts with a "Final answer:" label is declared even without a number (a
+    parse failure then); a list marker after "the answer:" is never the answer.
+    """
+    out = []
+    for m in _ANSWER_WORD.finditer(text):
+        line_start = _line_start(text, m.start())
+        if m.start() != line_start and not _ANSWER_BEFORE_OK.search(text, max(line_start, m.start() - 60), m.start()):
+            continue  # "he could answer: 40 + 30 = 70" — a verb, not the answer
+        after = _ANSWER_AFTER.match(text, m.end())
+        if after is None:
+            continue
+        tail = text[after.end() : after.end() + _MAX_VALUE]
+        if _LIST_MARKER.match(text, m.end() + len(after.group(0).rstrip())):
+            continue  # "the answer:\n\n1. First ..."
+        value = _answer_value(tail)
+        label = m.group("final") and _FINAL_LABEL.match(text, line_start, m.start()) and ":" in after.group(0)
+        if value is None:
+            if label:  # "**Final Answer:** Cannot be determined"
+                line = tail.lstrip(" \t").split("\n", 1)[0] or tail.lstrip().split("\n", 1)[0]
+                got, hedged = _gsm8k_value(line)
+                out.append(_Declared(m.start(), after.end(), "answer_is", got, hedged, line))
+            continue
+        hedged = _gsm8k_hedged(tail, value)
+        out.append(_Declared(m.start(), after.end(), "answer_is", None if hedged else canonical_number(value), hedged))
+    return out
+
+
+_A_PREFIX_RE = re.compile(r"(?:^|\n)\s*(?:\*\*)?A\s*(?:\*\*)?\s*:\s*(?:\*\*)?", re.MULTILINE)
+_BRACKET_RE = re.compile(r"\[\s*" + NUMBER_PATTERN + r"\s*\]")
+
+
+def _gsm8k_declared(text: str) -> Extraction | None:
+    got = _resolve(text, _gsm8k_declarations(text))
+    if got is None or isinstance(got, Extraction):
+        return got
+    return Extraction(got.value, got.method) if got.value is not None else _NONE
+
+
+def _gsm8k_strict(text: str) -> Extraction:
+    return _gsm8k_declared(text) or _NONE
+
+
+def _gsm8k_flexible(text: str) -> Extraction:
+    declared = _gsm8k_declared(text)
+    if declared is not None:
+        return declared  # a declared answer: nothing else in the reply is read
+    for m in reversed(list(_A_PREFIX_RE.finditer(text))):
+        value = _answer_value(text[m.end() :])
+        if value is not None:
+            return Extraction(canonical_number(value), "answer_prefix")
+    cleaned = _clean_latex(text)
+    brackets = list(_BRACKET_RE.finditer(cleaned))
+    if brackets and NUMBER_RE.search(cleaned, brackets[-1].end()) is None:
+        value = number_from_match(brackets[-1])
+        if value is not None:
+            return Extraction(canonical_number(value), "bracket")
+    value = _last_number(text)
+    if value is not None:
+        return Extraction(canonical_number(value), "last_number")
+    return _NONE
+
+
+# --- MMLU ------------------------------------------------------------------------------------
+

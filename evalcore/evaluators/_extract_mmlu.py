@@ -1,0 +1,427 @@
+"""MMLU answer extraction: declared letters, strict shapes, then (flexible) an option's text,
+the stated conclusion, the first letter that can be an answer; notation and negations never count.
+
+See :mod:`._exact_match` for the rules in order; shared parts are in :mod:`._extract_common`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from evalcore.datasets import LETTERS
+from evalcore.evaluators._extract_common import (
+    Extraction,
+    _Declared,
+    _HEDGED,
+    _MAX_VALUE,
+    _NONE,
+    _boxed_spans,
+    _field_declarations,
+    _line_start,
+    _resolve,
+)
+
+
+_LETTER_END = r"(?![A-Za-z0-9+#'’-])"
+# an answer letter: upper case standing alone, or lower case only where it cannot be a word
+# ("answer: c", "answer is (c)"), so "the answer is a prime number" is not "A"
+_LETTER = (
+    r"(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]\n*])))"
+)
+_MARKUP = r"(?:\*\*|__|\$|\\\(|\\text(?:bf)?\{|\\mathbf\{|\s)*"
+_MMLU_ANSWER_IS = [
+    re.compile(
+        # "answer" with any separator; "option"/"choice" only qualified ("correct choice: B") or
+        # with a verb ("the option is B"), so "each option:\nA) ..." is no declaration
+        r"(?<![\w-])(?:(?:correct\s+|final\s+|best\s+|right\s+)?answers?"
+        r"|(?:correct|final|best|right|my)\s+(?:option|choice)|(?:option|choice)(?=\s*(?:\*\*)?\s*[a-z]))"
+        r"\s*(?:\*\*)?\s*"
+        r"(?:is|are|would\s+be|will\s+be|should\s+be|must\s+be|has\s+to\s+be|=|:|-)\s*"
+        r"(?:[:=]\s*)?(?:(?:definitely|clearly|therefore|thus|then|indeed|probably|likely|most\s+likely|simply)\s+)?"
+        r"(?:either\s+|both\s+)?(?:option\s+|choice\s+|letter\s+)?" + _MARKUP + r"[\(\[]?\s*" + _LETTER,
+        re.IGNORECASE,
+    ),
+    re.compile(r"(?<![\w-])(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]", re.IGNORECASE),
+    re.compile(r"(?:^|\n)\s*(?:\*\*)?answer(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*[\(\[]?" + _LETTER, re.IGNORECASE),
+]
+# a strongly declared value: the letter opening it ("C", "(C) higher accuracy", "Option C")
+_VALUE_LETTER = re.compile(
+    r"^[\s*_`\"'$]*(?:\\(?:text|textbf|mathbf|mathrm)\{)?\s*(?:(?:option|choice|letter|answer)\s*[:#]?\s*)?"
+    r"[\(\[]?\s*(?:\*\*)?(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]}*])))",
+    re.IGNORECASE,
+)
+_FINAL_LABEL_MMLU = re.compile(r"(?:^|\n)[ \t]*(?:[#>*_-][ \t#*_]*)?final\s+answer(?:\*\*)?\s*:[ \t]*(?:\*\*)?[ \t]*(?P<val>[^\n]*)", re.IGNORECASE)
+# words after which a leading "A" is a letter, not the English article ("A is correct")
+_A_NOT_ARTICLE = re.compile(
+    r"\s(?:is|was|seems|would|should|could|must|looks|appears|fits|matches|and|or|because|since|it)\b"
+)
+# "B or C", "B/C", "B and C", "B, C": a second letter offered right after the first is a hedge.
+_HEDGE_AFTER = re.compile(
+    r"\s*[\)\]]?\s*(?:\*\*)?\s*(?:/|&|,|\bor\b|\band\b)\s*(?:option\s+|choice\s+)?(?:\*\*)?[\(\[]?\s*"
+    r"(?P<other>(?-i:[A-D]))(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+# "(C) higher accuracy and (B) faster response": another answer-shaped letter later in the
+# same sentence, after "and"/"or", before any word that turns it into reasoning ("because")
+_HEDGE_STOP = re.compile(
+    r"\b(?:because|since|as|not|unlike|rather|while|whereas|but|than|instead|which|that|eliminat\w*"
+    r"|incorrect|wrong|false|except|over|vs|versus)\b|[.;:!?\n]",
+    re.IGNORECASE,
+)
+_HEDGE_LATER = re.compile(
+    r"(?:\band\b|\bor\b|/|&|,)\s*(?:\*\*|__)?\s*(?:option\s+|choice\s+)?(?:\*\*)?"
+    r"(?:\((?P<o1>[A-D])\)|(?<=\*\*)(?P<o2>[A-D])(?![A-Za-z0-9])|(?<=option )(?P<o3>[A-D])(?![A-Za-z0-9]))",
+    re.IGNORECASE,
+)
+
+
+def _mmlu_hedged(text: str, end: int, letter: str) -> bool:
+    """Whether the letter ending at ``end`` is offered together with another one."""
+    m = _HEDGE_AFTER.match(text, end)
+    if m is not None and m.group("other") != letter.upper() and not _NEGATED_AFTER.match(text[m.end() : m.end() + 80]):
+        return True  # "B or C" (but not "B and C is wrong")
+    stop = _HEDGE_STOP.search(text, end, end + _MAX_VALUE)
+    later = text[end : stop.start() if stop else end + _MAX_VALUE]
+    for h in _HEDGE_LATER.finditer(later):
+        other = h.group("o1") or h.group("o2") or h.group("o3")
+        if other and other.upper() != letter.upper():
+            return True
+    return False
+
+
+def _mmlu_value(text: str) -> tuple[str | None, bool]:
+    """Read a strongly declared value (a field, ``\\boxed``, "Final answer:" line) as a letter."""
+    m = _VALUE_LETTER.match(text)
+    if m is None:
+        inner = _mmlu_answer_is(text)
+        if inner:
+            return inner[-1].value, inner[-1].hedged
+        return None, False
+    letter = m.group("letter")
+    if letter == "A" and re.match(r"\s[a-z]", text[m.end() : m.end() + 3]) and not _A_NOT_ARTICLE.match(text[m.end() :]):
+        return None, False  # "A cell membrane": the article
+    if _mmlu_hedged(text, m.end(), letter):
+        return None, True
+    return letter.upper(), False
+
+
+# "A) ...\nB) ...": a letter opening a list of options is not a declared answer
+_OPTION_LIST = re.compile(r"[A-D][.)][ \t]+[^\n]*\n[ \t]*(?:[-*][ \t]*)?(?:\*\*)?\(?[A-D][.):]")
+
+
+def _mmlu_answer_is(text: str) -> list[_Declared]:
+    out = []
+    for pattern in _MMLU_ANSWER_IS:
+        for m in pattern.finditer(text):
+            letter = m.group("letter")
+            if _OPTION_LIST.match(text, m.start("letter")):
+                continue  # "Let me check each answer:\nA) ...\nB) ..."
+            hedged = _mmlu_hedged(text, m.end("letter"), letter)
+            out.append(_Declared(m.start(), m.end("letter"), "answer_is", None if hedged else letter.upper(), hedged))
+    return out
+
+
+def _mmlu_declarations(text: str) -> list[_Declared]:
+    declared = _field_declarations(text, _mmlu_value, number_ok=False)
+    for start, end, contents in _boxed_spans(text):
+        value, hedged = _mmlu_value(contents.strip())
+        declared.append(_Declared(start, end, "boxed", value, hedged, contents))
+    prose = _mmlu_answer_is(text)
+    for m in _FINAL_LABEL_MMLU.finditer(text):
+        if not any(p.start >= m.start() and p.start < m.end() for p in prose):
+            value, hedged = _mmlu_value(m.group("val"))  # "Final answer: cannot be determined"
+            declared.append(_Declared(m.start(), m.end(), "answer_is", value, hedged, m.group("val")))
+    declared.extend(prose)
+    return declared
+
+
+# --- MMLU letters outside declarations -------------------------------------------------------
+
+_LONE_RE = re.compile(r"^[\s*_`\"'(\[]*(?P<letter>[A-Da-d])[\s*_`\"')\].:]*$")
+_START_RE = re.compile(r"^[\s*_`\"']*(?:\((?P<p>[A-Da-d])\)|(?P<letter>[A-D])\s*[.):](?!\d))")
+_MENTION_RE = re.compile(
+    r"(?<![A-Za-z0-9'’_\\-])(?:(?P<letter>[A-D])" + _LETTER_END + r"|\((?P<lower>[a-d])\)|(?P<lower2>[a-d])\))"
+)
+# math and code: letters there are notation ("Since $A$ and $B$ are similar")
+_MATH_RE = re.compile(
+    r"\$\$.*?\$\$|\$(?=[^\s\d])[^$\n]{1,200}?(?<=\S)\$(?!\d)|\\\(.*?\\\)|\\\[.*?\\\]|`[^`\n]+`|```.*?(?:```|\Z)",
+    re.S,
+)
+_OPERATOR = "=<>^_∩∪×·→←↔⇒≠≤≥∈∉⊂⊆+÷√∑∏'′"
+_NOTATION_BEFORE = re.compile(r"[A-Za-z0-9]\Z|[" + re.escape(_OPERATOR) + r"][ \t]*\Z|(?<!\*)\*[ \t]*\Z")
+_NOTATION_AFTER = re.compile(r"\s*[" + re.escape(_OPERATOR) + r"]|\s*\*(?!\*)")
+_PREV_WORD = re.compile(r"([A-Za-z][A-Za-z'’.:-]*)[ \t]*\Z")
+# what may stand before a parenthesised answer letter; after any other word "(B)" labels a
+# quantity ("magnetic field strength (B)", "resistors (R) and capacitors (C)")
+_PAREN_OK_BEFORE = frozenset(
+    "option options choice choices answer answers letter is are be was pick picks choose chose select "
+    "selected with and or between both either neither namely therefore thus so hence correct final "
+    "best right to go going i'd i'll would is: e.g i.e".split()
+)
+# nouns after which a bare capital letter is a name, not an answer ("vitamin C", "matrix A")
+_NOTATION_NOUNS = frozenset(
+    "vitamin vitamins hepatitis matrix matrices set sets point points vertex vertices node nodes gene genes "
+    "type types class grade plan part parts group groups person company firm country countries player "
+    "players city species population allele alleles strain site region line lines angle triangle segment "
+    "vector event events variable factor compound substance element object particle charge block box ball "
+    "car train team project patient subject sample samples population firm nation state states island "
+    "planet star galaxy tube cell cells region zone phase stage step scenario case cases figure table "
+    "appendix chapter section exhibit column row protein enzyme receptor drug treatment product brand "
+    "model models store shop market manager employee worker student students candidate party parties".split()
+)
+_NEGATED_BEFORE = re.compile(
+    r"\b(?:not|n't|never|rather\s+than|instead\s+of|unlike|except|other\s+than|than|eliminat\w*|rule\s+out"
+    r"|ruled\s+out|rules\s+out|exclud\w*|reject\w*|nor|neither|against|discard\w*)"
+    r"[\s,]*(?:\*\*|__)?\s*(?:the\s+)?(?:option\s+|choice\s+|answer\s+|letter\s+)?(?:\*\*)?[\(\[]?\Z",
+    re.IGNORECASE,
+)
+_NEGATED_AFTER = re.compile(
+    r"^[\)\]]?(?:\*\*)?[^.;\n]{0,40}?\b(?:is|are|was|seems|appears|looks|can\s+be|must\s+be)\s+(?:also\s+|clearly\s+|therefore\s+)?"
+    r"(?:not\b|incorrect|wrong|false|invalid|irrelevant|unlikely|eliminated|ruled\s+out|a\s+distractor|out\b)"
+    r"|^[\)\]]?(?:\*\*)?\s*(?:isn't|doesn't|does\s+not|cannot|can't|fails|is\s+a\s+trap)\b",
+    re.IGNORECASE,
+)
+_CONCLUSION_AFTER = re.compile(
+    r"^[\)\]]?(?:\*\*)?[^.;\n]{0,25}?\b(?:is|seems|appears|looks|must\s+be|would\s+be)\s+(?:to\s+be\s+)?(?:the\s+)?"
+    r"(?:most\s+|only\s+|best\s+|single\s+)?(?:correct|right|best|true|accurate|appropriate|likely|answer|valid|plausible)",
+    re.IGNORECASE,
+)
+_CONCLUSION_BEFORE = re.compile(
+    r"\b(?:(?:so|therefore|thus|hence)(?:[\s,]+(?:it'?s|it\s+is|(?:it|this|that)\s+(?:must|has\s+to|should|would|is\s+to)\s+be))?"
+    r"|choose|pick|select|go\s+with|going\s+with|conclude|conclusion|leaves|leaving"
+    r"|(?:wait|actually|no)[^.;\n]{0,30}?\b(?:it'?s|it\s+is|it\s+must\s+be))"
+    r"[\s,:]*(?:is\s+)?(?:the\s+)?(?:option\s+|choice\s+|answer\s+)?(?:\*\*)?[\(\[]?\Z",
+    re.IGNORECASE,
+)
+# a verdict in a table row: "| C | correct |", "| A | ✗ |"
+_TABLE_YES = re.compile(r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✓|✔|✅|correct|right|true|yes)(?!\w)", re.IGNORECASE)
+_TABLE_NO = re.compile(r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✗|✘|❌|incorrect|wrong|false|no)(?!\w)", re.IGNORECASE)
+
+
+# the verdict on a line that opens with an option ("B) Ribosome - correct", "A. ... ✗")
+_VERDICT_NO = re.compile(
+    r"\b(?:incorrect|wrong|false|not\s+(?:correct|right|true|the\s+answer)|eliminated?|ruled\s+out|irrelevant)\b|[✗✘❌]",
+    re.IGNORECASE,
+)
+_VERDICT_YES = re.compile(r"\b(?:correct|right|true|best\s+answer|the\s+answer)\b|[✓✔✅]", re.IGNORECASE)
+
+
+def _line_verdict(text: str, start: int, end: int) -> bool | None:
+    """For a letter opening its line (a list of options): ``False`` when the rest of the line
+    rejects it, ``True`` when it accepts it, ``None`` otherwise (or when not opening a line)."""
+    line_start = _line_start(text, start)
+    if text[line_start:start].strip(" \t*-#>|_") or text[end : end + 1] not in (")", ".", ":", " ", "-", "—", "*"):
+        return None
+    line_end = text.find("\n", end, end + _MAX_VALUE)
+    rest = text[end : line_end if line_end >= 0 else end + _MAX_VALUE]
+    if _VERDICT_NO.search(rest):
+        return False
+    return True if _VERDICT_YES.search(rest) else None
+
+
+_MAX_MENTIONS = 300
+
+
+def _mask(text: str) -> str:
+    """``text`` with math and code replaced by spaces (positions kept)."""
+    return _MATH_RE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+@dataclass(frozen=True)
+class _Mention:
+    start: int
+    end: int  # after the letter (and its closing parenthesis when there is one)
+    letter: str
+    paren: bool
+
+
+def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]:
+    """Letters A–D that can be an answer: not in math or code, not the article "A", not
+    notation ("P(A)", "A = 5", "vitamin C"), not the label of a quantity ("strength (B)")
+    and not negated ("not (C)", "rather than B", "A is wrong")."""
+    masked = _mask(text)
+    out = []
+    found = list(_MENTION_RE.finditer(masked))
+    if len(found) > 2 * _MAX_MENTIONS:  # a page of letters: its first and last mentions decide
+        found = found[:_MAX_MENTIONS] + found[-_MAX_MENTIONS:]
+    for m in found:
+        letter = m.group("letter") or (m.group("lower") or m.group("lower2")).upper()
+        s, e = m.start(), m.end()
+        paren = m.group("lower") is not None or (s > 0 and masked[s - 1] == "(" and masked[e : e + 1] == ")")
+        if m.group("letter") is not None and paren:
+            s, e = s - 1, e + 1
+        before, after = masked[max(0, s - 60) : s], masked[e : e + 80]
+        if m.group("letter") == "A" and not paren and after[:1].isspace() and after[1:2].islower() and not _A_NOT_ARTICLE.match(after):
+            continue  # the English article ("A cell is ...")
+        if _NOTATION_BEFORE.search(before) or _NOTATION_AFTER.match(after):
+            continue  # notation: "P(A)", "A = 5", "x + B"
+        word = _PREV_WORD.search(before)
+        prev = word.group(1).lower() if word else ""
+        if paren and prev and prev not in _PAREN_OK_BEFORE and not _names_option(before, letter, choices):
+            continue  # "magnetic field strength (B)": a label, not an answer
+        if not paren and prev in _NOTATION_NOUNS:
+            continue  # "vitamin C", "matrix A"
+        if _NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(after) or _TABLE_NO.match(after) or (
+            _line_verdict(masked, s, e) is False
+        ):
+            continue  # "not (C)", "rather than B", "A is wrong"
+        out.append(_Mention(s, e, letter, paren))
+    return out
+
+
+def _names_option(before: str, letter: str, choices: Sequence[str] | None) -> bool:
+    """Whether the text before "(X)" ends with option X's text ("the mitochondrion (A)")."""
+    if not choices or LETTERS.index(letter) >= len(choices):
+        return False
+    option = _norm_text(str(choices[LETTERS.index(letter)]))
+    return bool(option) and _norm_text(before).endswith(option)
+
+
+def _norm_text(s: str) -> str:
+    s = s.lower().replace("**", "")
+    s = re.sub(r"[\s]+", " ", s)
+    return s.strip(" .,:;!?\"'`*()[]")
+
+
+def _mmlu_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> Extraction | None:
+    got = _resolve(text, _mmlu_declarations(text))
+    if got is None or isinstance(got, Extraction):
+        return got
+    if got.value is not None:
+        return Extraction(got.value, got.method)
+    if flexible and got.raw:  # "answer": "Golgi apparatus" — the option's text
+        raw = re.sub(r"\\(?:text|textbf|mathrm)\{([^{}]*)\}", r"\1", got.raw)
+        return _mmlu_option_text(raw, choices, containment=False)
+    return _NONE
+
+
+def _mmlu_strict(text: str, choices: Sequence[str] | None = None) -> Extraction:
+    declared = _mmlu_declared(text, choices, flexible=False)
+    if declared is not None:
+        return declared
+    return _mmlu_shapes(text, choices)
+
+
+def _mmlu_shapes(text: str, choices: Sequence[str] | None, mentions: list[_Mention] | None = None) -> Extraction:
+    """A lone letter, a letter opening the reply, or a single parenthesised letter."""
+    m = _LONE_RE.match(text)
+    if m:
+        return Extraction(m.group("letter").upper(), "lone_letter")
+    m = _START_RE.match(text)
+    if m and not _NEGATED_AFTER.match(text[m.end() - (1 if m.group("letter") else 0) :][:80]):
+        return Extraction((m.group("p") or m.group("letter")).upper(), "letter_start")
+    if mentions is None:
+        mentions = _letter_mentions(text, choices)
+    parens = {m.letter for m in mentions if m.paren and text[m.start + 1].isupper()}
+    if len(parens) == 1:
+        return Extraction(parens.pop(), "paren_letter")
+    return _NONE
+
+
+def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: bool) -> Extraction:
+    if not choices:
+        return _NONE
+    norm_choices = [_norm_text(str(c)) for c in choices[:4]]
+    norm = _norm_text(text)
+    for i, c in enumerate(norm_choices):
+        if c and norm == c:
+            return Extraction(LETTERS[i], "option_text")
+    # "the answer is <option text>"
+    m = None
+    for m in re.finditer(r"(?:answer|option|choice)\s*(?:is|would\s+be|=|:)\s*", text, re.IGNORECASE):
+        pass
+    if m is not None:
+        tail = _norm_text(re.split(r"[.\n]", text[m.end() :] + ".", maxsplit=1)[0])
+        from rapidfuzz import fuzz
+
+        scored = [(fuzz.ratio(tail, c), i) for i, c in enumerate(norm_choices) if c]
+        if scored:
+            best = max(scored)
+            if best[0] >= 90 and sum(1 for s, _ in scored if s == best[0]) == 1:
+                return Extraction(LETTERS[best[1]], "option_text")
+    if containment:
+        found = []
+        for i, c in enumerate(norm_choices):
+            if len(c) >= 2 and re.search(r"(?<![\w])" + re.escape(c) + r"(?![\w])", norm):
+                found.append(i)
+        # drop options contained in another found option ("Vitamin C" inside "Vitamin C and D")
+        found = [i for i in found if not any(j != i and norm_choices[i] in norm_choices[j] for j in found)]
+        if len(found) == 1:
+            return Extraction(LETTERS[found[0]], "option_text")
+    return _NONE
+
+
+def _mmlu_letters(text: str, choices: Sequence[str] | None, mentions: list[_Mention] | None = None) -> Extraction:
+    """Letters outside declarations: when every mention names one letter, that letter
+    (``first_letter``); when they differ, the last one stated as the conclusion ("so C",
+    "C is correct": ``conclusion``), else the first; two letters offered together are a hedge."""
+    if mentions is None:
+        mentions = _letter_mentions(text, choices)
+    kept: list[_Mention] = []
+    hedge_end, hedged = -1, False
+    for mention in mentions:
+        if mention.start < hedge_end:
+            continue  # the second letter of a hedge
+        hedge = _HEDGE_AFTER.match(text, mention.end - (1 if mention.paren else 0))
+        if hedge is not None and hedge.group("other") != mention.letter:
+            hedge_end, hedged = hedge.end(), True
+            continue
+        kept.append(mention)
+    if not kept:
+        return _HEDGED if hedged else _NONE
+    if len({k.letter for k in kept}) > 1:
+        final = _final_line_letter(text, kept)
+        if final is not None:
+            return Extraction(final, "conclusion")
+        for k in reversed(kept):
+            after = text[k.end : k.end + 80]
+            if _CONCLUSION_AFTER.match(after) or _TABLE_YES.match(after) or _line_verdict(text, k.start, k.end) or (
+                _CONCLUSION_BEFORE.search(text[max(0, k.start - 40) : k.start])
+            ):
+                return Extraction(k.letter, "conclusion")
+    return Extraction(kept[0].letter, "first_letter")
+
+
+_OPENS_WITH_LETTER = re.compile(r"[ \t>*_#-]*\(?[A-D][.):\s*]")
+
+
+def _final_line_letter(text: str, kept: list[_Mention]) -> str | None:
+    """The letter that opens the reply's last line ("**C) Changing social norms**") after an
+    analysis, unless that line is just the last item of a list of options."""
+    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text)]
+    if len(lines) < 2:
+        return None
+    (last_start, last_end), (prev_start, _prev_end) = lines[-1], lines[-2]
+    for k in kept:
+        if last_start <= k.start < last_end and not text[last_start : k.start].strip(" \t*_#>(-"):
+            prev = _OPENS_WITH_LETTER.match(text, prev_start)
+            if prev and ord(k.letter) == ord(prev.group(0).strip(" \t>*_#-(")[0]) + 1:
+                return None  # "...\nC) ...\nD) ...": the next item of a list, not a conclusion
+            return k.letter
+    return None
+
+
+def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
+    declared = _mmlu_declared(text, choices, flexible=True)
+    if declared is not None:
+        return declared  # a declared answer: nothing else in the reply is read
+    mentions = _letter_mentions(text, choices)
+    shaped = _mmlu_shapes(text, choices, mentions)
+    if not shaped.failed:
+        return shaped
+    by_text = _mmlu_option_text(text, choices, containment=False)
+    if not by_text.failed:
+        return by_text
+    letter = _mmlu_letters(text, choices, mentions)
+    if not letter.failed or letter is _HEDGED:
+        return letter
+    return _mmlu_option_text(text, choices, containment=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluator
+# ---------------------------------------------------------------------------------------------
+
+
