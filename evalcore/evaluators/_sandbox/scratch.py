@@ -79,8 +79,13 @@ class Scratch:
                 continue
             if d == "/tmp":
                 self._workdir_ready = False
+            # What the worker mounted here (paths it keeps visible, or hides, below a scratch
+            # directory it could not replace) is never emptied: only what samples wrote.
+            mounted = _mount_points_below(d)
             for name in names:
                 path = f"{d}/{name}"
+                if path in mounted or any(m.startswith(path + "/") for m in mounted):
+                    continue
                 try:
                     if _stat.S_ISDIR(os.lstat(path).st_mode):
                         _rmtree(path)
@@ -114,6 +119,28 @@ def _scrub_environment(workdir: str) -> None:
     )
     if "tempfile" in sys.modules:
         sys.modules["tempfile"].tempdir = None
+
+
+def _mount_points_below(directory: str) -> set[str]:
+    """Mount points strictly below ``directory`` in this mount namespace (``/proc/self/mountinfo``)."""
+    prefix = directory.rstrip("/") + "/"
+    found: set[str] = set()
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            for line in fh:
+                fields = line.split(b" ", 5)
+                if len(fields) > 4:
+                    raw = fields[4]
+                    if b"\\" in raw:  # the kernel writes a space, tab, newline or backslash as \ooo
+                        import re
+
+                        raw = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), raw)
+                    point = raw.decode("utf-8", "surrogateescape")
+                    if point.startswith(prefix):
+                        found.add(point)
+    except OSError:
+        pass
+    return found
 
 
 def _stat_mark(path: str) -> tuple:
