@@ -30,6 +30,8 @@ SCRIPT = textwrap.dedent(
     """
     import json, os, subprocess, sys
     sys.path.insert(0, sys.argv[1])
+    from _sandbox.scratch import Scratch  # before /tmp is covered (the project may lie below it)
+
     # Everything below happens in this private mount namespace: fresh tmpfs over the scratch dirs.
     for d in ("/tmp", "/var/tmp", "/dev/shm"):
         subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
@@ -44,7 +46,6 @@ SCRIPT = textwrap.dedent(
     open("/tmp/junk.txt", "w").write("x")
     open("/var/tmp/junk.txt", "w").write("x")
     os.makedirs("/dev/shm/tree/x")
-    from _sandbox.scratch import Scratch
 
     class Worker(Scratch):
         namespaces, is_root, uid, libc = True, True, 0, None
