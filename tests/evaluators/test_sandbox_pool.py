@@ -579,3 +579,89 @@ def test_programs_that_import_nothing_fork_from_the_lean_zygote() -> None:
         pool.close()
     assert [r.completed for r in results] == [True, True], results
     assert len(sizes) == 3 and sizes[-1] < min(sizes[:-1]) - 512, sizes  # the lean one, last
+
+
+def test_the_lean_zygote_carries_no_enum_re_or_json() -> None:
+    # signal (its enum module), json and re add ≈1.5 MB to the worker before the zygotes are
+    # forked, which every sample's fork copies and every exit tears down: the worker uses
+    # _signal and marshal, and only the full zygote preloads them for programs that import.
+    probe = (
+        "def probe():\n"
+        "    names = {getattr(c, '__module__', '') for c in object.__subclasses__()}\n"
+        "    return sorted(names & {'enum', 'json.decoder', 'json.encoder', 're._parser'})\n"
+    )
+    lean = {"mode": "check", "source": probe, "prompt": "", "test": "def check(candidate):\n    assert candidate() == []\n",
+            "entry_point": "probe", "timeout_s": 5.0}
+    full = dict(lean, source="import math\n\n" + probe, test="def check(candidate):\n    assert 'enum' in candidate()\n")
+    pool = SandboxPool(1)
+    try:
+        results = [_to_result(r) for r in pool.map([lean, full])]
+    finally:
+        pool.close()
+    assert [(r.completed, r.reason) for r in results] == [(True, None), (True, None)], results
+
+
+def test_the_rehearsal_leaves_no_candidate_module_and_no_descriptor() -> None:
+    import sys
+
+    from evalcore.evaluators._sandbox import candidate
+
+    before = sorted(os.listdir("/proc/self/fd"))
+    candidate.rehearse(rounds=2)
+    assert candidate.CANDIDATE_MODULE not in sys.modules
+    assert sorted(os.listdir("/proc/self/fd")) == before
+
+
+def test_the_candidate_loop_ends_through_the_exit_it_is_given() -> None:
+    # What rehearse relies on: every way out of candidate_main goes through exit_, and the
+    # replies are the framed answers a worker reads.
+    import marshal
+
+    from evalcore.evaluators._sandbox import candidate
+    from evalcore.evaluators._sandbox.framing import CALL, RAISE, RETURN, decode, frame
+
+    class Exited(Exception):
+        pass
+
+    codes: list[int] = []
+
+    def exit_(code: int) -> None:
+        codes.append(code)
+        raise Exited
+
+    program = compile("def f(x):\n    if x < 0:\n        raise ValueError('negative')\n    return [x, x * 2]\n", "<program>", "exec")
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    try:
+        os.write(req_w, frame(CALL, marshal.dumps(((3,), {}))) + frame(CALL, marshal.dumps(((-1,), {}))))
+        os.close(req_w)
+        try:
+            candidate.candidate_main({"entry_point": "f", "_program": program}, req_r, rep_w, exit_)
+        except Exited:
+            pass
+        os.close(rep_w)
+        data = os.read(rep_r, 65536)
+    finally:
+        for fd in (req_r, rep_r):
+            os.close(fd)
+        sys_modules = __import__("sys").modules
+        sys_modules.pop(candidate.CANDIDATE_MODULE, None)
+    assert codes == [0]  # the request pipe's end
+    first_len = int.from_bytes(data[:4], "big")
+    assert data[4:5] == RETURN and decode(data[5:5 + first_len]) == [3, 6]
+    second = data[5 + first_len:]
+    assert second[4:5] == RAISE and decode(second[5:])[:2] == ("ValueError", "negative")
+
+
+def test_a_prompt_or_test_sent_compiled_is_loaded_once_per_worker() -> None:
+    import marshal
+
+    from evalcore.evaluators._sandbox import testside
+
+    blob = marshal.dumps(compile("def check(candidate):\n    assert candidate() == 1\n", "<test>", "exec"))
+    job = {"mode": "check", "_test_code": blob, "test": "ignored"}
+    first = testside._shared_code(job, "test", "<test>")
+    again = testside._shared_code(dict(job, _test_code=bytes(blob)), "test", "<test>")
+    assert first is again and first.co_filename == "<test>"
+    other = testside._shared_code({"_test_code": marshal.dumps(compile("x = 2\n", "<test>", "exec"))}, "test", "<test>")
+    assert other is not first and other.co_names == ("x",)

@@ -8,8 +8,8 @@ Worker side (the sandbox's parent never imports it), and the child that hosts a 
 
 from __future__ import annotations
 
+import _signal
 import os
-import signal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ PR_SET_SECCOMP = 22
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
 SECCOMP_MODE_FILTER = 2
-SIGKILL = int(signal.SIGKILL)
+SIGKILL = int(_signal.SIGKILL)
 
 # Mount options that a bind remount must repeat (in a user namespace they are locked).
 MOUNT_OPTION_FLAGS = (
@@ -235,6 +235,12 @@ class Libc:
         self._cap_data = (ctypes.c_uint32 * 6)()
         self.cap_header_address = ctypes.addressof(self._cap_header)
         self.cap_data_address = ctypes.addressof(self._cap_data)
+
+    def seccomp_call(self, address: int) -> tuple:
+        """``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, address)`` as (function, arguments),
+        the arguments already C values: a sample calls it without converting anything."""
+        c = self._ctypes
+        return self.raw.prctl, (c.c_int(PR_SET_SECCOMP), c.c_ulong(SECCOMP_MODE_FILTER), c.c_ulong(address), c.c_ulong(0), c.c_ulong(0))
 
     def last_errno(self) -> int:
         """errno as the last call through :attr:`raw` left it (same thread)."""

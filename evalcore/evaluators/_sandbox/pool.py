@@ -152,13 +152,13 @@ def _site_dirs() -> list[str]:
 
 class _WorkerHandle:
     def __init__(self, index: int, cpu: int | None = None, namespaces: bool = True, hide: Sequence[str] = ()) -> None:
-        import json
+        import marshal
         import subprocess
 
         # LD_BIND_NOW: every symbol is resolved when the worker starts, so samples never write
         # the dynamic linker's tables (a copy-on-write fault per page, per sample).
         config = {"namespaces": namespaces, "hide": answer_key_paths() + list(hide)}
-        env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8", "LD_BIND_NOW": "1", "EVALCORE_SANDBOX_CONFIG": json.dumps(config)}
+        env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8", "LD_BIND_NOW": "1", "EVALCORE_SANDBOX_CONFIG": marshal.dumps(config).hex()}
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", "-X", "utf8", "-c", _WORKER_BOOT, f"{index}:{'' if cpu is None else cpu}", *_site_dirs()],
             stdin=subprocess.PIPE,

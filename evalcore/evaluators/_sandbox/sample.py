@@ -19,8 +19,8 @@ from .linux import (
     CLONE_NEWNS as _CLONE_NEWNS,
     MS_NODEV as _MS_NODEV,
     MS_NOSUID as _MS_NOSUID, MS_RDONLY as _MS_RDONLY,
-    PR_SET_DUMPABLE as _PR_SET_DUMPABLE, PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG, PR_SET_SECCOMP as _PR_SET_SECCOMP,
-    OWN_PID_SLOT as _OWN_PID_SLOT, SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER, SIGKILL as _SIGKILL,
+    PR_SET_DUMPABLE as _PR_SET_DUMPABLE, PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG,
+    OWN_PID_SLOT as _OWN_PID_SLOT, SIGKILL as _SIGKILL,
 )
 from .scratch import _scrub_environment
 
@@ -153,8 +153,9 @@ class SampleSetup:
         address = self.filter_address.get(kind)
         if address and _OWN_PID_SLOT.get(kind, -1) >= 0:
             self.filters[kind]._keep[_OWN_PID_SLOT[kind]].k = os.getpid()  # signals: only to itself
-        if address and prctl is not None:
-            if prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, address, 0, 0) != 0:
+        if address:
+            install, args = self.seccomp_calls[kind]
+            if install(*args) != 0:
                 os._exit(126)  # never run a program without the filter this worker reported
         # sys.stdin/stdout/stderr are the worker's own (UTF-8) text streams on fds 0-2, which
         # now lead to the sample's pipes; the worker never buffered anything in them. sys.argv

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import time
 
 from .framing import DEFAULT_MAX_OUTPUT
@@ -190,6 +189,8 @@ class ScriptSamples:
             elif reasons:
                 reason = reasons[-1]
             elif returncode is not None and returncode < 0:
+                import signal  # its enum module is not loaded before the zygotes are forked
+
                 reason = f"killed by signal {signal.Signals(-returncode).name}" if -returncode in signal.valid_signals() else f"killed by signal {-returncode}"
             else:
                 reason = f"program ended before completing (exit status {returncode})"

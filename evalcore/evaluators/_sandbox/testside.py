@@ -21,7 +21,7 @@ from __future__ import annotations
 import builtins
 import marshal
 import os
-import signal
+import _signal
 import types
 
 from .candidate import PASSED_EXCEPTIONS
@@ -78,13 +78,23 @@ def _compile_shared(text: str, filename: str) -> types.CodeType:
     return code
 
 
+# The parent's compiled prompts and tests, loaded: every sample of a task sends the same bytes.
+_LOADED_CODE: dict[bytes, types.CodeType] = {}
+
+
 def _shared_code(job: dict, key: str, filename: str) -> types.CodeType:
     """The job's prompt or test as code: from the parent's compiled form, else compiled here."""
     blob = job.get(f"_{key}_code")
     if type(blob) is bytes:
-        code = marshal.loads(blob)  # written by the parent (trusted), see attach_shared_code
-        if type(code) is types.CodeType:
-            return code
+        code = _LOADED_CODE.get(blob)
+        if code is None:
+            code = marshal.loads(blob)  # written by the parent (trusted), see attach_shared_code
+            if type(code) is not types.CodeType:
+                return _compile_shared(job.get(key, ""), filename)
+            if len(_LOADED_CODE) >= _SHARED_CODE_MAX:
+                _LOADED_CODE.clear()
+            _LOADED_CODE[blob] = code
+        return code
     return _compile_shared(job.get(key, ""), filename)
 
 
@@ -309,7 +319,7 @@ class _Alarm:
 
 def install_alarm() -> None:
     """Install the SIGALRM handler (once, in the worker)."""
-    signal.signal(signal.SIGALRM, _Alarm.handler)
+    _signal.signal(_signal.SIGALRM, _Alarm.handler)
 
 
 def run_check(session: Session, prompt: types.CodeType, test: types.CodeType, entry: str) -> str | None:
@@ -330,7 +340,7 @@ def run_check(session: Session, prompt: types.CodeType, test: types.CodeType, en
                 raise session.fail("timed out", timeout=True)
             _Alarm.session = session
             _Alarm.armed = True
-            signal.setitimer(signal.ITIMER_REAL, left, 0.05)
+            _signal.setitimer(_signal.ITIMER_REAL, left, 0.05)
             t: dict = {"__name__": "__test__", "__builtins__": builtins}
             exec(prompt, t)
             proxy = CandidateProxy(session, entry)
@@ -350,7 +360,7 @@ def run_check(session: Session, prompt: types.CodeType, test: types.CodeType, en
         reason = session.failure
     finally:
         _Alarm.armed = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
         _Alarm.session = None
     if reason is None and session.failure is not None:
         reason = session.failure  # a failure the test caught and went on from
