@@ -157,6 +157,10 @@ def test_weak_isolation_kills_the_group_and_says_so(probe_spec, monkeypatch) -> 
         sid_pid = [p for p in _alive(token) if b"sid" in open(f"/proc/{p}/cmdline", "rb").read()]
     finally:
         agent.close()
+    # SIGKILL to the group is asynchronous: give the killed processes the time to exit, as _gone does
+    deadline = time.monotonic() + 5.0
+    while [p for p in _alive(token) if p not in sid_pid] and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not [p for p in _alive(token) if p not in sid_pid], "a process of the agent's group outlived it"
     for p in sid_pid:  # (clean up what the fallback cannot reach)
         os.kill(p, 9)

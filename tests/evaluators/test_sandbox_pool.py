@@ -659,9 +659,9 @@ def test_a_prompt_or_test_sent_compiled_is_loaded_once_per_worker() -> None:
     from evalcore.evaluators._sandbox import testside
 
     blob = marshal.dumps(compile("def check(candidate):\n    assert candidate() == 1\n", "<test>", "exec"))
-    job = {"mode": "check", "_test_code": blob, "test": "ignored"}
+    job = {"mode": "check", "_test_code": blob, "test": "def check(candidate):\n    assert candidate() == 1\n"}
     first = testside._shared_code(job, "test", "<test>")
     again = testside._shared_code(dict(job, _test_code=bytes(blob)), "test", "<test>")
     assert first is again and first.co_filename == "<test>"
-    other = testside._shared_code({"_test_code": marshal.dumps(compile("x = 2\n", "<test>", "exec"))}, "test", "<test>")
+    other = testside._shared_code({"_test_code": marshal.dumps(compile("x = 2\n", "<test>", "exec")), "test": "x = 2\n"}, "test", "<test>")
     assert other is not first and other.co_names == ("x",)

@@ -67,35 +67,22 @@ def compile_trusted(text: str, filename: str) -> types.CodeType:
     return compile(text, filename, "exec", dont_inherit=True, optimize=0)
 
 
-def _compile_shared(text: str, filename: str) -> types.CodeType:
-    key = (text, filename)
-    code = _SHARED_CODE.get(key)
+def _shared_code(job: dict, key: str, filename: str) -> types.CodeType:
+    """The job's prompt or test as code, once per worker for each text: loaded from the
+    parent's compiled form when the job carries it, else compiled here."""
+    text = job.get(key, "")
+    cache_key = (text, filename)
+    code = _SHARED_CODE.get(cache_key)
     if code is None:
-        code = compile_trusted(text, filename)
+        blob = job.get(f"_{key}_code")
+        # Written by the parent (trusted) for this very text, see attach_shared_code.
+        code = marshal.loads(blob) if type(blob) is bytes else None
+        if type(code) is not types.CodeType:
+            code = compile_trusted(text, filename)
         if len(_SHARED_CODE) >= _SHARED_CODE_MAX:
             _SHARED_CODE.clear()
-        _SHARED_CODE[key] = code
+        _SHARED_CODE[cache_key] = code
     return code
-
-
-# The parent's compiled prompts and tests, loaded: every sample of a task sends the same bytes.
-_LOADED_CODE: dict[bytes, types.CodeType] = {}
-
-
-def _shared_code(job: dict, key: str, filename: str) -> types.CodeType:
-    """The job's prompt or test as code: from the parent's compiled form, else compiled here."""
-    blob = job.get(f"_{key}_code")
-    if type(blob) is bytes:
-        code = _LOADED_CODE.get(blob)
-        if code is None:
-            code = marshal.loads(blob)  # written by the parent (trusted), see attach_shared_code
-            if type(code) is not types.CodeType:
-                return _compile_shared(job.get(key, ""), filename)
-            if len(_LOADED_CODE) >= _SHARED_CODE_MAX:
-                _LOADED_CODE.clear()
-            _LOADED_CODE[blob] = code
-        return code
-    return _compile_shared(job.get(key, ""), filename)
 
 
 def program_imports(job: dict) -> bool:

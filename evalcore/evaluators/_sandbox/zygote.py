@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 import os
 import resource
-import _signal
 import struct
 import sys
 import _socket
@@ -181,7 +180,7 @@ class Zygotes:
             try:
                 os.setresgid(self.uid, self.uid, self.uid)
                 os.setresuid(self.uid, self.uid, self.uid)
-                os.kill(-1, _signal.SIGKILL)
+                os.kill(-1, _SIGKILL)
             except BaseException:  # noqa: BLE001
                 pass
             os._exit(0)
