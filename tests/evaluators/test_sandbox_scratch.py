@@ -80,3 +80,92 @@ def test_wipe_keeps_mount_points_below_a_scratch_directory(tmp_path: Path) -> No
         "/var/tmp/junk.txt": False,
         "/dev/shm/tree": False,
     }
+
+
+SKIP_SCRIPT = textwrap.dedent(
+    """
+    import json, os, subprocess, sys
+    sys.path.insert(0, sys.argv[1])
+    from _sandbox.scratch import Scratch
+
+    for d in ("/tmp", "/var/tmp", "/dev/shm"):
+        subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
+    # As the worker leaves /tmp when a virtual environment lies below it: directories it made
+    # to hold the mount point (/tmp/work, /tmp/work/main), and the mount itself.
+    os.makedirs("/tmp/work/main/venv", mode=0o755)
+    os.chmod("/tmp/work", 0o755)
+    os.chmod("/tmp/work/main", 0o755)
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/tmp/work/main/venv"], check=True)
+    open("/tmp/work/main/venv/precious", "w").write("x")
+
+    class Worker(Scratch):
+        namespaces, is_root, uid, libc = True, True, 0, None
+        _fresh_tmpfs, _scratch_marks, _workdir_ready = set(), {}, False
+
+    w = Worker()
+    w._workdir()  # makes /tmp/sandbox and marks the scratch directories clean
+    out = {}
+    ino = os.stat("/tmp/sandbox").st_ino
+    w._wipe_scratch()  # a sample that changed nothing
+    out["untouched_kept"] = w._workdir_ready and os.stat("/tmp/sandbox").st_ino == ino
+
+    # A sample that owns the holding directories (root of a user namespace) writes into one
+    # and opens it to everyone.
+    open("/tmp/work/leak.txt", "w").write("for the next sample")
+    os.chmod("/tmp/work", 0o777)
+    w._wipe_scratch()
+    out["holder_emptied"] = not os.path.exists("/tmp/work/leak.txt")
+    out["holder_mode"] = oct(os.stat("/tmp/work").st_mode & 0o7777)
+    out["mount_kept"] = os.path.exists("/tmp/work/main/venv/precious")
+    out["workdir_renewed"] = not w._workdir_ready and not os.path.exists("/tmp/sandbox")
+
+    w._workdir()
+    os.makedirs("/tmp/sandbox/a/b")
+    open("/tmp/sandbox/a/b/left.txt", "w").write("x")
+    w._wipe_scratch()
+    out["workdir_emptied"] = not os.path.exists("/tmp/sandbox/a")
+
+    w._workdir()
+    open("/var/tmp/junk.txt", "w").write("x")
+    w._wipe_scratch()
+    out["other_scratch_emptied"] = not os.path.exists("/var/tmp/junk.txt")
+    out["intact_worker_stays"] = not w.scratch_broken
+
+    # Renamed, a directory takes the mount point along: later samples would miss the kept path.
+    w._workdir()
+    os.rename("/tmp/work", "/tmp/moved")
+    w._wipe_scratch()
+    out["renamed_holder_retires_the_worker"] = w.scratch_broken
+    print(json.dumps(out))
+    """
+)
+
+
+def test_unchanged_scratch_directories_are_kept_and_holders_of_mount_points_emptied(tmp_path: Path) -> None:
+    """A scratch directory that cannot be replaced (a path kept visible below it) is kept as is
+    when no sample changed it (a few ``lstat`` calls instead of emptying it and making the
+    working directory again after every sample); after a change, what a sample wrote inside the
+    directories that hold the mount points is removed too, and their modes are restored; a
+    sample that renamed one of them (moving the kept path away) retires the worker."""
+    script = tmp_path / "skip.py"
+    script.write_text(SKIP_SCRIPT)
+    out = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", sys.executable, str(script),
+         str(ROOT / "evalcore" / "evaluators")],
+        capture_output=True, text=True, timeout=120,
+    )
+    if out.returncode != 0 and "unshare failed" in out.stderr:
+        pytest.skip(f"no private mount namespace here: {out.stderr.strip()}")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {
+        "untouched_kept": True,
+        "holder_emptied": True,
+        "holder_mode": "0o755",
+        "mount_kept": True,
+        "workdir_renewed": True,
+        "workdir_emptied": True,
+        "other_scratch_emptied": True,
+        "intact_worker_stays": True,
+        "renamed_holder_retires_the_worker": True,
+    }

@@ -26,6 +26,11 @@ class Scratch:
     ``namespaces``, ``is_root``, ``uid``, ``libc``, ``_workdir_ready``, ``_fresh_tmpfs`` and
     ``_scratch_marks``)."""
 
+    # Per scratch directory that is no tmpfs of ours: the directories below it that hold a mount
+    # point (made by the worker to reach a path kept visible or hidden), when last marked.
+    _scratch_holders: dict[str, tuple[str, ...]] | None = None
+    scratch_broken = False  # a sample moved a directory of the worker's: the worker must go
+
     def _workdir(self) -> tuple[str, str | None]:
         """The sample's working directory, and the temporary one to remove after it (fallback)."""
         if self.namespaces:
@@ -44,13 +49,40 @@ class Scratch:
         return tmpdir, tmpdir
 
     def _mark_scratch(self) -> None:
-        """Remember the fresh scratch tmpfs directories (and the working directory) as clean."""
+        """Remember the scratch directories (and the working directory) as clean.
+
+        For a scratch directory that is no tmpfs of ours, the directories below it that hold a
+        mount point are marked too (with them, the one place a sample may write).
+        """
         marks = {}
         for d in self._fresh_tmpfs:
             marks[d] = _stat_mark(d)
+        holders: dict[str, tuple[str, ...]] = {}
+        for d in _SCRATCH_DIRS:
+            if d in self._fresh_tmpfs or not os.path.isdir(d) or os.path.islink(d):
+                continue
+            holders[d] = _holders(d, _mount_points_below(d))
+            for path in (d, *holders[d]):
+                marks[path] = _stat_mark(path)
         if self._workdir_ready:
             marks[_WORKDIR] = _stat_mark(_WORKDIR)
         self._scratch_marks = marks
+        self._scratch_holders = holders
+
+    def _unchanged(self, d: str) -> bool:
+        """Whether a scratch directory is as it was when last marked clean (one ``lstat`` per
+        directory that a sample could have written to)."""
+        marks = self._scratch_marks
+        if d in self._fresh_tmpfs:
+            paths: tuple[str, ...] = (d,)
+        else:
+            held = (self._scratch_holders or {}).get(d)
+            if held is None:
+                return False
+            paths = (d, *held)
+        if d == "/tmp" and self._workdir_ready:
+            paths += (_WORKDIR,)
+        return all(_stat_mark(p) == marks.get(p) for p in paths)
 
     def _wipe_scratch(self) -> None:
         """Give the next sample scratch directories as fresh as the first one had.
@@ -59,15 +91,16 @@ class Scratch:
         owner, link count, modification and change times, read with one ``stat``; the mounts
         are ``noatime``) is kept; any other is replaced by a new, empty tmpfs, so nothing a
         sample wrote there (files, timestamps, modes, extended attributes, trees of any depth)
-        reaches the next one. Directories that are not a tmpfs of ours are emptied instead.
+        reaches the next one. Directories that are not a tmpfs of ours are kept the same way
+        when neither they, nor the directories in them that hold a mount point, nor the working
+        directory changed; else they are emptied (around the mount points) and their modes
+        restored.
         """
         renewed = False
         for d in _SCRATCH_DIRS:
+            if self._unchanged(d):
+                continue
             if d in self._fresh_tmpfs:
-                if _stat_mark(d) == self._scratch_marks.get(d) and (
-                    d != "/tmp" or not self._workdir_ready or _stat_mark(_WORKDIR) == self._scratch_marks.get(_WORKDIR)
-                ):
-                    continue
                 if self._renew_tmpfs(d):
                     renewed = True
                     if d == "/tmp":
@@ -79,20 +112,22 @@ class Scratch:
                 continue
             if d == "/tmp":
                 self._workdir_ready = False
-            # What the worker mounted here (paths it keeps visible, or hides, below a scratch
-            # directory it could not replace) is never emptied: only what samples wrote.
-            mounted = _mount_points_below(d)
-            for name in names:
-                path = f"{d}/{name}"
-                if path in mounted or any(m.startswith(path + "/") for m in mounted):
-                    continue
+            # A sample that owns them (root of a user namespace) may have changed their modes.
+            for path in (d, *(self._scratch_holders or {}).get(d, ())):
+                mark = self._scratch_marks.get(path)
                 try:
-                    if _stat.S_ISDIR(os.lstat(path).st_mode):
-                        _rmtree(path)
-                    else:
-                        os.unlink(path)
+                    if mark and _stat.S_ISDIR(os.lstat(path).st_mode):  # the sample is gone: no race
+                        os.chmod(path, _stat.S_IMODE(mark[2]))
                 except OSError:
                     pass
+            # What the worker mounted here (paths it keeps visible, or hides, below a scratch
+            # directory it could not replace) is never emptied: only what samples wrote, also
+            # inside the directories that hold those mount points.
+            _empty_around(d, names, _mount_points_below(d))
+            if any(not os.path.isdir(h) for h in (self._scratch_holders or {}).get(d, ())):
+                # One was renamed (it took its mount point along): later samples would not find
+                # the kept path there. This worker stops after its reply; the pool starts anew.
+                self.scratch_broken = True
             renewed = True
         if renewed:
             self._mark_scratch()
@@ -141,6 +176,40 @@ def _mount_points_below(directory: str) -> set[str]:
     except OSError:
         pass
     return found
+
+
+def _holders(directory: str, mounted: set[str]) -> tuple[str, ...]:
+    """The directories strictly between ``directory`` and the mount points below it."""
+    found: set[str] = set()
+    prefix = directory.rstrip("/") + "/"
+    for point in mounted:
+        parent = os.path.dirname(point)
+        while parent.startswith(prefix) and parent not in found:
+            found.add(parent)
+            parent = os.path.dirname(parent)
+    return tuple(sorted(found - mounted))
+
+
+def _empty_around(directory: str, names: list[str], mounted: set[str]) -> None:
+    """Remove the entries of ``directory`` except mount points; a directory that holds a mount
+    point is emptied the same way (it was made by the worker, so the recursion is as deep as the
+    worker's own paths, whatever a sample created)."""
+    for name in names:
+        path = f"{directory}/{name}"
+        if path in mounted:
+            continue
+        try:
+            is_dir = _stat.S_ISDIR(os.lstat(path).st_mode)
+            if any(m.startswith(path + "/") for m in mounted):
+                if is_dir:
+                    _empty_around(path, os.listdir(path), mounted)
+                continue
+            if is_dir:
+                _rmtree(path)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
 
 
 def _stat_mark(path: str) -> tuple:

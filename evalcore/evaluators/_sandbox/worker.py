@@ -275,6 +275,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         if not todo:
             return False
         self._hide_all(todo)
+        self._scratch_holders = None  # the mount points below the scratch directories changed
         return True
 
     def isolation(self) -> dict[str, Any]:
@@ -469,6 +470,9 @@ def _worker_main() -> None:
         # _REPLY_HOLD_S, or when _REPLY_BATCH are waiting; a reply waits at most a few short
         # samples.
         replies.append(reply)
+        if worker.scratch_broken:
+            _send_many(proto_out, replies)
+            return  # the pool replaces this worker and retries the jobs it had queued
         if len(queue) <= 1 or len(replies) >= _REPLY_BATCH or float(reply.get("duration_s", 1.0)) > _REPLY_HOLD_S:
             _send_many(proto_out, replies)
 
