@@ -59,9 +59,10 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_wipe_keeps_mount_points_below_a_scratch_directory(tmp_path: Path) -> None:
-    script = tmp_path / "wipe.py"
-    script.write_text(SCRIPT)
+def _in_private_mount_namespace(script_text: str, tmp_path: Path) -> dict:
+    """Run a script in a private mount namespace; the JSON object it printed last."""
+    script = tmp_path / "script.py"
+    script.write_text(script_text)
     out = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", sys.executable, str(script),
          str(ROOT / "evalcore" / "evaluators")],
@@ -70,7 +71,11 @@ def test_wipe_keeps_mount_points_below_a_scratch_directory(tmp_path: Path) -> No
     if out.returncode != 0 and "unshare failed" in out.stderr:
         pytest.skip(f"no private mount namespace here: {out.stderr.strip()}")
     assert out.returncode == 0, out.stderr
-    exists = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_wipe_keeps_mount_points_below_a_scratch_directory(tmp_path: Path) -> None:
+    exists = _in_private_mount_namespace(SCRIPT, tmp_path)
     assert exists == {
         "/tmp/kept/precious": True,  # a mount point below /tmp: never emptied
         "/tmp/project/deep/precious": True,  # a directory holding a mount point: left alone
@@ -147,17 +152,7 @@ def test_unchanged_scratch_directories_are_kept_and_holders_of_mount_points_empt
     working directory again after every sample); after a change, what a sample wrote inside the
     directories that hold the mount points is removed too, and their modes are restored; a
     sample that renamed one of them (moving the kept path away) retires the worker."""
-    script = tmp_path / "skip.py"
-    script.write_text(SKIP_SCRIPT)
-    out = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", sys.executable, str(script),
-         str(ROOT / "evalcore" / "evaluators")],
-        capture_output=True, text=True, timeout=120,
-    )
-    if out.returncode != 0 and "unshare failed" in out.stderr:
-        pytest.skip(f"no private mount namespace here: {out.stderr.strip()}")
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = _in_private_mount_namespace(SKIP_SCRIPT, tmp_path)
     assert result == {
         "untouched_kept": True,
         "holder_emptied": True,
