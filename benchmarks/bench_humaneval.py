@@ -11,8 +11,8 @@ pass@1 = 1.0). Each measurement runs in a fresh interpreter, alternating the two
   warm worker pool, "warm" is a second call in the same process (which also knows how long each
   test took in the first, and so starts the slowest first: HumanEval/75 alone takes 0.11-0.14 s).
 
-A third, reference harness measures the floor of any design that runs each sample in a fresh
-process (``--inner floor``): it forks a warm interpreter per sample (the modules evalcore's
+A third, reference harness measures a floor for designs that run each sample in a fresh process
+(``_FLOOR``, the plainest such harness): it forks a warm interpreter per sample (the modules evalcore's
 sandbox preloads already imported), executes prompt, completion and test *in that process* and
 reads the verdict from its exit status, on as many pinned workers as evalcore, longest sample
 first. No isolation, no separate test process, no output capture: no one should score with it,
