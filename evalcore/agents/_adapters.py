@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from evalcore.agents._protocol import Agent, AgentResponse, ToolRegistry
 from evalcore.errors import EvalcoreError
@@ -104,7 +105,8 @@ def build_in_process(spec: str, **kwargs: Any) -> Agent:
     return check_agent(obj, f"agent factory {spec!r}")
 
 
-def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0, **kwargs: Any) -> Agent:
+def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0,
+               hide: Sequence[str | os.PathLike[str]] = (), **kwargs: Any) -> Agent:
     """Build the agent named by ``spec``.
 
     A Python agent (``"reference"`` or ``"module:function"``) runs in a fresh interpreter of its
@@ -119,6 +121,7 @@ def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0, 
             ``http://``/``https://`` URL (``kwargs`` go to :class:`HttpAgent`).
         in_process: Build a Python agent in this process.
         timeout_s: Per-request timeout of a hosted or HTTP agent.
+        hide: Paths a hosted agent must not read (see :class:`~evalcore.agents.HostedAgent`).
         **kwargs: Options for the factory (JSON values for a hosted agent).
 
     Returns:
@@ -154,7 +157,7 @@ def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0, 
     _import_check(spec)
     from evalcore.agents._host import HostedAgent
 
-    return HostedAgent(spec, kwargs, timeout_s=timeout_s)
+    return HostedAgent(spec, kwargs, timeout_s=timeout_s, hide=hide)
 
 
 def _import_check(spec: str) -> None:

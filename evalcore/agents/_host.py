@@ -18,8 +18,11 @@ new user, PID and mount namespaces (the helpers of the code-execution sandbox,
 its PID namespace, mounts a fresh ``/proc`` there (only the agent's own processes are visible:
 the evaluator has no PID it could name, ``os.getppid()`` is 0) and gives up every capability
 for good (so the fresh ``/proc`` cannot be unmounted to show the old one). The network and the
-file system stay as they are: agents may need their model endpoint and files. This is
-isolation level ``"full"``. Where the kernel refuses the namespaces, the level is ``"weak"``.
+file system stay as they are (agents may need their model endpoint and files), except for the
+paths the evaluator names (``hide``: the cases file with the expected answers, the output folder
+with earlier results and their seeds): an empty read-only file or directory lies over each in the
+agent's mount namespace. This is isolation level ``"full"``. Where the kernel refuses the
+namespaces, the level is ``"weak"`` (and nothing is hidden: the notes say so).
 In both cases the evaluator sets itself non-dumpable while it hosts agents (``prctl
 PR_SET_DUMPABLE 0``: a process of the same user without ``CAP_SYS_PTRACE`` cannot open its
 memory), restored when the last hosted agent closes. The child runs in a process group (and
@@ -39,12 +42,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from evalcore.agents._http import HttpAgent
 from evalcore.errors import EvalcoreError
 
 _NONCE_ENV = "EVALCORE_AGENT_HOST_NONCE"
+_HIDE_ENV = "EVALCORE_AGENT_HOST_HIDE"
 
 # The evaluator is non-dumpable while it hosts at least one agent (see the module docstring).
 _guard_lock = threading.Lock()
@@ -94,6 +98,9 @@ class HostedAgent(HttpAgent):
         timeout_s: Per-request timeout (default 30 s).
         startup_timeout_s: How long building the agent may take.
         threshold: The agent's similarity threshold when known (default: ``options["threshold"]``).
+        hide: Paths the agent must not read (the evaluator's answer key: a cases file, the
+            results folder), covered in the agent's mount namespace; a directory that holds the
+            working directory or the agent's import path stays visible (a note says so).
 
     Raises:
         EvalcoreError: The factory cannot be imported or fails, its agent does not meet the
@@ -101,7 +108,8 @@ class HostedAgent(HttpAgent):
     """
 
     def __init__(self, spec: str, options: Mapping[str, Any] | None = None, *, timeout_s: float = 30.0,
-                 startup_timeout_s: float = 300.0, threshold: float | None = None) -> None:
+                 startup_timeout_s: float = 300.0, threshold: float | None = None,
+                 hide: Sequence[str | os.PathLike[str]] = ()) -> None:
         options = dict(options or {})
         try:
             payload = json.dumps(options)
@@ -114,6 +122,7 @@ class HostedAgent(HttpAgent):
         # the child resolves modules as this process does (the current directory included)
         paths = [p if p else os.getcwd() for p in sys.path]
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        env[_HIDE_ENV] = json.dumps([os.path.abspath(os.fspath(p)) for p in hide])
         self._log = tempfile.NamedTemporaryFile(prefix="evalcore_agent_", suffix=".log", delete=False)
         self.log_path = Path(self._log.name)
         self.isolation = "weak"
@@ -253,19 +262,58 @@ class HostedAgent(HttpAgent):
             pass
 
 
+def _hidden_paths() -> list[str]:
+    """The paths the evaluator asked to hide (taken out of the environment before agent code
+    runs); a directory that holds the working directory or an import path stays (the agent's
+    own code may live there)."""
+    try:
+        raw = json.loads(os.environ.pop(_HIDE_ENV, "[]") or "[]")
+    except ValueError:
+        raw = []
+    keep = [os.path.realpath(p or os.getcwd()) for p in (os.getcwd(), *sys.path)]
+    out: list[str] = []
+    for item in raw if isinstance(raw, list) else []:
+        path = os.path.realpath(str(item))
+        if path in out or not os.path.exists(path) or path == "/":
+            continue
+        if os.path.isdir(path) and any(k == path or k.startswith(path + "/") for k in keep):
+            continue
+        out.append(path)
+    return out
+
+
+def _cover(libc: Any, path: str) -> str | None:
+    """Lay an empty read-only directory (tmpfs) or an empty file (``/dev/null``) over ``path``
+    in this mount namespace; None when done, else why not."""
+    from evalcore.evaluators.sandbox import linux
+
+    try:
+        if os.path.isdir(path):
+            libc.mount("tmpfs", path, "tmpfs", linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC,
+                       "size=4k,mode=0555")
+        else:
+            libc.mount("/dev/null", path, None, linux.MS_BIND)
+    except OSError as exc:
+        return str(exc)
+    return None
+
+
 def _isolate() -> tuple[str, list[str]]:
     """Child side, before any agent code: enter new user, PID and mount namespaces, fork PID 1
     of the new PID namespace (this process waits for it and exits with its status), mount a
-    fresh ``/proc`` and drop every capability (see the module docstring).
+    fresh ``/proc``, cover the paths to hide and drop every capability (see the module
+    docstring).
 
     Returns:
         ``("full", [])`` in PID 1 of the namespaces, or ``("weak", [why])`` where the kernel
         refused them (then nothing has changed).
     """
+    hide = _hidden_paths()
+    unhidden = [f"{', '.join(hide)} not hidden from the agent"] if hide else []
     if not sys.platform.startswith("linux"):
-        return "weak", [f"no namespaces on {sys.platform}"]
+        return "weak", [f"no namespaces on {sys.platform}", *unhidden]
     if os.environ.get("EVALCORE_AGENT_HOST_ISOLATION") == "weak":  # (to test the fallback)
-        return "weak", ["namespaces not tried: EVALCORE_AGENT_HOST_ISOLATION=weak"]
+        return "weak", ["namespaces not tried: EVALCORE_AGENT_HOST_ISOLATION=weak", *unhidden]
     try:
         from evalcore.evaluators.sandbox import linux
 
@@ -273,7 +321,7 @@ def _isolate() -> tuple[str, list[str]]:
         linux.enter_user_namespace(libc, None, None)  # the same uid and gid inside
         libc.unshare(linux.CLONE_NEWPID | linux.CLONE_NEWNS)
     except (OSError, AttributeError) as exc:
-        return "weak", [f"namespaces refused ({exc}): the agent runs as this user with the host's /proc"]
+        return "weak", [f"namespaces refused ({exc}): the agent runs as this user with the host's /proc", *unhidden]
     pid = os.fork()
     if pid:
         # Outside the new PID namespace: wait for PID 1 and pass its status on. (Killed, this
@@ -297,6 +345,16 @@ def _isolate() -> tuple[str, list[str]]:
     except OSError as exc:
         level = "weak"
         notes.append(f"could not mount a /proc of the agent's own ({exc}): the host's /proc stays visible")
+    covered = []
+    for path in hide:
+        why = _cover(libc, path)
+        if why:
+            level = "weak"
+            notes.append(f"could not hide {path} from the agent ({why})")
+        else:
+            covered.append(path)
+    if covered:
+        notes.append(f"hidden from the agent: {', '.join(covered)}")
     try:
         linux.drop_capabilities(libc)
     except OSError as exc:

@@ -30,7 +30,10 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--threshold", type=float, default=None, help="similarity threshold of the agent's tool search")
     p.add_argument("--cases", type=Path, default=None, help="JSON file of test cases (default: generated)")
     p.add_argument("--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=4,complex=4,edge=6")
-    p.add_argument("--seed", type=int, default=0, help="seed of the case generator (default 0)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of the case generator (default: a fresh secret one, drawn per run and recorded in "
+                        "the results, so the agent cannot rebuild the expected answers; give the recorded seed "
+                        "to rerun the same cases)")
     p.add_argument("--limit", type=int, default=None, help="at most N cases per category")
     p.add_argument("--workers", type=int, default=4, help="threads of the load test (default 4)")
     p.add_argument("--load-requests", type=int, default=20, help="requests of the load test (default 20)")
@@ -62,7 +65,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     s.add_argument("--model", default=None, help="model of the reference agent (default local:smollm2; 'none' = no LLM)")
     s.add_argument("--cases", type=Path, default=None, help="JSON file of test cases (default: generated)")
     s.add_argument("--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=6")
-    s.add_argument("--seed", type=int, default=0, help="seed of the cases and of the dev/held-out split")
+    s.add_argument("--seed", type=int, default=None,
+                   help="seed of the cases and of the dev/held-out split (default: a fresh secret one, "
+                        "recorded in sweep.json)")
     s.add_argument("--unrelated", type=int, default=8, help="unrelated queries for the false-positive rate")
     s.add_argument("--output", type=Path, default=Path("reports/sweep"), help="output folder")
     s.set_defaults(func=_sweep)
@@ -128,12 +133,16 @@ def _agent_eval(args: argparse.Namespace) -> int:
     extra = {"agent_spec": args.agent, "model": args.model, "threshold": args.threshold,
              "cases_file": str(args.cases) if args.cases else None}
     result = evaluate(args.agent, config, categories=cats, cases=args.cases, model=args.model,
-                      threshold=args.threshold, in_process=args.in_process, extra_config=extra)
+                      threshold=args.threshold, in_process=args.in_process, extra_config=extra,
+                      hide=[args.output_dir])
     s = result.summary()
     status = {"PASSED": "PASSED", "FAILED": "FAILED", "partial": "partial (not every category run: no verdict)"}
     print(f"overall {s['overall_score']:.3f}  system {status[s['status']]}  "
           f"tests passed {s['n_tests_passed']}/{s['n_tests']}  critical failures {s['n_critical_failures']}"
           + ("" if s["trusted"] else "  [in-process agent: results not trusted]"))
+    if args.cases is None:
+        print(f"  cases from seed {config.seed}"
+              + (" (drawn for this run; --seed reruns the same cases)" if config.seed_source == "drawn" else ""))
     if s["categories_below_floor"] and s["status"] != "partial":
         print(f"  below the category floor {s['category_floor']:g}: {', '.join(s['categories_below_floor'])}")
     for row in suite_records(result):
@@ -161,7 +170,8 @@ def _sweep(args: argparse.Namespace) -> int:
 
     cases = load_cases(args.cases) if args.cases else None
     counts = _parse_counts(args.counts)
-    res = threshold_sweep(lambda t: resolve_agent(args.agent, model=args.model, threshold=t, seed=args.seed),
+    res = threshold_sweep(lambda t: resolve_agent(args.agent, model=args.model, threshold=t,
+                                                  hide=[p for p in (args.cases, args.output) if p is not None]),
                           thresholds, cases=cases, seed=args.seed, counts=counts, n_unrelated=args.unrelated)
     out = args.output
     write_bytes_atomic(out / "sweep.json", json.dumps(res.to_dict(), indent=1).encode())

@@ -21,6 +21,28 @@ def _relative_drop(a: float, b: float) -> float:
     return (a - b) / a if a > 0 else 0.0
 
 
+def _cases_of(d: dict[str, Any]) -> tuple[Any, str]:
+    """(what identifies the cases an evaluation ran on, how to name them in a message)."""
+    cfg = d.get("config") or {}
+    suite = cfg.get("suite") or {}
+    if cfg.get("cases_digest"):
+        named = f"cases file {cfg['cases_file']}" if cfg.get("cases_file") else f"seed {suite.get('seed')}"
+        return ("digest", cfg["cases_digest"]), named
+    if not cfg.get("cases_file") and suite.get("seed") is not None:  # results written before the digest
+        return ("seed", suite.get("seed"), suite.get("counts")), f"seed {suite.get('seed')}"
+    return None, "unknown cases"
+
+
+def same_cases(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Raise when two evaluation results ran on different cases (tests are paired by name, and
+    the generator gives the same names to different cases under different seeds)."""
+    (ka, na), (kb, nb) = _cases_of(a), _cases_of(b)
+    if ka is not None and kb is not None and ka[0] == kb[0] and ka != kb:
+        hint = f"evaluate B with --seed {na[5:]}" if na.startswith("seed ") else "evaluate both on the same cases file"
+        raise EvalcoreError(f"the two evaluations ran on different cases (A: {na}, B: {nb}); their tests share "
+                            f"names, not inputs, so they cannot be paired: {hint}", field="compare")
+
+
 def compare_results(a: Any, b: Any, *, drop_threshold: float = 0.10, n_resamples: int = 10_000,
                     seed: int = 0) -> dict[str, Any]:
     """Compare evaluation B against baseline A.
@@ -44,11 +66,13 @@ def compare_results(a: Any, b: Any, *, drop_threshold: float = 0.10, n_resamples
         "only_in_a", "only_in_b", "paired_test"}`` (native JSON types).
 
     Raises:
-        EvalcoreError: Unreadable inputs, or no test in common.
+        EvalcoreError: Unreadable inputs, evaluations of different cases (their ``cases_digest``
+            differ), or no test in common.
     """
     from evalcore import stats
 
     da, db = _load(a), _load(b)
+    same_cases(da, db)
     cats = [c for c in da["detailed_results"] if c in db["detailed_results"]]
     categories: dict[str, Any] = {}
     for c in cats:

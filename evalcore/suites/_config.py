@@ -3,10 +3,14 @@ threshold, the knobs of a run (:class:`SuiteConfig`) and the cases it runs on (:
 
 from __future__ import annotations
 
+import hashlib
+import json
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from evalcore._io import to_json_native
+from evalcore.errors import EvalcoreError
 from evalcore.suites._cases.generator import AgentCaseGenerator
 from evalcore.suites._cases.records import AgentCase
 
@@ -40,7 +44,12 @@ class SuiteConfig:
     """Knobs of an evaluation (all recorded in the results' ``config``).
 
     Attributes:
-        seed: Seed of the case generator.
+        seed: Seed of the case generator. None (the default) draws a fresh secret one for this
+            configuration (:func:`draw_seed`), recorded in the results with ``seed_source:
+            "drawn"``: an agent cannot rebuild the cases, and so their expected answers, from a
+            seed it could know (the generator ships with evalcore). Give the recorded seed to
+            run the same cases again (e.g. to compare two agents); a seed anyone can guess
+            (0, 1, 42 …) makes the answer key public.
         counts: Cases per complexity for the generator (None = 20/15/10/11).
         limit: At most this many cases per category (None = all that fit the category).
         k: Depth of the ranked search results for retrieval metrics.
@@ -71,7 +80,7 @@ class SuiteConfig:
         sandbox_timeout_s: Limit of each sandboxed run of an agent's registered code.
     """
 
-    seed: int = 0
+    seed: int | None = None
     counts: dict[str, int] | None = None
     limit: int | None = None
     k: int = 5
@@ -94,6 +103,14 @@ class SuiteConfig:
     n_held_out: int = 3
     learning_kinds: int = 5
     sandbox_timeout_s: float = 20.0
+    seed_source: str = field(default="given", init=False)
+
+    def __post_init__(self) -> None:
+        self.seed_source = "given"
+        if self.seed is None:
+            self.seed, self.seed_source = draw_seed(), "drawn"
+        elif isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise EvalcoreError(f"seed must be an integer or None, got {self.seed!r}", field="seed")
 
     def aliases(self, kind: str) -> tuple[str, ...]:
         """The kind's own name followed by its aliases."""
@@ -102,6 +119,11 @@ class SuiteConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: to_json_native(v) for k, v in self.__dict__.items()}
+
+
+def draw_seed() -> int:
+    """A fresh secret seed for the case generator (63 bits from the operating system's CSPRNG)."""
+    return secrets.randbits(63)
 
 
 @dataclass
@@ -128,3 +150,12 @@ class SuiteData:
             if config.n_paraphrase_groups else [],
             unrelated=gen.unrelated_queries(config.n_unrelated),
         )
+
+    def digest(self) -> str:
+        """SHA-256 of everything the tests are built from (cases, paraphrase groups, unrelated
+        queries): two evaluations ran on the same cases exactly when their digests are equal."""
+        content = {"cases": [c.to_dict() for c in self.cases],
+                   "paraphrase_groups": [[c.to_dict() for c in g] for g in self.paraphrase_groups],
+                   "unrelated": list(self.unrelated)}
+        text = json.dumps(to_json_native(content), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(text.encode()).hexdigest()

@@ -18,7 +18,8 @@ from evalcore.suites._oracle import SELF_TEST_AGENTS
 def evaluate(agent: Any, config: SuiteConfig | None = None, *, categories: Iterable[str] | None = None,
              cases: Sequence[AgentCase] | str | os.PathLike[str] | None = None, model: str | None = None,
              threshold: float | None = None, options: Mapping[str, Any] | None = None, in_process: bool = False,
-             extra_config: Mapping[str, Any] | None = None, progress: bool | None = None) -> EvaluationResult:
+             extra_config: Mapping[str, Any] | None = None, progress: bool | None = None,
+             hide: Sequence[str | os.PathLike[str]] = ()) -> EvaluationResult:
     """Evaluate an agent: the cases, the agent and the run, as ``evalcore agent-eval`` and the agent
     notebooks do it.
 
@@ -26,7 +27,8 @@ def evaluate(agent: Any, config: SuiteConfig | None = None, *, categories: Itera
     from ``config.seed`` and ``config.counts``, with the paraphrase groups and unrelated queries
     of ``config``. An agent given by its specification is built by :func:`resolve_agent` (a
     Python agent hosted in an interpreter of its own unless ``in_process``; the self-test agents
-    answering these cases) and closed afterwards.
+    answering these cases) and closed afterwards. No agent is given the case seed, and a hosted
+    one cannot read the cases file nor the paths in ``hide``.
 
     Args:
         agent: An agent specification (``"reference"``, ``"oracle"``, ``"module:function"``,
@@ -41,6 +43,8 @@ def evaluate(agent: Any, config: SuiteConfig | None = None, *, categories: Itera
         in_process: Build a Python agent in this process (its results say ``trusted: false``).
         extra_config: More provenance to record in the results' ``config``.
         progress: Show a progress bar (None = only in a terminal).
+        hide: Paths a hosted agent must not read besides the cases file, which is always hidden
+            from it (e.g. the results folder: earlier results record their seeds).
 
     Returns:
         The evaluation result.
@@ -55,9 +59,11 @@ def evaluate(agent: Any, config: SuiteConfig | None = None, *, categories: Itera
         raise EvalcoreError("no test cases to evaluate", path=path, field=None if path is not None else "counts")
     name = agent if isinstance(agent, str) else None
     if name is not None:
-        agent = resolve_agent(name, model=model, threshold=threshold, seed=config.seed, cases=data.cases,
+        # The agent never learns the case seed (with it, the generator rebuilds the answer key).
+        agent = resolve_agent(name, model=model, threshold=threshold, cases=data.cases,
                               paraphrase_groups=data.paraphrase_groups, options=options, in_process=in_process,
-                              timeout_s=config.request_timeout_s or 30.0)
+                              timeout_s=config.request_timeout_s or 30.0,
+                              hide=[*([path] if path is not None else []), *hide])
     try:
         return AgentEvaluator(agent, data.cases, config=config, agent_name=name,
                               extra_config=extra_config).run(categories, progress=progress)
@@ -71,7 +77,7 @@ def resolve_agent(spec: str, *, model: str | None = None, threshold: float | Non
                   cases: Sequence[AgentCase] | None = None,
                   paraphrase_groups: Sequence[Sequence[AgentCase]] = (),
                   options: Mapping[str, Any] | None = None, in_process: bool = False,
-                  timeout_s: float = 30.0) -> Any:
+                  timeout_s: float = 30.0, hide: Sequence[str | os.PathLike[str]] = ()) -> Any:
     """Build an agent from a specification.
 
     A Python agent runs hosted in a fresh interpreter of its own and is reached over the HTTP
@@ -85,13 +91,15 @@ def resolve_agent(spec: str, *, model: str | None = None, threshold: float | Non
             :func:`evalcore.agents.load_agent`; a given ``threshold`` is passed to the factory).
         model: Model spec for the reference agent (default ``"local:smollm2"``).
         threshold: Similarity threshold for the reference agent.
-        seed: Seed for the reference agent.
+        seed: Generation seed of the reference agent's model calls (not the case seed, which no
+            agent is given).
         cases: Cases the self-test agents answer.
         paraphrase_groups: More cases for the self-test agents.
         options: Further keyword arguments for the reference agent's ``make_agent`` or a
             ``module:function`` factory (e.g. ``{"synthesis_max_tokens": 256}``).
         in_process: Build a Python agent in this process.
         timeout_s: Per-request timeout of a hosted or HTTP agent.
+        hide: Paths a hosted agent must not read (its mount namespace covers them).
 
     Returns:
         The agent.
@@ -103,15 +111,16 @@ def resolve_agent(spec: str, *, model: str | None = None, threshold: float | Non
     if spec == "reference":
         kw = {"model": "local:smollm2" if model is None else (None if model.lower() == "none" else model),
               "seed": seed, "threshold": 0.6 if threshold is None else threshold, **kw}
-        return load_agent("reference", in_process=in_process, timeout_s=timeout_s, **kw)
+        return load_agent("reference", in_process=in_process, timeout_s=timeout_s, hide=hide, **kw)
     if spec in SELF_TEST_AGENTS:
         kw.update(cases=[c.to_dict() for c in cases or []],
                   groups=[[c.to_dict() for c in g] for g in paraphrase_groups])
-        return load_agent(f"evalcore.suites._oracle:make_{spec}", in_process=in_process, timeout_s=timeout_s, **kw)
+        return load_agent(f"evalcore.suites._oracle:make_{spec}", in_process=in_process, timeout_s=timeout_s,
+                          hide=hide, **kw)
     if ":" in spec:
         if threshold is not None:
             kw["threshold"] = threshold
-        return load_agent(spec, in_process=in_process, timeout_s=timeout_s, **kw)
+        return load_agent(spec, in_process=in_process, timeout_s=timeout_s, hide=hide, **kw)
     raise EvalcoreError(f"unknown agent {spec!r}: use reference, oracle, honest, wrong, failing, module:function "
                         "or http://…", field="agent")
 

@@ -119,7 +119,8 @@ class AgentEvaluator:
 
     Args:
         agent: Any object meeting the :class:`~evalcore.agents.Agent` protocol.
-        cases: The cases (default: ``AgentCaseGenerator(config.seed, config.counts).generate()``).
+        cases: The cases (default: ``AgentCaseGenerator(config.seed, config.counts).generate()``; the
+            seed is a fresh secret one unless ``config`` names one, see :class:`SuiteConfig`).
         config: Evaluation settings.
         weights: Category weights (default :data:`CATEGORY_WEIGHTS`).
         agent_name: Name recorded in the results.
@@ -182,6 +183,7 @@ class AgentEvaluator:
             "suite": self.config.to_dict(),
             "n_cases": len(self.data.cases),
             "case_ids": [c.id for c in self.data.cases],
+            "cases_digest": self.data.digest(),
             "evalcore_version": evalcore.__version__,
             "python": platform.python_version(),
             **to_json_native(self.extra_config),

@@ -351,3 +351,46 @@ def make_gaming(name: str, **kwargs: Any) -> Any:
     if delay is not None:
         agent.delay_s = float(delay)
     return agent
+
+
+# ---------------------------------------------------------------- reaching for the answer key
+# Two agents that are given no case: they look for the answer key where an agent could, and
+# answer only from what they find (they compute nothing). Each scores high when it finds the
+# key (the tests check that too, so the attacks are real) and nothing under the evaluator's
+# defaults (a drawn seed; the cases file hidden from a hosted agent).
+
+
+class KeyOnly(OracleAgent):
+    """Answers the cases it found with their expected answers; refuses everything else."""
+
+    def process_request(self, query: str) -> AgentResponse:
+        case = self._lookup(query)
+        if case is None:
+            return AgentResponse(success=False, error="not in the answer key I found")
+        return self._answer(case, case.expected, [s.expected for s in case.steps])
+
+
+def make_seed_guesser(seeds: Any = range(16), counts: dict[str, int] | None = None,
+                      n_paraphrase_groups: int = 3, synthesis_s: float = 0.03) -> KeyOnly:
+    """An agent that rebuilds the cases of every seed in ``seeds`` with the generator shipped in
+    evalcore (the public answer key of a guessable seed) and answers from them."""
+    cases: list[Any] = []
+    groups: list[Any] = []
+    for seed in seeds:
+        more, more_groups = suite_cases(int(seed), counts, n_paraphrase_groups)
+        cases += more
+        groups += more_groups
+    return KeyOnly(cases, groups, synthesis_s=synthesis_s)
+
+
+def make_cases_file_reader(path: str, synthesis_s: float = 0.03) -> KeyOnly:
+    """An agent that reads the cases file the evaluator runs on and answers from it (no case
+    when the file cannot be read: it then refuses everything)."""
+    from evalcore.errors import EvalcoreError
+    from evalcore.suites._cases.records import load_cases
+
+    try:
+        cases = load_cases(path)
+    except (EvalcoreError, OSError, ValueError):
+        cases = []
+    return KeyOnly(cases, synthesis_s=synthesis_s)

@@ -8,8 +8,11 @@ from typing import Any, Sequence
 from evalcore.suites._cases.records import AgentCase
 from evalcore.suites._config import CATEGORIES, SuiteConfig, SuiteData
 from evalcore.suites._evaluator import AgentEvaluator
-from evalcore.suites._gaming import GAMING_AGENTS
+from evalcore.suites._gaming import GAMING_AGENTS, make_seed_guesser
 from evalcore.suites._oracle import SELF_TEST_AGENTS, FailingAgent, HonestAgent, OracleAgent, WrongAgent
+
+
+_GUESSED_SEEDS = 16  # the seed guesser tries 0 .. 15
 
 
 def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConfig | None = None,
@@ -24,7 +27,11 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
       must score < the category floor in the category it games, so that it fails the system
       whatever its other scores (the frame reader and the
       monkeypatcher only when ``hosted``: in process they can reach the evaluator, which is why
-      hosted is the default for Python agents).
+      hosted is the default for Python agents);
+    * the seed guesser (with ``gaming``), which rebuilds the cases of the seeds 0–15 with the
+      generator shipped in evalcore and answers only from them, must score < the category floor
+      on functional: it does unless ``config.seed`` is one it guesses (see
+      :class:`SuiteConfig`: a guessable seed is a public answer key).
 
     Args:
         cases: Cases (default: the generator's with ``config.seed``/``config.counts``).
@@ -39,6 +46,8 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
     data = SuiteData.build(config, cases)
     cases, groups = data.cases, data.paraphrase_groups
     factory_kw = {"cases": [c.to_dict() for c in cases], "groups": [[c.to_dict() for c in g] for g in groups]}
+    guesser_kw = {"seeds": list(range(_GUESSED_SEEDS)), "counts": config.counts,
+                  "n_paraphrase_groups": config.n_paraphrase_groups}
     all_cats = list(CATEGORIES)
     plan: dict[str, tuple[Any, list[str]]] = {
         "oracle": (lambda: OracleAgent(cases, groups), all_cats),
@@ -53,14 +62,18 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
             if name == "slow_first_sight":
                 continue  # 5.5 s a request: checked by the test suite, not here
             plan[name] = ((lambda cls=cls: cls(cases, groups)), [cat])
+        plan["seed_guesser"] = (lambda: make_seed_guesser(**guesser_kw), ["functional"])
     scores: dict[str, dict[str, float]] = {}
     for name, (make, cats) in plan.items():
         if hosted:
             from evalcore.agents import HostedAgent
 
-            spec = (f"evalcore.suites._oracle:make_{name}" if name in SELF_TEST_AGENTS
-                    else "evalcore.suites._gaming:make_gaming")
-            kw = dict(factory_kw, **({} if name in SELF_TEST_AGENTS else {"name": name}))
+            if name == "seed_guesser":
+                spec, kw = "evalcore.suites._gaming:make_seed_guesser", guesser_kw
+            else:
+                spec = (f"evalcore.suites._oracle:make_{name}" if name in SELF_TEST_AGENTS
+                        else "evalcore.suites._gaming:make_gaming")
+                kw = dict(factory_kw, **({} if name in SELF_TEST_AGENTS else {"name": name}))
             agent = HostedAgent(spec, kw, timeout_s=config.request_timeout_s or 30.0)
         else:
             agent = make()
@@ -85,4 +98,7 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
         if name in GAMING_AGENTS:
             cat = GAMING_AGENTS[name][1]
             checks[f"{name} {cat} < {config.category_floor}"] = scores[name][cat] < config.category_floor
+    if "seed_guesser" in scores:
+        checks[f"seed_guesser functional < {config.category_floor} (the answer key out of reach)"] = (
+            scores["seed_guesser"]["functional"] < config.category_floor)
     return {"scores": scores, "checks": checks, "passed": all(checks.values())}

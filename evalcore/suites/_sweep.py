@@ -35,7 +35,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.suites._calling import call_agent, is_correct
 from evalcore.suites._cases.generator import AgentCaseGenerator
 from evalcore.suites._cases.records import AgentCase
-from evalcore.suites._config import SuiteConfig
+from evalcore.suites._config import SuiteConfig, draw_seed
 
 
 def parse_thresholds(spec: str) -> list[float]:
@@ -142,7 +142,8 @@ def _registry_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[float], *,
-                    cases: Sequence[AgentCase] | None = None, seed: int = 0, counts: dict[str, int] | None = None,
+                    cases: Sequence[AgentCase] | None = None, seed: int | None = None,
+                    counts: dict[str, int] | None = None,
                     n_unrelated: int = 8, k: int = 5, dev_fraction: float = 0.5, alpha: float = 0.05,
                     n_resamples: int = 10_000, tool_aliases: dict[str, list[str]] | None = None,
                     request_timeout_s: float | None = None, progress: bool | None = None) -> SweepResult:
@@ -152,7 +153,8 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         agent_factory: Builds an agent for a threshold (called once per threshold).
         thresholds: Thresholds to try.
         cases: Cases (default: generated with ``seed``/``counts``); single-step answer cases are used.
-        seed: Seed of the generator and of the dev/held-out split.
+        seed: Seed of the generator and of the dev/held-out split (None: a fresh secret one,
+            recorded in the result's ``config``; see :class:`SuiteConfig`).
         counts: Cases per complexity for the generator.
         n_unrelated: Unrelated queries.
         k: Search depth.
@@ -175,6 +177,9 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
     if not 0.0 < dev_fraction < 1.0:
         raise EvalcoreError(f"dev_fraction must lie strictly between 0 and 1, got {dev_fraction}",
                             field="dev_fraction")
+    seed_source = "given"
+    if seed is None:
+        seed, seed_source = draw_seed(), "drawn"
     gen = AgentCaseGenerator(seed, counts)
     pool = list(cases) if cases is not None else gen.generate()
     use = [c for c in pool if c.expected_behavior == "answer" and not c.is_multi_step]
@@ -272,7 +277,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
     else:
         tests["p_adjusted"] = []
         tests["significant"] = []
-    config = {"thresholds": [float(t) for t in thresholds], "seed": seed, "k": k, "dev_fraction": dev_fraction,
+    config = {"thresholds": [float(t) for t in thresholds], "seed": seed, "seed_source": seed_source, "k": k, "dev_fraction": dev_fraction,
               "alpha": alpha, "n_cases": len(use), "n_unrelated": len(unrelated), "correction": "benjamini_hochberg",
               "objective": "mean utility: cases 0.5*correct + 0.5*F1 (no relevant tool: 0.5*correct + "
                            "0.5*(1 - any match)), unrelated 1 - false_positive"}

@@ -356,7 +356,7 @@ def test_agent_raising_behind_http_is_a_critical_failure() -> None:
                        categories=["robustness"], expected=120)]
     with serve_agent(_RaisingAgent()) as server:  # type: ignore[arg-type]
         remote = HttpAgent(server.url, timeout_s=10, has_registry=False)
-        res = evaluate_robustness(remote, SuiteData(cases), SuiteConfig())
+        res = evaluate_robustness(remote, SuiteData(cases), SuiteConfig(seed=0))
         remote.close()
     t = {x.name: x for x in res.tests}
     assert t["b"].score == 1.0 and not t["b"].critical
@@ -372,9 +372,9 @@ def test_performance_over_http_leaves_out_the_memory_test() -> None:
                        categories=["performance"], expected=120)]
     with serve_agent(_RaisingAgent()) as server:  # type: ignore[arg-type]
         remote = HttpAgent(server.url, timeout_s=10, has_registry=False)
-        res = evaluate_performance(remote, SuiteData(cases), SuiteConfig(timing_repetitions=2, load_requests=4,
+        res = evaluate_performance(remote, SuiteData(cases), SuiteConfig(seed=0, timing_repetitions=2, load_requests=4,
                                                                          workers=2))
-        local = evaluate_performance(_RaisingAgent(), SuiteData(cases), SuiteConfig(timing_repetitions=2,
+        local = evaluate_performance(_RaisingAgent(), SuiteData(cases), SuiteConfig(seed=0, timing_repetitions=2,
                                                                                   memory_requests=2, load_requests=4,
                                                                                   workers=2))
         remote.close()

@@ -127,7 +127,7 @@ def test_hosted_agent_cannot_find_or_read_the_evaluator_and_scores_no_better(pro
         assert all(isinstance(v, str) for v in found["reads"].values()), found["reads"]
         assert _dumpable() == 0  # and the evaluator is not dumpable while it hosts agents
         cases = AgentCaseGenerator(0, COUNTS).generate()
-        res = AgentEvaluator(agent, cases, config=SuiteConfig(counts=COUNTS)).run(["functional"], progress=False)
+        res = AgentEvaluator(agent, cases, config=SuiteConfig(seed=0, counts=COUNTS)).run(["functional"], progress=False)
         assert res.categories["functional"].score == 0.0
         assert res.config["agent_isolation"] == "full" and res.trusted
         assert len(_alive(token)) == 2  # its two sleepers run while it does
@@ -152,7 +152,7 @@ def test_weak_isolation_kills_the_group_and_says_so(probe_spec, monkeypatch) -> 
             assert str(os.getpid()) in found["reads"] and isinstance(found["reads"][str(os.getpid())], str)
         assert _dumpable() == 0
         cases = AgentCaseGenerator(0, COUNTS).generate()
-        res = AgentEvaluator(agent, cases, config=SuiteConfig(counts=COUNTS)).run(["functional"], progress=False)
+        res = AgentEvaluator(agent, cases, config=SuiteConfig(seed=0, counts=COUNTS)).run(["functional"], progress=False)
         assert res.config["agent_isolation"] == "weak"
         sid_pid = [p for p in _alive(token) if b"sid" in open(f"/proc/{p}/cmdline", "rb").read()]
     finally:

@@ -28,7 +28,7 @@ COUNTS = {"simple": 8, "medium": 6, "complex": 4, "edge": 11}
 GEN = AgentCaseGenerator(seed=0, counts=COUNTS)
 CASES = GEN.generate()
 GROUPS = GEN.paraphrase_groups()
-CFG = SuiteConfig(counts=COUNTS, load_requests=8, timing_repetitions=2, memory_requests=4)
+CFG = SuiteConfig(seed=0, counts=COUNTS, load_requests=8, timing_repetitions=2, memory_requests=4)
 
 
 @contextmanager
@@ -76,7 +76,7 @@ def test_oracle_and_honest_agent_still_score_high(cls: type, mode: str) -> None:
 def test_slow_first_sight_is_measured_apart_from_repeats() -> None:
     for mode in ("in_process", "http"):
         with over(mode, SlowFirstSight(CASES, GROUPS)) as agent:
-            res = AgentEvaluator(agent, CASES, config=SuiteConfig(limit=2, load_requests=4, timing_repetitions=2,
+            res = AgentEvaluator(agent, CASES, config=SuiteConfig(seed=0, limit=2, load_requests=4, timing_repetitions=2,
                                                                  memory_requests=2)).run(["performance"], progress=False)
         perf = res.categories["performance"]
         lat = [t for t in perf.tests if t.name.startswith("latency:")]
@@ -88,7 +88,7 @@ def test_slow_first_sight_is_measured_apart_from_repeats() -> None:
 def test_frame_reader_reaches_the_evaluator_only_in_process() -> None:
     # in process (no timeout thread between them) it reads the answers off the evaluator's
     # frames; the result says it cannot be trusted
-    inproc = AgentEvaluator(FrameReader(), CASES, config=SuiteConfig(counts=COUNTS, request_timeout_s=None)).run(
+    inproc = AgentEvaluator(FrameReader(), CASES, config=SuiteConfig(seed=0, counts=COUNTS, request_timeout_s=None)).run(
         ["functional"], progress=False)
     assert inproc.categories["functional"].score == 1.0 and inproc.trusted is False
     assert inproc.to_dict()["config"]["agent_process"] == "in-process"
@@ -154,8 +154,8 @@ def test_a_hanging_agent_times_out_and_the_run_goes_on() -> None:
                 time.sleep(3)
             return super().process_request(query)
 
-    assert SuiteConfig().request_timeout_s == 30.0 and HttpAgent("http://127.0.0.1:1/").timeout_s == 30.0
-    cfg = SuiteConfig(counts=COUNTS, limit=2, request_timeout_s=0.5)
+    assert SuiteConfig(seed=0).request_timeout_s == 30.0 and HttpAgent("http://127.0.0.1:1/").timeout_s == 30.0
+    cfg = SuiteConfig(seed=0, counts=COUNTS, limit=2, request_timeout_s=0.5)
     for mode in ("in_process", "http"):
         agent = Hangs(CASES, GROUPS)
         server = serve_agent(agent) if mode == "http" else None

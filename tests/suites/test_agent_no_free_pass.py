@@ -65,7 +65,7 @@ def cases():
 @pytest.mark.parametrize("agent_cls", [SuccessNone, Echo, Raises, RefusesEverything])
 def test_degenerate_agents_score_zero_everywhere(agent_cls, registry, cases):
     agent = agent_cls(EmptyRegistry() if registry else None)
-    cfg = SuiteConfig(timing_repetitions=1, memory_requests=2, load_requests=4, workers=2, learning_repeats=2)
+    cfg = SuiteConfig(seed=0, timing_repetitions=1, memory_requests=2, load_requests=4, workers=2, learning_repeats=2)
     res = AgentEvaluator(agent, cases, config=cfg).run(progress=False)
     assert set(res.categories) == set(CATEGORIES)
     for name, cat in res.categories.items():
@@ -91,7 +91,7 @@ class Exits(_Degenerate):
 
 @pytest.mark.parametrize("timeout", [None, 5.0])
 def test_system_exit_from_the_agent_is_a_critical_failure_not_the_end_of_the_run(timeout, cases):
-    cfg = SuiteConfig(limit=2, request_timeout_s=timeout)
+    cfg = SuiteConfig(seed=0, limit=2, request_timeout_s=timeout)
     res = AgentEvaluator(Exits(None), cases, config=cfg).run(["functional"], progress=False)
     tests = res.categories["functional"].tests
     assert len(tests) == 2 and all(t.critical and t.score == 0.0 for t in tests)
@@ -104,7 +104,7 @@ class BrokenReset(SuccessNone):
 
 
 def test_a_reset_that_raises_is_a_critical_failure_in_every_category(cases):
-    res = AgentEvaluator(BrokenReset(None), cases, config=SuiteConfig(limit=1)).run(progress=False)
+    res = AgentEvaluator(BrokenReset(None), cases, config=SuiteConfig(seed=0, limit=1)).run(progress=False)
     for cat in res.categories.values():
         assert [(t.name, t.score, t.critical) for t in cat.tests] == [("reset", 0.0, True)]
         assert "OSError: cannot create a temporary registry" in cat.tests[0].error

@@ -38,7 +38,7 @@ def _result(agent_cls, categories=("functional", "workflow", "robustness")):
     gen = AgentCaseGenerator(seed=0, counts=SMALL)
     cases = gen.generate()
     return AgentEvaluator(agent_cls(cases, gen.paraphrase_groups()), cases,
-                          config=SuiteConfig(counts=SMALL)).run(list(categories), progress=False)
+                          config=SuiteConfig(seed=0, counts=SMALL)).run(list(categories), progress=False)
 
 
 def test_write_outputs(tmp_path):
@@ -186,13 +186,28 @@ def test_cli_agent_eval_and_compare(main, tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["agent-eval", "--agent", "oracle", "--counts", "simple=4,medium=2,complex=2,edge=3",
                  "--categories", "functional,workflow", "--visualize", "--output-dir", str(out)]) == 0
-    assert main(["agent-eval", "--agent", "wrong", "--counts", "simple=4,medium=2,complex=2,edge=3",
-                 "--categories", "functional", "workflow", "--output-dir", str(out)]) == 0
+    first = sorted(out.glob("evaluation_*.json"))[0]
+    seed = json.loads(first.read_text())["config"]["suite"]["seed"]
+    assert f"cases from seed {seed} (drawn for this run" in capsys.readouterr().out
+    assert main(["agent-eval", "--agent", "wrong", "--counts", "simple=4,medium=2,complex=2,edge=3", "--seed",
+                 str(seed), "--categories", "functional", "workflow", "--output-dir", str(out)]) == 0
     files = sorted(out.glob("evaluation_*.json"))
     assert len(files) == 2 and (out / "report.html").exists()
-    assert main(["agent-eval", "--compare", str(files[0]), str(files[1]), "--output-dir", str(out)]) == 0
+    second = next(f for f in files if f != first)
+    cfg = json.loads(second.read_text())["config"]
+    assert cfg["suite"]["seed"] == seed and cfg["suite"]["seed_source"] == "given"
+    assert main(["agent-eval", "--compare", str(first), str(second), "--output-dir", str(out)]) == 0
     text = capsys.readouterr().out
     assert "DROP" in text and "permutation p=" in text
+    # A third run on a drawn seed has the same test names on other cases: no pairing.
+    other = tmp_path / "other"
+    assert main(["agent-eval", "--agent", "wrong", "--counts", "simple=4,medium=2,complex=2,edge=3",
+                 "--categories", "functional", "--output-dir", str(other)]) == 0
+    third = next(other.glob("evaluation_*.json"))
+    assert main(["agent-eval", "--compare", str(first), str(third), "--output-dir", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "ran on different cases" in err and f"--seed {seed}" in err
+    assert not list(other.glob("comparison_*.json"))
     assert main(["agent-eval", "--agent", "failing", "--categories", "functional", "--no-save", "--strict",
                  "--counts", "simple=2,medium=0,complex=0,edge=0", "--output-dir", str(tmp_path / "n")]) == 1
     assert not (tmp_path / "n").exists()
@@ -323,8 +338,10 @@ def test_cli_sweep_writes_json_csv_and_figure(main, tmp_path, capsys):
         "    return Agent(threshold)\n")
     out = tmp_path / "sweep"
     assert main(["sweep", "--agent", f"{mod}:make", "--thresholds", "0.3,0.5,0.7",
-                 "--counts", "simple=8,medium=0,complex=0,edge=0", "--unrelated", "4", "--output", str(out)]) == 0
+                 "--counts", "simple=8,medium=0,complex=0,edge=0", "--unrelated", "4", "--output", str(out),
+                 "--seed", "0"]) == 0  # the factory reads the answer key of seed 0
     d = json.loads((out / "sweep.json").read_text())
+    assert d["config"]["seed"] == 0 and d["config"]["seed_source"] == "given"
     assert d["best_threshold"] == 0.5 and d["held_out"]["f1"] == 1.0 and d["held_out"]["fpr"] == 0.0
     assert {r["threshold"] for r in d["tests"]} == {0.3, 0.7}
     assert all(r["p_adjusted"] >= r["p_value"] for r in d["tests"])

@@ -13,7 +13,7 @@ def test_reference_agent_no_llm_mode():
     gen = AgentCaseGenerator(seed=0)
     cases = gen.generate()
     agent = resolve_agent("reference", model="none")
-    cfg = SuiteConfig(limit=4, n_paraphrase_groups=1, n_unrelated=4, timing_repetitions=1, memory_requests=2,
+    cfg = SuiteConfig(seed=0, limit=4, n_paraphrase_groups=1, n_unrelated=4, timing_repetitions=1, memory_requests=2,
                       load_requests=4, workers=2, learning_repeats=2)
     res = AgentEvaluator(agent, cases, config=cfg).run(["functional", "robustness", "retrieval", "performance"],
                                                        progress=False)
@@ -27,7 +27,7 @@ def test_reference_agent_no_llm_mode():
 def test_reference_agent_embedded_model_functional():
     cases = AgentCaseGenerator(seed=0, counts={"simple": 2, "medium": 0, "complex": 0, "edge": 0}).generate()
     agent = resolve_agent("reference", model="local:smollm2", options={"arg_max_tokens": 48})
-    res = AgentEvaluator(agent, cases, config=SuiteConfig()).run(["functional"], progress=False)
+    res = AgentEvaluator(agent, cases, config=SuiteConfig(seed=0)).run(["functional"], progress=False)
     assert len(res.categories["functional"].tests) == 2
     assert not res.critical_failures
 
@@ -38,7 +38,7 @@ def test_reference_agent_without_synthesis_scores_low_and_says_so():
     agent = resolve_agent("reference", model="none")
     try:
         assert agent.pid  # hosted in an interpreter of its own
-        res = AgentEvaluator(agent, cases, config=SuiteConfig(counts={"simple": 4, "medium": 3, "complex": 2,
+        res = AgentEvaluator(agent, cases, config=SuiteConfig(seed=0, counts={"simple": 4, "medium": 3, "complex": 2,
                                                                       "edge": 4}, learning_kinds=2)).run(
             ["synthesis", "functional"], progress=False)
     finally:

@@ -116,7 +116,7 @@ def test_values_match_and_json_handle_integers_beyond_the_float_range():
     text = json.dumps(to_json_native(huge), allow_nan=False)
     assert json.loads(text) == {"result": "<int of 16610 bits>", "ok": big}
     res = evaluate_functional(ScriptedAgent({"q": AgentResponse(success=True, result=10**5000)}),
-                              SuiteData([case("c", "q", 24)]), SuiteConfig())
+                              SuiteData([case("c", "q", 24)]), SuiteConfig(seed=0))
     assert res.score == 0.0 and not res.tests[0].critical
     json.dumps(res.to_dict(), allow_nan=False)
 
@@ -134,7 +134,7 @@ def test_functional_scores_structured_result_only():
         "Calculate the factorial of 3": RuntimeError("boom"),
     }
     agent = ScriptedAgent(answers)
-    res = evaluate_functional(agent, SuiteData(cases), SuiteConfig())
+    res = evaluate_functional(agent, SuiteData(cases), SuiteConfig(seed=0))
     scores = {t.name: t.score for t in res.tests}
     assert scores == {"c1": 0.0, "c2": 1.0, "c3": 0.0, "c4": 0.0}
     assert res.score == 0.25 and agent.resets == 1
@@ -144,7 +144,7 @@ def test_functional_scores_structured_result_only():
 
 def test_protocol_violation_is_critical():
     agent = ScriptedAgent({"q": lambda: {"success": True, "result": 1}})
-    res = evaluate_functional(agent, SuiteData([case("c", "q", 1)]), SuiteConfig())
+    res = evaluate_functional(agent, SuiteData([case("c", "q", 1)]), SuiteConfig(seed=0))
     assert res.score == 0.0 and res.tests[0].critical and "ProtocolError" in res.tests[0].error
     # steps that are not StepRecords are a protocol break too (and must not crash the learning category)
     wf_synth = AgentCase(id="ws", query="Find the greatest common divisor of 8 and 12, then calculate the factorial "
@@ -154,9 +154,9 @@ def test_protocol_violation_is_critical():
     bad_steps = AgentResponse(success=True, result=24, steps=[{"tool": "gcd", "result": 4}])
     agent2 = ScriptedAgent({wf_synth.query: bad_steps, "q": AgentResponse(success=True, result=1, steps=None)})
     agent2.workflow_patterns = lambda: {}
-    res2 = evaluate_learning(agent2, SuiteData([wf_synth]), SuiteConfig(learning_repeats=0, pattern_repeats=1))
+    res2 = evaluate_learning(agent2, SuiteData([wf_synth]), SuiteConfig(seed=0, learning_repeats=0, pattern_repeats=1))
     assert res2.score == 0.0 and "not a list of StepRecord" in res2.tests[0].error and res2.tests[0].critical
-    res3 = evaluate_functional(agent2, SuiteData([case("c", "q", 1)]), SuiteConfig())
+    res3 = evaluate_functional(agent2, SuiteData([case("c", "q", 1)]), SuiteConfig(seed=0))
     assert res3.score == 1.0  # steps=None is read as no steps
 
 
@@ -168,7 +168,7 @@ def test_protocol_violation_is_critical():
     (AgentResponse(success=True, result=1, steps=[StepRecord("t", {}, 1, depends_on=["0"])]), "steps[0] needs"),
 ])
 def test_response_field_types_are_checked(resp, problem):
-    res = evaluate_functional(ScriptedAgent({"q": resp}), SuiteData([case("c", "q", 1)]), SuiteConfig())
+    res = evaluate_functional(ScriptedAgent({"q": resp}), SuiteData([case("c", "q", 1)]), SuiteConfig(seed=0))
     t = res.tests[0]
     assert t.score == 0.0 and t.critical and t.error.startswith("exception escaped the agent: ProtocolError: ")
     assert problem in t.error
@@ -176,7 +176,7 @@ def test_response_field_types_are_checked(resp, problem):
 
 def test_numpy_bool_flags_are_accepted():
     resp = AgentResponse(success=np.bool_(True), result=np.int64(1), reused=np.bool_(False))
-    res = evaluate_functional(ScriptedAgent({"q": resp}), SuiteData([case("c", "q", 1)]), SuiteConfig())
+    res = evaluate_functional(ScriptedAgent({"q": resp}), SuiteData([case("c", "q", 1)]), SuiteConfig(seed=0))
     assert res.score == 1.0 and res.tests[0].details["success"] is True
 
 
@@ -260,7 +260,7 @@ def test_synthesis_is_measured_by_running_the_registered_code():
         c6.query: AgentResponse(success=True, result=12, tool_used="lcm", synthesized=True,
                                 steps=[StepRecord(tool="lcm", args={"a": 4, "b": 6}, result=12)]),  # had it before
     }, reg)
-    res = evaluate_synthesis(agent, SuiteData([c1, c2, c3, c4, c5, c6]), SuiteConfig())
+    res = evaluate_synthesis(agent, SuiteData([c1, c2, c3, c4, c5, c6]), SuiteConfig(seed=0))
     s = {t.name: t for t in res.tests}
     assert s["m1"].score == 1.0 and s["m1"].details["measured"] == "synthesized"
     assert s["m2"].score == 1.0 and s["m2"].details["measured"] == "reused"
@@ -291,7 +291,7 @@ def test_synthesis_without_readable_code_gets_no_credit():
         def list_tools(self):
             return ["gcd"]
 
-    hidden = evaluate_synthesis(ScriptedAgent(answers, NoDescribe()), SuiteData([c1]), SuiteConfig())
+    hidden = evaluate_synthesis(ScriptedAgent(answers, NoDescribe()), SuiteData([c1]), SuiteConfig(seed=0))
     assert hidden.tests[0].score == 0.0 and "no code" in hidden.tests[0].error
     assert hidden.metrics["synthesis_rate"] == 0.0
 
@@ -314,7 +314,7 @@ def test_retrieval_metrics_hand_computed():
     reg = TableRegistry(table, ["percentage", "factorial"], CODE)
     agent = ScriptedAgent({}, reg)
     data = SuiteData([q1, q2], unrelated=["unrelated one", "unrelated two"])
-    res = evaluate_retrieval(agent, data, SuiteConfig(retrieval_threshold=0.5, k=5))
+    res = evaluate_retrieval(agent, data, SuiteConfig(seed=0, retrieval_threshold=0.5, k=5))
     s = {t.name: t.score for t in res.tests}
     assert s["query:r1"] == pytest.approx(2 / 3) and s["query:r2"] == 0.0
     # (1 - FPR) x mean recall at the threshold: (1 - 0.5) x (1 + 0) / 2
@@ -331,13 +331,13 @@ def test_retrieval_empty_search_earns_no_false_positive_credit():
     q1 = case("r1", "What is 5% of 80?", 4, cats=("retrieval",))
     reg = TableRegistry({}, ["percentage"])  # every search returns nothing: FPR 0, recall 0
     data = SuiteData([q1], unrelated=["u1", "u2"])
-    res = evaluate_retrieval(ScriptedAgent({}, reg), data, SuiteConfig(retrieval_threshold=0.5))
+    res = evaluate_retrieval(ScriptedAgent({}, reg), data, SuiteConfig(seed=0, retrieval_threshold=0.5))
     s = {t.name: t for t in res.tests}
     assert res.metrics["fpr"] == 0.0 and s["false_positive_rate"].score == 0.0
     assert res.score == 0.0
     # nothing labelled at all: the false-positive test cannot pass either
     none = evaluate_retrieval(ScriptedAgent({}, TableRegistry({}, [])), SuiteData([], unrelated=["u1"]),
-                              SuiteConfig(retrieval_threshold=0.5))
+                              SuiteConfig(seed=0, retrieval_threshold=0.5))
     assert [(t.name, t.score) for t in none.tests] == [("false_positive_rate", 0.0)]
 
 
@@ -347,16 +347,16 @@ def test_retrieval_paraphrase_robustness_needs_the_relevant_tool():
     table = {grp[0].query: [("percentage", 0.9)], grp[1].query: [("percentage", 0.8)],
              grp[2].query: [("factorial", 0.8)]}
     agent = ScriptedAgent({}, TableRegistry(table, ["percentage", "factorial"], CODE))
-    res = evaluate_retrieval(agent, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(retrieval_threshold=0.5))
+    res = evaluate_retrieval(agent, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(seed=0, retrieval_threshold=0.5))
     assert {t.name: t.score for t in res.tests}["paraphrase:g"] == pytest.approx(2 / 3)
     table2 = {g.query: [("factorial", 0.9)] for g in grp}  # consistent but wrong -> 0
     agent2 = ScriptedAgent({}, TableRegistry(table2, ["percentage", "factorial"], CODE))
-    res2 = evaluate_retrieval(agent2, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(retrieval_threshold=0.5))
+    res2 = evaluate_retrieval(agent2, SuiteData([], paraphrase_groups=[grp]), SuiteConfig(seed=0, retrieval_threshold=0.5))
     assert {t.name: t.score for t in res2.tests}["paraphrase:g"] == 0.0
 
 
 def test_retrieval_without_registry_scores_zero():
-    res = evaluate_retrieval(ScriptedAgent({}, None), SuiteData([case("r", "q", 1, cats=("retrieval",))]), SuiteConfig())
+    res = evaluate_retrieval(ScriptedAgent({}, None), SuiteData([case("r", "q", 1, cats=("retrieval",))]), SuiteConfig(seed=0))
     assert res.score == 0.0
 
 
@@ -390,9 +390,9 @@ def test_score_workflow_components():
 
 def test_workflow_category_on_oracle_and_wrong_agent():
     cases = AgentCaseGenerator(seed=0).generate()
-    wf = evaluate_workflow(OracleAgent(cases), SuiteData(cases), SuiteConfig())
+    wf = evaluate_workflow(OracleAgent(cases), SuiteData(cases), SuiteConfig(seed=0))
     assert wf.score == 1.0 and len(wf.tests) == 10 and wf.metrics["planning_accuracy"] == 1.0
-    wrong = evaluate_workflow(WrongAgent(cases), SuiteData(cases), SuiteConfig())
+    wrong = evaluate_workflow(WrongAgent(cases), SuiteData(cases), SuiteConfig(seed=0))
     assert wrong.metrics["final_accuracy"] == 0.0 and wrong.score < 0.2
 
 
@@ -407,13 +407,13 @@ def test_learning_reuse_is_read_from_the_registry_not_the_flag():
             "b?": _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}, reused=True),
             "c?": _registering(reg, "other", other, "", 6, {"a": 12, "b": 18}, reused=True)}  # another tool
     res = evaluate_learning(ScriptedAgent(resp, reg), SuiteData([], paraphrase_groups=[grp]),
-                            SuiteConfig(learning_kinds=0))
+                            SuiteConfig(seed=0, learning_kinds=0))
     assert {t.name: t.score for t in res.tests} == {"reuse:g": 0.5}
     assert res.metrics["reuse_rate"] == 0.5
     # claiming reuse with a tool that is not registered earns nothing
     liar = {q: AgentResponse(success=True, result=6, tool_used="lookup", reused=True) for q in ("a?", "b?", "c?")}
     res2 = evaluate_learning(ScriptedAgent(liar, GrowingRegistry({}, [])), SuiteData([], paraphrase_groups=[grp]),
-                             SuiteConfig(learning_kinds=0))
+                             SuiteConfig(seed=0, learning_kinds=0))
     assert {t.name: t.score for t in res2.tests} == {"reuse:g": 0.0}
 
 
@@ -422,7 +422,7 @@ def test_learning_curve_needs_an_interval_above_zero_and_a_learned_tool():
 
     gen = AgentCaseGenerator(seed=0)
     data = SuiteData([], gen.paraphrase_groups())
-    cfg = SuiteConfig(learning_kinds=5, learning_repeats=4)
+    cfg = SuiteConfig(seed=0, learning_kinds=5, learning_repeats=4)
     res = evaluate_learning(OracleAgent([], synthesis_s=0.05), data, cfg)
     t = {t.name: t for t in res.tests}["learning_curve"]
     curve = t.details["curve"]
@@ -461,14 +461,14 @@ def test_robustness_rules():
         "factorial of 0": AgentResponse(success=True, result=1),
         "100% of 7": AgentResponse(success=True, result=7),
     }
-    res = evaluate_robustness(ScriptedAgent(answers), SuiteData(cases), SuiteConfig())
+    res = evaluate_robustness(ScriptedAgent(answers), SuiteData(cases), SuiteConfig(seed=0))
     s = {t.name: t.score for t in res.tests}
     assert s == {"e1": 1.0, "e2": 0.0, "e3": 0.0, "a1": 1.0, "a2": 0.0, "x": 0.0, "b1": 1.0, "b2": 1.0}
     assert [c["test"] for c in res.critical_failures] == ["x"]
     assert res.metrics["control_accuracy"] == 1.0 and res.metrics["error_handling"] == pytest.approx(1 / 4)
     # one boundary case wrong: refusal credit is halved
     half = dict(answers, **{"100% of 7": AgentResponse(success=True, result=70)})
-    s2 = {t.name: t.score for t in evaluate_robustness(ScriptedAgent(half), SuiteData(cases), SuiteConfig()).tests}
+    s2 = {t.name: t.score for t in evaluate_robustness(ScriptedAgent(half), SuiteData(cases), SuiteConfig(seed=0)).tests}
     assert (s2["e1"], s2["e3"], s2["a1"], s2["b2"]) == (0.5, 0.0, 0.5, 0.0)
 
 
@@ -477,12 +477,12 @@ def test_robustness_refusing_everything_scores_zero_and_controls_are_sent():
             case("a1", "Convert it", None, behavior="clarification", cats=("robustness",))]
     simple = [case("s1", "What is 10% of 50?", 5), case("s2", "What is 20% of 50?", 10)]
     refuse = ScriptedAgent({})  # every request: success=False with a clear error
-    res = evaluate_robustness(refuse, SuiteData(edge + simple), SuiteConfig())
+    res = evaluate_robustness(refuse, SuiteData(edge + simple), SuiteConfig(seed=0))
     assert {t.name: t.score for t in res.tests} == {"e1": 0.0, "a1": 0.0, "control:s1": 0.0, "control:s2": 0.0}
     assert res.tests[0].details["raw_score"] == 1.0 and res.score == 0.0
     good = ScriptedAgent({"What is 10% of 50?": AgentResponse(success=True, result=5),
                           "What is 20% of 50?": AgentResponse(success=True, result=10)})
-    res2 = evaluate_robustness(good, SuiteData(edge + simple), SuiteConfig())
+    res2 = evaluate_robustness(good, SuiteData(edge + simple), SuiteConfig(seed=0))
     assert {t.name: t.score for t in res2.tests} == {"e1": 1.0, "a1": 1.0, "control:s1": 1.0, "control:s2": 1.0}
     assert good.calls == ["factorial of -5", "Convert it", "What is 10% of 50?", "What is 20% of 50?"]
 
@@ -503,7 +503,7 @@ def test_performance_measures_real_concurrency():
         return AgentResponse(success=True, result=5)
 
     agent = ScriptedAgent({"What is 10% of 50?": answer})
-    cfg = SuiteConfig(timing_repetitions=2, memory_requests=2, load_requests=16, workers=4)
+    cfg = SuiteConfig(seed=0, timing_repetitions=2, memory_requests=2, load_requests=16, workers=4)
     res = evaluate_performance(agent, SuiteData(cases), cfg)
     s = {t.name: t.score for t in res.tests}
     assert s["latency:p1"] == 1.0
@@ -524,7 +524,7 @@ def test_throughput_target_is_a_parameter():
     scores = {}
     for target in (10.0, 10_000.0):
         res = evaluate_performance(ScriptedAgent({"What is 10% of 50?": answer}), SuiteData(cases),
-                                   SuiteConfig(throughput_target=target, **base))
+                                   SuiteConfig(seed=0, throughput_target=target, **base))
         t = next(t for t in res.tests if t.name == "throughput")
         assert t.details["target_qps"] == target
         scores[target] = (t.score, res.score)
@@ -536,7 +536,7 @@ def test_throughput_target_is_a_parameter():
 def test_failing_agent_scores_zero_on_performance_and_functional():
     cases = AgentCaseGenerator(seed=0, counts={"simple": 4, "medium": 0, "complex": 0, "edge": 0}).generate()
     data = SuiteData(cases)
-    cfg = SuiteConfig(load_requests=8)
+    cfg = SuiteConfig(seed=0, load_requests=8)
     assert evaluate_performance(FailingAgent(), data, cfg).score == 0.0
     assert evaluate_functional(FailingAgent(), data, cfg).score == 0.0
 
@@ -581,7 +581,7 @@ def test_each_category_resets_the_agent_and_json_is_native():
         orig()
 
     agent.reset = counting_reset
-    res = AgentEvaluator(agent, cases, config=SuiteConfig(load_requests=8)).run(progress=False)
+    res = AgentEvaluator(agent, cases, config=SuiteConfig(seed=0, load_requests=8)).run(progress=False)
     assert resets["n"] == 7
     d = res.to_dict()
     text = json.dumps(d, allow_nan=False)
@@ -594,6 +594,8 @@ def test_self_test():
     cfg = SuiteConfig(counts={"simple": 8, "medium": 6, "complex": 4, "edge": 11}, load_requests=8)
     out = run_self_test(config=cfg)
     assert out["passed"], {k: v for k, v in out["checks"].items() if not v}
+    # A drawn seed: it rebuilds nothing; only factorial requests (19 possible inputs) may be in its table.
+    assert out["scores"]["seed_guesser"]["functional"] <= 0.25
     assert out["scores"]["oracle"]["functional"] == 1.0 and out["scores"]["oracle"]["workflow"] == 1.0
     assert min(out["scores"]["honest"].values()) >= 0.7
     assert out["scores"]["wrong"]["functional"] <= 0.1
@@ -619,29 +621,40 @@ def test_self_test_hosted():
             assert out["scores"][name][cat] < cfg.category_floor - 0.1, (name, cat)
 
 
+def test_self_test_flags_a_guessable_seed():
+    """On seed 3 the seed guesser answers from the rebuilt key: the self-test says the answer key
+    is within reach, and nothing else fails."""
+    cfg = SuiteConfig(seed=3, counts={"simple": 4, "medium": 2, "complex": 1, "edge": 4}, load_requests=4,
+                      timing_repetitions=1, memory_requests=2)
+    out = run_self_test(config=cfg)
+    failed = [k for k, v in out["checks"].items() if not v]
+    assert failed == ["seed_guesser functional < 0.5 (the answer key out of reach)"] and not out["passed"]
+    assert out["scores"]["seed_guesser"]["functional"] == 1.0
+
+
 def test_wrong_agent_text_contains_correct_answers_but_scores_zero():
     cases = AgentCaseGenerator(seed=0).generate()
     agent = WrongAgent(cases)
     c = cases[0]
     r = agent.process_request(c.query)
     assert str(c.expected) in r.response and r.success and not values_match(r.result, c.expected)
-    assert evaluate_functional(agent, SuiteData(cases), SuiteConfig()).score == 0.0
+    assert evaluate_functional(agent, SuiteData(cases), SuiteConfig(seed=0)).score == 0.0
 
 
 def test_learning_patterns_are_observed_not_reported():
     gen = AgentCaseGenerator(seed=0)
     cases, groups = gen.generate(), gen.paraphrase_groups()
     data = SuiteData(cases, groups)
-    res = evaluate_learning(OracleAgent(cases, groups), data, SuiteConfig(learning_kinds=0))
+    res = evaluate_learning(OracleAgent(cases, groups), data, SuiteConfig(seed=0, learning_kinds=0))
     s = {t.name: t.score for t in res.tests}
     assert s["patterns"] == 1.0 and res.metrics["pattern_consistency"] == 1.0
     # the groups of starter kinds were answered with tools the agent had: noted, not scored
     assert [k for k in s if k.startswith("reuse:")] == ["reuse:para-01-word_count"] and s["reuse:para-01-word_count"] == 1.0
-    wrong = evaluate_learning(WrongAgent(cases, groups), data, SuiteConfig(learning_kinds=0))
+    wrong = evaluate_learning(WrongAgent(cases, groups), data, SuiteConfig(seed=0, learning_kinds=0))
     assert {t.name: t.score for t in wrong.tests}["patterns"] == 0.0
     from evalcore.suites._gaming import ConstantPatterns
 
-    const = evaluate_learning(ConstantPatterns(cases, groups), data, SuiteConfig(learning_kinds=0))
+    const = evaluate_learning(ConstantPatterns(cases, groups), data, SuiteConfig(seed=0, learning_kinds=0))
     assert {t.name: t.score for t in const.tests}["patterns"] == 0.0
 
 
@@ -652,19 +665,19 @@ def test_learning_patterns_credit_only_tools_added_in_the_session():
     gen = AgentCaseGenerator(seed=0)
     cases, groups = gen.generate(), gen.paraphrase_groups()
     data = SuiteData(cases, groups)
-    oracle = evaluate_learning(OracleAgent(cases, groups), data, SuiteConfig(learning_kinds=0))
+    oracle = evaluate_learning(OracleAgent(cases, groups), data, SuiteConfig(seed=0, learning_kinds=0))
     pat = next(t for t in oracle.tests if t.name == "patterns")
     # the request needs a tool the agent builds, and the oracle built it in this session
     assert pat.score == 1.0 and set(pat.details["added_in_session"]) & set(SYNTHESIZED_KINDS)
     for cls in (BuiltinTools, FirstSightSleeper):  # right, stable sequences of tools they started with
-        res = evaluate_learning(cls(cases, groups), data, SuiteConfig())
+        res = evaluate_learning(cls(cases, groups), data, SuiteConfig(seed=0))
         pat = next(t for t in res.tests if t.name == "patterns")
         assert pat.score == 0.0 and pat.details["added_in_session"] == [] and all(pat.details["right"])
         assert res.score < 0.25, (cls.__name__, {t.name: t.score for t in res.tests})
     # cases with no dependent request that needs a built tool: not scored, and a note says why
     small = AgentCaseGenerator(seed=0, counts={"simple": 8, "medium": 6, "complex": 4, "edge": 11})
     scases = small.generate()
-    res = evaluate_learning(OracleAgent(scases, groups), SuiteData(scases, groups), SuiteConfig(learning_kinds=0))
+    res = evaluate_learning(OracleAgent(scases, groups), SuiteData(scases, groups), SuiteConfig(seed=0, learning_kinds=0))
     assert "patterns" not in {t.name for t in res.tests} and any("patterns not scored" in n for n in res.notes)
 
 
@@ -674,10 +687,10 @@ def test_retrieval_of_starter_tools_alone_is_not_credited():
     gen = AgentCaseGenerator(seed=0)
     cases, groups = gen.generate(), gen.paraphrase_groups()
     data = SuiteData(cases, groups, unrelated=gen.unrelated_queries(4))
-    res = evaluate_retrieval(AnswersNothing(cases, groups), data, SuiteConfig())
+    res = evaluate_retrieval(AnswersNothing(cases, groups), data, SuiteConfig(seed=0))
     # its search finds the four starter tools rightly, but it built no tool: nothing shown
     assert res.score < 0.1 and any("credited × 0.00" in n for n in res.notes)
-    assert evaluate_retrieval(OracleAgent(cases, groups), data, SuiteConfig()).score >= 0.9
+    assert evaluate_retrieval(OracleAgent(cases, groups), data, SuiteConfig(seed=0)).score >= 0.9
 
 
 def test_each_test_records_its_wall_time():
@@ -688,7 +701,7 @@ def test_each_test_records_its_wall_time():
         return AgentResponse(success=True, result=1)
 
     agent = ScriptedAgent({"slow": slow, "fast": AgentResponse(success=True, result=2)})
-    res = evaluate_functional(agent, SuiteData(cases), SuiteConfig(request_timeout_s=30))
+    res = evaluate_functional(agent, SuiteData(cases), SuiteConfig(seed=0, request_timeout_s=30))
     took = {t.name: t.duration_s for t in res.tests}
     assert took["t1"] >= 0.3 and took["t2"] > 0  # the agent's own sleep is in its test's time
     assert [t["duration_s"] for t in res.to_dict()["tests"]] == [took["t1"], took["t2"]]
@@ -703,13 +716,13 @@ def test_request_timeout_is_a_critical_failure():
 
     agent = ScriptedAgent({"slow": slow, "fast": AgentResponse(success=True, result=2)})
     t0 = time.perf_counter()
-    res = evaluate_functional(agent, SuiteData(cases), SuiteConfig(request_timeout_s=0.2))
+    res = evaluate_functional(agent, SuiteData(cases), SuiteConfig(seed=0, request_timeout_s=0.2))
     assert time.perf_counter() - t0 < 0.9
     s = {t.name: t for t in res.tests}
     assert s["t1"].score == 0.0 and s["t1"].critical and "TimeoutError" in s["t1"].error
     assert s["t2"].score == 1.0 and not s["t2"].critical
     boom = ScriptedAgent({"slow": ValueError("x"), "fast": AgentResponse(success=True, result=2)})
-    res2 = evaluate_functional(boom, SuiteData(cases), SuiteConfig(request_timeout_s=5))
+    res2 = evaluate_functional(boom, SuiteData(cases), SuiteConfig(seed=0, request_timeout_s=5))
     assert "ValueError: x" in {t.name: t for t in res2.tests}["t1"].error
 
 
@@ -737,7 +750,7 @@ def test_learning_curve_within_noise_is_no_improvement():
 
     gen = AgentCaseGenerator(seed=0)
     res = evaluate_learning(Mixed([], synthesis_s=0.0), SuiteData([], gen.paraphrase_groups()),
-                            SuiteConfig(learning_kinds=5, learning_repeats=4))
+                            SuiteConfig(seed=0, learning_kinds=5, learning_repeats=4))
     t = {t.name: t for t in res.tests}["learning_curve"]
     assert all(k["verified"] for k in t.details["kinds"])
     assert t.details["improvement_ci"][0] <= 0 <= t.details["improvement_ci"][1]

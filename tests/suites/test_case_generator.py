@@ -131,7 +131,8 @@ def test_multi_step_cases_have_consistent_steps():
     fact_pct = [c for c in cases if c.query.startswith("Calculate the factorial of") and "% of the result" in c.query
                 and len(c.steps) == 2]
     for c in fact_pct:
-        n, p = (int(x) for x in re.findall(r"\d+", c.query)[:2])
+        n_text, p_text = re.findall(r"\d+(?:\.\d+)?", c.query)[:2]
+        n, p = int(n_text), float(p_text)
         assert c.steps[0].expected == math.factorial(n)
         assert math.isclose(c.expected, p * math.factorial(n) / 100)
 
@@ -229,3 +230,19 @@ def test_inputs_solver_and_canonical_phrasing_agree():
         assert json.dumps(x, sort_keys=True) not in seen_inputs  # held out: never a generated request's
         assert recognize(render_query(c.kind, x)) == (c.kind, x)
     assert recognize("What is the capital of France?") is None
+
+
+def test_whole_number_answers_are_exact():
+    """1e-9 of factorial(20) is 2.4e9: a relative tolerance on whole numbers would pass answers
+    off by millions (the plausibly-wrong agent's off-by-one factorials did pass)."""
+    from evalcore.suites._matching import values_match
+
+    gen = AgentCaseGenerator(seed=4)
+    ints = [c for c in gen.generate() + sum(gen.paraphrase_groups(6), [])
+            if isinstance(c.expected, int) and not isinstance(c.expected, bool)]
+    assert any(c.expected > 10**12 for c in ints)
+    for c in ints:
+        assert c.rel_tol == 0.0
+        assert values_match(c.expected, c.expected, c.rel_tol, c.abs_tol)
+        assert values_match(float(c.expected), c.expected, c.rel_tol, c.abs_tol) or c.expected > 2**53
+        assert not values_match(c.expected + 1, c.expected, c.rel_tol, c.abs_tol), c

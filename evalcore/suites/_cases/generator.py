@@ -53,12 +53,14 @@ NUMERIC_REL_TOL = 1e-9
 NUMERIC_ABS_TOL = 1e-6
 
 
-def _tol(answer: Any, override: float) -> tuple[float, float]:
+def answer_tolerance(answer: Any, override: float = 0.0) -> tuple[float, float]:
     """(rel_tol, abs_tol) of an answer: every numeric answer here is exact to a few decimals, so
-    a tight tolerance only forgives float representation and rounding to 6 decimals."""
+    a tight tolerance only forgives float representation and rounding to 6 decimals. A whole
+    number gets no relative tolerance: 1e-9 of a factorial would forgive answers that are off
+    by millions (an agent's float result still matches it within ``abs_tol``)."""
     if isinstance(answer, bool) or not isinstance(answer, (int, float)):
         return 0.0, 0.0
-    return NUMERIC_REL_TOL, max(NUMERIC_ABS_TOL, override)
+    return (0.0 if isinstance(answer, int) else NUMERIC_REL_TOL), max(NUMERIC_ABS_TOL, override)
 
 
 class AgentCaseGenerator:
@@ -111,12 +113,11 @@ class AgentCaseGenerator:
             else:
                 raise EvalcoreError(f"cannot make {self.counts['complex']} distinct complex cases", field="counts")
             seen.add(query)
-            numeric = not isinstance(answer, (list, str, bool))
+            rel, abs_ = answer_tolerance(answer, 0.0)
             cases.append(AgentCase(
                 id=f"complex-{i:02d}-multi_step", query=query, complexity="complex", kind="multi_step",
                 categories=["workflow"], tags=["multi_step", *tags], expected=answer,
-                rel_tol=NUMERIC_REL_TOL if numeric else 0.0, abs_tol=NUMERIC_ABS_TOL if numeric else 0.0,
-                expected_tools=[s.tool for s in steps], steps=steps,
+                rel_tol=rel, abs_tol=abs_, expected_tools=[s.tool for s in steps], steps=steps,
             ))
         pool = edge_pool(rng)
         if self.counts["edge"] > len(pool):
@@ -127,12 +128,12 @@ class AgentCaseGenerator:
                 continue
             seen.add(e["query"])
             answer = e.get("expected")
+            rel, abs_ = answer_tolerance(answer, 0.0)
             cases.append(AgentCase(
                 id=f"edge-{i:02d}-{e['kind']}", query=e["query"], complexity="edge", kind=e["kind"],
                 categories=["robustness"], tags=["edge", *e["tags"]], expected=answer,
                 expected_behavior=e["behavior"],
-                rel_tol=NUMERIC_REL_TOL if isinstance(answer, (int, float)) and not isinstance(answer, bool) else 0.0,
-                abs_tol=NUMERIC_ABS_TOL if isinstance(answer, (int, float)) and not isinstance(answer, bool) else 0.0,
+                rel_tol=rel, abs_tol=abs_,
                 expected_tools=list(e["tools"]),
                 inputs=parse_inputs(e["kind"], e["query"]) if e["behavior"] == "answer" else {},
                 error_terms=list(e.get("terms", [])),
@@ -149,7 +150,7 @@ class AgentCaseGenerator:
         else:
             raise EvalcoreError(f"cannot make enough distinct {kind!r} cases", field="counts")
         seen.add(query)
-        rel, abs_ = _tol(answer, tol)
+        rel, abs_ = answer_tolerance(answer, tol)
         return AgentCase(
             id=f"{complexity}-{i:02d}-{kind}", query=query, complexity=complexity, kind=kind,
             categories=list(categories),
@@ -194,7 +195,7 @@ class AgentCaseGenerator:
         for g in range(n_groups):
             kind = kinds[g % len(kinds)]
             templates, answer, tol = _MAKERS[kind](rng)
-            rel, abs_ = _tol(answer, tol)
+            rel, abs_ = answer_tolerance(answer, tol)
             gid = f"para-{g:02d}-{kind}"
             groups.append([
                 AgentCase(id=f"{gid}-{j}", query=templates[j], complexity="simple" if kind in STARTER_KINDS

@@ -40,8 +40,13 @@ WORDS = (
     "python", "agent", "matrix", "orange", "window", "silver", "garden", "planet", "rocket",
     "yellow", "bridge", "castle", "forest", "listen", "marble", "number", "ticket", "violet",
 )
-PALINDROMES = ("racecar", "level", "rotor", "civic", "kayak", "refer", "madam", "noon")
-"""Words and palindromes the generated requests use (held-out inputs use others)."""
+"""Words the generated requests use (held-out inputs use others)."""
+
+
+def tenths(t: int) -> int | float:
+    """``t`` tenths, as an int when whole (a request then shows ``40``, not ``40.0``)."""
+    return t // 10 if t % 10 == 0 else t / 10
+
 
 NUM = r"-?\d+(?:\.\d+)?"
 """A number as written in a request."""
@@ -166,12 +171,14 @@ def sample_inputs(kind: str, rng: random.Random, like: Mapping[str, Any] | None 
     """
     like = dict(like or {})
     if kind == "percentage":
-        return {"percent": rng.choice([3, 7, 35, 55, 65, 85, 95, 150]), "value": rng.choice([36, 56, 88, 96, 300, 700])}
+        # generated values are multiples of 20
+        return {"percent": rng.choice([3, 7, 35, 55, 65, 85, 95, 150]), "value": rng.choice([36, 56, 88, 96, 310, 730])}
     if kind in ("factorial",):
-        return {"n": rng.randint(13, 18)}
+        return {"n": rng.randint(21, 26)}  # generated: 2-20
     if kind == "temperature_conversion":
-        return {"value": rng.choice([-35, -15, 45, 60, 75, 120]) if like.get("from_unit", "C") == "C"
-                else rng.choice([-22, 41, 59, 77, 95, 122]),
+        # generated: tenths of a degree Celsius; degrees Fahrenheit of a half degree Celsius
+        return {"value": rng.choice([-35.25, -15.75, 45.25, 60.75, 75.25, 120.75]) if like.get("from_unit", "C") == "C"
+                else rng.choice([-22.5, 41.5, 59.5, 77.5, 95.5, 122.5]),
                 "from_unit": like.get("from_unit", "C"), "to_unit": like.get("to_unit", "F")}
     if kind in ("reverse_string", "word_count", "vowel_count"):
         k = 1 if kind != "word_count" else rng.randint(2, 5)
@@ -179,14 +186,14 @@ def sample_inputs(kind: str, rng: random.Random, like: Mapping[str, Any] | None 
     if kind == "is_palindrome":
         return {"text": rng.choice(_HELD_OUT_PALINDROMES + _HELD_OUT_WORDS[:8])}
     if kind == "is_prime":
-        return {"n": rng.choice([131, 133, 137, 139, 143, 149, 161, 163, 169, 173, 187, 191])}
+        return {"n": rng.randrange(1_000_001, 1_100_000, 2)}  # generated: 2-1,000,000
     if kind in ("gcd", "lcm"):
-        g = rng.choice([3, 5, 7, 11])
-        return {"a": g * rng.randint(20, 29), "b": g * rng.randint(31, 40)}
+        g = rng.choice([3, 5, 7, 11])  # generated: gcd below 6,000, lcm pairs a < 1,000
+        return {"a": g * rng.randint(2000, 2999), "b": g * rng.randint(3001, 4000)}
     if kind in _LIST_KINDS:
         return {"numbers": [rng.randint(61, 99) for _ in range(rng.choice([4, 5]))]}
     if kind == "celsius_to_kelvin":
-        return {"celsius": rng.choice([-60, -25, 7, 42, 63, 180, 300])}
+        return {"celsius": rng.choice([-60.5, -25.5, 7.5, 42.5, 63.5, 180.5, 300.5])}  # generated: whole degrees
     raise KeyError(kind)
 
 

@@ -1,5 +1,6 @@
 """Multi-step requests (the generator's ``complex`` cases): each maker returns ``(query, expected
-steps, final answer, tags)``; a step lists the earlier steps whose result feeds it."""
+steps, final answer, tags)``; a step lists the earlier steps whose result feeds it. Inputs are
+drawn from wide ranges (see :mod:`.starter`)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ import math
 import random
 from typing import Any, Callable
 
-from evalcore.suites._cases.kinds import WORDS
+from evalcore.suites._cases.kinds import WORDS, tenths as _tenths
 from evalcore.suites._cases.records import ExpectedStep
+
+_COPRIME = tuple((m, k) for m in range(2, 40) for k in range(m + 1, 80) if math.gcd(m, k) == 1)
 
 
 def _ms_fact_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
-    n = rng.randint(3, 8)
-    p = rng.choice([10, 20, 25, 50, 75])
+    n = rng.randint(3, 12)
+    p = _tenths(rng.randint(1, 999))
     a = math.factorial(n)
     b = p * a / 100
     b = int(b) if float(b).is_integer() else b
@@ -22,8 +25,8 @@ def _ms_fact_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any,
 
 
 def _ms_pct_then_fact(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
-    p = rng.choice([10, 20, 25, 50])
-    n = rng.randint(3, 7)
+    p = rng.choice([2, 4, 5, 10, 20, 25, 50])  # divisors of 100: p% of x is the whole number n
+    n = rng.randint(3, 15)
     x = int(n * 100 / p)
     a = p * x / 100
     a = int(a) if float(a).is_integer() else a
@@ -33,8 +36,8 @@ def _ms_pct_then_fact(rng: random.Random) -> tuple[str, list[ExpectedStep], Any,
 
 
 def _ms_temp_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
-    c = rng.choice([0, 10, 20, 30, 40, 100])
-    p = rng.choice([10, 50, 25])
+    c = rng.randint(-400, 2000)
+    p = rng.randint(1, 99)
     f = c * 9 / 5 + 32
     f = int(f) if float(f).is_integer() else f
     b = round(p * f / 100, 6)
@@ -43,16 +46,16 @@ def _ms_temp_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any,
 
 
 def _ms_independent(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
-    n = rng.randint(3, 9)
-    s = rng.choice(WORDS)
+    n = rng.randint(3, 15)
+    s = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 2))) + f" {rng.randint(10, 9999)}"
     return (f"Calculate the factorial of {n} and also reverse the string '{s}'",
             [ExpectedStep("factorial", math.factorial(n)), ExpectedStep("reverse_string", s[::-1])],
             [math.factorial(n), s[::-1]], ["sequential", "independent"])
 
 
 def _ms_three_steps(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
-    n = rng.randint(3, 5)
-    p = rng.choice([50, 25])
+    n = rng.randint(3, 10)
+    p = _tenths(rng.randint(1, 999))
     a = math.factorial(n)
     b = p * a / 100
     b = int(b) if float(b).is_integer() else b
@@ -66,7 +69,7 @@ def _ms_three_steps(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, l
 
 def _ms_sum_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
     xs = [rng.randint(5, 50) for _ in range(4)]
-    p = rng.choice([10, 20, 50])
+    p = rng.randint(1, 99)
     s = sum(xs)
     b = p * s / 100
     b = int(b) if float(b).is_integer() else b
@@ -75,8 +78,9 @@ def _ms_sum_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, 
 
 
 def _ms_gcd_then_fact(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
-    g = rng.randint(3, 7)
-    a, b = g * 2, g * 3
+    g = rng.randint(3, 10)
+    m, k = rng.choice(_COPRIME)
+    a, b = g * m, g * k  # their greatest common divisor is g
     return (f"Find the greatest common divisor of {a} and {b}, then calculate the factorial of the result",
             [ExpectedStep("gcd", g), ExpectedStep("factorial", math.factorial(g), [0])],
             math.factorial(g), ["dependent", "synthesis"])

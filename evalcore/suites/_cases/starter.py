@@ -1,5 +1,10 @@
 """Single-tool requests of the starter kinds (the generator's ``simple`` cases; also paraphrase
-groups): one seeded maker per kind, each returning ``(templates, answer, tolerance override)``."""
+groups): one seeded maker per kind, each returning ``(templates, answer, tolerance override)``.
+
+Inputs come from wide ranges: the generator ships with evalcore, so an agent can run it over
+thousands of seeds and learn every request it makes; with narrow pools that table would hold
+most of the requests of any seed, a drawn one too (``tests/suites/test_agent_answer_key.py``
+measures it)."""
 
 from __future__ import annotations
 
@@ -7,12 +12,12 @@ import math
 import random
 from typing import Any
 
-from evalcore.suites._cases.kinds import WORDS, Maker
+from evalcore.suites._cases.kinds import WORDS, Maker, tenths as _tenths
 
 
 def _percentage(rng: random.Random) -> tuple[list[str], Any, float]:
-    p = rng.choice([5, 10, 12, 15, 20, 25, 30, 40, 45, 60, 75, 80, 90])
-    x = rng.choice([20, 40, 60, 80, 120, 150, 200, 240, 360, 400, 480, 640, 800, 1200])
+    p = rng.randint(1, 99)
+    x = 20 * rng.randint(1, 300)  # p% of a multiple of 20 has at most one decimal
     ans = p * x / 100
     return (
         [f"What is {p}% of {x}?", f"Calculate {p} percent of {x}", f"Find {p}% of {x}",
@@ -23,7 +28,7 @@ def _percentage(rng: random.Random) -> tuple[list[str], Any, float]:
 
 
 def _reverse(rng: random.Random) -> tuple[list[str], Any, float]:
-    s = rng.choice(WORDS) + rng.choice(["", " " + rng.choice(WORDS)])
+    s = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 2))) + f" {rng.randint(10, 9999)}"
     return (
         [f"Reverse the string '{s}'", f"Write '{s}' backwards", f"Reverse the text '{s}'",
          f"Give me the string '{s}' in reverse order"],
@@ -33,7 +38,7 @@ def _reverse(rng: random.Random) -> tuple[list[str], Any, float]:
 
 
 def _factorial(rng: random.Random) -> tuple[list[str], Any, float]:
-    n = rng.randint(2, 12)
+    n = rng.randint(2, 20)
     return (
         [f"Calculate the factorial of {n}", f"What is {n} factorial?", f"Compute the factorial of {n}",
          f"What is the factorial of the number {n}?"],
@@ -44,7 +49,7 @@ def _factorial(rng: random.Random) -> tuple[list[str], Any, float]:
 
 def _temperature(rng: random.Random) -> tuple[list[str], Any, float]:
     if rng.random() < 0.6:
-        c = rng.choice([-20, -10, 0, 5, 15, 25, 30, 37, 50, 100, 150, 200])
+        c = _tenths(rng.randint(-5000, 50000))
         f = c * 9 / 5 + 32
         return (
             [f"Convert {c} degrees Celsius to Fahrenheit", f"What is {c} °C in Fahrenheit?",
@@ -52,7 +57,7 @@ def _temperature(rng: random.Random) -> tuple[list[str], Any, float]:
             round(f, 6),
             0.0,
         )
-    fahr = rng.choice([-4, 14, 32, 50, 68, 86, 104, 212, 302])
+    fahr = _tenths(320 + 9 * rng.randint(-2000, 20000))  # a half degree Celsius
     c2 = (fahr - 32) * 5 / 9
     return (
         [f"Convert {fahr} degrees Fahrenheit to Celsius", f"What is {fahr} °F in Celsius?",

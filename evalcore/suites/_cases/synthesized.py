@@ -1,5 +1,6 @@
 """Single-tool requests of the kinds an agent has to synthesize a tool for (the generator's
-``medium`` cases; also paraphrase groups and the learning curve): one seeded maker per kind."""
+``medium`` cases; also paraphrase groups and the learning curve): one seeded maker per kind,
+its inputs drawn from wide ranges (see :mod:`.starter`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,23 @@ import math
 import random
 from typing import Any
 
-from evalcore.suites._cases.kinds import PALINDROMES, WORDS, Maker
+from evalcore.suites._cases.kinds import WORDS, Maker
+
+_LETTERS = "abcdefghijklmnoprstuvwy"
+_MARK = "kxzjq"  # letters no held-out word of kinds.py has: generated words never equal one
+
+
+def _pseudo_word(rng: random.Random) -> str:
+    """A made-up word of 6-12 letters (alternating consonants and vowels), starting with a
+    letter of ``_MARK``."""
+    out = [rng.choice(_MARK)]
+    for i in range(rng.randint(5, 11)):
+        out.append(rng.choice("aeiou" if i % 2 == 0 else "bcdfghlmnprstvw"))
+    return "".join(out)
 
 
 def _word_count(rng: random.Random) -> tuple[list[str], Any, float]:
-    words = rng.sample(WORDS, rng.randint(2, 6))
+    words = [rng.choice(WORDS) for _ in range(rng.randint(3, 8))]
     text = " ".join(words)
     return (
         [f"Count the words in '{text}'", f"How many words are in the text '{text}'?",
@@ -22,8 +35,12 @@ def _word_count(rng: random.Random) -> tuple[list[str], Any, float]:
 
 
 def _is_prime(rng: random.Random) -> tuple[list[str], Any, float]:
-    n = rng.choice([2, 9, 13, 15, 17, 21, 29, 33, 37, 49, 51, 53, 91, 97, 101, 119, 127])
-    prime = n > 1 and all(n % d for d in range(2, int(math.isqrt(n)) + 1))
+    want = rng.random() < 0.5  # as many primes as not
+    while True:
+        n = rng.randint(2, 1_000_000)
+        prime = all(n % d for d in range(2, int(math.isqrt(n)) + 1))
+        if prime == want and (prime or n % 2):  # composites odd: not told apart by their last digit
+            break
     return (
         [f"Is {n} a prime number?", f"Check whether {n} is prime", f"Tell me if the number {n} is prime"],
         prime,
@@ -32,8 +49,8 @@ def _is_prime(rng: random.Random) -> tuple[list[str], Any, float]:
 
 
 def _gcd(rng: random.Random) -> tuple[list[str], Any, float]:
-    g = rng.choice([2, 3, 4, 5, 6, 7, 8, 9, 12])
-    a, b = g * rng.randint(2, 9), g * rng.randint(10, 19)
+    g = rng.randint(2, 60)
+    a, b = g * rng.randint(2, 40), g * rng.randint(41, 99)  # below 6,000
     return (
         [f"What is the greatest common divisor of {a} and {b}?", f"Find the GCD of {a} and {b}",
          f"Compute the greatest common divisor of the numbers {a} and {b}"],
@@ -43,7 +60,7 @@ def _gcd(rng: random.Random) -> tuple[list[str], Any, float]:
 
 
 def _lcm(rng: random.Random) -> tuple[list[str], Any, float]:
-    a, b = rng.randint(3, 15), rng.randint(16, 30)
+    a, b = rng.randint(3, 999), rng.randint(1000, 5999)
     return (
         [f"What is the least common multiple of {a} and {b}?", f"Find the LCM of {a} and {b}",
          f"Compute the least common multiple of the numbers {a} and {b}"],
@@ -90,7 +107,7 @@ def _average_list(rng: random.Random) -> tuple[list[str], Any, float]:
 
 
 def _kelvin(rng: random.Random) -> tuple[list[str], Any, float]:
-    c = rng.choice([-40, -10, 0, 12, 25, 37, 100, 250])
+    c = rng.randint(-273, 50000)
     return (
         [f"Convert {c} degrees Celsius to Kelvin", f"What is {c} °C in Kelvin?",
          f"How many Kelvin is {c} degrees Celsius?"],
@@ -100,7 +117,7 @@ def _kelvin(rng: random.Random) -> tuple[list[str], Any, float]:
 
 
 def _vowel_count(rng: random.Random) -> tuple[list[str], Any, float]:
-    w = rng.choice(WORDS)
+    w = _pseudo_word(rng)
     return (
         [f"How many vowels are in the word '{w}'?", f"Count the vowels in '{w}'",
          f"Give the number of vowels in '{w}'"],
@@ -110,7 +127,12 @@ def _vowel_count(rng: random.Random) -> tuple[list[str], Any, float]:
 
 
 def _is_palindrome(rng: random.Random) -> tuple[list[str], Any, float]:
-    w = rng.choice(PALINDROMES + WORDS[:8])
+    if rng.random() < 0.5:
+        half = rng.choice(_MARK) + "".join(rng.choice(_LETTERS) for _ in range(rng.randint(1, 4)))
+        w = half + rng.choice(["", rng.choice(_LETTERS)]) + half[::-1]  # a palindrome
+    else:
+        w = _pseudo_word(rng)
+        w = w if w != w[::-1] else w + "x"
     return (
         [f"Is '{w}' a palindrome?", f"Check whether the word '{w}' is a palindrome",
          f"Tell me if '{w}' reads the same backwards"],

@@ -10,6 +10,7 @@ from typing import Any
 from evalcore import metrics
 from evalcore.suites._calling import Call, call_agent, is_correct, reset_agent, snapshot
 from evalcore.suites._case_results import CategoryResult, make_test
+from evalcore.suites._cases.generator import answer_tolerance
 from evalcore.suites._cases.kinds import SYNTHESIZED_KINDS, render_query, sample_inputs, solve_kind
 from evalcore.suites._cases.records import AgentCase
 from evalcore.suites._categories.workflow import score_workflow
@@ -41,11 +42,10 @@ def _learning_instances(data: SuiteData, config: SuiteConfig) -> list[list[Agent
                 continue
             seen.add(q)
             ans = solve_kind(kind, x)
-            num = isinstance(ans, (int, float)) and not isinstance(ans, bool)
+            rel, abs_ = answer_tolerance(ans)
             row.append(AgentCase(id=f"learn-{kind}-{len(row)}", query=q, complexity="medium", kind=kind,
                                  categories=["learning"], tags=["learning", kind], expected=ans,
-                                 rel_tol=1e-9 if num else 0.0, abs_tol=1e-6 if num else 0.0,
-                                 expected_tools=[kind], inputs=x))
+                                 rel_tol=rel, abs_tol=abs_, expected_tools=[kind], inputs=x))
         out.append(row)
     return out
 
