@@ -23,6 +23,7 @@ process of their own (``--agent evalcore.suites._oracle:make_oracle``).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import Any, Iterable, Sequence
@@ -307,7 +308,9 @@ def perturb(value: Any, salt: int = 0) -> Any:
     if isinstance(value, int):
         return [value + 1, value * 10 if value else 10, int(f"{value}5")][salt % 3]
     if isinstance(value, float):
-        return [value + 1, value * 10 if value else 10.0, float(f"{value}5") if "e" not in repr(value) else value * 3][salt % 3]
+        wrong = [value + 1, value * 10 if value else 10.0, float(f"{value}5") if "e" not in repr(value) else value * 3][salt % 3]
+        # a digit appended past a float's 17 significant digits changes nothing (5.4479999999999995)
+        return wrong if not math.isclose(wrong, value, rel_tol=1e-6, abs_tol=1e-6) else value + 1
     if isinstance(value, str):
         return value[::-1] if value != value[::-1] else value + "x"
     if isinstance(value, (list, tuple)):

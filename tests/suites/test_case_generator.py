@@ -246,3 +246,17 @@ def test_whole_number_answers_are_exact():
         assert values_match(c.expected, c.expected, c.rel_tol, c.abs_tol)
         assert values_match(float(c.expected), c.expected, c.rel_tol, c.abs_tol) or c.expected > 2**53
         assert not values_match(c.expected + 1, c.expected, c.rel_tol, c.abs_tol), c
+
+
+def test_the_plausibly_wrong_answers_are_wrong():
+    """The wrong agent's answers (off by one, ×10, a digit appended …) never match the expected
+    one, also for floats with 17 significant digits, where an appended digit changes nothing."""
+    from evalcore.suites._matching import values_match
+    from evalcore.suites._oracle import perturb
+
+    assert perturb(5.4479999999999995, 2) != 5.4479999999999995
+    for seed in range(40):
+        for c in AgentCaseGenerator(seed).generate():
+            if c.expected_behavior == "answer":
+                for salt in range(3):
+                    assert not values_match(perturb(c.expected, salt), c.expected, c.rel_tol, c.abs_tol), (c, salt)
