@@ -48,6 +48,7 @@ from evalcore.reporting._export import (
 from evalcore.reporting._record import (
     RECORD_DIR_ENV,
     RECORDS_FILENAME,
+    SUITE_DIR_ENV,
     _flatten,
     _write_json_atomic,
     read_records,
@@ -72,7 +73,6 @@ __all__ = [
     "write_index",
 ]
 
-SUITE_DIR_ENV = "EVALCORE_SUITE_DIR"
 KERNEL_NAME = "python3"
 
 

@@ -39,6 +39,8 @@ __all__ = [
 
 
 MANUAL_RECORD_DIR = Path("reports") / "notebooks"
+# Set by the suite runner for each notebook run: the folder of this suite run (reports/<id>).
+SUITE_DIR_ENV = "EVALCORE_SUITE_DIR"
 
 
 def record_dir() -> Path:
@@ -63,6 +65,27 @@ def record_dir() -> Path:
     if (cwd / "pyproject.toml").exists() or (cwd / ".git").exists():
         return cwd / MANUAL_RECORD_DIR
     return cwd
+
+
+def reports_root() -> Path:
+    """Return the folder that holds this run's reports and the earlier ones.
+
+    What an evaluated agent must not read: earlier results record the seeds of their cases,
+    their inputs and the expected answers. Under the suite runner it is the runner's output
+    folder (``reports/``, the parent of ``$EVALCORE_SUITE_DIR``); a notebook run by hand at a
+    repository root writes to ``reports/notebooks/`` and this is ``reports/``; otherwise it is
+    :func:`record_dir` itself.
+
+    Returns:
+        The folder (not created here).
+    """
+    suite = os.environ.get(SUITE_DIR_ENV)
+    if suite:
+        return Path(suite).parent
+    here = record_dir()
+    if here.name == MANUAL_RECORD_DIR.name and here.parent.name == MANUAL_RECORD_DIR.parent.name:
+        return here.parent
+    return here
 
 
 @functools.lru_cache(maxsize=1)

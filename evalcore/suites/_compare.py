@@ -21,24 +21,26 @@ def _relative_drop(a: float, b: float) -> float:
     return (a - b) / a if a > 0 else 0.0
 
 
-def _cases_of(d: dict[str, Any]) -> tuple[Any, str]:
-    """(what identifies the cases an evaluation ran on, how to name them in a message)."""
+def _cases_of(d: dict[str, Any]) -> tuple[Any, str, Any]:
+    """(what identifies the cases an evaluation ran on, how to name them in a message, the seed
+    that generated them or None for a cases file)."""
     cfg = d.get("config") or {}
     suite = cfg.get("suite") or {}
+    seed = None if cfg.get("cases_file") else suite.get("seed")
     if cfg.get("cases_digest"):
-        named = f"cases file {cfg['cases_file']}" if cfg.get("cases_file") else f"seed {suite.get('seed')}"
-        return ("digest", cfg["cases_digest"]), named
-    if not cfg.get("cases_file") and suite.get("seed") is not None:  # results written before the digest
-        return ("seed", suite.get("seed"), suite.get("counts")), f"seed {suite.get('seed')}"
-    return None, "unknown cases"
+        named = f"cases file {cfg['cases_file']}" if cfg.get("cases_file") else f"seed {seed}"
+        return ("digest", cfg["cases_digest"]), named, seed
+    if seed is not None:  # results written before the digest
+        return ("seed", seed, suite.get("counts")), f"seed {seed}", seed
+    return None, "unknown cases", None
 
 
 def same_cases(a: dict[str, Any], b: dict[str, Any]) -> None:
     """Raise when two evaluation results ran on different cases (tests are paired by name, and
     the generator gives the same names to different cases under different seeds)."""
-    (ka, na), (kb, nb) = _cases_of(a), _cases_of(b)
+    (ka, na, seed_a), (kb, nb, _) = _cases_of(a), _cases_of(b)
     if ka is not None and kb is not None and ka[0] == kb[0] and ka != kb:
-        hint = f"evaluate B with --seed {na[5:]}" if na.startswith("seed ") else "evaluate both on the same cases file"
+        hint = f"evaluate B with --seed {seed_a}" if seed_a is not None else "evaluate both on the same cases file"
         raise EvalcoreError(f"the two evaluations ran on different cases (A: {na}, B: {nb}); their tests share "
                             f"names, not inputs, so they cannot be paired: {hint}", field="compare")
 

@@ -77,3 +77,17 @@ def test_record_dir_outside_papermill(tmp_path, monkeypatch):
     assert _record.record_dir() == tmp_path / "reports" / "notebooks"  # never the repository root
     monkeypatch.setenv(_record.RECORD_DIR_ENV, str(tmp_path / "x"))
     assert _record.record_dir() == tmp_path / "x"
+
+
+def test_reports_root_holds_this_run_and_the_earlier_ones(tmp_path, monkeypatch):
+    """What notebooks hide from a hosted agent: the folder of every report, earlier runs included."""
+    monkeypatch.delenv(_record.RECORD_DIR_ENV, raising=False)
+    monkeypatch.delenv(_record.SUITE_DIR_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert _record.reports_root() == tmp_path  # by hand in a notebook folder: its own folder
+    (tmp_path / "pyproject.toml").write_text("")
+    assert _record.reports_root() == tmp_path / "reports"  # by hand at a root: reports/, not reports/notebooks/
+    monkeypatch.setenv(_record.RECORD_DIR_ENV, str(tmp_path / "out" / "20261125T000000Z" / "agent_overview"))
+    assert _record.reports_root() == tmp_path / "out" / "20261125T000000Z" / "agent_overview"
+    monkeypatch.setenv(_record.SUITE_DIR_ENV, str(tmp_path / "out" / "20261125T000000Z"))
+    assert _record.reports_root() == tmp_path / "out"  # the suite runner: every run's folder
