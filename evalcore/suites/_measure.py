@@ -336,6 +336,9 @@ class ToolChecker:
         self.timeout_s = timeout_s
         self._rng = random.Random(secrets.randbits(64))
         self._cache: dict[tuple[Any, ...], Check] = {}
+        # (code hash, name, kind) of tools that ran out of time on that kind's inputs: not run
+        # on that kind again (each try would cost the whole timeout for the same answer).
+        self.stalled: set[tuple[Any, ...]] = set()
 
     def held_out(self, kind: str, like: Mapping[str, Any], n: int | None = None) -> list[dict[str, Any]]:
         """``n`` fresh inputs of ``kind`` that differ from ``like``."""
@@ -406,9 +409,15 @@ class ToolChecker:
         """Whether running the tool on each query's own inputs gives the query's answer.
 
         With ``binding`` None the signature's bindings are tried (the first that answers the
-        first query rightly is used for all).
+        first query rightly is used for all). A tool that ran out of time on a kind's inputs is
+        not run on that kind again (see :attr:`stalled`): every tool is run on every kind's
+        queries, and one that loops on another kind's inputs would cost the whole timeout each
+        time.
         """
         if not queries or record.code is None:
+            return [False] * len(queries)
+        stall_key = (record.hash, record.name, kind)
+        if stall_key in self.stalled:
             return [False] * len(queries)
         bindings = [binding] if binding is not None else signature_bindings(record.code, record.name, kind, queries[0])
         if not bindings:
@@ -416,6 +425,8 @@ class ToolChecker:
         calls = [apply_binding(b, q) for b in bindings for q in queries]
         out = run_tool_calls(record.code, record.name, calls, timeout_s=self.timeout_s)
         if isinstance(out, str):
+            if out.startswith("timed out"):
+                self.stalled.add(stall_key)
             return [False] * len(queries)
         best: list[bool] = [False] * len(queries)
         for i, _ in enumerate(bindings):

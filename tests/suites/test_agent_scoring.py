@@ -327,6 +327,36 @@ def test_retrieval_metrics_hand_computed():
     assert res.score == pytest.approx((2 / 3 + 0 + 0.25) / 3)
 
 
+def test_retrieval_runs_a_tool_that_ran_out_of_time_on_a_kind_only_once(monkeypatch):
+    """Every tool is run on every kind's queries: a factorial tool that loops on is_prime's large
+    n would cost the whole sandbox timeout in each phase; after the first it is not run again."""
+    from evalcore.suites import _measure
+
+    loops = "def factorial(n: int) -> int:\n    import math\n    while n > 100:\n        pass\n    return math.factorial(n)\n"
+    code = {"factorial": {"code": loops, "tests": ""}}
+    q1 = case("r1", "Calculate the factorial of 4", 24, kind="factorial", cats=("retrieval",), inputs={"n": 4})
+    q2 = case("r2", "Is 7919 a prime number?", True, kind="is_prime", cats=("retrieval",), inputs={"n": 7919})
+    table = {q1.query: [("factorial", 0.9)], q2.query: [("factorial", 0.6)]}
+    runs = []
+    real = _measure.run_tool_calls
+
+    def counting(code_, name, calls, *, timeout_s=20.0):
+        out = real(code_, name, calls, timeout_s=timeout_s)
+        runs.append((name, calls[0].get("n"), out if isinstance(out, str) else "ran"))
+        return out
+
+    monkeypatch.setattr(_measure, "run_tool_calls", counting)
+    res = evaluate_retrieval(ScriptedAgent({}, TableRegistry(table, ["factorial"], code)), SuiteData([q1, q2]),
+                             SuiteConfig(seed=0, sandbox_timeout_s=1.0))
+    on_prime = [r for r in runs if r[1] == 7919]
+    assert len(on_prime) == 1 and on_prime[0][2] == "timed out after 1 s"  # the teaching phase's probe only
+    assert len([r for r in runs if r[1] == 4]) == 2 and all(r[2] == "ran" for r in runs if r[1] == 4)
+    s = {t.name: t for t in res.tests}
+    assert s["query:r1"].details["relevant"] == ["factorial"]  # still labelled on its own kind
+    assert s["query:r2"].score == 0.0 and "miss" in s["query:r2"].error
+    assert any("factorial on is_prime" in n and "not run on that kind again" in n for n in res.notes)
+
+
 def test_retrieval_empty_search_earns_no_false_positive_credit():
     q1 = case("r1", "What is 5% of 80?", 4, cats=("retrieval",))
     reg = TableRegistry({}, ["percentage"])  # every search returns nothing: FPR 0, recall 0

@@ -163,6 +163,10 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     scored = cases + group_cases
     tools = snapshot(agent, res)
     labels = _relevance(tools, scored, taught, observed, checker)
+    if checker.stalled:
+        stalled = sorted({(name, kind) for _h, name, kind in checker.stalled})
+        res.notes.append(f"tools that ran out of time ({config.sandbox_timeout_s:g} s) on a kind's queries, not run on "
+                         "that kind again: " + ", ".join(f"{n} on {k}" for n, k in stalled))
     misses = sorted({c.kind for c in scored if not labels.get(c.id)})
     if misses:
         res.notes.append(f"no registered tool computes kinds {misses} (the evaluator ran every tool on their "
