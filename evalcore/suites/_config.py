@@ -106,11 +106,7 @@ class SuiteConfig:
     seed_source: str = field(default="given", init=False)
 
     def __post_init__(self) -> None:
-        self.seed_source = "given"
-        if self.seed is None:
-            self.seed, self.seed_source = draw_seed(), "drawn"
-        elif isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise EvalcoreError(f"seed must be an integer or None, got {self.seed!r}", field="seed")
+        self.seed, self.seed_source = resolve_seed(self.seed)
 
     def aliases(self, kind: str) -> tuple[str, ...]:
         """The kind's own name followed by its aliases."""
@@ -124,6 +120,19 @@ class SuiteConfig:
 def draw_seed() -> int:
     """A fresh secret seed for the case generator (63 bits from the operating system's CSPRNG)."""
     return secrets.randbits(63)
+
+
+def resolve_seed(seed: int | None) -> tuple[int, str]:
+    """``(seed, "given")`` for a given seed, ``(a fresh secret one, "drawn")`` for None.
+
+    Raises:
+        EvalcoreError: A seed that is no integer.
+    """
+    if seed is None:
+        return draw_seed(), "drawn"
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise EvalcoreError(f"seed must be an integer or None, got {seed!r}", field="seed")
+    return seed, "given"
 
 
 @dataclass

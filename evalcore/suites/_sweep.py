@@ -35,7 +35,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.suites._calling import call_agent, is_correct
 from evalcore.suites._cases.generator import AgentCaseGenerator
 from evalcore.suites._cases.records import AgentCase
-from evalcore.suites._config import SuiteConfig, draw_seed
+from evalcore.suites._config import SuiteConfig, resolve_seed
 
 
 def parse_thresholds(spec: str) -> list[float]:
@@ -177,9 +177,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
     if not 0.0 < dev_fraction < 1.0:
         raise EvalcoreError(f"dev_fraction must lie strictly between 0 and 1, got {dev_fraction}",
                             field="dev_fraction")
-    seed_source = "given"
-    if seed is None:
-        seed, seed_source = draw_seed(), "drawn"
+    seed, seed_source = resolve_seed(seed)
     gen = AgentCaseGenerator(seed, counts)
     pool = list(cases) if cases is not None else gen.generate()
     use = [c for c in pool if c.expected_behavior == "answer" and not c.is_multi_step]
