@@ -106,7 +106,8 @@ def build_in_process(spec: str, **kwargs: Any) -> Agent:
 
 
 def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0,
-               hide: Sequence[str | os.PathLike[str]] = (), **kwargs: Any) -> Agent:
+               hide: Sequence[str | os.PathLike[str]] = (), writable: Sequence[str | os.PathLike[str]] = (),
+               **kwargs: Any) -> Agent:
     """Build the agent named by ``spec``.
 
     A Python agent (``"reference"`` or ``"module:function"``) runs in a fresh interpreter of its
@@ -122,6 +123,9 @@ def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0,
         in_process: Build a Python agent in this process.
         timeout_s: Per-request timeout of a hosted or HTTP agent.
         hide: Paths a hosted agent must not read (see :class:`~evalcore.agents.HostedAgent`).
+        writable: Directories a hosted agent may write to; the rest of the file system is
+            read-only for it but for its private ``/tmp`` (see :class:`~evalcore.agents.HostedAgent`).
+            The reference agent's ``registry_path`` folder is added by itself.
         **kwargs: Options for the factory (JSON values for a hosted agent).
 
     Returns:
@@ -152,12 +156,14 @@ def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0,
 
             return make_agent(**kwargs)
         spec = "evalcore.agents.reference:make_agent"
+        if kwargs.get("registry_path"):
+            writable = [*writable, os.path.dirname(os.path.abspath(os.fspath(kwargs["registry_path"])))]
     if in_process:
         return build_in_process(spec, **kwargs)
     _import_check(spec)
     from evalcore.agents._host import HostedAgent
 
-    return HostedAgent(spec, kwargs, timeout_s=timeout_s, hide=hide)
+    return HostedAgent(spec, kwargs, timeout_s=timeout_s, hide=hide, writable=writable)
 
 
 def _import_check(spec: str) -> None:

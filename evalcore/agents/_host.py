@@ -17,12 +17,19 @@ new user, PID and mount namespaces (the helpers of the code-execution sandbox,
 :mod:`evalcore.evaluators.sandbox` ``linux``), forks the process that hosts the agent as PID 1 of
 its PID namespace, mounts a fresh ``/proc`` there (only the agent's own processes are visible:
 the evaluator has no PID it could name, ``os.getppid()`` is 0) and gives up every capability
-for good (so the fresh ``/proc`` cannot be unmounted to show the old one). The network and the
-file system stay as they are (agents may need their model endpoint and files), except for the
-paths the evaluator names (``hide``: the cases file with the expected answers, the output folder
-with earlier results and their seeds): an empty read-only file or directory lies over each in the
-agent's mount namespace. This is isolation level ``"full"``. Where the kernel refuses the
-namespaces, the level is ``"weak"`` (and nothing is hidden: the notes say so).
+for good (so the fresh ``/proc`` cannot be unmounted to show the old one). The file system is
+read-only for the agent: it cannot rewrite the evaluator's code, its virtual environment (a
+``.pth`` file there would run in every later interpreter), its run store or its reports, which
+the evaluator imports and reads after the agent started. The agent writes to a private, empty
+``/tmp``, ``/var/tmp`` and ``/dev/shm`` of its own (tmpfs; what it keeps there is gone with it)
+and to the directories the caller names (``writable``); under ``/tmp`` it sees only its working
+directory, its import path and the folder of its factory file, read-only. The paths the evaluator
+names (``hide``: the cases file with the expected answers, the output folder with earlier results
+and their seeds) and Jupyter's runtime folder (a kernel's connection file holds the key that lets
+a client run code in that kernel, e.g. the notebook that evaluates the agent) lie under an empty
+read-only file or directory in the agent's mount namespace. The network stays as it is (agents
+may need their model endpoint). This is isolation level ``"full"``. Where the kernel refuses the
+namespaces, or a mount above fails, the level is ``"weak"`` (the notes say what was not done).
 In both cases the evaluator sets itself non-dumpable while it hosts agents (``prctl
 PR_SET_DUMPABLE 0``: a process of the same user without ``CAP_SYS_PTRACE`` cannot open its
 memory), restored when the last hosted agent closes. The child runs in a process group (and
@@ -49,6 +56,10 @@ from evalcore.errors import EvalcoreError
 
 _NONCE_ENV = "EVALCORE_AGENT_HOST_NONCE"
 _HIDE_ENV = "EVALCORE_AGENT_HOST_HIDE"
+_WRITABLE_ENV = "EVALCORE_AGENT_HOST_WRITABLE"
+_RUNTIME_ENV = "EVALCORE_AGENT_HOST_JUPYTER_RUNTIME"
+# The agent's private scratch directories (fresh tmpfs in its mount namespace).
+_SCRATCH = {"/tmp": "size=512m,mode=1777", "/var/tmp": "size=512m,mode=1777", "/dev/shm": "size=256m,mode=1777"}
 
 # The evaluator is non-dumpable while it hosts at least one agent (see the module docstring).
 _guard_lock = threading.Lock()
@@ -101,6 +112,10 @@ class HostedAgent(HttpAgent):
         hide: Paths the agent must not read (the evaluator's answer key: a cases file, the
             results folder), covered in the agent's mount namespace; a directory that holds the
             working directory or the agent's import path stays visible (a note says so).
+            Jupyter's runtime folder is always hidden.
+        writable: Directories the agent may write to (a file stands for its directory), e.g.
+            the folder of a registry it keeps between runs; the rest of the file system is
+            read-only for it, except its private ``/tmp``, ``/var/tmp`` and ``/dev/shm``.
 
     Raises:
         EvalcoreError: The factory cannot be imported or fails, its agent does not meet the
@@ -109,7 +124,8 @@ class HostedAgent(HttpAgent):
 
     def __init__(self, spec: str, options: Mapping[str, Any] | None = None, *, timeout_s: float = 30.0,
                  startup_timeout_s: float = 300.0, threshold: float | None = None,
-                 hide: Sequence[str | os.PathLike[str]] = ()) -> None:
+                 hide: Sequence[str | os.PathLike[str]] = (),
+                 writable: Sequence[str | os.PathLike[str]] = ()) -> None:
         options = dict(options or {})
         try:
             payload = json.dumps(options)
@@ -123,6 +139,8 @@ class HostedAgent(HttpAgent):
         paths = [p if p else os.getcwd() for p in sys.path]
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
         env[_HIDE_ENV] = json.dumps([os.path.abspath(os.fspath(p)) for p in hide])
+        env[_RUNTIME_ENV] = json.dumps(_jupyter_runtime_dir())
+        env[_WRITABLE_ENV] = json.dumps([os.path.abspath(os.fspath(p)) for p in writable])
         self._log = tempfile.NamedTemporaryFile(prefix="evalcore_agent_", suffix=".log", delete=False)
         self.log_path = Path(self._log.name)
         self.isolation = "weak"
@@ -262,12 +280,22 @@ class HostedAgent(HttpAgent):
             pass
 
 
-def _hidden_paths() -> list[str]:
+def _jupyter_runtime_dir() -> list[str]:
+    """Jupyter's runtime folder (kernels' connection files), where Jupyter is installed."""
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+
+        return [jupyter_runtime_dir()]
+    except Exception:
+        return []
+
+
+def _hidden_paths(variable: str = _HIDE_ENV) -> list[str]:
     """The paths the evaluator asked to hide (taken out of the environment before agent code
     runs); a directory that holds the working directory or an import path stays (the agent's
     own code may live there)."""
     try:
-        raw = json.loads(os.environ.pop(_HIDE_ENV, "[]") or "[]")
+        raw = json.loads(os.environ.pop(variable, "[]") or "[]")
     except ValueError:
         raw = []
     keep = [os.path.realpath(p or os.getcwd()) for p in (os.getcwd(), *sys.path)]
@@ -280,6 +308,76 @@ def _hidden_paths() -> list[str]:
             continue
         out.append(path)
     return out
+
+
+def _writable_paths() -> list[str]:
+    """The directories the caller lets the agent write to (real paths; a file stands for its
+    directory), taken out of the environment before agent code runs."""
+    try:
+        raw = json.loads(os.environ.pop(_WRITABLE_ENV, "[]") or "[]")
+    except ValueError:
+        raw = []
+    out: list[str] = []
+    for item in raw if isinstance(raw, list) else []:
+        path = os.path.realpath(str(item))
+        if os.path.exists(path) and not os.path.isdir(path):
+            path = os.path.dirname(path)
+        if os.path.isdir(path) and path != "/" and path not in out:
+            out.append(path)
+    return out
+
+
+def _outermost(paths: Sequence[str]) -> list[str]:
+    """``paths`` without those that lie inside another of them."""
+    return [p for p in paths if not any(p.startswith(q.rstrip("/") + "/") for q in paths if q != p)]
+
+
+def _read_only_view(libc: Any, spec: str) -> tuple[list[str], list[str]]:
+    """Make the file system read-only for the agent, with a private empty ``/tmp``, ``/var/tmp``
+    and ``/dev/shm`` (the agent's import path, working directory and factory file bound back
+    read-only where they lie there) and the caller's ``writable`` directories bound back
+    writable (see the module docstring).
+
+    Returns:
+        The writable directories, and what could not be done (empty when all was).
+    """
+    from evalcore.evaluators.sandbox import linux
+
+    writable = _writable_paths()
+    module = spec.rpartition(":")[0]
+    keep = [os.getcwd(), *sys.path]
+    if module.endswith(".py"):
+        keep.append(os.path.dirname(os.path.abspath(module)))
+    keep = _outermost(sorted({os.path.realpath(p or os.getcwd()) for p in keep if os.path.isdir(p or ".")}))
+    problems: list[str] = []
+    scratch = [d for d in _SCRATCH if os.path.isdir(d) and not os.path.islink(d)]
+    # What to bind back into the private scratch directories, opened before anything changes.
+    inside = [(p, p in writable) for p in sorted(set(keep) | set(writable)) if any(p.startswith(d + "/") for d in scratch)]
+    handles = [(p, rw, os.open(p, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)) for p, rw in inside]
+    try:
+        failed = linux.remount_readonly(libc)
+        if failed:
+            problems.append(f"could not make {', '.join(failed)} read-only for the agent")
+        for d in scratch:
+            try:
+                libc.mount("tmpfs", d, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, _SCRATCH[d])
+            except OSError as exc:
+                problems.append(f"no private {d} ({exc})")
+        # Bound back from the read-only mounts, so read-only unless writable.
+        binds = [(p, rw, f"/proc/self/fd/{fd}") for p, rw, fd in handles]
+        binds += [(p, True, p) for p in writable if (p, True) not in inside]
+        for p, rw, source in binds:
+            try:
+                os.makedirs(p, mode=0o755, exist_ok=True)
+                libc.mount(source, p, None, linux.MS_BIND | linux.MS_REC)
+                if rw:
+                    linux.remount_writable(libc, p)
+            except OSError as exc:
+                problems.append(f"could not bind {p} for the agent ({exc})")
+    finally:
+        for _, _, fd in handles:
+            os.close(fd)
+    return writable, problems
 
 
 def _cover(libc: Any, path: str) -> str | None:
@@ -298,10 +396,11 @@ def _cover(libc: Any, path: str) -> str | None:
     return None
 
 
-def _isolate() -> tuple[str, list[str]]:
+def _isolate(spec: str = "") -> tuple[str, list[str]]:
     """Child side, before any agent code: enter new user, PID and mount namespaces, fork PID 1
     of the new PID namespace (this process waits for it and exits with its status), mount a
-    fresh ``/proc``, cover the paths to hide and drop every capability (see the module
+    fresh ``/proc``, cover the paths to hide, make the file system read-only but for private
+    scratch directories and the ``writable`` ones, and drop every capability (see the module
     docstring).
 
     Returns:
@@ -309,6 +408,7 @@ def _isolate() -> tuple[str, list[str]]:
         refused them (then nothing has changed).
     """
     hide = _hidden_paths()
+    runtime = [p for p in _hidden_paths(_RUNTIME_ENV) if p not in hide]
     unhidden = [f"{', '.join(hide)} not hidden from the agent"] if hide else []
     if not sys.platform.startswith("linux"):
         return "weak", [f"no namespaces on {sys.platform}", *unhidden]
@@ -355,6 +455,20 @@ def _isolate() -> tuple[str, list[str]]:
             covered.append(path)
     if covered:
         notes.append(f"hidden from the agent: {', '.join(covered)}")
+    for path in runtime:
+        why = _cover(libc, path)
+        if why:
+            level = "weak"
+            notes.append(f"could not hide Jupyter's runtime folder {path} from the agent ({why})")
+        else:
+            notes.append(f"Jupyter's runtime folder (kernels' connection files) covered: {path}")
+    writable, problems = _read_only_view(libc, spec)
+    if problems:
+        level = "weak"
+        notes.extend(problems)
+    else:
+        notes.append("file system read-only for the agent, but for a private /tmp, /var/tmp and /dev/shm"
+                     + "".join(f", {p}" for p in writable))
     try:
         linux.drop_capabilities(libc)
     except OSError as exc:
@@ -365,7 +479,7 @@ def _isolate() -> tuple[str, list[str]]:
 
 def _main(argv: list[str]) -> int:
     """Child side: build the agent, serve it, print the handshake, wait for stdin to close."""
-    level, notes = _isolate()  # first of all: no agent code has been imported yet
+    level, notes = _isolate(argv[0] if argv else "")  # first of all: no agent code has been imported yet
     nonce = os.environ.get(_NONCE_ENV, "")
     handshake = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # the agent's own prints go to the log, never into the handshake

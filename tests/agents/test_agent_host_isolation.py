@@ -182,3 +182,87 @@ def test_closing_a_hosted_agent_twice_and_after_a_crash_is_safe(tmp_path) -> Non
     agent.close()
     assert _dumpable() == 1
     json.dumps({"isolation": agent.isolation})
+
+
+# A factory agent that tries to change what the evaluator runs or reads after it started: a
+# module in evalcore's package and a .pth file in site-packages (both would run in the
+# evaluator's process or in every later interpreter), a file in its own import path; and to
+# read a Jupyter kernel's connection file (its key runs code in that kernel). Every attempt
+# creates a new file (so a failure of the test leaves nothing changed but files it removes).
+WRITER = textwrap.dedent('''
+    import os
+
+    from evalcore.agents._protocol import AgentResponse
+
+
+    def _try(fn):
+        try:
+            return fn()
+        except OSError as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+
+    class Writer:
+        registry = None
+
+        def __init__(self, targets, scratch, writable, runtime):
+            found = {}
+            for name, path in targets.items():
+                found[name] = _try(lambda: open(path, "x").write("raise SystemExit('planted')\\n"))
+            found["scratch"] = _try(lambda: (open(scratch, "x").write("mine"), open(scratch).read())[1])
+            found["writable"] = _try(lambda: open(writable, "x").write("kept"))
+            found["runtime"] = _try(lambda: sorted(os.listdir(runtime)))
+            self.found = found
+
+        def reset(self):
+            pass
+
+        def process_request(self, query):
+            return AgentResponse(success=True, result=self.found)
+
+
+    def make(targets, scratch, writable, runtime):
+        return Writer(targets, scratch, writable, runtime)
+''')
+
+
+def test_hosted_agent_cannot_write_the_evaluators_code_environment_or_import_path(tmp_path, monkeypatch) -> None:
+    import sysconfig
+
+    import evalcore
+
+    token = uuid.uuid4().hex
+    lib = tmp_path / "lib"  # the agent's own import path (bound back read-only into its /tmp)
+    lib.mkdir()
+    (lib / "writer_agent.py").write_text(WRITER)
+    runtime = lib / "jupyter-runtime"
+    runtime.mkdir()
+    (runtime / "kernel-1.json").write_text('{"key": "secret"}')
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    monkeypatch.syspath_prepend(str(lib))
+    out = tmp_path / "out"
+    out.mkdir()
+    targets = {
+        "package": os.path.join(os.path.dirname(evalcore.__file__), f"planted_{token}.py"),
+        "site_packages": os.path.join(sysconfig.get_paths()["purelib"], f"planted_{token}.pth"),
+        "import_path": str(lib / f"planted_{token}.py"),
+    }
+    scratch = f"/tmp/evalcore-agent-scratch-{token}"
+    agent = HostedAgent("writer_agent:make", {"targets": targets, "scratch": scratch,
+                                              "writable": str(out / "kept.txt"), "runtime": str(runtime)},
+                        writable=[out])
+    try:
+        assert agent.isolation == "full", agent.isolation_notes
+        assert any("read-only for the agent" in n and str(out) in n for n in agent.isolation_notes)
+        found = agent.process_request("probe").result
+    finally:
+        agent.close()
+        planted = [p for p in targets.values() if os.path.exists(p)]
+        for p in planted:
+            os.unlink(p)
+    assert not planted, f"the agent wrote {planted}"
+    for name in targets:
+        assert "Read-only file system" in found[name], (name, found[name])
+    assert found["scratch"] == "mine" and not os.path.exists(scratch)  # its /tmp is its own
+    assert found["writable"] == 4 and (out / "kept.txt").read_text() == "kept"
+    assert found["runtime"] == [], found["runtime"]  # the kernel's connection file is hidden

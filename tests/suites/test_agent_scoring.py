@@ -317,14 +317,15 @@ def test_retrieval_metrics_hand_computed():
     res = evaluate_retrieval(agent, data, SuiteConfig(seed=0, retrieval_threshold=0.5, k=5))
     s = {t.name: t.score for t in res.tests}
     assert s["query:r1"] == pytest.approx(2 / 3) and s["query:r2"] == 0.0
-    # (1 - FPR) x mean recall at the threshold: (1 - 0.5) x (1 + 0) / 2
-    assert s["false_positive_rate"] == 0.25
+    # one test per unrelated query: 0 for the false positive, the mean recall at the threshold
+    # ((1 + 0) / 2) for the true negative
+    assert s["unrelated:0"] == 0.0 and s["unrelated:1"] == 0.5
     m = res.metrics
     assert m["precision"] == pytest.approx(0.25) and m["recall"] == pytest.approx(0.5)
     assert m["mrr"] == pytest.approx((1 + 0.5) / 2)
     assert m["ndcg_at_k"] == pytest.approx((1 + 1 / math.log2(3)) / 2)
     assert m["fpr"] == 0.5 and m["threshold"] == 0.5
-    assert res.score == pytest.approx((2 / 3 + 0 + 0.25) / 3)
+    assert res.score == pytest.approx((2 / 3 + 0 + 0 + 0.5) / 4)
 
 
 def test_retrieval_runs_a_tool_that_ran_out_of_time_on_a_kind_only_once(monkeypatch):
@@ -363,12 +364,32 @@ def test_retrieval_empty_search_earns_no_false_positive_credit():
     data = SuiteData([q1], unrelated=["u1", "u2"])
     res = evaluate_retrieval(ScriptedAgent({}, reg), data, SuiteConfig(seed=0, retrieval_threshold=0.5))
     s = {t.name: t for t in res.tests}
-    assert res.metrics["fpr"] == 0.0 and s["false_positive_rate"].score == 0.0
+    assert res.metrics["fpr"] == 0.0 and s["unrelated:0"].score == s["unrelated:1"].score == 0.0
     assert res.score == 0.0
-    # nothing labelled at all: the false-positive test cannot pass either
+    # nothing labelled at all: the unrelated queries' tests cannot pass either
     none = evaluate_retrieval(ScriptedAgent({}, TableRegistry({}, [])), SuiteData([], unrelated=["u1"]),
                               SuiteConfig(seed=0, retrieval_threshold=0.5))
-    assert [(t.name, t.score) for t in none.tests] == [("false_positive_rate", 0.0)]
+    assert [(t.name, t.score) for t in none.tests] == [("unrelated:0", 0.0)]
+
+
+def test_retrieval_one_tool_for_every_query_fails_each_unrelated_query():
+    """A search that ignores its query and answers the agent's one tool (which computes every
+    kind) finds the relevant tool for every related query, and matches every unrelated one: each
+    of those fails, worth as much as a related query (an audit's agent scored 1.0 with one
+    aggregate false-positive test and a fixed list of negatives it could learn)."""
+    q1 = case("r1", "What is 5% of 80?", 4, cats=("retrieval",), inputs={"percent": 5, "value": 80})
+    unrelated = AgentCaseGenerator(123).unrelated_queries(4)
+
+    class Everything(TableRegistry):
+        def search(self, query, k=5, threshold=0.0):
+            return [ToolMatch("percentage", 1.0)]
+
+    res = evaluate_retrieval(ScriptedAgent({}, Everything({}, ["percentage"], CODE)), SuiteData([q1], unrelated=unrelated),
+                             SuiteConfig(seed=0, retrieval_threshold=0.5))
+    s = {t.name: t.score for t in res.tests}
+    assert s["query:r1"] == 1.0 and res.metrics["fpr"] == 1.0
+    assert [s[f"unrelated:{i}"] for i in range(4)] == [0.0] * 4
+    assert res.score == pytest.approx(1 / 5)
 
 
 def test_retrieval_paraphrase_robustness_needs_the_relevant_tool():

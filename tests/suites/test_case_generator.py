@@ -152,6 +152,21 @@ def test_paraphrase_groups_and_unrelated_queries():
         g.unrelated_queries(100)
 
 
+def test_unrelated_queries_differ_between_seeds_and_hold_no_number():
+    """A run's negatives are drawn per seed (a fixed list could be learnt by a search that
+    ignores its query); the count the docstring gives is the pool's."""
+    from evalcore.suites._cases.generator import _UNRELATED_TEMPLATES
+
+    assert len(_UNRELATED_TEMPLATES) == 18 and sum(len(f) for _t, f in _UNRELATED_TEMPLATES) == 172
+    runs = [AgentCaseGenerator(seed=s).unrelated_queries(8) for s in range(20)]
+    assert len({tuple(r) for r in runs}) == 20
+    seen = {q for r in runs for q in r}
+    assert len(seen) > 80  # 160 draws from 172 queries
+    assert not any(ch.isdigit() for q in seen for ch in q)
+    assert len({q.split()[0] + q.split()[1] for q in runs[0]}) == 8  # eight templates
+    assert len(set(AgentCaseGenerator(seed=3).unrelated_queries(64))) == 64
+
+
 def test_json_round_trip(tmp_path):
     cases = AgentCaseGenerator(seed=2).generate()
     path = save_cases(cases, tmp_path / "cases.json")

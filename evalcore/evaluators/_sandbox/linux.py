@@ -13,7 +13,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Sequence
 
 # sched.h, mount.h, prctl.h, capability.h
 CLONE_NEWNS = 0x00020000
@@ -309,6 +309,52 @@ def enter_user_namespace(libc: Libc, inside_uid: int | None = 0, inside_gid: int
     for name, text in (("setgroups", "deny"), ("uid_map", f"{inner_uid} {uid} 1"), ("gid_map", f"{inner_gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as fh:
             fh.write(text)
+
+
+def mount_points() -> list[tuple[str, list[str]]]:
+    """The mount points of this mount namespace with their options (``/proc/self/mountinfo``)."""
+    out = []
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            parts = line.split()
+            point = parts[4].replace("\\040", " ")
+            out.append((point, parts[5].split(",")))
+    return out
+
+
+def _locked_flags(opts: Sequence[str]) -> int:
+    """The flags a bind remount must repeat from a mount's options (a user namespace locks them)."""
+    flags = 0
+    for name, bit in MOUNT_OPTION_FLAGS:
+        if name in opts:
+            flags |= bit
+    return flags
+
+
+def remount_readonly(libc: Libc, skip: Sequence[str] = ()) -> list[str]:
+    """Make every mount of this mount namespace read-only (a bind remount repeating the options
+    a user namespace locks), except those of ``/proc`` and ``/dev`` and the mount points named
+    in ``skip``.
+
+    Returns:
+        The mount points that could not be remounted.
+    """
+    failed = []
+    for point, opts in mount_points():
+        if point in skip or any(point == s or point.startswith(s + "/") for s in ("/proc", "/dev")):
+            continue
+        try:
+            libc.mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _locked_flags(opts))
+        except OSError:
+            failed.append(point)
+    return failed
+
+
+def remount_writable(libc: Libc, point: str) -> None:
+    """Make the (bind) mount at ``point`` writable again, keeping its locked options; raises
+    OSError when refused."""
+    opts = [o for p, o in mount_points() if p == point]
+    libc.mount(None, point, None, MS_REMOUNT | MS_BIND | _locked_flags(opts[-1] if opts else ()))
 
 
 def drop_capabilities(libc: Libc) -> None:

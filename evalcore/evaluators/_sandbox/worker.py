@@ -26,11 +26,11 @@ from .framing import DEFAULT_MAX_OUTPUT, recv as _recv, send as _send, send_many
 from .linux import (
     CLONE_NEWIPC as _CLONE_NEWIPC, CLONE_NEWNET as _CLONE_NEWNET, CLONE_NEWNS as _CLONE_NEWNS,
     CLONE_NEWUTS as _CLONE_NEWUTS,
-    MOUNT_OPTION_FLAGS as _MOUNT_OPTION_FLAGS, MS_BIND as _MS_BIND, MS_NODEV as _MS_NODEV,
+    MS_BIND as _MS_BIND, MS_NODEV as _MS_NODEV,
     MS_NOATIME as _MS_NOATIME, MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE, MS_RDONLY as _MS_RDONLY,
     MS_REC as _MS_REC, MS_REMOUNT as _MS_REMOUNT,
     PR_SET_DUMPABLE as _PR_SET_DUMPABLE, Libc as _Libc,
-    enter_user_namespace as _enter_user_namespace,
+    enter_user_namespace as _enter_user_namespace, remount_readonly as _remount_readonly,
 )
 from .sample import SampleSetup
 from .scratch import _SCRATCH_DIRS, _SCRATCH_TMPFS, _WORKDIR, Scratch, _rmtree, _scrub_environment
@@ -177,25 +177,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             roots += (env_root,)
         keep = {os.path.realpath(p) for p in roots if p and os.path.isdir(p)}
         keep = {k for k in keep if not any(k.startswith(o + "/") for o in keep)}  # outermost only
-        mounts = []
-        with open("/proc/self/mountinfo") as fh:
-            for line in fh:
-                parts = line.split()
-                point = parts[4].replace("\\040", " ")
-                opts = parts[5].split(",")
-                mounts.append((point, opts))
-        failed = []
-        for point, opts in mounts:
-            if point == "/proc" or point.startswith("/proc/") or point == "/dev" or point.startswith("/dev/"):
-                continue
-            flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY
-            for name, bit in _MOUNT_OPTION_FLAGS:
-                if name in opts:
-                    flags |= bit
-            try:
-                libc.mount(None, point, None, flags)
-            except OSError:
-                failed.append(point)
+        failed = _remount_readonly(libc)
         self.readonly_ok = "/" not in failed
         if failed:
             self.notes.append("could not remount read-only: " + ", ".join(failed))

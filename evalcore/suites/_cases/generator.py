@@ -28,24 +28,51 @@ from evalcore.suites._cases.records import COMPLEXITIES, AgentCase, load_cases, 
 DEFAULT_COUNTS: dict[str, int] = {"simple": 20, "medium": 15, "complex": 10, "edge": 11}
 """Cases per complexity when none are given (56 in all)."""
 
-_UNRELATED = (
-    "What is the capital of France?",
-    "Tell me a joke about penguins",
-    "Who wrote Pride and Prejudice?",
-    "What will the weather be like in Paris tomorrow?",
-    "Recommend a good science fiction novel",
-    "How do I bake sourdough bread?",
-    "Translate good morning into Japanese",
-    "Which planet has the most moons?",
-    "Book a table for two at seven tonight",
-    "Who won the football world cup in 2018?",
-    "Summarize the plot of Hamlet",
-    "What is the best way to learn the guitar?",
-    "Write a haiku about autumn leaves",
-    "Which programming language should a beginner learn first?",
-    "Where can I buy cheap flights to Rome?",
-    "Describe the life cycle of a butterfly",
+# Unrelated queries (no calculation or text tool is relevant to them), drawn per seed from these
+# 18 templates and their fillers (172 distinct queries), so that the negatives of a run are not
+# known in advance: a fixed list of 16 let a search that ignores its query answer "nothing" to
+# exactly those and its one tool to everything else. No template or filler holds a digit.
+_UNRELATED_TEMPLATES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("What is the capital of {}?", ("France", "Peru", "Kenya", "Norway", "Vietnam", "Chile", "Egypt", "Canada",
+                                    "Portugal", "Mongolia", "Ghana", "Finland")),
+    ("Tell me a joke about {}", ("penguins", "dentists", "pirates", "accountants", "cats", "astronauts", "robots",
+                                 "librarians", "chickens", "wizards")),
+    ("Who wrote {}?", ("Pride and Prejudice", "Moby Dick", "War and Peace", "Don Quixote", "The Odyssey",
+                       "Frankenstein", "Jane Eyre", "The Trial", "Middlemarch", "Ulysses")),
+    ("What will the weather be like in {} tomorrow?", ("Paris", "Lagos", "Oslo", "Lima", "Hanoi", "Denver", "Perth",
+                                                       "Cairo", "Seoul", "Glasgow")),
+    ("Recommend a good {} novel", ("science fiction", "mystery", "historical", "fantasy", "romance", "horror",
+                                   "detective", "coming-of-age", "spy", "gothic")),
+    ("How do I bake {}?", ("sourdough bread", "a lemon tart", "croissants", "banana bread", "bagels", "a pavlova",
+                           "focaccia", "scones", "a carrot cake", "pretzels")),
+    ("Translate good morning into {}", ("Japanese", "Swahili", "Portuguese", "Finnish", "Korean", "Greek", "Hindi",
+                                        "Turkish", "Dutch", "Icelandic")),
+    ("Which planet {}?", ("has the most moons", "is the hottest", "has the longest day", "has rings",
+                          "is closest to the sun", "has the strongest winds", "is the coldest", "is the largest")),
+    ("Book a table for {} tonight", ("two at seven", "four on the terrace", "a birthday dinner", "six by the window",
+                                     "a quiet lunch", "three at eight", "my parents", "a team dinner")),
+    ("Who won {}?", ("the football world cup last time", "the Tour de France", "the best picture award",
+                     "the chess championship", "the Wimbledon final", "the Eurovision song contest",
+                     "the Nobel prize in literature", "the marathon in Boston")),
+    ("Summarize the plot of {}", ("Hamlet", "Macbeth", "The Great Gatsby", "Beloved", "Dune", "Emma", "Persuasion",
+                                  "The Tempest", "Othello", "Rebecca")),
+    ("What is the best way to learn {}?", ("the guitar", "to swim", "Italian", "the violin", "to juggle",
+                                           "watercolour painting", "to sail", "calligraphy", "the cello",
+                                           "to knit")),
+    ("Write a haiku about {}", ("autumn leaves", "the sea", "a sleepy cat", "morning fog", "city lights",
+                                "a thunderstorm", "cherry blossoms", "an old bridge", "snowfall", "the desert")),
+    ("Where can I buy cheap flights to {}?", ("Rome", "Tokyo", "Madrid", "Nairobi", "Bangkok", "Vienna", "Quito",
+                                              "Dublin", "Istanbul", "Auckland")),
+    ("Describe the life cycle of {}", ("a butterfly", "a frog", "a star", "a salmon", "a fern", "a mosquito",
+                                       "a honeybee", "an oak tree", "a jellyfish", "a volcano")),
+    ("Why do {}?", ("cats purr", "leaves change colour", "birds migrate", "onions make us cry", "we dream",
+                    "stars twinkle", "bees dance", "zebras have stripes", "we yawn", "owls hoot at night")),
+    ("Suggest a name for {}", ("my new puppy", "a bakery", "a sailing boat", "a fantasy kingdom", "a jazz band",
+                               "a garden cafe", "a pet tortoise", "a mountain cabin")),
+    ("How should I prepare for {}?", ("a job interview", "a long hike", "a wedding speech", "a camping trip",
+                                      "a first date", "a piano recital", "a move abroad", "a debate")),
 )
+_UNRELATED_MAX = 64
 
 _MAKERS: dict[str, Maker] = {**starter.MAKERS, **synthesized.MAKERS}
 
@@ -210,14 +237,25 @@ class AgentCaseGenerator:
     def unrelated_queries(self, n: int = 8) -> list[str]:
         """Queries no calculation or text tool is relevant to (for false-positive rates).
 
+        Drawn per seed from 18 templates and their fillers (172 distinct queries), so that a
+        search cannot know a run's negatives in advance; two queries share a template only when
+        ``n`` exceeds 18.
+
         Args:
-            n: How many (at most 16).
+            n: How many (at most 64).
 
         Returns:
-            ``n`` distinct queries in a seeded order.
+            ``n`` distinct queries, the same for the same seed.
         """
-        if n > len(_UNRELATED):
-            raise EvalcoreError(f"at most {len(_UNRELATED)} unrelated queries exist", field="n")
-        pool = list(_UNRELATED)
-        random.Random(f"{self.seed}-unrelated").shuffle(pool)
-        return pool[:n]
+        if n > _UNRELATED_MAX:
+            raise EvalcoreError(f"at most {_UNRELATED_MAX} unrelated queries at a time", field="n")
+        rng = random.Random(f"{self.seed}-unrelated")
+        order = list(range(len(_UNRELATED_TEMPLATES)))
+        rng.shuffle(order)
+        out: list[str] = []
+        while len(out) < n:
+            template, fillers = _UNRELATED_TEMPLATES[order[len(out) % len(order)]]
+            query = template.format(rng.choice(fillers))
+            if query not in out:
+                out.append(query)
+        return out

@@ -113,10 +113,11 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     registered tool on the query's own inputs in the sandbox and a tool is relevant when it gives
     the expected answer. A query no registered tool answers counts as a miss (score 0), never
     dropped. Per query: the thresholded top-k gives precision, recall and F1 (the test score);
-    the unthresholded top-k gives reciprocal rank and NDCG@k. Further tests:
-    ``false_positive_rate`` (score ``(1 − FPR) · R̄``, FPR = share of unrelated queries with any
-    match at or above the threshold, R̄ = mean recall of the queries at the same threshold) and
-    one ``paraphrase:<group>`` test per group (share of paraphrases whose thresholded top-1 equals
+    the unthresholded top-k gives reciprocal rank and NDCG@k. Further tests: one
+    ``unrelated:<i>`` test per unrelated query (score 0 when any tool matches at or above the
+    threshold, else R̄, the mean recall of the queries at the same threshold: a search that
+    never answers earns nothing for its silence; the metric ``fpr`` is the share of unrelated
+    queries with a match) and one ``paraphrase:<group>`` test per group (share of paraphrases whose thresholded top-1 equals
     the group's modal top-1, 0 unless that tool is relevant). A malformed search answer (a name
     twice, a non-numeric score, more than k matches, unsorted) fails its test.
 
@@ -213,27 +214,27 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
                                    details={"query": case.query, "kind": case.kind, "relevant": sorted(relevant),
                                             "ranked": ranked, "above_threshold": above, "precision": p,
                                             "recall": r, "f1": f1, "reciprocal_rank": rr, "ndcg_at_k": nd}))
-    # false positives on unrelated queries
+    # false positives: one test per unrelated query, worth as much as a related one (a search
+    # that answers its one tool to everything fails each); the credit for staying silent is the
+    # mean recall at the same threshold, so a search that never answers earns none
+    recall_at_thr = (sum(q["recall"] for q in per_query) / len(per_query)) if per_query else 0.0
     fp_flags: list[bool] = []
-    fp_detail: list[dict[str, Any]] = []
-    for q in data.unrelated:
+    for i, q in enumerate(data.unrelated):
         try:
             hits = _search(registry, q, k, thr)
         except (MalformedSearch, EvalcoreError) as exc:
-            res.tests.append(make_test("false_positive_rate", 0.0, error=f"malformed search answer: {exc}"))
-            fp_flags = []
-            break
-        fp_flags.append(any(s >= thr for _, s in hits))
-        fp_detail.append({"query": q, "matches": hits})
-    fpr = None
-    if fp_flags:
-        fpr = float(metrics.fpr([0] * len(fp_flags), [int(f) for f in fp_flags]))
-        recall_at_thr = (sum(q["recall"] for q in per_query) / len(per_query)) if per_query else 0.0
+            res.tests.append(make_test(f"unrelated:{i}", 0.0, error=f"malformed search answer: {exc}",
+                                       details={"query": q}))
+            continue
+        matched = [h for h in hits if h[1] >= thr]
+        fp_flags.append(bool(matched))
         res.tests.append(make_test(
-            "false_positive_rate", (1.0 - fpr) * recall_at_thr, threshold=config.pass_threshold,
-            error=None if per_query else "no query shows that relevant tools pass this threshold",
-            details={"fpr": fpr, "threshold": thr, "recall_at_threshold": recall_at_thr if per_query else None,
-                     "queries": fp_detail}))
+            f"unrelated:{i}", 0.0 if matched else recall_at_thr, threshold=config.pass_threshold,
+            error=(f"false positive: {matched[0][0]} matched at {matched[0][1]:.3g}" if matched else
+                   None if per_query else "no query shows that relevant tools pass this threshold"),
+            details={"query": q, "matches": hits, "threshold": thr,
+                     "recall_at_threshold": recall_at_thr if per_query else None}))
+    fpr = float(metrics.fpr([0] * len(fp_flags), [int(f) for f in fp_flags])) if fp_flags else None
     # paraphrase robustness
     robust: list[float] = []
     for group in data.paraphrase_groups:
