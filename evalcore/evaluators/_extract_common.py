@@ -67,11 +67,39 @@ _FIELD_METHODS = ("json_field", "yaml_field")
 _LATEX_FRAC_RE = re.compile(r"\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 
 
+# a text command keeps its text and loses only the command: \boxed{\text{18}} is 18,
+# 18 \text{ dollars} is "18 dollars"
+_LATEX_TEXT_RE = re.compile(r"\\(?:text(?:bf|rm|it|normal|sf)?|math(?:rm|bf|sf|it)|mbox)\s*\{([^{}]*)\}")
+# ~~struck-through~~ text is withdrawn by the writer: never read ("~~$16~~ $18" is 18)
+_STRUCK_RE = re.compile(r"(?<!~)~~(?!~)[^~\n]+(?<!~)~~(?!~)")
+
+
 def _clean_latex(text: str) -> str:
     text = _LATEX_FRAC_RE.sub(lambda m: f"{m.group(1)}/{m.group(2)}", text)
-    text = re.sub(r"\\text\{[^{}]*\}|\\mathrm\{[^{}]*\}", " ", text)
-    text = text.replace("\\$", "$").replace("\\!", "").replace("\\,", ",").replace("{,}", ",")
+    text = text.replace("{,}", ",")
+    text = _LATEX_TEXT_RE.sub(lambda m: f" {m.group(1)} ", text)
+    text = text.replace("\\$", "$").replace("\\!", "").replace("\\,", ",")
     return text
+
+
+_BLANKS = re.compile(r"[^\S\n]{2,}")
+_BLANK_LINES = re.compile(r"[^\S\n]?\n(?:[^\S\n]?\n)+[^\S\n]?")
+
+
+def _squeeze(text: str) -> str:
+    """``text`` with every run of two or more blanks (spaces, tabs, no-break spaces ...) one
+    space (a single no-break or thin space stays: "12 500") and every run of blank lines one
+    blank line: what the rules read is unchanged, and no run of
+    whitespace is long enough to make a pattern that allows whitespace in several places in a
+    row backtrack for minutes (a reply of 1,000 spaces between "The answer:" and "(" used to
+    take seconds, 4,000 spaces minutes)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _BLANK_LINES.sub("\n\n", _BLANKS.sub(" ", text))
+
+
+def _strike_out(text: str) -> str:
+    """``text`` with struck-through spans (``~~16~~``) blanked (positions kept)."""
+    return _STRUCK_RE.sub(lambda m: " " * len(m.group(0)), text) if "~~" in text else text
 
 
 def _first_number(text: str) -> Fraction | None:
@@ -224,6 +252,28 @@ _CORRECTION_CUE = re.compile(
     r"|summar\w*|overall|revis\w*|updat\w*|no(?=[,.!]))\b",
     re.IGNORECASE,
 )
+
+
+# "You might think the answer is 20", "It's tempting to say the answer is A", "If the answer
+# were C": an answer someone else might give, not the reply's own (unless a contrast follows:
+# "It's tempting to pick A, but the answer is B")
+_HYPOTHETICAL = re.compile(
+    r"\b(?:(?:you|one|someone|somebody|people|many|some|students|readers?)\s+(?:might|may|could|would|will)"
+    r"\s+(?:be\s+tempted\s+to\s+)?(?:think|say|assume|guess|expect|conclude|believe|answer|pick|choose)"
+    r"|(?:it'?s|it\s+is|is|seems)\s+tempting|tempted\s+to|easy\s+to\s+(?:think|say|assume|conclude|pick|choose)"
+    r"|(?:mistake|trap|error)\s+(?:would\s+be|is)\s+to|if\s+the\s+answer\s+(?:were|was))\b",
+    re.IGNORECASE,
+)
+_CONTRAST = re.compile(r"\b(?:but|however|yet|though|although|instead|actually|rather)\b", re.IGNORECASE)
+
+
+def _hypothetical(text: str, pos: int) -> bool:
+    """Whether the sentence holding ``pos`` frames what follows as someone's guess, up to ``pos``."""
+    low = max(0, pos - 200)
+    start = max(text.rfind(c, low, pos) for c in ".!?;\n") + 1
+    start = max(start, low)
+    frame = _HYPOTHETICAL.search(text, start, pos)
+    return frame is not None and not _CONTRAST.search(text, frame.end(), pos)
 
 
 def _resolve(text: str, declared: list[_Declared]) -> _Declared | Extraction | None:

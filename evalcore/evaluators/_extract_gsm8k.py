@@ -23,13 +23,18 @@ from evalcore.evaluators._extract_common import (
     _clean_latex,
     _field_declarations,
     _first_number,
+    _hypothetical,
     _last_number,
     _line_start,
     _resolve,
+    _squeeze,
+    _strike_out,
 )
 
 
 _HASH_RE = re.compile(r"####[ \t]*(?:\*\*)?[ \t]*(?P<body>[^\n]*)")
+# "#### 1. Eggs left", "#### 2) Money": a numbered markdown heading, not a "####" answer
+_NUMBERED_HEADING = re.compile(r"[ \t]*(?:(?:\*\*|__)[ \t]*)?\d{1,3}[.)][ \t]+(?:(?:\*\*|__)[ \t]*)?[^\W\d_]")
 # "#### 1 000": after the marker a single number is expected, so space-separated groups of
 # three digits are one number there (elsewhere "2 100" may well be two numbers).
 _SPACED_THOUSANDS = re.compile(r"^(\s*(?:\*\*|\$|\\\(|\s)*[-−–]?[$€£¥]?\s?)(\d{1,3}(?: \d{3})+(?:\.\d+)?)(?!\d|[,.]\d| \d)")
@@ -76,18 +81,43 @@ _UNIT = re.compile(r"\s*([A-Za-z%]+)")
 _NOT_A_CALCULATION = re.compile(r",\s|;|\b(?:and|but|is|are|was|which|so|then|because|if|not|that)\b", re.IGNORECASE)
 
 
+# an arithmetic expression opening a value ("(16 - 3 - 4) * 2", "48 / 2"); "3/4" is one number
+_NUM_TOKEN = r"[$€£¥]?[ \t]?\d[\d,]*(?:\.\d+)?(?:/\d+)?"
+_EXPRESSION_RE = re.compile(
+    r"[\s*_`\"'$]*(?:[-−–]\s*)?(?:[(\[][(\[\s]*)?" + _NUM_TOKEN
+    + r"(?:[\s)\]]*(?:[+*×÷·^]|[-−–]|(?<!\d)/|/(?!\d)|(?<=\s)x(?=\s))[\s(\[]*[-−–]?" + _NUM_TOKEN + r")+[\s)\]]*"
+)
+
+
+def _unevaluated(text: str) -> bool:
+    """Whether ``text`` opens with an arithmetic expression that is never evaluated (no "=" after
+    it in the same sentence): "(16 - 3 - 4) * 2" declares no number."""
+    m = _EXPRESSION_RE.match(text)
+    return m is not None and not re.match(r"[^\n.;]*=", text[m.end() :])
+
+
 def _calc_or_first(text: str) -> Fraction | None:
-    """A declared value: the result of a calculation ("5 * 12 = 60" → 60), else its first number."""
+    """A declared value: the result of a calculation ("5 * 12 = 60" → 60), else its first number;
+    ``None`` for an expression left unevaluated ("(16 - 3 - 4) * 2")."""
     cleaned = _clean_latex(text)
     if "=" in cleaned:
         result = _first_number(cleaned.rsplit("=", 1)[1])
         if result is not None:
             return result
+    if _unevaluated(cleaned):
+        return None
     return _first_number(cleaned)
+
+
+def _spaced_thousands(text: str) -> str:
+    """``text`` with a value that opens it written in space-grouped thousands ("12 000") joined:
+    after an answer marker a single number is expected."""
+    return _SPACED_THOUSANDS.sub(lambda s: s.group(1) + s.group(2).replace(" ", ""), text)
 
 
 def _gsm8k_value(text: str) -> tuple[str | None, bool]:
     """Read a strongly declared value (a field, ``####``, ``\\boxed``, "Final answer:" line)."""
+    text = _spaced_thousands(text)
     value = _calc_or_first(text)
     if value is None:
         return None, False
@@ -106,7 +136,36 @@ def _answer_value(tail: str) -> Fraction | None:
         result = _last_number(sentence.rsplit("=", 1)[1])
         if result is not None:
             return result
+    if _unevaluated(sentence):
+        return None  # "The answer is (16 - 3 - 4) * 2": an expression, not a number
     return _first_number_at_start(tail)
+
+
+# the number opening a value, then at most three words (its unit: "18 dollars per day"), then
+# the end of the sentence, an aside or a justification ("72 clips, 48 in April ...", "18 because ...")
+_BARE_VALUE = re.compile(
+    r"[\s*_`\"'$]*[-−–]?" + _NUM_TOKEN + r"(?:[ \t]+(?:\*\*)?[^\W\d_][\w'’-]*(?:\*\*)?){0,3}[ \t*_]*"
+    r"(?:$|[,;:(—–!?]|\s-\s|\b(?:because|since|as|for|from|given|using|which|i\.e|e\.g)\b)",
+    re.IGNORECASE,
+)
+
+
+def _opens_working(tail: str) -> bool:
+    """Whether the text after an "Answer:" label (or a line "A:") opens a worked solution
+    instead of stating a value: its first sentence states several numbers ("3 friends each paid
+    $12 ...", "2 adults and 3 children ..."), or is a calculation that the working continues
+    after ("16 - 3 - 4 = 9 eggs are left.\n9 * 2 = 18"). The value is then the solution's
+    conclusion, not the first number after the label."""
+    cleaned = _clean_latex(tail).lstrip(" \t\n*_")
+    parts = re.split(r"(\n|\.(?=\s|$))", cleaned, maxsplit=1)
+    sentence = re.sub(r"\([^()\n]*\)", " ", parts[0])  # an aside: "18 (9 eggs × $2)"
+    if _EXPRESSION_RE.match(sentence):
+        rest = "".join(parts[1:])
+        paragraph = re.split(r"\n[ \t]*\n", rest, maxsplit=1)[0]
+        return NUMBER_RE.search(paragraph) is not None
+    if _BARE_VALUE.match(sentence):
+        return False
+    return len(NUMBER_RE.findall(sentence)) > 1
 
 
 def _first_number_at_start(text: str) -> Fraction | None:
@@ -124,8 +183,15 @@ def _first_number_at_start(text: str) -> Fraction | None:
 def _gsm8k_declarations(text: str) -> list[_Declared]:
     declared = _field_declarations(text, _gsm8k_value, number_ok=True)
     for m in _HASH_RE.finditer(text):
-        body = _SPACED_THOUSANDS.sub(lambda s: s.group(1) + s.group(2).replace(" ", ""), m.group("body"))
+        if _NUMBERED_HEADING.match(m.group("body")):
+            continue  # "#### 1. Eggs left": a numbered heading
+        body = _spaced_thousands(m.group("body"))
         first = _first_number_at_start(body)
+        if first is not None and _EXPRESSION_RE.match(_clean_latex(body)):
+            first = _calc_or_first(body.split("\n", 1)[0])  # "#### 9 * 2 = 18"; "#### 9 * 2" is none
+            if first is None:
+                declared.append(_Declared(m.start(), m.end(), "hash", None))
+                continue
         if first is not None:
             hedged = _gsm8k_hedged(body, first)
             value = None if hedged else canonical_number(first)
@@ -153,14 +219,21 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
         line_start = _line_start(text, m.start())
         if m.start() != line_start and not _ANSWER_BEFORE_OK.search(text, max(line_start, m.start() - 60), m.start()):
             continue  # "he could answer: 40 + 30 = 70" — a verb, not the answer
+        if _hypothetical(text, m.start()):
+            continue  # "You might think the answer is 20, ..."
         after = _ANSWER_AFTER.match(text, m.end())
         if after is None:
             continue
-        tail = text[after.end() : after.end() + _MAX_VALUE]
+        tail = _spaced_thousands(text[after.end() : after.end() + _MAX_VALUE])
         if _LIST_MARKER.match(text, m.end() + len(after.group(0).rstrip())):
             continue  # "the answer:\n\n1. First ..."
+        if ":" in after.group(0) and _opens_working(tail):
+            continue  # "**Answer:**\n\n3 friends each paid $12 ...": the label of the working
         value = _answer_value(tail)
         label = m.group("final") and _FINAL_LABEL.match(text, line_start, m.start()) and ":" in after.group(0)
+        if value is None and _unevaluated(_clean_latex(tail)):
+            out.append(_Declared(m.start(), after.end(), "answer_is", None))  # "(16 - 3 - 4) * 2"
+            continue
         if value is None:
             if label:  # "**Final Answer:** Cannot be determined"
                 line = tail.lstrip(" \t").split("\n", 1)[0] or tail.lstrip().split("\n", 1)[0]
@@ -183,16 +256,24 @@ def _gsm8k_declared(text: str) -> Extraction | None:
     return Extraction(got.value, got.method) if got.value is not None else _NONE
 
 
+# "A: 12 apples\nB: 15 apples": a line "A:" followed by a line "B:" labels item A of a list
+_B_LINE_RE = re.compile(r"[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:\*\*)?B[ \t]*(?:\*\*[ \t]*)?:")
+
+
 def _gsm8k_strict(text: str) -> Extraction:
-    return _gsm8k_declared(text) or _NONE
+    return _gsm8k_declared(_strike_out(_squeeze(text))) or _NONE
 
 
 def _gsm8k_flexible(text: str) -> Extraction:
+    text = _strike_out(_squeeze(text))
     declared = _gsm8k_declared(text)
     if declared is not None:
         return declared  # a declared answer: nothing else in the reply is read
     for m in reversed(list(_A_PREFIX_RE.finditer(text))):
-        value = _answer_value(text[m.end() :])
+        tail = text[m.end() : m.end() + _MAX_VALUE]
+        if _B_LINE_RE.match(tail) or _opens_working(tail):
+            continue  # "A: 12 apples\nB: 15 apples"; "A: 9 eggs are left ... she makes $18"
+        value = _answer_value(tail)
         if value is not None:
             return Extraction(canonical_number(value), "answer_prefix")
     cleaned = _clean_latex(text)

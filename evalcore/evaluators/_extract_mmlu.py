@@ -6,6 +6,7 @@ See :mod:`._exact_match` for the rules in order; shared parts are in :mod:`._ext
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -19,8 +20,11 @@ from evalcore.evaluators._extract_common import (
     _NONE,
     _boxed_spans,
     _field_declarations,
+    _hypothetical,
     _line_start,
     _resolve,
+    _squeeze,
+    _strike_out,
 )
 
 
@@ -77,16 +81,50 @@ _HEDGE_LATER = re.compile(
 )
 
 
+# "..., and option A (London) is the capital of the UK": the other letter opens a clause of its
+# own; it is a second answer only when that clause accepts it ("and A is also correct")
+_OWN_CLAUSE = re.compile(
+    r"[\)\]]?(?:\*\*|__)?[ \t]*(?:\([^()\n]{1,40}\)[ \t]*)?(?:(?:\*\*|__)[ \t]*)?"
+    r"(?:is|are|was|were|seems?|looks?|appears?|refers?|describes?|names?|has|have|makes?|does|do|only|just"
+    r"|can|could|would|might|may|will)\b(?P<rest>[^.;!?\n]*)",
+    re.IGNORECASE,
+)
+_CLAUSE_ACCEPTS = re.compile(
+    r"\b(?:also|too|equally|as\s+well|correct|right|true|valid|acceptable|plausible|possible|defensible"
+    r"|reasonable|works?|answers?)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_REJECTS = re.compile(
+    r"\b(?:not|never|no|wrong|incorrect|false|traps?|distractors?|mistakes?|unrelated|irrelevant)\b|n't",
+    re.IGNORECASE,
+)
+
+
+def _offered_too(text: str, end: int) -> bool:
+    """Whether the other letter ending at ``end`` is offered as an answer too: "B or C", "(C) higher
+    accuracy and (B) faster response", "and A is also correct"; not "and A is a common trap"."""
+    clause = _OWN_CLAUSE.match(text, end)
+    if clause is None:
+        return True
+    rest = clause.group("rest")
+    return not _CLAUSE_REJECTS.search(rest) and bool(_CLAUSE_ACCEPTS.search(rest))
+
+
 def _mmlu_hedged(text: str, end: int, letter: str) -> bool:
     """Whether the letter ending at ``end`` is offered together with another one."""
     m = _HEDGE_AFTER.match(text, end)
-    if m is not None and m.group("other") != letter.upper() and not _NEGATED_AFTER.match(text[m.end() : m.end() + 80]):
+    if (
+        m is not None
+        and m.group("other") != letter.upper()
+        and not _NEGATED_AFTER.match(text[m.end() : m.end() + 80])
+        and _offered_too(text, m.end())
+    ):
         return True  # "B or C" (but not "B and C is wrong")
     stop = _HEDGE_STOP.search(text, end, end + _MAX_VALUE)
     later = text[end : stop.start() if stop else end + _MAX_VALUE]
     for h in _HEDGE_LATER.finditer(later):
         other = h.group("o1") or h.group("o2") or h.group("o3")
-        if other and other.upper() != letter.upper():
+        if other and other.upper() != letter.upper() and _offered_too(later, h.end()):
             return True
     return False
 
@@ -107,8 +145,11 @@ def _mmlu_value(text: str) -> tuple[str | None, bool]:
     return letter.upper(), False
 
 
-# "A) ...\nB) ...": a letter opening a list of options is not a declared answer
-_OPTION_LIST = re.compile(r"[A-D][.)][ \t]+[^\n]*\n[ \t]*(?:[-*][ \t]*)?(?:\*\*)?\(?[A-D][.):]")
+# "A) ...\nB) ...": a letter opening a list of options is not a declared answer (also when
+# blank lines separate the items: "each answer:\n\nA. ...\n\nB. ...")
+_OPTION_LIST = re.compile(
+    r"[A-D][.):][ \t]+[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:[-*][ \t]*)?(?:\*\*|__)?\(?[A-D][.):]"
+)
 
 
 def _mmlu_answer_is(text: str) -> list[_Declared]:
@@ -118,6 +159,8 @@ def _mmlu_answer_is(text: str) -> list[_Declared]:
             letter = m.group("letter")
             if _OPTION_LIST.match(text, m.start("letter")):
                 continue  # "Let me check each answer:\nA) ...\nB) ..."
+            if _hypothetical(text, m.start("letter")):
+                continue  # "It's tempting to say the answer is A, ..."
             hedged = _mmlu_hedged(text, m.end("letter"), letter)
             out.append(_Declared(m.start(), m.end("letter"), "answer_is", None if hedged else letter.upper(), hedged))
     return out
@@ -150,15 +193,22 @@ _MATH_RE = re.compile(
     re.S,
 )
 _OPERATOR = "=<>^_∩∪×·→←↔⇒≠≤≥∈∉⊂⊆+÷√∑∏'′"
-_NOTATION_BEFORE = re.compile(r"[A-Za-z0-9]\Z|[" + re.escape(_OPERATOR) + r"][ \t]*\Z|(?<!\*)\*[ \t]*\Z")
-_NOTATION_AFTER = re.compile(r"\s*[" + re.escape(_OPERATOR) + r"]|\s*\*(?!\*)")
+# a letter right after a number or a degree sign is a unit: "2 A", "6 C", "100 °C"
+_NOTATION_BEFORE = re.compile(
+    r"[A-Za-z0-9]\Z|[" + re.escape(_OPERATOR) + r"][ \t]*\Z|(?<!\*)\*[ \t]*\Z|(?<![\w.])\d+(?:[.,]\d+)?[ \t]*°?[ \t]*\Z|°[ \t]*\Z"
+)
+# ... or names what follows it: "B cells", "T lymphocytes", "C major"
+_NOTATION_AFTER = re.compile(
+    r"\s*[" + re.escape(_OPERATOR) + r"]|\s*\*(?!\*)|[ \t]+(?:cells?|lymphocytes?|antigens?|antibod(?:y|ies)"
+    r"|chains?|terminus|termini|horizons?|major|minor|sharp|flat)\b"
+)
 _PREV_WORD = re.compile(r"([A-Za-z][A-Za-z'’.:-]*)[ \t]*\Z")
 # what may stand before a parenthesised answer letter; after any other word "(B)" labels a
 # quantity ("magnetic field strength (B)", "resistors (R) and capacitors (C)")
 _PAREN_OK_BEFORE = frozenset(
     "option options choice choices answer answers letter is are be was pick picks choose chose select "
     "selected with and or between both either neither namely therefore thus so hence correct final "
-    "best right to go going i'd i'll would is: e.g i.e".split()
+    "best right to go going i'd i'll would is: e.g i.e match matches matching say".split()
 )
 # nouns after which a bare capital letter is a name, not an answer ("vitamin C", "matrix A")
 _NOTATION_NOUNS = frozenset(
@@ -179,18 +229,22 @@ _NEGATED_BEFORE = re.compile(
 )
 _NEGATED_AFTER = re.compile(
     r"^[\)\]]?(?:\*\*)?[^.;\n]{0,40}?\b(?:is|are|was|seems|appears|looks|can\s+be|must\s+be)\s+(?:also\s+|clearly\s+|therefore\s+)?"
-    r"(?:not\b|incorrect|wrong|false|invalid|irrelevant|unlikely|eliminated|ruled\s+out|a\s+distractor|out\b)"
+    r"(?:not\b|incorrect|wrong|false|invalid|irrelevant|unrelated|unlikely|eliminated|ruled\s+out|a\s+distractor|out\b)"
     r"|^[\)\]]?(?:\*\*)?\s*(?:isn't|doesn't|does\s+not|cannot|can't|fails|is\s+a\s+trap)\b",
     re.IGNORECASE,
 )
 _CONCLUSION_AFTER = re.compile(
     r"^[\)\]]?(?:\*\*)?[^.;\n]{0,25}?\b(?:is|seems|appears|looks|must\s+be|would\s+be)\s+(?:to\s+be\s+)?(?:the\s+)?"
-    r"(?:most\s+|only\s+|best\s+|single\s+)?(?:correct|right|best|true|accurate|appropriate|likely|answer|valid|plausible)",
+    r"(?:most\s+|only\s+|best\s+|single\s+)?(?:correct|right|best|true|accurate|appropriate|likely|answer|valid|plausible)"
+    # "B fits best.", "Ribosome — B it is."
+    r"|^[\)\]]?(?:\*\*)?[ \t]*(?:fits|matches|it\s+is|wins)\b",
     re.IGNORECASE,
 )
 _CONCLUSION_BEFORE = re.compile(
     r"\b(?:(?:so|therefore|thus|hence)(?:[\s,]+(?:it'?s|it\s+is|(?:it|this|that)\s+(?:must|has\s+to|should|would|is\s+to)\s+be))?"
     r"|choose|pick|select|go\s+with|going\s+with|conclude|conclusion|leaves|leaving"
+    r"|matches|matching|corresponds\s+to|(?:i'?d|i\s+would|i'?ll|i\s+will|i'?m\s+going\s+to)\s+(?:say|answer)"
+    r"|(?:wait|actually)(?:[\s,]+no)?"  # "My first instinct is A... actually, no: B."
     r"|(?:wait|actually|no)[^.;\n]{0,30}?\b(?:it'?s|it\s+is|it\s+must\s+be))"
     r"[\s,:]*(?:is\s+)?(?:the\s+)?(?:option\s+|choice\s+|answer\s+)?(?:\*\*)?[\(\[]?\Z",
     re.IGNORECASE,
@@ -206,6 +260,10 @@ _VERDICT_NO = re.compile(
     re.IGNORECASE,
 )
 _VERDICT_YES = re.compile(r"\b(?:correct|right|true|best\s+answer|the\s+answer)\b|[✓✔✅]", re.IGNORECASE)
+# "A: No – energy.", "B) Ribosome – yes": a yes/no right after the label, a dash or a colon
+_VERDICT_YES_NO = re.compile(
+    r"(?:^[\s).:*_]*|[–—:][ \t]*|[ \t]-[ \t]*)(?:\*\*)?(?P<v>yes|no)\b(?![\w'’-])", re.IGNORECASE
+)
 
 
 def _line_verdict(text: str, start: int, end: int) -> bool | None:
@@ -216,9 +274,10 @@ def _line_verdict(text: str, start: int, end: int) -> bool | None:
         return None
     line_end = text.find("\n", end, end + _MAX_VALUE)
     rest = text[end : line_end if line_end >= 0 else end + _MAX_VALUE]
-    if _VERDICT_NO.search(rest):
+    yes_no = _VERDICT_YES_NO.search(rest)
+    if _VERDICT_NO.search(rest) or (yes_no and yes_no.group("v").lower() == "no"):
         return False
-    return True if _VERDICT_YES.search(rest) else None
+    return True if _VERDICT_YES.search(rest) or yes_no else None
 
 
 _MAX_MENTIONS = 300
@@ -235,6 +294,50 @@ class _Mention:
     end: int  # after the letter (and its closing parenthesis when there is one)
     letter: str
     paren: bool
+    named: bool = False  # "(A)" right after option A's text ("the mitochondrion (A)")
+
+
+# an option letter opening a line: "A) ...", "**B.** ...", "(C) ...", "D: ..."
+_LINE_LABEL_RE = re.compile(r"^[ \t>*_-]*(?:\((?P<p>[A-D])\)|(?P<l>[A-D])[.):](?!\d))", re.MULTILINE)
+_INLINE_LABEL_RE = re.compile(r"\((?P<l>[A-D])\)[ \t]*(?:(?:\*\*|__)[ \t]*)?[^\W\d_]")
+
+
+def _enumeration_labels(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, letter)`` of option labels in an enumeration of the options: successive
+    letters (A, B, C ...) each opening a line ("A) Mitochondria\nB) Ribosome"), or each
+    parenthesised before the option's text in running prose ("(A) produces ATP, (B) ...").
+    A reply that goes through the options this way answers with none of them by that alone."""
+    out: list[tuple[int, int, str]] = []
+    masked = _mask(text)
+    for pattern in (_LINE_LABEL_RE, _INLINE_LABEL_RE):
+        run: list[tuple[int, int, str]] = []
+        for m in pattern.finditer(masked):
+            letter = m.group("l") or m.group("p")
+            start = m.start("l") if m.group("l") else m.start("p")
+            item = (start, start + 1, letter)
+            if run and ord(letter) == ord(run[-1][2]) + 1:
+                run.append(item)
+                continue
+            if len(run) >= 2:
+                out.extend(run)
+            run = [item]
+        if len(run) >= 2:
+            out.extend(run)
+    return sorted(set(out))
+
+
+def _enumerated_lines(text: str, labels: list[tuple[int, int, str]]) -> str:
+    """``text`` with the lines that open with an enumeration label blanked (positions kept):
+    restated options are not the reply's choice."""
+    chars = list(text)
+    for start, _end, _letter in labels:
+        line_start = _line_start(text, start)
+        if text[line_start:start].strip(" \t>*_-(#"):
+            continue  # an inline label
+        line_end = text.find("\n", start)
+        for i in range(line_start, line_end if line_end >= 0 else len(text)):
+            chars[i] = " "
+    return "".join(chars)
 
 
 def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]:
@@ -243,6 +346,7 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
     and not negated ("not (C)", "rather than B", "A is wrong")."""
     masked = _mask(text)
     out = []
+    named_letters: set[str] = set()
     found = list(_MENTION_RE.finditer(masked))
     if len(found) > 2 * _MAX_MENTIONS:  # a page of letters: its first and last mentions decide
         found = found[:_MAX_MENTIONS] + found[-_MAX_MENTIONS:]
@@ -259,16 +363,38 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
             continue  # notation: "P(A)", "A = 5", "x + B"
         word = _PREV_WORD.search(before)
         prev = word.group(1).lower() if word else ""
-        if paren and prev and prev not in _PAREN_OK_BEFORE and not _names_option(before, letter, choices):
-            continue  # "magnetic field strength (B)": a label, not an answer
+        named = False
+        if paren and prev and prev not in _PAREN_OK_BEFORE:
+            if _names_option_loosely(prev, letter, choices):
+                named_letters.add(letter)  # "lysosomes (D)": names option D
+            if not _names_option(before, letter, choices):
+                continue  # "magnetic field strength (B)": a label, not an answer
+            named = True
         if not paren and prev in _NOTATION_NOUNS:
             continue  # "vitamin C", "matrix A"
         if _NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(after) or _TABLE_NO.match(after) or (
             _line_verdict(masked, s, e) is False
         ):
             continue  # "not (C)", "rather than B", "A is wrong"
-        out.append(_Mention(s, e, letter, paren))
+        if _hypothetical(masked, s):
+            continue  # "It's tempting to say the answer is A"
+        out.append(_Mention(s, e, letter, paren, named))
+    if len(named_letters) > 1:
+        # "Mitochondria (A) are for energy and lysosomes (D) for digestion": the reply names the
+        # options it goes through; naming one is not choosing it
+        out = [m for m in out if not m.named]
     return out
+
+
+def _names_option_loosely(word: str, letter: str, choices: Sequence[str] | None) -> bool:
+    """Whether ``word`` is a word of option ``letter``'s text, give or take an ending
+    ("lysosomes" for "Lysosome", "Golgi" for "Golgi apparatus")."""
+    if not choices or LETTERS.index(letter) >= len(choices) or len(word) < 4:
+        return False
+    for w in re.findall(r"[^\W\d_]{4,}", str(choices[LETTERS.index(letter)]).lower()):
+        if len(os.path.commonprefix([w, word])) >= min(len(w), len(word), 5):
+            return True
+    return False
 
 
 def _names_option(before: str, letter: str, choices: Sequence[str] | None) -> bool:
@@ -298,19 +424,37 @@ def _mmlu_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> 
 
 
 def _mmlu_strict(text: str, choices: Sequence[str] | None = None) -> Extraction:
+    text = _strike_out(_squeeze(text))
     declared = _mmlu_declared(text, choices, flexible=False)
     if declared is not None:
         return declared
     return _mmlu_shapes(text, choices)
 
 
-def _mmlu_shapes(text: str, choices: Sequence[str] | None, mentions: list[_Mention] | None = None) -> Extraction:
-    """A lone letter, a letter opening the reply, or a single parenthesised letter."""
+def _is_label(mention: _Mention, labels: list[tuple[int, int, str]]) -> bool:
+    return any(mention.start <= start < mention.end for start, _end, _letter in labels)
+
+
+def _mmlu_shapes(
+    text: str,
+    choices: Sequence[str] | None,
+    mentions: list[_Mention] | None = None,
+    labels: list[tuple[int, int, str]] | None = None,
+) -> Extraction:
+    """A lone letter, a letter opening the reply, or a single parenthesised letter; never the
+    labels of a reply that goes through the options ("A) Incorrect. ...\nB) Correct. ...")."""
     m = _LONE_RE.match(text)
     if m:
         return Extraction(m.group("letter").upper(), "lone_letter")
+    if labels is None:
+        labels = _enumeration_labels(text)
     m = _START_RE.match(text)
-    if m and not _NEGATED_AFTER.match(text[m.end() - (1 if m.group("letter") else 0) :][:80]):
+    opening = m.start("p") if m and m.group("p") else (m.start("letter") if m else -1)
+    if (
+        m
+        and not _NEGATED_AFTER.match(text[m.end() - (1 if m.group("letter") else 0) :][:80])
+        and not any(start == opening for start, _end, _letter in labels)
+    ):
         return Extraction((m.group("p") or m.group("letter")).upper(), "letter_start")
     if mentions is None:
         mentions = _letter_mentions(text, choices)
@@ -353,19 +497,27 @@ def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: 
     return _NONE
 
 
-def _mmlu_letters(text: str, choices: Sequence[str] | None, mentions: list[_Mention] | None = None) -> Extraction:
+def _mmlu_letters(
+    text: str,
+    choices: Sequence[str] | None,
+    mentions: list[_Mention] | None = None,
+    labels: list[tuple[int, int, str]] | None = None,
+) -> Extraction:
     """Letters outside declarations: when every mention names one letter, that letter
     (``first_letter``); when they differ, the last one stated as the conclusion ("so C",
-    "C is correct": ``conclusion``), else the first; two letters offered together are a hedge."""
+    "C is correct": ``conclusion``), else the first that is not just the label of a restated
+    option; two letters offered together are a hedge."""
     if mentions is None:
         mentions = _letter_mentions(text, choices)
+    if labels is None:
+        labels = _enumeration_labels(text)
     kept: list[_Mention] = []
     hedge_end, hedged = -1, False
     for mention in mentions:
         if mention.start < hedge_end:
             continue  # the second letter of a hedge
         hedge = _HEDGE_AFTER.match(text, mention.end - (1 if mention.paren else 0))
-        if hedge is not None and hedge.group("other") != mention.letter:
+        if hedge is not None and hedge.group("other") != mention.letter and _offered_too(text, hedge.end()):
             hedge_end, hedged = hedge.end(), True
             continue
         kept.append(mention)
@@ -381,6 +533,10 @@ def _mmlu_letters(text: str, choices: Sequence[str] | None, mentions: list[_Ment
                 _CONCLUSION_BEFORE.search(text[max(0, k.start - 40) : k.start])
             ):
                 return Extraction(k.letter, "conclusion")
+        # "A) Mitochondria\nB) Ribosome\n...": restated options without a verdict choose nothing
+        kept = [k for k in kept if not _is_label(k, labels) or _line_verdict(text, k.start, k.end)]
+        if not kept:
+            return _NONE
     return Extraction(kept[0].letter, "first_letter")
 
 
@@ -404,20 +560,23 @@ def _final_line_letter(text: str, kept: list[_Mention]) -> str | None:
 
 
 def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
+    text = _strike_out(_squeeze(text))
     declared = _mmlu_declared(text, choices, flexible=True)
     if declared is not None:
         return declared  # a declared answer: nothing else in the reply is read
     mentions = _letter_mentions(text, choices)
-    shaped = _mmlu_shapes(text, choices, mentions)
+    labels = _enumeration_labels(text)
+    shaped = _mmlu_shapes(text, choices, mentions, labels)
     if not shaped.failed:
         return shaped
     by_text = _mmlu_option_text(text, choices, containment=False)
     if not by_text.failed:
         return by_text
-    letter = _mmlu_letters(text, choices, mentions)
+    letter = _mmlu_letters(text, choices, mentions, labels)
     if not letter.failed or letter is _HEDGED:
         return letter
-    return _mmlu_option_text(text, choices, containment=True)
+    # an option's text anywhere in the reply, except in the lines that restate the options
+    return _mmlu_option_text(_enumerated_lines(text, labels), choices, containment=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -659,9 +659,214 @@ MMLU_HAND = [
        "modifies and packages them.", NONE, ("B", "conclusion")),
 ]
 
+# =============================================================================================
+# extraction audit (findings A–L): the audit's replies and variants written for these rules
+# =============================================================================================
+
+GSM_AUDIT = [
+    # A: \text{} inside \boxed keeps its text, only the command goes
+    _g("audit_g11_boxed_text_number",
+       "Janet sells $16 - 3 - 4 = 9$ eggs at \\$2 each, so she earns $9 \\times 2 = 18$ dollars.\n\n"
+       "\\[\n\\boxed{\\text{18}}\n\\]", ("18", "boxed")),
+    _g("audit_g13_boxed_text_dollar",
+       "So she earns 9 × 2 = 18 dollars.\n\n**Answer:** $\\boxed{\\text{\\$18}}$", ("18", "boxed")),
+    _g("boxed_text_number_and_unit", "Laying 6 rows of 6 tiles covers the floor: $\\boxed{\\text{36 tiles}}$",
+       ("36", "boxed")),
+    _g("boxed_text_sentence", "$$\\boxed{\\text{The bus carries 45 people}}$$", ("45", "boxed")),
+    _g("boxed_mathrm_thousands", "Total: $\\boxed{\\mathrm{1{,}250}}$", ("1250", "boxed")),
+    # C: "#### 1. ..." / "#### 2) ..." with words after is a numbered heading, not an answer
+    _g("audit_g25_numbered_h4_headings",
+       "#### 1. Eggs left after breakfast and baking\n16 − 3 − 4 = 9 eggs\n\n#### 2. Money from sales\n"
+       "9 × $2 = $18\n\nJanet makes **$18** per day.", NONE, ("18", "last_number")),
+    _g("audit_g26_numbered_h4_then_hash",
+       "#### 1. Find the remaining eggs\n16 − 3 − 4 = 9\n\n#### 2. Multiply by the price\n9 × 2 = 18\n\n#### 18",
+       ("18", "hash")),
+    _g("numbered_h4_paren_then_hash",
+       "#### 1) Cost of the pens\n4 × $3 = $12\n\n#### 2) Add the paper\n$12 + $5 = $17\n\n#### 17", ("17", "hash")),
+    _g("numbered_h4_bold_no_answer",
+       "#### **1. Pages per day**\nShe reads 15 pages.\n#### **2. Pages in a week**\n15 × 7 = 105 pages.",
+       NONE, ("105", "last_number")),
+    # B: an "Answer:" label opening a worked solution declares nothing by itself
+    _g("audit_g23_answer_label_then_working",
+       "**Answer:**\n\n3 friends each paid $12 for tickets and $5 for popcorn. Each spent 12 + 5 = $17, so together "
+       "they spent 3 × 17 = $51.", NONE, ("51", "last_number")),
+    _g("audit_g24_answer_label_newline_working",
+       "Answer:\n2 adults and 3 children go to the zoo. Adult tickets cost 2 × $15 = $30 and children's tickets "
+       "cost 3 × $8 = $24. In total they pay $54.", NONE, ("54", "last_number")),
+    _g("audit_g20_answer_label_calculation_then_hash",
+       "Answer: 16 - 3 - 4 = 9 eggs are left each day.\n9 * 2 = 18 dollars.\n#### 18", ("18", "hash")),
+    _g("audit_g22_answer_label_calculation_same_line",
+       "Answer: 48 / 2 = 24 clips were sold in May. Altogether 48 + 24 = 72 clips in April and May.\n#### 72",
+       ("72", "hash")),
+    _g("answer_label_bold_then_givens",
+       "**Answer:**\n\n4 boxes hold 12 pencils each, so there are 4 × 12 = 48 pencils; 6 are broken, leaving 42.",
+       NONE, ("42", "last_number")),
+    _g("answer_label_calculation_continues_then_hash",
+       "Answer: 5 × 8 = 40 apples were picked on Monday.\nOn Tuesday they picked 15 more: 40 + 15 = 55 apples.\n#### 55",
+       ("55", "hash")),
+    _g("here_is_the_answer_then_working",
+       "Here is the answer: 4 boxes hold 6 eggs each, so 4 × 6 = 24 eggs.", NONE, ("24", "last_number")),
+    # K: a line "A: ..." is an answer prefix only when it states a value (and is no item of "A:", "B:")
+    _g("audit_g60_qa_prefix_sentence",
+       "Q: How much does Janet make?\nA: 9 eggs are left after breakfast and baking, and at $2 each she makes $18.",
+       NONE, ("18", "last_number")),
+    _g("audit_g61_labels_a_b",
+       "Let the boxes be A and B.\nA: 12 apples\nB: 15 apples\nTogether: 12 + 15 = 27 apples.",
+       NONE, ("27", "last_number")),
+    _g("qa_prefix_working",
+       "Q: How many marbles are left?\nA: 30 marbles minus the 12 he gave away leaves 18 marbles.",
+       NONE, ("18", "last_number")),
+    _g("labels_team_a_b",
+       "Team A scored more than team B.\nA: 14 points\nB: 9 points\nThe difference is 14 - 9 = 5 points.",
+       NONE, ("5", "last_number")),
+    # L: struck-through text is withdrawn; an unevaluated expression is no number; "12 000"
+    _g("audit_g33_strikethrough", "9 eggs × $2 = $18\n\n**Answer: ~~$16~~ $18**", ("18", "answer_is")),
+    _g("strikethrough_after_hash", "Total after the discount: $40.\n\n#### ~~45~~ 40", ("40", "hash")),
+    _g("strikethrough_in_sentence", "The answer is ~~24~~ 26 cookies.", ("26", "answer_is")),
+    _g("audit_g56_json_expression",
+       '{"explanation": "She sells the leftover eggs.", "answer": "(16 - 3 - 4) * 2"}', NONE),
+    _g("json_expression_division", '{"answer": "48 / 2 + 48"}', NONE),
+    _g("answer_is_expression", "The answer is 15 × 4 + 3.", NONE),
+    _g("audit_g43_answer_space_thousands",
+       "Over 10 years he saves 1 200 × 10 = 12 000 euros.\n\nThe answer is 12 000.", ("12000", "answer_is")),
+    _g("answer_space_millions", "So the final answer is 1 500 000 dollars.", ("1500000", "answer_is")),
+    _g("answer_label_space_thousands", "Answer: 250 000", ("250000", "answer_is")),
+    # D: an answer someone might give is not the reply's declaration
+    _g("audit_g34_you_might_think",
+       "You might think the answer is 20, since 16 + 4 = 20, but the 4 eggs are used, not bought. She sells "
+       "16 − 3 − 4 = 9 eggs for 9 × $2 = $18.", NONE, ("18", "last_number")),
+    _g("students_would_say",
+       "Many students would say the answer is 32, but the muffins use 4 eggs. She sells 9 eggs for $18.",
+       NONE, ("18", "last_number")),
+    _g("tempting_to_conclude",
+       "It's tempting to conclude the answer is 12 here; the real total is 12 + 8 = 20 apples.",
+       NONE, ("20", "last_number")),
+]
+
+MMLU_AUDIT_CELL = ("Mitochondria", "Ribosome", "Golgi apparatus", "Lysosome")
+
+MMLU_AUDIT = [
+    # E: a reply that opens by going through the options answers with none of them by that alone
+    _m("audit_m13_verdict_list",
+       "A) Incorrect. Mitochondria produce ATP.\nB) Correct. Ribosomes synthesize proteins.\nC) Incorrect. The Golgi "
+       "packages proteins.\nD) Incorrect. Lysosomes digest material.", NONE, ("B", "first_letter"),
+       choices=MMLU_AUDIT_CELL),
+    _m("audit_m14_verdict_list_dot",
+       "A. Incorrect – mitochondria are the site of cellular respiration.\nB. Correct – ribosomes are where "
+       "translation happens.\nC. Incorrect – the Golgi modifies proteins.\nD. Incorrect – lysosomes break down "
+       "waste.", NONE, ("B", "first_letter"), choices=MMLU_AUDIT_CELL),
+    _m("audit_m15_verdict_list_marks",
+       "**A) Mitochondria** – ❌ produces ATP\n**B) Ribosome** – ✅ protein synthesis\n**C) Golgi apparatus** – ❌ "
+       "packaging\n**D) Lysosome** – ❌ digestion", NONE, ("B", "first_letter"), choices=MMLU_AUDIT_CELL),
+    _m("audit_m73_yes_no_list",
+       "A: No – energy production.\nB: Yes – translation of mRNA.\nC: No – packaging.\nD: No – digestion.",
+       NONE, ("B", "first_letter"), choices=MMLU_AUDIT_CELL),
+    _m("audit_m17_restated_options_then_text",
+       "A) Mitochondria\nB) Ribosome\nC) Golgi apparatus\nD) Lysosome\n\nProtein synthesis happens on ribosomes, so "
+       "the ribosome is the organelle in question.", NONE, ("B", "option_text"), choices=MMLU_AUDIT_CELL),
+    _m("audit_m18_restated_options_then_fits",
+       "A) Mitochondria\nB) Ribosome\nC) Golgi apparatus\nD) Lysosome\n\nProteins are made on ribosomes. Option B "
+       "fits.", NONE, ("B", "conclusion"), choices=MMLU_AUDIT_CELL),
+    _m("audit_m33_inline_enumeration",
+       "(A) produces ATP, (B) synthesizes proteins, (C) packages proteins, (D) digests waste. The question asks "
+       "about synthesis, which matches (B).", NONE, ("B", "conclusion"), choices=MMLU_AUDIT_CELL),
+    _m("verdict_list_wrong_right",
+       "A) Wrong – the mitochondrion makes ATP.\nB) Right – ribosomes translate mRNA.\nC) Wrong – the nucleus "
+       "stores DNA.\nD) Wrong – the Golgi packages proteins.", NONE, ("B", "first_letter")),
+    _m("yes_no_list_lowercase", "A: no, that is energy.\nB: yes, translation.\nC: no.\nD: no.",
+       NONE, ("B", "first_letter")),
+    _m("restated_options_then_prose",
+       "A) Mitochondrion\nB) Ribosome\nC) Nucleus\nD) Golgi apparatus\n\nTranslation of mRNA into protein takes "
+       "place at the ribosome.", NONE, ("B", "option_text")),
+    # F: "each answer:" then an option list separated by blank lines is no declaration of A
+    _m("audit_m19_each_answer_blank_lines",
+       "Let me go through each answer:\n\nA. Mitochondria – these produce ATP, not proteins.\n\nB. Ribosome – the "
+       "site of translation; this is what we want.\n\nC. Golgi apparatus – modifies and packages proteins.\n\n"
+       "D. Lysosome – digests cellular waste.\n\nSo the ribosome it is.", NONE, ("B", "option_text"),
+       choices=MMLU_AUDIT_CELL),
+    _m("audit_m20_each_answer_bold_conclusion",
+       "Let's evaluate each answer:\n\n**A. Mitochondria**: powerhouse of the cell, makes ATP.\n\n**B. Ribosome**: "
+       "translates mRNA — correct.\n\n**C. Golgi apparatus**: packaging.\n\n**D. Lysosome**: digestion.\n\n"
+       "**Conclusion:** B", NONE, ("B", "conclusion"), choices=MMLU_AUDIT_CELL),
+    _m("audit_m68_the_answer_blank_list",
+       "Here's the answer:\n\nA) Mitochondria — no, energy.\n\nB) Ribosome — yes.\n\nC) Golgi — no.\n\n"
+       "D) Lysosome — no.", NONE, ("B", "first_letter"), choices=MMLU_AUDIT_CELL),
+    _m("each_answer_blank_lines_verdict",
+       "Let me check each answer:\n\nA. Mitochondrion – ATP.\n\nB. Ribosome – correct, it translates mRNA.\n\n"
+       "C. Nucleus – DNA storage.\n\nD. Golgi apparatus – packaging.", NONE, ("B", "conclusion")),
+    _m("my_answer_paren_list_yes_no",
+       "Here is my answer:\n\n(A) Mitochondrion: no\n\n(B) Ribosome: yes\n\n(C) Nucleus: no\n\n(D) Golgi apparatus: no",
+       ("B", "paren_letter")),
+    # G: options named with their letters while going through them are not the answer
+    _m("audit_m35_named_options_then_letter",
+       "Mitochondria (A) are for energy and lysosomes (D) for digestion. Ribosome — B it is.",
+       NONE, ("B", "first_letter"), choices=MMLU_AUDIT_CELL),
+    _m("audit_m60_named_options_eliminated",
+       "The question asks which organelle synthesizes proteins. Mitochondria (A) make ATP; the Golgi (C) packages; "
+       "lysosomes (D) digest. That leaves the ribosome.", NONE, choices=MMLU_AUDIT_CELL),
+    _m("named_options_then_so",
+       "The nucleus (C) stores DNA and the Golgi (D) packages proteins, so B.", NONE, ("B", "first_letter")),
+    _m("named_options_no_letter",
+       "Mitochondrion (A) makes ATP; nucleus (C) holds DNA. Ribosome it is.", NONE),
+    # H: units and names are no answer letters
+    _m("audit_m22_degrees_celsius",
+       "At high altitude the air pressure is lower, so water boils below 100 °C. That matches option B.",
+       NONE, ("B", "first_letter"), choices=("It rises above 100 °C", "It falls below 100 °C",
+                                             "It stays at 100 °C", "It depends on the container")),
+    _m("audit_m23_amperes", "By Ohm's law I = V/R = 12/6 = 2 A, matching option D.", NONE, ("D", "first_letter"),
+       choices=("0.5 A", "72 A", "6 A", "2 A")),
+    _m("audit_m24_b_cells",
+       "Antibodies are secreted by plasma cells, which differentiate from activated B cells. That corresponds to D.",
+       NONE, ("D", "first_letter"),
+       choices=("T helper cells", "Natural killer cells", "Macrophages", "Plasma cells")),
+    _m("audit_m27_coulombs", "The charge is Q = It = 2 × 3 = 6 C. Of the options, only D matches.",
+       NONE, ("D", "first_letter"), choices=("2 C", "3 C", "5 C", "6 C")),
+    _m("amperes_then_choice", "The current is 3 A, which is option C.",
+       NONE, ("C", "first_letter"), choices=("1 A", "2 A", "3 A", "4 A")),
+    _m("degrees_then_choice", "Water freezes at 0 °C at sea level; that is choice D.", NONE, ("D", "first_letter"),
+       choices=("100 °C", "50 °C", "37 °C", "0 °C")),
+    _m("memory_b_cells", "Memory B cells respond faster on a second exposure, as described in D.",
+       NONE, ("D", "first_letter"),
+       choices=("Innate immunity", "Passive immunity", "Herd immunity", "Immunological memory")),
+    # I: conclusions said in other words ("fits best", "I'm going to say", "actually, no:")
+    _m("audit_m34_fits_best", "A makes ATP and C packages proteins. D digests waste. B fits best.",
+       NONE, ("B", "conclusion"), choices=MMLU_AUDIT_CELL),
+    _m("audit_m37_going_to_say",
+       "Considering A and D are clearly unrelated, and C only modifies proteins, I'm going to say B.",
+       NONE, ("B", "conclusion"), choices=MMLU_AUDIT_CELL),
+    _m("audit_m32_actually_no", "My first instinct is A... actually, no: B.", NONE, ("B", "conclusion"),
+       choices=MMLU_AUDIT_CELL),
+    _m("audit_m67_declared_then_yes_no_list",
+       "The answer is:\n\nA) Mitochondria – no\nB) Ribosome – yes\nC) Golgi – no\nD) Lysosome – no",
+       NONE, ("B", "first_letter"), choices=MMLU_AUDIT_CELL),
+    _m("option_fits", "The nucleus, C, stores DNA. Option B fits.", NONE, ("B", "conclusion")),
+    _m("id_say", "C only stores DNA; D packages proteins. I'd say B.", NONE, ("B", "conclusion")),
+    _m("wait_no", "First thought: D. Wait, no: B.", NONE, ("B", "conclusion")),
+    # J: a declared letter followed by a dismissed option is no hedge
+    _m("audit_m69_answer_and_distractor",
+       "The correct answer is C (Paris), and option A (London) is the capital of the UK.", ("C", "answer_is"),
+       choices=("London", "Berlin", "Paris", "Madrid")),
+    _m("audit_m70_answer_and_trap", "The answer is **C**, and **A** is a common trap here.", ("C", "answer_is"),
+       choices=("London", "Berlin", "Paris", "Madrid")),
+    _m("answer_and_option_only_packages",
+       "The correct answer is B (Ribosome), and option D (Golgi apparatus) only packages proteins.",
+       ("B", "answer_is")),
+    _m("answer_bold_and_other_where", "The answer is **B**, and **A** is where ATP is made.", ("B", "answer_is")),
+    # D: an answer someone might give is not the reply's declaration
+    _m("audit_m28_tempting",
+       "It's tempting to say the answer is A, since mitochondria are so important, but they make ATP, not proteins. "
+       "The real site of protein synthesis is the ribosome, option B.", NONE, ("B", "first_letter"),
+       choices=MMLU_AUDIT_CELL),
+    _m("one_might_think",
+       "One might think the answer is D, because the Golgi handles proteins; it only packages them. Ribosome, "
+       "option B.", NONE, ("B", "first_letter")),
+    # L (MMLU too): struck-through text is withdrawn
+    _m("strikethrough_letter", "**Answer:** ~~C~~ B", ("B", "answer_is")),
+]
+
 
 def _corpus() -> list[Case]:
-    return _gsm_composed() + _mmlu_composed() + GSM_HAND + MMLU_HAND
+    return _gsm_composed() + _mmlu_composed() + GSM_HAND + MMLU_HAND + GSM_AUDIT + MMLU_AUDIT
 
 
 CORPUS: list[Case] = _corpus()

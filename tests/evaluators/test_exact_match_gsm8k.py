@@ -296,3 +296,36 @@ def test_number_shapes(response: str, strict: str | None, flexible: str) -> None
     assert ev.extract_answer(response, "strict").value == strict
     assert ev.extract_answer(response, "flexible").value == flexible
     assert ev.evaluate(response, f"#### {flexible}", mode="flexible") == 1.0
+
+
+# Limits of the extraction-audit rules: what the new rules must *not* change.
+# (response, strict, flexible) as (value, method)
+AUDIT_GUARDS = [
+    # an "Answer:" label that states a value still declares it, whatever the justification after it
+    ("Answer: 18 dollars for 9 eggs", ("18", "answer_is"), ("18", "answer_is")),
+    ("Answer: 72 clips, 48 in April and 24 in May", ("72", "answer_is"), ("72", "answer_is")),
+    ("Answer: 18 (9 eggs × $2).\n\nExplanation: 16 - 3 - 4 = 9 and 9 * 2 = 18.", ("18", "answer_is"), ("18", "answer_is")),
+    ("Answer: 6 × 7 = 42 marbles.", ("42", "answer_is"), ("42", "answer_is")),
+    ("Answer: 6 × 7 = 42 marbles.\n\nCheck: 42 / 7 = 6", ("42", "answer_is"), ("42", "answer_is")),
+    ("Answer: $18 per day, since 9 × 2 = 18.", ("18", "answer_is"), ("18", "answer_is")),
+    # "#### N" with no words after is an answer; decimals and fractions are no headings
+    ("#### 1.5", ("1.5", "hash"), ("1.5", "hash")),
+    ("#### 3/4", ("0.75", "hash"), ("0.75", "hash")),
+    ("#### 9 * 2 = 18", ("18", "hash"), ("18", "hash")),
+    ("#### 9 * 2", (None, "none"), (None, "none")),
+    # a declared calculation is read at its result; a fraction is a number, not an expression
+    ('{"answer": "9 * 2 = 18"}', ("18", "json_field"), ("18", "json_field")),
+    ("The answer is 3/4 of the pie.", ("0.75", "answer_is"), ("0.75", "answer_is")),
+    ("$\\boxed{\\text{eighteen}}$", (None, "none"), (None, "none")),
+    ("$\\boxed{18 \\text{ per 100 g}}$", ("18", "boxed"), ("18", "boxed")),
+    # the speaker's own "I would say" is a declaration; a contrast after a hypothetical ends it
+    ("I would say the answer is 18.", ("18", "answer_is"), ("18", "answer_is")),
+    ("It's tempting to say 20, but the answer is 18.", ("18", "answer_is"), ("18", "answer_is")),
+    ("Q: How much?\nA: $1,248.00", (None, "none"), ("1248", "answer_prefix")),
+]
+
+
+@pytest.mark.parametrize("response,strict,flexible", AUDIT_GUARDS)
+def test_audit_rule_limits(response: str, strict: tuple, flexible: tuple) -> None:
+    got = [EV.extract_answer(response, mode=m) for m in ("strict", "flexible")]
+    assert [(g.value, g.method) for g in got] == [strict, flexible]

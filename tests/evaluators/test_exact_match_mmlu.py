@@ -117,7 +117,8 @@ FLEXIBLE_CASES = [
     ("A vitamin deficiency", None, "none"),
     ("The answer is a prime number.", None, "none"),
     ("A homozygous recessive is a genetic trait where a recessive allele is present in the offspring.", None, "none"),
-    ("A. 6\nB. 8\nC. 9\nD. 12\nA. 6", "A", "letter_start"),  # an echo of the options still starts with "A."
+    # an echo of the options is no answer by its first letter; the line after it concludes
+    ("A. 6\nB. 8\nC. 9\nD. 12\nA. 6", "A", "conclusion"),
 ]
 
 
@@ -201,3 +202,26 @@ def test_hedged_answers_are_parse_failures(response: str, strict: tuple, flexibl
     assert (got_strict.value, got_strict.method) == strict
     assert (got_flexible.value, got_flexible.method) == flexible
     assert ev.evaluate(response, "B", mode="flexible") == (1.0 if flexible[0] == "B" else 0.0)
+
+
+# Limits of the extraction-audit rules: what the new rules must *not* change.
+AUDIT_GUARDS = [
+    # a second letter accepted in its own clause is still a hedge
+    ("The answer is **B**, and **D** is also correct.", (None, "hedged"), (None, "hedged")),
+    ("The answer is B and C is wrong.", ("B", "answer_is"), ("B", "answer_is")),
+    ("The answer is A and C.", (None, "hedged"), (None, "hedged")),
+    # one option named with its letter is still that letter
+    ("Protein synthesis happens at the ribosome (B).", ("B", "paren_letter"), ("B", "paren_letter")),
+    # a letter opening the reply that is no item of a list of options still answers
+    ("B) Ribosome. Ribosomes read mRNA and link amino acids.", ("B", "letter_start"), ("B", "letter_start")),
+    # "A" after a word (not a number) is no unit
+    ("Vitamin-rich? No. C", (None, "none"), ("C", "first_letter")),
+    # a contrast after a hypothetical: the declaration after it counts
+    ("It's tempting to pick A, but the answer is B.", ("B", "answer_is"), ("B", "answer_is")),
+]
+
+
+@pytest.mark.parametrize("response,strict,flexible", AUDIT_GUARDS)
+def test_audit_rule_limits(response: str, strict: tuple, flexible: tuple) -> None:
+    got = [EV.extract_answer(response, mode=m, choices=CHOICES) for m in ("strict", "flexible")]
+    assert [(g.value, g.method) for g in got] == [strict, flexible]
