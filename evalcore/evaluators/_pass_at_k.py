@@ -30,7 +30,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     Raises:
         EvalcoreError: If ``n < k``, ``k < 1`` or ``c`` is outside ``[0, n]``.
     """
-    n, c, k = int(n), int(c), int(k)
+    n, c, k = _count(n, "n"), _count(c, "c"), _count(k, "k")
     if k < 1:
         raise EvalcoreError(f"k must be at least 1, got {k}", field="k")
     if n < k:
@@ -41,6 +41,20 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         return 1.0
     # A plain product (no numpy): `evalcore score humaneval` should not pay numpy's import.
     return float(1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1)))
+
+
+def _count(value: object, field: str) -> int:
+    """A whole count (an int, or a float that is whole); 2.9 samples is an error, not 2."""
+    if isinstance(value, bool):
+        raise EvalcoreError(f"{field} must be a whole number, got {value!r}", field=field)
+    try:
+        whole = int(value)  # type: ignore[call-overload]
+        exact = whole == value
+    except (TypeError, ValueError, OverflowError):
+        exact = False
+    if not exact:
+        raise EvalcoreError(f"{field} must be a whole number, got {value!r}", field=field)
+    return whole
 
 
 def estimate_pass_at_k(num_samples: Sequence[int], num_correct: Sequence[int], k: int) -> np.ndarray:

@@ -15,10 +15,16 @@ def _labels(y_true: Sequence[Any], y_pred: Sequence[Any]) -> tuple[np.ndarray, n
     def conv(v: Any, field: str) -> np.ndarray:
         if isinstance(v, (str, bytes)):
             raise EvalcoreError("expected a sequence of labels, got a single string", field=field)
-        arr = np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else list(v))
+        raw = v.to_numpy() if hasattr(v, "to_numpy") else list(v)
+        arr = np.asarray(raw)
         if arr.ndim != 1:
             raise EvalcoreError(f"expected a 1-D sequence of labels, got shape {arr.shape}",
                                 field=field)
+        # (checked on the labels as given: numpy turns ["a", nan] into the strings "a", "nan")
+        nan = (np.isnan(arr).any() if arr.dtype.kind in "fc" else
+               any(isinstance(x, (float, np.floating)) and x != x for x in raw))
+        if nan:
+            raise EvalcoreError("labels contain NaN (NaN equals no label, itself included)", field=field)
         return arr
 
     t, p = conv(y_true, "y_true"), conv(y_pred, "y_pred")

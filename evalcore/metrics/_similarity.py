@@ -45,6 +45,18 @@ def levenshtein_similarity(a: str, b: str) -> float:
     return float(Levenshtein.normalized_similarity(_text(a, "a"), _text(b, "b")))
 
 
+def _unit_rows(m: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero). Each row is divided by its largest
+    magnitude first, so that neither 1e200 (whose squares overflow) nor 1e-200 (whose squares
+    underflow) loses the direction."""
+    scale = np.max(np.abs(m), axis=1, keepdims=True) if m.size else np.ones((len(m), 1))
+    scale[scale == 0] = 1.0
+    m = m / scale
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
+
+
 def cosine_similarity(
     a: Any, b: Any = None, *, zero_division: ZeroDivision = 0.0
 ) -> float | np.ndarray:
@@ -53,7 +65,10 @@ def cosine_similarity(
     Shapes: two vectors (d,) → a float; a vector and a matrix (m, d) → an array (m,); two
     matrices (n, d) and (m, d) → the (n, m) matrix of row-pair similarities; ``b=None`` with a
     matrix → its rows against each other. A pair involving a zero vector answers
-    ``zero_division`` (default 0.0, as scikit-learn's ``cosine_similarity``).
+    ``zero_division`` (default 0.0, as scikit-learn's ``cosine_similarity``). Each row is
+    scaled by its largest magnitude before its norm is taken, so vectors of 1e200 or 1e-200 get
+    their true similarity (scikit-learn answers NaN or 0 for them: their squares overflow or
+    underflow).
 
     Args:
         a: Vector or matrix of row vectors.
@@ -71,18 +86,13 @@ def cosine_similarity(
         as_float_array(arr, name, ndim=arr.ndim if arr.ndim in (1, 2) else 1)
     if x.shape[-1] != y.shape[-1]:
         raise EvalcoreError(f"dimensions differ: {x.shape[-1]} vs {y.shape[-1]}", field="b")
-    x2, y2 = np.atleast_2d(x), np.atleast_2d(y)
-    nx = np.linalg.norm(x2, axis=1)
-    ny = np.linalg.norm(y2, axis=1)
-    denom = np.outer(nx, ny)
-    dots = x2 @ y2.T
-    zero = denom == 0
+    x2, y2 = _unit_rows(np.atleast_2d(x)), _unit_rows(np.atleast_2d(y))
+    zero = np.outer(~np.any(x2 != 0, axis=1), np.ones(len(y2), bool)) | np.outer(
+        np.ones(len(x2), bool), ~np.any(y2 != 0, axis=1))
     if np.any(zero) and zero_division == "error":
         raise EvalcoreError("cosine similarity of a zero vector is undefined",
                             field="zero_division")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sims = np.where(zero, 0.0, dots / np.where(zero, 1.0, denom))
-    sims = np.clip(sims, -1.0, 1.0)
+    sims = np.clip(x2 @ y2.T, -1.0, 1.0)
     if np.any(zero):
         sims[zero] = float(zero_division)
     if x.ndim == 1 and y.ndim == 1:

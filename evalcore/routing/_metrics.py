@@ -139,7 +139,8 @@ def aiq(cost: Sequence[float] | np.ndarray, quality: Sequence[float] | np.ndarra
     hc, hq = _upper_hull(c, q)
     if hi <= lo:
         return float(np.interp(lo, hc, hq))
-    grid = np.linspace(lo, hi, 2001)
+    # the hull is piecewise linear: the trapezoid rule over its vertices in the range is exact
+    grid = np.unique(np.r_[lo, hi, hc[(hc > lo) & (hc < hi)]])
     vals = np.interp(grid, hc, hq)  # flat beyond the first/last vertex
     return float(np.trapezoid(vals, grid) / (hi - lo))
 
@@ -258,7 +259,7 @@ def pairwise_comparisons(values: Mapping[str, np.ndarray | Sequence[float]], *,
         if ok.any():
             df.loc[ok, "p_adjusted"] = stats.adjust_p_values(df.loc[ok, "p_value"].to_numpy(),
                                                              correction)
-    df["significant"] = df["p_adjusted"] < alpha
+    df["significant"] = df["p_adjusted"] <= alpha  # as stats.compare: p ≤ α rejects
     df["test"], df["correction"] = test, correction
     df["varies_over"] = "arrival order (same items)"
     return df

@@ -606,7 +606,7 @@ class ItemBootstrap:
         df = pd.DataFrame(rows, columns=["a", "b", "difference", "ci_low", "ci_high", "p_value"])
         df["p_adjusted"] = (stats.adjust_p_values(df["p_value"].to_numpy(), correction)
                             if len(df) else [])
-        df["significant"] = df["p_adjusted"] < alpha
+        df["significant"] = df["p_adjusted"] <= alpha  # as stats.compare: p ≤ α rejects
         df["n_items"], df["n_boot"] = self.n_items, self.n_boot
         return df
 

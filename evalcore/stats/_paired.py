@@ -86,7 +86,9 @@ def paired_t(
     """Paired t-test (scipy ``ttest_rel``) with the t interval of the mean difference.
 
     t = d̄ / (s_d / √n), df = n − 1, d_i = a_i − b_i, s_d the sample standard deviation;
-    interval d̄ ± t_{1−α/2, n−1} s_d / √n. When every difference is equal (s_d = 0), t is 0 with
+    interval d̄ ± t_{1−α/2, n−1} s_d / √n for a two-sided test; a one-sided test gets scipy's
+    one-sided interval (``"less"``: (−∞, d̄ + t_{1−α, n−1} s_d / √n); ``"greater"``: (d̄ −
+    t_{1−α, n−1} s_d / √n, ∞)). When every difference is equal (s_d = 0), t is 0 with
     p = 1 if d̄ = 0 and ±∞ with p = 0 otherwise, and the interval is (d̄, d̄).
 
     Args:
@@ -144,7 +146,10 @@ def wilcoxon(
         b: Scores of system B (same items, same order).
         zero_method: Treatment of zero differences.
         alternative: "two-sided", "less" or "greater".
-        method: "auto", "exact" or "approx" (normal approximation).
+        method: "auto", "exact" or "approx" (normal approximation). ``"auto"`` is scipy's
+            (1.17): the exact distribution for up to 50 non-zero differences without ties,
+            a full enumeration of the 2^n sign changes when there are ties or zeros and n ≤ 13,
+            else the normal approximation (without continuity correction).
 
     Returns:
         A :class:`TestResult` (no interval; ``details``: ``n_nonzero``).

@@ -59,3 +59,14 @@ def test_monotone_in_k_and_c() -> None:
     for k in (1, 5, 10):
         values = [pass_at_k(n, c, k) for c in range(n + 1)]
         assert all(a <= b + 1e-15 for a, b in zip(values, values[1:]))
+
+
+@pytest.mark.parametrize("n, c, k", [(2.9, 1, 2), (10, 2.5, 1), (10, 2, 1.5), (True, 1, 1), ("10", 1, 1)])
+def test_pass_at_k_refuses_counts_that_are_not_whole(n, c, k):
+    # int(2.9) used to make 2 samples of 2.9 and answer 1.0
+    with pytest.raises(EvalcoreError, match="whole number"):
+        pass_at_k(n, c, k)
+
+
+def test_pass_at_k_takes_whole_floats_and_numpy_integers():
+    assert pass_at_k(10.0, 3.0, 2.0) == pass_at_k(10, 3, 2) == pass_at_k(np.int64(10), np.int32(3), 2)

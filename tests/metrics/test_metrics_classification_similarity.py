@@ -131,3 +131,24 @@ def test_cosine_vectors_hand_computed():
         cosine_similarity([1, 2, 3], [1, 2])
     with pytest.raises(EvalcoreError):
         cosine_similarity([], [])
+
+
+def test_cosine_keeps_the_direction_of_huge_and_tiny_vectors():
+    # the norms of 1e200 overflow and of 1e-200 underflow: scaled first, both are parallel
+    assert cosine_similarity([1e200, 1e200], [1e200, 1e200]) == pytest.approx(1.0)
+    assert cosine_similarity([1e-200, 0.0], [3e-200, 0.0]) == pytest.approx(1.0)
+    assert cosine_similarity([1e200, 0.0], [0.0, 1e-200]) == pytest.approx(0.0)
+    assert cosine_similarity([-1e-300, 1e-300], [1e300, -1e300]) == pytest.approx(-1.0)
+    m = np.array([[1e200, 2e200], [1e-200, 2e-200], [0.0, 0.0]])
+    sims = cosine_similarity(m)
+    assert sims[0, 1] == pytest.approx(1.0) and sims[2, 0] == 0.0 and not np.isnan(sims).any()
+
+
+def test_labels_with_nan_are_refused():
+    with pytest.raises(EvalcoreError, match="NaN"):
+        accuracy([math.nan, 1.0], [math.nan, 1.0])
+    with pytest.raises(EvalcoreError, match="NaN"):
+        tpr([1, 0], [1, float("nan")])
+    with pytest.raises(EvalcoreError, match="NaN"):
+        accuracy(["a", math.nan], ["a", "b"])
+    assert accuracy(["a", None], ["a", None]) == 1.0

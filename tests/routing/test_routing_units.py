@@ -317,3 +317,23 @@ def test_minilm_features_when_installed():
     assert used == "minilm" and emb.shape == (3, 384)
     sim = emb @ emb.T
     assert sim[0, 1] > sim[0, 2] + 0.2
+
+
+def test_aiq_is_the_exact_area_under_the_hull():
+    # a hull that rises within the first 1e-4 of the cost range: a grid of 2,001 points gave
+    # 0.99975; the area is 1 - 0.5e-4 = 0.99995
+    assert aiq([0, 1e-4, 1], [0, 1, 1], cost_range=(0, 1)) == pytest.approx(0.99995, abs=1e-12)
+    assert aiq([0.2, 0.6], [0.5, 0.9], cost_range=(0, 1)) == pytest.approx(
+        (0.2 * 0.5 + 0.4 * (0.5 + 0.9) / 2 + 0.4 * 0.9) / 1.0, abs=1e-12)
+
+
+def test_pairwise_significance_at_p_equal_alpha_matches_stats_compare():
+    from evalcore import stats
+
+    a, b = [1.0, 2.0, 3.0, 4.0, 5.0], [0.0] * 5  # exact permutation p = 2 / 32 = 0.0625
+    df = pairwise_comparisons({"a": np.array(a), "b": np.array(b)}, test="permutation", correction="none",
+                              alpha=0.0625)
+    assert df["p_adjusted"].iloc[0] == pytest.approx(0.0625)
+    assert bool(df["significant"].iloc[0]) is True
+    ids = [f"q{i}" for i in range(5)]
+    assert stats.compare(dict(zip(ids, a)), dict(zip(ids, b)), test="permutation", alpha=0.0625).significant is True
