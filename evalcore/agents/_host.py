@@ -446,22 +446,19 @@ def _isolate(spec: str = "") -> tuple[str, list[str]]:
         level = "weak"
         notes.append(f"could not mount a /proc of the agent's own ({exc}): the host's /proc stays visible")
     covered = []
-    for path in hide:
+    for path in (*hide, *runtime):
         why = _cover(libc, path)
         if why:
             level = "weak"
             notes.append(f"could not hide {path} from the agent ({why})")
         else:
             covered.append(path)
-    if covered:
-        notes.append(f"hidden from the agent: {', '.join(covered)}")
-    for path in runtime:
-        why = _cover(libc, path)
-        if why:
-            level = "weak"
-            notes.append(f"could not hide Jupyter's runtime folder {path} from the agent ({why})")
-        else:
-            notes.append(f"Jupyter's runtime folder (kernels' connection files) covered: {path}")
+    named = [p for p in covered if p in hide]
+    if named:
+        notes.append(f"hidden from the agent: {', '.join(named)}")
+    if len(named) < len(covered):
+        notes.append("Jupyter's runtime folder (kernels' connection files) covered: "
+                     + ", ".join(p for p in covered if p not in hide))
     writable, problems = _read_only_view(libc, spec)
     if problems:
         level = "weak"
