@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evalcore._cliargs import finite_float, seconds
 from evalcore.errors import EvalcoreError
 from evalcore.suites._config import CATEGORIES
 
@@ -27,7 +28,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                         "agent runs in an interpreter of its own and speaks the HTTP JSON protocol")
     p.add_argument("--model", default=None,
                    help="model of the reference agent: a model spec (default local:smollm2) or 'none' (no-LLM mode)")
-    p.add_argument("--threshold", type=float, default=None, help="similarity threshold of the agent's tool search")
+    p.add_argument("--threshold", type=finite_float, default=None, help="similarity threshold of the agent's tool search")
     p.add_argument("--cases", type=Path, default=None, help="JSON file of test cases (default: generated)")
     p.add_argument("--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=4,complex=4,edge=6")
     p.add_argument("--seed", type=int, default=None,
@@ -37,11 +38,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most N cases per category")
     p.add_argument("--workers", type=int, default=4, help="threads of the load test (default 4)")
     p.add_argument("--load-requests", type=int, default=20, help="requests of the load test (default 20)")
-    p.add_argument("--request-timeout", type=float, default=30.0, metavar="S",
+    p.add_argument("--request-timeout", type=seconds, default=30.0, metavar="S",
                    help="a request unanswered after S seconds scores 0 and is a critical failure (default 30)")
-    p.add_argument("--category-floor", type=float, default=0.5, metavar="F",
+    p.add_argument("--category-floor", type=finite_float, default=0.5, metavar="F",
                    help="every category must score at least F for the system to pass (default 0.5)")
-    p.add_argument("--throughput-target", type=float, default=10.0, metavar="QPS",
+    p.add_argument("--throughput-target", type=finite_float, default=10.0, metavar="QPS",
                    help="correct answers per second under load that earn full throughput credit (default 10)")
     p.add_argument("--in-process", action="store_true",
                    help="build a Python agent in the evaluator's process (debugging only: it could reach the "
@@ -68,7 +69,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     s.add_argument("--seed", type=int, default=None,
                    help="seed of the cases and of the dev/held-out split (default: a fresh secret one, "
                         "recorded in sweep.json)")
-    s.add_argument("--unrelated", type=int, default=8, help="unrelated queries for the false-positive rate")
+    s.add_argument("--unrelated", type=int, default=16, help="unrelated queries for the false-positive rate")
     s.add_argument("--output", type=Path, default=Path("reports/sweep"), help="output folder")
     s.set_defaults(func=_sweep)
 
@@ -100,6 +101,10 @@ def _categories(raw: list[str] | None) -> list[str] | None:
 
 
 def _agent_eval(args: argparse.Namespace) -> int:
+    if not args.no_save:  # a file in the way fails now, not after the evaluation
+        from evalcore._io import check_output_dir
+
+        check_output_dir(args.output_dir, field="--output-dir")
     if args.compare:
         from evalcore.suites import compare_results, format_comparison
 
@@ -166,6 +171,13 @@ def _sweep(args: argparse.Namespace) -> int:
         raise EvalcoreError("self-test agents have no threshold to sweep", field="--agent")
     if args.unrelated < 1:
         raise EvalcoreError("must be at least 1", field="--unrelated")
+    from evalcore._io import check_output_dir
+
+    check_output_dir(args.output, field="--output")
+    if args.agent == "reference":
+        from evalcore.suites._entry import check_agent_model
+
+        check_agent_model(args.model)  # a dead endpoint fails now, not unnoticed in every run
     from evalcore.suites import load_cases
 
     cases = load_cases(args.cases) if args.cases else None

@@ -57,7 +57,8 @@ class SuiteConfig:
             false-positive rate; None = the agent's own ``threshold`` attribute, else 0.5.
         n_paraphrase_groups: Paraphrase groups for learning and retrieval.
         paraphrase_size: Members per paraphrase group (2 or 3).
-        n_unrelated: Unrelated queries for the false-positive rate.
+        n_unrelated: Unrelated queries for the false-positive rate (retrieval scores one test
+            per query; 16 weigh about as much as the related queries of the default cases).
         timing_repetitions: Repetitions of each timed query (median latency).
         learning_repeats: Repetitions of the learning-curve query.
         pattern_repeats: Repetitions of the multi-step query for the workflow-pattern test.
@@ -87,7 +88,7 @@ class SuiteConfig:
     retrieval_threshold: float | None = None
     n_paraphrase_groups: int = 3
     paraphrase_size: int = 3
-    n_unrelated: int = 8
+    n_unrelated: int = 16
     timing_repetitions: int = 3
     learning_repeats: int = 4
     pattern_repeats: int = 2
@@ -106,7 +107,11 @@ class SuiteConfig:
     seed_source: str = field(default="given", init=False)
 
     def __post_init__(self) -> None:
+        from evalcore._checks import check_timeout
+
         self.seed, self.seed_source = resolve_seed(self.seed)
+        check_timeout(self.request_timeout_s, "request_timeout_s", allow_none=True)
+        check_timeout(self.sandbox_timeout_s, "sandbox_timeout_s")
 
     def aliases(self, kind: str) -> tuple[str, ...]:
         """The kind's own name followed by its aliases."""

@@ -144,7 +144,7 @@ def _registry_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[float], *,
                     cases: Sequence[AgentCase] | None = None, seed: int | None = None,
                     counts: dict[str, int] | None = None,
-                    n_unrelated: int = 8, k: int = 5, dev_fraction: float = 0.5, alpha: float = 0.05,
+                    n_unrelated: int = 16, k: int = 5, dev_fraction: float = 0.5, alpha: float = 0.05,
                     n_resamples: int = 10_000, tool_aliases: dict[str, list[str]] | None = None,
                     request_timeout_s: float | None = None, progress: bool | None = None) -> SweepResult:
     """Sweep the similarity threshold (see the module docstring for every definition).
