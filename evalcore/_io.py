@@ -314,11 +314,18 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         The decoded value.
 
     Raises:
-        EvalcoreError: The text is not valid JSON (message names the file and line).
+        EvalcoreError: The text is not UTF-8 or not valid JSON (message names the file and line).
     """
     path = Path(path)
+    data = path.read_bytes()
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise EvalcoreError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", path=path,
+                            line=line) from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise EvalcoreError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
 
@@ -360,3 +367,54 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
                 yield line_no, obj
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise EvalcoreError(f"cannot read file: {exc}", path=path) from None
+
+
+def check_output_dir(path: str | os.PathLike[str], field: str | None = None) -> Path:
+    """Refuse an output folder that cannot be one, before any work is done.
+
+    The folder may be missing (it is created later); then its nearest existing ancestor must
+    be a writable folder. A file in the way, or a folder that cannot be written, is refused.
+
+    Args:
+        path: The output folder.
+        field: The option or parameter that named it (for the message).
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        EvalcoreError: A file where the folder (or one of its parents) should be, or a
+            folder that cannot be written.
+    """
+    from evalcore.errors import EvalcoreError
+
+    target = Path(path)
+    probe = target
+    while not probe.exists() and not probe.is_symlink() and probe != probe.parent:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        what = "is a file, not a folder" if probe == target else f"cannot be created: {probe} is a file"
+        raise EvalcoreError(what, path=target, field=field)
+    if probe.is_symlink() and not probe.exists():
+        raise EvalcoreError(f"cannot be created: {probe} is a broken symbolic link", path=target, field=field)
+    check = probe if probe.exists() else Path(".")
+    if not os.access(check, os.W_OK | os.X_OK):
+        where = "" if check == target else f" ({check} is not writable)"
+        raise EvalcoreError(f"cannot write here: permission denied{where}", path=target, field=field)
+    return target
+
+
+def check_output_file(path: str | os.PathLike[str], field: str | None = None) -> Path:
+    """Refuse an output file that cannot be written (a folder in its place, a read-only or
+    missing-and-uncreatable folder), before any work is done.
+
+    Raises:
+        EvalcoreError: As :func:`check_output_dir`, or a folder where the file should be.
+    """
+    from evalcore.errors import EvalcoreError
+
+    target = Path(path)
+    if target.is_dir():
+        raise EvalcoreError("is a folder, not a file", path=target, field=field)
+    check_output_dir(target.parent if str(target.parent) else Path("."), field=field)
+    return target

@@ -92,6 +92,20 @@ class SamplesFile:
     lines: list[int] = field(default_factory=list)
 
 
+def _bad_field(rec: dict[str, Any]) -> str | None:
+    """The first required key whose value has a type no writer gives it, or None."""
+    epoch = rec["epoch"]
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+        return "epoch"
+    if isinstance(rec["item_id"], bool) or not isinstance(rec["item_id"], (str, int)):
+        return "item_id"
+    if not isinstance(rec["completion"], dict):
+        return "completion"
+    if rec["scores"] is not None and not isinstance(rec["scores"], dict):
+        return "scores"
+    return None
+
+
 def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
     """Read ``samples.jsonl``, detecting a torn last line.
 
@@ -138,6 +152,10 @@ def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
             missing = [k for k in REQUIRED_KEYS if not isinstance(rec, dict) or k not in rec]
             raise EvalcoreError("sample record lacks required keys", path=path, line=i + 1,
                                 field=",".join(missing))
+        bad = _bad_field(rec)
+        if bad is not None:
+            raise EvalcoreError(f"wrong type: {rec[bad]!r} (corrupted run store)",
+                                path=path, line=i + 1, field=bad)
         records.append(rec)
         record_lines.append(i + 1)
         offset += len(raw) + 1

@@ -43,14 +43,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def os_error_text(exc: OSError) -> str:
+    """One line for a failed read or write: the path (the target of a rename) and the reason."""
+    where = exc.filename2 if exc.filename2 is not None else exc.filename
+    reason = exc.strerror or str(exc)
+    if where is None:
+        return f"{type(exc).__name__}: {reason}"  # (a connection, a pipe: no path to name)
+    return f"cannot use {where}: {reason}"
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         status = args.func(args)
+        sys.stdout.flush()  # a closed pipe fails here, inside the handlers below
     except EvalcoreError as exc:
         print(f"evalcore: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # stdout closed early (``evalcore compare … | head -1``): not an error of the command;
+        # point stdout at /dev/null so the interpreter's final flush does not fail again
+        _silence_stdout()
+        return 141  # what a command stopped by SIGPIPE returns (128 + 13), without a traceback
+    except OSError as exc:  # an output path that is a file, a folder, read-only, a full disk
+        print(f"evalcore: error: {os_error_text(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("evalcore: interrupted", file=sys.stderr)

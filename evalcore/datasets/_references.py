@@ -124,7 +124,14 @@ def numbers_equal(a: Fraction | float, b: Fraction | float, rel_tol: float = 1e-
     """
     if isinstance(a, Fraction) and isinstance(b, Fraction) and a == b:
         return True
-    return math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=abs_tol)
+    try:
+        return math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=abs_tol)
+    except OverflowError:  # a number beyond float's range (a 4000-digit answer): exactly
+        try:
+            fa, fb = Fraction(a), Fraction(b)
+        except (OverflowError, ValueError):  # the other one is an infinite or NaN float
+            return False
+        return abs(fa - fb) <= max(Fraction(rel_tol) * max(abs(fa), abs(fb)), Fraction(abs_tol))
 
 
 def gsm8k_reference(answer: Any) -> str:

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evalcore._io import read_jsonl, write_jsonl_atomic
+from evalcore._io import check_output_file, read_jsonl, write_jsonl_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators._exact_match import ExactMatchEvaluator, summarize_exact_match
 
@@ -70,6 +70,7 @@ def score_answers_file(path: str | os.PathLike[str], dataset_type: str) -> dict[
     p = Path(path)
     evaluator = ExactMatchEvaluator(dataset_type)  # type: ignore[arg-type]
     rows = _read_rows(p, dataset_type)
+    check_output_file(results_path(p), field="results file")  # before the scoring, not after
     scores, out_rows = [], []
     for line_no, row in rows:
         try:

@@ -191,6 +191,9 @@ def evaluate_code_batch(
     Returns:
         One :class:`CodeResult` per sample, in order.
     """
+    from evalcore._checks import check_timeout
+
+    timeout_s = check_timeout(timeout_s, "timeout_s")  # inf overflowed the pool's waits
     get_pool(workers, hide=hide)  # workers start now, while the programs are assembled
     jobs = [
         {

@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from evalcore._io import read_jsonl, write_jsonl_atomic
+from evalcore._io import check_output_file, read_jsonl, write_jsonl_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators._code_execution import CodeSample, evaluate_code_batch
 from evalcore.evaluators._pass_at_k import pass_at_k
@@ -121,6 +121,7 @@ def score_samples_file(
         raise EvalcoreError(f"k values must be positive integers, got {list(ks)}", field="k")
     problems = read_problems(problems_file)
     samples = read_samples(path, problems)
+    check_output_file(results_path(path), field="results file")  # before the samples run
     code_samples = [
         CodeSample(
             id=f"{s['task_id']}#{i}",

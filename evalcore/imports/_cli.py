@@ -5,16 +5,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalcore._cliargs import non_negative_int, positive_int
+
 
 def _compare(args: argparse.Namespace) -> int:
+    from evalcore._io import check_output_dir
     from evalcore.imports import compare_sources, format_comparison, write_comparison
 
+    check_output_dir(args.output, field="--output")  # before any log is imported
+    check_output_dir(args.import_dir, field="--import-dir")
     cmp = compare_sources(args.sources, metric=args.metric or (), correction=args.correction,
                           alpha=args.alpha, task=args.task, labels=args.label,
                           import_dir=args.import_dir, n_resamples=args.n_resamples,
                           seed=args.seed, cluster=args.cluster)
-    print(format_comparison(cmp))
+    # the files first: a reader that stops early (``| head``) must not cost them
     csv_path, json_path = write_comparison(cmp, args.output)
+    print(format_comparison(cmp))
     print(f"wrote {csv_path} and {json_path}")
     return 0
 
@@ -24,6 +30,9 @@ def _import(args: argparse.Namespace) -> int:
     from evalcore.imports import import_log
     from evalcore.imports._common import import_batch
 
+    from evalcore._io import check_output_dir
+
+    check_output_dir(args.run_dir, field="--run-dir")
     # all the logs or none: a malformed later log leaves no run of an earlier one behind
     with import_batch() as batch:
         staged = [path for source in args.logs
@@ -71,8 +80,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                    help="where imported logs are written as run directories")
     p.add_argument("-o", "--output", default="reports/compare",
                    help="folder for compare.csv and compare.json")
-    p.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0, help="resampling seed")
+    p.add_argument("--n-resamples", type=positive_int, default=10_000, help="bootstrap resamples")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="resampling seed")
     p.set_defaults(func=_compare)
 
     q = subparsers.add_parser(

@@ -254,6 +254,17 @@ def _groups(results: dict[str, Any], files: dict[str, Path]) -> dict[str, list[s
     return out
 
 
+def _number_text(text: str) -> float | None:
+    """A metric value lm-eval wrote as text: a number, or ``True``/``False`` (a numpy bool)."""
+    stripped = text.strip()
+    if stripped in ("True", "False"):
+        return 1.0 if stripped == "True" else 0.0
+    try:
+        return float(stripped)
+    except ValueError:
+        return None
+
+
 def _import_task(results_path: Path, results: dict[str, Any], task: str,
                  parts: list[tuple[str, Path]], wanted: Sequence[str]) -> ImportedRun:
     """One run from one task's samples, or from a group's subtasks (``parts``) together."""
@@ -300,7 +311,19 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str,
                     raise EvalcoreError(f"metric {m!r} is listed in 'metrics' but has no value",
                                         path=samples_path, line=lineno, field=m)
                 value = row[m]
-                if isinstance(value, (int, float, bool, str)):
+                if isinstance(value, str):
+                    # lm-eval logs numbers; a numpy bool comes out as "True"/"False". Any other
+                    # text ("yes", "C") is not lm-eval's and used to count as a wrong score.
+                    number = _number_text(value)
+                    if number is None:
+                        if f"{m},{flt}" == chosen:
+                            raise EvalcoreError(
+                                f"metric value {value!r} (doc_id {doc_id!r}) is not a number; "
+                                "lm-eval logs per-sample metric values as numbers",
+                                path=samples_path, line=lineno, field=m)
+                        continue  # another metric, not imported as a score
+                    value = number
+                if isinstance(value, (int, float, bool)):
                     all_scores[doc_id][f"{m},{flt}"] = score_value(value, path=samples_path,
                                                                    line=lineno, name=m)
             if flt == m_filter and m_name in row["metrics"]:

@@ -99,8 +99,9 @@ class OpenAICompatibleModel:
     ) -> None:
         if concurrency < 1:
             raise EvalcoreError(f"must be >= 1, got {concurrency}", field="concurrency")
-        if timeout <= 0:
-            raise EvalcoreError(f"must be > 0, got {timeout}", field="timeout")
+        from evalcore._checks import check_timeout
+
+        check_timeout(timeout, "timeout")
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if not key:
             if require_key:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalcore._cliargs import seconds, seconds_or_zero
+
 
 def _notebooks_run(args: argparse.Namespace) -> int:
     from evalcore.reporting._notebooks import run_notebooks
     from evalcore.reporting._notebook_suite import load_smoke
 
+    from evalcore._io import check_output_dir
+
+    check_output_dir(args.output, field="--output")
     smoke = load_smoke(args.smoke) if args.smoke else None
     only = [name for value in (args.only or []) for name in value.split(",") if name]
     suite = args.suite if args.suite is not None or args.resume else "params/suite.yaml"
@@ -22,6 +27,10 @@ def _notebooks_run(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from evalcore.reporting._report import report
 
+    if args.output is not None:
+        from evalcore._io import check_output_dir
+
+        check_output_dir(args.output, field="--output")
     report(args.path, output=args.output, pdf=not args.no_pdf)
     return 0
 
@@ -29,6 +38,10 @@ def _report(args: argparse.Namespace) -> int:
 def _browse(args: argparse.Namespace) -> int:
     from evalcore.reporting._browser import write_sample_browser
 
+    if args.output is not None:
+        from evalcore._io import check_output_file
+
+        check_output_file(args.output, field="--output")
     page = write_sample_browser(args.run_dir_path, args.output)
     print(f"sample browser: {page}")
     return 0
@@ -58,11 +71,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     run.add_argument("--resume", nargs="?", const="latest", default=None, metavar="ID",
                      help="continue an interrupted suite run reports/ID (default: the newest), re-running "
                      "only the notebooks that did not finish")
-    run.add_argument("--progress-every", type=float, default=30.0, metavar="SECONDS",
+    run.add_argument("--progress-every", type=seconds_or_zero, default=30.0, metavar="SECONDS",
                      help="seconds between progress lines while a notebook runs; 0 for none (default: %(default)s)")
-    run.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
+    run.add_argument("--cell-timeout", type=seconds, default=None, metavar="SECONDS",
                      help="fail a notebook whose cell runs longer than this (default: no limit); the suite goes on")
-    run.add_argument("--notebook-timeout", type=float, default=None, metavar="SECONDS",
+    run.add_argument("--notebook-timeout", type=seconds, default=None, metavar="SECONDS",
                      help="stop and fail a notebook running longer than this (default: no limit); the suite goes on")
     run.set_defaults(func=_notebooks_run)
 

@@ -537,6 +537,11 @@ def run_notebooks(
         EvalcoreError: The suite is malformed, names a missing file, an unknown run
             (``only``) or an unknown parameter; or there is no suite run to resume.
     """
+    from evalcore._checks import check_timeout
+
+    progress_every = check_timeout(progress_every or 0, "progress_every", allow_zero=True)
+    cell_timeout = check_timeout(cell_timeout, "cell_timeout", allow_none=True)
+    notebook_timeout = check_timeout(notebook_timeout, "notebook_timeout", allow_none=True)
     raw_say = echo or (lambda _msg: None)
     lock = threading.Lock()  # the progress thread prints too: whole lines, never interleaved
 

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from evalcore._cliargs import non_negative_int, positive_int
 from evalcore.errors import EvalcoreError
 
 
@@ -23,7 +24,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--algorithms", default="all",
                    help="'all' or a comma-separated list (default: all)")
     p.add_argument("--orderings", type=int, default=200, help="random orderings R (200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of orderings and algorithms (0)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of orderings and algorithms (0)")
     p.add_argument("--lambda", dest="lam", type=float, default=0.0,
                    help="cost weight λ in reward = quality − λ·normalized cost (0)")
     p.add_argument("--output", required=True, help="output directory")
@@ -33,11 +34,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                    help="query embedder for context features (auto)")
     p.add_argument("--curves-format", default="csv", choices=("csv", "parquet"),
                    help="format of the per-step curves (csv)")
-    p.add_argument("--every", type=int, default=1, help="keep every n-th step in curves (1)")
+    p.add_argument("--every", type=positive_int, default=1, help="keep every n-th step in curves (1)")
     p.add_argument("--sweep", default="",
                    help="comma-separated λ values for a cost–quality sweep (writes sweep.csv "
                         "and aiq.csv); empty = no sweep")
-    p.add_argument("--sweep-orderings", type=int, default=20,
+    p.add_argument("--sweep-orderings", type=positive_int, default=20,
                    help="orderings per λ in the sweep (20)")
     p.add_argument("--bootstrap", type=int, default=100, metavar="B",
                    help="item resamples of the main comparison (bootstrap over items with "
@@ -71,6 +72,9 @@ def _run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise EvalcoreError("exists and is not a directory", path=out, field="--output")
+    from evalcore._io import check_output_dir
+
+    check_output_dir(out, field="--output")  # read-only: refused before the replay
     lambdas: list[float] = []
     if args.sweep.strip():
         try:

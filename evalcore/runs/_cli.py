@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from evalcore._cliargs import finite_float, seconds
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators import add_isolation_option, require_isolation, warn_if_not_isolated
 from evalcore.runs._defaults import DEFAULT_MAX_TOKENS
@@ -207,7 +208,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--max-tokens", type=int, default=None,
                    help="completion token limit (default per dataset: " + ", ".join(
                        f"{d} {n}" for d, n in DEFAULT_MAX_TOKENS.items()) + "; the notebooks' too)")
-    p.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    p.add_argument("--temperature", type=finite_float, default=None, help="sampling temperature")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="another generation parameter (top_p, stop, seed, logprobs, ...)")
     p.add_argument("--prompt", default=None, help="prompt template YAML (default: packaged)")
@@ -216,7 +217,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--split", default="test", help="dataset split")
     p.add_argument("--source", default="auto", help="auto | hf | local | package | sample")
     p.add_argument("--scorer", default="exact", help="exact (LLM judges are refused)")
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=seconds, default=None,
                    help="seconds per model call attempt (endpoint models)")
     p.add_argument("--max-retries", type=int, default=None,
                    help="retries of a failed call (endpoint models; default 5)")

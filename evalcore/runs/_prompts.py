@@ -85,6 +85,34 @@ def _fill(text: str, values: dict[str, Any], template: PromptTemplate, part: str
                             path=template.source or None, field=part) from exc
 
 
+def _check_markers(text: str, source: str, part: str) -> None:
+    """Refuse a malformed ``{field}`` marker (a lone brace) or one that is not a plain name
+    (``{question.__class__}``, ``{choices[0]}``, ``{}``) when the template is loaded, before a
+    run writes anything."""
+    try:
+        parsed = list(Formatter().parse(text))
+    except ValueError as exc:
+        raise EvalcoreError(f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})",
+                            path=source, field=part) from None
+    for _, name, _, _ in parsed:
+        if name is not None and not name.isidentifier():
+            raise EvalcoreError(f"{{{name}}} is not a plain field name (attribute, index and "
+                                "positional markers are not allowed; write literal braces as "
+                                "{{ }})", path=source, field=part)
+
+
+def check_template(template: PromptTemplate, items: Sequence[Item], pool: Sequence[Item] = (),
+                   few_shot: int = 0, seed: int = 0) -> None:
+    """Fill the template for every item (and the few-shot examples of the first) once, so a
+    ``{field}`` the items lack is refused before a run creates anything.
+
+    Raises:
+        EvalcoreError: A marker names a field the items do not have.
+    """
+    for n, item in enumerate(items):
+        render(template, item, select_few_shot(pool, item, few_shot, seed) if n == 0 else ())
+
+
 def _parse_template(data: Any, source: str, dataset: str | None) -> PromptTemplate:
     if not isinstance(data, dict):
         raise EvalcoreError("a prompt template is a YAML mapping", path=source)
@@ -102,6 +130,11 @@ def _parse_template(data: Any, source: str, dataset: str | None) -> PromptTempla
     system = data.get("system")
     if system is not None and not isinstance(system, str):
         raise EvalcoreError("must be text or absent", path=source, field="system")
+    answer = data.get("answer")
+    if answer is not None and not isinstance(answer, str):
+        raise EvalcoreError("must be text or absent", path=source, field="answer")
+    for part in ("user", "answer"):
+        _check_markers(str(data.get(part) or ""), source, part)
     return PromptTemplate(name=str(data.get("name") or Path(source).stem), dataset=tpl_dataset,
                           system=system, user=data["user"], answer=str(data.get("answer") or ""),
                           source=source)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from evalcore._io import to_json_native, write_jsonl_atomic
+from evalcore.errors import EvalcoreError
 from evalcore.runs._results import summarize
 from evalcore.runs._scoring import error_scores, score_code, score_exact
 from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, load_run, write_json_atomic
@@ -100,8 +101,15 @@ def rescore(path: str | os.PathLike[str], *, code_timeout_s: float | None = None
     """
     from evalcore._runstore import lock_run
 
+    from evalcore._io import check_output_dir, check_output_file
+
     run_path = Path(path)
-    load_run(run_path)  # a clear error for a path that is not a run, before any lock file
+    run = load_run(run_path)  # a clear error for a path that is not a run, before any lock file
+    if not run.samples:  # nothing to score: results.json would be overwritten with n/a
+        raise EvalcoreError("the run has no recorded samples to re-score (empty samples.jsonl); "
+                            "results.json is kept as it is", path=run_path / SAMPLES_FILE)
+    check_output_dir(run_path, field="run directory")  # read-only: refused before the work
+    check_output_file(run_path / RESULTS_FILE, field="run directory")
     # rewriting samples.jsonl under a run still appending to it would lose its new records
     lock = lock_run(run_path)
     try:

@@ -10,13 +10,16 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from evalcore._runstore import CONFIG_FILE, IN_BENCHMARK, lock_run, write_json_atomic
+from evalcore._io import check_output_dir, check_output_file
+from evalcore._runstore import (
+    CONFIG_FILE, IN_BENCHMARK, LOCK_FILE, RESULTS_FILE, SAMPLES_FILE, lock_run, write_json_atomic,
+)
 from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, GenerationParams, ResponseCache
 from evalcore.runs._config import cache_path, check_resume, new_run_id, run_config
 from evalcore.runs._execute import Invocation
 from evalcore.runs._params import check_arguments, check_reachable, resolve_model, resolve_params
-from evalcore.runs._prompts import load_template
+from evalcore.runs._prompts import check_template, load_template
 from evalcore.runs._scoring import refuse_judge
 
 
@@ -102,11 +105,18 @@ def run_benchmark(
     if not items:
         raise EvalcoreError(f"{dataset} split {split!r} has no items", field="dataset")
     pool = load(dataset, split=split, source="sample") if few_shot else []
+    check_template(template, items, pool, few_shot, seed)
 
     base = Path(run_dir)
+    check_output_dir(base, field="run_dir")  # a file in the way fails now, not after the calls
     if run_id is None:
         run_id = new_run_id(base, dataset)
     path = base / run_id
+    check_output_dir(path, field="run_id")
+    for name in (CONFIG_FILE, SAMPLES_FILE, RESULTS_FILE, LOCK_FILE):
+        if (path / name).is_dir():
+            raise EvalcoreError("is a folder, not a file: this is no usable run directory",
+                                path=path / name, field="run_id")
     config = run_config(run_id, dataset=dataset, split=split, source=source, items=items,
                         model=chat_model, model_spec=model_spec, model_options=model_options,
                         limit=limit, seed=seed, epochs=epochs, concurrency=concurrency, params=gp,
@@ -114,6 +124,8 @@ def run_benchmark(
                         code_timeout_s=code_timeout_s)
     check_resume(path, config)
     db_path = cache_path(cache, base, chat_model, model_spec)
+    if db_path is not None:
+        check_output_file(db_path, field="cache")
     cache_db = ResponseCache(db_path) if db_path is not None else None
     config["cache"] = str(db_path) if db_path is not None else None
 

@@ -58,6 +58,8 @@ def evaluate(agent: Any, config: SuiteConfig | None = None, *, categories: Itera
     if not data.cases:
         raise EvalcoreError("no test cases to evaluate", path=path, field=None if path is not None else "counts")
     name = agent if isinstance(agent, str) else None
+    if name == "reference":
+        check_agent_model(model)
     if name is not None:
         # The agent never learns the case seed (with it, the generator rebuilds the answer key).
         agent = resolve_agent(name, model=model, threshold=threshold, cases=data.cases,
@@ -71,6 +73,35 @@ def evaluate(agent: Any, config: SuiteConfig | None = None, *, categories: Itera
         close = getattr(agent, "close", None)
         if name is not None and callable(close):
             close()
+
+
+def check_agent_model(model: str | None) -> None:
+    """Check, before an evaluation starts, that the reference agent's endpoint model answers.
+
+    The reference agent runs in an interpreter of its own and falls back to its rule-based
+    path when a model call fails, so a dead endpoint used to go unnoticed: the cases it
+    answers without a model still passed (``agent-eval`` scored 1.000 with the model never
+    used). ``evalcore run`` asks the endpoint first; so does this. Only endpoint models
+    (``openai:``, ``openai-compatible:``) are asked; a spec that is malformed is refused.
+
+    Args:
+        model: The reference agent's model spec, ``"none"`` or None (the default local model).
+
+    Raises:
+        EvalcoreError: A malformed spec, or an endpoint that cannot be reached or refuses the key.
+    """
+    if not isinstance(model, str) or model.split(":", 1)[0] not in ("openai", "openai-compatible"):
+        return
+    from evalcore.models import from_spec, run_sync
+
+    chat = from_spec(model)
+    check = getattr(chat, "acheck", None)
+    if check is not None:
+        try:
+            run_sync(check())
+        except EvalcoreError as exc:
+            raise EvalcoreError(f"the reference agent's model: {exc.reason}",
+                                field=exc.field) from None
 
 
 def resolve_agent(spec: str, *, model: str | None = None, threshold: float | None = None, seed: int = 0,
