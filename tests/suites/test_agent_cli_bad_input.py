@@ -61,3 +61,25 @@ def test_dead_model_endpoint_is_refused(capsys) -> None:
                  "--seed", "0", "--no-save"]) == 2
     err = capsys.readouterr().err
     assert "cannot reach endpoint" in err and "reference agent's model" in err
+
+
+@pytest.mark.parametrize("change, where", [
+    (lambda d: d["cases"][0].update(tolerance=0.5), "cases[0].tolerance"),  # a misspelt field was ignored
+    (lambda d: d.update(extra=1), "extra"),
+    (lambda d: d.update(format="nope"), "format"),
+    (lambda d: d.update(version=99), "version"),
+    (lambda d: d["cases"][1].update(categories=["nonsense"]), "cases[1].categories"),  # dropped the case
+    (lambda d: d["cases"][0].update(rel_tol=float("nan")), "cases[0].rel_tol"),
+])
+def test_cases_file_with_unknown_keys_or_values_is_refused(tmp_path, capsys, change, where) -> None:
+    path = tmp_path / "c.json"
+    save_cases(AgentCaseGenerator(0, {"simple": 2, "medium": 0, "complex": 0, "edge": 0}).generate(), path)
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    assert main(["agent-eval", "--agent", "oracle", "--model", "none", "--categories", "functional",
+                 "--cases", str(path), "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and where in err and "Traceback" not in err, err
+    assert not out.exists() or not any(out.iterdir())  # nothing written

@@ -3,8 +3,9 @@ read from JSON, and the cases file (:func:`save_cases`, :func:`load_cases`)."""
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -109,6 +110,10 @@ class AgentCase:
 
         if not isinstance(d, Mapping):
             raise bad("a case must be a JSON object", "case")
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(str(k) for k in d if k not in known)
+        if unknown:  # a misspelt field ("tolerance", "expect") would otherwise be ignored
+            raise bad(f"unknown field(s) {unknown}; a case has {known}", unknown[0])
         for key in ("id", "query", "complexity", "kind"):
             if not isinstance(d.get(key), str):
                 raise bad("missing or not a string", key)
@@ -123,10 +128,15 @@ class AgentCase:
             val = d.get(key, [])
             if not isinstance(val, list) or not all(isinstance(v, str) for v in val):
                 raise bad("must be a list of strings", key)
+        from evalcore.suites._config import CATEGORIES
+
+        odd = [c for c in d.get("categories", []) if c not in CATEGORIES]
+        if odd:  # an unknown category would drop the case from every category without a word
+            raise bad(f"unknown categor{'y' if len(odd) == 1 else 'ies'} {odd}; use {list(CATEGORIES)}", "categories")
         for key in ("rel_tol", "abs_tol"):
             val = d.get(key, 1e-9 if key == "rel_tol" else 1e-6)
-            if isinstance(val, bool) or not isinstance(val, (int, float)) or val < 0:
-                raise bad("must be a non-negative number", key)
+            if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
+                raise bad("must be a finite non-negative number", key)
         steps_raw = d.get("steps", [])
         if not isinstance(steps_raw, list):
             raise bad("must be a list", "steps")
@@ -134,6 +144,9 @@ class AgentCase:
         for i, s in enumerate(steps_raw):
             if not isinstance(s, Mapping) or not isinstance(s.get("tool"), str):
                 raise bad(f"step {i} needs a 'tool' string", "steps")
+            extra = sorted(str(k) for k in s if k not in ("tool", "expected", "depends_on"))
+            if extra:
+                raise bad(f"step {i}: unknown field(s) {extra}; a step has tool, expected, depends_on", "steps")
             deps = s.get("depends_on", [])
             if not isinstance(deps, list) or not all(isinstance(j, int) and 0 <= j < i for j in deps):
                 raise bad(f"step {i}: depends_on must list indices of earlier steps", "steps")
@@ -166,6 +179,9 @@ class AgentCase:
         )
 
 
+_FORMAT = "evalcore-agent-cases"
+
+
 def save_cases(cases: Sequence[AgentCase], path: str | os.PathLike[str]) -> Path:
     """Write cases to a JSON file atomically (temporary file, then ``os.replace``).
 
@@ -177,7 +193,7 @@ def save_cases(cases: Sequence[AgentCase], path: str | os.PathLike[str]) -> Path
         The written path.
     """
     path = Path(path)
-    payload = {"format": "evalcore-agent-cases", "version": 1, "cases": [c.to_dict() for c in cases]}
+    payload = {"format": _FORMAT, "version": 1, "cases": [c.to_dict() for c in cases]}
     write_json_atomic(path, payload, indent=1)
     return path
 
@@ -192,12 +208,24 @@ def load_cases(path: str | os.PathLike[str]) -> list[AgentCase]:
         The cases.
 
     Raises:
-        EvalcoreError: Missing file, invalid JSON, a malformed case, or duplicate ids/queries.
+        EvalcoreError: Missing file, invalid JSON, an unknown key (top level, case or step), an
+            unknown category, another format or version, a malformed case, or duplicate
+            ids/queries.
     """
     p = Path(path)
     if not p.is_file():
         raise EvalcoreError("no such file", path=p)
     data = read_json(p)
+    if isinstance(data, dict):
+        extra = sorted(str(k) for k in data if k not in ("format", "version", "cases"))
+        if extra:
+            raise EvalcoreError(f"unknown key(s) {extra}; a cases file has format, version, cases", path=p,
+                                field=extra[0])
+        if data.get("format", _FORMAT) != _FORMAT:
+            raise EvalcoreError(f"format must be {_FORMAT!r}, got {data['format']!r}", path=p, field="format")
+        if data.get("version", 1) != 1:
+            raise EvalcoreError(f"version {data['version']!r} is not supported (this evalcore reads version 1)",
+                                path=p, field="version")
     items = data.get("cases") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise EvalcoreError("expected a list of cases or an object with a 'cases' list", path=p, field="cases")
