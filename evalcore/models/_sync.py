@@ -61,3 +61,14 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         future.cancel()
         finished.wait(timeout=2.0)
         raise
+
+
+def check_reachable(model: Any) -> None:
+    """Ask a remote endpoint whether it answers (a model without ``acheck`` is not asked).
+
+    Raises:
+        EvalcoreError: The endpoint does not answer.
+    """
+    check = getattr(model, "acheck", None)
+    if check is not None:
+        run_sync(check())

@@ -152,15 +152,3 @@ def resolve_model(model: str | ChatModel, options: Mapping[str, Any] | None,
     return chat_model, spec
 
 
-def check_reachable(model: Any) -> None:
-    """Ask a remote endpoint whether it answers (a model without ``acheck`` is not asked).
-
-    Raises:
-        EvalcoreError: The endpoint does not answer.
-    """
-    check = getattr(model, "acheck", None)
-    if check is None:
-        return
-    from evalcore.models import run_sync
-
-    run_sync(check())

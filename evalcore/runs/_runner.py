@@ -15,10 +15,10 @@ from evalcore._runstore import (
     CONFIG_FILE, IN_BENCHMARK, LOCK_FILE, RESULTS_FILE, SAMPLES_FILE, lock_run, write_json_atomic,
 )
 from evalcore.errors import EvalcoreError
-from evalcore.models import ChatModel, GenerationParams, ResponseCache
+from evalcore.models import ChatModel, GenerationParams, ResponseCache, check_reachable
 from evalcore.runs._config import cache_path, check_resume, new_run_id, run_config
 from evalcore.runs._execute import Invocation
-from evalcore.runs._params import check_arguments, check_reachable, resolve_model, resolve_params
+from evalcore.runs._params import check_arguments, resolve_model, resolve_params
 from evalcore.runs._prompts import check_template, load_template
 from evalcore.runs._scoring import refuse_judge
 

@@ -92,16 +92,12 @@ def check_agent_model(model: str | None) -> None:
     """
     if not isinstance(model, str) or model.split(":", 1)[0] not in ("openai", "openai-compatible"):
         return
-    from evalcore.models import from_spec, run_sync
+    from evalcore.models import check_reachable, from_spec
 
-    chat = from_spec(model)
-    check = getattr(chat, "acheck", None)
-    if check is not None:
-        try:
-            run_sync(check())
-        except EvalcoreError as exc:
-            raise EvalcoreError(f"the reference agent's model: {exc.reason}",
-                                field=exc.field) from None
+    try:
+        check_reachable(from_spec(model))
+    except EvalcoreError as exc:
+        raise EvalcoreError(f"the reference agent's model: {exc.reason}", field=exc.field) from None
 
 
 def resolve_agent(spec: str, *, model: str | None = None, threshold: float | None = None, seed: int = 0,
