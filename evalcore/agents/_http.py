@@ -236,6 +236,48 @@ class HttpAgent:
             raise AgentEndpointError(f"agent endpoint answered a malformed response: {exc}") from exc
         return out
 
+    def check(self) -> None:
+        """Ask the endpoint, before (or after) an evaluation, whether an agent answers there.
+
+        ``GET tools`` must answer ``{"tools": [...]}`` (a 404 is taken for an agent without a
+        registry) and ``POST reset`` — which every agent serves, and which an evaluation sends
+        before each category anyway — a 2xx status. A dead endpoint would otherwise be evaluated
+        case by case, each one a critical failure, and reported as a normal (failed) result.
+
+        Raises:
+            EvalcoreError: Nobody answers (connection refused, timeout), or what answers is not
+                an agent endpoint; the message names the URL and the reason.
+        """
+        def fail(why: str) -> EvalcoreError:
+            return EvalcoreError(f"no agent answers at {self.url}: {why}", field="agent")
+
+        def ask(method: str, url: str, **kw: Any) -> httpx.Response:
+            try:
+                return self._client.request(method, url, **kw)
+            except httpx.TimeoutException:
+                raise fail(f"{method} {url} timed out after {self.timeout_s:g}s") from None
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                raise fail(f"{method} {url} failed: {type(exc).__name__}: {exc}") from None
+
+        if self._registry is not None:
+            url = self._registry.tools_url
+            response = ask("GET", url)
+            if response.status_code != 404:
+                if response.status_code >= 400:
+                    raise fail(f"GET {url} answered {_error_text(response)}")
+                try:
+                    data = response.json()
+                except ValueError:
+                    data = None
+                rows = data.get("tools") if isinstance(data, dict) else data
+                if not isinstance(rows, list):
+                    raise fail(f"GET {url} answered {response.status_code} without a JSON 'tools' list "
+                               "(an agent answers {\"tools\": [...]}, see docs/agents.md)")
+        response = ask("POST", self.reset_url, json={})
+        if response.status_code >= 400:
+            raise fail(f"POST {self.reset_url} answered {_error_text(response)} (an agent answers 2xx, "
+                       "see docs/agents.md)")
+
     def reset(self) -> None:
         """POST the reset endpoint.
 

@@ -132,6 +132,12 @@ def _agent_eval(args: argparse.Namespace) -> int:
         raise EvalcoreError("must be a positive number of requests per second", field="--throughput-target")
     from evalcore.suites import SuiteConfig, evaluate, suite_records, write_outputs
 
+    url = _http_agent_url(args.agent)
+    if url is not None:  # a dead or non-agent endpoint is refused now, not scored 0 case by case
+        if args.threshold is not None:
+            raise EvalcoreError("does not apply to an HTTP agent: its threshold is set on its server",
+                                field="--threshold")
+        _check_http_agent(url, args.request_timeout)
     config = SuiteConfig(seed=args.seed, counts=_parse_counts(args.counts), limit=args.limit, workers=args.workers,
                          load_requests=args.load_requests, request_timeout_s=args.request_timeout,
                          category_floor=args.category_floor, throughput_target=args.throughput_target)
@@ -140,6 +146,7 @@ def _agent_eval(args: argparse.Namespace) -> int:
     result = evaluate(args.agent, config, categories=cats, cases=args.cases, model=args.model,
                       threshold=args.threshold, in_process=args.in_process, extra_config=extra,
                       hide=[args.output_dir])
+    lost = _lost_agent(url, args.request_timeout, result) if url is not None else None
     s = result.summary()
     status = {"PASSED": "PASSED", "FAILED": "FAILED", "partial": "partial (not every category run: no verdict)"}
     print(f"overall {s['overall_score']:.3f}  system {status[s['status']]}  "
@@ -153,11 +160,64 @@ def _agent_eval(args: argparse.Namespace) -> int:
     for row in suite_records(result):
         print(f"  {row['category']:<12} {row['score']:.3f} {'pass' if row['passed'] else 'FAIL'}  "
               f"(weight {row['weight']:.3f}, {row['tests_passed']}/{row['tests']} tests)")
+    written: list[str] = []
     if not args.no_save:
         paths = write_outputs(result, args.output_dir, visualize=args.visualize)
         for path in paths.values():
             print(f"wrote {path}")
+        written = [str(path) for path in paths.values() if str(path).endswith(".json")]
+    if lost is not None:
+        raise EvalcoreError(f"{lost}; these results do not measure the agent after it stopped"
+                            + (f" ({', '.join(written)} says so in config.agent_endpoint_lost)" if written else ""),
+                            field="--agent")
     return 1 if args.strict and not result.passed else 0
+
+
+def _http_agent_url(spec: str) -> str | None:
+    """The URL of an HTTP agent specification, or None for any other agent."""
+    spec = spec.strip() if isinstance(spec, str) else ""
+    return spec if spec.startswith(("http://", "https://")) else None
+
+
+def _check_http_agent(url: str, timeout_s: float | None) -> None:
+    """Refuse an HTTP agent endpoint that does not answer as an agent (see ``HttpAgent.check``)."""
+    from evalcore.agents import HttpAgent
+
+    try:
+        agent = HttpAgent(url, timeout_s=timeout_s or 30.0)
+    except EvalcoreError as exc:
+        raise EvalcoreError(exc.reason, field="--agent") from None
+    try:
+        agent.check()
+    except EvalcoreError as exc:
+        raise EvalcoreError(exc.reason, field="--agent") from None
+    finally:
+        agent.close()
+
+
+def _lost_agent(url: str, timeout_s: float | None, result: Any) -> str | None:
+    """After a run: None when the HTTP agent still answers, else why its results are not a measurement.
+
+    An agent that stops answering mid-run turns every later test into a critical failure. When
+    every test failed so, there is no result: :class:`EvalcoreError`, nothing written. Otherwise
+    the results are kept (what was measured before is not thrown away), marked in
+    ``config.agent_endpoint_lost``, and the command still exits 2.
+    """
+    try:
+        _check_http_agent(url, timeout_s)
+        return None
+    except EvalcoreError as exc:
+        why = exc.reason
+    tests = [t for cat in result.categories.values() for t in cat.tests]
+    n_bad = sum(bool(t.critical) for t in tests)
+    if n_bad == len(tests):
+        raise EvalcoreError(f"the agent stopped answering during the run (checked after it: {why}); "
+                            f"all {len(tests)} tests failed on it, so there is no result: nothing written",
+                            field="--agent")
+    note = (f"the agent stopped answering during the run (checked after it: {why}); "
+            f"{n_bad} of {len(tests)} tests failed critically")
+    result.config["agent_endpoint_lost"] = note
+    return note
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -169,6 +229,10 @@ def _sweep(args: argparse.Namespace) -> int:
         raise EvalcoreError("thresholds must lie in [-1, 1]", field="--thresholds")
     if args.agent in ("oracle", "wrong", "failing"):
         raise EvalcoreError("self-test agents have no threshold to sweep", field="--agent")
+    if _http_agent_url(args.agent) is not None:
+        raise EvalcoreError(f"{args.agent}: an HTTP agent's threshold is set on its server, so a sweep cannot "
+                            "vary it; sweep reference or a module:function factory (called with threshold=T)",
+                            field="--agent")
     if args.unrelated < 1:
         raise EvalcoreError("must be at least 1", field="--unrelated")
     from evalcore._io import check_output_dir
