@@ -26,6 +26,7 @@ __all__ = [
     "atomic_open",
     "atomic_path",
     "json_text",
+    "not_a_file_reason",
     "open_text",
     "read_json",
     "read_jsonl",
@@ -330,6 +331,22 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise EvalcoreError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
 
 
+def not_a_file_reason(path: str | os.PathLike[str], what: str = "file") -> str:
+    """Why ``path`` cannot be read as a file, for a message naming it: a folder in its place
+    (``"is a folder, not a file"``), or nothing there (``"<what> not found"``).
+
+    Args:
+        path: The path that was given for a file.
+        what: What the file is (``"pricing file"``, ``"prompt template"``).
+
+    Returns:
+        The reason, without the path (:class:`~evalcore.errors.EvalcoreError` adds it).
+    """
+    if Path(path).is_dir():
+        return "is a folder, not a file" + ("" if what == "file" else f" (expected a {what})")
+    return f"{what} not found"
+
+
 def open_text(path: Path) -> IO[str]:
     """Open a text file for reading (UTF-8, a BOM skipped), transparently decompressing ``.gz``."""
     if path.suffix == ".gz":
@@ -347,12 +364,12 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
         The 1-based line number and the decoded JSON object.
 
     Raises:
-        EvalcoreError: When the file is missing or unreadable, a line is not valid JSON, or a
-            line is not a JSON object (message names the file and line).
+        EvalcoreError: When the file is missing (or a folder) or unreadable, a line is not
+            valid JSON, or a line is not a JSON object (message names the file and line).
     """
     path = Path(path)
     if not path.is_file():
-        raise EvalcoreError("file not found", path=path)
+        raise EvalcoreError(not_a_file_reason(path), path=path)
     try:
         with open_text(path) as fh:
             for line_no, line in enumerate(fh, start=1):

@@ -98,13 +98,15 @@ def read_yaml(path: str | os.PathLike[str], *, what: str = "file", field: str | 
         The document.
 
     Raises:
-        EvalcoreError: The file is missing, unreadable or not valid YAML.
+        EvalcoreError: The file is missing (or a folder), unreadable or not valid YAML.
     """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
-        raise EvalcoreError(f"{what} not found", path=p, field=field) from exc
+        from evalcore._io import not_a_file_reason
+
+        raise EvalcoreError(not_a_file_reason(p, what), path=p, field=field) from exc
     except UnicodeDecodeError as exc:
         raise EvalcoreError(f"not UTF-8 text: {exc.reason}", path=p, field=field) from exc
     except OSError as exc:

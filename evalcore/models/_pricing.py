@@ -44,10 +44,15 @@ class Price:
         return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
 
 
-def _parse_table(data: Any, source: str) -> dict[str, Price]:
+def _parse_table(data: Any, source: str, key_lines: Mapping[str, int] | None = None) -> dict[str, Price]:
     if not isinstance(data, Mapping) or not isinstance(data.get("models"), Mapping):
         raise EvalcoreError("a pricing file needs a mapping 'models: {NAME: {input, output}}'",
                             path=source, field="models")
+    extra_top = sorted(str(k) for k in data if k != "models")
+    if extra_top:  # a typo such as 'modles:' beside 'models:' would be ignored without a word
+        raise EvalcoreError("unknown top-level key (allowed: models)",
+                            path=source, line=(key_lines or {}).get(extra_top[0]),
+                            field=extra_top[0])
     table: dict[str, Price] = {}
     for name, entry in data["models"].items():
         if not isinstance(entry, Mapping):
@@ -79,16 +84,18 @@ def load_pricing(path: str | os.PathLike[str] | None = None) -> dict[str, Price]
         Model name -> :class:`Price`.
 
     Raises:
-        EvalcoreError: The override is missing or malformed (named with the line).
+        EvalcoreError: The override is missing (or a folder), malformed, or has a key other
+            than ``models`` at the top or ``input``/``output`` in an entry (named with the
+            file, line where known, and field).
     """
     from evalcore._yaml import read_packaged_yaml, read_yaml
 
     shipped = read_packaged_yaml("evalcore.models", "pricing.yaml")
-    table = _parse_table(shipped.data, str(shipped.source))
+    table = _parse_table(shipped.data, str(shipped.source), shipped.key_lines())
     override = path if path is not None else os.environ.get(PRICING_ENV) or None
     if override is not None:
         doc = read_yaml(override, what="pricing file")
-        table.update(_parse_table(doc.data, str(doc.source)))
+        table.update(_parse_table(doc.data, str(doc.source), doc.key_lines()))
     return table
 
 

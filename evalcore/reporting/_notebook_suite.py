@@ -11,7 +11,8 @@ Shape::
         params: params/gsm8k.yaml           # optional YAML mapping of notebook parameters
         overrides: {seed: 1}                # optional mapping merged over the params file
 
-In string parameter values ``{suite_dir}`` becomes the suite run's report folder and
+``runs`` is the only top-level key: another one (a typo such as ``rnus:``) is refused with its
+line. In string parameter values ``{suite_dir}`` becomes the suite run's report folder and
 ``{root}`` the repository root. Every parameter must exist in the notebook's ``parameters``
 cell (checked with ``papermill.inspect_notebook``; papermill itself only warns).
 """
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalcore._io import not_a_file_reason
 from evalcore._yaml import read_yaml
 from evalcore.errors import EvalcoreError
 
@@ -42,6 +44,7 @@ __all__ = [
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ENTRY_KEYS = {"name", "notebook", "params", "overrides"}
+_SUITE_KEYS = {"runs"}
 
 
 @dataclass
@@ -220,15 +223,22 @@ def load_notebook_suite(
         The entries in order.
 
     Raises:
-        EvalcoreError: The file is malformed, an entry lacks a field or names a missing file,
-            or two entries share a name.
+        EvalcoreError: The file is malformed or has a top-level key other than ``runs``, an
+            entry lacks a field or names a missing file (or a folder), or two entries share a
+            name.
     """
     path = Path(path)
-    doc = read_yaml(path)
+    doc = read_yaml(path, what="suite file")
     data = doc.data
     base = Path(root).resolve() if root is not None else find_root(path)
     if not isinstance(data, dict) or "runs" not in data:
         raise EvalcoreError("a suite file must be a mapping with a 'runs' list", path=path, line=1, field="runs")
+    unknown_top = sorted(set(map(str, data)) - _SUITE_KEYS)
+    if unknown_top:  # a typo next to 'runs:' would otherwise be ignored without a word
+        raise EvalcoreError(
+            f"unknown top-level key (allowed: {', '.join(sorted(_SUITE_KEYS))})",
+            path=path, line=doc.key_lines().get(unknown_top[0], 1), field=unknown_top[0],
+        )
     runs = data["runs"]
     if not isinstance(runs, list) or not runs:
         raise EvalcoreError("'runs' must be a non-empty list", path=path, line=doc.line("runs"), field="runs")
@@ -260,7 +270,8 @@ def load_notebook_suite(
         seen[name] = keys.get("name", line)
         notebook = (base / raw["notebook"]).resolve()
         if not notebook.is_file():
-            raise EvalcoreError(f"notebook not found: {notebook}", path=path, line=keys.get("notebook", line), field="notebook")
+            raise EvalcoreError(f"{not_a_file_reason(notebook, 'notebook')}: {notebook}", path=path,
+                                line=keys.get("notebook", line), field="notebook")
         if notebook.suffix != ".ipynb":
             raise EvalcoreError("notebook must be an .ipynb file", path=path, line=keys.get("notebook", line), field="notebook")
         params: dict[str, Any] = {}
@@ -272,7 +283,8 @@ def load_notebook_suite(
             params_file = (base / raw["params"]).resolve()
             if not params_file.is_file():
                 raise EvalcoreError(
-                    f"parameter file not found: {params_file}", path=path, line=keys.get("params", line), field="params"
+                    f"{not_a_file_reason(params_file, 'parameter file')}: {params_file}", path=path,
+                    line=keys.get("params", line), field="params"
                 )
             values, value_lines = load_params_file(params_file)
             params.update(values)

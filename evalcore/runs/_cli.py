@@ -128,8 +128,41 @@ def _run(args: argparse.Namespace) -> int:
     run = load_run(Path(path))
     if code:
         warn_if_not_isolated()
+    failed = _failed_calls(run, args)
+    if failed is not None and failed["all"]:
+        # nothing was scored: an accuracy of "n/a" with exit 0 reads as a result; the failed
+        # samples stay recorded (as errors, never as wrong answers) and a resume asks them again
+        raise EvalcoreError(
+            f"the model call failed for all {failed['count']} samples, nothing was scored "
+            f"(first error: {failed['first']}); the failed samples are kept in this run "
+            f"directory, and re-running with its --run-id asks them again: {failed['resume']}",
+            path=path)
     _print_results(path, run.results, run.config)
+    if failed is not None:
+        import sys
+
+        print(f"evalcore: warning: the model call failed for {failed['count']} of {failed['n']} "
+              f"samples (first error: {failed['first']}); the accuracy counts only the "
+              f"{failed['n'] - failed['count']} answered; re-running with --run-id asks the "
+              f"failed ones again: {failed['resume']}", file=sys.stderr)
     return 0
+
+
+def _failed_calls(run: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The samples of ``run`` whose model call failed: how many, of how many, the first error's
+    text (one line) and the command that resumes the run; None when every call succeeded."""
+    n = int(run.results.get("n_samples") or 0)
+    count = int(run.results.get("errors") or 0)
+    if not count:
+        return None
+    first = next((r for r in run.samples if r.get("error")), None)
+    error = ((first or {}).get("completion") or {}).get("error") or {}
+    text = " ".join(str(error.get("message") or error.get("type") or "unknown error").split())
+    if len(text) > 200:
+        text = text[:197] + "..."
+    run_id = str(run.results.get("run_id") or run.config.get("run_id") or run.path.name)
+    return {"n": n, "count": count, "all": count >= n, "first": text,
+            "resume": _resume_command(args._run_parser, args, run_id)}
 
 
 def _interrupted(stop: Any, args: argparse.Namespace) -> int:
@@ -194,7 +227,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p = subparsers.add_parser(
         "run", help="run a benchmark (gsm8k, mmlu, humaneval) against a model",
         description="Ask a model every item x epoch, score by exact match or code execution, "
-                    "record every sample in DIR/ID/samples.jsonl (resumable).")
+                    "record every sample in DIR/ID/samples.jsonl (resumable). Exit status 2 "
+                    "when the input is bad or the model call failed for every sample (the run "
+                    "directory is kept; --run-id resumes it), 130 on Ctrl-C.")
     p.add_argument("dataset", help="gsm8k, mmlu or humaneval")
     p.add_argument("--model", required=True,
                    help="local:smollm2 | openai:gpt-4o-mini | openai-compatible:NAME@URL | "

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from evalcore.cli import main
 
 
@@ -37,3 +39,29 @@ def test_closed_stdout_no_traceback(tmp_path) -> None:
     assert "Traceback" not in err and "BrokenPipeError" not in err
     assert proc.returncode == 141
     assert (tmp_path / "a_results.jsonl").is_file()  # the work is kept
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("command", ["score", "run --pricing", "run --prompt", "notebooks --suite"])
+def test_folder_given_for_a_file_says_folder(tmp_path, capsys, command) -> None:
+    from evalcore.models import FakeChatServer
+
+    folder = tmp_path / "SOMEFOLDER"
+    folder.mkdir()
+    with FakeChatServer() as srv:
+        run = ["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}", "--limit", "1",
+               "--source", "sample", "--run-dir", str(tmp_path / "runs"), "--no-progress"]
+        argv = {
+            "score": ["score", "gsm8k", str(folder)],
+            "run --pricing": [*run, "--pricing", str(folder)],
+            "run --prompt": [*run, "--prompt", str(folder)],
+            "notebooks --suite": ["notebooks", "run", "--suite", str(folder),
+                                  "--output", str(tmp_path / "out")],
+        }[command]
+        assert main(argv) == 2
+        assert srv.counts["requests"] == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"evalcore: error: {folder}") and "is a folder, not a file" in err
+    assert "not found" not in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["SOMEFOLDER"]  # nothing written
+    assert list(folder.iterdir()) == []

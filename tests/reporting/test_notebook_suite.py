@@ -60,6 +60,13 @@ def test_load_suite_merges_params_overrides_and_smoke(repo):
         ("runs:\n  - {name: 'a b', notebook: nbs/a.ipynb}\n", 2, "name", "letters"),
         ("runs:\n  - {name: a, notebook: nbs/a.ipynb, params: params/none.yaml}\n", 2, "params", "not found"),
         ("runs:\n  - just-a-string\n", 2, None, "must be a mapping"),
+        # a top-level key beside 'runs:' (a typo of it, a misplaced entry key) is refused
+        ("runs:\n  - {name: a, notebook: nbs/a.ipynb}\nrnus:\n  - {name: b, notebook: nbs/a.ipynb}\n",
+         3, "rnus", "unknown top-level key"),
+        ("# suite\noverrides: {seed: 1}\nruns:\n  - {name: a, notebook: nbs/a.ipynb}\n", 2, "overrides",
+         r"unknown top-level key \(allowed: runs\)"),
+        ("runs:\n  - {name: a, notebook: nbs}\n", 2, "notebook", "is a folder, not a file"),
+        ("runs:\n  - {name: a, notebook: nbs/a.ipynb, params: params}\n", 2, "params", "is a folder, not a file"),
     ],
 )
 def test_malformed_suites_raise_with_file_line_field(repo, text, line, field, message):
@@ -121,3 +128,34 @@ def test_project_path_resolves_from_the_repository_root(repo, monkeypatch):
     monkeypatch.chdir(repo)  # the suite runner uses the root
     assert project_path("runs/x") == repo / "runs" / "x"
     assert project_path("/abs/p") == Path("/abs/p")
+
+
+def test_unknown_top_level_key_stops_the_cli_before_anything_runs(repo, capsys):
+    from evalcore.cli import main
+
+    suite = write(repo / "params" / "s.yaml", "runs:\n  - {name: a, notebook: nbs/a.ipynb}\nextra: 1\n")
+    out = repo / "out"
+    assert main(["notebooks", "run", "--suite", str(suite), "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{suite}, line 3, field 'extra': unknown top-level key" in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_folder_for_suite_file_says_folder(repo, capsys):
+    from evalcore.cli import main
+
+    with pytest.raises(EvalcoreError, match="is a folder, not a file") as info:
+        load_notebook_suite(repo / "params")
+    assert "not found" not in str(info.value)
+    out = repo / "out"
+    assert main(["notebooks", "run", "--suite", str(repo / "params"), "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{repo / 'params'}: is a folder, not a file" in err and not out.exists()
+
+
+def test_the_repository_suite_files_still_load():
+    # params/suite.yaml is the one notebook-suite file in the repository (the other YAML files
+    # with a 'runs:' key, params/compare*.yaml, are parameter files of the compare notebook)
+    root = Path(__file__).resolve().parents[2]
+    entries = load_notebook_suite(root / "params" / "suite.yaml")
+    assert entries and all(e.notebook.is_file() for e in entries)

@@ -87,3 +87,67 @@ def test_rescore_empty_store_keeps_results(tmp_path, capsys) -> None:
     assert main(["rescore", str(tmp_path / "r")]) == 2
     assert "no recorded samples" in capsys.readouterr().err
     assert (tmp_path / "r" / "results.json").read_text() == results
+
+
+# --- a model that errors on every call: the run is kept, the command says so and exits 2 -------
+
+def _run3(srv, run_dir, capsys) -> tuple[int, str, str]:
+    capsys.readouterr()
+    status = main(["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}", "--limit", "3",
+                   "--source", "sample", "--run-dir", str(run_dir), "--run-id", "r",
+                   "--no-progress", "--max-retries", "0"])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.timeout(120)
+def test_every_call_failed_exits_2_keeps_the_run_and_resumes(tmp_path, capsys) -> None:
+    from evalcore.models import FaultRates
+
+    with FakeChatServer(rates=FaultRates(persistent=1.0)) as srv:  # HTTP 500 on every call
+        status, out, err = _run3(srv, tmp_path, capsys)
+        assert status == 2
+        assert "accuracy" not in out  # no accuracy printed as if it were a result
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("evalcore: error: ")
+        assert "failed for all 3 samples" in err and "nothing was scored" in err
+        assert "HTTP 500" in err and "internal error" in err  # the first error's text
+        assert str(tmp_path / "r") in err  # the run directory
+        assert "--run-id r" in err and "evalcore run gsm8k" in err  # how to resume
+        assert "Traceback" not in err
+        # nothing lost: the run directory holds the three failed samples and its results
+        rows = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
+        assert len(rows) == 3 and all(r["error"] for r in rows)
+        assert json.loads((tmp_path / "r" / "results.json").read_text())["errors"] == 3
+        assert srv.counts["requests"] == 3  # --max-retries 0: one request per sample
+
+        srv.rates = FaultRates()  # the endpoint recovers: the same command asks them again
+        status, out, err = _run3(srv, tmp_path, capsys)
+    assert status == 0 and err == ""
+    assert "samples: 3 (resumed 0, asked 3, from cache 0)  errors: 0" in out
+    rows = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 and not any(r["error"] for r in rows)
+
+
+@pytest.mark.timeout(120)
+def test_some_calls_failed_warns_in_one_line_exit_0(tmp_path, capsys) -> None:
+    import itertools
+
+    with FakeChatServer() as srv:
+        plain, attempts = srv.decide, itertools.count()
+        srv.decide = lambda body: "server_error" if next(attempts) == 0 else plain(body)
+        status, out, err = _run3(srv, tmp_path, capsys)
+    assert status == 0
+    assert "errors: 1" in out and "accuracy strict:" in out and "n=2" in out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("evalcore: warning: ")
+    assert "failed for 1 of 3 samples" in err and "HTTP 500" in err and "--run-id r" in err
+    rows = (tmp_path / "r" / "samples.jsonl").read_text().splitlines()
+    assert len(rows) == 3 and sum(json.loads(r)["error"] for r in rows) == 1
+
+
+@pytest.mark.timeout(120)
+def test_no_failed_call_no_warning(tmp_path, capsys) -> None:
+    with FakeChatServer() as srv:
+        status, out, err = _run3(srv, tmp_path, capsys)
+    assert status == 0 and err == "" and "errors: 0" in out
