@@ -130,6 +130,7 @@ def _agent_eval(args: argparse.Namespace) -> int:
         raise EvalcoreError("must lie in [0, 1]", field="--category-floor")
     if not args.throughput_target > 0:
         raise EvalcoreError("must be a positive number of requests per second", field="--throughput-target")
+    _model_only_for_reference(args)
     from evalcore.suites import SuiteConfig, evaluate, suite_records, write_outputs
 
     url = _http_agent_url(args.agent)
@@ -171,6 +172,13 @@ def _agent_eval(args: argparse.Namespace) -> int:
                             + (f" ({', '.join(written)} says so in config.agent_endpoint_lost)" if written else ""),
                             field="--agent")
     return 1 if args.strict and not result.passed else 0
+
+
+def _model_only_for_reference(args: argparse.Namespace) -> None:
+    """``--model`` is the reference agent's: given with another agent it would be ignored."""
+    if args.model is not None and args.model.strip().lower() != "none" and args.agent != "reference":
+        raise EvalcoreError(f"is the reference agent's model; agent {args.agent!r} does not use it "
+                            "(its own model is its own business): leave --model out", field="--model")
 
 
 def _http_agent_url(spec: str) -> str | None:
@@ -233,6 +241,7 @@ def _sweep(args: argparse.Namespace) -> int:
         raise EvalcoreError(f"{args.agent}: an HTTP agent's threshold is set on its server, so a sweep cannot "
                             "vary it; sweep reference or a module:function factory (called with threshold=T)",
                             field="--agent")
+    _model_only_for_reference(args)
     if args.unrelated < 1:
         raise EvalcoreError("must be at least 1", field="--unrelated")
     from evalcore._io import check_output_dir

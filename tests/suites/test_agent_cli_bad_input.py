@@ -255,3 +255,16 @@ def test_threshold_for_http_agent_is_refused_before_asking_it(tmp_path, capsys) 
     err = capsys.readouterr().err
     assert "field '--threshold'" in err and "set on its server" in err and "no agent answers" not in err, err
     assert _nothing_written(out)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("command", ["agent-eval", "sweep"])
+def test_model_for_an_agent_that_does_not_use_it_is_refused(tmp_path, capsys, command) -> None:
+    # --model is the reference agent's; given with another agent it used to be ignored silently
+    out = tmp_path / "out"
+    args = ["--agent", "tests.nosuch:make", "--model", "openai:gpt-4o-mini"]
+    args += ["--thresholds", "0.5", "--output", str(out)] if command == "sweep" else ["--output-dir", str(out)]
+    assert main([command, *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "field '--model'" in err and "tests.nosuch:make" in err, err
+    assert not out.exists()
