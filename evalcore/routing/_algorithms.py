@@ -45,19 +45,41 @@ def random_argmax(scores: np.ndarray, rng: np.random.Generator, *, atol: float =
 class ReplayEnv:
     """What a replay gives a router.
 
+    A learning router gets only :meth:`learner_view`: the arrival orders, the context
+    features, the number of arms and whether rewards are binary, never the outcome matrix;
+    the rewards it learns from are the ones the replay reveals in ``update`` (the chosen
+    arm's only). The full-information baselines (``Router.full_information``: oracle,
+    always_best's calibration split, always_cheapest's prices) get the whole environment.
+
     Attributes:
-        rewards: Reward of every item × arm, (T, K). Only the full-information baselines
-            (oracle, always_best's calibration split) read it; learners see only the
-            rewards the replay reveals in ``update``.
-        cost: Cost of every item × arm, (T, K) (always_cheapest reads the arms' prices).
+        rewards: Reward of every item × arm, (T, K); None in a learner's view.
+        cost: Cost of every item × arm, (T, K); None in a learner's view.
         orders: Item index at each step of each ordering, (R, T).
         features: Context features (T, d) or None.
+        arm_count: K in a learner's view (otherwise read off ``rewards``).
+        reward_binary: In a learner's view, whether every reward is 0 or 1 (otherwise read
+            off ``rewards``; see :attr:`binary_rewards`).
     """
 
-    rewards: np.ndarray
-    cost: np.ndarray
+    rewards: np.ndarray | None
+    cost: np.ndarray | None
     orders: np.ndarray
     features: np.ndarray | None = None
+    arm_count: int | None = None
+    reward_binary: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.rewards is None and (self.arm_count is None or self.reward_binary is None):
+            raise EvalcoreError("a replay environment without rewards needs arm_count and "
+                                "reward_binary", field="arm_count")
+
+    @property
+    def binary_rewards(self) -> bool:
+        """Whether every reward is 0 or 1 (what Thompson sampling's ``kind="auto"`` needs)."""
+        if self.rewards is None:
+            return bool(self.reward_binary)
+        r = np.asarray(self.rewards)
+        return bool(np.all((r == 0) | (r == 1)))
 
     @property
     def n_orderings(self) -> int:
@@ -69,7 +91,21 @@ class ReplayEnv:
 
     @property
     def n_arms(self) -> int:
-        return int(self.rewards.shape[1])
+        return int(self.arm_count if self.rewards is None else np.shape(self.rewards)[1])
+
+    def learner_view(self) -> "ReplayEnv":
+        """The environment without the outcome matrix (no rewards, no costs), with read-only
+        copies of the orders and features: what a learning router is given."""
+        def frozen(a: np.ndarray | None) -> np.ndarray | None:
+            if a is None:
+                return None
+            a = np.array(a, copy=True)
+            a.setflags(write=False)
+            return a
+
+        return ReplayEnv(rewards=None, cost=None, orders=frozen(self.orders),
+                         features=frozen(self.features), arm_count=self.n_arms,
+                         reward_binary=self.binary_rewards)
 
 
 class Router(ABC):
@@ -79,11 +115,15 @@ class Router(ABC):
         name: Registry name.
         contextual: Whether ``select`` needs the context features.
         duel: Whether ``select`` returns two arms (a duel) instead of one.
+        full_information: Whether the replay gives it the whole outcome matrix (only the
+            oracle and the calibrated/priced baselines); every other router is reset with
+            :meth:`ReplayEnv.learner_view` and learns only from the rewards revealed to it.
     """
 
     name = "router"
     contextual = False
     duel = False
+    full_information = False
 
     def reset(self, env: ReplayEnv, rng: np.random.Generator) -> None:
         """Start R fresh replays."""
@@ -130,6 +170,7 @@ class AlwaysBest(Router):
     """
 
     name = "always_best"
+    full_information = True
 
     def __init__(self, calibration_fraction: float = 0.1) -> None:
         if not 0 < calibration_fraction <= 1:
@@ -154,6 +195,7 @@ class AlwaysCheapest(Router):
     """The arm with the lowest mean cost (the arms' prices are known in advance)."""
 
     name = "always_cheapest"
+    full_information = True
 
     def reset(self, env, rng):
         super().reset(env, rng)
@@ -168,6 +210,7 @@ class Oracle(Router):
     """Per query, the arm with the highest reward (full hindsight; regret 0 by definition)."""
 
     name = "oracle"
+    full_information = True
 
     def select(self, t, items, x):
         return random_argmax(self.env.rewards[items], self.rng)
@@ -269,7 +312,7 @@ class ThompsonSampling(_Counting):
 
     def reset(self, env, rng):
         super().reset(env, rng)
-        binary = bool(np.all((env.rewards == 0) | (env.rewards == 1)))
+        binary = bool(env.binary_rewards)  # a flag: the learner never sees the rewards
         self.mode = ("beta" if binary else "gaussian") if self.kind == "auto" else self.kind
         if self.mode == "beta" and not binary:
             raise EvalcoreError("Beta-Bernoulli Thompson sampling needs rewards in {0, 1} "
@@ -287,7 +330,10 @@ class ThompsonSampling(_Counting):
         return random_argmax(draw, self.rng)
 
     def params(self):
-        return {"kind": self.kind, "sigma": self.sigma, "prior_sd": self.prior_sd}
+        out = {"kind": self.kind, "sigma": self.sigma, "prior_sd": self.prior_sd}
+        if getattr(self, "mode", None):
+            out["posterior"] = self.mode  # the one used: beta or gaussian
+        return out
 
 
 class _Linear(Router):
@@ -418,7 +464,9 @@ class DuelingBandit(Router):
     ``U[c, j] ≥ ½`` for every j (any arm when none is), the challenger is
     ``d = argmax_j U[j, c]``. When ``d ≠ c`` both arms answer the query (both outcomes are
     revealed, both costs are charged, the credited quality is their mean, the usual dueling
-    regret); when ``d = c`` the champion answers alone.
+    regret, and the credited reward is that mean quality less *both* calls' cost terms
+    ``λ·c̃``, so a duel pays at λ > 0 for the second call it makes); when ``d = c`` the
+    champion answers alone.
 
     Args:
         alpha: Exploration weight (> ½ for the RUCB guarantee).

@@ -70,22 +70,28 @@ class OutcomeMatrix:
         if len(set(self.arms)) != k:
             raise EvalcoreError("arm names must be unique", path=self.source or None, field="arm")
         if len(set(self.item_ids)) != t:
-            raise EvalcoreError("item ids must be unique", path=self.source or None,
-                                field="item_id")
+            seen: set[str] = set()
+            dup = next(i for i in self.item_ids if i in seen or seen.add(i))
+            raise EvalcoreError(f"item ids must be unique: {dup!r} appears "
+                                f"{list(self.item_ids).count(dup)} times",
+                                path=self.source or None, field="item_id")
         for name in ("quality", "cost", "latency", "tokens", "error"):
             arr = np.asarray(getattr(self, name), dtype=bool if name == "error" else float)
             if arr.shape != (t, k):
                 raise EvalcoreError(f"{name} has shape {arr.shape}, expected {(t, k)}",
                                     path=self.source or None, field=name)
             if name != "error" and not np.all(np.isfinite(arr)):
-                raise EvalcoreError(f"{name} has missing or non-finite values",
+                raise EvalcoreError(f"{name} has a missing or non-finite value "
+                                    f"({self._cell(~np.isfinite(arr), arr)})",
                                     path=self.source or None, field=name)
             setattr(self, name, arr)
-        if np.any((self.quality < 0) | (self.quality > 1)):
-            raise EvalcoreError("quality must lie in [0, 1]", path=self.source or None,
-                                field="quality")
+        bad_q = (self.quality < 0) | (self.quality > 1)
+        if np.any(bad_q):
+            raise EvalcoreError(f"quality must lie in [0, 1] ({self._cell(bad_q, self.quality)})",
+                                path=self.source or None, field="quality")
         if np.any(self.cost < 0):
-            raise EvalcoreError("cost must be >= 0", path=self.source or None, field="cost")
+            raise EvalcoreError(f"cost must be >= 0 ({self._cell(self.cost < 0, self.cost)})",
+                                path=self.source or None, field="cost")
         self.quality = np.where(self.error, 0.0, self.quality)
         if self.queries is not None and len(self.queries) != t:
             raise EvalcoreError("one query per item is needed", path=self.source or None,
@@ -95,6 +101,11 @@ class OutcomeMatrix:
             if self.features.ndim != 2 or self.features.shape[0] != t:
                 raise EvalcoreError("features must have one row per item",
                                     path=self.source or None, field="features")
+
+    def _cell(self, mask: np.ndarray, values: np.ndarray) -> str:
+        """``item 'x', arm 'y': value`` of the first True cell of ``mask`` (for messages)."""
+        i, k = np.argwhere(mask)[0]
+        return f"item {self.item_ids[i]!r}, arm {self.arms[k]!r}: {float(values[i, k]):g}"
 
     # ------------------------------------------------------------------ shape
     @property
@@ -243,8 +254,11 @@ class OutcomeMatrix:
             bad = ~np.isfinite(vals)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise EvalcoreError(f"not a finite number: {df[col].iloc[i]!r}", field=col,
-                                    **where(i))
+                raw = df[col].iloc[i]
+                shown = ("missing value" if pd.isna(raw) else
+                         f"not a finite number: {raw!r}" if isinstance(raw, str) else
+                         f"not a finite number: {raw}")
+                raise EvalcoreError(shown, field=col, **where(i))
             num[col] = vals
         for col, lo, hi in (("quality", 0.0, 1.0), ("cost", 0.0, np.inf),
                             ("latency", 0.0, np.inf), ("tokens", 0.0, np.inf)):

@@ -22,6 +22,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.routing._algorithms import ALGORITHMS, ReplayEnv, Router, make_router
 from evalcore.routing._metrics import convergence_point, interval
 from evalcore.routing._matrix import OutcomeMatrix
+from evalcore.routing._reward import compute_rewards
 
 
 def parse_algorithms(spec: str | Sequence[str]) -> list[str]:
@@ -78,7 +79,9 @@ class AlgorithmTrace:
 def _run_router(router: Router, env: ReplayEnv, rng: np.random.Generator,
                 r_seq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     R, T = env.orders.shape
-    router.reset(env, rng)
+    # a learner is reset with the environment less the outcome matrix: what it learns comes
+    # only from the chosen arm's reward passed to ``update`` below
+    router.reset(env if router.full_information else env.learner_view(), rng)
     arm = np.empty((R, T), dtype=np.int16)
     arm2 = np.empty((R, T), dtype=np.int16) if router.duel else None
     rows = np.arange(R)
@@ -113,6 +116,7 @@ def replay(
     progress: bool | None = None,
     workers: int | None = None,
     chunk: int | None = None,
+    price_range: tuple[float, float] | None = None,
 ) -> "ReplayResult":
     """Replay routers over ``outcomes`` in R random orderings.
 
@@ -133,10 +137,26 @@ def replay(
         chunk: Orderings per block for the linear (contextual) routers; default: as many as
             keep their matrices within ~2 MiB. Each block has its own seeded generator, so
             results depend on the block size (not on ``workers``).
+        price_range: ``(c_min, c_max)`` of the cost normalization in the reward (default: the
+            smallest and largest cost of ``outcomes``); the item bootstrap passes the original
+            matrix's so every replicate scores the same objective.
 
     Returns:
         A :class:`ReplayResult`.
+
+    Raises:
+        EvalcoreError: fewer than two arms or two items (nothing to route or to learn), an
+            unknown algorithm or parameter, or Beta Thompson sampling on non-binary rewards
+            (naming the first such item and arm).
     """
+    where = outcomes.source or None
+    if outcomes.n_arms < 2:
+        raise EvalcoreError(f"routing needs at least two arms to choose between; the outcome "
+                            f"matrix has one ({outcomes.arms[0]!r})", path=where, field="arm")
+    if outcomes.n_items < 2:
+        raise EvalcoreError(f"routing needs at least two items (queries) to learn over; the "
+                            f"outcome matrix has one ({outcomes.item_ids[0]!r})", path=where,
+                            field="item_id")
     names = parse_algorithms(algorithms)
     params = dict(params or {})
     for key in params:
@@ -150,7 +170,22 @@ def replay(
         features = np.asarray(features, dtype=np.float32)
         if features.ndim != 2 or features.shape[0] != outcomes.n_items:
             raise EvalcoreError("features must have one row per item", field="features")
-    rewards = outcomes.rewards(lam)
+    if price_range is None:
+        price_range = (float(outcomes.cost.min()), float(outcomes.cost.max()))
+    price_range = (float(price_range[0]), float(price_range[1]))
+    rewards = compute_rewards(outcomes.quality, outcomes.cost, outcomes.error, lam=lam,
+                              price_range=price_range)
+    binary = (rewards == 0) | (rewards == 1)
+    for name, router in routers.items():
+        if getattr(router, "kind", None) == "beta" and not binary.all():
+            i, k = np.argwhere(~binary)[0]
+            raise EvalcoreError(
+                f"{name} with kind='beta' needs rewards in {{0, 1}}, but item "
+                f"{outcomes.item_ids[i]!r} on arm {outcomes.arms[k]!r} has reward "
+                f"{rewards[i, k]:g} (quality {outcomes.quality[i, k]:g}, λ = {lam:g}); use "
+                "kind='gaussian', or binary quality with λ = 0", path=where, field="quality")
+    # what a call costs in reward terms: quality − reward (λ·normalized cost, λ for a failure)
+    penalty = outcomes.quality - rewards
     orders = make_orderings(outcomes.n_items, orderings, seed)
     env = ReplayEnv(rewards=rewards, cost=outcomes.cost, orders=orders, features=features)
     r_seq = rewards[orders]  # (R, T, K)
@@ -211,10 +246,16 @@ def replay(
         c = np.take_along_axis(c_seq, ai, 2)[..., 0]
         r = np.take_along_axis(r_seq, ai, 2)[..., 0]
         if arm2 is not None:
+            # a duel: both arms answer, the credited quality is their mean and both calls
+            # are paid for, in the cost column and in the reward (each call's λ·normalized
+            # cost is subtracted, as it would be for two single calls)
             bi = arm2[..., None].astype(np.int64)
             duel = arm2 != arm
+            p_seq = penalty[orders]
+            pa = np.take_along_axis(p_seq, ai, 2)[..., 0]
+            pb = np.take_along_axis(p_seq, bi, 2)[..., 0]
             q = (q + np.take_along_axis(q_seq, bi, 2)[..., 0]) / 2
-            r = (r + np.take_along_axis(r_seq, bi, 2)[..., 0]) / 2
+            r = q - pa - np.where(duel, pb, 0.0)
             c = c + np.where(duel, np.take_along_axis(c_seq, bi, 2)[..., 0], 0.0)
         done[name] = AlgorithmTrace(arm=arm, arm2=arm2, quality=q, cost=c, reward=r,
                                     seconds=seconds[name], params=routers[name].params())
@@ -222,7 +263,8 @@ def replay(
     best_arm = int(np.argmax(rewards.mean(0)))
     return ReplayResult(outcomes=outcomes, orders=orders, lam=lam, seed=seed, traces=traces,
                         oracle_reward=rewards.max(1)[orders],
-                        best_fixed_reward=rewards[:, best_arm][orders], best_fixed_arm=best_arm)
+                        best_fixed_reward=rewards[:, best_arm][orders], best_fixed_arm=best_arm,
+                        price_range=price_range)
 
 
 @dataclass
@@ -239,6 +281,8 @@ class ReplayResult:
         best_fixed_reward: Reward of the best fixed arm in hindsight (highest mean reward over
             all items) at each step (R, T).
         best_fixed_arm: Index of that arm.
+        price_range: ``(c_min, c_max)`` of the cost normalization in the reward (None: the
+            matrix's own range).
     """
 
     outcomes: OutcomeMatrix
@@ -249,6 +293,7 @@ class ReplayResult:
     oracle_reward: np.ndarray
     best_fixed_reward: np.ndarray
     best_fixed_arm: int
+    price_range: tuple[float, float] | None = None
 
     @property
     def algorithms(self) -> list[str]:
@@ -281,11 +326,20 @@ class ReplayResult:
     def expected_regret_curves(self, name: str) -> np.ndarray:
         """Cumulative pseudo-regret against the best fixed arm (R, T):
         ``Σ_{s≤t} (μ* − μ_{a_s})`` with ``μ_k`` arm k's mean reward over all items and
-        ``μ* = max_k μ_k`` (a duel counts the mean of its two arms). Free of the item-level
-        noise of the realized regret, it is the quantity bandit regret bounds speak of."""
-        mu = self.outcomes.rewards(self.lam).mean(0)
+        ``μ* = max_k μ_k`` (a duel counts the mean quality of its two arms less both calls'
+        cost terms, as its realized reward does). Free of the item-level noise of the realized
+        regret, it is the quantity bandit regret bounds speak of."""
+        o = self.outcomes
+        rw = compute_rewards(o.quality, o.cost, o.error, lam=self.lam,
+                             price_range=self.price_range)
+        mu, mq = rw.mean(0), o.quality.mean(0)
+        mp = mq - mu  # mean cost term of each arm
         tr = self._trace(name)
-        got = mu[tr.arm] if tr.arm2 is None else (mu[tr.arm] + mu[tr.arm2]) / 2
+        if tr.arm2 is None:
+            got = mu[tr.arm]
+        else:
+            got = (mq[tr.arm] + mq[tr.arm2]) / 2 - mp[tr.arm] - np.where(
+                tr.arm2 != tr.arm, mp[tr.arm2], 0.0)
         return np.cumsum(mu.max() - got, axis=1)
 
     def convergence_points(self, name: str, *, threshold: float = 0.9,
@@ -313,7 +367,8 @@ class ReplayResult:
                 window: int | None = None, reference: str = "always_best") -> pd.DataFrame:
         """One row per algorithm with means and intervals over orderings.
 
-        Columns: ``algorithm, mean_quality, total_cost, regret_vs_oracle,
+        Columns: ``algorithm, n_orderings`` (R, the number of per-ordering values each
+        interval is taken over), ``n_items`` (T), ``mean_quality, total_cost, regret_vs_oracle,
         regret_vs_best_fixed, convergence_point`` each with ``_ci_low``/``_ci_high`` (the
         central ``confidence`` range of the per-ordering values: how the result varies with
         the arrival order and the algorithm's own randomness), ``mean_reward``,
@@ -335,7 +390,8 @@ class ReplayResult:
             ref_q = self.outcomes.quality[:, arm][self.orders].mean(1)
         for name in self.algorithms:
             po = self.per_ordering(name, threshold=threshold, window=window)
-            row: dict[str, Any] = {"algorithm": name}
+            row: dict[str, Any] = {"algorithm": name, "n_orderings": self.n_orderings,
+                                   "n_items": self.n_steps}
             for col in ("mean_quality", "total_cost", "regret_vs_oracle",
                         "regret_vs_best_fixed"):
                 vals = po[col].to_numpy()
@@ -664,8 +720,11 @@ def item_bootstrap(
                     "mean_quality": float(tr.quality.mean()),
                     "mean_cost": float(tr.cost.mean())} for n, tr in res.traces.items()}
 
+    # every replicate scores the same objective: the cost normalization of the reward keeps
+    # the original matrix's price range instead of each resample's own
+    prices = (float(outcomes.cost.min()), float(outcomes.cost.max()))
     base = replay(outcomes, names, orderings=orderings, seed=seed, lam=lam, features=feats,
-                  params=params, progress=False, workers=1)
+                  params=params, progress=False, workers=1, price_range=prices)
     T = outcomes.n_items
     rng = np.random.default_rng([seed, 0xB007])
     idx = rng.integers(0, T, size=(n_boot, T))
@@ -677,7 +736,7 @@ def item_bootstrap(
         sub = _resample_items(outcomes, idx[b])
         res = replay(sub, names, orderings=orderings, seed=seed + 1 + b, lam=lam,
                      features=None if feats is None else feats[idx[b]], params=params,
-                     progress=False, workers=1)
+                     progress=False, workers=1, price_range=prices)
         for n, vals in means(res).items():
             for m, v in vals.items():
                 values[n][m][b] = v
