@@ -80,6 +80,7 @@ def samples_frame(run: Any) -> pd.DataFrame:
         The frame, in sample order.
     """
     from evalcore.datasets import prompt_question
+    from evalcore.reporting._tables import printable_text
 
     config = getattr(run, "config", None) or {}
     template = (config.get("prompt") or {}).get("user")
@@ -116,6 +117,9 @@ def samples_frame(run: Any) -> pd.DataFrame:
             "error": bool(s.get("error") or err),
             "error_message": (err.get("message") if isinstance(err, Mapping) else err) or None,
         })
+        # a model's reply, an item id or a subject may hold a lone surrogate (JSON "\\ud800"):
+        # pandas' pyarrow strings and the notebook's UTF-8 refuse it, so it is shown as its escape
+        rows[-1] = {k: printable_text(v) if isinstance(v, str) else v for k, v in rows[-1].items()}
     frame = pd.DataFrame(rows)
     for column in ("score", "strict", "flexible", "latency_s", "cost_usd", "prompt_tokens", "completion_tokens"):
         if column in frame:
@@ -332,7 +336,8 @@ def subject_figure(table: pd.DataFrame) -> Any:
     high = np.clip(table["ci_high"].to_numpy(dtype=float) - acc, 0, None)
     ax.barh(y, acc, color="tab:blue", alpha=0.7)
     ax.errorbar(acc, y, xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none", ecolor="black", capsize=3)
-    ax.set_yticks(y, [f"{s} (n={n})" for s, n in zip(table["subject"], table["n"])])
+    # labels are data (a subject from a user's file): "$...$" is text, never mathtext
+    ax.set_yticks(y, [f"{s} (n={n})" for s, n in zip(table["subject"], table["n"])], parse_math=False)
     ax.set_xlim(0, 1)
     ax.set_xlabel("accuracy (95% interval)")
     ax.set_title("Accuracy per subject")
@@ -427,7 +432,7 @@ def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> An
     cmap = ListedColormap(["#d9534f", "#5cb85c"]).with_extremes(bad="#bbbbbb")
     ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     labels = [str(i) for i in grid.index]
-    ax.set_yticks(range(len(grid)), labels, fontsize=8)
+    ax.set_yticks(range(len(grid)), labels, fontsize=8, parse_math=False)  # item ids are text
     ax.set_xticks(range(grid.shape[1]), [f"epoch {c}" for c in grid.columns])
     ax.set_xticks(np.arange(-0.5, grid.shape[1]), minor=True)
     ax.set_yticks(np.arange(-0.5, len(grid)), minor=True)

@@ -104,8 +104,69 @@ def _fmt_ci(d: Any) -> str:
     return f"{d['mean']:.1%}{ci}, n = {d.get('n')}"
 
 
+def _summary(run: Any) -> dict[str, Any]:
+    """The run's numbers computed from the samples the page shows (as ``results.json`` computes
+    them: :func:`evalcore.runs.summarize`), so the header always describes those samples;
+    ``results.json`` when the samples cannot be summarized."""
+    from evalcore.runs import summarize
+
+    cfg = run.config
+    try:
+        return summarize(run.samples, str(cfg.get("dataset")), epochs=int(cfg.get("epochs") or 1))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return dict(run.results or {})
+
+
+def _same_ci(a: Any, b: Any) -> bool:
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return a == b
+    if a.get("n") != b.get("n") or (a.get("mean") is None) != (b.get("mean") is None):
+        return False
+    return a.get("mean") is None or abs(float(a["mean"]) - float(b["mean"])) < 1e-9
+
+
+def _facts(run: Any, n_records: int) -> list[tuple[str, Any]]:
+    """The header's facts: what was run, whether every sample is there, and the accuracy with
+    its interval and n, computed from the samples shown."""
+    cfg, res = run.config, run.results or {}
+    summary = _summary(run)
+    wanted = len(cfg.get("item_ids") or []) * int(cfg.get("epochs") or 1)
+    interrupted = bool((res.get("invocation") or {}).get("interrupted"))
+    if (wanted and n_records < wanted) or res.get("complete") is False:
+        why = " (interrupted)" if interrupted else "" if res else " (no results.json: the run never finished)"
+        status = f"INCOMPLETE: {n_records} of {wanted} samples recorded{why}"
+    elif not res:
+        status = "every sample recorded, but no results.json (the run did not finish)"
+    else:
+        status = "complete"
+    facts: list[tuple[str, Any]] = [
+        ("run", run.run_id), ("dataset", f"{cfg.get('dataset')} ({cfg.get('split')}, "
+                                          f"{', '.join(map(str, cfg.get('source') or []))})"),
+        ("model", cfg.get("model")), ("samples", f"{n_records} of {wanted}"), ("status", status),
+    ]
+    errors = int(summary.get("errors") or 0)
+    if errors:
+        facts.append(("errors", f"{errors} failed model call{'s' if errors != 1 else ''} (not scored)"))
+    facts += [
+        ("accuracy (flexible)", _fmt_ci(summary.get("accuracy_flexible"))),
+        ("accuracy (strict)", _fmt_ci(summary.get("accuracy_strict"))),
+    ]
+    if summary.get("pass_at_k"):
+        facts.append(("pass@k", ", ".join(f"{k} {v:.3f}" for k, v in summary["pass_at_k"].items())))
+    if res and not all(_same_ci(res.get(k), summary.get(k)) for k in ("accuracy_flexible", "accuracy_strict")):
+        said = _fmt_ci(res.get("accuracy_flexible"))
+        facts.append(("results.json", f"out of date: it says {said} (flexible); the numbers above are "
+                                      "computed from the samples shown"))
+    facts.append(("created", cfg.get("created_utc")))
+    return facts
+
+
 def sample_browser_html(run: Any) -> str:
     """The browser page of a loaded run (see :func:`evalcore.runs.load_run`).
+
+    The header's accuracy (with its interval and n), error count and pass@k are computed from
+    the samples the page shows, and a run that is not complete (interrupted, or never
+    finished) says so. A Content-Security-Policy lets only the page's own script run.
 
     Args:
         run: A :class:`~evalcore.runs.Run`.
@@ -113,24 +174,16 @@ def sample_browser_html(run: Any) -> str:
     Returns:
         The complete HTML document (no external resources).
     """
-    cfg, res = run.config, run.results
+    from evalcore.reporting._tables import printable_text
+
+    cfg = run.config
     records = sample_records(run.samples)
-    facts = [
-        ("run", run.run_id), ("dataset", f"{cfg.get('dataset')} ({cfg.get('split')}, "
-                                          f"{', '.join(cfg.get('source') or [])})"),
-        ("model", cfg.get("model")), ("samples", f"{len(records)} of "
-                                      f"{len(cfg.get('item_ids') or []) * int(cfg.get('epochs') or 1)}"),
-        ("accuracy (flexible)", _fmt_ci(res.get("accuracy_flexible"))),
-        ("accuracy (strict)", _fmt_ci(res.get("accuracy_strict"))),
-        ("created", cfg.get("created_utc")),
-    ]
-    if res.get("pass_at_k"):
-        facts.append(("pass@k", ", ".join(f"{k} {v:.3f}" for k, v in res["pass_at_k"].items())))
     esc = html.escape
-    head = "".join(f"<div><dt>{esc(k)}</dt><dd>{esc(str(v))}</dd></div>" for k, v in facts)
+    head = "".join(f"<div><dt>{esc(k)}</dt><dd>{esc(str(v))}</dd></div>" for k, v in _facts(run, len(records)))
     meta = {"run_id": run.run_id, "dataset": cfg.get("dataset"), "verdicts": list(VERDICTS)}
-    return _PAGE.format(title=esc(f"samples · {run.run_id}"), facts=head,
+    page = _PAGE.format(title=esc(f"samples · {run.run_id}"), facts=head, csp=_BROWSER_CSP,
                         data=_script_json({"meta": meta, "samples": records}))
+    return printable_text(page)  # a lone surrogate in a run id or model name: its escape
 
 
 def write_sample_browser(run_dir: str | os.PathLike[str],
@@ -215,6 +268,7 @@ def sample_browsers_section(suite_dir: str | os.PathLike[str]) -> str:
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
+{csp}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
 <style>
@@ -360,12 +414,15 @@ pre{{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:8px;background
     }}
   }}
 
+  function decode(text) {{
+    try {{ return decodeURIComponent(text); }} catch (e) {{ return text; }}  // a malformed link: as typed
+  }}
   function fromHash() {{
     var params = {{}};
     location.hash.replace(/^#/, "").split("&").forEach(function (kv) {{
       if (!kv) return;
       var i = kv.indexOf("=");
-      params[decodeURIComponent(kv.slice(0, i < 0 ? kv.length : i))] = i < 0 ? "" : decodeURIComponent(kv.slice(i + 1));
+      params[decode(kv.slice(0, i < 0 ? kv.length : i))] = i < 0 ? "" : decode(kv.slice(i + 1));
     }});
     if (params.verdict !== undefined) {{
       var want = params.verdict.split(",");
@@ -387,3 +444,15 @@ pre{{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:8px;background
 </script>
 </body></html>
 """
+
+
+def _browser_csp() -> str:
+    import re
+
+    from evalcore.reporting._export import content_security_policy
+
+    page = _PAGE.format(title="", facts="", csp="", data="")
+    return content_security_policy(re.findall(r"<script>(.*?)</script>", page, re.DOTALL)[-1])
+
+
+_BROWSER_CSP = _browser_csp()

@@ -46,7 +46,9 @@ def item_scores(run: Any) -> pd.Series:
         A float Series indexed by item id (sorted).
     """
     samples = run.samples if hasattr(run, "samples") else run
-    rows = [(str(s["item_id"]), float((s.get("scores") or {})["score"]))
+    from evalcore.reporting._tables import printable_text
+
+    rows = [(printable_text(str(s["item_id"])), float((s.get("scores") or {})["score"]))
             for s in samples
             if not s.get("error") and (s.get("scores") or {}).get("score") is not None]
     if not rows:
@@ -205,8 +207,12 @@ def power_notes(power: pd.DataFrame, target: float = 0.8) -> str:
     Returns:
         Markdown text.
     """
+    import html
+
     lines = []
     for row in power.itertuples(index=False):
+        # the pair's run labels come from config.json: text in the Markdown, never markup
+        row = row._replace(pair=html.escape(str(row.pair), quote=False))
         mdd = row.min_detectable_difference
         if mdd is None or not np.isfinite(mdd):
             lines.append(f"**{row.pair}**: the {row.n} shared items have identical scores in both runs, so the "
@@ -257,7 +263,7 @@ def difference_figure(comparisons: pd.DataFrame, mdd: pd.Series | None = None) -
     ax.axvline(0, color="grey", linestyle="--", linewidth=1)
     labels = [f"{a} − {b}\n{p_col.replace('_', ' ')} = {p:.3g}, n = {k}"
               for a, b, p, k in zip(comparisons["name_a"], comparisons["name_b"], comparisons[p_col], comparisons["n"])]
-    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_yticks(y, labels, fontsize=8, parse_math=False)  # run labels are text, not mathtext
     level = float(comparisons["confidence"].iloc[0]) if "confidence" in comparisons and n else 0.95
     band = "; grey band: ±MDD at 80% power" if mdd is not None else ""
     ax.set_xlabel(f"difference in mean score (A − B) with {level:.0%} interval{band}")

@@ -7,6 +7,7 @@ PDF is made by printing the HTML export with the Debian ``chromium`` package.
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import re
 import shutil
@@ -152,6 +153,69 @@ _PRINT_CSS = (
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
+def content_security_policy(*scripts: str) -> str:
+    """A ``<meta>`` Content-Security-Policy that lets only the given inline scripts run.
+
+    Defence in depth for pages that show what a model or an agent wrote: even if such text
+    became markup, no script of it runs (no ``<script>``, no ``onerror=`` handler, no
+    ``javascript:`` URL), nothing is fetched by script and no plug-in or frame is loaded. The
+    page's own scripts are allowed by the SHA-256 of their exact text.
+
+    Args:
+        *scripts: The exact text of each inline ``<script>`` the page needs to run.
+
+    Returns:
+        The ``<meta http-equiv="Content-Security-Policy" ...>`` element.
+    """
+    hashes = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(s.encode("utf-8")).digest()).decode("ascii")
+                      + "'" for s in scripts)
+    policy = (f"script-src {hashes or chr(39) + 'none' + chr(39)}; connect-src 'none'; object-src 'none'; "
+              "frame-src 'none'; base-uri 'none'; form-action 'none'")
+    return f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+
+
+_PRINT_SCRIPT = re.search(r"<script>(.*?)</script>", _PRINT_CSS, re.DOTALL).group(1)
+_EXPORT_CSP = content_security_policy(_PRINT_SCRIPT)
+# nbconvert's loader of mermaid.js (fetched from a CDN when a page holds a mermaid diagram): a
+# report loads nothing from the network, and a diagram stays readable as its source text
+_MERMAID_LOADER = re.compile(r'<script type="module">(?:(?!</script>).)*?mermaid(?:(?!</script>).)*</script>', re.DOTALL)
+
+
+def _exporter_class() -> Any:
+    """nbconvert's ``HTMLExporter``, rendering Markdown *outputs* as text-safe Markdown.
+
+    A Markdown output (``display(Markdown(f"... {note}"))``) may carry what a model or an agent
+    wrote (a tool name, a reply); nbconvert renders its raw HTML as markup. Here such
+    outputs are rendered with nbconvert's own renderer with HTML escaped (mistune's
+    ``escape=True``), ``javascript:`` and other harmful links disabled, a mermaid block shown as
+    code and an ``attachment:`` image left as a link (it would otherwise stop the export).
+    Markdown cells, written by the notebook's author, render as before.
+    """
+    from jinja2 import pass_context
+    from nbconvert import HTMLExporter
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    class _OutputRenderer(IPythonRenderer):
+        def block_mermaidjs(self, code: str) -> str:
+            return super(IPythonRenderer, self).block_code(code, info=None)
+
+        def _embed_image_or_attachment(self, src: str) -> str:
+            return src
+
+    class _ReportExporter(HTMLExporter):
+        @pass_context
+        def markdown2html(self, context: Any, source: str) -> str:
+            cell = context.get("cell", {}) or {}
+            if cell.get("cell_type") != "code":
+                return super().markdown2html(context, source)
+            renderer = _OutputRenderer(escape=True, allow_harmful_protocols=False, embed_images=False,
+                                       anchor_link_text=self.anchor_link_text,
+                                       exclude_anchor_links=self.exclude_anchor_links, **self.lexer_options)
+            return MarkdownWithMath(renderer=renderer).render(source)
+
+    return _ReportExporter
+
+
 @dataclass
 class ExportResult:
     """What exporting one notebook produced.
@@ -265,12 +329,10 @@ def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[s
     Raises:
         EvalcoreError: The notebook is missing or unreadable.
     """
-    from nbconvert import HTMLExporter
-
     src = Path(notebook)
     out = Path(html) if html is not None else src.with_suffix(".html")
     nb = _without_records(_read_notebook(src))
-    exporter = HTMLExporter(
+    exporter = _exporter_class()(
         exclude_input=True,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
@@ -281,8 +343,12 @@ def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[s
     title = nb.metadata.get("title") or src.stem
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     body = re.sub(r'<script src="">\s*</script>', "", body)
+    body = _MERMAID_LOADER.sub("", body)
     body = body.replace("</head>", _PRINT_CSS + "</head>", 1)
-    write_bytes_atomic(out, body.encode("utf-8"))
+    # the policy comes first in <head>, before any script or markup of the notebook
+    body = re.sub(r"<head>", lambda m: m.group(0) + _EXPORT_CSP, body, count=1)
+    # a lone surrogate (a JSON "\\ud800" in an output) is written as its escape, not refused
+    write_bytes_atomic(out, body.encode("utf-8", "backslashreplace"))
     return out
 
 

@@ -67,7 +67,10 @@ def no_figure(reason: str) -> Any:
         An ``IPython.display.Markdown`` object (display it), or the text when IPython is
         not installed.
     """
-    text = f"*No figure: {str(reason).strip().rstrip('.')}.*"
+    import html
+
+    # the reason may name a router, a category or a run: text in the Markdown, never markup
+    text = f"*No figure: {html.escape(str(reason).strip().rstrip('.'), quote=False)}.*"
     try:
         from IPython.display import Markdown
     except ImportError:  # pragma: no cover - IPython comes with the notebook stack

@@ -40,7 +40,8 @@ TITLES = {
 }
 
 _NOTES = {
-    "benchmarks": "accuracy: mean score with its 95% interval (pass@1 for HumanEval); parse failures: "
+    "benchmarks": "accuracy: mean score with its 95% interval over n scored samples (pass@1 for HumanEval; "
+                  "the items beside n when they differ: several epochs, or failed calls); parse failures: "
                   "answers no rule could read; errors: failed model calls (not scored).",
     "comparisons": "difference = A - B with its 95% paired interval; p corrected across the pairs of "
                    "one comparison; verdict at the comparison's alpha.",
@@ -162,6 +163,7 @@ def _benchmark_row(run: str, row: dict[str, Any]) -> dict[str, Any] | None:
         "dataset": row.get("dataset"),
         "n": _value(row.get("n_items")),
         "samples": n_samples,
+        "n_scored": _value(row.get("accuracy.n")),
         "accuracy": _value(row.get("accuracy.mean")),
         "ci_low": _value(row.get("accuracy.ci_low")),
         "ci_high": _value(row.get("accuracy.ci_high")),
@@ -378,6 +380,17 @@ def _count(value: Any, total: Any = None) -> str:
     return f"{int(value)}/{int(total)}" if total else str(int(value))
 
 
+def _n_shown(scored: Any, items: Any) -> str:
+    """The n of the accuracy's interval (samples scored: errors left out, every epoch counted),
+    with the number of items beside it when the two differ."""
+    scored, items = _value(scored), _value(items)
+    if scored is None:
+        return _f(items, 0)
+    if items is None or int(items) == int(scored):
+        return _f(scored, 0)
+    return f"{int(scored)} ({int(items)} items)"
+
+
 def _fmt_benchmarks(frame: Any) -> Any:
     import pandas as pd
 
@@ -385,7 +398,8 @@ def _fmt_benchmarks(frame: Any) -> Any:
     for _, r in frame.iterrows():
         scored = (_value(r.get("samples")) or 0) - (_value(r.get("errors")) or 0)
         rows.append({
-            "run": r["run"], "model": _f(r.get("model")), "dataset": _f(r.get("dataset")), "n": _f(r.get("n"), 0),
+            "run": r["run"], "model": _f(r.get("model")), "dataset": _f(r.get("dataset")),
+            "n": _n_shown(r.get("n_scored"), r.get("n")),
             "accuracy": _f(r.get("accuracy")), "95% interval": _interval(r.get("ci_low"), r.get("ci_high")),
             "parse failures": _count(r.get("parse_failures"), scored or None),
             "errors": _count(r.get("errors")), "cost": _cost(r.get("cost_usd"), r.get("completion_tokens")),

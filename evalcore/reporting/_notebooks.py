@@ -866,7 +866,9 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
             f'<td class="{esc(r.status)}">{esc(r.status)}</td><td>{duration}</td>'
             f'<td>{" · ".join(links)}</td><td>{figs}</td><td>{detail}</td></tr>'
         )
+    from evalcore.reporting._export import content_security_policy  # no script runs in the index
     from evalcore.reporting._headline import headline_tables
+    from evalcore.reporting._tables import printable_text
 
     table = headline_tables(frame)
     from evalcore.reporting._browser import sample_browsers_section
@@ -878,7 +880,7 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
         shown_meta["suite"] = _rel(Path(str(meta["suite"])), Path(str(meta["root"])))
     head = " · ".join(f"{esc(str(k))}: {esc(_meta_value(v))}" for k, v in shown_meta.items())
     body = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>evalcore report {esc(str(meta.get('id', '')))}</title>
+<html lang="en"><head><meta charset="utf-8">{content_security_policy()}<title>evalcore report {esc(str(meta.get('id', '')))}</title>
 <style>{_CSS}</style></head><body>
 <h1>evalcore report {esc(str(meta.get('id', '')))}</h1>
 <p>{head}</p>
@@ -896,5 +898,5 @@ and each run's records JSON.</p>
 {samples}</body></html>
 """
     index = suite_dir / "index.html"
-    write_text_atomic(index, body)
+    write_text_atomic(index, printable_text(body))  # a lone surrogate in an error: its escape
     return index

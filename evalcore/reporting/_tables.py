@@ -90,12 +90,31 @@ def format_number(value: Any, decimals: int = 3, *, tiny: float = 1e-12, whole: 
     return f"{v:.{decimals}f}"
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def printable_text(value: str) -> str:
+    """Text that UTF-8 can encode: a lone surrogate (a JSON ``"\\ud800"`` escape in a model's
+    reply decodes to one) is shown as its escape, ``\\ud800``, instead of breaking a
+    DataFrame (pyarrow strings), a notebook or a file write; other text is returned as is.
+
+    Args:
+        value: The text.
+
+    Returns:
+        The text, with lone surrogates written as ``\\uXXXX``.
+    """
+    if not _SURROGATE.search(value):
+        return value
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _text(value: Any) -> str:
     if _is_missing(value):
         return NA
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
-    return html.escape(str(value))
+    return html.escape(printable_text(str(value)))
 
 
 def _is_integer_column(col: pd.Series) -> bool:
@@ -139,7 +158,7 @@ def format_table(
         if name in code:
             formatters[name] = lambda v: NA if _is_missing(v) else (
                 f'<pre style="text-align:left;white-space:pre-wrap;margin:0;'
-                f'font-family:monospace;font-size:0.9em">{html.escape(str(v))}</pre>')
+                f'font-family:monospace;font-size:0.9em">{html.escape(printable_text(str(v)))}</pre>')
             left.append(name)
         elif name in percent:
             formatters[name] = lambda v, d=max(digits - 2, 1): (
@@ -165,9 +184,12 @@ def format_table(
                         v, (float, np.floating)) and not _is_missing(v) else _text(v))
                 left.append(name)
     styler = df.style.format(formatters, na_rep=NA).hide(axis="index")
+    # column names may be data (a pivot by subject, model or item id): shown as text, escaped
     if headers:
-        labels = [str(c).replace("_", " ") for c in df.columns]
+        labels = [html.escape(printable_text(str(c).replace("_", " "))) for c in df.columns]
         styler = styler.relabel_index(labels, axis="columns")
+    else:
+        styler = styler.format_index(escape="html", axis="columns")
     styler = styler.set_table_styles([
         {"selector": "th", "props": "text-align: left; vertical-align: bottom; "
                                     "word-break: normal; overflow-wrap: normal; hyphens: none;"},
