@@ -65,7 +65,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--metric", action="append", metavar="NAME",
                    help="score to compare, tried in order for each source: an lm-eval "
                         "metric[,filter] (exact_match,strict-match), an inspect scorer "
-                        "(match), an evalcore score (strict, flexible); repeat for a mix")
+                        "(match), an evalcore score (strict, flexible); repeat for a mix. A "
+                        "source with none of the names given is refused, never read with "
+                        "another metric")
     p.add_argument("--correction", default="holm", choices=["holm", "bh", "none"],
                    help="multiple-comparison correction across pairs (default holm)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level")
@@ -92,5 +94,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                                                         "inspect .eval/.json log")
     q.add_argument("--run-dir", default="runs/imported", help="parent folder of the runs")
     q.add_argument("--metric", action="append", metavar="NAME", help="as for compare")
-    q.add_argument("--task", default=None, help="import only this lm-eval task")
+    q.add_argument("--task", default=None,
+                   help="import only this lm-eval task or group (default: every task of the "
+                        "results file; one whose samples file is missing is refused)")
     q.set_defaults(func=_import)

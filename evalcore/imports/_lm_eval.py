@@ -115,13 +115,66 @@ def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
+def match_metric(available: Sequence[str], wanted: Sequence[str], *, where: str | Path,
+                 sep: str = ",") -> str | None:
+    """The first ``wanted`` name that names one of ``available``, or None.
+
+    Each name is tried in order: an exact name (``exact_match,strict-match``), or a name
+    without its filter/key part (``acc``) when exactly one available name starts with it.
+
+    Args:
+        available: Metric names the log or run holds.
+        wanted: The user's ``--metric`` values, in order.
+        where: The log or run (for the message).
+        sep: What separates a metric from its filter (``,`` for lm-eval, ``/`` for inspect).
+
+    Returns:
+        The available name matched, or None when no name matches.
+
+    Raises:
+        EvalcoreError: A name that is the prefix of several available names (ambiguous).
+    """
+    for name in wanted:
+        if name in available:
+            return name
+        prefixed = [a for a in available if a.split(sep, 1)[0] == name]
+        if len(prefixed) == 1:
+            return prefixed[0]
+        if len(prefixed) > 1:
+            raise EvalcoreError(f"metric {name!r} is ambiguous here: {', '.join(prefixed)}; "
+                                "pass one of them with --metric", path=where, field="metric")
+    return None
+
+
+def no_metric_matches(available: Sequence[str], wanted: Sequence[str], *,
+                      where: str | Path, what: str = "log") -> EvalcoreError:
+    """The error for ``--metric`` names of which none is in a log or run.
+
+    Args:
+        available: Metric names the log or run holds.
+        wanted: The user's ``--metric`` values.
+        where: The log or run.
+        what: ``log`` or ``run`` (for the message).
+
+    Returns:
+        The error to raise (naming the log, the names given and the metrics it has).
+    """
+    given = ", ".join(repr(w) for w in wanted)
+    return EvalcoreError(
+        f"none of the --metric names given ({given}) is a metric of this {what}; it has "
+        f"{', '.join(available) or 'none'}. --metric is tried in order for each source: add "
+        "one of these (a metric asked for is never replaced by another)",
+        path=where, field="metric")
+
+
 def choose_metric(available: Sequence[str], wanted: Sequence[str], *, where: str | Path,
                   sep: str = ",") -> str:
     """Pick the metric to import.
 
-    Each ``wanted`` name is tried in order: an exact name (``exact_match,strict-match``), or a
-    name without its filter/key part (``acc``) when exactly one available name starts with it.
-    With no match, the only available metric is taken; several are refused.
+    Each ``wanted`` name is tried in order (see :func:`match_metric`). When ``--metric`` was
+    given and none of its names is in this log, the log is refused: a name the user chose is
+    never replaced by another metric, not even by the log's only one. With no ``--metric``,
+    the only available metric is taken; several are refused.
 
     Args:
         available: Metric names the log holds.
@@ -133,25 +186,18 @@ def choose_metric(available: Sequence[str], wanted: Sequence[str], *, where: str
         The chosen name.
 
     Raises:
-        EvalcoreError: An ambiguous name, or several metrics and none chosen.
+        EvalcoreError: An ambiguous name, names of which none is in the log, or several
+            metrics and none chosen.
     """
-    for name in wanted:
-        if name in available:
-            return name
-        prefixed = [a for a in available if a.split(sep, 1)[0] == name]
-        if len(prefixed) == 1:
-            return prefixed[0]
-        if len(prefixed) > 1:
-            raise EvalcoreError(f"metric {name!r} is ambiguous here: {', '.join(prefixed)}; "
-                                "pass one of them with --metric", path=where, field="metric")
+    chosen = match_metric(available, wanted, where=where, sep=sep)
+    if chosen is not None:
+        return chosen
+    if wanted:
+        raise no_metric_matches(available, wanted, where=where)
     if len(available) == 1:
         return available[0]
-    shown = ", ".join(available)
-    if wanted:
-        raise EvalcoreError(f"none of the metrics {', '.join(wanted)} is in this log; it has "
-                            f"{shown}", path=where, field="metric")
-    raise EvalcoreError(f"the log has several metrics ({shown}); pick one with --metric",
-                        path=where, field="metric")
+    raise EvalcoreError(f"the log has several metrics ({', '.join(available)}); pick one with "
+                        "--metric", path=where, field="metric")
 
 
 def _text(resp: Any) -> str:
@@ -186,15 +232,18 @@ def import_lm_eval(path: str | Path, *, metric: Sequence[str] = (),
     Args:
         path: A ``results_<time>.json``, a ``samples_<task>_<time>.jsonl``, or a folder with
             one results file.
-        metric: Metric names to try in order (``exact_match,strict-match`` or ``acc``).
-        task: Import only this task.
+        metric: Metric names to try in order (``exact_match,strict-match`` or ``acc``); when
+            given, one of them must be in the log (the log's only metric does not replace them).
+        task: Import only this task (or group); without it, every task of the results file.
 
     Returns:
         The runs (not written yet).
 
     Raises:
         EvalcoreError: A missing, truncated or malformed file (naming file, line and field), an
-            unknown lm-eval version, a missing or ambiguous metric.
+            unknown lm-eval version, a missing or ambiguous metric, ``metric`` names of which
+            none is in the log, a task (or a subtask of the group asked for) whose samples file
+            is missing: every task the results file lists is imported, or none.
     """
     path = Path(path)
     if path.is_dir():
@@ -213,36 +262,91 @@ def import_lm_eval(path: str | Path, *, metric: Sequence[str] = (),
     else:
         results_path = path
     results = _read_results(results_path)
-    files = samples_files(results_path)
-    if only_task is not None:
-        files = {only_task: path}
+    on_disk = samples_files(results_path)
+    files = on_disk if only_task is None else {only_task: path}
     groups = _groups(results, files)
     if task is not None:
         if task in files:
             return [_import_task(results_path, results, task, [(task, files[task])], metric)]
         if task in groups:
+            leaves = groups[task]
+            _check_samples(results_path, leaves, on_disk, what=f"group {task!r} has the subtask")
+            elsewhere = [t for t in leaves if t not in files]
+            if elsewhere:
+                raise EvalcoreError(f"group {task!r} has the subtasks {', '.join(elsewhere)}, "
+                                    "whose samples are not in this file: give the results file "
+                                    "or its folder to import the whole group", path=path,
+                                    field="task")
             return [_import_task(results_path, results, task,
-                                 [(t, files[t]) for t in groups[task]], metric)]
+                                 [(t, files[t]) for t in leaves], metric)]
+        if only_task is None and task in results["configs"]:
+            _check_samples(results_path, [task], on_disk, what="the results file lists the task")
         raise EvalcoreError(f"no samples for task {task!r}; the log has "
                             f"{', '.join(list(groups) + list(files)) or 'none'}",
-                            path=results_path, field="task")
+                            path=path if only_task is not None else results_path, field="task")
     if not files:
         raise EvalcoreError("no samples_<task>_<time>.jsonl beside this results file: run "
                             "lm_eval with --log_samples", path=results_path)
+    if only_task is None:  # every task: each one lm-eval evaluated must have its samples
+        _check_samples(results_path, list(results["configs"]), on_disk,
+                       what="the results file lists the task")
     return [_import_task(results_path, results, name, [(name, sp)], metric)
             for name, sp in files.items()]
 
 
+def _check_samples(results_path: Path, tasks: Sequence[str], on_disk: dict[str, Path], *,
+                   what: str) -> None:
+    """Refuse tasks whose ``samples_<task>_<time>.jsonl`` is not beside the results file.
+
+    lm-eval ``--log_samples`` writes one samples file per task it evaluated (each task of the
+    results' ``configs``); one that is missing means a log copied or written in part. Its task
+    is never skipped: importing the others as if they were all would compare less than the
+    user thinks.
+
+    Args:
+        results_path: The results file.
+        tasks: The tasks that must have their samples.
+        on_disk: Task → samples file found beside the results file.
+        what: How the message introduces the tasks (``the results file lists the task``).
+
+    Raises:
+        EvalcoreError: Naming the results file, the tasks and the files that are missing.
+    """
+    lacking = [t for t in dict.fromkeys(tasks) if t not in on_disk]
+    if not lacking:
+        return
+    stamp = _RESULTS_RE.match(results_path.name)["stamp"]  # type: ignore[index]
+    shown = lacking[:5]
+    expected = ", ".join(f"samples_{t}_{stamp}.jsonl" for t in shown)
+    more = f" and {len(lacking) - len(shown)} more" if len(lacking) > len(shown) else ""
+    present = [t for t in on_disk if t not in lacking]
+    one = len(lacking) == 1
+    raise EvalcoreError(
+        f"{what}{'' if one else 's'} {', '.join(repr(t) for t in shown)}{more} but "
+        f"{'its per-sample file' if one else 'their per-sample files'} {expected}{more} "
+        f"{'is' if one else 'are'} not beside the results file (lm-eval --log_samples writes "
+        "one per task; a task is never skipped): copy the whole output folder"
+        + ("" if not present else ", or import only a task whose samples are there (--task "
+           + (present[0] if len(present) == 1 else f"one of {', '.join(present)}") + ")"),
+        path=results_path, field="task")
+
+
 def _groups(results: dict[str, Any], files: dict[str, Path]) -> dict[str, list[str]]:
-    """Group → its leaf tasks that have samples (lm-eval's ``group_subtasks``, recursively)."""
+    """Group → all of its leaf tasks (lm-eval's ``group_subtasks``, recursively).
+
+    Every leaf is listed, whether or not its samples file is there: a group whose subtask
+    lacks its samples is refused, never imported without it.
+    """
     tree = results.get("group_subtasks") or {}
     if not isinstance(tree, dict):
         return {}
 
     def leaves(name: str, seen: frozenset[str]) -> list[str]:
+        if name in seen:  # a cycle: not lm-eval's, nothing more below it
+            return []
         subs = tree.get(name) or []
-        if not subs or name in seen:
-            return [name] if name in files else []
+        if not subs:
+            return [name]
         return [leaf for sub in subs for leaf in leaves(sub, seen | {name})]
 
     out = {}

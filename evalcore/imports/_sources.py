@@ -9,8 +9,14 @@ from typing import Any, Sequence
 
 from evalcore.errors import EvalcoreError
 from evalcore.imports._common import content_key, import_batch, question_of, write_run
+from evalcore.imports._inspect import HARNESS as INSPECT_HARNESS
 from evalcore.imports._inspect import import_inspect, is_inspect_log
-from evalcore.imports._lm_eval import import_lm_eval, is_lm_eval_results
+from evalcore.imports._lm_eval import (
+    import_lm_eval,
+    is_lm_eval_results,
+    match_metric,
+    no_metric_matches,
+)
 
 #: Where ``evalcore compare`` writes the runs it imports, unless told otherwise.
 DEFAULT_IMPORT_DIR = "runs/imported"
@@ -79,7 +85,8 @@ def import_log(path: str | os.PathLike[str], run_dir: str | os.PathLike[str] = D
         path: The log (see :func:`detect`).
         run_dir: Parent folder of the run directories.
         metric: Metric / scorer names to try in order (``exact_match,strict-match``, ``acc``,
-            ``match``); needed when the log holds several.
+            ``match``); needed when the log holds several. When given, one of them must be in
+            the log: it is refused otherwise, even when it holds a single metric.
         task: For lm-eval output with several tasks, the one to import.
 
     Returns:
@@ -167,8 +174,11 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
                label: str | None = None, cluster: str | None = None) -> RunScores:
     """Per-item scores of a run directory (own or imported).
 
-    The score is ``scores.score`` unless one of ``metric`` names another numeric score the
-    run recorded (``strict``, ``flexible``, an lm-eval ``metric,filter``, an inspect scorer).
+    The score is ``scores.score`` (an imported run's metric chosen at import) when ``metric``
+    is empty; else the first of ``metric`` that names a numeric score the run recorded
+    (``strict``, ``flexible``, an lm-eval ``metric,filter`` or just ``metric`` when one filter
+    has it, an inspect scorer). Names of which none is in the run are refused, never replaced
+    by ``scores.score``.
 
     Args:
         path: Run directory.
@@ -180,7 +190,8 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
         The run's scores.
 
     Raises:
-        EvalcoreError: A run without scored samples.
+        EvalcoreError: A run without scored samples; ``metric`` names of which none is a score
+            of this run, or one that is ambiguous.
     """
     from evalcore._runstore import load_run
 
@@ -188,10 +199,17 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
     imported = run.config.get("imported") or {}
     harness = str(imported.get("harness") or "evalcore")
     task = str(run.config.get("task") or run.config.get("dataset") or "?")
-    names = set()
+    names: dict[str, None] = {}  # in the order first recorded
     for s in run.samples:
-        names.update(k for k, v in (s.get("scores") or {}).items() if isinstance(v, (int, float)))
-    chosen = next((m for m in metric if m in names), "score")
+        names.update((k, None) for k, v in (s.get("scores") or {}).items()
+                     if isinstance(v, (int, float)))
+    chosen = "score"
+    if metric:  # the same rule as at import: a metric asked for is never replaced by another
+        found = match_metric(list(names), metric, where=path,
+                             sep="/" if harness == INSPECT_HARNESS else ",")
+        if found is None:
+            raise no_metric_matches(list(names), metric, where=path, what="run")
+        chosen = found
     per_item: dict[str, list[float]] = {}
     content: dict[str, str | None] = {}
     questions: dict[str, str] = {}

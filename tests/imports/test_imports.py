@@ -335,7 +335,7 @@ def test_compare_cli_prints_the_table_and_writes_csv_json(tmp_path, capsys) -> N
 
     status, out, err = _cli(["compare", str(LM), str(INS / "ec_mmlu.eval"), str(EC / "evalcore-mmlu"),
                              "--task", "ec_mmlu", "--metric", "exact_match,letter", "--metric", "choice",
-                             "--correction", "bh", "--import-dir", str(tmp_path / "imp"),
+                             "--metric", "flexible", "--correction", "bh", "--import-dir", str(tmp_path / "imp"),
                              "-o", str(tmp_path / "out"), "--n-resamples", "300"], capsys)
     assert status == 0, err
     assert "aligned by question content (normalised question hash)" in out
@@ -347,7 +347,7 @@ def test_compare_cli_prints_the_table_and_writes_csv_json(tmp_path, capsys) -> N
     assert len(csv) == 4
     runs = {r["label"]: r for r in saved["runs"]}
     series = aligned_scores([LM, INS / "ec_mmlu.eval", EC / "evalcore-mmlu"],
-                            metric=["exact_match,letter", "choice"], task="ec_mmlu",
+                            metric=["exact_match,letter", "choice", "flexible"], task="ec_mmlu",
                             import_dir=tmp_path / "imp")
     for row in saved["comparisons"]:
         a, b = series[row["name_a"]], series[row["name_b"]]
@@ -394,7 +394,8 @@ def test_compare_reports_unmatched_items_with_examples(tmp_path, capsys) -> None
 
 def test_import_cli_reports_harness_numbers(tmp_path, capsys) -> None:
     status, out, err = _cli(["import", str(INS / "ec_gsm8k.eval"), str(_results()), "--metric",
-                             "exact_match,strict-match", "--run-dir", str(tmp_path)], capsys)
+                             "exact_match,strict-match", "--metric", "exact_match,letter",
+                             "--metric", "match", "--run-dir", str(tmp_path)], capsys)
     assert status == 0, err
     assert out.count("harness reported") == 3  # inspect gsm8k, lm-eval gsm8k and mmlu
     assert len(list(tmp_path.iterdir())) == 3
@@ -536,7 +537,7 @@ def test_a_refused_comparison_leaves_nothing_new(tmp_path, capsys, import_dir, s
                                                  message) -> None:
     imports, before = import_dir
     status, _, err = _cli(["compare", *map(str, sources), "--metric", "exact_match,letter",
-                             "--metric", "exact_match,flexible-extract",
+                             "--metric", "exact_match,flexible-extract", "--metric", "match",
                              "--import-dir", str(imports), "-o", str(tmp_path / "o")], capsys)
     assert status == 2 and err.count("\n") == 1 and message in err
     assert _listing(imports) == before
