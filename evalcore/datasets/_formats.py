@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -169,24 +170,35 @@ def read_mmlu_csv(path: Path, split: str) -> list[tuple]:
     return out
 
 
+def _mmlu_choices(choices: Any, origin: str | Path, line: int) -> list[str]:
+    """``choices`` as four non-empty strings (a list, tuple or array; never one string)."""
+    if choices is None:
+        raise EvalcoreError("missing field", path=origin, line=line, field="choices")
+    if isinstance(choices, (str, bytes, dict)) or not hasattr(choices, "__iter__"):
+        raise EvalcoreError(f"expected a list of four strings, got {type(choices).__name__} {choices!r:.60}",
+                            path=origin, line=line, field="choices")
+    out = list(choices)
+    if len(out) != 4:
+        raise EvalcoreError(f"expected four choices, got {len(out)}", path=origin, line=line, field="choices")
+    for k, c in enumerate(out):
+        if not isinstance(c, str) or not c.strip():
+            raise EvalcoreError(f"choice {LETTERS[k]} must be a non-empty string, got {c!r:.60}",
+                                path=origin, line=line, field="choices")
+    return out
+
+
 def mmlu_rows_to_tuples(rows: Iterable[tuple[int, dict[str, Any]]], origin: str | Path) -> list[tuple]:
     """Validate HF-style MMLU rows (``question``, ``subject``, ``choices``, ``answer`` int)."""
     out = []
     for line, row in rows:
         question = require_str(row, "question", origin, line)
         subject = require_str(row, "subject", origin, line)
-        choices = row.get("choices")
-        if choices is None:
-            raise EvalcoreError("missing field", path=origin, line=line, field="choices")
-        try:
-            choices = [str(c) for c in list(choices)]
-        except TypeError:
-            raise EvalcoreError("expected a list of four strings", path=origin, line=line, field="choices") from None
-        if len(choices) != 4:
-            raise EvalcoreError(f"expected four choices, got {len(choices)}", path=origin, line=line, field="choices")
+        choices = _mmlu_choices(row.get("choices"), origin, line)
         answer = row.get("answer")
         if answer is None:
             raise EvalcoreError("missing field", path=origin, line=line, field="answer")
+        if isinstance(answer, bool):
+            raise EvalcoreError(f"answer must be 0-3 or A-D, got {answer!r}", path=origin, line=line, field="answer")
         try:
             index = int(answer)
             if index != answer and str(index) != str(answer).strip():
@@ -219,6 +231,19 @@ def read_mmlu_parquet(path: Path) -> list[tuple]:
     return mmlu_rows_to_tuples(rows, path)
 
 
+def find_parquet_shards(directory: Path, split: str, config: str) -> list[Path]:
+    """The parquet shards of ``split`` laid out as on the hub: ``<config>/<split>-00000-of-00001.parquet``.
+
+    Looks in ``directory``, ``directory/<config>`` and ``directory/data``, for
+    ``<split>-*.parquet`` or ``<split>.parquet``; the first folder that has any wins.
+    """
+    for d in (directory, directory / config, directory / "data"):
+        found = sorted(d.glob(f"{split}-*.parquet")) + sorted(d.glob(f"{split}.parquet")) if d.is_dir() else []
+        if found:
+            return found
+    return []
+
+
 def find_mmlu_files(directory: Path, split: str) -> list[Path]:
     """MMLU files for ``split`` in a directory: subject CSVs, else HF parquet shards."""
     suffix = MMLU_SPLIT_SUFFIX[split]
@@ -227,11 +252,7 @@ def find_mmlu_files(directory: Path, split: str) -> list[Path]:
         found = sorted(d.glob(f"*_{suffix}.csv")) if d.is_dir() else []
         if found:
             return found
-    for d in (directory, directory / "all", directory / "data"):
-        found = sorted(d.glob(f"{split}-*.parquet")) + sorted(d.glob(f"{split}.parquet")) if d.is_dir() else []
-        if found:
-            return found
-    return []
+    return find_parquet_shards(directory, split, "all")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,6 +277,11 @@ def humaneval_items(rows: Iterable[tuple[int, dict[str, Any]]], *, origin: str |
                     raise EvalcoreError("missing field", path=origin, line=line, field=name)
             else:
                 require_str(row, name, origin, line)
+        entry_point = row["entry_point"].strip()
+        if not entry_point.isidentifier() or not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(entry_point)}\s*\(",
+                                                         row["prompt"], re.MULTILINE):
+            raise EvalcoreError(f"the prompt defines no function {row['entry_point']!r} (no 'def {entry_point}(')",
+                                path=origin, line=line, field="entry_point")
         task_id = row["task_id"]
         if task_id in seen:
             raise EvalcoreError(f"duplicate task_id {task_id!r}", path=origin, line=line, field="task_id")
@@ -264,7 +290,7 @@ def humaneval_items(rows: Iterable[tuple[int, dict[str, Any]]], *, origin: str |
             Item(
                 id=task_id,
                 dataset="humaneval",
-                fields={"prompt": row["prompt"], "entry_point": row["entry_point"], "test": row["test"]},
+                fields={"prompt": row["prompt"], "entry_point": entry_point, "test": row["test"]},
                 reference=row["canonical_solution"],
                 metadata={"task_id": task_id, "split": "test", "source": source},
             )

@@ -117,20 +117,72 @@ def _offline() -> Iterator[None]:
             hconst.HF_HUB_OFFLINE = saved[1]
 
 
+def _builder_of(path: Path) -> str | None:
+    suffixes = "".join(path.suffixes)
+    return "parquet" if ".parquet" in suffixes else "json" if ".json" in suffixes else "csv" if ".csv" in suffixes else None
+
+
+def saved_to_disk(path: Path) -> bool:
+    """Whether ``path`` is a folder written by ``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk``."""
+    return path.is_dir() and ((path / "dataset_dict.json").is_file() or (path / "state.json").is_file())
+
+
+def _split_files(path: Path, config: str, split: str) -> list[Path]:
+    """The data files of ``split`` in a folder laid out as on the hub, without a README.
+
+    ``datasets`` would infer the splits from file names by its own keywords, and it maps
+    ``dev-*`` to ``validation`` (MMLU's dev rows would join its validation split and ``dev``
+    would not exist); so the files are chosen here by exact split name: ``<split>-*.<ext>``,
+    ``<split>.<ext>`` or ``<split>/*.<ext>``, in ``path/<config>``, ``path/data`` or ``path``.
+    """
+    for d in (path / config, path / "data", path):
+        if not d.is_dir():
+            continue
+        found = sorted(f for f in d.iterdir() if f.is_file() and _builder_of(f)
+                       and (f.name.startswith(f"{split}-") or f.name.split(".")[0] == split))
+        if not found and (d / split).is_dir():
+            found = sorted(f for f in (d / split).iterdir() if f.is_file() and _builder_of(f))
+        if found:
+            return found
+    return []
+
+
 def _local_kwargs(path: Path, name: str, split: str) -> tuple[str, dict[str, Any]]:
     """Arguments for ``load_dataset`` on a local file or directory."""
     _, config = HF_REPOS[name]
     if path.is_file():
-        suffixes = "".join(path.suffixes)
-        builder = "parquet" if ".parquet" in suffixes else "json" if ".json" in suffixes else "csv" if ".csv" in suffixes else None
+        builder = _builder_of(path)
         if builder is None:
             raise EvalcoreError("unsupported file type for the HF source (use parquet or JSON lines)", path=path)
         return builder, {"data_files": {split: str(path)}}
     if (path / "README.md").is_file():
         return str(path), {"name": config}
-    if (path / config).is_dir():
-        return str(path), {"data_dir": config}
-    return str(path), {}
+    files = _split_files(path, config, split)
+    if not files:
+        raise EvalcoreError(
+            f"no data files for split {split!r} ({config}/{split}-*.parquet, {split}.jsonl, ...) in this directory",
+            path=path, field="split",
+        )
+    builders = {_builder_of(f) for f in files}
+    if len(builders) != 1:
+        raise EvalcoreError(f"split {split!r} mixes file types ({', '.join(sorted(map(str, builders)))})", path=path)
+    return builders.pop(), {"data_files": {split: [str(f) for f in files]}}
+
+
+def _load_saved(path: Path, split: str) -> Any:
+    """A split of a folder written by ``save_to_disk`` (``datasets.load_from_disk``)."""
+    import datasets
+
+    saved = datasets.load_from_disk(str(path))
+    if isinstance(saved, datasets.DatasetDict):
+        if split not in saved:
+            raise EvalcoreError(f"the saved DatasetDict has no split {split!r} (it has {', '.join(saved)})",
+                                path=path, field="split")
+        return saved[split]
+    recorded = str(saved.split) if saved.split is not None else None
+    if recorded is not None and recorded != split:
+        raise EvalcoreError(f"the saved Dataset is split {recorded!r}, not {split!r}", path=path, field="split")
+    return saved
 
 
 def load_hf_rows(name: str, split: str, path: Path | None = None, *, allow_network: bool = False) -> tuple[list[dict[str, Any]], str]:
@@ -158,7 +210,7 @@ def load_hf_rows(name: str, split: str, path: Path | None = None, *, allow_netwo
     if path is not None:
         if not path.exists():
             raise EvalcoreError("path does not exist", path=path)
-        target, kwargs = _local_kwargs(path, name, split)
+        target, kwargs = (str(path), {}) if saved_to_disk(path) else _local_kwargs(path, name, split)
         origin = str(path)
         offline = local_files = True
     else:
@@ -184,7 +236,10 @@ def load_hf_rows(name: str, split: str, path: Path | None = None, *, allow_netwo
                 stack.enter_context(_offline())
             if local_files:  # keep the arrow cache of local files out of the user's HF cache
                 kwargs["cache_dir"] = stack.enter_context(tempfile.TemporaryDirectory(prefix="evalcore-hf-"))
-            dataset = datasets.load_dataset(target, split=split, **kwargs)
+            if path is not None and saved_to_disk(path):
+                dataset = _load_saved(path, split)
+            else:
+                dataset = datasets.load_dataset(target, split=split, **kwargs)
             rows = dataset.to_list()
     except EvalcoreError:
         raise

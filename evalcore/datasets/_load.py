@@ -18,6 +18,9 @@ DATASETS = ("gsm8k", "mmlu", "humaneval")
 SOURCES = ("auto", "hf", "local", "package", "sample")
 SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
 _SAMPLE_FILES = {"gsm8k": "gsm8k/test.jsonl", "mmlu": "mmlu", "humaneval": "humaneval/HumanEval_sample.jsonl"}
+# the split few-shot examples come from: never the test split where the dataset has another;
+# the shipped sample has a few worked examples in it (GSM8K train, MMLU dev), read by few_shot_pool only
+FEW_SHOT_SPLIT = {"gsm8k": "train", "mmlu": "dev", "humaneval": "test"}
 
 
 def sample_path(name: str) -> Path:
@@ -53,12 +56,19 @@ def _check_name(name: str) -> None:
 def _from_local(name: str, split: str, path: Path, source: str = "local") -> list[Item]:
     if not path.exists():
         raise EvalcoreError("path does not exist", path=path)
+    config = _hf.HF_REPOS[name][1]
     if name == "gsm8k":
         file = path if path.is_file() else fmt.find_gsm8k_file(path, split)
         if file is None:
-            raise EvalcoreError(f"no GSM8K file for split {split!r} ({split}.jsonl) in this directory", path=path)
+            shards = fmt.find_parquet_shards(path, split, config)
+            if shards:
+                return _from_parquet_rows(name, split, shards, source)
+            raise EvalcoreError(
+                f"no GSM8K file for split {split!r} ({split}.jsonl, or {config}/{split}-*.parquet as on the hub) in this directory",
+                path=path,
+            )
         if file.suffix == ".parquet":
-            return _from_parquet_rows(name, split, file, source)
+            return _from_parquet_rows(name, split, [file], source)
         return fmt.gsm8k_items(fmt.read_jsonl(file), origin=file, source=source, split=split)
     if name == "mmlu":
         files = [path] if path.is_file() else fmt.find_mmlu_files(path, split)
@@ -77,20 +87,48 @@ def _from_local(name: str, split: str, path: Path, source: str = "local") -> lis
         return fmt.mmlu_items(parsed, source=source, split=split)
     file = path if path.is_file() else fmt.find_humaneval_file(path)
     if file is None:
-        raise EvalcoreError("no HumanEval file (HumanEval.jsonl[.gz]) in this directory", path=path)
+        shards = fmt.find_parquet_shards(path, split, config)
+        if shards:
+            return _from_parquet_rows(name, split, shards, source)
+        raise EvalcoreError(
+            f"no HumanEval file (HumanEval.jsonl[.gz], or {config}/{split}-*.parquet as on the hub) in this directory",
+            path=path,
+        )
     if file.suffix == ".parquet":
-        return _from_parquet_rows(name, split, file, source)
+        return _from_parquet_rows(name, split, [file], source)
     return fmt.read_humaneval_file(file, source)
 
 
-def _from_parquet_rows(name: str, split: str, file: Path, source: str) -> list[Item]:
-    try:
-        import pandas as pd
+def _from_parquet_rows(name: str, split: str, files: list[Path], source: str) -> list[Item]:
+    """Items from parquet shards, in shard order; errors name the shard and its row (1-based)."""
+    items: list[Item] = []
+    for file in files:
+        try:
+            import pandas as pd
 
-        records = pd.read_parquet(file).to_dict("records")
-    except Exception as exc:  # noqa: BLE001 - any decoding error is a bad file
-        raise EvalcoreError(f"cannot read parquet: {exc}", path=file) from None
-    return _items_from_rows(name, split, records, str(file), source)
+            records = pd.read_parquet(file).to_dict("records")
+        except Exception as exc:  # noqa: BLE001 - any decoding error is a bad file
+            raise EvalcoreError(f"cannot read parquet: {exc}", path=file) from None
+        items.extend(_items_from_rows(name, split, records, str(file), source))
+    if len(files) > 1:  # ids unique over all shards, as for one file
+        items = _reunique(items, name)
+    return items
+
+
+def _reunique(items: list[Item], name: str) -> list[Item]:
+    from dataclasses import replace
+
+    from evalcore.datasets._common import unique_ids
+
+    if name == "humaneval":
+        seen: set[str] = set()
+        for it in items:
+            if it.id in seen:
+                raise EvalcoreError(f"duplicate task_id {it.id!r} across parquet shards", field="task_id")
+            seen.add(it.id)
+        return items
+    base = [it.id.split("~")[0] for it in items]
+    return [replace(it, id=i) for it, i in zip(items, unique_ids(base))]
 
 
 def _items_from_rows(name: str, split: str, records: list[dict[str, Any]], origin: str, source: str) -> list[Item]:
@@ -235,7 +273,11 @@ def load(
     if used == "local":
         if p is None:
             raise EvalcoreError("source='local' needs path= (a file or directory in the native format)", field="path")
-        items = _from_local(name, split, p)
+        if _hf.saved_to_disk(p):  # written by Dataset(Dict).save_to_disk: only `datasets` reads it
+            used = "hf"
+            items = _from_hf(name, split, p, allow_network=False)
+        else:
+            items = _from_local(name, split, p)
     elif used == "hf":
         try:
             items = _from_hf(name, split, p, allow_network=(source == "hf"))
@@ -259,3 +301,33 @@ def load(
         items = seeded_subset(items, limit, seed, key=lambda it: it.id)
     log.info("%s/%s: %d of %d items from source %r%s", name, split, len(items), total, used, f" ({p})" if p else "")
     return items
+
+
+def few_shot_pool(name: str, source: str = "sample", path: str | Path | None = None) -> list[Item]:
+    """The candidate worked examples for few-shot prompts, from the split a dataset keeps for them.
+
+    GSM8K's ``train`` and MMLU's ``dev`` split (the one MMLU's 5-shot prompts come from), never
+    their test split; HumanEval has only a test split, so its pool is the shipped sample's
+    problems (written for evalcore, none of them a HumanEval problem). The default source is the
+    few-shot part shipped with the samples (``samples/gsm8k/train.jsonl``: 8 problems;
+    ``samples/mmlu/dev/<subject>_dev.csv``: one question per sample subject), which shares no
+    item with any test split and is not an evaluation split (``load(..., source="sample")``
+    stays test-only). ``source``/``path`` read the real train/dev split instead (as
+    :func:`load`). The caller still leaves out the item being asked
+    (``evalcore.runs.select_few_shot`` does).
+
+    Args:
+        name: ``"gsm8k"``, ``"mmlu"`` or ``"humaneval"``.
+        source: ``"sample"`` (the shipped few-shot examples) or any source of :func:`load`.
+        path: Local files, for ``source="local"``/``"hf"``/``"auto"``.
+
+    Returns:
+        The items of the few-shot split, in source order (``metadata["split"]`` names it).
+    """
+    _check_name(name)
+    split = FEW_SHOT_SPLIT[name]
+    if source != "sample":
+        return load(name, split=split, source=source, path=path)
+    if name == "humaneval":
+        return _from_sample(name, split)
+    return _from_local(name, split, SAMPLES_DIR / name, source="sample")

@@ -99,12 +99,13 @@ def run_benchmark(
     if check_endpoint:
         check_reachable(chat_model)
 
-    from evalcore.datasets import load
+    from evalcore.datasets import few_shot_pool, load
 
     items = load(dataset, split=split, limit=limit, seed=seed, source=source)
     if not items:
         raise EvalcoreError(f"{dataset} split {split!r} has no items", field="dataset")
-    pool = load(dataset, split=split, source="sample") if few_shot else []
+    # worked examples from the split kept for them (GSM8K train, MMLU dev), never a test split
+    pool = few_shot_pool(dataset) if few_shot else []
     check_template(template, items, pool, few_shot, seed)
 
     base = Path(run_dir)
