@@ -12,8 +12,54 @@ from evalcore.suites._output import load_results, validate_results
 
 def _load(x: Any) -> dict[str, Any]:
     if isinstance(x, (str, os.PathLike)):
-        return load_results(x)
+        return check_consistent(load_results(x), x)  # a file may have been edited since it was written
     return validate_results(x.to_dict() if hasattr(x, "to_dict") else x)
+
+
+def check_consistent(d: dict[str, Any], path: Any = None) -> dict[str, Any]:
+    """Refuse a results file whose numbers do not follow from its tests (``compare_results``
+    checks every file it reads; results given as objects or dicts are the caller's own): every test score in [0, 1],
+    every category score the mean of its tests' scores (0 without tests) and the overall score
+    the weighted mean of the category scores (``summary.weights_used``, else the default
+    weights renormalized). A results file whose summary or category scores were edited by
+    hand without its tests was compared as if measured.
+
+    This catches an edit of the summary; a file rewritten consistently (tests included) cannot
+    be told from a measured one: results are not signed.
+
+    Raises:
+        EvalcoreError: Naming the first number that does not follow.
+    """
+    from evalcore.suites._case_results import overall_score
+
+    where = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    scores: dict[str, float] = {}
+    for cat, res in d["detailed_results"].items():
+        tests = [float(t["score"]) for t in res["tests"]]
+        if any(not 0.0 <= t <= 1.0 for t in tests):
+            raise EvalcoreError("a test score outside [0, 1]", path=where, field=f"detailed_results.{cat}.tests")
+        mean = sum(tests) / len(tests) if tests else 0.0
+        if abs(mean - float(res["score"])) > 1e-6:
+            raise EvalcoreError(f"category score {float(res['score']):.6g} is not the mean of its tests "
+                                f"({mean:.6g}): the file was edited", path=where,
+                                field=f"detailed_results.{cat}.score")
+        scores[cat] = mean
+    if scores:
+        used = d["summary"].get("weights_used")
+        weights = d["summary"].get("weights")
+        try:
+            if isinstance(used, dict) and set(used) == set(scores):
+                overall = sum(float(used[c]) * scores[c] for c in scores)
+            else:
+                overall = overall_score(scores, weights if isinstance(weights, dict) else None)[0]
+        except (TypeError, ValueError, KeyError) as exc:
+            raise EvalcoreError(f"the category weights do not apply: {exc}", path=where,
+                                field="summary.weights_used") from exc
+        if abs(overall - float(d["summary"]["overall_score"])) > 1e-6:
+            raise EvalcoreError(f"overall score {float(d['summary']['overall_score']):.6g} is not the weighted "
+                                f"mean of the category scores ({overall:.6g}): the file was edited", path=where,
+                                field="summary.overall_score")
+    return d
 
 
 def _relative_drop(a: float, b: float) -> float:

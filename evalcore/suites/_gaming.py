@@ -320,6 +320,73 @@ class DuplicateSearch(OracleAgent):
         self._registry = Dup(outer)
 
 
+class FakeTrace(OracleAgent):
+    """Keeps no tool at all: answers from the answer key and reports a trace of well-formed
+    steps (tool names, arguments, results, dependencies) that no tool ever ran. Scored on its
+    final answers alone it earns what an agent reporting no steps earns (0.4 a dependent case,
+    0.47 an independent one): below the category floor, but not the margin the self-test asks
+    of :data:`GAMING_AGENTS`, so it is not listed there (``tests/suites/test_agent_audit2.py``
+    checks that its trace earns nothing)."""
+
+    def reset(self) -> None:
+        with self._lock:
+            self._tools = {}
+
+    def _ensure_tools(self, kinds: Any) -> list[str]:
+        return []
+
+
+_OLD_POOLS: dict[str, tuple[str, list[Any]]] = {
+    # the held-out pools evalcore's source once drew from (every value public)
+    "celsius_to_kelvin": ("celsius", [-60.5, -25.5, 7.5, 42.5, 63.5, 180.5, 300.5]),
+    "vowel_count": ("text", ["lantern", "harbor", "meadow", "copper", "thunder", "saddle", "pepper", "canyon",
+                             "glacier", "mosaic", "tunnel", "velvet", "anchor", "blossom", "falcon", "quartz"]),
+    "is_palindrome": ("text", ["stats", "radar", "solos", "tenet", "minim", "deified", "repaper", "sagas",
+                               "lantern", "harbor", "meadow", "copper", "thunder", "saddle", "pepper", "canyon"]),
+}
+
+
+def table_source(kind: str, args: list[str], rows: list[dict[str, Any]]) -> tuple[str, str]:
+    """A documented, tested "tool" that is a literal table of ``rows`` (computes nothing)."""
+    import json
+
+    table = {json.dumps([r[a] for a in args]): solve_kind(kind, r) for r in rows}
+    params = ", ".join(f"{a}: object" for a in args)
+    code = (f"def {kind}({params}) -> object:\n"
+            f'    """Compute {kind.replace("_", " ")}.\n\n    Args:\n'
+            + "".join(f"        {a}: An input.\n" for a in args)
+            + "\n    Returns:\n        The answer.\n    \"\"\"\n"
+            "    import json\n"
+            f"    table = {table!r}\n"
+            f"    key = json.dumps([{', '.join(args)}])\n"
+            "    if key not in table:\n        raise ValueError('unsupported input')\n"
+            "    return table[key]\n")
+    calls = [", ".join(f"{a}={r[a]!r}" for a in args) for r in rows[:3]]
+    tests = (f"def test_{kind}() -> None:\n"
+             + "".join(f"    assert {kind}({c}) == {solve_kind(kind, r)!r}\n" for c, r in zip(calls, rows))
+             + f"    try:\n        {kind}({', '.join('None' for _ in args)})\n    except ValueError:\n        pass\n")
+    return code, tests
+
+
+class TableTools(OracleAgent):
+    """Answers itself and registers, as each synthesized tool, a literal table of the inputs of
+    the requests it saw plus the held-out values evalcore once drew from small public pools
+    (those pools made such a table pass the evaluator's held-out run: synthesis 1.0 on the
+    kinds they covered)."""
+
+    def _answer(self, case: Any, value: Any, step_values: list[Any]) -> AgentResponse:
+        resp = super()._answer(case, value, step_values)
+        if resp.success and case.kind in SYNTHESIZED_KINDS and case.inputs and not case.is_multi_step:
+            args = list(case.inputs)
+            with self._lock:
+                rows: list[dict[str, Any]] = self.__dict__.setdefault("_rows", {}).setdefault(
+                    case.kind, [{args[0]: v} for v in _OLD_POOLS.get(case.kind, ("", []))[1]])
+                if dict(case.inputs) not in rows:
+                    rows.append(dict(case.inputs))
+                self._tools[case.kind] = table_source(case.kind, args, rows)
+        return resp
+
+
 GAMING_AGENTS: dict[str, tuple[type, str]] = {
     "frame_reader": (FrameReader, "functional"),
     "monkeypatcher": (Monkeypatcher, "functional"),
@@ -337,6 +404,7 @@ GAMING_AGENTS: dict[str, tuple[type, str]] = {
     "vague_errors": (VagueErrors, "robustness"),
     "echo": (Echo, "robustness"),
     "duplicate_search": (DuplicateSearch, "retrieval"),
+    "table_tools": (TableTools, "synthesis"),
 }
 """Gaming agent name → (class, the category it games)."""
 

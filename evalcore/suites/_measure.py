@@ -273,6 +273,55 @@ def run_tool_calls(code: str, name: str, calls: Sequence[Mapping[str, Any]], *,
     return [{"ok": bool(o.get("ok")), "result": o.get("result"), "error": o.get("error")} for o in out]
 
 
+def run_tool_steps(steps: Sequence[tuple[str, str, Mapping[str, Any]]], *,
+                   timeout_s: float = 20.0) -> list[dict[str, Any]] | str:
+    """Run each ``(code, function name, keyword arguments)`` in a namespace of its own, in one
+    sandboxed program (the tools of a multi-step request, each as registered).
+
+    Returns:
+        One ``{"ok", "result", "error"}`` per step, or a string saying why the program failed.
+    """
+    for _code, name, _kw in steps:
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            return f"tool name {name!r} is not a Python function name"
+    if not steps:
+        return []
+    marker = f"__EVALCORE_STEPS_{secrets.token_hex(8)}__"
+    program = (
+        "def __evalcore_steps():\n"
+        "    import json as _json, sys as _sys\n"
+        "    _out = []\n"
+        "    for _code, _name, _kw in _json.loads(_sys.stdin.read()):\n"
+        "        try:\n"
+        "            _ns = {'__name__': '__evalcore_tool__'}\n"
+        "            exec(compile(_code, '<tool ' + _name + '>', 'exec'), _ns)\n"
+        "            _r = _ns[_name](**_kw)\n"
+        "            _out.append({'ok': True, 'result': _json.loads(_json.dumps(_r, default=repr))})\n"
+        "        except Exception as _exc:\n"
+        "            _out.append({'ok': False, 'error': type(_exc).__name__ + ': ' + str(_exc)[:200]})\n"
+        f"    print({marker!r} + _json.dumps(_out))\n"
+        "__evalcore_steps()\n"
+    )
+    try:
+        res = _run_python()(program, timeout_s=timeout_s,
+                            stdin=json.dumps([[c, n, dict(kw)] for c, n, kw in steps], default=repr))
+    except Exception as exc:
+        return f"the sandbox failed: {type(exc).__name__}: {exc}"
+    if res.timed_out:
+        return f"timed out after {timeout_s:g} s"
+    lines = [ln for ln in (res.stdout or "").splitlines() if ln.startswith(marker)]
+    if not res.completed or not lines:
+        tail = (res.stderr or "").strip()[-300:]
+        return f"the program did not run to its end: {tail or res.reason or 'no output'}"
+    try:
+        out = json.loads(lines[-1][len(marker):])
+    except ValueError:
+        return "malformed output"
+    if not isinstance(out, list) or len(out) != len(steps):
+        return "malformed output"
+    return [{"ok": bool(o.get("ok")), "result": o.get("result"), "error": o.get("error")} for o in out]
+
+
 def run_tool_tests(code: str | None, tests: str | None, *, timeout_s: float = 20.0) -> tuple[bool, str]:
     """Run a tool's own tests (every top-level ``test_*`` function) against its code in the sandbox.
 
@@ -443,3 +492,73 @@ def answering_step(resp: AgentResponse | None, tool: str | None) -> StepRecord |
         return None
     steps = [s for s in resp.steps if s.tool == tool]
     return steps[-1] if steps else None
+
+
+def verify_steps(resp: AgentResponse | None, case: Any, before: Mapping[str, ToolRecord],
+                 after: Mapping[str, ToolRecord], at_reset: Mapping[str, ToolRecord],
+                 checker: ToolChecker) -> list[dict[str, Any]]:
+    """Whether each step the agent reports was run by a registered tool: the evaluator runs the
+    tool's registered code on the step's arguments and its output must be the step's result.
+
+    A step counts (``executed``) only when its tool is registered after the request with code,
+    was not rewritten during the request (a tool present before it with other code: a table
+    made for this request), its error is None and the run reproduces the result. A tool added
+    during the session (absent at the reset or with other code) that serves a step whose inputs
+    the request states (no ``depends_on``) must also pass :meth:`ToolChecker.verify` on
+    held-out inputs of the step's kind.
+
+    Args:
+        resp: The agent's response.
+        case: The multi-step case (its ``steps`` name each step's kind).
+        before: Registry snapshot right before the request.
+        after: Registry snapshot right after it.
+        at_reset: Registry snapshot at the category's reset.
+        checker: Runs tools on held-out inputs.
+
+    Returns:
+        One ``{"tool", "executed", "why"}`` per reported step.
+    """
+    from evalcore.suites._cases.kinds import parse_inputs
+
+    if resp is None:
+        return []
+    out: list[dict[str, Any]] = [{"tool": st.tool, "executed": False, "why": None} for st in resp.steps]
+    todo: list[int] = []
+    for i, st in enumerate(resp.steps):
+        rec = after.get(st.tool)
+        if st.error is not None:
+            out[i]["why"] = "the step reports an error"
+        elif rec is None or rec.code is None:
+            out[i]["why"] = "the tool is not in the agent's registry (with code)"
+        elif st.tool in before and before[st.tool].hash != rec.hash:
+            out[i]["why"] = "the tool was rewritten during the request"
+        else:
+            todo.append(i)
+    if not todo:
+        return out
+    ran = run_tool_steps([(after[resp.steps[i].tool].code or "", resp.steps[i].tool, resp.steps[i].args)
+                          for i in todo], timeout_s=checker.timeout_s)
+    if isinstance(ran, str):
+        for i in todo:
+            out[i]["why"] = f"the evaluator could not run the step: {ran}"
+        return out
+    expected = list(getattr(case, "steps", []) or [])
+    for i, o in zip(todo, ran, strict=True):
+        st = resp.steps[i]
+        if not o["ok"]:
+            out[i]["why"] = f"the tool failed on the step's arguments: {o['error']}"
+            continue
+        if not values_match(o["result"], st.result, 1e-9, 1e-9):
+            out[i]["why"] = "the tool's output on the step's arguments is not the step's result"
+            continue
+        rec = after[st.tool]
+        added = st.tool not in at_reset or at_reset[st.tool].hash != rec.hash
+        if added and i < len(expected) and not expected[i].depends_on and expected[i].tool in VARIABLE_SLOTS:
+            inputs = parse_inputs(expected[i].tool, getattr(case, "query", ""))
+            if inputs and set(VARIABLE_SLOTS[expected[i].tool]) <= set(inputs):
+                check = checker.verify(rec, expected[i].tool, inputs, st.args or None)
+                if not check.passed:
+                    out[i]["why"] = f"a tool added in the session failed on held-out inputs: {check.error}"
+                    continue
+        out[i]["executed"] = True
+    return out

@@ -182,15 +182,50 @@ class _CaseAgent:
         if refusal is not None:
             return refusal
         new = self._ensure_tools(case.expected_tools)
-        steps = [StepRecord(tool=s.tool, args={f"input_{i}": step_values[i] for i in s.depends_on} or {"query": case.query},
-                            result=step_values[j], depends_on=list(s.depends_on))
-                 for j, s in enumerate(case.steps)]
+        steps = (self._plan(case, lambda j, tool, args: step_values[j]) or [
+            StepRecord(tool=s.tool, args={f"input_{i}": step_values[i] for i in s.depends_on} or {"query": case.query},
+                       result=step_values[j], depends_on=list(s.depends_on)) for j, s in enumerate(case.steps)])
         if not steps and case.expected_tools:
             steps = [StepRecord(tool=case.expected_tools[0], args=dict(case.inputs) or {"query": case.query},
                                 result=value)]
         return AgentResponse(success=True, response=self._text(case, value), result=value,
                              tool_used=case.expected_tools[-1] if case.expected_tools else None,
                              synthesized=bool(new), reused=not new, steps=steps)
+
+    def _plan(self, case: AgentCase, value_of: Any) -> list[StepRecord] | None:
+        """The steps of a multi-step case with the arguments its tools take (read from the
+        request, a dependent step fed the result of the step it depends on); each step's result
+        is ``value_of(j, tool, args)``. None when a step has no plan."""
+        import re
+
+        numbers = [float(x) if "." in x else int(x) for x in re.findall(r"-?\d+(?:\.\d+)?", case.query)]
+        quoted = re.findall(r"'([^']*)'", case.query)
+        listed = re.findall(r"\[([^\]]*)\]", case.query)
+        list_numbers = {int(x) for part in listed for x in part.split(",")}
+        free = [n for n in numbers if n not in list_numbers]
+        values: list[Any] = []
+        steps: list[StepRecord] = []
+        for j, s in enumerate(case.steps):
+            fed = values[s.depends_on[-1]] if s.depends_on else None
+            if s.tool == "factorial":
+                args = {"n": fed if fed is not None else free.pop(0)}
+            elif s.tool == "percentage":
+                args = {"percent": free.pop(0), "value": fed} if fed is not None else {"percent": free.pop(0),
+                                                                                       "value": free.pop(0)}
+            elif s.tool == "temperature_conversion":
+                args = {"value": fed if fed is not None else free.pop(0), "from_unit": "C", "to_unit": "F"}
+            elif s.tool == "reverse_string":
+                args = {"text": quoted.pop(0)}
+            elif s.tool == "sum_list":
+                args = {"numbers": [int(x) for x in listed[0].split(",")]}
+            elif s.tool in ("gcd", "lcm"):
+                args = {"a": free.pop(0), "b": free.pop(0)}
+            else:
+                return None
+            v = value_of(j, s.tool, args)
+            values.append(v)
+            steps.append(StepRecord(tool=s.tool, args={**args}, result=v, depends_on=list(s.depends_on)))
+        return steps
 
     def _computed(self, query: str) -> AgentResponse:
         """Answer a request in canonical phrasing by running the registered tool."""
@@ -253,37 +288,17 @@ class HonestAgent(_CaseAgent):
         # the planner's output for this request: the tools in order and what feeds what; values
         # come from running the tools
         self._ensure_tools([s.tool for s in case.steps])
-        values: list[Any] = []
-        steps: list[StepRecord] = []
-        import re
 
-        numbers = [float(x) if "." in x else int(x) for x in re.findall(r"-?\d+(?:\.\d+)?", case.query)]
-        quoted = re.findall(r"'([^']*)'", case.query)
-        listed = re.findall(r"\[([^\]]*)\]", case.query)
-        list_numbers = {int(x) for part in listed for x in part.split(",")}
-        free = [n for n in numbers if n not in list_numbers]
-        for s in case.steps:
-            fed = values[s.depends_on[-1]] if s.depends_on else None
-            if s.tool == "factorial":
-                args = {"n": fed if fed is not None else free.pop(0)}
-            elif s.tool == "percentage":
-                args = {"percent": free.pop(0), "value": fed} if fed is not None else {"percent": free.pop(0),
-                                                                                       "value": free.pop(0)}
-            elif s.tool == "temperature_conversion":
-                args = {"value": fed if fed is not None else free.pop(0), "from_unit": "C", "to_unit": "F"}
-            elif s.tool == "reverse_string":
-                args = {"text": quoted.pop(0)}
-            elif s.tool == "sum_list":
-                args = {"numbers": [int(x) for x in listed[0].split(",")]}
-            elif s.tool in ("gcd", "lcm"):
-                args = {"a": free.pop(0), "b": free.pop(0)}
-            else:
-                return AgentResponse(success=False, error=f"no plan for step {s.tool}")
-            v = self._run_tool(s.tool, args)
-            if isinstance(v, float) and v.is_integer() and s.tool != "temperature_conversion":
+        def run(j: int, tool: str, args: dict[str, Any]) -> Any:
+            v = self._run_tool(tool, args)
+            if isinstance(v, float) and v.is_integer() and tool != "temperature_conversion":
                 v = int(v)
-            values.append(v)
-            steps.append(StepRecord(tool=s.tool, args={**args}, result=v, depends_on=list(s.depends_on)))
+            return v
+
+        steps = self._plan(case, run)
+        if steps is None:
+            return AgentResponse(success=False, error="no plan for this request")
+        values = [s.result for s in steps]
         result = values[-1] if "dependent" in case.tags else values
         return AgentResponse(success=True, response=f"The answer is {result}.", result=result,
                              tool_used=steps[-1].tool, steps=steps)

@@ -150,13 +150,36 @@ def solve_kind(kind: str, inputs: Mapping[str, Any]) -> Any:
     raise KeyError(kind)
 
 
-_HELD_OUT_WORDS = ("lantern", "harbor", "meadow", "copper", "thunder", "saddle", "pepper", "canyon",
-                   "glacier", "mosaic", "tunnel", "velvet", "anchor", "blossom", "falcon", "quartz")
-_HELD_OUT_PALINDROMES = ("stats", "radar", "solos", "tenet", "minim", "deified", "repaper", "sagas")
+_HELD_OUT_LETTERS = "abcdefghilmnoprstuvwy"  # no k, x, z, j, q: a generated made-up word starts with one
+
+
+def _held_out_word(rng: random.Random, lo: int = 5, hi: int = 10) -> str:
+    """A random string of ``lo``-``hi`` letters that no generated request uses (generated
+    made-up words start with one of k, x, z, j, q; the real words are :data:`WORDS`)."""
+    while True:
+        w = "".join(rng.choice(_HELD_OUT_LETTERS) for _ in range(rng.randint(lo, hi)))
+        if w not in WORDS:
+            return w
+
+
+def _held_out_palindrome(rng: random.Random) -> str:
+    half = "".join(rng.choice(_HELD_OUT_LETTERS) for _ in range(rng.randint(2, 5)))
+    return half + rng.choice(["", rng.choice(_HELD_OUT_LETTERS)]) + half[::-1]
+
+
+def _is_prime(n: int) -> bool:
+    return n > 1 and all(n % d for d in range(2, int(math.isqrt(n)) + 1))
 
 
 def sample_inputs(kind: str, rng: random.Random, like: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Fresh inputs of ``kind`` drawn from values the generated requests never use (held out).
+
+    Every kind draws from a space far too large to tabulate (random strings, wide numeric
+    ranges): an earlier version drew from small pools written in this file (7 Celsius values,
+    16 words, 24 palindrome candidates), so a "synthesized" tool that was a literal table of the
+    request's inputs plus those pools passed the evaluator's held-out run (synthesis 1.0) while
+    computing nothing. ``is_prime`` draws as many primes as composites (a tool answering False
+    to everything would pass most random odd numbers).
 
     Args:
         kind: A tool kind.
@@ -171,29 +194,40 @@ def sample_inputs(kind: str, rng: random.Random, like: Mapping[str, Any] | None 
     """
     like = dict(like or {})
     if kind == "percentage":
-        # generated values are multiples of 20
-        return {"percent": rng.choice([3, 7, 35, 55, 65, 85, 95, 150]), "value": rng.choice([36, 56, 88, 96, 310, 730])}
+        # generated values are multiples of 20 up to 6,000 (multi-step ones below 6,000)
+        value = rng.randrange(6001, 60000)
+        while value % 20 == 0:
+            value = rng.randrange(6001, 60000)
+        return {"percent": rng.randint(1, 400), "value": value}
     if kind in ("factorial",):
-        return {"n": rng.randint(21, 26)}  # generated: 2-20
+        return {"n": rng.randint(21, 150)}  # generated: 2-20
     if kind == "temperature_conversion":
-        # generated: tenths of a degree Celsius; degrees Fahrenheit of a half degree Celsius
-        return {"value": rng.choice([-35.25, -15.75, 45.25, 60.75, 75.25, 120.75]) if like.get("from_unit", "C") == "C"
-                else rng.choice([-22.5, 41.5, 59.5, 77.5, 95.5, 122.5]),
+        # generated: tenths of a degree; held out: quarter degrees (x.25, x.75)
+        return {"value": rng.randrange(-540, 20000) / 2 + rng.choice([0.25, -0.25]),  # above absolute zero
                 "from_unit": like.get("from_unit", "C"), "to_unit": like.get("to_unit", "F")}
-    if kind in ("reverse_string", "word_count", "vowel_count"):
-        k = 1 if kind != "word_count" else rng.randint(2, 5)
-        return {"text": " ".join(rng.sample(_HELD_OUT_WORDS, k))}
+    if kind in ("reverse_string", "vowel_count"):
+        return {"text": _held_out_word(rng)}
+    if kind == "word_count":
+        return {"text": " ".join(_held_out_word(rng, 3, 8) for _ in range(rng.randint(2, 9)))}
     if kind == "is_palindrome":
-        return {"text": rng.choice(_HELD_OUT_PALINDROMES + _HELD_OUT_WORDS[:8])}
+        if rng.random() < 0.5:
+            return {"text": _held_out_palindrome(rng)}
+        w = _held_out_word(rng)
+        return {"text": w if w != w[::-1] else w + "ab"}
     if kind == "is_prime":
-        return {"n": rng.randrange(50_001, 60_000, 2)}  # generated: 2-50,000
+        want = rng.random() < 0.5  # as many primes as not
+        for _ in range(10_000):
+            n = rng.randrange(50_001, 5_000_000, 2)  # generated: 2-50,000
+            if _is_prime(n) == want:
+                break
+        return {"n": n}
     if kind in ("gcd", "lcm"):
         g = rng.choice([3, 5, 7, 11])  # generated: gcd below 6,000, lcm pairs a < 1,000
         return {"a": g * rng.randint(2000, 2999), "b": g * rng.randint(3001, 4000)}
     if kind in _LIST_KINDS:
         return {"numbers": [rng.randint(61, 99) for _ in range(rng.choice([4, 5]))]}
     if kind == "celsius_to_kelvin":
-        return {"celsius": rng.choice([-60.5, -25.5, 7.5, 42.5, 63.5, 180.5, 300.5])}  # generated: whole degrees
+        return {"celsius": rng.randrange(-545, 100_001, 2) / 2}  # x.5; generated: whole degrees
     raise KeyError(kind)
 
 

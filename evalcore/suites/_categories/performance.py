@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import secrets
 import statistics
 import threading
 import time
@@ -11,6 +13,13 @@ from typing import Any, Sequence
 from evalcore import metrics
 from evalcore.suites._calling import call_agent, is_correct, reset_agent
 from evalcore.suites._case_results import CategoryResult, make_test
+from evalcore.suites._cases.generator import answer_tolerance
+from evalcore.suites._cases.kinds import (
+    VARIABLE_SLOTS,
+    render_query,
+    sample_inputs,
+    solve_kind,
+)
 from evalcore.suites._cases.records import AgentCase
 from evalcore.suites._config import SuiteConfig, SuiteData
 
@@ -19,6 +28,33 @@ def _rss_mb() -> float:
     import psutil
 
     return psutil.Process().memory_info().rss / 2**20
+
+
+def fresh_requests(cases: Sequence[AgentCase], n: int, rng: random.Random) -> list[AgentCase]:
+    """``n`` requests cycling through ``cases``, each single-step case of a known kind with
+    fresh inputs of that kind drawn from ``rng`` (canonical phrasing, the evaluator's answer);
+    other cases (multi-step) as they are. Timing the load on the very requests the agent has
+    just answered let an agent that caches its responses by text look fast (a 0.6 s-a-request
+    agent scored throughput 1.0 at 164 answers/s)."""
+    out: list[AgentCase] = []
+    seen: set[str] = {c.query for c in cases}
+    for i in range(max(0, n)):
+        case = cases[i % len(cases)]
+        if case.is_multi_step or case.kind not in VARIABLE_SLOTS or not case.inputs:
+            out.append(case)
+            continue
+        for _ in range(50):
+            x = sample_inputs(case.kind, rng, case.inputs)
+            q = render_query(case.kind, x)
+            if q not in seen:
+                break
+        seen.add(q)
+        ans = solve_kind(case.kind, x)
+        rel, abs_ = answer_tolerance(ans)
+        out.append(AgentCase(id=f"load-{i}-{case.kind}", query=q, complexity=case.complexity, kind=case.kind,
+                             categories=["performance"], tags=["load", case.kind], expected=ans,
+                             rel_tol=rel, abs_tol=abs_, expected_tools=list(case.expected_tools), inputs=x))
+    return out
 
 
 def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> CategoryResult:
@@ -33,7 +69,10 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
     for an in-process agent; left out, with a note, behind a plain URL); ``throughput`` =
     ``throughput_score(QPS, throughput_target)`` × share of correct answers under load, where
     QPS = correct answers / wall time of ``load_requests`` requests sent by ``workers`` threads
-    at once (a wrong answer under load counts for nothing).
+    at once (a wrong answer under load counts for nothing). The memory and load requests are
+    fresh (:func:`fresh_requests`: the kinds of the cases, inputs drawn from a secret seed, each
+    request new to the agent), so a cache of earlier responses neither answers them nor hides
+    its growth.
 
     Args:
         agent: The agent.
@@ -86,12 +125,14 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
     if read_rss is None or read_rss() is None:
         res.notes.append("memory test not run: the agent runs behind a URL, in a process whose memory "
                          "the evaluator cannot read")
-    else:
+    rng = random.Random(secrets.randbits(64))
+    if read_rss is not None and read_rss() is not None:
+        mem_cases = fresh_requests(cases, config.memory_requests, rng)
         before = read_rss()
         ok = 0
         crit_m: list[str] = []
         for i in range(config.memory_requests):
-            case = cases[i % len(cases)]
+            case = mem_cases[i]
             c = call_agent(agent, case.query, config.request_timeout_s)
             ok += is_correct(c, case)
             if c.critical:
@@ -104,7 +145,8 @@ def evaluate_performance(agent: Any, data: SuiteData, config: SuiteConfig) -> Ca
                                    details={"rss_before_mb": before, "growth_mb": growth, "memory_score": mscore,
                                             "requests": config.memory_requests, "correct_fraction": frac_m}))
     # throughput under concurrent load
-    qps, frac_l, crit_l = _load_test(agent, cases, config.load_requests, config.workers,
+    load_cases = fresh_requests(cases, config.load_requests, rng)
+    qps, frac_l, crit_l = _load_test(agent, load_cases, config.load_requests, config.workers,
                                       config.request_timeout_s)
     tscore = float(metrics.throughput_score(qps, config.throughput_target))
     res.tests.append(make_test("throughput", tscore * frac_l, threshold=config.pass_threshold, critical=bool(crit_l),
