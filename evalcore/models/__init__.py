@@ -10,7 +10,7 @@ from evalcore._lazy import lazy_exports
 
 _EXPORTS = {
     "evalcore.models._types": ("ChatModel", "Completion", "CompletionError", "GenerationParams", "Message", "Usage"),
-    "evalcore.models._cache": ("CACHE_ENV", "ResponseCache", "cache_key", "request_hash"),
+    "evalcore.models._cache": ("CACHE_ENV", "ResponseCache", "cache_key", "cacheable", "request_hash"),
     "evalcore.models._embeddings": ("load_minilm", "minilm_path"),
     "evalcore.models._fakeserver": ("FakeChatServer", "FaultRates"),
     "evalcore.models._local": ("LocalModel", "smollm2_gguf_path"),

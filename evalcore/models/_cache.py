@@ -58,10 +58,37 @@ def cache_key(model: str, endpoint: str, messages: Sequence[Message], params: Ge
     return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
 
 
+_ADVICE = "delete the file (it only saves model calls) or run with --no-cache"
+
+
+def _decode(text: Any) -> Completion | None:
+    """The completion a cache entry holds, or None when the entry is not one (damaged)."""
+    try:
+        d = json.loads(text)
+        if not isinstance(d, dict) or not isinstance(d.get("text"), str) or d.get("error"):
+            return None
+        usage = d.get("usage") or {}
+        if not isinstance(usage, dict) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
+            return None
+        return Completion.from_dict(d)
+    except (TypeError, ValueError, KeyError):  # JSONDecodeError is a ValueError
+        return None
+
+
+def cacheable(params: GenerationParams) -> bool:
+    """Whether a request's answer may be cached and served again: greedy (temperature 0) or
+    seeded. A sampled request without a seed is a fresh random draw each time; serving the
+    first draw again would make a second run repeat the first one's samples (zero variance
+    between runs), so such a request is neither looked up nor stored."""
+    return params.temperature == 0 or params.seed is not None
+
+
 class ResponseCache:
     """Successful completions in SQLite, so an identical request never calls the model twice.
 
-    Errors are never cached (a retry later may succeed). Safe to share between threads of one
+    Errors are never cached (a retry later may succeed), nor is a sampled request without a
+    seed (:func:`cacheable`; the runner checks it). Safe to share between threads of one
     process; several processes may share the file (WAL journal).
 
     Args:
@@ -80,30 +107,50 @@ class ResponseCache:
                 "completion TEXT NOT NULL, created REAL NOT NULL)")
             self._db.commit()
         except sqlite3.DatabaseError as exc:
-            raise EvalcoreError(f"not a usable SQLite cache: {exc}", path=self.path) from exc
+            raise EvalcoreError(f"not a usable SQLite cache: {exc}; {_ADVICE}",
+                                path=self.path) from exc
         self.hits = 0
         self.misses = 0
+        self.unreadable = 0
+        """Entries found but not decodable as a completion (treated as misses, then replaced)."""
+
+    def _db_error(self, exc: sqlite3.DatabaseError) -> EvalcoreError:
+        return EvalcoreError(f"the response cache is damaged: {exc}; {_ADVICE}", path=self.path)
 
     def get(self, key: str) -> Completion | None:
         """The cached completion for ``key``, or None."""
-        with self._lock:
-            row = self._db.execute("SELECT completion FROM responses WHERE key = ?",
-                                   (key,)).fetchone()
-        if row is None:
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT completion FROM responses WHERE key = ?",
+                                       (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise self._db_error(exc) from exc
+        comp = _decode(row[0]) if row is not None else None
+        if comp is None:
+            if row is not None:  # a damaged entry is never served: asked again, then replaced
+                self.unreadable += 1
+                if self.unreadable == 1:
+                    import warnings
+
+                    warnings.warn(f"{self.path}: a cached response could not be read; the "
+                                  "request is asked again and its entry replaced", stacklevel=2)
             self.misses += 1
             return None
         self.hits += 1
-        return Completion.from_dict(json.loads(row[0]))
+        return comp
 
     def put(self, key: str, model: str, completion: Completion) -> None:
         """Store a successful completion (failed ones are ignored)."""
         if not completion.ok:
             return
         data = json_text(completion.to_dict(), ensure_ascii=False)  # SQLite text must be UTF-8
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
-                             (key, model, data, time.time()))
-            self._db.commit()
+        try:
+            with self._lock:
+                self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
+                                 (key, model, data, time.time()))
+                self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            raise self._db_error(exc) from exc
 
     def __len__(self) -> int:
         with self._lock:

@@ -150,6 +150,11 @@ class LocalModel:
     def _llama(self, logits_all: bool = False) -> Any:
         return _load_llama(str(self.model_path), self.n_ctx, logits_all, self.seed, self.n_threads)
 
+    @property
+    def call_lock(self) -> Any:
+        """The lock that serializes calls of the embedded model (reentrant)."""
+        return _llama_lock
+
     def load(self) -> None:
         """Load the model now (the first call otherwise pays for it)."""
         self._llama()
@@ -180,6 +185,9 @@ class LocalModel:
         try:
             with _llama_lock:
                 llm = self._llama(logits_all=params.logprobs)
+                # latency is this call's own time: not the wait for the lock (calls ahead of
+                # it at concurrency > 1) nor the one-time model load
+                start = time.perf_counter()
                 _fresh_context(llm)
                 out = llm.create_chat_completion(**kwargs)
         except EvalcoreError:

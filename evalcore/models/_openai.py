@@ -132,6 +132,12 @@ class OpenAICompatibleModel:
         return self.base_url
 
     @property
+    def price(self) -> dict[str, float] | None:
+        """USD per 1M ``input`` and ``output`` tokens this model is priced at, or None."""
+        return None if self._price is None else {"input": self._price.input,
+                                                 "output": self._price.output}
+
+    @property
     def priced(self) -> bool:
         """Whether the pricing table knows this model."""
         return self._price is not None
@@ -205,9 +211,10 @@ class OpenAICompatibleModel:
         """
         client, sem = self._state()
         req = self._request(messages, params)
-        start = time.perf_counter()
         retries = 0
         async with sem:
+            # latency starts when the call is sent, not while it waits for a free slot
+            start = time.perf_counter()
             while True:
                 try:
                     comp = await self._attempt(client, req)

@@ -74,7 +74,8 @@ class Completion:
         text: The generated text ("" when ``error`` is set).
         usage: Prompt and completion token counts.
         cost_usd: Cost of the call from the pricing table (0 for local models).
-        latency_s: Wall-clock seconds of the call including retries.
+        latency_s: Wall-clock seconds of the call, its retries and backoff waits included; the
+            wait for a free slot (the client's concurrency, the embedded model's lock) is not.
         model: The model name as the backend reports it.
         error: None, or the type and message of the failure.
         retries: How many retries the call needed.

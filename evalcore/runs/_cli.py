@@ -19,6 +19,10 @@ def _fmt_ci(d: dict[str, Any] | None) -> str:
     lo, hi = d.get("ci_low"), d.get("ci_high")
     ci = f" [{lo:.3f}, {hi:.3f}] 95% CI" if lo is not None and hi is not None else " (no interval)"
     n = f", n={d['n']}" if d.get("n") is not None else ""
+    if d.get("n_eff") is not None and d.get("n_items") is not None:
+        # several epochs: the samples of one item are not independent, so the interval is
+        # Wilson's on the effective sample size, not on n
+        n += f" samples of {d['n_items']} items, effective n {d['n_eff']:.1f}"
     return f"{d['mean']:.3f}{ci}{n}"
 
 

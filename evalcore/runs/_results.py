@@ -20,7 +20,8 @@ def _ci(values: list[float], clusters: list[str] | None) -> dict[str, Any]:
     if clusters is not None and len(set(clusters)) < 2:
         clusters = None
     if clusters is not None and set(values) <= {0.0, 1.0}:
-        return clustered_wilson(values, clusters)
+        # n counts samples; the interval is as wide as n_eff independent ones: say both
+        return {**clustered_wilson(values, clusters), "n_items": len(set(clusters))}
     res = mean_ci(values, clusters=clusters)
     return {k: res[k] for k in ("mean", "ci_low", "ci_high", "se", "n", "method") if k in res}
 
@@ -65,6 +66,9 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
     interval: Wilson for one epoch (:func:`evalcore.stats.mean_ci`); over several epochs
     Wilson on the effective sample size from the item-clustered standard error
     (:func:`evalcore.stats.clustered_wilson`). Errors are counted apart and never scored as wrong.
+    Latency p50/p95 are over the answered model calls (failed calls and cache hits left out;
+    when every answer came from the cache, over the latencies the cached calls took:
+    ``latency_from_cache``); ``latency_n`` says how many.
 
     Args:
         records: One record per (item, epoch).
@@ -85,8 +89,13 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
     comps = [r.get("completion") or {} for r in records]
     prompt_t = sum(int((c.get("usage") or {}).get("prompt_tokens", 0)) for c in comps)
     compl_t = sum(int((c.get("usage") or {}).get("completion_tokens", 0)) for c in comps)
-    fresh = [float(c.get("latency_s", 0.0)) for r, c in zip(records, comps) if not r.get("cached")]
-    lat = fresh or [float(c.get("latency_s", 0.0)) for c in comps]
+    # latency of the answered calls: a failed call's time (immediate refusals near 0, retries
+    # run out after long backoffs) is no answer's latency and would bias p50/p95 either way;
+    # cache hits carry the latency of the call that first made them, so they count only when
+    # every answer came from the cache
+    answered = [(r, c) for r, c in zip(records, comps) if not r.get("error")]
+    fresh = [float(c.get("latency_s", 0.0)) for r, c in answered if not r.get("cached")]
+    lat = fresh or [float(c.get("latency_s", 0.0)) for _, c in answered]
     out: dict[str, Any] = {
         "dataset": dataset,
         "n_samples": len(records),
@@ -116,6 +125,8 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
         "cost_usd": float(sum(float(c.get("cost_usd", 0.0)) for c in comps)),
         "latency_p50_s": float(np.percentile(lat, 50)) if lat else None,
         "latency_p95_s": float(np.percentile(lat, 95)) if lat else None,
+        "latency_n": len(lat),
+        "latency_from_cache": bool(lat) and not fresh,
         "wall_s": wall_s,
         "qps": (calls / wall_s) if (calls and wall_s) else None,
     }

@@ -1,0 +1,112 @@
+"""Audit of the model layer: latency measured without queueing, damaged cache entries."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from evalcore.errors import EvalcoreError
+from evalcore.models import (Completion, FakeChatServer, GenerationParams, ResponseCache, Usage,
+                             from_spec)
+
+MSG = [{"role": "user", "content": "hello"}]
+
+
+def test_openai_latency_leaves_out_the_wait_for_a_client_slot() -> None:
+    # the client lets one call in flight; three asked at once queue for it. Each call's own
+    # time is the server's 0.2 s; the old client counted the queue too (0.2, 0.4, 0.6 s).
+    with FakeChatServer(latency_s=0.2) as srv:
+        model = from_spec(f"openai-compatible:fake@{srv.url}", concurrency=1)
+
+        async def three() -> list[Completion]:
+            return await asyncio.gather(*(model.acomplete(
+                [{"role": "user", "content": f"q{i}"}], GenerationParams()) for i in range(3)))
+
+        start = time.perf_counter()
+        comps = asyncio.run(three())
+        wall = time.perf_counter() - start
+    assert all(c.ok for c in comps)
+    lat = sorted(c.latency_s for c in comps)
+    assert lat[0] >= 0.2 and lat[-1] < 0.35, lat
+    assert sum(lat) <= wall + 0.05  # one call at a time: the latencies add up to the wall time
+
+
+def test_local_latency_leaves_out_the_wait_for_the_model_lock(monkeypatch, tmp_path) -> None:
+    pytest.importorskip("llama_cpp")
+    from evalcore.models import _local
+
+    class FakeLlama:
+        def create_chat_completion(self, **kwargs):
+            time.sleep(0.15)
+            return {"choices": [{"message": {"content": "ok"}}],
+                    "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+
+    monkeypatch.setattr(_local, "_load_llama", lambda *a, **k: FakeLlama())
+    monkeypatch.setattr(_local, "_fresh_context", lambda llm: None)
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    model = _local.LocalModel(gguf)
+    out: list[Completion] = []
+
+    def call() -> None:
+        out.append(model.complete(MSG, GenerationParams(max_tokens=4)))
+
+    threads = [threading.Thread(target=call) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lat = sorted(c.latency_s for c in out)
+    assert [c.text for c in out] == ["ok"] * 3
+    assert lat[0] >= 0.15 and lat[-1] < 0.25, lat  # old: 0.15, 0.30, 0.45
+
+
+def _cache_with_entry(tmp_path, text: str) -> ResponseCache:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.put("k", "m", Completion(text="right answer", usage=Usage(3, 2), latency_s=0.5))
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    db.execute("UPDATE responses SET completion = ?", (text,))
+    db.commit()
+    db.close()
+    return cache
+
+
+@pytest.mark.parametrize("damaged", ['{"text": "right ans', '{"text": 5}', '[1, 2]',
+                                     '{"text": "x", "usage": {"prompt_tokens": "many"}}'])
+def test_a_damaged_cache_entry_is_a_miss_never_a_crash_or_garbage(tmp_path, damaged) -> None:
+    cache = _cache_with_entry(tmp_path, damaged)
+    with pytest.warns(UserWarning, match="could not be read"):
+        assert cache.get("k") is None
+    assert (cache.hits, cache.misses, cache.unreadable) == (0, 1, 1)
+    # the fresh answer replaces the damaged entry
+    cache.put("k", "m", Completion(text="fresh", usage=Usage(1, 1)))
+    got = cache.get("k")
+    assert got is not None and got.text == "fresh" and cache.hits == 1
+    cache.close()
+
+
+def test_a_truncated_cache_file_is_refused_with_its_name_and_the_way_out(tmp_path) -> None:
+    path = tmp_path / "c.sqlite"
+    with ResponseCache(path) as cache:
+        for i in range(500):
+            cache.put(f"k{i}", "m", Completion(text="x" * 200))
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(EvalcoreError, match="--no-cache") as info:
+        ResponseCache(path)
+    assert str(path) in str(info.value)
+
+
+def test_only_greedy_or_seeded_requests_are_cacheable() -> None:
+    from evalcore.models import cacheable
+
+    assert cacheable(GenerationParams(temperature=0.0, seed=None))
+    assert cacheable(GenerationParams(temperature=0.7, seed=3))
+    assert not cacheable(GenerationParams(temperature=0.7, seed=None))
