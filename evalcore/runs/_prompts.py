@@ -107,8 +107,15 @@ def check_template(template: PromptTemplate, items: Sequence[Item], pool: Sequen
     ``{field}`` the items lack is refused before a run creates anything.
 
     Raises:
-        EvalcoreError: A marker names a field the items do not have.
+        EvalcoreError: A marker names a field the items do not have, or the pool holds fewer
+            than ``few_shot`` examples for an item (the item itself never counts).
     """
+    if few_shot > 0:
+        ids = [ex.id for ex in pool]
+        have = min((len(ids) - ids.count(item.id) for item in items), default=len(ids))
+        if have < few_shot:  # select_few_shot would give fewer than asked, without a word
+            raise EvalcoreError(f"asks for {few_shot} worked examples; the few-shot split holds "
+                                f"{have} for some items", field="few_shot")
     for n, item in enumerate(items):
         render(template, item, select_few_shot(pool, item, few_shot, seed) if n == 0 else ())
 

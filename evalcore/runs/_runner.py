@@ -122,7 +122,7 @@ def run_benchmark(
                         model=chat_model, model_spec=model_spec, model_options=model_options,
                         limit=limit, seed=seed, epochs=epochs, concurrency=concurrency, params=gp,
                         template=template, few_shot=few_shot, mmlu_mode=mmlu_mode,
-                        code_timeout_s=code_timeout_s)
+                        code_timeout_s=code_timeout_s, few_shot_pool=pool)
     check_resume(path, config)
     db_path = cache_path(cache, base, chat_model, model_spec)
     if db_path is not None:

@@ -49,6 +49,8 @@ def test_cli_run_then_rescore(tmp_path, capsys) -> None:
     (["run", "gsm8k", "--model", "local:smollm2", "--param", "temprature=1"], "unknown generation"),
     (["run", "gsm8k", "--model", "local:smollm2", "--scorer", "judge"], "LLM judge"),
     (["run", "gsm8k", "--model", "local:smollm2", "--epochs", "0"], "epochs"),
+    # the shipped GSM8K few-shot split holds 8 problems: 9 used to give 8 without a word
+    (["run", "gsm8k", "--model", "local:smollm2", "--few-shot", "9"], "asks for 9 worked examples"),
     (["rescore", "/nonexistent/run"], "not a run directory"),
 ])
 def test_cli_bad_input_exits_2_and_creates_nothing(tmp_path, capsys, argv, needle) -> None:
@@ -134,3 +136,4 @@ def test_custom_template_with_unknown_field_names_file_and_part(tmp_path) -> Non
     with pytest.raises(EvalcoreError, match="prompt template not found") as info:
         load_template("gsm8k", tmp_path / "missing.yaml")
     assert info.value.field == "prompt"
+

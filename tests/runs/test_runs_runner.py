@@ -410,3 +410,32 @@ def test_runs_without_a_run_id_never_share_a_directory(tmp_path, counting_model,
         run = load_run(p)
         assert run.config["params"]["temperature"] == pytest.approx(0.1 * k)
         assert len(run.samples) == 2 and "resumed_utc" not in run.config
+
+
+def test_few_shot_pool_is_recorded_and_an_older_test_split_run_is_not_resumed(
+        tmp_path, counting_model, make_gsm8k_answerer) -> None:
+    answer, _ = make_gsm8k_answerer(lambda i: True)
+    path = _run(counting_model(answer), tmp_path, limit=3, few_shot=2)
+    cfg = json.loads((path / "config.json").read_text())
+    pool = cfg["few_shot_pool"]
+    assert pool["split"] == ["train"] and pool["n"] == 8 and len(pool["fingerprint"]) == 64
+    # every prompt's examples come from that split, none is a test item
+    test_ids = {it.id for it in load("gsm8k", split="test", source="sample")}
+    for s in json.loads("[" + ",".join((path / "samples.jsonl").read_text().splitlines()) + "]"):
+        shots = [m["content"] for m in s["request"]["messages"] if m["role"] == "assistant"]
+        assert len(shots) == 2
+    from evalcore.datasets import few_shot_pool
+
+    assert not {ex.id for ex in few_shot_pool("gsm8k")} & test_ids
+    # a run recorded before the pool was recorded took its examples from the test split
+    del cfg["few_shot_pool"]
+    (path / "config.json").write_text(json.dumps(cfg))
+    lines = (path / "samples.jsonl").read_text().splitlines()
+    (path / "samples.jsonl").write_text(lines[0] + "\n")
+    with pytest.raises(EvalcoreError) as err:
+        _run(counting_model(answer), tmp_path, limit=3, few_shot=2)
+    assert err.value.field == "few_shot_pool" and "test split" in str(err.value)
+    assert (path / "samples.jsonl").read_text() == lines[0] + "\n"  # nothing added
+    # without few-shot examples the pool is not recorded (and older runs resume as before)
+    p0 = _run(counting_model(answer), tmp_path, limit=3, run_id="r0")
+    assert json.loads((p0 / "config.json").read_text())["few_shot_pool"] is None
