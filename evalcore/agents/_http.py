@@ -175,7 +175,11 @@ class HttpAgent:
         has_registry: bool = True,
         threshold: float | None = None,
     ) -> None:
-        parsed = urlparse(url)
+        try:
+            parsed = urlparse(url)
+            parsed.port  # noqa: B018 (a bad port or IPv6 literal raises here)
+        except ValueError as exc:
+            raise EvalcoreError(f"not a valid URL: {url!r} ({exc})", field="agent") from None
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise EvalcoreError(f"not an http(s) URL: {url!r}", field="agent")
         if not parsed.path:

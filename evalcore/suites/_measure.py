@@ -226,10 +226,8 @@ def _run_python() -> Any:
 
 def run_tool_calls(code: str, name: str, calls: Sequence[Mapping[str, Any]], *,
                    timeout_s: float = 20.0) -> list[dict[str, Any]] | str:
-    """Call function ``name`` of ``code`` once per keyword-argument dict, in one sandboxed run.
-
-    The arguments cross on standard input as JSON; the results come back as JSON on a line
-    tagged with a random marker (text the tool prints cannot pass for a result).
+    """Call function ``name`` of ``code`` once per keyword-argument dict, in one sandboxed run
+    (each call in a fresh namespace, see :func:`run_tool_steps`).
 
     Returns:
         One ``{"ok": bool, "result": plain JSON value, "error": str | None}`` per call, or a
@@ -239,44 +237,18 @@ def run_tool_calls(code: str, name: str, calls: Sequence[Mapping[str, Any]], *,
         return f"tool name {name!r} is not a Python function name"
     if not isinstance(code, str) or not code.strip():
         return "the registry holds no code for the tool"
-    marker = f"__EVALCORE_TOOL_{secrets.token_hex(8)}__"
-    program = (
-        f"{code}\n\n"
-        "def __evalcore_calls():\n"
-        "    import json as _json, sys as _sys\n"
-        "    _out = []\n"
-        "    for _kw in _json.loads(_sys.stdin.read()):\n"
-        "        try:\n"
-        f"            _r = {name}(**_kw)\n"
-        "            _out.append({'ok': True, 'result': _json.loads(_json.dumps(_r, default=repr))})\n"
-        "        except Exception as _exc:\n"
-        "            _out.append({'ok': False, 'error': type(_exc).__name__ + ': ' + str(_exc)[:200]})\n"
-        f"    print({marker!r} + _json.dumps(_out))\n"
-        "__evalcore_calls()\n"
-    )
-    try:
-        res = _run_python()(program, timeout_s=timeout_s, stdin=json.dumps(list(calls)))
-    except Exception as exc:
-        return f"the sandbox failed: {type(exc).__name__}: {exc}"
-    if res.timed_out:
-        return f"timed out after {timeout_s:g} s"
-    lines = [ln for ln in (res.stdout or "").splitlines() if ln.startswith(marker)]
-    if not res.completed or not lines:
-        tail = (res.stderr or "").strip()[-300:]
-        return f"the program did not run to its end: {tail or res.reason or 'no output'}"
-    try:
-        out = json.loads(lines[-1][len(marker):])
-    except ValueError:
-        return "malformed output"
-    if not isinstance(out, list) or len(out) != len(calls):
-        return "malformed output"
-    return [{"ok": bool(o.get("ok")), "result": o.get("result"), "error": o.get("error")} for o in out]
+    return run_tool_steps([(code, name, kw) for kw in calls], timeout_s=timeout_s)
 
 
 def run_tool_steps(steps: Sequence[tuple[str, str, Mapping[str, Any]]], *,
                    timeout_s: float = 20.0) -> list[dict[str, Any]] | str:
     """Run each ``(code, function name, keyword arguments)`` in a namespace of its own, in one
     sandboxed program (the tools of a multi-step request, each as registered).
+
+    The arguments cross on standard input as JSON; the results come back as JSON on a line
+    tagged with a random marker (text the tool prints cannot pass for a result; a tool that
+    forges the line only chooses its own answers, which the caller compares with values the
+    program never sees).
 
     Returns:
         One ``{"ok", "result", "error"}`` per step, or a string saying why the program failed.

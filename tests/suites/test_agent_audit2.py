@@ -156,4 +156,6 @@ def test_compare_refuses_a_results_file_edited_by_hand(tmp_path: Any) -> None:
     b.write_text(json.dumps(edited))
     with pytest.raises(EvalcoreError, match="weighted mean"):
         compare_results(a, b)
-    assert write_outputs  # the public writer is the way results are made
+    # the files evalcore itself writes pass the check
+    written = [p for p in write_outputs(res, tmp_path / "out").values() if str(p).endswith(".json")]
+    assert written and compare_results(written[0], a)["overall"]["delta"] == 0.0

@@ -268,3 +268,13 @@ def test_model_for_an_agent_that_does_not_use_it_is_refused(tmp_path, capsys, co
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "field '--model'" in err and "tests.nosuch:make" in err, err
     assert not out.exists()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999999/agent"])
+def test_malformed_agent_url_is_one_line(tmp_path, capsys, url) -> None:
+    out = tmp_path / "out"
+    assert main([*AGENT_BASE, "--agent", url, "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and "field '--agent'" in err, err
+    assert "not a valid URL" in err and _nothing_written(out)

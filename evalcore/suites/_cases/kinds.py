@@ -133,8 +133,7 @@ def solve_kind(kind: str, inputs: Mapping[str, Any]) -> Any:
     if kind == "is_palindrome":
         return x["text"] == x["text"][::-1]
     if kind == "is_prime":
-        n = int(x["n"])
-        return n > 1 and all(n % d for d in range(2, int(math.isqrt(n)) + 1))
+        return _is_prime(int(x["n"]))
     if kind == "gcd":
         return math.gcd(int(x["a"]), int(x["b"]))
     if kind == "lcm":
