@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 import threading
 import time
+import types
 
 import pytest
 
@@ -16,32 +17,106 @@ from evalcore.models import (Completion, FakeChatServer, GenerationParams, Respo
 MSG = [{"role": "user", "content": "hello"}]
 
 
-def test_openai_latency_leaves_out_the_wait_for_a_client_slot() -> None:
-    # the client lets one call in flight; three asked at once queue for it. Each call's own
-    # time is the server's 0.2 s; the old client counted the queue too (0.2, 0.4, 0.6 s).
-    with FakeChatServer(latency_s=0.2) as srv:
+class _FakeClock:
+    """A ``perf_counter`` that moves only when a fake call says so: the time a call spends
+    waiting (for a client slot, for a lock) is zero on it, whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._lock = threading.Lock()
+
+    def perf_counter(self) -> float:
+        with self._lock:
+            return self.now
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+
+
+def _use_clock(monkeypatch, module, clock: _FakeClock) -> None:
+    """Give ``module`` a ``time`` whose ``perf_counter`` is ``clock`` (the rest is the real one)."""
+    real = {n: getattr(time, n) for n in dir(time) if not n.startswith("_")}
+    fake = types.SimpleNamespace(**real)
+    fake.perf_counter = clock.perf_counter
+    monkeypatch.setattr(module, "time", fake)
+
+
+class _WatchedLock:
+    """A reentrant lock that tells which threads have asked for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._cond = threading.Condition()
+        self.askers: set[int] = set()
+
+    def acquire(self, *args, **kwargs) -> bool:
+        with self._cond:
+            self.askers.add(threading.get_ident())
+            self._cond.notify_all()
+        return self._lock.acquire(*args, **kwargs)
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def wait_for_askers(self, n: int) -> None:
+        # only orders the threads (the others queue before the first call's time passes); the
+        # generous limit is no assertion: a correct latency is exact whether or not they queued
+        with self._cond:
+            self._cond.wait_for(lambda: len(self.askers) >= n, timeout=120)
+
+
+def test_openai_latency_leaves_out_the_wait_for_a_client_slot(monkeypatch) -> None:
+    # the client lets one call in flight; three asked at once queue for it. The clock moves
+    # only while the server answers (0.2 s a call), so each call's own time is exactly 0.2 s;
+    # the old client counted the queue too (0.2, 0.4, 0.6 s).
+    from evalcore.models import _openai
+
+    clock = _FakeClock()
+    _use_clock(monkeypatch, _openai, clock)
+
+    def responder(messages) -> str:
+        clock.advance(0.2)
+        return "ok"
+
+    with FakeChatServer(responder=responder) as srv:
         model = from_spec(f"openai-compatible:fake@{srv.url}", concurrency=1)
 
         async def three() -> list[Completion]:
             return await asyncio.gather(*(model.acomplete(
                 [{"role": "user", "content": f"q{i}"}], GenerationParams()) for i in range(3)))
 
-        start = time.perf_counter()
         comps = asyncio.run(three())
-        wall = time.perf_counter() - start
+        assert srv.max_in_flight == 1 and srv.counts["ok"] == 3
     assert all(c.ok for c in comps)
-    lat = sorted(c.latency_s for c in comps)
-    assert lat[0] >= 0.2 and lat[-1] < 0.35, lat
-    assert sum(lat) <= wall + 0.05  # one call at a time: the latencies add up to the wall time
+    lat = [c.latency_s for c in comps]
+    assert lat == pytest.approx([0.2] * 3, abs=1e-9), lat
+    # one call at a time: the latencies add up to the time that passed
+    assert sum(lat) == pytest.approx(clock.now, abs=1e-9)
 
 
 def test_local_latency_leaves_out_the_wait_for_the_model_lock(monkeypatch, tmp_path) -> None:
     pytest.importorskip("llama_cpp")
     from evalcore.models import _local
 
+    clock = _FakeClock()
+    _use_clock(monkeypatch, _local, clock)
+    lock = _WatchedLock()
+    monkeypatch.setattr(_local, "_llama_lock", lock)
+    served: list[int] = []
+
     class FakeLlama:
         def create_chat_completion(self, **kwargs):
-            time.sleep(0.15)
+            if not served:  # the first call runs while the other two wait for the lock
+                lock.wait_for_askers(3)
+            served.append(threading.get_ident())
+            clock.advance(0.15)
             return {"choices": [{"message": {"content": "ok"}}],
                     "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
 
@@ -60,9 +135,9 @@ def test_local_latency_leaves_out_the_wait_for_the_model_lock(monkeypatch, tmp_p
         t.start()
     for t in threads:
         t.join()
-    lat = sorted(c.latency_s for c in out)
-    assert [c.text for c in out] == ["ok"] * 3
-    assert lat[0] >= 0.15 and lat[-1] < 0.25, lat  # old: 0.15, 0.30, 0.45
+    assert [c.text for c in out] == ["ok"] * 3 and len(served) == 3
+    lat = [c.latency_s for c in out]
+    assert lat == pytest.approx([0.15] * 3, abs=1e-9), lat  # old: 0.15, 0.30, 0.45
 
 
 def _cache_with_entry(tmp_path, text: str) -> ResponseCache:

@@ -3,9 +3,11 @@ latency accounting (failed calls, queueing), the printed n of a clustered interv
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -34,6 +36,61 @@ def _run(spec, tmp_path, run_id, **kw):
     kw.setdefault("cache", tmp_path / "c.sqlite")
     return run_benchmark("gsm8k", spec, source="sample", progress=False, run_dir=tmp_path / "runs",
                          run_id=run_id, **kw)
+
+
+class _FakeClock:
+    """A ``perf_counter`` that moves only when a fake call says so: the time a call spends
+    waiting (for a client slot, for a lock) is zero on it, whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._lock = threading.Lock()
+
+    def perf_counter(self) -> float:
+        with self._lock:
+            return self.now
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+
+
+def _use_clock(monkeypatch, module, clock: _FakeClock) -> None:
+    """Give ``module`` a ``time`` whose ``perf_counter`` is ``clock`` (the rest is the real one)."""
+    real = {n: getattr(time, n) for n in dir(time) if not n.startswith("_")}
+    fake = types.SimpleNamespace(**real)
+    fake.perf_counter = clock.perf_counter
+    monkeypatch.setattr(module, "time", fake)
+
+
+class _WatchedLock:
+    """A reentrant lock that tells which threads have asked for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._cond = threading.Condition()
+        self.askers: set[int] = set()
+
+    def acquire(self, *args, **kwargs) -> bool:
+        with self._cond:
+            self.askers.add(threading.get_ident())
+            self._cond.notify_all()
+        return self._lock.acquire(*args, **kwargs)
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def wait_for_askers(self, n: int) -> None:
+        # only orders the threads (the others queue before the first call's time passes); the
+        # generous limit is no assertion: a correct latency is exact whether or not they queued
+        with self._cond:
+            self._cond.wait_for(lambda: len(self.askers) >= n, timeout=120)
 
 
 def test_a_sampled_request_without_a_seed_is_never_served_from_the_cache(tmp_path) -> None:
@@ -103,38 +160,76 @@ def test_resume_with_another_price_is_refused(tmp_path) -> None:
         assert info.value.field == "price"
 
 
-def test_latency_percentiles_leave_out_failed_calls(tmp_path) -> None:
-    # answered calls take 0.1 s; a persistent 500 fails at once (no retries). The old summary
-    # put the failures' ~0 s into p50/p95.
+def test_latency_percentiles_leave_out_failed_calls(monkeypatch, tmp_path) -> None:
+    # a persistent 500 fails at once (no retries); the clock moves only while the server
+    # answers, each answer a little longer than the one before (0.10, 0.11, ... s), so a failed
+    # call's latency is 0. The old summary put the failures' latencies into p50/p95.
+    from evalcore.models import _openai
+
+    clock = _FakeClock()
+    _use_clock(monkeypatch, _openai, clock)
+    answered: list[float] = []
+
+    def responder(messages) -> str:
+        answered.append(0.1 + 0.01 * len(answered))
+        clock.advance(answered[-1])
+        return "Working.\n#### 42"
+
     rates = FaultRates(persistent=0.5)
-    with FakeChatServer(rates=rates, seed=2, latency_s=0.1) as srv:
+    with FakeChatServer(rates=rates, seed=2, responder=responder) as srv:
         model = from_spec(f"openai-compatible:fake@{srv.url}", retry=RetryPolicy(max_retries=0))
-        path = _run(model, tmp_path, "lat", limit=20, cache=False)
-    run = load_run(path)
-    res = run.results
-    ok = [s["completion"]["latency_s"] for s in run.samples if not s["error"]]
-    errors = [s["completion"]["latency_s"] for s in run.samples if s["error"]]
-    assert len(ok) >= 5 and len(errors) >= 5 and max(errors) < 0.1
+        # one call at a time: no call's time shows in another's latency
+        path = _run(model, tmp_path, "lat", limit=20, cache=False, concurrency=1)
+    res = load_run(path).results
+    samples = [json.loads(line) for line in (path / SAMPLES_FILE).read_text().splitlines()]
+    ok = [s["completion"]["latency_s"] for s in samples if not s["error"]]
+    errors = [s["completion"]["latency_s"] for s in samples if s["error"]]
+    assert len(samples) == 20 and len(ok) >= 5 and len(errors) >= 5
+    assert sorted(ok) == pytest.approx(answered, abs=1e-9) and errors == [0.0] * len(errors)
     assert res["latency_n"] == len(ok) and res["latency_from_cache"] is False
-    assert res["latency_p50_s"] == pytest.approx(float(np.percentile(ok, 50)))
-    assert res["latency_p95_s"] == pytest.approx(float(np.percentile(ok, 95)))
-    assert res["latency_p50_s"] >= 0.1
+    assert res["latency_p50_s"] == pytest.approx(float(np.percentile(ok, 50)), abs=1e-12)
+    assert res["latency_p95_s"] == pytest.approx(float(np.percentile(ok, 95)), abs=1e-12)
+    # the failed calls would have pulled the percentiles down
+    assert res["latency_p50_s"] > float(np.percentile(ok + errors, 50))
+    assert res["latency_p95_s"] > float(np.percentile(ok + errors, 95))
 
 
-def test_latency_of_a_run_leaves_out_queueing_in_the_client(tmp_path) -> None:
-    # the run allows 8 calls in flight, the client 2: the old latencies counted the queue
-    # (p50 about twice the server's 0.2 s)
-    with FakeChatServer(latency_s=0.2) as srv:
+def test_latency_of_a_run_leaves_out_queueing_in_the_client(monkeypatch, tmp_path) -> None:
+    # the run allows 8 calls in flight, the client 2. The server answers the two calls in
+    # flight together, and the clock moves 0.2 s while it does: each call's own time is exactly
+    # 0.2 s. The old latencies counted the queue (0.2, 0.2, 0.4, 0.4, ... p50 0.5 s).
+    from evalcore.models import _openai
+
+    clock = _FakeClock()
+    _use_clock(monkeypatch, _openai, clock)
+    # a generous limit only so that a broken pairing fails instead of hanging; no assertion
+    pair = threading.Barrier(2, action=lambda: clock.advance(0.2), timeout=120)
+
+    def responder(messages) -> str:
+        pair.wait()
+        return "Working.\n#### 42"
+
+    with FakeChatServer(responder=responder) as srv:
         model = from_spec(f"openai-compatible:fake@{srv.url}", concurrency=2)
         path = _run(model, tmp_path, "q", limit=8, concurrency=8, cache=False)
-    res = load_run(path).results
-    assert 0.2 <= res["latency_p50_s"] < 0.3 and res["latency_p95_s"] < 0.4
+        assert srv.max_in_flight == 2 and srv.counts["ok"] == 8
+    run = load_run(path)
+    res = run.results
+    lat = [s["completion"]["latency_s"] for s in run.samples]
+    assert len(lat) == 8 and lat == pytest.approx([0.2] * 8, abs=1e-9), lat
+    assert res["latency_n"] == 8
+    assert res["latency_p50_s"] == pytest.approx(0.2, abs=1e-9)
+    assert res["latency_p95_s"] == pytest.approx(0.2, abs=1e-9)
 
 
-def test_likelihood_latency_leaves_out_the_wait_for_the_model_lock() -> None:
+def test_likelihood_latency_leaves_out_the_wait_for_the_model_lock(monkeypatch) -> None:
+    from evalcore.runs import _execute
     from evalcore.runs._execute import _likelihood
 
-    lock = threading.RLock()
+    clock = _FakeClock()
+    _use_clock(monkeypatch, _execute, clock)
+    lock = _WatchedLock()
+    served: list[int] = []
 
     class SlowLetters:
         name = "slow"
@@ -142,7 +237,10 @@ def test_likelihood_latency_leaves_out_the_wait_for_the_model_lock() -> None:
 
         def letter_logprobs(self, messages, letters):
             with lock:
-                time.sleep(0.15)
+                if not served:  # the first call runs while the other two wait for the lock
+                    lock.wait_for_askers(3)
+                served.append(threading.get_ident())
+                clock.advance(0.15)
                 return {letter: -1.0 - i for i, letter in enumerate(letters)}
 
     out = []
@@ -153,9 +251,9 @@ def test_likelihood_latency_leaves_out_the_wait_for_the_model_lock() -> None:
         t.start()
     for t in threads:
         t.join()
-    lat = sorted(c.latency_s for c in out)
-    assert [c.text for c in out] == ["A"] * 3
-    assert lat[0] >= 0.15 and lat[-1] < 0.25, lat  # old: 0.15, 0.30, 0.45
+    assert [c.text for c in out] == ["A"] * 3 and len(served) == 3
+    lat = [c.latency_s for c in out]
+    assert lat == pytest.approx([0.15] * 3, abs=1e-9), lat  # old: 0.15, 0.30, 0.45
 
 
 def test_clustered_interval_prints_samples_items_and_effective_n(tmp_path) -> None:
