@@ -70,8 +70,8 @@ def samples_frame(run: Any) -> pd.DataFrame:
     Columns: ``item_id, epoch, dataset, question, response, reference, score, strict,
     flexible, extracted_strict, extracted_flexible, method_strict, method_flexible,
     parse_failure_strict, parse_failure_flexible, passed, result, subject, latency_s,
-    cost_usd, prompt_tokens, completion_tokens, error, error_message`` (missing fields are
-    NaN/None, e.g. ``passed`` for GSM8K).
+    cost_usd, prompt_tokens, completion_tokens, cached, error, error_message`` (missing fields
+    are NaN/None, e.g. ``passed`` for GSM8K; ``cached``: answered from the response cache).
 
     Args:
         run: A ``Run`` (anything with ``.samples``) or a list of sample records.
@@ -114,6 +114,7 @@ def samples_frame(run: Any) -> pd.DataFrame:
             "cost_usd": completion.get("cost_usd"),
             "prompt_tokens": usage.get("prompt_tokens"),
             "completion_tokens": usage.get("completion_tokens"),
+            "cached": bool(s.get("cached")),
             "error": bool(s.get("error") or err),
             "error_message": (err.get("message") if isinstance(err, Mapping) else err) or None,
         })
@@ -443,8 +444,71 @@ def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> An
     return fig
 
 
+_LATENCY_KEYS = ("latency_p50_s", "latency_p95_s", "latency_n", "latency_from_cache")
+
+
+def _latency_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The frame's samples as the minimal records :func:`evalcore.runs.summarize` reads for
+    latency (error, cached, the completion's latency; a missing latency left out as there)."""
+    n = len(frame)
+    errors = frame["error"].astype(bool).tolist() if "error" in frame else [False] * n
+    cached = frame["cached"].fillna(False).astype(bool).tolist() if "cached" in frame else [False] * n
+    latency = (pd.to_numeric(frame["latency_s"], errors="coerce").tolist() if "latency_s" in frame
+               else [np.nan] * n)
+    return [{"item_id": str(i), "error": e, "cached": c, "scores": {},
+             "completion": {} if pd.isna(x) else {"latency_s": float(x)}}
+            for i, (e, c, x) in enumerate(zip(errors, cached, latency))]
+
+
+def answered_latency(frame: pd.DataFrame) -> dict[str, Any]:
+    """Latency p50/p95 of a run's answered model calls, as ``results.json`` has them.
+
+    Computed by :func:`evalcore.runs.summarize` itself (the one definition): failed calls are
+    left out, and cache hits too unless every answer came from the cache
+    (``latency_from_cache``); ``latency_n`` says how many calls it covers.
+
+    Args:
+        frame: :func:`samples_frame` output.
+
+    Returns:
+        ``{"latency_p50_s", "latency_p95_s", "latency_n", "latency_from_cache"}``.
+    """
+    from evalcore.runs._results import summarize
+
+    summary = summarize(_latency_records(frame), "", epochs=1)
+    return {key: summary[key] for key in _LATENCY_KEYS}
+
+
+def _latency_values(frame: pd.DataFrame) -> pd.Series:
+    """The latencies :func:`answered_latency` covers, for the table's mean, max and total
+    (the rule is :func:`evalcore.runs._results.answered_latencies`)."""
+    from evalcore.runs._results import answered_latencies
+
+    return pd.Series(answered_latencies(_latency_records(frame))[0], dtype=float)
+
+
+def _latency_covers(frame: pd.DataFrame, summary: Mapping[str, Any]) -> str:
+    n = len(frame)
+    failed = int(frame["error"].astype(bool).sum()) if "error" in frame else 0
+    cached = int((frame["cached"].fillna(False).astype(bool) & ~frame["error"].astype(bool)).sum()) \
+        if "cached" in frame and "error" in frame else 0
+    if summary["latency_from_cache"]:
+        text = f"{summary['latency_n']} of {n} calls, every answer from the cache (their first call's latency)"
+    else:
+        text = f"{summary['latency_n']} of {n} calls answered by the model"
+    left = [f"{failed} failed"] if failed else []
+    if cached and not summary["latency_from_cache"]:
+        left.append(f"{cached} cache hits")
+    return text + (f" ({' and '.join(left)} left out)" if left else "")
+
+
 def usage_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Latency, tokens and cost distribution summary (n, mean, p50, p95, max, total).
+
+    Latency covers the answered model calls, as ``latency_p50_s``/``latency_p95_s`` in
+    ``results.json`` (:func:`answered_latency`): failed calls are left out, and cache hits
+    too unless every answer came from the cache. Tokens and cost cover every sample. The
+    ``covers`` column says which calls each row is over.
 
     Args:
         frame: :func:`samples_frame` output.
@@ -455,14 +519,26 @@ def usage_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """
     rows: list[dict[str, Any]] = []
     for column in ("latency_s", "prompt_tokens", "completion_tokens", "cost_usd"):
+        covers = f"all {len(frame)} samples"
+        if column == "latency_s" and column in frame:
+            summary = answered_latency(frame)
+            values = _latency_values(frame)
+            covers = _latency_covers(frame, summary)
+            if values.empty:
+                rows.append({"measure": column, "n": 0, "covers": covers})
+                continue
+            rows.append({"measure": column, "n": int(summary["latency_n"]), "mean": float(values.mean()),
+                         "p50": summary["latency_p50_s"], "p95": summary["latency_p95_s"],
+                         "max": float(values.max()), "total": float(values.sum()), "covers": covers})
+            continue
         values = pd.to_numeric(frame[column], errors="coerce").dropna() if column in frame else pd.Series(dtype=float)
         if values.empty:
-            rows.append({"measure": column, "n": 0})
+            rows.append({"measure": column, "n": 0, "covers": covers})
             continue
         rows.append({"measure": column, "n": int(values.size), "mean": float(values.mean()),
                      "p50": float(values.quantile(0.5)), "p95": float(values.quantile(0.95)),
-                     "max": float(values.max()), "total": float(values.sum())})
-    return pd.DataFrame(rows, columns=["measure", "n", "mean", "p50", "p95", "max", "total"])
+                     "max": float(values.max()), "total": float(values.sum()), "covers": covers})
+    return pd.DataFrame(rows, columns=["measure", "n", "mean", "p50", "p95", "max", "total", "covers"])
 
 
 _USAGE_PANELS = (("latency_s", "latency per sample (s)"), ("completion_tokens", "completion tokens"),
@@ -616,7 +692,10 @@ def benchmark_records(run: Any, frame: pd.DataFrame, extraction: str = "flexible
     score: flexible exact match, or pass@1 for HumanEval) and, for GSM8K/MMLU,
     ``accuracy_strict``, ``accuracy_flexible`` (each ``{mean, ci_low, ci_high, n}``) and
     ``parse_failure_rate`` (of the ``extraction`` mode); for HumanEval ``pass_at_k``
-    (``{"1": ..., ...}``); plus ``latency_p50_s``, ``completion_tokens`` and ``cost_usd``.
+    (``{"1": ..., ...}``); plus ``latency_p50_s``, ``latency_p95_s`` and ``latency_n`` (over
+    the answered model calls, as in ``results.json``: read from ``run.results`` when it has
+    them for these samples, else computed the same way by :func:`answered_latency`),
+    ``completion_tokens`` and ``cost_usd``.
 
     Args:
         run: A ``Run``.
@@ -653,8 +732,14 @@ def benchmark_records(run: Any, frame: pd.DataFrame, extraction: str = "flexible
         out["accuracy_flexible"] = ci("flexible")
         column = scored[f"parse_failure_{extraction}"].astype(bool) if len(scored) else pd.Series(dtype=bool)
         out["parse_failure_rate"] = float(column.mean()) if len(column) else None
-    latency = pd.to_numeric(frame["latency_s"], errors="coerce").dropna()
-    out["latency_p50_s"] = float(latency.median()) if len(latency) else None
+    results = getattr(run, "results", None) or {}
+    if all(k in results for k in _LATENCY_KEYS) and results.get("n_samples") == len(frame):
+        latency = {k: results[k] for k in _LATENCY_KEYS}
+    else:  # no results.json, or one from before latency_n (over every sample), or other samples
+        latency = answered_latency(frame)
+    out["latency_p50_s"] = _num(latency["latency_p50_s"]) if latency["latency_p50_s"] is not None else None
+    out["latency_p95_s"] = _num(latency["latency_p95_s"]) if latency["latency_p95_s"] is not None else None
+    out["latency_n"] = int(latency["latency_n"])
     out["completion_tokens"] = int(pd.to_numeric(frame["completion_tokens"], errors="coerce").fillna(0).sum())
     out["cost_usd"] = float(pd.to_numeric(frame["cost_usd"], errors="coerce").fillna(0).sum())
     return out

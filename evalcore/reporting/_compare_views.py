@@ -207,12 +207,13 @@ def power_notes(power: pd.DataFrame, target: float = 0.8) -> str:
     Returns:
         Markdown text.
     """
-    import html
+    from evalcore.reporting._tables import markdown_escape
 
     lines = []
     for row in power.itertuples(index=False):
         # the pair's run labels come from config.json: text in the Markdown, never markup
-        row = row._replace(pair=html.escape(str(row.pair), quote=False))
+        # (backslash escapes: HTML entities would be escaped again by the report exporter)
+        row = row._replace(pair=markdown_escape(row.pair))
         mdd = row.min_detectable_difference
         if mdd is None or not np.isfinite(mdd):
             lines.append(f"**{row.pair}**: the {row.n} shared items have identical scores in both runs, so the "

@@ -67,10 +67,11 @@ def no_figure(reason: str) -> Any:
         An ``IPython.display.Markdown`` object (display it), or the text when IPython is
         not installed.
     """
-    import html
+    from evalcore.reporting._tables import markdown_escape
 
     # the reason may name a router, a category or a run: text in the Markdown, never markup
-    text = f"*No figure: {html.escape(str(reason).strip().rstrip('.'), quote=False)}.*"
+    # (backslash escapes: HTML entities would be escaped again by the report exporter)
+    text = f"*No figure: {markdown_escape(str(reason).strip().rstrip('.'))}.*"
     try:
         from IPython.display import Markdown
     except ImportError:  # pragma: no cover - IPython comes with the notebook stack

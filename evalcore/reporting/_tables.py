@@ -109,6 +109,27 @@ def printable_text(value: str) -> str:
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]<>&])")
+
+
+def markdown_escape(value: Any) -> str:
+    """Text to put inside Markdown so that it reads as itself, live and exported.
+
+    A backslash before each of ``\\ ` * _ [ ] < > &`` (Markdown's escapes), not HTML
+    entities: a renderer that escapes HTML itself (the report exporter) would show an entity
+    as ``&lt;``, while a backslash escape is one level in every renderer (Jupyter's too).
+    No tag of a name (``<img onerror=...>``) becomes markup, no ``*``/``_`` starts emphasis, no
+    ``[..](..)`` a link and no backtick a code span.
+
+    Args:
+        value: The text (a run label, a router, a category, a reason).
+
+    Returns:
+        The escaped text (lone surrogates written as ``\\uXXXX``).
+    """
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", printable_text(str(value)))
+
+
 def _text(value: Any) -> str:
     if _is_missing(value):
         return NA

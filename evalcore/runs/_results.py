@@ -58,6 +58,22 @@ def pass_at_k_table(records: Sequence[Mapping[str, Any]],
     return out
 
 
+def answered_latencies(records: Sequence[dict[str, Any]]) -> tuple[list[float], bool]:
+    """The latencies a run's latency p50/p95 are over: those of the answered model calls.
+
+    A failed call's time (an immediate refusal near 0, retries run out after long backoffs) is
+    no answer's latency and would bias p50/p95 either way; a cache hit carries the latency of
+    the call that first made it, so cache hits count only when every answer came from the cache.
+
+    Returns:
+        ``(latencies, from_cache)``: ``from_cache`` is True when they are the cached calls'.
+    """
+    answered = [r for r in records if not r.get("error")]
+    lat = [float((r.get("completion") or {}).get("latency_s", 0.0)) for r in answered]
+    fresh = [x for r, x in zip(answered, lat) if not r.get("cached")]
+    return (fresh, False) if fresh else (lat, bool(lat))
+
+
 def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
               wall_s: float | None = None, calls: int | None = None) -> dict[str, Any]:
     """Summarize sample records into ``results.json``.
@@ -89,13 +105,7 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
     comps = [r.get("completion") or {} for r in records]
     prompt_t = sum(int((c.get("usage") or {}).get("prompt_tokens", 0)) for c in comps)
     compl_t = sum(int((c.get("usage") or {}).get("completion_tokens", 0)) for c in comps)
-    # latency of the answered calls: a failed call's time (immediate refusals near 0, retries
-    # run out after long backoffs) is no answer's latency and would bias p50/p95 either way;
-    # cache hits carry the latency of the call that first made them, so they count only when
-    # every answer came from the cache
-    answered = [(r, c) for r, c in zip(records, comps) if not r.get("error")]
-    fresh = [float(c.get("latency_s", 0.0)) for r, c in answered if not r.get("cached")]
-    lat = fresh or [float(c.get("latency_s", 0.0)) for _, c in answered]
+    lat, from_cache = answered_latencies(records)
     out: dict[str, Any] = {
         "dataset": dataset,
         "n_samples": len(records),
@@ -126,7 +136,7 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
         "latency_p50_s": float(np.percentile(lat, 50)) if lat else None,
         "latency_p95_s": float(np.percentile(lat, 95)) if lat else None,
         "latency_n": len(lat),
-        "latency_from_cache": bool(lat) and not fresh,
+        "latency_from_cache": from_cache,
         "wall_s": wall_s,
         "qps": (calls / wall_s) if (calls and wall_s) else None,
     }

@@ -230,10 +230,15 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
     Returns:
         The HTML text.
     """
+    from evalcore.reporting._export import content_security_policy
+
     d = _as_dict(result)
     figs = dict(figures) if figures is not None else {n: _png(f(d)) for n, f in FIGURES.items()}
     s = d["summary"]
     e = html.escape
+    # the page shows what the agent wrote (test names, errors, notes): escaped, and with no
+    # script of its own the policy lets none run (defence in depth, as in the notebook reports)
+    csp = content_security_policy()
     rows = "".join(
         f"<tr><td>{e(c)}</td><td>{r['score']:.3f}</td><td>{s.get('weights_used', {}).get(c, 0):.3f}</td>"
         f"<td>{'pass' if r['passed'] else 'FAIL'}</td><td>{r['n_passed']}/{r['n_tests']}</td>"
@@ -269,7 +274,7 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
                   + (f", {e(str(process))}" if process and process != "in-process" else "")
                   + " and could reach it: debugging only).")
     return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>Agent evaluation — {e(str(d['config'].get('agent', '')))}</title>
+<html><head><meta charset="utf-8">{csp}<title>Agent evaluation — {e(str(d['config'].get('agent', '')))}</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}img{{max-width:100%}}</style></head><body>
 <h1>Agent evaluation: {e(str(d['config'].get('agent', '')))}</h1>

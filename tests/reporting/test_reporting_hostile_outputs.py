@@ -106,10 +106,44 @@ def test_power_notes_and_no_figure_show_names_as_text():
     power = pd.DataFrame([{"pair": f"{IMG} − b", "n": 3, "min_detectable_difference": 0.2,
                            "items_needed": 5, "observed_difference": 0.1}])
     notes = power_notes(power)
-    assert IMG not in notes and "&lt;img src=x" in notes
+    # Markdown backslash escapes, not HTML entities (the exporter escapes HTML once more)
+    assert IMG not in notes and "\\<img src=x" in notes and "&lt;" not in notes
     shown = no_figure(f"the reference router `x` {IMG} was not replayed")
     text = getattr(shown, "data", shown)
-    assert IMG not in text and "&lt;img src=x" in text and "`x`" in text
+    assert IMG not in text and "\\<img src=x" in text and "\\`x\\`" in text and "&lt;" not in text
+
+
+def _exported_markdown(tmp_path: Path, *texts: str) -> tuple[str, BeautifulSoup]:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("show()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": t, "text/plain": "<Markdown>"})
+                    for t in texts]
+    nb.cells = [cell]
+    nbformat.write(nb, tmp_path / "md.ipynb")
+    page = notebook_to_html(tmp_path / "md.ipynb", tmp_path / "md.html").read_text("utf-8")
+    return page, BeautifulSoup(page, "html.parser")
+
+
+def test_exported_no_figure_and_power_notes_are_escaped_once(tmp_path: Path, chromium):
+    """no_figure and power_notes escaped their text with html.escape and the exporter escaped
+    it again: ``quality < 0.5 & cost > 0`` showed as ``quality &lt; 0.5 &amp; cost &gt; 0``."""
+    power = pd.DataFrame([{"pair": f"a_1 * [b] & {IMG} − c<d>", "n": 3, "min_detectable_difference": 0.2,
+                           "items_needed": 5, "observed_difference": 0.1}])
+    page, soup = _exported_markdown(tmp_path, no_figure("quality < 0.5 & cost > 0").data,
+                                    no_figure(f"router {IMG} `x` *y* _z_ \\ [l](u)").data, power_notes(power))
+    rendered = soup.select(".jp-RenderedMarkdown")
+    texts = [" ".join(r.get_text().split()) for r in rendered]
+    assert texts[0] == "No figure: quality < 0.5 & cost > 0."
+    assert "quality &lt; 0.5 &amp; cost &gt; 0" in page  # one level of escaping in the source
+    assert "&amp;lt;" not in page and "&amp;amp;" not in page
+    assert texts[1] == f"No figure: router {IMG} `x` *y* _z_ \\ [l](u)."  # every character as written
+    assert texts[2].startswith(f"a_1 * [b] & {IMG} − c<d>: with n = 3 items")
+    assert [e.name for e in rendered[1].find_all(True)] == ["p", "em"]  # no tag, code, link or emphasis of a name
+    assert rendered[2].find("img") is None and rendered[2].strong.get_text().startswith("a_1 * [b]")
+    chromium.open((tmp_path / "md.html").resolve().as_uri())
+    assert chromium.js("document.title") == "md"  # the onerror payload did not run
+    assert chromium.js("document.querySelectorAll('.jp-RenderedMarkdown img').length") == 0
+    assert "quality < 0.5 & cost > 0" in chromium.js("document.body.innerText")
 
 
 # --------------------------------------------------------------------------- notebook export
