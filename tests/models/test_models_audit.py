@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-import time
-import types
 
 import pytest
 
@@ -14,62 +12,9 @@ from evalcore.errors import EvalcoreError
 from evalcore.models import (Completion, FakeChatServer, GenerationParams, ResponseCache, Usage,
                              from_spec)
 
+from _latency_clock import FakeClock as _FakeClock, WatchedLock as _WatchedLock, use_clock as _use_clock
+
 MSG = [{"role": "user", "content": "hello"}]
-
-
-class _FakeClock:
-    """A ``perf_counter`` that moves only when a fake call says so: the time a call spends
-    waiting (for a client slot, for a lock) is zero on it, whatever the machine's load."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._lock = threading.Lock()
-
-    def perf_counter(self) -> float:
-        with self._lock:
-            return self.now
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self.now += seconds
-
-
-def _use_clock(monkeypatch, module, clock: _FakeClock) -> None:
-    """Give ``module`` a ``time`` whose ``perf_counter`` is ``clock`` (the rest is the real one)."""
-    real = {n: getattr(time, n) for n in dir(time) if not n.startswith("_")}
-    fake = types.SimpleNamespace(**real)
-    fake.perf_counter = clock.perf_counter
-    monkeypatch.setattr(module, "time", fake)
-
-
-class _WatchedLock:
-    """A reentrant lock that tells which threads have asked for it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.RLock()
-        self._cond = threading.Condition()
-        self.askers: set[int] = set()
-
-    def acquire(self, *args, **kwargs) -> bool:
-        with self._cond:
-            self.askers.add(threading.get_ident())
-            self._cond.notify_all()
-        return self._lock.acquire(*args, **kwargs)
-
-    def release(self) -> None:
-        self._lock.release()
-
-    def __enter__(self) -> bool:
-        return self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-    def wait_for_askers(self, n: int) -> None:
-        # only orders the threads (the others queue before the first call's time passes); the
-        # generous limit is no assertion: a correct latency is exact whether or not they queued
-        with self._cond:
-            self._cond.wait_for(lambda: len(self.askers) >= n, timeout=120)
 
 
 def test_openai_latency_leaves_out_the_wait_for_a_client_slot(monkeypatch) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
-import types
 
 import numpy as np
 import pytest
@@ -18,6 +16,8 @@ from evalcore.errors import EvalcoreError
 from evalcore.models import FakeChatServer, FaultRates, RetryPolicy, from_spec
 from evalcore.runs import load_run, run_benchmark
 from evalcore._runstore import SAMPLES_FILE
+
+from _latency_clock import FakeClock as _FakeClock, WatchedLock as _WatchedLock, use_clock as _use_clock
 
 
 def _right_answers():
@@ -36,61 +36,6 @@ def _run(spec, tmp_path, run_id, **kw):
     kw.setdefault("cache", tmp_path / "c.sqlite")
     return run_benchmark("gsm8k", spec, source="sample", progress=False, run_dir=tmp_path / "runs",
                          run_id=run_id, **kw)
-
-
-class _FakeClock:
-    """A ``perf_counter`` that moves only when a fake call says so: the time a call spends
-    waiting (for a client slot, for a lock) is zero on it, whatever the machine's load."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self._lock = threading.Lock()
-
-    def perf_counter(self) -> float:
-        with self._lock:
-            return self.now
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self.now += seconds
-
-
-def _use_clock(monkeypatch, module, clock: _FakeClock) -> None:
-    """Give ``module`` a ``time`` whose ``perf_counter`` is ``clock`` (the rest is the real one)."""
-    real = {n: getattr(time, n) for n in dir(time) if not n.startswith("_")}
-    fake = types.SimpleNamespace(**real)
-    fake.perf_counter = clock.perf_counter
-    monkeypatch.setattr(module, "time", fake)
-
-
-class _WatchedLock:
-    """A reentrant lock that tells which threads have asked for it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.RLock()
-        self._cond = threading.Condition()
-        self.askers: set[int] = set()
-
-    def acquire(self, *args, **kwargs) -> bool:
-        with self._cond:
-            self.askers.add(threading.get_ident())
-            self._cond.notify_all()
-        return self._lock.acquire(*args, **kwargs)
-
-    def release(self) -> None:
-        self._lock.release()
-
-    def __enter__(self) -> bool:
-        return self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-    def wait_for_askers(self, n: int) -> None:
-        # only orders the threads (the others queue before the first call's time passes); the
-        # generous limit is no assertion: a correct latency is exact whether or not they queued
-        with self._cond:
-            self._cond.wait_for(lambda: len(self.askers) >= n, timeout=120)
 
 
 def test_a_sampled_request_without_a_seed_is_never_served_from_the_cache(tmp_path) -> None:
