@@ -266,7 +266,8 @@ def _sweep(args: argparse.Namespace) -> int:
     buf = io.BytesIO()
     res.figure().savefig(buf, format="png", dpi=110)
     write_bytes_atomic(out / "sweep.png", buf.getvalue())
-    cols = ["threshold", "precision", "recall", "f1", "fpr", "synthesis_rate", "success", "utility"]
+    cols = ["threshold", "n_labelled", "precision", "recall", "f1", "n_unrelated", "fpr", "fpr_low", "fpr_high",
+            "synthesis_rate", "success", "utility"]  # n: the queries behind P/R/F1 and FPR (95% Wilson)
     print(res.metrics[res.metrics.split == "test"][cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"best threshold on the development split: {res.best_threshold:g}")
     print("held-out:", json.dumps({k: v for k, v in res.held_out().items() if k in cols}))

@@ -1,16 +1,25 @@
 """Threshold sweep: an A/B study of the similarity threshold of an agent's tool search.
 
-For each threshold t a fresh agent is built (``agent_factory(t)``) and reset; it serves every
-single-step case (end-to-end success, whether it synthesized a tool), then its registry is
-searched for every case (precision, recall, F1 of the matches with score ≥ t against the relevant
-tool: the registered tool named like the case's kind or an alias of it, else the tool the agent
-used when it answered a case of that kind correctly) and for unrelated queries (a false positive = any match ≥ t).
+Thresholds must be finite numbers in [-1, 1]; they are sorted and duplicates dropped (each is
+run once). For each threshold t a fresh agent is built (``agent_factory(t)``) and reset; it serves every
+single-step case (end-to-end success, and whether a tool built during the session answered it),
+then its registry is searched for every case (precision, recall, F1 of the matches with score ≥ t
+— the evaluator keeps only those, whatever the search answers — against the relevant tools: every
+registered tool named like the case's kind or an alias of it, else the tool the agent used when it
+answered a case of that kind correctly) and for unrelated queries (a false positive = any match ≥ t).
+A search answer that breaks the protocol (raises; a name twice; more than k matches; not sorted best
+first; a score that is not a finite number) ends the sweep with an error naming it.
 
 Per item utility (the selection objective): a case scores ``0.5·correct + 0.5·F1``, an unrelated
 query ``1 − false_positive``. A case whose kind has no tool in the registry (the agent never built
 it) has no precision/recall/F1; its search should return nothing, so it scores
 ``0.5·correct + 0.5·(1 − any match ≥ t)``. Precision, recall and F1 are averaged over the cases
-with a relevant tool; the false-positive rate is that of the unrelated queries.
+with a relevant tool (``n_labelled``; a case whose search returns nothing has precision 0, not 1);
+the false-positive rate is that of the unrelated queries (``n_unrelated``), with a 95% Wilson
+interval over those queries (``fpr_low``, ``fpr_high``), and end-to-end success has one over the
+cases (``success_low``, ``success_high``). The synthesis rate is measured, never the agent's flag:
+a case needing a new tool counts when it was answered correctly by a tool registered (or rewritten)
+during the session that the evaluator ran on the request's inputs and on held-out ones.
 
 Items are split once, seeded, into a development and a held-out part (stratified: starter-tool
 cases, cases needing a new tool and unrelated queries separately). The best threshold maximizes
@@ -22,6 +31,7 @@ thresholds.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -36,6 +46,9 @@ from evalcore.suites._calling import call_agent, is_correct
 from evalcore.suites._cases.generator import AgentCaseGenerator
 from evalcore.suites._cases.records import AgentCase
 from evalcore.suites._config import SuiteConfig, resolve_seed
+from evalcore.suites._measure import ToolChecker, answering_step, registry_snapshot
+
+INTERVAL_CONFIDENCE = 0.95
 
 
 def parse_thresholds(spec: str) -> list[float]:
@@ -73,7 +86,9 @@ class SweepResult:
 
     Attributes:
         metrics: One row per (threshold, split) with ``precision``, ``recall``, ``f1``, ``fpr``,
-            ``synthesis_rate``, ``success``, ``utility`` and counts; split ∈ {all, dev, test}.
+            ``synthesis_rate``, ``success``, ``utility``, the counts ``n_items``, ``n_cases``,
+            ``n_labelled`` (cases with a relevant tool), ``n_unrelated`` and 95% Wilson intervals
+            ``fpr_low``/``fpr_high``, ``success_low``/``success_high``; split ∈ {all, dev, test}.
         items: One row per (threshold, item) with the item's split, kind and scores.
         best_threshold: Threshold with the highest development utility.
         tests: Held-out paired tests of every threshold against the best (BH-adjusted p).
@@ -141,6 +156,42 @@ def _registry_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
                             f"{type(exc).__name__}: {exc}", field="agent") from exc
 
 
+def check_thresholds(thresholds: Sequence[Any]) -> list[float]:
+    """The thresholds to run: finite numbers in [-1, 1], sorted, duplicates dropped.
+
+    Raises:
+        EvalcoreError: No threshold, or one that is not a finite number in [-1, 1].
+    """
+    vals: list[float] = []
+    for t in thresholds:
+        if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(t)) or not -1.0 <= float(t) <= 1.0:
+            raise EvalcoreError(f"threshold {t!r} is not a finite number in [-1, 1]", field="thresholds")
+        vals.append(float(t))
+    if not vals:
+        raise EvalcoreError("no thresholds", field="thresholds")
+    return sorted(set(vals))
+
+
+def _matches(registry: Any, query: str, k: int, threshold: float) -> list[str]:
+    """Names of the search's matches with score ≥ ``threshold`` (checked here, not trusted)."""
+    from evalcore.suites._categories.retrieval import MalformedSearch, _search
+
+    try:
+        ranked = _search(registry, query, k, threshold)
+    except MalformedSearch as exc:
+        raise EvalcoreError(f"the agent's registry.{exc}", field="agent") from exc
+    return [name for name, score in ranked if score >= threshold]
+
+
+def _wilson(successes: float, n: int) -> tuple[float, float]:
+    from evalcore import stats
+
+    if n == 0:
+        return (np.nan, np.nan)
+    return stats.wilson_interval(successes, n, INTERVAL_CONFIDENCE)
+
+
 def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[float], *,
                     cases: Sequence[AgentCase] | None = None, seed: int | None = None,
                     counts: dict[str, int] | None = None,
@@ -172,8 +223,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
 
     from evalcore import metrics, stats
 
-    if not thresholds:
-        raise EvalcoreError("no thresholds", field="thresholds")
+    thresholds = check_thresholds(thresholds)
     if not 0.0 < dev_fraction < 1.0:
         raise EvalcoreError(f"dev_fraction must lie strictly between 0 and 1, got {dev_fraction}",
                             field="dev_fraction")
@@ -193,35 +243,48 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         raise EvalcoreError(f"{len(split)} item(s) cannot fill both a development and a held-out split; "
                             "use more cases or unrelated queries", field="cases")
     cfg = SuiteConfig(tool_aliases=tool_aliases)
+    checker = ToolChecker(cfg.n_held_out, cfg.sandbox_timeout_s)
     rows: list[dict[str, Any]] = []
     for t in tqdm(list(thresholds), desc="sweep", disable=(not progress) if progress is not None else None):
         agent = agent_factory(float(t))
         agent.reset()
+        at_reset, _ = registry_snapshot(agent)
         used: dict[str, str] = {}
-        served = []
+        answered = []
         for c in use:
             call = call_agent(agent, c.query, request_timeout_s)
             ok = is_correct(call, c)
             r = call.response
-            served.append((c, ok, bool(r is not None and r.synthesized), call.critical))
+            answered.append((c, ok, r, call.critical))
             if ok and r is not None and r.tool_used and c.kind not in used:
                 used[c.kind] = r.tool_used
+        after, _ = registry_snapshot(agent)
+        served = []
+        for c, ok, r, critical in answered:  # synthesized: measured, never the agent's flag
+            built = False
+            if c.needs_synthesis and ok and r is not None and r.tool_used:
+                step = answering_step(r, r.tool_used)
+                check = checker.verify(after.get(r.tool_used), c.kind, c.inputs,
+                                       step.args if step is not None else None)
+                before = at_reset.get(r.tool_used)
+                built = check.passed and (before is None or before.hash != check.hash)
+            served.append((c, ok, built, bool(r is not None and r.synthesized), critical))
         registry = getattr(agent, "registry", None)
         if registry is None or not callable(getattr(registry, "search", None)):
             raise EvalcoreError("the agent exposes no searchable registry; a threshold sweep needs one",
                                 field="agent")
         names = set(_registry_call(registry.list_tools))
-        labels: dict[str, str] = {}
+        labels: dict[str, set[str]] = {}
         for kind in {c.kind for c in use}:
-            named = [n for n in cfg.aliases(kind) if n in names]
-            if named:
-                labels[kind] = named[0]
+            named = {n for n in cfg.aliases(kind) if n in names}
+            if named:  # every registered tool named like the kind is relevant
+                labels[kind] = named
             elif kind in used and used[kind] in names:
-                labels[kind] = used[kind]
-        for c, ok, synthesized, critical in served:
-            hits = [h.name for h in _registry_call(registry.search, c.query, k=k, threshold=float(t))]
+                labels[kind] = {used[kind]}
+        for c, ok, synthesized, claimed, critical in served:
+            hits = _matches(registry, c.query, k, float(t))
             if c.kind in labels:
-                p, rcl, f1 = (float(x) for x in metrics.precision_recall_f1(hits, {labels[c.kind]}))
+                p, rcl, f1 = (float(x) for x in metrics.precision_recall_f1(hits, labels[c.kind]))
                 fp, retrieval = np.nan, f1
             else:  # no tool of this kind exists: the right answer of the search is no match
                 p, rcl, f1 = np.nan, np.nan, np.nan
@@ -229,13 +292,15 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
                 retrieval = 1.0 - fp
             rows.append({"threshold": float(t), "item": c.id, "split": split[c.id], "type": "case", "kind": c.kind,
                          "needs_synthesis": c.needs_synthesis, "correct": float(ok), "synthesized": float(synthesized),
+                         "claimed_synthesized": float(claimed), "relevant": sorted(labels.get(c.kind, ())),
                          "precision": p, "recall": rcl, "f1": f1, "false_positive": fp,
                          "critical": critical, "utility": 0.5 * float(ok) + 0.5 * retrieval})
         for i, q in enumerate(unrelated):
-            fp = float(bool(_registry_call(registry.search, q, k=k, threshold=float(t))))
+            fp = float(bool(_matches(registry, q, k, float(t))))
             iid = f"unrelated-{i:02d}"
             rows.append({"threshold": float(t), "item": iid, "split": split[iid], "type": "unrelated", "kind": "",
-                         "needs_synthesis": False, "correct": np.nan, "synthesized": np.nan, "precision": np.nan,
+                         "needs_synthesis": False, "correct": np.nan, "synthesized": np.nan,
+                         "claimed_synthesized": np.nan, "relevant": [], "precision": np.nan,
                          "recall": np.nan, "f1": np.nan, "false_positive": fp, "critical": False,
                          "utility": 1.0 - fp})
         close = getattr(agent, "close", None)
@@ -246,10 +311,14 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
     def summarize(df: pd.DataFrame) -> dict[str, Any]:
         cs, un = df[df.type == "case"], df[df.type == "unrelated"]
         syn = cs[cs.needs_synthesis]
+        fpr_lo, fpr_hi = _wilson(float(un.false_positive.sum()), len(un))
+        suc_lo, suc_hi = _wilson(float(cs.correct.sum()), len(cs))
         return {"precision": cs.precision.mean(), "recall": cs.recall.mean(), "f1": cs.f1.mean(),
                 "fpr": un.false_positive.mean() if len(un) else np.nan,
                 "synthesis_rate": syn.synthesized.mean() if len(syn) else np.nan,
-                "success": cs.correct.mean(), "utility": df.utility.mean(), "n_items": len(df)}
+                "success": cs.correct.mean(), "utility": df.utility.mean(), "n_items": len(df),
+                "n_cases": len(cs), "n_labelled": int(cs.f1.notna().sum()), "n_unrelated": len(un),
+                "fpr_low": fpr_lo, "fpr_high": fpr_hi, "success_low": suc_lo, "success_high": suc_hi}
 
     mrows = []
     for t, g in items.groupby("threshold"):
@@ -276,7 +345,9 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         tests["p_adjusted"] = []
         tests["significant"] = []
     config = {"thresholds": [float(t) for t in thresholds], "seed": seed, "seed_source": seed_source, "k": k, "dev_fraction": dev_fraction,
-              "alpha": alpha, "n_cases": len(use), "n_unrelated": len(unrelated), "correction": "benjamini_hochberg",
+              "alpha": alpha, "intervals": f"{INTERVAL_CONFIDENCE:.0%} Wilson over the split's unrelated "
+                                           "queries (fpr) and cases (success)",
+              "n_cases": len(use), "n_unrelated": len(unrelated), "correction": "benjamini_hochberg",
               "objective": "mean utility: cases 0.5*correct + 0.5*F1 (no relevant tool: 0.5*correct + "
                            "0.5*(1 - any match)), unrelated 1 - false_positive"}
     return SweepResult(metrics=mtab, items=items, best_threshold=best, tests=tests, config=config)
