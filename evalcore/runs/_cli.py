@@ -71,7 +71,9 @@ def _print_results(path: Any, res: dict[str, Any], config: dict[str, Any] | None
     if res.get("pass_at_k"):
         print("pass@k: " + ", ".join(f"{k}={v:.3f}" for k, v in res["pass_at_k"].items()))
     if res.get("parse_failure_rate") is not None:
-        print(f"parse failures: {res['parse_failure_rate']:.3f}")
+        strict = res.get("parse_failure_rate_strict")
+        print(f"parse failures: flexible {res['parse_failure_rate']:.3f}"
+              + (f", strict {strict:.3f}" if strict is not None else ""))
     tok = res.get("tokens") or {}
     print(f"tokens: {tok.get('prompt', 0)} in / {tok.get('completion', 0)} out  "
           f"cost: ${res.get('cost_usd', 0.0):.4f}")

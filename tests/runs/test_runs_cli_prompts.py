@@ -37,6 +37,9 @@ def test_cli_run_then_rescore(tmp_path, capsys) -> None:
     for key in ("accuracy_strict", "accuracy_flexible", "pass_at_k", "parse_failure_rate", "errors",
                 "n_samples", "tokens", "cost_usd", "latency_p50_s", "latency_p95_s", "qps"):
         assert key in res
+    # both parse-failure rates, each named (the line used to show the flexible one unnamed)
+    assert (f"parse failures: flexible {res['parse_failure_rate']:.3f}, "
+            f"strict {res['parse_failure_rate_strict']:.3f}") in out
     assert main(["rescore", str(tmp_path / "cli")]) == 0
     again = json.loads((tmp_path / "cli" / "results.json").read_text())
     assert again["accuracy_flexible"] == res["accuracy_flexible"] and again["rescored"]
