@@ -275,3 +275,22 @@ def test_the_plausibly_wrong_answers_are_wrong():
             if c.expected_behavior == "answer":
                 for salt in range(3):
                     assert not values_match(perturb(c.expected, salt), c.expected, c.rel_tol, c.abs_tol), (c, salt)
+
+
+def test_no_generated_temperature_lies_below_absolute_zero() -> None:
+    # a request below absolute zero is one the robustness category expects refused; the
+    # generator asked it as a normal request with an answer (-337 °C in a multi-step case),
+    # so a correct agent that refused it failed the case
+    import re
+
+    from evalcore.suites._cases.generator import AgentCaseGenerator
+
+    seen = 0
+    for seed in range(40):
+        gen = AgentCaseGenerator(seed=seed, counts={"simple": 12, "medium": 4, "complex": 12, "edge": 0})
+        for case in gen.generate():
+            for value, unit in re.findall(r"(-?\d+(?:\.\d+)?) (?:degrees |°)(Celsius|Fahrenheit|C|F)\b", case.query):
+                seen += 1
+                kelvin = float(value) + 273.15 if unit.startswith("C") else (float(value) - 32) * 5 / 9 + 273.15
+                assert kelvin >= -1e-9, (seed, case.id, case.query)
+    assert seen > 100

@@ -36,7 +36,7 @@ def _ms_pct_then_fact(rng: random.Random) -> tuple[str, list[ExpectedStep], Any,
 
 
 def _ms_temp_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
-    c = rng.randint(-400, 2000)
+    c = rng.randint(-273, 2000)  # at or above absolute zero: an agent refusing below it is right
     p = rng.randint(1, 99)
     f = c * 9 / 5 + 32
     f = int(f) if float(f).is_integer() else f

@@ -49,7 +49,8 @@ def _factorial(rng: random.Random) -> tuple[list[str], Any, float]:
 
 def _temperature(rng: random.Random) -> tuple[list[str], Any, float]:
     if rng.random() < 0.6:
-        c = _tenths(rng.randint(-5000, 50000))
+        c = _tenths(rng.randint(-2731, 50000))  # at or above absolute zero (-273.15 °C): below it
+        # is an invalid request the robustness category expects refused, never a right answer
         f = c * 9 / 5 + 32
         return (
             [f"Convert {c} degrees Celsius to Fahrenheit", f"What is {c} °C in Fahrenheit?",
@@ -57,7 +58,7 @@ def _temperature(rng: random.Random) -> tuple[list[str], Any, float]:
             round(f, 6),
             0.0,
         )
-    fahr = _tenths(320 + 9 * rng.randint(-2000, 20000))  # a half degree Celsius
+    fahr = _tenths(320 + 9 * rng.randint(-546, 20000))  # a half degree Celsius, >= -459.67 °F
     c2 = (fahr - 32) * 5 / 9
     return (
         [f"Convert {fahr} degrees Fahrenheit to Celsius", f"What is {fahr} °F in Celsius?",
