@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import ast
 import csv
 import json
-import operator
 import re
 from collections import Counter
 from fractions import Fraction
 
 import pytest
+from _exact_arith import arith
 
 from evalcore.datasets import load, sample_path
 from evalcore.evaluators import ExactMatchEvaluator
@@ -29,24 +28,7 @@ MMLU_SUBJECTS = set(
     us_foreign_policy virology world_religions""".split()
 )
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-
-
-def _arith(expr: str) -> Fraction:
-    """Evaluate + - * / and parentheses exactly (an independent check of the annotations)."""
-
-    def ev(node: ast.AST) -> Fraction:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return Fraction(str(node.value))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        raise ValueError(f"unsupported expression {expr!r}")
-
-    return ev(ast.parse(expr, mode="eval"))
+_arith = arith  # tests/_exact_arith.py
 
 
 def _gsm8k_rows() -> list[dict]:

@@ -4,17 +4,16 @@ examples come from the train/dev split."""
 
 from __future__ import annotations
 
-import ast
 import csv
 import gzip
 import json
-import operator
 import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _exact_arith import arith
 
 from evalcore.datasets import load
 from evalcore.errors import EvalcoreError
@@ -238,22 +237,7 @@ def test_humaneval_entry_point_must_be_a_function_of_the_prompt(tmp_path: Path) 
 # --------------------------------------------------------------------------- few-shot examples
 
 
-_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-
-
-def _arith(expr: str) -> Fraction:
-    def ev(node: ast.AST) -> Fraction:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return Fraction(str(node.value))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        raise ValueError(expr)
-
-    return ev(ast.parse(expr, mode="eval"))
+_arith = arith  # tests/_exact_arith.py
 
 
 def test_few_shot_pool_is_the_train_and_dev_split_never_test(tmp_path: Path) -> None:
