@@ -10,7 +10,7 @@ from typing import Any
 
 from evalcore._cliargs import finite_float, seconds
 from evalcore.errors import EvalcoreError
-from evalcore.suites._config import CATEGORIES
+from evalcore.suites._weights import CATEGORIES
 
 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:

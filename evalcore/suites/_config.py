@@ -13,22 +13,7 @@ from evalcore._io import to_json_native
 from evalcore.errors import EvalcoreError
 from evalcore.suites._cases.generator import AgentCaseGenerator
 from evalcore.suites._cases.records import AgentCase
-
-CATEGORY_WEIGHTS: dict[str, float] = {
-    "functional": 0.25,
-    "synthesis": 0.20,
-    "retrieval": 0.15,
-    "workflow": 0.15,
-    "learning": 0.10,
-    "robustness": 0.10,
-    "performance": 0.05,
-}
-"""Default category weights (sum to 1)."""
-
-CATEGORIES: tuple[str, ...] = tuple(CATEGORY_WEIGHTS)
-"""The seven categories, in run order (the keys of :data:`CATEGORY_WEIGHTS`)."""
-PASS_THRESHOLD: float = 0.7
-"""Score at which a test, a category and the system pass."""
+from evalcore.suites._weights import CATEGORIES, CATEGORY_WEIGHTS, PASS_THRESHOLD  # re-exported
 
 DEFAULT_TOOL_ALIASES: dict[str, tuple[str, ...]] = {
     "percentage": ("percent", "calculate_percentage", "percentage_calculator"),

@@ -343,7 +343,10 @@ class SandboxPool:
                         if i is None:
                             break
                         inflight.append(i)
-                        handle.send(jobs[i])
+                        # The problem's prompt and test compiled here on first sight (see
+                        # attach_shared_code), job by job: the first jobs go out at once rather
+                        # than after every test of the batch is compiled.
+                        handle.send(_attach_shared_code(jobs[i]))
                         if retry or i in solo_deaths:
                             break
                     if not inflight:
@@ -380,7 +383,7 @@ class SandboxPool:
 
     def map(self, jobs: Sequence[dict], concurrency: int | None = None) -> list[dict]:
         """Run many jobs on the pool in parallel; replies in the order of ``jobs``."""
-        jobs = [_attach_shared_code(job) for job in jobs]
+        jobs = list(jobs)  # a copy: _schedule marks some (the caller's list stays as it was)
         if not jobs:
             return []
         hide = self._hide
