@@ -229,14 +229,93 @@ class _WorkerHandle:
 
 
 _MAX_DURATIONS = 100_000
+# Durations kept on disk between processes (see durations_file): at most this many, the
+# newest first.
+_MAX_SAVED_DURATIONS = 20_000
+DURATIONS_ENV = "EVALCORE_SANDBOX_DURATIONS"
 
 
-def _cost_key(job: dict) -> int:
-    """What a job's duration is remembered under: a hash of its test and entry point, or of
-    its program and input (a collision only changes the order jobs are handed out in)."""
+def _cost_key(job: dict) -> str:
+    """What a job's duration is remembered under: a checksum of its test and entry point, or
+    of its program and input. The same in every process (it is saved, see
+    :func:`durations_file`); a collision only changes the order jobs are handed out in."""
+    import zlib
+
     if job.get("mode") == "check":
-        return hash(("check", job.get("test"), job.get("entry_point")))
-    return hash((job.get("mode"), job.get("source"), job.get("stdin")))
+        parts = ("check", job.get("test"), job.get("entry_point"))
+    else:
+        parts = (str(job.get("mode")), job.get("source"), job.get("stdin"))
+    data = "\0".join("" if p is None else str(p) for p in parts).encode("utf-8", "surrogatepass")
+    kind = "c" if parts[0] == "check" else "s"  # only "c" keys are saved
+    return f"{kind}{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
+
+
+def durations_file() -> str | None:
+    """Where the pool keeps how long each test took, for the next process to hand out the
+    longest first (a fresh ``evalcore score humaneval`` otherwise meets HumanEval/75, a
+    quarter of the batch's work, wherever the file puts it, and one worker finishes alone).
+
+    ``$EVALCORE_SANDBOX_DURATIONS`` names the file (empty: keep nothing on disk); else
+    ``$XDG_CACHE_HOME/evalcore/sandbox-durations.json`` (``~/.cache`` without it). It holds
+    checksums of tests and seconds, nothing else: never a verdict, a test or a program. A
+    missing, unreadable or malformed file is ignored (it only orders the work).
+
+    Returns:
+        The path, or None when nothing is to be kept.
+    """
+    given = os.environ.get(DURATIONS_ENV)
+    if given is not None:
+        return given or None
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative (which the XDG spec says to ignore)
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+        if not os.path.isabs(base):
+            return None
+    return os.path.join(base, "evalcore", "sandbox-durations.json")
+
+
+def _load_durations(path: str | None) -> dict[str, float]:
+    """The durations saved at ``path`` (empty when there are none or the file is not ours)."""
+    if not path:
+        return {}
+    import json
+    import math
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    rows = data.get("durations") if isinstance(data, dict) and data.get("format") == "evalcore-sandbox-durations" else None
+    if not isinstance(rows, dict):
+        return {}
+    out: dict[str, float] = {}
+    for key, value in list(rows.items())[:_MAX_SAVED_DURATIONS]:
+        if isinstance(key, str) and key.startswith("c") and type(value) in (int, float) and math.isfinite(value) and value >= 0:
+            out[key] = float(value)
+    return out
+
+
+def _save_durations(path: str | None, durations: dict[str, float]) -> None:
+    """Write the newest durations to ``path`` atomically; any failure is ignored."""
+    if not path:
+        return
+    import json
+
+    rows = [(k, v) for k, v in durations.items() if k.startswith("c")][-_MAX_SAVED_DURATIONS:]
+    text = json.dumps({"format": "evalcore-sandbox-durations", "version": 1,
+                       "durations": {k: round(v, 6) for k, v in rows}})
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 class SandboxPool:
@@ -268,7 +347,8 @@ class SandboxPool:
         self._idle: queue.Queue = queue.Queue()
         self._all: list[_WorkerHandle] = []
         self._closed = False
-        self._durations: dict[int, float] = {}
+        self._durations: dict[str, float] = {}
+        self._durations_loaded = False  # the saved ones are read at the first batch
         self._hide: tuple[str, ...] = tuple(dict.fromkeys(os.path.abspath(os.fspath(p)) for p in hide))
         self._cpus = _usable_cpus()
         self._grow(self.size)
@@ -395,7 +475,13 @@ class SandboxPool:
 
         lock = threading.Lock()
         counter = [0]
-        order = self._schedule(jobs)
+        keys = [_cost_key(job) for job in jobs]
+        if not self._durations_loaded:
+            self._durations_loaded = True
+            saved = _load_durations(durations_file())
+            saved.update(self._durations)
+            self._durations = saved
+        order = self._schedule(jobs, keys)
 
         def take() -> int | None:
             with lock:
@@ -425,10 +511,11 @@ class SandboxPool:
                 t.start()
             for t in threads:
                 t.join()
-        self._learn(jobs, out)
+        if self._learn(jobs, out, keys):
+            _save_durations(durations_file(), self._durations)
         return [r if r is not None else {"error": "sandbox job was not run"} for r in out]
 
-    def _schedule(self, jobs: Sequence[dict]) -> list[int]:
+    def _schedule(self, jobs: Sequence[dict], keys: Sequence[str] | None = None) -> list[int]:
         """The order to hand out jobs: longest expected first (LPT), else as given.
 
         A job's expected duration is the last one measured for the same test (``check`` mode)
@@ -444,7 +531,9 @@ class SandboxPool:
         known = self._durations
         if not known:
             return list(range(len(jobs)))
-        expected = [known.get(_cost_key(job)) for job in jobs]
+        if keys is None:
+            keys = [_cost_key(job) for job in jobs]
+        expected = [known.get(key) for key in keys]
         seen = sorted(e for e in expected if e is not None)
         if not seen:
             return list(range(len(jobs)))
@@ -457,15 +546,31 @@ class SandboxPool:
                     jobs[i] = dict(jobs[i], _nice=-5)  # type: ignore[index]
         return sorted(range(len(jobs)), key=lambda i: -guess[i])
 
-    def _learn(self, jobs: Sequence[dict], replies: Sequence[dict | None]) -> None:
-        """Remember each job's measured duration for :meth:`_schedule` (bounded memory)."""
+    def _learn(self, jobs: Sequence[dict], replies: Sequence[dict | None], keys: Sequence[str] | None = None) -> bool:
+        """Remember each job's measured duration for :meth:`_schedule` (bounded memory).
+
+        Returns:
+            Whether a ``check`` job's duration is new, or moved by more than 10 ms and by more
+            than a factor of two (then the durations are worth saving for later processes,
+            see :func:`durations_file`).
+        """
         known = self._durations
-        for job, reply in zip(jobs, replies):
+        if keys is None:
+            keys = [_cost_key(job) for job in jobs]
+        changed = False
+        for job, reply, key in zip(jobs, replies, keys):
             if reply is None or "duration_s" not in reply:
                 continue
             if len(known) >= _MAX_DURATIONS:
                 known.clear()
-            known[_cost_key(job)] = float(reply["duration_s"])
+            seconds = float(reply["duration_s"])
+            before = known.pop(key, None)  # re-inserted: the dict keeps the newest last
+            known[key] = seconds
+            if job.get("mode") == "check" and (
+                before is None or (abs(seconds - before) > 0.01 and not 0.5 * before <= seconds <= 2.0 * before)
+            ):
+                changed = True
+        return changed
 
     def cpu_seconds(self) -> float:
         """CPU seconds (user + system) used so far by the workers and their finished samples.
