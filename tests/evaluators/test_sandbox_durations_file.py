@@ -107,6 +107,18 @@ def test_a_damaged_or_foreign_file_is_ignored_and_replaced(monkeypatch: pytest.M
     assert set(json.loads(path.read_text())["durations"]) == {_cost_key(_job())}
 
 
+def test_an_oversized_file_is_not_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from evalcore.evaluators._sandbox.pool import _load_durations
+
+    path = tmp_path / "durations.json"
+    rows = {f"c{i:024x}": 0.001 for i in range(200_000)}
+    path.write_text(json.dumps({"format": "evalcore-sandbox-durations", "version": 1, "durations": rows}))
+    assert path.stat().st_size > 4 * 1024 * 1024
+    assert _load_durations(str(path)) == {}
+    path.write_text(json.dumps({"format": "evalcore-sandbox-durations", "version": 1, "durations": {"cab": 0.5}}))
+    assert _load_durations(str(path)) == {"cab": 0.5}
+
+
 def test_an_unwritable_place_costs_nothing_but_the_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")

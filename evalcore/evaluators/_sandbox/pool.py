@@ -232,6 +232,7 @@ _MAX_DURATIONS = 100_000
 # Durations kept on disk between processes (see durations_file): at most this many, the
 # newest first.
 _MAX_SAVED_DURATIONS = 20_000
+_MAX_DURATIONS_FILE = 4 * 1024 * 1024
 DURATIONS_ENV = "EVALCORE_SANDBOX_DURATIONS"
 
 
@@ -283,6 +284,8 @@ def _load_durations(path: str | None) -> dict[str, float]:
 
     try:
         with open(path, encoding="utf-8") as fh:
+            if os.fstat(fh.fileno()).st_size > _MAX_DURATIONS_FILE:
+                return {}  # not one of ours (ours stay under a megabyte)
             data = json.load(fh)
     except (OSError, ValueError):
         return {}
