@@ -334,6 +334,24 @@ def test_prompt_and_test_compiled_by_the_parent_give_the_same_verdicts() -> None
     assert "SyntaxError" in (results[2].reason or "")
 
 
+def test_compiling_for_the_workers_survives_another_thread_clearing_the_cache(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The pool's threads (one per worker) compile prompts and tests as they hand jobs out; one
+    may clear the shared cache (it is bounded) between another's store and its use."""
+    import marshal
+
+    from evalcore.evaluators._sandbox import testside
+
+    class ClearedByAnotherThread(dict):
+        def __setitem__(self, key, value):  # type: ignore[no-untyped-def]
+            super().__setitem__(key, value)
+            self.clear()  # what a second thread at the bound does right after
+
+    monkeypatch.setattr(testside, "_PARENT_CODE", ClearedByAnotherThread())
+    job = testside.attach_shared_code(_job(test=TEST + "# cleared meanwhile\n"))
+    assert marshal.loads(job["_test_code"]).co_filename == "<test>"
+    assert marshal.loads(job["_prompt_code"]).co_filename == "<prompt>"
+
+
 def _worker_hwm_kb(pool: SandboxPool) -> int:
     with open(f"/proc/{pool._all[0].proc.pid}/status") as fh:
         return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))

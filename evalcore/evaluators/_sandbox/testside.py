@@ -113,7 +113,8 @@ _PARENT_CODE: dict[tuple[str, str], bytes | None] = {}
 
 
 def attach_shared_code(job: dict) -> dict:
-    """A ``check`` job with its prompt and test compiled (parent side, remembered by text)."""
+    """A ``check`` job with its prompt and test compiled (parent side, remembered by text;
+    safe to call from several threads at once)."""
     if job.get("mode") != "check":
         return job
     extra = {}
@@ -122,14 +123,17 @@ def attach_shared_code(job: dict) -> dict:
         if not isinstance(text, str):
             continue
         cache_key = (text, filename)
-        if cache_key not in _PARENT_CODE:
+        # Called from the pool's threads, one per worker: the blob is read once, never looked
+        # up again after another thread may have cleared the cache.
+        blob = _PARENT_CODE.get(cache_key, False)
+        if blob is False:
+            try:
+                blob = marshal.dumps(compile_trusted(text, filename))
+            except Exception:  # noqa: BLE001 - the worker compiles it again and reports the error
+                blob = None
             if len(_PARENT_CODE) >= _SHARED_CODE_MAX:
                 _PARENT_CODE.clear()
-            try:
-                _PARENT_CODE[cache_key] = marshal.dumps(compile_trusted(text, filename))
-            except Exception:  # noqa: BLE001 - the worker compiles it again and reports the error
-                _PARENT_CODE[cache_key] = None
-        blob = _PARENT_CODE[cache_key]
+            _PARENT_CODE[cache_key] = blob
         if blob is not None:
             extra[f"_{key}_code"] = blob
     return dict(job, **extra) if extra else job
