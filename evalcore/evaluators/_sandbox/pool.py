@@ -480,10 +480,12 @@ class SandboxPool:
         counter = [0]
         keys = [_cost_key(job) for job in jobs]
         if not self._durations_loaded:
-            self._durations_loaded = True
             saved = _load_durations(durations_file())
-            saved.update(self._durations)
-            self._durations = saved
+            with self._lock:
+                if not self._durations_loaded:
+                    self._durations_loaded = True
+                    saved.update(self._durations)
+                    self._durations = saved
         order = self._schedule(jobs, keys)
 
         def take() -> int | None:
@@ -514,8 +516,10 @@ class SandboxPool:
                 t.start()
             for t in threads:
                 t.join()
-        if self._learn(jobs, out, keys):
-            _save_durations(durations_file(), self._durations)
+        with self._lock:  # concurrent calls share the pool (and its durations)
+            snapshot = dict(self._durations) if self._learn(jobs, out, keys) else None
+        if snapshot is not None:
+            _save_durations(durations_file(), snapshot)
         return [r if r is not None else {"error": "sandbox job was not run"} for r in out]
 
     def _schedule(self, jobs: Sequence[dict], keys: Sequence[str] | None = None) -> list[int]:
