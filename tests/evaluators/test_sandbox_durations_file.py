@@ -77,7 +77,25 @@ def test_a_fresh_pool_schedules_by_what_an_earlier_one_measured(monkeypatch: pyt
     assert _cost_key(other) in json.loads(path.read_text())["durations"]  # a new test: saved again
 
 
-def test_a_warm_run_that_learns_nothing_new_writes_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_only_a_new_test_or_a_real_change_is_worth_saving() -> None:
+    pool = SandboxPool.__new__(SandboxPool)  # the bookkeeping only: no workers
+    pool._durations = {}
+    check, script = _job(), {"mode": "script", "source": "print(1)"}
+
+    def learn(job: dict, seconds: float) -> bool:
+        return pool._learn([job], [{"duration_s": seconds}])
+
+    assert learn(check, 0.002) is True  # new
+    assert learn(check, 0.009) is False  # 4.5x, but under 10 ms apart
+    assert learn(check, 0.015) is False  # 6 ms apart, within 2x
+    assert learn(check, 0.2) is True  # far off
+    assert learn(check, 0.25) is False  # within 2x
+    assert learn(script, 1.0) is False  # script jobs are never saved
+    assert pool._learn([check], [None]) is False and pool._learn([check], [{"error": "x"}]) is False
+    assert pool._durations == {_cost_key(check): 0.25, _cost_key(script): 1.0}
+
+
+def test_a_run_that_learns_nothing_worth_saving_writes_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     path = tmp_path / "durations.json"
     monkeypatch.setenv(DURATIONS_ENV, str(path))
     pool = SandboxPool(1)
@@ -85,7 +103,8 @@ def test_a_warm_run_that_learns_nothing_new_writes_nothing(monkeypatch: pytest.M
         pool.map([_job()])
         assert path.exists()
         path.unlink()
-        pool.map([_job()])  # the same test, about as fast: nothing worth saving
+        monkeypatch.setattr(pool, "_learn", lambda *a, **k: False)
+        pool.map([_job()])
         assert not path.exists()
     finally:
         pool.close()

@@ -305,20 +305,15 @@ def _save_durations(path: str | None, durations: dict[str, float]) -> None:
         return
     import json
 
+    from evalcore._io import write_text_atomic
+
     rows = [(k, v) for k, v in durations.items() if k.startswith("c")][-_MAX_SAVED_DURATIONS:]
     text = json.dumps({"format": "evalcore-sandbox-durations", "version": 1,
                        "durations": {k: round(v, 6) for k, v in rows}})
-    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        write_text_atomic(path, text)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass
 
 
 class SandboxPool:
