@@ -29,7 +29,8 @@ class Extraction:
         value: The canonical answer (``"72"``; ``"C"``), or ``None`` for a parse failure.
         method: How it was found; see :data:`METHODS` for every name in order of precedence.
             Declared answers (both modes): ``"json_field"``, ``"yaml_field"``, ``"hash"``
-            (GSM8K ``#### 72``), ``"boxed"``, ``"answer_is"``. MMLU strict also reads
+            (GSM8K ``#### 72``), ``"boxed"``, ``"answer_is"``, ``"correction"`` (GSM8K: a
+            declared answer withdrawn after it, "Wait, that's wrong: it's 25"). MMLU strict also reads
             ``"lone_letter"``, ``"letter_start"`` and ``"paren_letter"``. Flexible only — GSM8K:
             ``"answer_prefix"``, ``"bracket"``, ``"last_number"``; MMLU: ``"option_text"``,
             ``"conclusion"``, ``"first_letter"``. Parse failures: ``"none"`` (nothing readable,
@@ -51,14 +52,15 @@ _HEDGED = Extraction(None, "hedged")
 
 #: Every extraction method, in order of precedence (declared answers first, failures last).
 METHODS: tuple[str, ...] = (
-    "json_field", "yaml_field", "hash", "boxed", "answer_is",
+    "json_field", "yaml_field", "hash", "boxed", "answer_is", "correction",
     "lone_letter", "letter_start", "paren_letter",
     "answer_prefix", "bracket", "option_text", "conclusion", "first_letter", "last_number",
     "hedged", "none",
 )
 EXTRACTION_METHODS = METHODS
 #: Methods that read an answer the reply declared (strongest, both modes).
-DECLARED_METHODS: frozenset[str] = frozenset({"json_field", "yaml_field", "hash", "boxed", "answer_is"})
+DECLARED_METHODS: frozenset[str] = frozenset({"json_field", "yaml_field", "hash", "boxed", "answer_is",
+                                               "correction"})
 _FIELD_METHODS = ("json_field", "yaml_field")
 
 
@@ -249,7 +251,8 @@ _CORRECTION_CUE = re.compile(
     r"\b(?:wait|actually|correct(?:ion|ed|ing)|mistake|error|oops|hmm+|re-?check\w*|re-?calculat\w*"
     r"|re-?evaluat\w*|re-?examin\w*|re-?consider\w*|re-?visit\w*|second\s+thought|double[- ]check\w*"
     r"|verif\w*|let\s+me|let's|but|however|instead|final(?:ly)?|therefore|thus|hence|so|conclu\w*"
-    r"|summar\w*|overall|revis\w*|updat\w*|no(?=[,.!]))\b",
+    r"|summar\w*|overall|revis\w*|updat\w*|no(?=[,.!])|sorry|scratch\s+that|my\s+bad|i\s+meant?"
+    r"|that'?s\s+(?:wrong|incorrect|not\s+right))\b",
     re.IGNORECASE,
 )
 

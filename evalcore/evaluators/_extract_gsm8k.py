@@ -205,7 +205,57 @@ def _gsm8k_declarations(text: str) -> list[_Declared]:
         value, hedged = _gsm8k_value(contents)
         declared.append(_Declared(start, end, "boxed", value, hedged, contents))
     declared.extend(_gsm8k_answer_words(text))
+    if declared:
+        last = max(declared, key=lambda d: d.end)
+        declared.extend(_gsm8k_corrections(text, last.end, last.value))
     return declared
+
+
+# A retraction of an answer already declared, stating the new value without the word "answer":
+# "The answer is 20. Wait, that's wrong: it's 25.", "..., but actually it is 25", "Oops, I
+# meant 25". Each cue is also a correction cue of _resolve, so the later value wins.
+_RETRACTION = re.compile(
+    r"\b(?:wait|actually|oops|sorry|correction|scratch\s+that|my\s+(?:mistake|bad)|(?:i\s+made|that'?s)\s+(?:a|an)\s+"
+    r"(?:mistake|error)|that'?s\s+(?:wrong|incorrect|not\s+right)|on\s+second\s+thought|no(?=\s*[,.!:;—–-]))"
+    r"(?:[^.;?\n]|\.[ \t]+){0,40}?\b(?:it'?s|it\s+is|it\s+(?:should|must|has\s+to|would)\s+be|(?:i|we)\s+meant?"
+    r"|make\s+(?:that|it)|(?:the\s+)?(?:correct|right|real|true|actual)\s+(?:value|total|number|result|amount|count"
+    r"|figure)\s+is)[\s:=*_$]*(?:(?:actually|really|just|only)\s+)?(?=[-−–$€£¥\d.])",
+    re.IGNORECASE,
+)
+# "Wait, let me check: it's 5 cm each ...": setting out to verify the answer, not withdrawing it
+# ("but actually, after checking, it is 25" withdraws it)
+_VERIFYING = re.compile(
+    r"\b(?:let\s+me|let'?s|let\s+us|i'?ll|i\s+will|to)\s+(?:\w+\s+){0,2}?(?:check|verif|confirm|make\s+sure|recount"
+    r"|double|sanity)",
+    re.IGNORECASE,
+)
+
+
+def _gsm8k_corrections(text: str, after: int, current: str | None) -> list[_Declared]:
+    """Retractions after the reply's last declared answer (``current``, ending at ``after``):
+    "... Wait, that's wrong: it's 25". Read when the retraction's sentence states one value
+    ("it's 25 dollars.", "it's 25 or 26": a hedge) or is a calculation ending in it ("it's
+    5 * 5 = 25."), never a sentence that goes on working ("it's 5 cm each, so ..."), nor one
+    that restates the declared value."""
+    out = []
+    for m in _RETRACTION.finditer(text, after):
+        if _VERIFYING.search(text, m.start(), m.end()):
+            continue
+        tail = _spaced_thousands(text[m.end() : m.end() + _MAX_VALUE])
+        value = _answer_value(tail)
+        if value is None:
+            continue
+        if _gsm8k_hedged(tail, value):
+            out.append(_Declared(m.start(), m.end(), "correction", None, True))
+            current = None
+            continue
+        sentence = re.split(r"\n|\.(?=\s|$)", _clean_latex(tail), maxsplit=1)[0]
+        if _opens_working(tail) or (len(NUMBER_RE.findall(sentence)) != 1 and not _EXPRESSION_RE.match(sentence)):
+            continue
+        if canonical_number(value) != current:
+            current = canonical_number(value)
+            out.append(_Declared(m.start(), m.end(), "correction", current))
+    return out
 
 
 def _gsm8k_answer_words(text: str) -> list[_Declared]:
