@@ -11,9 +11,9 @@ from a parsed but wrong answer. The rules, as ordered, named steps (:data:`METHO
    answer nothing else in it is read. Fields outrank prose; the last declaration wins (a final
    statement beats earlier ones, "... wait, the answer is 8"); a declaration naming two answers
    ("B or C", ``"answer": "B, C"``) or two different declarations with no correction between them
-   are a hedge (method ``"hedged"``, a parse failure). A GSM8K answer withdrawn after it was
-   declared, the new value stated without the word "answer" ("The answer is 20. Wait, that's
-   wrong: it's 25."), is read as method ``"correction"``; a declared answer without a number or letter
+   are a hedge (method ``"hedged"``, a parse failure). An answer withdrawn after it was declared,
+   the new value stated without the word "answer" ("The answer is 20. Wait, that's wrong: it's
+   25.", "Answer: A. Oops, I meant C."), is read as method ``"correction"``; a declared answer without a number or letter
    ("Cannot be determined") is a parse failure.
 2. **strict** reads nothing else for GSM8K; for MMLU also a lone letter, a letter opening the
    reply, or a single parenthesised option letter.

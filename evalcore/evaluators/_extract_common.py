@@ -29,8 +29,8 @@ class Extraction:
         value: The canonical answer (``"72"``; ``"C"``), or ``None`` for a parse failure.
         method: How it was found; see :data:`METHODS` for every name in order of precedence.
             Declared answers (both modes): ``"json_field"``, ``"yaml_field"``, ``"hash"``
-            (GSM8K ``#### 72``), ``"boxed"``, ``"answer_is"``, ``"correction"`` (GSM8K: a
-            declared answer withdrawn after it, "Wait, that's wrong: it's 25"). MMLU strict also reads
+            (GSM8K ``#### 72``), ``"boxed"``, ``"answer_is"``, ``"correction"`` (a declared
+            answer withdrawn after it: "Wait, that's wrong: it's 25", "Oops, I meant C"). MMLU strict also reads
             ``"lone_letter"``, ``"letter_start"`` and ``"paren_letter"``. Flexible only — GSM8K:
             ``"answer_prefix"``, ``"bracket"``, ``"last_number"``; MMLU: ``"option_text"``,
             ``"conclusion"``, ``"first_letter"``. Parse failures: ``"none"`` (nothing readable,
@@ -243,6 +243,25 @@ def _field_declarations(text: str, parse: _ValueParser, number_ok: bool) -> list
         got, hedged = parse(raw)
         out.append(_Declared(m.start(), end, "yaml_field", got, hedged, raw))
     return sorted(out, key=lambda d: d.start)
+
+
+# A retraction of an answer already declared, restating it without the word "answer": a cue
+# that withdraws ("Wait, that's wrong", "Oops", "Actually, no"), then within the sentence (or the
+# next) "it's"/"it is"/"it should be"/"I meant"/"make that" and, at the returned pattern's end,
+# the new value. Every cue is also a correction cue (below), so the later value wins.
+_RETRACTION_CUE = (
+    r"\b(?:wait|actually|oops|sorry|correction|scratch\s+that|my\s+(?:mistake|bad)|(?:i\s+made|that'?s)\s+(?:a|an)\s+"
+    r"(?:mistake|error)|that'?s\s+(?:wrong|incorrect|not\s+right)|on\s+second\s+thought|no(?=\s*[,.!:;—–-]))"
+    r"(?:[^.;?\n]|\.[ \t]+){0,60}?\b(?:it'?s|it\s+is|it\s+(?:should|must|has\s+to|would)\s+be|(?:i|we)\s+meant?"
+    r"|make\s+(?:that|it)"
+)
+
+
+def retraction_re(restatements: str, value: str) -> re.Pattern[str]:
+    """The pattern of a retraction (see :data:`_RETRACTION_CUE`): its cue, one of the common
+    restatements or ``restatements`` (a dataset's own, e.g. "the correct total is"), then
+    ``value`` (the text up to where the new value starts, or the value itself)."""
+    return re.compile(_RETRACTION_CUE + "|" + restatements + ")" + value, re.IGNORECASE)
 
 
 # Between two different declared answers, one of these words makes the later one a

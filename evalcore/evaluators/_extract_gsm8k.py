@@ -27,6 +27,7 @@ from evalcore.evaluators._extract_common import (
     _last_number,
     _line_start,
     _resolve,
+    retraction_re,
     _squeeze,
     _strike_out,
 )
@@ -211,16 +212,10 @@ def _gsm8k_declarations(text: str) -> list[_Declared]:
     return declared
 
 
-# A retraction of an answer already declared, stating the new value without the word "answer":
-# "The answer is 20. Wait, that's wrong: it's 25.", "..., but actually it is 25", "Oops, I
-# meant 25". Each cue is also a correction cue of _resolve, so the later value wins.
-_RETRACTION = re.compile(
-    r"\b(?:wait|actually|oops|sorry|correction|scratch\s+that|my\s+(?:mistake|bad)|(?:i\s+made|that'?s)\s+(?:a|an)\s+"
-    r"(?:mistake|error)|that'?s\s+(?:wrong|incorrect|not\s+right)|on\s+second\s+thought|no(?=\s*[,.!:;—–-]))"
-    r"(?:[^.;?\n]|\.[ \t]+){0,40}?\b(?:it'?s|it\s+is|it\s+(?:should|must|has\s+to|would)\s+be|(?:i|we)\s+meant?"
-    r"|make\s+(?:that|it)|(?:the\s+)?(?:correct|right|real|true|actual)\s+(?:value|total|number|result|amount|count"
-    r"|figure)\s+is)[\s:=*_$]*(?:(?:actually|really|just|only)\s+)?(?=[-−–$€£¥\d.])",
-    re.IGNORECASE,
+# "... Wait, that's wrong: it's 25", "Oops, I meant 25", "Sorry, the correct total is $1,250"
+_RETRACTION = retraction_re(
+    r"(?:the\s+)?(?:correct|right|real|true|actual)\s+(?:value|total|number|result|amount|count|figure)\s+is",
+    r"[\s:=*_$]*(?:(?:actually|really|just|only)\s+)?(?=[-−–$€£¥\d.])",
 )
 # "Wait, let me check: it's 5 cm each ...": setting out to verify the answer, not withdrawing it
 # ("but actually, after checking, it is 25" withdraws it)

@@ -24,6 +24,7 @@ from evalcore.evaluators._extract_common import (
     _line_start,
     _resolve,
     _squeeze,
+    retraction_re,
     _strike_out,
 )
 
@@ -177,7 +178,41 @@ def _mmlu_declarations(text: str) -> list[_Declared]:
             value, hedged = _mmlu_value(m.group("val"))  # "Final answer: cannot be determined"
             declared.append(_Declared(m.start(), m.end(), "answer_is", value, hedged, m.group("val")))
     declared.extend(prose)
+    if declared:
+        last = max(declared, key=lambda d: d.end)
+        declared.extend(_mmlu_corrections(text, last.end, last.value))
     return declared
+
+
+# "Answer: A. Wait, that's wrong: it's B.", "Oops, I meant C", "Actually, no -- ATP is made in
+# mitochondria, so it's B": a declared letter withdrawn after it (see retraction_re)
+_MMLU_RETRACTION = retraction_re(
+    r"(?:the\s+)?(?:correct|right|real|true|actual)\s+(?:letter|one)\s+is",
+    r"[\s:=]*(?:(?:actually|really|just|only)\s+)?(?:(?:option|choice|letter)\s+)?" + _MARKUP + r"[\(\[]?\s*" + _LETTER,
+)
+
+
+# what may follow the retraction's letter: the end of its clause, the option's text in brackets
+# or after ")", a reason; never a clause about the option ("Wait, it's A that makes ATP")
+_RETRACTED_LETTER_END = re.compile(
+    r"[ \t]*(?:\*\*|__|\$)?[ \t]*(?:\Z|[.,;:!?\n()\]—–-]|(?:because|since|as|instead|rather|not|then)\b)",
+    re.IGNORECASE,
+)
+
+
+def _mmlu_corrections(text: str, after: int, current: str | None) -> list[_Declared]:
+    """Retractions after the reply's last declared letter (``current``, ending at ``after``)
+    that name another letter ("B or C" there is a hedge); one restating ``current`` is none."""
+    out = []
+    for m in _MMLU_RETRACTION.finditer(text, after):
+        letter = m.group("letter").upper()
+        if _mmlu_hedged(text, m.end("letter"), letter):
+            out.append(_Declared(m.start(), m.end("letter"), "correction", None, True))
+            current = None
+        elif letter != current and _RETRACTED_LETTER_END.match(text, m.end("letter")):
+            current = letter
+            out.append(_Declared(m.start(), m.end("letter"), "correction", letter))
+    return out
 
 
 # --- MMLU letters outside declarations -------------------------------------------------------
