@@ -28,7 +28,8 @@ class Extraction:
     Attributes:
         value: The canonical answer (``"72"``; ``"C"``), or ``None`` for a parse failure.
         method: How it was found; see :data:`METHODS` for every name in order of precedence.
-            Declared answers (both modes): ``"json_field"``, ``"yaml_field"``, ``"hash"``
+            Declared answers (both modes): ``"json_field"``, ``"yaml_field"``, ``"xml_tag"``
+            (``<answer>42</answer>``), ``"hash"``
             (GSM8K ``#### 72``), ``"boxed"``, ``"answer_is"``, ``"correction"`` (a declared
             answer withdrawn after it: "Wait, that's wrong: it's 25", "Oops, I meant C"). MMLU strict also reads
             ``"lone_letter"``, ``"letter_start"`` and ``"paren_letter"``. Flexible only — GSM8K:
@@ -52,16 +53,16 @@ _HEDGED = Extraction(None, "hedged")
 
 #: Every extraction method, in order of precedence (declared answers first, failures last).
 METHODS: tuple[str, ...] = (
-    "json_field", "yaml_field", "hash", "boxed", "answer_is", "correction",
+    "json_field", "yaml_field", "xml_tag", "hash", "boxed", "answer_is", "correction",
     "lone_letter", "letter_start", "paren_letter",
     "answer_prefix", "bracket", "option_text", "conclusion", "first_letter", "last_number",
     "hedged", "none",
 )
 EXTRACTION_METHODS = METHODS
 #: Methods that read an answer the reply declared (strongest, both modes).
-DECLARED_METHODS: frozenset[str] = frozenset({"json_field", "yaml_field", "hash", "boxed", "answer_is",
+DECLARED_METHODS: frozenset[str] = frozenset({"json_field", "yaml_field", "xml_tag", "hash", "boxed", "answer_is",
                                                "correction"})
-_FIELD_METHODS = ("json_field", "yaml_field")
+_FIELD_METHODS = ("json_field", "yaml_field", "xml_tag")
 
 
 # --- shared helpers --------------------------------------------------------------------------
@@ -102,6 +103,31 @@ def _squeeze(text: str) -> str:
 def _strike_out(text: str) -> str:
     """``text`` with struck-through spans (``~~16~~``) blanked (positions kept)."""
     return _STRUCK_RE.sub(lambda m: " " * len(m.group(0)), text) if "~~" in text else text
+
+
+# the end of a reasoning model's scratchpad ("<think> ... </think>", DeepSeek-R1, QwQ, Qwen3;
+# "<thinking>", "<reasoning>"): what it answers comes after it
+_REASONING_END = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
+
+
+def _after_reasoning(text: str) -> str:
+    """What follows a reply's closed reasoning block: the answer, not the model's scratch work
+    (a guess declared while thinking is no second answer). A reply that says nothing after the
+    block, or whose block is never closed, is read whole."""
+    if "</" not in text:
+        return text
+    last = None
+    for last in _REASONING_END.finditer(text):
+        pass
+    if last is None or not text[last.end() :].strip():
+        return text
+    return text[last.end() :]
+
+
+def _readable(text: str) -> str:
+    """The part of a reply the rules read, normalised: after any closed reasoning block, blanks
+    squeezed (:func:`_squeeze`), struck-through text blanked (:func:`_strike_out`)."""
+    return _strike_out(_squeeze(_after_reasoning(text)))
 
 
 def _first_number(text: str) -> Fraction | None:
@@ -175,6 +201,8 @@ _JSON_KEY_RE = re.compile(r"(?P<q>[\"'])" + _FIELD_NAME + r"(?P=q)\s*:\s*", re.I
 _YAML_KEY_RE = re.compile(
     r"^[ \t]*(?:-[ \t]+)?(?P<key>" + _FIELD_NAME + r")[ \t]*:[ \t]*(?P<val>[^\n]*)$", re.IGNORECASE | re.MULTILINE
 )
+# an answer in tags, as many prompts ask for it: "<answer>42</answer>", "<final_answer>C</final_answer>"
+_TAG_RE = re.compile(r"<(?P<tag>" + _FIELD_NAME + r")>(?P<val>[^<]{0,400})</(?P=tag)>", re.IGNORECASE)
 _JSON_DECODER = json.JSONDecoder(strict=False)
 _SINGLE_QUOTED = re.compile(r"'((?:[^'\\\n]|\\.)*)'")
 _BARE_VALUE = re.compile(r"[^,}\n]*")
@@ -224,7 +252,8 @@ def _field_value(value: Any, parse: _ValueParser, number_ok: bool) -> tuple[str 
 
 
 def _field_declarations(text: str, parse: _ValueParser, number_ok: bool) -> list[_Declared]:
-    """JSON fields ``"answer": ...`` anywhere, YAML ``answer: ...`` in a fenced block."""
+    """JSON fields ``"answer": ...`` anywhere, YAML ``answer: ...`` in a fenced block, tags
+    ``<answer>...</answer>``."""
     out = []
     for m in _JSON_KEY_RE.finditer(text):
         value, end = _json_value(text, m.end())
@@ -242,6 +271,10 @@ def _field_declarations(text: str, parse: _ValueParser, number_ok: bool) -> list
         raw = raw.strip().strip("\"'").strip()
         got, hedged = parse(raw)
         out.append(_Declared(m.start(), end, "yaml_field", got, hedged, raw))
+    for m in _TAG_RE.finditer(text):
+        raw = m.group("val").strip()
+        got, hedged = parse(raw)
+        out.append(_Declared(m.start(), m.end(), "xml_tag", got, hedged, raw))
     return sorted(out, key=lambda d: d.start)
 
 

@@ -28,8 +28,7 @@ from evalcore.evaluators._extract_common import (
     _line_start,
     _resolve,
     retraction_re,
-    _squeeze,
-    _strike_out,
+    _readable,
 )
 
 
@@ -306,11 +305,11 @@ _B_LINE_RE = re.compile(r"[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:\*\*)?B[ \t]*(?:\*\*[ \t
 
 
 def _gsm8k_strict(text: str) -> Extraction:
-    return _gsm8k_declared(_strike_out(_squeeze(text))) or _NONE
+    return _gsm8k_declared(_readable(text)) or _NONE
 
 
 def _gsm8k_flexible(text: str) -> Extraction:
-    text = _strike_out(_squeeze(text))
+    text = _readable(text)
     declared = _gsm8k_declared(text)
     if declared is not None:
         return declared  # a declared answer: nothing else in the reply is read

@@ -23,9 +23,8 @@ from evalcore.evaluators._extract_common import (
     _hypothetical,
     _line_start,
     _resolve,
-    _squeeze,
+    _readable,
     retraction_re,
-    _strike_out,
 )
 
 
@@ -459,7 +458,7 @@ def _mmlu_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> 
 
 
 def _mmlu_strict(text: str, choices: Sequence[str] | None = None) -> Extraction:
-    text = _strike_out(_squeeze(text))
+    text = _readable(text)
     declared = _mmlu_declared(text, choices, flexible=False)
     if declared is not None:
         return declared
@@ -595,7 +594,7 @@ def _final_line_letter(text: str, kept: list[_Mention]) -> str | None:
 
 
 def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
-    text = _strike_out(_squeeze(text))
+    text = _readable(text)
     declared = _mmlu_declared(text, choices, flexible=True)
     if declared is not None:
         return declared  # a declared answer: nothing else in the reply is read
