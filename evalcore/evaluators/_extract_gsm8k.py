@@ -49,7 +49,8 @@ _ANSWER_BEFORE_OK = re.compile(
 _ANSWER_AFTER = re.compile(
     r"(?:\s+to\s+(?:the|this|our|that)\s+(?:question|problem))?(?:\s*\([^()\n]{0,30}\))?\s*(?:\*\*|__)?\s*"
     r"(?:is|will\s+be|would\s+be|should\s+be|must\s+be|has\s+to\s+be|comes\s+to|=|:|-|—)\s*(?:[:=]\s*)?"
-    r"(?:(?:definitely|clearly|therefore|thus|then|indeed|exactly|simply|just|now)\s+)?"
+    r"(?:(?:definitely|clearly|therefore|thus|then|indeed|exactly|simply|just|now|approximately|approx\.|about"
+    r"|around|roughly|nearly|almost)\s+|[~≈]\s*)?"
     r"(?:\*\*|__|\$\$?|\\\(|\\\[|\s|either\s)*",
     re.IGNORECASE,
 )
@@ -118,7 +119,7 @@ def _spaced_thousands(text: str) -> str:
 def _gsm8k_value(text: str) -> tuple[str | None, bool]:
     """Read a strongly declared value (a field, ``####``, ``\\boxed``, "Final answer:" line)."""
     text = _spaced_thousands(text)
-    value = _calc_or_first(text)
+    value = None if _CLOCK_TIME.match(_clean_latex(text)) else _calc_or_first(text)
     if value is None:
         return None, False
     if _gsm8k_hedged(text, value):
@@ -126,10 +127,17 @@ def _gsm8k_value(text: str) -> tuple[str | None, bool]:
     return canonical_number(value), False
 
 
+# a clock time ("2:30 pm", "14:05") is no number: reading its hours would be a confident misread
+_CLOCK_TIME = re.compile(r"[\s*_`\"'$]*\d{1,2}:\d{2}(?![\d,])")
+
+
 def _answer_value(tail: str) -> Fraction | None:
     """The number an answer phrase announces: the one that opens ``tail``, or, when the
-    announced sentence is a calculation ("5 + 3 = 8."), the result after its last ``=``."""
+    announced sentence is a calculation ("5 + 3 = 8."), the result after its last ``=``;
+    ``None`` for a clock time ("2:30 pm")."""
     sentence = re.split(r"\n|\.(?=\s|$)", _clean_latex(tail), maxsplit=1)[0]
+    if _CLOCK_TIME.match(sentence):
+        return None
     if "=" in sentence and _first_number_at_start(sentence) is not None and not _NOT_A_CALCULATION.search(
         sentence.split("=", 1)[0]
     ):
@@ -186,6 +194,9 @@ def _gsm8k_declarations(text: str) -> list[_Declared]:
         if _NUMBERED_HEADING.match(m.group("body")):
             continue  # "#### 1. Eggs left": a numbered heading
         body = _spaced_thousands(m.group("body"))
+        if _CLOCK_TIME.match(_clean_latex(body)):
+            declared.append(_Declared(m.start(), m.end(), "hash", None))  # "#### 2:30": no number
+            continue
         first = _first_number_at_start(body)
         if first is not None and _EXPRESSION_RE.match(_clean_latex(body)):
             first = _calc_or_first(body.split("\n", 1)[0])  # "#### 9 * 2 = 18"; "#### 9 * 2" is none
@@ -275,8 +286,8 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
             continue  # "**Answer:**\n\n3 friends each paid $12 ...": the label of the working
         value = _answer_value(tail)
         label = m.group("final") and _FINAL_LABEL.match(text, line_start, m.start()) and ":" in after.group(0)
-        if value is None and _unevaluated(_clean_latex(tail)):
-            out.append(_Declared(m.start(), after.end(), "answer_is", None))  # "(16 - 3 - 4) * 2"
+        if value is None and (_unevaluated(_clean_latex(tail)) or _CLOCK_TIME.match(_clean_latex(tail))):
+            out.append(_Declared(m.start(), after.end(), "answer_is", None))  # "(16 - 3 - 4) * 2", "2:30 pm"
             continue
         if value is None:
             if label:  # "**Final Answer:** Cannot be determined"

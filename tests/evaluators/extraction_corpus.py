@@ -492,6 +492,10 @@ GSM_HAND = [
        "The answer is 45.\n\nWait, that counts the first day twice. Subtracting it: 45 - 5 = 40.\nThe answer is 40.",
        ("40", "answer_is")),
     _g("two_answers_no_cue", "The answer is 45. The answer is 40.", HEDGED),
+    _g("answer_is_approximately", "Rounding to two places, the answer is approximately 3.14.", ("3.14", "answer_is")),
+    _g("answer_is_about_unit", "So the answer is about 30 minutes.", ("30", "answer_is")),
+    _g("answer_is_clock_time", "She arrives at 2:30 pm, so the answer is 2:30 pm.", NONE),
+    _g("hash_clock_time", "Leaving at 13:20 and driving 45 minutes:\n#### 14:05", NONE),
     # answers in tags, and reasoning models' scratchpads
     _g("xml_answer_tag", "Half of 84 is 42.\n<answer>42</answer>", ("42", "xml_tag")),
     _g("xml_answer_tag_multiline_dollars", "Reasoning: 6 * 7.\n<answer>\n$1,250\n</answer>", ("1250", "xml_tag")),
