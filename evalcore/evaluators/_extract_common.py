@@ -352,7 +352,8 @@ def _resolve(text: str, declared: list[_Declared]) -> _Declared | Extraction | N
         return _HEDGED
     if len(tier) > 1:
         prev = tier[-2]
-        if (prev.hedged or prev.value != last.value) and not _CORRECTION_CUE.search(text, prev.end, last.end):
+        if (prev.hedged or prev.value != last.value) and last.method != "correction" \
+                and not _CORRECTION_CUE.search(text, prev.end, last.end):  # a retraction is its own cue
             return _HEDGED
     return last
 

@@ -625,6 +625,7 @@ MMLU_HAND = [
     _m("retracted_i_meant", "Answer: B. Oops, I meant C.", ("C", "correction")),
     _m("retracted_with_option_text", "The answer is (B).\n\nActually, it's (C) Nucleus because DNA lives there.",
        ("C", "correction")),
+    _m("retracted_after_question_mark_dash", "Neither A nor C; the answer is D? No — it's B.", ("B", "correction")),
     _m("retracted_into_hedge", "The answer is B. Wait, it's B or C.", HEDGED),
     _m("retraction_restates_same", "Answer: B\nWait, it's B.", ("B", "answer_is")),
     _m("retraction_names_a_fact", "The answer is B. Wait, it's A that produces ATP, not B.", ("B", "answer_is")),
