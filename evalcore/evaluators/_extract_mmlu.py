@@ -57,6 +57,8 @@ _VALUE_LETTER = re.compile(
     re.IGNORECASE,
 )
 _FINAL_LABEL_MMLU = re.compile(r"(?:^|\n)[ \t]*(?:[#>*_-][ \t#*_]*)?final\s+answer(?:\*\*)?\s*:[ \t]*(?:\*\*)?[ \t]*(?P<val>[^\n]*)", re.IGNORECASE)
+# "A 2 kg object", "A 3-year-old": the article before a counted noun
+_COUNTED_NOUN = re.compile(r"\s[\d.,/]+[ \t-]*[a-z]")
 # words after which a leading "A" is a letter, not the English article ("A is correct")
 _A_NOT_ARTICLE = re.compile(
     r"\s(?:is|was|seems|would|should|could|must|looks|appears|fits|matches|and|or|because|since|it)\b"
@@ -218,6 +220,9 @@ def _mmlu_corrections(text: str, after: int, current: str | None) -> list[_Decla
 
 _LONE_RE = re.compile(r"^[\s*_`\"'(\[]*(?P<letter>[A-Da-d])[\s*_`\"')\].:]*$")
 _START_RE = re.compile(r"^[\s*_`\"']*(?:\((?P<p>[A-Da-d])\)|(?P<letter>[A-D])\s*[.):](?!\d))")
+# a letter alone on the reply's first line, the explanation below it ("B\n\nRibosomes ..."),
+# unless the next line is another letter alone (a list of the options' letters)
+_FIRST_LINE_RE = re.compile(r"^[ \t*_`\"']*(?P<letter>[A-D])[ \t*_`\"']*\n(?![ \t]*\n*[ \t*_]*[A-D][ \t*_]*(?:\n|$))")
 _MENTION_RE = re.compile(
     r"(?<![A-Za-z0-9'’_\\-])(?:(?P<letter>[A-D])" + _LETTER_END + r"|\((?P<lower>[a-d])\)|(?P<lower2>[a-d])\))"
 )
@@ -391,8 +396,10 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
         if m.group("letter") is not None and paren:
             s, e = s - 1, e + 1
         before, after = masked[max(0, s - 60) : s], masked[e : e + 80]
-        if m.group("letter") == "A" and not paren and after[:1].isspace() and after[1:2].islower() and not _A_NOT_ARTICLE.match(after):
-            continue  # the English article ("A cell is ...")
+        if m.group("letter") == "A" and not paren and after[:1].isspace() and (
+            after[1:2].islower() or _COUNTED_NOUN.match(after)
+        ) and not _A_NOT_ARTICLE.match(after):
+            continue  # the English article ("A cell is ...", "A 2 kg object ...")
         if _NOTATION_BEFORE.search(before) or _NOTATION_AFTER.match(after):
             continue  # notation: "P(A)", "A = 5", "x + B"
         word = _PREV_WORD.search(before)
@@ -490,6 +497,9 @@ def _mmlu_shapes(
         and not any(start == opening for start, _end, _letter in labels)
     ):
         return Extraction((m.group("p") or m.group("letter")).upper(), "letter_start")
+    m = _FIRST_LINE_RE.match(text)
+    if m:
+        return Extraction(m.group("letter"), "letter_start")
     if mentions is None:
         mentions = _letter_mentions(text, choices)
     parens = {m.letter for m in mentions if m.paren and text[m.start + 1].isupper()}

@@ -619,6 +619,20 @@ MMLU_HAND = [
     _m("xml_answer_tag_hedge", "<answer>B or C</answer>", HEDGED),
     _m("think_block_guess_then_final",
        "<think>\nThe answer is A? No, ribosomes make proteins.\n</think>\n\n**Answer: B**", ("B", "answer_is")),
+    # two real replies of the embedded SmolLM2-135M (make demo, 2026-11-28): a letter alone on the
+    # first line; the article "A" before a counted noun (was read as the letter A)
+    _m("real_smollm_letter_first_line",
+       "A\n\nTwo-factor authentication requires two separate factors, which are typically a password and a "
+       "one-time code. This type of security is often referred to as two-factor authentication, as it requires "
+       "two distinct elements to achieve the desired level of security.", ("A", "letter_start"),
+       choices=("Two passwords of different lengths", "Two independent kinds of evidence, such as a password and "
+                "a one-time code", "Logging in from two devices at once", "Two administrators approving each login")),
+    _m("real_smollm_article_before_number",
+       "A 2 kg object moving at 3 m/s is a classic example of a projectile motion. The kinetic energy of this "
+       "object is equal to the mass of the object multiplied by the square of the velocity. Since the object is "
+       "moving at 3 m/s, the kinetic energy is 3 * 3", NONE, choices=("9 J", "6 J", "3 J", "18 J")),
+    _m("letter_first_line_bold", "**B**\n\nRibosomes make proteins.", ("B", "letter_start")),
+    _m("letters_listed_one_per_line", "A\nB\nC\nD\nI am not sure.", NONE, ("A", "first_letter")),
     # a declared letter withdrawn after it, the new letter stated without the word "answer"
     _m("retracted_wait_wrong", "The answer is (A). Wait, that's wrong: it's B.", ("B", "correction")),
     _m("retracted_actually_no_so", "Answer: A\n\nActually, no — mitochondria make ATP, so it's B.", ("B", "correction")),
