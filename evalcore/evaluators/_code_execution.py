@@ -21,6 +21,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Sequence
 
+from evalcore.evaluators._reasoning import after_reasoning
 from evalcore.evaluators._sandbox import DEFAULT_MAX_OUTPUT, SandboxResult, get_pool, run_jobs
 
 __all__ = [
@@ -86,9 +87,12 @@ class CodeResult:
 def extract_code(response: str, entry_point: str | None = None) -> str:
     """Strip markdown fences from a model response.
 
-    With fenced blocks present, returns the Python (or unlabelled) block that defines
-    ``entry_point`` if any, else the first such block, preceded by any blocks that hold only
-    import statements; without fences, the response itself.
+    A reasoning model's closed ``<think>...</think>`` block (its drafts) is skipped when the
+    reply goes on after it. With fenced blocks present, returns the Python (or unlabelled)
+    block that defines ``entry_point`` -- the last one when several do (a reply that revises
+    its code: "Wait, that fails on an empty list. Fixed: ...") -- else the first such block,
+    preceded by any blocks that hold only import statements; without fences, the response
+    itself.
 
     Args:
         response: The raw completion.
@@ -97,13 +101,14 @@ def extract_code(response: str, entry_point: str | None = None) -> str:
     Returns:
         The code text.
     """
+    response = after_reasoning(response)
     blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(response)]
     if not blocks:
         return response
     py = [body for lang, body in blocks if lang in _PY_LANGS] or [body for _, body in blocks]
     chosen = py[0]
     if entry_point:
-        chosen = next((body for body in py if _defines(body, entry_point)), chosen)
+        chosen = next((body for body in reversed(py) if _defines(body, entry_point)), chosen)
     # Blocks holding only imports (a common way to answer) are kept, ahead of the code.
     imports = [b for b in py if b is not chosen and _only_imports(b)]
     return "".join(b if b.endswith("\n") else b + "\n" for b in imports) + chosen

@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from evalcore.datasets import NUMBER_RE, canonical_number, number_from_match
+from evalcore.evaluators._reasoning import after_reasoning
 
 # ---------------------------------------------------------------------------------------------
 # extraction
@@ -105,29 +106,10 @@ def _strike_out(text: str) -> str:
     return _STRUCK_RE.sub(lambda m: " " * len(m.group(0)), text) if "~~" in text else text
 
 
-# the end of a reasoning model's scratchpad ("<think> ... </think>", DeepSeek-R1, QwQ, Qwen3;
-# "<thinking>", "<reasoning>"): what it answers comes after it
-_REASONING_END = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
-
-
-def _after_reasoning(text: str) -> str:
-    """What follows a reply's closed reasoning block: the answer, not the model's scratch work
-    (a guess declared while thinking is no second answer). A reply that says nothing after the
-    block, or whose block is never closed, is read whole."""
-    if "</" not in text:
-        return text
-    last = None
-    for last in _REASONING_END.finditer(text):
-        pass
-    if last is None or not text[last.end() :].strip():
-        return text
-    return text[last.end() :]
-
-
 def _readable(text: str) -> str:
-    """The part of a reply the rules read, normalised: after any closed reasoning block, blanks
+    """The part of a reply the rules read, normalised: after any closed reasoning block (:func:`after_reasoning`), blanks
     squeezed (:func:`_squeeze`), struck-through text blanked (:func:`_strike_out`)."""
-    return _strike_out(_squeeze(_after_reasoning(text)))
+    return _strike_out(_squeeze(after_reasoning(text)))
 
 
 def _first_number(text: str) -> Fraction | None:
