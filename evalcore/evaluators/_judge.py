@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from evalcore.errors import EvalcoreError
+from evalcore.evaluators._reasoning import after_reasoning
 from evalcore.models import ChatModel, Completion, GenerationParams, Message
 
 _SEMANTIC = """You are grading whether a response is semantically correct.
@@ -97,24 +98,34 @@ class JudgeResult:
                 "completion": self.completion}
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
+def _json_object(text: str, key: str) -> dict[str, Any] | None:
+    """The judge's JSON verdict: the last top-level object holding ``key`` (a judge that echoes
+    the requested format first, or drafts a verdict before its final one, is read by its last
+    word), else the last object."""
     # raw_decode from each "{" reads a whole object, braces inside its strings included
     fenced = re.sub(r"```(?:json)?", "", text)
     decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    pos = 0
     for match in re.finditer(r"\{", fenced):
+        if match.start() < pos:
+            continue  # inside an object already read
         try:
-            obj, _ = decoder.raw_decode(fenced, match.start())
+            obj, end = decoder.raw_decode(fenced, match.start())
         except json.JSONDecodeError:
             continue
         if isinstance(obj, dict):
-            return obj
-    return None
+            found.append(obj)
+            pos = end
+    keyed = [obj for obj in found if key in obj]
+    return (keyed or found or [None])[-1]
 
 
 def parse_verdict(text: str, rubric: str) -> tuple[float | None, str, str | None, str | None]:
     """Read a judge's answer.
 
-    Semantic: ``score`` in [0, 1] from a JSON object, else from ``score: x`` in the text.
+    Semantic: ``score`` in [0, 1] from a JSON object (the last one that has it), else from
+    ``score: x`` in the text. What a closed ``<think>`` block holds is skipped.
     Factuality: ``choice`` A–E from the JSON object or ``(X)``/``choice: X`` in the text, scored
     with :data:`FACTUALITY_SCORES`.
 
@@ -125,7 +136,8 @@ def parse_verdict(text: str, rubric: str) -> tuple[float | None, str, str | None
     Returns:
         ``(score, reasoning, choice, error)``.
     """
-    obj = _json_object(text) or {}
+    text = after_reasoning(text)  # a reasoning judge's drafts are not its verdict
+    obj = _json_object(text, "choice" if rubric == "factuality" else "score") or {}
     reasoning = str(obj.get("reasoning") or obj.get("reason") or "").strip()
     if rubric == "factuality":
         choice = str(obj.get("choice") or "").strip().strip("()").upper()[:1]

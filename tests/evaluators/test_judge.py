@@ -89,6 +89,17 @@ def test_json_verdict_with_braces_inside_its_strings() -> None:
     assert parse_verdict(fact, "factuality")[:3] == (0.6, 'says {"a": 1}', "B")
 
 
+def test_verdict_is_the_judges_last_word_not_a_draft_or_an_echoed_format() -> None:
+    thinking = '<think>\nMaybe {"score": 0.2}? No: the response matches.\n</think>\n{"reasoning": "matches", "score": 0.9}'
+    assert parse_verdict(thinking, "semantic")[:2] == (0.9, "matches")
+    echoed = 'Format: {"reasoning": "why, in one or two sentences", "score": 0.0}\n\n{"reasoning": "correct", "score": 1.0}'
+    assert parse_verdict(echoed, "semantic")[:2] == (1.0, "correct")
+    nested = '{"reasoning": "partly", "score": 0.5, "meta": {"score": 0.1}}'
+    assert parse_verdict(nested, "semantic")[0] == 0.5
+    fact = '<think>{"choice": "D"}</think>\n{"reasoning": "superset", "choice": "B"}'
+    assert parse_verdict(fact, "factuality")[:3] == (0.6, "superset", "B")
+
+
 def test_judge_refuses_to_work_inside_a_benchmark_run() -> None:
     from evalcore._runstore import IN_BENCHMARK
 
