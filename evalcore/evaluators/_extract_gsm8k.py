@@ -55,6 +55,10 @@ _ANSWER_AFTER = re.compile(
     re.IGNORECASE,
 )
 _FINAL_LABEL = re.compile(r"^[ \t]*(?:[#>*_-][ \t#*_]*)?$", re.MULTILINE)
+# "### Final Answer", "**Answer**", "## The answer": a heading (or a bold line) whose value is
+# the next line that is not blank ("**$18**"), when that line states a value alone
+_HEADING_BEFORE = re.compile(r"[ \t]*(?:#{1,6}[ \t]*(?:\*\*|__)?|\*\*|__)[ \t]*(?:the[ \t]+)?\Z", re.IGNORECASE)
+_HEADING_AFTER = re.compile(r"[ \t]*(?:\*\*|__)?[ \t]*:?[ \t]*(?:\*\*|__)?[ \t]*\n(?:[ \t]*\n)*")
 _LIST_MARKER = re.compile(r"\s*\n\s*(?:\*\*)?\d+[.)]\s+(?:\*\*)?[A-Za-z]")
 _OR_NUMBER = re.compile(r"[^\n.;]{0,20}?\bor\b\s*(?:\*\*|\$|\s|about|approximately|maybe|perhaps)*(?=[-−–$€£¥\d.])")
 
@@ -131,6 +135,42 @@ def _gsm8k_value(text: str) -> tuple[str | None, bool]:
 _CLOCK_TIME = re.compile(r"[\s*_`\"'$]*\d{1,2}:\d{2}(?![\d,])")
 
 
+_SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen").split()
+_TENS = dict(zip("twenty thirty forty fifty sixty seventy eighty ninety".split(), range(20, 100, 10)))
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
+_NUMBER_WORD = "|".join(sorted([*_SMALL, *_TENS, *_SCALES], key=len, reverse=True))
+# "eighteen", "twenty-five dollars", "one hundred and five": a number in words opening a value,
+# then at most three words (its unit) and the end of the sentence; never "one of the ...",
+# "two more than ...", "three times ..."
+_WORDS_VALUE = re.compile(
+    r"[\s*_`\"']*(?P<words>(?:" + _NUMBER_WORD + r")(?:(?:[ \t]+|-|[ \t]+and[ \t]+)(?:" + _NUMBER_WORD + r"))*)\b"
+    r"(?P<rest>(?:[ \t]+(?!(?:of|than|more|less|fewer|times|as|or|and|to|per|each)\b)[^\W\d_][\w'’-]*){0,3})"
+    r"[ \t*_`\"']*(?:$|[.,;!?)\n])",
+    re.IGNORECASE,
+)
+
+
+def _words_number(words: str) -> int | None:
+    """The value of a number written in words ("twenty-five", "one hundred and five")."""
+    total, current, seen = 0, 0, False
+    for token in re.split(r"[\s-]+", words.lower()):
+        if token == "and":
+            continue
+        if token in _SMALL:
+            current += _SMALL.index(token)
+        elif token in _TENS:
+            current += _TENS[token]
+        elif token == "hundred":
+            current = (current or 1) * 100
+        elif token in _SCALES:
+            total, current = total + (current or 1) * _SCALES[token], 0
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
 def _answer_value(tail: str) -> Fraction | None:
     """The number an answer phrase announces: the one that opens ``tail``, or, when the
     announced sentence is a calculation ("5 + 3 = 8."), the result after its last ``=``;
@@ -146,7 +186,12 @@ def _answer_value(tail: str) -> Fraction | None:
             return result
     if _unevaluated(sentence):
         return None  # "The answer is (16 - 3 - 4) * 2": an expression, not a number
-    return _first_number_at_start(tail)
+    value = _first_number_at_start(tail)
+    if value is None:
+        words = _WORDS_VALUE.match(sentence)
+        number = _words_number(words.group("words")) if words else None
+        value = Fraction(number) if number is not None else None
+    return value
 
 
 # the number opening a value, then at most three words (its unit: "18 dollars per day"), then
@@ -198,6 +243,8 @@ def _gsm8k_declarations(text: str) -> list[_Declared]:
             declared.append(_Declared(m.start(), m.end(), "hash", None))  # "#### 2:30": no number
             continue
         first = _first_number_at_start(body)
+        if first is None:
+            first = _answer_value(body)  # "#### seventy-two"
         if first is not None and _EXPRESSION_RE.match(_clean_latex(body)):
             first = _calc_or_first(body.split("\n", 1)[0])  # "#### 9 * 2 = 18"; "#### 9 * 2" is none
             if first is None:
@@ -277,6 +324,17 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
         if _hypothetical(text, m.start()):
             continue  # "You might think the answer is 20, ..."
         after = _ANSWER_AFTER.match(text, m.end())
+        if after is None and _HEADING_BEFORE.match(text, line_start, m.start()):
+            after = _HEADING_AFTER.match(text, m.end())  # "### Final Answer⏎⏎**$18**"
+            if after is not None:
+                tail = _spaced_thousands(text[after.end() : after.end() + _MAX_VALUE])
+                line = tail.split("\n", 1)[0]
+                value = _answer_value(line)
+                if value is not None and _gsm8k_hedged(line, value):
+                    out.append(_Declared(m.start(), after.end(), "answer_is", None, True))  # "18 or 19"
+                elif value is not None and not _opens_working(tail) and _BARE_VALUE.match(_clean_latex(line)):
+                    out.append(_Declared(m.start(), after.end(), "answer_is", canonical_number(value)))
+            continue
         if after is None:
             continue
         tail = _spaced_thousands(text[after.end() : after.end() + _MAX_VALUE])

@@ -48,7 +48,9 @@ _MMLU_ANSWER_IS = [
         re.IGNORECASE,
     ),
     re.compile(r"(?<![\w-])(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]", re.IGNORECASE),
-    re.compile(r"(?:^|\n)\s*(?:\*\*)?answer(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*[\(\[]?" + _LETTER, re.IGNORECASE),
+    # "Answer: B" opening a line; also under a heading ("### Final Answer⏎⏎B")
+    re.compile(r"(?:^|\n)[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*[\(\[]?"
+               + _LETTER, re.IGNORECASE),
 ]
 # a strongly declared value: the letter opening it ("C", "(C) higher accuracy", "Option C")
 _VALUE_LETTER = re.compile(
@@ -163,6 +165,9 @@ def _mmlu_answer_is(text: str) -> list[_Declared]:
                 continue  # "Let me check each answer:\nA) ...\nB) ..."
             if _hypothetical(text, m.start("letter")):
                 continue  # "It's tempting to say the answer is A, ..."
+            if letter == "A" and "\n" in text[m.start() : m.start("letter")] and re.match(r"[ \t]+[a-z]", text[m.end("letter") :]) \
+                    and not _A_NOT_ARTICLE.match(text[m.end("letter") :]):
+                continue  # "### Answer⏎A cell organelle ...": the article opening the line below
             hedged = _mmlu_hedged(text, m.end("letter"), letter)
             out.append(_Declared(m.start(), m.end("letter"), "answer_is", None if hedged else letter.upper(), hedged))
     return out

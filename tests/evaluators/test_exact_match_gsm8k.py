@@ -49,13 +49,13 @@ STRICT_CASES = [
     ("#### −3", "-3"),  # unicode minus
     ("#### $ 15", "15"),
     ("Total = 3 + 4 = 7\n#### 7 apples", "7"),
+    ("#### seventy-two", "72"),  # a number in words
     # no usable '####': strict must fail even if a number is present
     ("72", None),
     ("A: 72", None),
     ("[72]", None),
     ("$1,248.00", None),
     ("So she made 72 dollars.", None),
-    ("#### seventy-two", None),
     ("####", None),
     ("", None),
     ("I don't know.", None),
@@ -125,7 +125,7 @@ FLEXIBLE_CASES = [
     # parse failures
     ("I cannot solve this.", None, "none"),
     ("", None, "none"),
-    ("The answer is seventy-two.", None, "none"),
+    ("The answer is seventy-two.", "72", "answer_is"),
     ("#### unknown", None, "none"),
 ]
 
