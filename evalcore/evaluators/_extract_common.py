@@ -318,8 +318,8 @@ def _resolve(text: str, declared: list[_Declared]) -> _Declared | Extraction | N
 
     Fields (JSON/YAML) outrank prose; among the rest a declaration nested in another
     ("#### The answer is 64") belongs to the outer one; the last declaration wins (a final
-    statement beats earlier ones) unless it names two answers itself, or differs from the
-    declaration before it with no correction cue between them: then the reply hedges.
+    statement beats earlier ones) unless it names two answers itself, or the reply changes its
+    answer anywhere without a correction cue between the two declarations: then it hedges.
     """
     fields = [d for d in declared if d.method in _FIELD_METHODS]
     tier: list[_Declared] = []
@@ -332,10 +332,12 @@ def _resolve(text: str, declared: list[_Declared]) -> _Declared | Extraction | N
     last = tier[-1]
     if last.hedged:
         return _HEDGED
-    if len(tier) > 1:
-        prev = tier[-2]
-        if (prev.hedged or prev.value != last.value) and last.method != "correction" \
-                and not _CORRECTION_CUE.search(text, prev.end, last.end):  # a retraction is its own cue
+    # Every change of answer along the way must be a correction: a reply that goes on to
+    # another answer without one offers both ("The answer is (B). The correct answer is (C)."),
+    # also when it later repeats one of them.
+    for prev, nxt in zip(tier, tier[1:]):
+        if (prev.hedged or prev.value != nxt.value) and nxt.method != "correction" \
+                and not _CORRECTION_CUE.search(text, prev.end, nxt.end):  # a retraction is its own cue
             return _HEDGED
     return last
 

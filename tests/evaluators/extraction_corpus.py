@@ -492,6 +492,10 @@ GSM_HAND = [
        "The answer is 45.\n\nWait, that counts the first day twice. Subtracting it: 45 - 5 = 40.\nThe answer is 40.",
        ("40", "answer_is")),
     _g("two_answers_no_cue", "The answer is 45. The answer is 40.", HEDGED),
+    _g("changed_then_repeated_no_cue", "The answer is 45. The answer is 40. The answer is 40.", HEDGED),
+    _g("two_corrections_in_a_row",
+       "The answer is 45. Wait, that counts day one twice: the answer is 40. Hmm, I forgot the tip, "
+       "so the answer is 42.", ("42", "answer_is")),
     _g("answer_is_approximately", "Rounding to two places, the answer is approximately 3.14.", ("3.14", "answer_is")),
     _g("answer_is_about_unit", "So the answer is about 30 minutes.", ("30", "answer_is")),
     _g("answer_is_clock_time", "She arrives at 2:30 pm, so the answer is 2:30 pm.", NONE),
@@ -642,6 +646,15 @@ MMLU_HAND = [
        "A 2 kg object moving at 3 m/s is a classic example of a projectile motion. The kinetic energy of this "
        "object is equal to the mass of the object multiplied by the square of the velocity. Since the object is "
        "moving at 3 m/s, the kinetic energy is 3 * 3", NONE, choices=("9 J", "6 J", "3 J", "18 J")),
+    # real SmolLM2 replies (routing's self-consistency prompts, make demo 2026-11-28): answers
+    # changed without a correction, then repeated; the last one used to win
+    _m("real_smollm_changed_then_repeated",
+       "The answer is (B)\n\nThe correct answer is (C)\n\nHere's the explanation:\n\nOption (A) refers to "
+       "gravitational contraction.\n\nThe correct answer is indeed (C)", HEDGED),
+    _m("real_smollm_declares_every_option",
+       "A) The signer's private key. The answer is (D) The signer's public key.\n\nExplanation: Step 1: The answer "
+       "is (D) The signer's public key. Step 2: The answer is (X) The answer is (C) The answer is (C) The answer is "
+       "(B) The answer is (D) The answer is (A) The answer is (A) The answer is (A)", HEDGED),
     _m("letter_first_line_bold", "**B**\n\nRibosomes make proteins.", ("B", "letter_start")),
     _m("letters_listed_one_per_line", "A\nB\nC\nD\nI am not sure.", NONE, ("A", "first_letter")),
     _m("heading_answer_letter", "Ribosomes translate mRNA.\n\n### Answer\n\nB", ("B", "answer_is")),
