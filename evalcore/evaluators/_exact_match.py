@@ -11,7 +11,7 @@ from a parsed but wrong answer. The rules, as ordered, named steps (:data:`METHO
    answer nothing else in it is read. Fields outrank prose; the last declaration wins (a final
    statement beats earlier ones, "... wait, the answer is 8"); a declaration naming two answers
    ("B or C", ``"answer": "B, C"``) or a change of answer anywhere with no correction between the
-   two declarations (method ``"hedged"``, a parse failure). An answer withdrawn after it was declared,
+   two declarations is a hedge (method ``"hedged"``, a parse failure). An answer withdrawn after it was declared,
    the new value stated without the word "answer" ("The answer is 20. Wait, that's wrong: it's
    25.", "Answer: A. Oops, I meant C."), is read as method ``"correction"``; a declared answer without a number or letter
    ("Cannot be determined") is a parse failure.
