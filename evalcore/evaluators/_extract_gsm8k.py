@@ -26,9 +26,9 @@ from evalcore.evaluators._extract_common import (
     _hypothetical,
     _last_number,
     _line_start,
+    _readable,
     _resolve,
     retraction_re,
-    _readable,
 )
 
 

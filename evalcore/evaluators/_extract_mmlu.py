@@ -22,8 +22,8 @@ from evalcore.evaluators._extract_common import (
     _field_declarations,
     _hypothetical,
     _line_start,
-    _resolve,
     _readable,
+    _resolve,
     retraction_re,
 )
 
