@@ -145,7 +145,7 @@ _NUMBER_WORD = "|".join(sorted([*_SMALL, *_TENS, *_SCALES], key=len, reverse=Tru
 # "two more than ...", "three times ..."
 _WORDS_VALUE = re.compile(
     r"[\s*_`\"']*(?P<words>(?:" + _NUMBER_WORD + r")(?:(?:[ \t]+|-|[ \t]+and[ \t]+)(?:" + _NUMBER_WORD + r"))*)\b"
-    r"(?P<rest>(?:[ \t]+(?!(?:of|than|more|less|fewer|times|as|or|and|to|per|each)\b)[^\W\d_][\w'’-]*){0,3})"
+    r"(?:(?:[ \t]+(?!(?:of|than|more|less|fewer|times|as|or|and|to|per|each)\b)[^\W\d_][\w'’-]*){0,3})"
     r"[ \t*_`\"']*(?:$|[.,;!?)\n])",
     re.IGNORECASE,
 )
@@ -171,11 +171,16 @@ def _words_number(words: str) -> int | None:
     return total + current if seen else None
 
 
+def _first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (LaTeX cleaned), up to a line break or a full stop."""
+    return re.split(r"\n|\.(?=\s|$)", _clean_latex(text), maxsplit=1)[0]
+
+
 def _answer_value(tail: str) -> Fraction | None:
     """The number an answer phrase announces: the one that opens ``tail``, or, when the
     announced sentence is a calculation ("5 + 3 = 8."), the result after its last ``=``;
     ``None`` for a clock time ("2:30 pm")."""
-    sentence = re.split(r"\n|\.(?=\s|$)", _clean_latex(tail), maxsplit=1)[0]
+    sentence = _first_sentence(tail)
     if _CLOCK_TIME.match(sentence):
         return None
     if "=" in sentence and _first_number_at_start(sentence) is not None and not _NOT_A_CALCULATION.search(
@@ -301,7 +306,7 @@ def _gsm8k_corrections(text: str, after: int, current: str | None) -> list[_Decl
             out.append(_Declared(m.start(), m.end(), "correction", None, True))
             current = None
             continue
-        sentence = re.split(r"\n|\.(?=\s|$)", _clean_latex(tail), maxsplit=1)[0]
+        sentence = _first_sentence(tail)
         if _opens_working(tail) or (len(NUMBER_RE.findall(sentence)) != 1 and not _EXPRESSION_RE.match(sentence)):
             continue
         if canonical_number(value) != current:

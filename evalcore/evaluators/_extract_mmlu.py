@@ -65,6 +65,12 @@ _COUNTED_NOUN = re.compile(r"\s[\d.,/]+[ \t-]*[a-z]")
 _A_NOT_ARTICLE = re.compile(
     r"\s(?:is|was|seems|would|should|could|must|looks|appears|fits|matches|and|or|because|since|it)\b"
 )
+
+
+def _article(after: str) -> bool:
+    """Whether a letter "A" followed by ``after`` is the English article ("A cell membrane"):
+    a lower-case word follows, and not one that makes it a letter ("A is correct")."""
+    return after[:1].isspace() and after[1:2].islower() and not _A_NOT_ARTICLE.match(after)
 # "B or C", "B/C", "B and C", "B, C": a second letter offered right after the first is a hedge.
 _HEDGE_AFTER = re.compile(
     r"\s*[\)\]]?\s*(?:\*\*)?\s*(?:/|&|,|\bor\b|\band\b)\s*(?:option\s+|choice\s+)?(?:\*\*)?[\(\[]?\s*"
@@ -142,7 +148,7 @@ def _mmlu_value(text: str) -> tuple[str | None, bool]:
             return inner[-1].value, inner[-1].hedged
         return None, False
     letter = m.group("letter")
-    if letter == "A" and re.match(r"\s[a-z]", text[m.end() : m.end() + 3]) and not _A_NOT_ARTICLE.match(text[m.end() :]):
+    if letter == "A" and _article(text[m.end() :]):
         return None, False  # "A cell membrane": the article
     if _mmlu_hedged(text, m.end(), letter):
         return None, True
@@ -165,8 +171,7 @@ def _mmlu_answer_is(text: str) -> list[_Declared]:
                 continue  # "Let me check each answer:\nA) ...\nB) ..."
             if _hypothetical(text, m.start("letter")):
                 continue  # "It's tempting to say the answer is A, ..."
-            if letter == "A" and "\n" in text[m.start() : m.start("letter")] and re.match(r"[ \t]+[a-z]", text[m.end("letter") :]) \
-                    and not _A_NOT_ARTICLE.match(text[m.end("letter") :]):
+            if letter == "A" and "\n" in text[m.start() : m.start("letter")] and _article(text[m.end("letter") :]):
                 continue  # "### Answer⏎A cell organelle ...": the article opening the line below
             hedged = _mmlu_hedged(text, m.end("letter"), letter)
             out.append(_Declared(m.start(), m.end("letter"), "answer_is", None if hedged else letter.upper(), hedged))
@@ -401,9 +406,9 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
         if m.group("letter") is not None and paren:
             s, e = s - 1, e + 1
         before, after = masked[max(0, s - 60) : s], masked[e : e + 80]
-        if m.group("letter") == "A" and not paren and after[:1].isspace() and (
-            after[1:2].islower() or _COUNTED_NOUN.match(after)
-        ) and not _A_NOT_ARTICLE.match(after):
+        if m.group("letter") == "A" and not paren and (
+            _article(after) or (_COUNTED_NOUN.match(after) and not _A_NOT_ARTICLE.match(after))
+        ):
             continue  # the English article ("A cell is ...", "A 2 kg object ...")
         if _NOTATION_BEFORE.search(before) or _NOTATION_AFTER.match(after):
             continue  # notation: "P(A)", "A = 5", "x + B"
