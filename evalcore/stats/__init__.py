@@ -16,7 +16,7 @@ _EXPORTS = {
         "TestResult", "clustered_difference", "cohens_d_paired", "mcnemar", "mean_difference",
         "paired_bootstrap", "paired_t", "permutation_test", "wilcoxon",
     ),
-    "evalcore.stats._power": ("min_detectable_difference", "paired_power", "paired_sd", "sample_size_paired"),
+    "evalcore.stats._power": ("min_detectable_difference", "min_detectable_difference_se", "paired_power", "paired_sd", "sample_size_paired"),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

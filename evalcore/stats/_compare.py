@@ -26,7 +26,7 @@ from evalcore.stats._paired import (
     permutation_test,
     wilcoxon,
 )
-from evalcore.stats._power import min_detectable_difference
+from evalcore.stats._power import min_detectable_difference, min_detectable_difference_se
 
 Scores: TypeAlias = Mapping[Hashable, float] | pd.Series
 TestName = Literal[
@@ -66,10 +66,13 @@ class ComparisonResult:
         extra: Secondary results: ``bootstrap_p``, ``bootstrap_ci_low``, ``bootstrap_ci_high``;
             ``<test>_p`` for each other test run (``paired_t_p``, ``wilcoxon_p``, ``mcnemar_p``,
             ``clustered_p``); ``n_10``, ``n_01``, ``mcnemar_exact`` (binary scores);
-            ``clustered_se``, ``n_clusters`` (with clusters);
+            ``clustered_se`` (CR1), ``clustered_df`` (G − 1), ``n_clusters`` (with clusters);
             ``mdd_80``: the minimum detectable difference at 80 % power and level ``alpha`` for
-            this n, from the observed standard deviations and correlation
-            (:func:`~evalcore.stats.min_detectable_difference`; None when σ_d = 0).
+            this n: for the clustered test from its own variance and degrees of freedom
+            (:func:`~evalcore.stats.min_detectable_difference_se`), otherwise from the observed
+            standard deviations and correlation
+            (:func:`~evalcore.stats.min_detectable_difference`); None when the difference does
+            not vary; ``mdd_basis`` says which (``"clustered"`` or ``"paired"``).
     """
 
     name_a: str
@@ -220,8 +223,9 @@ def compare(
       difference;
     - continuous scores: the paired t-test with its t interval; the Wilcoxon signed-rank test
       and the paired bootstrap (BCa) are reported in ``extra``;
-    - with ``clusters``: the clustered paired z-test (:func:`clustered_difference`, Miller
-      2024) and its interval; the unclustered test's p-value is reported in ``extra``.
+    - with ``clusters``: the clustered paired t-test (:func:`clustered_difference`: CR1
+      standard error, t with G − 1 degrees of freedom) and its interval; the unclustered
+      test's p-value is reported in ``extra`` and ``mdd_80`` uses the clustered variance.
 
     ``difference`` = mean_a − mean_b; effect size = Cohen's d_z = mean(d)/sd(d).
 
@@ -295,9 +299,19 @@ def compare(
         if name in results and name != chosen:
             extra[f"{name}_p"] = results[name].p_value
     if labels is not None:
-        extra["clustered_se"] = (results["clustered"].details or {})["se"]
-        extra["n_clusters"] = (results["clustered"].details or {})["n_clusters"]
-    extra["mdd_80"] = _mdd(x, y, alpha)
+        cd = results["clustered"].details or {}
+        extra["clustered_se"] = cd["se"]
+        extra["clustered_df"] = cd["df"]
+        extra["n_clusters"] = cd["n_clusters"]
+    if chosen == "clustered":
+        # the MDD of the test actually run: its CR1 variance and its t with G − 1 df
+        se = (results["clustered"].details or {})["se"]
+        extra["mdd_80"] = (min_detectable_difference_se(se, alpha, 0.8, df=extra["clustered_df"])
+                           if se > 0 else None)
+        extra["mdd_basis"] = "clustered"
+    else:
+        extra["mdd_80"] = _mdd(x, y, alpha)
+        extra["mdd_basis"] = "paired"
     extra["bootstrap_p"] = boot.p_value
     extra["bootstrap_ci_low"] = boot.ci_low
     extra["bootstrap_ci_high"] = boot.ci_high

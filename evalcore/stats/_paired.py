@@ -320,12 +320,17 @@ def clustered_difference(
     *,
     confidence: float = 0.95,
 ) -> TestResult:
-    """Paired z-test of mean(a − b) with a cluster-robust standard error (Miller 2024).
+    """Paired t-test of mean(a − b) with a small-sample-corrected cluster-robust standard
+    error (CR1 with G − 1 degrees of freedom; Cameron & Miller 2015, Miller 2024).
 
-    With d_i = a_i − b_i and clusters c (e.g. questions sharing a passage or a subject):
-    SE_c = √( Σ_c (Σ_{i∈c} (d_i − d̄))² ) / n, z = d̄ / SE_c, p = 2 Φ(−|z|), interval
-    d̄ ± z_{1−α/2} SE_c. Items in one cluster are not independent, so this interval is wider
-    than the paired t interval when the differences are correlated within clusters.
+    With d_i = a_i − b_i, n items in G clusters c (e.g. questions sharing a subject):
+    SE_CR0 = √( Σ_c (Σ_{i∈c} (d_i − d̄))² ) / n, SE = √(G/(G − 1)) · SE_CR0 (CR1: for an
+    intercept-only model statsmodels' factor G/(G − 1) · (n − 1)/(n − k) is G/(G − 1)),
+    t = d̄ / SE with G − 1 degrees of freedom, p = 2 · P(T_{G−1} > |t|), interval
+    d̄ ± t_{1−α/2, G−1} · SE. This is statsmodels' ``OLS(d, 1).fit(cov_type="cluster",
+    use_t=True)`` with its defaults (``use_correction=True``, ``df_correction=True``). Without the
+    correction (a z-test on SE_CR0) the test is anti-conservative when the clusters are few:
+    on 24 MMLU items in 11 subjects it gave p = 0.06 where exact McNemar gives 0.22.
 
     Args:
         a: Scores of system A.
@@ -334,7 +339,8 @@ def clustered_difference(
         confidence: Confidence level of the interval.
 
     Returns:
-        A :class:`TestResult` (``details``: ``se``, ``n_clusters``).
+        A :class:`TestResult` (``statistic`` is t; ``details``: ``se`` (CR1), ``se_cr0``,
+        ``df`` (G − 1), ``n_clusters``).
 
     Raises:
         EvalcoreError: fewer than 2 clusters, or a label missing.
@@ -348,16 +354,17 @@ def clustered_difference(
         raise EvalcoreError("clustered standard errors need at least 2 clusters",
                             field="clusters")
     diff = float(d.mean())
-    se = clustered_se(d, codes)
+    se0 = clustered_se(d, codes)
+    se = se0 * math.sqrt(n_clusters / (n_clusters - 1))
+    df = n_clusters - 1
+    details = {"se": se, "se_cr0": se0, "df": df, "n_clusters": n_clusters}
     if se == 0.0:
-        z, p = (0.0, 1.0) if diff == 0.0 else (math.copysign(math.inf, diff), 0.0)
-        return TestResult("clustered", z, p, d.size, diff, diff, diff,
-                          {"se": 0.0, "n_clusters": n_clusters})
-    z = diff / se
-    p = float(2.0 * sps.norm.sf(abs(z)))
-    half = float(sps.norm.ppf(1.0 - (1.0 - confidence) / 2.0)) * se
-    return TestResult("clustered", z, p, d.size, diff, diff - half, diff + half,
-                      {"se": se, "n_clusters": n_clusters})
+        t, p = (0.0, 1.0) if diff == 0.0 else (math.copysign(math.inf, diff), 0.0)
+        return TestResult("clustered", t, p, d.size, diff, diff, diff, details)
+    t = diff / se
+    p = float(2.0 * sps.t.sf(abs(t), df))
+    half = float(sps.t.ppf(1.0 - (1.0 - confidence) / 2.0, df)) * se
+    return TestResult("clustered", t, p, d.size, diff, diff - half, diff + half, details)
 
 
 def cohens_d_paired(a: ArrayLike, b: ArrayLike) -> float:

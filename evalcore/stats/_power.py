@@ -211,3 +211,58 @@ def min_detectable_difference(
     if d0 <= 0 or gap(d0) < 0:
         return float(max(d0, 0.0))
     return float(optimize.brentq(gap, 0.0, d0, xtol=1e-14))
+
+
+def min_detectable_difference_se(
+    se: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    *,
+    df: int | None = None,
+) -> float:
+    """Smallest mean difference |δ| a two-sided test with standard error ``se`` detects at the
+    given power: the MDD of a test whose variance is already known, e.g. the clustered paired
+    test (:func:`evalcore.stats.clustered_difference`, whose SE is cluster-robust with the CR1
+    factor and whose reference distribution is t with G − 1 degrees of freedom).
+
+    With ``df=None`` the test is a z-test: δ solves Φ(δ/SE − z_{1−α/2}) + Φ(−δ/SE − z_{1−α/2})
+    = power (≈ (z_{1−α/2} + z_{power}) · SE). With ``df`` the test is a t-test with ``df``
+    degrees of freedom: δ solves P(|T′| > t_{1−α/2, df}) = power where T′ is noncentral t with
+    ``df`` degrees of freedom and noncentrality δ/SE (larger than the normal value, much larger
+    with few clusters).
+
+    Args:
+        se: Standard error of the mean difference (> 0).
+        alpha: Significance level.
+        power: Target power.
+        df: Degrees of freedom of the t reference distribution, or None for the normal.
+
+    Returns:
+        The minimum detectable difference (≥ 0), in the scores' units.
+    """
+    se = _nonneg(se, "se")
+    if se == 0.0:
+        raise EvalcoreError("the standard error is 0: every difference is detected",
+                            field="se")
+    alpha = check_probability(alpha, "alpha")
+    power = check_probability(power, "power")
+    if power <= alpha:
+        return 0.0
+    if df is None:
+        crit = float(sps.norm.ppf(1.0 - alpha / 2.0))
+
+        def pw(nc: float) -> float:
+            return float(sps.norm.sf(crit - nc) + sps.norm.cdf(-crit - nc))
+        guess = crit + float(sps.norm.ppf(power))
+    else:
+        df = check_positive_int(df, "df")
+        crit = float(sps.t.ppf(1.0 - alpha / 2.0, df))
+
+        def pw(nc: float) -> float:
+            return float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+        guess = crit + float(sps.t.ppf(power, df))
+    hi = max(guess, 1.0)
+    while pw(hi) < power:
+        hi *= 2.0
+    nc = optimize.brentq(lambda v: pw(v) - power, 0.0, hi, xtol=1e-12)
+    return float(nc * se)

@@ -197,9 +197,9 @@ def test_clusters_switch_to_the_clustered_test():
     y = np.array([b[i] for i in sorted(ids)], dtype=float)
     from evalcore.stats import clustered_se
 
-    se = clustered_se(x - y, [subjects[i] for i in sorted(ids)])
-    assert res.extra["clustered_se"] == pytest.approx(se)
-    assert res.p_value == pytest.approx(2 * sps.norm.sf(abs((x - y).mean()) / se))
+    se = clustered_se(x - y, [subjects[i] for i in sorted(ids)]) * math.sqrt(9 / 8)  # CR1
+    assert res.extra["clustered_se"] == pytest.approx(se) and res.extra["clustered_df"] == 8
+    assert res.p_value == pytest.approx(2 * sps.t.sf(abs((x - y).mean()) / se, 8))
     with pytest.raises(EvalcoreError, match="no cluster label"):
         compare(a, b, clusters={i: "s" for i in ids[:10]})
     with pytest.raises(EvalcoreError, match="cluster"):

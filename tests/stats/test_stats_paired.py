@@ -195,7 +195,7 @@ def test_cohens_d_and_mean_difference():
         cohens_d_paired([1.0], [2.0])
 
 
-def test_clustered_difference_matches_statsmodels_cluster_robust_z():
+def test_clustered_difference_matches_statsmodels_cluster_robust_t_cr1():
     import statsmodels.api as sm
 
     from evalcore.stats import clustered_difference
@@ -206,12 +206,15 @@ def test_clustered_difference_matches_statsmodels_cluster_robust_z():
     a = rng.random(120) + effect
     b = rng.random(120)
     res = clustered_difference(a, b, groups, confidence=0.9)
+    # statsmodels' defaults: CR1 factor (use_correction=True) and t with G − 1 df
     fit = sm.OLS(a - b, np.ones((120, 1))).fit(
-        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False}, use_t=False)
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    assert fit.df_resid_inference == 11
     assert res.details["se"] == pytest.approx(float(fit.bse[0]))
+    assert res.statistic == pytest.approx(float(fit.tvalues[0]))
     assert res.p_value == pytest.approx(float(fit.pvalues[0]))
     assert (res.ci_low, res.ci_high) == pytest.approx(tuple(fit.conf_int(alpha=0.1)[0]))
-    assert res.details["n_clusters"] == 12
+    assert res.details["n_clusters"] == 12 and res.details["df"] == 11
     # wider than the unclustered interval when differences cluster
     t = paired_t(a, b, confidence=0.9)
     assert res.ci_high - res.ci_low > t.ci_high - t.ci_low
