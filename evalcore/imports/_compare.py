@@ -148,6 +148,8 @@ class Comparison:
             "correction": self.correction,
             "alpha": self.alpha,
             "cluster": self.cluster,
+            "n_clusters": (len(set(self.alignment.clusters.values()))
+                           if self.cluster and self.alignment.clusters else None),
             "comparisons": self.table.to_dict(orient="records"),
         })
 
@@ -341,6 +343,12 @@ def format_comparison(cmp: Comparison) -> str:
     how = "item id" if al.key == "item_id" else "question content (normalised question hash)"
     lines.append(f"aligned by {how}: {len(al.shared)} items shared by all runs"
                  + (f"; clustered by {cmp.cluster}" if cmp.cluster else ""))
+    if cmp.cluster:
+        g = sorted({int(v) for v in cmp.table.get("n_clusters", []) if v == v})
+        shown = "/".join(map(str, g)) or "?"
+        lines.append(f"  {shown} clusters ({cmp.cluster}): clustered paired t-test, CR1 "
+                     "cluster-robust SE (factor G/(G-1)), t with G-1 degrees of freedom; "
+                     "MDD80 from the same variance")
     for label, info in al.unmatched.items():
         if info["count"]:
             lines.append(f"  {label}: {info['count']} items not matched in every other run, "
