@@ -170,6 +170,30 @@ class RunScores:
     clusters: dict[str, Any] = field(default_factory=dict)
 
 
+_HARNESS_SHORT = {"lm-evaluation-harness": "lm-eval", "inspect_ai": "inspect"}
+
+
+def default_label(run_id: str, config: dict[str, Any]) -> str:
+    """A run's display name when none is given: its run id, except for an imported run, whose
+    id ends in the import's fingerprint (``lmeval-ec_gsm8k-smollm2-1f0c9a2e``): there the
+    harness, the model and the task (``lm-eval smollm2 · ec_gsm8k``).
+
+    Args:
+        run_id: The run's id.
+        config: Its ``config.json``.
+
+    Returns:
+        The label.
+    """
+    imported = config.get("imported") or {}
+    if not imported.get("harness"):
+        return run_id
+    harness = str(imported["harness"])
+    model = str(config.get("model_name") or config.get("model") or "?").rsplit("/", 1)[-1]
+    task = str(config.get("task") or config.get("dataset") or "")
+    return f"{_HARNESS_SHORT.get(harness, harness)} {model}" + (f" · {task}" if task else "")
+
+
 def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
                label: str | None = None, cluster: str | None = None) -> RunScores:
     """Per-item scores of a run directory (own or imported).
@@ -183,7 +207,8 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
     Args:
         path: Run directory.
         metric: Names to try in order.
-        label: Display name (default: the run id).
+        label: Display name (default: :func:`default_label`: the run id, or harness, model and
+            task for an imported run).
         cluster: A metadata field whose value clusters items (``subject`` for MMLU).
 
     Returns:
@@ -239,7 +264,7 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
     by_id = {k: sum(v) / len(v) for k, v in per_item.items()}
     # an imported run's "score" is the metric chosen at import: show its own name
     display = str(imported["metric"]) if chosen == "score" and imported.get("metric") else chosen
-    return RunScores(label=label or run.run_id, path=Path(path), harness=harness, task=task,
+    return RunScores(label=label or default_label(run.run_id, run.config), path=Path(path), harness=harness, task=task,
                      metric=display, id_scheme=str(imported.get("id_scheme") or "evalcore"),
                      by_id=by_id, content=content, questions=questions,
                      reported=dict(run.results.get("reported_by_harness") or {}),

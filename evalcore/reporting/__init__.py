@@ -38,7 +38,7 @@ _EXPORTS = {
     "evalcore.reporting._tables": ("docstring_markdown", "format_number", "format_table", "shown_path"),
     "evalcore.reporting._record": (
         "RECORD_DIR_ENV", "RECORD_MIMETYPE", "collect", "notebook_parameters", "read_records",
-        "record", "record_dir", "reports_root",
+        "record", "record_dir", "reports_root", "shared_agent_seed", "agent_seed_note",
     ),
     "evalcore.reporting._headline": ("Headline", "headline", "headline_tables"),
     "evalcore.reporting._report": ("report",),

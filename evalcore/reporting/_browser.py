@@ -15,6 +15,7 @@ so a filtered view can be linked to and reloaded.
 from __future__ import annotations
 
 import html
+import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -28,9 +29,9 @@ __all__ = ["BROWSER_FILE", "sample_browser_html", "sample_records", "suite_sampl
 BROWSER_FILE = "samples.html"
 """The browser's file name inside a run directory (``runs/<run_id>/samples.html``)."""
 
-VERDICTS = ("right", "wrong", "no answer", "passed", "failed", "error")
-"""Verdicts in display order: exact match (right, wrong, no answer = nothing could be
-extracted), code execution (passed, failed), and a failed model call (error)."""
+VERDICTS = ("right", "wrong", "parse failure", "passed", "failed", "error")
+"""Verdicts in display order: exact match (right, wrong, parse failure = nothing could be
+extracted, the name the headline's "parse failures" column uses), code execution (passed, failed), and a failed model call (error)."""
 
 
 def _verdict(sample: dict[str, Any]) -> str:
@@ -43,48 +44,135 @@ def _verdict(sample: dict[str, Any]) -> str:
         return "error"
     if float(scores.get("score") or 0.0) >= 1.0:
         return "right"
-    return "no answer" if scores.get("parse_failure_flexible") else "wrong"
+    return "parse failure" if scores.get("parse_failure_flexible") else "wrong"
 
 
-def sample_records(samples: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _chat_messages(value: Any) -> list[dict[str, str]] | None:
+    """Chat messages from a harness's logged prompt: a list of ``{role, content}`` dicts, or
+    that list as JSON text (lm-eval's ``local-chat-completions`` logs it so); ``None``
+    otherwise."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.startswith("[{"):
+            return None
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
+        out = []
+        for m in value:
+            content = m.get("content", "")
+            if isinstance(content, list):  # inspect: content parts; the text ones are the prompt
+                content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+            out.append({"role": str(m.get("role", "")), "content": str(content)})
+        return out
+    return None
+
+
+def _lm_eval_prompt(arguments: Any) -> list[dict[str, str]]:
+    """The prompt lm-eval logged in a sample's ``arguments``: ``gen_args_0.arg_0`` is the
+    context (chat messages as JSON for chat models, plain text otherwise); for a
+    log-likelihood task every ``gen_args_N.arg_1`` is a scored continuation (an answer option)."""
+    if not isinstance(arguments, dict) or not arguments:
+        return []
+    first = arguments.get("gen_args_0") or next(iter(arguments.values()))
+    if not isinstance(first, dict) or "arg_0" not in first:
+        return []
+    context = first["arg_0"]
+    while isinstance(context, list) and len(context) == 1 and isinstance(context[0], str):
+        context = context[0]
+    messages = _chat_messages(context) or [{"role": "prompt", "content": str(context)}]
+    options = [a.get("arg_1") for a in arguments.values() if isinstance(a, dict)]
+    if options and all(isinstance(o, str) for o in options):
+        messages.append({"role": "continuations scored", "content": "\n".join(repr(o) for o in options)})
+    return messages
+
+
+def _harness_text(resp: Any) -> str:
+    while isinstance(resp, list) and len(resp) == 1:
+        resp = resp[0]
+    return resp if isinstance(resp, str) else json.dumps(resp, ensure_ascii=False)
+
+
+def _harness(config: dict[str, Any] | None) -> str | None:
+    imported = (config or {}).get("imported")
+    return str(imported.get("harness")) if isinstance(imported, dict) and imported.get("harness") else None
+
+
+def sample_records(samples: Sequence[dict[str, Any]], config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """What the browser shows of each sample record (plain JSON values only).
+
+    A run imported from another harness (``config["imported"]``) is shown as that harness
+    logged it: the model's reply as the response (for lm-eval, ``resps``, not the filtered
+    answer), the filtered answer (lm-eval) or the scorer's answer (inspect) as what was
+    extracted, the prompt when the log has it, and ``None`` (shown as "unknown") for tokens and
+    latency the log does not have.
 
     Args:
         samples: Sample records of a run (``Run.samples``).
+        config: The run's ``config.json`` (tells an imported run apart).
 
     Returns:
         One dict per sample: ``item_id``, ``epoch``, ``verdict``, ``messages`` (role, content),
         ``response``, ``reference``, ``extracted``/``method`` (flexible and strict),
         ``result`` (the sandbox's verdict text for code), ``prompt_tokens``,
-        ``completion_tokens``, ``latency_s``, ``cached``, ``error`` and ``subject``.
+        ``completion_tokens``, ``latency_s`` (``None``: unknown), ``cached``, ``error`` and
+        ``subject``.
     """
+    harness = _harness(config)
+    scorer = str((config or {}).get("scorer") or "")
     out = []
     for s in samples:
         comp = s.get("completion") or {}
         usage = comp.get("usage") or {}
         scores = s.get("scores") or {}
+        meta = s.get("metadata") or {}
         err = comp.get("error") or None
         request = s.get("request") or {}
+        messages = [{"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
+                    for m in request.get("messages") or [] if isinstance(m, dict)]
+        response = str(comp.get("text") or "")
+        extracted, method = scores.get("extracted_flexible"), scores.get("method_flexible")
+        extracted_strict, method_strict = scores.get("extracted_strict"), scores.get("method_strict")
+        latency = comp.get("latency_s")
+        latency = float(latency) if isinstance(latency, (int, float)) else None
+        if harness == "lm-evaluation-harness":
+            messages = _lm_eval_prompt(request.get("arguments"))
+            if comp.get("raw") is not None:  # the model's reply; `text` is lm-eval's filtered answer
+                response = _harness_text(comp["raw"])
+            extracted, method = str(comp.get("text") or ""), f"lm-eval filter {meta.get('filter') or '?'}"
+            latency = None  # lm-eval logs no timing
+        elif harness is not None:  # inspect_ai
+            messages = _chat_messages(request.get("input")) or (
+                [{"role": "user", "content": str(request["input"])}] if request.get("input") else [])
+            if request.get("choices"):
+                messages.append({"role": "choices", "content": "\n".join(map(str, request["choices"]))})
+            answer = meta.get("answer")
+            extracted = None if answer is None else str(answer)
+            method = f"inspect scorer {scorer.split('/', 1)[0]}" if scorer else "inspect scorer"
+            if not latency:  # inspect wrote no total_time
+                latency = None
         out.append({
             "item_id": str(s.get("item_id")),
             "epoch": int(s.get("epoch", 0)),
             "verdict": _verdict(s),
-            "messages": [{"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
-                         for m in request.get("messages") or []],
-            "response": str(comp.get("text") or ""),
+            "messages": messages,
+            "response": response,
             "reference": None if s.get("reference") is None else str(s.get("reference")),
-            "extracted": scores.get("extracted_flexible"),
-            "method": scores.get("method_flexible"),
-            "extracted_strict": scores.get("extracted_strict"),
-            "method_strict": scores.get("method_strict"),
+            "extracted": extracted,
+            "method": method,
+            "extracted_strict": extracted_strict,
+            "method_strict": method_strict,
             "result": scores.get("result"),
-            "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-            "completion_tokens": int(usage.get("completion_tokens") or 0),
-            "latency_s": float(comp.get("latency_s") or 0.0),
+            "prompt_tokens": int(usage["prompt_tokens"]) if usage.get("prompt_tokens") is not None else None,
+            "completion_tokens": (int(usage["completion_tokens"]) if usage.get("completion_tokens") is not None
+                                  else None),
+            "latency_s": latency,
             "cached": bool(s.get("cached")),
             "error": (f"{err.get('type', '?')}: {err.get('message', '')}" if isinstance(err, dict)
                       else (str(err) if err else None)),
-            "subject": (s.get("metadata") or {}).get("subject"),
+            "subject": meta.get("subject"),
         })
     return out
 
@@ -111,8 +199,11 @@ def _summary(run: Any) -> dict[str, Any]:
     from evalcore.runs import summarize
 
     cfg = run.config
+    dataset = str(cfg.get("dataset"))
+    if _harness(cfg) and dataset in ("gsm8k", "mmlu", "humaneval"):
+        dataset = "imported"  # as the import summarized it: the harness's scores, not evalcore's rules
     try:
-        return summarize(run.samples, str(cfg.get("dataset")), epochs=int(cfg.get("epochs") or 1))
+        return summarize(run.samples, dataset, epochs=int(cfg.get("epochs") or 1))
     except (KeyError, TypeError, ValueError, AttributeError):
         return dict(run.results or {})
 
@@ -147,15 +238,20 @@ def _facts(run: Any, n_records: int) -> list[tuple[str, Any]]:
     errors = int(summary.get("errors") or 0)
     if errors:
         facts.append(("errors", f"{errors} failed model call{'s' if errors != 1 else ''} (not scored)"))
-    facts += [
-        ("accuracy (flexible)", _fmt_ci(summary.get("accuracy_flexible"))),
-        ("accuracy (strict)", _fmt_ci(summary.get("accuracy_strict"))),
-    ]
+    harness = _harness(cfg)
+    if harness:  # an import is scored by the harness's own metric: named as the harness names it
+        metric = str((cfg.get("imported") or {}).get("metric") or cfg.get("scorer") or "score")
+        facts.append((f"{metric} (scored by {harness})", _fmt_ci(summary.get("accuracy_flexible"))))
+    else:
+        facts += [
+            ("accuracy (flexible)", _fmt_ci(summary.get("accuracy_flexible"))),
+            ("accuracy (strict)", _fmt_ci(summary.get("accuracy_strict"))),
+        ]
     if summary.get("pass_at_k"):
         facts.append(("pass@k", ", ".join(f"{k} {v:.3f}" for k, v in summary["pass_at_k"].items())))
     if res and not all(_same_ci(res.get(k), summary.get(k)) for k in ("accuracy_flexible", "accuracy_strict")):
         said = _fmt_ci(res.get("accuracy_flexible"))
-        facts.append(("results.json", f"out of date: it says {said} (flexible); the numbers above are "
+        facts.append(("results.json", f"out of date: it says {said}{'' if harness else ' (flexible)'}; the numbers above are "
                                       "computed from the samples shown"))
     facts.append(("created", cfg.get("created_utc")))
     return facts
@@ -177,7 +273,7 @@ def sample_browser_html(run: Any) -> str:
     from evalcore.reporting._tables import printable_text
 
     cfg = run.config
-    records = sample_records(run.samples)
+    records = sample_records(run.samples, cfg)
     esc = html.escape
     head = "".join(f"<div><dt>{esc(k)}</dt><dd>{esc(str(v))}</dd></div>" for k, v in _facts(run, len(records)))
     meta = {"run_id": run.run_id, "dataset": cfg.get("dataset"), "verdicts": list(VERDICTS)}
@@ -327,6 +423,9 @@ pre{{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:8px;background
   }}
   function slug(v) {{ return v.replace(/[^a-z]+/g, "-"); }}
   function shown(v) {{ return v === null || v === undefined || v === "" ? "—" : String(v); }}
+  function known(v) {{ return v === null || v === undefined ? "unknown" : String(v); }}
+  function hashKey(v) {{ return v.replace(/ /g, "_"); }}  // #verdict=parse_failure
+  function fromKey(v) {{ return v.replace(/[_-]/g, " "); }}
 
   var counts = {{}};
   samples.forEach(function (s) {{ counts[s.verdict] = (counts[s.verdict] || 0) + 1; }});
@@ -355,8 +454,10 @@ pre{{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:8px;background
     var answer = s.error ? s.error : s.result !== null && s.result !== undefined ? s.result
       : shown(s.extracted) + (s.method ? " (" + s.method + ")" : "") + "  ·  reference " + shown(s.reference);
     sum.appendChild(el("span", "answer", answer));
-    sum.appendChild(el("span", "num", s.prompt_tokens + " → " + s.completion_tokens + " tok"));
-    sum.appendChild(el("span", "num", s.latency_s.toFixed(2) + " s" + (s.cached ? " (cache)" : "")));
+    sum.appendChild(el("span", "num", s.prompt_tokens === null && s.completion_tokens === null ? "tokens unknown"
+      : known(s.prompt_tokens) + " → " + known(s.completion_tokens) + " tok"));
+    sum.appendChild(el("span", "num", s.latency_s === null ? "latency unknown"
+      : s.latency_s.toFixed(2) + " s" + (s.cached ? " (cache)" : "")));
     d.appendChild(sum);
     d.addEventListener("toggle", function () {{
       if (d.open && !d.dataset.filled) {{ fill(d, s); d.dataset.filled = "1"; }}
@@ -381,12 +482,14 @@ pre{{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:8px;background
     var pairs = [["verdict", s.verdict], ["reference", shown(s.reference)]];
     if (s.result !== null && s.result !== undefined) pairs.push(["sandbox", s.result]);
     if (s.method !== null && s.method !== undefined) {{
-      pairs.push(["extracted (flexible)", shown(s.extracted) + " via " + s.method]);
-      pairs.push(["extracted (strict)", shown(s.extracted_strict) + " via " + shown(s.method_strict)]);
+      var both = s.method_strict !== null && s.method_strict !== undefined;
+      pairs.push([both ? "extracted (flexible)" : "extracted", shown(s.extracted) + " via " + s.method]);
+      if (both) pairs.push(["extracted (strict)", shown(s.extracted_strict) + " via " + s.method_strict]);
     }}
     if (s.subject) pairs.push(["subject", s.subject]);
-    pairs.push(["tokens", s.prompt_tokens + " prompt, " + s.completion_tokens + " completion"]);
-    pairs.push(["latency", s.latency_s.toFixed(3) + " s" + (s.cached ? " (answered from the response cache)" : "")]);
+    pairs.push(["tokens", known(s.prompt_tokens) + " prompt, " + known(s.completion_tokens) + " completion"]);
+    pairs.push(["latency", s.latency_s === null ? "unknown (not in the log)"
+      : s.latency_s.toFixed(3) + " s" + (s.cached ? " (answered from the response cache)" : "")]);
     if (s.error) pairs.push(["error", s.error]);
     pairs.forEach(function (p) {{ kv.appendChild(el("span", null, p[0])); kv.appendChild(el("span", null, p[1])); }});
     body.appendChild(kv);
@@ -408,7 +511,7 @@ pre{{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:8px;background
       var off = Object.keys(checks).filter(function (v) {{ return !checks[v].checked; }});
       var parts = [];
       if (off.length) parts.push("verdict=" + Object.keys(checks).filter(function (v) {{ return checks[v].checked; }})
-        .map(encodeURIComponent).join(","));
+        .map(function (v) {{ return encodeURIComponent(hashKey(v)); }}).join(","));
       if (q) parts.push("q=" + encodeURIComponent(search.value.trim()));
       history.replaceState(null, "", parts.length ? "#" + parts.join("&") : location.pathname + location.search);
     }}
@@ -425,7 +528,7 @@ pre{{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;padding:8px;background
       params[decode(kv.slice(0, i < 0 ? kv.length : i))] = i < 0 ? "" : decode(kv.slice(i + 1));
     }});
     if (params.verdict !== undefined) {{
-      var want = params.verdict.split(",");
+      var want = params.verdict.split(",").map(fromKey);
       Object.keys(checks).forEach(function (v) {{ checks[v].checked = want.indexOf(v) >= 0; }});
     }}
     search.value = params.q || "";

@@ -7,7 +7,8 @@ notebook, its HTML export (inputs hidden), a PDF printed by headless Chromium, i
 PNG and its recorded numbers as ``records.json``. ``<output>/<suite-run-id>/index.html``
 links everything and starts with the headline table (:mod:`evalcore.reporting._headline`);
 the full sparse table of every record is ``summary.csv``. ``<output>/latest`` points to the
-newest run. A failing notebook does not stop the suite; it is marked failed in the index.
+last complete run of the whole suite file; a partial run (``--only``, one interrupted or still
+running, a resume that leaves notebooks unfinished) is ``<output>/latest-partial``. A failing notebook does not stop the suite; it is marked failed in the index.
 
 While a notebook runs, a progress line (notebook, cell, elapsed time, samples written) is
 printed every ``progress_every`` seconds, whether or not the output is a terminal. The kernel's
@@ -144,12 +145,50 @@ def new_suite_id(output: Path) -> str:
     return candidate
 
 
+AGENT_SEED_FILE = ".agent_seed"
+"""The notebook-suite run's one secret case seed for its agent notebooks (``reports/<id>/.agent_seed``,
+readable by its owner only; kept for ``--resume``)."""
+
+
+def suite_agent_seed(suite_dir: Path) -> int:
+    """The case seed every agent notebook of a notebook-suite run shares, so the category pages
+    and the overview evaluate the same generated cases: drawn once per suite run from the
+    operating system's CSPRNG (as a hosted agent cannot guess it) and kept in
+    ``<suite_dir>/.agent_seed`` for a resume.
+
+    Args:
+        suite_dir: The suite run's folder.
+
+    Returns:
+        The seed.
+    """
+    import secrets
+
+    path = Path(suite_dir) / AGENT_SEED_FILE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+        if text.isdigit():
+            return int(text)
+    except OSError:
+        pass
+    seed = secrets.randbits(63)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"{seed}\n")
+    return seed
+
+
 @contextlib.contextmanager
 def _kernel_env(record_dir: Path, suite_dir: Path) -> Iterator[None]:
-    """Environment the kernel inherits: record dir set, a non-interactive MPLBACKEND removed."""
-    saved = {k: os.environ.get(k) for k in (RECORD_DIR_ENV, SUITE_DIR_ENV, "MPLBACKEND")}
+    """Environment the kernel inherits: record dir set, the suite run's agent case seed
+    (``EVALCORE_AGENT_SEED``, read and removed by :func:`evalcore.reporting.shared_agent_seed`
+    before an agent is started), a non-interactive MPLBACKEND removed."""
+    from evalcore.suites._config import SEED_ENV
+
+    saved = {k: os.environ.get(k) for k in (RECORD_DIR_ENV, SUITE_DIR_ENV, "MPLBACKEND", SEED_ENV)}
     os.environ[RECORD_DIR_ENV] = str(record_dir)
     os.environ[SUITE_DIR_ENV] = str(suite_dir)
+    os.environ[SEED_ENV] = str(suite_agent_seed(suite_dir))
     # An inherited MPLBACKEND=Agg would make inline figures vanish from the notebook.
     if os.environ.get("MPLBACKEND", "").lower() in {"agg", "pdf", "svg", "cairo", "ps", "template"}:
         del os.environ["MPLBACKEND"]
@@ -172,17 +211,39 @@ def _rel(path: Path | None, base: Path) -> str | None:
         return str(path)
 
 
-def _update_latest(output: Path, suite_id: str) -> bool:
-    """Point ``output/latest`` at ``suite_id`` (atomically); False when ``latest`` is a real
-    file or folder, which is left alone."""
-    link = output / "latest"
+LATEST = "latest"
+LATEST_PARTIAL = "latest-partial"
+
+
+def _update_latest(output: Path, suite_id: str | None, name: str = LATEST) -> bool:
+    """Point ``output/<name>`` at ``suite_id`` (atomically; ``None`` removes the link); False
+    when ``<name>`` is a real file or folder, which is left alone."""
+    link = output / name
     if link.exists() and not link.is_symlink():
         return False
-    tmp = output / f".latest.{os.getpid()}"
+    if suite_id is None:
+        link.unlink(missing_ok=True)
+        return True
+    tmp = output / f".{name}.{os.getpid()}"
     tmp.unlink(missing_ok=True)
     os.symlink(suite_id, tmp)
     os.replace(tmp, link)
     return True
+
+
+def _link_target(output: Path, name: str) -> str | None:
+    """The suite id ``output/<name>`` points at (``None``: no link, or not a link)."""
+    link = output / name
+    return os.readlink(link) if link.is_symlink() else None
+
+
+def is_full_and_complete(results: Sequence[EntryResult], n_entries: int) -> bool:
+    """True when a suite run is a complete run of the whole suite file: every entry of the file
+    was run (``--only`` naming fewer makes it partial) and every notebook finished (``ok`` or ``failed``; none pending,
+    running or interrupted). Only such a run becomes ``reports/latest``; others are partial
+    (``reports/latest-partial``)."""
+    return (len(results) == n_entries
+            and all(r.status in {"ok", "failed"} for r in results))
 
 
 @dataclass
@@ -569,6 +630,7 @@ def run_notebooks(
     suite_path = Path(suite if suite is not None else "params/suite.yaml")
     base = Path(root).resolve() if root is not None else find_root(suite_path)
     entries = load_notebook_suite(suite_path, root=base, smoke=smoke)
+    n_entries = len(entries)  # the whole suite file: a run of fewer is partial
     if only:
         names = {e.name for e in entries}
         missing = [n for n in only if n not in names]
@@ -617,9 +679,12 @@ def run_notebooks(
     if resume_dir is not None:
         meta["resumed"] = [*meta.get("resumed", []), _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")]
     index = write_index(suite_dir, results, meta)
-    if not _update_latest(out_root, suite_id):
-        say(f"evalcore: {out_root / 'latest'} is not a symbolic link; left as it is "
-            f"(remove it to let it point to the newest run)")
+    # A run in progress is partial until it completes the whole suite: `latest` keeps pointing
+    # at the last complete full-suite report, `latest-partial` at this one.
+    previous_partial = _link_target(out_root, LATEST_PARTIAL)
+    if not _update_latest(out_root, suite_id, LATEST_PARTIAL):
+        say(f"evalcore: {out_root / LATEST_PARTIAL} is not a symbolic link; left as it is "
+            f"(remove it to let it point to the newest partial run)")
     if pdf and to_run and find_chromium() is None:
         say(CHROMIUM_HINT)
     if resume_dir is not None:
@@ -676,7 +741,19 @@ def run_notebooks(
             index = write_index(suite_dir, results, meta)
     meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     index = write_index(suite_dir, results, meta)
-    latest_ok = _update_latest(out_root, suite_id)
+    complete = is_full_and_complete(results, n_entries)
+    if complete:
+        latest_ok = _update_latest(out_root, suite_id, LATEST)
+        if not latest_ok:
+            say(f"evalcore: {out_root / LATEST} is not a symbolic link; left as it is "
+                f"(remove it to let it point to the newest complete run)")
+        if _link_target(out_root, LATEST_PARTIAL) == suite_id:  # no longer partial
+            _update_latest(out_root, previous_partial if previous_partial != suite_id else None, LATEST_PARTIAL)
+    else:
+        latest_ok = _link_target(out_root, LATEST_PARTIAL) == suite_id
+        say(f"evalcore: a partial run ({'--only ' + ','.join(only) if len(results) < n_entries else 'not every notebook finished'}): "
+            f"{_display_path(out_root / LATEST_PARTIAL)} points to it; {_display_path(out_root / LATEST)} "
+            f"still points to the last complete run of the whole suite")
     from evalcore.reporting._headline import headline_tables
 
     table = headline_tables(summary_frame(results))
@@ -688,7 +765,7 @@ def run_notebooks(
     say(f"evalcore: {len(results) - len(failed)}/{len(results)} notebook(s) ok"
         + (f"; failed: {', '.join(failed)}" if failed else ""))
     say(f"evalcore: every recorded number: {_display_path(suite_dir / 'summary.csv')}")
-    shown = out_root / "latest" / "index.html" if latest_ok else index
+    shown = out_root / (LATEST if complete else LATEST_PARTIAL) / "index.html" if latest_ok else index
     say(_display_path(shown))
     return NotebookSuiteResult(suite_dir=suite_dir, results=results, index=index)
 

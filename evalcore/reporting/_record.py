@@ -88,6 +88,48 @@ def reports_root() -> Path:
     return here
 
 
+def shared_agent_seed() -> int | None:
+    """The case seed every agent notebook of this notebook-suite run shares (so the category
+    pages and the overview run the same generated cases), or ``None`` outside a suite run.
+
+    The suite runner passes it in ``EVALCORE_AGENT_SEED`` (never on a command line); it is
+    removed from this process's environment as it is read, so an agent started afterwards does
+    not inherit it. A second call returns ``None``.
+
+    Returns:
+        The seed, or ``None``.
+
+    Raises:
+        EvalcoreError: The variable holds no integer seed.
+    """
+    from evalcore.suites._config import seed_from_sources
+
+    seed, _source = seed_from_sources()
+    return seed
+
+
+def agent_seed_note(seed: int, source: str, shared: int | None, limit: int | None = None) -> str:
+    """The sentence an agent notebook shows about its case seed.
+
+    Args:
+        seed: The seed the cases were generated from.
+        source: ``"drawn"`` (a fresh secret one for this run) or ``"given"``.
+        shared: The notebook-suite run's shared seed (:func:`shared_agent_seed`), if any.
+        limit: The notebook's cases per category, named when the seed is shared.
+
+    Returns:
+        Markdown text.
+    """
+    if shared is not None and seed == shared:
+        per = f" (here at most {limit} per category" if limit else " (each at most its own `limit` per category"
+        return (f"Cases from seed {seed}: this notebook-suite run's seed, shared by every agent notebook, so the "
+                f"category pages and the overview evaluate the same generated cases{per}; a page with a smaller "
+                "`limit` runs the first of the same cases, which is why its test counts can be lower).")
+    if source == "drawn":
+        return f"Cases from seed {seed} (drawn for this run)."
+    return f"Cases from seed {seed}."
+
+
 @functools.lru_cache(maxsize=1)
 def _papermill_output_dir() -> Path | None:
     """The output notebook's folder when this process is a kernel started by the papermill

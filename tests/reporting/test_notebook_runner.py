@@ -99,17 +99,38 @@ def test_only_and_unknown_names(repo):
     result = run_notebooks(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out", echo=None)
     assert result.ok and [r.name for r in result.results] == ["sq4"]
     assert result.results[0].records["square"] == 16
-    assert (repo / "out" / "latest").resolve() == result.suite_dir
-    # a real folder named latest is left alone, and the run says so
-    (repo / "out2" / "latest").mkdir(parents=True)
+    assert not (repo / "out" / "latest").exists()  # a partial run is not the latest report
+    assert (repo / "out" / "latest-partial").resolve() == result.suite_dir
+    # a real folder named latest-partial is left alone, and the run says so
+    (repo / "out2" / "latest-partial").mkdir(parents=True)
     said = []
     second = run_notebooks(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out2",
                        echo=said.append, pdf=False)
-    assert second.ok and (repo / "out2" / "latest").is_dir()
-    assert not (repo / "out2" / "latest").is_symlink()
+    assert second.ok and (repo / "out2" / "latest-partial").is_dir()
+    assert not (repo / "out2" / "latest-partial").is_symlink()
     assert any("not a symbolic link" in line for line in said)
     with pytest.raises(EvalcoreError, match="no run named 'nope'"):
         run_notebooks(repo / "params" / "suite.yaml", only=["nope"], output=repo / "out", echo=None)
+
+
+def test_latest_is_the_last_complete_full_run_and_partial_runs_have_their_own(repo):
+    """Issue 31 item 7: `--only` (and any run that does not finish every notebook) must not
+    repoint ``latest``; it gets ``latest-partial``."""
+    out = repo / "out"
+    full = run_notebooks(repo / "params" / "suite.yaml", output=out, echo=None, pdf=False)
+    assert [r.status for r in full.results] == ["ok", "failed", "ok"]  # a failure still completes it
+    assert (out / "latest").resolve() == full.suite_dir
+    assert not (out / "latest-partial").exists()  # the run in progress was partial; no longer
+    said: list[str] = []
+    partial = run_notebooks(repo / "params" / "suite.yaml", only=["sq"], output=out, echo=said.append, pdf=False)
+    assert (out / "latest").resolve() == full.suite_dir  # still the full report
+    assert (out / "latest-partial").resolve() == partial.suite_dir
+    assert said[-1] == str(out / "latest-partial" / "index.html")
+    assert any("a partial run (--only sq)" in line for line in said)
+    # a later full run moves latest and leaves the partial pointer where it was
+    again = run_notebooks(repo / "params" / "suite.yaml", output=out, echo=None, pdf=False)
+    assert (out / "latest").resolve() == again.suite_dir
+    assert (out / "latest-partial").resolve() == partial.suite_dir
 
 
 def test_unknown_parameter_exits_2_before_running(repo, monkeypatch):
@@ -169,3 +190,43 @@ def test_cell_timeout_fails_the_notebook_with_a_clear_message(repo):
     assert "[1/2] slow: over its 15 s limit, stopping it" in "\n".join(said)
     assert slow.duration_s < 300  # stopped, not the 600 s the cell sleeps
     assert quick.status == "ok", quick.error
+
+
+def test_agent_notebooks_of_one_suite_run_share_one_secret_seed(tmp_path, nb_factory):
+    """Issue 31 item 10: every agent notebook drew its own seed, so the category pages and the
+    overview ran different cases. The runner now passes one seed per suite run through the
+    environment (never a command line); reading it removes it, so an agent cannot inherit it."""
+    import os
+    import stat
+
+    (tmp_path / "pyproject.toml").write_text("")
+    nb_factory(tmp_path / "nbs" / "seed.ipynb", "seed: 'Optional[int]' = None  # case seed",
+               "import os, evalcore\nfrom evalcore.reporting import shared_agent_seed\n"
+               "shared = shared_agent_seed()\nif seed is None:\n    seed = shared\n"
+               "evalcore.record('seed', str(seed))\n"
+               "evalcore.record('left_in_env', 'EVALCORE_AGENT_SEED' in os.environ)\n"
+               "evalcore.record('again', shared_agent_seed())")
+    (tmp_path / "suite.yaml").write_text(
+        "runs:\n  - {name: a, notebook: nbs/seed.ipynb}\n  - {name: b, notebook: nbs/seed.ipynb}\n"
+        "  - {name: c, notebook: nbs/seed.ipynb, overrides: {seed: 5}}\n")
+    first = run_notebooks(tmp_path / "suite.yaml", output=tmp_path / "out", echo=None, pdf=False)
+    assert first.ok, [r.error for r in first.results]
+    a, b, c = (r.records for r in first.results)
+    assert a["seed"] == b["seed"] and int(a["seed"]) > 0  # one seed for the suite run
+    assert c["seed"] == "5"  # a given seed wins
+    assert a["left_in_env"] is False and a["again"] is None  # read once, then gone
+    seed_file = first.suite_dir / ".agent_seed"
+    assert seed_file.read_text().strip() == a["seed"]
+    assert stat.S_IMODE(seed_file.stat().st_mode) == 0o600
+    assert "EVALCORE_AGENT_SEED" not in os.environ  # the runner's own environment is restored
+    second = run_notebooks(tmp_path / "suite.yaml", output=tmp_path / "out", echo=None, pdf=False, only=["a"])
+    assert second.results[0].records["seed"] != a["seed"]  # a new suite run: a new secret seed
+
+
+def test_agent_seed_note_says_why_counts_differ():
+    from evalcore.reporting import agent_seed_note
+
+    shared = agent_seed_note(77, "given", 77, 2)
+    assert "seed 77" in shared and "shared by every agent notebook" in shared and "at most 2 per category" in shared
+    assert agent_seed_note(5, "drawn", None) == "Cases from seed 5 (drawn for this run)."
+    assert agent_seed_note(5, "given", 77) == "Cases from seed 5."

@@ -65,7 +65,7 @@ def test_records_and_escaping(run_dir: Path) -> None:
     hostile = [s for s in data["samples"] if s["response"] == HOSTILE]
     assert len(hostile) == 1 and hostile[0]["verdict"] == "wrong" and hostile[0]["extracted"] == "5"
     verdicts = {s["verdict"] for s in data["samples"]}
-    assert verdicts == {"right", "wrong", "no answer", "error"}
+    assert verdicts == {"right", "wrong", "parse failure", "error"}
     err = next(s for s in data["samples"] if s["verdict"] == "error")
     assert err["error"] == "HTTP500: boom <x>"
     right = next(s for s in data["samples"] if s["verdict"] == "right")
@@ -112,13 +112,13 @@ def test_page_in_headless_chromium_filters_and_searches(run_dir: Path, tmp_path:
     assert Counter(chromium.js(VISIBLE)) == want
     # the filter chips: one per verdict present, with its count
     chips = chromium.js("[...document.querySelectorAll('#filters label')].map(l => l.textContent)")
-    assert chips == [f"{v}{want[v]}" for v in ("right", "wrong", "no answer", "error")]
+    assert chips == [f"{v}{want[v]}" for v in ("right", "wrong", "parse failure", "error")]
     # untick "right": every other verdict stays, the hash remembers it
     chromium.js("document.getElementById('verdict-right').click()")
     shown = chromium.js(VISIBLE)
     assert "right" not in shown and len(shown) == n - want["right"]
     assert chromium.js("document.getElementById('count').textContent") == f"showing {n - want['right']} of {n}"
-    assert chromium.js("decodeURIComponent(location.hash)") == "#verdict=wrong,no answer,error"
+    assert chromium.js("decodeURIComponent(location.hash)") == "#verdict=wrong,parse_failure,error"
     # type a search: only the sample whose answer holds the text is left
     chromium.js("document.getElementById('search').focus()")
     chromium.type("pwned")
@@ -141,6 +141,10 @@ def test_page_in_headless_chromium_filters_and_searches(run_dir: Path, tmp_path:
     chromium.open(page.as_uri() + "#verdict=error")
     assert chromium.js(VISIBLE) == ["error"] * want["error"]
     assert chromium.js("document.getElementById('verdict-right').checked") is False
+    # the headline's name for them is the filter's key: #verdict=parse_failure shows them
+    chromium.open("about:blank")
+    chromium.open(page.as_uri() + "#verdict=parse_failure")
+    assert chromium.js(VISIBLE) == ["parse failure"] * want["parse failure"] and want["parse failure"] > 0
     assert chromium.js("document.querySelector('details.sample:not([hidden]) .answer').textContent") == "HTTP500: boom <x>"
     # readable at 1,400 px: no horizontal scrolling
     assert chromium.js("document.documentElement.scrollWidth") <= 1400
