@@ -31,10 +31,14 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--threshold", type=finite_float, default=None, help="similarity threshold of the agent's tool search")
     p.add_argument("--cases", type=Path, default=None, help="JSON file of test cases (default: generated)")
     p.add_argument("--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=4,complex=4,edge=6")
-    p.add_argument("--seed", type=int, default=None,
-                   help="seed of the case generator (default: a fresh secret one, drawn per run and recorded in "
-                        "the results, so the agent cannot rebuild the expected answers; give the recorded seed "
-                        "to rerun the same cases)")
+    p.add_argument("--seed", default=None, metavar="N",
+                   help="refused: a seed on the command line is readable by every local process, the agent "
+                        "included; use --seed-file or EVALCORE_AGENT_SEED")
+    p.add_argument("--seed-file", type=Path, default=None, metavar="PATH",
+                   help="file holding the seed of the case generator (default: the environment variable "
+                        "EVALCORE_AGENT_SEED, else a fresh secret seed drawn per run; either way recorded in the "
+                        "results after the run, so the agent cannot rebuild the expected answers; put the "
+                        "recorded seed in a file to rerun the same cases)")
     p.add_argument("--limit", type=int, default=None, help="at most N cases per category")
     p.add_argument("--workers", type=int, default=4, help="threads of the load test (default 4)")
     p.add_argument("--load-requests", type=int, default=20, help="requests of the load test (default 20)")
@@ -66,9 +70,12 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     s.add_argument("--model", default=None, help="model of the reference agent (default local:smollm2; 'none' = no LLM)")
     s.add_argument("--cases", type=Path, default=None, help="JSON file of test cases (default: generated)")
     s.add_argument("--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=6")
-    s.add_argument("--seed", type=int, default=None,
-                   help="seed of the cases and of the dev/held-out split (default: a fresh secret one, "
-                        "recorded in sweep.json)")
+    s.add_argument("--seed", default=None, metavar="N",
+                   help="refused: a seed on the command line is readable by every local process; use "
+                        "--seed-file or EVALCORE_AGENT_SEED")
+    s.add_argument("--seed-file", type=Path, default=None, metavar="PATH",
+                   help="file holding the seed of the cases and of the dev/held-out split (default: "
+                        "EVALCORE_AGENT_SEED, else a fresh secret one; recorded in sweep.json)")
     s.add_argument("--unrelated", type=int, default=16, help="unrelated queries for the false-positive rate")
     s.add_argument("--output", type=Path, default=Path("reports/sweep"), help="output folder")
     s.set_defaults(func=_sweep)
@@ -100,6 +107,15 @@ def _categories(raw: list[str] | None) -> list[str] | None:
     return cats
 
 
+def _case_seed(args: argparse.Namespace) -> tuple[int | None, str]:
+    """The case seed from ``--seed-file`` or ``EVALCORE_AGENT_SEED`` (``--seed N`` is refused)."""
+    from evalcore.suites._config import SEED_ON_COMMAND_LINE, seed_from_sources
+
+    if args.seed is not None:
+        raise EvalcoreError(SEED_ON_COMMAND_LINE, field="--seed")
+    return seed_from_sources(args.seed_file)
+
+
 def _agent_eval(args: argparse.Namespace) -> int:
     if not args.no_save:  # a file in the way fails now, not after the evaluation
         from evalcore._io import check_output_dir
@@ -118,6 +134,7 @@ def _agent_eval(args: argparse.Namespace) -> int:
             print(f"wrote {out}")
         return 0
     cats = _categories(args.categories)
+    seed, seed_source = _case_seed(args)
     for name in ("limit", "workers", "load_requests"):
         val = getattr(args, name)
         if val is not None and val < 1:
@@ -139,14 +156,16 @@ def _agent_eval(args: argparse.Namespace) -> int:
             raise EvalcoreError("does not apply to an HTTP agent: its threshold is set on its server",
                                 field="--threshold")
         _check_http_agent(url, args.request_timeout)
-    config = SuiteConfig(seed=args.seed, counts=_parse_counts(args.counts), limit=args.limit, workers=args.workers,
+    config = SuiteConfig(seed=seed, counts=_parse_counts(args.counts), limit=args.limit, workers=args.workers,
                          load_requests=args.load_requests, request_timeout_s=args.request_timeout,
                          category_floor=args.category_floor, throughput_target=args.throughput_target)
+    config.seed_source = seed_source
     extra = {"agent_spec": args.agent, "model": args.model, "threshold": args.threshold,
              "cases_file": str(args.cases) if args.cases else None}
+    hide = [args.output_dir] + ([args.seed_file] if args.seed_file is not None else [])
     result = evaluate(args.agent, config, categories=cats, cases=args.cases, model=args.model,
                       threshold=args.threshold, in_process=args.in_process, extra_config=extra,
-                      hide=[args.output_dir])
+                      hide=hide)
     lost = _lost_agent(url, args.request_timeout, result) if url is not None else None
     s = result.summary()
     status = {"PASSED": "PASSED", "FAILED": "FAILED", "partial": "partial (not every category run: no verdict)"}
@@ -155,7 +174,8 @@ def _agent_eval(args: argparse.Namespace) -> int:
           + ("" if s["trusted"] else "  [in-process agent: results not trusted]"))
     if args.cases is None:
         print(f"  cases from seed {config.seed}"
-              + (" (drawn for this run; --seed reruns the same cases)" if config.seed_source == "drawn" else ""))
+              + (" (drawn for this run; put it in a file and pass --seed-file FILE, or set EVALCORE_AGENT_SEED, "
+                 "to rerun the same cases)" if config.seed_source == "drawn" else f" (from the {seed_source})"))
     if s["categories_below_floor"] and s["status"] != "partial":
         print(f"  below the category floor {s['category_floor']:g}: {', '.join(s['categories_below_floor'])}")
     for row in suite_records(result):
@@ -235,6 +255,7 @@ def _sweep(args: argparse.Namespace) -> int:
     thresholds = parse_thresholds(args.thresholds)
     if any(not -1.0 <= t <= 1.0 for t in thresholds):
         raise EvalcoreError("thresholds must lie in [-1, 1]", field="--thresholds")
+    seed, _source = _case_seed(args)
     if args.agent in ("oracle", "wrong", "failing"):
         raise EvalcoreError("self-test agents have no threshold to sweep", field="--agent")
     if _http_agent_url(args.agent) is not None:
@@ -256,8 +277,9 @@ def _sweep(args: argparse.Namespace) -> int:
     cases = load_cases(args.cases) if args.cases else None
     counts = _parse_counts(args.counts)
     res = threshold_sweep(lambda t: resolve_agent(args.agent, model=args.model, threshold=t,
-                                                  hide=[p for p in (args.cases, args.output) if p is not None]),
-                          thresholds, cases=cases, seed=args.seed, counts=counts, n_unrelated=args.unrelated)
+                                                  hide=[p for p in (args.cases, args.output, args.seed_file)
+                                                        if p is not None]),
+                          thresholds, cases=cases, seed=seed, counts=counts, n_unrelated=args.unrelated)
     out = args.output
     write_bytes_atomic(out / "sweep.json", json.dumps(res.to_dict(), indent=1).encode())
     write_bytes_atomic(out / "sweep_metrics.csv", res.metrics.to_csv(index=False).encode())

@@ -86,7 +86,7 @@ def same_cases(a: dict[str, Any], b: dict[str, Any]) -> None:
     the generator gives the same names to different cases under different seeds)."""
     (ka, na, seed_a), (kb, nb, _) = _cases_of(a), _cases_of(b)
     if ka is not None and kb is not None and ka[0] == kb[0] and ka != kb:
-        hint = f"evaluate B with --seed {seed_a}" if seed_a is not None else "evaluate both on the same cases file"
+        hint = f"evaluate B with the seed {seed_a} (in a --seed-file, or EVALCORE_AGENT_SEED={seed_a})" if seed_a is not None else "evaluate both on the same cases file"
         raise EvalcoreError(f"the two evaluations ran on different cases (A: {na}, B: {nb}); their tests share "
                             f"names, not inputs, so they cannot be paired: {hint}", field="compare")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -123,6 +124,61 @@ def resolve_seed(seed: int | None) -> tuple[int, str]:
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise EvalcoreError(f"seed must be an integer or None, got {seed!r}", field="seed")
     return seed, "given"
+
+
+SEED_ENV = "EVALCORE_AGENT_SEED"
+"""Environment variable that may carry the case seed of an agent evaluation (read once, then
+removed from the evaluator's environment so that no process it starts inherits it)."""
+
+SEED_ON_COMMAND_LINE = (
+    "a seed on the command line can be read by every process on this host (ps, /proc/PID/cmdline), an "
+    "agent under evaluation included, which rebuilds the cases and their expected answers from it; put "
+    f"the seed in a file readable only by you and pass --seed-file PATH, or set the environment variable "
+    f"{SEED_ENV}"
+)
+"""Why ``--seed N`` is refused (the message of the error)."""
+
+
+def _parse_seed(text: str, where: str, field_name: str) -> int:
+    raw = text.strip()
+    try:
+        value = int(raw, 10)
+    except ValueError:
+        raise EvalcoreError(f"{where} must hold one integer seed, found {raw[:40]!r}", field=field_name) from None
+    if value < 0 or value.bit_length() > 63:
+        raise EvalcoreError(f"{where} must hold a seed in [0, 2**63), found {value}", field=field_name)
+    return value
+
+
+def seed_from_sources(seed_file: str | os.PathLike[str] | None = None,
+                      environ: Any = None) -> tuple[int | None, str]:
+    """The case seed from a seed file or :data:`SEED_ENV`, never from a command line.
+
+    The variable is removed from ``environ`` (default :data:`os.environ`) as it is read, so a
+    hosted agent, which inherits the evaluator's environment, never sees it.
+
+    Returns:
+        ``(seed, source)``: source ``"file"`` or ``"environment"``; ``(None, "drawn")`` when
+        neither is given (the caller draws a fresh secret seed).
+
+    Raises:
+        EvalcoreError: Both given, an unreadable file, or a value that is not one integer in
+            ``[0, 2**63)``.
+    """
+    env = os.environ if environ is None else environ
+    raw_env = env.pop(SEED_ENV, None)
+    if raw_env is not None and seed_file is not None:
+        raise EvalcoreError(f"the seed is given twice (--seed-file and {SEED_ENV}); give one", field="--seed-file")
+    if seed_file is not None:
+        try:
+            text = open(seed_file, encoding="utf-8").read(200)  # noqa: SIM115 - a short read
+        except OSError as exc:
+            raise EvalcoreError(f"cannot read the seed file {os.fspath(seed_file)!r}: {exc.strerror or exc}",
+                                field="--seed-file") from None
+        return _parse_seed(text, f"the seed file {os.fspath(seed_file)!r}", "--seed-file"), "file"
+    if raw_env is not None:
+        return _parse_seed(raw_env, f"the environment variable {SEED_ENV}", SEED_ENV), "environment"
+    return None, "drawn"
 
 
 @dataclass

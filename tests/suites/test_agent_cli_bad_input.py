@@ -12,7 +12,7 @@ from evalcore.suites._cases.generator import AgentCaseGenerator
 from evalcore.errors import EvalcoreError
 
 BASE = ["agent-eval", "--agent", "oracle", "--categories", "functional", "--model", "none",
-        "--limit", "1", "--seed", "0"]
+        "--limit", "1"]
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "0", "1e9"])
@@ -37,7 +37,7 @@ def test_output_dir_is_a_file(tmp_path, capsys) -> None:
 
 def test_sweep_output_is_a_file(tmp_path, capsys) -> None:
     (tmp_path / "sw").write_text("")
-    assert main(["sweep", "--thresholds", "0.5", "--model", "none", "--seed", "0",
+    assert main(["sweep", "--thresholds", "0.5", "--model", "none",
                  "--output", str(tmp_path / "sw")]) == 2
     assert "field '--output'" in capsys.readouterr().err
 
@@ -57,8 +57,7 @@ def test_dead_model_endpoint_is_refused(capsys) -> None:
     from evalcore.models._server import free_port
 
     dead = f"openai-compatible:x@http://127.0.0.1:{free_port()}/v1"
-    assert main(["agent-eval", "--categories", "functional", "--model", dead, "--limit", "1",
-                 "--seed", "0", "--no-save"]) == 2
+    assert main(["agent-eval", "--categories", "functional", "--model", dead, "--limit", "1", "--no-save"]) == 2
     err = capsys.readouterr().err
     assert "cannot reach endpoint" in err and "reference agent's model" in err
 
@@ -87,7 +86,7 @@ def test_cases_file_with_unknown_keys_or_values_is_refused(tmp_path, capsys, cha
 
 # --- HTTP agent endpoints: a dead or non-agent endpoint is refused before any work ----------------
 
-AGENT_BASE = ["agent-eval", "--categories", "functional", "--limit", "2", "--seed", "0", "--request-timeout", "5"]
+AGENT_BASE = ["agent-eval", "--categories", "functional", "--limit", "2", "--request-timeout", "5"]
 
 
 def _nothing_written(out) -> bool:
@@ -169,7 +168,7 @@ def test_http_agent_without_reset_is_refused(tmp_path, capsys) -> None:
 @pytest.mark.timeout(60)
 def test_sweep_refuses_http_agent(tmp_path, capsys) -> None:
     out = tmp_path / "sw"
-    assert main(["sweep", "--agent", "http://127.0.0.1:1/agent", "--thresholds", "0.5", "--seed", "0",
+    assert main(["sweep", "--agent", "http://127.0.0.1:1/agent", "--thresholds", "0.5",
                  "--output", str(out)]) == 2
     err = capsys.readouterr().err
     assert "field '--agent'" in err and "http://127.0.0.1:1/agent" in err and "threshold is set on its server" in err

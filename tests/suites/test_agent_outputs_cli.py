@@ -189,13 +189,15 @@ def test_cli_agent_eval_and_compare(main, tmp_path, capsys):
     first = sorted(out.glob("evaluation_*.json"))[0]
     seed = json.loads(first.read_text())["config"]["suite"]["seed"]
     assert f"cases from seed {seed} (drawn for this run" in capsys.readouterr().out
-    assert main(["agent-eval", "--agent", "wrong", "--counts", "simple=4,medium=2,complex=2,edge=3", "--seed",
-                 str(seed), "--categories", "functional", "workflow", "--output-dir", str(out)]) == 0
+    seed_file = tmp_path / "seed"
+    seed_file.write_text(f"{seed}\n")
+    assert main(["agent-eval", "--agent", "wrong", "--counts", "simple=4,medium=2,complex=2,edge=3", "--seed-file",
+                 str(seed_file), "--categories", "functional", "workflow", "--output-dir", str(out)]) == 0
     files = sorted(out.glob("evaluation_*.json"))
     assert len(files) == 2 and (out / "report.html").exists()
     second = next(f for f in files if f != first)
     cfg = json.loads(second.read_text())["config"]
-    assert cfg["suite"]["seed"] == seed and cfg["suite"]["seed_source"] == "given"
+    assert cfg["suite"]["seed"] == seed and cfg["suite"]["seed_source"] == "file"
     assert main(["agent-eval", "--compare", str(first), str(second), "--output-dir", str(out)]) == 0
     text = capsys.readouterr().out
     assert "DROP" in text and "permutation p=" in text
@@ -206,7 +208,7 @@ def test_cli_agent_eval_and_compare(main, tmp_path, capsys):
     third = next(other.glob("evaluation_*.json"))
     assert main(["agent-eval", "--compare", str(first), str(third), "--output-dir", str(other)]) == 2
     err = capsys.readouterr().err
-    assert "ran on different cases" in err and f"--seed {seed}" in err
+    assert "ran on different cases" in err and f"EVALCORE_AGENT_SEED={seed}" in err
     assert not list(other.glob("comparison_*.json"))
     assert main(["agent-eval", "--agent", "failing", "--categories", "functional", "--no-save", "--strict",
                  "--counts", "simple=2,medium=0,complex=0,edge=0", "--output-dir", str(tmp_path / "n")]) == 1
@@ -337,9 +339,11 @@ def test_cli_sweep_writes_json_csv_and_figure(main, tmp_path, capsys):
         "def make(threshold=0.5):\n"
         "    return Agent(threshold)\n")
     out = tmp_path / "sweep"
+    seed0 = tmp_path / "seed0"
+    seed0.write_text("0")
     assert main(["sweep", "--agent", f"{mod}:make", "--thresholds", "0.3,0.5,0.7",
                  "--counts", "simple=8,medium=0,complex=0,edge=0", "--unrelated", "4", "--output", str(out),
-                 "--seed", "0"]) == 0  # the factory reads the answer key of seed 0
+                 "--seed-file", str(seed0)]) == 0  # the factory reads the answer key of seed 0
     d = json.loads((out / "sweep.json").read_text())
     assert d["config"]["seed"] == 0 and d["config"]["seed_source"] == "given"
     assert d["best_threshold"] == 0.5 and d["held_out"]["f1"] == 1.0 and d["held_out"]["fpr"] == 0.0
