@@ -9,13 +9,29 @@ STAMP := $(VENV)/.evalcore-installed
 
 .PHONY: install system-deps test unit integration notebooks demo bench clean
 
+# Each step says what it does and how long it took (the llama-cpp-python build is silent for
+# minutes: pip compiles llama.cpp from source unless it has a wheel of it cached).
+STEP_FN = step() { echo "==> $$1"; t0=$$(date +%s); shift; "$$@" || return $$?; \
+	echo "    done in $$(( $$(date +%s) - t0 )) s"; }
+
 $(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	# The CPU build of torch first: a plain `torch` would pull CUDA packages.
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[all]'
-	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (evalcore)" >/dev/null
+	@echo "==> setting up $(VENV): evalcore with its extras (HF datasets, the local model, embeddings, tests, JupyterLab)"
+	@$(STEP_FN); setup_t0=$$(date +%s); \
+	step "virtual environment $(VENV)" bash -c 'test -x $(PY) || $(PYTHON) -m venv $(VENV)' && \
+	step "upgrading pip" $(PIP) install -q --upgrade pip && \
+	step "torch 2.13.0, CPU build (a plain torch would pull CUDA packages)" $(PIP) install -q torch==2.13.0 && \
+	if $(PY) -c 'import llama_cpp' 2>/dev/null; then \
+	  echo "==> llama-cpp-python: already installed"; \
+	elif $(PIP) cache list 2>/dev/null | grep -qi 'llama_cpp_python'; then \
+	  echo "==> llama-cpp-python: pip has a built wheel cached (no compile)"; \
+	else \
+	  echo "==> building llama-cpp-python from source (about 7 min on 2 cores; no output while it compiles)"; \
+	fi && \
+	step "evalcore and its dependencies: pip install -e '.[all]' (the llama-cpp-python build is part of this step)" \
+	  $(PIP) install -q -e '.[all]' && \
+	step "Jupyter kernel 'Python 3 (evalcore)' in $(VENV)" \
+	  $(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (evalcore)" && \
+	echo "==> set-up done in $$(( $$(date +%s) - setup_t0 )) s" && \
 	touch $@
 
 install: $(STAMP)
@@ -43,7 +59,9 @@ notebooks: $(STAMP) system-deps
 	$(PY) -m pytest -m notebooks -q
 
 demo: $(STAMP) system-deps
+	@echo "==> running the notebook suite params/suite.yaml (about 8 min on 2 cores; a progress line every 30 s)"
 	$(VENV)/bin/evalcore notebooks run --suite params/suite.yaml
+	@echo "==> to open the notebooks in JupyterLab (kernel 'Python 3 (evalcore)'): $(VENV)/bin/jupyter lab (from this folder; notebooks/ holds them)$$( [ "$$(id -u)" = 0 ] && echo ' --allow-root')"
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
