@@ -61,7 +61,7 @@ notebooks: $(STAMP) system-deps
 demo: $(STAMP) system-deps
 	@echo "==> running the notebook suite params/suite.yaml (about 8 min on 2 cores; a progress line every 30 s)"
 	$(VENV)/bin/evalcore notebooks run --suite params/suite.yaml
-	@echo "==> to open the notebooks in JupyterLab (kernel 'Python 3 (evalcore)'): $(VENV)/bin/jupyter lab (from this folder; notebooks/ holds them)$$( [ "$$(id -u)" = 0 ] && echo ' --allow-root')"
+	@echo "==> to open the notebooks in JupyterLab (kernel 'Python 3 (evalcore)'), from this folder: $(VENV)/bin/jupyter lab$$( [ "$$(id -u)" = 0 ] && echo ' --allow-root')"
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
