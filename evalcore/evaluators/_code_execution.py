@@ -33,7 +33,11 @@ __all__ = [
     "evaluate_code_batch",
 ]
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+# A fence's language label: what the opening line holds after the backticks (a bounded line).
+_LANG = re.compile(r"[ \t]*([A-Za-z0-9_+.-]*)")
+# Longest completion that is assembled and run (characters): what a reasoning model writes in
+# 32K tokens fits many times over; a longer one fails with this cap in its verdict, unrun.
+MAX_COMPLETION_CHARS = 1_000_000
 # One pattern for every entry point (a pattern compiled per name cost ~12 ms for HumanEval's 164).
 _DEF = re.compile(r"^[ \t]*def\s+(\w+)\s*\(", re.M)
 _PY_LANGS = {"", "python", "py", "python3", "py3"}
@@ -102,7 +106,7 @@ def extract_code(response: str, entry_point: str | None = None) -> str:
         The code text.
     """
     response = after_reasoning(response)
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(response)]
+    blocks = [(lang.lower(), body) for lang, body in _fenced_blocks(response)]
     if not blocks:
         return response
     py = [body for lang, body in blocks if lang in _PY_LANGS] or [body for _, body in blocks]
@@ -112,6 +116,33 @@ def extract_code(response: str, entry_point: str | None = None) -> str:
     # Blocks holding only imports (a common way to answer) are kept, ahead of the code.
     imports = [b for b in py if b is not chosen and _only_imports(b)]
     return "".join(b if b.endswith("\n") else b + "\n" for b in imports) + chosen
+
+
+def _fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """The ``(language, body)`` of each fenced block, in one pass over ``text`` (linear time).
+
+    A fence is three backticks followed, on the same line, by an optional language label; its
+    body runs from the next line to the next three backticks, or to the end of the text. These
+    are the blocks a regular expression (three backticks, the label, the rest of the line, a
+    lazy body) found, without its quadratic time on a long run of backticks with no newline
+    after it (20 s for 100 KB of them).
+    """
+    blocks = []
+    find, pos = text.find, 0
+    while True:
+        start = find("```", pos)
+        if start < 0:
+            return blocks
+        newline = find("\n", start + 3)
+        if newline < 0:  # no fence can open without a line after it
+            return blocks
+        lang = _LANG.match(text, start + 3, newline).group(1)
+        end = find("```", newline + 1)
+        if end < 0:
+            blocks.append((lang, text[newline + 1 :]))
+            return blocks
+        blocks.append((lang, text[newline + 1 : end]))
+        pos = end + 3
 
 
 def _defines(code: str, name: str) -> bool:
@@ -200,6 +231,8 @@ def evaluate_code_batch(
 
     timeout_s = check_timeout(timeout_s, "timeout_s")  # inf overflowed the pool's waits
     get_pool(workers, hide=hide)  # workers start now, while the programs are assembled
+    # A completion over the cap is neither assembled nor run: its verdict says so.
+    too_long = {i for i, s in enumerate(samples) if len(s.completion) > MAX_COMPLETION_CHARS}
     jobs = [
         {
             "mode": "check",
@@ -211,22 +244,33 @@ def evaluate_code_batch(
             "memory_mb": int(memory_mb),
             "max_output": int(max_output),
         }
-        for s in samples
+        for i, s in enumerate(samples)
+        if i not in too_long
     ]
-    results = run_jobs(jobs, workers=workers)
-    return [
-        CodeResult(
-            id=s.id,
-            passed=r.completed,
-            result=_result_text(r),
-            duration_s=r.duration_s,
-            timed_out=r.timed_out,
-            stdout=r.stdout,
-            stderr=r.stderr,
-            isolation=str((r.isolation or {}).get("level", "")),
+    ran = iter(run_jobs(jobs, workers=workers) if jobs else [])
+    out = []
+    for i, s in enumerate(samples):
+        if i in too_long:
+            reason = (
+                f"failed: the completion is {len(s.completion):,} characters long, over the cap of "
+                f"{MAX_COMPLETION_CHARS:,} characters (not run)"
+            )
+            out.append(CodeResult(id=s.id, passed=False, result=reason, duration_s=0.0))
+            continue
+        r = next(ran)
+        out.append(
+            CodeResult(
+                id=s.id,
+                passed=r.completed,
+                result=_result_text(r),
+                duration_s=r.duration_s,
+                timed_out=r.timed_out,
+                stdout=r.stdout,
+                stderr=r.stderr,
+                isolation=str((r.isolation or {}).get("level", "")),
+            )
         )
-        for s, r in zip(samples, results)
-    ]
+    return out
 
 
 def evaluate_code_execution(
