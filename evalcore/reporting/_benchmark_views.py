@@ -603,6 +603,10 @@ def latency_cost_figure(frame: pd.DataFrame) -> Any:
     return fig
 
 
+CODE_COLUMNS = ("question", "response", "reference")
+"""The columns of :func:`sample_table` that hold code for HumanEval (shown monospace, line breaks kept)."""
+
+
 def sample_table(frame: pd.DataFrame, mode: str = "flexible", n: int = 10, width: int = 160) -> pd.DataFrame:
     """A few samples with question, response, extracted answer, reference and verdict.
 
@@ -610,9 +614,9 @@ def sample_table(frame: pd.DataFrame, mode: str = "flexible", n: int = 10, width
         frame: :func:`samples_frame` output.
         mode: Extraction mode shown.
         n: Number of samples (the first ``n`` in run order).
-        width: Characters kept of the question and the response (HumanEval: the code keeps
-            its line breaks and up to ``8 × width`` characters; show it with
-            ``format_table(..., code=["question", "response"])``).
+        width: Characters kept of the question and the response (HumanEval: the code, the
+            reference solution included, keeps its line breaks and up to ``8 × width``
+            characters; show it with ``format_table(..., code=CODE_COLUMNS)``).
 
     Returns:
         Columns ``item_id, epoch, question, response, extracted, reference, verdict``.
@@ -637,7 +641,7 @@ def sample_table(frame: pd.DataFrame, mode: str = "flexible", n: int = 10, width
             extracted = row["result"]
         rows.append({"item_id": row["item_id"], "epoch": row["epoch"], "question": cut(row["question"], code=code),
                      "response": cut(row["response"], keep_end=True, code=code), "extracted": extracted,
-                     "reference": cut(row["reference"]), "verdict": verdict})
+                     "reference": cut(row["reference"], code=code), "verdict": verdict})
     return pd.DataFrame(rows, columns=["item_id", "epoch", "question", "response", "extracted", "reference", "verdict"])
 
 

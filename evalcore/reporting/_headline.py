@@ -42,7 +42,8 @@ TITLES = {
 _NOTES = {
     "benchmarks": "accuracy: mean score with its 95% interval over n scored samples (pass@1 for HumanEval; "
                   "the items beside n when they differ: several epochs, or failed calls); parse failures: "
-                  "answers no rule could read; errors: failed model calls (not scored).",
+                  "answers no rule could read; errors: failed model calls (not scored); cost in US dollars (a local model "
+                  "costs $0.0000); tokens: completion tokens generated.",
     "comparisons": "difference = A - B with its 95% paired interval; p corrected across the pairs of "
                    "one comparison; verdict at the comparison's alpha.",
     "agents": "score in [0, 1]; a category passes at >= 0.7 with no critical failure.",
@@ -327,7 +328,7 @@ def headline(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -
 
 # ---------------------------------------------------------------- formatting
 
-_NUMERIC_COLUMNS = {"n", "samples", "accuracy", "95% interval", "parse failures", "errors", "cost",
+_NUMERIC_COLUMNS = {"n", "samples", "accuracy", "95% interval", "parse failures", "errors", "cost", "tokens",
                     "mean reward", "95% CI (items)",
                     "difference", "p (corrected)", "score", "tests", "critical", "mean quality",
                     "total cost", "oracle regret", "best-arm regret", "converges at", "AIQ",
@@ -363,13 +364,13 @@ def _p(value: Any) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _cost(value: Any, tokens: Any = None) -> str:
+def _cost(value: Any) -> str:
+    """Every cost in one format: dollars with four decimals (``$0.0000`` for a local model);
+    the tokens are a column of their own."""
     value = _value(value)
     if value is None:
         return "—"
-    if value == 0 and _value(tokens):
-        return f"$0 ({int(tokens)} tok)"
-    return f"${value:.4f}" if value < 1 else f"${value:.2f}"
+    return f"${value:,.4f}"
 
 
 def _count(value: Any, total: Any = None) -> str:
@@ -402,7 +403,8 @@ def _fmt_benchmarks(frame: Any) -> Any:
             "n": _n_shown(r.get("n_scored"), r.get("n")),
             "accuracy": _f(r.get("accuracy")), "95% interval": _interval(r.get("ci_low"), r.get("ci_high")),
             "parse failures": _count(r.get("parse_failures"), scored or None),
-            "errors": _count(r.get("errors")), "cost": _cost(r.get("cost_usd"), r.get("completion_tokens")),
+            "errors": _count(r.get("errors")), "cost": _cost(r.get("cost_usd")),
+            "tokens": _f(r.get("completion_tokens"), 0),
         })
     return pd.DataFrame(rows)
 

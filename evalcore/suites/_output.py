@@ -135,7 +135,7 @@ def figure_test_distribution(result: Any) -> Figure:
     ax.set_xticks(range(len(cats)), cats, rotation=20)
     ax.set_ylim(-0.05, 1.05)
     ax.set_ylabel("test score")
-    ax.set_title("Test scores (green pass, orange fail, red critical)")
+    ax.set_title("Test scores (teal pass, orange fail, red critical)")
     return fig
 
 
@@ -179,7 +179,7 @@ def figure_performance(result: Any) -> Figure:
 
 
 def figure_category_tests(result: Any, category: str) -> Figure:
-    """Horizontal bars of every test score of one category (green pass, orange fail, red critical)."""
+    """Horizontal bars of every test score of one category (teal pass, orange fail, red critical)."""
     d = _as_dict(result)
     if category not in d["detailed_results"]:
         raise EvalcoreError(f"category {category!r} was not run", field="category")
@@ -195,7 +195,7 @@ def figure_category_tests(result: Any, category: str) -> Figure:
     ax.set_xlim(0, 1.02)
     ax.set_xlabel("test score")
     ax.set_title(f"{category}: score {d['detailed_results'][category]['score']:.2f} "
-                 "(green pass, orange fail, red critical)", fontsize=10)
+                 "(teal pass, orange fail, red critical)", fontsize=10)
     return fig
 
 

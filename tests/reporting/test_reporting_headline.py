@@ -86,7 +86,9 @@ def test_benchmark_rows_hold_the_recorded_values():
     assert shown.loc["benchmark_gsm8k", "accuracy"] == "0.250"
     assert shown.loc["benchmark_gsm8k", "95% interval"] == "[0.071, 0.591]"
     assert shown.loc["benchmark_gsm8k", "parse failures"] == "2/7"
-    assert shown.loc["benchmark_gsm8k", "cost"] == "$0 (1234 tok)"
+    # one format for every cost (it mixed "$0 (1234 tok)" with "$0.0123"); tokens in their own column
+    assert shown.loc["benchmark_gsm8k", "cost"] == "$0.0000"
+    assert shown.loc["benchmark_gsm8k", "tokens"] == "1234"
     assert shown.loc["benchmark_humaneval", "cost"] == "$0.0123"
     assert shown.loc["benchmark_humaneval", "parse failures"] == "—"
 
@@ -152,7 +154,7 @@ def test_text_sections_are_small_tables():
     assert max(len(line) for line in text.splitlines()) <= 140  # fits a 1,400 px terminal; no 215-column table
     bench = blocks[0].splitlines()
     assert bench[1].split() == ["run", "model", "dataset", "n", "accuracy", "95%", "interval", "parse",
-                                "failures", "errors", "cost"]
+                                "failures", "errors", "cost", "tokens"]
     assert "benchmark_gsm8k" in bench[3] and "0.250" in bench[3] and "[0.071, 0.591]" in bench[3]
 
 

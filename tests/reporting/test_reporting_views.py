@@ -237,9 +237,18 @@ def test_humaneval_code_keeps_its_lines_and_pass_fail_table():
     samples = [sample("HumanEval/27", passed=True, dataset="humaneval", text=code),
                sample("HumanEval/3", passed=False, dataset="humaneval", text=code)]
     frame = bv.samples_frame(samples)
+    samples[0]["reference"] = "    return x\n\n\ndef check(candidate):\n    assert candidate(1) == 1\n"
+    frame = bv.samples_frame(samples)
     table = bv.sample_table(frame)
     assert table["response"].iloc[0] == code.strip("\n")
     assert table["verdict"].tolist() == ["passed", "failed"]
+    # the reference (solution and tests) keeps its lines too, and is shown monospace like the code
+    assert table["reference"].iloc[0] == samples[0]["reference"].strip("\n")
+    from evalcore.reporting import format_table
+
+    html = format_table(table, code=bv.CODE_COLUMNS).to_html()
+    cell = html.split("check(candidate)")[0].rsplit("<td", 1)[1]
+    assert "<pre" in cell and "font-family:monospace" in cell
     pf = bv.pass_fail_table(frame)
     assert pf.to_dict("records") == [
         {"item_id": "HumanEval/27", "samples": 1, "passed": 1, "result": "passed"},
