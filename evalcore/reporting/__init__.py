@@ -24,7 +24,7 @@ _EXPORTS = {
         "usage_summary",
     ),
     "evalcore.reporting._browser": (
-        "sample_browser_html", "sample_browsers_section", "suite_sample_browsers", "write_sample_browser",
+        "sample_browser_html", "sample_browser_link", "sample_browsers_section", "suite_sample_browsers", "write_sample_browser",
     ),
     "evalcore.reporting._compare_views": (
         "compare_records", "compare_runs", "difference_figure", "item_scores", "load_item_scores",

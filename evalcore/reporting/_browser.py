@@ -23,7 +23,7 @@ from typing import Any, Sequence
 from evalcore._io import json_text, write_text_atomic
 from evalcore.errors import EvalcoreError
 
-__all__ = ["BROWSER_FILE", "sample_browser_html", "sample_records", "suite_sample_browsers",
+__all__ = ["BROWSER_FILE", "sample_browser_html", "sample_browser_link", "sample_records", "suite_sample_browsers",
            "sample_browsers_section", "write_sample_browser"]
 
 BROWSER_FILE = "samples.html"
@@ -304,6 +304,32 @@ def write_sample_browser(run_dir: str | os.PathLike[str],
         raise EvalcoreError("is a folder; give the HTML file to write", path=target, field="--output")
     write_text_atomic(target, sample_browser_html(run))
     return target
+
+
+def sample_browser_link(run_dir: str | os.PathLike[str], from_dir: str | os.PathLike[str] | None = None) -> Any:
+    """Write a run's sample browser and return a Markdown link to it, for a report.
+
+    Args:
+        run_dir: The run directory.
+        from_dir: The folder the report is written to (default: :func:`record_dir`, where the
+            notebook suite exports the HTML); the link is relative to it.
+
+    Returns:
+        An ``IPython.display.Markdown`` object.
+    """
+    from IPython.display import Markdown
+
+    from evalcore.reporting._record import record_dir
+    from evalcore.reporting._tables import markdown_escape
+
+    page = write_sample_browser(run_dir)
+    base = Path(from_dir) if from_dir is not None else record_dir()
+    from urllib.parse import quote
+
+    href = quote(Path(os.path.relpath(page.resolve(), base.resolve())).as_posix())
+    return Markdown(f"Every sample of this run, with its prompt, response, extracted answer and verdict "
+                    f"(filter and search, offline): [sample browser]({href}) "
+                    f"(run {markdown_escape(Path(run_dir).name)}).")
 
 
 def _newest_input(run_dir: Path) -> float:

@@ -898,6 +898,26 @@ def _meta_value(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _row_sample_browser(suite_dir: Path, result: EntryResult) -> str | None:
+    """The sample browser of the benchmark run a notebook made (its ``run_path`` record, else
+    its ``run_id`` parameter under ``<suite_dir>/runs``), relative to ``suite_dir``; ``None``
+    when it made none or the page is not there."""
+    from evalcore.reporting._browser import BROWSER_FILE
+
+    candidates = []
+    if isinstance(result.records.get("run_path"), str):
+        candidates.append(Path(result.records["run_path"]))
+    if isinstance(result.params.get("run_id"), str) and result.params["run_id"]:
+        candidates.append(suite_dir / "runs" / result.params["run_id"])
+    for run in candidates:
+        page = (run if run.is_absolute() else suite_dir / run) / BROWSER_FILE
+        if page.is_file():
+            rel = _rel(page, suite_dir)
+            if rel and not rel.startswith(("/", "..")):
+                return rel
+    return None
+
+
 def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[str, Any]) -> Path:
     """Write ``index.html``, ``suite.json`` and ``summary.csv`` of a suite run.
 
@@ -920,12 +940,19 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
         write_text_atomic(suite_dir / "summary.csv", csv)
     done = sum(r.status == "ok" for r in results)
     failed = sum(r.status == "failed" for r in results)
+    from evalcore.reporting._browser import sample_browsers_section
+
+    samples = sample_browsers_section(suite_dir)  # a sample browser per benchmark run: written, listed
     rows = []
     for r in results:
         links = []
         for label, target in (("notebook", r.executed), ("HTML", r.html), ("PDF", r.pdf)):
             if target:
                 links.append(f'<a href="{esc(target)}">{label}</a>')
+        browser = _row_sample_browser(suite_dir, r)
+        if browser:
+            links.append(f'<a href="{esc(browser)}" title="every sample of this run: prompt, response, '
+                         f'extracted answer, verdict">samples</a>')
         records_file = suite_dir / r.name / RECORDS_FILENAME
         if records_file.exists():
             links.append(f'<a href="{esc(r.name)}/{RECORDS_FILENAME}">records JSON</a>')
@@ -948,9 +975,6 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
     from evalcore.reporting._tables import printable_text
 
     table = headline_tables(frame)
-    from evalcore.reporting._browser import sample_browsers_section
-
-    samples = sample_browsers_section(suite_dir)  # a sample browser per benchmark run, linked
     headline = table.to_html() if table else "<p>No numbers recorded yet.</p>"
     shown_meta = {k: v for k, v in meta.items() if k not in {"smoke", "only", "root"}}
     if meta.get("root") and meta.get("suite"):  # the suite file as the user named it, not a machine path

@@ -157,3 +157,22 @@ def test_the_suite_index_links_the_sample_browsers(run_dir: Path) -> None:
     suite = run_dir.parent.parent
     index = write_index(suite, [], {"id": "t"}).read_text(encoding="utf-8")
     assert '<h2>Samples</h2>' in index and '<a href="runs/b/samples.html">b</a>' in index
+
+
+def test_each_index_row_and_each_report_links_its_sample_browser(run_dir: Path, tmp_path: Path) -> None:
+    """Issue 31 item 10: the browsers were linked only at the bottom of the index."""
+    from evalcore.reporting import sample_browser_link
+    from evalcore.reporting._notebooks import EntryResult, write_index
+
+    suite = run_dir.parent.parent
+    rows = [EntryResult(name="bench", notebook="notebooks/benchmark.ipynb", status="ok", params={"run_id": "b"}),
+            EntryResult(name="other", notebook="notebooks/compare.ipynb", status="ok", params={})]
+    index = write_index(suite, rows, {"id": "t"}).read_text(encoding="utf-8")
+    bench_row = index.split("<td>bench</td>", 1)[1].split("</tr>", 1)[0]
+    other_row = index.split("<td>other</td>", 1)[1].split("</tr>", 1)[0]
+    assert '<a href="runs/b/samples.html"' in bench_row and ">samples</a>" in bench_row
+    assert "samples.html" not in other_row
+    # the report of a benchmark notebook (exported to <suite>/<name>/) links the same page
+    link = sample_browser_link(run_dir, from_dir=suite / "bench").data
+    assert "[sample browser](../runs/b/samples.html)" in link
+    assert (suite / "runs" / "b" / "samples.html").is_file()
