@@ -9,7 +9,7 @@ from typing import Any
 def _serve(args: argparse.Namespace) -> int:
     from evalcore.models._server import serve_local
 
-    return serve_local(port=args.port, host=args.host)
+    return serve_local(port=args.port, host=args.host, verbose=args.verbose)
 
 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
@@ -20,4 +20,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                     "server; use it as --model openai-compatible:smollm2@http://HOST:PORT/v1.")
     p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     p.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
+    p.add_argument("--verbose", action="store_true",
+                   help="print llama.cpp's model-loader log and per-request timings (about 2,100 lines "
+                        "at start-up; off by default)")
     p.set_defaults(func=_serve)

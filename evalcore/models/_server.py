@@ -150,7 +150,7 @@ class LocalServer:
 
 
 def serve_local(port: int = 8000, host: str = "127.0.0.1", model_path: str | Path | None = None,
-                extra_args: Sequence[str] = ()) -> int:
+                extra_args: Sequence[str] = (), verbose: bool = False) -> int:
     """Serve the embedded model in the foreground until interrupted.
 
     Args:
@@ -158,6 +158,7 @@ def serve_local(port: int = 8000, host: str = "127.0.0.1", model_path: str | Pat
         host: Interface (loopback by default).
         model_path: GGUF file (default: the embedded SmolLM2).
         extra_args: More ``llama_cpp.server`` options.
+        verbose: llama.cpp's loader log and per-request timings (off by default).
 
     Returns:
         Never returns: the process becomes the server (``os.execv``).
@@ -169,7 +170,7 @@ def serve_local(port: int = 8000, host: str = "127.0.0.1", model_path: str | Pat
                             field="serve-local") from exc
     check_port(port, host)
     extra = list(extra_args)
-    cmd = server_command(port, host, model_path)
+    cmd = server_command(port, host, model_path, verbose=verbose)
     if "--verbose" in extra:  # the user's own choice wins over the quiet default
         at = cmd.index("--verbose")
         del cmd[at:at + 2]

@@ -36,3 +36,23 @@ def test_the_server_log_holds_no_loader_lines(tmp_path) -> None:
                                                         "llama_model_loader", "llama_perf"))]
     assert noisy == [], noisy[:5]
     assert len(lines) < 40, lines[:40]  # uvicorn's start-up and one access line per request
+
+
+def test_cli_verbose_flag_reaches_the_server(monkeypatch) -> None:
+    from evalcore.cli import main
+    from evalcore.models import _server
+
+    seen = {}
+
+    def fake_execv(path, cmd):
+        seen["cmd"] = cmd
+        raise SystemExit(0)
+
+    monkeypatch.setattr(_server, "check_port", lambda port, host: None)
+    monkeypatch.setattr(_server.os, "execv", fake_execv)
+    for argv, want in ((["serve-local", "--port", "8123"], "False"),
+                       (["serve-local", "--port", "8123", "--verbose"], "True")):
+        with pytest.raises(SystemExit):
+            main(argv)
+        cmd = seen.pop("cmd")
+        assert cmd[cmd.index("--verbose") + 1] == want
