@@ -14,16 +14,21 @@ input closes (the parent closed it, or died).
 Isolation. A separate process of the same user could still read the evaluator's memory
 (``/proc/<pid>/mem``) and outlive it. So the child, before it imports any agent code, enters
 new user, PID and mount namespaces (the helpers of the code-execution sandbox,
-:mod:`evalcore.evaluators.sandbox` ``linux``), forks the process that hosts the agent as PID 1 of
-its PID namespace, mounts a fresh ``/proc`` there (only the agent's own processes are visible:
-the evaluator has no PID it could name, ``os.getppid()`` is 0) and gives up every capability
-for good (so the fresh ``/proc`` cannot be unmounted to show the old one). The file system is
+:mod:`evalcore.evaluators.sandbox` ``linux``), forks PID 1 of its PID namespace — evalcore's own
+small init, which never runs agent code — mounts a fresh ``/proc`` there (only the namespace's
+processes are visible: the evaluator has no PID it could name) and forks the process that hosts
+the agent (PID 2, its parent the init), which gives up every capability for good (so the fresh
+``/proc`` cannot be unmounted to show the old one). The init ends when the evaluator closes its
+standard input or dies; it then asks the host to close its agent, waits at most two seconds and
+exits, and with it the kernel kills every process of the namespace, also those that cleared
+their parent-death signal or started a session of their own. The file system is
 read-only for the agent: it cannot rewrite the evaluator's code, its virtual environment (a
 ``.pth`` file there would run in every later interpreter), its run store or its reports, which
 the evaluator imports and reads after the agent started. The agent writes to a private, empty
 ``/tmp``, ``/var/tmp`` and ``/dev/shm`` of its own (tmpfs; what it keeps there is gone with it)
 and to the directories the caller names (``writable``); under ``/tmp`` it sees only its working
-directory, its import path and the folder of its factory file, read-only. The paths the evaluator
+directory, its import path, the folder of its factory file and evalcore's package folder (an
+editable install imports it through a hook, not ``sys.path``), read-only. The paths the evaluator
 names (``hide``: the cases file with the expected answers, the output folder with earlier results
 and their seeds) and Jupyter's runtime folder (a kernel's connection file holds the key that lets
 a client run code in that kernel, e.g. the notebook that evaluates the agent) lie under an empty
@@ -33,8 +38,9 @@ namespaces, or a mount above fails, the level is ``"weak"`` (the notes say what 
 In both cases the evaluator sets itself non-dumpable while it hosts agents (``prctl
 PR_SET_DUMPABLE 0``: a process of the same user without ``CAP_SYS_PTRACE`` cannot open its
 memory), restored when the last hosted agent closes. The child runs in a process group (and
-session) of its own; closing the agent kills the whole group, and with ``"full"`` the end of
-PID 1 ends every process of its namespace, also those that left the group.
+session) of its own; closing the agent kills the whole group. With ``"weak"`` the init is a
+child subreaper instead of PID 1: every process the agent starts is re-parented to it when its
+parent ends, and killed, generation by generation, before the init exits.
 """
 
 from __future__ import annotations
@@ -290,6 +296,15 @@ def _jupyter_runtime_dir() -> list[str]:
         return []
 
 
+def _package_dir() -> str:
+    """The folder of the ``evalcore`` package this interpreter runs. An editable install finds
+    it through an import hook, not ``sys.path``, so it is kept visible by name (read-only), also
+    where it lies under ``/tmp`` (a project cloned there: the agent's ``/tmp`` is private)."""
+    import evalcore
+
+    return os.path.dirname(os.path.abspath(evalcore.__file__))
+
+
 def _hidden_paths(variable: str = _HIDE_ENV) -> list[str]:
     """The paths the evaluator asked to hide (taken out of the environment before agent code
     runs); a directory that holds the working directory or an import path stays (the agent's
@@ -298,7 +313,7 @@ def _hidden_paths(variable: str = _HIDE_ENV) -> list[str]:
         raw = json.loads(os.environ.pop(variable, "[]") or "[]")
     except ValueError:
         raw = []
-    keep = [os.path.realpath(p or os.getcwd()) for p in (os.getcwd(), *sys.path)]
+    keep = [os.path.realpath(p or os.getcwd()) for p in (os.getcwd(), *sys.path, _package_dir())]
     out: list[str] = []
     for item in raw if isinstance(raw, list) else []:
         path = os.path.realpath(str(item))
@@ -345,7 +360,7 @@ def _read_only_view(libc: Any, spec: str) -> tuple[list[str], list[str]]:
 
     writable = _writable_paths()
     module = spec.rpartition(":")[0]
-    keep = [os.getcwd(), *sys.path]
+    keep = [os.getcwd(), *sys.path, _package_dir()]
     if module.endswith(".py"):
         keep.append(os.path.dirname(os.path.abspath(module)))
     keep = _outermost(sorted({os.path.realpath(p or os.getcwd()) for p in keep if os.path.isdir(p or ".")}))
@@ -466,18 +481,183 @@ def _isolate(spec: str = "") -> tuple[str, list[str]]:
     else:
         notes.append("file system read-only for the agent, but for a private /tmp, /var/tmp and /dev/shm"
                      + "".join(f", {p}" for p in writable))
-    try:
-        linux.drop_capabilities(libc)
-    except OSError as exc:
-        level = "weak"
-        notes.append(f"could not drop capabilities ({exc})")
+    global _namespaced
+    _namespaced = True
     return level, notes
 
 
+# Set by _isolate once this process is PID 1 of the agent's namespaces (capabilities are dropped
+# after the fork of the agent's host: see _main).
+_namespaced = False
+# How long the agent's host may take to close its agent (save a registry …) once the evaluation
+# ends, before everything of the agent is killed.
+_CLOSE_GRACE_S = 2.0
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _descendants_of_mine() -> list[int]:
+    """Processes whose parent is this one (orphans of the agent are re-parented here: this
+    process is PID 1 of the namespace, or a child subreaper)."""
+    me, out = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if len(fields) > 1 and int(fields[1]) == me and fields[0] != b"Z":
+            out.append(int(entry))
+    return out
+
+
+def _reap() -> list[tuple[int, int]]:
+    out = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return out
+        except InterruptedError:
+            continue
+        if pid == 0:
+            return out
+        out.append((pid, status))
+
+
+def _kill_all(deadline_s: float = 2.0) -> None:
+    """SIGKILL every process left below this one, until none is (a killed process's children
+    are re-parented here, so each round reaches the next generation)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        _reap()
+        left = _descendants_of_mine()
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.01)
+
+
+def _init(agent_pid: int, libc: Any) -> int:
+    """evalcore's own small init: the parent of the agent's host, never running agent code.
+
+    With namespaces it is PID 1 of the agent's PID namespace: the agent cannot signal it (the
+    kernel drops signals to a namespace's init that it has no handler for, SIGKILL included)
+    and, non-dumpable and without capabilities, cannot trace it; when it exits, the kernel
+    kills every process of the namespace, whatever they did to their parent-death signal or
+    session. Without namespaces it is a child subreaper: every orphan of the agent is
+    re-parented to it and killed before it exits.
+
+    It ends when the evaluator closes its standard input (or dies: its parent-death signal
+    then ends it), or when the agent's host exits. The host is asked to close its agent
+    (SIGTERM) and given :data:`_CLOSE_GRACE_S`; then everything of the agent is killed.
+
+    Returns:
+        The exit status to pass on: the host's own when it ended first, else 0.
+    """
+    import select
+
+    from evalcore.evaluators.sandbox import linux
+
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)  # only the agent's host holds the handshake pipe
+    os.close(devnull)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_IGN)
+    if libc is not None:
+        libc.lib.prctl(linux.PR_SET_DUMPABLE, 0, 0, 0, 0)
+        if not _namespaced:
+            libc.lib.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        else:
+            try:
+                linux.drop_capabilities(libc)
+            except OSError:
+                pass
+    status: int | None = None
+    while status is None:
+        try:
+            ready, _, _ = select.select([0], [], [], 0.1)
+        except InterruptedError:
+            continue
+        for pid, st in _reap():
+            if pid == agent_pid:
+                status = st
+        if status is None and ready:
+            try:
+                data = os.read(0, 65536)
+            except OSError:
+                data = b""
+            if not data:
+                break  # the evaluation is over
+    if status is None:
+        try:
+            os.kill(agent_pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        end = time.monotonic() + _CLOSE_GRACE_S
+        while status is None and time.monotonic() < end:
+            for pid, st in _reap():
+                if pid == agent_pid:
+                    status = st
+            time.sleep(0.01)
+    _kill_all()
+    if status is None:
+        return 0
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
 def _main(argv: list[str]) -> int:
-    """Child side: build the agent, serve it, print the handshake, wait for stdin to close."""
+    """Child side: isolate, fork evalcore's init (this process) and the agent's host (its
+    child); the host builds the agent, serves it, prints the handshake and serves until the
+    init asks it to close."""
     level, notes = _isolate(argv[0] if argv else "")  # first of all: no agent code has been imported yet
     nonce = os.environ.get(_NONCE_ENV, "")
+    options_line = sys.stdin.readline()
+    libc = None
+    if sys.platform.startswith("linux"):
+        try:
+            from evalcore.evaluators.sandbox import linux
+
+            libc = linux.Libc()
+        except (OSError, AttributeError):
+            libc = None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    init_pid = os.getpid()
+    agent_pid = os.fork()
+    if agent_pid:
+        os._exit(_init(agent_pid, libc))
+    # The agent's host, a child of evalcore's init.
+    if libc is not None:
+        from evalcore.evaluators.sandbox import linux
+
+        libc.lib.prctl(linux.PR_SET_PDEATHSIG, linux.SIGKILL, 0, 0, 0)
+    if os.getppid() != init_pid:  # the init ended before the line above
+        os._exit(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    if _namespaced:
+        try:
+            from evalcore.evaluators.sandbox import linux
+
+            linux.drop_capabilities(libc)
+        except OSError as exc:
+            level = "weak"
+            notes.append(f"could not drop capabilities ({exc})")
+        notes.append("the agent runs under evalcore's own init (PID 1 of its namespace), which ends every "
+                     "process of the namespace when the evaluation ends")
+    else:
+        notes.append("the agent runs under evalcore's own init, a child subreaper that kills every process "
+                     "the agent started (also those in a session of their own) when the evaluation ends")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     handshake = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # the agent's own prints go to the log, never into the handshake
     sys.stdout = sys.stderr
@@ -487,7 +667,7 @@ def _main(argv: list[str]) -> int:
         handshake.flush()
 
     try:
-        options = json.loads(sys.stdin.readline() or "{}")
+        options = json.loads(options_line or "{}")
         from evalcore.agents._adapters import build_in_process
         from evalcore.agents._http import serve_agent
 
@@ -502,7 +682,8 @@ def _main(argv: list[str]) -> int:
          "threshold": threshold if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else None})
     handshake.close()
     try:
-        sys.stdin.read()  # returns when the parent closes the pipe or dies
+        while not stop.wait(0.2):  # until the init asks (SIGTERM), or kills this process
+            pass
     finally:
         server.close()
         close = getattr(agent, "close", None)

@@ -4,10 +4,11 @@ read as tools with their code, and the test of a request's answer."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from evalcore._io import to_json_native
 from evalcore.agents import AgentResponse, StepRecord
@@ -79,7 +80,7 @@ def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # an escaped exception (SystemExit too) is the agent's critical failure
-            return Call(query, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0)
+            return Call(query, None, describe_exception(exc), time.perf_counter() - t0)
     else:
         box: dict[str, Any] = {}
 
@@ -95,22 +96,34 @@ def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
         if worker.is_alive():
             return Call(query, None, f"TimeoutError: no response within {timeout_s:g} s", time.perf_counter() - t0)
         if "exception" in box:
-            raised = box["exception"]
-            return Call(query, None, f"{type(raised).__name__}: {raised}", time.perf_counter() - t0)
+            return Call(query, None, describe_exception(box["exception"]), time.perf_counter() - t0)
         resp = box.get("response")
     elapsed = time.perf_counter() - t0
     if not isinstance(resp, AgentResponse):
         return Call(query, None, f"ProtocolError: process_request returned {type(resp).__name__}, "
                                  "not AgentResponse", elapsed)
-    problem = _protocol_problem(resp)
+    try:
+        problem = _protocol_problem(resp)
+    except Exception as exc:  # (an in-process agent's objects may raise on being looked at)
+        problem = f"the response could not be checked: {describe_exception(exc)}"
     if problem is not None:
         return Call(query, None, f"ProtocolError: {problem}", elapsed)
     try:
         plain = plain_response(resp)  # matching only ever sees plain JSON values
     except Exception as exc:
-        return Call(query, None, f"ProtocolError: the response is not JSON data: {type(exc).__name__}: {exc}",
+        return Call(query, None, f"ProtocolError: the response is not JSON data: {describe_exception(exc)}",
                     elapsed)
     return Call(query, plain, None, elapsed)
+
+
+def describe_exception(exc: BaseException, limit: int = 2000) -> str:
+    """``"Type: message"`` of an exception the agent raised or caused, never raising itself (an
+    in-process agent's exception may fail to print) and at most ``limit`` characters."""
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # its __str__ raised
+        text = f"{type(exc).__name__}: (the exception could not be printed)"
+    return text if len(text) <= limit else text[:limit] + " …"
 
 
 def _protocol_problem(resp: AgentResponse) -> str | None:
@@ -167,7 +180,7 @@ def reset_agent(agent: Any, result: CategoryResult) -> bool:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        result.tests.append(make_test("reset", 0.0, critical=True, error=f"reset() raised {type(exc).__name__}: {exc}"))
+        result.tests.append(make_test("reset", 0.0, critical=True, error=f"reset() raised {describe_exception(exc)}"))
         return False
 
 
@@ -193,3 +206,89 @@ def snapshot(agent: Any, res: CategoryResult) -> dict[str, ToolRecord]:
     if why is not None and why not in res.notes:
         res.notes.append(why)
     return tools
+
+
+# ------------------------------------------------------------------------------ tool time budget
+DEFAULT_TOOL_BUDGET_S = 40.0
+"""Total sandbox time the agent's registered tools may take in one category (seconds); seven
+categories of tools that all sleep for ever then end within 7 × 40 s, under five minutes."""
+
+
+class ToolBudgetSpent(RuntimeError):
+    """The category's tool time budget is spent: the tool was not run (or was stopped)."""
+
+
+class ToolBudget:
+    """The total time the agent's registered code may run in the sandbox during one category.
+
+    Every run of the agent's code (tool calls on held-out inputs, workflow steps, the tools'
+    own tests) is charged its wall time, and none may run past what is left: a run that would
+    is stopped at the end of the budget, and once it is spent no more runs start. A check that
+    cannot run for this reason fails, and says so.
+    """
+
+    def __init__(self, total_s: float | None) -> None:
+        self.total_s = None if total_s is None else float(total_s)
+        self.spent_s = 0.0
+        self.refused = 0
+        self._lock = threading.Lock()
+
+    def left_s(self) -> float | None:
+        """Seconds left (None = no limit)."""
+        with self._lock:
+            return None if self.total_s is None else max(0.0, self.total_s - self.spent_s)
+
+    def charge(self, seconds: float) -> None:
+        with self._lock:
+            self.spent_s += max(0.0, float(seconds))
+
+    def spent_message(self) -> str:
+        return (f"the category's tool time budget of {self.total_s:g} s is spent (the agent's tools ran "
+                f"{self.spent_s:.1f} s in the sandbox; see tool_budget_s)")
+
+
+_active_budget: ToolBudget | None = None
+
+
+def active_tool_budget() -> ToolBudget | None:
+    """The budget of the category being evaluated (None outside :func:`tool_budget`)."""
+    return _active_budget
+
+
+@contextlib.contextmanager
+def tool_budget(config: Any) -> Iterator[ToolBudget]:
+    """Give the agent's tools ``config.tool_budget_s`` seconds of sandbox time (default
+    :data:`DEFAULT_TOOL_BUDGET_S`; None = no limit) for the duration of the block."""
+    global _active_budget
+    budget = ToolBudget(getattr(config, "tool_budget_s", DEFAULT_TOOL_BUDGET_S))
+    before, _active_budget = _active_budget, budget
+    try:
+        yield budget
+    finally:
+        _active_budget = before
+
+
+def budgeted_run_python(source: str, *, timeout_s: float = 10.0, **kw: Any) -> Any:
+    """:func:`evalcore.evaluators.run_python` charged to the active :class:`ToolBudget`.
+
+    Raises:
+        ToolBudgetSpent: The budget was spent before the run, or the run was stopped when it
+            ran out.
+    """
+    from evalcore.evaluators import run_python
+
+    budget = _active_budget
+    left = budget.left_s() if budget is not None else None
+    if budget is not None and left is not None and left < 0.05:
+        budget.refused += 1
+        raise ToolBudgetSpent(budget.spent_message())
+    cut = left is not None and left < timeout_s
+    t0 = time.monotonic()
+    try:
+        res = run_python(source, timeout_s=min(timeout_s, left) if cut and left is not None else timeout_s, **kw)
+    finally:
+        if budget is not None:
+            budget.charge(time.monotonic() - t0)
+    if cut and getattr(res, "timed_out", False) and budget is not None:
+        raise ToolBudgetSpent(budget.spent_message() + "; this run was stopped when it ran out")
+    return res

@@ -11,7 +11,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from evalcore._io import to_json_native
 from evalcore.errors import EvalcoreError
-from evalcore.suites._case_results import CategoryResult, overall_score
+from evalcore.suites._calling import describe_exception, tool_budget
+from evalcore.suites._case_results import CategoryResult, make_test, overall_score
 from evalcore.suites._cases.records import AgentCase
 from evalcore.suites._categories import CATEGORY_FUNCTIONS
 from evalcore.suites._config import CATEGORIES, CATEGORY_WEIGHTS, PASS_THRESHOLD, SuiteConfig, SuiteData
@@ -166,7 +167,8 @@ class AgentEvaluator:
         for name in bar:
             bar.set_postfix_str(name)
             t = time.perf_counter()
-            res = CATEGORY_FUNCTIONS[name](self.agent, self.data, self.config)
+            with tool_budget(self.config):
+                res = run_category(name, self.agent, self.data, self.config)
             res.duration_s = time.perf_counter() - t
             results[name] = res
         import evalcore
@@ -192,6 +194,27 @@ class AgentEvaluator:
                                 started_at=started.isoformat(timespec="seconds"),
                                 duration_s=time.perf_counter() - t0, pass_threshold=self.config.pass_threshold,
                                 category_floor=self.config.category_floor, trusted=process != "in-process")
+
+
+def run_category(name: str, agent: Any, data: SuiteData, config: SuiteConfig) -> CategoryResult:
+    """Run one category; whatever escapes it is that category's failure, never the evaluation's.
+
+    Every value an agent sends is data: the categories score it or record it as a test's
+    failure. Should one of them still raise on something an agent sent (a value no check
+    foresaw), the category is recorded with one critical test, ``evaluation``, that says what
+    was raised, and the evaluation goes on to the next category and writes its results.
+    """
+    try:
+        return CATEGORY_FUNCTIONS[name](agent, data, config)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # RecursionError, OverflowError, MemoryError … on the agent's data
+        res = CategoryResult(name)
+        res.tests.append(make_test("evaluation", 0.0, critical=True,
+                                   error=f"the category could not be evaluated on what the agent sent: "
+                                         f"{describe_exception(exc, 500)}"))
+        res.notes.append("the category stopped on a value the agent sent; its other tests were not scored")
+        return res
 
 
 def _agent_process(agent: Any) -> str:

@@ -143,7 +143,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a is b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isfinite(float(a)) and float(a) == float(b)
+        return a == b and all(math.isfinite(x) for x in (a, b) if isinstance(x, float))  # exact: no float() of a huge int
     if isinstance(a, str) and isinstance(b, str):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
@@ -219,9 +219,9 @@ def apply_binding(binding: Binding, inputs: Mapping[str, Any]) -> dict[str, Any]
 
 # ------------------------------------------------------------------------------ running code
 def _run_python() -> Any:
-    from evalcore.evaluators import run_python
+    from evalcore.suites._calling import budgeted_run_python  # charged to the category's tool time budget
 
-    return run_python
+    return budgeted_run_python
 
 
 def run_tool_calls(code: str, name: str, calls: Sequence[Mapping[str, Any]], *,

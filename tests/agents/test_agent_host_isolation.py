@@ -48,6 +48,7 @@ PROBE = textwrap.dedent('''
             found = {}
             ppid = os.getppid()
             found["ppid"] = ppid
+            found["pid"] = os.getpid()
             pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
             found["visible_pids"] = pids[:50]
             cands = {ppid, evaluator_pid} - {0}
@@ -121,7 +122,8 @@ def test_hosted_agent_cannot_find_or_read_the_evaluator_and_scores_no_better(pro
     try:
         assert agent.isolation == "full", agent.isolation_notes
         found = agent.process_request("probe").result
-        assert found["ppid"] == 0  # its parent is outside its PID namespace
+        # its parent is evalcore's init, PID 1 of the namespace (issue 30: the agent is never PID 1)
+        assert found["ppid"] == 1 and found["pid"] != 1
         assert os.getpid() not in found["visible_pids"] and found["visible_pids"][0] == 1
         assert found["stole"] is False and found["reads"]
         assert all(isinstance(v, str) for v in found["reads"].values()), found["reads"]
@@ -138,16 +140,16 @@ def test_hosted_agent_cannot_find_or_read_the_evaluator_and_scores_no_better(pro
 
 
 def test_weak_isolation_kills_the_group_and_says_so(probe_spec, monkeypatch) -> None:
-    # where the kernel refuses namespaces: the agent's process group is killed on close and
-    # the result says the isolation is weak (a process that left the group by setsid is out
-    # of reach then: the reason "full" uses a PID namespace)
+    # where the kernel refuses namespaces: the result says the isolation is weak, and the
+    # agent's host runs under evalcore's init, a child subreaper, which kills every process
+    # the agent started on close (also one that left the group by setsid, issue 30)
     monkeypatch.setenv("EVALCORE_AGENT_HOST_ISOLATION", "weak")
     token = uuid.uuid4().hex
     agent = HostedAgent(probe_spec, {"evaluator_pid": os.getpid(), "token": token, "counts": COUNTS})
     try:
         assert agent.isolation == "weak" and agent.isolation_notes
         found = agent.process_request("probe").result
-        assert found["ppid"] == os.getpid()  # it finds the evaluator
+        assert found["ppid"] == agent.pid  # evalcore's init, whose parent is the evaluator: it can find it
         if os.geteuid() != 0:  # root keeps CAP_SYS_PTRACE; anyone else meets a non-dumpable evaluator
             assert str(os.getpid()) in found["reads"] and isinstance(found["reads"][str(os.getpid())], str)
         assert _dumpable() == 0
@@ -157,13 +159,11 @@ def test_weak_isolation_kills_the_group_and_says_so(probe_spec, monkeypatch) -> 
         sid_pid = [p for p in _alive(token) if b"sid" in open(f"/proc/{p}/cmdline", "rb").read()]
     finally:
         agent.close()
-    # SIGKILL to the group is asynchronous: give the killed processes the time to exit, as _gone does
-    deadline = time.monotonic() + 5.0
-    while [p for p in _alive(token) if p not in sid_pid] and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [p for p in _alive(token) if p not in sid_pid], "a process of the agent's group outlived it"
-    for p in sid_pid:  # (clean up what the fallback cannot reach)
+    assert sid_pid  # (the sleeper in a session of its own ran)
+    alive = _alive(token)
+    for p in alive:  # (clean up before asserting)
         os.kill(p, 9)
+    assert not alive, "a process the agent started outlived it"
     assert _dumpable() == 1
 
 
