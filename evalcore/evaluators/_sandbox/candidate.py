@@ -26,7 +26,8 @@ import types
 import _thread
 
 from .framing import (
-    CALL, ESCAPE, MAX_MESSAGE, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, encode, frame,
+    CALL, ESCAPE, MAX_MESSAGE, MAX_VALUE_BYTES, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, encode,
+    frame,
 )
 
 TYPE_CHECKING = False
@@ -294,6 +295,45 @@ def exception_data(exc: BaseException) -> tuple[str, str, str]:
     return name, _text(exc), base
 
 
+# OSError's attributes that its args do not carry (errno and strerror are args[0] and args[1]).
+_OSERROR_ATTRS = ("errno", "strerror", "filename", "filename2")
+MAX_EXCEPTION_ATTRS = 16  # plain-data attributes of an exception's __dict__ that cross
+
+
+def exception_info(exc: BaseException) -> bytes:
+    """The encoded form of an exception the call raised: (type name, message, nearest builtin
+    base the test may see, ``args`` or None when they are not plain data, attributes). The
+    attributes are OSError's ``errno``, ``strerror``, ``filename`` and ``filename2`` and the
+    plain-data entries of the exception's ``__dict__`` (a custom class's fields)."""
+    name, message, base = exception_data(exc)
+    try:
+        args = encode(tuple(BaseException.__getattribute__(exc, "args")), lenient=True)
+    except BaseException:  # noqa: BLE001 - not plain data: the message stands for them
+        args = encode(None)
+    parts = []
+    attrs = []
+    if isinstance(exc, OSError):
+        for key in _OSERROR_ATTRS:
+            attrs.append((key, getattr(exc, key, None)))
+    try:
+        own = BaseException.__getattribute__(exc, "__dict__")
+        for key in list(own)[:MAX_EXCEPTION_ATTRS]:
+            if type(key) is str and not key.startswith("__") and key.isidentifier():
+                attrs.append((key, own[key]))
+    except BaseException:  # noqa: BLE001
+        pass
+    for key, value in attrs:
+        try:
+            parts.append(encode(key) + encode(value, lenient=True))
+        except BaseException:  # noqa: BLE001 - an attribute that is not plain data stays behind
+            pass
+    head = b"".join(encode(x) for x in (name, message, base))
+    if len(args) + sum(map(len, parts)) > MAX_VALUE_BYTES // 2:  # too large: the message stands for them
+        args, parts = encode(None), []
+    count = len(parts).to_bytes(4, "big")
+    return b"t\x00\x00\x00\x05" + head + args + b"d" + count + b"".join(parts)
+
+
 def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[[int], Any] = os._exit) -> None:
     """Run the program as a module, then answer calls of its entry point; never returns.
 
@@ -351,9 +391,9 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
             value = fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001
             try:
-                reply = frame(RAISE, encode(exception_data(exc)))
+                reply = frame(RAISE, exception_info(exc))
             except BaseException:  # noqa: BLE001
-                reply = frame(RAISE, encode(("Exception", "", "Exception")))
+                reply = frame(RAISE, encode(("Exception", "", "Exception", None, {})))
         except BaseException as exc:  # noqa: BLE001
             fail(ESCAPE, exc)
         else:

