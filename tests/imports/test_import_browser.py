@@ -45,7 +45,6 @@ def test_lm_eval_import_shows_the_reply_prompt_and_its_metric(tmp_path: Path) ->
     assert shown["messages"][0]["role"] == "user"
     # what the log lacks is unknown, not zero
     assert shown["prompt_tokens"] is None and shown["completion_tokens"] is None and shown["latency_s"] is None
-    assert "latency unknown" in page and "tokens unknown" in page
     # the harness's own metric name, not evalcore's "accuracy (flexible)"
     assert "exact_match,strict-match (scored by lm-evaluation-harness)" in page
     assert "accuracy (flexible)" not in page and "accuracy (strict)" not in page

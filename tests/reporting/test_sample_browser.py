@@ -141,11 +141,11 @@ def test_page_in_headless_chromium_filters_and_searches(run_dir: Path, tmp_path:
     chromium.open(page.as_uri() + "#verdict=error")
     assert chromium.js(VISIBLE) == ["error"] * want["error"]
     assert chromium.js("document.getElementById('verdict-right').checked") is False
+    assert chromium.js("document.querySelector('details.sample:not([hidden]) .answer').textContent") == "HTTP500: boom <x>"
     # the headline's name for them is the filter's key: #verdict=parse_failure shows them
     chromium.open("about:blank")
     chromium.open(page.as_uri() + "#verdict=parse_failure")
     assert chromium.js(VISIBLE) == ["parse failure"] * want["parse failure"] and want["parse failure"] > 0
-    assert chromium.js("document.querySelector('details.sample:not([hidden]) .answer').textContent") == "HTTP500: boom <x>"
     # readable at 1,400 px: no horizontal scrolling
     assert chromium.js("document.documentElement.scrollWidth") <= 1400
     assert chromium.problems() == []
@@ -176,3 +176,31 @@ def test_each_index_row_and_each_report_links_its_sample_browser(run_dir: Path, 
     link = sample_browser_link(run_dir, from_dir=suite / "bench").data
     assert "[sample browser](../runs/b/samples.html)" in link
     assert (suite / "runs" / "b" / "samples.html").is_file()
+
+
+def test_imported_lm_eval_run_in_chromium_shows_reply_prompt_and_unknowns(tmp_path: Path, chromium) -> None:
+    """Issue 31 item 5, as a reader sees it: the model's reply, the prompt, "unknown" where the
+    log has no tokens or latency, the harness's metric name."""
+    from evalcore.imports import import_lm_eval
+    from evalcore.imports._common import write_run
+
+    fixtures = Path(__file__).resolve().parents[1] / "imports" / "fixtures" / "lm_eval"
+    (imported,) = import_lm_eval(fixtures, task="ec_gsm8k", metric=["exact_match,strict-match"])
+    page = write_sample_browser(write_run(imported, tmp_path / "runs"), tmp_path / "samples.html")
+    chromium.open(page.as_uri())
+    assert chromium.js("document.body.dataset.ready") == "1"
+    header = chromium.js("document.querySelector('header').textContent")
+    assert "exact_match,strict-match (scored by lm-evaluation-harness)" in header
+    assert "accuracy (flexible)" not in header
+    row = chromium.js("[...document.querySelectorAll('details.sample summary .num')].slice(0, 2)"
+                      ".map(e => e.textContent)")
+    assert row == ["tokens unknown", "latency unknown"]
+    chromium.js("document.querySelector('details.sample').open = true")
+    response = chromium.js("document.querySelector('details.sample[open] pre.response').textContent")
+    prompt = chromium.js("document.querySelector('details.sample[open] pre.prompt').textContent")
+    first = imported.samples[0]
+    assert response == first["completion"]["raw"][0][0] and response != first["completion"]["text"]
+    assert prompt.startswith("Question: ")
+    kv = chromium.js("document.querySelector('details.sample[open] .kv').textContent")
+    assert "unknown (not in the log)" in kv and "0.000 s" not in kv and "lm-eval filter strict-match" in kv
+    assert chromium.problems() == []
