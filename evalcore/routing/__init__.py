@@ -19,6 +19,11 @@ _EXPORTS = {
         "DuelingBandit", "EpsilonGreedy", "Hybrid", "LinUCB", "Oracle", "RandomRouter", "ReplayEnv",
         "Router", "ThompsonSampling", "UCB1", "make_router", "random_argmax",
     ),
+    "evalcore.routing._columns": ("COLUMN_DEFINITIONS", "describe_columns", "headline_checks"),
+    "evalcore.routing._compare": (
+        "RoutingComparison", "compare_routing", "format_routing_comparison", "is_routing_result",
+        "write_routing_comparison",
+    ),
     "evalcore.routing._default": (
         "DEFAULT_STRATEGIES", "Strategy", "build_default_outcomes", "outcome_matrix",
     ),

@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         boot = item_bootstrap(outcomes, names, n_boot=args.bootstrap,
                               orderings=args.bootstrap_orderings, seed=args.seed,
                               lam=args.lam, feature_dims=args.feature_dims,
-                              embedder=args.embedder)
+                              embedder=args.embedder, base=result)
         boot_summary = boot.summary()
         boot_comparisons = boot.compare(correction=args.correction)
     if lambdas:
@@ -110,12 +110,17 @@ def _run(args: argparse.Namespace) -> int:
         comparisons=result.compare(test=args.test, correction=args.correction),
         arms=outcomes.arm_table(args.lam), bootstrap=boot_summary,
         bootstrap_comparisons=boot_comparisons, sweep=sweep, aiq=aiq,
-        curves_format=args.curves_format)
-    cols = ["algorithm", "mean_quality", "total_cost", "regret_vs_oracle",
-            "regret_vs_best_fixed", "convergence_point"]
+        curves_format=args.curves_format, per_ordering=result.per_ordering_table(),
+        design=result.design())
+    cols = ["algorithm", "mean_quality", "mean_reward", "total_cost",
+            "cost_savings_vs_always_best", "regret_vs_oracle", "regret_vs_best_fixed",
+            "convergence_point"]
     print(f"{outcomes.n_items} items × {outcomes.n_arms} arms, {args.orderings} orderings, "
           f"λ = {args.lam:g}")
     print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    from evalcore.routing._columns import describe_columns
+
+    print(describe_columns(cols).replace("`", ""))
     if boot is not None:
         print(f"mean reward on resampled items ({boot.n_boot} item resamples × "
               f"{boot.orderings} orderings, 95% interval):")

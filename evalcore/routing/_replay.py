@@ -131,7 +131,8 @@ def replay(
         feature_dims: At most this many feature dimensions.
         embedder: ``"auto"``, ``"minilm"`` or ``"tfidf"`` for query features.
         params: Algorithm name → hyper-parameters, e.g. ``{"ucb1": {"c": 1.0}}``.
-        progress: Show a tqdm bar over algorithms (None = only on a terminal).
+        progress: Show progress over the routers (blocks of orderings): a tqdm bar on a
+            terminal, lines with the total and the time left elsewhere (None), nothing (False).
         workers: Threads replaying algorithms side by side (default: the CPU count); results
             do not depend on it (each algorithm has its own seeded generator).
         chunk: Orderings per block for the linear (contextual) routers; default: as many as
@@ -191,7 +192,7 @@ def replay(
     r_seq = rewards[orders]  # (R, T, K)
     q_seq = outcomes.quality[orders]
     c_seq = outcomes.cost[orders]
-    from tqdm.auto import tqdm
+    from evalcore.routing._progress import bar as progress_bar
 
     R, K = orders.shape[0], outcomes.n_arms
     tasks: list[tuple[str, int, int]] = []
@@ -223,8 +224,8 @@ def replay(
         seconds[name] += time.perf_counter() - t0
 
     n_workers = min(len(tasks), workers if workers is not None else (os.cpu_count() or 1))
-    bar = tqdm(total=len(tasks), desc="routing replay",
-               disable=None if progress is None else not progress)
+    bar = progress_bar(len(tasks), f"routing replay ({R} orderings)", unit="router blocks",
+                       progress=progress)
     if n_workers <= 1:
         for task in tasks:
             one(task)
@@ -363,6 +364,38 @@ class ReplayResult:
                                                          window=window),
         })
 
+    def per_ordering_table(self) -> pd.DataFrame:
+        """Every router's per-ordering values, long format (``per_ordering.csv``): ``algorithm,
+        ordering, mean_quality, total_cost, mean_reward, regret_vs_oracle,
+        regret_vs_best_fixed``: what ``evalcore compare`` pairs across two routing results."""
+        frames = []
+        for name in self.algorithms:
+            po = self.per_ordering(name).drop(columns=["convergence_point"])
+            po.insert(0, "algorithm", name)
+            frames.append(po)
+        return pd.concat(frames, ignore_index=True)
+
+    def design(self) -> dict[str, Any]:
+        """What was replayed (``routing.json``): λ, seed, R, T, arms, routers, the cost scale
+        and fingerprints of the item ids and of the orderings (SHA-256), so two routing
+        results can be checked to be paired over the same items and orderings."""
+        import hashlib
+        import json
+
+        ids = json.dumps([str(i) for i in self.outcomes.item_ids]).encode("utf-8")
+        return {
+            "kind": "evalcore routing result",
+            "lambda": float(self.lam), "seed": int(self.seed),
+            "n_orderings": self.n_orderings, "n_items": self.n_steps,
+            "arms": list(self.outcomes.arms), "algorithms": self.algorithms,
+            "params": {n: tr.params for n, tr in self.traces.items()},
+            "price_range": None if self.price_range is None else list(self.price_range),
+            "items_sha256": hashlib.sha256(ids).hexdigest(),
+            "orderings_sha256": hashlib.sha256(
+                np.ascontiguousarray(self.orders, dtype=np.int64).tobytes()).hexdigest(),
+            "source": self.outcomes.source or None,
+        }
+
     def summary(self, *, confidence: float = 0.95, threshold: float = 0.9,
                 window: int | None = None, reference: str = "always_best") -> pd.DataFrame:
         """One row per algorithm with means and intervals over orderings.
@@ -373,8 +406,13 @@ class ReplayResult:
         central ``confidence`` range of the per-ordering values: how the result varies with
         the arrival order and the algorithm's own randomness), ``mean_reward``,
         ``converged_share`` (orderings that converged), ``cost_savings_vs_always_best``
-        (``1 − cost / cost of always_best`` on the same ordering) and
-        ``quality_vs_always_best`` (difference in mean quality), and ``seconds``.
+        (``1 − total cost / always_best's total cost``, both totals averaged over the
+        orderings, so it is negative only when the router costs more; its interval is the
+        spread over orderings of ``1 − total cost in the ordering / always_best's mean total
+        cost``; NaN when always_best costs nothing) and ``quality_vs_always_best``
+        (difference in mean quality), and ``seconds``. Every column is defined once in
+        :data:`evalcore.routing.COLUMN_DEFINITIONS`. At λ = 0 ``mean_reward`` equals
+        ``mean_quality`` (a failed call has quality 0 and reward −λ = 0).
         The convergence point's centre is the median over orderings, with non-converged
         orderings counted as never converging (NaN when more than half did not converge).
         ``reference`` names the algorithm savings are measured against; when it was not
@@ -408,11 +446,20 @@ class ReplayResult:
                         "convergence_point_ci_high": fin(hi),
                         "converged_share": float(np.isfinite(cp).mean())})
             row["mean_reward"] = float(po["mean_reward"].mean())
-            with np.errstate(invalid="ignore", divide="ignore"):
-                sav = 1.0 - po["total_cost"].to_numpy() / ref_cost
-            sav = np.where(np.isfinite(sav), sav, 0.0)
+            # savings against the reference's *mean* total cost: a fixed denominator, so the
+            # mean over orderings is 1 − (router's mean total cost)/(reference's), negative
+            # only when the router costs more in total (a ratio per ordering against a
+            # reference whose own cost changes with the ordering was not: random showed
+            # −0.83 while costing less than always_best)
+            ref_total = float(np.mean(ref_cost))
+            if ref_total > 0:
+                sav = 1.0 - po["total_cost"].to_numpy() / ref_total
+                saving = 1.0 - float(np.mean(po["total_cost"].to_numpy())) / ref_total
+            else:
+                sav = np.full(self.n_orderings, np.nan)
+                saving = float("nan")
             lo, hi = interval(sav, confidence)
-            row.update({"cost_savings_vs_always_best": float(sav.mean()),
+            row.update({"cost_savings_vs_always_best": saving,
                         "cost_savings_vs_always_best_ci_low": lo,
                         "cost_savings_vs_always_best_ci_high": hi,
                         "quality_vs_always_best": float((po["mean_quality"] - ref_q).mean()),
@@ -520,8 +567,10 @@ def lambda_sweep(
     feature_dims: int = 64,
     embedder: str = "auto",
     params: Mapping[str, Mapping[str, Any]] | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
-    """The cost–quality curve of each algorithm as λ varies.
+    """The cost–quality curve of each algorithm as λ varies (``progress``: a line per λ with
+    the total and the time left; None = a bar on a terminal, lines elsewhere).
 
     Returns:
         One row per algorithm × λ: ``algorithm, lambda, mean_quality, mean_cost`` (per query),
@@ -532,9 +581,14 @@ def lambda_sweep(
                                 for n in names):
         features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
     rows = []
+    from evalcore.routing._progress import bar as progress_bar
+
+    shown = progress_bar(len(lambdas), f"λ sweep ({orderings} orderings each)", unit="λ values",
+                         progress=progress)
     for lam in lambdas:
         res = replay(outcomes, names, orderings=orderings, seed=seed, lam=float(lam),
                      features=features, params=params, progress=False)
+        shown.update()
         for name, tr in res.traces.items():
             q, c, r = tr.quality.mean(1), tr.cost.mean(1), tr.reward.mean(1)
             row = {"algorithm": name, "lambda": float(lam), "mean_quality": float(q.mean()),
@@ -542,6 +596,7 @@ def lambda_sweep(
             for key, v in (("mean_quality", q), ("mean_cost", c)):
                 row[f"{key}_ci_low"], row[f"{key}_ci_high"] = interval(v)
             rows.append(row)
+    shown.close()
     return pd.DataFrame(rows)
 
 
@@ -681,6 +736,7 @@ def item_bootstrap(
     params: Mapping[str, Mapping[str, Any]] | None = None,
     confidence: float = 0.95,
     progress: bool | None = None,
+    base: ReplayResult | None = None,
 ) -> ItemBootstrap:
     """Bootstrap over items with orderings nested: how the routers would compare on other
     items drawn like these (see :class:`ItemBootstrap`).
@@ -702,10 +758,19 @@ def item_bootstrap(
         embedder: As for :func:`replay`.
         params: Router hyper-parameters.
         confidence: Interval level.
-        progress: A tqdm bar over replicates (None = only on a terminal).
+        progress: Progress over the replicates with the total and the time left: a tqdm bar
+            on a terminal, plain lines elsewhere (None), nothing (False).
+        base: The replay of these routers on the original items (:func:`replay` with the
+            same λ) whose means are the estimate, so the bootstrap's point values are the
+            replay's summary values (one number per router and metric in a report);
+            default: a replay over ``orderings`` orderings.
 
     Returns:
         The :class:`ItemBootstrap`.
+
+    Raises:
+        EvalcoreError: ``base`` replayed other items, another λ, another cost scale or not
+            every router bootstrapped.
     """
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
         raise EvalcoreError(f"n_boot must be an integer >= 2, got {n_boot!r}", field="n_boot")
@@ -723,16 +788,36 @@ def item_bootstrap(
     # every replicate scores the same objective: the cost normalization of the reward keeps
     # the original matrix's price range instead of each resample's own
     prices = (float(outcomes.cost.min()), float(outcomes.cost.max()))
-    base = replay(outcomes, names, orderings=orderings, seed=seed, lam=lam, features=feats,
-                  params=params, progress=False, workers=1, price_range=prices)
+    if base is None:
+        base = replay(outcomes, names, orderings=orderings, seed=seed, lam=lam, features=feats,
+                      params=params, progress=False, workers=1, price_range=prices)
+    else:
+        problem = None
+        if list(base.outcomes.item_ids) != list(outcomes.item_ids) \
+                or list(base.outcomes.arms) != list(outcomes.arms):
+            problem = "replayed other items or arms"
+        elif float(base.lam) != float(lam):
+            problem = f"was replayed at λ = {base.lam:g}, not {float(lam):g}"
+        elif base.price_range is not None and tuple(map(float, base.price_range)) != prices:
+            problem = "normalized the cost on another price range"
+        elif [n for n in names if n not in base.traces]:
+            problem = "lacks " + ", ".join(n for n in names if n not in base.traces)
+        if problem:
+            raise EvalcoreError(f"the base replay {problem}", field="base")
+        base = ReplayResult(outcomes=base.outcomes, orders=base.orders, lam=base.lam,
+                            seed=base.seed, traces={n: base.traces[n] for n in names},
+                            oracle_reward=base.oracle_reward,
+                            best_fixed_reward=base.best_fixed_reward,
+                            best_fixed_arm=base.best_fixed_arm, price_range=base.price_range)
     T = outcomes.n_items
     rng = np.random.default_rng([seed, 0xB007])
     idx = rng.integers(0, T, size=(n_boot, T))
     values = {n: {m: np.empty(n_boot) for m in _BOOT_METRICS} for n in names}
-    from tqdm.auto import tqdm
+    from evalcore.routing._progress import bar as progress_bar
 
-    for b in tqdm(range(n_boot), desc="item bootstrap",
-                  disable=None if progress is None else not progress):
+    shown = progress_bar(n_boot, f"item bootstrap ({orderings} orderings each)",
+                         unit="resamples", progress=progress)
+    for b in range(n_boot):
         sub = _resample_items(outcomes, idx[b])
         res = replay(sub, names, orderings=orderings, seed=seed + 1 + b, lam=lam,
                      features=None if feats is None else feats[idx[b]], params=params,
@@ -740,5 +825,7 @@ def item_bootstrap(
         for n, vals in means(res).items():
             for m, v in vals.items():
                 values[n][m][b] = v
+        shown.update()
+    shown.close()
     return ItemBootstrap(estimate=means(base), values=values, indices=idx, n_items=T,
                          orderings=orderings, lam=lam, confidence=confidence)

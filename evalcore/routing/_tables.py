@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -25,6 +26,8 @@ def write_tables(
     sweep: Any = None,
     aiq: Any = None,
     curves_format: str = "csv",
+    per_ordering: Any = None,
+    design: dict[str, Any] | None = None,
 ) -> list[str]:
     """Write the tables of a routing study into ``directory``: all of them or none.
 
@@ -46,9 +49,13 @@ def write_tables(
         sweep: :func:`lambda_sweep` → ``sweep.csv``.
         aiq: :func:`aiq_table` → ``aiq.csv``.
         curves_format: ``"csv"`` or ``"parquet"``, the format of the two per-step tables.
+        per_ordering: :meth:`ReplayResult.per_ordering_table` → ``per_ordering.csv``.
+        design: :meth:`ReplayResult.design` → ``routing.json``; with ``per_ordering`` it makes
+            the folder a routing result ``evalcore compare`` can pair with another.
 
     Returns:
-        The names of the files written, in the order above (``arms.csv`` last).
+        The names of the files written, in the order above (``routing.json`` last when
+        given).
 
     Raises:
         EvalcoreError: An unknown ``curves_format``.
@@ -60,7 +67,7 @@ def write_tables(
         "summary.csv": summary, f"curves{ext}": curves, f"selection_share{ext}": selection_share,
         "points.csv": points, "comparisons.csv": comparisons, "bootstrap.csv": bootstrap,
         "bootstrap_comparisons.csv": bootstrap_comparisons, "sweep.csv": sweep, "aiq.csv": aiq,
-        "arms.csv": arms,
+        "arms.csv": arms, "per_ordering.csv": per_ordering,
     }
     tables = {name: df for name, df in tables.items() if df is not None}
     out = Path(directory)
@@ -72,6 +79,12 @@ def write_tables(
                 df.to_parquet(tmp / name, index=False)
             else:
                 df.to_csv(tmp / name, index=False)
+        if design is not None:
+            from evalcore._io import to_json_native
+
+            (tmp / "routing.json").write_text(
+                json.dumps(to_json_native(design), indent=2, allow_nan=False), encoding="utf-8")
+            tables["routing.json"] = design
         for name in tables:
             os.replace(tmp / name, out / name)
     finally:
