@@ -13,6 +13,11 @@ def _compare(args: argparse.Namespace) -> int:
     from evalcore.imports import compare_sources, format_comparison, write_comparison
 
     check_output_dir(args.output, field="--output")  # before any log is imported
+    from evalcore.routing._compare import compare_cli, is_routing_result
+
+    if any(is_routing_result(s) for s in args.sources):  # routing results: paired by ordering
+        return compare_cli(args.sources, labels=args.label, correction=args.correction,
+                           alpha=args.alpha, output=args.output)
     check_output_dir(args.import_dir, field="--import-dir")
     cmp = compare_sources(args.sources, metric=args.metric or (), correction=args.correction,
                           alpha=args.alpha, task=args.task, labels=args.label,
@@ -61,7 +66,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                     "normalised question hash). Logs are imported as run directories first, all "
                     "of them or none: when a log is malformed or the runs cannot be compared, "
                     "nothing is left in --import-dir.")
-    p.add_argument("sources", nargs="+", metavar="RUN_OR_LOG", help="run directory or log")
+    p.add_argument("sources", nargs="+", metavar="RUN_OR_LOG",
+                   help="run directory or log; or routing result folders (evalcore route "
+                        "--output), compared router by router over their shared orderings")
     p.add_argument("--metric", action="append", metavar="NAME",
                    help="score to compare, tried in order for each source: an lm-eval "
                         "metric[,filter] (exact_match,strict-match), an inspect scorer "
