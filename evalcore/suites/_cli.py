@@ -44,6 +44,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--load-requests", type=int, default=20, help="requests of the load test (default 20)")
     p.add_argument("--request-timeout", type=seconds, default=30.0, metavar="S",
                    help="a request unanswered after S seconds scores 0 and is a critical failure (default 30)")
+    p.add_argument("--tool-budget", type=seconds, default=40.0, metavar="S",
+                   help="total sandbox time the agent's registered tools may take per category (default 40 s)")
     p.add_argument("--category-floor", type=finite_float, default=0.5, metavar="F",
                    help="every category must score at least F for the system to pass (default 0.5)")
     p.add_argument("--throughput-target", type=finite_float, default=10.0, metavar="QPS",
@@ -158,7 +160,8 @@ def _agent_eval(args: argparse.Namespace) -> int:
         _check_http_agent(url, args.request_timeout)
     config = SuiteConfig(seed=seed, counts=_parse_counts(args.counts), limit=args.limit, workers=args.workers,
                          load_requests=args.load_requests, request_timeout_s=args.request_timeout,
-                         category_floor=args.category_floor, throughput_target=args.throughput_target)
+                         category_floor=args.category_floor, throughput_target=args.throughput_target,
+                         tool_budget_s=args.tool_budget)
     config.seed_source = seed_source
     extra = {"agent_spec": args.agent, "model": args.model, "threshold": args.threshold,
              "cases_file": str(args.cases) if args.cases else None}

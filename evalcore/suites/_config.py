@@ -65,6 +65,9 @@ class SuiteConfig:
         learning_kinds: Kinds of tool the learning curve meets for the first time (at least 5
             give an interval per point).
         sandbox_timeout_s: Limit of each sandboxed run of an agent's registered code.
+        tool_budget_s: Total sandbox time the agent's registered code may take in one category
+            (None = no limit; default 40 s, so that seven categories of tools that never return
+            end within five minutes); a check that finds the budget spent fails and says so.
     """
 
     seed: int | None = None
@@ -90,6 +93,7 @@ class SuiteConfig:
     n_held_out: int = 3
     learning_kinds: int = 5
     sandbox_timeout_s: float = 20.0
+    tool_budget_s: float | None = 40.0
     seed_source: str = field(default="given", init=False)
 
     def __post_init__(self) -> None:
@@ -98,6 +102,7 @@ class SuiteConfig:
         self.seed, self.seed_source = resolve_seed(self.seed)
         check_timeout(self.request_timeout_s, "request_timeout_s", allow_none=True)
         check_timeout(self.sandbox_timeout_s, "sandbox_timeout_s")
+        check_timeout(self.tool_budget_s, "tool_budget_s", allow_none=True)
 
     def aliases(self, kind: str) -> tuple[str, ...]:
         """The kind's own name followed by its aliases."""

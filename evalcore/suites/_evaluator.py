@@ -167,9 +167,13 @@ class AgentEvaluator:
         for name in bar:
             bar.set_postfix_str(name)
             t = time.perf_counter()
-            with tool_budget(self.config):
+            with tool_budget(self.config) as budget:
                 res = run_category(name, self.agent, self.data, self.config)
             res.duration_s = time.perf_counter() - t
+            res.metrics["tool_time_s"] = round(budget.spent_s, 3)
+            if budget.refused or (budget.total_s is not None and budget.spent_s >= budget.total_s):
+                res.notes.append(f"{budget.spent_message()}: {budget.refused} run(s) of the agent's code not "
+                                 "started, the checks that needed them failed")
             results[name] = res
         import evalcore
 

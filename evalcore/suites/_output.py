@@ -22,6 +22,24 @@ def _as_dict(result: Any) -> dict[str, Any]:
     return result.to_dict() if hasattr(result, "to_dict") else dict(result)
 
 
+def printable(value: Any) -> Any:
+    """``value`` with every string (keys included) made encodable as UTF-8: a lone surrogate
+    (which JSON text may carry as ``"\\udcff"``, and an agent may put in an error message)
+    becomes its escape ``\\udcff`` as text. The results JSON keeps the agent's strings as they
+    were (escaped by ``json``); the report and the figures show this form."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable(v) for v in value]
+    return value
+
+
 def save_results(result: Any, output_dir: str | os.PathLike[str], *, when: _dt.datetime | None = None) -> Path:
     """Write ``evaluation_YYYYMMDD_HHMMSS.json`` (atomically; a suffix avoids overwriting).
 
@@ -232,7 +250,7 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
     """
     from evalcore.reporting._export import content_security_policy
 
-    d = _as_dict(result)
+    d = printable(to_json_native(_as_dict(result)))
     figs = dict(figures) if figures is not None else {n: _png(f(d)) for n, f in FIGURES.items()}
     s = d["summary"]
     e = html.escape
@@ -308,12 +326,13 @@ def write_outputs(result: Any, output_dir: str | os.PathLike[str], *, visualize:
     d = to_json_native(_as_dict(result))
     paths: dict[str, Path] = {"json": save_results(d, out)}
     if visualize:
+        d = printable(d)
         pngs = {name: _png(fn(d)) for name, fn in FIGURES.items()}
         for name, data in pngs.items():
             p = out / f"{name}.png"
             write_bytes_atomic(p, data)
             paths[name] = p
         p = out / "report.html"
-        write_bytes_atomic(p, render_html(d, pngs).encode("utf-8"))
+        write_bytes_atomic(p, render_html(d, pngs).encode("utf-8", "backslashreplace"))
         paths["html"] = p
     return paths
