@@ -86,6 +86,15 @@ _ARCHES: dict[str, tuple[int, bool, dict[str, int]]] = {
             # extended attributes (would carry data on a reused directory)
             "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
             "fremovexattr": 199,
+            # POSIX message queues (outlive the sample in its worker's IPC namespace)
+            "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
+            "mq_getsetattr": 245,
+            # the host's page cache as a channel between samples: residency probes (mincore,
+            # cachestat; asynchronous I/O, whose RWF_NOWAIT reads probe too) and eviction
+            # (fadvise DONTNEED; madvise COLD/PAGEOUT, see _MADVISE_REFUSED; process_madvise)
+            "mincore": 27, "cachestat": 451, "fadvise64": 221, "process_madvise": 440,
+            "io_setup": 206, "io_destroy": 207, "io_getevents": 208, "io_submit": 209, "io_cancel": 210,
+            "io_pgetevents": 333,
         },
     ),
 }
@@ -94,9 +103,14 @@ _SYSCALLS = {
     "x86_64": {
         "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322,
         "clone3": 435, "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
-        "pidfd_send_signal": 424,
+        "pidfd_send_signal": 424, "pidfd_open": 434, "memfd_create": 319,
+        "preadv2": 327, "pwritev2": 328, "madvise": 28,
     }
 }
+# preadv2/pwritev2 with this flag answer whether a page is cached without reading it: refused.
+_RWF_NOWAIT = 0x8
+# madvise advice that evicts a file's pages from the page cache (MADV_COLD, MADV_PAGEOUT).
+_MADVISE_REFUSED = (20, 21)
 # Index of the instruction whose constant a sample sets to its own PID before installing the
 # ``no_processes`` filter (see :func:`seccomp_program`); -1 where there is none.
 OWN_PID_SLOT: dict[str, int] = {}
@@ -105,7 +119,7 @@ OWN_PID_SLOT: dict[str, int] = {}
 _NAMESPACE_CALLS = ("unshare", "setns", "mount")  # the zygote needs them; each sample gives them up
 
 
-def seccomp_program(kind: str) -> list[tuple[int, int, int, int]] | None:
+def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, int, int, int]] | None:
     """A seccomp filter as classic BPF instructions ``(code, jt, jf, k)``.
 
     Filters stack: a zygote installs the large ``"zygote"`` filter once and every sample it
@@ -119,12 +133,21 @@ def seccomp_program(kind: str) -> list[tuple[int, int, int, int]] | None:
     (x32, i386), and sockets of any family but ``AF_UNIX``, ``AF_INET`` and ``AF_INET6``
     (EAFNOSUPPORT: no ``AF_VSOCK``, ``AF_NETLINK``, ``AF_PACKET``).
 
-    ``"script"`` refuses ``unshare``, ``setns`` and ``mount``. ``"script_weak"`` (script
+    It also closes the channels through which a sample could leave a note for a later one
+    (issue 29): POSIX message queues, the page-cache probes ``mincore``, ``cachestat``,
+    ``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` and asynchronous I/O (``io_*``), and the
+    evictions ``fadvise64``, ``madvise`` ``MADV_COLD``/``MADV_PAGEOUT`` and
+    ``process_madvise``.
+
+    ``"script"`` refuses ``unshare``, ``setns`` and ``mount``, and ``memfd_create`` when
+    ``refuse_memfd`` (no memory cgroup counts what a memory file holds). ``"script_weak"`` (script
     samples in the weak fallback, where no PID namespace confines them and they run as
     evalcore's own user) refuses them too, and ``execve``/``execveat`` (no new programs:
     ``_posixsubprocess.fork_exec`` raises no audit event) and the signals ``"check"`` refuses
     (below); ``fork`` and threads stay allowed. ``"check"`` refuses them too,
-    and ``fork``, ``vfork``, ``execve``, ``execveat`` and every ``clone`` without
+    ``memfd_create`` (a memory file's inode number comes from a counter shared with every later
+    sample) and ``pidfd_open`` (likewise: a pidfd's inode number counts the host's processes
+    and threads), and ``fork``, ``vfork``, ``execve``, ``execveat`` and every ``clone`` without
     ``CLONE_THREAD`` (threads stay possible); ``clone3`` answers ENOSYS so that the C library
     falls back to ``clone``, whose flags the filter can read; and signals to any process but
     the sample itself (``kill``, ``tgkill``, ``rt_*sigqueueinfo`` only to its own PID or
@@ -162,6 +185,16 @@ def seccomp_program(kind: str) -> list[tuple[int, int, int, int]] | None:
                 prog.append((jeq, "deny", 0, number))
         prog.append((jeq, "socket", 0, nr["socket"]))
         prog.append((jeq, "socketpair", 0, nr["socketpair"]))
+        prog.append((jeq, "rwf", 0, nr["preadv2"]))
+        prog.append((jeq, "rwf", 0, nr["pwritev2"]))
+        prog.append((jeq, "madvise", 0, nr["madvise"]))
+        prog.append((ret, 0, 0, allow))
+        label("rwf")  # the flags are the sixth argument (an int: the low half of args[5])
+        prog += [(ld_abs, None, None, 56), (jset, "deny", 0, _RWF_NOWAIT), (ret, 0, 0, allow)]
+        label("madvise")  # the advice is the third argument
+        prog.append((ld_abs, None, None, 32))
+        for advice in _MADVISE_REFUSED:
+            prog.append((jeq, "deny", 0, advice))
         prog.append((ret, 0, 0, allow))
         label("socket")
         prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, _AF_UNIX), (jeq, "allow", 0, _AF_INET), (jeq, "allow", 0, _AF_INET6), (ret, 0, 0, errno(_EAFNOSUPPORT))]
@@ -173,8 +206,10 @@ def seccomp_program(kind: str) -> list[tuple[int, int, int, int]] | None:
             prog.append((jeq, "deny", 0, blocked[name]))
         signals = kind in ("check", "script_weak")  # signals confined to the sample itself
         if kind == "check":
-            for name in ("fork", "vfork"):
+            for name in ("fork", "vfork", "pidfd_open", "memfd_create"):
                 prog.append((jeq, "deny", 0, nr[name]))
+        elif refuse_memfd:
+            prog.append((jeq, "deny", 0, nr["memfd_create"]))
         if signals:
             for name in ("execve", "execveat", "tkill", "pidfd_send_signal"):
                 prog.append((jeq, "deny", 0, nr[name]))
@@ -261,9 +296,9 @@ class Libc:
         enc = lambda s: None if s is None else s.encode()  # noqa: E731
         self._check(self.lib.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
 
-    def filter(self, kind: str) -> Any:
+    def filter(self, kind: str, refuse_memfd: bool = False) -> Any:
         """The seccomp program of :func:`seccomp_program` as a ``sock_fprog`` (None if unsupported)."""
-        insns = seccomp_program(kind)
+        insns = seccomp_program(kind, refuse_memfd)
         if insns is None:
             return None
         ctypes = self._ctypes

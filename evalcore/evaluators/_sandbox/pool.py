@@ -158,7 +158,12 @@ class _WorkerHandle:
         # LD_BIND_NOW: every symbol is resolved when the worker starts, so samples never write
         # the dynamic linker's tables (a copy-on-write fault per page, per sample).
         config = {"namespaces": namespaces, "hide": answer_key_paths() + list(hide)}
-        env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8", "LD_BIND_NOW": "1", "EVALCORE_SANDBOX_CONFIG": marshal.dumps(config).hex()}
+        # MALLOC_ARENA_MAX=1: glibc's arena setting, inherited by every sample; without it
+        # each thread a sample starts reserves a 64 MiB arena of its address-space limit.
+        env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8", "LD_BIND_NOW": "1", "MALLOC_ARENA_MAX": "1",
+               "EVALCORE_SANDBOX_CONFIG": marshal.dumps(config).hex()}
+        if os.environ.get("EVALCORE_SANDBOX_CGROUP") == "0":
+            env["EVALCORE_SANDBOX_CGROUP"] = "0"
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", "-X", "utf8", "-c", _WORKER_BOOT, f"{index}:{'' if cpu is None else cpu}", *_site_dirs()],
             stdin=subprocess.PIPE,
@@ -175,6 +180,7 @@ class _WorkerHandle:
         self.rfd = self.proc.stdout.fileno()
         self._hello_lock = _thread.allocate_lock()
         self.zygote_pids: list[int] = []  # the worker's zygotes (fork the samples), after the handshake
+        self.cgroup = ""  # the worker's memory cgroup (removed when it is closed), after the handshake
         self._isolation: dict[str, Any] | None = None
 
     def ready(self) -> dict[str, Any]:
@@ -185,6 +191,7 @@ class _WorkerHandle:
                 if "error" in hello:
                     raise _WorkerDied(hello["error"])
                 self.zygote_pids = [int(p) for p in hello.get("zygotes") or ()]
+                self.cgroup = str(hello.get("cgroup") or "")
                 self._isolation = hello["isolation"]
         return self._isolation
 
@@ -226,6 +233,24 @@ class _WorkerHandle:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        cgroup = self.cgroup
+        if cgroup:
+            _remove_cgroup(cgroup)
+
+
+def _remove_cgroup(path: str) -> None:
+    """Remove a worker's memory cgroup once its zygotes are gone (they die with the worker;
+    the last ones may take a moment to be reaped)."""
+    import time
+
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
 
 
 _MAX_DURATIONS = 100_000

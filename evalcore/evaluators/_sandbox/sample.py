@@ -7,11 +7,13 @@ harness (:mod:`.candidate`). Imports only what the worker has loaded already.
 
 from __future__ import annotations
 
+import io
 import marshal
 import math
 import os
 import resource
 import struct
+import sys
 
 from . import candidate as _candidate
 from .framing import read_exact as _read_exact
@@ -27,6 +29,54 @@ from .scratch import _scrub_environment
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     pass
+
+# What a check candidate's stdout and stderr keep (their memory files are capped by the
+# file-size limit): writes past it are dropped, and the worker marks the output truncated.
+OUTPUT_FILE_CAP = 16 * 1024 * 1024
+# The stack each new thread reserves: enough for the default recursion limit through C calls
+# (512 KiB measured on 3.11), so 64 threads reserve 64 MiB of the address-space limit, not
+# 512 MiB (glibc's default is the 8 MiB of RLIMIT_STACK). A program may ask for more
+# (threading.stack_size).
+THREAD_STACK = 1024 * 1024
+
+
+class _CappedFile(io.RawIOBase):
+    """A write-only raw stream on a file descriptor that keeps the first ``cap`` bytes and
+    drops the rest, never failing (a correct program that prints a lot is not failed by the
+    cap: its output is truncated, and marked so by the worker)."""
+
+    def __init__(self, fd: int, cap: int) -> None:
+        self._fd, self._room = fd, cap
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data) -> int:  # noqa: ANN001 - bytes-like
+        n = len(data)
+        room = self._room
+        if room > 0:
+            view = memoryview(data)[:room]
+            try:
+                while view:
+                    view = view[os.write(self._fd, view):]
+            except OSError:
+                pass
+            self._room = room - min(n, room)
+        return n
+
+
+def capped_streams() -> None:
+    """Give this process ``sys.stdout``/``sys.stderr`` (and ``sys.__stdout__``/``__stderr__``)
+    that keep :data:`OUTPUT_FILE_CAP` bytes each and drop the rest (a check zygote, whose
+    samples inherit them; their fds 1 and 2 are the memory files the worker reads)."""
+    for fd, name, errors in ((1, "stdout", "surrogateescape"), (2, "stderr", "backslashreplace")):
+        stream = io.TextIOWrapper(io.BufferedWriter(_CappedFile(fd, OUTPUT_FILE_CAP)), encoding="utf-8", errors=errors)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
 
 # Job fields the sample process needs (the rest stay with the worker).
 _CHILD_KEYS = ("mode", "timeout_s", "memory_mb", "source", "_nice")
@@ -113,6 +163,14 @@ class SampleSetup:
                 os.setpriority(os.PRIO_PROCESS, 0, int(nice))
                 fd = os.open("/proc/self/autogroup", os.O_WRONLY)
                 os.write(fd, str(int(nice)).encode())
+                os.close(fd)
+            except OSError:
+                pass
+        if self.memory_cgroup:
+            # The zygote may not be chosen when this sample fills its memory cgroup: it is.
+            try:
+                fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+                os.write(fd, b"1000")
                 os.close(fd)
             except OSError:
                 pass

@@ -12,6 +12,7 @@ import select
 import time
 
 from .framing import DEFAULT_MAX_OUTPUT
+from .sample import OUTPUT_FILE_CAP
 from .scratch import _rmtree
 
 TYPE_CHECKING = False
@@ -48,6 +49,7 @@ class ScriptSamples:
             pending[in_w] = memoryview(payload)
             os.set_blocking(in_w, False)
         zygote = self._zygotes["script"]
+        self._set_memory_limit(int(job.get("memory_mb", 512)))  # type: ignore[attr-defined]
         start = time.monotonic()
         try:
             sample_pid = self._fork(zygote, child_ends)
@@ -57,96 +59,115 @@ class ScriptSamples:
             if tmpdir is not None:
                 _rmtree(tmpdir)
             raise
-        # Without a PID namespace a daemonized child may hold the pipes open after the sample
-        # ended: its pidfd says when the sample itself exits.
         exit_fd = -1
-        if not self.namespaces:
-            try:
-                exit_fd = os.pidfd_open(sample_pid)
-            except (OSError, AttributeError):
-                exit_fd = -1
         bufs = {out_r: bytearray(), err_r: bytearray(), res_r: bytearray()}
         dropped = {out_r: 0, err_r: 0, res_r: 0}
-        # The result pipe is read once both streams have closed (normally: the sample exited),
-        # or from _RESULT_HOLD_S on: the harness's first write to it then does not wake this
-        # process in the middle of every sample.
-        open_fds = {out_r, err_r}
-        held = True
-        if exit_fd >= 0:
-            open_fds.add(exit_fd)
         timed_out = False
-        killed_at: float | None = None
-        deadline = start + timeout
-        exited = False
-        while True:
-            now = time.monotonic()
-            if held and ((out_r not in open_fds and err_r not in open_fds) or now - start >= _RESULT_HOLD_S):
-                open_fds.add(res_r)
-                held = False
-            if not open_fds - {exit_fd}:
-                break
-            if killed_at is None and now >= deadline:
-                timed_out = True
-                self._kill(zygote)
-                killed_at = now
-            if killed_at is not None and now - killed_at > 2.0:
-                break
-            wait = (deadline - now) if killed_at is None else 0.1
-            if held:
-                wait = min(wait, start + _RESULT_HOLD_S - now)
-            try:
-                readable, writable, _ = select.select(list(open_fds), list(pending), [], max(wait, 0.0))
-            except InterruptedError:
-                continue
-            for fd in writable:
-                view = pending[fd]
+        try:
+            # Without a PID namespace a daemonized child may hold the pipes open after the sample
+            # ended: its pidfd says when the sample itself exits.
+            if not self.namespaces:
                 try:
-                    n = os.write(fd, view[:65536])
-                    view = pending[fd] = view[n:]
-                except (BlockingIOError, BrokenPipeError):
-                    view = view[:0]
-                if not view:
-                    os.close(fd)
-                    del pending[fd]
-            for fd in readable:
-                if fd == exit_fd:
-                    open_fds.discard(fd)
-                    exited = True
+                    exit_fd = os.pidfd_open(sample_pid)
+                except (OSError, AttributeError):
+                    exit_fd = -1
+            # The result pipe is read once both streams have closed (normally: the sample exited),
+            # or from _RESULT_HOLD_S on: the harness's first write to it then does not wake this
+            # process in the middle of every sample.
+            open_fds = {out_r, err_r}
+            held = True
+            if exit_fd >= 0:
+                open_fds.add(exit_fd)
+            killed_at: float | None = None
+            deadline = start + timeout
+            exited = False
+            while True:
+                now = time.monotonic()
+                if held and ((out_r not in open_fds and err_r not in open_fds) or now - start >= _RESULT_HOLD_S):
+                    open_fds.add(res_r)
+                    held = False
+                if not open_fds - {exit_fd}:
+                    break
+                if killed_at is None and now >= deadline:
+                    timed_out = True
+                    self._kill(zygote)
+                    killed_at = now
+                if killed_at is not None and now - killed_at > 2.0:
+                    break
+                wait = (deadline - now) if killed_at is None else 0.1
+                if held:
+                    wait = min(wait, start + _RESULT_HOLD_S - now)
+                try:
+                    readable, writable, _ = select.select(list(open_fds), list(pending), [], max(wait, 0.0))
+                except InterruptedError:
                     continue
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    open_fds.discard(fd)
-                    continue
-                # Every channel is capped (the result pipe too: a flood must not grow the worker).
-                if fd == res_r:
-                    buf = bufs[fd]
-                    buf += chunk[-_RESULT_CAP:]
-                    if len(buf) > _RESULT_CAP:
-                        del buf[: len(buf) - _RESULT_CAP]
-                    continue
-                room = max(0, max_out - len(bufs[fd]))
-                bufs[fd] += chunk[:room]
-                dropped[fd] += len(chunk) - min(room, len(chunk))
-            if exited and killed_at is None:
-                # The sample ended: what it left running dies now; drain for 0.2 s.
-                self._kill(zygote)
-                killed_at = time.monotonic() - 1.8
-        if held:  # the drain ended first (streams held open in the fallback): what is there now
-            os.set_blocking(res_r, False)
-            try:
-                for _ in range(1024):
-                    chunk = os.read(res_r, 65536)
+                for fd in writable:
+                    view = pending[fd]
+                    try:
+                        n = os.write(fd, view[:65536])
+                        view = pending[fd] = view[n:]
+                    except (BlockingIOError, BrokenPipeError):
+                        view = view[:0]
+                    if not view:
+                        os.close(fd)
+                        del pending[fd]
+                for fd in readable:
+                    if fd == exit_fd:
+                        open_fds.discard(fd)
+                        exited = True
+                        continue
+                    chunk = os.read(fd, 65536)
                     if not chunk:
-                        break
-                    bufs[res_r] += chunk[-_RESULT_CAP:]
-                    if len(bufs[res_r]) > _RESULT_CAP:
-                        del bufs[res_r][: len(bufs[res_r]) - _RESULT_CAP]
-            except BlockingIOError:
-                pass
-        for fd in pending:
-            os.close(fd)
-        if exit_fd >= 0:
-            os.close(exit_fd)
+                        open_fds.discard(fd)
+                        continue
+                    # Every channel is capped (the result pipe too: a flood must not grow the worker).
+                    if fd == res_r:
+                        buf = bufs[fd]
+                        buf += chunk[-_RESULT_CAP:]
+                        if len(buf) > _RESULT_CAP:
+                            del buf[: len(buf) - _RESULT_CAP]
+                        continue
+                    room = max(0, max_out - len(bufs[fd]))
+                    bufs[fd] += chunk[:room]
+                    dropped[fd] += len(chunk) - min(room, len(chunk))
+                if exited and killed_at is None:
+                    # The sample ended: what it left running dies now; drain for 0.2 s.
+                    self._kill(zygote)
+                    killed_at = time.monotonic() - 1.8
+            if held:  # the drain ended first (streams held open in the fallback): what is there now
+                os.set_blocking(res_r, False)
+                try:
+                    for _ in range(1024):
+                        chunk = os.read(res_r, 65536)
+                        if not chunk:
+                            break
+                        bufs[res_r] += chunk[-_RESULT_CAP:]
+                        if len(bufs[res_r]) > _RESULT_CAP:
+                            del bufs[res_r][: len(bufs[res_r]) - _RESULT_CAP]
+                except BlockingIOError:
+                    pass
+            for fd in pending:
+                os.close(fd)
+            if exit_fd >= 0:
+                os.close(exit_fd)
+        except BaseException:
+            # Whatever went wrong here, the sample dies and its scratch is wiped before this
+            # worker runs anything else.
+            try:
+                self._zygote_call(zygote, b"W")
+            finally:
+                for fd in (*bufs, *pending, *([exit_fd] if exit_fd >= 0 else [])):
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+                if not self.namespaces and self.is_root:
+                    self._kill_uid()
+                if tmpdir is not None:
+                    _rmtree(tmpdir)
+                if self.namespaces:
+                    self._wipe_scratch()
+            raise
         # The zygote kills what is left of the sample (whose PID it alone can name) and reaps it.
         reaped, status = self._zygote_call(zygote, b"W")
         if not self.namespaces and self.is_root:
@@ -206,14 +227,17 @@ class ScriptSamples:
 
 
 def _read_output(fd: int, limit: int) -> str:
-    """The first ``limit`` bytes of a captured output file, decoded, with a truncation note."""
+    """The first ``limit`` bytes of a captured output file, decoded, with a truncation note.
+
+    The file holds at most :data:`OUTPUT_FILE_CAP` bytes (the sample dropped the rest): one
+    that full says "at least"."""
     size = os.fstat(fd).st_size
     data = os.pread(fd, min(size, limit), 0) if size else b""
-    return _decode(bytearray(data), max(0, size - len(data)))
+    return _decode(bytearray(data), max(0, size - len(data)), size >= OUTPUT_FILE_CAP)
 
 
-def _decode(buf: bytearray, dropped: int) -> str:
+def _decode(buf: bytearray, dropped: int, at_least: bool = False) -> str:
     text = bytes(buf).decode("utf-8", "replace")
     if dropped:
-        text += f"\n[... output truncated: {dropped} more bytes]"
+        text += f"\n[... output truncated: {'at least ' if at_least else ''}{dropped} more bytes]"
     return text

@@ -81,13 +81,18 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         self._workdir_ready = False
         self._fresh_tmpfs: set[str] = set()  # scratch directories that are tmpfs mounts of ours
         self._scratch_marks: dict[str, tuple] = {}  # their (size, ctime) when last known clean
+        # A memory cgroup for the samples (where the host lets this process make one): it
+        # counts what a sample holds wherever it lives (memory files, tmpfs, pipes, the page
+        # cache it fills), which the address-space limit does not.
+        self._setup_memory_cgroup()
         # The seccomp filters: the zygotes' (inherited by every sample), and each sample's own
-        # (``check`` candidates may not start processes either).
+        # (``check`` candidates may not start processes either). Without a memory cgroup no
+        # sample may make a memory file (nothing would count it).
         self.filters: dict[str, Any] = {}
         if self.libc is not None:
             try:
                 for kind in ("zygote", "check", "script", "script_weak"):
-                    prog = self.libc.filter(kind)
+                    prog = self.libc.filter(kind, refuse_memfd=not self.memory_cgroup)
                     if prog is not None:
                         self.filters[kind] = prog
             except (OSError, AttributeError, ValueError) as exc:
@@ -154,6 +159,114 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             self.libc.set_name(b"evalcore-worker")
         self._start_zygotes()
 
+
+    # ---------------------------------------------------------------- the memory cgroup
+
+    memory_cgroup = ""  # the samples' memory cgroup (a directory of the host), or "" without one
+    _cg_files: tuple = ()  # (cgroup.procs, limit files...) as open descriptors
+    _cg_limit = 0  # the bytes the limit files hold now
+
+    def _setup_memory_cgroup(self) -> None:
+        """Make a memory cgroup below this process's own (v1 ``memory`` hierarchy, or v2 where
+        the parent delegates the memory controller), limited to a sample's memory and no swap.
+
+        The zygotes join it when forked (:meth:`_join_memory_cgroup`), so every sample is born
+        in it (no migration per sample); one sample runs at a time, so it is the sample's own.
+        Its descriptors stay open: after :meth:`_enter_namespaces` the host's ``/sys`` is out
+        of sight. Where anything is refused this does nothing, and a note says so.
+        """
+        if os.environ.get("EVALCORE_SANDBOX_CGROUP", "1") == "0":
+            self.notes.append("memory cgroup not requested")
+            return
+        try:
+            with open("/proc/self/cgroup") as fh:
+                lines = fh.read().splitlines()
+            mounts = []
+            with open("/proc/self/mountinfo") as fh:
+                for line in fh:
+                    left, _, right = line.partition(" - ")
+                    fields, rfields = left.split(), right.split()
+                    if len(fields) > 4 and len(rfields) > 2:
+                        mounts.append((fields[3], fields[4], rfields[0], rfields[2].split(",")))
+        except OSError as exc:
+            self.notes.append(f"no memory cgroup: {exc}")
+            return
+        candidates = []
+        for line in lines:
+            hid, _, rest = line.partition(":")
+            ctrls, _, path = rest.partition(":")
+            for root, point, fstype, opts in mounts:
+                v1 = fstype == "cgroup" and "memory" in ctrls.split(",") and "memory" in opts
+                v2 = fstype == "cgroup2" and hid == "0" and ctrls == ""
+                if (v1 or v2) and (path == root or path.startswith(root.rstrip("/") + "/")):
+                    rel = path[len(root.rstrip("/")):] if root != "/" else path
+                    candidates.append((v1, point + rel))
+        candidates.sort(key=lambda c: not c[0])  # v1's memory hierarchy first
+        for v1, base in candidates:
+            d = f"{base.rstrip('/')}/evalcore-sandbox-{os.getpid()}"
+            try:
+                _remove_stale_cgroups(base)
+                os.mkdir(d, 0o755)
+            except OSError:
+                continue
+            names = ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes") if v1 else ("memory.max", "memory.swap.max")
+            try:
+                procs = os.open(f"{d}/cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+                limits = [os.open(f"{d}/{n}", os.O_WRONLY | os.O_CLOEXEC) for n in names if os.path.exists(f"{d}/{n}")]
+                if not limits or not os.path.exists(f"{d}/{names[0]}"):
+                    raise OSError("the memory controller is not available there")
+            except OSError as exc:
+                self.notes.append(f"no memory cgroup in {base}: {exc}")
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+                continue
+            self._cg_files = (procs, *limits)
+            self._cg_v1 = v1
+            self.memory_cgroup = d
+            self._cg_limit = 1 << 62  # unlimited until the first write
+            try:
+                self._set_memory_limit(512)
+            except OSError as exc:
+                self.notes.append(f"no memory cgroup: {exc}")
+                self.memory_cgroup = ""
+            return
+        if not candidates:
+            self.notes.append("no memory cgroup hierarchy")
+        elif not self.memory_cgroup:
+            self.notes.append("memory cgroup refused: memory files refused to samples instead")
+
+    def _join_memory_cgroup(self, pid: int) -> None:
+        """Move a zygote into the samples' memory cgroup (its samples are born there)."""
+        if self.memory_cgroup:
+            try:
+                os.write(self._cg_files[0], str(pid).encode())
+            except OSError as exc:
+                # A zygote outside the cgroup would fork samples nothing counts: stop.
+                raise OSError(exc.errno, f"could not move a zygote into {self.memory_cgroup}: {exc}") from exc
+
+    def _set_memory_limit(self, memory_mb: int) -> None:
+        """The memory cgroup's limit for the next sample: its ``memory_mb`` plus
+        :data:`_CGROUP_HEADROOM` (the zygote's pages its sample copies, page tables), and no
+        swap. Written only when it changes."""
+        if not self.memory_cgroup:
+            return
+        limit = int(memory_mb) * 1024 * 1024 + _CGROUP_HEADROOM
+        if limit == self._cg_limit:
+            return
+        data = str(limit).encode()
+        procs, *files = self._cg_files
+        if self._cg_v1:
+            # memory <= memory+swap at every step: raise the second first, lower it last.
+            order = files[::-1] if limit > self._cg_limit else files
+            for fd in order:
+                os.pwrite(fd, data, 0)
+        else:
+            os.pwrite(files[0], data, 0)
+            if len(files) > 1:
+                os.pwrite(files[1], b"0", 0)
+        self._cg_limit = limit
 
     def _enter_user_namespace(self) -> None:
         """Become root of a new user namespace mapped to this user (unprivileged isolation)."""
@@ -292,6 +405,14 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             "environment": "scrubbed (PATH, HOME, TMPDIR, LANG only)",
             "rlimits": ["cpu", "address_space", "file_size", "nofile", "core"] + (["nproc"] if self.is_root or self.userns else []),
             "kill_on_timeout": "whole PID namespace" if ns else "process group",
+            "memory": (
+                "a memory cgroup per sample (the worker's, one sample at a time): memory files, tmpfs, "
+                "pipes and page cache count, no swap; plus the address-space limit"
+                if self.memory_cgroup
+                else "address-space limit only; memory files refused (nothing would count them); scratch "
+                "tmpfs bounded by their size"
+            ),
+            "threads": "1 MiB stacks, one malloc arena",
             "seccomp": (
                 "check candidates: no fork/exec, no keyrings, namespaces, mounts, ptrace, bpf, perf, "
                 "userfaultfd, io_uring, System V IPC, xattrs; sockets AF_UNIX/INET/INET6 only"
@@ -336,6 +457,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         zygote = self._zygotes["check"]
         if self._lean is not None and not _testside.program_imports(job):
             zygote = self._lean
+        self._set_memory_limit(int(job.get("memory_mb", 512)))
         start = time.monotonic()
         try:
             self._fork(zygote, (out_w, err_w, res_w, in_r))
@@ -345,31 +467,92 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             if tmpdir is not None:
                 _rmtree(tmpdir)
             raise
-        session = _testside.Session(in_w, res_r, start + timeout)
-        if rest:
+        # From here on, whatever happens (the test, the candidate or building the failure
+        # message raising anything), the sample is killed and reaped and its scratch wiped
+        # before this worker runs anything else (see _end_check).
+        reason: str | None = "the sample did not finish"
+        session = None
+        try:
+            session = _testside.Session(in_w, res_r, start + timeout)
+            if rest:
+                try:
+                    os.write(in_w, rest)  # the candidate reads its whole job first
+                except OSError:
+                    pass
             try:
-                os.write(in_w, rest)  # the candidate reads its whole job first
-            except OSError:
-                pass
-        reason = _testside.run_check(session, prompt, test, job.get("entry_point", ""))
-        # The candidate is killed now (it only ever waits for the next call), with all it started;
-        # its request pipe is closed after that (closing it first would wake it only to exit).
-        reaped, status = self._zygote_call(zygote, b"W")
-        os.close(in_w)
-        if not self.namespaces and self.is_root:
-            self._kill_uid()
-        duration = time.monotonic() - start
-        stdout, stderr = _read_output(out_r, max_out), _read_output(err_r, max_out)
-        for fd in (out_r, err_r, res_r):
-            os.close(fd)
-        if tmpdir is not None:
-            _rmtree(tmpdir)
-        if self.namespaces:
-            self._wipe_scratch()
+                reason = _testside.run_check(session, prompt, test, job.get("entry_point", ""))
+            except BaseException as exc:  # noqa: BLE001 - e.g. a failure message whose str() raises
+                reason = _safe_reason(session, exc)
+        finally:
+            reaped, status, ended, stdout, stderr = self._end_check(zygote, (in_w, out_r, err_r, res_r), tmpdir, max_out)
+        duration = ended - start
         if reaped < 0:  # the fork failed (status is its errno)
             raise OSError(status, f"fork: {os.strerror(status)}")
         returncode: int | None = os.waitstatus_to_exitcode(status) if status != -1 else None
-        return _check_reply(reason is None, session.timed_out, returncode, stdout, stderr, duration, reason)
+        return _check_reply(reason is None, bool(session and session.timed_out), returncode, stdout, stderr, duration, reason)
+
+    def _end_check(self, zygote: tuple, fds: tuple, tmpdir: str | None, max_out: int) -> tuple:
+        """Kill and reap a ``check`` sample, read its output, close its descriptors and wipe its
+        scratch: every exit path of :meth:`run_check` after the fork goes through here.
+
+        The candidate is killed first (it only ever waits for the next call), with all it
+        started; its request pipe is closed after that (closing it first would wake it only to
+        exit). Returns ``(pid or -1, wait status or errno, when it was reaped, stdout,
+        stderr)``; raises :class:`_ZygoteDied` when the zygote is gone (the worker then exits,
+        and with it every process and mount of its namespaces).
+        """
+        in_w, out_r, err_r, res_r = fds
+        try:
+            reaped, status = self._zygote_call(zygote, b"W")
+        finally:
+            os.close(in_w)
+            if not self.namespaces and self.is_root:
+                self._kill_uid()
+        ended = time.monotonic()
+        try:
+            stdout, stderr = _read_output(out_r, max_out), _read_output(err_r, max_out)
+        finally:
+            for fd in (out_r, err_r, res_r):
+                os.close(fd)
+            if tmpdir is not None:
+                _rmtree(tmpdir)
+            if self.namespaces:
+                self._wipe_scratch()
+        return reaped, status, ended, stdout, stderr
+
+
+# What the memory cgroup allows beyond a sample's memory_mb: the zygote's pages the sample
+# copies on write, page tables and kernel memory (the address-space limit still applies).
+_CGROUP_HEADROOM = 64 * 1024 * 1024
+
+
+def _remove_stale_cgroups(base: str) -> None:
+    """Remove the empty sample cgroups of workers that are gone (a worker killed before the
+    pool could remove its own)."""
+    try:
+        names = [n for n in os.listdir(base) if n.startswith("evalcore-sandbox-")]
+    except OSError:
+        return
+    for name in names:
+        pid = name.rpartition("-")[2]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            try:
+                os.rmdir(f"{base}/{name}")
+            except OSError:
+                pass
+
+
+def _safe_reason(session: Any, exc: BaseException) -> str:
+    """Why a sample failed when running its test raised out of the test side itself (e.g. a
+    failure message whose ``str()`` raises: an int over the conversion limit). Never raises."""
+    failure = getattr(session, "failure", None)
+    if type(failure) is str and failure:
+        return failure
+    try:
+        name = type(exc).__name__
+    except BaseException:  # noqa: BLE001
+        name = "exception"
+    return f"the test failed ({name}; its message could not be shown)"
 
 
 def _check_reply(
@@ -408,7 +591,7 @@ def _worker_main() -> None:
     except BaseException as exc:  # noqa: BLE001
         _send(proto_out, {"error": f"worker start failed: {exc}"})
         return
-    _send(proto_out, {"isolation": worker.isolation(), "zygotes": worker.zygote_pids})
+    _send(proto_out, {"isolation": worker.isolation(), "zygotes": worker.zygote_pids, "cgroup": worker.memory_cgroup})
     queue: list[dict] = []
     replies: list[dict] = []
     while True:

@@ -12,12 +12,15 @@ import resource
 import struct
 import sys
 import _socket
+import _thread
 
 from .linux import (
     CLONE_NEWPID as _CLONE_NEWPID, PR_SET_NO_NEW_PRIVS as _PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG, PR_SET_SECCOMP as _PR_SET_SECCOMP,
     SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER, SIGKILL as _SIGKILL,
 )
+
+from .sample import THREAD_STACK as _THREAD_STACK, capped_streams as _capped_streams
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,6 +101,7 @@ class Zygotes:
         if restore:
             self.libc.setns(self.own_pidns, _CLONE_NEWPID)  # type: ignore[union-attr]
         theirs.close()
+        self._join_memory_cgroup(pid)
         return mine, pid
 
     def _zygote_setup(self, kind: str) -> None:
@@ -126,6 +130,21 @@ class Zygotes:
             try:
                 resource.setrlimit(which, value)
             except (ValueError, OSError):
+                pass
+        # Every thread a sample starts reserves a small stack (one malloc arena: the worker
+        # runs with MALLOC_ARENA_MAX=1), so that many threads fit in the address-space limit.
+        try:
+            _thread.stack_size(_THREAD_STACK)
+        except (ValueError, RuntimeError):
+            pass
+        if kind in ("check", "lean"):
+            _capped_streams()  # output past the cap is dropped, never an error in the candidate
+        if self.memory_cgroup and self.is_root:
+            # Never the OOM killer's choice in the memory cgroup it shares with its samples.
+            try:
+                with open("/proc/self/oom_score_adj", "w") as fh:
+                    fh.write("-1000")
+            except OSError:
                 pass
 
     def _zygote_send(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> None:
@@ -238,6 +257,15 @@ def _zygote_loop(worker: Any, sock: Any) -> None:
                 current, fork_err = 0, 0
             send(pack("ii", pid, status))
             continue
+        if current > 0:
+            # The worker forks the next sample without having reaped this one (it never
+            # should): it dies first, with all it started, whatever the worker did.
+            try:
+                kill(current, sigkill) if ns else killpg(current, sigkill)
+                waitpid(current, 0)
+            except OSError:
+                pass
+            current = 0
         fds = ()
         for _level, _kind, raw in anc:
             fds += unpack(f"{len(raw) // 4}i", raw[: len(raw) // 4 * 4])  # all, so all get closed
@@ -269,5 +297,5 @@ _FIXED_RLIMITS = (
     (resource.RLIMIT_NOFILE, (256, 256)),
     (resource.RLIMIT_CORE, (0, 0)),
 )
-_ROOT_RLIMITS = ((resource.RLIMIT_NPROC, (64, 64)),)
+_ROOT_RLIMITS = ((resource.RLIMIT_NPROC, (128, 128)),)  # 64 threads and more fit
 

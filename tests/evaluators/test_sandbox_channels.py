@@ -1,0 +1,147 @@
+"""No channel between samples (issue 29, item 1).
+
+A sample that can leave a note for a later sample of the same problem can binary-search the
+test's expected outputs over a few samples and then pass without computing anything. Each test
+here is such a note, through a kernel object that outlived the sample or that another sample
+can read, and each succeeded before the filter refused it: a POSIX message queue (the IPC
+namespace is the worker's, not the sample's), residency probes of the host's page cache
+(``mincore``, ``cachestat``, ``preadv2`` with ``RWF_NOWAIT``, asynchronous I/O), evictions
+(``posix_fadvise(DONTNEED)``, ``madvise(MADV_PAGEOUT)``), and inode numbers drawn from counters
+shared with later samples (memory files, pidfds).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from evalcore.evaluators._sandbox import SandboxPool, _to_result
+
+
+def _job(source: str, test: str) -> dict:
+    return {"mode": "check", "source": source, "prompt": "", "test": test, "entry_point": "f", "timeout_s": 10.0}
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = SandboxPool(1)
+    if "unavailable" in p.isolation.get("seccomp", ""):
+        p.close()
+        pytest.skip("no seccomp filter on this architecture")
+    yield p
+    p.close()
+
+
+LEAVE_NOTE = textwrap.dedent(
+    """
+    import ctypes, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    def f(note):
+        # mq_open (240) and mq_timedsend (242); a queue outlives its process
+        q = libc.syscall(240, b"evalcore-note", os.O_CREAT | os.O_RDWR, 0o666, None)
+        if q < 0:
+            return "refused"
+        libc.syscall(242, q, note.encode(), len(note), 0, None)
+        return "left"
+    """
+)
+READ_NOTE = textwrap.dedent(
+    """
+    import ctypes, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    def f():
+        q = libc.syscall(240, b"evalcore-note", os.O_RDONLY | os.O_NONBLOCK, 0, None)
+        if q < 0:
+            return None
+        buf = ctypes.create_string_buffer(1 << 16)
+        n = libc.syscall(243, q, buf, 1 << 16, None, None)  # mq_timedreceive
+        return buf.raw[:n].decode() if n > 0 else None
+    """
+)
+
+
+def test_a_message_queue_carries_no_note_to_the_next_sample(pool: SandboxPool) -> None:
+    leave = _job(LEAVE_NOTE, "def check(candidate):\n    candidate('assert 1 <= 3')\n")
+    read = _job(READ_NOTE, "def check(candidate):\n    assert candidate() == 'assert 1 <= 3'\n")
+    replies = [_to_result(r) for r in pool.map([leave, read])]
+    assert not replies[1].completed, "the second sample read the first one's note from a message queue"
+    assert replies[1].reason and "AssertionError" in replies[1].reason, replies[1]
+
+
+PROBES = textwrap.dedent(
+    """
+    import ctypes, mmap, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    PATH = os.__file__  # a shared read-only file of the standard library
+
+    def works(rc):
+        return rc >= 0
+
+    def f():
+        out = {}
+        fd = os.open(PATH, os.O_RDONLY)
+        size = os.fstat(fd).st_size
+        # mincore (27) on a mapping of the file: which of its pages are cached
+        page = mmap.PAGESIZE
+        libc.mmap.restype = ctypes.c_void_p
+        mapped = libc.mmap(None, ctypes.c_size_t(size), 1, 1, fd, ctypes.c_long(0))  # PROT_READ, MAP_SHARED
+        vec = ctypes.create_string_buffer((size + page - 1) // page)
+        out["mincore"] = works(libc.syscall(27, ctypes.c_void_p(mapped), ctypes.c_size_t(size), vec))
+        # madvise(MADV_PAGEOUT = 21): evict the file's pages
+        out["madvise_pageout"] = works(libc.syscall(28, ctypes.c_void_p(mapped), ctypes.c_size_t(size), 21))
+        out["madvise_dontneed_still_allowed"] = not works(libc.syscall(28, ctypes.c_void_p(mapped), ctypes.c_size_t(size), 4))
+        # cachestat (451): the page cache's state of a range
+        rng = (ctypes.c_uint64 * 2)(0, 0)
+        stat = (ctypes.c_uint64 * 8)()
+        out["cachestat"] = works(libc.syscall(451, fd, rng, stat, 0))
+        # posix_fadvise(POSIX_FADV_DONTNEED = 4): evict
+        out["fadvise"] = works(libc.syscall(221, fd, 0, 0, 4))
+        # preadv2 with RWF_NOWAIT (8): succeeds only if the page is cached
+        data = ctypes.create_string_buffer(page)
+        iov = (ctypes.c_void_p * 2)(ctypes.cast(data, ctypes.c_void_p), page)
+        out["preadv2_nowait"] = works(libc.syscall(327, fd, iov, 1, 0, 0, 8))
+        out["preadv2_plain_still_allowed"] = not works(libc.syscall(327, fd, iov, 1, 0, 0, 0))
+        # asynchronous I/O (io_setup = 206), whose reads take RWF_NOWAIT too
+        ctx = ctypes.c_ulong(0)
+        out["aio"] = works(libc.syscall(206, 8, ctypes.byref(ctx)))
+        # inode numbers from counters later samples share: memory files, pidfds
+        out["memfd"] = works(libc.syscall(319, b"n", 0))
+        out["pidfd_open"] = works(libc.syscall(434, os.getpid(), 0))
+        return sorted(k for k, v in out.items() if v)
+    """
+)
+
+
+def test_page_cache_probes_and_shared_counters_are_refused(pool: SandboxPool) -> None:
+    # Before: every probe worked (a sample evicts pages of the standard library, a later one
+    # reads the bits back), and memory files and pidfds showed counters a later sample reads.
+    (reply,) = pool.map([_job(PROBES, "def check(candidate):\n    assert candidate() == [], candidate()\n")])
+    result = _to_result(reply)
+    assert result.completed, result
+
+
+def test_ordinary_file_reads_and_memory_advice_still_work(pool: SandboxPool) -> None:
+    program = textwrap.dedent(
+        """
+        import mmap, os
+        def f():
+            with open(os.__file__, "rb") as fh:
+                head = fh.read(64)
+                m = mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)
+                m.madvise(mmap.MADV_DONTNEED)  # malloc's own advice stays allowed
+                same = m[:64] == head
+                m.close()
+            fd = os.open(os.__file__, os.O_RDONLY)
+            buf = bytearray(64)
+            n = os.preadv(fd, [buf], 0)  # preadv without flags
+            os.close(fd)
+            return same and n == 64 and bytes(buf) == head
+        """
+    )
+    (reply,) = pool.map([_job(program, "def check(candidate):\n    assert candidate() is True\n")])
+    result = _to_result(reply)
+    assert result.completed, result
