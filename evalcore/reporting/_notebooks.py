@@ -263,6 +263,9 @@ class _Progress:
     timeout: float | None = None
     client: Any = None
     stopping_since: float | None = None
+    expected_s: float | None = None
+    after_s: float | None = None
+    estimate_from: str = ""
 
 
 def _step(cells: Sequence[Any], index: int) -> str | None:
@@ -407,8 +410,56 @@ def _samples_written(progress: _Progress) -> str:
     return f"{run_id}: {count}/{expected} samples" if expected else f"{run_id}: {count} samples"
 
 
+def _samples_left_s(progress: _Progress, now: float) -> float | None:
+    """Seconds left in the notebook's benchmark run at the rate its samples came so far
+    (``None``: no sample count with a known total yet)."""
+    if progress.watch is None or not progress.expected:
+        return None
+    text = _samples_written(progress)
+    if "/" not in text:
+        return None
+    try:
+        done, total = (int(x) for x in text.rsplit(": ", 1)[1].split(" ", 1)[0].split("/"))
+    except ValueError:
+        return None
+    if done <= 0 or total <= done:
+        return None
+    return (now - progress.started) / done * (total - done)
+
+
+def time_left(progress: _Progress, now: float | None = None) -> str:
+    """The estimate of the time left, as a progress line says it: this notebook (from its
+    expected duration, or the rate of its samples) and the whole suite (the expected durations
+    of the notebooks after it), and where the estimate comes from.
+
+    Args:
+        progress: The running notebook.
+        now: ``time.perf_counter()`` value (default: now).
+
+    Returns:
+        ``"about 1 min 10 s left (suite: about 6 min 30 s, from the run of 20261128T…)"`` or
+        ``"time left unknown (no earlier run to estimate from)"``.
+    """
+    now = time.perf_counter() if now is None else now
+    elapsed = now - progress.started
+    here = _samples_left_s(progress, now)
+    if here is None and progress.expected_s is not None:
+        here = max(progress.expected_s - elapsed, 0.0)
+    if here is None:
+        return "time left unknown (no earlier run to estimate from)"
+    text = f"about {_duration(here)} left" if here >= 1 else "finishing"
+    if progress.after_s is not None and progress.number < progress.total:
+        suite_left = here + progress.after_s
+        text += f" (suite: about {_duration(suite_left)}"
+        text += f", from {progress.estimate_from})" if progress.estimate_from else ")"
+    elif progress.number < progress.total:
+        text += " in this notebook (suite: unknown)"
+    return text
+
+
 def progress_line(progress: _Progress, now: float | None = None) -> str:
-    """One progress line: notebook, cell, elapsed time and samples written so far."""
+    """One progress line: notebook ``[n/total]``, cell, elapsed time, samples written so far
+    (``done/total`` when known) and the estimate of the time left (:func:`time_left`)."""
     now = time.perf_counter() if now is None else now
     parts = [f"[{progress.number}/{progress.total}] {progress.name}: running"]
     if progress.cell is not None:
@@ -422,6 +473,7 @@ def progress_line(progress: _Progress, now: float | None = None) -> str:
     samples = _samples_written(progress)
     if samples:
         parts.append(samples)
+    parts.append(time_left(progress, now))
     return ", ".join(parts)
 
 
@@ -493,6 +545,52 @@ class _Heartbeat:
                     self.say("  " + progress_line(progress))
                 except Exception:  # noqa: BLE001 - a progress line never stops the suite
                     pass
+
+
+TIMES_SUFFIX = ".times.yaml"
+"""Beside a suite file, its notebooks' measured durations (``params/suite.times.yaml``: name:
+seconds), the estimate of time left before this machine has finished a run of its own."""
+
+
+def expected_durations(output: Path, suite_path: Path,
+                       smoke: Mapping[str, Any] | None) -> tuple[dict[str, float], str]:
+    """How long each notebook is expected to take, for the estimate of the time left.
+
+    From the last complete run in ``output/latest`` made with the same smoke values (its
+    notebooks that ran to their end, ok or failed); else, for a run without smoke values, from the durations
+    measured beside the suite file (``<suite>.times.yaml``); else nothing.
+
+    Args:
+        output: The report folder.
+        suite_path: The suite file.
+        smoke: The smoke values of this run.
+
+    Returns:
+        ``({name: seconds}, where they come from)``.
+    """
+    latest = output / LATEST / "suite.json"
+    try:
+        manifest = json.loads(latest.read_text(encoding="utf-8"))
+        if (manifest.get("meta", {}).get("smoke") or None) == (to_json_native(dict(smoke), strict=True)
+                                                               if smoke else None):
+            found = {r["name"]: float(r["duration_s"]) for r in manifest.get("runs", [])
+                     if r.get("status") in ("ok", "failed") and isinstance(r.get("duration_s"), (int, float))}
+            if found:
+                return found, f"the run of {manifest.get('meta', {}).get('id', '?')}"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    times = suite_path.with_name(suite_path.stem + TIMES_SUFFIX)
+    if not smoke and times.is_file():
+        try:
+            from evalcore._yaml import read_yaml
+
+            data = read_yaml(times).data or {}
+            found = {str(k): float(v) for k, v in data.items() if isinstance(v, (int, float))}
+            if found:
+                return found, f"times measured on 2 cores ({times.name})"
+        except (EvalcoreError, AttributeError, ValueError):
+            pass
+    return {}, ""
 
 
 def _expected_samples(params: Mapping[str, Any]) -> dict[str, int]:
@@ -694,22 +792,35 @@ def run_notebooks(
         say(f"evalcore: suite {suite_path} -> {_display_path(suite_dir)} ({len(entries)} notebook(s))")
     global _CURRENT
     number_of = {id(r): i for i, r in enumerate(results, start=1)}
+    durations, estimate_from = expected_durations(out_root, suite_path, smoke)
+
+    def after(position: int) -> float | None:  # expected seconds of the notebooks still to run after this one
+        rest = [durations.get(e.name) for e, _ in to_run[position + 1:]]
+        return None if any(d is None for d in rest) else float(sum(rest))
+
     with _Heartbeat(say, progress_every if progress_every and progress_every > 0 else (1.0 if notebook_timeout else 0),
                     quiet=not progress_every or progress_every <= 0):
-        for entry, result in to_run:
+        for position, (entry, result) in enumerate(to_run):
             number = number_of[id(result)]
             run_dir = suite_dir / entry.name
             run_dir.mkdir(parents=True, exist_ok=True)
             for stale in (run_dir / RECORDS_FILENAME, run_dir / "kernel.log", run_dir / "stderr.log"):
                 stale.unlink(missing_ok=True)  # a rerun (resume) starts from a clean record
             out_nb = run_dir / f"{entry.name}.ipynb"
-            say(f"[{number}/{len(results)}] {entry.name}: {result.notebook} ...")
+            expected_s, after_s = durations.get(entry.name), after(position)
+            eta = ""
+            if expected_s is not None and after_s is not None:
+                eta = f" (about {_duration(expected_s)}; suite: about {_duration(expected_s + after_s)} left)"
+            elif expected_s is not None:
+                eta = f" (about {_duration(expected_s)})"
+            say(f"[{number}/{len(results)}] {entry.name}: {result.notebook} ...{eta}")
             result.status = "running"
             meta["finished"] = None
             write_index(suite_dir, results, meta)
             start = time.perf_counter()
             _CURRENT = progress = _Progress(entry.name, number, len(results), start, watch=suite_dir / "runs",
-                                            expected=_expected_samples(result.params), timeout=notebook_timeout)
+                                            expected=_expected_samples(result.params), timeout=notebook_timeout,
+                                            expected_s=expected_s, after_s=after_s, estimate_from=estimate_from)
             try:
                 result.status, result.error = _execute(entry, result.params, out_nb, base, suite_dir, cell_timeout)
                 if progress.stopping_since is not None:

@@ -160,7 +160,7 @@ def test_report_exports_an_executed_notebook_and_a_suite_dir(repo, monkeypatch):
     assert cli(["report", str(executed), "--output", str(repo / "exp"), "--no-pdf"]) == 0
     exported = (repo / "exp" / "sq.html").read_text()
     assert "3 squared is 9" in exported and "square = 9" not in exported  # records stay in the .ipynb
-    assert cli(["report", str(repo / "out" / "latest"), "--no-pdf"]) == 0
+    assert cli(["report", str(repo / "out" / "latest-partial"), "--no-pdf"]) == 0  # an --only run is partial
     assert (result.suite_dir / "sq" / "sq.html").exists()
     assert cli(["report", str(repo / "missing.ipynb")]) == 2
 
@@ -230,3 +230,30 @@ def test_agent_seed_note_says_why_counts_differ():
     assert "seed 77" in shared and "shared by every agent notebook" in shared and "at most 2 per category" in shared
     assert agent_seed_note(5, "drawn", None) == "Cases from seed 5 (drawn for this run)."
     assert agent_seed_note(5, "given", 77) == "Cases from seed 5."
+
+
+def test_suite_lines_estimate_the_time_left_from_the_last_run(repo):
+    """Issue 31 item 4: every progress line has a total and an estimate of the time left; the
+    estimate comes from the last complete run (else from durations measured beside the suite)."""
+    from evalcore.reporting._notebooks import expected_durations
+
+    out = repo / "out"
+    suite = repo / "params" / "suite.yaml"
+    assert expected_durations(out, suite, None) == ({}, "")
+    (repo / "params" / "suite.times.yaml").write_text("sq: 30\nboom: 10\nsq4: 20\n")
+    assert expected_durations(out, suite, None) == ({"sq": 30.0, "boom": 10.0, "sq4": 20.0},
+                                                    "times measured on 2 cores (suite.times.yaml)")
+    assert expected_durations(out, suite, {"sq": {"x": 1}}) == ({}, "")  # smoke runs: other sizes
+    said: list[str] = []
+    first = run_notebooks(suite, output=out, echo=said.append, pdf=False)
+    assert "[1/3] sq: nbs/square.ipynb ... (about 30 s; suite: about 1 min 00 s left)" in said
+    assert "[3/3] sq4: nbs/square.ipynb ... (about 20 s; suite: about 20 s left)" in said
+    durations, source = expected_durations(out, suite, None)
+    assert source == f"the run of {first.suite_dir.name}"
+    assert durations == {r.name: r.duration_s for r in first.results}  # boom failed: its time still counts
+    said.clear()
+    run_notebooks(suite, output=out, echo=said.append, pdf=False)
+    total = sum(durations.values())
+    from evalcore.reporting._notebooks import _duration
+
+    assert f"[1/3] sq: nbs/square.ipynb ... (about {_duration(durations['sq'])}; suite: about {_duration(total)} left)" in said

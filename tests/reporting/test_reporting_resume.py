@@ -79,7 +79,8 @@ def test_killed_suite_resumes_only_the_unfinished_notebooks(repo):
             except ProcessLookupError:
                 pass
     said = first_out.read_text()
-    assert "[2/3] b: running, cell 4/5 [step] (for" in said  # md, parameters, injected parameters, start and "elapsed" in said
+    assert "[2/3] b: running, cell 4/5 [step] (for" in said
+    assert "time left unknown (no earlier run to estimate from)" in said  # the first run: nothing to go on  # md, parameters, injected parameters, start and "elapsed" in said
     assert _log(repo)[0].startswith("start a") and _log(repo)[1] == "done a"
 
     suite_dir = find_suite_dir(repo / "out")
@@ -130,12 +131,21 @@ def test_progress_line_names_notebook_cell_elapsed_and_samples(tmp_path):
     progress = _Progress("benchmark_gsm8k", 2, 17, start, watch=runs, expected={"gsm8k-zeroshot": 8},
                          cell=3, n_cells=16, cell_started=start + 60, step="Accuracy")
     line = progress_line(progress, now=start + 65)
+    # a total and an estimate of the time left on every line (issue 31): 65 s for 3 samples, 5 to go
     assert line == ("[2/17] benchmark_gsm8k: running, cell 3/16 [Accuracy] (for 5 s), 1 min 05 s elapsed, "
-                    "gsm8k-zeroshot: 3/8 samples")
+                    "gsm8k-zeroshot: 3/8 samples, about 1 min 48 s left in this notebook (suite: unknown)")
+    # with the durations of an earlier run: the notebooks after this one add up to the suite's
+    progress.after_s, progress.estimate_from = 300.0, "the run of 20261128T060000Z"
+    assert progress_line(progress, now=start + 65).endswith(
+        "3/8 samples, about 1 min 48 s left (suite: about 6 min 48 s, from the run of 20261128T060000Z)")
     progress.expected = {}
-    assert progress_line(progress, now=start + 65).endswith("gsm8k-zeroshot: 3 samples")
+    progress.expected_s = 90.0  # no sample total: the notebook's expected duration
+    assert progress_line(progress, now=start + 65).endswith(
+        "gsm8k-zeroshot: 3 samples, about 25 s left (suite: about 5 min 25 s, from the run of 20261128T060000Z)")
     progress.watch = tmp_path / "nothing"
-    assert progress_line(progress, now=start + 65).endswith("1 min 05 s elapsed")
+    progress.expected_s = progress.after_s = None
+    assert progress_line(progress, now=start + 65).endswith(
+        "1 min 05 s elapsed, time left unknown (no earlier run to estimate from)")
 
 
 def test_step_is_the_heading_above_the_cell():
