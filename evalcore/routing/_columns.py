@@ -23,10 +23,11 @@ COLUMN_DEFINITIONS: dict[str, str] = {
     "arm": "a model with an inference strategy",
     "n_orderings": "R, the random arrival orders of the items replayed (the same for every router)",
     "n_items": "T, the items (queries) of the outcome matrix",
-    "mean_quality": "quality per query (share answered correctly), averaged over the T items and the R orderings",
+    "mean_quality": "quality per query (share answered correctly): for an arm its mean over the T items, "
+                    "for a router also averaged over the R orderings",
     "mean_reward": "reward per query, quality − λ · normalized cost (a failed call: −λ), averaged like "
                    "mean_quality; equal to mean_quality at λ = 0",
-    "mean_cost": "cost per query (USD, or tokens for the local model), averaged over items and orderings",
+    "mean_cost": "cost per query (USD, or tokens for the local model), averaged like mean_quality",
     "total_cost": "cost of answering all T items once (USD, or tokens; for a router averaged over "
                   "the orderings) = mean_cost × T",
     "regret_vs_oracle": "Σ over the T steps of (reward of the best arm for that query − reward of the "
