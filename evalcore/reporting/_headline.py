@@ -47,9 +47,18 @@ _NOTES = {
     "comparisons": "difference = A - B with its 95% paired interval; p corrected across the pairs of "
                    "one comparison; verdict at the comparison's alpha.",
     "agents": "score in [0, 1]; a category passes at >= 0.7 with no critical failure.",
-    "routing": "per router: mean quality, cost, regret and convergence over the replayed orderings of the "
-               "same items; the 95% CI (items) of the mean reward resamples the items, so it is the one "
-               "that speaks beyond these items.",
+    "routing": "one row per router, replayed over the same R orderings of the same items. mean quality: "
+               "share answered correctly per query, averaged over items and orderings; 95% interval: the "
+               "central 95% of it over the orderings (arrival order, not a confidence interval); mean reward: "
+               "quality - lambda x normalized cost per query on the same orderings (= mean quality at "
+               "lambda 0); 95% CI (items): its item-bootstrap interval (items resampled, orderings nested), "
+               "the one that speaks beyond these items; total cost: cost of routing all the items once "
+               "(tokens for the local model), averaged over the orderings; oracle regret: reward lost over "
+               "all the items against the best arm of each query; best-arm regret: the same against the best "
+               "single arm; converges "
+               "at: median step after which the router keeps to one arm (>= 90%); cost saving: 1 - total "
+               "cost / always_best's total cost, negative only when the router costs more; AIQ: area under "
+               "its cost-quality hull over the lambda sweep. (evalcore.routing.COLUMN_DEFINITIONS)",
 }
 
 

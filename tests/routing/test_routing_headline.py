@@ -140,3 +140,20 @@ def test_item_bootstrap_refuses_a_base_replay_of_another_design(demo):
     other = replay(m, ["random"], orderings=3, progress=False)
     with pytest.raises(EvalcoreError, match="lacks ucb1"):
         item_bootstrap(m, ["random", "ucb1"], n_boot=2, orderings=2, base=other, progress=False)
+
+
+def test_the_suite_index_defines_every_routing_column_beside_its_table():
+    import pandas as pd
+
+    from evalcore.reporting import _headline
+
+    frame = pd.DataFrame([{"run": "routing", "router": "ucb1", "mean_quality": 0.2,
+                           "mean_quality_ci_low": 0.1, "mean_quality_ci_high": 0.3,
+                           "mean_reward": 0.2, "mean_reward_ci_low": 0.0, "mean_reward_ci_high": 0.4,
+                           "total_cost": 10.0, "regret_vs_oracle": 1.0, "regret_vs_best_fixed": 0.5,
+                           "convergence_point": 3.0, "cost_savings_vs_always_best": 0.1, "aiq": 0.2}])
+    shown = _headline._fmt_routing(frame)
+    note = _headline._NOTES["routing"]
+    for label in shown.columns.drop("router"):
+        assert note.count(f"{label}:") == 1, label  # defined once, in the note beside the table
+    assert "negative only when the router costs more" in note and "= mean quality at lambda 0" in note
