@@ -322,3 +322,46 @@ def test_correct_humaneval_solutions_returning_numpy_arrays_and_deques_pass(huma
     ]
     results = evaluate_code_batch(samples, timeout_s=20.0)
     assert [(r.id, r.result) for r in results] == [(task, "passed") for task in solutions]
+
+
+def test_the_test_can_call_the_candidate_with_these_values_too() -> None:
+    # Arguments went as marshal data only: a Decimal, a named tuple or a numpy array as an
+    # argument raised "the candidate can only be called with plain data" in the test.
+    pytest.importorskip("numpy")
+    prompt = textwrap.dedent(
+        '''
+        from decimal import Decimal
+        from typing import NamedTuple
+
+
+        class Point(NamedTuple):
+            x: int
+            y: int
+
+
+        def probe(p: Point, d: Decimal, a=None):
+            """Describe the arguments."""
+        '''
+    )
+    completion = """
+        def probe(p, d, a=None):
+            import numpy as np
+            assert type(p) is Point and type(d) is Decimal and type(a) is np.ndarray, (type(p), type(d), type(a))
+            return Point(p.y, p.x), d * 2, a.sum()
+    """
+    test = """
+        import numpy as np
+        def check(candidate):
+            p, d, s = candidate(Point(1, 2), Decimal('0.35'), a=np.array([1, 2, 3], dtype=np.int16))
+            assert p == Point(2, 1) and type(p) is Point
+            assert d == Decimal('0.70') and str(d) == '0.70'
+            assert s == 6 and type(s) is np.int64, type(s)
+            try:
+                candidate(lambda: 0, Decimal(1))
+            except TypeError as e:
+                assert 'plain data' in str(e) and 'function' in str(e), e
+            else:
+                assert False
+    """
+    (result,) = run_jobs([_job(completion, test, prompt=prompt)])
+    assert result.completed, result.reason

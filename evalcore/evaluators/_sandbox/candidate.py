@@ -26,8 +26,8 @@ import types
 import _thread
 
 from .framing import (
-    CALL, ESCAPE, MAX_MESSAGE, MAX_VALUE_BYTES, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, encode,
-    frame,
+    CALL, CALL_TYPED, ESCAPE, MAX_MESSAGE, MAX_VALUE_BYTES, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN,
+    DataError, decode, encode, frame,
 )
 
 TYPE_CHECKING = False
@@ -383,9 +383,17 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
             buf = buf[5 + size:]
             send(frame(READY))
             continue
-        if kind != CALL:
+        if kind == CALL:
+            args, kwargs = loads(buf[5:5 + size])
+        elif kind == CALL_TYPED:  # the worker's encoding; named tuples and dataclasses as the program's classes
+            try:
+                args, kwargs = decode(bytes(buf[5:5 + size]), module.__dict__)
+            except BaseException as exc:  # noqa: BLE001 - e.g. numpy missing here: the test is told
+                buf = buf[5 + size:]
+                send(frame(RAISE, encode(("TypeError", f"the test's arguments could not be decoded: {_text(exc)}", "TypeError", None, {}))))
+                continue
+        else:
             exit_(2)
-        args, kwargs = loads(buf[5:5 + size])
         buf = buf[5 + size:]
         try:
             value = fn(*args, **kwargs)

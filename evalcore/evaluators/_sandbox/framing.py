@@ -105,6 +105,7 @@ MAX_ARRAY_DIMS = 32  # numpy arrays
 
 # Frame kinds on the call pipes (4-byte length, 1-byte kind, body).
 CALL = b"C"  # test -> candidate: marshal (args tuple, kwargs dict), written by the trusted side
+CALL_TYPED = b"V"  # the same in this module's encoding: arguments marshal cannot write (Decimal, numpy...)
 QUERY = b"Q"  # test -> candidate: did the program run? (only when the test made no call)
 READY = b"K"  # candidate -> test: the program ran (the answer to QUERY); body: empty
 PROGRAM_FAILED = b"P"  # the program itself raised: encoded (type name, message, base name)
@@ -196,10 +197,26 @@ def _enc(v: Any, out: list, depth: int, count: list, lenient: bool) -> None:
     elif t is str:
         raw = v.encode("utf-8", "surrogatepass")
         out.append(b"s" + _I.pack(len(raw)) + raw)
-    elif t is list or t is tuple or t is set or t is frozenset:
-        _enc_items(b"l" if t is list else b"t" if t is tuple else b"S" if t is set else b"Z", v, out, depth, count, lenient)
+    elif t is list or t is tuple or t is set or t is frozenset:  # _enc_items, inline: the common case
+        if depth >= MAX_DEPTH:
+            raise DataError(f"the value is nested deeper than {MAX_DEPTH}")
+        out.append((b"l" if t is list else b"t" if t is tuple else b"S" if t is set else b"Z") + _I.pack(len(v)))
+        append, pack_q = out.append, _Q.pack
+        for item in v:
+            if type(item) is int and _QMIN <= item <= _QMAX:  # inline: most items are small ints
+                count[0] += 1
+                append(b"i" + pack_q(item))
+            else:
+                _enc(item, out, depth + 1, count, lenient)
+        if count[0] > MAX_ITEMS:
+            raise DataError(f"the value holds more than {MAX_ITEMS} items")
     elif t is dict:
-        _enc_pairs(b"d", v.items(), len(v), out, depth, count, lenient)
+        if depth >= MAX_DEPTH:
+            raise DataError(f"the value is nested deeper than {MAX_DEPTH}")
+        out.append(b"d" + _I.pack(len(v)))
+        for key, item in v.items():
+            _enc(key, out, depth + 1, count, lenient)
+            _enc(item, out, depth + 1, count, lenient)
     elif t is bytes:
         out.append(b"b" + _I.pack(len(v)) + v)
     elif t is complex:

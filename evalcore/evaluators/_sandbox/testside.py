@@ -26,7 +26,8 @@ import types
 
 from .candidate import PASSED_EXCEPTIONS
 from .framing import (
-    CALL, ESCAPE, MAX_VALUE_BYTES, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, decode, frame,
+    CALL, CALL_TYPED, ESCAPE, MAX_VALUE_BYTES, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, decode,
+    encode, frame,
 )
 
 TYPE_CHECKING = False
@@ -237,14 +238,18 @@ class Session:
         """One call of the candidate: its return value, or its exception raised here."""
         if self.failure is not None:
             raise SampleFailed(self.failure)
+        kind = CALL
         try:
             body = marshal.dumps((args, kwargs))
-        except ValueError:
-            raise TypeError("the candidate can only be called with plain data") from None
+        except ValueError:  # a Decimal, a named tuple, a numpy array...: the typed encoding
+            try:
+                body, kind = encode((args, kwargs), lenient=True), CALL_TYPED
+            except DataError as exc:
+                raise TypeError(f"the candidate can only be called with plain data ({exc})") from None
         if len(body) > MAX_VALUE_BYTES:
             raise TypeError("the candidate's arguments are too large")
         self.calls += 1
-        self._send(frame(CALL, body))
+        self._send(frame(kind, body))
         kind, body = self.frame()
         if kind == _RETURN:
             return self.value(body)
