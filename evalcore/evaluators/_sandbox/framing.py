@@ -621,7 +621,9 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tupl
         fraction = _import("fractions").Fraction
         if max(num.bit_length(), den.bit_length()) <= FRACTION_GCD_BITS:
             return fraction(num, den), pos
-        return fraction(num, den, _normalize=False), pos  # as written: an unreduced one only compares unequal
+        # As written (an unreduced one only ever compares unequal): no gcd of huge terms.
+        coprime = getattr(fraction, "_from_coprime_ints", None)  # Python 3.12+
+        return (coprime(num, den) if coprime is not None else fraction(num, den, _normalize=False)), pos
     if tag == 0x71:  # q: deque
         maxlen, pos = _dec(data, pos, depth + 1, count)
         if maxlen is not None and (type(maxlen) is not int or maxlen < 0):
