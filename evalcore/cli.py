@@ -36,11 +36,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"evalcore {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     score = sub.add_parser("score", help="score answers or code samples from a file")
+    score.add_argument(
+        "--show-isolation", action=_ShowIsolation,
+        help="print what the code sandbox isolates here (each layer, the samples' file-system view) and exit",
+    )
     score_sub = score.add_subparsers(dest="dataset", metavar="DATASET", required=True)
     groups = {"score": score_sub}
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub, groups)
     return parser
+
+
+class _ShowIsolation(argparse.Action):
+    """``evalcore score --show-isolation``: print the sandbox's isolation report and exit."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: str | None = None) -> None:
+        from evalcore.evaluators._sandbox.pool import isolation_text
+
+        print(isolation_text())
+        parser.exit(0)
 
 
 def os_error_text(exc: OSError) -> str:

