@@ -305,8 +305,8 @@ def _exception(name: str, message: str, base: str, args: tuple | None, attrs: di
             cls = basecls
             args = None
             message = f"{name}: {message}" if message else name
-    if args is None:
-        return cls(message)
+    if args is None:  # not plain data: the message stands for them
+        args = (message,)
     exc = None
     if exact:
         try:
