@@ -16,6 +16,7 @@
 from evalcore._lazy import lazy_exports
 
 _EXPORTS = {
+    "evalcore.reporting._agent_views": ("combine_agent_results",),
     "evalcore.reporting._benchmark_views": (
         "CODE_COLUMNS", "accuracy_table", "audit_examples", "benchmark_records", "extraction_audit", "extraction_methods",
         "latency_cost_figure", "latency_cost_notes", "pass_at_k_table", "pass_fail_figure",
