@@ -57,7 +57,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         description="Execute the notebooks listed in a notebook-suite file one at a time with papermill and "
         "write reports/<suite-run-id>/ with the executed notebooks, HTML and PDF exports, figures, "
         "recorded numbers and an index.html that starts with the headline table; reports/latest "
-        "points to the newest. Prints a progress line every --progress-every seconds, the headline "
+        "points to the last complete run of the whole suite, reports/latest-partial to the newest partial "
+        "one (--only, interrupted). Prints a progress line every --progress-every seconds (with the time "
+        "left, estimated from the last complete run), the headline "
         "table at the end and, last, the path of the index. --resume continues an interrupted suite "
         "in its own folder: finished notebooks are kept, the others run again and resume their "
         "recorded runs. Exits 1 when a notebook failed, 2 for a bad suite file or parameter.",
