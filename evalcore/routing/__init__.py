@@ -25,7 +25,8 @@ _EXPORTS = {
         "write_routing_comparison",
     ),
     "evalcore.routing._default": (
-        "DEFAULT_STRATEGIES", "Strategy", "build_default_outcomes", "outcome_matrix",
+        "DEFAULT_STRATEGIES", "Strategy", "build_default_outcomes", "expected_samples",
+        "outcome_matrix",
     ),
     "evalcore.routing._features": ("length_features", "query_features", "reduce_features"),
     "evalcore.routing._metrics": (

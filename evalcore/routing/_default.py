@@ -235,3 +235,17 @@ def outcome_matrix(
         return simulate_contextual(n_simulated, 4, n_features=8, arm_cost=(1.0, 2.0, 4.0, 8.0),
                                    seed=seed)
     raise EvalcoreError(f"unknown source {source!r} (default, file, simulated)", field="source")
+
+
+def expected_samples(params: dict[str, Any]) -> dict[str, int]:
+    """Run id → samples the routing notebook's default outcome matrix records, from its
+    parameters (``source``, ``datasets``, ``limit``): what the suite's progress line shows as
+    ``N/M samples`` (and its time left from) while the matrix is built. Empty when the
+    parameters do not say (another source, no limit)."""
+    if "datasets" not in params or params.get("source", "default") != "default":
+        return {}
+    limit = params.get("limit")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        return {}
+    names = [d.strip() for d in str(params["datasets"]).split(",") if d.strip()]
+    return {f"{ds}-{st.name}": limit * st.samples for st in DEFAULT_STRATEGIES for ds in names}
