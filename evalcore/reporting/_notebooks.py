@@ -422,9 +422,9 @@ def _samples_left_s(progress: _Progress, now: float) -> float | None:
         done, total = (int(x) for x in text.rsplit(": ", 1)[1].split(" ", 1)[0].split("/"))
     except ValueError:
         return None
-    if done <= 0 or total <= done:
+    if done <= 0:
         return None
-    return (now - progress.started) / done * (total - done)
+    return (now - progress.started) / done * max(total - done, 0)
 
 
 def time_left(progress: _Progress, now: float | None = None) -> str:

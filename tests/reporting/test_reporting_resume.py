@@ -138,6 +138,9 @@ def test_progress_line_names_notebook_cell_elapsed_and_samples(tmp_path):
     progress.after_s, progress.estimate_from = 300.0, "the run of 20261128T060000Z"
     assert progress_line(progress, now=start + 65).endswith(
         "3/8 samples, about 1 min 48 s left (suite: about 6 min 48 s, from the run of 20261128T060000Z)")
+    # every sample written: the notebook is finishing (its tables and figures), not "unknown"
+    progress.expected = {"gsm8k-zeroshot": 3}
+    assert " 3/3 samples, finishing (suite: about 5 min 00 s" in progress_line(progress, now=start + 65)
     progress.expected = {}
     progress.expected_s = 90.0  # no sample total: the notebook's expected duration
     assert progress_line(progress, now=start + 65).endswith(
