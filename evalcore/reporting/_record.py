@@ -108,7 +108,8 @@ def shared_agent_seed() -> int | None:
     return seed
 
 
-def agent_seed_note(seed: int, source: str, shared: int | None, limit: int | None = None) -> str:
+def agent_seed_note(seed: int, source: str, shared: int | None, limit: int | None = None,
+                    combined: bool = False) -> str:
     """The sentence an agent notebook shows about its case seed.
 
     Args:
@@ -116,10 +117,14 @@ def agent_seed_note(seed: int, source: str, shared: int | None, limit: int | Non
         source: ``"drawn"`` (a fresh secret one for this run) or ``"given"``.
         shared: The notebook-suite run's shared seed (:func:`shared_agent_seed`), if any.
         limit: The notebook's cases per category, named when the seed is shared.
+        combined: The overview combined the category notebooks' results (their cases, their counts).
 
     Returns:
         Markdown text.
     """
+    if shared is not None and seed == shared and combined:
+        return (f"Cases from seed {seed}: this notebook-suite run's seed, shared by every agent notebook; the "
+                "results below are the category notebooks' own, so their tests and counts agree.")
     if shared is not None and seed == shared:
         per = f" (here at most {limit} per category" if limit else " (each at most its own `limit` per category"
         return (f"Cases from seed {seed}: this notebook-suite run's seed, shared by every agent notebook, so the "

@@ -228,6 +228,7 @@ def test_agent_seed_note_says_why_counts_differ():
 
     shared = agent_seed_note(77, "given", 77, 2)
     assert "seed 77" in shared and "shared by every agent notebook" in shared and "at most 2 per category" in shared
+    assert "their tests and counts agree" in agent_seed_note(77, "given", 77, combined=True)
     assert agent_seed_note(5, "drawn", None) == "Cases from seed 5 (drawn for this run)."
     assert agent_seed_note(5, "given", 77) == "Cases from seed 5."
 
