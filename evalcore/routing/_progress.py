@@ -33,7 +33,8 @@ class Progress:
         unit: Name of a unit (``"generations"``, ``"resamples"``).
         every_s: At most one line per this many seconds (the last line always prints).
         enabled: False prints nothing.
-        stream: Where lines go (default: ``sys.stdout`` at the time of printing).
+        stream: Where lines go (default: ``sys.stderr`` at the time of printing, as a tqdm bar:
+            the notebook suite moves stderr out of the report into ``stderr.log``).
         clock: Seconds clock (tests pass a fake).
     """
 
@@ -66,7 +67,7 @@ class Progress:
         now = self.clock()
         if self.enabled and (self.done >= self.total or now - self._last >= self.every_s):
             self._last = now
-            print(self.line(note), file=self.stream or sys.stdout, flush=True)
+            print(self.line(note), file=self.stream or sys.stderr, flush=True)
 
 
 class _Bar:

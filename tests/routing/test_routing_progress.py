@@ -46,14 +46,15 @@ def test_progress_line_has_total_elapsed_and_time_left():
 
 
 def test_item_bootstrap_prints_lines_with_total_when_not_on_a_terminal(capsys):
+    # on stderr, like a tqdm bar: the notebook suite keeps them out of the report (stderr.log)
     m = simulate_outcomes(20, seed=0)
     item_bootstrap(m, ["random", "ucb1"], n_boot=3, orderings=2, embedder="tfidf")
-    lines = capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().err.splitlines()
     assert lines and all(re.fullmatch(r"item bootstrap \(2 orderings each\): \d/3 resamples, .*", x)
                          for x in lines)
     assert lines[-1].startswith("item bootstrap (2 orderings each): 3/3 resamples") and lines[-1].endswith("done")
     item_bootstrap(m, ["random"], n_boot=2, orderings=2, progress=False)
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().err == ""
 
 
 class _Model:
@@ -72,7 +73,7 @@ class _Model:
 def test_outcome_matrix_lines_count_generations_of_the_whole_matrix(tmp_path, capsys):
     build_default_outcomes(datasets=("gsm8k", "mmlu"), limit=2, model=_Model(),
                            run_dir=tmp_path / "runs", progress=None)
-    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("routing outcome matrix")]
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("routing outcome matrix")]
     # 2 items x (1 + 1 + 1 + 3 samples) per dataset = 24 generations, one line per run
     assert len(lines) == 8
     assert all(re.match(r"routing outcome matrix: \d+/24 generations, ", x) for x in lines)
