@@ -133,3 +133,44 @@ def test_a_range_returned_to_humaneval_33_is_refused_not_materialized(humaneval:
     assert results[0].result == f"failed: the candidate sent an invalid reply: the candidate returned a range of more than {MAX_ITEMS} items"
     assert results[0].duration_s < 2.0
     assert results[1].result == "passed"
+
+
+_MEMORY_PROBE = """
+import resource, struct, sys
+from evalcore.evaluators._sandbox.framing import MAX_VALUE_BYTES, DataError, decode
+unit = bytes.fromhex(sys.argv[1])
+n = (MAX_VALUE_BYTES - 5) // len(unit)
+data = b"l" + struct.pack("!I", n) + unit * n
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    value = decode(data)
+    outcome = "decoded"
+except DataError as exc:
+    outcome = str(exc)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024, outcome)
+"""
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        b"l\0\0\0\0",  # empty lists
+        b"S\0\0\0\0",  # empty sets (216 bytes each)
+        b"qNl\0\0\0\0",  # empty deques (624 bytes each)
+        b"G\0\0\0\0",  # generators
+        b"d\0\0\0\x01i" + bytes(8) + b"N",  # one-item dicts
+        b"s\0\0\0\x02ab",  # short strings
+        b"f" + bytes(8),  # floats
+    ],
+    ids=["lists", "sets", "deques", "generators", "dicts", "strings", "floats"],
+)
+def test_the_largest_reply_of_any_shape_takes_bounded_memory_in_the_worker(unit: bytes) -> None:
+    # 32 MiB of small containers would decode into 1.5 GB (deques) without the weights that
+    # make MAX_ITEMS count memory; a 1.5M-item list (over the old 8 MB / 1M-item limits, and
+    # refused then) must still decode.
+    assert decode(encode(list(range(1_500_000)))) == list(range(1_500_000))
+    proc = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, unit.hex()], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    grown_mb, outcome = proc.stdout.split(" ", 1)
+    assert int(grown_mb) < 200, proc.stdout
+    assert outcome.strip() in ("decoded", f"the value holds more than {MAX_ITEMS} items"), proc.stdout

@@ -439,12 +439,18 @@ def _dec(data: bytes, pos: int, depth: int, count: list) -> tuple:
             raise DataError("invalid encoding: truncated")
         raw = data[pos:end]
         if tag == 0x73:
+            count[0] += 1  # an object of ~50 bytes more
             return raw.decode("utf-8", "surrogatepass"), end
         if tag == 0x62:
+            count[0] += 1
             return bytes(raw), end
         return int.from_bytes(raw, "big", signed=True), end
     if tag in _ITEM_TAGS:
         items, pos = _dec_items(data, pos, depth, count)
+        # What the container weighs in memory beyond its items (units of ~32 bytes).
+        count[0] += _WEIGHTS[tag] + (len(items) if tag == 0x53 or tag == 0x5A or tag == 0x4B else 0)
+        if count[0] > MAX_ITEMS:
+            raise DataError(f"the value holds more than {MAX_ITEMS} items")
         if tag == 0x6C:  # l
             return items, pos
         if tag == 0x74:  # t
@@ -462,6 +468,9 @@ def _dec(data: bytes, pos: int, depth: int, count: list) -> tuple:
         return dict(enumerate(items)).values(), pos  # V: dict values
     if tag in _PAIR_TAGS:
         keys, values, pos = _dec_pairs(data, pos, depth, count)
+        count[0] += _WEIGHTS[tag] + (2 * len(keys) if tag == 0x4F else len(keys) // 2)
+        if count[0] > MAX_ITEMS:
+            raise DataError(f"the value holds more than {MAX_ITEMS} items")
         pairs = zip(keys, values)
         if tag == 0x64:  # d
             return dict(pairs), pos
@@ -610,6 +619,9 @@ def _dec_str(data: bytes, pos: int, depth: int, count: list) -> tuple:
 
 
 def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tuple:
+    count[0] += _WEIGHTS.get(tag, 0)
+    if count[0] > MAX_ITEMS:
+        raise DataError(f"the value holds more than {MAX_ITEMS} items")
     if tag == 0x44:  # D: Decimal
         text, pos = _dec_str(data, pos, depth, count)
         return _import("decimal").Decimal(text), pos
@@ -730,6 +742,16 @@ class _Uncrossed:
 
 _ITEM_TAGS = frozenset(b"ltSZgGKV")
 _PAIR_TAGS = frozenset(b"dWOC")
+# Memory of a decoded container or object beyond the one unit its tag counts and its items'
+# own, in units of ~32 bytes (a set: 216 bytes, a deque: 624, a generator: ~200...), so that
+# MAX_ITEMS bounds the worker's memory (~150 MB) whatever the candidate sends. Sets, frozensets
+# and dict keys also count one per item (their tables), OrderedDicts two (their links), dicts
+# one per two pairs.
+_WEIGHTS = {
+    0x6C: 1, 0x74: 1, 0x53: 6, 0x5A: 6, 0x67: 3, 0x47: 8, 0x4B: 4, 0x56: 4,  # l t S Z g G K V
+    0x64: 4, 0x57: 6, 0x4F: 6, 0x43: 5,  # d W O C
+    0x44: 4, 0x51: 2, 0x71: 20, 0x79: 4, 0x42: 2, 0x6E: 2, 0x61: 8, 0x41: 5, 0x7A: 1,  # D Q q y B n a A z
+}
 
 
 def frame(kind: bytes, body: bytes = b"") -> bytes:
