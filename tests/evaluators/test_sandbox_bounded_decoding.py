@@ -174,3 +174,52 @@ def test_the_largest_reply_of_any_shape_takes_bounded_memory_in_the_worker(unit:
     grown_mb, outcome = proc.stdout.split(" ", 1)
     assert int(grown_mb) < 200, proc.stdout
     assert outcome.strip() in ("decoded", f"the value holds more than {MAX_ITEMS} items"), proc.stdout
+
+
+def test_mutated_encodings_of_every_type_decode_or_give_a_data_error() -> None:
+    # Random and hostile bytes around every new tag give a value or a DataError, never another
+    # exception (numpy's, decimal's, a class construction's) escaping into the test.
+    np = pytest.importorskip("numpy")
+    import random
+    from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
+    from dataclasses import dataclass
+    from decimal import Decimal
+    from fractions import Fraction
+
+    pair = namedtuple("pair", "x y")
+
+    @dataclass
+    class Box:
+        a: int
+        b: str = "x"
+
+    def gen():  # noqa: ANN202
+        yield 1
+
+    seeds = [
+        encode(v, lenient=True)
+        for v in (
+            Decimal("1.5"), Fraction(2, 3), deque([1, "a"], 3), OrderedDict(a=1), Counter("ab"), defaultdict(list, {1: [2]}),
+            {1: 2}.keys(), {1: 2}.values(), {1: 2}.items(), pair(1, 2), Box(1), np.arange(6).reshape(2, 3), np.float32(2.5),
+            np.array(["a", "bc"]), np.array([True]), gen(), iter([1]), bytearray(b"ab"), range(3), [1, (2.5, "x")],
+        )
+    ]
+    rng = random.Random(29)
+    decoded = 0
+    for _ in range(30_000):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            if data:
+                i, op = rng.randrange(len(data)), rng.random()
+                if op < 0.6:
+                    data[i] = rng.randrange(256)
+                elif op < 0.8:
+                    del data[i]
+                else:
+                    data[i:i] = bytes([rng.randrange(256)])
+        try:
+            decode(bytes(data), {"pair": pair, "Box": Box})
+            decoded += 1
+        except DataError:
+            pass
+    assert decoded > 1000  # the mutations are not all refused outright
