@@ -267,7 +267,7 @@ def test_evaluation_of_a_hostile_http_agent_finishes_and_writes_everything(hosti
     assert set(result.categories) == {"functional", "synthesis", "retrieval", "learning", "workflow",
                                       "performance", "robustness"}
     assert all(cat.tests for cat in result.categories.values())
-    assert handler.seen.get("query", 0) > 20 and handler.seen.get("tools", 0) > 0 and handler.seen.get("search", 0) > 0
+    assert handler.seen.get("query", 0) >= 10 and handler.seen.get("tools", 0) > 0 and handler.seen.get("search", 0) > 0
     assert result.overall < 0.5 and not result.passed
     paths = write_outputs(result, tmp_path, visualize=True)
     data = json.loads(paths["json"].read_text())
