@@ -365,3 +365,50 @@ def test_the_test_can_call_the_candidate_with_these_values_too() -> None:
     """
     (result,) = run_jobs([_job(completion, test, prompt=prompt)])
     assert result.completed, result.reason
+
+
+def test_generators_cross_lazily() -> None:
+    # A generator was consumed whole in the candidate: an endless one failed the sample, a slow
+    # one cost all its items' time for the one the test wanted, and one that raised after a few
+    # items failed the sample instead of giving the test those items and then its exception.
+    completion = """
+        import itertools, time
+        def probe(kind):
+            if kind == 0:
+                return (i for i in itertools.count())
+            if kind == 1:
+                def slow():
+                    for i in range(100):
+                        time.sleep(0.5)
+                        yield i
+                return slow()
+            if kind == 2:
+                def failing():
+                    yield 1
+                    yield 2
+                    raise ValueError('third', 3)
+                return failing()
+            return (x * x for x in range(10_000))
+    """
+    test = """
+        import itertools, types
+        def check(candidate):
+            endless = candidate(0)
+            assert isinstance(endless, types.GeneratorType)
+            assert list(itertools.islice(endless, 5)) == [0, 1, 2, 3, 4]
+            squares = candidate(3)  # two generators open at once, and a call between their chunks
+            assert next(squares) == 0
+            assert next(candidate(1)) == 0  # one slow item, not a hundred
+            assert list(itertools.islice(endless, 10_000))[-1] == 10_004
+            assert sum(squares) == sum(x * x for x in range(10_000))
+            seen = []
+            try:
+                for x in candidate(2):
+                    seen.append(x)
+            except ValueError as e:
+                assert seen == [1, 2] and e.args == ('third', 3), (seen, e.args)
+            else:
+                assert False
+    """
+    (result,) = run_jobs([_job(completion, test, timeout_s=8.0)])
+    assert result.completed, result.reason

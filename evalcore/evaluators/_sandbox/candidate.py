@@ -26,8 +26,8 @@ import types
 import _thread
 
 from .framing import (
-    CALL, CALL_TYPED, ESCAPE, MAX_MESSAGE, MAX_VALUE_BYTES, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN,
-    DataError, decode, encode, frame,
+    CALL, CALL_TYPED, ESCAPE, LAZY_CHUNK_ITEMS, LAZY_CHUNK_S, MAX_MESSAGE, MAX_VALUE_BYTES, NEXT, NOT_DATA,
+    PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, decode, encode, encode_lazy, frame,
 )
 
 TYPE_CHECKING = False
@@ -369,6 +369,7 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
     except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt too
         fail(PROGRAM_FAILED, exc)
     loads = __import__("marshal").loads  # the worker's own encoding of the test's arguments
+    lazies: dict = {}  # the generators calls returned, by handle (1, 2, ...)
     read, buf = os.read, b""
     while True:
         while len(buf) < 5 or len(buf) < 5 + int.from_bytes(buf[:4], "big"):
@@ -382,6 +383,11 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
         if kind == QUERY:
             buf = buf[5 + size:]
             send(frame(READY))
+            continue
+        if kind == NEXT:  # the next chunk of a generator this process returned
+            handle = loads(buf[5:5 + size])
+            buf = buf[5 + size:]
+            send(_chunk(lazies, handle, fail))
             continue
         if kind == CALL:
             args, kwargs = loads(buf[5:5 + size])
@@ -405,6 +411,10 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
         except BaseException as exc:  # noqa: BLE001
             fail(ESCAPE, exc)
         else:
+            if type(value) is _GENERATOR_TYPE:  # crosses lazily, a chunk at a time
+                lazies[len(lazies) + 1] = value
+                send(_chunk(lazies, len(lazies), fail))
+                continue
             try:
                 reply = frame(RETURN, encode(value, lenient=True))
             except DataError as exc:
@@ -413,6 +423,51 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
                 name, message, _ = exception_data(exc)
                 reply = frame(NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE]))
         send(reply)
+
+
+def _generator() -> Any:
+    yield None
+
+
+_GENERATOR_TYPE = type(_generator())
+
+
+def _chunk(lazies: dict, handle: Any, fail: Callable[[bytes, BaseException], None]) -> bytes:
+    """The next chunk of a generator as a RETURN frame: up to LAZY_CHUNK_ITEMS items, or what
+    it yields in LAZY_CHUNK_S seconds (at least one), and whether it ended, or how it raised."""
+    from time import monotonic
+
+    gen = lazies.get(handle) if type(handle) is int else None
+    items: list = []
+    done, error = gen is None, None
+    if gen is not None:
+        deadline = monotonic() + LAZY_CHUNK_S
+        while len(items) < LAZY_CHUNK_ITEMS:
+            try:
+                items.append(next(gen))
+            except StopIteration:
+                done = True
+                break
+            except Exception as exc:  # noqa: BLE001 - crosses after the items before it
+                done = True
+                try:
+                    error = exception_info(exc)
+                except BaseException:  # noqa: BLE001
+                    error = encode(("Exception", "", "Exception", None, {}))
+                break
+            except BaseException as exc:  # noqa: BLE001 - SystemExit and the like
+                fail(ESCAPE, exc)
+            if monotonic() > deadline:
+                break
+        if done:
+            lazies[handle] = None  # its handle is not reused
+    try:
+        return frame(RETURN, encode_lazy(handle if type(handle) is int else 0, done, items, error))
+    except DataError as exc:
+        return frame(NOT_DATA, encode(_text(exc)))
+    except BaseException as exc:  # noqa: BLE001 - an item that could not be encoded
+        name, message, _ = exception_data(exc)
+        return frame(NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE]))
 
 
 def _flush() -> None:

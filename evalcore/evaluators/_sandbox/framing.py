@@ -106,6 +106,7 @@ MAX_ARRAY_DIMS = 32  # numpy arrays
 # Frame kinds on the call pipes (4-byte length, 1-byte kind, body).
 CALL = b"C"  # test -> candidate: marshal (args tuple, kwargs dict), written by the trusted side
 CALL_TYPED = b"V"  # the same in this module's encoding: arguments marshal cannot write (Decimal, numpy...)
+NEXT = b"N"  # test -> candidate: the next items of a generator the candidate returned (marshal: its handle)
 QUERY = b"Q"  # test -> candidate: did the program run? (only when the test made no call)
 READY = b"K"  # candidate -> test: the program ran (the answer to QUERY); body: empty
 PROGRAM_FAILED = b"P"  # the program itself raised: encoded (type name, message, base name)
@@ -379,6 +380,29 @@ def _generator_type() -> type:
 
 
 _GENERATOR = _generator_type()
+# A generator returned by a call crosses lazily, a chunk of items at a time: at most this many
+# items, or what it yields in LAZY_CHUNK_S seconds (at least one), per chunk.
+LAZY_CHUNK_ITEMS = 4096
+LAZY_CHUNK_S = 0.02
+
+
+class Lazy:
+    """A chunk of a generator's items as decoded (a reply's top level only): the worker turns
+    it into a generator that asks the candidate for the next chunk (:data:`NEXT`) when these run
+    out. ``error``: the exception the generator raised after them (an exception's 5-tuple)."""
+
+    __slots__ = ("handle", "done", "items", "error")
+
+    def __init__(self, handle: int, done: bool, items: list, error: tuple | None) -> None:
+        self.handle, self.done, self.items, self.error = handle, done, items, error
+
+
+def encode_lazy(handle: int, done: bool, items: list, error: bytes | None) -> bytes:
+    """A chunk of a generator (candidate side); ``error``: an encoded exception 5-tuple."""
+    data = b"L" + encode(handle) + encode(bool(done)) + encode(items, lenient=True) + (error if error is not None else b"N")
+    if len(data) > MAX_VALUE_BYTES:
+        raise DataError(f"the value is larger than {MAX_VALUE_BYTES} bytes encoded")
+    return data
 
 
 def _generate(items: list) -> Any:
@@ -500,6 +524,17 @@ def _dec(data: bytes, pos: int, depth: int, count: list) -> tuple:
         if n > MAX_ITEMS:  # what the test would materialize (tuple(), list(), sorted())
             raise DataError(f"the candidate returned a range of more than {MAX_ITEMS} items")
         return value, pos
+    if tag == 0x4C and depth == 0 and pos == 1:  # L: a chunk of a generator (a reply's top level only)
+        handle, pos = _dec(data, pos, 1, count)
+        done, pos = _dec(data, pos, 1, count)
+        items, pos = _dec(data, pos, 1, count)
+        error, pos = _dec(data, pos, 1, count)
+        if (
+            type(handle) is not int or type(done) is not bool or type(items) is not list
+            or not (error is None or (type(error) is tuple and len(error) == 5))
+        ):
+            raise DataError("invalid encoding: a generator's chunk")
+        return Lazy(handle, done, items, error), pos
     return _dec_other(tag, data, pos, depth, count)
 
 

@@ -26,8 +26,8 @@ import types
 
 from .candidate import PASSED_EXCEPTIONS
 from .framing import (
-    CALL, CALL_TYPED, ESCAPE, MAX_VALUE_BYTES, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, decode,
-    encode, frame,
+    CALL, CALL_TYPED, ESCAPE, MAX_VALUE_BYTES, NEXT, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError,
+    Lazy, decode, encode, frame,
 )
 
 TYPE_CHECKING = False
@@ -252,7 +252,8 @@ class Session:
         self._send(frame(kind, body))
         kind, body = self.frame()
         if kind == _RETURN:
-            return self.value(body)
+            value = self.value(body)
+            return _remote(self, value) if type(value) is Lazy else value
         if kind == _RAISE:
             info = self.value(body)
             if not (
@@ -267,6 +268,40 @@ class Session:
             message = self.value(body)
             raise self.fail(message if type(message) is str else "the candidate returned something that is not plain data")
         raise self.fail("the candidate broke the protocol")
+
+
+    def next_chunk(self, handle: int) -> Lazy:
+        """The next chunk of the candidate's generator ``handle``."""
+        if self.failure is not None:
+            raise SampleFailed(self.failure)
+        self._send(frame(NEXT, marshal.dumps(handle)))
+        kind, body = self.frame()
+        if kind == _RETURN:
+            chunk = self.value(body)
+            if type(chunk) is Lazy and chunk.handle == handle:
+                return chunk
+            raise self.fail("the candidate broke the protocol")
+        if kind == _ESCAPE or kind == _PROGRAM_FAILED:
+            raise self.fail(_exception_text(self.value(body)))
+        if kind == _NOT_DATA:
+            message = self.value(body)
+            raise self.fail(message if type(message) is str else "the candidate returned something that is not plain data")
+        raise self.fail("the candidate broke the protocol")
+
+
+def _remote(session: Session, chunk: Lazy) -> Any:
+    """The candidate's generator on the test's side: yields its items a chunk at a time, asking
+    for the next chunk only when the test wants more; raises what the generator raised."""
+    while True:
+        yield from chunk.items
+        if chunk.error is not None:
+            info = chunk.error
+            if not (all(type(x) is str for x in info[:3]) and (info[3] is None or type(info[3]) is tuple) and type(info[4]) is dict):
+                raise session.fail("the candidate broke the protocol")
+            raise _exception(*info, session.namespace)
+        if chunk.done:
+            return
+        chunk = session.next_chunk(chunk.handle)
 
 
 _READY, _RETURN, _RAISE, _ESCAPE, _NOT_DATA, _PROGRAM_FAILED = (
