@@ -223,3 +223,15 @@ def test_mutated_encodings_of_every_type_decode_or_give_a_data_error() -> None:
         except DataError:
             pass
     assert decoded > 1000  # the mutations are not all refused outright
+
+
+def test_an_endless_generator_of_large_items_is_bounded_in_the_worker() -> None:
+    # A generator crosses lazily, a chunk at a time: the test's list() of an endless one would
+    # take chunks until the worker's memory ran out; all chunks of a sample together have one
+    # value's bounds.
+    completion = "def probe():\n    while True:\n        yield 'x' * 100_000\n"
+    test = "def check(candidate):\n    assert len(list(candidate())) > 0\n"
+    (result,) = run_jobs([{"mode": "check", "source": completion, "prompt": "", "test": test, "entry_point": "probe", "timeout_s": 20.0}])
+    assert not result.completed
+    assert result.reason == f"the candidate's generators yielded more than {MAX_ITEMS} items or {32 << 20} bytes encoded", result.reason
+    assert result.duration_s < 10.0

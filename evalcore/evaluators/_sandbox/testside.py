@@ -26,7 +26,7 @@ import types
 
 from .candidate import PASSED_EXCEPTIONS
 from .framing import (
-    CALL, CALL_TYPED, ESCAPE, MAX_VALUE_BYTES, NEXT, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError,
+    CALL, CALL_TYPED, ESCAPE, MAX_ITEMS, MAX_VALUE_BYTES, NEXT, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError,
     Lazy, decode, encode, frame,
 )
 
@@ -164,6 +164,7 @@ class Session:
         self.failure: str | None = None  # sticky: the sample failed whatever the test does
         self.timed_out = False
         self.calls = 0
+        self.lazy_bytes = self.lazy_items = 0  # all chunks of the candidate's generators so far
 
     def fail(self, reason: str, timeout: bool = False) -> SampleFailed:
         if self.failure is None:
@@ -253,7 +254,7 @@ class Session:
         kind, body = self.frame()
         if kind == _RETURN:
             value = self.value(body)
-            return _remote(self, value) if type(value) is Lazy else value
+            return _remote(self, self._count(value, body)) if type(value) is Lazy else value
         if kind == _RAISE:
             info = self.value(body)
             if not (
@@ -270,6 +271,17 @@ class Session:
         raise self.fail("the candidate broke the protocol")
 
 
+    def _count(self, chunk: Lazy, body: bytes) -> Lazy:
+        """Bound what the candidate's generators hand this process, all chunks together, as
+        one value is bounded (a test's ``list()`` of an endless generator would not stop)."""
+        self.lazy_bytes += len(body)
+        self.lazy_items += len(chunk.items)
+        if self.lazy_bytes > MAX_VALUE_BYTES or self.lazy_items > MAX_ITEMS:
+            raise self.fail(
+                f"the candidate's generators yielded more than {MAX_ITEMS} items or {MAX_VALUE_BYTES} bytes encoded"
+            )
+        return chunk
+
     def next_chunk(self, handle: int) -> Lazy:
         """The next chunk of the candidate's generator ``handle``."""
         if self.failure is not None:
@@ -279,7 +291,7 @@ class Session:
         if kind == _RETURN:
             chunk = self.value(body)
             if type(chunk) is Lazy and chunk.handle == handle:
-                return chunk
+                return self._count(chunk, body)
             raise self.fail("the candidate broke the protocol")
         if kind == _ESCAPE or kind == _PROGRAM_FAILED:
             raise self.fail(_exception_text(self.value(body)))
