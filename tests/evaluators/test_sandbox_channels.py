@@ -12,6 +12,7 @@ shared with later samples (memory files, pidfds).
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -31,6 +32,14 @@ def pool():
         pytest.skip("no seccomp filter on this architecture")
     yield p
     p.close()
+
+def _skip_unreadable(pool: SandboxPool, result: object) -> None:
+    """As root in the weak fallback the sample's private uid cannot read an interpreter kept
+    under /root (docs/sandbox.md): modules the zygote did not preload are missing there."""
+    reason = getattr(result, "reason", None) or ""
+    if "ModuleNotFoundError" in reason and not pool.isolation.get("namespaces") and os.geteuid() == 0:
+        pytest.skip("the weak fallback's private uid cannot read this interpreter's modules")
+
 
 
 LEAVE_NOTE = textwrap.dedent(
@@ -121,6 +130,7 @@ def test_page_cache_probes_and_shared_counters_are_refused(pool: SandboxPool) ->
     # reads the bits back), and memory files and pidfds showed counters a later sample reads.
     (reply,) = pool.map([_job(PROBES, "def check(candidate):\n    assert candidate() == [], candidate()\n")])
     result = _to_result(reply)
+    _skip_unreadable(pool, result)
     assert result.completed, result
 
 
@@ -144,4 +154,5 @@ def test_ordinary_file_reads_and_memory_advice_still_work(pool: SandboxPool) -> 
     )
     (reply,) = pool.map([_job(program, "def check(candidate):\n    assert candidate() is True\n")])
     result = _to_result(reply)
+    _skip_unreadable(pool, result)
     assert result.completed, result
