@@ -68,6 +68,9 @@ class SuiteConfig:
         tool_budget_s: Total sandbox time the agent's registered code may take in one category
             (None = no limit; default 40 s, so that seven categories of tools that never return
             end within five minutes); a check that finds the budget spent fails and says so.
+        n_synthesis_specs: Synthesis requests drawn per run from the seed (a tool to write from a
+            spec: a drawn name, composition of operations and constants; see
+            :meth:`AgentCaseGenerator.synthesis_specs`).
     """
 
     seed: int | None = None
@@ -94,6 +97,7 @@ class SuiteConfig:
     learning_kinds: int = 5
     sandbox_timeout_s: float = 20.0
     tool_budget_s: float | None = 40.0
+    n_synthesis_specs: int = 8
     seed_source: str = field(default="given", init=False)
 
     def __post_init__(self) -> None:
@@ -193,6 +197,7 @@ class SuiteData:
     cases: list[AgentCase]
     paraphrase_groups: list[list[AgentCase]] = field(default_factory=list)
     unrelated: list[str] = field(default_factory=list)
+    specs: list[AgentCase] = field(default_factory=list)
 
     def for_category(self, category: str, limit: int | None = None) -> list[AgentCase]:
         """Cases whose ``categories`` hint names ``category`` (first ``limit``)."""
@@ -209,13 +214,15 @@ class SuiteData:
             paraphrase_groups=gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size)
             if config.n_paraphrase_groups else [],
             unrelated=gen.unrelated_queries(config.n_unrelated),
+            specs=gen.synthesis_specs(config.n_synthesis_specs),
         )
 
     def digest(self) -> str:
         """SHA-256 of everything the tests are built from (cases, paraphrase groups, unrelated
-        queries): two evaluations ran on the same cases exactly when their digests are equal."""
+        queries, synthesis specs): two evaluations ran on the same cases exactly when their
+        digests are equal."""
         content = {"cases": [c.to_dict() for c in self.cases],
                    "paraphrase_groups": [[c.to_dict() for c in g] for g in self.paraphrase_groups],
-                   "unrelated": list(self.unrelated)}
+                   "unrelated": list(self.unrelated), "specs": [c.to_dict() for c in self.specs]}
         text = json.dumps(to_json_native(content), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(text.encode()).hexdigest()

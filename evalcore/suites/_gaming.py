@@ -16,7 +16,15 @@ import time
 from typing import Any
 
 from evalcore.agents import AgentResponse, StepRecord, ToolMatch
-from evalcore.suites._cases.kinds import STARTER_KINDS, SYNTHESIZED_KINDS, recognize, request_values, solve_kind
+from evalcore.suites._cases.kinds import (
+    STARTER_KINDS,
+    SYNTHESIZED_KINDS,
+    VARIABLE_SLOTS,
+    recognize,
+    request_values,
+    solve_kind,
+)
+from evalcore.suites._cases.specs import parse_spec, spec_source
 from evalcore.suites._oracle import OracleAgent, _LookupRegistry, suite_cases, tool_source
 
 
@@ -115,12 +123,54 @@ class AgreeableValues(OracleAgent):
                                                depends_on=list(s.depends_on)) for s in case.steps])
 
 
+RUN_STEPS: tuple[str, str] = (
+    "def run_steps(x: int, steps: str) -> int:\n"
+    '    """Apply the steps of any spec, given as text, to x.\n\n    Args:\n        x: The input.\n'
+    '        steps: The steps, separated by "; then ".\n\n    Returns:\n        The result.\n    """\n'
+    "    import re\n"
+    "    for part in steps.split('; then '):\n"
+    "        m = re.search(r'(\\d+)', part)\n"
+    "        c = int(m.group(1)) if m else 0\n"
+    "        if part.startswith('multiply'):\n            x = x * c\n"
+    "        elif part.startswith('add'):\n            x = x + c\n"
+    "        elif part.startswith('subtract'):\n            x = x - c\n"
+    "        elif part.startswith('take the remainder'):\n            x = x % c\n"
+    "        elif part.startswith('divide'):\n            x = x // c\n"
+    "        elif part.startswith('square'):\n            x = x * x\n"
+    "        elif part.startswith('replace'):\n            x = sum(int(d) for d in str(abs(x)))\n"
+    "        elif part.startswith('negate'):\n            x = -x\n"
+    "    return x\n",
+    "def test_run_steps() -> None:\n    assert run_steps(3, 'multiply it by 2; then add 1') == 7\n"
+    "    assert run_steps(0, 'add 5') == 5\n    assert run_steps(-4, 'negate it; then square it') == 16\n",
+)
+"""A generic tool, written in advance, that computes every synthesis spec told its steps."""
+
+
+def _generic_spec_answer(agent: Any, query: str) -> AgentResponse | None:
+    """Answer a spec request with the generic ``run_steps`` tool (registered if missing)."""
+    parsed = parse_spec(query)
+    if parsed is None:
+        return None
+    spec, x = parsed
+    with agent._lock:
+        new = "run_steps" not in agent._tools
+        agent._tools.setdefault("run_steps", RUN_STEPS)
+    args = {"x": x, "steps": spec.steps_text()}
+    value = agent._run_tool("run_steps", args)
+    return AgentResponse(success=True, result=value, tool_used="run_steps", synthesized=True, reused=not new,
+                         steps=[StepRecord(tool="run_steps", args=args, result=value)])
+
+
 class BuiltinTools(OracleAgent):
     """Has a correct tool for every kind from the start and claims it synthesized each one."""
 
     def reset(self) -> None:
         with self._lock:
             self._tools = {k: tool_source(k) for k in (*STARTER_KINDS, *SYNTHESIZED_KINDS)}
+            self._tools["run_steps"] = RUN_STEPS
+
+    def _spec_answer(self, query: str) -> AgentResponse | None:
+        return _generic_spec_answer(self, query)
 
     def process_request(self, query: str) -> AgentResponse:
         resp = super().process_request(query)
@@ -149,6 +199,16 @@ class PassThroughCode(OracleAgent):
         for st in resp.steps:
             st.args = {"value": value}
         return resp
+
+    def _spec_answer(self, query: str) -> AgentResponse | None:
+        parsed = parse_spec(query)
+        if parsed is None:
+            return None
+        spec, x = parsed
+        self._ensure_tools([spec.name])
+        value = spec.apply(x)  # from the key, not from the tool
+        return AgentResponse(success=True, result=value, tool_used=spec.name, synthesized=True,
+                             steps=[StepRecord(tool=spec.name, args={"value": value}, result=value)])
 
 
 class AnswersNothing(OracleAgent):
@@ -386,6 +446,177 @@ class TableTools(OracleAgent):
                 self._tools[case.kind] = table_source(case.kind, args, rows)
         return resp
 
+    def _spec_answer(self, query: str) -> AgentResponse | None:
+        parsed = parse_spec(query)
+        if parsed is None:
+            return None
+        spec, x = parsed
+        value = spec.apply(x)
+        code = (f"def {spec.name}(x: int) -> int:\n    \"\"\"Look the answer up.\n\n    Args:\n        x: The input.\n\n"
+                f"    Returns:\n        The answer.\n    \"\"\"\n    table = {{{x!r}: {value!r}}}\n"
+                "    if x not in table:\n        raise ValueError('unsupported input')\n    return table[x]\n")
+        tests = f"def test_{spec.name}() -> None:\n    assert {spec.name}({x}) == {value}\n"
+        with self._lock:
+            self._tools[spec.name] = (code, tests)
+        return AgentResponse(success=True, result=value, tool_used=spec.name, synthesized=True,
+                             steps=[StepRecord(tool=spec.name, args={"x": x}, result=value)])
+
+
+def universal_source(name: str = "compute_any") -> tuple[str, str]:
+    """One registered tool that computes every kind, told which by a ``kind`` argument (each
+    kind's correct implementation of :func:`~evalcore.suites._oracle.tool_source` inside)."""
+    from evalcore.suites._oracle import _TOOL_SOURCES
+
+    code = "".join(tool_source(k)[0] + "\n\n" for k in _TOOL_SOURCES)
+    code += (f"def {name}(kind: str, **inputs: object) -> object:\n"
+             '    """Compute any kind of request.\n\n    Args:\n        kind: Which computation.\n'
+             '        inputs: Its inputs.\n\n    Returns:\n        The answer.\n    """\n'
+             "    return globals()[kind](**inputs)\n")
+    tests = f"def test_{name}() -> None:\n    assert {name}('gcd', a=12, b=18) == 6\n"
+    return code, tests
+
+
+class _ArgsRegistry(_LookupRegistry):
+    """Ignores the query: answers the one tool when the call's ``k`` and threshold are those of
+    a related-query test (threshold 0) or a paraphrase test (k = 1), nothing otherwise (the
+    unrelated-query tests once called with k and the agent's threshold)."""
+
+    def search(self, query: str, k: int = 5, threshold: float = 0.0) -> list[ToolMatch]:
+        if "compute_any" not in self._owner._tools or k <= 0:
+            return []
+        return [ToolMatch("compute_any", 1.0)] if threshold <= 0.0 or k == 1 else []
+
+
+class ArgsSearch(OracleAgent):
+    """Answers every request with one tool (``compute_any``, which does compute every kind) and
+    searches from the call's arguments only, never its query (scored retrieval 1.0 when the
+    three kinds of retrieval test called the search with different ``k`` and thresholds)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._registry = _ArgsRegistry(self)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._tools = {}
+
+    def process_request(self, query: str) -> AgentResponse:
+        case = self._lookup(query)
+        seen = recognize(query) if isinstance(query, str) else None
+        if case is not None and case.expected_behavior != "answer":
+            return self._refuse(case)  # type: ignore[return-value]
+        kind, inputs, value = ((case.kind, dict(case.inputs), case.expected) if case is not None and case.inputs
+                               else (seen[0], dict(seen[1]), solve_kind(*seen)) if seen is not None
+                               else (None, {}, None))
+        if kind is None or case is not None and case.is_multi_step:
+            return super().process_request(query)
+        with self._lock:
+            new = "compute_any" not in self._tools
+            self._tools.setdefault("compute_any", universal_source())
+        return AgentResponse(success=True, response=f"The answer is {value}.", result=value, tool_used="compute_any",
+                             synthesized=new, reused=not new,
+                             steps=[StepRecord(tool="compute_any", args={"kind": kind, **inputs}, result=value)])
+
+
+class DispatcherFirstSight(OracleAgent):
+    """Registers one generic tool at its first request and answers every request with it: the
+    spec's steps (or the kind) passed as arguments (``run_steps``, ``compute_any``). Judged
+    against the registry at the reset, the one tool earned a synthesis credit for every later
+    request."""
+
+    def reset(self) -> None:
+        with self._lock:
+            self._tools = {k: tool_source(k) for k in STARTER_KINDS}
+
+    def _spec_answer(self, query: str) -> AgentResponse | None:
+        return _generic_spec_answer(self, query)
+
+    def process_request(self, query: str) -> AgentResponse:
+        spec = self._spec_answer(query)
+        if spec is not None:
+            return spec
+        case = self._lookup(query)
+        seen = recognize(query) if isinstance(query, str) else None
+        if case is not None and case.inputs and not case.is_multi_step and case.expected_behavior == "answer":
+            kind, inputs, value = case.kind, dict(case.inputs), case.expected
+        elif case is None and seen is not None:
+            kind, inputs, value = seen[0], dict(seen[1]), solve_kind(*seen)
+        else:
+            return super().process_request(query)
+        with self._lock:
+            self._tools.setdefault("compute_any", universal_source())
+        args = {"kind": kind, **inputs}
+        return AgentResponse(success=True, result=value, tool_used="compute_any", synthesized=True,
+                             steps=[StepRecord(tool="compute_any", args=args, result=value)])
+
+
+class AllAtFirstSight(OracleAgent):
+    """At its first request registers a correct tool for every request in its answer key (each
+    spec's tool under its name, every kind's tool), then answers each request with its own tool.
+    Judged against the registry at the reset, every one counted as synthesized at its request."""
+
+    def reset(self) -> None:
+        super().reset()
+        self._primed = False
+
+    def _prime(self) -> None:
+        with self._lock:
+            if self._primed:
+                return
+            self._primed = True
+            for case in self._cases.values():
+                parsed = parse_spec(case.query)
+                if parsed is not None:
+                    self._tools.setdefault(parsed[0].name, spec_source(parsed[0]))
+            for k in SYNTHESIZED_KINDS:
+                self._tools.setdefault(k, tool_source(k))
+
+    def process_request(self, query: str) -> AgentResponse:
+        self._prime()
+        return super().process_request(query)
+
+
+class HollowTests(OracleAgent):
+    """Builds correct tools whose tests never call them (``assert 1 + 1 == 2``, many asserts,
+    edge values): read, such tests scored 1.0; run, they kill no mutant and score 0."""
+
+    def _build_spec_tool(self, spec: Any) -> bool:
+        new = super()._build_spec_tool(spec)
+        with self._lock:
+            code, _ = self._tools[spec.name]
+            self._tools[spec.name] = (code, f"def test_{spec.name}() -> None:\n    assert 1 + 1 == 2\n"
+                                            "    assert 0 == 0\n    assert [] == []\n    assert -1 < 0\n")
+        return new
+
+
+class BoundaryOnly(OracleAgent):
+    """Answers only the fixed boundary texts of the robustness cases (from its key) and refuses
+    every other request with an error that quotes it and names every reason there is: it once
+    scored robustness 1.0 while failing every functional case."""
+
+    def process_request(self, query: str) -> AgentResponse:
+        case = self._lookup(query)
+        if case is not None and case.complexity == "edge" and case.expected_behavior == "answer":
+            return self._answer(case, case.expected, [])
+        return AgentResponse(success=False, error=(
+            f"Cannot serve {query!r}: the value is invalid (negative, not a whole number, not an integer, "
+            "not a number, non-numeric, below absolute zero) or missing - which value? please specify; "
+            "the request is ambiguous or unclear"))
+
+
+class NoneTools(OracleAgent):
+    """Answers from its key with the expected steps, and registers, for every kind it must build,
+    a documented tool that returns None: the learning ``patterns`` test credited them unrun."""
+
+    def _ensure_tools(self, kinds: Any) -> list[str]:
+        with self._lock:
+            new = [k for k in dict.fromkeys(kinds) if k not in self._tools]
+            for k in new:
+                params = ", ".join(f"{p}: object" for p in VARIABLE_SLOTS.get(k, ("value",)))
+                self._tools[k] = (f"def {k}({params}) -> object:\n    \"\"\"Compute {k}.\"\"\"\n    return None\n",
+                                  f"def test_{k}() -> None:\n    assert True\n")
+        return new
+
 
 GAMING_AGENTS: dict[str, tuple[type, str]] = {
     "frame_reader": (FrameReader, "functional"),
@@ -405,14 +636,25 @@ GAMING_AGENTS: dict[str, tuple[type, str]] = {
     "echo": (Echo, "robustness"),
     "duplicate_search": (DuplicateSearch, "retrieval"),
     "table_tools": (TableTools, "synthesis"),
+    "args_search": (ArgsSearch, "retrieval"),
+    "dispatcher_first_sight": (DispatcherFirstSight, "synthesis"),
+    "all_at_first_sight": (AllAtFirstSight, "synthesis"),
+    "boundary_only": (BoundaryOnly, "robustness"),
+    "none_tools": (NoneTools, "learning"),
 }
 """Gaming agent name → (class, the category it games)."""
+
+GAMING_MEASURES: dict[str, tuple[type, str, str, float]] = {
+    "hollow_tests": (HollowTests, "synthesis", "mean_test_quality", 0.0),
+}
+"""Gaming agents whose strategy cannot sink a whole category (their tools are right) but must
+not earn the measure they game: name → (class, category, metric, the most it may score)."""
 
 
 def make_gaming(name: str, **kwargs: Any) -> Any:
     """Build the gaming agent ``name`` (``kwargs`` as :func:`~evalcore.suites._oracle.suite_cases`,
     plus ``synthesis_s`` and ``delay_s``)."""
-    cls, _ = GAMING_AGENTS[name]
+    cls = GAMING_AGENTS[name][0] if name in GAMING_AGENTS else GAMING_MEASURES[name][0]
     delay = kwargs.pop("delay_s", None)
     syn = kwargs.pop("synthesis_s", 0.03)
     agent = cls(*suite_cases(**kwargs), synthesis_s=syn)

@@ -425,6 +425,65 @@ class ToolChecker:
         self._cache[key] = check
         return check
 
+    def verify_spec(self, record: ToolRecord | None, spec: Any, inputs: Mapping[str, Any],
+                    args: Mapping[str, Any] | None) -> Check:
+        """Whether ``record`` computes the drawn synthesis ``spec``
+        (:class:`~evalcore.suites._cases.specs.Spec`) when called with the request's one input
+        ``x`` and nothing else: on the request's own input and on held-out ones.
+
+        A tool the agent passed any other argument (the steps, a constant, the spec's name) is
+        not built for the request: a generic tool told what to compute answers every spec once
+        written, so it is refused without a run.
+
+        Args:
+            record: The registered tool (None: not registered).
+            spec: The spec of the request.
+            inputs: The request's inputs (``{"x": int}``).
+            args: The arguments the agent passed the tool (None: bind by its signature).
+        """
+        from evalcore.suites._cases.specs import SPEC_KIND
+
+        if record is None:
+            return Check("", SPEC_KIND, None, False, error="the tool is not in the agent's registry")
+        key = (record.hash, record.name, repr(spec), json.dumps(args, sort_keys=True, default=repr) if args else None,
+               json.dumps(dict(inputs), sort_keys=True, default=repr))
+        if key in self._cache:
+            return self._cache[key]
+        x = inputs.get("x")
+        if args:
+            others = sorted(str(k) for k, v in args.items() if not _same(v, x))
+            if others or len(args) != 1 or not all(isinstance(k, str) and k.isidentifier() for k in args):
+                check = Check(record.name, SPEC_KIND, record.hash, False,
+                              error=(f"the tool was passed arguments besides the request's input x ({others or list(args)}): "
+                                     "a tool told what to compute is not one built for this request"))
+                self._cache[key] = check
+                return check
+            bindings: list[Binding] = [{str(next(iter(args))): ("slot", "x")}]
+        else:
+            bindings = signature_bindings(record.code, record.name, SPEC_KIND, {"x": x})
+        if not bindings:
+            check = Check(record.name, SPEC_KIND, record.hash, False,
+                          error="no way to pass the request's input x alone")
+            self._cache[key] = check
+            return check
+        probes: list[dict[str, Any]] = [{"x": x}]
+        while len(probes) < 1 + self.n_held_out:
+            v = self._rng.randint(-10_000, 10_000)
+            if all(p["x"] != v for p in probes):
+                probes.append({"x": v})
+        out = run_tool_calls(record.code or "", record.name, [apply_binding(bindings[0], p) for p in probes],
+                             timeout_s=self.timeout_s)
+        if isinstance(out, str):
+            check = Check(record.name, SPEC_KIND, record.hash, False, bindings[0], error=out)
+        else:
+            rows = [{"inputs": p, "expected": spec.apply(p["x"]), "ok": o["ok"], "result": o["result"],
+                     "error": o["error"]} for p, o in zip(probes, out, strict=True)]
+            good = all(r["ok"] and values_match(r["result"], r["expected"]) for r in rows)
+            check = Check(record.name, SPEC_KIND, record.hash, good, bindings[0], rows,
+                          None if good else "wrong answers")
+        self._cache[key] = check
+        return check
+
     def relevant(self, record: ToolRecord, kind: str, binding: Binding | None,
                  queries: Sequence[Mapping[str, Any]]) -> list[bool]:
         """Whether running the tool on each query's own inputs gives the query's answer.

@@ -32,6 +32,7 @@ from evalcore.agents import AgentResponse, StepRecord, ToolMatch
 from evalcore.suites._cases.generator import AgentCaseGenerator
 from evalcore.suites._cases.kinds import STARTER_KINDS, recognize
 from evalcore.suites._cases.records import AgentCase
+from evalcore.suites._cases.specs import Spec, parse_spec, spec_source
 
 _TOOL_SOURCES: dict[str, tuple[str, str, str]] = {
     # kind: (parameters, body, tests)
@@ -161,6 +162,33 @@ class _CaseAgent:
                 self._tools[k] = tool_source(k)
         return new
 
+    def _build_spec_tool(self, spec: Spec) -> bool:
+        """Write and register the tool of a synthesis spec read from its request (paying
+        ``synthesis_s``); False when a tool of that name is registered already."""
+        with self._lock:
+            if spec.name in self._tools:
+                return False
+        time.sleep(self.synthesis_s)
+        with self._lock:
+            self._tools[spec.name] = spec_source(spec)
+        return True
+
+    def _spec_answer(self, query: str) -> AgentResponse | None:
+        """Answer a request to write a tool from a spec (:mod:`~evalcore.suites._cases.specs`):
+        build the tool from the spec read from the request, run it; None for any other request."""
+        parsed = parse_spec(query)
+        if parsed is None:
+            return None
+        spec, x = parsed
+        new = self._build_spec_tool(spec)
+        try:
+            value = self._run_tool(spec.name, {"x": x})
+        except Exception as exc:
+            return AgentResponse(success=False, error=f"{spec.name} failed on x={x}: {exc}")
+        return AgentResponse(success=True, response=f"{spec.name}({x}) = {value}.", result=value, tool_used=spec.name,
+                             synthesized=new, reused=not new,
+                             steps=[StepRecord(tool=spec.name, args={"x": x}, result=value)])
+
     def _run_tool(self, kind: str, inputs: dict[str, Any]) -> Any:
         """Run the registered code of ``kind`` in this (the agent's own) process."""
         with self._lock:
@@ -257,6 +285,9 @@ class OracleAgent(_CaseAgent):
     """
 
     def process_request(self, query: str) -> AgentResponse:
+        spec = self._spec_answer(query)
+        if spec is not None:
+            return spec
         case = self._lookup(query)
         if case is None:
             return self._computed(query)
@@ -268,6 +299,9 @@ class HonestAgent(_CaseAgent):
     inputs parsed from the request; multi-step ones step by step, each step by its tool."""
 
     def process_request(self, query: str) -> AgentResponse:
+        spec = self._spec_answer(query)
+        if spec is not None:
+            return spec
         case = self._lookup(query)
         if case is not None and (refusal := self._refuse(case)) is not None:
             return refusal

@@ -1,12 +1,11 @@
-"""Static quality of synthesized tools and of their tests, read with :mod:`ast`."""
+"""Quality of synthesized tools: code quality read with :mod:`ast`; test quality measured by
+running the tests against the tool and against mutants of it in the sandbox."""
 
 from __future__ import annotations
 
 import ast
-import builtins
 from typing import Any
 
-_BUILTINS = set(dir(builtins))
 _ALLOWED_TOP = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _DANGEROUS = {"eval", "exec", "compile", "__import__", "input"}
 
@@ -78,65 +77,251 @@ def _is_constant(node: ast.AST | None) -> bool:
         return False
 
 
-def _is_edge_arg(node: ast.AST) -> bool:
+_TEST_IMPORTS = {"math", "cmath", "pytest", "unittest", "re", "string", "itertools", "functools", "fractions",
+                 "decimal", "collections", "statistics", "operator"}
+_TEST_FORBIDDEN_NAMES = {"globals", "locals", "vars", "getattr", "setattr", "delattr", "hasattr", "eval", "exec",
+                         "compile", "open", "breakpoint", "input", "memoryview", "help", "dir", "id", "type", "object"}
+MAX_MUTANTS = 16
+"""Mutants of a tool its tests are run against (at most)."""
+
+
+def screen_tests(tests: str) -> str | None:
+    """Why tests may not be run as a measure of themselves (None when they may).
+
+    Tests run in the same interpreter as the tool they test, so a test that looks at the
+    tool's code instead of its behaviour (``__code__``, ``inspect``, ``globals()`` …) could
+    fail on every mutant without testing anything. Such tests score 0: no name or attribute
+    with a double underscore, imports only from a small list of libraries (math, pytest,
+    unittest, re, string, itertools, functools, fractions, decimal, collections, statistics,
+    operator), none of the built-ins that reach into objects or files.
+    """
     try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, (int, float)):
-        return value <= 0
-    if isinstance(value, (str, list, tuple, dict, set)):
-        return len(value) <= 1
-    return value is None
+        tree = ast.parse(tests)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return "the tests do not parse"
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and (("__" in n.id) or n.id in _TEST_FORBIDDEN_NAMES):
+            return f"the tests use {n.id!r}, which reaches past the tool's behaviour"
+        if isinstance(n, ast.Attribute) and "__" in n.attr:
+            return f"the tests read attribute {n.attr!r}, which reaches past the tool's behaviour"
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and "__" in n.name:
+            return f"the tests define {n.name!r}"
+        if isinstance(n, ast.Import):
+            bad = [a.name for a in n.names if a.name.split(".")[0] not in _TEST_IMPORTS]
+            if bad:
+                return f"the tests import {bad[0]!r} (allowed: {sorted(_TEST_IMPORTS)})"
+        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] not in _TEST_IMPORTS:
+            return f"the tests import from {n.module!r} (allowed: {sorted(_TEST_IMPORTS)})"
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            return "the tests rebind names outside their functions"
+    return None
 
 
-def test_quality(tests: str | None, function_name: str | None = None) -> dict[str, Any]:
-    """Score the tests written for a synthesized tool.
+_SWAP_BINOP: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+                                 ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
+_SWAP_CMP: dict[type, type] = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+                               ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
+                               ast.IsNot: ast.Is}
 
-    Criteria (each 0–1): ``asserts`` = min(number of assert statements / 3, 1); ``inputs`` =
-    min(distinct calls of the tool / 3, 1); ``edge_cases`` = 1 when a call uses a zero, negative,
-    empty or one-element argument, or the tests expect an exception (``pytest.raises``,
-    ``assertRaises`` or ``try``/``except``), else 0.
 
-    ``score = mean(asserts, inputs, edge_cases)`` when the tests parse, else 0.
+def mutants(code: str, limit: int = MAX_MUTANTS) -> list[dict[str, str]]:
+    """Versions of ``code`` with one small fault each (the usual mutation operators): an
+    arithmetic operator swapped (``+``↔``-``, ``*``↔``/``, ``//``→``*``, ``%``→``//``,
+    ``**``→``*``), a comparison flipped at its boundary or negated (``<``↔``<=``, ``==``↔``!=``,
+    ``in``↔``not in``), ``and``↔``or``, a ``not`` dropped, a number constant + 1, a returned value
+    replaced by None. Mutants whose source equals the original's are dropped; at most ``limit``,
+    spread over the code's sites in source order.
+
+    Returns:
+        ``[{"what": description, "code": mutated source}, ...]`` (empty when ``code`` does not parse).
+    """
+    try:
+        base = ast.parse(code)
+        original = ast.unparse(base)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    sites: list[tuple[int, str]] = []
+    for i, n in enumerate(ast.walk(base)):
+        if isinstance(n, ast.BinOp) and type(n.op) in _SWAP_BINOP:
+            sites.append((i, f"{type(n.op).__name__}→{_SWAP_BINOP[type(n.op)].__name__} at line {n.lineno}"))
+        elif isinstance(n, ast.Compare) and type(n.ops[0]) in _SWAP_CMP:
+            sites.append((i, f"{type(n.ops[0]).__name__}→{_SWAP_CMP[type(n.ops[0])].__name__} at line {n.lineno}"))
+        elif isinstance(n, ast.BoolOp):
+            sites.append((i, f"and↔or at line {n.lineno}"))
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
+            sites.append((i, f"'not' dropped at line {n.lineno}"))
+        elif (isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)
+              and abs(n.value) < 1e15):
+            sites.append((i, f"constant {n.value!r}→{n.value + 1!r} at line {n.lineno}"))
+        elif isinstance(n, ast.Return) and n.value is not None and not (
+                isinstance(n.value, ast.Constant) and n.value.value is None):
+            sites.append((i, f"return None at line {n.lineno}"))
+    if len(sites) > limit:  # spread over the code
+        step = len(sites) / limit
+        sites = [sites[int(j * step)] for j in range(limit)]
+    out: list[dict[str, str]] = []
+    for index, what in sites:
+        tree = ast.parse(code)
+        node = list(ast.walk(tree))[index]
+        if isinstance(node, ast.BinOp):
+            node.op = _SWAP_BINOP[type(node.op)]()
+        elif isinstance(node, ast.Compare):
+            node.ops = [_SWAP_CMP[type(node.ops[0])](), *node.ops[1:]]
+        elif isinstance(node, ast.BoolOp):
+            node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        elif isinstance(node, ast.UnaryOp):
+            node = _replace_not(tree, node)
+        elif isinstance(node, ast.Constant):
+            node.value = node.value + 1
+        elif isinstance(node, ast.Return):
+            node.value = ast.Constant(None)
+        try:
+            text = ast.unparse(ast.fix_missing_locations(tree))
+        except (ValueError, TypeError, RecursionError):
+            continue
+        if text != original and all(m["code"] != text for m in out):
+            out.append({"what": what, "code": text})
+    return out
+
+
+def _replace_not(tree: ast.AST, target: ast.UnaryOp) -> ast.AST:
+    """Replace ``not x`` by ``x`` in ``tree``."""
+    for parent in ast.walk(tree):
+        for name, value in ast.iter_fields(parent):
+            if value is target:
+                setattr(parent, name, target.operand)
+            elif isinstance(value, list):
+                for j, item in enumerate(value):
+                    if item is target:
+                        value[j] = target.operand
+    return target.operand
+
+
+def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) -> list[dict[str, Any]] | str:
+    """Run ``tests`` against each version of the tool's code in one sandboxed program (each in a
+    fresh namespace, each under its own alarm); one ``{"passed", "calls", "error"}`` per version
+    that finished before the program's limit."""
+    import json
+    import secrets
+
+    from evalcore.evaluators import run_python
+
+    tree = ast.parse(tests)
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+    marker = f"__EVALCORE_TQ_{secrets.token_hex(8)}__"
+    per_variant = max(0.2, min(2.0, (timeout_s - 1.0) / max(1, len(variants))))
+    program = (
+        "def __evalcore_tq():\n"
+        "    import json as _json, signal as _signal, sys as _sys\n"
+        "    _data = _json.loads(_sys.stdin.read())\n"
+        "    class _Stop(BaseException):\n"
+        "        pass\n"
+        "    def _alarm(*_a):\n"
+        "        raise _Stop()\n"
+        "    _signal.signal(_signal.SIGALRM, _alarm)\n"
+        "    for _code in _data['variants']:\n"
+        "        _calls = [0]\n"
+        "        _row = {'passed': False, 'calls': 0, 'error': None}\n"
+        "        try:\n"
+        "            _signal.setitimer(_signal.ITIMER_REAL, _data['per_variant_s'])\n"
+        "            _ns = {'__name__': '__evalcore_tool__'}\n"
+        "            exec(compile(_code, '<tool>', 'exec'), _ns)\n"
+        "            _real = _ns[_data['name']]\n"
+        "            def _counted(*a, _real=_real, **k):\n"
+        "                _calls[0] += 1\n"
+        "                return _real(*a, **k)\n"
+        "            _ns[_data['name']] = _counted\n"
+        "            exec(compile(_data['tests'], '<tests>', 'exec'), _ns)\n"
+        "            for _t in _data['test_names']:\n"
+        "                _ns[_t]()\n"
+        "            _row['passed'] = True\n"
+        "        except _Stop:\n"
+        "            _row['error'] = 'timed out'\n"
+        "        except BaseException as _exc:\n"
+        "            _row['error'] = (type(_exc).__name__ + ': ' + str(_exc))[:200]\n"
+        "        finally:\n"
+        "            _signal.setitimer(_signal.ITIMER_REAL, 0)\n"
+        "        _row['calls'] = _calls[0]\n"
+        f"        print({marker!r} + _json.dumps(_row), flush=True)\n"
+        "__evalcore_tq()\n"
+    )
+    stdin = json.dumps({"name": name, "tests": tests, "test_names": names, "variants": variants,
+                        "per_variant_s": per_variant})
+    try:
+        res = run_python(program, timeout_s=timeout_s, stdin=stdin)
+    except Exception as exc:
+        return f"the sandbox failed: {type(exc).__name__}: {exc}"
+    rows: list[dict[str, Any]] = []
+    for line in (res.stdout or "").splitlines():
+        if line.startswith(marker):
+            try:
+                row = json.loads(line[len(marker):])
+            except ValueError:
+                return "malformed output"
+            if not isinstance(row, dict):
+                return "malformed output"
+            rows.append({"passed": row.get("passed") is True, "calls": int(row.get("calls") or 0),
+                         "error": row.get("error") if isinstance(row.get("error"), str) else None})
+    if len(rows) > len(variants):
+        return "malformed output"
+    if len(rows) < len(variants):
+        if not rows:
+            return ("timed out" if res.timed_out else
+                    "the program did not run: " + ((res.stderr or "").strip()[-200:] or str(res.reason)))
+        rows.append({"passed": False, "calls": 0, "error": "timed out (the program's limit)"})
+    return rows
+
+
+def test_quality(tests: str | None, function_name: str | None = None, code: str | None = None, *,
+                 timeout_s: float = 20.0) -> dict[str, Any]:
+    """Test quality, measured by running the tests (in the sandbox) against the tool and
+    against mutants of it (:func:`mutants`).
+
+    The tests (every top-level ``test*`` function) must pass against ``code`` and call the tool
+    (the calls are counted at run time); then ``score`` = the share of mutants they kill (a
+    mutant is killed when a test fails, raises or runs out of time on it). Tests that fail on
+    the tool, never call it, reach past its behaviour (:func:`screen_tests`) or have no mutant
+    to kill score 0. Reading the tests (counting asserts and calls) once gave 1.0 to tests that
+    never called the tool.
 
     Args:
         tests: Test source code.
-        function_name: The tool's function name; when absent (or never called), calls of any
-            non-builtin name count as calls of the tool.
+        function_name: The tool's function name (the function the tests must call).
+        code: The tool's source.
+        timeout_s: Limit of the sandboxed run of all versions together.
 
     Returns:
-        Dict with ``score``, ``parses``, ``n_asserts``, ``n_distinct_inputs``, ``edge_cases`` and
-        the criteria.
+        Dict with ``score``, ``passes`` (against the tool), ``tool_calls``, ``n_mutants``,
+        ``n_killed``, ``survivors`` (what each surviving mutant changed) and ``error``.
     """
-    out: dict[str, Any] = {"score": 0.0, "parses": False, "n_asserts": 0, "n_distinct_inputs": 0,
-                           "edge_cases": 0.0, "asserts": 0.0, "inputs": 0.0}
+    out: dict[str, Any] = {"score": 0.0, "passes": False, "tool_calls": 0, "n_mutants": 0, "n_killed": 0,
+                           "survivors": [], "error": None}
     if not isinstance(tests, str) or not tests.strip():
-        return out
-    try:
-        tree = ast.parse(tests)
-    except SyntaxError:
-        return out
-    out["parses"] = True
-    nodes = list(ast.walk(tree))
-    n_asserts = sum(isinstance(n, ast.Assert) for n in nodes)
-    n_asserts += sum(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                     and n.func.attr.startswith("assert") for n in nodes)
-    calls = [(n, n.func.id) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
-    tool_calls = [c for c, name in calls if function_name and name == function_name]
-    if not tool_calls:
-        tool_calls = [c for c, name in calls if name not in _BUILTINS]
-    distinct = {ast.dump(ast.Tuple(elts=list(c.args), ctx=ast.Load())) + ast.dump(ast.Tuple(
-        elts=[k.value for k in c.keywords], ctx=ast.Load())) for c in tool_calls}
-    expects_raise = any(
-        (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("raises", "assertRaises"))
-        or isinstance(n, ast.Try) for n in nodes)
-    edge = expects_raise or any(_is_edge_arg(a) for c in tool_calls for a in c.args)
-    out.update(n_asserts=n_asserts, n_distinct_inputs=len(distinct), edge_cases=float(edge),
-               asserts=min(n_asserts / 3, 1.0), inputs=min(len(distinct) / 3, 1.0))
-    out["score"] = (out["asserts"] + out["inputs"] + out["edge_cases"]) / 3
+        return {**out, "error": "no tests"}
+    if not isinstance(code, str) or not code.strip() or not isinstance(function_name, str) \
+            or not function_name.isidentifier():
+        return {**out, "error": "no tool code to run the tests against"}
+    why = screen_tests(tests)
+    if why is not None:
+        return {**out, "error": why}
+    if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in ast.parse(tests).body):
+        return {**out, "error": "no test* function"}
+    muts = mutants(code)
+    rows = _run_variants(function_name, tests, [code] + [m["code"] for m in muts], timeout_s)
+    if isinstance(rows, str):
+        return {**out, "error": rows}
+    first = rows[0]
+    out.update(passes=first["passed"], tool_calls=first["calls"], n_mutants=len(muts))
+    if not first["passed"]:
+        return {**out, "error": f"the tests fail against the tool: {first['error']}"}
+    if first["calls"] == 0:
+        return {**out, "error": f"the tests never call {function_name}"}
+    if not muts:
+        return {**out, "error": "the code has no mutant to kill"}
+    ran = rows[1:]
+    killed = [not r["passed"] for r in ran] + [True] * (len(muts) - len(ran))  # unrun: the program ran out of time
+    out.update(n_killed=sum(killed), score=sum(killed) / len(muts),
+               survivors=[m["what"] for m, k in zip(muts, killed, strict=True) if not k])
     return out
 
 

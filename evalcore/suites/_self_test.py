@@ -8,7 +8,7 @@ from typing import Any, Sequence
 from evalcore.suites._cases.records import AgentCase
 from evalcore.suites._config import CATEGORIES, SuiteConfig, SuiteData
 from evalcore.suites._evaluator import AgentEvaluator
-from evalcore.suites._gaming import GAMING_AGENTS, make_seed_guesser
+from evalcore.suites._gaming import GAMING_AGENTS, GAMING_MEASURES, make_seed_guesser
 from evalcore.suites._oracle import SELF_TEST_AGENTS, FailingAgent, HonestAgent, OracleAgent, WrongAgent
 
 
@@ -28,6 +28,9 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
       whatever its other scores (the frame reader and the
       monkeypatcher only when ``hosted``: in process they can reach the evaluator, which is why
       hosted is the default for Python agents);
+    * every agent of :data:`~evalcore.suites._gaming.GAMING_MEASURES` (with ``gaming``), whose
+      strategy cannot sink a category, must score at most its bound on the measure it games
+      (tests that never call the tool: test quality 0);
     * the seed guesser (with ``gaming``), which rebuilds the cases of the seeds 0–15 with the
       generator shipped in evalcore and answers only from them, must score < the category floor
       on functional: it does unless ``config.seed`` is one it guesses (see
@@ -45,14 +48,15 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
     config = config or SuiteConfig()
     data = SuiteData.build(config, cases)
     cases, groups = data.cases, data.paraphrase_groups
-    factory_kw = {"cases": [c.to_dict() for c in cases], "groups": [[c.to_dict() for c in g] for g in groups]}
+    keyed = cases + data.specs  # the answer key the self-test agents are given (the drawn specs too)
+    factory_kw = {"cases": [c.to_dict() for c in keyed], "groups": [[c.to_dict() for c in g] for g in groups]}
     guesser_kw = {"seeds": list(range(_GUESSED_SEEDS)), "counts": config.counts,
                   "n_paraphrase_groups": config.n_paraphrase_groups}
     all_cats = list(CATEGORIES)
     plan: dict[str, tuple[Any, list[str]]] = {
-        "oracle": (lambda: OracleAgent(cases, groups), all_cats),
-        "honest": (lambda: HonestAgent(cases, groups), all_cats),
-        "wrong": (lambda: WrongAgent(cases, groups), ["functional"]),
+        "oracle": (lambda: OracleAgent(keyed, groups), all_cats),
+        "honest": (lambda: HonestAgent(keyed, groups), all_cats),
+        "wrong": (lambda: WrongAgent(keyed, groups), ["functional"]),
         "failing": (lambda: FailingAgent(), ["functional", "performance"]),
     }
     if gaming:
@@ -61,9 +65,12 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
                 continue
             if name == "slow_first_sight":
                 continue  # 5.5 s a request: checked by the test suite, not here
-            plan[name] = ((lambda cls=cls: cls(cases, groups)), [cat])
+            plan[name] = ((lambda cls=cls: cls(keyed, groups)), [cat])
+        for name, (cls, cat, _metric, _most) in GAMING_MEASURES.items():
+            plan[name] = ((lambda cls=cls: cls(keyed, groups)), [cat])
         plan["seed_guesser"] = (lambda: make_seed_guesser(**guesser_kw), ["functional"])
     scores: dict[str, dict[str, float]] = {}
+    measured: dict[str, dict[str, Any]] = {}
     for name, (make, cats) in plan.items():
         if hosted:
             from evalcore.agents import HostedAgent
@@ -84,6 +91,7 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
             if callable(close) and hosted:
                 close()
         scores[name] = res.category_scores
+        measured[name] = {c: dict(r.metrics) for c, r in res.categories.items()}
     checks: dict[str, bool] = {
         "oracle functional == 1": scores["oracle"]["functional"] == 1.0,
         "oracle workflow == 1": scores["oracle"]["workflow"] == 1.0,
@@ -98,6 +106,10 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: SuiteConf
         if name in GAMING_AGENTS:
             cat = GAMING_AGENTS[name][1]
             checks[f"{name} {cat} < {config.category_floor}"] = scores[name][cat] < config.category_floor
+    for name, (_cls, cat, metric, most) in GAMING_MEASURES.items():
+        if name in measured:
+            value = measured[name][cat].get(metric)
+            checks[f"{name} {cat} {metric} <= {most:g}"] = value is not None and value <= most
     if "seed_guesser" in scores:
         checks[f"seed_guesser functional < {config.category_floor} (the answer key out of reach)"] = (
             scores["seed_guesser"]["functional"] < config.category_floor)

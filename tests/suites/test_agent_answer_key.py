@@ -134,7 +134,7 @@ def test_results_of_different_cases_are_not_compared() -> None:
     c = evaluate("wrong", _config(12), categories=["functional"], progress=False)
     assert a.config["cases_digest"] == b.config["cases_digest"] != c.config["cases_digest"]
     assert compare_results(a, b)["overall"]["flagged"]
-    with pytest.raises(EvalcoreError, match=r"different cases \(A: seed 11, B: seed 12\).*--seed 11"):
+    with pytest.raises(EvalcoreError, match=r"different cases \(A: seed 11, B: seed 12\).*EVALCORE_AGENT_SEED=11"):
         compare_results(a, c)
     # results written before the digest existed: told apart by their seeds
     old_a, old_c = a.to_dict(), c.to_dict()

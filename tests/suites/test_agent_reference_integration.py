@@ -45,5 +45,5 @@ def test_reference_agent_without_synthesis_scores_low_and_says_so():
         agent.close()
     syn = res.categories["synthesis"]
     assert syn.score == 0.0 and syn.metrics["synthesis_rate"] == 0.0
-    assert any("no tool was verified" in n for n in syn.notes)
+    assert any("no tool was credited" in n for n in syn.notes)
     assert res.status == "partial" and res.trusted

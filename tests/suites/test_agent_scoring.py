@@ -207,11 +207,13 @@ def test_code_and_test_quality_hand_values():
     assert code_quality("x = input()\ndef f(a: int) -> int:\n    '''d'''\n    return a")["structure"] == 0.0
     half = code_quality("def f(a: int, b) -> int:\n    return a")
     assert half["type_hints"] == pytest.approx(2 / 3)
-    tq = test_quality(GOOD_TESTS, "gcd")
-    assert (tq["n_asserts"], tq["n_distinct_inputs"], tq["edge_cases"], tq["score"]) == (3, 3, 1.0, 1.0)
-    tp = test_quality(POOR_TESTS, "gcd")
-    assert tp["score"] == pytest.approx((1 / 3 + 1 / 3 + 0) / 3)
-    assert test_quality("assert (", "gcd")["score"] == 0.0
+    # test quality is measured by running the tests against the code and its mutants
+    tq = test_quality(GOOD_TESTS, "gcd", GOOD_CODE)
+    assert tq["passes"] and tq["tool_calls"] == 3 and tq["n_mutants"] >= 2
+    assert tq["n_killed"] == tq["n_mutants"] and tq["score"] == 1.0
+    assert test_quality(POOR_TESTS, "gcd", POOR_CODE)["score"] == 0.0  # no test function: nothing runs
+    assert test_quality("assert (", "gcd", GOOD_CODE)["score"] == 0.0
+    assert test_quality(GOOD_TESTS, "gcd")["error"] == "no tool code to run the tests against"
 
 
 class GrowingRegistry(TableRegistry):
@@ -263,16 +265,18 @@ def test_synthesis_is_measured_by_running_the_registered_code():
     res = evaluate_synthesis(agent, SuiteData([c1, c2, c3, c4, c5, c6]), SuiteConfig(seed=0))
     s = {t.name: t for t in res.tests}
     assert s["m1"].score == 1.0 and s["m1"].details["measured"] == "synthesized"
-    assert s["m2"].score == 1.0 and s["m2"].details["measured"] == "reused"
+    assert s["m1"].details["test_quality"]["n_killed"] == s["m1"].details["test_quality"]["n_mutants"] > 0
+    # the same tool answering a second request was not built for it: no credit (it was "reused")
+    assert s["m2"].score == 0.0 and "already answered another request" in s["m2"].error
     # a second, poorly written tool of the same kind: it computes the kind, so it counts; its
     # tests are no test_* function, so they never ran and earn nothing
     assert s["m3"].details["measured"] == "synthesized"
     assert s["m3"].score == pytest.approx(0.5 + 0.25 * 0.5 + 0.25 * 0.0)
     assert s["m4"].score == 0.0 and "no tool" in s["m4"].error
     assert s["m5"].score == 0.0 and "held-out" in s["m5"].error
-    assert s["m6"].score == 0.0 and "before the test" in s["m6"].error
-    assert res.metrics["synthesis_rate"] == pytest.approx(3 / 6)
-    assert res.metrics["n_synthesized"] == 2 and res.metrics["n_reused"] == 1
+    assert s["m6"].score == 0.0 and "before this request" in s["m6"].error
+    assert res.metrics["synthesis_rate"] == pytest.approx(2 / 6)
+    assert res.metrics["n_synthesized"] == 2
     # the held-out inputs the evaluator ran differ from the request's own
     calls = s["m1"].details["check"]["calls"]
     assert len(calls) == 4 and all(c["ok"] for c in calls)
@@ -316,16 +320,18 @@ def test_retrieval_metrics_hand_computed():
     data = SuiteData([q1, q2], unrelated=["unrelated one", "unrelated two"])
     res = evaluate_retrieval(agent, data, SuiteConfig(seed=0, retrieval_threshold=0.5, k=5))
     s = {t.name: t.score for t in res.tests}
-    assert s["query:r1"] == pytest.approx(2 / 3) and s["query:r2"] == 0.0
+    # related credit × the discrimination: one unrelated query of two left without a match (0.5)
+    assert res.metrics["discrimination"] == 0.5
+    assert s["query:r1"] == pytest.approx(0.5 * 2 / 3) and s["query:r2"] == 0.0
     # one test per unrelated query: 0 for the false positive, the mean recall at the threshold
-    # ((1 + 0) / 2) for the true negative
-    assert s["unrelated:0"] == 0.0 and s["unrelated:1"] == 0.5
+    # ((0.5 + 0) / 2) for the true negative
+    assert s["unrelated:0"] == 0.0 and s["unrelated:1"] == 0.25
     m = res.metrics
-    assert m["precision"] == pytest.approx(0.25) and m["recall"] == pytest.approx(0.5)
-    assert m["mrr"] == pytest.approx((1 + 0.5) / 2)
-    assert m["ndcg_at_k"] == pytest.approx((1 + 1 / math.log2(3)) / 2)
+    assert m["precision"] == pytest.approx(0.125) and m["recall"] == pytest.approx(0.25)
+    assert m["mrr"] == pytest.approx(0.5 * (1 + 0.5) / 2)
+    assert m["ndcg_at_k"] == pytest.approx(0.5 * (1 + 1 / math.log2(3)) / 2)
     assert m["fpr"] == 0.5 and m["threshold"] == 0.5
-    assert res.score == pytest.approx((2 / 3 + 0 + 0 + 0.5) / 4)
+    assert res.score == pytest.approx((1 / 3 + 0 + 0 + 0.25) / 4)
 
 
 def test_retrieval_runs_a_tool_that_ran_out_of_time_on_a_kind_only_once(monkeypatch):
@@ -376,7 +382,9 @@ def test_retrieval_one_tool_for_every_query_fails_each_unrelated_query():
     """A search that ignores its query and answers the agent's one tool (which computes every
     kind) finds the relevant tool for every related query, and matches every unrelated one: each
     of those fails, worth as much as a related query (an audit's agent scored 1.0 with one
-    aggregate false-positive test and a fixed list of negatives it could learn)."""
+    aggregate false-positive test and a fixed list of negatives it could learn). Its answer does
+    not depend on the query, so the related query earns nothing either (× the discrimination,
+    the share of unrelated queries left without a match: 0)."""
     q1 = case("r1", "What is 5% of 80?", 4, cats=("retrieval",), inputs={"percent": 5, "value": 80})
     unrelated = AgentCaseGenerator(123).unrelated_queries(4)
 
@@ -387,9 +395,9 @@ def test_retrieval_one_tool_for_every_query_fails_each_unrelated_query():
     res = evaluate_retrieval(ScriptedAgent({}, Everything({}, ["percentage"], CODE)), SuiteData([q1], unrelated=unrelated),
                              SuiteConfig(seed=0, retrieval_threshold=0.5))
     s = {t.name: t.score for t in res.tests}
-    assert s["query:r1"] == 1.0 and res.metrics["fpr"] == 1.0
+    assert s["query:r1"] == 0.0 and res.metrics["fpr"] == 1.0 and res.metrics["discrimination"] == 0.0
     assert [s[f"unrelated:{i}"] for i in range(4)] == [0.0] * 4
-    assert res.score == pytest.approx(1 / 5)
+    assert res.score == 0.0
 
 
 def test_retrieval_paraphrase_robustness_needs_the_relevant_tool():
@@ -493,6 +501,21 @@ def test_learning_curve_needs_an_interval_above_zero_and_a_learned_tool():
 
 
 # ------------------------------------------------------------------------------ robustness
+class SolvingAgent(ScriptedAgent):
+    """A ScriptedAgent that computes any request in canonical phrasing it has no answer for (the
+    fresh control requests the robustness category draws per run)."""
+
+    def process_request(self, query):
+        if query not in self.answers:
+            from evalcore.suites._cases.kinds import recognize, solve_kind
+
+            seen = recognize(query)
+            if seen is not None:
+                self.calls.append(query)
+                return AgentResponse(success=True, result=solve_kind(*seen))
+        return super().process_request(query)
+
+
 def test_robustness_rules():
     cases = [case("e1", "factorial of -5", None, behavior="error", cats=("robustness",)),
              case("e2", "factorial of -6", None, behavior="error", cats=("robustness",)),
@@ -512,15 +535,24 @@ def test_robustness_rules():
         "factorial of 0": AgentResponse(success=True, result=1),
         "100% of 7": AgentResponse(success=True, result=7),
     }
-    res = evaluate_robustness(ScriptedAgent(answers), SuiteData(cases), SuiteConfig(seed=0))
-    s = {t.name: t.score for t in res.tests}
-    assert s == {"e1": 1.0, "e2": 0.0, "e3": 0.0, "a1": 1.0, "a2": 0.0, "x": 0.0, "b1": 1.0, "b2": 1.0}
+    res = evaluate_robustness(SolvingAgent(answers), SuiteData(cases), SuiteConfig(seed=0))
+    raw = {t.name: t.details.get("score_before_floor", t.score) for t in res.tests}
+    assert raw == {"e1": 1.0, "e2": 0.0, "e3": 0.0, "a1": 1.0, "a2": 0.0, "x": 0.0, "b1": 1.0, "b2": 1.0,
+                   "control:0": 1.0, "control:1": 1.0, "control:2": 1.0}
     assert [c["test"] for c in res.critical_failures] == ["x"]
     assert res.metrics["control_accuracy"] == 1.0 and res.metrics["error_handling"] == pytest.approx(1 / 4)
-    # one boundary case wrong: refusal credit is halved
+    # malformed input scores 1/4, below its floor (0.5): the category scores as that kind
+    kinds = res.metrics["kinds"]
+    assert kinds["malformed_input"] == {"score": 0.25, "floor": 0.5, "passed": False, "n": 4}
+    assert kinds["ambiguity"]["score"] == 0.5 and kinds["boundary_values"]["score"] == 1.0
+    assert kinds["valid_requests"]["score"] == 1.0
+    assert res.score == pytest.approx(0.25)
+    # one boundary case wrong: refusal credit × 4/5, the share of valid requests (boundary and
+    # controls) answered correctly
     half = dict(answers, **{"100% of 7": AgentResponse(success=True, result=70)})
-    s2 = {t.name: t.score for t in evaluate_robustness(ScriptedAgent(half), SuiteData(cases), SuiteConfig(seed=0)).tests}
-    assert (s2["e1"], s2["e3"], s2["a1"], s2["b2"]) == (0.5, 0.0, 0.5, 0.0)
+    res2 = evaluate_robustness(SolvingAgent(half), SuiteData(cases), SuiteConfig(seed=0))
+    s2 = {t.name: t.details.get("score_before_floor", t.score) for t in res2.tests}
+    assert (s2["e1"], s2["e3"], s2["a1"], s2["b2"]) == (pytest.approx(0.8), 0.0, pytest.approx(0.8), 0.0)
 
 
 def test_robustness_refusing_everything_scores_zero_and_controls_are_sent():
@@ -529,13 +561,16 @@ def test_robustness_refusing_everything_scores_zero_and_controls_are_sent():
     simple = [case("s1", "What is 10% of 50?", 5), case("s2", "What is 20% of 50?", 10)]
     refuse = ScriptedAgent({})  # every request: success=False with a clear error
     res = evaluate_robustness(refuse, SuiteData(edge + simple), SuiteConfig(seed=0))
-    assert {t.name: t.score for t in res.tests} == {"e1": 0.0, "a1": 0.0, "control:s1": 0.0, "control:s2": 0.0}
+    assert {t.name: t.score for t in res.tests} == {"e1": 0.0, "a1": 0.0, "control:0": 0.0, "control:1": 0.0,
+                                                      "control:2": 0.0}
     assert res.tests[0].details["raw_score"] == 1.0 and res.score == 0.0
-    good = ScriptedAgent({"What is 10% of 50?": AgentResponse(success=True, result=5),
-                          "What is 20% of 50?": AgentResponse(success=True, result=10)})
+    good = SolvingAgent({})
     res2 = evaluate_robustness(good, SuiteData(edge + simple), SuiteConfig(seed=0))
-    assert {t.name: t.score for t in res2.tests} == {"e1": 1.0, "a1": 1.0, "control:s1": 1.0, "control:s2": 1.0}
-    assert good.calls == ["factorial of -5", "Convert it", "What is 10% of 50?", "What is 20% of 50?"]
+    assert {t.name: t.score for t in res2.tests} == {"e1": 1.0, "a1": 1.0, "control:0": 1.0, "control:1": 1.0,
+                                                       "control:2": 1.0}
+    # the controls are fresh requests drawn per run, not the cases (which a table could hold)
+    assert good.calls[:2] == ["factorial of -5", "Convert it"] and len(good.calls) == 5
+    assert not set(good.calls[2:]) & {"What is 10% of 50?", "What is 20% of 50?"}
 
 
 # ------------------------------------------------------------------------------ performance
@@ -652,6 +687,11 @@ def test_self_test():
     assert out["scores"]["wrong"]["functional"] <= 0.1
     assert out["scores"]["failing"] == {"functional": 0.0, "performance": 0.0}
     assert {"builtin_tools", "single_solve", "claims_reuse", "echo"} <= set(out["scores"])
+    # issue 30's gaming agents: each fails what it games
+    assert {"args_search", "dispatcher_first_sight", "all_at_first_sight", "boundary_only", "none_tools",
+            "hollow_tests"} <= set(out["scores"])
+    assert out["checks"]["hollow_tests synthesis mean_test_quality <= 0"]
+    assert out["checks"]["all_at_first_sight synthesis < 0.5"] and out["checks"]["boundary_only robustness < 0.5"]
 
 
 @pytest.mark.slow

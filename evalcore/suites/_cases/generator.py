@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from evalcore.errors import EvalcoreError
-from evalcore.suites._cases import multi_step, starter, synthesized
+from evalcore.suites._cases import multi_step, specs, starter, synthesized
 from evalcore.suites._cases.edge import edge_pool
 from evalcore.suites._cases.kinds import STARTER_KINDS, SYNTHESIZED_KINDS, Maker, parse_inputs
 from evalcore.suites._cases.records import COMPLEXITIES, AgentCase, load_cases, save_cases
@@ -130,7 +130,9 @@ class AgentCaseGenerator:
             cases.append(self._single(rng, kind, "simple", i, seen, ["functional", "performance", "retrieval"]))
         for i in range(self.counts["medium"]):
             kind = SYNTHESIZED_KINDS[i % len(SYNTHESIZED_KINDS)]
-            cases.append(self._single(rng, kind, "medium", i, seen, ["synthesis", "retrieval"]))
+            # not hinted synthesis: a tool for these ten kinds can be written in advance, so
+            # synthesis runs on specs drawn per run (synthesis_specs)
+            cases.append(self._single(rng, kind, "medium", i, seen, ["retrieval"]))
         for i in range(self.counts["complex"]):
             maker = multi_step.MAKERS[i % len(multi_step.MAKERS)]
             for _ in range(200):
@@ -233,6 +235,29 @@ class AgentCaseGenerator:
                 for j in range(size)
             ])
         return groups
+
+    def synthesis_specs(self, n: int = 8) -> list[AgentCase]:
+        """Requests to write a tool from a spec drawn for this seed (:mod:`.specs`): a name, a
+        composition of 2–4 integer operations and their constants, and one input ``x``.
+
+        Args:
+            n: How many (distinct names).
+
+        Returns:
+            ``n`` cases of kind ``spec_pipeline`` hinted ``synthesis``, the same for the same seed.
+        """
+        rng = random.Random(f"{self.seed}-synthesis-specs")
+        taken: set[str] = set()
+        out: list[AgentCase] = []
+        for i in range(max(0, n)):
+            spec = specs.draw_spec(rng, taken)
+            taken.add(spec.name)
+            x = specs.spec_inputs(rng)["x"]
+            out.append(AgentCase(
+                id=f"spec-{i:02d}-{spec.name}", query=spec.query(x), complexity="medium", kind=specs.SPEC_KIND,
+                categories=["synthesis"], tags=["synthesis_spec"], expected=spec.apply(x), rel_tol=0.0,
+                abs_tol=0.0, expected_tools=[spec.name], inputs={"x": x}))
+        return out
 
     def unrelated_queries(self, n: int = 8) -> list[str]:
         """Queries no calculation or text tool is relevant to (for false-positive rates).

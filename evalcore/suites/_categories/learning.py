@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import secrets
 import statistics
 from typing import Any
 
@@ -11,11 +12,11 @@ from evalcore import metrics
 from evalcore.suites._calling import Call, call_agent, is_correct, reset_agent, snapshot
 from evalcore.suites._case_results import CategoryResult, make_test
 from evalcore.suites._cases.generator import answer_tolerance
-from evalcore.suites._cases.kinds import SYNTHESIZED_KINDS, render_query, sample_inputs, solve_kind
+from evalcore.suites._cases.kinds import SYNTHESIZED_KINDS, VARIABLE_SLOTS, render_query, sample_inputs, solve_kind
 from evalcore.suites._cases.records import AgentCase
 from evalcore.suites._categories.workflow import score_workflow
 from evalcore.suites._config import SuiteConfig, SuiteData
-from evalcore.suites._measure import ToolChecker, ToolRecord, answering_step
+from evalcore.suites._measure import ToolChecker, ToolRecord, answering_step, verify_steps
 
 
 def _tool_of(call: Call) -> str | None:
@@ -77,8 +78,12 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
       a tool the agent added to its registry during the session (absent from the registry
       snapshot taken at the reset, or with other code). Repeating a sequence of tools the agent
       had from the start shows nothing learned: a stateless agent with built-in tools did so
-      and once scored patterns 1.0. Without such a request in the cases the test is not run
-      (a note says so).
+      and once scored patterns 1.0. The tools are run, not read: a request is right only when
+      the evaluator re-ran each step's registered tool on the step's arguments and got the
+      step's result (:func:`verify_steps`), and every tool the sequence credits (added in the
+      session) must pass a run on held-out inputs of the kind its step computes (tools that
+      return None once scored 1.0 next to answers from the key). Without such a request in the
+      cases the test is not run (a note says so).
 
     Args:
         agent: The agent.
@@ -215,26 +220,45 @@ def evaluate_learning(agent: Any, data: SuiteData, config: SuiteConfig) -> Categ
             calls.append(call_agent(agent, case.query, config.request_timeout_s))
             snaps.append(snapshot(agent, res))
         seqs = [[s.tool for s in cl.response.steps] if cl.response is not None else [] for cl in calls]
-        right = [cl.response is not None and score_workflow(case, cl.response, config)["final"] == 1.0
-                 and score_workflow(case, cl.response, config)["steps"] == 1.0 for cl in calls]
+        # a repeat is right only when the evaluator re-ran every step's registered tool on the
+        # step's arguments and got the step's result (the trace is not taken as reported)
+        executed = [[bool(v["executed"]) for v in verify_steps(cl.response, case, snaps[i], snaps[i + 1], at_reset,
+                                                               checker)] for i, cl in enumerate(calls)]
+        right = []
+        for cl, ran in zip(calls, executed, strict=True):
+            sw = score_workflow(case, cl.response, config, executed=ran) if cl.response is not None else None
+            right.append(sw is not None and sw["final"] == 1.0 and sw["steps"] == 1.0)
         first = next((i for i, ok in enumerate(right) if ok), None)
         flags = []
+        held_out: dict[str, Any] = {}
         if first is not None:
             seq = seqs[first]
             hashes = {t: snaps[first + 1][t].hash for t in seq if t in snaps[first + 1]}
             # tools of the sequence the agent added (or rewrote) during the session
             added = [t for t in dict.fromkeys(seq) if t in hashes and (t not in at_reset or at_reset[t].hash != hashes[t])]
+            # each credited tool is run on held-out inputs of the kind its step computes
+            rng = random.Random(secrets.randbits(64))
+            for i, t in enumerate(seq):
+                if t in added and t not in held_out and i < len(case.steps) and case.steps[i].tool in VARIABLE_SLOTS:
+                    kind = case.steps[i].tool
+                    check = checker.verify(snaps[first + 1].get(t), kind, sample_inputs(kind, rng), None)
+                    held_out[t] = check.to_dict()
+            verified = bool(added) and all(t in held_out and held_out[t]["passed"] for t in added)
             for j in range(first + 1, len(calls)):
                 flags.append(bool(right[j] and seqs[j] == seq and len(hashes) == len(set(seq)) and seq and added
+                                  and verified
                                   and all(t in snaps[j + 1] and snaps[j + 1][t].hash == hashes[t] for t in seq)
                                   and set(snaps[j + 1]) == set(snaps[j])))
         consistency = sum(flags) / len(flags) if flags else 0.0
         crit = [cl.exception for cl in calls if cl.critical]
+        failed = [t for t, c in held_out.items() if not c["passed"]]
+        err = (crit[0] if crit else None if consistency >= config.pass_threshold else
+               f"tools credited by the sequence failed on held-out inputs: {failed}" if failed else
+               "repeats did not run the same registered tools rightly")
         res.tests.append(make_test("patterns", consistency, threshold=config.pass_threshold, critical=bool(crit),
-                                   error=crit[0] if crit else (None if consistency >= config.pass_threshold else
-                                                               "repeats did not run the same registered tools rightly"),
+                                   error=err,
                                    details={"query": case.query, "step_tools": seqs, "right": right,
-                                            "repeats": len(calls),
+                                            "executed": executed, "repeats": len(calls), "held_out": held_out,
                                             "added_in_session": added if first is not None else []}))
     res.metrics = {"reuse_rate": float(metrics.reuse_rate(reuse_flags)) if reuse_flags else None,
                    "learning_improvement": improvement, "learning_ci": ci, "learning_curve": curve,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import random
+import secrets
 from collections import Counter
 from typing import Any, Sequence
 
@@ -112,8 +114,15 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     teaching request) so the agent can build its tool; every query is then scored. Then the relevant tools of each query are measured: the evaluator runs every
     registered tool on the query's own inputs in the sandbox and a tool is relevant when it gives
     the expected answer. A query no registered tool answers counts as a miss (score 0), never
-    dropped. Per query: the thresholded top-k gives precision, recall and F1 (the test score);
-    the unthresholded top-k gives reciprocal rank and NDCG@k. Further tests: one
+    dropped. Every query (related, paraphrase and unrelated alike) is searched once, with the
+    same ``k`` and threshold 0 (the evaluator applies the threshold to the scores), in an order
+    drawn from a secret seed that interleaves the kinds: no kind of test is recognisable from its
+    call, only from its query (a search that answered from ``k`` and the threshold scored 1.0).
+    Per query: the thresholded top-k gives precision, recall and F1 (the test score);
+    the unthresholded top-k gives reciprocal rank and NDCG@k. Every related query's and
+    paraphrase group's credit is scaled by the *discrimination*, the share of unrelated queries
+    left without a match at the threshold, so a search whose answer does not depend on the
+    query (one tool for everything, or nothing) earns nothing. Further tests: one
     ``unrelated:<i>`` test per unrelated query (score 0 when any tool matches at or above the
     threshold, else R̄, the mean recall of the queries at the same threshold: a search that
     never answers earns nothing for its silence; the metric ``fpr`` is the share of unrelated
@@ -136,7 +145,7 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
 
     Returns:
         The category result; metrics ``precision``, ``recall``, ``f1``, ``mrr``, ``ndcg_at_k``,
-        ``fpr``, ``paraphrase_robustness``, the threshold and ``n_misses``.
+        ``fpr``, ``discrimination``, ``paraphrase_robustness``, the threshold and ``n_misses``.
     """
     res = CategoryResult("retrieval", threshold=config.pass_threshold)
     if not reset_agent(agent, res):
@@ -172,6 +181,18 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     if misses:
         res.notes.append(f"no registered tool computes kinds {misses} (the evaluator ran every tool on their "
                          "queries); those queries count as misses")
+    # Every search is one call with the same k and threshold (0: the evaluator applies the
+    # threshold to the scores itself), related, paraphrase and unrelated queries interleaved in
+    # an order drawn from a secret seed, each query searched once: no test kind is recognisable
+    # from its call or its place, only from its text.
+    probes = list(dict.fromkeys([c.query for c in scored] + list(data.unrelated)))
+    random.Random(secrets.randbits(64)).shuffle(probes)
+    answers: dict[str, list[tuple[str, float]] | str] = {}
+    for q in probes:
+        try:
+            answers[q] = _search(registry, q, k, 0.0)
+        except (MalformedSearch, EvalcoreError) as exc:
+            answers[q] = str(exc)
     # Queries of kinds a tool registered at the reset already served earn in proportion to how
     # well the search finds the tools the agent built during the session (see the docstring).
     served_at_reset = {c.kind for c in firsts.values() if initial.get(c.id)}
@@ -180,26 +201,39 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
         if case.kind in served_at_reset:
             continue
         relevant = labels.get(case.id, set())
-        try:
-            ranked = _search(registry, case.query, k, 0.0)
-        except (MalformedSearch, EvalcoreError):
+        ranked_or_err = answers[case.query]
+        if isinstance(ranked_or_err, str) or not relevant:
             built_f1.append(0.0)
             continue
-        built_f1.append(_prf([n for n, sc in ranked if sc >= thr], relevant)[2] if relevant else 0.0)
+        built_f1.append(_prf([n for n, sc in ranked_or_err if sc >= thr], relevant)[2])
     built_credit = sum(built_f1) / len(built_f1) if built_f1 else 1.0
     if built_credit < 1.0 and served_at_reset:
         res.notes.append(f"queries served by tools registered at the reset ({sorted(served_at_reset)}) are credited "
                          f"× {built_credit:.2f}, the mean F1 on the tools the agent built during the session")
+    # Telling related from unrelated queries: the share of unrelated queries left without a match
+    # at the threshold. Every related query's credit is scaled by it, so a search that answers
+    # the same whatever the query (its one tool to everything, or nothing) earns nothing.
+    fp_flags: list[bool] = []
+    for q in data.unrelated:
+        got = answers[q]
+        if isinstance(got, str):
+            fp_flags.append(True)  # a malformed answer tells nothing apart
+        else:
+            fp_flags.append(any(sc >= thr for _n, sc in got))
+    discrimination = 1.0 - sum(fp_flags) / len(fp_flags) if fp_flags else 1.0
+    if discrimination < 1.0:
+        res.notes.append(f"related queries are credited × {discrimination:.2f}, the share of unrelated queries the "
+                         "search left without a match at the threshold")
     per_query: list[dict[str, float]] = []
     for case in scored:
         relevant = labels.get(case.id, set())
-        factor = built_credit if case.kind in served_at_reset else 1.0
-        try:
-            ranked = _search(registry, case.query, k, 0.0)
-        except (MalformedSearch, EvalcoreError) as exc:
+        factor = (built_credit if case.kind in served_at_reset else 1.0) * discrimination
+        got = answers[case.query]
+        if isinstance(got, str):
             per_query.append({"precision": 0.0, "recall": 0.0, "f1": 0.0, "rr": 0.0, "ndcg": 0.0})
-            res.tests.append(make_test(f"query:{case.id}", 0.0, error=f"malformed search answer: {exc}"))
+            res.tests.append(make_test(f"query:{case.id}", 0.0, error=f"malformed search answer: {got}"))
             continue
+        ranked = got
         above = [n for n, s in ranked if s >= thr]
         names = [n for n, _ in ranked]
         if relevant:
@@ -213,44 +247,44 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
                                    error=None if relevant else "miss: no registered tool computes this request",
                                    details={"query": case.query, "kind": case.kind, "relevant": sorted(relevant),
                                             "ranked": ranked, "above_threshold": above, "precision": p,
-                                            "recall": r, "f1": f1, "reciprocal_rank": rr, "ndcg_at_k": nd}))
+                                            "recall": r, "f1": f1, "reciprocal_rank": rr, "ndcg_at_k": nd,
+                                            "discrimination": discrimination}))
     # false positives: one test per unrelated query, worth as much as a related one (a search
     # that answers its one tool to everything fails each); the credit for staying silent is the
     # mean recall at the same threshold, so a search that never answers earns none
     recall_at_thr = (sum(q["recall"] for q in per_query) / len(per_query)) if per_query else 0.0
-    fp_flags: list[bool] = []
     for i, q in enumerate(data.unrelated):
-        try:
-            hits = _search(registry, q, k, thr)
-        except (MalformedSearch, EvalcoreError) as exc:
-            res.tests.append(make_test(f"unrelated:{i}", 0.0, error=f"malformed search answer: {exc}",
+        got = answers[q]
+        if isinstance(got, str):
+            res.tests.append(make_test(f"unrelated:{i}", 0.0, error=f"malformed search answer: {got}",
                                        details={"query": q}))
             continue
-        matched = [h for h in hits if h[1] >= thr]
-        fp_flags.append(bool(matched))
+        matched = [h for h in got if h[1] >= thr]
         res.tests.append(make_test(
             f"unrelated:{i}", 0.0 if matched else recall_at_thr, threshold=config.pass_threshold,
             error=(f"false positive: {matched[0][0]} matched at {matched[0][1]:.3g}" if matched else
                    None if per_query else "no query shows that relevant tools pass this threshold"),
-            details={"query": q, "matches": hits, "threshold": thr,
+            details={"query": q, "matches": got, "threshold": thr,
                      "recall_at_threshold": recall_at_thr if per_query else None}))
     fpr = float(metrics.fpr([0] * len(fp_flags), [int(f) for f in fp_flags])) if fp_flags else None
-    # paraphrase robustness
+    # paraphrase robustness: the thresholded top-1 of each member's (shared) search
     robust: list[float] = []
     for group in data.paraphrase_groups:
         tops: list[str | None] = []
         malformed = None
         for c in group:
-            try:
-                hits = [h for h in _search(registry, c.query, 1, thr) if h[1] >= thr]
-            except (MalformedSearch, EvalcoreError) as exc:
-                hits, malformed = [], str(exc)
+            got = answers[c.query]
+            if isinstance(got, str):
+                hits, malformed = [], got
+            else:
+                hits = [h for h in got if h[1] >= thr]
             tops.append(hits[0][0] if hits else None)
         modal, count = Counter(tops).most_common(1)[0]
         relevant_all = set.intersection(*[labels.get(c.id, set()) for c in group]) if group else set()
         score = count / len(tops) if modal is not None and modal in relevant_all else 0.0
         if group and group[0].kind in served_at_reset:
             score *= built_credit
+        score *= discrimination
         robust.append(score)
         res.tests.append(make_test(f"paraphrase:{group[0].paraphrase_group}", score,
                                    threshold=config.pass_threshold,
@@ -265,6 +299,7 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
     res.metrics = {"precision": mean("precision"), "recall": mean("recall"), "f1": mean("f1"),
                    "mrr": mean("rr"), "ndcg_at_k": mean("ndcg"), "k": k, "threshold": thr, "fpr": fpr,
                    "paraphrase_robustness": sum(robust) / len(robust) if robust else None,
+                   "discrimination": discrimination,
                    "n_queries": len(per_query), "n_misses": sum(not labels.get(c.id) for c in scored),
                    "labels": {c.id: sorted(labels.get(c.id, set())) for c in scored}}
     return res
