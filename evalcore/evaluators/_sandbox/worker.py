@@ -243,9 +243,18 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             self._cg_limit = 1 << 62  # unlimited until the first write
             try:
                 self._set_memory_limit(512)
+                _probe_join(procs)  # a process can be moved in (else a zygote could not)
             except OSError as exc:
-                self.notes.append(f"no memory cgroup: {exc}")
+                self.notes.append(f"no memory cgroup in {base}: {exc}")
                 self.memory_cgroup = ""
+                for fd in self._cg_files:
+                    os.close(fd)
+                self._cg_files = ()
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+                continue
             return
         if not candidates:
             self.notes.append("no memory cgroup hierarchy")
@@ -632,6 +641,25 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
 # What the memory cgroup allows beyond a sample's memory_mb: the zygote's pages the sample
 # copies on write, page tables and kernel memory (the address-space limit still applies).
 _CGROUP_HEADROOM = 64 * 1024 * 1024
+
+
+def _probe_join(procs_fd: int) -> None:
+    """Move a short-lived child into the cgroup whose ``cgroup.procs`` is open here; raises
+    OSError when that is refused (a delegated cgroup whose parent this user may not leave)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(w)
+            os.read(r, 1)
+        finally:
+            os._exit(0)
+    os.close(r)
+    try:
+        os.write(procs_fd, str(pid).encode())
+    finally:
+        os.close(w)
+        os.waitpid(pid, 0)
 
 
 def _remove_stale_cgroups(base: str) -> None:
