@@ -146,7 +146,11 @@ def mean_ci(
     - ``"wilson"``: :func:`wilson_interval`; se = √(p̂(1 − p̂)/n). Binary scores only.
     - ``"t"``: x̄ ± t_{1−α/2, n−1} · s/√n, s the sample standard deviation (ddof = 1).
     - ``"bootstrap"``: BCa bootstrap of the mean; se = standard deviation of the resampled means.
-    - ``"clustered"``: x̄ ± z_{1−α/2} · SE_clustered (:func:`clustered_se`).
+    - ``"clustered"``: x̄ ± t_{1−α/2, G−1} · √(G/(G−1)) · SE_clustered (:func:`clustered_se`),
+      G the number of clusters: the CR1 small-sample factor and G − 1 degrees of freedom, as
+      statsmodels' cluster-robust OLS of the scores on a constant (``use_correction=True``,
+      ``df_correction=True``, ``use_t=True``; Cameron & Miller 2015, "A Practitioner's Guide to
+      Cluster-Robust Inference"). With few clusters the plain z interval is too narrow.
 
     With n = 1 the ``"t"`` interval, and with a single cluster the ``"clustered"`` one, are
     undefined: ``se``, ``ci_low`` and ``ci_high`` are then NaN.
@@ -160,7 +164,8 @@ def mean_ci(
         seed: Bootstrap seed.
 
     Returns:
-        ``{"mean", "ci_low", "ci_high", "se", "n", "method"}`` with native Python numbers.
+        ``{"mean", "ci_low", "ci_high", "se", "n", "method"}`` with native Python numbers
+        (``"clustered"`` adds ``"n_clusters"``).
     """
     x = as_float_array(values)
     confidence = check_probability(confidence, "confidence")
@@ -196,16 +201,20 @@ def mean_ci(
         if np.unique(codes).size < 2:
             low = high = se = nan
         else:
-            se = clustered_se(x, clusters)
-            half = float(sps.norm.ppf(1.0 - (1.0 - confidence) / 2.0)) * se
+            g = int(np.unique(codes).size)
+            se = clustered_se(x, clusters) * math.sqrt(g / (g - 1.0))
+            half = float(sps.t.ppf(1.0 - (1.0 - confidence) / 2.0, g - 1)) * se
             low, high = mean - half, mean + half
     else:
         raise EvalcoreError(
             f"unknown method {method!r}; use 'wilson', 'bootstrap', 't' or 'clustered'",
             field="method",
         )
-    return {"mean": mean, "ci_low": float(low), "ci_high": float(high), "se": float(se),
-            "n": int(n), "method": method}
+    out = {"mean": mean, "ci_low": float(low), "ci_high": float(high), "se": float(se),
+           "n": int(n), "method": method}
+    if method == "clustered":
+        out["n_clusters"] = int(np.unique(codes).size)
+    return out
 
 
 def clustered_wilson(values: Sequence[float], clusters: Sequence[str],

@@ -107,7 +107,8 @@ def test_subject_table_clustered_overall():
     assert table.set_index("subject").loc["alg", "accuracy"] == pytest.approx(2 / 3)
     x = np.array([v for _, v in spec])
     groups = pd.Series(x - x.mean()).groupby([s for s, _ in spec]).sum().to_numpy()
-    assert overall["se"] == pytest.approx(math.sqrt((groups**2).sum()) / x.size)
+    # CR1: the plug-in cluster-robust SE times sqrt(G / (G - 1)), G = 3 subjects
+    assert overall["se"] == pytest.approx(math.sqrt((groups**2).sum()) / x.size * math.sqrt(3 / 2))
     assert overall["naive_se"] == pytest.approx(x.std(ddof=1) / math.sqrt(x.size))
     assert overall["n_subjects"] == 3
     fig = bv.subject_figure(table)

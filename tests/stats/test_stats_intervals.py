@@ -133,9 +133,9 @@ def test_mean_ci_methods():
     assert b["ci_low"] < x.mean() < b["ci_high"]
     assert b["se"] == pytest.approx(sps.sem(x), rel=0.1)
     c = mean_ci(x, clusters=np.arange(40) % 4)
-    se = clustered_se(x, np.arange(40) % 4)
-    assert c["method"] == "clustered" and c["se"] == pytest.approx(se)
-    assert c["ci_high"] - c["mean"] == pytest.approx(sps.norm.ppf(0.975) * se)
+    se = clustered_se(x, np.arange(40) % 4) * math.sqrt(4 / 3)  # CR1, G = 4
+    assert c["method"] == "clustered" and c["se"] == pytest.approx(se) and c["n_clusters"] == 4
+    assert c["ci_high"] - c["mean"] == pytest.approx(sps.t.ppf(0.975, 3) * se)
     assert all(isinstance(v, (int, float, str)) for v in c.values())
 
 
