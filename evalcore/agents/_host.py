@@ -363,9 +363,12 @@ def _read_only_view(libc: Any, spec: str) -> tuple[list[str], list[str]]:
     keep = [os.getcwd(), *sys.path, _package_dir()]
     if module.endswith(".py"):
         keep.append(os.path.dirname(os.path.abspath(module)))
-    keep = _outermost(sorted({os.path.realpath(p or os.getcwd()) for p in keep if os.path.isdir(p or ".")}))
-    problems: list[str] = []
     scratch = [d for d in _SCRATCH if os.path.isdir(d) and not os.path.islink(d)]
+    # A scratch folder itself (a working directory of /tmp) is not kept whole: what lies in it
+    # that the agent needs (its factory's folder, evalcore's package) is kept by name.
+    keep = _outermost(sorted({os.path.realpath(p or os.getcwd()) for p in keep if os.path.isdir(p or ".")}
+                             - {os.path.realpath(d) for d in scratch} - {"/"}))
+    problems: list[str] = []
     # What to bind back into the private scratch directories, opened before anything changes.
     inside = [(p, p in writable) for p in sorted(set(keep) | set(writable)) if any(p.startswith(d + "/") for d in scratch)]
     handles = [(p, rw, os.open(p, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)) for p, rw in inside]

@@ -105,3 +105,46 @@ def test_agent_commands_run_from_any_folder_with_the_project_under_tmp(tmp_path:
     assert sweep.returncode == 0, (sweep.stdout[-2000:], sweep.stderr[-3000:])
     assert "ModuleNotFoundError" not in sweep.stderr
     assert any((elsewhere / "sweep_out").iterdir())
+
+
+CLOSING = """
+from evalcore.agents._protocol import AgentResponse
+
+
+class A:
+    registry = None
+
+    def __init__(self, out):
+        self.out = out
+
+    def reset(self):
+        pass
+
+    def process_request(self, q):
+        return AgentResponse(success=True, result=1)
+
+    def close(self):
+        open(self.out + "/closed.txt", "w").write("bye")
+
+
+def make(out):
+    return A(out)
+"""
+
+
+def test_a_hosted_agent_started_from_tmp_itself_finds_its_factory_and_is_closed(tmp_path: Path) -> None:
+    # with /tmp as the working folder the whole of /tmp was "kept" and so nothing under it: the
+    # agent's factory file was not found in its view; and closing the agent (SIGTERM from
+    # evalcore's init) still runs the agent's own close()
+    factory = tmp_path / "closing_agent.py"
+    factory.write_text(CLOSING)
+    out = tmp_path / "out"
+    out.mkdir()
+    code = ("import json; from evalcore.agents import HostedAgent\n"
+            f"a = HostedAgent({str(factory) + ':make'!r}, {{'out': {str(out)!r}}}, writable=[{str(out)!r}])\n"
+            "print(json.dumps([a.isolation, a.process_request('q').result])); a.close()\n")
+    run = subprocess.run([sys.executable, "-c", code], cwd="/tmp", capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    isolation, result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result == 1
+    assert (out / "closed.txt").read_text() == "bye"
