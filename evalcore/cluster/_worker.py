@@ -1,0 +1,150 @@
+"""What runs on a Dask worker: its own warm sandbox pool (a worker plugin) and the chunk tasks.
+
+Each worker starts one sandbox pool, once, with as many sandbox processes as the worker has
+threads, pinned to CPUs no other evalcore worker on the same machine holds (a lock file per
+CPU, released by the kernel when the worker dies). Isolation is exactly the one-machine
+sandbox's: the worker calls :func:`~evalcore.evaluators._code_execution.evaluate_code_batch`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import Any, Sequence
+
+from distributed import WorkerPlugin, get_worker
+
+__all__ = ["SandboxPlugin", "score_chunk", "pool_isolation", "PLUGIN_NAME"]
+
+PLUGIN_NAME = "evalcore-sandbox"
+_CPU_LOCKS: list[int] = []  # open lock files (one per CPU this worker's pool holds)
+_POOL_SIZE: list[int] = []
+
+
+def _worker_threads() -> int:
+    try:
+        worker = get_worker()
+    except ValueError:
+        return 1
+    state = getattr(worker, "state", None)
+    return max(1, int(getattr(state, "nthreads", None) or getattr(worker, "nthreads", 1) or 1))
+
+
+def _claim_cpus(count: int) -> list[int]:
+    """Take up to ``count`` CPUs no other evalcore worker on this machine holds (may be none)."""
+    import fcntl
+
+    try:
+        usable = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return []
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    claimed = []
+    for cpu in usable:
+        if len(claimed) >= count:
+            break
+        path = os.path.join(tempfile.gettempdir(), f"evalcore-dask-cpu-{uid}-{cpu}.lock")
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _CPU_LOCKS.append(fd)
+        claimed.append(cpu)
+    return claimed
+
+
+def _release_cpus() -> None:
+    while _CPU_LOCKS:
+        with contextlib.suppress(OSError):
+            os.close(_CPU_LOCKS.pop())
+
+
+def start_pool(threads: int, hide: Sequence[str] = ()) -> Any:
+    """Start this process's sandbox pool (``threads`` sandbox processes) on CPUs of its own."""
+    from evalcore.evaluators._sandbox import get_pool
+
+    existing = [p for p in hide if os.path.exists(p)]
+    if _POOL_SIZE:
+        return get_pool(_POOL_SIZE[0], hide=existing)
+    cpus = _claim_cpus(threads)
+    before = None
+    if cpus and hasattr(os, "sched_setaffinity"):
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, cpus)  # the pool pins its processes to the CPUs it may use
+    try:
+        pool = get_pool(threads, hide=existing)
+    finally:
+        if before is not None:
+            os.sched_setaffinity(0, before)  # the worker itself keeps every CPU
+    _POOL_SIZE.append(threads)
+    return pool
+
+
+class SandboxPlugin(WorkerPlugin):
+    """Start the worker's sandbox pool once, when the worker starts (or when registered)."""
+
+    name = PLUGIN_NAME
+
+    def __init__(self, hide: Sequence[str] = ()) -> None:
+        self.hide = tuple(hide)
+
+    def setup(self, worker: Any) -> None:
+        threads = max(1, int(getattr(getattr(worker, "state", None), "nthreads", 0) or 1))
+        start_pool(threads, self.hide)
+
+    def teardown(self, worker: Any) -> None:
+        from evalcore.evaluators._sandbox import shutdown_pool
+
+        shutdown_pool()
+        _POOL_SIZE.clear()
+        _release_cpus()
+
+
+def _check_version(expected: str) -> None:
+    from evalcore import __version__
+    from evalcore.errors import EvalcoreError
+
+    if __version__ != expected:
+        raise EvalcoreError(
+            f"worker {get_worker().address} has evalcore {__version__}, the client has evalcore "
+            f"{expected}: install the same version on every worker", field="cluster")
+
+
+def score_chunk(chunk: dict[str, Any], timeout_s: float, version: str, hide: Sequence[str] = ()) -> list[list[Any]]:
+    """Check one chunk of samples in this worker's sandbox pool.
+
+    Args:
+        chunk: ``{"problems": {task_id: {prompt, test, entry_point}}, "samples": [[id, task_id,
+            completion], ...]}``: each problem's text once, however many samples it has.
+        timeout_s: Wall-clock limit per sample.
+        version: The client's evalcore version (a mismatch is refused).
+        hide: Paths the samples must not see (those that exist on this worker are hidden).
+
+    Returns:
+        ``[[passed, result], ...]`` in the order of the chunk's samples.
+    """
+    from evalcore.evaluators._code_execution import CodeSample, evaluate_code_batch
+
+    _check_version(version)
+    threads = _POOL_SIZE[0] if _POOL_SIZE else _worker_threads()
+    start_pool(threads, hide)
+    problems = chunk["problems"]
+    samples = [
+        CodeSample(id=sid, prompt=problems[task]["prompt"], completion=completion,
+                   test=problems[task]["test"], entry_point=problems[task]["entry_point"])
+        for sid, task, completion in chunk["samples"]
+    ]
+    existing = [p for p in hide if os.path.exists(p)]
+    results = evaluate_code_batch(samples, workers=threads, timeout_s=timeout_s, hide=existing)
+    return [[bool(r.passed), r.result] for r in results]
+
+
+def pool_isolation() -> dict[str, Any]:
+    """This worker's sandbox isolation report (starts its pool if needed)."""
+    return dict(start_pool(_POOL_SIZE[0] if _POOL_SIZE else _worker_threads()).isolation)
