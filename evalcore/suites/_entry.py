@@ -164,7 +164,11 @@ def suite_records(result: EvaluationResult) -> list[dict[str, Any]]:
 
 def case_records(result: EvaluationResult, category: str | None = None) -> list[dict[str, Any]]:
     """One row per test (of ``category``, or of every category run): ``category``, ``test``,
-    ``score``, ``passed``, ``critical``, ``seconds`` and ``why`` (the reason it scored low)."""
-    return [{"category": name, "test": t.name, "score": t.score, "passed": t.passed, "critical": t.critical,
-             "seconds": t.duration_s, "why": t.error}
+    ``score``, ``passed``, ``critical``, ``seconds`` and ``why`` (the reason it scored low; text
+    the agent sent is made printable: a lone surrogate becomes its escape, so a notebook that
+    shows the rows can still be saved as UTF-8)."""
+    from evalcore.suites._output import printable
+
+    return [{"category": name, "test": printable(t.name), "score": t.score, "passed": t.passed,
+             "critical": t.critical, "seconds": t.duration_s, "why": printable(t.error)}
             for name, cat in result.categories.items() if category in (None, name) for t in cat.tests]

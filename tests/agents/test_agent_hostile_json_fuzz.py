@@ -239,6 +239,12 @@ def test_a_lone_surrogate_in_an_error_text_is_shown_in_the_report(tmp_path: Path
     assert "bad input \\udcff here" in html
     saved = json.loads(paths["json"].read_text())
     assert saved["detailed_results"]["functional"]["tests"][0]["details"]["error"] == "bad input \udcff here"
+    # the rows the notebooks show can be saved as UTF-8 (a notebook holding the raw surrogate could not)
+    from evalcore.suites import case_records
+
+    rows = case_records(result)
+    assert "bad input \\udcff here" in rows[0]["why"]
+    json.dumps(rows, ensure_ascii=False).encode("utf-8")
 
 
 def test_http_agent_refuses_each_hostile_reply_as_that_requests_failure(hostile) -> None:
