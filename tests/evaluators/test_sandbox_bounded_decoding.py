@@ -106,10 +106,10 @@ def test_a_candidate_that_replies_with_a_hash_flood_fails_within_its_timeout() -
     ]
     start = time.monotonic()
     results = run_jobs(jobs)
-    assert time.monotonic() - start < 10.0
+    assert time.monotonic() - start < 20.0
     for result in results:
         assert not result.completed
-        assert result.duration_s < 4.0, result
+        assert result.duration_s < 6.0, result  # a 2 s timeout; the quadratic build took ~15 s
         assert "hash-flooding" in (result.reason or ""), result.reason
 
 
@@ -131,7 +131,7 @@ def test_a_range_returned_to_humaneval_33_is_refused_not_materialized(humaneval:
     ]
     results = evaluate_code_batch(samples, timeout_s=10.0)
     assert results[0].result == f"failed: the candidate sent an invalid reply: the candidate returned a range of more than {MAX_ITEMS} items"
-    assert results[0].duration_s < 2.0
+    assert results[0].duration_s < 5.0
     assert results[1].result == "passed"
 
 

@@ -26,7 +26,6 @@ import importlib
 import keyword
 import marshal
 import os
-import re
 import struct
 import sys
 from collections import Counter
@@ -128,7 +127,18 @@ _DD = struct.Struct("!dd")
 _QMIN, _QMAX = -(1 << 63), (1 << 63) - 1
 
 # numpy dtypes that cross (as raw bytes): booleans, integers, floats, complex, fixed strings.
-_DTYPE = re.compile(r"[<>|=]?(?:b1|[iu][1248]|f[248]|c(?:8|16)|[US][0-9]{1,7})")
+_DTYPES = frozenset({"b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"})
+
+
+def _dtype_ok(text: str) -> bool:
+    """``[<>|=]?`` then one of _DTYPES or ``U``/``S`` and 1-7 digits (no ``re``: the lean
+    zygote, which imports this module, must not carry it)."""
+    if text[:1] in ("<", ">", "|", "="):
+        text = text[1:]
+    if text in _DTYPES:
+        return True
+    digits = text[1:]
+    return text[:1] in ("U", "S") and 1 <= len(digits) <= 7 and digits.isascii() and digits.isdigit()
 
 
 def _type_name(cls: type) -> str:
@@ -320,7 +330,7 @@ def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: boo
     module = getattr(t, "__module__", "")
     if module == "numpy" and hasattr(v, "dtype"):
         dtype = v.dtype
-        if not _DTYPE.fullmatch(str(dtype.str)):
+        if not _dtype_ok(str(dtype.str)):
             raise DataError(f"a numpy {t.__name__} of dtype {dtype} cannot cross (only booleans, numbers and fixed-width strings do)")
         if t.__name__ == "ndarray":
             if v.ndim > MAX_ARRAY_DIMS:
@@ -716,7 +726,7 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tupl
         if tag == 0x41:
             shape, pos = _dec(data, pos, depth + 1, count)
         raw, pos = _dec(data, pos, depth + 1, count)
-        if not _DTYPE.fullmatch(dtype_text) or type(raw) is not bytes or type(shape) is not tuple or len(shape) > MAX_ARRAY_DIMS:
+        if not _dtype_ok(dtype_text) or type(raw) is not bytes or type(shape) is not tuple or len(shape) > MAX_ARRAY_DIMS:
             raise DataError("invalid encoding: a numpy value")
         try:
             numpy = _import("numpy")
