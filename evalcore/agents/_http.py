@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import json
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -305,20 +306,27 @@ class HttpToolRegistry:
         """Every registered tool with its code from ``GET tools?code=1``.
 
         A server that answers plain names (an older one) is asked ``describe`` per tool; a tool
-        it cannot describe gets ``code`` None.
+        it cannot describe gets ``code`` None. The whole read, those ``describe`` calls
+        included, must be complete within twice the interaction deadline (a listing of many
+        names, each described slowly, would otherwise add up without bound).
 
         Returns:
             ``[{"name": str, "code": str | None, "tests": str | None}, ...]`` (plain JSON values).
 
         Raises:
-            EvalcoreError: The endpoint fails or answers a malformed list.
+            EvalcoreError: The endpoint fails, answers a malformed list, or the read takes longer
+                than its deadline.
         """
+        deadline = time.monotonic() + 2 * self._wire.timeout_s
         data = self._get(self.tools_url, {"code": 1})
         rows = data.get("tools") if isinstance(data, dict) else data
         if not isinstance(rows, list):
             raise EvalcoreError("tools answer has no 'tools' list", path=self.tools_url, field="tools")
         out: list[dict[str, Any]] = []
         for r in rows:
+            if isinstance(r, str) and time.monotonic() > deadline:
+                raise EvalcoreError(f"the tool listing was not read within {2 * self._wire.timeout_s:g}s "
+                                    f"({len(out)} of {len(rows)} tools described)", path=self.describe_url)
             if isinstance(r, str):
                 try:
                     info = self.describe(r)

@@ -231,6 +231,41 @@ def test_an_evaluation_of_a_trickling_agent_ends(stops) -> None:
                + [t.error or "" for t in result.categories["retrieval"].tests])
 
 
+def test_a_listing_of_many_names_described_slowly_has_one_deadline_too() -> None:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Slow(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def log_message(self, *a: object) -> None:
+            return
+
+        def do_GET(self) -> None:
+            if "/describe" in self.path:
+                time.sleep(0.3)  # each answer in time, but a thousand of them are not
+                body = b'{"name": "t", "code": "def t():\\n    return 1\\n"}'
+            else:
+                body = ('{"tools": [' + ",".join(f'"t{i}"' for i in range(1000)) + "]}").encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        agent = HttpAgent(f"http://127.0.0.1:{server.server_address[1]}/agent", timeout_s=1.0)
+        t0 = time.monotonic()
+        with pytest.raises(EvalcoreError, match=r"tool listing was not read within 2s \(\d+ of 1000 tools described\)"):
+            agent.registry.tool_records()
+        assert time.monotonic() - t0 < 3.5
+        agent.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 # ------------------------------------------------------------------------------ size after decompression
 def _gzip_server(payload: bytes) -> tuple[str, threading.Event]:
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

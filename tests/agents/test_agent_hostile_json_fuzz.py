@@ -122,6 +122,7 @@ class _Hostile(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"
     rng = random.Random(0)
     fixed: bytes | None = None  # when set: the one reply to every request and registry read
+    hostile_reset = False  # when set: resets answer 500s and deep bodies too (the CLI's check would refuse them)
     lock = threading.Lock()
     seen: dict[str, int] = {}
 
@@ -144,7 +145,14 @@ class _Hostile(BaseHTTPRequestHandler):
         path = urlparse(self.path).path
         if path.endswith("/reset"):
             self._count("reset")
-            self._reply(b"{}")
+            with self.lock:
+                pick = self.rng.randrange(4) if self.hostile_reset else 0
+            if pick == 1:
+                self._reply(_dumps({"error": "reset failed \udcff"}), status=500)
+            elif pick == 2:
+                self._reply(DEEP.encode())
+            else:
+                self._reply(b"{}")
             return
         self._count("query")
         with self.lock:
@@ -269,6 +277,7 @@ def test_http_agent_refuses_each_hostile_reply_as_that_requests_failure(hostile)
 def test_evaluation_of_a_hostile_http_agent_finishes_and_writes_everything(hostile, tmp_path, seed) -> None:
     handler, url = hostile
     handler.rng = random.Random(seed)
+    handler.hostile_reset = True
     result = evaluate(url, _config(), progress=False)
     assert set(result.categories) == {"functional", "synthesis", "retrieval", "learning", "workflow",
                                       "performance", "robustness"}
