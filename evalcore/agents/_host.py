@@ -171,15 +171,24 @@ class HostedAgent(HttpAgent):
         box: dict[str, Any] = {}
 
         def read() -> None:
+            # (bounded: the agent's code runs in the child before the handshake and could write
+            # to it; a line past 64 KiB or 1 MiB in all is no handshake)
             assert self._proc.stdout is not None
-            for raw in self._proc.stdout:
+            total = 0
+            while total < 2**20:
+                raw = self._proc.stdout.readline(2**16)
+                if not raw:
+                    return
+                total += len(raw)
                 line = raw.decode(errors="replace").strip()
                 if line.startswith(nonce + " "):
                     try:
-                        box["msg"] = json.loads(line[len(nonce) + 1:])
-                    except ValueError:
-                        box["msg"] = {"error": "malformed handshake"}
+                        msg = json.loads(line[len(nonce) + 1:])
+                    except (ValueError, RecursionError):
+                        msg = None
+                    box["msg"] = msg if isinstance(msg, dict) else {"error": "malformed handshake"}
                     return
+            box["msg"] = {"error": "more than 1 MiB on the handshake pipe before the handshake"}
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()

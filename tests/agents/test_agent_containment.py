@@ -400,3 +400,17 @@ def test_the_default_tool_budget_ends_seven_categories_of_hostile_tools_within_f
     assert SuiteConfig().tool_budget_s == DEFAULT_TOOL_BUDGET_S and 7 * DEFAULT_TOOL_BUDGET_S < 300
     with pytest.raises(EvalcoreError, match="tool_budget_s"):
         SuiteConfig(tool_budget_s=float("inf"))
+
+
+@linux_only
+def test_a_factory_flooding_the_handshake_pipe_is_refused_with_a_reason(tmp_path) -> None:
+    # the factory runs in the child before the handshake and can write to the pipe it goes on:
+    # the evaluator reads at most 1 MiB there, not whatever the agent writes
+    path = tmp_path / "flood_agent.py"
+    path.write_text("import os\n\nclass A:\n    registry = None\n    def reset(self):\n        pass\n"
+                    "    def process_request(self, q):\n        pass\n\n"
+                    "def make():\n    for fd in range(3, 20):\n        try:\n"
+                    "            os.write(fd, b'x' * 3_000_000)\n        except OSError:\n            pass\n"
+                    "    return A()\n")
+    with pytest.raises(EvalcoreError, match="more than 1 MiB on the handshake pipe before the handshake"):
+        HostedAgent(f"{path}:make", startup_timeout_s=30)
