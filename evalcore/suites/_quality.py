@@ -117,6 +117,40 @@ def screen_tests(tests: str) -> str | None:
     return None
 
 
+_CODE_FORBIDDEN_IMPORTS = {"inspect", "sys", "gc", "dis", "ast", "marshal", "types", "ctypes", "os", "importlib",
+                           "linecache", "traceback", "hashlib", "zlib", "pickle", "builtins", "io", "code", "codeop",
+                           "tokenize", "pathlib", "subprocess", "signal", "threading", "hmac", "base64", "binascii"}
+_CODE_FORBIDDEN_NAMES = {"globals", "locals", "vars", "getattr", "setattr", "delattr", "eval", "exec", "compile",
+                         "open", "breakpoint", "input", "memoryview", "dir", "id", "hash"}
+
+
+def screen_code(code: str) -> str | None:
+    """Why a tool's code may not be measured by mutation (None when it may).
+
+    A tool that reads its own code (its ``__code__``, its source, a hash of either) can raise
+    whenever it is changed, so that every mutant fails whatever its tests check: tests that
+    call it once would kill them all. Such code earns no test quality: no name or attribute
+    with a double underscore, none of the built-ins that reach into objects or files, no import
+    of a module that reads code, frames or files (``inspect``, ``sys``, ``hashlib``, ``os`` …).
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return "the code does not parse"
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and ("__" in n.id or n.id in _CODE_FORBIDDEN_NAMES):
+            return f"the tool's code uses {n.id!r}, which can read the code itself"
+        if isinstance(n, ast.Attribute) and "__" in n.attr:
+            return f"the tool's code reads attribute {n.attr!r}, which can read the code itself"
+        if isinstance(n, ast.Import):
+            bad = [a.name for a in n.names if a.name.split(".")[0] in _CODE_FORBIDDEN_IMPORTS]
+            if bad:
+                return f"the tool's code imports {bad[0]!r}, which can read the code itself"
+        if isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in _CODE_FORBIDDEN_IMPORTS:
+            return f"the tool's code imports from {n.module!r}, which can read the code itself"
+    return None
+
+
 _SWAP_BINOP: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
                                  ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
 _SWAP_CMP: dict[type, type] = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
@@ -281,8 +315,9 @@ def test_quality(tests: str | None, function_name: str | None = None, code: str 
     (the calls are counted at run time); then ``score`` = the share of mutants they kill (a
     mutant is killed when a test fails, raises or runs out of time on it). Tests that fail on
     the tool, never call it, reach past its behaviour (:func:`screen_tests`) or have no mutant
-    to kill score 0. Reading the tests (counting asserts and calls) once gave 1.0 to tests that
-    never called the tool.
+    to kill score 0, and so do tests of a tool whose code could read itself
+    (:func:`screen_code`: such a tool can fail on every mutant by itself). Reading the tests
+    (counting asserts and calls) once gave 1.0 to tests that never called the tool.
 
     Args:
         tests: Test source code.
@@ -301,7 +336,7 @@ def test_quality(tests: str | None, function_name: str | None = None, code: str 
     if not isinstance(code, str) or not code.strip() or not isinstance(function_name, str) \
             or not function_name.isidentifier():
         return {**out, "error": "no tool code to run the tests against"}
-    why = screen_tests(tests)
+    why = screen_tests(tests) or screen_code(code)
     if why is not None:
         return {**out, "error": why}
     if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in ast.parse(tests).body):

@@ -63,6 +63,16 @@ def test_tests_that_fail_on_the_tool_or_reach_past_it_score_zero() -> None:
         assert screen_tests(src) is not None
 
 
+def test_a_tool_that_checks_its_own_code_earns_no_test_quality() -> None:
+    """Code that raises when changed fails on every mutant by itself: tests calling it once
+    would kill them all."""
+    selfcheck = CODE + (
+        "\nimport hashlib\n"
+        "_SEAL = hashlib.sha256(count_up.__code__.co_code).hexdigest()\n")
+    out = test_quality("def test_count_up():\n    count_up(3)\n", "count_up", selfcheck)
+    assert out["score"] == 0.0 and "can read the code itself" in out["error"]
+
+
 def test_mutants_differ_from_the_code_and_compile() -> None:
     ms = mutants(CODE)
     original = ast.unparse(ast.parse(CODE))
