@@ -231,8 +231,11 @@ class HostedAgent(HttpAgent):
             return None
 
     def _log_tail(self, n: int = 600) -> str:
+        """The end of the agent's log (only its last bytes are read: the agent decides its size)."""
         try:
-            return self.log_path.read_text(errors="replace").strip()[-n:] or "no output"
+            with open(self.log_path, "rb") as fh:
+                fh.seek(max(0, os.fstat(fh.fileno()).st_size - 4 * n))
+                return fh.read(4 * n).decode(errors="replace").strip()[-n:] or "no output"
         except OSError:
             return "no output"
 

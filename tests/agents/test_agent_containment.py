@@ -414,3 +414,17 @@ def test_a_factory_flooding_the_handshake_pipe_is_refused_with_a_reason(tmp_path
                     "    return A()\n")
     with pytest.raises(EvalcoreError, match="more than 1 MiB on the handshake pipe before the handshake"):
         HostedAgent(f"{path}:make", startup_timeout_s=30)
+
+
+def test_only_the_end_of_the_agents_log_is_read(tmp_path) -> None:
+    # the agent decides how much it writes to its log; a failed start shows the last lines only,
+    # read from the end (not the whole file into the evaluator's memory)
+    log = tmp_path / "agent.log"
+    with open(log, "wb") as fh:
+        fh.seek(3 * 2**30)  # a sparse 3 GiB of nothing, then the reason
+        fh.write(b"\nthe real reason: boom\n")
+    agent = HostedAgent.__new__(HostedAgent)
+    agent.log_path = log
+    t0 = time.monotonic()
+    assert agent._log_tail() == "the real reason: boom"
+    assert time.monotonic() - t0 < 1.0
