@@ -14,7 +14,8 @@ __all__ = ["pass_at_k", "estimate_pass_at_k"]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased estimate of the probability that at least one of ``k`` samples passes.
+    """Unbiased estimate of the probability that at least one of ``k`` samples passes (Chen et
+    al. 2021, "Evaluating Large Language Models Trained on Code", arXiv:2107.03374, eq. 1).
 
     Formula: ``pass@k = 1 - C(n - c, k) / C(n, k)``, computed in the numerically stable
     product form ``1 - prod_{i = n - c + 1}^{n} (1 - k / i)`` (equal to 1 when ``n - c < k``).
@@ -58,7 +59,8 @@ def _count(value: object, field: str) -> int:
 
 
 def estimate_pass_at_k(num_samples: Sequence[int], num_correct: Sequence[int], k: int) -> np.ndarray:
-    """Per-task :func:`pass_at_k` for parallel sequences of sample and pass counts.
+    """Per-task :func:`pass_at_k` for parallel sequences of sample and pass counts (Chen et al.
+    2021; the name is that of their reference implementation).
 
     Args:
         num_samples: ``n`` per task.

@@ -219,15 +219,17 @@ def compare(
 
     The test (``test="auto"``):
 
-    - binary (0/1) scores: McNemar, with the paired-bootstrap (percentile) interval of the
-      difference;
-    - continuous scores: the paired t-test with its t interval; the Wilcoxon signed-rank test
-      and the paired bootstrap (BCa) are reported in ``extra``;
+    - binary (0/1) scores: McNemar (McNemar 1947), with the paired-bootstrap (percentile;
+      Efron 1979) interval of the difference;
+    - continuous scores: the paired t-test (Student 1908) with its t interval; the Wilcoxon
+      signed-rank test (Wilcoxon 1945) and the paired bootstrap (BCa; Efron 1987) are reported
+      in ``extra``;
     - with ``clusters``: the clustered paired t-test (:func:`clustered_difference`: CR1
       standard error, t with G − 1 degrees of freedom) and its interval; the unclustered
       test's p-value is reported in ``extra`` and ``mdd_80`` uses the clustered variance.
 
-    ``difference`` = mean_a − mean_b; effect size = Cohen's d_z = mean(d)/sd(d).
+    ``difference`` = mean_a − mean_b; effect size = Cohen's d_z = mean(d)/sd(d) (Cohen 1988).
+    The full references are in :mod:`evalcore.stats._paired`.
 
     Args:
         a: Scores of system A keyed by item id (dict or pandas Series with unique index).
@@ -350,7 +352,8 @@ def compare_many(
     alpha: float = 0.05,
     **kwargs: Any,
 ) -> pd.DataFrame:
-    """Compare every pair of systems and correct the p-values for multiplicity.
+    """Compare every pair of systems and correct the p-values for multiplicity (Holm 1979 or
+    Benjamini & Hochberg 1995; :mod:`evalcore.stats._multiple`).
 
     Pairs are (i, j) with i before j in the input order; each is :func:`compare` d. The
     p-values of all pairs are adjusted together (Holm or Benjamini–Hochberg) and

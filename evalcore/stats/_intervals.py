@@ -1,4 +1,14 @@
-"""Confidence intervals for proportions and means, and clustered standard errors."""
+"""Confidence intervals for proportions and means, and clustered standard errors.
+
+Sources: Wilson, E. B. (1927), "Probable inference, the law of succession, and statistical
+inference", *JASA* 22(158), 209–212 (see :mod:`evalcore.stats._wilson`); Student (1908), "The
+probable error of a mean", *Biometrika* 6(1), 1–25 (the t interval); Efron, B. (1979) and
+Efron, B. (1987), "Better bootstrap confidence intervals", *JASA* 82(397), 171–185 (bootstrap,
+BCa); Liang, K.-Y. and Zeger, S. L. (1986), *Biometrika* 73(1), 13–22, and Cameron, A. C. and
+Miller, D. L. (2015), "A practitioner's guide to cluster-robust inference" (clustered standard
+errors, CR1); Miller, E. (2024), "Adding error bars to evals", arXiv:2411.00640; Kish, L. (1965),
+*Survey Sampling* (design effect and effective sample size).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +29,7 @@ from evalcore._validate import (
 )
 from evalcore.errors import EvalcoreError
 from evalcore.stats._resample import bca_interval_mean, bootstrap_means, percentile_interval
-from evalcore.stats._wilson import wilson_interval  # defined without scipy (light commands)
+from evalcore.stats._wilson import wilson_bounds, wilson_interval  # without scipy (light commands)
 
 BootstrapMethod = Literal["percentile", "bca"]
 MeanCIMethod = Literal["wilson", "bootstrap", "t", "clustered"]
@@ -33,7 +43,7 @@ def bootstrap_interval(
     seed: int | np.random.Generator | None = 0,
     method: BootstrapMethod = "bca",
 ) -> tuple[float, float]:
-    """Bootstrap confidence interval of a statistic of one sample.
+    """Bootstrap confidence interval of a statistic of one sample (Efron 1979; BCa Efron 1987).
 
     Resamples θ*_b = statistic(x*_b), b = 1..B, x*_b drawn with replacement from x.
     ``"percentile"``: the α/2 and 1 − α/2 quantiles of θ*; ``"bca"``: bias-corrected and
@@ -143,9 +153,10 @@ def mean_ci(
     Methods (``method=None`` picks ``"clustered"`` when clusters are given, ``"wilson"`` for
     binary scores, ``"t"`` otherwise):
 
-    - ``"wilson"``: :func:`wilson_interval`; se = √(p̂(1 − p̂)/n). Binary scores only.
-    - ``"t"``: x̄ ± t_{1−α/2, n−1} · s/√n, s the sample standard deviation (ddof = 1).
-    - ``"bootstrap"``: BCa bootstrap of the mean; se = standard deviation of the resampled means.
+    - ``"wilson"``: :func:`wilson_interval` (Wilson 1927); se = √(p̂(1 − p̂)/n). Binary scores only.
+    - ``"t"``: x̄ ± t_{1−α/2, n−1} · s/√n, s the sample standard deviation (ddof = 1; Student
+      1908).
+    - ``"bootstrap"``: BCa bootstrap of the mean (Efron 1987); se = standard deviation of the resampled means.
     - ``"clustered"``: x̄ ± t_{1−α/2, G−1} · √(G/(G−1)) · SE_clustered (:func:`clustered_se`),
       G the number of clusters: the CR1 small-sample factor and G − 1 degrees of freedom, as
       statsmodels' cluster-robust OLS of the scores on a constant (``use_correction=True``,
@@ -219,13 +230,16 @@ def mean_ci(
 
 def clustered_wilson(values: Sequence[float], clusters: Sequence[str],
                      confidence: float = 0.95) -> dict[str, Any]:
-    """Wilson interval for 0/1 scores repeated within items (epochs), by effective sample size.
+    """Wilson interval for 0/1 scores repeated within items (epochs), by effective sample size
+    (Wilson 1927 on Kish's 1965 effective sample size, the design effect from the cluster-robust
+    standard error).
 
     With n samples in k items, p̂ the mean, SE_c the cluster-robust standard error
     (:func:`evalcore.stats.clustered_se`) and SE_iid = √(p̂(1 − p̂)/n):
     design effect ``deff = SE_c² / SE_iid²``, ``n_eff = n / deff = p̂(1 − p̂) / SE_c²`` (at most
     n), and the interval
-    is Wilson's for ``p̂ · n_eff`` successes in ``n_eff`` trials. When p̂ is 0 or 1 the design
+    is Wilson's for ``p̂ · n_eff`` successes in ``n_eff`` trials, computed by
+    :func:`evalcore.stats._wilson.wilson_bounds` like every Wilson interval evalcore reports. When p̂ is 0 or 1 the design
     effect is undefined and ``n_eff = k`` (items, the conservative choice). Unlike
     ``p̂ ± z·SE_c`` the interval stays inside [0, 1] and never collapses to a point when every
     sample agrees.
@@ -238,8 +252,6 @@ def clustered_wilson(values: Sequence[float], clusters: Sequence[str],
     Returns:
         ``{"mean", "ci_low", "ci_high", "se", "n", "n_eff", "method": "wilson_clustered"}``.
     """
-    from statsmodels.stats.proportion import proportion_confint
-
     x = np.asarray(values, dtype=float)
     n, k, p = x.size, len(set(clusters)), float(x.mean())
     se_c = clustered_se(x, list(clusters))
@@ -247,7 +259,7 @@ def clustered_wilson(values: Sequence[float], clusters: Sequence[str],
         n_eff = min(float(n), p * (1.0 - p) / se_c**2) if se_c > 0.0 else float(n)
     else:
         n_eff = float(k)
-    low, high = proportion_confint(p * n_eff, n_eff, alpha=1.0 - confidence, method="wilson")
+    low, high = wilson_bounds(p * n_eff, n_eff, check_probability(confidence, "confidence"))
     low, high = (0.0 if p == 0.0 else float(max(low, 0.0)), 1.0 if p == 1.0 else float(min(high, 1.0)))
     return {"mean": p, "ci_low": low, "ci_high": high,
             "se": se_c, "n": int(n), "n_eff": n_eff, "method": "wilson_clustered"}

@@ -1,4 +1,11 @@
-"""Multiple-comparison corrections of p-values."""
+"""Multiple-comparison corrections of p-values.
+
+Sources: Holm, S. (1979), "A simple sequentially rejective multiple test procedure",
+*Scandinavian Journal of Statistics* 6(2), 65–70; Benjamini, Y. and Hochberg, Y. (1995),
+"Controlling the false discovery rate: a practical and powerful approach to multiple testing",
+*Journal of the Royal Statistical Society B* 57(1), 289–300. Both equal statsmodels'
+``multipletests(p, method="holm" / "fdr_bh")`` (checked in the tests).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ def _p_values(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p-values (controls the family-wise error rate).
+    """Holm's step-down adjusted p-values (controls the family-wise error rate; Holm 1979).
 
     With p_(1) ≤ … ≤ p_(m) sorted: p̃_(i) = max_{j ≤ i} min(1, (m − j + 1) p_(j)); returned in
     the input order. Reject H_i when p̃_i ≤ α.
@@ -39,7 +46,8 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Benjamini–Hochberg adjusted p-values (controls the false discovery rate).
+    """Benjamini–Hochberg adjusted p-values (controls the false discovery rate; Benjamini &
+    Hochberg 1995).
 
     With p_(1) ≤ … ≤ p_(m) sorted: p̃_(i) = min_{j ≥ i} min(1, m p_(j) / j); returned in the
     input order. Reject H_i when p̃_i ≤ q.

@@ -3,6 +3,19 @@
 All functions take two equally long sequences ``a`` and ``b`` whose i-th entries belong to the
 same item, and work on the differences d_i = a_i − b_i. Use :func:`evalcore.stats.compare` to
 align series keyed by item id.
+
+Sources: Student (1908), "The probable error of a mean", *Biometrika* 6(1), 1–25 (the paired
+t-test); Wilcoxon, F. (1945), "Individual comparisons by ranking methods", *Biometrics Bulletin*
+1(6), 80–83; McNemar, Q. (1947), "Note on the sampling error of the difference between correlated
+proportions or percentages", *Psychometrika* 12(2), 153–157; Efron, B. (1979), "Bootstrap
+methods: another look at the jackknife", *Annals of Statistics* 7(1), 1–26, and Efron, B. (1987),
+"Better bootstrap confidence intervals", *JASA* 82(397), 171–185 (BCa), as in Efron, B. and
+Tibshirani, R. (1993), *An Introduction to the Bootstrap*; Fisher, R. A. (1935), *The Design of
+Experiments*, and Noreen, E. W. (1989), *Computer-Intensive Methods for Testing Hypotheses*
+(the sign-flip permutation test); Cohen, J. (1988), *Statistical Power Analysis for the
+Behavioral Sciences*, 2nd ed. (d_z); Cameron, A. C. and Miller, D. L. (2015), "A practitioner's
+guide to cluster-robust inference", *Journal of Human Resources* 50(2), 317–372, and Miller, E.
+(2024), "Adding error bars to evals", arXiv:2411.00640 (the clustered test).
 """
 
 from __future__ import annotations
@@ -83,7 +96,8 @@ def _check_alternative(alternative: str) -> None:
 def paired_t(
     a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95, alternative: Alternative = "two-sided"
 ) -> TestResult:
-    """Paired t-test (scipy ``ttest_rel``) with the t interval of the mean difference.
+    """Paired t-test (Student 1908; scipy ``ttest_rel``) with the t interval of the mean
+    difference.
 
     t = d̄ / (s_d / √n), df = n − 1, d_i = a_i − b_i, s_d the sample standard deviation;
     interval d̄ ± t_{1−α/2, n−1} s_d / √n for a two-sided test; a one-sided test gets scipy's
@@ -135,7 +149,7 @@ def wilcoxon(
     alternative: Alternative = "two-sided",
     method: Literal["auto", "exact", "approx"] = "auto",
 ) -> TestResult:
-    """Wilcoxon signed-rank test on the paired differences (scipy ``wilcoxon``).
+    """Wilcoxon signed-rank test on the paired differences (Wilcoxon 1945; scipy ``wilcoxon``).
 
     W = Σ_{d_i > 0} rank(|d_i|) (scipy's statistic for a two-sided test is min(W⁺, W⁻)); zero
     differences are dropped (``"wilcox"``), ranked (``"pratt"``) or split (``"zsplit"``). When
@@ -172,7 +186,7 @@ def wilcoxon(
 def mcnemar(
     a: ArrayLike, b: ArrayLike, *, exact: bool | None = None, exact_below: int = 25
 ) -> TestResult:
-    """McNemar's test for paired binary scores.
+    """McNemar's test for paired binary scores (McNemar 1947).
 
     With n_10 = #{a = 1, b = 0} and n_01 = #{a = 0, b = 1} (the discordant pairs), m = n_10 + n_01:
 
@@ -221,7 +235,7 @@ def paired_bootstrap(
     seed: int | np.random.Generator | None = 0,
     method: Literal["percentile", "bca"] = "bca",
 ) -> TestResult:
-    """Paired bootstrap of the mean difference d̄ = mean(a − b).
+    """Paired bootstrap of the mean difference d̄ = mean(a − b) (Efron 1979; BCa Efron 1987).
 
     Items are resampled with replacement as pairs (so the correlation between systems is kept):
     θ*_b = mean of the resampled d, b = 1..B. Interval: percentile or BCa quantiles of θ*.
@@ -276,7 +290,8 @@ def permutation_test(
     n_resamples: int = 10_000,
     seed: int | np.random.Generator | None = 0,
 ) -> TestResult:
-    """Approximate-randomization (sign-flip permutation) test of mean(a − b) = 0.
+    """Approximate-randomization (sign-flip permutation) test of mean(a − b) = 0 (Fisher 1935;
+    Noreen 1989).
 
     Under the null the labels within a pair are exchangeable, so each difference keeps or flips
     its sign: T(s) = (1/n) Σ s_i d_i with s ∈ {−1, +1}^n. When 2^n ≤ ``n_resamples`` all sign
@@ -368,7 +383,7 @@ def clustered_difference(
 
 
 def cohens_d_paired(a: ArrayLike, b: ArrayLike) -> float:
-    """Cohen's d for paired data (d_z): mean(d) / sd(d), d = a − b, sd with ddof = 1.
+    """Cohen's d for paired data (d_z; Cohen 1988): mean(d) / sd(d), d = a − b, sd with ddof = 1.
 
     Equals t / √n of the paired t-test. Constant differences give 0 when they are all zero and
     ±∞ otherwise.
@@ -394,7 +409,8 @@ def cohens_d_paired(a: ArrayLike, b: ArrayLike) -> float:
 def mean_difference(
     a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95
 ) -> dict[str, float]:
-    """Mean difference d̄ = mean(a − b) with its t interval d̄ ± t_{1−α/2, n−1} s_d/√n.
+    """Mean difference d̄ = mean(a − b) with its t interval d̄ ± t_{1−α/2, n−1} s_d/√n
+    (Student 1908).
 
     Args:
         a: Scores of system A.

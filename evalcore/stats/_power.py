@@ -8,6 +8,9 @@ power(n) = Φ(e√n − z_{1−α/2}) + Φ(−e√n − z_{1−α/2}),
 and the one-sided ("larger"/"smaller") power is Φ(±e√n − z_{1−α}). This is the same model as
 statsmodels' ``NormalIndPower`` with ``ratio=0`` (one sample); the t-based ``TTestPower`` needs a
 few more items at small n.
+
+Source: Cohen, J. (1988), *Statistical Power Analysis for the Behavioral Sciences*, 2nd ed.
+(power of the z-test for a standardized mean difference, here d_z of the paired differences).
 """
 
 from __future__ import annotations

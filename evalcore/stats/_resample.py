@@ -4,6 +4,12 @@ Both engines draw in chunks so that memory stays bounded (about ``_CHUNK_ELEMENT
 numbers a chunk) while each chunk is a single vectorized numpy operation; chunks run on a few
 threads, each chunk with its own generator spawned from the caller's, so results depend only
 on the seed.
+
+Sources: Efron, B. (1979), "Bootstrap methods: another look at the jackknife", *Annals of
+Statistics* 7(1), 1–26 (the bootstrap, percentile interval); Efron, B. (1987), "Better bootstrap
+confidence intervals", *JASA* 82(397), 171–185 (BCa), computed as in Efron, B. and Tibshirani, R.
+(1993), *An Introduction to the Bootstrap*, §14.3; Fisher, R. A. (1935), *The Design of
+Experiments* (the permutation distribution of sign flips).
 """
 
 from __future__ import annotations
@@ -117,7 +123,8 @@ def all_sign_flip_sums(d: np.ndarray) -> np.ndarray:
 
 
 def percentile_interval(theta_b: np.ndarray, confidence: float) -> tuple[float, float]:
-    """Percentile bootstrap interval: the α/2 and 1 − α/2 quantiles (linear interpolation)."""
+    """Percentile bootstrap interval (Efron 1979): the α/2 and 1 − α/2 quantiles (linear
+    interpolation)."""
     alpha = 1.0 - confidence
     lo, hi = np.quantile(theta_b, [alpha / 2.0, 1.0 - alpha / 2.0])
     return float(lo), float(hi)
@@ -126,7 +133,8 @@ def percentile_interval(theta_b: np.ndarray, confidence: float) -> tuple[float, 
 def bca_interval_mean(
     x: np.ndarray, theta_b: np.ndarray, confidence: float
 ) -> tuple[float, float]:
-    """Bias-corrected and accelerated (BCa) interval for the mean (Efron & Tibshirani 14.3).
+    """Bias-corrected and accelerated (BCa) interval for the mean (Efron 1987; Efron &
+    Tibshirani 1993, §14.3).
 
     z0 = Φ⁻¹(#{θ*_b < θ̂} + #{θ*_b ≤ θ̂}) / (2B)) (ties count half, as in scipy);
     a = Σ (θ̄_(·) − θ_(i))³ / (6 [Σ (θ̄_(·) − θ_(i))²]^{3/2}) from the jackknife means
