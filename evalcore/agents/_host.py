@@ -620,7 +620,10 @@ def _init(agent_pid: int, libc: Any) -> int:
                 if pid == agent_pid:
                     status = st
             time.sleep(0.01)
-    _kill_all()
+    if not _namespaced:
+        # (with namespaces the kernel kills the namespace when this process exits; and where
+        # the namespace's own /proc could not be mounted, the PIDs read there are the host's)
+        _kill_all()
     if status is None:
         return 0
     code = os.waitstatus_to_exitcode(status)
