@@ -1,0 +1,31 @@
+"""A real Dask LocalCluster (2 worker processes, 1 thread each) for the tests of evalcore.cluster."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+from _cluster_helpers import describe, descendants, kill_all, wait_gone
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="package")
+def local_client() -> Iterator[object]:
+    """A real LocalCluster of 2 worker processes with one thread each, and its client."""
+    before = descendants()
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None)
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+        from evalcore.evaluators._sandbox import shutdown_pool
+
+        shutdown_pool()  # the one-machine pool the comparisons started
+        left = wait_gone(descendants() - before)
+        what = describe(left)
+        kill_all(left)
+        assert not left, f"processes left behind by the cluster: {what}"
