@@ -16,7 +16,7 @@ from typing import Any
 
 from evalcore._io import check_output_file, read_jsonl, write_jsonl_atomic
 from evalcore.errors import EvalcoreError
-from evalcore.evaluators._exact_match import ExactMatchEvaluator, summarize_exact_match
+from evalcore.evaluators._exact_match import ANSWER_KINDS, ExactMatchEvaluator, summarize_exact_match
 
 __all__ = ["results_path", "score_answers_file", "write_jsonl_atomic"]
 
@@ -36,7 +36,7 @@ def _read_rows(path: Path, dataset_type: str) -> list[tuple[int, dict[str, Any]]
                 raise EvalcoreError("missing field", path=path, line=line_no, field=field)
         if row["response"] is not None and not isinstance(row["response"], str):
             raise EvalcoreError(f"expected a string, got {type(row['response']).__name__}", path=path, line=line_no, field="response")
-        if dataset_type == "mmlu" and row.get("choices") is not None:
+        if ANSWER_KINDS.get(dataset_type) == "letter" and row.get("choices") is not None:
             choices = row["choices"]
             if not isinstance(choices, list) or len(choices) != 4 or not all(isinstance(c, str) for c in choices):
                 raise EvalcoreError("expected a list of four strings", path=path, line=line_no, field="choices")

@@ -59,29 +59,38 @@ __all__ = [
     "METHODS",
 ]
 
-DatasetType = Literal["gsm8k", "mmlu"]
+DatasetType = Literal["number", "letter", "gsm8k", "mmlu"]
 Mode = Literal["strict", "flexible"]
 _MODES = ("strict", "flexible")
+ANSWER_KINDS = {"number": "number", "letter": "letter", "gsm8k": "number", "mmlu": "letter"}
+"""The answer kinds (``number``: GSM8K's extractor and numeric comparison; ``letter``: MMLU's
+extractor, options A-D...) and the benchmark names accepted for them since evalcore's first
+release (``ExactMatchEvaluator("gsm8k")``): kept so that code written against it still runs.
+Which kind a benchmark uses is the benchmark's own (:mod:`evalcore.benchmarks`)."""
 
 
 class ExactMatchEvaluator:
-    """Exact-match scorer for GSM8K and MMLU with strict and flexible extraction.
+    """Exact-match scorer for numbers (GSM8K) and option letters (MMLU) with strict and flexible
+    extraction.
 
-    Score (per response): ``1.0`` if the extracted answer equals the reference (GSM8K:
-    numerically, ``|x - y| <= max(1e-6·max(|x|,|y|), 1e-9)``; MMLU: same letter), else ``0.0``;
+    Score (per response): ``1.0`` if the extracted answer equals the reference (numbers:
+    numerically, ``|x - y| <= max(1e-6·max(|x|,|y|), 1e-9)``; letters: same letter), else ``0.0``;
     a parse failure scores ``0.0`` and is reported separately.
 
     Args:
-        dataset_type: ``"gsm8k"`` or ``"mmlu"``.
+        dataset_type: The answer kind, ``"number"`` or ``"letter"`` (``"gsm8k"`` and ``"mmlu"``
+            name the same two; :attr:`dataset_type` keeps what was given).
 
     Raises:
-        EvalcoreError: For an unknown dataset type.
+        EvalcoreError: For an unknown answer kind.
     """
 
     def __init__(self, dataset_type: DatasetType = "gsm8k") -> None:
-        if dataset_type not in ("gsm8k", "mmlu"):
-            raise EvalcoreError(f"dataset_type must be 'gsm8k' or 'mmlu', got {dataset_type!r}", field="dataset_type")
+        if dataset_type not in ANSWER_KINDS:
+            raise EvalcoreError(f"dataset_type must be one of {list(ANSWER_KINDS)}, got {dataset_type!r}",
+                                field="dataset_type")
         self.dataset_type: DatasetType = dataset_type
+        self.kind = ANSWER_KINDS[dataset_type]
 
     def __repr__(self) -> str:
         return f"ExactMatchEvaluator({self.dataset_type!r})"
@@ -101,7 +110,7 @@ class ExactMatchEvaluator:
         if mode not in _MODES:
             raise EvalcoreError(f"mode must be 'strict' or 'flexible', got {mode!r}", field="mode")
         text = "" if response is None else str(response)
-        if self.dataset_type == "gsm8k":
+        if self.kind == "number":
             return _gsm8k_strict(text) if mode == "strict" else _gsm8k_flexible(text)
         return _mmlu_strict(text, choices) if mode == "strict" else _mmlu_flexible(text, choices)
 
@@ -114,13 +123,13 @@ class ExactMatchEvaluator:
         Returns:
             The canonical reference.
         """
-        return gsm8k_reference(ground_truth) if self.dataset_type == "gsm8k" else mmlu_reference(ground_truth)
+        return gsm8k_reference(ground_truth) if self.kind == "number" else mmlu_reference(ground_truth)
 
     def matches(self, extracted: str | None, reference: str) -> bool:
         """Whether an extracted value equals a canonical reference."""
         if extracted is None:
             return False
-        if self.dataset_type == "mmlu":
+        if self.kind == "letter":
             return extracted == reference
         a, b = parse_number(extracted), parse_number(reference)
         return a is not None and b is not None and numbers_equal(a, b)

@@ -359,10 +359,12 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
     config = {"run_id": imported.run_id, **imported.config}
     config.setdefault("versions", {})["evalcore"] = __version__
     config["created_utc"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    from evalcore.benchmarks import benchmark_names
+
     dataset = str(config.get("dataset"))
     # an lm-eval task named gsm8k is not scored by evalcore's gsm8k rules: no parse-failure
     # rate or pass@k computed from fields the harness never wrote
-    results = summarize(records, "imported" if dataset in ("gsm8k", "mmlu", "humaneval") else dataset,
+    results = summarize(records, "imported" if dataset in benchmark_names() else dataset,
                         epochs=int(config.get("epochs", 1)))
     results["dataset"] = dataset
     results["run_id"] = imported.run_id

@@ -83,6 +83,10 @@ def samples_frame(run: Any) -> pd.DataFrame:
     from evalcore.reporting._tables import printable_text
 
     config = getattr(run, "config", None) or {}
+    if config:  # a benchmark file's run: its benchmark known by name to the views below
+        from evalcore.benchmarks import benchmark_of_run
+
+        benchmark_of_run(config)
     template = (config.get("prompt") or {}).get("user")
     rows = []
     for s in _samples(run):
@@ -180,10 +184,18 @@ def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
+def _runs_code(dataset: Any) -> bool:
+    """Whether the benchmark named ``dataset`` is scored by running code (the registry says)."""
+    from evalcore.benchmarks import find_benchmark
+
+    benchmark = find_benchmark(dataset)
+    return benchmark is not None and benchmark.scorer == "code_execution"
+
+
 def _verdict(row: Mapping[str, Any], mode: str) -> str:
     if row.get("error"):
         return "error"
-    if row.get("dataset") == "humaneval" or (row.get("passed") is not None and row.get(mode) is None):
+    if _runs_code(row.get("dataset")) or (row.get("passed") is not None and row.get(mode) is None):
         return "passed" if row.get("passed") else "failed"
     if row.get(f"parse_failure_{mode}"):
         return "parse failure"
@@ -636,7 +648,7 @@ def sample_table(frame: pd.DataFrame, mode: str = "flexible", n: int = 10, width
     for _, row in frame.head(n).iterrows():
         verdict = _verdict(row, mode)
         extracted = row.get(f"extracted_{mode}")
-        code = row.get("dataset") == "humaneval"
+        code = _runs_code(row.get("dataset"))
         if row.get("result") is not None and code:
             extracted = row["result"]
         rows.append({"item_id": row["item_id"], "epoch": row["epoch"], "question": cut(row["question"], code=code),

@@ -196,14 +196,17 @@ def _summary(run: Any) -> dict[str, Any]:
     """The run's numbers computed from the samples the page shows (as ``results.json`` computes
     them: :func:`evalcore.runs.summarize`), so the header always describes those samples;
     ``results.json`` when the samples cannot be summarized."""
+    from evalcore.benchmarks import benchmark_names, benchmark_of_run
     from evalcore.runs import summarize
 
     cfg = run.config
     dataset = str(cfg.get("dataset"))
-    if _harness(cfg) and dataset in ("gsm8k", "mmlu", "humaneval"):
+    benchmark = None if _harness(cfg) else benchmark_of_run(cfg)  # a benchmark file's too
+    if _harness(cfg) and dataset in benchmark_names():
         dataset = "imported"  # as the import summarized it: the harness's scores, not evalcore's rules
     try:
-        return summarize(run.samples, dataset, epochs=int(cfg.get("epochs") or 1))
+        return summarize(run.samples, dataset, epochs=int(cfg.get("epochs") or 1),
+                         benchmark=benchmark)
     except (KeyError, TypeError, ValueError, AttributeError):
         return dict(run.results or {})
 

@@ -22,7 +22,8 @@ import pandas as pd
 
 from evalcore._io import read_json
 from evalcore._runstore import CONFIG_FILE, SAMPLES_FILE, is_run_dir, latest_records, read_samples
-from evalcore.datasets import numbers_equal, parse_number, prompt_question
+from evalcore.benchmarks import benchmark_of_run, find_benchmark
+from evalcore.datasets import prompt_question
 from evalcore.errors import EvalcoreError
 from evalcore.routing._matrix import OutcomeMatrix, load_outcomes
 
@@ -113,22 +114,19 @@ def majority_vote(answers: Sequence[str | None]) -> str | None:
     return next(a for a in valid if counts[a] == best)
 
 
-def _answers_match(answer: str | None, reference: Any, dataset: str) -> float:
-    """1.0 when a voted answer equals the reference by the scorer's own rule (GSM8K: numerically
-    with :func:`evalcore.datasets.numbers_equal`; MMLU: the same letter)."""
+def _answers_match(answer: str | None, reference: Any, benchmark: Any) -> float:
+    """1.0 when a voted answer equals the reference by the benchmark's own rule
+    (:meth:`evalcore.benchmarks.Benchmark.answers_equal`: GSM8K numerically, MMLU the same
+    letter ...); a run of no evalcore benchmark (an imported one) compares the texts."""
     if answer is None:
         return 0.0
-    a, r = str(answer).strip(), str(reference).strip()
-    if dataset == "gsm8k":
-        va, vr = parse_number(a), parse_number(r)
-        if va is None or vr is None:
-            return float(a == r)
-        return float(numbers_equal(va, vr))
-    return float(a.upper() == r.upper()) if dataset == "mmlu" else float(a == r)
+    if benchmark is not None:
+        return float(benchmark.answers_equal(answer, reference))
+    return float(str(answer).strip() == str(reference).strip())
 
 
-def _aggregate_item(recs: list[tuple[int, dict[str, Any]]], aggregate: str, path: Path
-                    ) -> dict[str, Any]:
+def _aggregate_item(recs: list[tuple[int, dict[str, Any]]], aggregate: str, path: Path,
+                    benchmark: Any = None) -> dict[str, Any]:
     """One item's outcome on one arm from its ``(line, record)`` pairs (one per epoch)."""
     comps = [r["completion"] or {} for _, r in recs]
     usage = [c.get("usage") or {} for c in comps]
@@ -144,8 +142,7 @@ def _aggregate_item(recs: list[tuple[int, dict[str, Any]]], aggregate: str, path
         quality = 0.0
     elif aggregate == "majority" and len(recs) > 1:
         votes = [s.get("extracted_flexible") for _, s in ok]
-        quality = _answers_match(majority_vote(votes), first.get("reference"),
-                                 str(first.get("dataset", "")))
+        quality = _answers_match(majority_vote(votes), first.get("reference"), benchmark)
     elif aggregate in ("mean", "majority"):
         vals = []
         for line, s in ok:
@@ -230,6 +227,7 @@ def outcomes_from_runs(
             config, samples = _read_run(d)
             arm_name = key if named else default_arm_name(d, config)
             arm_rows = per_arm.setdefault(arm_name, {})
+            benchmark = benchmark_of_run(config)  # None: the records' dataset is asked below
             prompt = config.get("prompt")
             template = str(prompt.get("user") or "") if isinstance(prompt, Mapping) else None
             by_item: dict[str, list[tuple[int, dict[str, Any]]]] = {}
@@ -245,7 +243,8 @@ def outcomes_from_runs(
                     raise EvalcoreError(f"item {item_id!r} is answered by two runs of arm "
                                         f"{arm_name!r}; pass a mapping arm -> run directories",
                                         path=d / SAMPLES_FILE, line=first_line, field="item_id")
-                row = _aggregate_item(recs, mode, d / SAMPLES_FILE)
+                row = _aggregate_item(recs, mode, d / SAMPLES_FILE,
+                                      benchmark or find_benchmark(first.get("dataset")))
                 any_cost = any_cost or row["cost"] > 0
                 arm_rows[item_id] = row
                 item_query.setdefault(item_id, _query_of(first, template))

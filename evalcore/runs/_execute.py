@@ -25,7 +25,7 @@ from evalcore.models import (ChatModel, Completion, GenerationParams, ResponseCa
                              cacheable, request_hash)
 from evalcore.runs._prompts import PromptTemplate, render, select_few_shot
 from evalcore.runs._results import summarize
-from evalcore.runs._scoring import error_scores, score_code, score_exact
+from evalcore.benchmarks import Benchmark, error_scores
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -141,8 +141,10 @@ class Invocation:
     def __init__(self, *, path: Path, config: dict[str, Any], items: list[Any], pool: list[Any],
                  template: PromptTemplate, model: ChatModel, params: GenerationParams,
                  epochs: int, concurrency: int, cache: ResponseCache | None, progress: bool,
-                 mmlu_mode: str, few_shot: int, seed: int, code_timeout_s: float) -> None:
+                 mmlu_mode: str, few_shot: int, seed: int, code_timeout_s: float,
+                 benchmark: Benchmark) -> None:
         self.path = path
+        self.benchmark = benchmark
         self.config = config
         self.items = items
         self.pool = pool
@@ -215,7 +217,7 @@ class Invocation:
         records = [r for r in records if (r["item_id"], int(r["epoch"])) in wanted]
         # qps counts the model calls of this invocation; cache hits are not queries
         results = summarize(records, self.dataset, epochs=self.epochs, wall_s=wall,
-                            calls=self.fresh)
+                            calls=self.fresh, benchmark=self.benchmark)
         previous = self.path / RESULTS_FILE
         if not todo and previous.is_file():  # nothing asked now: keep the last timing figures
             try:
@@ -272,7 +274,7 @@ class Invocation:
         shots = select_few_shot(self.pool, item, self.few_shot, self.seed)
         messages = render(self.template, item, shots)
         params = _epoch_params(self.params, epoch)
-        likelihood = self.dataset == "mmlu" and self.mmlu_mode == "likelihood"
+        likelihood = self.benchmark.supports_likelihood and self.mmlu_mode == "likelihood"
         model_key = self.model.name + ("#letter_logprobs" if likelihood else "")
         key = cache_key(model_key, str(getattr(self.model, "endpoint", "")), messages, params, epoch)
         # a sampled request without a seed is a new draw every time: never served from the cache
@@ -308,10 +310,10 @@ class Invocation:
         }
         if not comp.ok:
             record["scores"] = error_scores()
-        elif self.dataset == "humaneval":
+        elif self.benchmark.scorer == "code_execution":  # runs code: off the event loop
             record["scores"] = (await asyncio.to_thread(
-                score_code, [record], {item.id: item.fields}, self.code_timeout_s, 1))[0]
+                self.benchmark.score_records, [record], timeout_s=self.code_timeout_s,
+                workers=1))[0]
         else:
-            record["scores"] = score_exact(self.dataset, comp.text, item.reference,
-                                           item.fields.get("choices"))
+            record["scores"] = self.benchmark.score(comp.text, item.reference, item.fields)
         return record

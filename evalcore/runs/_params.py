@@ -15,23 +15,46 @@ from typing import Any, Mapping
 
 from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, GenerationParams
-from evalcore.runs._defaults import DEFAULT_MAX_TOKENS
-from evalcore.datasets import DATASETS
 
 MMLU_MODES = ("generate", "likelihood")
 _RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-def check_arguments(dataset: str, *, epochs: int, concurrency: int, few_shot: int,
+def refuse_judge(scorer: Any) -> None:
+    """Refuse anything but the objective scorers in a benchmark run.
+
+    Args:
+        scorer: What the caller asked to score with (``"exact"``/``"auto"`` are accepted).
+
+    Raises:
+        EvalcoreError: An LLM judge (by name or object) or an unknown scorer was asked for.
+    """
+    if scorer in (None, "auto", "exact", "exact_match", "code_execution"):
+        return
+    from evalcore.evaluators.judge import LLMJudge
+
+    is_judge = isinstance(scorer, LLMJudge) or (isinstance(scorer, str) and "judge" in scorer.lower())
+    if is_judge:
+        raise EvalcoreError("an LLM judge cannot score a benchmark run: benchmark scores come "
+                            "from exact match or code execution only (judges are for production "
+                            "monitoring, evalcore.evaluators.judge)", field="scorer")
+    raise EvalcoreError(f"unknown scorer {scorer!r}; benchmark runs use 'exact' (each benchmark's "
+                        "own objective scorer: exact match or code execution)", field="scorer")
+
+
+def check_arguments(dataset: Any, *, epochs: int, concurrency: int, few_shot: int,
                     limit: int | None, mmlu_mode: str, run_id: str | None) -> None:
     """Refuse an unknown dataset or mode, a count out of range or a malformed run id.
+
+    Args:
+        dataset: The :class:`~evalcore.benchmarks.Benchmark` (a name or file is looked up).
 
     Raises:
         EvalcoreError: Naming the argument (``dataset``, ``epochs``, ``run_id`` ...).
     """
-    if dataset not in DATASETS:
-        raise EvalcoreError(f"unknown dataset {dataset!r}; choose one of {list(DATASETS)}",
-                            field="dataset")
+    from evalcore.benchmarks import get_benchmark
+
+    benchmark = get_benchmark(dataset)
     for name, value, low in (("epochs", epochs, 1), ("concurrency", concurrency, 1),
                              ("few_shot", few_shot, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -41,20 +64,22 @@ def check_arguments(dataset: str, *, epochs: int, concurrency: int, few_shot: in
     if mmlu_mode not in MMLU_MODES:
         raise EvalcoreError(f"unknown mmlu_mode {mmlu_mode!r}; choose one of {list(MMLU_MODES)}",
                             field="mmlu_mode")
-    if mmlu_mode == "likelihood" and dataset != "mmlu":
-        raise EvalcoreError("mmlu_mode='likelihood' applies to mmlu only", field="mmlu_mode")
+    if mmlu_mode == "likelihood" and not benchmark.supports_likelihood:
+        raise EvalcoreError("mmlu_mode='likelihood' applies to letter-choice benchmarks with "
+                            f"options (mmlu) only, not {benchmark.name}", field="mmlu_mode")
     if run_id is not None and not _RUN_ID_RE.match(run_id):
         raise EvalcoreError("run id may hold letters, digits, '.', '_' and '-' only "
                             f"(max 128), got {run_id!r}", field="run_id")
 
 
-def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset: str,
+def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset: Any,
                    seed: int) -> GenerationParams:
     """Turn user generation parameters into :class:`GenerationParams`.
 
     Args:
         params: A GenerationParams, a mapping of its fields, or None.
-        dataset: Sets the default ``max_tokens``.
+        dataset: The benchmark (or its name/file) whose default settings (``max_tokens`` ...)
+            fill what ``params`` leaves out.
         seed: Default generation seed.
 
     Returns:
@@ -73,7 +98,10 @@ def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset:
         if unknown:
             raise EvalcoreError(f"unknown generation parameter(s) {unknown}; known: {sorted(names)}",
                                 field=unknown[0])
-        given.setdefault("max_tokens", DEFAULT_MAX_TOKENS.get(dataset, 512))
+        from evalcore.benchmarks import get_benchmark
+
+        for key, value in get_benchmark(dataset).default_params().items():
+            given.setdefault(key, list(value) if isinstance(value, list) else value)
         given.setdefault("seed", seed)
         if isinstance(given.get("stop"), str):
             given["stop"] = [given["stop"]]

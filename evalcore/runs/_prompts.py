@@ -1,15 +1,14 @@
-"""Prompt templates per dataset, with optional few-shot examples."""
+"""Prompt templates per benchmark, with optional few-shot examples."""
 
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from string import Formatter
 from typing import Any, Sequence
 
-from evalcore.datasets import DATASETS, Item, choices_text
+from evalcore.datasets import Item
 from evalcore.errors import EvalcoreError
 from evalcore.models import Message
 
@@ -50,10 +49,9 @@ class PromptTemplate:
 
 
 def item_fields(item: Item) -> dict[str, Any]:
-    """Values a template may use for ``item``.
-
-    gsm8k: ``question``, ``solution``; mmlu: ``question``, ``choices``, ``choices_text``,
-    ``subject``; humaneval: ``prompt``, ``entry_point``; all: ``reference``, ``id``.
+    """Values a template may use for ``item``: its fields, ``reference``, ``id`` and what its
+    benchmark adds (:meth:`~evalcore.benchmarks.Benchmark.prompt_fields`: gsm8k ``solution``;
+    mmlu ``choices_text``, ``subject``; a benchmark file with options ``choices_text``).
 
     Args:
         item: A dataset item.
@@ -61,15 +59,13 @@ def item_fields(item: Item) -> dict[str, Any]:
     Returns:
         Field name -> value.
     """
+    from evalcore.benchmarks import find_benchmark
+
     values: dict[str, Any] = {"id": item.id, "reference": item.reference}
     values.update(item.fields)
-    if item.dataset == "gsm8k":
-        sol = str(item.metadata.get("solution") or f"#### {item.reference}")
-        values["solution"] = re.sub(r"<<[^<>]*>>", "", sol)
-    if item.dataset == "mmlu":
-        values["choices_text"] = choices_text(list(item.fields.get("choices") or []))
-        subject = str(item.metadata.get("subject") or item.fields.get("subject") or "general knowledge")
-        values["subject"] = subject.replace("_", " ")
+    benchmark = find_benchmark(item.dataset)
+    if benchmark is not None:
+        values.update(benchmark.prompt_fields(item))
     return values
 
 
@@ -147,11 +143,13 @@ def _parse_template(data: Any, source: str, dataset: str | None) -> PromptTempla
                           source=source)
 
 
-def load_template(dataset: str, path: str | Path | None = None) -> PromptTemplate:
-    """Load the prompt template of ``dataset``: a user file, else the packaged default.
+def load_template(dataset: Any, path: str | Path | None = None) -> PromptTemplate:
+    """Load the prompt template of ``dataset``: a user file, else the benchmark's default
+    (the packaged template of a built-in, a benchmark file's ``prompt``).
 
     Args:
-        dataset: ``gsm8k``, ``mmlu`` or ``humaneval``.
+        dataset: A benchmark name (``gsm8k``, ``mmlu``, ``humaneval``), a benchmark YAML file,
+            or a :class:`~evalcore.benchmarks.Benchmark`.
         path: A YAML template file (keys: name, dataset, system, user, answer).
 
     Returns:
@@ -160,16 +158,15 @@ def load_template(dataset: str, path: str | Path | None = None) -> PromptTemplat
     Raises:
         EvalcoreError: Unknown dataset, missing or malformed file (named with the line).
     """
-    from evalcore._yaml import read_packaged_yaml, read_yaml
+    from evalcore._yaml import read_yaml
+    from evalcore.benchmarks import get_benchmark
 
-    if dataset not in DATASETS:
-        raise EvalcoreError(f"unknown dataset {dataset!r}; choose one of {list(DATASETS)}",
-                            field="dataset")
+    benchmark = get_benchmark(dataset)
     if path is None:
-        doc = read_packaged_yaml("evalcore.runs", "templates", f"{dataset}.yaml")
+        doc = benchmark.template_doc()
     else:
         doc = read_yaml(path, what="prompt template", field="prompt")
-    return _parse_template(doc.data, str(doc.source), dataset)
+    return _parse_template(doc.data, str(doc.source), benchmark.name)
 
 
 def select_few_shot(pool: Sequence[Item], item: Item, n: int, seed: int) -> list[Item]:

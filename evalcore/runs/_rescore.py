@@ -9,7 +9,7 @@ from typing import Any, Sequence
 from evalcore._io import to_json_native, write_jsonl_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.runs._results import summarize
-from evalcore.runs._scoring import error_scores, score_code, score_exact
+from evalcore.benchmarks import benchmark_of_run, error_scores
 from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, load_run, write_json_atomic
 
 _TIMING_KEYS = ("wall_s", "qps")
@@ -121,25 +121,24 @@ def rescore(path: str | os.PathLike[str], *, code_timeout_s: float | None = None
 def _rescore(run_path: Path, code_timeout_s: float | None, workers: int | None) -> dict[str, Any]:
     run = load_run(run_path)
     dataset = run.config.get("dataset")
+    benchmark = benchmark_of_run(run.config)
+    if benchmark is None:
+        raise EvalcoreError(f"the run was not scored by an evalcore benchmark (dataset {dataset!r}); "
+                            "there is nothing to re-score", path=run_path / "config.json",
+                            field="dataset")
     timeout = code_timeout_s or float(run.config.get("code_timeout_s") or 10.0)
     samples = run.samples
     ok = [s for s in samples if not s.get("error")]
     for s in samples:
         if s.get("error"):
             s["scores"] = error_scores()
-    if dataset == "humaneval":
-        items = {s["item_id"]: s.get("item") or {} for s in ok}
-        for s, sc in zip(ok, score_code(ok, items, timeout_s=timeout, workers=workers)):
-            s["scores"] = sc
-    else:
-        for s in ok:
-            s["scores"] = score_exact(dataset, s["completion"].get("text", ""), s.get("reference"),
-                                      (s.get("item") or {}).get("choices"))
+    for s, sc in zip(ok, benchmark.score_records(ok, timeout_s=timeout, workers=workers)):
+        s["scores"] = sc
     samples_path = run_path / SAMPLES_FILE
     write_jsonl_atomic(samples_path, (to_json_native(s) for s in samples), fsync=True, mkdir=False,
                        allow_nan=False)
     epochs = int(run.config.get("epochs", 1))
-    results = summarize(samples, dataset, epochs=epochs)
+    results = summarize(samples, dataset, epochs=epochs, benchmark=benchmark)
     for key in _TIMING_KEYS:
         if key in run.results:
             results[key] = run.results[key]

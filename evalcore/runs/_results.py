@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from typing import Any, Mapping, Sequence
+from collections import Counter
+from typing import Any, Sequence
 
 import numpy as np
 
+from evalcore.benchmarks._scoring import pass_at_k_table  # noqa: F401  (re-exported: evalcore.runs)
 from evalcore.stats import clustered_wilson  # noqa: F401  (re-exported: results use it)
 
 _EMPTY_CI = {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
@@ -26,38 +27,6 @@ def _ci(values: list[float], clusters: list[str] | None) -> dict[str, Any]:
     return {k: res[k] for k in ("mean", "ci_low", "ci_high", "se", "n", "method") if k in res}
 
 
-def pass_at_k_table(records: Sequence[Mapping[str, Any]],
-                    ks: Sequence[int] = (1, 2, 5, 10, 20, 50, 100)) -> dict[str, float]:
-    """Mean unbiased pass@k over tasks, for every k in ``ks`` up to the fewest samples of a task.
-
-    ``pass@k = mean over tasks of 1 - C(n - c, k) / C(n, k)`` (Chen et al., 2021), with n
-    samples and c passing samples of the task (``scores["passed"]``; a sample without it
-    failed), tasks in order of first appearance. The one pass@k table: ``results.json`` and
-    the benchmark views (:func:`evalcore.reporting.pass_at_k_table`) both come from it.
-
-    Args:
-        records: Scored HumanEval sample records (errors excluded).
-        ks: The k values; those above the fewest samples of a task are left out.
-
-    Returns:
-        ``{"pass@1": ..., "pass@5": ...}`` in the order of ``ks``.
-    """
-    from evalcore.evaluators import pass_at_k
-
-    per_task: dict[str, list[bool]] = defaultdict(list)
-    for r in records:
-        per_task[r["item_id"]].append(bool(r["scores"].get("passed")))
-    if not per_task:
-        return {}
-    n_min = min(len(v) for v in per_task.values())
-    out = {}
-    for k in map(int, ks):
-        if k <= n_min:
-            out[f"pass@{k}"] = float(np.mean([pass_at_k(len(v), sum(v), k)
-                                              for v in per_task.values()]))
-    return out
-
-
 def answered_latencies(records: Sequence[dict[str, Any]]) -> tuple[list[float], bool]:
     """The latencies a run's latency p50/p95 are over: those of the answered model calls.
 
@@ -75,7 +44,8 @@ def answered_latencies(records: Sequence[dict[str, Any]]) -> tuple[list[float], 
 
 
 def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
-              wall_s: float | None = None, calls: int | None = None) -> dict[str, Any]:
+              wall_s: float | None = None, calls: int | None = None,
+              benchmark: Any = None) -> dict[str, Any]:
     """Summarize sample records into ``results.json``.
 
     Accuracy is the mean per-sample score over samples whose call succeeded, with a 95%
@@ -93,6 +63,9 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
         wall_s: Wall-clock seconds of the latest invocation.
         calls: Model calls made by the latest invocation, cache hits excluded
             (``qps = calls / wall_s``; None when no call was made).
+        benchmark: The :class:`~evalcore.benchmarks.Benchmark` whose summary extras are added
+            (parse-failure rates, pass@k, per-subject accuracy); None: the one registered as
+            ``dataset``, if any (an imported harness task has none: no extras).
 
     Returns:
         The summary (keys of the runs interface).
@@ -114,7 +87,7 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
         "epochs": epochs,
         "accuracy_strict": _ci(strict, clusters),
         "accuracy_flexible": _ci(flexible, clusters),
-        "pass_at_k": pass_at_k_table(ok) if dataset == "humaneval" else {},
+        "pass_at_k": {},
         "parse_failure_rate": None,
         "errors": len(errs),
         "error_rate": len(errs) / len(records) if records else 0.0,
@@ -140,15 +113,10 @@ def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
         "wall_s": wall_s,
         "qps": (calls / wall_s) if (calls and wall_s) else None,
     }
-    if dataset in ("gsm8k", "mmlu") and ok:
-        out["parse_failure_rate"] = float(np.mean([bool(r["scores"].get("parse_failure_flexible"))
-                                                   for r in ok]))
-        out["parse_failure_rate_strict"] = float(np.mean(
-            [bool(r["scores"].get("parse_failure_strict")) for r in ok]))
-    if dataset == "mmlu" and ok:
-        by: dict[str, list[float]] = defaultdict(list)
-        for r in ok:
-            by[str((r.get("metadata") or {}).get("subject", "?"))].append(
-                float(r["scores"].get("flexible", 0.0)))
-        out["by_subject"] = {s: {"mean": float(np.mean(v)), "n": len(v)} for s, v in sorted(by.items())}
+    if benchmark is None:
+        from evalcore.benchmarks import find_benchmark
+
+        benchmark = find_benchmark(dataset)
+    if benchmark is not None and ok:
+        out.update(benchmark.summary_extras(ok))
     return out

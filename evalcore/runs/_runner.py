@@ -18,13 +18,12 @@ from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, GenerationParams, ResponseCache, check_reachable
 from evalcore.runs._config import cache_path, check_resume, new_run_id, run_config
 from evalcore.runs._execute import Invocation
-from evalcore.runs._params import check_arguments, resolve_model, resolve_params
+from evalcore.runs._params import check_arguments, refuse_judge, resolve_model, resolve_params
 from evalcore.runs._prompts import check_template, load_template
-from evalcore.runs._scoring import refuse_judge
 
 
 def run_benchmark(
-    dataset: str,
+    dataset: Any,
     model: str | ChatModel,
     *,
     limit: int | None = None,
@@ -55,7 +54,9 @@ def run_benchmark(
     response cache (``<run_dir>/.cache/responses.sqlite``, or ``$EVALCORE_CACHE``).
 
     Args:
-        dataset: ``gsm8k``, ``mmlu`` or ``humaneval``.
+        dataset: A benchmark: ``gsm8k``, ``mmlu``, ``humaneval`` (or another registered
+            name), the path of a benchmark YAML file (a user's own benchmark, docs/benchmarks.md),
+            or a :class:`~evalcore.benchmarks.Benchmark`.
         model: A model spec (``local:smollm2`` ...) or a ChatModel.
         limit: Number of items (None: all).
         seed: Seed of item sampling, few-shot choice and generation (epoch e uses seed + e).
@@ -90,22 +91,24 @@ def run_benchmark(
             (``complete: false``) are saved; the same ``run_id`` resumes it.
     """
     # --- validate everything before anything is written ---------------------------------
+    from evalcore.benchmarks import get_benchmark
+
     refuse_judge(scorer)
-    check_arguments(dataset, epochs=epochs, concurrency=concurrency, few_shot=few_shot, limit=limit,
+    benchmark = get_benchmark(dataset)  # a name, or a benchmark YAML file (checked now)
+    dataset = benchmark.name
+    check_arguments(benchmark, epochs=epochs, concurrency=concurrency, few_shot=few_shot, limit=limit,
                     mmlu_mode=mmlu_mode, run_id=run_id)
-    gp = resolve_params(params, dataset, seed)
-    template = load_template(dataset, prompt)
+    gp = resolve_params(params, benchmark, seed)
+    template = load_template(benchmark, prompt)
     chat_model, model_spec = resolve_model(model, model_options, mmlu_mode)
     if check_endpoint:
         check_reachable(chat_model)
 
-    from evalcore.datasets import few_shot_pool, load
-
-    items = load(dataset, split=split, limit=limit, seed=seed, source=source)
+    items = benchmark.load(split=split, limit=limit, seed=seed, source=source)
     if not items:
         raise EvalcoreError(f"{dataset} split {split!r} has no items", field="dataset")
     # worked examples from the split kept for them (GSM8K train, MMLU dev), never a test split
-    pool = few_shot_pool(dataset) if few_shot else []
+    pool = benchmark.few_shot_pool() if few_shot else []
     check_template(template, items, pool, few_shot, seed)
 
     base = Path(run_dir)
@@ -122,7 +125,7 @@ def run_benchmark(
                         model=chat_model, model_spec=model_spec, model_options=model_options,
                         limit=limit, seed=seed, epochs=epochs, concurrency=concurrency, params=gp,
                         template=template, few_shot=few_shot, mmlu_mode=mmlu_mode,
-                        code_timeout_s=code_timeout_s, few_shot_pool=pool)
+                        code_timeout_s=code_timeout_s, few_shot_pool=pool, benchmark=benchmark)
     check_resume(path, config)
     db_path = cache_path(cache, base, chat_model, model_spec)
     if db_path is not None:
@@ -144,7 +147,7 @@ def run_benchmark(
         Invocation(path=path, config=config, items=items, pool=pool, template=template,
                    model=chat_model, params=gp, epochs=epochs, concurrency=concurrency,
                    cache=cache_db, progress=progress, mmlu_mode=mmlu_mode, few_shot=few_shot,
-                   seed=seed, code_timeout_s=code_timeout_s).execute()
+                   seed=seed, code_timeout_s=code_timeout_s, benchmark=benchmark).execute()
     finally:
         IN_BENCHMARK.reset(token)
         if cache_db is not None:

@@ -311,16 +311,21 @@ def test_route_cli_refuses_more_than_64_feature_dims(tmp_path) -> None:
 
 
 def test_voted_answer_matches_the_reference_by_the_scorers_rule():
+    from evalcore.benchmarks import get_benchmark
     from evalcore.datasets import numbers_equal, parse_number
     from evalcore.routing._outcomes import _answers_match
 
-    # the same numeric rule as exact match: "$1,248" = 1248, 72 = 72.00, 1/3 != 0.333
-    assert _answers_match("$1,248", "1248", "gsm8k") == 1.0
-    assert _answers_match("72.00", "#### 72".removeprefix("#### "), "gsm8k") == 1.0
-    assert _answers_match("0.333", "1/3", "gsm8k") == float(numbers_equal(parse_number("0.333"),
-                                                                          parse_number("1/3")))
-    assert _answers_match("71", "72", "gsm8k") == 0.0
-    assert _answers_match("c", "C", "mmlu") == 1.0 and _answers_match(None, "C", "mmlu") == 0.0
+    gsm8k, mmlu = get_benchmark("gsm8k"), get_benchmark("mmlu")
+    # the benchmark's own rule (Benchmark.answers_equal), the same numeric rule as exact match:
+    # "$1,248" = 1248, 72 = 72.00, 1/3 != 0.333
+    assert _answers_match("$1,248", "1248", gsm8k) == 1.0
+    assert _answers_match("72.00", "#### 72".removeprefix("#### "), gsm8k) == 1.0
+    assert _answers_match("0.333", "1/3", gsm8k) == float(numbers_equal(parse_number("0.333"),
+                                                                        parse_number("1/3")))
+    assert _answers_match("71", "72", gsm8k) == 0.0
+    assert _answers_match("c", "C", mmlu) == 1.0 and _answers_match(None, "C", mmlu) == 0.0
+    # no benchmark (a run of an unregistered dataset): the texts compare
+    assert _answers_match(" x ", "x", None) == 1.0 and _answers_match("72.0", "72", None) == 0.0
 
 
 def test_write_tables_writes_all_or_nothing(tmp_path):

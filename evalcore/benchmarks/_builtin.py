@@ -1,0 +1,55 @@
+"""What the built-in benchmarks share: loading through :mod:`evalcore.datasets` and the
+packaged prompt template (``evalcore/runs/templates/<name>.yaml``, where recorded runs name it:
+moving it would change the template ``source`` a resumed run compares)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalcore._yaml import YamlDoc
+    from evalcore.datasets import Item
+
+
+class BuiltinBenchmark:
+    """Loading, few-shot pool and template of a benchmark whose loader lives in
+    :mod:`evalcore.datasets` (the formats, sources and sample files)."""
+
+    name = ""
+    default_max_tokens = 512
+    supports_likelihood = False
+
+    def __repr__(self) -> str:
+        return f"<benchmark {self.name}>"
+
+    def load(self, split: str = "test", limit: int | None = None, seed: int = 0,
+             source: str = "auto", path: str | Path | None = None) -> list[Item]:
+        """:func:`evalcore.datasets.load` of this benchmark."""
+        from evalcore.datasets import load
+
+        return load(self.name, split=split, limit=limit, seed=seed, source=source, path=path)
+
+    def default_params(self) -> dict[str, Any]:
+        """Generation settings when the user gives none: ``max_tokens``."""
+        return {"max_tokens": self.default_max_tokens}
+
+    def few_shot_pool(self) -> list[Item]:
+        """:func:`evalcore.datasets.few_shot_pool` of this benchmark (its few-shot split)."""
+        from evalcore.datasets import few_shot_pool
+
+        return few_shot_pool(self.name)
+
+    def template_doc(self) -> YamlDoc:
+        """The packaged template."""
+        from evalcore._yaml import read_packaged_yaml
+
+        return read_packaged_yaml("evalcore.runs", "templates", f"{self.name}.yaml")
+
+    def prompt_fields(self, item: Item) -> dict[str, Any]:
+        """No fields beyond the item's own."""
+        return {}
+
+    def to_config(self) -> dict[str, Any] | None:
+        """A built-in is found again by its name."""
+        return None
