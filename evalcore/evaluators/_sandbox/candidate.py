@@ -26,7 +26,7 @@ import types
 import _thread
 
 from .framing import (
-    CALL, CALL_TYPED, ESCAPE, LAZY_CHUNK_ITEMS, LAZY_CHUNK_S, MAX_MESSAGE, MAX_VALUE_BYTES, NEXT, NOT_DATA,
+    CALL, CALL_TYPED, ESCAPE, LAZY_CHUNK_BYTES, LAZY_CHUNK_ITEMS, LAZY_CHUNK_S, MAX_MESSAGE, MAX_VALUE_BYTES, NEXT, NOT_DATA,
     PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, decode, encode, encode_lazy, frame,
 )
 
@@ -438,13 +438,14 @@ def _chunk(lazies: dict, handle: Any, fail: Callable[[bytes, BaseException], Non
     from time import monotonic
 
     gen = lazies.get(handle) if type(handle) is int else None
-    items: list = []
+    items: list = []  # encoded, one by one: a chunk stops at LAZY_CHUNK_BYTES
+    size = 0
     done, error = gen is None, None
     if gen is not None:
         deadline = monotonic() + LAZY_CHUNK_S
-        while len(items) < LAZY_CHUNK_ITEMS:
+        while len(items) < LAZY_CHUNK_ITEMS and size < LAZY_CHUNK_BYTES:
             try:
-                items.append(next(gen))
+                item = next(gen)
             except StopIteration:
                 done = True
                 break
@@ -457,6 +458,15 @@ def _chunk(lazies: dict, handle: Any, fail: Callable[[bytes, BaseException], Non
                 break
             except BaseException as exc:  # noqa: BLE001 - SystemExit and the like
                 fail(ESCAPE, exc)
+            try:
+                encoded = encode(item, lenient=True)
+            except DataError as exc:
+                return frame(NOT_DATA, encode(_text(exc)))
+            except BaseException as exc:  # noqa: BLE001 - an item that could not be encoded
+                name, message, _ = exception_data(exc)
+                return frame(NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE]))
+            items.append(encoded)
+            size += len(encoded)
             if monotonic() > deadline:
                 break
         if done:

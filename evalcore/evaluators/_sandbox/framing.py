@@ -407,9 +407,14 @@ class Lazy:
         self.handle, self.done, self.items, self.error = handle, done, items, error
 
 
+LAZY_CHUNK_BYTES = MAX_VALUE_BYTES // 4  # and the items encoded so far
+
+
 def encode_lazy(handle: int, done: bool, items: list, error: bytes | None) -> bytes:
-    """A chunk of a generator (candidate side); ``error``: an encoded exception 5-tuple."""
-    data = b"L" + encode(handle) + encode(bool(done)) + encode(items, lenient=True) + (error if error is not None else b"N")
+    """A chunk of a generator (candidate side): ``items`` each already encoded; ``error``: an
+    encoded exception 5-tuple."""
+    head = b"L" + encode(handle) + encode(bool(done)) + b"l" + _I.pack(len(items))
+    data = head + b"".join(items) + (error if error is not None else b"N")
     if len(data) > MAX_VALUE_BYTES:
         raise DataError(f"the value is larger than {MAX_VALUE_BYTES} bytes encoded")
     return data
