@@ -15,7 +15,7 @@ __all__ = ["ClusterSpec", "parse_cluster", "add_cluster_options", "DEFAULT_WORKE
 # How long a command waits for the first worker of a cluster that has none (--cluster-wait).
 DEFAULT_WORKER_WAIT_S = 60.0
 # How long connecting to a scheduler may take before the address is called unreachable.
-CONNECT_TIMEOUT_S = 8.0
+CONNECT_TIMEOUT_S = 6.0
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 _HOST_PORT = re.compile(r"^[A-Za-z0-9_.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$")
 _EXPECTED = "expected a scheduler address (tcp://HOST:PORT), a scheduler file or local:N"
