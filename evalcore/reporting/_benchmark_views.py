@@ -333,6 +333,10 @@ def subject_table(frame: pd.DataFrame, mode: str = "flexible", confidence: float
 def subject_figure(table: pd.DataFrame) -> Any:
     """Horizontal bars of per-subject accuracy with their intervals.
 
+    Drawn with seaborn's ``barplot`` on the table's accuracies (``errorbar=None``: seaborn
+    estimates nothing) and the table's own intervals as error bars, subjects top to bottom in
+    the table's order.
+
     Args:
         table: The first element of :func:`subject_table`.
 
@@ -340,17 +344,20 @@ def subject_figure(table: pd.DataFrame) -> Any:
         A matplotlib ``Figure``.
     """
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
     height = max(2.0, 0.35 * len(table) + 1.0)
     fig, ax = plt.subplots(figsize=(7, height))
-    y = np.arange(len(table))[::-1]
+    y = np.arange(len(table))  # seaborn's categorical axis: first row at the top
     acc = table["accuracy"].to_numpy(dtype=float)
     low = np.clip(acc - table["ci_low"].to_numpy(dtype=float), 0, None)
     high = np.clip(table["ci_high"].to_numpy(dtype=float) - acc, 0, None)
-    ax.barh(y, acc, color="tab:blue", alpha=0.7)
+    sns.barplot(x=acc, y=y, orient="h", order=list(y), color="tab:blue", alpha=0.7, saturation=1.0,
+                errorbar=None, ax=ax)
     ax.errorbar(acc, y, xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none", ecolor="black", capsize=3)
     # labels are data (a subject from a user's file): "$...$" is text, never mathtext
     ax.set_yticks(y, [f"{s} (n={n})" for s, n in zip(table["subject"], table["n"])], parse_math=False)
+    ax.set_ylabel("")
     ax.set_xlim(0, 1)
     ax.set_xlabel("accuracy (95% interval)")
     ax.set_title("Accuracy per subject")
@@ -426,7 +433,8 @@ def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> An
 
     Meant for several epochs; with one epoch :func:`pass_fail_table` says more. Failure
     reasons belong in that table: ``results`` is accepted for compatibility and ignored (cut
-    to fit a row label they were unreadable).
+    to fit a row label they were unreadable). Drawn with seaborn's ``heatmap`` on the grid's
+    values (rows in the grid's order, top to bottom; NaN cells grey).
 
     Args:
         grid: The items × epochs matrix.
@@ -436,6 +444,7 @@ def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> An
         A matplotlib ``Figure``.
     """
     import matplotlib.pyplot as plt
+    import seaborn as sns
     from matplotlib.colors import ListedColormap
 
     values = grid.to_numpy(dtype=float)
@@ -443,14 +452,11 @@ def pass_fail_figure(grid: pd.DataFrame, results: pd.Series | None = None) -> An
     width = max(3.5, 0.6 * grid.shape[1] + 3.5)
     fig, ax = plt.subplots(figsize=(width, height))
     cmap = ListedColormap(["#d9534f", "#5cb85c"]).with_extremes(bad="#bbbbbb")
-    ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    sns.heatmap(values, cmap=cmap, vmin=0, vmax=1, cbar=False, linewidths=2, linecolor="white",
+                xticklabels=False, yticklabels=False, ax=ax)
     labels = [str(i) for i in grid.index]
-    ax.set_yticks(range(len(grid)), labels, fontsize=8, parse_math=False)  # item ids are text
-    ax.set_xticks(range(grid.shape[1]), [f"epoch {c}" for c in grid.columns])
-    ax.set_xticks(np.arange(-0.5, grid.shape[1]), minor=True)
-    ax.set_yticks(np.arange(-0.5, len(grid)), minor=True)
-    ax.grid(which="minor", color="white", linewidth=2)
-    ax.tick_params(which="minor", length=0)
+    ax.set_yticks(np.arange(len(grid)) + 0.5, labels, fontsize=8, parse_math=False)  # item ids are text
+    ax.set_xticks(np.arange(grid.shape[1]) + 0.5, [f"epoch {c}" for c in grid.columns])
     ax.set_title("HumanEval: passed (green) / failed (red) / error (grey)")
     fig.tight_layout()
     return fig
@@ -588,6 +594,10 @@ def latency_cost_figure(frame: pd.DataFrame) -> Any:
     A panel with nothing to show (no values, or every cost $0 as for a local model) is left
     out; :func:`latency_cost_notes` says why. With no panel left the result is ``None``.
 
+    Each panel is seaborn's ``histplot`` of the values (counts, the same bins as before:
+    ``min(20, max(5, n // 2))`` equal-width bins over the values' range) with the median
+    dashed.
+
     Args:
         frame: :func:`samples_frame` output.
 
@@ -595,6 +605,7 @@ def latency_cost_figure(frame: pd.DataFrame) -> Any:
         A matplotlib ``Figure``, or ``None``.
     """
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
     panels = []
     for column, label in _USAGE_PANELS:
@@ -606,7 +617,8 @@ def latency_cost_figure(frame: pd.DataFrame) -> Any:
         return None
     fig, axes = plt.subplots(1, len(panels), figsize=(3.7 * len(panels), 3.2), squeeze=False)
     for ax, (values, label) in zip(axes[0], panels):
-        ax.hist(values, bins=min(20, max(5, values.size // 2)), color="tab:blue", alpha=0.75)
+        sns.histplot(x=values.to_numpy(dtype=float), bins=min(20, max(5, values.size // 2)), color="tab:blue",
+                     alpha=0.75, ax=ax)
         ax.axvline(values.median(), color="black", linestyle="--", linewidth=1, label="median")
         ax.legend(fontsize=8)
         ax.set_ylabel("samples")

@@ -170,14 +170,26 @@ def pareto_figure(result: ReplayResult) -> Any:
 
 
 def sweep_figure(sweep: pd.DataFrame, arm_table: pd.DataFrame | None = None) -> Any:
-    """Cost–quality curve of each algorithm as λ varies (λ sweep), in the router colours."""
+    """Cost–quality curve of each algorithm as λ varies (λ sweep), in the router colours.
+
+    seaborn's ``lineplot`` of the sweep's points (``estimator=None``: every λ's point as
+    replayed), one line per algorithm joining its points in order of λ, algorithms in the
+    sweep's order; the fixed arms as open markers.
+    """
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
-    for name, g in sweep.groupby("algorithm", sort=False):
-        g = g.sort_values("lambda")
-        ax.plot(g.mean_cost, g.mean_quality, marker="o", ms=3, lw=1.2, label=name,
-                color=router_color(str(name)))
+    data = sweep.assign(algorithm=sweep["algorithm"].astype(str)).sort_values("lambda", kind="stable")
+    data = data.dropna(subset=["mean_cost", "mean_quality"])
+    names = [str(n) for n in pd.unique(data["algorithm"])]
+    if names:
+        sns.lineplot(data=data, x="mean_cost", y="mean_quality", hue="algorithm", hue_order=names,
+                     palette={n: router_color(n) for n in names}, marker="o", markersize=4, linewidth=1.2,
+                     markeredgewidth=0, sort=False, estimator=None, legend=False, ax=ax)
+        # one line per algorithm, drawn in hue order: named, so the legend below lists them
+        for line, name in zip(ax.get_lines(), names, strict=True):
+            line.set_label(name)
     if arm_table is not None:
         for (_, row), marker in zip(arm_table.iterrows(), _ARM_MARKERS * 4):
             ax.scatter(row.mean_cost, row.mean_quality, marker=marker, s=60, c="white",

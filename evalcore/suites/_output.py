@@ -111,8 +111,19 @@ def validate_results(data: Any, path: str | os.PathLike[str] | None = None) -> d
 
 
 # ------------------------------------------------------------------------------------- figures
+_OUTCOME_COLOURS = {"pass": "#2a9d8f", "fail": "#f4a261", "critical": "#d62828"}
+"""A test's colour in the agent figures by its outcome (the captions name these colours)."""
+
+
 def figure_category_scores(result: Any) -> Figure:
-    """Bar chart of category scores with the pass threshold and the overall score."""
+    """Bar chart of category scores with the pass threshold and the overall score.
+
+    seaborn's ``barplot`` of the result's category scores (one bar per category in the
+    result's order, ``errorbar=None``: the score is the category's, nothing is estimated),
+    teal at or above the pass threshold and orange below it.
+    """
+    import seaborn as sns
+
     d = _as_dict(result)
     cats = list(d["detailed_results"])
     scores = [d["detailed_results"][c]["score"] for c in cats]
@@ -120,7 +131,9 @@ def figure_category_scores(result: Any) -> Figure:
     fig = Figure(figsize=(8, 4), constrained_layout=True)
     ax = fig.add_subplot()
     colors = ["#2a9d8f" if s >= d["summary"].get("pass_threshold", PASS_THRESHOLD) else "#e76f51" for s in scores]
-    bars = ax.bar(cats, scores, color=colors)
+    sns.barplot(x=cats, y=scores, hue=cats, order=cats, hue_order=cats, palette=colors, saturation=1.0,
+                errorbar=None, legend=False, ax=ax)
+    bars = list(ax.patches)
     for b, c in zip(bars, cats, strict=True):
         ax.annotate(f"{b.get_height():.2f}\nw={weights.get(c, CATEGORY_WEIGHTS.get(c, 0)):.2f}",
                     (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=8)
@@ -135,20 +148,31 @@ def figure_category_scores(result: Any) -> Figure:
 
 
 def figure_test_distribution(result: Any) -> Figure:
-    """Strip plot of every test score per category."""
+    """Strip plot of every test score per category.
+
+    seaborn's ``scatterplot`` of every test (category position plus a seeded jitter of at most
+    0.18, the same picture on every draw), coloured by outcome: teal pass, orange fail, red
+    critical.
+    """
     import numpy as np
+    import seaborn as sns
 
     d = _as_dict(result)
     cats = list(d["detailed_results"])
     fig = Figure(figsize=(8, 4), constrained_layout=True)
     ax = fig.add_subplot()
     rng = np.random.default_rng(0)
+    xs: list[float] = []
+    ys: list[float] = []
+    outcome: list[str] = []
     for i, c in enumerate(cats):
         tests = d["detailed_results"][c]["tests"]
-        ys = [t["score"] for t in tests]
-        xs = i + rng.uniform(-0.18, 0.18, size=len(ys))
-        cols = ["#d62828" if t.get("critical") else ("#2a9d8f" if t["passed"] else "#f4a261") for t in tests]
-        ax.scatter(xs, ys, c=cols, s=18, alpha=0.8)
+        ys.extend(float(t["score"]) for t in tests)
+        xs.extend((i + rng.uniform(-0.18, 0.18, size=len(tests))).tolist())
+        outcome.extend("critical" if t.get("critical") else ("pass" if t["passed"] else "fail") for t in tests)
+    if xs:
+        sns.scatterplot(x=xs, y=ys, hue=outcome, palette=_OUTCOME_COLOURS, s=18, alpha=0.8,
+                        edgecolor="face", legend=False, ax=ax)
     ax.axhline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1)
     ax.set_xticks(range(len(cats)), cats, rotation=20)
     ax.set_ylim(-0.05, 1.05)
@@ -197,7 +221,10 @@ def figure_performance(result: Any) -> Figure:
 
 
 def figure_category_tests(result: Any, category: str) -> Figure:
-    """Horizontal bars of every test score of one category (teal pass, orange fail, red critical)."""
+    """Horizontal bars of every test score of one category (teal pass, orange fail, red critical;
+    seaborn's ``barplot``, ``errorbar=None``), tests top to bottom in the result's order."""
+    import seaborn as sns
+
     d = _as_dict(result)
     if category not in d["detailed_results"]:
         raise EvalcoreError(f"category {category!r} was not run", field="category")
@@ -206,9 +233,15 @@ def figure_category_tests(result: Any, category: str) -> Figure:
     ax = fig.add_subplot()
     names = [t["name"] for t in tests]
     cols = ["#d62828" if t.get("critical") else ("#2a9d8f" if t["passed"] else "#f4a261") for t in tests]
-    ax.barh(range(len(tests)), [t["score"] for t in tests], color=cols)
-    ax.set_yticks(range(len(tests)), names, fontsize=8)
-    ax.invert_yaxis()
+    if tests:
+        # one bar per test, first at the top (seaborn's categorical axis), positions not names:
+        # two tests may share a name
+        pos = list(range(len(tests)))
+        sns.barplot(x=[float(t["score"]) for t in tests], y=pos, hue=pos, orient="h", order=pos, hue_order=pos,
+                    palette=cols, saturation=1.0, errorbar=None, legend=False, ax=ax)
+    else:
+        ax.invert_yaxis()
+    ax.set_yticks(range(len(tests)), names, fontsize=8, parse_math=False)  # a test's name is text
     ax.axvline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1)
     ax.set_xlim(0, 1.02)
     ax.set_xlabel("test score")

@@ -113,16 +113,42 @@ class SweepResult:
                          "items": self.items.to_dict(orient="records"), "config": self.config})
 
     def figure(self) -> Figure:
-        """Held-out metrics against the threshold, the best threshold marked."""
+        """Held-out metrics against the threshold, the best threshold marked.
+
+        seaborn's ``lineplot`` of the held-out metrics in long form (one line per metric, its
+        values at each threshold as measured: ``estimator=None``), each metric with its own
+        colour, marker and dash; utility, the selection objective, drawn thicker. A metric
+        that is missing at every threshold is left out; a missing value ends its line there.
+        """
+        import seaborn as sns
+
         fig = Figure(figsize=(8, 4.5), constrained_layout=True)
         ax = fig.add_subplot()
         m = self.metrics[self.metrics.split == "test"].sort_values("threshold")
-        for col, style in (("precision", "-o"), ("recall", "-s"), ("f1", "-^"), ("fpr", "--x"),
-                           ("synthesis_rate", ":d"), ("success", "-.v"), ("utility", "-")):
-            if m[col].notna().any():
-                ax.plot(m.threshold, m[col], style, label=col, lw=2.5 if col == "utility" else 1.2)
-        ax.axvline(self.best_threshold, color="black", ls=":", lw=1,
-                   label=f"best on dev = {self.best_threshold:g}")
+        cols = [c for c in _FIGURE_STYLES if m[c].notna().any()]
+        if cols:
+            long = m.melt(id_vars="threshold", value_vars=cols, var_name="metric", value_name="value")
+            # units: a metric's run of values between missing ones, so that its line breaks at a
+            # missing value (as matplotlib's plot does) instead of joining its neighbours
+            long["run"] = long.groupby("metric", sort=False)["value"].transform(lambda v: v.isna().cumsum())
+            long = long.dropna(subset=["value"])
+            long["segment"] = long["metric"] + "/" + long["run"].astype(str)
+            sns.lineplot(data=long, x="threshold", y="value", hue="metric", style="metric", size="metric",
+                         units="segment",
+                         hue_order=cols, style_order=cols, size_order=cols,
+                         palette={c: f"C{i}" for i, c in enumerate(cols)},
+                         markers={c: _FIGURE_STYLES[c][1] for c in cols},
+                         dashes={c: _FIGURE_STYLES[c][0] for c in cols},
+                         sizes={c: 2.5 if c == "utility" else 1.2 for c in cols},
+                         estimator=None, sort=True, ax=ax)
+        handles, labels = [], []
+        if ax.get_legend() is not None:  # seaborn's legend, taken into the one drawn below
+            handles = list(ax.get_legend().legend_handles)
+            labels = [t.get_text() for t in ax.get_legend().get_texts()]
+            ax.get_legend().remove()
+        best = ax.axvline(self.best_threshold, color="black", ls=":", lw=1)
+        handles.append(best)
+        labels.append(f"best on dev = {self.best_threshold:g}")
         sig = self.tests[self.tests.significant] if len(self.tests) else self.tests
         for _, r in sig.iterrows():
             ax.annotate("*", (r.threshold, 1.02), ha="center", fontsize=12)
@@ -130,8 +156,17 @@ class SweepResult:
         ax.set_xlabel("similarity threshold")
         ax.set_ylabel("held-out value")
         ax.set_title("Threshold sweep (held-out split; * = differs from best, BH-adjusted p ≤ 0.05)", fontsize=10)
-        ax.legend(fontsize=8, ncol=2)
+        ax.legend(handles, labels, fontsize=8, ncol=2)
         return fig
+
+
+_FIGURE_STYLES: dict[str, tuple[Any, str]] = {
+    "precision": ("", "o"), "recall": ("", "s"), "f1": ("", "^"), "fpr": ((3.7, 1.6), "X"),
+    "synthesis_rate": ((1, 1.65), "d"), "success": ((6.4, 1.6, 1, 1.6), "v"), "utility": ("", "."),
+}
+"""Dash pattern ("" solid; matplotlib's --, : and -. otherwise) and marker of each metric in
+:meth:`SweepResult.figure` (``X``: seaborn draws filled markers only; ``.``: utility's line
+is its point)."""
 
 
 def _split(ids: Sequence[str], dev_fraction: float, rng: random.Random) -> dict[str, str]:
