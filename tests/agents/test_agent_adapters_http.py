@@ -359,7 +359,8 @@ def test_agent_raising_behind_http_is_a_critical_failure() -> None:
         res = evaluate_robustness(remote, SuiteData(cases), SuiteConfig(seed=0))
         remote.close()
     t = {x.name: x for x in res.tests}
-    assert t["b"].score == 1.0 and not t["b"].critical
+    # (b's answer is right; its score is scaled by the robustness floor of the failed error kind)
+    assert t["b"].details["result"] == 120 and t["b"].details["success"] and not t["b"].critical
     # the server's HTTP 500 must not pass for a clear error message
     assert t["e"].score == 0.0 and t["e"].critical
     assert "AgentEndpointError" in t["e"].error and "negative input crashed the agent" in t["e"].error
