@@ -72,10 +72,6 @@ def start_pool(threads: int, hide: Sequence[str] = ()) -> Any:
     existing = [p for p in hide if os.path.exists(p)]
     if _POOL_SIZE:
         return get_pool(_POOL_SIZE[0], hide=existing)
-    # Dask's nanny sets MALLOC_TRIM_THRESHOLD_=65536 for its worker (glibc read it when the
-    # worker started); inherited by the sandbox processes it made every sample twice as slow
-    # (forks then fault in pages glibc keeps trimming away). The worker's own malloc keeps it.
-    os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
     cpus = _claim_cpus(threads)
     before = None
     if cpus and hasattr(os, "sched_setaffinity"):
