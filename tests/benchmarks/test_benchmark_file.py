@@ -260,3 +260,51 @@ def test_the_example_on_the_embedded_model(tmp_path, capsys):
     assert all(s["completion"]["text"] and s["scores"]["method_flexible"] for s in run.samples)
     assert run.config["params"]["max_tokens"] == 48
     assert "accuracy flexible:" in out
+
+
+def test_few_shot_examples_come_from_the_files_examples(tmp_path):
+    from evalcore.runs import run_benchmark
+
+    yaml_path = _copy_example(tmp_path)
+    model = CountingModel(_answerer(set()))
+    run_benchmark(str(yaml_path), model, limit=1, few_shot=2, run_dir=tmp_path / "runs",
+                  cache=False, progress=False)
+    messages = model.seen[0][0]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
+    examples = (yaml_path.parent / "unit_conversion_examples.jsonl").read_text()
+    assert all(m["content"].split("\n")[0] in examples for m in messages[1:5:2])
+    assert messages[2]["content"].startswith("The answer is ")
+    with pytest.raises(EvalcoreError, match="holds 3"):
+        run_benchmark(str(yaml_path), model, limit=1, few_shot=4, run_dir=tmp_path / "runs",
+                      cache=False, progress=False)
+
+
+def test_a_changed_benchmark_file_is_not_resumed(tmp_path):
+    from evalcore.runs import run_benchmark
+
+    yaml_path = _copy_example(tmp_path)
+    model = CountingModel(_answerer(set()))
+    run_benchmark(str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r",
+                  cache=False, progress=False)
+    run_benchmark(str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r",
+                  cache=False, progress=False)  # unchanged: resumed, nothing asked again
+    assert model.calls == 2
+    yaml_path.write_text(yaml_path.read_text().replace("scorer: number", "scorer: exact"))
+    with pytest.raises(EvalcoreError, match="different benchmark") as err:
+        run_benchmark(str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r",
+                      cache=False, progress=False)
+    assert err.value.field == "benchmark"
+
+
+def test_repeated_ids_and_reference_lists(tmp_path):
+    rows = [{"id": "a", "question": "1+1?", "answer": "2"}, {"id": "a", "question": "2+2?", "answer": "4"}]
+    path = _write(tmp_path, _GOOD.replace("scorer: number", "id_field: id\nscorer: number"), rows)
+    with pytest.raises(EvalcoreError, match="repeated id 'bad/a' \\(first on line 1\\)") as err:
+        get_benchmark(str(path))
+    assert (err.value.line, err.value.field) == (2, "id")
+    rows = [{"question": "Largest ocean?", "answer": ["Pacific", "the Pacific Ocean"]}]
+    path = _write(tmp_path, _GOOD.replace("scorer: number", "scorer: exact"), rows)
+    bench = get_benchmark(str(path))
+    item = bench.load()[0]
+    assert bench.score("The Pacific Ocean", item.reference, item.fields)["score"] == 1.0
+    assert bench.score("Atlantic", item.reference, item.fields)["score"] == 0.0

@@ -130,3 +130,23 @@ def test_config_json_of_a_builtin_run_keeps_its_keys(tmp_path):
     assert set(config) == set(legacy)
     assert config["scorer"] == "exact_match" and config["mmlu_mode"] is None
     assert config["prompt"]["source"] == legacy["prompt"]["source"]  # resumable across the change
+
+
+def test_the_fourth_benchmark_of_the_docs_runs_as_written(tmp_path):
+    """docs/benchmarks.md's worked example, executed as it is printed there."""
+    import re
+
+    from evalcore.runs import load_run, run_benchmark
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md").read_text()
+    code = re.search(r"```python\n(# mypackage/arith\.py\n.*?)```", doc, re.S).group(1)
+    try:
+        exec(compile(code, "docs/benchmarks.md", "exec"), {})
+        path = run_benchmark("arith", CountingModel(lambda q: "#### 5"), run_dir=tmp_path,
+                             cache=False, progress=False)
+        run = load_run(path)
+        assert run.results["n_items"] == 4
+        assert run.results["accuracy_flexible"]["mean"] == pytest.approx(0.25)  # 2 + 3 only
+        assert run.samples[0]["request"]["messages"][-1]["content"] == "What is 2 + 3? End with #### N."
+    finally:
+        unregister("arith")
