@@ -232,77 +232,70 @@ def _replace_not(tree: ast.AST, target: ast.UnaryOp) -> ast.AST:
 
 
 def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) -> list[dict[str, Any]] | str:
-    """Run ``tests`` against each version of the tool's code in one sandboxed program (each in a
-    fresh namespace, each under its own alarm); one ``{"passed", "calls", "error"}`` per version
-    that finished before the program's limit."""
+    """Run ``tests`` against each version of the tool's code, each version in a sandboxed
+    process of its own (no state a test keeps — a module attribute, a decimal context — can
+    carry from one version to the next and tell the original from a mutant); one
+    ``{"passed", "calls", "error"}`` per version.
+
+    Returns:
+        The rows, or a string saying why the original could not be run.
+    """
     import json
     import secrets
-
-    from evalcore.evaluators import run_python
 
     tree = ast.parse(tests)
     names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
     marker = f"__EVALCORE_TQ_{secrets.token_hex(8)}__"
-    per_variant = max(0.2, min(2.0, (timeout_s - 1.0) / max(1, len(variants))))
+    per_variant = max(0.5, min(3.0, timeout_s / max(1, len(variants)) * 2))
     program = (
         "def __evalcore_tq():\n"
-        "    import json as _json, signal as _signal, sys as _sys\n"
+        "    import json as _json, sys as _sys\n"
         "    _data = _json.loads(_sys.stdin.read())\n"
-        "    class _Stop(BaseException):\n"
-        "        pass\n"
-        "    def _alarm(*_a):\n"
-        "        raise _Stop()\n"
-        "    _signal.signal(_signal.SIGALRM, _alarm)\n"
-        "    for _code in _data['variants']:\n"
-        "        _calls = [0]\n"
-        "        _row = {'passed': False, 'calls': 0, 'error': None}\n"
-        "        try:\n"
-        "            _signal.setitimer(_signal.ITIMER_REAL, _data['per_variant_s'])\n"
-        "            _ns = {'__name__': '__evalcore_tool__'}\n"
-        "            exec(compile(_code, '<tool>', 'exec'), _ns)\n"
-        "            _real = _ns[_data['name']]\n"
-        "            def _counted(*a, _real=_real, **k):\n"
-        "                _calls[0] += 1\n"
-        "                return _real(*a, **k)\n"
-        "            _ns[_data['name']] = _counted\n"
-        "            exec(compile(_data['tests'], '<tests>', 'exec'), _ns)\n"
-        "            for _t in _data['test_names']:\n"
-        "                _ns[_t]()\n"
-        "            _row['passed'] = True\n"
-        "        except _Stop:\n"
-        "            _row['error'] = 'timed out'\n"
-        "        except BaseException as _exc:\n"
-        "            _row['error'] = (type(_exc).__name__ + ': ' + str(_exc))[:200]\n"
-        "        finally:\n"
-        "            _signal.setitimer(_signal.ITIMER_REAL, 0)\n"
-        "        _row['calls'] = _calls[0]\n"
-        f"        print({marker!r} + _json.dumps(_row), flush=True)\n"
+        "    _calls = [0]\n"
+        "    _row = {'passed': False, 'calls': 0, 'error': None}\n"
+        "    try:\n"
+        "        _ns = {'__name__': '__evalcore_tool__'}\n"
+        "        exec(compile(_data['code'], '<tool>', 'exec'), _ns)\n"
+        "        _real = _ns[_data['name']]\n"
+        "        def _counted(*a, _real=_real, **k):\n"
+        "            _calls[0] += 1\n"
+        "            return _real(*a, **k)\n"
+        "        _ns[_data['name']] = _counted\n"
+        "        exec(compile(_data['tests'], '<tests>', 'exec'), _ns)\n"
+        "        for _t in _data['test_names']:\n"
+        "            _ns[_t]()\n"
+        "        _row['passed'] = True\n"
+        "    except BaseException as _exc:\n"
+        "        _row['error'] = (type(_exc).__name__ + ': ' + str(_exc))[:200]\n"
+        "    _row['calls'] = _calls[0]\n"
+        f"    print({marker!r} + _json.dumps(_row), flush=True)\n"
         "__evalcore_tq()\n"
     )
-    stdin = json.dumps({"name": name, "tests": tests, "test_names": names, "variants": variants,
-                        "per_variant_s": per_variant})
+    jobs = [{"mode": "script", "source": program, "timeout_s": float(per_variant), "memory_mb": 512,
+             "stdin": json.dumps({"name": name, "tests": tests, "test_names": names, "code": code}),
+             "max_output": 65536} for code in variants]
     try:
-        res = run_python(program, timeout_s=timeout_s, stdin=stdin)
+        from evalcore.evaluators._sandbox.pool import run_jobs
+
+        results = run_jobs(jobs)
     except Exception as exc:
         return f"the sandbox failed: {type(exc).__name__}: {exc}"
     rows: list[dict[str, Any]] = []
-    for line in (res.stdout or "").splitlines():
-        if line.startswith(marker):
+    for res in results:
+        lines = [ln for ln in (res.stdout or "").splitlines() if ln.startswith(marker)]
+        row: Any = None
+        if lines:
             try:
-                row = json.loads(line[len(marker):])
+                row = json.loads(lines[-1][len(marker):])
             except ValueError:
-                return "malformed output"
-            if not isinstance(row, dict):
-                return "malformed output"
-            rows.append({"passed": row.get("passed") is True, "calls": int(row.get("calls") or 0),
-                         "error": row.get("error") if isinstance(row.get("error"), str) else None})
-    if len(rows) > len(variants):
-        return "malformed output"
-    if len(rows) < len(variants):
-        if not rows:
-            return ("timed out" if res.timed_out else
-                    "the program did not run: " + ((res.stderr or "").strip()[-200:] or str(res.reason)))
-        rows.append({"passed": False, "calls": 0, "error": "timed out (the program's limit)"})
+                row = None
+        if not isinstance(row, dict) or not res.completed:
+            why = (f"timed out after {per_variant:g} s" if res.timed_out else
+                   "did not run to its end: " + ((res.stderr or "").strip()[-200:] or str(res.reason)))
+            rows.append({"passed": False, "calls": 0, "error": why})
+            continue
+        rows.append({"passed": row.get("passed") is True, "calls": int(row.get("calls") or 0),
+                     "error": row.get("error") if isinstance(row.get("error"), str) else None})
     return rows
 
 
@@ -353,8 +346,7 @@ def test_quality(tests: str | None, function_name: str | None = None, code: str 
         return {**out, "error": f"the tests never call {function_name}"}
     if not muts:
         return {**out, "error": "the code has no mutant to kill"}
-    ran = rows[1:]
-    killed = [not r["passed"] for r in ran] + [True] * (len(muts) - len(ran))  # unrun: the program ran out of time
+    killed = [not r["passed"] for r in rows[1:]]
     out.update(n_killed=sum(killed), score=sum(killed) / len(muts),
                survivors=[m["what"] for m, k in zip(muts, killed, strict=True) if not k])
     return out

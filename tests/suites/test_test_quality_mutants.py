@@ -73,6 +73,17 @@ def test_a_tool_that_checks_its_own_code_earns_no_test_quality() -> None:
     assert out["score"] == 0.0 and "can read the code itself" in out["error"]
 
 
+def test_state_kept_between_runs_cannot_tell_the_original_from_a_mutant() -> None:
+    """Tests that pass on the first version run and fail on every later one (a decimal context
+    set on the first run) once killed every mutant while testing nothing: each version now runs
+    in a sandboxed process of its own."""
+    tests = ("import decimal\ndef test_count_up():\n    count_up(1)\n    assert decimal.getcontext().prec == 28\n"
+             "    decimal.setcontext(decimal.Context(prec=29))\n")
+    out = test_quality(tests, "count_up", CODE)
+    assert out["passes"] and out["n_mutants"] >= 5
+    assert out["n_killed"] < out["n_mutants"]  # only mutants that raise or hang on count_up(1) die
+
+
 def test_mutants_differ_from_the_code_and_compile() -> None:
     ms = mutants(CODE)
     original = ast.unparse(ast.parse(CODE))

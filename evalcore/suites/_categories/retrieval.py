@@ -221,6 +221,9 @@ def evaluate_retrieval(agent: Any, data: SuiteData, config: SuiteConfig) -> Cate
         else:
             fp_flags.append(any(sc >= thr for _n, sc in got))
     discrimination = 1.0 - sum(fp_flags) / len(fp_flags) if fp_flags else 1.0
+    if not fp_flags:
+        res.notes.append("no unrelated query: whether the search's answers depend on the query is not measured "
+                         "(n_unrelated = 0)")
     if discrimination < 1.0:
         res.notes.append(f"related queries are credited × {discrimination:.2f}, the share of unrelated queries the "
                          "search left without a match at the threshold")
