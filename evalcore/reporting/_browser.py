@@ -89,12 +89,6 @@ def _lm_eval_prompt(arguments: Any) -> list[dict[str, str]]:
     return messages
 
 
-def _harness_text(resp: Any) -> str:
-    while isinstance(resp, list) and len(resp) == 1:
-        resp = resp[0]
-    return resp if isinstance(resp, str) else json.dumps(resp, ensure_ascii=False)
-
-
 def _harness(config: dict[str, Any] | None) -> str | None:
     imported = (config or {}).get("imported")
     return str(imported.get("harness")) if isinstance(imported, dict) and imported.get("harness") else None
@@ -140,7 +134,9 @@ def sample_records(samples: Sequence[dict[str, Any]], config: dict[str, Any] | N
         if harness == "lm-evaluation-harness":
             messages = _lm_eval_prompt(request.get("arguments"))
             if comp.get("raw") is not None:  # the model's reply; `text` is lm-eval's filtered answer
-                response = _harness_text(comp["raw"])
+                from evalcore.imports._lm_eval import _text as lm_eval_text
+
+                response = lm_eval_text(comp["raw"])
             extracted, method = str(comp.get("text") or ""), f"lm-eval filter {meta.get('filter') or '?'}"
             latency = None  # lm-eval logs no timing
         elif harness is not None:  # inspect_ai
