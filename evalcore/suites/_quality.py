@@ -234,8 +234,9 @@ def _replace_not(tree: ast.AST, target: ast.UnaryOp) -> ast.AST:
 def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) -> list[dict[str, Any]] | str:
     """Run ``tests`` against each version of the tool's code, each version in a sandboxed
     process of its own (no state a test keeps — a module attribute, a decimal context — can
-    carry from one version to the next and tell the original from a mutant); one
-    ``{"passed", "calls", "error"}`` per version.
+    carry from one version to the next and tell the original from a mutant), each run charged
+    to the category's tool time budget; one ``{"passed", "calls", "error"}`` per version (a
+    mutant that could not be run counts as surviving).
 
     Returns:
         The rows, or a string saying why the original could not be run.
@@ -271,17 +272,23 @@ def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) 
         f"    print({marker!r} + _json.dumps(_row), flush=True)\n"
         "__evalcore_tq()\n"
     )
-    jobs = [{"mode": "script", "source": program, "timeout_s": float(per_variant), "memory_mb": 512,
-             "stdin": json.dumps({"name": name, "tests": tests, "test_names": names, "code": code}),
-             "max_output": 65536} for code in variants]
-    try:
-        from evalcore.evaluators._sandbox.pool import run_jobs
+    from evalcore.suites._measure import _run_python  # charged to the category's tool time budget
 
-        results = run_jobs(jobs)
-    except Exception as exc:
-        return f"the sandbox failed: {type(exc).__name__}: {exc}"
+    run = _run_python()
+    results: list[Any] = []
+    for i, code in enumerate(variants):
+        try:
+            results.append(run(program, timeout_s=per_variant,
+                               stdin=json.dumps({"name": name, "tests": tests, "test_names": names, "code": code})))
+        except Exception as exc:  # the sandbox failed, or the tool time budget is spent
+            if i == 0:
+                return f"the tests could not be run: {type(exc).__name__}: {exc}"
+            results.append(str(exc))
     rows: list[dict[str, Any]] = []
     for res in results:
+        if isinstance(res, str):  # not run: counts as a survivor
+            rows.append({"passed": True, "calls": 0, "error": f"not run: {res}"})
+            continue
         lines = [ln for ln in (res.stdout or "").splitlines() if ln.startswith(marker)]
         row: Any = None
         if lines:

@@ -84,6 +84,20 @@ def test_state_kept_between_runs_cannot_tell_the_original_from_a_mutant() -> Non
     assert out["n_killed"] < out["n_mutants"]  # only mutants that raise or hang on count_up(1) die
 
 
+def test_test_runs_are_charged_to_the_category_tool_budget() -> None:
+    """Running a tool's tests against its mutants is running the agent's code: it spends the
+    category's tool time budget like any other run, and a spent budget runs nothing more."""
+    from evalcore.suites._calling import tool_budget
+
+    with tool_budget(SuiteConfig(seed=0, tool_budget_s=60.0)) as budget:
+        out = test_quality(STRONG, "count_up", CODE)
+    assert out["score"] == 1.0 and budget.spent_s > 0
+    with tool_budget(SuiteConfig(seed=0, tool_budget_s=0.01)) as spent:
+        spent.charge(1.0)
+        out = test_quality(STRONG, "count_up", CODE)
+    assert out["score"] == 0.0 and "could not be run" in out["error"] and "budget" in out["error"]
+
+
 def test_mutants_differ_from_the_code_and_compile() -> None:
     ms = mutants(CODE)
     original = ast.unparse(ast.parse(CODE))
