@@ -130,6 +130,7 @@ def _run(args: argparse.Namespace) -> int:
             few_shot=args.few_shot, mmlu_mode=args.mmlu_mode, split=args.split,
             source=args.source, cache=False if args.no_cache else True, scorer=args.scorer,
             model_options=options,
+            **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait} if getattr(args, "cluster", None) else {}),
         )
     except RunInterrupted as stop:
         return _interrupted(stop, args)
@@ -272,6 +273,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                    help="pricing YAML overriding the shipped table (USD per 1M tokens)")
     p.add_argument("--no-cache", action="store_true", help="do not use the response cache")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from evalcore.cluster._spec import add_cluster_options
+
+    add_cluster_options(p, "the model calls (each worker builds the model once; --concurrency is per worker thread)")
     add_isolation_option(p)
     p.set_defaults(func=_run, _run_parser=p)
 

@@ -44,6 +44,8 @@ def run_benchmark(
     code_timeout_s: float = 10.0,
     check_endpoint: bool = True,
     model_options: Mapping[str, Any] | None = None,
+    cluster: Any = None,
+    cluster_wait_s: float = 60.0,
 ) -> Path:
     """Run a benchmark: ask ``model`` every item × epoch, score objectively, record everything.
 
@@ -79,6 +81,11 @@ def run_benchmark(
         check_endpoint: Check that a remote endpoint answers before creating the run.
         model_options: Options for :func:`~evalcore.models.from_spec` when ``model`` is a spec
             (``timeout``, ``pricing``, ``retry``, ``api_key`` ...).
+        cluster: Run the model calls on a Dask cluster (a scheduler address, a scheduler file,
+            ``local:N`` or a ``distributed.Client``): each worker builds the model once, this
+            process alone records the samples; ``concurrency`` is then per worker thread
+            (docs/cluster.md). None: this machine only (nothing of Dask is imported).
+        cluster_wait_s: Seconds to wait for the cluster's first worker.
 
     Returns:
         The run directory.
@@ -94,6 +101,10 @@ def run_benchmark(
     from evalcore.benchmarks import get_benchmark
 
     refuse_judge(scorer)
+    if isinstance(cluster, str):  # local:0, a missing scheduler file: refused before anything else
+        from evalcore.cluster._spec import parse_cluster
+
+        parse_cluster(cluster)
     benchmark = get_benchmark(dataset)  # a name, or a benchmark YAML file (checked now)
     dataset = benchmark.name
     check_arguments(benchmark, epochs=epochs, concurrency=concurrency, few_shot=few_shot, limit=limit,
@@ -133,6 +144,22 @@ def run_benchmark(
     cache_db = ResponseCache(db_path) if db_path is not None else None
     config["cache"] = str(db_path) if db_path is not None else None
 
+    import contextlib
+
+    remote = contextlib.ExitStack()  # a cluster: connected and checked before anything is written
+    run_model, run_concurrency = chat_model, concurrency
+    if cluster is not None:
+        from evalcore.cluster._runs import cluster_model
+
+        try:
+            run_model, threads = remote.enter_context(cluster_model(
+                cluster, chat_model, model if isinstance(model, str) else None, model_options,
+                wait_s=cluster_wait_s, likelihood=benchmark.supports_likelihood and mmlu_mode == "likelihood"))
+        except BaseException:
+            if cache_db is not None:
+                cache_db.close()
+            raise
+        run_concurrency = concurrency * threads
     # --- from here on the run directory exists -------------------------------------------
     path.mkdir(parents=True, exist_ok=True)
     try:
@@ -140,12 +167,13 @@ def run_benchmark(
     except EvalcoreError:
         if cache_db is not None:
             cache_db.close()
+        remote.close()
         raise
     write_json_atomic(path / CONFIG_FILE, config)
     token = IN_BENCHMARK.set(True)
     try:
         Invocation(path=path, config=config, items=items, pool=pool, template=template,
-                   model=chat_model, params=gp, epochs=epochs, concurrency=concurrency,
+                   model=run_model, params=gp, epochs=epochs, concurrency=run_concurrency,
                    cache=cache_db, progress=progress, mmlu_mode=mmlu_mode, few_shot=few_shot,
                    seed=seed, code_timeout_s=code_timeout_s, benchmark=benchmark).execute()
     finally:
@@ -153,4 +181,7 @@ def run_benchmark(
         if cache_db is not None:
             cache_db.close()
         lock.close()
+        import sys
+
+        remote.__exit__(*sys.exc_info())  # Ctrl-C: a local cluster's processes are killed at once
     return path
