@@ -243,11 +243,13 @@ def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) 
     """
     import json
     import secrets
+    import time
 
     tree = ast.parse(tests)
     names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
     marker = f"__EVALCORE_TQ_{secrets.token_hex(8)}__"
-    per_variant = max(0.5, min(3.0, timeout_s / max(1, len(variants)) * 2))
+    # the original gets the whole limit; a mutant max(1 s, 3 × the original's time) (past that it hangs: killed)
+    per_variant = timeout_s
     program = (
         "def __evalcore_tq():\n"
         "    import json as _json, sys as _sys\n"
@@ -277,6 +279,7 @@ def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) 
     run = _run_python()
     results: list[Any] = []
     for i, code in enumerate(variants):
+        t0 = time.monotonic()
         try:
             results.append(run(program, timeout_s=per_variant,
                                stdin=json.dumps({"name": name, "tests": tests, "test_names": names, "code": code})))
@@ -284,6 +287,8 @@ def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) 
             if i == 0:
                 return f"the tests could not be run: {type(exc).__name__}: {exc}"
             results.append(str(exc))
+        if i == 0:
+            per_variant = min(timeout_s, max(1.0, 3 * (time.monotonic() - t0)))
     rows: list[dict[str, Any]] = []
     for res in results:
         if isinstance(res, str):  # not run: counts as a survivor
@@ -323,7 +328,8 @@ def test_quality(tests: str | None, function_name: str | None = None, code: str 
         tests: Test source code.
         function_name: The tool's function name (the function the tests must call).
         code: The tool's source.
-        timeout_s: Limit of the sandboxed run of all versions together.
+        timeout_s: Limit of the run against the tool; each mutant gets max(1 s, 3 × that run's
+            time), past which it counts as killed (it hangs).
 
     Returns:
         Dict with ``score``, ``passes`` (against the tool), ``tool_calls``, ``n_mutants``,
