@@ -118,6 +118,8 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=64)
     parser.add_argument("--overhead-n", type=int, default=1000, help="fast samples for the per-chunk overhead")
     parser.add_argument("--tasks", type=int, default=2000)
+    parser.add_argument("--memory-ns", default="", help="comma-separated sizes: only measure the client's peak memory "
+                        "on local:2 for that many fast (wrong) samples each, then exit")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--file", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -126,6 +128,14 @@ def main() -> None:
         return
     mix = tuple(float(x) for x in args.mix.split(","))
     scratch = Path(tempfile.mkdtemp(prefix="bench_cluster_"))
+    if args.memory_ns:
+        for n in (int(x) for x in args.memory_ns.split(",")):
+            fast = scratch / f"memory_{n}.jsonl"
+            _samples(fast, n, (0.0, 1.0, 0.0), 0.0)
+            res = _run("cluster", fast, args.chunk_size)
+            print(f"{n:,} samples on local:2: client peak {res['peak_rss_mb']:.0f} MB, "
+                  f"{n / (res['wall_s'] - res['start_s']):.0f} samples/s", flush=True)
+        return
     samples = scratch / "samples.jsonl"
     _samples(samples, args.n, mix, args.slow_s)  # type: ignore[arg-type]
     print(f"{args.n:,} samples (mix canonical/wrong/slow {args.mix}, slow = +{args.slow_s} s); "
