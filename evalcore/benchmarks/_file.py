@@ -229,6 +229,10 @@ class FileBenchmark:
                 fields["choices"] = self._choices(row, choices, file, line)
             reference = self._reference(row.get(answer_field) if answer_field else None, file, line,
                                         answer_field)
+            options = fields.get("choices")
+            if self.kind == "letter" and isinstance(options, list) and "ABCD".index(reference) >= len(options):
+                raise EvalcoreError(f"answer {reference} names no option (the row has {len(options)})",
+                                    path=file, line=line, field=answer_field)
             metadata: dict[str, Any] = {"source": "file", "split": split}
             if subject_field:
                 metadata["subject"] = str(row.get(subject_field))
@@ -259,10 +263,11 @@ class FileBenchmark:
                 values = json.loads(values)
             except json.JSONDecodeError:
                 values = None
-        if (not isinstance(values, list) or not 2 <= len(values) <= 26
+        if (not isinstance(values, list) or not 2 <= len(values) <= 4
                 or not all(isinstance(v, (str, int, float)) and str(v).strip() for v in values)):
-            raise EvalcoreError("the options must be a list of 2 to 26 non-empty texts", path=file,
-                                line=line, field=choices if isinstance(choices, str) else ",".join(choices))
+            raise EvalcoreError("the options must be a list of 2 to 4 non-empty texts (letters A-D, "
+                                "as the letter extractor reads them)", path=file, line=line,
+                                field=choices if isinstance(choices, str) else ",".join(choices))
         return [str(v) for v in values]
 
     def _reference(self, value: Any, file: Path, line: int, field: str | None) -> Any:
@@ -509,7 +514,7 @@ def load_benchmark_file(path: str | Path) -> FileBenchmark:
     # the columns: what the rows have, what the scorer and the template need
     probe = FileBenchmark({"name": name, "scorer": scorer, "data": str(data_path)})
     rows = probe._rows(data_path)
-    columns = set(rows[0][1])
+    columns = set().union(*(row for _, row in rows))  # a row lacking one is refused by its line
     needed: dict[str, str] = {}
     for key in ("id_field", "answer_field", "subject_field"):
         if data.get(key):

@@ -308,3 +308,36 @@ def test_repeated_ids_and_reference_lists(tmp_path):
     item = bench.load()[0]
     assert bench.score("The Pacific Ocean", item.reference, item.fields)["score"] == 1.0
     assert bench.score("Atlantic", item.reference, item.fields)["score"] == 0.0
+
+
+def test_letter_answers_must_name_one_of_the_rows_options(tmp_path):
+    text = """\
+name: letters
+data: q.jsonl
+answer_field: answer
+scorer:
+  type: letter
+  choices_field: options
+prompt:
+  user: "{question}\\n{choices_text}"
+"""
+    rows = [{"question": "Red planet?", "options": ["Venus", "Mars"], "answer": "B"},
+            {"question": "Ringed?", "options": ["Saturn", "Mercury"], "answer": "C"}]
+    with pytest.raises(EvalcoreError, match="names no option") as err:
+        get_benchmark(str(_write(tmp_path, text, rows, data="q.jsonl")))
+    assert (err.value.line, err.value.field) == (2, "answer")
+    rows[1] = {"question": "Ringed?", "options": ["a", "b", "c", "d", "e"], "answer": "A"}
+    with pytest.raises(EvalcoreError, match="2 to 4") as err:
+        get_benchmark(str(_write(tmp_path, text, rows, data="q.jsonl")))
+    assert (err.value.line, err.value.field) == (2, "options")
+    rows[1] = {"question": "Ringed?", "options": ["Saturn", "Mercury"], "answer": 0}  # an index
+    bench = get_benchmark(str(_write(tmp_path, text, rows, data="q.jsonl")))
+    assert [it.reference for it in bench.load()] == ["B", "A"]
+
+
+def test_a_column_only_later_rows_have_is_missing_on_the_first(tmp_path):
+    rows = [{"question": "1+1?", "answer": "2"}, {"question": "2+2?", "answer": "4", "hint": "even"}]
+    path = _write(tmp_path, _GOOD.replace("Q: {question}", "Q: {question} ({hint})"), rows)
+    with pytest.raises(EvalcoreError, match="missing or empty") as err:
+        get_benchmark(str(path))
+    assert (err.value.line, err.value.field) == (1, "hint")
