@@ -67,4 +67,4 @@ bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) reports/2* reports/latest .pytest_cache
+	rm -rf $(VENV) reports/2* reports/latest reports/latest-partial .pytest_cache
