@@ -575,8 +575,16 @@ def test_check_candidates_get_the_seccomp_profile() -> None:
                     out[name] = False
                 except OSError:
                     out[name] = True
-            socket.socket(socket.AF_UNIX).close()
-            socket.socket(socket.AF_INET).close()
+            # No socket or pipe at all (their inode numbers count on a counter the next sample
+            # reads, docs/sandbox.md): a network denial stronger than the empty namespace.
+            for name, call in [('unix', lambda: socket.socket(socket.AF_UNIX)), ('inet', lambda: socket.socket(socket.AF_INET)),
+                               ('inet6', lambda: socket.socket(socket.AF_INET6)), ('socketpair', socket.socketpair), ('pipe', os.pipe),
+                               ('pipe2', lambda: os.pipe2(0))]:
+                try:
+                    call()
+                    out[name] = False
+                except OSError as exc:
+                    out[name] = exc.errno == 1
             return sorted(k for k, refused in out.items() if not refused)
         """
     )
@@ -826,13 +834,24 @@ def test_the_decoder_builds_plain_data_or_refuses() -> None:
 def test_samples_hold_no_capabilities_no_new_privileges_and_their_filters() -> None:
     # As root the uid switch drops every capability; in a user namespace the sample is its
     # root and must drop them itself (and keep exec from granting them again).
-    probe = (
+    # A check candidate asks the kernel (capget, prctl): it has no /proc to read them from. A
+    # script (which may not load ctypes) reads its /proc.
+    status = (
         "def probe():\n"
         "    fields = dict(line.split(':', 1) for line in open('/proc/self/status').read().splitlines() if ':' in line)\n"
         "    return [fields[k].strip() for k in ('CapEff', 'CapPrm', 'NoNewPrivs', 'Seccomp')]\n"
     )
+    probe = (
+        "import ctypes\n"
+        "def probe():\n"
+        "    libc = ctypes.CDLL(None, use_errno=True)\n"
+        "    header, data = (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)()\n"
+        "    assert libc.capget(header, data) == 0, ctypes.get_errno()\n"
+        "    effective, permitted = data[0] | data[3] << 32, data[1] | data[4] << 32\n"
+        "    return ['%016x' % effective, '%016x' % permitted, str(libc.prctl(39, 0, 0, 0, 0)), str(libc.prctl(21, 0, 0, 0, 0))]\n"
+    )
     test = "def check(candidate):\n    assert candidate() == ['0000000000000000', '0000000000000000', '1', '2'], candidate()\n"
-    script = {"mode": "script", "source": probe + "assert probe() == ['0000000000000000', '0000000000000000', '1', '2'], probe()\n", "timeout_s": 10.0}
+    script = {"mode": "script", "source": status + "assert probe() == ['0000000000000000', '0000000000000000', '1', '2'], probe()\n", "timeout_s": 10.0}
     pool = SandboxPool(1)
     try:
         if "unavailable" in pool.isolation.get("seccomp", ""):

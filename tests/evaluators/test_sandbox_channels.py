@@ -12,6 +12,7 @@ shared with later samples (memory files, pidfds).
 
 from __future__ import annotations
 
+import ast
 import os
 import textwrap
 
@@ -156,3 +157,70 @@ def test_ordinary_file_reads_and_memory_advice_still_work(pool: SandboxPool) -> 
     result = _to_result(reply)
     _skip_unreadable(pool, result)
     assert result.completed, result
+
+
+# The inode-number counters (issue 29, item 1): sample 1 moves a counter by k, sample 2 on the
+# same worker (and CPU) reads it. Before: pipes, sockets and /proc entries take their inode
+# numbers from the kernel's per-CPU get_next_ino, which the worker's request pipe to the next
+# sample (its fd 0) shows; shared anonymous mappings move the counter of the kernel's internal
+# tmpfs, which the next sample's stdout (a memory file) showed. k = 200 pipes and sockets then
+# carried 400 and more, k = 200 mappings 200, to the next sample, every time.
+COUNTERS = textwrap.dedent(
+    """
+    import mmap, os, socket
+
+    def f(k):
+        seen = [os.fstat(0).st_ino, os.fstat(1).st_ino, os.path.exists('/proc/self')]
+        refused = set()
+        kept = []
+        for _ in range(k):
+            for name, make in (('pipe', os.pipe), ('socket', lambda: (socket.socket().detach(),)), ('socketpair', lambda: [s.detach() for s in socket.socketpair()])):
+                try:
+                    for fd in make():  # made (an inode number drawn), then closed
+                        os.close(fd)
+                except OSError:
+                    refused.add(name)
+            kept.append(mmap.mmap(-1, 4096))  # shared and anonymous: an inode of the internal tmpfs
+        if k and os.path.isdir('/proc/self'):
+            for name in os.listdir('/proc/self'):  # each entry looked up: a new inode number
+                try:
+                    os.stat('/proc/self/' + name)
+                except OSError:
+                    pass
+        return seen + [sorted(refused)]
+    """
+)
+K = 200
+
+
+def _counters(pool: SandboxPool, k: int) -> list:
+    test = f"def check(candidate):\n    raise AssertionError(repr(candidate({k})))\n"
+    (reply,) = pool.map([_job(COUNTERS, test)])
+    result = _to_result(reply)
+    _skip_unreadable(pool, result)
+    reason = result.reason or ""
+    assert reason.startswith("AssertionError: "), result
+    return ast.literal_eval(reason[len("AssertionError: "):])
+
+
+def test_a_sample_cannot_move_an_inode_counter_the_next_one_reads(pool: SandboxPool) -> None:
+    if not pool.isolation.get("namespaces"):
+        pytest.skip("the weak fallback runs samples in the host's /proc (docs/sandbox.md)")
+    carried: list[tuple[int, int]] = []
+    for _ in range(5):
+        # The control: what the counters move between two samples that do nothing.
+        first, second = _counters(pool, 0), _counters(pool, 0)
+        control = (second[0] - first[0], second[1] - first[1])
+        sender, receiver = _counters(pool, K), _counters(pool, 0)
+        moved = (receiver[0] - sender[0], receiver[1] - sender[1])
+        carried.append((moved[0] - control[0], moved[1] - control[1]))
+    pipes = sorted(c[0] for c in carried)
+    outputs = [c[1] for c in carried]
+    # The output files' counter is this worker's own: exactly the same steps every sample.
+    assert outputs == [0] * 5, carried
+    # get_next_ino is shared with every process on the CPU (noise both ways): the median of
+    # what a sample carried is far below the K it tried to pass.
+    assert abs(pipes[2]) < K // 2, carried
+    # No /proc for a check candidate, and no pipe or socket.
+    assert sender[2] is False and receiver[2] is False, (sender, receiver)
+    assert sender[3] == ["pipe", "socket", "socketpair"], sender

@@ -33,6 +33,8 @@ MS_NODIRATIME = 2048
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
+MS_SLAVE = 1 << 19
+MS_SHARED = 1 << 20
 MS_RELATIME = 1 << 21
 MS_STRICTATIME = 1 << 24
 PR_SET_PDEATHSIG = 1
@@ -104,7 +106,7 @@ _SYSCALLS = {
         "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322,
         "clone3": 435, "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
         "pidfd_send_signal": 424, "pidfd_open": 434, "memfd_create": 319,
-        "preadv2": 327, "pwritev2": 328, "madvise": 28,
+        "preadv2": 327, "pwritev2": 328, "madvise": 28, "pipe": 22, "pipe2": 293, "memfd_secret": 447,
     }
 }
 # preadv2/pwritev2 with this flag answer whether a page is cached without reading it: refused.
@@ -117,6 +119,11 @@ OWN_PID_SLOT: dict[str, int] = {}
 
 
 _NAMESPACE_CALLS = ("unshare", "setns", "mount")  # the zygote needs them; each sample gives them up
+# What a ``check`` candidate may not call beyond the zygote's filter: no processes; and no file
+# whose inode number a later sample could read, when it comes from a counter the candidate
+# moves: pipes, sockets and secret memory files (the kernel's per-CPU ``get_next_ino``, which
+# the worker's own pipes to the next sample show), memory files and pidfds (host-wide counters).
+_CHECK_REFUSED = ("fork", "vfork", "pidfd_open", "memfd_create", "memfd_secret", "pipe", "pipe2", "socket", "socketpair")
 
 
 def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, int, int, int]] | None:
@@ -147,7 +154,9 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
     (below); ``fork`` and threads stay allowed. ``"check"`` refuses them too,
     ``memfd_create`` (a memory file's inode number comes from a counter shared with every later
     sample) and ``pidfd_open`` (likewise: a pidfd's inode number counts the host's processes
-    and threads), and ``fork``, ``vfork``, ``execve``, ``execveat`` and every ``clone`` without
+    and threads), ``pipe``, ``pipe2``, ``socket``, ``socketpair`` and ``memfd_secret`` (their
+    inode numbers come from the kernel's per-CPU ``get_next_ino`` counter, which the pipes the
+    worker makes for the next sample on the same CPU show), and ``fork``, ``vfork``, ``execve``, ``execveat`` and every ``clone`` without
     ``CLONE_THREAD`` (threads stay possible); ``clone3`` answers ENOSYS so that the C library
     falls back to ``clone``, whose flags the filter can read; and signals to any process but
     the sample itself (``kill``, ``tgkill``, ``rt_*sigqueueinfo`` only to its own PID or
@@ -206,7 +215,7 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
             prog.append((jeq, "deny", 0, blocked[name]))
         signals = kind in ("check", "script_weak")  # signals confined to the sample itself
         if kind == "check":
-            for name in ("fork", "vfork", "pidfd_open", "memfd_create"):
+            for name in _CHECK_REFUSED:
                 prog.append((jeq, "deny", 0, nr[name]))
         elif refuse_memfd:
             prog.append((jeq, "deny", 0, nr["memfd_create"]))

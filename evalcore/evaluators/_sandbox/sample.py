@@ -20,7 +20,7 @@ from .framing import read_exact as _read_exact
 from .linux import (
     CLONE_NEWNS as _CLONE_NEWNS,
     MS_NODEV as _MS_NODEV,
-    MS_NOSUID as _MS_NOSUID, MS_RDONLY as _MS_RDONLY,
+    MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE, MS_RDONLY as _MS_RDONLY,
     PR_SET_DUMPABLE as _PR_SET_DUMPABLE, PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG,
     OWN_PID_SLOT as _OWN_PID_SLOT, SIGKILL as _SIGKILL,
 )
@@ -135,6 +135,27 @@ class SampleSetup:
         and calls ``prctl`` directly.
         """
         out_w, err_w, res_w, in_r = fds
+        # A check zygote has no /proc in its mount namespace (see Zygotes._hide_proc): these
+        # go through the worker's, held open by the zygote and closed below.
+        proc = self.proc_fd if self.proc_fd >= 0 else None
+        prefix = "self/" if proc is not None else "/proc/self/"
+        nice = job.get("_nice")
+        if nice:
+            try:
+                os.setpriority(os.PRIO_PROCESS, 0, int(nice))
+                fd = os.open(prefix + "autogroup", os.O_WRONLY, dir_fd=proc)
+                os.write(fd, str(int(nice)).encode())
+                os.close(fd)
+            except OSError:
+                pass
+        if self.memory_cgroup:
+            # The zygote may not be chosen when this sample fills its memory cgroup: it is.
+            try:
+                fd = os.open(prefix + "oom_score_adj", os.O_WRONLY, dir_fd=proc)
+                os.write(fd, b"1000")
+                os.close(fd)
+            except OSError:
+                pass
         # Standard streams and the result pipe (fd 3); close the rest. The pipes arrived as
         # descriptors the zygote did not hold, so none of them is 0, 1 or 2, and one numbered 3
         # has been copied to its stream before fd 3 is replaced.
@@ -157,23 +178,6 @@ class SampleSetup:
                 setrlimit(which, value)
             except (ValueError, OSError):
                 pass
-        nice = job.get("_nice")
-        if nice:
-            try:
-                os.setpriority(os.PRIO_PROCESS, 0, int(nice))
-                fd = os.open("/proc/self/autogroup", os.O_WRONLY)
-                os.write(fd, str(int(nice)).encode())
-                os.close(fd)
-            except OSError:
-                pass
-        if self.memory_cgroup:
-            # The zygote may not be chosen when this sample fills its memory cgroup: it is.
-            try:
-                fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
-                os.write(fd, b"1000")
-                os.close(fd)
-            except OSError:
-                pass
         if self.is_root:
             uid = self.uid
             os.setresgid(uid, uid, uid)
@@ -188,13 +192,17 @@ class SampleSetup:
             if not self.namespaces:  # with them, the zygote's death kills its whole namespace
                 prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
         check = job["mode"] == "check"
-        if self.own_proc:
+        if self.own_proc and not check:
             # A /proc of this sample's own PID namespace (it sees itself and its children). The
             # host's /proc must not stay: there the user's other processes (evalcore itself)
             # are readable by the same uid. Where the kernel refuses a new proc (a /proc with
-            # masked entries), an empty tmpfs hides it.
+            # masked entries), an empty tmpfs hides it. (Check candidates have no /proc at all:
+            # their zygote's mount namespace hides it.) The worker's mounts propagate to its
+            # zygotes' namespaces: this copy's /proc is made private first, so that the new
+            # mount stays in this sample.
             libc = self.libc
             libc.unshare(_CLONE_NEWNS)  # type: ignore[union-attr]
+            libc.mount(None, "/proc", None, _MS_PRIVATE)  # type: ignore[union-attr]
             try:
                 libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | 8)  # type: ignore[union-attr]
             except OSError:

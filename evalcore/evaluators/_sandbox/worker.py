@@ -28,7 +28,7 @@ from .linux import (
     CLONE_NEWUTS as _CLONE_NEWUTS,
     MS_BIND as _MS_BIND, MS_NODEV as _MS_NODEV, MS_NOEXEC as _MS_NOEXEC,
     MS_NOATIME as _MS_NOATIME, MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE, MS_RDONLY as _MS_RDONLY,
-    MS_REC as _MS_REC, MS_REMOUNT as _MS_REMOUNT,
+    MS_REC as _MS_REC, MS_REMOUNT as _MS_REMOUNT, MS_SHARED as _MS_SHARED,
     PR_SET_DUMPABLE as _PR_SET_DUMPABLE, Libc as _Libc,
     enter_user_namespace as _enter_user_namespace, remount_readonly as _remount_readonly,
 )
@@ -94,6 +94,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             self.libc = None
         self.lasti_true, _ = _candidate.calibrate()
         self._workdir_ready = False
+        self._output_dir = -1  # (namespaces) see _private_tmpfs
         self._fresh_tmpfs: set[str] = set()  # scratch directories that are tmpfs mounts of ours
         self._scratch_marks: dict[str, tuple] = {}  # their (size, ctime) when last known clean
         # A memory cgroup for the samples (where the host lets this process make one): it
@@ -164,6 +165,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         # candidates whose program imports nothing (most HumanEval tasks). Its image is
         # ≈1 MB smaller, and every fork copies, and every exit tears down, each resident page.
         self._lean: tuple[Any, int] | None = self._fork_zygote("lean")
+        self._retired: list[tuple[Any, int]] = []  # zygotes no longer used (see _renew_check_zygotes)
         # Pre-import what programs commonly import, so samples forked after this start warm.
         for name in _PRELOAD:
             try:
@@ -319,6 +321,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         # programs and libraries, the interpreter, its libraries, a few files of /etc, minimal
         # /dev and /proc, and the scratch directories; nothing else of the host exists there.
         self._build_view(keep)
+        self._output_dir = _private_tmpfs(libc)
         failed = _remount_readonly(libc, skip=_SCRATCH_DIRS)
         self.readonly_ok = "/" not in failed
         if failed:
@@ -336,6 +339,10 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | 8, "hidepid=2")
         else:
             self.own_proc = True
+        # The check zygotes get mount namespaces of their own without /proc (see
+        # Zygotes._hide_proc), copies of this one that must still receive what the worker
+        # mounts later: each sample's renewed scratch tmpfs (scratch.py).
+        libc.mount(None, "/", None, _MS_REC | _MS_SHARED)
 
     def _build_view(self, keep: set[str]) -> None:
         """Move this mount namespace into a new root that holds only the allow-list.
@@ -425,7 +432,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         os.rmdir(_OLD)
         libc.mount(None, "/dev", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NOEXEC)
         self._view_dirs = [v for v in view if " -> " not in v and os.path.isdir(v)]
-        self.view = sorted(view) + [f"{d} (scratch)" for d in _SCRATCH_DIRS] + ["/proc (the sample's own)"]
+        self.view = sorted(view) + [f"{d} (scratch)" for d in _SCRATCH_DIRS] + ["/proc (a script sample's own; none for check candidates)"]
 
     def _hideable(self, paths: Sequence[str]) -> list[str]:
         """The named paths that can be hidden: real, existing here, neither a system directory
@@ -483,7 +490,29 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             return False
         self._hide_all(todo)
         self._scratch_holders = None  # the mount points below the scratch directories changed
+        self._renew_check_zygotes()
         return True
+
+    def _renew_check_zygotes(self) -> None:
+        """A new check zygote after more paths were hidden, and no lean one.
+
+        The check zygotes' mount namespaces (see Zygotes._hide_proc) receive the worker's new
+        mounts, but not a remount that makes one read-only, as a hiding tmpfs is: a candidate
+        there could write into it. The new zygote's namespace is a copy made now. The lean
+        zygote is kept (in a user namespace it is PID 1 of every zygote's PID namespace), idle.
+        """
+        if not self.namespaces:
+            return
+        sock, pid = self._zygotes["check"]
+        sock.close()  # the zygote exits at the end of its socket
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        if self._lean is not None:
+            self._retired.append(self._lean)
+            self._lean = None
+        self._zygotes["check"] = self._fork_zygote("check")
 
     def isolation(self) -> dict[str, Any]:
         ns = self.namespaces
@@ -532,7 +561,8 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
                 "check candidates: no fork/exec, no keyrings, namespaces, mounts, ptrace, bpf, perf, "
                 "userfaultfd, io_uring, System V IPC, POSIX message queues, page-cache probes and "
                 "evictions (mincore, cachestat, RWF_NOWAIT, AIO, fadvise, madvise COLD/PAGEOUT), "
-                "memfd, pidfd_open, xattrs; sockets AF_UNIX/INET/INET6 only"
+                "memfd, pidfd_open, xattrs, pipes and sockets (inode numbers from counters a later "
+                "sample reads" + ("; nor a /proc" if ns else "") + "); script samples: sockets AF_UNIX/INET/INET6 only"
                 + ("" if ns else "; script samples: no exec, signals only to themselves")
                 if seccomp
                 else "unavailable"
@@ -564,8 +594,12 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         payload = struct.pack("!I", len(data)) + data
         # stdout and stderr go to in-memory files (capped by the file-size limit), read when the
         # candidate is gone: while it runs, the worker waits on the call pipes only.
-        out_w = os.memfd_create("stdout", os.MFD_CLOEXEC)
-        err_w = os.memfd_create("stderr", os.MFD_CLOEXEC)
+        if self._output_dir >= 0:
+            out_w = os.open(".", _O_OUTPUT, 0o600, dir_fd=self._output_dir)
+            err_w = os.open(".", _O_OUTPUT, 0o600, dir_fd=self._output_dir)
+        else:
+            out_w = os.memfd_create("stdout", os.MFD_CLOEXEC)
+            err_w = os.memfd_create("stderr", os.MFD_CLOEXEC)
         out_r, err_r = os.dup(out_w), os.dup(err_w)
         res_r, res_w = os.pipe()
         in_r, in_w = os.pipe()
@@ -636,6 +670,30 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             if self.namespaces:
                 self._wipe_scratch()
         return reaped, status, ended, stdout, stderr
+
+
+_O_OUTPUT = os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC
+
+
+def _private_tmpfs(libc: _Libc) -> int:
+    """A tmpfs that only this worker reaches (mounted, opened, then detached): a descriptor of
+    its root, where the candidates' output files are made (``O_TMPFILE``).
+
+    Not memory files: their inode numbers come from one counter of the kernel's internal
+    tmpfs, which a sample moves with every shared anonymous mapping (``mmap(-1, n)``, a
+    ``MAP_SHARED`` map of ``/dev/zero``) and the next sample read as the inode number of its
+    ``stdout``. This tmpfs numbers only the worker's own files, two per sample.
+    """
+    path = "/.evalcore-output"
+    os.mkdir(path, 0o700)
+    libc.mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=256m,mode=0700")
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    if libc.lib.umount2(path.encode(), 2) != 0:  # MNT_DETACH: no path leads there any more
+        err = libc._ctypes.get_errno()
+        os.close(fd)
+        raise OSError(err, f"umount {path}: {os.strerror(err)}")
+    os.rmdir(path)
+    return fd
 
 
 # What the memory cgroup allows beyond a sample's memory_mb: the zygote's pages the sample

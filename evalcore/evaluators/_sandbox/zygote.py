@@ -15,7 +15,9 @@ import _socket
 import _thread
 
 from .linux import (
-    CLONE_NEWPID as _CLONE_NEWPID, PR_SET_NO_NEW_PRIVS as _PR_SET_NO_NEW_PRIVS,
+    CLONE_NEWNS as _CLONE_NEWNS, CLONE_NEWPID as _CLONE_NEWPID, MS_NODEV as _MS_NODEV, MS_NOEXEC as _MS_NOEXEC,
+    MS_NOSUID as _MS_NOSUID, MS_RDONLY as _MS_RDONLY, MS_REC as _MS_REC, MS_SLAVE as _MS_SLAVE,
+    PR_SET_NO_NEW_PRIVS as _PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG, PR_SET_SECCOMP as _PR_SET_SECCOMP,
     SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER, SIGKILL as _SIGKILL,
 )
@@ -146,6 +148,31 @@ class Zygotes:
                     fh.write("-1000")
             except OSError:
                 pass
+        if self.namespaces and kind in ("check", "lean"):
+            self._hide_proc()
+
+    proc_fd = -1  # (check zygotes) the worker's /proc, for a sample's set-up before its filter
+
+    def _hide_proc(self) -> None:
+        """(check and lean zygotes) A mount namespace of this zygote's own, a copy of the
+        worker's that receives the worker's later mounts (scratch renewed, see scratch.py), in
+        which ``/proc`` is an empty read-only tmpfs: a ``check`` candidate gets no ``/proc``.
+
+        The inode numbers of ``/proc/<pid>`` entries come from the kernel's per-CPU
+        ``get_next_ino`` counter, which a sample moves by looking entries up and the next
+        sample on the same CPU reads (``os.stat("/proc/self").st_ino``, or the worker's pipes
+        to it): a channel between samples. Without ``/proc`` (and without pipes and sockets,
+        refused by the filter) a candidate can neither move that counter nor read it. The
+        sample's own set-up (``oom_score_adj``, ``autogroup``) uses :attr:`proc_fd`, which it
+        closes before its program runs. A refusal stops the zygote: the worker never runs a
+        candidate with ``/proc`` it did not report.
+        """
+        libc = self.libc
+        assert libc is not None
+        self.proc_fd = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
+        libc.unshare(_CLONE_NEWNS)
+        libc.mount(None, "/", None, _MS_REC | _MS_SLAVE)  # the worker's mounts come in, none go back
+        libc.mount("tmpfs", "/proc", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=4k,mode=0555")
 
     def _zygote_send(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> None:
         """One request to a zygote (with file descriptors passed along)."""
