@@ -164,8 +164,8 @@ def check_resume(path: Path, config: dict[str, Any]) -> None:
     if (path / CONFIG_FILE).is_file():
         old = read_json(path / CONFIG_FILE)
         for key in RESUME_KEYS:
-            if key in _SINCE and key not in old and key not in config:
-                continue
+            if key in _SINCE and key not in old and (key != "benchmark" or key not in config):
+                continue  # recorded before the field existed (a built-in never records "benchmark")
             if key == "few_shot_pool" and key not in old and old.get("few_shot"):
                 raise EvalcoreError(f"run {config['run_id']!r} was started by an evalcore that took its "
                                     "few-shot examples from the test split; its samples cannot be "

@@ -69,3 +69,26 @@ def test_legacy_runs_compare_paired_on_their_items(tmp_path):
     recorded = json.loads((LEGACY / "gsm8k-legacy" / "results.json").read_text())
     assert pair["n"] == 6 and pair["mean_a"] == pytest.approx(recorded["accuracy_flexible"]["mean"])
     assert pair["difference"] == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("name, args, drop", [
+    ("gsm8k-legacy", {"limit": 6}, ()),
+    ("humaneval-legacy", {"limit": 3, "epochs": 2, "source": "sample"}, ()),
+    ("humaneval-legacy", {"limit": 3, "epochs": 2, "source": "sample"}, ("price", "code_timeout_s")),
+])
+def test_a_legacy_run_resumes_without_asking_again(tmp_path, name, args, drop, counting_model):
+    """Resuming a run recorded before the registry asks nothing (also one recorded before
+    ``price`` and ``code_timeout_s`` were resume keys)."""
+    from evalcore.runs import run_benchmark
+
+    run_dir = _copy(tmp_path, name)
+    config = json.loads((run_dir / "config.json").read_text())
+    for key in drop:
+        config.pop(key)
+    (run_dir / "config.json").write_text(json.dumps(config))
+    model = counting_model(lambda q: "#### 0")
+    run_benchmark(name.split("-")[0], model, run_dir=tmp_path, run_id=name, cache=False,
+                  progress=False, **args)
+    assert model.calls == 0
+    results = load_run(run_dir).results
+    assert results["invocation"]["resumed"] == 6 and results["complete"] is True
