@@ -20,7 +20,8 @@ def _notebooks_run(args: argparse.Namespace) -> int:
     suite = args.suite if args.suite is not None or args.resume else "params/suite.yaml"
     result = run_notebooks(suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf,
                        resume=args.resume, progress_every=args.progress_every, cell_timeout=args.cell_timeout,
-                       notebook_timeout=args.notebook_timeout)
+                       notebook_timeout=args.notebook_timeout,
+                       **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait} if getattr(args, "cluster", None) else {}))
     return 0 if result.ok else 1
 
 
@@ -79,6 +80,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
                      help="fail a notebook whose cell runs longer than this (default: no limit); the suite goes on")
     run.add_argument("--notebook-timeout", type=seconds, default=None, metavar="SECONDS",
                      help="stop and fail a notebook running longer than this (default: no limit); the suite goes on")
+    from evalcore.cluster._spec import add_cluster_options
+
+    add_cluster_options(run, "each notebook (its files come back here; see docs/cluster.md)")
     run.set_defaults(func=_notebooks_run)
 
     rep = subparsers.add_parser(

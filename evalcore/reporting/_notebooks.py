@@ -666,6 +666,8 @@ def run_notebooks(
     progress_every: float = 30.0,
     cell_timeout: float | None = None,
     notebook_timeout: float | None = None,
+    cluster: Any = None,
+    cluster_wait_s: float = 60.0,
 ) -> NotebookSuiteResult:
     """Execute a suite of notebooks and write a report folder.
 
@@ -692,6 +694,10 @@ def run_notebooks(
         cell_timeout: Fail a notebook whose cell runs longer than this many seconds.
         notebook_timeout: Stop and fail a notebook that runs longer than this many seconds
             (its kernel is interrupted, then killed); the suite goes on.
+        cluster: Run each notebook on a worker of a Dask cluster (a scheduler address, a
+            scheduler file, ``local:N`` or a ``distributed.Client``; docs/cluster.md); the
+            files come back to this machine. ``notebook_timeout`` does not apply there.
+        cluster_wait_s: Seconds to wait for the cluster's first worker.
 
     Returns:
         The :class:`NotebookSuiteResult` (``.ok`` is False when a notebook failed).
@@ -703,6 +709,10 @@ def run_notebooks(
     from evalcore._checks import check_timeout
 
     progress_every = check_timeout(progress_every or 0, "progress_every", allow_zero=True)
+    if isinstance(cluster, str):  # local:0, a missing scheduler file: refused before anything else
+        from evalcore.cluster._spec import parse_cluster
+
+        parse_cluster(cluster)
     cell_timeout = check_timeout(cell_timeout, "cell_timeout", allow_none=True)
     notebook_timeout = check_timeout(notebook_timeout, "notebook_timeout", allow_none=True)
     raw_say = echo or (lambda _msg: None)
@@ -802,9 +812,16 @@ def run_notebooks(
         rest = [durations.get(e.name) for e, _ in to_run[position + 1:]]
         return None if any(d is None for d in rest) else float(sum(rest))
 
+    if cluster is not None:  # Dask: each notebook on a worker (evalcore.cluster, docs/cluster.md)
+        from evalcore.cluster._notebooks import run_on_cluster
+
+        run_on_cluster(cluster, to_run, results=results, number_of=number_of, suite_dir=suite_dir, root=base,
+                       meta=meta, cell_timeout=cell_timeout, pdf=pdf, say=say, wait_s=cluster_wait_s,
+                       resume_hint=f"evalcore: interrupted; finished notebooks are kept. Continue with:\n"
+                                   f"  evalcore notebooks run --resume {suite_id} --cluster ADDRESS")
     with _Heartbeat(say, progress_every if progress_every and progress_every > 0 else (1.0 if notebook_timeout else 0),
-                    quiet=not progress_every or progress_every <= 0):
-        for position, (entry, result) in enumerate(to_run):
+                    quiet=not progress_every or progress_every <= 0 or cluster is not None):
+        for position, (entry, result) in enumerate(to_run if cluster is None else []):
             number = number_of[id(result)]
             run_dir = suite_dir / entry.name
             run_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,173 @@
+"""The notebook suite on a Dask cluster: each notebook (one parameter set) runs on a worker.
+
+The worker gets the notebook's bytes and its parameters, executes it with papermill exactly as
+the one-machine runner does (same engine, kernel, cell timeout, kernel environment) in a scratch
+suite folder of its own, and sends the folder back as a zip archive: the executed notebook, its
+records sidecar, figures, kernel log and anything the notebook wrote under ``{suite_dir}`` (its
+benchmark runs). Workers need not share a file system with the client. Paths of the worker's
+scratch folder in the returned text files are rewritten to the client's suite folder. The client
+unpacks each archive as it arrives, exports HTML/PDF, and writes the index as today; ``--resume``
+works unchanged (finished notebooks are kept, the others are sent again).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+__all__ = ["run_on_cluster", "execute_entry"]
+
+_TEXT_SUFFIXES = {".ipynb", ".json", ".jsonl", ".log", ".csv", ".txt", ".html", ".md", ".yaml", ".yml"}
+
+
+def execute_entry(name: str, notebook_name: str, notebook: bytes, params: Any, root: str, seed: int,
+                  cell_timeout: float | None, version: str) -> dict[str, Any]:
+    """On a worker: run one suite entry in a scratch suite folder; return it as a zip archive.
+
+    Args:
+        name: The entry's name (its folder).
+        notebook_name: The notebook's file name.
+        notebook: The notebook's bytes.
+        params: Its parameters, ``{suite_dir}``/``{root}`` markers not yet substituted.
+        root: The client's repository root (the working directory where it exists here).
+        seed: The suite run's agent case seed (shared by all its notebooks).
+        cell_timeout: Seconds a cell may run.
+        version: The client's evalcore version.
+
+    Returns:
+        ``{"status", "error", "duration_s", "archive" (zip bytes), "scratch" (the folder's path)}``.
+    """
+    from types import SimpleNamespace
+
+    from evalcore.cluster._worker import _check_version
+    from evalcore.reporting._notebook_suite import substitute
+    from evalcore.reporting._notebooks import AGENT_SEED_FILE, _execute
+
+    _check_version(version)
+    scratch = Path(tempfile.mkdtemp(prefix="evalcore-nb-"))
+    try:
+        suite = scratch / "suite"
+        run_dir = suite / name
+        run_dir.mkdir(parents=True)
+        fd = os.open(suite / AGENT_SEED_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"{seed}\n")
+        source = scratch / "notebook" / notebook_name
+        source.parent.mkdir()
+        source.write_bytes(notebook)
+        cwd = Path(root) if Path(root).is_dir() else scratch
+        values = substitute(params, {"suite_dir": str(suite), "root": str(cwd)})
+        start = time.perf_counter()
+        status, error = _execute(SimpleNamespace(notebook=source, name=name), values, run_dir / f"{name}.ipynb",
+                                 cwd, suite, cell_timeout)
+        duration = time.perf_counter() - start
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(suite.rglob("*")):
+                if path.is_file() and path.name != AGENT_SEED_FILE:
+                    zf.write(path, path.relative_to(suite).as_posix())
+        return {"status": status, "error": error, "duration_s": duration, "archive": buffer.getvalue(),
+                "scratch": str(suite)}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _unpack(archive: bytes, scratch: str, suite_dir: Path) -> None:
+    """Unpack a worker's archive into the suite folder, its scratch paths made the client's."""
+    target = suite_dir.resolve()
+    with zipfile.ZipFile(io.BytesIO(archive)) as zf:
+        for info in zf.infolist():
+            dest = (target / info.filename).resolve()
+            if target not in dest.parents:  # only paths inside the suite folder
+                continue
+            data = zf.read(info)
+            if dest.suffix in _TEXT_SUFFIXES and scratch:
+                try:
+                    data = data.decode("utf-8").replace(scratch, str(suite_dir)).encode("utf-8")
+                except UnicodeDecodeError:
+                    pass
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(dest.name + ".part")
+            tmp.write_bytes(data)
+            os.replace(tmp, dest)
+
+
+def run_on_cluster(cluster: Any, to_run: Sequence[tuple[Any, Any]], *, results: Sequence[Any], number_of: dict,
+                   suite_dir: Path, root: Path, meta: dict[str, Any], cell_timeout: float | None, pdf: bool,
+                   say: Callable[[str], None], resume_hint: str, wait_s: float) -> None:
+    """Run the entries ``to_run`` of a suite on the cluster; fill their results as they finish.
+
+    Args:
+        cluster: A scheduler address, a scheduler file, ``local:N`` or a ``distributed.Client``.
+        to_run: ``(NotebookEntry, EntryResult)`` pairs still to run.
+        results: Every entry's result (the index is written from them).
+        number_of: ``id(result) -> its number`` in the suite.
+        suite_dir: The suite run's folder.
+        root: The repository root.
+        meta: The suite run's metadata (for the index).
+        cell_timeout: Seconds a cell may run.
+        pdf: Also print HTML to PDF (on the client).
+        say: Progress lines.
+        resume_hint: The line that tells how to resume (after Ctrl-C).
+        wait_s: Seconds to wait for the first worker.
+    """
+    from evalcore import __version__
+    from evalcore.cluster._connect import open_cluster
+    from evalcore.reporting._notebooks import _duration, _finish_entry, suite_agent_seed, write_index
+
+    if not to_run:
+        return
+    seed = suite_agent_seed(suite_dir)
+    with open_cluster(cluster, wait_s=wait_s) as session:
+        client = session.client
+        link = session.dashboard_link
+        say(f"evalcore: {len(to_run)} notebook(s) on {session.label} ({session.worker_count()} workers)"
+            + (f"; dashboard: {link}" if link else ""))
+        pending: dict[Any, tuple[Any, Any]] = {}
+        for entry, result in to_run:
+            run_dir = suite_dir / entry.name
+            if run_dir.exists():
+                shutil.rmtree(run_dir)  # a rerun (resume) starts from a clean folder
+            result.status = "running"
+            future = client.submit(execute_entry, entry.name, Path(entry.notebook).name,
+                                   Path(entry.notebook).read_bytes(), entry.params, str(root), seed, cell_timeout,
+                                   __version__, pure=False, key=f"evalcore-notebook-{entry.name}-{os.urandom(6).hex()}")
+            pending[future] = (entry, result)
+            say(f"[{number_of[id(result)]}/{len(results)}] {entry.name}: {result.notebook} ... (sent)")
+        meta["finished"] = None
+        write_index(suite_dir, results, meta)
+        from distributed import as_completed
+
+        try:
+            for future in as_completed(list(pending)):
+                entry, result = pending.pop(future)
+                run_dir = suite_dir / entry.name
+                if future.status == "finished":
+                    reply = future.result()
+                    _unpack(reply["archive"], reply["scratch"], suite_dir)
+                    result.status, result.error = reply["status"], reply["error"]
+                    result.duration_s = round(float(reply["duration_s"]), 2)
+                else:
+                    exc = future.exception()
+                    result.status, result.error = "failed", f"on the cluster: {type(exc).__name__}: {exc}"
+                    result.duration_s = 0.0
+                run_dir.mkdir(parents=True, exist_ok=True)
+                kernel_log = run_dir / "kernel.log"
+                if kernel_log.exists() and kernel_log.stat().st_size == 0:
+                    kernel_log.unlink()
+                _finish_entry(result, run_dir / f"{entry.name}.ipynb", run_dir, suite_dir, pdf)
+                say(f"  {entry.name}: {result.status} in {_duration(result.duration_s)}"
+                    + (f": {result.error}" if result.error else ""))
+                write_index(suite_dir, results, meta)
+        except KeyboardInterrupt:
+            for entry, result in pending.values():
+                result.status, result.error = "interrupted", "interrupted (Ctrl-C)"
+            write_index(suite_dir, results, meta)
+            say(resume_hint)
+            raise
