@@ -77,3 +77,18 @@ def test_no_module_outside_benchmarks_and_datasets_compares_benchmark_names():
     assert not found, f"benchmark names compared outside evalcore/benchmarks: {found}"
     for rel, count in ALLOWED.items():  # an allowance that is no longer needed goes
         assert len(flagged((ROOT / rel).read_text("utf-8"))) == count, rel
+
+
+def test_no_notebook_compares_benchmark_names():
+    """The notebooks ask the run's benchmark too (``benchmark_of_run``), e.g. whether it runs
+    code, instead of testing ``dataset == "humaneval"``."""
+    import json
+
+    found = {}
+    for nb_path in sorted((ROOT.parent / "notebooks").glob("*.ipynb")):
+        cells = json.loads(nb_path.read_text("utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        code = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!")))
+        if flagged(code):
+            found[nb_path.name] = flagged(code)
+    assert not found
