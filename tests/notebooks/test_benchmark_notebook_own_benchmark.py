@@ -41,6 +41,21 @@ def test_the_benchmark_notebook_runs_a_benchmark_file(tmp_path):
     run = load_run(tmp_path / "runs" / "nb")
     assert run.config["dataset"] == "unit_conversion" and run.config["benchmark"]["kind"] == "file"
     assert run.results["accuracy_flexible"]["mean"] == pytest.approx(10 / 12)
-    text = out.read_text()
-    assert "Per-subject accuracy" in text and "Extraction audit" in text
-    assert "mass" in text
+    outputs = _outputs(out)
+    assert "## Per-subject accuracy" in outputs and "## Extraction audit" in outputs
+    assert "mass (n=2)" in outputs or "mass" in outputs.split("## Per-subject accuracy")[1]
+    assert "pass@" not in outputs  # not scored by running code
+
+
+def _outputs(path: Path) -> str:
+    """Everything the executed notebook displayed (markdown, HTML, text), not its source."""
+    text = []
+    for cell in json.loads(path.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            for key in ("text/markdown", "text/html", "text/plain"):
+                value = (out.get("data") or {}).get(key)
+                if value:
+                    text.append("".join(value) if isinstance(value, list) else value)
+            if out.get("text"):
+                text.append("".join(out["text"]))
+    return "\n".join(text)
