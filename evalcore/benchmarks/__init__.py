@@ -20,7 +20,7 @@ _EXPORTS = {
     "evalcore.benchmarks._scoring": (
         "CodeExecutionScoring", "ExactMatchScoring", "error_scores", "pass_at_k_table",
     ),
-    "evalcore.benchmarks._builtin": ("BuiltinBenchmark",),
+    "evalcore.benchmarks._builtin": ("BenchmarkBase", "BuiltinBenchmark"),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

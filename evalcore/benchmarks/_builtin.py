@@ -1,6 +1,7 @@
-"""What the built-in benchmarks share: loading through :mod:`evalcore.datasets` and the
+"""What benchmarks share: :class:`BenchmarkBase` (defaults any benchmark may keep) and
+:class:`BuiltinBenchmark` (the built-ins: loading through :mod:`evalcore.datasets` and the
 packaged prompt template (``evalcore/runs/templates/<name>.yaml``, where recorded runs name it:
-moving it would change the template ``source`` a resumed run compares)."""
+moving it would change the template ``source`` a resumed run compares))."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ if TYPE_CHECKING:
     from evalcore.datasets import Item
 
 
-class BuiltinBenchmark:
-    """Loading, few-shot pool and template of a benchmark whose loader lives in
-    :mod:`evalcore.datasets` (the formats, sources and sample files)."""
+class BenchmarkBase:
+    """Defaults a benchmark may keep: no extra template fields, ``max_tokens`` as its only
+    default generation setting, found again by its name. Subclass it with a scoring mixin
+    (:class:`~evalcore.benchmarks.ExactMatchScoring` or
+    :class:`~evalcore.benchmarks.CodeExecutionScoring`) and write ``load``, ``few_shot_pool``
+    and ``template_doc`` (docs/benchmarks.md, "Adding a fourth benchmark")."""
 
     name = ""
     default_max_tokens = 512
@@ -23,16 +27,29 @@ class BuiltinBenchmark:
     def __repr__(self) -> str:
         return f"<benchmark {self.name}>"
 
+    def default_params(self) -> dict[str, Any]:
+        """Generation settings when the user gives none: ``max_tokens``."""
+        return {"max_tokens": self.default_max_tokens}
+
+    def prompt_fields(self, item: Item) -> dict[str, Any]:
+        """No fields beyond the item's own."""
+        return {}
+
+    def to_config(self) -> dict[str, Any] | None:
+        """Found again by its name."""
+        return None
+
+
+class BuiltinBenchmark(BenchmarkBase):
+    """Loading, few-shot pool and template of a benchmark whose loader lives in
+    :mod:`evalcore.datasets` (the formats, sources and sample files)."""
+
     def load(self, split: str = "test", limit: int | None = None, seed: int = 0,
              source: str = "auto", path: str | Path | None = None) -> list[Item]:
         """:func:`evalcore.datasets.load` of this benchmark."""
         from evalcore.datasets import load
 
         return load(self.name, split=split, limit=limit, seed=seed, source=source, path=path)
-
-    def default_params(self) -> dict[str, Any]:
-        """Generation settings when the user gives none: ``max_tokens``."""
-        return {"max_tokens": self.default_max_tokens}
 
     def few_shot_pool(self) -> list[Item]:
         """:func:`evalcore.datasets.few_shot_pool` of this benchmark (its few-shot split)."""
@@ -45,11 +62,3 @@ class BuiltinBenchmark:
         from evalcore._yaml import read_packaged_yaml
 
         return read_packaged_yaml("evalcore.runs", "templates", f"{self.name}.yaml")
-
-    def prompt_fields(self, item: Item) -> dict[str, Any]:
-        """No fields beyond the item's own."""
-        return {}
-
-    def to_config(self) -> dict[str, Any] | None:
-        """A built-in is found again by its name."""
-        return None

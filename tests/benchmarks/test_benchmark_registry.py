@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evalcore.benchmarks import (Benchmark, BuiltinBenchmark, ExactMatchScoring, benchmark_names,
+from evalcore.benchmarks import (Benchmark, BenchmarkBase, ExactMatchScoring, benchmark_names,
                                  benchmark_of_run, find_benchmark, get_benchmark, register,
                                  unregister)
 from evalcore.datasets import Item
@@ -60,7 +60,7 @@ def test_an_unknown_name_or_a_taken_one_is_refused():
         register(object())  # type: ignore[arg-type]
 
 
-class _Arith(ExactMatchScoring, BuiltinBenchmark):
+class _Arith(ExactMatchScoring, BenchmarkBase):
     """A fourth benchmark written as docs/benchmarks.md shows: one class, one ``register``."""
 
     answer_kind = "number"
