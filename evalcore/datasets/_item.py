@@ -14,7 +14,8 @@ class Item:
         id: Stable identifier derived from the source, never from row order: gsm8k
             ``gsm8k/<sha256(question)[:10]>``, mmlu ``mmlu/<subject>/<sha256(question+choices)[:10]>``,
             humaneval the ``task_id`` (``HumanEval/0``).
-        dataset: ``"gsm8k"``, ``"mmlu"`` or ``"humaneval"``.
+        dataset: The benchmark's name (``"gsm8k"``, ``"mmlu"``, ``"humaneval"``, or a
+            benchmark file's ``name``): :func:`evalcore.benchmarks.find_benchmark` finds it.
         fields: What a prompt needs. gsm8k: ``question``; mmlu: ``question``, ``choices``
             (four strings, A–D); humaneval: ``prompt``, ``entry_point``, ``test``.
         reference: Ground truth. gsm8k: the final number as a string (``"72"``);
