@@ -27,15 +27,19 @@ _LOG = re.compile(
     r"^\s*(?:(?:DEBUG|INFO|WARNING|WARN)\s*[:|\]-]|\[(?:[DIW]|DEBUG|INFO|WARNING)[ \]]|"
     r"\S.*\s-\s(?:DEBUG|INFO|WARNING)\s-\s|\d{4}-\d\d-\d\d[ T][\d:,.]+\s+(?:DEBUG|INFO|WARNING)\b)"
 )
+# evalcore's own progress lines (routing, long loops): "<what>: 3/12 generations, 16 s elapsed,
+# about 48 s left (...)" / "..., 1 min 34 s elapsed, done" / "..., time left unknown".
+_PROGRESS = re.compile(r"\b\d+/\d+ [^,]+, \d[\dhmins ]* elapsed, "
+                       r"(?:about .+ left|done|finishing|time left unknown)")
 _NOISE_TEXT = ("IProgress not found", "ipywidgets", "huggingface/tokenizers: The current process just got forked")
 
 
 def is_noise(line: str) -> bool:
-    """True for a progress bar, a warning or an INFO/WARNING log line."""
+    """True for a progress bar or line, a warning or an INFO/WARNING log line."""
     text = line.strip()
     if not text:
         return True
-    if _BAR.search(text) or _BAR_COUNTS.search(text):
+    if _BAR.search(text) or _BAR_COUNTS.search(text) or _PROGRESS.search(text):
         return True
     if _WARNING.search(text) or _LOG.search(text):
         return True

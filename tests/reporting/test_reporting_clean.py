@@ -25,6 +25,11 @@ def test_noise_lines():
     assert not is_noise("ValueError: the model file is corrupt")
     assert not is_noise("ERROR:root:could not open /data/x.csv")
     assert not is_noise("50% of the items were skipped")  # a percentage is not a bar
+    # evalcore's own progress lines (the routing notebook's, issue 31) are progress, not results
+    assert is_noise("routing outcome matrix: 3/12 generations, 16 s elapsed, about 48 s left (gsm8k × cot recorded)")
+    assert is_noise("routing replay (20 orderings): 11/11 router blocks, 1 min 02 s elapsed, done")
+    assert is_noise("λ sweep (3 orderings each): 1/2 λ values, 1 h 02 min elapsed, about 3 min 00 s left")
+    assert not is_noise("router ucb1: 3/12 correct, mean reward 0.25")  # a count in a result line stays
 
 
 def test_clean_stderr_keeps_errors_and_drops_warnings_with_their_source_line():
