@@ -222,6 +222,27 @@ def check_worker_versions(session: ClusterSession) -> dict[str, dict[str, Any]]:
     return replies
 
 
+# Dask keeps the last ``distributed.admin.low-level-log-length`` (1,000) messages of every
+# batched stream (client -> scheduler, scheduler -> each worker) for debugging, each message up to
+# 1 MB: with a chunk of samples in each message that was 1,000 chunks per stream held in memory
+# (the client's memory grew with the input up to ~(workers + 1) x 1,000 chunks). evalcore keeps 8.
+LOG_LENGTH = 8
+
+
+def _shrink_message_logs(client: Any) -> None:
+    """Bound the debug logs of the streams that already exist (a user's own client, the
+    scheduler of a LocalCluster in this process); streams made later read the config."""
+    from collections import deque
+
+    streams = [getattr(client, "scheduler_comm", None)]
+    scheduler = getattr(getattr(client, "cluster", None), "scheduler", None)
+    streams += list(getattr(scheduler, "stream_comms", {}).values())
+    for bs in streams:
+        log = getattr(bs, "recent_message_log", None)
+        if isinstance(log, deque) and (log.maxlen is None or log.maxlen > LOG_LENGTH):
+            bs.recent_message_log = deque(log, maxlen=LOG_LENGTH)
+
+
 @contextlib.contextmanager
 def open_cluster(cluster: Any, *, wait_s: float = DEFAULT_WORKER_WAIT_S, stream: Any = None) -> Iterator[ClusterSession]:
     """Connect to a cluster, wait for a worker, check versions; close what was opened after.
@@ -235,17 +256,22 @@ def open_cluster(cluster: Any, *, wait_s: float = DEFAULT_WORKER_WAIT_S, stream:
     Yields:
         The :class:`ClusterSession`. On Ctrl-C a local cluster's processes are killed at once.
     """
-    session = _session(cluster)
-    interrupted = False
-    try:
-        wait_for_workers(session, wait_s, stream)
-        check_worker_versions(session)
-        yield session
-    except KeyboardInterrupt:
-        interrupted = True
-        raise
-    finally:
-        session.close(fast=interrupted)
+    import_distributed()
+    import dask
+
+    with dask.config.set({"distributed.admin.low-level-log-length": LOG_LENGTH}):
+        session = _session(cluster)
+        interrupted = False
+        try:
+            _shrink_message_logs(session.client)
+            wait_for_workers(session, wait_s, stream)
+            check_worker_versions(session)
+            yield session
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
+        finally:
+            session.close(fast=interrupted)
 
 
 def _session(cluster: Any) -> ClusterSession:

@@ -151,3 +151,21 @@ def test_sandbox_isolation_holds_on_a_dask_worker(tmp_path: Path, local_client: 
     assert got == {"pass@1": 1.0}
     assert not marker.exists()
 
+
+
+def test_client_holds_a_bounded_number_of_chunks(tmp_path: Path, local_client: object) -> None:
+    """Dask logs the last 1,000 messages of each stream (each holding a chunk): evalcore bounds
+    them, so the chunks alive in this process do not grow with the number of chunks scored."""
+    import gc
+
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, dict) and "samples" in o and "problems" in o)
+
+    rows = [{"task_id": f"HumanEval/{i % 10}", "completion": "    return None\n"} for i in range(90)]
+    path = write_samples(tmp_path / "many_chunks.jsonl", rows)
+    score_samples_file_on_cluster(path, cluster=local_client, ks=(1,), timeout_s=TIMEOUT_S, chunk_size=1,
+                                  max_in_flight=4)
+    assert len(_rows(path)) == 90
+    # the scheduler runs in this process here: its streams to the workers count too
+    assert alive() <= 40  # (1 + 2 streams) x the log length, the chunks in flight; 90 before
