@@ -459,6 +459,9 @@ class SandboxPool:
                     isolation = reply.pop("_isolation", None)
                     if isolation is not None:  # the worker hid further paths (see hide())
                         handle._isolation = isolation
+                    zygotes = reply.pop("_zygotes", None)
+                    if zygotes is not None:  # and started a new check zygote (CPU accounting)
+                        handle.zygote_pids = [int(z) for z in zygotes]
                     reply["isolation"] = handle.isolation
                     out[i] = reply
                     inflight.pop(0)

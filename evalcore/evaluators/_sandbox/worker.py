@@ -513,6 +513,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             self._retired.append(self._lean)
             self._lean = None
         self._zygotes["check"] = self._fork_zygote("check")
+        self.zygote_pids = [pid for _sock, pid in (*self._zygotes.values(), *self._retired)]
 
     def isolation(self) -> dict[str, Any]:
         ns = self.namespaces
@@ -818,6 +819,7 @@ def _worker_main() -> None:
             reply = worker.run(job)
             if hidden_more:
                 reply["_isolation"] = worker.isolation()  # the parent updates its copy
+                reply["_zygotes"] = worker.zygote_pids  # (a new check zygote, see hide_more)
         except _ZygoteDied:
             _send_many(proto_out, replies)
             return  # the pool sees this worker exit, replaces it and retries the job once
