@@ -1,7 +1,7 @@
 """evalcore: objective, reproducible evaluation of LLM systems.
 
 Subpackages: ``datasets``, ``models``, ``runs``, ``evaluators``, ``metrics``, ``stats``,
-``routing``, ``agents``, ``suites``, ``reporting``. The notebook helpers ``record`` and
+``routing``, ``agents``, ``agent_eval`` (the agent evaluation), ``reporting``. The notebook helpers ``record`` and
 ``collect`` are re-exported here (imported lazily, so ``import evalcore`` stays fast).
 """
 

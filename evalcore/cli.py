@@ -20,7 +20,7 @@ _COMMAND_MODULES = (
     "evalcore.runs._cli",  # run, rescore
     "evalcore.models._cli",  # serve-local
     "evalcore.routing._cli",  # route
-    "evalcore.suites._cli",  # agent-eval, sweep
+    "evalcore.agent_eval._cli",  # agent-eval, sweep
     "evalcore.reporting._cli",  # notebooks run, report, browse
     "evalcore.imports._cli",  # compare, import (lm-eval / inspect_ai logs)
 )

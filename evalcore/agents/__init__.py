@@ -1,7 +1,7 @@
 """Agents: the protocol an evaluated agent meets, adapters, and a reference agent.
 
 This is the agent side; the evaluation (cases, categories, scoring, self-test agents) is
-:mod:`evalcore.suites`, which builds on this package; nothing here imports it.
+:mod:`evalcore.agent_eval`, which builds on this package; nothing here imports it.
 
 Public names are imported when first used (see :mod:`evalcore._lazy`): the HTTP adapter
 pulls in ``httpx``, which ``evalcore --help`` should not pay for.

@@ -4,7 +4,7 @@ The notebook suite runs each of the seven agent-evaluation categories in a noteb
 (``agent_<category>``), on one shared case seed (:func:`evalcore.reporting.shared_agent_seed`),
 then the overview. Running the seven again in the overview doubled the agent work of the demo
 and, with other limits, showed other test counts than the category pages. :func:`combine_agent_results`
-builds the overview's :class:`~evalcore.suites.EvaluationResult` from the results JSON those
+builds the overview's :class:`~evalcore.agent_eval.EvaluationResult` from the results JSON those
 notebooks wrote instead, so the overview and the category pages show the same tests.
 """
 
@@ -22,7 +22,7 @@ __all__ = ["combine_agent_results"]
 def _category_results(folder: Path, category: str) -> tuple[Path, dict[str, Any]] | None:
     """The newest results JSON of the ``agent_<category>`` notebook under ``folder`` that holds
     that category (``None``: none)."""
-    from evalcore.suites import load_results
+    from evalcore.agent_eval import load_results
 
     found = sorted((folder / f"agent_{category}").glob("evaluation_*.json"), key=lambda p: p.stat().st_mtime)
     for path in reversed(found):
@@ -53,11 +53,11 @@ def combine_agent_results(folder: str | os.PathLike[str], *, agent: str, model: 
         categories: The categories (default: all seven).
 
     Returns:
-        ``(result, reason)``: an :class:`~evalcore.suites.EvaluationResult` (``None`` when the
+        ``(result, reason)``: an :class:`~evalcore.agent_eval.EvaluationResult` (``None`` when the
         category results cannot be combined) and one sentence saying where it came from or why
         not.
     """
-    from evalcore.suites import CATEGORIES, CaseResult, CategoryResult, EvaluationResult
+    from evalcore.agent_eval import CATEGORIES, CaseResult, CategoryResult, EvaluationResult
 
     base = Path(folder)
     wanted = list(categories or CATEGORIES)

@@ -30,7 +30,7 @@ from typing import Any
 
 __all__ = ["Headline", "headline", "headline_tables"]
 
-from evalcore.suites import CATEGORIES as AGENT_CATEGORIES  # the agent evaluation's seven, in order
+from evalcore.agent_eval import CATEGORIES as AGENT_CATEGORIES  # the agent evaluation's seven, in order
 
 TITLES = {
     "benchmarks": "Benchmark runs",

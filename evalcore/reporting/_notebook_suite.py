@@ -1,7 +1,7 @@
 """Reading and checking a notebook-suite file (``params/suite.yaml``) before anything runs.
 
 A *notebook suite* is the batch of parameterized notebooks that papermill executes
-(``evalcore notebooks run``); it is not the agent evaluation (:mod:`evalcore.suites`).
+(``evalcore notebooks run``); it is not the agent evaluation (:mod:`evalcore.agent_eval`).
 
 Shape::
 

@@ -1,5 +1,5 @@
 """The notebook-suite runner behind ``evalcore notebooks run`` (the papermill batch; not the
-agent evaluation of :mod:`evalcore.suites`).
+agent evaluation of :mod:`evalcore.agent_eval`).
 
 Each notebook-suite entry is executed with papermill (kernel ``python3``, working directory = the
 repository root, one at a time) into ``<output>/<suite-run-id>/<name>/``: the executed
@@ -183,7 +183,7 @@ def _kernel_env(record_dir: Path, suite_dir: Path) -> Iterator[None]:
     """Environment the kernel inherits: record dir set, the suite run's agent case seed
     (``EVALCORE_AGENT_SEED``, read and removed by :func:`evalcore.reporting.shared_agent_seed`
     before an agent is started), a non-interactive MPLBACKEND removed."""
-    from evalcore.suites._config import SEED_ENV
+    from evalcore.agent_eval._config import SEED_ENV
 
     saved = {k: os.environ.get(k) for k in (RECORD_DIR_ENV, SUITE_DIR_ENV, "MPLBACKEND", SEED_ENV)}
     os.environ[RECORD_DIR_ENV] = str(record_dir)

@@ -348,7 +348,7 @@ class _RaisingAgent:
 
 
 def test_agent_raising_behind_http_is_a_critical_failure() -> None:
-    from evalcore.suites import AgentCase, SuiteConfig, SuiteData, evaluate_robustness
+    from evalcore.agent_eval import AgentCase, AgentEvalConfig, AgentEvalData, evaluate_robustness
 
     cases = [AgentCase(id="e", query="factorial of -5", complexity="edge", kind="invalid_input",
                        categories=["robustness"], expected_behavior="error"),
@@ -356,7 +356,7 @@ def test_agent_raising_behind_http_is_a_critical_failure() -> None:
                        categories=["robustness"], expected=120)]
     with serve_agent(_RaisingAgent()) as server:  # type: ignore[arg-type]
         remote = HttpAgent(server.url, timeout_s=10, has_registry=False)
-        res = evaluate_robustness(remote, SuiteData(cases), SuiteConfig(seed=0))
+        res = evaluate_robustness(remote, AgentEvalData(cases), AgentEvalConfig(seed=0))
         remote.close()
     t = {x.name: x for x in res.tests}
     # (b's answer is right; its score is scaled by the robustness floor of the failed error kind)
@@ -367,15 +367,15 @@ def test_agent_raising_behind_http_is_a_critical_failure() -> None:
 
 
 def test_performance_over_http_leaves_out_the_memory_test() -> None:
-    from evalcore.suites import AgentCase, SuiteConfig, SuiteData, evaluate_performance
+    from evalcore.agent_eval import AgentCase, AgentEvalConfig, AgentEvalData, evaluate_performance
 
     cases = [AgentCase(id="p", query="factorial of 5", complexity="simple", kind="factorial",
                        categories=["performance"], expected=120)]
     with serve_agent(_RaisingAgent()) as server:  # type: ignore[arg-type]
         remote = HttpAgent(server.url, timeout_s=10, has_registry=False)
-        res = evaluate_performance(remote, SuiteData(cases), SuiteConfig(seed=0, timing_repetitions=2, load_requests=4,
+        res = evaluate_performance(remote, AgentEvalData(cases), AgentEvalConfig(seed=0, timing_repetitions=2, load_requests=4,
                                                                          workers=2))
-        local = evaluate_performance(_RaisingAgent(), SuiteData(cases), SuiteConfig(seed=0, timing_repetitions=2,
+        local = evaluate_performance(_RaisingAgent(), AgentEvalData(cases), AgentEvalConfig(seed=0, timing_repetitions=2,
                                                                                   memory_requests=2, load_requests=4,
                                                                                   workers=2))
         remote.close()

@@ -216,12 +216,12 @@ def test_headers_trickled_a_byte_at_a_time_are_cut_off_too(stops) -> None:
 
 
 def test_an_evaluation_of_a_trickling_agent_ends(stops) -> None:
-    from evalcore.suites import SuiteConfig, evaluate
+    from evalcore.agent_eval import AgentEvalConfig, evaluate
 
     head = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
     url, stop = _trickle_server(head, b" ", 0.3)
     stops.append(stop)
-    cfg = SuiteConfig(counts={"simple": 1, "medium": 0, "complex": 0, "edge": 0}, limit=1, n_paraphrase_groups=1,
+    cfg = AgentEvalConfig(counts={"simple": 1, "medium": 0, "complex": 0, "edge": 0}, limit=1, n_paraphrase_groups=1,
                       paraphrase_size=2, n_unrelated=1, request_timeout_s=1.0)
     t0 = time.monotonic()
     result = evaluate(url, cfg, categories=["retrieval", "functional"], progress=False)
@@ -373,13 +373,13 @@ class _SleepyAgent:
 
 
 def test_tool_runs_have_a_total_time_budget_per_category() -> None:
-    from evalcore.suites import AgentCaseGenerator, AgentEvaluator, SuiteConfig
+    from evalcore.agent_eval import AgentCaseGenerator, AgentEvalConfig, AgentEvaluator
 
     counts = {"simple": 4, "medium": 3, "complex": 2, "edge": 0}
     cases = AgentCaseGenerator(0, counts).generate()
     # workflow reruns every step the agent reports with the registered tool: here each run
     # would sleep until the sandbox's limit (2 s), one per multi-step case and step
-    cfg = SuiteConfig(seed=0, counts=counts, sandbox_timeout_s=2.0, tool_budget_s=3.0)
+    cfg = AgentEvalConfig(seed=0, counts=counts, sandbox_timeout_s=2.0, tool_budget_s=3.0)
     t0 = time.monotonic()
     result = AgentEvaluator(_SleepyAgent(), cases, config=cfg).run(["workflow"], progress=False)
     took = time.monotonic() - t0
@@ -394,12 +394,12 @@ def test_tool_runs_have_a_total_time_budget_per_category() -> None:
 
 
 def test_the_default_tool_budget_ends_seven_categories_of_hostile_tools_within_five_minutes() -> None:
-    from evalcore.suites import SuiteConfig
-    from evalcore.suites._calling import DEFAULT_TOOL_BUDGET_S
+    from evalcore.agent_eval import AgentEvalConfig
+    from evalcore.agent_eval._calling import DEFAULT_TOOL_BUDGET_S
 
-    assert SuiteConfig().tool_budget_s == DEFAULT_TOOL_BUDGET_S and 7 * DEFAULT_TOOL_BUDGET_S < 300
+    assert AgentEvalConfig().tool_budget_s == DEFAULT_TOOL_BUDGET_S and 7 * DEFAULT_TOOL_BUDGET_S < 300
     with pytest.raises(EvalcoreError, match="tool_budget_s"):
-        SuiteConfig(tool_budget_s=float("inf"))
+        AgentEvalConfig(tool_budget_s=float("inf"))
 
 
 @linux_only

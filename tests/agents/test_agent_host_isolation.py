@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from evalcore.agents import HostedAgent
-from evalcore.suites import AgentCaseGenerator, AgentEvaluator, SuiteConfig
+from evalcore.agent_eval import AgentCaseGenerator, AgentEvaluator, AgentEvalConfig
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 
@@ -26,7 +26,7 @@ COUNTS = {"simple": 4, "medium": 0, "complex": 0, "edge": 0}
 PROBE = textwrap.dedent('''
     import os, subprocess, sys
 
-    from evalcore.suites._oracle import OracleAgent, suite_cases
+    from evalcore.agent_eval._oracle import OracleAgent, agent_eval_cases
     from evalcore.agents._protocol import AgentResponse
 
 
@@ -43,7 +43,7 @@ PROBE = textwrap.dedent('''
 
     class Probe(OracleAgent):
         def __init__(self, evaluator_pid, token, counts):
-            super().__init__(*suite_cases(0, counts))
+            super().__init__(*agent_eval_cases(0, counts))
             self.token = token
             found = {}
             ppid = os.getppid()
@@ -129,7 +129,7 @@ def test_hosted_agent_cannot_find_or_read_the_evaluator_and_scores_no_better(pro
         assert all(isinstance(v, str) for v in found["reads"].values()), found["reads"]
         assert _dumpable() == 0  # and the evaluator is not dumpable while it hosts agents
         cases = AgentCaseGenerator(0, COUNTS).generate()
-        res = AgentEvaluator(agent, cases, config=SuiteConfig(seed=0, counts=COUNTS)).run(["functional"], progress=False)
+        res = AgentEvaluator(agent, cases, config=AgentEvalConfig(seed=0, counts=COUNTS)).run(["functional"], progress=False)
         assert res.categories["functional"].score == 0.0
         assert res.config["agent_isolation"] == "full" and res.trusted
         assert len(_alive(token)) == 2  # its two sleepers run while it does
@@ -154,7 +154,7 @@ def test_weak_isolation_kills_the_group_and_says_so(probe_spec, monkeypatch) -> 
             assert str(os.getpid()) in found["reads"] and isinstance(found["reads"][str(os.getpid())], str)
         assert _dumpable() == 0
         cases = AgentCaseGenerator(0, COUNTS).generate()
-        res = AgentEvaluator(agent, cases, config=SuiteConfig(seed=0, counts=COUNTS)).run(["functional"], progress=False)
+        res = AgentEvaluator(agent, cases, config=AgentEvalConfig(seed=0, counts=COUNTS)).run(["functional"], progress=False)
         assert res.config["agent_isolation"] == "weak"
         sid_pid = [p for p in _alive(token) if b"sid" in open(f"/proc/{p}/cmdline", "rb").read()]
     finally:

@@ -27,7 +27,7 @@ import pytest
 from evalcore.agents import AgentEndpointError, HttpAgent
 from evalcore.agents._http import MAX_REPLY_DEPTH, parse_reply, readable_code
 from evalcore.errors import EvalcoreError
-from evalcore.suites import SuiteConfig, evaluate, write_outputs
+from evalcore.agent_eval import AgentEvalConfig, evaluate, write_outputs
 
 COUNTS = {"simple": 2, "medium": 1, "complex": 1, "edge": 2}
 BIG = int("7" * 400)  # beyond the float range
@@ -35,8 +35,8 @@ DEEP = "[" * 100_000 + "]" * 100_000
 DEEP_CODE = "def t(x):\n    return " + "-" * 5000 + "x\n"
 
 
-def _config(**kw: Any) -> SuiteConfig:
-    return SuiteConfig(counts=COUNTS, limit=2, n_paraphrase_groups=1, paraphrase_size=2, n_unrelated=2,
+def _config(**kw: Any) -> AgentEvalConfig:
+    return AgentEvalConfig(counts=COUNTS, limit=2, n_paraphrase_groups=1, paraphrase_size=2, n_unrelated=2,
                        timing_repetitions=1, learning_repeats=2, pattern_repeats=1, memory_requests=2,
                        load_requests=4, workers=2, learning_kinds=2, request_timeout_s=5, tool_budget_s=20, **kw)
 
@@ -216,8 +216,8 @@ def test_code_python_cannot_parse_is_a_tool_without_code_with_the_reason() -> No
 
 
 def test_binding_inference_and_matching_take_integers_beyond_the_float_range() -> None:
-    from evalcore.suites._matching import values_match
-    from evalcore.suites._measure import infer_binding
+    from evalcore.agent_eval._matching import values_match
+    from evalcore.agent_eval._measure import infer_binding
 
     # (float(10**400) raised OverflowError in the evaluator)
     assert infer_binding({"n": BIG}, "factorial", {"n": 5}) is None
@@ -228,7 +228,7 @@ def test_binding_inference_and_matching_take_integers_beyond_the_float_range() -
 
 def test_a_lone_surrogate_in_an_error_text_is_shown_in_the_report(tmp_path: Path) -> None:
     from evalcore.agents import AgentResponse
-    from evalcore.suites import AgentCase, AgentEvaluator
+    from evalcore.agent_eval import AgentCase, AgentEvaluator
 
     class Surrogate:
         registry = None
@@ -241,14 +241,14 @@ def test_a_lone_surrogate_in_an_error_text_is_shown_in_the_report(tmp_path: Path
 
     case = AgentCase(id="c1", query="factorial of 5", complexity="simple", kind="factorial",
                      categories=["functional"], expected=120)
-    result = AgentEvaluator(Surrogate(), [case], config=SuiteConfig(seed=0)).run(["functional"], progress=False)
+    result = AgentEvaluator(Surrogate(), [case], config=AgentEvalConfig(seed=0)).run(["functional"], progress=False)
     paths = write_outputs(result, tmp_path, visualize=True)
     html = paths["html"].read_text(encoding="utf-8")
     assert "bad input \\udcff here" in html
     saved = json.loads(paths["json"].read_text())
     assert saved["detailed_results"]["functional"]["tests"][0]["details"]["error"] == "bad input \udcff here"
     # the rows the notebooks show can be saved as UTF-8 (a notebook holding the raw surrogate could not)
-    from evalcore.suites import case_records
+    from evalcore.agent_eval import case_records
 
     rows = case_records(result)
     assert "bad input \\udcff here" in rows[0]["why"]

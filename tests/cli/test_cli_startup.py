@@ -22,7 +22,7 @@ HEAVY = (
     "nbformat", "openai", "httpx", "torch", "llama_cpp", "sentence_transformers", "rapidfuzz", "tqdm", "yaml",
 )
 PACKAGES = (
-    "agents", "datasets", "evaluators", "imports", "metrics", "models", "reporting", "routing", "runs", "stats", "suites",
+    "agents", "datasets", "evaluators", "imports", "metrics", "models", "reporting", "routing", "runs", "stats", "agent_eval",
 )
 
 _PROBE = r"""

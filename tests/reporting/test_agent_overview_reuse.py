@@ -8,7 +8,7 @@ import json
 import pytest
 
 from evalcore.reporting import combine_agent_results
-from evalcore.suites import SuiteConfig, evaluate, save_results
+from evalcore.agent_eval import AgentEvalConfig, evaluate, save_results
 
 CATS = ["functional", "robustness"]
 
@@ -17,7 +17,7 @@ CATS = ["functional", "robustness"]
 def suite_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("suite")
     for cat, model in zip(CATS, ["local:smollm2", "none"]):
-        res = evaluate("oracle", SuiteConfig(seed=123, limit=2), categories=[cat], model="none", threshold=0.6,
+        res = evaluate("oracle", AgentEvalConfig(seed=123, limit=2), categories=[cat], model="none", threshold=0.6,
                        extra_config={"model": model, "threshold": 0.6})
         save_results(res, folder / f"agent_{cat}")
     return folder

@@ -6,8 +6,8 @@ import matplotlib
 import pytest
 from matplotlib.colors import to_rgb
 
-from evalcore.suites import figure_category_tests
-from evalcore.suites._output import figure_test_distribution
+from evalcore.agent_eval import figure_category_tests
+from evalcore.agent_eval._output import figure_test_distribution
 
 NAMES = {"teal": "#008080", "green": "#008000", "orange": "#ffa500", "red": "#ff0000"}
 

@@ -18,8 +18,8 @@ from matplotlib.colors import to_hex, to_rgba
 
 from evalcore.reporting import _benchmark_views as bv
 from evalcore.routing._plots import router_color, sweep_figure
-from evalcore.suites._output import figure_category_scores, figure_category_tests, figure_test_distribution
-from evalcore.suites._sweep import SweepResult
+from evalcore.agent_eval._output import figure_category_scores, figure_category_tests, figure_test_distribution
+from evalcore.agent_eval._sweep import SweepResult
 
 TEAL, ORANGE, RED, CORAL = "#2a9d8f", "#f4a261", "#d62828", "#e76f51"
 

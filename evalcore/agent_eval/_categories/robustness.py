@@ -1,0 +1,176 @@
+"""Robustness: invalid, ambiguous and boundary requests."""
+
+from __future__ import annotations
+
+import random
+import secrets
+from typing import Any
+
+from evalcore.agent_eval._calling import Call, answer_test, call_agent, reset_agent
+from evalcore.agent_eval._case_results import CaseResult, CategoryResult, make_test
+from evalcore.agent_eval._cases.generator import answer_tolerance
+from evalcore.agent_eval._cases.kinds import STARTER_KINDS, render_query, request_values, sample_inputs, solve_kind
+from evalcore.agent_eval._cases.records import AgentCase
+from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
+from evalcore.agent_eval._matching import is_clear_error, values_match
+
+
+ROBUSTNESS_KINDS: dict[str, str] = {
+    "error": "malformed_input", "clarification": "ambiguity", "answer": "boundary_values",
+    "control": "valid_requests",
+}
+"""Expected behaviour (or ``control``) → the robustness kind it tests; each kind has its own floor."""
+
+N_CONTROLS = 3
+"""Fresh valid requests (drawn per run from a secret seed) sent as ``control:<i>`` tests."""
+
+
+def _fresh_controls(n: int) -> list[AgentCase]:
+    """``n`` valid single-step requests of the starter kinds with inputs from a secret seed (no
+    table written in advance holds them) whose answers equal no value of the request."""
+    rng = random.Random(secrets.randbits(64))
+    out: list[AgentCase] = []
+    for i in range(200):
+        if len(out) >= n:
+            break
+        kind = STARTER_KINDS[(len(out) + i) % len(STARTER_KINDS)]
+        try:
+            x = sample_inputs(kind, rng)
+            q = render_query(kind, x)
+            ans = solve_kind(kind, x)
+        except (KeyError, ValueError, ArithmeticError):
+            continue
+        rel, abs_ = answer_tolerance(ans)
+        if any(values_match(v, ans, rel, abs_) for v in request_values(q)):
+            continue
+        out.append(AgentCase(id=f"control-{len(out)}", query=q, complexity="simple", kind=kind,
+                             categories=["robustness"], tags=["control", kind], expected=ans, rel_tol=rel,
+                             abs_tol=abs_, expected_tools=[kind], inputs=x))
+    return out
+
+
+def evaluate_robustness(agent: Any, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
+    """Invalid, ambiguous and boundary requests, each kind with its own floor.
+
+    Raw score per case: ``error`` cases 1 when ``success`` is False with a clear error message
+    (:func:`is_clear_error` with the case's ``error_terms``: it names the invalid value or the
+    reason), 0 when it fails without one or claims success; ``clarification`` cases 1 when the
+    agent asks for clarification (``success`` False) or fails with a clear error, 0 when it fails
+    with a vague error or claims success (answering while asking is a guess); ``answer``
+    (boundary) cases 1 when the
+    result matches (their answers equal no value of the request, so echoing the input fails). An escaped
+    exception scores 0 and is a critical failure.
+
+    A failure without a clear message earns nothing (it once earned half): not answering is what
+    every broken agent does too, and a fixed string such as ``"Error!!!"`` tells the user neither
+    what was wrong nor what to change, so half credit for it rewarded nothing the category
+    measures (the ``vague_errors`` gaming agent passed the category floor on it alone).
+
+    Controls: :data:`N_CONTROLS` fresh valid requests of the starter kinds, inputs drawn from a
+    secret seed per run, are always sent (``control:<i>`` tests). The boundary texts are few
+    and fixed, so a table of their answers is no evidence of handling valid requests: an agent
+    that answered only them (and refused everything else with an error quoting the request)
+    once scored 1.0 while failing every functional case.
+
+    Refusing is only worth something from an agent that does not refuse everything: the score
+    of an ``error`` or ``clarification`` case is ``raw · c``, where ``c`` is the share of the
+    category's valid requests (boundary cases and controls) answered correctly. An agent that
+    fails every request therefore scores 0.
+
+    Kinds and floors: the tests fall into :data:`ROBUSTNESS_KINDS` (malformed input, ambiguity,
+    boundary values, valid requests); each kind present must score (mean of its tests) at least
+    ``config.category_floor``. When one does not, every test is scaled so that the category
+    scores as its weakest kind: strength in one kind does not pass the category for another
+    (an agent that guesses on every ambiguous request once passed on its boundary answers).
+
+    Args:
+        agent: The agent.
+        data: Cases hinted ``robustness``.
+        config: Evaluation settings.
+
+    Returns:
+        The category result; metrics ``error_handling``, ``clarification`` (raw means),
+        ``boundary_accuracy``, ``control_accuracy``, ``kinds`` (per kind: score, floor, passed,
+        n) and ``exceptions``.
+    """
+    res = CategoryResult("robustness", threshold=config.pass_threshold)
+    if not reset_agent(agent, res):
+        return res
+    selected = data.for_category("robustness", config.limit)
+    controls = _fresh_controls(N_CONTROLS)
+    raw: list[tuple[AgentCase, Call, float, str | None]] = []
+    answer_tests: list[CaseResult] = []
+    for case in selected + controls:
+        call = call_agent(agent, case.query, config.request_timeout_s)
+        r = call.response
+        if case.expected_behavior == "answer":
+            name = case.id if case in selected else f"control:{case.id.split('-')[-1]}"
+            answer_tests.append(answer_test(name, call, case, config.pass_threshold, expected_behavior="answer"))
+            raw.append((case, call, answer_tests[-1].score, None))
+            continue
+        err: str | None = None
+        if call.critical:
+            score, err = 0.0, f"exception escaped the agent: {call.exception}"
+        elif r is not None and r.success:
+            score, err = 0.0, ("answered while asking for clarification: a guess" if r.needs_clarification
+                               else "claimed success on a request that should fail or ask")
+        elif case.expected_behavior == "clarification" and r is not None and r.needs_clarification:
+            score = 1.0
+        elif r is not None and is_clear_error(r.error, case.error_terms):
+            score = 1.0
+        else:
+            score, err = 0.0, ("failed without a clear error message (one naming "
+                               f"{' or '.join(repr(t) for t in case.error_terms[:4]) or 'the reason'})")
+        raw.append((case, call, score, err))
+    valid = [t.score for t in answer_tests]
+    control = sum(valid) / len(valid) if valid else 0.0
+    by: dict[str, list[float]] = {"error": [], "clarification": [], "answer": [], "control": []}
+    kind_of: list[str] = []
+    answers = iter(answer_tests)
+    for case, call, score, err in raw:
+        if case.expected_behavior == "answer":
+            t = next(answers)
+            key = "answer" if case in selected else "control"
+            by[key].append(t.score)
+        else:
+            key = case.expected_behavior
+            by[key].append(score)
+            if score > 0 and control < 1.0 and err is None:
+                err = (f"refusal credit scaled by {control:.2f}, the share of valid requests "
+                       "answered correctly")
+            t = make_test(case.id, score * control, threshold=config.pass_threshold, critical=call.critical,
+                          error=err, duration_s=call.elapsed_s,
+                          details={"case_id": case.id, "expected_behavior": case.expected_behavior,
+                                   "raw_score": score, "control_accuracy": control, **call.summary()})
+        t.details["robustness_kind"] = ROBUSTNESS_KINDS[key]
+        kind_of.append(ROBUSTNESS_KINDS[key])
+        res.tests.append(t)
+    if not controls:
+        res.notes.append("no fresh control request could be drawn")
+
+    def avg(v: list[float]) -> float | None:
+        return sum(v) / len(v) if v else None
+
+    floor = config.category_floor
+    kinds: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(kind_of):
+        scores = [t.score for t, k in zip(res.tests, kind_of, strict=True) if k == name]
+        m = sum(scores) / len(scores)
+        kinds[name] = {"score": m, "floor": floor, "passed": m >= floor, "n": len(scores)}
+    weakest = min(kinds, key=lambda n: kinds[n]["score"]) if kinds else None
+    mean_all = res.score
+    if weakest is not None and not kinds[weakest]["passed"] and mean_all > kinds[weakest]["score"]:
+        factor = kinds[weakest]["score"] / mean_all
+        below = [n for n in kinds if not kinds[n]["passed"]]
+        why = (f"kind {weakest} scored {kinds[weakest]['score']:.2f}, below its floor {floor:g}: every test "
+               f"scaled × {factor:.2f} so that the category scores as its weakest kind")
+        for t in res.tests:
+            t.details["score_before_floor"] = t.score
+            t.score = t.score * factor
+            t.passed = t.score >= config.pass_threshold
+            t.error = t.error or why
+        res.notes.append(f"kinds below their floor {floor:g}: {below}; {why}")
+    res.metrics = {"error_handling": avg(by["error"]), "clarification": avg(by["clarification"]),
+                   "boundary_accuracy": avg(by["answer"]), "control_accuracy": control if valid else None,
+                   "kinds": kinds, "exceptions": sum(t.critical for t in res.tests)}
+    return res

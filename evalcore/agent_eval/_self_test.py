@@ -1,0 +1,116 @@
+"""The evaluator's self-test: agents with known scores (:mod:`evalcore.agent_eval._oracle`) and agents
+that game one category each (:mod:`evalcore.agent_eval._gaming`) must score as expected."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from evalcore.agent_eval._cases.records import AgentCase
+from evalcore.agent_eval._config import CATEGORIES, AgentEvalConfig, AgentEvalData
+from evalcore.agent_eval._evaluator import AgentEvaluator
+from evalcore.agent_eval._gaming import GAMING_AGENTS, GAMING_MEASURES, make_seed_guesser
+from evalcore.agent_eval._oracle import SELF_TEST_AGENTS, FailingAgent, HonestAgent, OracleAgent, WrongAgent
+
+
+_GUESSED_SEEDS = 16  # the seed guesser tries 0 .. 15
+
+
+def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: AgentEvalConfig | None = None,
+                  gaming: bool = True, hosted: bool = False) -> dict[str, Any]:
+    """Check the evaluator on agents with known scores.
+
+    * the oracle and the honest agent must score ≥ 0.9 on every category but performance
+      (≥ 0.7 there, timings vary) and the oracle 1.0 on functional and workflow;
+    * the plausibly-wrong agent must score ≤ 0.1 on functional;
+    * the failing agent must score 0 on functional and performance;
+    * every gaming agent of :data:`~evalcore.agent_eval._gaming.GAMING_AGENTS` (with ``gaming``)
+      must score < the category floor in the category it games, so that it fails the system
+      whatever its other scores (the frame reader and the
+      monkeypatcher only when ``hosted``: in process they can reach the evaluator, which is why
+      hosted is the default for Python agents);
+    * every agent of :data:`~evalcore.agent_eval._gaming.GAMING_MEASURES` (with ``gaming``), whose
+      strategy cannot sink a category, must score at most its bound on the measure it games
+      (tests that never call the tool: test quality 0);
+    * the seed guesser (with ``gaming``), which rebuilds the cases of the seeds 0–15 with the
+      generator shipped in evalcore and answers only from them, must score < the category floor
+      on functional: it does unless ``config.seed`` is one it guesses (see
+      :class:`AgentEvalConfig`: a guessable seed is a public answer key).
+
+    Args:
+        cases: Cases (default: the generator's with ``config.seed``/``config.counts``).
+        config: Evaluation settings.
+        gaming: Also run the gaming agents.
+        hosted: Run every agent hosted in a process of its own (else in process).
+
+    Returns:
+        ``{"scores": {agent: {category: score}}, "checks": {check: bool}, "passed": bool}``.
+    """
+    config = config or AgentEvalConfig()
+    data = AgentEvalData.build(config, cases)
+    cases, groups = data.cases, data.paraphrase_groups
+    keyed = cases + data.specs  # the answer key the self-test agents are given (the drawn specs too)
+    factory_kw = {"cases": [c.to_dict() for c in keyed], "groups": [[c.to_dict() for c in g] for g in groups]}
+    guesser_kw = {"seeds": list(range(_GUESSED_SEEDS)), "counts": config.counts,
+                  "n_paraphrase_groups": config.n_paraphrase_groups}
+    all_cats = list(CATEGORIES)
+    plan: dict[str, tuple[Any, list[str]]] = {
+        "oracle": (lambda: OracleAgent(keyed, groups), all_cats),
+        "honest": (lambda: HonestAgent(keyed, groups), all_cats),
+        "wrong": (lambda: WrongAgent(keyed, groups), ["functional"]),
+        "failing": (lambda: FailingAgent(), ["functional", "performance"]),
+    }
+    if gaming:
+        for name, (cls, cat) in GAMING_AGENTS.items():
+            if name in ("frame_reader", "monkeypatcher") and not hosted:
+                continue
+            if name == "slow_first_sight":
+                continue  # 5.5 s a request: checked by the test suite, not here
+            plan[name] = ((lambda cls=cls: cls(keyed, groups)), [cat])
+        for name, (cls, cat, _metric, _most) in GAMING_MEASURES.items():
+            plan[name] = ((lambda cls=cls: cls(keyed, groups)), [cat])
+        plan["seed_guesser"] = (lambda: make_seed_guesser(**guesser_kw), ["functional"])
+    scores: dict[str, dict[str, float]] = {}
+    measured: dict[str, dict[str, Any]] = {}
+    for name, (make, cats) in plan.items():
+        if hosted:
+            from evalcore.agents import HostedAgent
+
+            if name == "seed_guesser":
+                spec, kw = "evalcore.agent_eval._gaming:make_seed_guesser", guesser_kw
+            else:
+                spec = (f"evalcore.agent_eval._oracle:make_{name}" if name in SELF_TEST_AGENTS
+                        else "evalcore.agent_eval._gaming:make_gaming")
+                kw = dict(factory_kw, **({} if name in SELF_TEST_AGENTS else {"name": name}))
+            agent = HostedAgent(spec, kw, timeout_s=config.request_timeout_s or 30.0)
+        else:
+            agent = make()
+        try:
+            res = AgentEvaluator(agent, cases, config=config, agent_name=name).run(cats, progress=False)
+        finally:
+            close = getattr(agent, "close", None)
+            if callable(close) and hosted:
+                close()
+        scores[name] = res.category_scores
+        measured[name] = {c: dict(r.metrics) for c, r in res.categories.items()}
+    checks: dict[str, bool] = {
+        "oracle functional == 1": scores["oracle"]["functional"] == 1.0,
+        "oracle workflow == 1": scores["oracle"]["workflow"] == 1.0,
+        "wrong functional <= 0.1": scores["wrong"]["functional"] <= 0.1,
+        "failing functional == 0": scores["failing"]["functional"] == 0.0,
+        "failing performance == 0": scores["failing"]["performance"] == 0.0,
+    }
+    for good in ("oracle", "honest"):
+        for cat, sc in scores[good].items():
+            checks[f"{good} {cat} >= {0.7 if cat == 'performance' else 0.9}"] = sc >= (0.7 if cat == "performance" else 0.9)
+    for name in plan:
+        if name in GAMING_AGENTS:
+            cat = GAMING_AGENTS[name][1]
+            checks[f"{name} {cat} < {config.category_floor}"] = scores[name][cat] < config.category_floor
+    for name, (_cls, cat, metric, most) in GAMING_MEASURES.items():
+        if name in measured:
+            value = measured[name][cat].get(metric)
+            checks[f"{name} {cat} {metric} <= {most:g}"] = value is not None and value <= most
+    if "seed_guesser" in scores:
+        checks[f"seed_guesser functional < {config.category_floor} (the answer key out of reach)"] = (
+            scores["seed_guesser"]["functional"] < config.category_floor)
+    return {"scores": scores, "checks": checks, "passed": all(checks.values())}

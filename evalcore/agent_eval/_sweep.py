@@ -1,0 +1,388 @@
+"""Threshold sweep: an A/B study of the similarity threshold of an agent's tool search.
+
+Thresholds must be finite numbers in [-1, 1]; they are sorted and duplicates dropped (each is
+run once). For each threshold t a fresh agent is built (``agent_factory(t)``) and reset; it serves every
+single-step case (end-to-end success, and whether a tool built during the session answered it),
+then its registry is searched for every case (precision, recall, F1 of the matches with score ≥ t
+— the evaluator keeps only those, whatever the search answers — against the relevant tools: every
+registered tool named like the case's kind or an alias of it, else the tool the agent used when it
+answered a case of that kind correctly) and for unrelated queries (a false positive = any match ≥ t).
+A search answer that breaks the protocol (raises; a name twice; more than k matches; not sorted best
+first; a score that is not a finite number) ends the sweep with an error naming it.
+
+Per item utility (the selection objective): a case scores ``0.5·correct + 0.5·F1``, an unrelated
+query ``1 − false_positive``. A case whose kind has no tool in the registry (the agent never built
+it) has no precision/recall/F1; its search should return nothing, so it scores
+``0.5·correct + 0.5·(1 − any match ≥ t)``. Precision, recall and F1 are averaged over the cases
+with a relevant tool (``n_labelled``; a case whose search returns nothing has precision 0, not 1);
+the false-positive rate is that of the unrelated queries (``n_unrelated``), with a 95% Wilson
+interval over those queries (``fpr_low``, ``fpr_high``), and end-to-end success has one over the
+cases (``success_low``, ``success_high``). The synthesis rate is measured, never the agent's flag:
+a case needing a new tool counts when it was answered correctly by a tool registered (or rewritten)
+during the session that the evaluator ran on the request's inputs and on held-out ones.
+
+Items are split once, seeded, into a development and a held-out part (stratified: starter-tool
+cases, cases needing a new tool and unrelated queries separately). The best threshold maximizes
+the mean utility on the development part (ties: the lower threshold); its metrics are reported on
+the held-out part, where every other threshold is compared with it by a paired sign-flip
+permutation test on the per-item utilities, with Benjamini–Hochberg correction over the
+thresholds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from evalcore._io import to_json_native
+from evalcore.agent_eval._calling import call_agent, is_correct
+from evalcore.agent_eval._cases.generator import AgentCaseGenerator
+from evalcore.agent_eval._cases.records import AgentCase
+from evalcore.agent_eval._config import AgentEvalConfig, resolve_seed
+from evalcore.agent_eval._measure import ToolChecker, answering_step, registry_snapshot
+from evalcore.errors import EvalcoreError
+
+INTERVAL_CONFIDENCE = 0.95
+
+
+def parse_thresholds(spec: str) -> list[float]:
+    """Parse ``"start:stop:step"`` (inclusive stop) or ``"0.3,0.5,0.7"``.
+
+    Args:
+        spec: The specification.
+
+    Returns:
+        Sorted distinct thresholds, rounded to 6 decimals.
+
+    Raises:
+        EvalcoreError: Malformed specification or a non-positive step.
+    """
+    try:
+        if ":" in spec:
+            start, stop, step = (float(x) for x in spec.split(":"))
+            if step <= 0 or stop < start:
+                raise ValueError
+            n = int(np.floor((stop - start) / step + 1e-9)) + 1
+            vals = [round(start + i * step, 6) for i in range(n)]
+        else:
+            vals = [round(float(x), 6) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise EvalcoreError(f"cannot parse thresholds {spec!r}; use start:stop:step or a comma list",
+                            field="thresholds") from None
+    if not vals:
+        raise EvalcoreError("no thresholds", field="thresholds")
+    return sorted(set(vals))
+
+
+@dataclass
+class SweepResult:
+    """Outcome of :func:`threshold_sweep`.
+
+    Attributes:
+        metrics: One row per (threshold, split) with ``precision``, ``recall``, ``f1``, ``fpr``,
+            ``synthesis_rate``, ``success``, ``utility``, the counts ``n_items``, ``n_cases``,
+            ``n_labelled`` (cases with a relevant tool), ``n_unrelated`` and 95% Wilson intervals
+            ``fpr_low``/``fpr_high``, ``success_low``/``success_high``; split ∈ {all, dev, test}.
+        items: One row per (threshold, item) with the item's split, kind and scores.
+        best_threshold: Threshold with the highest development utility.
+        tests: Held-out paired tests of every threshold against the best (BH-adjusted p).
+        config: Settings.
+    """
+
+    metrics: pd.DataFrame
+    items: pd.DataFrame
+    best_threshold: float
+    tests: pd.DataFrame
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def held_out(self) -> dict[str, Any]:
+        """Held-out metrics of the best threshold."""
+        row = self.metrics[(self.metrics.threshold == self.best_threshold) & (self.metrics.split == "test")]
+        return to_json_native(row.iloc[0].to_dict()) if len(row) else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_json_native({"best_threshold": self.best_threshold, "held_out": self.held_out(),
+                         "metrics": self.metrics.to_dict(orient="records"),
+                         "tests": self.tests.to_dict(orient="records"),
+                         "items": self.items.to_dict(orient="records"), "config": self.config})
+
+    def figure(self) -> Figure:
+        """Held-out metrics against the threshold, the best threshold marked.
+
+        seaborn's ``lineplot`` of the held-out metrics in long form (one line per metric, its
+        values at each threshold as measured: ``estimator=None``), each metric with its own
+        colour, marker and dash; utility, the selection objective, drawn thicker. A metric
+        that is missing at every threshold is left out; a missing value ends its line there.
+        """
+        import seaborn as sns
+
+        fig = Figure(figsize=(8, 4.5), constrained_layout=True)
+        ax = fig.add_subplot()
+        m = self.metrics[self.metrics.split == "test"].sort_values("threshold")
+        cols = [c for c in _FIGURE_STYLES if m[c].notna().any()]
+        if cols:
+            long = m.melt(id_vars="threshold", value_vars=cols, var_name="metric", value_name="value")
+            # units: a metric's run of values between missing ones, so that its line breaks at a
+            # missing value (as matplotlib's plot does) instead of joining its neighbours
+            long["run"] = long.groupby("metric", sort=False)["value"].transform(lambda v: v.isna().cumsum())
+            long = long.dropna(subset=["value"])
+            long["segment"] = long["metric"] + "/" + long["run"].astype(str)
+            sns.lineplot(data=long, x="threshold", y="value", hue="metric", style="metric", size="metric",
+                         units="segment",
+                         hue_order=cols, style_order=cols, size_order=cols,
+                         palette={c: f"C{i}" for i, c in enumerate(cols)},
+                         markers={c: _FIGURE_STYLES[c][1] for c in cols},
+                         dashes={c: _FIGURE_STYLES[c][0] for c in cols},
+                         sizes={c: 2.5 if c == "utility" else 1.2 for c in cols},
+                         estimator=None, sort=True, ax=ax)
+        handles, labels = [], []
+        if ax.get_legend() is not None:  # seaborn's legend, taken into the one drawn below
+            handles = list(ax.get_legend().legend_handles)
+            labels = [t.get_text() for t in ax.get_legend().get_texts()]
+            ax.get_legend().remove()
+        best = ax.axvline(self.best_threshold, color="black", ls=":", lw=1)
+        handles.append(best)
+        labels.append(f"best on dev = {self.best_threshold:g}")
+        sig = self.tests[self.tests.significant] if len(self.tests) else self.tests
+        for _, r in sig.iterrows():
+            ax.annotate("*", (r.threshold, 1.02), ha="center", fontsize=12)
+        ax.set_ylim(-0.02, 1.08)
+        ax.set_xlabel("similarity threshold")
+        ax.set_ylabel("held-out value")
+        ax.set_title("Threshold sweep (held-out split; * = differs from best, BH-adjusted p ≤ 0.05)", fontsize=10)
+        ax.legend(handles, labels, fontsize=8, ncol=2)
+        return fig
+
+
+_FIGURE_STYLES: dict[str, tuple[Any, str]] = {
+    "precision": ("", "o"), "recall": ("", "s"), "f1": ("", "^"), "fpr": ((3.7, 1.6), "X"),
+    "synthesis_rate": ((1, 1.65), "d"), "success": ((6.4, 1.6, 1, 1.6), "v"), "utility": ("", "."),
+}
+"""Dash pattern ("" solid; matplotlib's --, : and -. otherwise) and marker of each metric in
+:meth:`SweepResult.figure` (``X``: seaborn draws filled markers only; ``.``: utility's line
+is its point)."""
+
+
+def _split(ids: Sequence[str], dev_fraction: float, rng: random.Random) -> dict[str, str]:
+    ids = list(ids)
+    rng.shuffle(ids)
+    n_dev = int(round(len(ids) * dev_fraction))
+    if len(ids) >= 2:
+        n_dev = min(max(n_dev, 1), len(ids) - 1)
+    elif len(ids) == 1:
+        n_dev = int(rng.random() < dev_fraction)
+    return {i: ("dev" if j < n_dev else "test") for j, i in enumerate(ids)}
+
+
+def _registry_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a registry method; its failure ends the sweep as an EvalcoreError naming it."""
+    try:
+        return fn(*args, **kwargs)
+    except EvalcoreError:
+        raise
+    except Exception as exc:
+        raise EvalcoreError(f"the agent's registry.{getattr(fn, '__name__', 'call')} raised "
+                            f"{type(exc).__name__}: {exc}", field="agent") from exc
+
+
+def check_thresholds(thresholds: Sequence[Any]) -> list[float]:
+    """The thresholds to run: finite numbers in [-1, 1], sorted, duplicates dropped.
+
+    Raises:
+        EvalcoreError: No threshold, or one that is not a finite number in [-1, 1].
+    """
+    vals: list[float] = []
+    for t in thresholds:
+        if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(float(t)) or not -1.0 <= float(t) <= 1.0:
+            raise EvalcoreError(f"threshold {t!r} is not a finite number in [-1, 1]", field="thresholds")
+        vals.append(float(t))
+    if not vals:
+        raise EvalcoreError("no thresholds", field="thresholds")
+    return sorted(set(vals))
+
+
+def _matches(registry: Any, query: str, k: int, threshold: float) -> list[str]:
+    """Names of the search's matches with score ≥ ``threshold`` (checked here, not trusted)."""
+    from evalcore.agent_eval._categories.retrieval import MalformedSearch, _search
+
+    try:
+        ranked = _search(registry, query, k, threshold)
+    except MalformedSearch as exc:
+        raise EvalcoreError(f"the agent's registry.{exc}", field="agent") from exc
+    return [name for name, score in ranked if score >= threshold]
+
+
+def _wilson(successes: float, n: int) -> tuple[float, float]:
+    from evalcore import stats
+
+    if n == 0:
+        return (np.nan, np.nan)
+    return stats.wilson_interval(successes, n, INTERVAL_CONFIDENCE)
+
+
+def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[float], *,
+                    cases: Sequence[AgentCase] | None = None, seed: int | None = None,
+                    counts: dict[str, int] | None = None,
+                    n_unrelated: int = 16, k: int = 5, dev_fraction: float = 0.5, alpha: float = 0.05,
+                    n_resamples: int = 10_000, tool_aliases: dict[str, list[str]] | None = None,
+                    request_timeout_s: float | None = None, progress: bool | None = None) -> SweepResult:
+    """Sweep the similarity threshold (see the module docstring for every definition).
+
+    Args:
+        agent_factory: Builds an agent for a threshold (called once per threshold).
+        thresholds: Thresholds to try.
+        cases: Cases (default: generated with ``seed``/``counts``); single-step answer cases are used.
+        seed: Seed of the generator and of the dev/held-out split (None: a fresh secret one,
+            recorded in the result's ``config``; see :class:`AgentEvalConfig`).
+        counts: Cases per complexity for the generator.
+        n_unrelated: Unrelated queries.
+        k: Search depth.
+        dev_fraction: Share of items in the development split.
+        alpha: Significance level after correction.
+        n_resamples: Resamples of the permutation tests.
+        tool_aliases: Other names of the starter tools (see :class:`AgentEvalConfig`).
+        request_timeout_s: Give up on a request after this many seconds (counts as wrong).
+        progress: Progress bar (None = only in a terminal).
+
+    Returns:
+        The :class:`SweepResult`.
+    """
+    from tqdm.auto import tqdm
+
+    from evalcore import metrics, stats
+
+    thresholds = check_thresholds(thresholds)
+    if not 0.0 < dev_fraction < 1.0:
+        raise EvalcoreError(f"dev_fraction must lie strictly between 0 and 1, got {dev_fraction}",
+                            field="dev_fraction")
+    seed, seed_source = resolve_seed(seed)
+    gen = AgentCaseGenerator(seed, counts)
+    pool = list(cases) if cases is not None else gen.generate()
+    use = [c for c in pool if c.expected_behavior == "answer" and not c.is_multi_step]
+    if not use:
+        raise EvalcoreError("no single-step answer cases to sweep over", field="cases")
+    unrelated = gen.unrelated_queries(n_unrelated)
+    rng = random.Random(f"{seed}-sweep-split")
+    split = {**_split([c.id for c in use if not c.needs_synthesis], dev_fraction, rng),
+             **_split([c.id for c in use if c.needs_synthesis], dev_fraction, rng),
+             **_split([f"unrelated-{i:02d}" for i in range(len(unrelated))], dev_fraction, rng)}
+    parts = set(split.values())
+    if parts != {"dev", "test"}:
+        raise EvalcoreError(f"{len(split)} item(s) cannot fill both a development and a held-out split; "
+                            "use more cases or unrelated queries", field="cases")
+    cfg = AgentEvalConfig(tool_aliases=tool_aliases)
+    checker = ToolChecker(cfg.n_held_out, cfg.sandbox_timeout_s)
+    rows: list[dict[str, Any]] = []
+    for t in tqdm(list(thresholds), desc="sweep", disable=(not progress) if progress is not None else None):
+        agent = agent_factory(float(t))
+        agent.reset()
+        at_reset, _ = registry_snapshot(agent)
+        used: dict[str, str] = {}
+        answered = []
+        for c in use:
+            call = call_agent(agent, c.query, request_timeout_s)
+            ok = is_correct(call, c)
+            r = call.response
+            answered.append((c, ok, r, call.critical))
+            if ok and r is not None and r.tool_used and c.kind not in used:
+                used[c.kind] = r.tool_used
+        after, _ = registry_snapshot(agent)
+        served = []
+        for c, ok, r, critical in answered:  # synthesized: measured, never the agent's flag
+            built = False
+            if c.needs_synthesis and ok and r is not None and r.tool_used:
+                step = answering_step(r, r.tool_used)
+                check = checker.verify(after.get(r.tool_used), c.kind, c.inputs,
+                                       step.args if step is not None else None)
+                before = at_reset.get(r.tool_used)
+                built = check.passed and (before is None or before.hash != check.hash)
+            served.append((c, ok, built, bool(r is not None and r.synthesized), critical))
+        registry = getattr(agent, "registry", None)
+        if registry is None or not callable(getattr(registry, "search", None)):
+            raise EvalcoreError("the agent exposes no searchable registry; a threshold sweep needs one",
+                                field="agent")
+        names = set(_registry_call(registry.list_tools))
+        labels: dict[str, set[str]] = {}
+        for kind in {c.kind for c in use}:
+            named = {n for n in cfg.aliases(kind) if n in names}
+            if named:  # every registered tool named like the kind is relevant
+                labels[kind] = named
+            elif kind in used and used[kind] in names:
+                labels[kind] = {used[kind]}
+        for c, ok, synthesized, claimed, critical in served:
+            hits = _matches(registry, c.query, k, float(t))
+            if c.kind in labels:
+                p, rcl, f1 = (float(x) for x in metrics.precision_recall_f1(hits, labels[c.kind]))
+                fp, retrieval = np.nan, f1
+            else:  # no tool of this kind exists: the right answer of the search is no match
+                p, rcl, f1 = np.nan, np.nan, np.nan
+                fp = float(bool(hits))
+                retrieval = 1.0 - fp
+            rows.append({"threshold": float(t), "item": c.id, "split": split[c.id], "type": "case", "kind": c.kind,
+                         "needs_synthesis": c.needs_synthesis, "correct": float(ok), "synthesized": float(synthesized),
+                         "claimed_synthesized": float(claimed), "relevant": sorted(labels.get(c.kind, ())),
+                         "precision": p, "recall": rcl, "f1": f1, "false_positive": fp,
+                         "critical": critical, "utility": 0.5 * float(ok) + 0.5 * retrieval})
+        for i, q in enumerate(unrelated):
+            fp = float(bool(_matches(registry, q, k, float(t))))
+            iid = f"unrelated-{i:02d}"
+            rows.append({"threshold": float(t), "item": iid, "split": split[iid], "type": "unrelated", "kind": "",
+                         "needs_synthesis": False, "correct": np.nan, "synthesized": np.nan,
+                         "claimed_synthesized": np.nan, "relevant": [], "precision": np.nan,
+                         "recall": np.nan, "f1": np.nan, "false_positive": fp, "critical": False,
+                         "utility": 1.0 - fp})
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
+    items = pd.DataFrame(rows)
+
+    def summarize(df: pd.DataFrame) -> dict[str, Any]:
+        cs, un = df[df.type == "case"], df[df.type == "unrelated"]
+        syn = cs[cs.needs_synthesis]
+        fpr_lo, fpr_hi = _wilson(float(un.false_positive.sum()), len(un))
+        suc_lo, suc_hi = _wilson(float(cs.correct.sum()), len(cs))
+        return {"precision": cs.precision.mean(), "recall": cs.recall.mean(), "f1": cs.f1.mean(),
+                "fpr": un.false_positive.mean() if len(un) else np.nan,
+                "synthesis_rate": syn.synthesized.mean() if len(syn) else np.nan,
+                "success": cs.correct.mean(), "utility": df.utility.mean(), "n_items": len(df),
+                "n_cases": len(cs), "n_labelled": int(cs.f1.notna().sum()), "n_unrelated": len(un),
+                "fpr_low": fpr_lo, "fpr_high": fpr_hi, "success_low": suc_lo, "success_high": suc_hi}
+
+    mrows = []
+    for t, g in items.groupby("threshold"):
+        for name, part in (("all", g), ("dev", g[g.split == "dev"]), ("test", g[g.split == "test"])):
+            mrows.append({"threshold": t, "split": name, **summarize(part)})
+    mtab = pd.DataFrame(mrows)
+    dev = mtab[mtab.split == "dev"].sort_values("threshold")
+    best = float(dev.loc[dev.utility.idxmax(), "threshold"])  # idxmax takes the first (lowest) on ties
+    test_items = items[items.split == "test"]
+    best_u = test_items[test_items.threshold == best].set_index("item").utility
+    trows = []
+    for t in sorted(items.threshold.unique()):
+        if t == best:
+            continue
+        u = test_items[test_items.threshold == t].set_index("item").utility.reindex(best_u.index)
+        res = stats.permutation_test(u.to_numpy(), best_u.to_numpy(), n_resamples=n_resamples, seed=seed)
+        trows.append({"threshold": float(t), "best": best, "mean_difference": res.difference,
+                      "p_value": res.p_value, "n": res.n})
+    tests = pd.DataFrame(trows, columns=["threshold", "best", "mean_difference", "p_value", "n"])
+    if len(tests):
+        tests["p_adjusted"] = stats.benjamini_hochberg(tests.p_value.to_numpy())
+        tests["significant"] = tests.p_adjusted <= alpha
+    else:
+        tests["p_adjusted"] = []
+        tests["significant"] = []
+    config = {"thresholds": [float(t) for t in thresholds], "seed": seed, "seed_source": seed_source, "k": k, "dev_fraction": dev_fraction,
+              "alpha": alpha, "intervals": f"{INTERVAL_CONFIDENCE:.0%} Wilson over the split's unrelated "
+                                           "queries (fpr) and cases (success)",
+              "n_cases": len(use), "n_unrelated": len(unrelated), "correction": "benjamini_hochberg",
+              "objective": "mean utility: cases 0.5*correct + 0.5*F1 (no relevant tool: 0.5*correct + "
+                           "0.5*(1 - any match)), unrelated 1 - false_positive"}
+    return SweepResult(metrics=mtab, items=items, best_threshold=best, tests=tests, config=config)
