@@ -385,7 +385,7 @@ class FakeTrace(OracleAgent):
     steps (tool names, arguments, results, dependencies) that no tool ever ran. Scored on its
     final answers alone it earns what an agent reporting no steps earns (0.4 a dependent case,
     0.47 an independent one): below the category floor, but not the margin the self-test asks
-    of :data:`GAMING_AGENTS`, so it is not listed there (``tests/agent_eval/test_agent_audit2.py``
+    of :data:`GAMING_AGENTS`, so it is not listed there (``tests/agent_eval/test_agent_faked_work_and_edited_results.py``
     checks that its trace earns nothing)."""
 
     def reset(self) -> None:

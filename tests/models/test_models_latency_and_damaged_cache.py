@@ -1,4 +1,4 @@
-"""Audit of the model layer: latency measured without queueing, damaged cache entries."""
+"""The model layer: latency measured without queueing, damaged cache entries."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Audit of the threshold sweep: every number recomputed independently (numpy, scikit-learn,
+"""The threshold sweep recomputed: every number recomputed independently (numpy, scikit-learn,
 scipy, statsmodels) from search scores the test controls."""
 
 from __future__ import annotations

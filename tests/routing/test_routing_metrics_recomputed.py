@@ -1,4 +1,4 @@
-"""Audit of the router benchmark: every value is recomputed here with plain numpy from the
+"""The router benchmark recomputed: every value is recomputed here with plain numpy from the
 outcome matrix and the recorded choices, never with evalcore's own helpers."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 29's sandbox tests (items 1, 2, 3, 5) rerun as an unprivileged user.
+"""The sandbox's channel, allow-list, exit-path and memory-limit tests rerun as an unprivileged user.
 
 As in ``test_sandbox_unprivileged.py`` (whose set-up this reuses): run as root with
 ``pytest -m integration``, the new test files rerun under ``runuser -u nobody`` in a private
@@ -40,7 +40,7 @@ def _module(name: str):  # noqa: ANN202 - a test module beside this one
     return module
 
 
-def test_round_two_attacks_fail_as_nobody() -> None:
+def test_channel_allowlist_exit_and_memory_attacks_fail_as_nobody() -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root (to run the tests as nobody)")
     for tool in ("runuser", "unshare"):

@@ -1,4 +1,4 @@
-"""Audit of the run store: the cache key and unseeded sampling, resumes with other options,
+"""The run store: the cache key and unseeded sampling, resumes with other options,
 latency accounting (failed calls, queueing), the printed n of a clustered interval."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Audit of the dataset loaders against the real formats (s8): every source gives the same answer keys,
+"""The dataset loaders against the real formats: every source gives the same answer keys,
 HF folders keep MMLU's splits apart, malformed rows are refused with file/line/field, and few-shot
 examples come from the train/dev split."""
 

@@ -1,4 +1,4 @@
-"""Second audit of the agent evaluation: a trace no tool ran, tools that are tables of the
+"""The agent evaluation against faked work: a trace no tool ran, tools that are tables of the
 held-out pools, a load test answered from a cache, and edited results files."""
 
 from __future__ import annotations
