@@ -6,7 +6,6 @@ import contextlib
 import contextvars
 import datetime as _dt
 import hashlib
-import importlib.metadata
 import json
 import os
 import re
@@ -97,14 +96,6 @@ def slug(text: str, length: int = 40) -> str:
     """A run-id-safe fragment of ``text``."""
     out = _SLUG.sub("-", text).strip("-.") or "x"
     return out[:length].rstrip("-.")
-
-
-def package_version(dist: str) -> str | None:
-    """Installed version of a distribution, or None."""
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def request_hash(request: Any) -> str:

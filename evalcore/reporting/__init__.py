@@ -28,7 +28,7 @@ _EXPORTS = {
         "sample_browser_html", "sample_browser_link", "sample_browsers_section", "suite_sample_browsers", "write_sample_browser",
     ),
     "evalcore.reporting._compare_views": (
-        "compare_records", "compare_runs", "difference_figure", "item_scores", "load_item_scores",
+        "compare_records", "compare_runs", "difference_figure", "item_scores",
         "power_notes", "power_table", "shared_items",
     ),
     "evalcore.reporting._export": (

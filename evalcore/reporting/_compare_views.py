@@ -6,9 +6,7 @@ primary scores (``scores.score``). Samples whose model call failed are left out.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -22,18 +20,10 @@ __all__ = [
     "compare_runs",
     "difference_figure",
     "item_scores",
-    "load_item_scores",
     "power_notes",
     "power_table",
-    "run_label",
     "shared_items",
 ]
-
-
-def run_label(run: Any, path: str | os.PathLike[str]) -> str:
-    """A short, unique-enough label for a run: its run id (from ``config.json``) or folder name."""
-    config = getattr(run, "config", {}) or {}
-    return str(config.get("run_id") or Path(path).name)
 
 
 def item_scores(run: Any) -> pd.Series:
@@ -55,35 +45,6 @@ def item_scores(run: Any) -> pd.Series:
         raise EvalcoreError("the run has no scored samples", field="samples")
     frame = pd.DataFrame(rows, columns=["item_id", "score"])
     return frame.groupby("item_id")["score"].mean().sort_index()
-
-
-def load_item_scores(paths: Sequence[str | os.PathLike[str]]) -> dict[str, pd.Series]:
-    """Load runs and return their per-item scores keyed by a unique label.
-
-    Args:
-        paths: Run directories (``<run_dir>/<run_id>``), at least two.
-
-    Returns:
-        Label → per-item scores, in the order given.
-
-    Raises:
-        EvalcoreError: Fewer than two runs, or a run directory is missing.
-    """
-    from evalcore._runstore import load_run
-
-    if isinstance(paths, (str, os.PathLike)) or len(paths) < 2:
-        raise EvalcoreError("compare needs a list of at least two run directories", field="runs")
-    out: dict[str, pd.Series] = {}
-    for path in paths:
-        if not Path(path).is_dir():
-            raise EvalcoreError("run directory not found", path=path, field="runs")
-        run = load_run(Path(path))
-        label = run_label(run, path)
-        base, k = label, 2
-        while label in out:
-            label, k = f"{base}#{k}", k + 1
-        out[label] = item_scores(run)
-    return out
 
 
 def shared_items(series: Mapping[str, pd.Series]) -> pd.DataFrame:

@@ -183,13 +183,6 @@ def test_compare_three_runs_holm_corrected():
     assert comp["p_adjusted"].to_numpy() == pytest.approx(expected)
 
 
-def test_load_item_scores_needs_two_runs(tmp_path):
-    with pytest.raises(EvalcoreError, match="at least two"):
-        cv.load_item_scores([tmp_path])
-    with pytest.raises(EvalcoreError, match="not found"):
-        cv.load_item_scores([tmp_path / "a", tmp_path / "b"])
-
-
 def test_power_notes_read_the_table():
     ones = {"A": pd.Series([1.0, 0.0, 1.0], index=list("abc")), "B": pd.Series([1.0, 0.0, 1.0], index=list("abc"))}
     comp = cv.compare_runs(ones, n_resamples=200)

@@ -1,0 +1,73 @@
+"""Names and leftovers (issue 32, item 5): one meaning of "suite", one definition of each shared
+helper, no dead helpers or duplicate prompt templates, no oversized module, test files named for
+what they test."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+import evalcore
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = Path(evalcore.__file__).resolve().parent
+
+
+def _definitions(name: str) -> list[str]:
+    """Modules of evalcore defining a function or class called ``name`` at module level."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+                found.append(str(path.relative_to(PACKAGE)))
+    return found
+
+
+def test_the_agent_evaluation_is_agent_eval_and_no_suites_package_is_left() -> None:
+    assert (PACKAGE / "agent_eval" / "__init__.py").is_file()
+    assert not (PACKAGE / "suites").exists()
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("evalcore.suites")
+    from evalcore.agent_eval import AgentEvalConfig, agent_eval_records
+
+    assert AgentEvalConfig(seed=7).seed == 7
+    assert agent_eval_records.__module__ == "evalcore.agent_eval._entry"
+
+
+def test_no_code_or_doc_imports_the_old_suites_package() -> None:
+    hits = []
+    for folder in ("evalcore", "tests", "notebooks", "docs"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in {".py", ".ipynb", ".md"} and "__pycache__" not in path.parts and path != Path(__file__):
+                text = path.read_text(encoding="utf-8")
+                if re.search(r"evalcore\.suites\b|from evalcore import suites", text):
+                    hits.append(str(path.relative_to(ROOT)))
+    assert hits == []
+
+
+def test_params_holds_no_copy_of_the_packaged_prompt_templates() -> None:
+    packaged = {p.name: p.read_bytes() for p in (PACKAGE / "runs" / "templates").glob("*.yaml")}
+    assert set(packaged) >= {"gsm8k.yaml", "mmlu.yaml", "humaneval.yaml"}
+    copies = [str(p.relative_to(ROOT)) for p in (ROOT / "params").rglob("*.yaml")
+              if packaged.get(p.name) == p.read_bytes()]
+    assert copies == []
+
+
+@pytest.mark.parametrize("module, name", [
+    ("evalcore.imports._common", "package_version"),
+    ("evalcore.reporting._compare_views", "load_item_scores"),
+    ("evalcore.reporting._compare_views", "run_label"),
+])
+def test_dead_helpers_are_gone(module: str, name: str) -> None:
+    assert not hasattr(importlib.import_module(module), name)
+
+
+def test_test_files_say_what_they_test_not_when_they_were_written() -> None:
+    dated = [str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
+             if re.search(r"audit\d*\.py$|audit\d|round_two|_v\d+\.py$", p.name)]
+    assert dated == []
