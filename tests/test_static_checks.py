@@ -1,0 +1,248 @@
+"""Static checks run as tests, so ``make test`` (and CI) covers them: ruff (lint and format check),
+mypy over ``evalcore/`` and the import rules of docs/architecture.md.
+
+Configuration lives in pyproject.toml (``[tool.ruff]``, ``[tool.mypy]``); the tools come with the
+``test`` extra (``make install`` installs ``.[all]``, which pulls it in).
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "evalcore"
+
+
+def _run_tool(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def test_ruff_check_passes():
+    proc = _run_tool("ruff", "check", "--no-cache", "evalcore", "tests")
+    assert proc.returncode == 0, f"ruff check found problems:\n{proc.stdout}{proc.stderr}"
+
+
+def test_ruff_format_check_passes():
+    proc = _run_tool("ruff", "format", "--check", "--no-cache", "evalcore", "tests")
+    assert proc.returncode == 0, f"`ruff format evalcore tests` would change files:\n{proc.stdout}{proc.stderr}"
+
+
+@pytest.mark.slow
+def test_mypy_passes(tmp_path):
+    # a private cache: concurrent test runs must not share (and corrupt) one
+    proc = _run_tool("mypy", "--cache-dir", str(tmp_path / "mypy-cache"), "evalcore", timeout=900)
+    assert proc.returncode == 0, f"mypy found errors:\n{proc.stdout[-20000:]}{proc.stderr}"
+    assert "Success: no issues found" in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Import rules (docs/architecture.md, "Import rules"). Every package sits on a floor; a module may
+# import a package on a lower floor, never one on its own floor or above. So no two packages
+# import each other, `stats`/`metrics` import only the bottom modules, `agent_eval` builds on
+# `agents` (never the reverse), `benchmarks` sits above `datasets`/`models`/`evaluators` and below
+# `runs`, `routing`, `imports` and `reporting`, and `reporting` is the top of the library.
+
+BOTTOM = {"errors", "_io", "_yaml", "_validate", "_lazy", "_runstore", "_checks", "_cliargs"}
+FLOORS: dict[str, int] = {
+    **{name: 0 for name in BOTTOM},
+    "datasets": 1,
+    "stats": 1,
+    "metrics": 1,
+    "sandbox": 1,
+    "models": 2,
+    "evaluators": 3,
+    "benchmarks": 4,
+    "agents": 4,
+    "runs": 5,
+    "agent_eval": 5,
+    "routing": 6,
+    "imports": 7,
+    "reporting": 8,
+    # Dask execution of other packages' work (docs/cluster.md): `evalcore run/score/notebooks
+    # run --cluster` reach it, always from inside the function that takes `cluster=` (the rule
+    # below), so nothing of it (or of Dask) is imported unless asked for.
+    "cluster": 9,
+    "cli": 10,
+}
+# packages below `cluster` may import it only inside a function (lazily), never at module level
+LAZY_ONLY = {"cluster"}
+
+# Known exceptions, each with its reason. The test fails on any new violation and on an entry
+# here that no longer occurs (so the list only shrinks).
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    ("agent_eval/_output.py", "evalcore.reporting._export"): (
+        "the agent results HTML uses the report's Content-Security-Policy; it belongs at the bottom (_io) "
+        "or in agent_eval itself"
+    ),
+}
+# Another package's private module (`evalcore.<pkg>._module`) instead of its public name.
+ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
+    # cluster runs other packages' work on workers through their internal functions; these
+    # become public names of those packages (or move into cluster) as the cluster code settles
+    ("cluster/_cli.py", "evalcore.evaluators._cli"): "cluster executor",
+    ("cluster/_notebooks.py", "evalcore.reporting._notebook_suite"): "cluster executor",
+    ("cluster/_notebooks.py", "evalcore.reporting._notebooks"): "cluster executor",
+    ("cluster/_verdicts.py", "evalcore.evaluators._cli"): "cluster executor",
+    ("cluster/_verdicts.py", "evalcore.evaluators._humaneval_files"): "cluster executor",
+    ("cluster/_verdicts.py", "evalcore.evaluators._pass_at_k"): "cluster executor",
+    ("cluster/_worker.py", "evalcore.evaluators._code_execution"): "cluster executor",
+    ("evaluators/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
+    ("evaluators/_cli.py", "evalcore.cluster._cli"): "the --cluster option, registered lazily",
+    ("reporting/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
+    ("reporting/_notebooks.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
+    ("reporting/_notebooks.py", "evalcore.cluster._notebooks"): "the --cluster option, registered lazily",
+    ("runs/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
+    ("runs/_runner.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
+    ("runs/_runner.py", "evalcore.cluster._runs"): "the --cluster option, registered lazily",
+    # not yet public names of their packages
+    ("agent_eval/_output.py", "evalcore.reporting._export"): "see ALLOWED_UPWARD",
+    ("benchmarks/_file.py", "evalcore.datasets._common"): "a user's benchmark reads rows like the loaders",
+    ("benchmarks/_file.py", "evalcore.evaluators._reasoning"): "answer extraction helpers",
+    ("imports/_cli.py", "evalcore.routing._compare"): "the one compare path, not yet public",
+    ("reporting/_benchmark_views.py", "evalcore.runs._results"): "summary helpers, not yet public",
+    ("reporting/_compare_views.py", "evalcore.imports._compare"): "the one compare path, not yet public",
+    ("reporting/_browser.py", "evalcore.imports._lm_eval"): "lm-eval request reading, not yet public",
+    ("reporting/_notebooks.py", "evalcore.agent_eval._config"): "the agent seed variable",
+    ("reporting/_notebooks.py", "evalcore.routing._default"): "the routing notebook's defaults",
+    ("reporting/_record.py", "evalcore.agent_eval._config"): "the agent seed",
+    ("runs/_results.py", "evalcore.benchmarks._scoring"): "scoring helpers, not yet public",
+}
+
+
+def _package_of(rel: Path) -> str:
+    return rel.parts[0].removesuffix(".py")
+
+
+def _evalcore_imports(tree: ast.Module) -> list[tuple[str, bool]]:
+    """Absolute ``evalcore.*`` modules a file imports, each with whether the import sits inside a
+    function (a lazy import). ``from evalcore import name`` counts as ``evalcore.name``."""
+    found: list[tuple[str, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            lazy = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                found.extend((a.name, in_function) for a in child.names if a.name.startswith("evalcore."))
+            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module:
+                if child.module == "evalcore":
+                    found.extend((f"evalcore.{a.name}", in_function) for a in child.names)
+                elif child.module.startswith("evalcore."):
+                    found.append((child.module, in_function))
+            visit(child, lazy)
+
+    visit(tree, False)
+    return found
+
+
+def _scan() -> tuple[list[str], list[str], set[tuple[str, str]], set[tuple[str, str]]]:
+    floor_errors: list[str] = []
+    private_errors: list[str] = []
+    upward_seen: set[tuple[str, str]] = set()
+    private_seen: set[tuple[str, str]] = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        source_pkg = _package_of(rel)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level > len(rel.parts) - 1 and len(rel.parts) > 1:
+                floor_errors.append(f"{rel}: relative import leaves its package ({'.' * node.level}{node.module})")
+        for module, lazy in _evalcore_imports(tree):
+            parts = module.split(".")
+            target = parts[1]
+            if target == source_pkg or target == "__version__":
+                continue
+            key = (rel.as_posix(), module)
+            if source_pkg == "__init__":
+                # the root package loads only EvalcoreError eagerly; `record`/`collect` on first use
+                if not lazy and target != "errors":
+                    floor_errors.append(f"{rel}: imports {module} at module level (only errors is eager)")
+                continue
+            if source_pkg not in FLOORS:
+                floor_errors.append(f"{rel}: package {source_pkg!r} has no floor in the import rules")
+                continue
+            if target not in FLOORS:
+                floor_errors.append(f"{rel}: imports {module}, a package with no floor in the import rules")
+                continue
+            if len(parts) > 2 and parts[2].startswith("_") and target not in BOTTOM:
+                if key in ALLOWED_PRIVATE:
+                    private_seen.add(key)
+                else:
+                    private_errors.append(f"{rel}: imports {module}, a private module of {target!r}")
+            if FLOORS[target] < FLOORS[source_pkg] or (source_pkg in BOTTOM and target in BOTTOM):
+                continue
+            if target in LAZY_ONLY and lazy:
+                continue
+            if key in ALLOWED_UPWARD:
+                upward_seen.add(key)
+                continue
+            how = "at module level" if not lazy else "inside a function"
+            floor_errors.append(
+                f"{rel}: {source_pkg} (floor {FLOORS[source_pkg]}) imports {module} (floor {FLOORS[target]}) {how}"
+            )
+    return floor_errors, private_errors, upward_seen, private_seen
+
+
+def test_every_package_has_a_floor():
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    packages |= {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    assert packages - set(FLOORS) == set(), "add the new package to FLOORS (and to docs/architecture.md)"
+
+
+def test_imports_follow_the_floors():
+    floor_errors, _, _, _ = _scan()
+    assert floor_errors == []
+
+
+def test_no_private_module_of_another_package_is_imported():
+    _, private_errors, _, _ = _scan()
+    assert private_errors == []
+
+
+def test_allowed_exceptions_still_occur():
+    _, _, upward_seen, private_seen = _scan()
+    assert set(ALLOWED_UPWARD) - upward_seen == set(), "an exception no longer occurs: remove it from the list"
+    assert set(ALLOWED_PRIVATE) - private_seen == set(), "an exception no longer occurs: remove it from the list"
+
+
+def _write_package(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_scan_catches_an_upward_import_and_a_private_one(tmp_path, monkeypatch):
+    # the checker itself: a `routing` module importing `reporting` at module level and reaching
+    # into `datasets._common` is reported twice; `runs` importing `cluster` inside a function is not
+    _write_package(tmp_path, {
+        "routing/__init__.py": "",
+        "routing/_x.py": "from evalcore.reporting import record\nfrom evalcore.datasets._common import f\n",
+        "runs/__init__.py": "",
+        "runs/_y.py": "def go():\n    from evalcore.cluster import parse\n",
+        "runs/_z.py": "from evalcore.cluster import parse\n",
+    })
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path)
+    floor_errors, private_errors, _, _ = _scan()
+    assert sorted(floor_errors) == [
+        "routing/_x.py: routing (floor 6) imports evalcore.reporting (floor 8) at module level",
+        "runs/_z.py: runs (floor 5) imports evalcore.cluster (floor 9) at module level",
+    ]
+    assert private_errors == ["routing/_x.py: imports evalcore.datasets._common, a private module of 'datasets'"]
+
+
+def test_ruff_and_mypy_are_installed_by_make_install():
+    # `make install` installs `.[all]`; `all` pulls in `test`, which must name the checkers
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    assert "test" in extras["all"][0]
+    names = {req.split("[")[0].split(">")[0].split("<")[0].split("=")[0].strip() for req in extras["test"]}
+    assert {"ruff", "mypy", "pandas-stubs", "types-PyYAML"} <= names
+    assert shutil.which("ruff", path=str(Path(sys.executable).parent)) is not None
