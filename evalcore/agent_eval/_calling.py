@@ -275,7 +275,7 @@ def budgeted_run_python(source: str, *, timeout_s: float = 10.0, **kw: Any) -> A
         ToolBudgetSpent: The budget was spent before the run, or the run was stopped when it
             ran out.
     """
-    from evalcore.evaluators import run_python
+    from evalcore.sandbox import run_python
 
     budget = _active_budget
     left = budget.left_s() if budget is not None else None

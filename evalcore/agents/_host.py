@@ -14,7 +14,7 @@ input closes (the parent closed it, or died).
 Isolation. A separate process of the same user could still read the evaluator's memory
 (``/proc/<pid>/mem``) and outlive it. So the child, before it imports any agent code, enters
 new user, PID and mount namespaces (the helpers of the code-execution sandbox,
-:mod:`evalcore.evaluators.sandbox` ``linux``), forks PID 1 of its PID namespace — evalcore's own
+:mod:`evalcore.sandbox.linux`), forks PID 1 of its PID namespace — evalcore's own
 small init, which never runs agent code — mounts a fresh ``/proc`` there (only the namespace's
 processes are visible: the evaluator has no PID it could name) and forks the process that hosts
 the agent (PID 2, its parent the init), which gives up every capability for good (so the fresh
@@ -78,7 +78,7 @@ def _prctl(option: int, arg: int = 0) -> int | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        from evalcore.evaluators.sandbox import linux
+        from evalcore.sandbox import linux
 
         return int(linux.Libc().lib.prctl(option, arg, 0, 0, 0))
     except (OSError, AttributeError):
@@ -87,7 +87,7 @@ def _prctl(option: int, arg: int = 0) -> int | None:
 
 def _guard_enter() -> None:
     global _guard_count, _guard_before
-    from evalcore.evaluators.sandbox import linux
+    from evalcore.sandbox import linux
 
     with _guard_lock:
         if _guard_count == 0:
@@ -98,7 +98,7 @@ def _guard_enter() -> None:
 
 def _guard_exit() -> None:
     global _guard_count
-    from evalcore.evaluators.sandbox import linux
+    from evalcore.sandbox import linux
 
     with _guard_lock:
         _guard_count = max(0, _guard_count - 1)
@@ -368,7 +368,7 @@ def _read_only_view(libc: Any, spec: str) -> tuple[list[str], list[str]]:
     Returns:
         The writable directories, and what could not be done (empty when all was).
     """
-    from evalcore.evaluators.sandbox import linux
+    from evalcore.sandbox import linux
 
     writable = _writable_paths()
     module = spec.rpartition(":")[0]
@@ -413,7 +413,7 @@ def _read_only_view(libc: Any, spec: str) -> tuple[list[str], list[str]]:
 def _cover(libc: Any, path: str) -> str | None:
     """Lay an empty read-only directory (tmpfs) or an empty file (``/dev/null``) over ``path``
     in this mount namespace; None when done, else why not."""
-    from evalcore.evaluators.sandbox import linux
+    from evalcore.sandbox import linux
 
     try:
         if os.path.isdir(path):
@@ -445,7 +445,7 @@ def _isolate(spec: str = "") -> tuple[str, list[str]]:
     if os.environ.get("EVALCORE_AGENT_HOST_ISOLATION") == "weak":  # (to test the fallback)
         return "weak", ["namespaces not tried: EVALCORE_AGENT_HOST_ISOLATION=weak", *unhidden]
     try:
-        from evalcore.evaluators.sandbox import linux
+        from evalcore.sandbox import linux
 
         libc = linux.Libc()
         linux.enter_user_namespace(libc, None, None)  # the same uid and gid inside
@@ -577,7 +577,7 @@ def _init(agent_pid: int, libc: Any) -> int:
     """
     import select
 
-    from evalcore.evaluators.sandbox import linux
+    from evalcore.sandbox import linux
 
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)  # only the agent's host holds the handshake pipe
@@ -640,7 +640,7 @@ def _main(argv: list[str]) -> int:
     libc = None
     if sys.platform.startswith("linux"):
         try:
-            from evalcore.evaluators.sandbox import linux
+            from evalcore.sandbox import linux
 
             libc = linux.Libc()
         except (OSError, AttributeError):
@@ -653,7 +653,7 @@ def _main(argv: list[str]) -> int:
         os._exit(_init(agent_pid, libc))
     # The agent's host, a child of evalcore's init.
     if libc is not None:
-        from evalcore.evaluators.sandbox import linux
+        from evalcore.sandbox import linux
 
         libc.lib.prctl(linux.PR_SET_PDEATHSIG, linux.SIGKILL, 0, 0, 0)
     if os.getppid() != init_pid:  # the init ended before the line above
@@ -663,7 +663,7 @@ def _main(argv: list[str]) -> int:
     os.close(devnull)
     if _namespaced:
         try:
-            from evalcore.evaluators.sandbox import linux
+            from evalcore.sandbox import linux
 
             linux.drop_capabilities(libc)
         except OSError as exc:

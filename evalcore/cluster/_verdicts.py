@@ -173,7 +173,7 @@ def score_samples_file_on_cluster(
     from evalcore.evaluators._cli import is_isolated
     from evalcore.evaluators._humaneval_files import read_problems, results_path
     from evalcore.evaluators._pass_at_k import pass_at_k
-    from evalcore.evaluators._sandbox.pool import data_file_paths
+    from evalcore.sandbox.pool import data_file_paths
 
     ks = [int(k) for k in ks]
     if not ks or any(k < 1 for k in ks):

@@ -67,7 +67,7 @@ def _release_cpus() -> None:
 
 def start_pool(threads: int, hide: Sequence[str] = ()) -> Any:
     """Start this process's sandbox pool (``threads`` sandbox processes) on CPUs of its own."""
-    from evalcore.evaluators._sandbox import get_pool
+    from evalcore.sandbox import get_pool
 
     existing = [p for p in hide if os.path.exists(p)]
     if _POOL_SIZE:
@@ -99,7 +99,7 @@ class SandboxPlugin(WorkerPlugin):
         start_pool(threads, self.hide)
 
     def teardown(self, worker: Any) -> None:
-        from evalcore.evaluators._sandbox import shutdown_pool
+        from evalcore.sandbox import shutdown_pool
 
         shutdown_pool()
         _POOL_SIZE.clear()

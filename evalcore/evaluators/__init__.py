@@ -32,7 +32,7 @@ _EXPORTS = {
     ),
     "evalcore.evaluators._humaneval_files": ("score_samples_file",),
     "evalcore.evaluators._pass_at_k": ("estimate_pass_at_k", "pass_at_k"),
-    "evalcore.evaluators._sandbox": ("SandboxResult", "run_python"),
+    "evalcore.sandbox": ("SandboxResult", "run_python"),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

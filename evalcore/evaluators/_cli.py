@@ -109,7 +109,7 @@ def sandbox_isolation(workers: int | None = None) -> dict[str, Any]:
     Returns:
         The pool's isolation report (``namespaces``, ``network``, ``filesystem``, ``user``...).
     """
-    from evalcore.evaluators._sandbox import get_pool
+    from evalcore.sandbox import get_pool
 
     return dict(get_pool(workers).isolation)
 
@@ -170,7 +170,7 @@ def _score_humaneval(args: argparse.Namespace) -> int:
         from evalcore.cluster._cli import score_humaneval_on_cluster
 
         return score_humaneval_on_cluster(args)
-    from evalcore.evaluators._sandbox.pool import data_file_paths, get_pool
+    from evalcore.sandbox.pool import data_file_paths, get_pool
 
     # The workers start while the rest is imported and the files are read; they hide the
     # problems file's folder (its canonical solutions) from the samples from the start.

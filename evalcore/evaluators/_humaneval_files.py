@@ -11,7 +11,7 @@ from evalcore._io import check_output_file, read_jsonl, write_jsonl_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators._code_execution import CodeSample, evaluate_code_batch
 from evalcore.evaluators._pass_at_k import pass_at_k
-from evalcore.evaluators._sandbox.pool import data_file_paths
+from evalcore.sandbox.pool import data_file_paths
 
 __all__ = ["read_problems", "read_samples", "score_samples_file", "results_path"]
 

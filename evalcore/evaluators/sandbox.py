@@ -1,11 +1,10 @@
-"""Public sandbox API: run untrusted Python in isolated processes (see ``docs/sandbox.md``).
-
-``linux`` holds the system calls (namespaces, ``prctl``, seccomp filters) the sandbox is built
-from; the agent host (:mod:`evalcore.agents`) uses them too.
+"""The sandbox's names where they were before it moved to :mod:`evalcore.sandbox` (kept so
+that code importing ``evalcore.evaluators.sandbox`` keeps working); new code imports from
+:mod:`evalcore.sandbox`.
 """
 
-from evalcore.evaluators._sandbox import linux
-from evalcore.evaluators._sandbox import (
+from evalcore.sandbox import linux
+from evalcore.sandbox import (
     SandboxPool,
     SandboxResult,
     get_pool,

@@ -22,7 +22,7 @@ def local_client() -> Iterator[object]:
     finally:
         client.close()
         cluster.close()
-        from evalcore.evaluators._sandbox import shutdown_pool
+        from evalcore.sandbox import shutdown_pool
 
         shutdown_pool()  # the one-machine pool the comparisons started
         left = wait_gone(descendants() - before)

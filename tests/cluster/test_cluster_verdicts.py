@@ -125,7 +125,7 @@ PROBE_TEST = "def check(candidate):\n    assert candidate() == 'blocked'\n"
 
 def test_sandbox_isolation_holds_on_a_dask_worker(tmp_path: Path, local_client: object) -> None:
     """No network (not even the scheduler), no host write, no child process: through the cluster."""
-    from evalcore.evaluators._sandbox import get_pool
+    from evalcore.sandbox import get_pool
 
     if get_pool(1).isolation.get("level") != "full":
         pytest.skip("the sandbox has no namespaces here")

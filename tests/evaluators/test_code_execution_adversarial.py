@@ -165,7 +165,7 @@ ADVERSARIAL = {
         "    os.wait()\n    return -1\n"
     ),
     "replace the plain-data checker": (
-        "import sys\nm = sys.modules['_sandbox']\nm._plain_data_checker = lambda: (lambda v, d=0: None)\n"
+        "import sys\nm = sys.modules['sandbox']\nm._plain_data_checker = lambda: (lambda v, d=0: None)\n"
         "class Anything:\n    def __eq__(self, other):\n        return True\n    def __sub__(self, other):\n        return 0\n"
         "\ndef add(a, b):\n    return Anything()\n"
     ),
@@ -206,7 +206,8 @@ def adversarial_results_fallback():
     """The same attacks where the sandbox has no namespaces (the weak fallback): the verdict
     is decided outside the candidate there too."""
     from evalcore.evaluators._code_execution import build_program
-    from evalcore.evaluators._sandbox import SandboxPool, _to_result
+    from evalcore.sandbox import SandboxPool
+    from evalcore.sandbox.pool import _to_result
 
     names = list(ADVERSARIAL)
     jobs = [
@@ -235,7 +236,8 @@ def test_adversarial_completion_fails(name: str, adversarial_results, adversaria
 
 def test_honest_code_passes_with_and_without_namespaces() -> None:
     from evalcore.evaluators._code_execution import build_program
-    from evalcore.evaluators._sandbox import SandboxPool, _to_result
+    from evalcore.sandbox import SandboxPool
+    from evalcore.sandbox.pool import _to_result
 
     job = {
         "mode": "check", "source": build_program(PROMPT, "    return a + b\n", "add"), "prompt": PROMPT,

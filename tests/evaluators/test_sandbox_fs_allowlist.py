@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.evaluators._sandbox import SandboxPool, _to_result
+from evalcore.sandbox import SandboxPool
+from evalcore.sandbox.pool import _to_result
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWER = "def add(a, b):\n    return a + b  # the canonical solution\n"

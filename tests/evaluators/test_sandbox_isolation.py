@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.evaluators._sandbox import SandboxPool, _to_result
+from evalcore.sandbox import SandboxPool
+from evalcore.sandbox.pool import _to_result
 from evalcore.evaluators.sandbox import SandboxResult, get_pool, run_python
 
 TIMEOUT = 3.0

@@ -7,8 +7,9 @@ import os
 import signal
 import time
 
-from evalcore.evaluators._sandbox import SandboxPool, _cost_key, _to_result
-from evalcore.evaluators._sandbox.testside import compile_check_job as _compile_check_job
+from evalcore.sandbox import SandboxPool
+from evalcore.sandbox.pool import _cost_key, _to_result
+from evalcore.sandbox.testside import compile_check_job as _compile_check_job
 
 PROMPT = "def add(a, b):\n    '''a + b'''\n"
 TEST = "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(-1, 1) == 0\n"
@@ -216,7 +217,7 @@ def test_without_namespaces_the_hook_confines_signals_and_programs() -> None:
     # os.kill(-1, 9) or `kill -9 -1` from reaching the user's other processes.
     import pytest
 
-    from evalcore.evaluators._sandbox.candidate import _BLOCKED_ALWAYS, _make_audit_hook
+    from evalcore.sandbox.candidate import _BLOCKED_ALWAYS, _make_audit_hook
 
     group = os.getpgid(0)
     hook = _make_audit_hook(_BLOCKED_ALWAYS, False, group)
@@ -289,7 +290,7 @@ def test_each_worker_is_pinned_to_a_cpu_of_its_own_with_its_zygotes_and_samples(
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         pytest.skip("needs two CPUs")
-    from evalcore.evaluators._sandbox import default_workers
+    from evalcore.sandbox import default_workers
 
     assert default_workers() == min(16, len(cpus))
     pool = SandboxPool(2)
@@ -315,7 +316,7 @@ def test_each_worker_is_pinned_to_a_cpu_of_its_own_with_its_zygotes_and_samples(
 
 
 def test_prompt_and_test_compiled_by_the_parent_give_the_same_verdicts() -> None:
-    from evalcore.evaluators._sandbox.testside import _PARENT_CODE, attach_shared_code as _attach_shared_code
+    from evalcore.sandbox.testside import _PARENT_CODE, attach_shared_code as _attach_shared_code
 
     job = _attach_shared_code(_job())
     assert isinstance(job["_prompt_code"], bytes) and isinstance(job["_test_code"], bytes)
@@ -339,7 +340,7 @@ def test_compiling_for_the_workers_survives_another_thread_clearing_the_cache(mo
     may clear the shared cache (it is bounded) between another's store and its use."""
     import marshal
 
-    from evalcore.evaluators._sandbox import testside
+    from evalcore.sandbox import testside
 
     class ClearedByAnotherThread(dict):
         def __setitem__(self, key, value):  # type: ignore[no-untyped-def]
@@ -426,7 +427,7 @@ def test_zygote_protocol_answers_a_fork_only_at_the_reap_with_namespaces() -> No
     import socket
     import struct
 
-    from evalcore.evaluators._sandbox.zygote import _zygote_loop
+    from evalcore.sandbox.zygote import _zygote_loop
 
     class Lib:
         def __init__(self, fail: bool) -> None:
@@ -496,18 +497,18 @@ def test_zygotes_do_not_carry_the_workers_start_up_garbage(tmp_path, monkeypatch
 
     import pytest
 
-    from evalcore.evaluators._sandbox import pool as pool_module
+    from evalcore.sandbox import pool as pool_module
 
     package = os.path.dirname(pool_module.__file__)
 
     def zygote_anon_kb(directory, compile_first: bool) -> int:  # type: ignore[no-untyped-def]
         directory.mkdir()
-        shutil.copytree(package, directory / "_sandbox", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(package, directory / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
         if compile_first:
-            compileall.compile_dir(str(directory / "_sandbox"), quiet=1)
+            compileall.compile_dir(str(directory / "sandbox"), quiet=1)
         boot = (
             f"import sys; sys.dont_write_bytecode = True; sys.path.insert(0, {str(directory)!r}); "
-            "import _sandbox.worker; del sys.path[0]; _sandbox.worker._worker_main()"
+            "import sandbox.worker; del sys.path[0]; sandbox.worker._worker_main()"
         )
         monkeypatch.setattr(pool_module, "_WORKER_BOOT", boot)
         pool = SandboxPool(1)
@@ -521,7 +522,7 @@ def test_zygotes_do_not_carry_the_workers_start_up_garbage(tmp_path, monkeypatch
                 pytest.skip("the zygotes are not dumpable and this user cannot read their memory map")
         finally:
             pool.close()
-        assert bool(list(directory.glob("_sandbox/__pycache__/*"))) == compile_first
+        assert bool(list(directory.glob("sandbox/__pycache__/*"))) == compile_first
         return kb
 
     from_pyc = zygote_anon_kb(tmp_path / "pyc", True)
@@ -532,7 +533,7 @@ def test_zygotes_do_not_carry_the_workers_start_up_garbage(tmp_path, monkeypatch
 def test_the_zygotes_plain_libc_calls_report_errno() -> None:
     import errno
 
-    from evalcore.evaluators._sandbox.linux import CLONE_NEWPID as _CLONE_NEWPID, Libc as _Libc
+    from evalcore.sandbox.linux import CLONE_NEWPID as _CLONE_NEWPID, Libc as _Libc
 
     libc = _Libc()
     assert libc.raw.setns(-1, _CLONE_NEWPID) == -1
@@ -541,7 +542,7 @@ def test_the_zygotes_plain_libc_calls_report_errno() -> None:
 
 def test_replies_come_back_in_order_and_none_waits_behind_a_slow_sample() -> None:
     # The worker sends replies a few at a time; a batch is never held while a slow sample runs.
-    from evalcore.evaluators._sandbox import _WorkerHandle
+    from evalcore.sandbox.pool import _WorkerHandle
 
     fast = {"mode": "script", "source": "print('fast')\n", "timeout_s": 5.0}
     slow = {"mode": "script", "source": "import time\ntime.sleep(1.0)\nprint('slow')\n", "timeout_s": 5.0}
@@ -570,11 +571,11 @@ def test_programs_that_import_nothing_fork_from_the_lean_zygote() -> None:
 
     import pytest
 
-    from evalcore.evaluators._sandbox import pool as pool_module
-    from evalcore.evaluators._sandbox.testside import program_imports
+    from evalcore.sandbox import pool as pool_module
+    from evalcore.sandbox.testside import program_imports
 
     here = os.path.dirname(os.path.dirname(pool_module.__file__))
-    probe_import = f"import sys; sys.path.insert(0, {here!r}); import _sandbox.worker; print('typing' in sys.modules)"
+    probe_import = f"import sys; sys.path.insert(0, {here!r}); import sandbox.worker; print('typing' in sys.modules)"
     out = subprocess.run([sys.executable, "-I", "-S", "-c", probe_import], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # the package itself does not import typing
 
@@ -622,7 +623,7 @@ def test_the_lean_zygote_carries_no_enum_re_or_json() -> None:
 def test_the_rehearsal_leaves_no_candidate_module_and_no_descriptor() -> None:
     import sys
 
-    from evalcore.evaluators._sandbox import candidate
+    from evalcore.sandbox import candidate
 
     before = sorted(os.listdir("/proc/self/fd"))
     candidate.rehearse(rounds=2)
@@ -635,8 +636,8 @@ def test_the_candidate_loop_ends_through_the_exit_it_is_given() -> None:
     # replies are the framed answers a worker reads.
     import marshal
 
-    from evalcore.evaluators._sandbox import candidate
-    from evalcore.evaluators._sandbox.framing import CALL, RAISE, RETURN, decode, frame
+    from evalcore.sandbox import candidate
+    from evalcore.sandbox.framing import CALL, RAISE, RETURN, decode, frame
 
     class Exited(Exception):
         pass
@@ -674,7 +675,7 @@ def test_the_candidate_loop_ends_through_the_exit_it_is_given() -> None:
 def test_a_prompt_or_test_sent_compiled_is_loaded_once_per_worker() -> None:
     import marshal
 
-    from evalcore.evaluators._sandbox import testside
+    from evalcore.sandbox import testside
 
     blob = marshal.dumps(compile("def check(candidate):\n    assert candidate() == 1\n", "<test>", "exec"))
     job = {"mode": "check", "_test_code": blob, "test": "def check(candidate):\n    assert candidate() == 1\n"}

@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent(
     """
     import json, os, subprocess, sys
     sys.path.insert(0, sys.argv[1])
-    from _sandbox.scratch import Scratch  # before /tmp is covered (the project may lie below it)
+    from sandbox.scratch import Scratch  # before /tmp is covered (the project may lie below it)
 
     # Everything below happens in this private mount namespace: fresh tmpfs over the scratch dirs.
     for d in ("/tmp", "/var/tmp", "/dev/shm"):
@@ -65,7 +65,7 @@ def _in_private_mount_namespace(script_text: str, tmp_path: Path) -> dict:
     script.write_text(script_text)
     out = subprocess.run(
         ["unshare", "--mount", "--propagation", "private", sys.executable, str(script),
-         str(ROOT / "evalcore" / "evaluators")],
+         str(ROOT / "evalcore")],
         capture_output=True, text=True, timeout=120,
     )
     if out.returncode != 0 and "unshare failed" in out.stderr:
@@ -91,7 +91,7 @@ SKIP_SCRIPT = textwrap.dedent(
     """
     import json, os, subprocess, sys
     sys.path.insert(0, sys.argv[1])
-    from _sandbox.scratch import Scratch
+    from sandbox.scratch import Scratch
 
     for d in ("/tmp", "/var/tmp", "/dev/shm"):
         subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)

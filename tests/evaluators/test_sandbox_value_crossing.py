@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from evalcore.evaluators import CodeSample, evaluate_code_batch
-from evalcore.evaluators._sandbox import run_jobs
+from evalcore.sandbox import run_jobs
 
 
 def _job(completion: str, test: str, prompt: str = "", entry: str = "probe", timeout_s: float = 20.0) -> dict:

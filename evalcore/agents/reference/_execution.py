@@ -19,10 +19,8 @@ class ToolRun:
 
 
 def _run_python() -> Any:
-    try:
-        from evalcore.evaluators.sandbox import run_python
-    except ImportError:  # the public module re-exports the private implementation
-        from evalcore.evaluators import run_python
+    from evalcore.sandbox import run_python
+
     return run_python
 
 

@@ -1,6 +1,6 @@
 """The worker process: sets up isolation once, forks zygotes, runs samples, decides verdicts.
 
-A worker (``python -I -S -c "import _sandbox.worker ..."``, see :mod:`.pool`) imports only this
+A worker (``python -I -S -c "import sandbox.worker ..."``, see :mod:`.pool`) imports only this
 package and the standard library, and at import time only modules that register no fork
 handlers (threading, random, tempfile, subprocess and queue do, and would run in every forked
 sample). It never executes untrusted code and never forks a sample itself: its *zygotes*

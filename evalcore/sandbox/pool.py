@@ -17,13 +17,12 @@ import sys
 import _thread
 
 from .framing import DEFAULT_MAX_OUTPUT, recv as _recv, send as _send
+from .jobs import SandboxJob, SandboxResult
 from .testside import attach_shared_code as _attach_shared_code
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Sequence
-
-    SandboxResult = Any
 
 _SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Jobs handed to a worker ahead: it never waits for the parent between samples, and compiles
@@ -32,62 +31,16 @@ _IN_FLIGHT = 5
 _IN_FLIGHT_TAIL = 2
 
 
-def _define_result_class() -> type:
-    # Defined on first use: the worker processes never need it (nor the dataclasses import).
-    from dataclasses import dataclass, field
-
-    @dataclass
-    class SandboxResult:
-        """Outcome of one sandboxed program.
-
-        Attributes:
-            completed: True only if the program ran to its end (``run_python``) or ``check``
-                returned normally (``check`` mode), proven through the per-run nonce.
-            timed_out: The wall-clock timeout fired and everything the program started was killed.
-            returncode: Exit status of the program's process (negative: killed by that signal).
-            stdout: Captured standard output (truncated to the output limit).
-            stderr: Captured standard error (truncated).
-            duration_s: Wall-clock seconds from fork to the end of the process.
-            reason: Why the program did not complete (exception, exit, timeout), or None.
-            isolation: What the sandbox isolated on this machine (see module docstring).
-        """
-
-        completed: bool
-        timed_out: bool
-        returncode: int | None
-        stdout: str
-        stderr: str
-        duration_s: float
-        reason: str | None = None
-        isolation: dict[str, Any] = field(default_factory=dict)
-
-    SandboxResult.__qualname__ = "SandboxResult"
-    return SandboxResult
-
-
-def _result_class() -> type:
-    cls = globals().get("SandboxResult")
-    if cls is None:
-        cls = globals()["SandboxResult"] = _define_result_class()
-    return cls
-
-
-def __getattr__(name: str) -> Any:
-    if name == "SandboxResult":
-        return _result_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-
 class _WorkerDied(RuntimeError):
     pass
 
 
 # Imported as a module (not run as a script) so that its cached bytecode is used; the package
-# is imported as the top-level ``_sandbox`` (evalcore's own __init__ modules are not loaded).
+# is imported as the top-level ``sandbox`` from evalcore's folder, which is on the worker's path
+# only for that import (evalcore's own __init__ modules, the parent's side, are not loaded).
 _WORKER_BOOT = (
-    "import sys; sys.path.insert(0, {here!r}); import _sandbox.worker; del sys.path[0]; "
-    "_sandbox.worker._worker_main()"
+    "import sys; sys.path.insert(0, {here!r}); import sandbox.worker; del sys.path[0]; "
+    "sandbox.worker._worker_main()"
 ).format(here=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -98,7 +51,7 @@ def answer_key_paths() -> list[str]:
     import importlib.util
 
     paths = []
-    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../evalcore
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../evalcore
     root = os.path.dirname(package)
     paths.append(root if os.path.exists(os.path.join(root, "pyproject.toml")) else package)
     try:
@@ -714,7 +667,6 @@ def isolation_text(info: dict[str, Any] | None = None) -> str:
 
 
 def _to_result(reply: dict) -> SandboxResult:
-    SandboxResult = _result_class()  # noqa: N806
     if "error" in reply:
         return SandboxResult(False, False, None, "", "", 0.0, reply["error"], reply.get("isolation", {}))
     return SandboxResult(
@@ -729,8 +681,9 @@ def _to_result(reply: dict) -> SandboxResult:
     )
 
 
-def run_jobs(jobs: Sequence[dict], workers: int | None = None) -> list[SandboxResult]:
-    """Run prepared jobs (``mode`` ``"script"`` or ``"check"``) on the warm pool."""
+def run_jobs(jobs: Sequence[SandboxJob], workers: int | None = None) -> list[SandboxResult]:
+    """Run prepared jobs (``mode`` ``"script"`` or ``"check"``, see :class:`SandboxJob`) on the
+    warm pool; one :class:`SandboxResult` per job, in order."""
     pool = get_pool(workers)
     return [_to_result(r) for r in pool.map(list(jobs), workers)]
 
@@ -759,7 +712,7 @@ def run_python(
     Returns:
         The :class:`SandboxResult`.
     """
-    job = {
+    job: SandboxJob = {
         "mode": "script",
         "source": source,
         "timeout_s": float(timeout_s),
