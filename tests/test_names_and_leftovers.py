@@ -53,21 +53,42 @@ def test_no_code_or_doc_imports_the_old_suites_package() -> None:
 def test_params_holds_no_copy_of_the_packaged_prompt_templates() -> None:
     packaged = {p.name: p.read_bytes() for p in (PACKAGE / "runs" / "templates").glob("*.yaml")}
     assert set(packaged) >= {"gsm8k.yaml", "mmlu.yaml", "humaneval.yaml"}
-    copies = [str(p.relative_to(ROOT)) for p in (ROOT / "params").rglob("*.yaml")
-              if packaged.get(p.name) == p.read_bytes()]
+    copies = [
+        str(p.relative_to(ROOT)) for p in (ROOT / "params").rglob("*.yaml") if packaged.get(p.name) == p.read_bytes()
+    ]
     assert copies == []
 
 
-@pytest.mark.parametrize("module, name", [
-    ("evalcore.imports._common", "package_version"),
-    ("evalcore.reporting._compare_views", "load_item_scores"),
-    ("evalcore.reporting._compare_views", "run_label"),
-])
+@pytest.mark.parametrize(
+    "module, name",
+    [
+        ("evalcore.imports._common", "package_version"),
+        ("evalcore.reporting._compare_views", "load_item_scores"),
+        ("evalcore.reporting._compare_views", "run_label"),
+    ],
+)
 def test_dead_helpers_are_gone(module: str, name: str) -> None:
     assert not hasattr(importlib.import_module(module), name)
 
 
 def test_test_files_say_what_they_test_not_when_they_were_written() -> None:
-    dated = [str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
-             if re.search(r"audit\d*\.py$|audit\d|round_two|_v\d+\.py$", p.name)]
+    dated = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "tests").rglob("test_*.py")
+        if re.search(r"audit\d*\.py$|audit\d|round_two|_v\d+\.py$", p.name)
+    ]
     assert dated == []
+
+
+@pytest.mark.parametrize("name", ["pass_at_k_table", "format_comparison"])
+def test_one_definition_of_each_shared_helper(name: str) -> None:
+    assert len(_definitions(name)) == 1, _definitions(name)
+
+
+def test_the_one_definitions_are_where_callers_import_them_from() -> None:
+    import evalcore.benchmarks
+    import evalcore.imports
+    import evalcore.runs
+
+    assert evalcore.runs.pass_at_k_table is evalcore.benchmarks.pass_at_k_table
+    assert evalcore.imports.format_comparison.__module__ == "evalcore.imports._compare"

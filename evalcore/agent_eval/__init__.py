@@ -38,7 +38,7 @@ _EXPORTS = {
         "figure_category_scores", "figure_category_tests", "figure_performance", "figure_test_distribution",
         "load_results", "render_html", "save_results", "write_outputs",
     ),
-    "evalcore.agent_eval._compare": ("compare_results", "format_comparison"),
+    "evalcore.agent_eval._compare": ("compare_results", "format_agent_eval_comparison"),
     "evalcore.agent_eval._sweep": ("SweepResult", "parse_thresholds", "threshold_sweep"),
     "evalcore.agent_eval._oracle": ("FailingAgent", "HonestAgent", "OracleAgent", "WrongAgent", "perturb"),
     "evalcore.agent_eval._self_test": ("run_self_test",),

@@ -124,10 +124,10 @@ def _agent_eval(args: argparse.Namespace) -> int:
 
         check_output_dir(args.output_dir, field="--output-dir")
     if args.compare:
-        from evalcore.agent_eval import compare_results, format_comparison
+        from evalcore.agent_eval import compare_results, format_agent_eval_comparison
 
         cmp = compare_results(args.compare[0], args.compare[1])
-        print(format_comparison(cmp))
+        print(format_agent_eval_comparison(cmp))
         if not args.no_save:
             from evalcore._io import write_bytes_atomic
 

@@ -167,7 +167,7 @@ def compare_results(a: Any, b: Any, *, drop_threshold: float = 0.10, n_resamples
     })
 
 
-def format_comparison(cmp: dict[str, Any]) -> str:
+def format_agent_eval_comparison(cmp: dict[str, Any]) -> str:
     """Plain-text summary of :func:`compare_results` for the terminal."""
     lines = [f"A: {cmp['a']['agent']}  B: {cmp['b']['agent']}",
              f"overall  {cmp['overall']['a']:.3f} -> {cmp['overall']['b']:.3f} ({cmp['overall']['delta']:+.3f})"

@@ -106,7 +106,7 @@ def pass_at_k_table(records: Sequence[Mapping[str, Any]],
     ``pass@k = mean over tasks of 1 - C(n - c, k) / C(n, k)`` (Chen et al., 2021), with n
     samples and c passing samples of the task (``scores["passed"]``; a sample without it
     failed), tasks in order of first appearance. The one pass@k table: ``results.json`` and
-    the benchmark views (:func:`evalcore.reporting.pass_at_k_table`) both come from it
+    the benchmark views (:func:`evalcore.reporting.pass_at_k_frame`) both come from it
     (re-exported as :func:`evalcore.runs.pass_at_k_table`).
 
     Args:

@@ -17,7 +17,7 @@ _EXPORTS = {
     "evalcore.imports._common": ("content_key", "import_batch", "normalise_question",
                                  "score_value"),
     "evalcore.imports._compare": (
-        "Alignment", "Comparison", "align_runs", "aligned_scores", "compare_sources",
+        "Alignment", "Comparison", "align_runs", "aligned_scores", "compare_series", "compare_sources",
         "format_comparison", "load_runs", "write_comparison",
     ),
     "evalcore.imports._inspect": ("import_inspect",),

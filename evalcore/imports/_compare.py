@@ -6,7 +6,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from evalcore._io import to_json_native
 from evalcore.errors import EvalcoreError
@@ -217,9 +217,9 @@ def aligned_scores(
 ) -> dict[str, Any]:
     """Label → per-item scores keyed so that the same item has the same key in every run.
 
-    What ``notebooks/compare.ipynb`` reads: the keys are item ids when all runs share an id
-    scheme, else normalised question hashes (:func:`align_runs`); the series feed
-    :func:`evalcore.reporting.compare_runs` and friends unchanged.
+    The alignment of :func:`compare_sources` without the tests: the keys are item ids when all
+    runs share an id scheme, else normalised question hashes (:func:`align_runs`); the series
+    feed :func:`evalcore.reporting.compare_runs` and friends unchanged.
 
     Args:
         paths: Two or more run directories or logs.
@@ -281,9 +281,7 @@ def compare_sources(
             malformed log.
     """
     import numpy as np
-    import pandas as pd
 
-    from evalcore.stats import compare_many
 
     # the logs' runs are put in place only when the comparison succeeds: a malformed later log,
     # runs sharing no items or scoring different tasks leave nothing in import_dir
@@ -297,14 +295,10 @@ def compare_sources(
                 raise EvalcoreError(f"no run records the metadata field {cluster!r} for its "
                                     "items", field="cluster")
             extra["clusters"] = alignment.clusters
-        table = compare_many(alignment.series, correction=correction, alpha=alpha,
-                             align="intersection", n_resamples=n_resamples, seed=seed, **extra)
+        table = compare_series(alignment.series, correction=correction, alpha=alpha,
+                               n_resamples=n_resamples, seed=seed, **extra)
     if batch.committed:
         dirs, runs = _placed(batch, dirs, runs)
-    for col in TABLE_COLUMNS:
-        if col not in table:
-            table[col] = np.nan
-    table = table[TABLE_COLUMNS + [c for c in table.columns if c not in TABLE_COLUMNS]]
     infos = []
     for r, d in zip(runs, dirs):
         s = alignment.series[r.label]
@@ -314,8 +308,50 @@ def compare_sources(
                       "mean_on_shared": float(s.loc[alignment.shared].mean())
                       if alignment.shared else None,
                       "reported_by_harness": r.reported})
-    return Comparison(runs=infos, alignment=alignment, table=pd.DataFrame(table),
+    return Comparison(runs=infos, alignment=alignment, table=table,
                       correction=correction, alpha=alpha, cluster=cluster)
+
+
+def compare_series(
+    series: Mapping[str, Any],
+    *,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    clusters: Mapping[Any, Any] | None = None,
+) -> Any:
+    """Every pair of aligned per-item scores compared: the one comparison table.
+
+    ``evalcore compare`` (:func:`compare_sources`), ``notebooks/compare.ipynb`` and
+    :func:`evalcore.reporting.compare_runs` all get their rows here: every pair through
+    :func:`evalcore.stats.compare_many` on the items the pair shares, p-values corrected
+    across pairs, columns :data:`TABLE_COLUMNS` first (``NaN`` where a test has none).
+
+    Args:
+        series: Label → per-item scores (pandas Series keyed by the alignment key).
+        correction: ``holm``, ``bh`` or ``none``.
+        alpha: Significance level.
+        n_resamples: Bootstrap resamples.
+        seed: Resampling seed.
+        clusters: Alignment key → cluster label, for the clustered test and interval.
+
+    Returns:
+        A DataFrame, one row per pair.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from evalcore.stats import compare_many
+
+    extra = {"clusters": dict(clusters)} if clusters is not None else {}
+    table = pd.DataFrame(compare_many(dict(series), correction=correction, alpha=alpha,
+                                      align="intersection", n_resamples=n_resamples, seed=seed,
+                                      **extra))
+    for col in TABLE_COLUMNS:
+        if col not in table:
+            table[col] = np.nan
+    return table[TABLE_COLUMNS + [c for c in table.columns if c not in TABLE_COLUMNS]]
 
 
 def _fmt(v: Any, digits: int = 3) -> str:

@@ -19,7 +19,7 @@ _EXPORTS = {
     "evalcore.reporting._agent_views": ("combine_agent_results",),
     "evalcore.reporting._benchmark_views": (
         "CODE_COLUMNS", "accuracy_table", "audit_examples", "benchmark_records", "extraction_audit", "extraction_methods",
-        "latency_cost_figure", "latency_cost_notes", "pass_at_k_table", "pass_fail_figure",
+        "latency_cost_figure", "latency_cost_notes", "pass_at_k_frame", "pass_fail_figure",
         "pass_fail_grid", "pass_fail_table",
         "run_overview", "sample_table", "samples_frame", "subject_figure", "subject_table",
         "usage_summary",

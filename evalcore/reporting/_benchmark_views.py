@@ -27,7 +27,7 @@ __all__ = [
     "latency_cost_figure",
     "latency_cost_notes",
     "load_benchmark_run",
-    "pass_at_k_table",
+    "pass_at_k_frame",
     "pass_fail_figure",
     "pass_fail_grid",
     "pass_fail_table",
@@ -365,7 +365,7 @@ def subject_figure(table: pd.DataFrame) -> Any:
     return fig
 
 
-def pass_at_k_table(frame: pd.DataFrame, ks: Sequence[int] = (1, 5, 10)) -> pd.DataFrame:
+def pass_at_k_frame(frame: pd.DataFrame, ks: Sequence[int] = (1, 5, 10)) -> pd.DataFrame:
     """Unbiased pass@k over items (HumanEval), for each k ≤ samples per item, as a table.
 
     The numbers are the run summary's (:func:`evalcore.runs.pass_at_k_table`, as in
@@ -752,7 +752,7 @@ def benchmark_records(run: Any, frame: pd.DataFrame, extraction: str = "flexible
     }
     if "pass@1" in acc.index:
         out["accuracy"] = ci("pass@1")
-        table = pass_at_k_table(frame)
+        table = pass_at_k_frame(frame)
         out["pass_at_k"] = {str(int(k)): float(v) for k, v in zip(table["k"], table["pass_at_k"])}
     else:
         out["accuracy"] = ci("flexible")

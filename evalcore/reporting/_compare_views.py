@@ -66,7 +66,7 @@ def shared_items(series: Mapping[str, pd.Series]) -> pd.DataFrame:
 
 
 def compare_runs(
-    series: Mapping[str, pd.Series],
+    runs: Any,
     *,
     correction: str = "holm",
     alpha: float = 0.05,
@@ -75,26 +75,33 @@ def compare_runs(
 ) -> pd.DataFrame:
     """Every pair of runs compared on their shared items, p-values corrected across pairs.
 
-    Uses :func:`evalcore.stats.compare_many` (McNemar and a paired-bootstrap interval for
-    binary scores; paired t with Wilcoxon and bootstrap alongside for continuous scores).
+    The rows are ``evalcore compare``'s: a :class:`evalcore.imports.Comparison` (what
+    :func:`evalcore.imports.compare_sources` returns, as ``notebooks/compare.ipynb`` and the CLI
+    call it) gives its table as it is, the other keyword arguments unused; label → per-item
+    scores go through the same :func:`evalcore.imports.compare_series` (McNemar and a
+    paired-bootstrap interval for binary scores; paired t with Wilcoxon and bootstrap alongside
+    for continuous scores).
 
     Args:
-        series: Label → per-item scores.
+        runs: A :class:`evalcore.imports.Comparison`, or label → per-item scores.
         correction: ``"holm"``, ``"bh"`` or ``"none"``.
         alpha: Significance level.
         n_resamples: Bootstrap resamples.
         seed: Resampling seed.
 
     Returns:
-        One row per pair (columns of ``ComparisonResult.to_dict``) and ``note``: when every
+        One row per pair (columns of ``evalcore compare``'s table) and ``note``: when every
         shared item has the same score in both runs the paired interval collapses to a point
         (``0.0 – 0.0``); the note says so and that it does not show the runs are equal (the
         minimum detectable difference of :func:`power_table` says what these items can see).
     """
-    from evalcore.stats import compare_many
+    from evalcore.imports._compare import Comparison, compare_series
 
-    table = compare_many(dict(series), correction=correction, alpha=alpha, align="intersection",
-                         n_resamples=n_resamples, seed=seed)
+    if isinstance(runs, Comparison):
+        table = runs.table.copy()
+    else:
+        table = compare_series(runs, correction=correction, alpha=alpha, n_resamples=n_resamples,
+                               seed=seed)
     notes = []
     for _, row in table.iterrows():
         lo, hi = row.get("ci_low"), row.get("ci_high")

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from evalcore.evaluators import pass_at_k
-from evalcore.reporting import pass_at_k_table, samples_frame
+from evalcore.reporting import pass_at_k_frame, samples_frame
 from evalcore.runs import summarize
 
 MC_TEMPLATE = "About {subject}.\n\n{question}\n{choices_text}\n\nReply with the letter."
@@ -40,7 +40,7 @@ def test_pass_at_k_view_gives_the_numbers_of_results_json_exactly():
     assert in_run_order != float(np.mean([per_task[i] for i in sorted(per_task)]))  # the input is tricky
 
     results = summarize(samples, "humaneval", epochs=5)
-    table = pass_at_k_table(samples_frame(SimpleNamespace(samples=samples, config={}))).set_index("k")
+    table = pass_at_k_frame(samples_frame(SimpleNamespace(samples=samples, config={}))).set_index("k")
     assert results["pass_at_k"]["pass@1"] == table.loc[1, "pass_at_k"] == in_run_order
     assert results["pass_at_k"]["pass@5"] == table.loc[5, "pass_at_k"] == 1.0
     assert list(table.index) == [1, 5] and table.loc[1, "n_items"] == 3 and table.loc[1, "samples_per_item"] == 5

