@@ -8,7 +8,6 @@ from typing import Any
 
 from evalcore.errors import EvalcoreError
 
-
 #: The longest timeout accepted anywhere (seconds): a week. Longer ones are a typo, and the
 #: operating system's waits overflow on ``inf`` or values near 1e10 s.
 MAX_TIMEOUT_S = 7 * 24 * 3600.0

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 __all__ = ["lazy_exports"]
 

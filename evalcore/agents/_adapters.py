@@ -6,8 +6,9 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore.agents._protocol import Agent, AgentResponse, ToolRegistry
 from evalcore.errors import EvalcoreError

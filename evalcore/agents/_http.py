@@ -35,7 +35,6 @@ import httpx
 from evalcore.agents._protocol import Agent, AgentResponse, StepRecord, ToolMatch
 from evalcore.errors import EvalcoreError
 
-
 # ------------------------------------------------------------------------------ the wire
 MAX_REPLY_BYTES = 16 * 2**20
 """Default cap on one reply of an agent, counted after decompression (16 MiB)."""
@@ -561,7 +560,7 @@ class AgentServer:
         self._server.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "AgentServer":
+    def __enter__(self) -> AgentServer:
         return self
 
     def __exit__(self, *exc: object) -> None:

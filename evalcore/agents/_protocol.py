@@ -56,7 +56,7 @@ class AgentResponse:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "AgentResponse":
+    def from_dict(cls, d: dict[str, Any]) -> AgentResponse:
         d = dict(d)
         d["steps"] = [StepRecord(**s) for s in d.get("steps") or []]
         known = {f for f in cls.__dataclass_fields__}

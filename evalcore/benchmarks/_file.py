@@ -36,12 +36,16 @@ import hashlib
 import json
 import re
 import string
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from string import Formatter
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalcore.benchmarks._scoring import (
-    CodeExecutionScoring, ExactMatchScoring, by_subject, parse_failure_extras,
+    CodeExecutionScoring,
+    ExactMatchScoring,
+    by_subject,
+    parse_failure_extras,
 )
 from evalcore.errors import EvalcoreError
 
@@ -334,9 +338,8 @@ class _Exact:
 
         reply = after_reasoning(text or "")
         if self.pattern is not None:
-            last = None
-            for last in self.pattern.finditer(reply):
-                pass
+            matches = list(self.pattern.finditer(reply))
+            last = matches[-1] if matches else None
             if last is None:
                 return None, "none"
             value = last.group(1) if self.pattern.groups else last.group(0)

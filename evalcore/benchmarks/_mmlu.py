@@ -7,7 +7,8 @@ Loading (``cais/mmlu`` "all", the original per-subject CSVs, the shipped sample)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalcore.benchmarks._builtin import BuiltinBenchmark
 from evalcore.benchmarks._scoring import ExactMatchScoring, by_subject, parse_failure_extras

@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from evalcore._io import open_text, read_jsonl
 from evalcore.errors import EvalcoreError

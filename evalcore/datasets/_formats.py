@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from evalcore.datasets._common import open_text, read_jsonl, require_str, stable_hash, unique_ids
 from evalcore.datasets._item import Item

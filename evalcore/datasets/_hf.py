@@ -13,8 +13,9 @@ import os
 import socket
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from evalcore.errors import EvalcoreError
 

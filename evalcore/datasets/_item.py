@@ -35,7 +35,7 @@ class Item:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Item":
+    def from_dict(cls, d: dict[str, Any]) -> Item:
         """Build an Item from :meth:`to_dict` output."""
         return cls(
             id=d["id"],

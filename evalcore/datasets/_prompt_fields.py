@@ -10,9 +10,10 @@ from) and the question read back from a recorded request (:func:`prompt_question
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from string import Formatter
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from evalcore.datasets._references import LETTERS
 

@@ -30,7 +30,8 @@ never count. GSM8K answers are compared numerically (``72 == 72.0 == "72.00" == 
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from evalcore.datasets import (  # the reference and number names are re-exported below
     canonical_number,

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 from evalcore.datasets import NUMBER_RE, canonical_number, number_from_match
 from evalcore.evaluators._reasoning import after_reasoning

@@ -15,12 +15,12 @@ from evalcore.datasets import (
     number_from_match,
 )
 from evalcore.evaluators._extract_common import (
-    Extraction,
-    _Declared,
     _MAX_VALUE,
     _NONE,
+    Extraction,
     _boxed_spans,
     _clean_latex,
+    _Declared,
     _field_declarations,
     _first_number,
     _hypothetical,
@@ -30,7 +30,6 @@ from evalcore.evaluators._extract_common import (
     _resolve,
     retraction_re,
 )
-
 
 _HASH_RE = re.compile(r"####[ \t]*(?:\*\*)?[ \t]*(?P<body>[^\n]*)")
 # "#### 1. Eggs left", "#### 2) Money": a numbered markdown heading, not a "####" answer

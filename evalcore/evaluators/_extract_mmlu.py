@@ -7,16 +7,16 @@ See :mod:`._exact_match` for the rules in order; shared parts are in :mod:`._ext
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from evalcore.datasets import LETTERS
 from evalcore.evaluators._extract_common import (
-    Extraction,
-    _Declared,
     _HEDGED,
     _MAX_VALUE,
     _NONE,
+    Extraction,
     _boxed_spans,
+    _Declared,
     _field_declarations,
     _hypothetical,
     _readable,
@@ -27,7 +27,6 @@ from evalcore.evaluators._extract_mmlu_mentions import (  # the letters a reply 
     _CONCLUSION_AFTER,
     _CONCLUSION_BEFORE,
     _LETTER_END,
-    _Mention,
     _NEGATED_AFTER,
     _TABLE_YES,
     _article,
@@ -35,9 +34,9 @@ from evalcore.evaluators._extract_mmlu_mentions import (  # the letters a reply 
     _enumeration_labels,
     _letter_mentions,
     _line_verdict,
+    _Mention,
     _norm_text,
 )
-
 
 # an answer letter: upper case standing alone, or lower case only where it cannot be a word
 # ("answer: c", "answer is (c)"), so "the answer is a prime number" is not "A"
@@ -296,9 +295,8 @@ def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: 
         if c and norm == c:
             return Extraction(LETTERS[i], "option_text")
     # "the answer is <option text>"
-    m = None
-    for m in re.finditer(r"(?:answer|option|choice)\s*(?:is|would\s+be|=|:)\s*", text, re.IGNORECASE):
-        pass
+    said = list(re.finditer(r"(?:answer|option|choice)\s*(?:is|would\s+be|=|:)\s*", text, re.IGNORECASE))
+    m = said[-1] if said else None
     if m is not None:
         tail = _norm_text(re.split(r"[.\n]", text[m.end() :] + ".", maxsplit=1)[0])
         from rapidfuzz import fuzz

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from evalcore.datasets import LETTERS
 from evalcore.evaluators._extract_common import _MAX_VALUE, _hypothetical, _line_start

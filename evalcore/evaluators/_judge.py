@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators._reasoning import after_reasoning

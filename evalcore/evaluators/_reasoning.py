@@ -22,9 +22,8 @@ def after_reasoning(text: str) -> str:
         return text
     opened = _OPENS.match(text)
     ends = re.compile(rf"</{opened.group('tag')}>", re.IGNORECASE) if opened else _ENDS_LINE
-    last = None
-    for last in ends.finditer(text):
-        pass
+    matches = list(ends.finditer(text))
+    last = matches[-1] if matches else None
     if last is None or not text[last.end() :].strip():
         return text
     return text[last.end() :]

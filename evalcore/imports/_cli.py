@@ -31,11 +31,10 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from evalcore._io import check_output_dir
     from evalcore._runstore import load_run
     from evalcore.imports import import_log
     from evalcore.imports._common import import_batch
-
-    from evalcore._io import check_output_dir
 
     check_output_dir(args.run_dir, field="--run-dir")
     # all the logs or none: a malformed later log leaves no run of an earlier one behind

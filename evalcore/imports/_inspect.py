@@ -6,8 +6,9 @@ only when a log is read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.imports._common import (

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.imports._common import (

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.imports._common import content_key, import_batch, question_of, write_run

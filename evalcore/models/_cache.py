@@ -8,11 +8,12 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from evalcore.errors import EvalcoreError
 from evalcore._io import json_text
+from evalcore.errors import EvalcoreError
 from evalcore.models._types import Completion, GenerationParams, Message
 
 CACHE_ENV = "EVALCORE_CACHE"
@@ -161,7 +162,7 @@ class ResponseCache:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> "ResponseCache":
+    def __enter__(self) -> ResponseCache:
         return self
 
     def __exit__(self, *exc: object) -> None:

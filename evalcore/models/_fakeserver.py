@@ -15,9 +15,10 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Sequence
+from typing import Any
 
 Responder = Callable[[Sequence[dict[str, Any]]], str]
 
@@ -117,7 +118,7 @@ class FakeChatServer:
         """Base URL for an OpenAI client (``http://127.0.0.1:PORT/v1``)."""
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "FakeChatServer":
+    def start(self) -> FakeChatServer:
         """Serve in a background thread; returns self."""
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-chat-server",
                                         kwargs={"poll_interval": 0.05}, daemon=True)
@@ -132,7 +133,7 @@ class FakeChatServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeChatServer":
+    def __enter__(self) -> FakeChatServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

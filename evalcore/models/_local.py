@@ -9,8 +9,9 @@ import importlib.util
 import os
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message, Usage

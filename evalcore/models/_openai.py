@@ -8,7 +8,8 @@ import os
 import random
 import time
 import weakref
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -119,7 +120,7 @@ class OpenAICompatibleModel:
         self._api_key = key
         self._rng = random.Random(seed)
         self._price: Price | None = price_for(model, load_pricing(pricing))
-        self._per_loop: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, asyncio.Semaphore]]" = weakref.WeakKeyDictionary()
+        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, asyncio.Semaphore]] = weakref.WeakKeyDictionary()
 
     @property
     def name(self) -> str:
@@ -260,7 +261,7 @@ class OpenAICompatibleModel:
                         return  # no /models route; the chat route may still work
                     if attempt == 2:
                         return  # it answers, if badly; the run's retries take over
-                except (openai.APIConnectionError, asyncio.TimeoutError) as exc:
+                except (TimeoutError, openai.APIConnectionError) as exc:
                     if attempt == 2:
                         raise EvalcoreError(f"cannot reach endpoint {self.base_url}: "
                                             f"{exc.__class__.__name__}: {exc}",

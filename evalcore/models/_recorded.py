@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore.models._cache import request_hash
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Mapping
 
 
 @dataclass(frozen=True)

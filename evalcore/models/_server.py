@@ -9,8 +9,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from evalcore.errors import EvalcoreError
 
@@ -104,7 +104,7 @@ class LocalServer:
         """Model spec for :func:`~evalcore.models.from_spec`."""
         return f"openai-compatible:smollm2@{self.url}"
 
-    def start(self) -> "LocalServer":
+    def start(self) -> LocalServer:
         """Start the server and wait until it answers."""
         try:
             import llama_cpp.server  # noqa: F401  (fail early with a clear message)
@@ -142,7 +142,7 @@ class LocalServer:
                 self.proc.wait(timeout=10)
         self.proc = None
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from typing import Any, Coroutine, TypeVar
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 Message = dict[str, str]
 """A chat message: ``{"role": "system" | "user" | "assistant", "content": str}``."""
@@ -37,7 +38,7 @@ class GenerationParams:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "GenerationParams":
+    def from_dict(cls, d: dict[str, Any]) -> GenerationParams:
         d = dict(d)
         if "stop" in d and d["stop"] is not None:
             d["stop"] = tuple(d["stop"])
@@ -100,7 +101,7 @@ class Completion:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Completion":
+    def from_dict(cls, d: dict[str, Any]) -> Completion:
         err = d.get("error")
         return cls(
             text=d.get("text", ""),

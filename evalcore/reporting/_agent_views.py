@@ -67,7 +67,7 @@ def combine_agent_results(folder: str | os.PathLike[str], *, agent: str, model: 
         if found is None:
             return None, f"no results of the agent_{name} notebook in {base.name}: every category runs here"
         parts[name] = found
-    for name, (path, data) in parts.items():
+    for name, (_path, data) in parts.items():
         cfg = data.get("config") or {}
         got = {"agent": cfg.get("agent"), "model": cfg.get("model"), "threshold": cfg.get("threshold"),
                "seed": (cfg.get("suite") or {}).get("seed")}

@@ -9,10 +9,9 @@ from evalcore._cliargs import seconds, seconds_or_zero
 
 
 def _notebooks_run(args: argparse.Namespace) -> int:
-    from evalcore.reporting._notebooks import run_notebooks
-    from evalcore.reporting._notebook_suite import load_smoke
-
     from evalcore._io import check_output_dir
+    from evalcore.reporting._notebook_suite import load_smoke
+    from evalcore.reporting._notebooks import run_notebooks
 
     check_output_dir(args.output, field="--output")
     smoke = load_smoke(args.smoke) if args.smoke else None

@@ -148,7 +148,7 @@ _PRINT_CSS = (
   else window.addEventListener("load", fit);
 })();
 </script>
-""" % {"page_height": _PAGE_HEIGHT_PX}
+""" % {"page_height": _PAGE_HEIGHT_PX}  # noqa: UP031 (JavaScript: str.format would need every brace doubled)
 )
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 

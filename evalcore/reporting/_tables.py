@@ -144,6 +144,24 @@ def _is_integer_column(col: pd.Series) -> bool:
         np.all(np.asarray(vals, float) == np.round(np.asarray(vals, float))))
 
 
+def _percent_formatter(decimals: int) -> Callable[[Any], str]:
+    """A cell formatter showing a fraction as a percentage with ``decimals`` decimals."""
+
+    def fmt(value: Any) -> str:
+        return NA if _is_missing(value) else f"{100 * float(value):.{decimals}f}%"
+
+    return fmt
+
+
+def _number_formatter(decimals: int, *, tiny: float = 1e-12, whole: bool = True) -> Callable[[Any], str]:
+    """A cell formatter: :func:`format_number` with these settings."""
+
+    def fmt(value: Any) -> str:
+        return format_number(value, decimals, tiny=tiny, whole=whole)
+
+    return fmt
+
+
 def format_table(
     frame: pd.DataFrame,
     *,
@@ -182,8 +200,7 @@ def format_table(
                 f'font-family:monospace;font-size:0.9em">{html.escape(printable_text(str(v)))}</pre>')
             left.append(name)
         elif name in percent:
-            formatters[name] = lambda v, d=max(digits - 2, 1): (
-                NA if _is_missing(v) else f"{100 * float(v):.{d}f}%")
+            formatters[name] = _percent_formatter(max(digits - 2, 1))
         elif pd.api.types.is_bool_dtype(col):
             formatters[name] = _text
         elif pd.api.types.is_numeric_dtype(col):
@@ -191,14 +208,13 @@ def format_table(
             if _is_integer_column(col):
                 formatters[name] = lambda v: format_number(v, 0)
             else:
-                formatters[name] = lambda v, d=_decimals(col, digits), t=tiny: format_number(
-                    v, d, tiny=t, whole=False)
+                formatters[name] = _number_formatter(_decimals(col, digits), tiny=tiny, whole=False)
         else:
             numeric = pd.to_numeric(col, errors="coerce")
             if numeric.notna().sum() == col.notna().sum() and col.notna().any() and not any(
                     isinstance(v, (str, bool, np.bool_)) for v in col if not _is_missing(v)):
                 d = 0 if _is_integer_column(col) else _decimals(numeric, digits)
-                formatters[name] = lambda v, d=d: format_number(v, d)
+                formatters[name] = _number_formatter(d)
             else:
                 formatters[name] = lambda v: (
                     format_number(v, _decimals([v], digits)) if isinstance(

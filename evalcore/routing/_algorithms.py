@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class ReplayEnv:
     def n_arms(self) -> int:
         return int(self.arm_count if self.rewards is None else np.shape(self.rewards)[1])
 
-    def learner_view(self) -> "ReplayEnv":
+    def learner_view(self) -> ReplayEnv:
         """The environment without the outcome matrix (no rewards, no costs), with read-only
         copies of the orders and features: what a learning router is given."""
         def frozen(a: np.ndarray | None) -> np.ndarray | None:
@@ -138,7 +139,12 @@ class Router(ABC):
 
     def update(self, t: int, items: np.ndarray, x: np.ndarray | None, arms: Any,
                rewards: Any) -> None:
-        """Learn from the revealed reward(s) of the chosen arm(s)."""
+        """Learn from the revealed reward(s) of the chosen arm(s).
+
+        The default learns nothing (routers that do not learn, such as the random and fixed ones,
+        keep it); learning routers override it.
+        """
+        return None
 
     def params(self) -> dict[str, Any]:
         """Hyper-parameters (for reports)."""

@@ -14,7 +14,8 @@ on the demo's outcome matrix with the notebook's parameters):
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 _SPREAD = "the central 95% range over the orderings (arrival order, not a confidence interval)"
 

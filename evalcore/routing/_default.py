@@ -11,9 +11,10 @@ runs' fingerprints.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import yaml
 
@@ -132,9 +133,8 @@ def build_default_outcomes(
         The outcome matrix, arms named ``<model>/<strategy>``.
     """
     from evalcore.models import GenerationParams
-    from evalcore.runs import run_benchmark
-
     from evalcore.routing._progress import Progress
+    from evalcore.runs import run_benchmark
 
     model_name = model if isinstance(model, str) else getattr(model, "name", "model")
     run_root = Path(run_dir)

@@ -12,9 +12,10 @@ matrix of recorded runs is built in :mod:`evalcore.routing._outcomes`.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -123,7 +124,7 @@ class OutcomeMatrix:
         return compute_rewards(self.quality, self.cost, self.error, lam=lam)
 
     def subset(self, items: Sequence[int] | np.ndarray | None = None,
-               arms: Sequence[str] | None = None) -> "OutcomeMatrix":
+               arms: Sequence[str] | None = None) -> OutcomeMatrix:
         """A new matrix restricted to some item rows and/or arms (in the given order)."""
         rows = np.arange(self.n_items) if items is None else np.asarray(items, dtype=int)
         cols = (np.arange(self.n_arms) if arms is None
@@ -209,7 +210,7 @@ class OutcomeMatrix:
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, source: str = "",
-                   line_offset: int | None = 2) -> "OutcomeMatrix":
+                   line_offset: int | None = 2) -> OutcomeMatrix:
         """Build and validate a matrix from a long table.
 
         Args:

@@ -4,8 +4,8 @@ pairwise comparisons with corrected p-values, cost savings at matched quality.""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

@@ -11,17 +11,18 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evalcore.errors import EvalcoreError
 from evalcore.routing._algorithms import ALGORITHMS, ReplayEnv, Router, make_router
-from evalcore.routing._metrics import convergence_point, interval
 from evalcore.routing._matrix import OutcomeMatrix
+from evalcore.routing._metrics import convergence_point, interval
 from evalcore.routing._reward import compute_rewards
 
 
@@ -117,7 +118,7 @@ def replay(
     workers: int | None = None,
     chunk: int | None = None,
     price_range: tuple[float, float] | None = None,
-) -> "ReplayResult":
+) -> ReplayResult:
     """Replay routers over ``outcomes`` in R random orderings.
 
     Args:

@@ -192,10 +192,9 @@ def _interrupted(stop: Any, args: argparse.Namespace) -> int:
 
 
 def _rescore(args: argparse.Namespace) -> int:
+    from evalcore.benchmarks import benchmark_of_run
     from evalcore.runs import load_run, rescore
     from evalcore.runs._rescore import score_changes
-
-    from evalcore.benchmarks import benchmark_of_run
 
     bench = benchmark_of_run(load_run(args.run_dir_path).config)
     code = bench is not None and bench.scorer == "code_execution"

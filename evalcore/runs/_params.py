@@ -11,7 +11,8 @@ import dataclasses
 import math
 import numbers
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, GenerationParams

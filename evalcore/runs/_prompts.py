@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from string import Formatter
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore.datasets import Item
 from evalcore.errors import EvalcoreError

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message
 

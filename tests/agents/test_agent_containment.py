@@ -19,7 +19,7 @@ import textwrap
 import threading
 import time
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

@@ -13,8 +13,8 @@ import uuid
 
 import pytest
 
+from evalcore.agent_eval import AgentCaseGenerator, AgentEvalConfig, AgentEvaluator
 from evalcore.agents import HostedAgent
-from evalcore.agent_eval import AgentCaseGenerator, AgentEvaluator, AgentEvalConfig
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
 

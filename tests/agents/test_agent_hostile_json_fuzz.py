@@ -17,17 +17,18 @@ import random
 import sys
 import textwrap
 import threading
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from evalcore.agent_eval import AgentEvalConfig, evaluate, write_outputs
 from evalcore.agents import AgentEndpointError, HttpAgent
 from evalcore.agents._http import MAX_REPLY_DEPTH, parse_reply, readable_code
 from evalcore.errors import EvalcoreError
-from evalcore.agent_eval import AgentEvalConfig, evaluate, write_outputs
 
 COUNTS = {"simple": 2, "medium": 1, "complex": 1, "edge": 2}
 BIG = int("7" * 400)  # beyond the float range
@@ -227,8 +228,8 @@ def test_binding_inference_and_matching_take_integers_beyond_the_float_range() -
 
 
 def test_a_lone_surrogate_in_an_error_text_is_shown_in_the_report(tmp_path: Path) -> None:
-    from evalcore.agents import AgentResponse
     from evalcore.agent_eval import AgentCase, AgentEvaluator
+    from evalcore.agents import AgentResponse
 
     class Surrogate:
         registry = None

@@ -235,6 +235,7 @@ def test_minilm_search_ranks_percentage_and_rejects_unrelated() -> None:
     assert a.registry.search("what's the capital of France", k=5, threshold=0.6) == []
     # Independent cosine: encode with sentence-transformers directly.
     from sentence_transformers import SentenceTransformer
+
     from evalcore.agents.reference._embedding import minilm_model_dir
 
     st = SentenceTransformer(str(minilm_model_dir()), device="cpu")

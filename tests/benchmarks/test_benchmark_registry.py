@@ -10,9 +10,17 @@ from typing import Any
 
 import pytest
 
-from evalcore.benchmarks import (Benchmark, BenchmarkBase, ExactMatchScoring, benchmark_names,
-                                 benchmark_of_run, find_benchmark, get_benchmark, register,
-                                 unregister)
+from evalcore.benchmarks import (
+    Benchmark,
+    BenchmarkBase,
+    ExactMatchScoring,
+    benchmark_names,
+    benchmark_of_run,
+    find_benchmark,
+    get_benchmark,
+    register,
+    unregister,
+)
 from evalcore.datasets import Item
 from evalcore.errors import EvalcoreError
 

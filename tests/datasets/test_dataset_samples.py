@@ -9,8 +9,8 @@ from collections import Counter
 from fractions import Fraction
 
 import pytest
-from _exact_arith import arith
 
+from _exact_arith import arith
 from evalcore.datasets import load, sample_path
 from evalcore.evaluators import ExactMatchEvaluator
 

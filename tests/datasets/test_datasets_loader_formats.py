@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _exact_arith import arith
 
+from _exact_arith import arith
 from evalcore.datasets import load
 from evalcore.errors import EvalcoreError
 

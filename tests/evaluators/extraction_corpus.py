@@ -17,8 +17,8 @@ All texts were written for this project; none is copied from a model or a data s
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 Expected = tuple[str | None, str]
 

@@ -8,11 +8,11 @@ import threading
 
 import pytest
 
+from _latency_clock import FakeClock as _FakeClock
+from _latency_clock import WatchedLock as _WatchedLock
+from _latency_clock import use_clock as _use_clock
 from evalcore.errors import EvalcoreError
-from evalcore.models import (Completion, FakeChatServer, GenerationParams, ResponseCache, Usage,
-                             from_spec)
-
-from _latency_clock import FakeClock as _FakeClock, WatchedLock as _WatchedLock, use_clock as _use_clock
+from evalcore.models import Completion, FakeChatServer, GenerationParams, ResponseCache, Usage, from_spec
 
 MSG = [{"role": "user", "content": "hello"}]
 

@@ -8,8 +8,7 @@ import time
 import pytest
 
 from evalcore.errors import EvalcoreError
-from evalcore.models import (FakeChatServer, FaultRates, GenerationParams, OpenAICompatibleModel,
-                             RetryPolicy, from_spec)
+from evalcore.models import FakeChatServer, FaultRates, GenerationParams, OpenAICompatibleModel, RetryPolicy, from_spec
 from evalcore.models._server import free_port
 
 MSG = [{"role": "user", "content": "What is six times seven?"}]

@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 
 from evalcore.errors import EvalcoreError
-from evalcore.models import (Completion, CompletionError, GenerationParams, LocalModel,
-                             ResponseCache, Usage, cache_key, from_spec, request_hash)
+from evalcore.models import (
+    Completion,
+    CompletionError,
+    GenerationParams,
+    LocalModel,
+    ResponseCache,
+    Usage,
+    cache_key,
+    from_spec,
+    request_hash,
+)
 
 MSG = [{"role": "user", "content": "hello"}]
 

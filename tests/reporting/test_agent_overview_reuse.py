@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from evalcore.reporting import combine_agent_results
 from evalcore.agent_eval import AgentEvalConfig, evaluate, save_results
+from evalcore.reporting import combine_agent_results
 
 CATS = ["functional", "robustness"]
 

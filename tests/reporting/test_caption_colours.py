@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import matplotlib
 import pytest
 from matplotlib.colors import to_rgb
 

@@ -16,10 +16,10 @@ import pytest
 import seaborn as sns
 from matplotlib.colors import to_hex, to_rgba
 
-from evalcore.reporting import _benchmark_views as bv
-from evalcore.routing._plots import router_color, sweep_figure
 from evalcore.agent_eval._output import figure_category_scores, figure_category_tests, figure_test_distribution
 from evalcore.agent_eval._sweep import SweepResult
+from evalcore.reporting import _benchmark_views as bv
+from evalcore.routing._plots import router_color, sweep_figure
 
 TEAL, ORANGE, RED, CORAL = "#2a9d8f", "#f4a261", "#d62828", "#e76f51"
 
@@ -70,7 +70,7 @@ def test_subject_error_bars_span_the_table_intervals():
     ax = bv.subject_figure(SUBJECTS).axes[0]
     (lines,) = [c for c in ax.collections if isinstance(c, matplotlib.collections.LineCollection)]
     centres = {round(y): length for y, length in _bars_top_to_bottom(ax)}
-    spans = sorted(((seg[0][1], seg[0][0], seg[1][0]) for seg in lines.get_segments()))
+    spans = sorted((seg[0][1], seg[0][0], seg[1][0]) for seg in lines.get_segments())
     # each bar's error bar: at the bar's height, from ci_low to ci_high of that row
     np.testing.assert_allclose([(lo, hi) for _, lo, hi in spans], SUBJECTS[["ci_low", "ci_high"]].to_numpy())
     for y, _, _ in spans:

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 import yaml
 
+from _latency_clock import FakeClock as _FakeClock
+from _latency_clock import WatchedLock as _WatchedLock
+from _latency_clock import use_clock as _use_clock
+from evalcore._runstore import SAMPLES_FILE
 from evalcore.datasets import load
 from evalcore.errors import EvalcoreError
 from evalcore.models import FakeChatServer, FaultRates, RetryPolicy, from_spec
 from evalcore.runs import load_run, run_benchmark
-from evalcore._runstore import SAMPLES_FILE
-
-from _latency_clock import FakeClock as _FakeClock, WatchedLock as _WatchedLock, use_clock as _use_clock
 
 
 def _right_answers():

@@ -13,8 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 import evalcore
 from evalcore.errors import EvalcoreError
-from evalcore.stats import clustered_wilson, mean_ci, wilson_interval
-from evalcore.stats import _intervals
+from evalcore.stats import _intervals, clustered_wilson, mean_ci, wilson_interval
 from evalcore.stats._wilson import wilson_bounds
 
 

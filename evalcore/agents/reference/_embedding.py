@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 

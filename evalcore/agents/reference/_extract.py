@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 _NUMBER = re.compile(r"(?<![\w.])[-+−]?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])|(?<![\w.])[-+]?\.\d+")
 _QUOTED = re.compile(r"\"([^\"]*)\"|\u201c([^\u201d]*)\u201d|(?<![A-Za-z])'([^']*)'|\u2018([^\u2019]*)\u2019")

@@ -8,8 +8,9 @@ in-process. Each tool's tests are a ``test_<name>()`` function of plain ``assert
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 
 def percentage(percent: float, value: float) -> float:
