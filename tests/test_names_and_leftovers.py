@@ -92,3 +92,20 @@ def test_the_one_definitions_are_where_callers_import_them_from() -> None:
 
     assert evalcore.runs.pass_at_k_table is evalcore.benchmarks.pass_at_k_table
     assert evalcore.imports.format_comparison.__module__ == "evalcore.imports._compare"
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["reporting/_benchmark_views.py", "reporting/_code_views.py", "reporting/_latency_views.py"],
+)
+def test_split_modules_are_at_most_600_lines(module: str) -> None:
+    assert len((PACKAGE / module).read_text(encoding="utf-8").splitlines()) <= 600
+
+
+def test_the_split_benchmark_views_keep_their_names() -> None:
+    from evalcore import reporting
+    from evalcore.reporting import _benchmark_views as bv
+
+    for name in ("usage_summary", "latency_cost_figure", "latency_cost_notes", "pass_fail_grid", "pass_fail_table"):
+        assert getattr(bv, name) is getattr(reporting, name)
+        assert name in bv.__all__

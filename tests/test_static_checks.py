@@ -105,7 +105,7 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
     ("benchmarks/_file.py", "evalcore.datasets._common"): "a user's benchmark reads rows like the loaders",
     ("benchmarks/_file.py", "evalcore.evaluators._reasoning"): "answer extraction helpers",
     ("imports/_cli.py", "evalcore.routing._compare"): "the one compare path, not yet public",
-    ("reporting/_benchmark_views.py", "evalcore.runs._results"): "summary helpers, not yet public",
+    ("reporting/_latency_views.py", "evalcore.runs._results"): "summary helpers, not yet public",
     ("reporting/_compare_views.py", "evalcore.imports._compare"): "the one compare path, not yet public",
     ("reporting/_browser.py", "evalcore.imports._lm_eval"): "lm-eval request reading, not yet public",
     ("reporting/_notebooks.py", "evalcore.agent_eval._config"): "the agent seed variable",
