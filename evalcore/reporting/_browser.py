@@ -17,21 +17,30 @@ from __future__ import annotations
 import html
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore._io import json_text, write_text_atomic
 from evalcore.errors import EvalcoreError
 
-__all__ = ["BROWSER_FILE", "sample_browser_html", "sample_browser_link", "sample_records", "suite_sample_browsers",
-           "sample_browsers_section", "write_sample_browser"]
+__all__ = [
+    "BROWSER_FILE",
+    "sample_browser_html",
+    "sample_browser_link",
+    "sample_records",
+    "suite_sample_browsers",
+    "sample_browsers_section",
+    "write_sample_browser",
+]
 
 BROWSER_FILE = "samples.html"
 """The browser's file name inside a run directory (``runs/<run_id>/samples.html``)."""
 
 VERDICTS = ("right", "wrong", "parse failure", "passed", "failed", "error")
 """Verdicts in display order: exact match (right, wrong, parse failure = nothing could be
-extracted, the name the headline's "parse failures" column uses), code execution (passed, failed), and a failed model call (error)."""
+extracted, the name the headline's "parse failures" column uses), code execution (passed,
+failed), and a failed model call (error)."""
 
 
 def _verdict(sample: dict[str, Any]) -> str:
@@ -124,8 +133,11 @@ def sample_records(samples: Sequence[dict[str, Any]], config: dict[str, Any] | N
         meta = s.get("metadata") or {}
         err = comp.get("error") or None
         request = s.get("request") or {}
-        messages = [{"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
-                    for m in request.get("messages") or [] if isinstance(m, dict)]
+        messages = [
+            {"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
+            for m in request.get("messages") or []
+            if isinstance(m, dict)
+        ]
         response = str(comp.get("text") or "")
         extracted, method = scores.get("extracted_flexible"), scores.get("method_flexible")
         extracted_strict, method_strict = scores.get("extracted_strict"), scores.get("method_strict")
@@ -141,7 +153,8 @@ def sample_records(samples: Sequence[dict[str, Any]], config: dict[str, Any] | N
             latency = None  # lm-eval logs no timing
         elif harness is not None:  # inspect_ai
             messages = _chat_messages(request.get("input")) or (
-                [{"role": "user", "content": str(request["input"])}] if request.get("input") else [])
+                [{"role": "user", "content": str(request["input"])}] if request.get("input") else []
+            )
             if request.get("choices"):
                 messages.append({"role": "choices", "content": "\n".join(map(str, request["choices"]))})
             answer = meta.get("answer")
@@ -149,35 +162,46 @@ def sample_records(samples: Sequence[dict[str, Any]], config: dict[str, Any] | N
             method = f"inspect scorer {scorer.split('/', 1)[0]}" if scorer else "inspect scorer"
             if not latency:  # inspect wrote no total_time
                 latency = None
-        out.append({
-            "item_id": str(s.get("item_id")),
-            "epoch": int(s.get("epoch", 0)),
-            "verdict": _verdict(s),
-            "messages": messages,
-            "response": response,
-            "reference": None if s.get("reference") is None else str(s.get("reference")),
-            "extracted": extracted,
-            "method": method,
-            "extracted_strict": extracted_strict,
-            "method_strict": method_strict,
-            "result": scores.get("result"),
-            "prompt_tokens": int(usage["prompt_tokens"]) if usage.get("prompt_tokens") is not None else None,
-            "completion_tokens": (int(usage["completion_tokens"]) if usage.get("completion_tokens") is not None
-                                  else None),
-            "latency_s": latency,
-            "cached": bool(s.get("cached")),
-            "error": (f"{err.get('type', '?')}: {err.get('message', '')}" if isinstance(err, dict)
-                      else (str(err) if err else None)),
-            "subject": meta.get("subject"),
-        })
+        out.append(
+            {
+                "item_id": str(s.get("item_id")),
+                "epoch": int(s.get("epoch", 0)),
+                "verdict": _verdict(s),
+                "messages": messages,
+                "response": response,
+                "reference": None if s.get("reference") is None else str(s.get("reference")),
+                "extracted": extracted,
+                "method": method,
+                "extracted_strict": extracted_strict,
+                "method_strict": method_strict,
+                "result": scores.get("result"),
+                "prompt_tokens": int(usage["prompt_tokens"]) if usage.get("prompt_tokens") is not None else None,
+                "completion_tokens": (
+                    int(usage["completion_tokens"]) if usage.get("completion_tokens") is not None else None
+                ),
+                "latency_s": latency,
+                "cached": bool(s.get("cached")),
+                "error": (
+                    f"{err.get('type', '?')}: {err.get('message', '')}"
+                    if isinstance(err, dict)
+                    else (str(err) if err else None)
+                ),
+                "subject": meta.get("subject"),
+            }
+        )
     return out
 
 
 def _script_json(obj: Any) -> str:
     """JSON that is safe inside ``<script type="application/json">`` (cannot end the block)."""
     text = json_text(obj, ensure_ascii=False, allow_nan=False)
-    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def _fmt_ci(d: Any) -> str:
@@ -201,8 +225,7 @@ def _summary(run: Any) -> dict[str, Any]:
     if _harness(cfg) and dataset in benchmark_names():
         dataset = "imported"  # as the import summarized it: the harness's scores, not evalcore's rules
     try:
-        return summarize(run.samples, dataset, epochs=int(cfg.get("epochs") or 1),
-                         benchmark=benchmark)
+        return summarize(run.samples, dataset, epochs=int(cfg.get("epochs") or 1), benchmark=benchmark)
     except (KeyError, TypeError, ValueError, AttributeError):
         return dict(run.results or {})
 
@@ -230,9 +253,11 @@ def _facts(run: Any, n_records: int) -> list[tuple[str, Any]]:
     else:
         status = "complete"
     facts: list[tuple[str, Any]] = [
-        ("run", run.run_id), ("dataset", f"{cfg.get('dataset')} ({cfg.get('split')}, "
-                                          f"{', '.join(map(str, cfg.get('source') or []))})"),
-        ("model", cfg.get("model")), ("samples", f"{n_records} of {wanted}"), ("status", status),
+        ("run", run.run_id),
+        ("dataset", f"{cfg.get('dataset')} ({cfg.get('split')}, {', '.join(map(str, cfg.get('source') or []))})"),
+        ("model", cfg.get("model")),
+        ("samples", f"{n_records} of {wanted}"),
+        ("status", status),
     ]
     errors = int(summary.get("errors") or 0)
     if errors:
@@ -250,8 +275,13 @@ def _facts(run: Any, n_records: int) -> list[tuple[str, Any]]:
         facts.append(("pass@k", ", ".join(f"{k} {v:.3f}" for k, v in summary["pass_at_k"].items())))
     if res and not all(_same_ci(res.get(k), summary.get(k)) for k in ("accuracy_flexible", "accuracy_strict")):
         said = _fmt_ci(res.get("accuracy_flexible"))
-        facts.append(("results.json", f"out of date: it says {said}{'' if harness else ' (flexible)'}; the numbers above are "
-                                      "computed from the samples shown"))
+        facts.append(
+            (
+                "results.json",
+                f"out of date: it says {said}{'' if harness else ' (flexible)'}; the numbers above are "
+                "computed from the samples shown",
+            )
+        )
     facts.append(("created", cfg.get("created_utc")))
     return facts
 
@@ -276,13 +306,16 @@ def sample_browser_html(run: Any) -> str:
     esc = html.escape
     head = "".join(f"<div><dt>{esc(k)}</dt><dd>{esc(str(v))}</dd></div>" for k, v in _facts(run, len(records)))
     meta = {"run_id": run.run_id, "dataset": cfg.get("dataset"), "verdicts": list(VERDICTS)}
-    page = _PAGE.format(title=esc(f"samples · {run.run_id}"), facts=head, csp=_BROWSER_CSP,
-                        data=_script_json({"meta": meta, "samples": records}))
+    page = _PAGE.format(
+        title=esc(f"samples · {run.run_id}"),
+        facts=head,
+        csp=_BROWSER_CSP,
+        data=_script_json({"meta": meta, "samples": records}),
+    )
     return printable_text(page)  # a lone surrogate in a run id or model name: its escape
 
 
-def write_sample_browser(run_dir: str | os.PathLike[str],
-                         out: str | os.PathLike[str] | None = None) -> Path:
+def write_sample_browser(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
     """Write the sample browser of a run directory.
 
     Args:
@@ -326,16 +359,19 @@ def sample_browser_link(run_dir: str | os.PathLike[str], from_dir: str | os.Path
     from urllib.parse import quote
 
     href = quote(Path(os.path.relpath(page.resolve(), base.resolve())).as_posix())
-    return Markdown(f"Every sample of this run, with its prompt, response, extracted answer and verdict "
-                    f"(filter and search, offline): [sample browser]({href}) "
-                    f"(run {markdown_escape(Path(run_dir).name)}).")
+    return Markdown(
+        f"Every sample of this run, with its prompt, response, extracted answer and verdict "
+        f"(filter and search, offline): [sample browser]({href}) "
+        f"(run {markdown_escape(Path(run_dir).name)})."
+    )
 
 
 def _newest_input(run_dir: Path) -> float:
     from evalcore._runstore import CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE
 
-    times = [p.stat().st_mtime for p in (run_dir / CONFIG_FILE, run_dir / SAMPLES_FILE,
-                                         run_dir / RESULTS_FILE) if p.exists()]
+    times = [
+        p.stat().st_mtime for p in (run_dir / CONFIG_FILE, run_dir / SAMPLES_FILE, run_dir / RESULTS_FILE) if p.exists()
+    ]
     return max(times, default=0.0)
 
 
@@ -381,10 +417,11 @@ def sample_browsers_section(suite_dir: str | os.PathLike[str]) -> str:
     links = suite_sample_browsers(suite_dir)
     if not links:
         return ""
-    items = "".join(f'<li><a href="{html.escape(href)}">{html.escape(run_id)}</a></li>'
-                    for run_id, href in links)
-    return ("<h2>Samples</h2>\n<p>Every answer of each benchmark run, with its prompt, extracted "
-            f"answer, verdict, tokens and latency (filter and search offline):</p>\n<ul>{items}</ul>\n")
+    items = "".join(f'<li><a href="{html.escape(href)}">{html.escape(run_id)}</a></li>' for run_id, href in links)
+    return (
+        "<h2>Samples</h2>\n<p>Every answer of each benchmark run, with its prompt, extracted "
+        f"answer, verdict, tokens and latency (filter and search offline):</p>\n<ul>{items}</ul>\n"
+    )
 
 
 _PAGE = """<!DOCTYPE html>

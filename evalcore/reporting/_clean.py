@@ -29,8 +29,10 @@ _LOG = re.compile(
 )
 # evalcore's own progress lines (routing, long loops): "<what>: 3/12 generations, 16 s elapsed,
 # about 48 s left (...)" / "..., 1 min 34 s elapsed, done" / "..., time left unknown".
-_PROGRESS = re.compile(r"\b\d+/\d+ [^,]+, \d[\dhmins ]* elapsed, "
-                       r"(?:about .+ left|done|finishing|time left unknown)")
+_PROGRESS = re.compile(
+    r"\b\d+/\d+ [^,]+, \d[\dhmins ]* elapsed, "
+    r"(?:about .+ left|done|finishing|time left unknown)"
+)
 _NOISE_TEXT = ("IProgress not found", "ipywidgets", "huggingface/tokenizers: The current process just got forked")
 
 

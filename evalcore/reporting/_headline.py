@@ -41,24 +41,24 @@ TITLES = {
 
 _NOTES = {
     "benchmarks": "accuracy: mean score with its 95% interval over n scored samples (pass@1 for HumanEval; "
-                  "the items beside n when they differ: several epochs, or failed calls); parse failures: "
-                  "answers no rule could read; errors: failed model calls (not scored); cost in US dollars (a local model "
-                  "costs $0.0000); tokens: completion tokens generated.",
+    "the items beside n when they differ: several epochs, or failed calls); parse failures: "
+    "answers no rule could read; errors: failed model calls (not scored); cost in US dollars (a local model "
+    "costs $0.0000); tokens: completion tokens generated.",
     "comparisons": "difference = A - B with its 95% paired interval; p corrected across the pairs of "
-                   "one comparison; verdict at the comparison's alpha.",
+    "one comparison; verdict at the comparison's alpha.",
     "agents": "score in [0, 1]; a category passes at >= 0.7 with no critical failure.",
     "routing": "one row per router, replayed over the same R orderings of the same items. mean quality: "
-               "share answered correctly per query, averaged over items and orderings; 95% interval: the "
-               "central 95% of it over the orderings (arrival order, not a confidence interval); mean reward: "
-               "quality - lambda x normalized cost per query on the same orderings (= mean quality at "
-               "lambda 0); 95% CI (items): its item-bootstrap interval (items resampled, orderings nested), "
-               "the one that speaks beyond these items; total cost: cost of routing all the items once "
-               "(tokens for the local model), averaged over the orderings; oracle regret: reward lost over "
-               "all the items against the best arm of each query; best-arm regret: the same against the best "
-               "single arm; converges "
-               "at: median step after which the router keeps to one arm (>= 90%); cost saving: 1 - total "
-               "cost / always_best's total cost, negative only when the router costs more; AIQ: area under "
-               "its cost-quality hull over the lambda sweep. (evalcore.routing.COLUMN_DEFINITIONS)",
+    "share answered correctly per query, averaged over items and orderings; 95% interval: the "
+    "central 95% of it over the orderings (arrival order, not a confidence interval); mean reward: "
+    "quality - lambda x normalized cost per query on the same orderings (= mean quality at "
+    "lambda 0); 95% CI (items): its item-bootstrap interval (items resampled, orderings nested), "
+    "the one that speaks beyond these items; total cost: cost of routing all the items once "
+    "(tokens for the local model), averaged over the orderings; oracle regret: reward lost over "
+    "all the items against the best arm of each query; best-arm regret: the same against the best "
+    "single arm; converges "
+    "at: median step after which the router keeps to one arm (>= 90%); cost saving: 1 - total "
+    "cost / always_best's total cost, negative only when the router costs more; AIQ: area under "
+    "its cost-quality hull over the lambda sweep. (evalcore.routing.COLUMN_DEFINITIONS)",
 }
 
 
@@ -141,7 +141,7 @@ def _nested(row: dict[str, Any], prefix: str) -> dict[str, dict[str, Any]]:
     for column, value in row.items():
         if not column.startswith(start):
             continue
-        key, _, metric = column[len(start):].partition(".")
+        key, _, metric = column[len(start) :].partition(".")
         if metric and _value(value) is not None:  # a frame of many runs has NaN in others' columns
             out.setdefault(key, {})[metric] = _value(value)
     return out
@@ -202,12 +202,22 @@ def _comparison_rows(run: str, row: dict[str, Any]) -> list[dict[str, Any]]:
             verdict = f"{a} better" if diff > 0 else f"{b} better"
         else:
             verdict = "no significant difference"
-        out.append({
-            "run": run, "a": a, "b": b, "n": _value(pair.get("n")),
-            "mean_a": _value(pair.get("mean_a")), "mean_b": _value(pair.get("mean_b")),
-            "difference": diff, "ci_low": _value(pair.get("ci_low")), "ci_high": _value(pair.get("ci_high")),
-            "test": pair.get("test"), "p_adjusted": p_adj, "verdict": verdict,
-        })
+        out.append(
+            {
+                "run": run,
+                "a": a,
+                "b": b,
+                "n": _value(pair.get("n")),
+                "mean_a": _value(pair.get("mean_a")),
+                "mean_b": _value(pair.get("mean_b")),
+                "difference": diff,
+                "ci_low": _value(pair.get("ci_low")),
+                "ci_high": _value(pair.get("ci_high")),
+                "test": pair.get("test"),
+                "p_adjusted": p_adj,
+                "verdict": verdict,
+            }
+        )
     return out
 
 
@@ -221,17 +231,32 @@ def _agent_rows(run: str, row: dict[str, Any]) -> tuple[list[dict[str, Any]], li
         passed = _value(row.get(f"agent_{category}_passed"))
         n_tests = _value(row.get(f"agent_{category}_n_tests"))
         critical = _value(row.get(f"agent_{category}_critical_failures"))
-        categories.append({"run": run, "category": category, "score": score, "passed": passed,
-                           "tests": n_tests, "critical_failures": critical, "status": None})
+        categories.append(
+            {
+                "run": run,
+                "category": category,
+                "score": score,
+                "passed": passed,
+                "tests": n_tests,
+                "critical_failures": critical,
+                "status": None,
+            }
+        )
     overall = _value(row.get("agent_overall_score"))
     if overall is None:
         return categories, []
-    overview = [{"run": run, "category": "overall (weighted)", "score": overall,
-                 "passed": _value(row.get("agent_system_passed")),
-                 "tests": _value(row.get("agent_tests")),
-                 "tests_passed": _value(row.get("agent_tests_passed")),
-                 "critical_failures": _value(row.get("agent_critical_failures")),
-                 "status": _value(row.get("agent_system_status"))}]
+    overview = [
+        {
+            "run": run,
+            "category": "overall (weighted)",
+            "score": overall,
+            "passed": _value(row.get("agent_system_passed")),
+            "tests": _value(row.get("agent_tests")),
+            "tests_passed": _value(row.get("agent_tests_passed")),
+            "critical_failures": _value(row.get("agent_critical_failures")),
+            "status": _value(row.get("agent_system_status")),
+        }
+    ]
     return [], overview + [dict(c, run=run) for c in categories]
 
 
@@ -240,13 +265,27 @@ def _sweep_row(run: str, row: dict[str, Any]) -> dict[str, Any] | None:
     if best is None:
         return None
     f1 = _value(row.get("sweep_heldout_f1"))
-    return {"run": run, "category": f"threshold sweep: best {best:g}", "score": _value(row.get("sweep_heldout_utility")),
-            "passed": None, "tests": None, "critical_failures": None,
-            "status": f"held-out F1 {f1:.3f}" if f1 is not None else None}
+    return {
+        "run": run,
+        "category": f"threshold sweep: best {best:g}",
+        "score": _value(row.get("sweep_heldout_utility")),
+        "passed": None,
+        "tests": None,
+        "critical_failures": None,
+        "status": f"held-out F1 {f1:.3f}" if f1 is not None else None,
+    }
 
 
-_ROUTER_METRICS = ("mean_quality", "mean_quality_ci_low", "mean_quality_ci_high", "total_cost", "regret_vs_oracle",
-                   "regret_vs_best_fixed", "convergence_point", "cost_savings_vs_always_best")
+_ROUTER_METRICS = (
+    "mean_quality",
+    "mean_quality_ci_low",
+    "mean_quality_ci_high",
+    "total_cost",
+    "regret_vs_oracle",
+    "regret_vs_best_fixed",
+    "convergence_point",
+    "cost_savings_vs_always_best",
+)
 
 
 def _routing_rows(run: str, row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -337,11 +376,30 @@ def headline(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -
 
 # ---------------------------------------------------------------- formatting
 
-_NUMERIC_COLUMNS = {"n", "samples", "accuracy", "95% interval", "parse failures", "errors", "cost", "tokens",
-                    "mean reward", "95% CI (items)",
-                    "difference", "p (corrected)", "score", "tests", "critical", "mean quality",
-                    "total cost", "oracle regret", "best-arm regret", "converges at", "AIQ",
-                    "cost saving"}
+_NUMERIC_COLUMNS = {
+    "n",
+    "samples",
+    "accuracy",
+    "95% interval",
+    "parse failures",
+    "errors",
+    "cost",
+    "tokens",
+    "mean reward",
+    "95% CI (items)",
+    "difference",
+    "p (corrected)",
+    "score",
+    "tests",
+    "critical",
+    "mean quality",
+    "total cost",
+    "oracle regret",
+    "best-arm regret",
+    "converges at",
+    "AIQ",
+    "cost saving",
+}
 
 
 def _f(value: Any, digits: int = 3) -> str:
@@ -407,14 +465,20 @@ def _fmt_benchmarks(frame: Any) -> Any:
     rows = []
     for _, r in frame.iterrows():
         scored = (_value(r.get("samples")) or 0) - (_value(r.get("errors")) or 0)
-        rows.append({
-            "run": r["run"], "model": _f(r.get("model")), "dataset": _f(r.get("dataset")),
-            "n": _n_shown(r.get("n_scored"), r.get("n")),
-            "accuracy": _f(r.get("accuracy")), "95% interval": _interval(r.get("ci_low"), r.get("ci_high")),
-            "parse failures": _count(r.get("parse_failures"), scored or None),
-            "errors": _count(r.get("errors")), "cost": _cost(r.get("cost_usd")),
-            "tokens": _f(r.get("completion_tokens"), 0),
-        })
+        rows.append(
+            {
+                "run": r["run"],
+                "model": _f(r.get("model")),
+                "dataset": _f(r.get("dataset")),
+                "n": _n_shown(r.get("n_scored"), r.get("n")),
+                "accuracy": _f(r.get("accuracy")),
+                "95% interval": _interval(r.get("ci_low"), r.get("ci_high")),
+                "parse failures": _count(r.get("parse_failures"), scored or None),
+                "errors": _count(r.get("errors")),
+                "cost": _cost(r.get("cost_usd")),
+                "tokens": _f(r.get("completion_tokens"), 0),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -423,11 +487,17 @@ def _fmt_comparisons(frame: Any) -> Any:
 
     rows = []
     for _, r in frame.iterrows():
-        rows.append({
-            "run": r["run"], "A vs B": f"{r['a']} vs {r['b']}", "n": _f(r.get("n"), 0),
-            "difference": _f(r.get("difference")), "95% interval": _interval(r.get("ci_low"), r.get("ci_high")),
-            "p (corrected)": _p(r.get("p_adjusted")), "verdict": r["verdict"],
-        })
+        rows.append(
+            {
+                "run": r["run"],
+                "A vs B": f"{r['a']} vs {r['b']}",
+                "n": _f(r.get("n"), 0),
+                "difference": _f(r.get("difference")),
+                "95% interval": _interval(r.get("ci_low"), r.get("ci_high")),
+                "p (corrected)": _p(r.get("p_adjusted")),
+                "verdict": r["verdict"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -442,11 +512,16 @@ def _fmt_agents(frame: Any) -> Any:
             status = "—" if passed is None else ("pass" if passed else "FAIL")
         tests = _value(r.get("tests"))
         tests_passed = _value(r.get("tests_passed")) if "tests_passed" in r else None
-        rows.append({
-            "run": r["run"], "category": r["category"], "score": _f(r.get("score")),
-            "status": str(status), "tests": _count(tests_passed, tests) if tests_passed is not None else _f(tests, 0),
-            "critical": _f(r.get("critical_failures"), 0),
-        })
+        rows.append(
+            {
+                "run": r["run"],
+                "category": r["category"],
+                "score": _f(r.get("score")),
+                "status": str(status),
+                "tests": _count(tests_passed, tests) if tests_passed is not None else _f(tests, 0),
+                "critical": _f(r.get("critical_failures"), 0),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -461,13 +536,15 @@ def _fmt_routing(frame: Any) -> Any:
         if _value(r.get("mean_reward")) is not None:
             row["mean reward"] = _f(r.get("mean_reward"))
             row["95% CI (items)"] = _interval(r.get("mean_reward_ci_low"), r.get("mean_reward_ci_high"))
-        row.update({
-            "total cost": _f(r.get("total_cost"), 2),
-            "oracle regret": _f(r.get("regret_vs_oracle"), 2),
-            "best-arm regret": _f(r.get("regret_vs_best_fixed"), 2),
-            "converges at": _f(r.get("convergence_point"), 0),
-            "cost saving": _f(r.get("cost_savings_vs_always_best")),
-        })
+        row.update(
+            {
+                "total cost": _f(r.get("total_cost"), 2),
+                "oracle regret": _f(r.get("regret_vs_oracle"), 2),
+                "best-arm regret": _f(r.get("regret_vs_best_fixed"), 2),
+                "converges at": _f(r.get("convergence_point"), 0),
+                "cost saving": _f(r.get("cost_savings_vs_always_best")),
+            }
+        )
         if "aiq" in r:
             row["AIQ"] = _f(r.get("aiq"))
         rows.append(row)
@@ -477,8 +554,12 @@ def _fmt_routing(frame: Any) -> Any:
     return frame
 
 
-_FORMATTERS = {"benchmarks": _fmt_benchmarks, "comparisons": _fmt_comparisons, "agents": _fmt_agents,
-               "routing": _fmt_routing}
+_FORMATTERS = {
+    "benchmarks": _fmt_benchmarks,
+    "comparisons": _fmt_comparisons,
+    "agents": _fmt_agents,
+    "routing": _fmt_routing,
+}
 
 
 def _text_table(frame: Any) -> str:
@@ -494,4 +575,3 @@ def _text_table(frame: Any) -> str:
     out = [line(columns), line(["-" * w for w in widths])]
     out.extend(line(row) for row in cells)
     return "\n".join(out)
-

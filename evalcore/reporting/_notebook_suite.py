@@ -237,7 +237,9 @@ def load_notebook_suite(
     if unknown_top:  # a typo next to 'runs:' would otherwise be ignored without a word
         raise EvalcoreError(
             f"unknown top-level key (allowed: {', '.join(sorted(_SUITE_KEYS))})",
-            path=path, line=doc.key_lines().get(unknown_top[0], 1), field=unknown_top[0],
+            path=path,
+            line=doc.key_lines().get(unknown_top[0], 1),
+            field=unknown_top[0],
         )
     runs = data["runs"]
     if not isinstance(runs, list) or not runs:
@@ -253,15 +255,22 @@ def load_notebook_suite(
         if unknown:
             raise EvalcoreError(
                 f"unknown key (allowed: {', '.join(sorted(_ENTRY_KEYS))})",
-                path=path, line=keys.get(unknown[0], line), field=unknown[0],
+                path=path,
+                line=keys.get(unknown[0], line),
+                field=unknown[0],
             )
         for required in ("name", "notebook"):
             if not isinstance(raw.get(required), str) or not raw[required].strip():
-                raise EvalcoreError(f"missing or empty '{required}'", path=path, line=keys.get(required, line), field=required)
+                raise EvalcoreError(
+                    f"missing or empty '{required}'", path=path, line=keys.get(required, line), field=required
+                )
         name = raw["name"].strip()
         if not _NAME.match(name):
             raise EvalcoreError(
-                "name may hold only letters, digits, '.', '_' and '-'", path=path, line=keys.get("name", line), field="name"
+                "name may hold only letters, digits, '.', '_' and '-'",
+                path=path,
+                line=keys.get("name", line),
+                field="name",
             )
         if name in seen:
             raise EvalcoreError(
@@ -270,21 +279,31 @@ def load_notebook_suite(
         seen[name] = keys.get("name", line)
         notebook = (base / raw["notebook"]).resolve()
         if not notebook.is_file():
-            raise EvalcoreError(f"{not_a_file_reason(notebook, 'notebook')}: {notebook}", path=path,
-                                line=keys.get("notebook", line), field="notebook")
+            raise EvalcoreError(
+                f"{not_a_file_reason(notebook, 'notebook')}: {notebook}",
+                path=path,
+                line=keys.get("notebook", line),
+                field="notebook",
+            )
         if notebook.suffix != ".ipynb":
-            raise EvalcoreError("notebook must be an .ipynb file", path=path, line=keys.get("notebook", line), field="notebook")
+            raise EvalcoreError(
+                "notebook must be an .ipynb file", path=path, line=keys.get("notebook", line), field="notebook"
+            )
         params: dict[str, Any] = {}
         sources: dict[str, tuple[str, int | None]] = {}
         params_file: Path | None = None
         if raw.get("params") is not None:
             if not isinstance(raw["params"], str):
-                raise EvalcoreError("params must be a path to a YAML file", path=path, line=keys.get("params", line), field="params")
+                raise EvalcoreError(
+                    "params must be a path to a YAML file", path=path, line=keys.get("params", line), field="params"
+                )
             params_file = (base / raw["params"]).resolve()
             if not params_file.is_file():
                 raise EvalcoreError(
-                    f"{not_a_file_reason(params_file, 'parameter file')}: {params_file}", path=path,
-                    line=keys.get("params", line), field="params"
+                    f"{not_a_file_reason(params_file, 'parameter file')}: {params_file}",
+                    path=path,
+                    line=keys.get("params", line),
+                    field="params",
                 )
             values, value_lines = load_params_file(params_file)
             params.update(values)
@@ -292,7 +311,9 @@ def load_notebook_suite(
         overrides = raw.get("overrides")
         if overrides is not None:
             if not isinstance(overrides, dict):
-                raise EvalcoreError("overrides must be a mapping", path=path, line=keys.get("overrides", line), field="overrides")
+                raise EvalcoreError(
+                    "overrides must be a mapping", path=path, line=keys.get("overrides", line), field="overrides"
+                )
             over_lines = doc.key_lines("runs", index, "overrides")
             params.update({str(k): v for k, v in overrides.items()})
             sources.update({str(k): (str(path), over_lines.get(str(k), line)) for k in overrides})
@@ -329,8 +350,7 @@ def check_parameters(entry: NotebookEntry) -> dict[str, Any]:
         where, line = entry.sources.get(first, (None, None))
         known = ", ".join(sorted(declared)) or "none: the notebook has no cell tagged 'parameters'"
         raise EvalcoreError(
-            f"unknown parameter for {entry.notebook.name} (run '{entry.name}'); "
-            f"known parameters: {known}",
+            f"unknown parameter for {entry.notebook.name} (run '{entry.name}'); known parameters: {known}",
             path=where if where != "smoke values" else None,
             line=line,
             field=first,

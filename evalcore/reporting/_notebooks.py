@@ -8,7 +8,8 @@ PNG and its recorded numbers as ``records.json``. ``<output>/<suite-run-id>/inde
 links everything and starts with the headline table (:mod:`evalcore.reporting._headline`);
 the full sparse table of every record is ``summary.csv``. ``<output>/latest`` points to the
 last complete run of the whole suite file; a partial run (``--only``, one interrupted or still
-running, a resume that leaves notebooks unfinished) is ``<output>/latest-partial``. A failing notebook does not stop the suite; it is marked failed in the index.
+running, a resume that leaves notebooks unfinished) is ``<output>/latest-partial``. A failing
+notebook does not stop the suite; it is marked failed in the index.
 
 While a notebook runs, a progress line (notebook, cell, elapsed time, samples written) is
 printed every ``progress_every`` seconds, whether or not the output is a terminal. The kernel's
@@ -46,6 +47,13 @@ from evalcore.reporting._export import (
     export_notebook,
     find_chromium,
 )
+from evalcore.reporting._notebook_suite import (
+    NotebookEntry,
+    check_parameters,
+    find_root,
+    load_notebook_suite,
+    substitute,
+)
 from evalcore.reporting._record import (
     RECORD_DIR_ENV,
     RECORDS_FILENAME,
@@ -54,13 +62,6 @@ from evalcore.reporting._record import (
     _write_json_atomic,
     read_records,
     read_sidecar,
-)
-from evalcore.reporting._notebook_suite import (
-    NotebookEntry,
-    check_parameters,
-    find_root,
-    load_notebook_suite,
-    substitute,
 )
 
 __all__ = [
@@ -242,8 +243,7 @@ def is_full_and_complete(results: Sequence[EntryResult], n_entries: int) -> bool
     was run (``--only`` naming fewer makes it partial) and every notebook finished (``ok`` or ``failed``; none pending,
     running or interrupted). Only such a run becomes ``reports/latest``; others are partial
     (``reports/latest-partial``)."""
-    return (len(results) == n_entries
-            and all(r.status in {"ok", "failed"} for r in results))
+    return len(results) == n_entries and all(r.status in {"ok", "failed"} for r in results)
 
 
 @dataclass
@@ -299,8 +299,17 @@ def _register_engine() -> None:
 
     class SuiteEngine(NBClientEngine):
         @classmethod
-        def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
-                                     stderr_file=None, start_timeout=60, execution_timeout=None, **kwargs):
+        def execute_managed_notebook(
+            cls,
+            nb_man,
+            kernel_name,
+            log_output=False,
+            stdout_file=None,
+            stderr_file=None,
+            start_timeout=60,
+            execution_timeout=None,
+            **kwargs,
+        ):
             progress = _CURRENT
             original = nb_man.cell_start
 
@@ -316,9 +325,14 @@ def _register_engine() -> None:
             kwargs = remove_args(["input_path"], **kwargs)
             safe_kwargs = remove_args(["timeout", "startup_timeout"], **kwargs)
             final_kwargs = merge_kwargs(
-                safe_kwargs, timeout=execution_timeout if execution_timeout else kwargs.get("timeout"),
-                startup_timeout=start_timeout, kernel_name=kernel_name, log=logger, log_output=log_output,
-                stdout_file=stdout_file, stderr_file=stderr_file,
+                safe_kwargs,
+                timeout=execution_timeout if execution_timeout else kwargs.get("timeout"),
+                startup_timeout=start_timeout,
+                kernel_name=kernel_name,
+                log=logger,
+                log_output=log_output,
+                stdout_file=stdout_file,
+                stderr_file=stderr_file,
             )
             client = PapermillNotebookClient(nb_man, **final_kwargs)
             if progress is not None:
@@ -333,8 +347,14 @@ def _register_engine() -> None:
     papermill_engines.register(ENGINE_NAME, SuiteEngine)
 
 
-def _execute(entry: NotebookEntry, params: dict[str, Any], out_nb: Path, root: Path, suite_dir: Path,
-             cell_timeout: float | None = None) -> tuple[str, str | None]:
+def _execute(
+    entry: NotebookEntry,
+    params: dict[str, Any],
+    out_nb: Path,
+    root: Path,
+    suite_dir: Path,
+    cell_timeout: float | None = None,
+) -> tuple[str, str | None]:
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
 
@@ -496,8 +516,10 @@ def _enforce_timeout(progress: _Progress, say: Callable[[str], None], grace: flo
         if pid is None:
             return
         progress.stopping_since = now
-        say(f"  [{progress.number}/{progress.total}] {progress.name}: over its {progress.timeout:g} s limit, "
-            f"stopping it")
+        say(
+            f"  [{progress.number}/{progress.total}] {progress.name}: over its {progress.timeout:g} s limit, "
+            f"stopping it"
+        )
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGINT)
     elif progress.stopping_since is not None and now - progress.stopping_since > grace:
@@ -552,8 +574,7 @@ TIMES_SUFFIX = ".times.yaml"
 seconds), the estimate of time left before this machine has finished a run of its own."""
 
 
-def expected_durations(output: Path, suite_path: Path,
-                       smoke: Mapping[str, Any] | None) -> tuple[dict[str, float], str]:
+def expected_durations(output: Path, suite_path: Path, smoke: Mapping[str, Any] | None) -> tuple[dict[str, float], str]:
     """How long each notebook is expected to take, for the estimate of the time left.
 
     From the last complete run in ``output/latest`` made with the same smoke values (its
@@ -571,10 +592,14 @@ def expected_durations(output: Path, suite_path: Path,
     latest = output / LATEST / "suite.json"
     try:
         manifest = json.loads(latest.read_text(encoding="utf-8"))
-        if (manifest.get("meta", {}).get("smoke") or None) == (to_json_native(dict(smoke), strict=True)
-                                                               if smoke else None):
-            found = {r["name"]: float(r["duration_s"]) for r in manifest.get("runs", [])
-                     if r.get("status") in ("ok", "failed") and isinstance(r.get("duration_s"), (int, float))}
+        if (manifest.get("meta", {}).get("smoke") or None) == (
+            to_json_native(dict(smoke), strict=True) if smoke else None
+        ):
+            found = {
+                r["name"]: float(r["duration_s"])
+                for r in manifest.get("runs", [])
+                if r.get("status") in ("ok", "failed") and isinstance(r.get("duration_s"), (int, float))
+            }
             if found:
                 return found, f"the run of {manifest.get('meta', {}).get('id', '?')}"
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -625,10 +650,12 @@ def find_suite_dir(output: str | os.PathLike[str], suite_id: str | None = None) 
         for candidate in (out / suite_id, Path(suite_id)):
             if (candidate / "suite.json").is_file():
                 return candidate.resolve()
-        raise EvalcoreError(f"no suite run {suite_id!r} to resume (no suite.json there)", path=out / suite_id,
-                            field="resume")
-    found = sorted((p for p in out.glob("*") if not p.is_symlink() and (p / "suite.json").is_file()),
-                   key=lambda p: p.name)
+        raise EvalcoreError(
+            f"no suite run {suite_id!r} to resume (no suite.json there)", path=out / suite_id, field="resume"
+        )
+    found = sorted(
+        (p for p in out.glob("*") if not p.is_symlink() and (p / "suite.json").is_file()), key=lambda p: p.name
+    )
     if not found:
         raise EvalcoreError("no suite run to resume in this folder", path=out, field="resume")
     return found[-1].resolve()
@@ -708,7 +735,7 @@ def run_notebooks(
     """
     from evalcore._checks import check_timeout
 
-    progress_every = check_timeout(progress_every or 0, "progress_every", allow_zero=True)
+    progress_every = check_timeout(progress_every or 0, "progress_every", allow_zero=True) or 0.0
     if isinstance(cluster, str):  # local:0, a missing scheduler file: refused before anything else
         from evalcore.cluster._spec import parse_cluster
 
@@ -749,15 +776,15 @@ def run_notebooks(
         if missing:
             raise EvalcoreError(
                 f"no run named {missing[0]!r} (runs: {', '.join(e.name for e in entries)})",
-                path=suite_path, field="name",
+                path=suite_path,
+                field="name",
             )
         entries = [e for e in entries if e.name in set(only)]
     for entry in entries:
         check_parameters(entry)
 
     if out_root.exists() and not out_root.is_dir():
-        raise EvalcoreError("the report folder exists and is not a directory", path=out_root,
-                            field="output")
+        raise EvalcoreError("the report folder exists and is not a directory", path=out_root, field="output")
     out_root.mkdir(parents=True, exist_ok=True)
     if resume_dir is not None:
         suite_dir, suite_id = resume_dir, resume_dir.name
@@ -775,8 +802,13 @@ def run_notebooks(
             params=to_json_native(substitute(e.params, markers), strict=True),
         )
         old = previous.get(e.name)
-        if (old is not None and old.status == "ok" and old.params == result.params and old.executed
-                and (suite_dir / old.executed).exists()):
+        if (
+            old is not None
+            and old.status == "ok"
+            and old.params == result.params
+            and old.executed
+            and (suite_dir / old.executed).exists()
+        ):
             results.append(old)
         else:
             results.append(result)
@@ -795,13 +827,18 @@ def run_notebooks(
     # at the last complete full-suite report, `latest-partial` at this one.
     previous_partial = _link_target(out_root, LATEST_PARTIAL)
     if not _update_latest(out_root, suite_id, LATEST_PARTIAL):
-        say(f"evalcore: {out_root / LATEST_PARTIAL} is not a symbolic link; left as it is "
-            f"(remove it to let it point to the newest partial run)")
+        say(
+            f"evalcore: {out_root / LATEST_PARTIAL} is not a symbolic link; left as it is "
+            f"(remove it to let it point to the newest partial run)"
+        )
     if pdf and to_run and find_chromium() is None:
         say(CHROMIUM_HINT)
     if resume_dir is not None:
-        say(f"evalcore: resuming suite {suite_id} in {_display_path(suite_dir)}: {len(results) - len(to_run)} notebook(s) "
-            f"finished before, {len(to_run)} to run")
+        say(
+            f"evalcore: resuming suite {suite_id} in {_display_path(suite_dir)}: "
+            f"{len(results) - len(to_run)} notebook(s) "
+            f"finished before, {len(to_run)} to run"
+        )
     else:
         say(f"evalcore: suite {suite_path} -> {_display_path(suite_dir)} ({len(entries)} notebook(s))")
     global _CURRENT
@@ -809,18 +846,33 @@ def run_notebooks(
     durations, estimate_from = expected_durations(out_root, suite_path, smoke)
 
     def after(position: int) -> float | None:  # expected seconds of the notebooks still to run after this one
-        rest = [durations.get(e.name) for e, _ in to_run[position + 1:]]
-        return None if any(d is None for d in rest) else float(sum(rest))
+        rest = [durations.get(e.name) for e, _ in to_run[position + 1 :]]
+        known = [d for d in rest if d is not None]
+        return float(sum(known)) if len(known) == len(rest) else None
 
     if cluster is not None:  # Dask: each notebook on a worker (evalcore.cluster, docs/cluster.md)
         from evalcore.cluster._notebooks import run_on_cluster
 
-        run_on_cluster(cluster, to_run, results=results, number_of=number_of, suite_dir=suite_dir, root=base,
-                       meta=meta, cell_timeout=cell_timeout, pdf=pdf, say=say, wait_s=cluster_wait_s,
-                       resume_hint=f"evalcore: interrupted; finished notebooks are kept. Continue with:\n"
-                                   f"  evalcore notebooks run --resume {suite_id} --cluster ADDRESS")
-    with _Heartbeat(say, progress_every if progress_every and progress_every > 0 else (1.0 if notebook_timeout else 0),
-                    quiet=not progress_every or progress_every <= 0 or cluster is not None):
+        run_on_cluster(
+            cluster,
+            to_run,
+            results=results,
+            number_of=number_of,
+            suite_dir=suite_dir,
+            root=base,
+            meta=meta,
+            cell_timeout=cell_timeout,
+            pdf=pdf,
+            say=say,
+            wait_s=cluster_wait_s,
+            resume_hint=f"evalcore: interrupted; finished notebooks are kept. Continue with:\n"
+            f"  evalcore notebooks run --resume {suite_id} --cluster ADDRESS",
+        )
+    with _Heartbeat(
+        say,
+        progress_every if progress_every and progress_every > 0 else (1.0 if notebook_timeout else 0),
+        quiet=not progress_every or progress_every <= 0 or cluster is not None,
+    ):
         for position, (entry, result) in enumerate(to_run if cluster is None else []):
             number = number_of[id(result)]
             run_dir = suite_dir / entry.name
@@ -839,24 +891,36 @@ def run_notebooks(
             meta["finished"] = None
             write_index(suite_dir, results, meta)
             start = time.perf_counter()
-            _CURRENT = progress = _Progress(entry.name, number, len(results), start, watch=suite_dir / "runs",
-                                            expected=_expected_samples(result.params), timeout=notebook_timeout,
-                                            expected_s=expected_s, after_s=after_s, estimate_from=estimate_from)
+            _CURRENT = progress = _Progress(
+                entry.name,
+                number,
+                len(results),
+                start,
+                watch=suite_dir / "runs",
+                expected=_expected_samples(result.params),
+                timeout=notebook_timeout,
+                expected_s=expected_s,
+                after_s=after_s,
+                estimate_from=estimate_from,
+            )
             try:
                 result.status, result.error = _execute(entry, result.params, out_nb, base, suite_dir, cell_timeout)
                 if progress.stopping_since is not None:
                     where = f" in cell {progress.cell}/{progress.n_cells}" if progress.cell else ""
                     where += f" [{progress.step}]" if progress.step else ""
                     result.status = "failed"
-                    result.error = (f"ran longer than {notebook_timeout:g} s (notebook timeout); stopped{where}"
-                                    + (f" ({result.error})" if result.error else ""))
+                    result.error = f"ran longer than {notebook_timeout:g} s (notebook timeout); stopped{where}" + (
+                        f" ({result.error})" if result.error else ""
+                    )
             except KeyboardInterrupt:
                 result.status, result.error = "interrupted", "interrupted (Ctrl-C)"
                 result.duration_s = round(time.perf_counter() - start, 2)
                 write_index(suite_dir, results, meta)
-                say(f"evalcore: interrupted during {entry.name}; finished notebooks are kept. Continue with:\n"
+                say(
+                    f"evalcore: interrupted during {entry.name}; finished notebooks are kept. Continue with:\n"
                     f"  evalcore notebooks run --resume {suite_id}"
-                    + (f" --output {_display_path(out_root)}" if out_root != Path("reports").resolve() else ""))
+                    + (f" --output {_display_path(out_root)}" if out_root != Path("reports").resolve() else "")
+                )
                 raise
             finally:
                 _CURRENT = None
@@ -877,15 +941,20 @@ def run_notebooks(
     if complete:
         latest_ok = _update_latest(out_root, suite_id, LATEST)
         if not latest_ok:
-            say(f"evalcore: {out_root / LATEST} is not a symbolic link; left as it is "
-                f"(remove it to let it point to the newest complete run)")
+            say(
+                f"evalcore: {out_root / LATEST} is not a symbolic link; left as it is "
+                f"(remove it to let it point to the newest complete run)"
+            )
         if _link_target(out_root, LATEST_PARTIAL) == suite_id:  # no longer partial
             _update_latest(out_root, previous_partial if previous_partial != suite_id else None, LATEST_PARTIAL)
     else:
         latest_ok = _link_target(out_root, LATEST_PARTIAL) == suite_id
-        say(f"evalcore: a partial run ({'--only ' + ','.join(only) if len(results) < n_entries else 'not every notebook finished'}): "
+        why_partial = "--only " + ",".join(only) if only and len(results) < n_entries else "not every notebook finished"
+        say(
+            f"evalcore: a partial run ({why_partial}): "
             f"{_display_path(out_root / LATEST_PARTIAL)} points to it; {_display_path(out_root / LATEST)} "
-            f"still points to the last complete run of the whole suite")
+            f"still points to the last complete run of the whole suite"
+        )
     from evalcore.reporting._headline import headline_tables
 
     table = headline_tables(summary_frame(results))
@@ -894,8 +963,10 @@ def run_notebooks(
         say(table.to_text())
         say("")
     failed = [r.name for r in results if r.status != "ok"]
-    say(f"evalcore: {len(results) - len(failed)}/{len(results)} notebook(s) ok"
-        + (f"; failed: {', '.join(failed)}" if failed else ""))
+    say(
+        f"evalcore: {len(results) - len(failed)}/{len(results)} notebook(s) ok"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
     say(f"evalcore: every recorded number: {_display_path(suite_dir / 'summary.csv')}")
     shown = out_root / (LATEST if complete else LATEST_PARTIAL) / "index.html" if latest_ok else index
     say(_display_path(shown))
@@ -1018,7 +1089,8 @@ h1{font-size:1.5em} h2{font-size:1.2em;margin-top:2em} h3{font-size:1.05em;margi
 table{border-collapse:collapse;font-size:.85em} th,td{border:1px solid #ccc;padding:.3em .6em;
 text-align:left;vertical-align:top} th{background:#f3f3f3}
 .ok{color:#176317;font-weight:bold} .failed,.interrupted{color:#b00020;font-weight:bold}
-.pending,.running{color:#777} .nb td:nth-child(4),.nb td:nth-child(5){white-space:nowrap} .err{font-family:monospace;color:#b00020;white-space:pre-wrap}
+.pending,.running{color:#777} .nb td:nth-child(4),.nb td:nth-child(5){white-space:nowrap}
+.err{font-family:monospace;color:#b00020;white-space:pre-wrap}
 .headline td.num,.headline th{font-variant-numeric:tabular-nums} .headline td.num{text-align:right;white-space:nowrap}
 .headline td{max-width:22em;overflow-wrap:anywhere} p.note{color:#555;font-size:.85em;margin:.2em 0 .4em}
 """
@@ -1083,13 +1155,17 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
                 links.append(f'<a href="{esc(target)}">{label}</a>')
         browser = _row_sample_browser(suite_dir, r)
         if browser:
-            links.append(f'<a href="{esc(browser)}" title="every sample of this run: prompt, response, '
-                         f'extracted answer, verdict">samples</a>')
+            links.append(
+                f'<a href="{esc(browser)}" title="every sample of this run: prompt, response, '
+                f'extracted answer, verdict">samples</a>'
+            )
         records_file = suite_dir / r.name / RECORDS_FILENAME
         if records_file.exists():
             links.append(f'<a href="{esc(r.name)}/{RECORDS_FILENAME}">records JSON</a>')
-        for log, label in (("stderr.log", "progress bars and warnings moved out of the report"),
-                           ("kernel.log", "the kernel's own log")):
+        for log, label in (
+            ("stderr.log", "progress bars and warnings moved out of the report"),
+            ("kernel.log", "the kernel's own log"),
+        ):
             if (suite_dir / r.name / log).exists():
                 links.append(f'<a href="{esc(r.name)}/{log}" title="{esc(label)}">{log}</a>')
         figs = " ".join(f'<a href="{esc(f)}">{esc(Path(f).name)}</a>' for f in r.figures)
@@ -1098,9 +1174,9 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
             detail += "".join(f"<div>{esc(m)}</div>" for m in r.messages)
         duration = f"{r.duration_s:.1f} s" if r.duration_s is not None else ""
         rows.append(
-            f'<tr><td>{esc(r.name)}</td><td>{esc(r.notebook)}</td>'
+            f"<tr><td>{esc(r.name)}</td><td>{esc(r.notebook)}</td>"
             f'<td class="{esc(r.status)}">{esc(r.status)}</td><td>{duration}</td>'
-            f'<td>{" · ".join(links)}</td><td>{figs}</td><td>{detail}</td></tr>'
+            f"<td>{' · '.join(links)}</td><td>{figs}</td><td>{detail}</td></tr>"
         )
     from evalcore.reporting._export import content_security_policy  # no script runs in the index
     from evalcore.reporting._headline import headline_tables
@@ -1112,10 +1188,11 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
     if meta.get("root") and meta.get("suite"):  # the suite file as the user named it, not a machine path
         shown_meta["suite"] = _rel(Path(str(meta["suite"])), Path(str(meta["root"])))
     head = " · ".join(f"{esc(str(k))}: {esc(_meta_value(v))}" for k, v in shown_meta.items())
+    title = f"evalcore report {esc(str(meta.get('id', '')))}"
     body = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">{content_security_policy()}<title>evalcore report {esc(str(meta.get('id', '')))}</title>
+<html lang="en"><head><meta charset="utf-8">{content_security_policy()}<title>{title}</title>
 <style>{_CSS}</style></head><body>
-<h1>evalcore report {esc(str(meta.get('id', '')))}</h1>
+<h1>evalcore report {esc(str(meta.get("id", "")))}</h1>
 <p>{head}</p>
 <p>{done} ok · {failed} failed · {len(results) - done - failed} pending</p>
 <h2>Headline</h2>
@@ -1126,7 +1203,7 @@ and each run's records JSON.</p>
 <h2>Notebooks</h2>
 <table class="nb"><thead><tr><th>run</th><th>notebook</th><th>status</th><th>time</th><th>outputs</th>
 <th>figures</th><th>details</th></tr></thead><tbody>
-{''.join(rows)}
+{"".join(rows)}
 </tbody></table>
 {samples}</body></html>
 """

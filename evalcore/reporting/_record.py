@@ -108,8 +108,9 @@ def shared_agent_seed() -> int | None:
     return seed
 
 
-def agent_seed_note(seed: int, source: str, shared: int | None, limit: int | None = None,
-                    combined: bool = False) -> str:
+def agent_seed_note(
+    seed: int, source: str, shared: int | None, limit: int | None = None, combined: bool = False
+) -> str:
     """The sentence an agent notebook shows about its case seed.
 
     Args:
@@ -123,13 +124,17 @@ def agent_seed_note(seed: int, source: str, shared: int | None, limit: int | Non
         Markdown text.
     """
     if shared is not None and seed == shared and combined:
-        return (f"Cases from seed {seed}: this notebook-suite run's seed, shared by every agent notebook; the "
-                "results below are the category notebooks' own, so their tests and counts agree.")
+        return (
+            f"Cases from seed {seed}: this notebook-suite run's seed, shared by every agent notebook; the "
+            "results below are the category notebooks' own, so their tests and counts agree."
+        )
     if shared is not None and seed == shared:
         per = f" (here at most {limit} per category" if limit else " (each at most its own `limit` per category"
-        return (f"Cases from seed {seed}: this notebook-suite run's seed, shared by every agent notebook, so the "
-                f"category pages and the overview evaluate the same generated cases{per}; a page with a smaller "
-                "`limit` runs the first of the same cases, which is why its test counts can be lower).")
+        return (
+            f"Cases from seed {seed}: this notebook-suite run's seed, shared by every agent notebook, so the "
+            f"category pages and the overview evaluate the same generated cases{per}; a page with a smaller "
+            "`limit` runs the first of the same cases, which is why its test counts can be lower)."
+        )
     if source == "drawn":
         return f"Cases from seed {seed} (drawn for this run)."
     return f"Cases from seed {seed}."
@@ -149,7 +154,7 @@ def _papermill_output_dir() -> Path | None:
         return None
     for position, arg in enumerate(argv[:3]):
         if Path(arg).name == "papermill":
-            args = argv[position + 1:]
+            args = argv[position + 1 :]
             break
     else:
         return None
@@ -311,9 +316,7 @@ def _expand(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) ->
     for entry in paths:
         path = Path(entry)
         if path.is_dir():
-            found.extend(
-                p for p in sorted(path.rglob("*.ipynb")) if ".ipynb_checkpoints" not in p.parts
-            )
+            found.extend(p for p in sorted(path.rglob("*.ipynb")) if ".ipynb_checkpoints" not in p.parts)
         elif path.exists():
             found.append(path)
         else:

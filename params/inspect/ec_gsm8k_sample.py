@@ -20,13 +20,17 @@ DATA = Path(__file__).resolve().parents[2] / "evalcore" / "datasets" / "samples"
 
 def _samples() -> list[Sample]:
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [Sample(id=f"gsm8k-sample-{i}", input=r["question"], target=r["answer"].split("####")[-1].strip())
-            for i, r in enumerate(rows)]
+    return [
+        Sample(id=f"gsm8k-sample-{i}", input=r["question"], target=r["answer"].split("####")[-1].strip())
+        for i, r in enumerate(rows)
+    ]
 
 
 @task
 def ec_gsm8k_sample() -> Task:
     """GSM8K (shipped sample): the number after 'ANSWER:' at the end of the reply, matched numerically."""
-    return Task(dataset=MemoryDataset(_samples(), name="ec_gsm8k_sample"),
-                solver=[prompt_template("{prompt}\nThink briefly, then end with 'ANSWER: <number>'."), generate()],
-                scorer=match(location="end", numeric=True))
+    return Task(
+        dataset=MemoryDataset(_samples(), name="ec_gsm8k_sample"),
+        solver=[prompt_template("{prompt}\nThink briefly, then end with 'ANSWER: <number>'."), generate()],
+        scorer=match(location="end", numeric=True),
+    )

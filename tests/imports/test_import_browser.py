@@ -57,8 +57,9 @@ def test_lm_eval_loglikelihood_import_shows_context_and_options(tmp_path: Path) 
     data = _page_data(sample_browser_html(run))
     (log,) = (FIXTURES / "lm_eval_mc").glob("samples_*.jsonl")
     first = _lines(log)[0]
-    shown = next(s for s in data["samples"] if s["messages"] and s["messages"][0]["content"]
-                 == _context(first["arguments"]))
+    shown = next(
+        s for s in data["samples"] if s["messages"] and s["messages"][0]["content"] == _context(first["arguments"])
+    )
     roles = [m["role"] for m in shown["messages"]]
     assert roles[-1] == "continuations scored"
     options = [a["arg_1"] for a in first["arguments"].values()]
@@ -82,17 +83,17 @@ def test_inspect_import_shows_the_input_the_scorers_answer_and_its_metric(tmp_pa
     for shown in data["samples"]:
         rec = recorded[(shown["item_id"], shown["epoch"])]
         assert shown["response"] == rec["completion"]["text"]
-        assert shown["extracted"] == (None if rec["metadata"].get("answer") is None
-                                      else str(rec["metadata"]["answer"]))
+        assert shown["extracted"] == (None if rec["metadata"].get("answer") is None else str(rec["metadata"]["answer"]))
         assert shown["method"].startswith("inspect scorer")
         assert shown["messages"], "the prompt inspect logged is shown"
         text = rec["request"]["input"]
         if isinstance(text, str):
             assert shown["messages"][0]["content"] == text
         else:
-            assert [m["content"] for m in shown["messages"]][:len(text)] == [
+            assert [m["content"] for m in shown["messages"]][: len(text)] == [
                 m["content"] if isinstance(m["content"], str) else shown["messages"][i]["content"]
-                for i, m in enumerate(text)]
+                for i, m in enumerate(text)
+            ]
         usage = rec["completion"]["usage"]
         assert shown["prompt_tokens"] == usage.get("prompt_tokens")
         latency = rec["completion"]["latency_s"]

@@ -33,17 +33,22 @@ def test_setup_announces_each_step_before_it_runs() -> None:
         return next(i for i, line in enumerate(lines) if text in line)
 
     # every long step is named before its command; the compile says how long it takes
-    assert first("==> setting up .venv") < first("step \"virtual environment")
+    assert first("==> setting up .venv") < first('step "virtual environment')
     assert first("building llama-cpp-python from source (about 7 min on 2 cores") < first("install -q -e '.[all]'")
-    assert first("step \"torch 2.13.0") <= first("install -q torch==2.13.0")
+    assert first('step "torch 2.13.0') <= first("install -q torch==2.13.0")
     assert "set-up done in" in plan
 
 
 def test_each_step_prints_its_time() -> None:
     out = _make("-B", "--eval", 'probe: ; @$(STEP_FN); step "a step" sleep 1', "probe")
     assert out.splitlines() == ["==> a step", "    done in 1 s"]
-    failing = subprocess.run(["make", "-s", "-B", "--eval", 'probe: ; @$(STEP_FN); step "broken" false', "probe"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    failing = subprocess.run(
+        ["make", "-s", "-B", "--eval", 'probe: ; @$(STEP_FN); step "broken" false', "probe"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert failing.returncode != 0 and "done in" not in failing.stdout  # a failed step is not reported done
 
 
@@ -81,8 +86,9 @@ def test_a_notebook_executes_in_the_projects_kernel(tmp_path: Path) -> None:
 
     ksm = KernelSpecManager()
     assert ksm.get_kernel_spec("python3").display_name == "Python 3 (evalcore)"
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "import sys, evalcore\nprint(sys.executable)\nprint(evalcore.__file__)")])
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("import sys, evalcore\nprint(sys.executable)\nprint(evalcore.__file__)")]
+    )
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (evalcore)", "language": "python"}
     NotebookClient(nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
     printed = nb.cells[0].outputs[0]["text"].splitlines()
@@ -106,10 +112,21 @@ def test_jupyter_lab_serves_the_notebooks_with_the_projects_kernel(tmp_path: Pat
     import os
 
     root_user = ["--allow-root"] if os.geteuid() == 0 else []  # as `make demo` tells root to
-    proc = subprocess.Popen([str(jupyter), "--no-browser", f"--port={port}", "--IdentityProvider.token=t",
-                             "--ServerApp.ip=127.0.0.1", f"--ServerApp.root_dir={ROOT}", *root_user],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path)})
+    proc = subprocess.Popen(
+        [
+            str(jupyter),
+            "--no-browser",
+            f"--port={port}",
+            "--IdentityProvider.token=t",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.root_dir={ROOT}",
+            *root_user,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path)},
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 120

@@ -39,9 +39,13 @@ def cli(argv):
 def repo(tmp_path, nb_factory):
     (tmp_path / "pyproject.toml").write_text("")
     nb_factory(tmp_path / "nbs" / "square.ipynb", PARAMS, BODY)
-    nb_factory(tmp_path / "nbs" / "boom.ipynb", "n: int = 1  # how loud",
-               "import evalcore\nevalcore.record('before', n)", "raise ValueError('kaboom ' + str(n))",
-               "evalcore.record('after', 1)")
+    nb_factory(
+        tmp_path / "nbs" / "boom.ipynb",
+        "n: int = 1  # how loud",
+        "import evalcore\nevalcore.record('before', n)",
+        "raise ValueError('kaboom ' + str(n))",
+        "evalcore.record('after', 1)",
+    )
     (tmp_path / "params").mkdir()
     (tmp_path / "params" / "sq.yaml").write_text("x: 3\nlabel: '{suite_dir}'\n")
     (tmp_path / "params" / "suite.yaml").write_text(
@@ -104,8 +108,9 @@ def test_only_and_unknown_names(repo):
     # a real folder named latest-partial is left alone, and the run says so
     (repo / "out2" / "latest-partial").mkdir(parents=True)
     said = []
-    second = run_notebooks(repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out2",
-                       echo=said.append, pdf=False)
+    second = run_notebooks(
+        repo / "params" / "suite.yaml", only=["sq4"], output=repo / "out2", echo=said.append, pdf=False
+    )
     assert second.ok and (repo / "out2" / "latest-partial").is_dir()
     assert not (repo / "out2" / "latest-partial").is_symlink()
     assert any("not a symbolic link" in line for line in said)
@@ -165,7 +170,6 @@ def test_report_exports_an_executed_notebook_and_a_suite_dir(repo, monkeypatch):
     assert cli(["report", str(repo / "missing.ipynb")]) == 2
 
 
-
 def test_cell_timeout_fails_the_notebook_with_a_clear_message(repo):
     (repo / "nbs").mkdir(exist_ok=True)
     from tests.reporting.conftest import make_notebook
@@ -173,7 +177,8 @@ def test_cell_timeout_fails_the_notebook_with_a_clear_message(repo):
     make_notebook(repo / "nbs" / "slow.ipynb", "wait: float = 600  # seconds", "import time\ntime.sleep(wait)")
     make_notebook(repo / "nbs" / "quick.ipynb", "x: int = 1  # a number", "y = x + 1")
     (repo / "params" / "slow.yaml").write_text(
-        "runs:\n  - {name: slow, notebook: nbs/slow.ipynb}\n  - {name: quick, notebook: nbs/quick.ipynb}\n")
+        "runs:\n  - {name: slow, notebook: nbs/slow.ipynb}\n  - {name: quick, notebook: nbs/quick.ipynb}\n"
+    )
     result = run_notebooks(repo / "params" / "slow.yaml", output=repo / "out", echo=None, pdf=False, cell_timeout=20)
     slow, quick = result.results
     assert slow.status == "failed", slow.error
@@ -182,8 +187,14 @@ def test_cell_timeout_fails_the_notebook_with_a_clear_message(repo):
     assert quick.status == "ok", quick.error  # the suite went on
 
     said: list[str] = []
-    result = run_notebooks(repo / "params" / "slow.yaml", output=repo / "out", echo=said.append, pdf=False,
-                       notebook_timeout=15, progress_every=0)
+    result = run_notebooks(
+        repo / "params" / "slow.yaml",
+        output=repo / "out",
+        echo=said.append,
+        pdf=False,
+        notebook_timeout=15,
+        progress_every=0,
+    )
     slow, quick = result.results
     assert slow.status == "failed", slow.error
     assert slow.error.startswith("ran longer than 15 s (notebook timeout); stopped"), slow.error
@@ -200,15 +211,19 @@ def test_agent_notebooks_of_one_suite_run_share_one_secret_seed(tmp_path, nb_fac
     import stat
 
     (tmp_path / "pyproject.toml").write_text("")
-    nb_factory(tmp_path / "nbs" / "seed.ipynb", "seed: 'Optional[int]' = None  # case seed",
-               "import os, evalcore\nfrom evalcore.reporting import shared_agent_seed\n"
-               "shared = shared_agent_seed()\nif seed is None:\n    seed = shared\n"
-               "evalcore.record('seed', str(seed))\n"
-               "evalcore.record('left_in_env', 'EVALCORE_AGENT_SEED' in os.environ)\n"
-               "evalcore.record('again', shared_agent_seed())")
+    nb_factory(
+        tmp_path / "nbs" / "seed.ipynb",
+        "seed: 'Optional[int]' = None  # case seed",
+        "import os, evalcore\nfrom evalcore.reporting import shared_agent_seed\n"
+        "shared = shared_agent_seed()\nif seed is None:\n    seed = shared\n"
+        "evalcore.record('seed', str(seed))\n"
+        "evalcore.record('left_in_env', 'EVALCORE_AGENT_SEED' in os.environ)\n"
+        "evalcore.record('again', shared_agent_seed())",
+    )
     (tmp_path / "suite.yaml").write_text(
         "runs:\n  - {name: a, notebook: nbs/seed.ipynb}\n  - {name: b, notebook: nbs/seed.ipynb}\n"
-        "  - {name: c, notebook: nbs/seed.ipynb, overrides: {seed: 5}}\n")
+        "  - {name: c, notebook: nbs/seed.ipynb, overrides: {seed: 5}}\n"
+    )
     first = run_notebooks(tmp_path / "suite.yaml", output=tmp_path / "out", echo=None, pdf=False)
     assert first.ok, [r.error for r in first.results]
     a, b, c = (r.records for r in first.results)
@@ -242,8 +257,10 @@ def test_suite_lines_estimate_the_time_left_from_the_last_run(repo):
     suite = repo / "params" / "suite.yaml"
     assert expected_durations(out, suite, None) == ({}, "")
     (repo / "params" / "suite.times.yaml").write_text("sq: 30\nboom: 10\nsq4: 20\n")
-    assert expected_durations(out, suite, None) == ({"sq": 30.0, "boom": 10.0, "sq4": 20.0},
-                                                    "times measured on 2 cores (suite.times.yaml)")
+    assert expected_durations(out, suite, None) == (
+        {"sq": 30.0, "boom": 10.0, "sq4": 20.0},
+        "times measured on 2 cores (suite.times.yaml)",
+    )
     assert expected_durations(out, suite, {"sq": {"x": 1}}) == ({}, "")  # smoke runs: other sizes
     said: list[str] = []
     first = run_notebooks(suite, output=out, echo=said.append, pdf=False)
@@ -257,4 +274,7 @@ def test_suite_lines_estimate_the_time_left_from_the_last_run(repo):
     total = sum(durations.values())
     from evalcore.reporting._notebooks import _duration
 
-    assert f"[1/3] sq: nbs/square.ipynb ... (about {_duration(durations['sq'])}; suite: about {_duration(total)} left)" in said
+    assert (
+        f"[1/3] sq: nbs/square.ipynb ... (about {_duration(durations['sq'])}; suite: about {_duration(total)} left)"
+        in said
+    )

@@ -11,7 +11,10 @@ TQDM_WARNING = (
     "Please update jupyter and ipywidgets.\n"
     "  from .autonotebook import tqdm as notebook_tqdm\n"
 )
-BAR = "Loading weights:   0%|          | 0/103 [00:00<?, ?it/s]\rLoading weights: 100%|██████████| 103/103 [00:00<00:00, 812.31it/s]\n"
+BAR = (
+    "Loading weights:   0%|          | 0/103 [00:00<?, ?it/s]\r"
+    "Loading weights: 100%|██████████| 103/103 [00:00<00:00, 812.31it/s]\n"
+)
 
 
 def test_noise_lines():
@@ -55,7 +58,10 @@ def test_clean_notebook_removes_noise_outputs_only(tmp_path):
     assert clean_notebook_file(path, tmp_path / "stderr.log") == 3
     outputs = nbformat.read(path, as_version=4).cells[1].outputs
     assert [(o.output_type, o.get("name")) for o in outputs] == [
-        ("stream", "stdout"), ("stream", "stderr"), ("error", None)]
+        ("stream", "stdout"),
+        ("stream", "stderr"),
+        ("error", None),
+    ]
     assert outputs[1].text == "model file missing: /m.gguf\n"
     log = (tmp_path / "stderr.log").read_text()
     assert log.startswith("--- cell 2\n") and "TqdmWarning" in log and "103/103" in log

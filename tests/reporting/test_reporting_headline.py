@@ -11,54 +11,122 @@ from evalcore.reporting._headline import headline_tables
 from evalcore.reporting._notebooks import EntryResult, summary_frame, write_index
 
 GSM8K = {
-    "dataset": "gsm8k", "model": "local:smollm2", "run_id": "gsm8k-zeroshot", "n_items": 8, "n_samples": 8,
-    "errors": 1, "accuracy": {"mean": 0.25, "ci_low": 0.0709, "ci_high": 0.5909, "n": 7},
+    "dataset": "gsm8k",
+    "model": "local:smollm2",
+    "run_id": "gsm8k-zeroshot",
+    "n_items": 8,
+    "n_samples": 8,
+    "errors": 1,
+    "accuracy": {"mean": 0.25, "ci_low": 0.0709, "ci_high": 0.5909, "n": 7},
     "accuracy_strict": {"mean": 0.125, "ci_low": 0.02, "ci_high": 0.47, "n": 7},
-    "parse_failure_rate": 2 / 7, "latency_p50_s": 3.2, "completion_tokens": 1234, "cost_usd": 0.0,
+    "parse_failure_rate": 2 / 7,
+    "latency_p50_s": 3.2,
+    "completion_tokens": 1234,
+    "cost_usd": 0.0,
     "run_path": "/somewhere/runs/gsm8k-zeroshot",
 }
 HUMANEVAL = {
-    "dataset": "humaneval", "model": "openai:gpt-4o-mini", "n_items": 8, "n_samples": 16, "errors": 0,
-    "accuracy": {"mean": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 16}, "pass_at_k": {"1": 0.5, "2": 0.6},
-    "completion_tokens": 900, "cost_usd": 0.01234,
+    "dataset": "humaneval",
+    "model": "openai:gpt-4o-mini",
+    "n_items": 8,
+    "n_samples": 16,
+    "errors": 0,
+    "accuracy": {"mean": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 16},
+    "pass_at_k": {"1": 0.5, "2": 0.6},
+    "completion_tokens": 900,
+    "cost_usd": 0.01234,
 }
 COMPARE = {
-    "runs": ["zero-shot", "3-shot"], "n_shared": 8,
+    "runs": ["zero-shot", "3-shot"],
+    "n_shared": 8,
     "comparisons": [
-        {"name_a": "zero-shot", "name_b": "3-shot", "n": 8, "mean_a": 0.25, "mean_b": 0.5, "difference": -0.25,
-         "ci_low": -0.5, "ci_high": 0.0, "test": "mcnemar", "p_value": 0.25, "p_adjusted": 0.5,
-         "significant": False, "min_detectable_difference": 0.4, "power_observed": None},
-        {"name_a": "zero-shot", "name_b": "5-shot", "n": 8, "mean_a": 0.25, "mean_b": 0.0, "difference": 0.25,
-         "ci_low": 0.1, "ci_high": 0.4, "test": "mcnemar", "p_value": 0.0001, "p_adjusted": 0.0002,
-         "significant": True, "min_detectable_difference": 0.4, "power_observed": None},
+        {
+            "name_a": "zero-shot",
+            "name_b": "3-shot",
+            "n": 8,
+            "mean_a": 0.25,
+            "mean_b": 0.5,
+            "difference": -0.25,
+            "ci_low": -0.5,
+            "ci_high": 0.0,
+            "test": "mcnemar",
+            "p_value": 0.25,
+            "p_adjusted": 0.5,
+            "significant": False,
+            "min_detectable_difference": 0.4,
+            "power_observed": None,
+        },
+        {
+            "name_a": "zero-shot",
+            "name_b": "5-shot",
+            "n": 8,
+            "mean_a": 0.25,
+            "mean_b": 0.0,
+            "difference": 0.25,
+            "ci_low": 0.1,
+            "ci_high": 0.4,
+            "test": "mcnemar",
+            "p_value": 0.0001,
+            "p_adjusted": 0.0002,
+            "significant": True,
+            "min_detectable_difference": 0.4,
+            "power_observed": None,
+        },
     ],
-    "difference": {"mean": -0.25, "ci_low": -0.5, "ci_high": 0.0}, "p_adjusted": 0.5,
+    "difference": {"mean": -0.25, "ci_low": -0.5, "ci_high": 0.0},
+    "p_adjusted": 0.5,
 }
-FUNCTIONAL = {"agent_functional_score": 0.8, "agent_functional_passed": True, "agent_functional_n_tests": 4,
-              "agent_functional_critical_failures": 0, "agent_functional_accuracy": 0.75}
-OVERVIEW = {"agent_overall_score": 0.7, "agent_system_passed": False, "agent_system_status": "partial",
-            "agent_tests": 10, "agent_tests_passed": 7, "agent_critical_failures": 1,
-            "agent_functional_score": 0.9, "agent_synthesis_score": 0.5}
+FUNCTIONAL = {
+    "agent_functional_score": 0.8,
+    "agent_functional_passed": True,
+    "agent_functional_n_tests": 4,
+    "agent_functional_critical_failures": 0,
+    "agent_functional_accuracy": 0.75,
+}
+OVERVIEW = {
+    "agent_overall_score": 0.7,
+    "agent_system_passed": False,
+    "agent_system_status": "partial",
+    "agent_tests": 10,
+    "agent_tests_passed": 7,
+    "agent_critical_failures": 1,
+    "agent_functional_score": 0.9,
+    "agent_synthesis_score": 0.5,
+}
 SWEEP = {"sweep_best_threshold": 0.55, "sweep_heldout_f1": 0.8, "sweep_heldout_utility": 0.7}
 ROUTING = {
     "routing_items": 10,
     "routing_summary": {
-        "linucb": {"mean_quality": 0.4, "total_cost": 123.4, "regret_vs_oracle": 2.5, "regret_vs_best_fixed": 0.5,
-                   "convergence_point": 7.0, "cost_savings_vs_always_best": 0.3},
-        "always_best": {"mean_quality": 0.45, "total_cost": 200.0, "regret_vs_oracle": 2.0,
-                        "regret_vs_best_fixed": 0.0, "convergence_point": None, "cost_savings_vs_always_best": 0.0},
+        "linucb": {
+            "mean_quality": 0.4,
+            "total_cost": 123.4,
+            "regret_vs_oracle": 2.5,
+            "regret_vs_best_fixed": 0.5,
+            "convergence_point": 7.0,
+            "cost_savings_vs_always_best": 0.3,
+        },
+        "always_best": {
+            "mean_quality": 0.45,
+            "total_cost": 200.0,
+            "regret_vs_oracle": 2.0,
+            "regret_vs_best_fixed": 0.0,
+            "convergence_point": None,
+            "cost_savings_vs_always_best": 0.0,
+        },
     },
     "routing_aiq": {"linucb": {"aiq": 0.61, "apgr": 0.5}, "always_best": {"aiq": 0.55, "apgr": 0.4}},
-    "routing_bootstrap_summary": {"linucb": {"mean_reward": 0.4, "mean_reward_ci_low": 0.1, "mean_reward_ci_high": 0.7},
-                                  "always_best": {"mean_reward": 0.45, "mean_reward_ci_low": 0.15,
-                                                  "mean_reward_ci_high": 0.75}},
+    "routing_bootstrap_summary": {
+        "linucb": {"mean_reward": 0.4, "mean_reward_ci_low": 0.1, "mean_reward_ci_high": 0.7},
+        "always_best": {"mean_reward": 0.45, "mean_reward_ci_low": 0.15, "mean_reward_ci_high": 0.75},
+    },
 }
 
 
 def _results():
     def entry(name, notebook, records, status="ok"):
-        return EntryResult(name=name, notebook=f"notebooks/{notebook}.ipynb", status=status,
-                           params={"limit": 8}, records=records)
+        return EntryResult(
+            name=name, notebook=f"notebooks/{notebook}.ipynb", status=status, params={"limit": 8}, records=records
+        )
 
     return [
         entry("benchmark_gsm8k", "benchmark", GSM8K),
@@ -150,11 +218,27 @@ def test_text_sections_are_small_tables():
     text = headline_tables(summary_frame(_results())).to_text()
     blocks = text.split("\n\n")
     assert [b.splitlines()[0] for b in blocks] == [
-        "Benchmark runs", "Comparisons (paired, on shared items)", "Agent evaluation", "Routers"]
+        "Benchmark runs",
+        "Comparisons (paired, on shared items)",
+        "Agent evaluation",
+        "Routers",
+    ]
     assert max(len(line) for line in text.splitlines()) <= 140  # fits a 1,400 px terminal; no 215-column table
     bench = blocks[0].splitlines()
-    assert bench[1].split() == ["run", "model", "dataset", "n", "accuracy", "95%", "interval", "parse",
-                                "failures", "errors", "cost", "tokens"]
+    assert bench[1].split() == [
+        "run",
+        "model",
+        "dataset",
+        "n",
+        "accuracy",
+        "95%",
+        "interval",
+        "parse",
+        "failures",
+        "errors",
+        "cost",
+        "tokens",
+    ]
     assert "benchmark_gsm8k" in bench[3] and "0.250" in bench[3] and "[0.071, 0.591]" in bench[3]
 
 
@@ -179,8 +263,7 @@ def test_index_in_headless_chromium_shows_the_headline_at_1400_px(tmp_path, chro
     index = write_index(tmp_path, _results(), {"id": "X"})
     chromium.open(index.as_uri())
     # every headline table lies inside the 1,400 px window: no horizontal scrolling to read it
-    rights = chromium.js("[...document.querySelectorAll('table.headline')]"
-                         ".map(t => t.getBoundingClientRect().right)")
+    rights = chromium.js("[...document.querySelectorAll('table.headline')].map(t => t.getBoundingClientRect().right)")
     assert len(rights) == 4 and max(rights) <= 1400
     assert chromium.js("document.documentElement.scrollWidth") <= 1400
     # the headline comes first on the page, above the list of notebooks

@@ -15,10 +15,14 @@ import pytest
 
 from evalcore.reporting._notebooks import _Progress, _step, find_suite_dir, progress_line
 
-PARAMS = ("name: str = 'x'  # this run's name\nlog: str = ''  # file the notebook appends to\n"
-          "block: str = ''  # wait while this file exists")
-START = ("import os, time\nopen(log, 'a').write(f'start {name} {os.getpid()}\\n')\n"
-         "while block and os.path.exists(block):\n    time.sleep(0.05)")
+PARAMS = (
+    "name: str = 'x'  # this run's name\nlog: str = ''  # file the notebook appends to\n"
+    "block: str = ''  # wait while this file exists"
+)
+START = (
+    "import os, time\nopen(log, 'a').write(f'start {name} {os.getpid()}\\n')\n"
+    "while block and os.path.exists(block):\n    time.sleep(0.05)"
+)
 DONE = "import evalcore\nevalcore.record('done', name)\nopen(log, 'a').write(f'done {name}\\n')"
 RUN = "import sys\nfrom evalcore.cli import main\nsys.exit(main(sys.argv[1:]))"
 LIMIT_S = 240  # per runner call: kernel start-ups on a loaded 2-core machine
@@ -40,7 +44,10 @@ def repo(tmp_path, nb_factory):
 def _runner(repo: Path, *args: str, output) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", RUN, "notebooks", "run", "--output", "out", "--no-pdf", *args],
-        cwd=repo, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=repo,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
 
@@ -61,8 +68,10 @@ def test_killed_suite_resumes_only_the_unfinished_notebooks(repo):
         deadline = time.monotonic() + LIMIT_S
         while not any(line.startswith("start b") for line in _log(repo)):
             if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the runner did not reach notebook b within {LIMIT_S} s "
-                            f"(exit {proc.poll()}); its output:\n{first_out.read_text()}")
+                pytest.fail(
+                    f"the runner did not reach notebook b within {LIMIT_S} s "
+                    f"(exit {proc.poll()}); its output:\n{first_out.read_text()}"
+                )
             time.sleep(0.2)
         kernel_pid = int(next(line for line in _log(repo) if line.startswith("start b")).split()[2])
         # b is blocked in its first cell: wait for a progress line, then kill the whole runner
@@ -80,7 +89,9 @@ def test_killed_suite_resumes_only_the_unfinished_notebooks(repo):
                 pass
     said = first_out.read_text()
     assert "[2/3] b: running, cell 4/5 [step] (for" in said
-    assert "time left unknown (no earlier run to estimate from)" in said  # the first run: nothing to go on  # md, parameters, injected parameters, start and "elapsed" in said
+    assert (
+        "time left unknown (no earlier run to estimate from)" in said
+    )  # the first run: nothing to go on  # md, parameters, injected parameters, start and "elapsed" in said
     assert _log(repo)[0].startswith("start a") and _log(repo)[1] == "done a"
 
     suite_dir = find_suite_dir(repo / "out")
@@ -115,9 +126,13 @@ def test_killed_suite_resumes_only_the_unfinished_notebooks(repo):
     assert "KeyboardInterrupt caught in kernel" not in said
 
     # nothing left to do: a second resume runs nothing and says so
-    again = subprocess.run([sys.executable, "-c", RUN, "notebooks", "run", "--output", "out", "--no-pdf",
-                            "--resume", suite_dir.name], cwd=repo, capture_output=True, text=True,
-                           timeout=LIMIT_S)
+    again = subprocess.run(
+        [sys.executable, "-c", RUN, "notebooks", "run", "--output", "out", "--no-pdf", "--resume", suite_dir.name],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=LIMIT_S,
+    )
     assert again.returncode == 0, again.stdout + again.stderr
     assert "3 notebook(s) finished before, 0 to run" in again.stdout
     assert len(_log(repo)) == before + 4
@@ -128,32 +143,51 @@ def test_progress_line_names_notebook_cell_elapsed_and_samples(tmp_path):
     (runs / "gsm8k-zeroshot").mkdir(parents=True)
     (runs / "gsm8k-zeroshot" / "samples.jsonl").write_text('{"a": 1}\n{"a": 2}\n{"a": 3}\n')
     start = time.perf_counter() - 5  # the samples file was written after the notebook started
-    progress = _Progress("benchmark_gsm8k", 2, 17, start, watch=runs, expected={"gsm8k-zeroshot": 8},
-                         cell=3, n_cells=16, cell_started=start + 60, step="Accuracy")
+    progress = _Progress(
+        "benchmark_gsm8k",
+        2,
+        17,
+        start,
+        watch=runs,
+        expected={"gsm8k-zeroshot": 8},
+        cell=3,
+        n_cells=16,
+        cell_started=start + 60,
+        step="Accuracy",
+    )
     line = progress_line(progress, now=start + 65)
     # a total and an estimate of the time left on every line (issue 31): 65 s for 3 samples, 5 to go
-    assert line == ("[2/17] benchmark_gsm8k: running, cell 3/16 [Accuracy] (for 5 s), 1 min 05 s elapsed, "
-                    "gsm8k-zeroshot: 3/8 samples, about 1 min 48 s left in this notebook (suite: unknown)")
+    assert line == (
+        "[2/17] benchmark_gsm8k: running, cell 3/16 [Accuracy] (for 5 s), 1 min 05 s elapsed, "
+        "gsm8k-zeroshot: 3/8 samples, about 1 min 48 s left in this notebook (suite: unknown)"
+    )
     # with the durations of an earlier run: the notebooks after this one add up to the suite's
     progress.after_s, progress.estimate_from = 300.0, "the run of 20261128T060000Z"
     assert progress_line(progress, now=start + 65).endswith(
-        "3/8 samples, about 1 min 48 s left (suite: about 6 min 48 s, from the run of 20261128T060000Z)")
+        "3/8 samples, about 1 min 48 s left (suite: about 6 min 48 s, from the run of 20261128T060000Z)"
+    )
     # every sample written: the notebook is finishing (its tables and figures), not "unknown"
     progress.expected = {"gsm8k-zeroshot": 3}
     assert " 3/3 samples, finishing (suite: about 5 min 00 s" in progress_line(progress, now=start + 65)
     progress.expected = {}
     progress.expected_s = 90.0  # no sample total: the notebook's expected duration
     assert progress_line(progress, now=start + 65).endswith(
-        "gsm8k-zeroshot: 3 samples, about 25 s left (suite: about 5 min 25 s, from the run of 20261128T060000Z)")
+        "gsm8k-zeroshot: 3 samples, about 25 s left (suite: about 5 min 25 s, from the run of 20261128T060000Z)"
+    )
     progress.watch = tmp_path / "nothing"
     progress.expected_s = progress.after_s = None
     assert progress_line(progress, now=start + 65).endswith(
-        "1 min 05 s elapsed, time left unknown (no earlier run to estimate from)")
+        "1 min 05 s elapsed, time left unknown (no earlier run to estimate from)"
+    )
 
 
 def test_step_is_the_heading_above_the_cell():
-    cells = [{"cell_type": "markdown", "source": "# Benchmark run\ntext"}, {"cell_type": "code", "source": "x"},
-             {"cell_type": "markdown", "source": "Some text\n## Accuracy by subject"}, {"cell_type": "code", "source": "y"}]
+    cells = [
+        {"cell_type": "markdown", "source": "# Benchmark run\ntext"},
+        {"cell_type": "code", "source": "x"},
+        {"cell_type": "markdown", "source": "Some text\n## Accuracy by subject"},
+        {"cell_type": "code", "source": "y"},
+    ]
     assert _step(cells, 1) == "Benchmark run"
     assert _step(cells, 3) == "Accuracy by subject"
     assert _step(cells, 0) is None

@@ -12,8 +12,13 @@ import pytest
 from evalcore.cli import main
 from evalcore.datasets import load
 from evalcore.models import Completion, CompletionError, GenerationParams, Usage
-from evalcore.reporting._browser import (sample_browser_html, sample_browsers_section, sample_records,
-                                         suite_sample_browsers, write_sample_browser)
+from evalcore.reporting._browser import (
+    sample_browser_html,
+    sample_browsers_section,
+    sample_records,
+    suite_sample_browsers,
+    write_sample_browser,
+)
 from evalcore.runs import load_run, run_benchmark
 
 HOSTILE = "</script><script>window.__pwned = 1</script><!-- & \u2028 <b>bold</b> #### 5"
@@ -38,8 +43,7 @@ class _Model:
         kind = i % 4
         if kind == 3:
             return Completion(text="", error=CompletionError(type="HTTP500", message="boom <x>"))
-        text = {0: f"So.\n#### {it.reference}", 1: HOSTILE if i == 1 else "#### -1",
-                2: "I cannot tell."}[kind]
+        text = {0: f"So.\n#### {it.reference}", 1: HOSTILE if i == 1 else "#### -1", 2: "I cannot tell."}[kind]
         return Completion(text=text, usage=Usage(11, 7), latency_s=0.25, model="table")
 
 
@@ -48,8 +52,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("browser")
     model = _Model()
     # limit=None with the sample source: every item, so all four kinds occur
-    return run_benchmark("gsm8k", model, source="sample", progress=False, run_dir=base / "runs",
-                         run_id="b", cache=False)
+    return run_benchmark(
+        "gsm8k", model, source="sample", progress=False, run_dir=base / "runs", run_id="b", cache=False
+    )
 
 
 def test_records_and_escaping(run_dir: Path) -> None:
@@ -132,8 +137,10 @@ def test_page_in_headless_chromium_filters_and_searches(run_dir: Path, tmp_path:
     assert prompts == [m["content"] for m in hostile["request"]["messages"]]
     assert chromium.js("document.querySelectorAll('b').length") == 0
     # nothing matches: a sentence says so
-    chromium.js("const s = document.getElementById('search'); s.value = 'no such text anywhere'; "
-                "s.dispatchEvent(new Event('input'))")
+    chromium.js(
+        "const s = document.getElementById('search'); s.value = 'no such text anywhere'; "
+        "s.dispatchEvent(new Event('input'))"
+    )
     chromium.js("new Promise(r => setTimeout(r, 400))")
     assert chromium.js(VISIBLE) == [] and chromium.js("document.getElementById('empty').hidden") is False
     # a linked view: the fragment sets the filters (about:blank first: a new document, not a jump)
@@ -141,7 +148,9 @@ def test_page_in_headless_chromium_filters_and_searches(run_dir: Path, tmp_path:
     chromium.open(page.as_uri() + "#verdict=error")
     assert chromium.js(VISIBLE) == ["error"] * want["error"]
     assert chromium.js("document.getElementById('verdict-right').checked") is False
-    assert chromium.js("document.querySelector('details.sample:not([hidden]) .answer').textContent") == "HTTP500: boom <x>"
+    assert (
+        chromium.js("document.querySelector('details.sample:not([hidden]) .answer').textContent") == "HTTP500: boom <x>"
+    )
     # the headline's name for them is the filter's key: #verdict=parse_failure shows them
     chromium.open("about:blank")
     chromium.open(page.as_uri() + "#verdict=parse_failure")
@@ -156,7 +165,7 @@ def test_the_suite_index_links_the_sample_browsers(run_dir: Path) -> None:
 
     suite = run_dir.parent.parent
     index = write_index(suite, [], {"id": "t"}).read_text(encoding="utf-8")
-    assert '<h2>Samples</h2>' in index and '<a href="runs/b/samples.html">b</a>' in index
+    assert "<h2>Samples</h2>" in index and '<a href="runs/b/samples.html">b</a>' in index
 
 
 def test_each_index_row_and_each_report_links_its_sample_browser(run_dir: Path, tmp_path: Path) -> None:
@@ -165,8 +174,10 @@ def test_each_index_row_and_each_report_links_its_sample_browser(run_dir: Path, 
     from evalcore.reporting._notebooks import EntryResult, write_index
 
     suite = run_dir.parent.parent
-    rows = [EntryResult(name="bench", notebook="notebooks/benchmark.ipynb", status="ok", params={"run_id": "b"}),
-            EntryResult(name="other", notebook="notebooks/compare.ipynb", status="ok", params={})]
+    rows = [
+        EntryResult(name="bench", notebook="notebooks/benchmark.ipynb", status="ok", params={"run_id": "b"}),
+        EntryResult(name="other", notebook="notebooks/compare.ipynb", status="ok", params={}),
+    ]
     index = write_index(suite, rows, {"id": "t"}).read_text(encoding="utf-8")
     bench_row = index.split("<td>bench</td>", 1)[1].split("</tr>", 1)[0]
     other_row = index.split("<td>other</td>", 1)[1].split("</tr>", 1)[0]
@@ -192,8 +203,9 @@ def test_imported_lm_eval_run_in_chromium_shows_reply_prompt_and_unknowns(tmp_pa
     header = chromium.js("document.querySelector('header').textContent")
     assert "exact_match,strict-match (scored by lm-evaluation-harness)" in header
     assert "accuracy (flexible)" not in header
-    row = chromium.js("[...document.querySelectorAll('details.sample summary .num')].slice(0, 2)"
-                      ".map(e => e.textContent)")
+    row = chromium.js(
+        "[...document.querySelectorAll('details.sample summary .num')].slice(0, 2).map(e => e.textContent)"
+    )
     assert row == ["tokens unknown", "latency unknown"]
     chromium.js("document.querySelector('details.sample').open = true")
     response = chromium.js("document.querySelector('details.sample[open] pre.response').textContent")
