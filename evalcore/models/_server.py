@@ -41,12 +41,17 @@ def check_port(port: int, host: str = "127.0.0.1") -> None:
         except socket.gaierror as exc:
             raise EvalcoreError(f"unknown interface {host!r}: {exc}", field="--host") from exc
         except OSError as exc:
-            raise EvalcoreError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
-                                field="--port") from exc
+            raise EvalcoreError(f"cannot listen on {host}:{port}: {exc.strerror or exc}", field="--port") from exc
 
 
-def server_command(port: int, host: str = "127.0.0.1", model_path: str | Path | None = None,
-                   n_ctx: int = 2048, alias: str = "smollm2", verbose: bool = False) -> list[str]:
+def server_command(
+    port: int,
+    host: str = "127.0.0.1",
+    model_path: str | Path | None = None,
+    n_ctx: int = 2048,
+    alias: str = "smollm2",
+    verbose: bool = False,
+) -> list[str]:
     """The command line that serves the embedded model.
 
     Args:
@@ -66,8 +71,23 @@ def server_command(port: int, host: str = "127.0.0.1", model_path: str | Path | 
     from evalcore.models._local import smollm2_gguf_path
 
     path = Path(model_path) if model_path is not None else smollm2_gguf_path()
-    return [sys.executable, "-m", "evalcore.models._serve_main", "--model", str(path), "--host", host,
-            "--port", str(port), "--model_alias", alias, "--n_ctx", str(n_ctx), "--verbose", str(bool(verbose))]
+    return [
+        sys.executable,
+        "-m",
+        "evalcore.models._serve_main",
+        "--model",
+        str(path),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--model_alias",
+        alias,
+        "--n_ctx",
+        str(n_ctx),
+        "--verbose",
+        str(bool(verbose)),
+    ]
 
 
 class LocalServer:
@@ -84,9 +104,15 @@ class LocalServer:
         log_path: File for the server's output (default: discarded).
     """
 
-    def __init__(self, port: int | None = None, *, host: str = "127.0.0.1",
-                 model_path: str | Path | None = None, startup_timeout: float = 120.0,
-                 log_path: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        host: str = "127.0.0.1",
+        model_path: str | Path | None = None,
+        startup_timeout: float = 120.0,
+        log_path: str | Path | None = None,
+    ) -> None:
         self.host = host
         self.port = port or free_port(host)
         self.model_path = model_path
@@ -109,17 +135,21 @@ class LocalServer:
         try:
             import llama_cpp.server  # noqa: F401  (fail early with a clear message)
         except ImportError as exc:
-            raise EvalcoreError("serving needs llama-cpp-python[server]: "
-                                "pip install 'evalcore[local]'", field="serve-local") from exc
+            raise EvalcoreError(
+                "serving needs llama-cpp-python[server]: pip install 'evalcore[local]'", field="serve-local"
+            ) from exc
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
-        self.proc = subprocess.Popen(server_command(self.port, self.host, self.model_path),
-                                     stdout=out, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            server_command(self.port, self.host, self.model_path), stdout=out, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise EvalcoreError(f"the model server exited with status {self.proc.returncode}"
-                                    + (f"; see {self.log_path}" if self.log_path else ""),
-                                    field="serve-local")
+                raise EvalcoreError(
+                    f"the model server exited with status {self.proc.returncode}"
+                    + (f"; see {self.log_path}" if self.log_path else ""),
+                    field="serve-local",
+                )
             try:
                 with urllib.request.urlopen(self.url + "/models", timeout=2) as resp:
                     if resp.status == 200:
@@ -128,8 +158,7 @@ class LocalServer:
                 pass
             time.sleep(0.25)
         self.stop()
-        raise EvalcoreError(f"the model server did not answer within {self.startup_timeout:g} s",
-                            field="serve-local")
+        raise EvalcoreError(f"the model server did not answer within {self.startup_timeout:g} s", field="serve-local")
 
     def stop(self) -> None:
         """Stop the server (terminate, then kill after 10 s)."""
@@ -149,8 +178,13 @@ class LocalServer:
         self.stop()
 
 
-def serve_local(port: int = 8000, host: str = "127.0.0.1", model_path: str | Path | None = None,
-                extra_args: Sequence[str] = (), verbose: bool = False) -> int:
+def serve_local(
+    port: int = 8000,
+    host: str = "127.0.0.1",
+    model_path: str | Path | None = None,
+    extra_args: Sequence[str] = (),
+    verbose: bool = False,
+) -> int:
     """Serve the embedded model in the foreground until interrupted.
 
     Args:
@@ -166,17 +200,21 @@ def serve_local(port: int = 8000, host: str = "127.0.0.1", model_path: str | Pat
     try:
         import llama_cpp.server  # noqa: F401
     except ImportError as exc:
-        raise EvalcoreError("serving needs llama-cpp-python[server]: pip install 'evalcore[local]'",
-                            field="serve-local") from exc
+        raise EvalcoreError(
+            "serving needs llama-cpp-python[server]: pip install 'evalcore[local]'", field="serve-local"
+        ) from exc
     check_port(port, host)
     extra = list(extra_args)
     cmd = server_command(port, host, model_path, verbose=verbose)
     if "--verbose" in extra:  # the user's own choice wins over the quiet default
         at = cmd.index("--verbose")
-        del cmd[at:at + 2]
+        del cmd[at : at + 2]
     cmd += extra
-    print(f"evalcore: serving {Path(cmd[4]).name} at http://{host}:{port}/v1 "
-          f"(model spec: openai-compatible:smollm2@http://{host}:{port}/v1)", flush=True)
+    print(
+        f"evalcore: serving {Path(cmd[4]).name} at http://{host}:{port}/v1 "
+        f"(model spec: openai-compatible:smollm2@http://{host}:{port}/v1)",
+        flush=True,
+    )
     sys.stderr.flush()
     # Become the server process: signals (Ctrl-C, SIGTERM from a supervisor) reach it directly
     # and no orphan is left behind when this command is stopped.

@@ -35,8 +35,15 @@ def _category_results(folder: Path, category: str) -> tuple[Path, dict[str, Any]
     return None
 
 
-def combine_agent_results(folder: str | os.PathLike[str], *, agent: str, model: str, threshold: float,
-                          seed: int | None, categories: list[str] | None = None) -> tuple[Any, str]:
+def combine_agent_results(
+    folder: str | os.PathLike[str],
+    *,
+    agent: str,
+    model: str,
+    threshold: float,
+    seed: int | None,
+    categories: list[str] | None = None,
+) -> tuple[Any, str]:
     """The overview's result from the category notebooks of one notebook-suite run.
 
     Every category asked for must have been evaluated there, on the same agent, threshold and
@@ -69,15 +76,21 @@ def combine_agent_results(folder: str | os.PathLike[str], *, agent: str, model: 
         parts[name] = found
     for name, (_path, data) in parts.items():
         cfg = data.get("config") or {}
-        got = {"agent": cfg.get("agent"), "model": cfg.get("model"), "threshold": cfg.get("threshold"),
-               "seed": (cfg.get("suite") or {}).get("seed")}
+        got = {
+            "agent": cfg.get("agent"),
+            "model": cfg.get("model"),
+            "threshold": cfg.get("threshold"),
+            "seed": (cfg.get("suite") or {}).get("seed"),
+        }
         want = {"agent": agent, "model": model, "threshold": threshold, "seed": seed}
         # a category that needs no LLM may have run in the reference agent's no-LLM mode
         differs = [k for k in want if got[k] != want[k] and not (k == "model" and got[k] == "none")]
         if differs:
             k = differs[0]
-            return None, (f"the agent_{name} notebook ran with {k} {got[k]!r}, this overview with {want[k]!r}: "
-                          "every category runs here")
+            return None, (
+                f"the agent_{name} notebook ran with {k} {got[k]!r}, this overview with {want[k]!r}: "
+                "every category runs here"
+            )
     trusted = {bool((d.get("config") or {}).get("trusted")) for _, d in parts.values()}
     if len(trusted) > 1:
         return None, "some category notebooks hosted the agent and some ran it in-process: every category runs here"
@@ -86,29 +99,45 @@ def combine_agent_results(folder: str | os.PathLike[str], *, agent: str, model: 
     categories_out: dict[str, CategoryResult] = {}
     for name, (_, data) in parts.items():
         raw = data["detailed_results"][name]
-        tests = [CaseResult(name=t["name"], score=float(t["score"]), passed=bool(t["passed"]),
-                            details=dict(t.get("details") or {}), critical=bool(t.get("critical")),
-                            error=t.get("error"), duration_s=float(t.get("duration_s") or 0.0))
-                 for t in raw.get("tests") or []]
-        categories_out[name] = CategoryResult(name=name, tests=tests, metrics=dict(raw.get("metrics") or {}),
-                                              notes=list(raw.get("notes") or []),
-                                              duration_s=float(raw.get("duration_s") or 0.0),
-                                              threshold=float(suite.get("pass_threshold", 0.7)))
+        tests = [
+            CaseResult(
+                name=t["name"],
+                score=float(t["score"]),
+                passed=bool(t["passed"]),
+                details=dict(t.get("details") or {}),
+                critical=bool(t.get("critical")),
+                error=t.get("error"),
+                duration_s=float(t.get("duration_s") or 0.0),
+            )
+            for t in raw.get("tests") or []
+        ]
+        categories_out[name] = CategoryResult(
+            name=name,
+            tests=tests,
+            metrics=dict(raw.get("metrics") or {}),
+            notes=list(raw.get("notes") or []),
+            duration_s=float(raw.get("duration_s") or 0.0),
+            threshold=float(suite.get("pass_threshold", 0.7)),
+        )
     limits = {name: (d.get("config") or {}).get("suite", {}).get("limit") for name, (_, d) in parts.items()}
     config = dict(first.get("config") or {})
-    config.update({"categories": wanted, "combined_from": {n: str(p) for n, (p, _) in parts.items()},
-                   "limits": limits})
+    config.update({"categories": wanted, "combined_from": {n: str(p) for n, (p, _) in parts.items()}, "limits": limits})
     result = EvaluationResult(
-        categories=categories_out, config=config,
+        categories=categories_out,
+        config=config,
         started_at=min(str((d.get("summary") or {}).get("started_at") or "") for _, d in parts.values()),
         duration_s=sum(c.duration_s for c in categories_out.values()),
         pass_threshold=float(suite.get("pass_threshold", 0.7)),
-        category_floor=float(suite.get("category_floor", 0.5)), trusted=trusted.pop())
+        category_floor=float(suite.get("category_floor", 0.5)),
+        trusted=trusted.pop(),
+    )
     shown = ", ".join(f"{n} {'all' if lim is None else lim}" for n, lim in limits.items())
     no_llm = [n for n, (_, d) in parts.items() if (d.get("config") or {}).get("model") == "none"]
     config["models"] = {n: (d.get("config") or {}).get("model") for n, (_, d) in parts.items()}
-    return result, (f"Combined from the {len(wanted)} category notebooks of this notebook-suite run (same agent, "
-                    f"threshold and case seed), not run again: the tests and counts are theirs "
-                    f"(cases per category: {shown})"
-                    + (f"; {', '.join(no_llm)} ran in the reference agent's no-LLM mode (model none)" if no_llm else "")
-                    + ".")
+    return result, (
+        f"Combined from the {len(wanted)} category notebooks of this notebook-suite run (same agent, "
+        f"threshold and case seed), not run again: the tests and counts are theirs "
+        f"(cases per category: {shown})"
+        + (f"; {', '.join(no_llm)} ran in the reference agent's no-LLM mode (model none)" if no_llm else "")
+        + "."
+    )

@@ -103,33 +103,35 @@ def samples_frame(run: Any) -> pd.DataFrame:
         scores = s.get("scores") or {}
         metadata = s.get("metadata") or {}
         err = completion.get("error")
-        rows.append({
-            "item_id": str(s.get("item_id")),
-            "epoch": int(s.get("epoch", 0) or 0),
-            "dataset": s.get("dataset"),
-            "question": prompt_question((s.get("request") or {}).get("messages"), template).strip(),
-            "response": completion.get("text") or "",
-            "reference": s.get("reference", scores.get("reference")),
-            "score": scores.get("score"),
-            "strict": scores.get("strict"),
-            "flexible": scores.get("flexible"),
-            "extracted_strict": scores.get("extracted_strict"),
-            "extracted_flexible": scores.get("extracted_flexible"),
-            "method_strict": scores.get("method_strict"),
-            "method_flexible": scores.get("method_flexible"),
-            "parse_failure_strict": scores.get("parse_failure_strict"),
-            "parse_failure_flexible": scores.get("parse_failure_flexible"),
-            "passed": scores.get("passed"),
-            "result": scores.get("result"),
-            "subject": metadata.get("subject"),
-            "latency_s": completion.get("latency_s"),
-            "cost_usd": completion.get("cost_usd"),
-            "prompt_tokens": usage.get("prompt_tokens"),
-            "completion_tokens": usage.get("completion_tokens"),
-            "cached": bool(s.get("cached")),
-            "error": bool(s.get("error") or err),
-            "error_message": (err.get("message") if isinstance(err, Mapping) else err) or None,
-        })
+        rows.append(
+            {
+                "item_id": str(s.get("item_id")),
+                "epoch": int(s.get("epoch", 0) or 0),
+                "dataset": s.get("dataset"),
+                "question": prompt_question((s.get("request") or {}).get("messages"), template).strip(),
+                "response": completion.get("text") or "",
+                "reference": s.get("reference", scores.get("reference")),
+                "score": scores.get("score"),
+                "strict": scores.get("strict"),
+                "flexible": scores.get("flexible"),
+                "extracted_strict": scores.get("extracted_strict"),
+                "extracted_flexible": scores.get("extracted_flexible"),
+                "method_strict": scores.get("method_strict"),
+                "method_flexible": scores.get("method_flexible"),
+                "parse_failure_strict": scores.get("parse_failure_strict"),
+                "parse_failure_flexible": scores.get("parse_failure_flexible"),
+                "passed": scores.get("passed"),
+                "result": scores.get("result"),
+                "subject": metadata.get("subject"),
+                "latency_s": completion.get("latency_s"),
+                "cost_usd": completion.get("cost_usd"),
+                "prompt_tokens": usage.get("prompt_tokens"),
+                "completion_tokens": usage.get("completion_tokens"),
+                "cached": bool(s.get("cached")),
+                "error": bool(s.get("error") or err),
+                "error_message": (err.get("message") if isinstance(err, Mapping) else err) or None,
+            }
+        )
         # a model's reply, an item id or a subject may hold a lone surrogate (JSON "\\ud800"):
         # pandas' pyarrow strings and the notebook's UTF-8 refuse it, so it is shown as its escape
         rows[-1] = {k: printable_text(v) if isinstance(v, str) else v for k, v in rows[-1].items()}
@@ -173,8 +175,17 @@ def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     for mode in modes:
         values = scored[mode].dropna().astype(float)
         if values.empty:
-            rows.append({"mode": "pass@1" if mode == "score" else mode, "n": 0, "correct": 0,
-                         "mean": np.nan, "ci_low": np.nan, "ci_high": np.nan, "method": None})
+            rows.append(
+                {
+                    "mode": "pass@1" if mode == "score" else mode,
+                    "n": 0,
+                    "correct": 0,
+                    "mean": np.nan,
+                    "ci_low": np.nan,
+                    "ci_high": np.nan,
+                    "method": None,
+                }
+            )
             continue
         clusters = scored.loc[values.index, "item_id"].to_numpy() if several_epochs else None
         if clusters is not None and set(np.unique(values)) <= {0.0, 1.0}:
@@ -182,13 +193,17 @@ def accuracy_table(frame: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             ci = clustered_wilson(values.to_numpy(), list(clusters), confidence=confidence)
         else:
             ci = mean_ci(values.to_numpy(), clusters=clusters, confidence=confidence)
-        rows.append({
-            "mode": "pass@1" if mode == "score" else mode,
-            "n": int(values.size),
-            "correct": _count(values.sum()),
-            "mean": ci["mean"], "ci_low": ci["ci_low"], "ci_high": ci["ci_high"],
-            "method": ci["method"],
-        })
+        rows.append(
+            {
+                "mode": "pass@1" if mode == "score" else mode,
+                "n": int(values.size),
+                "correct": _count(values.sum()),
+                "mean": ci["mean"],
+                "ci_low": ci["ci_low"],
+                "ci_high": ci["ci_high"],
+                "method": ci["method"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -266,8 +281,16 @@ def extraction_methods(frame: pd.DataFrame) -> pd.DataFrame:
     order.sort(key=lambda m: (rank.get(m, len(rank)), m))
     n = max(sum(flexible.values()), 1)
     return pd.DataFrame(
-        [{"method": m, "declared": m in DECLARED_METHODS, "strict": strict.get(m, 0),
-          "flexible": flexible.get(m, 0), "share_flexible": flexible.get(m, 0) / n} for m in order],
+        [
+            {
+                "method": m,
+                "declared": m in DECLARED_METHODS,
+                "strict": strict.get(m, 0),
+                "flexible": flexible.get(m, 0),
+                "share_flexible": flexible.get(m, 0) / n,
+            }
+            for m in order
+        ],
         columns=columns,
     )
 
@@ -289,17 +312,21 @@ def audit_examples(frame: pd.DataFrame, mode: str = "flexible", n: int = 3, widt
         picked = frame[frame.apply(lambda r, o=outcome: _verdict(r, mode) == o, axis=1)] if len(frame) else frame
         for _, row in picked.head(n).iterrows():
             text = str(row["response"]).strip()
-            rows.append({
-                "outcome": outcome,
-                "item_id": row["item_id"],
-                "extracted": row.get(f"extracted_{mode}"),
-                "reference": row["reference"],
-                "response_end": ("…" + text[-width:]) if len(text) > width else text,
-            })
+            rows.append(
+                {
+                    "outcome": outcome,
+                    "item_id": row["item_id"],
+                    "extracted": row.get(f"extracted_{mode}"),
+                    "reference": row["reference"],
+                    "response_end": ("…" + text[-width:]) if len(text) > width else text,
+                }
+            )
     return pd.DataFrame(rows, columns=["outcome", "item_id", "extracted", "reference", "response_end"])
 
 
-def subject_table(frame: pd.DataFrame, mode: str = "flexible", confidence: float = 0.95) -> tuple[pd.DataFrame, dict[str, Any]]:
+def subject_table(
+    frame: pd.DataFrame, mode: str = "flexible", confidence: float = 0.95
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Per-subject accuracy (MMLU) and the overall accuracy with SE clustered by subject.
 
     Questions of one subject share difficulty, so treating them as independent understates
@@ -328,8 +355,16 @@ def subject_table(frame: pd.DataFrame, mode: str = "flexible", confidence: float
     for subject, group in scored.groupby("subject", sort=True):
         values = group[mode].astype(float).to_numpy()
         ci = mean_ci(values, clusters=group["item_id"].to_numpy() if several_epochs else None, confidence=confidence)
-        rows.append({"subject": subject, "n": int(values.size), "accuracy": ci["mean"], "se": ci["se"],
-                     "ci_low": ci["ci_low"], "ci_high": ci["ci_high"]})
+        rows.append(
+            {
+                "subject": subject,
+                "n": int(values.size),
+                "accuracy": ci["mean"],
+                "se": ci["se"],
+                "ci_low": ci["ci_low"],
+                "ci_high": ci["ci_high"],
+            }
+        )
     table = pd.DataFrame(rows).sort_values(["accuracy", "subject"], ascending=[False, True]).reset_index(drop=True)
     values = scored[mode].astype(float).to_numpy()
     overall = mean_ci(values, clusters=scored["subject"].to_numpy(), confidence=confidence)
@@ -360,8 +395,9 @@ def subject_figure(table: pd.DataFrame) -> Any:
     acc = table["accuracy"].to_numpy(dtype=float)
     low = np.clip(acc - table["ci_low"].to_numpy(dtype=float), 0, None)
     high = np.clip(table["ci_high"].to_numpy(dtype=float) - acc, 0, None)
-    sns.barplot(x=acc, y=y, orient="h", order=list(y), color="tab:blue", alpha=0.7, saturation=1.0,
-                errorbar=None, ax=ax)
+    sns.barplot(
+        x=acc, y=y, orient="h", order=list(y), color="tab:blue", alpha=0.7, saturation=1.0, errorbar=None, ax=ax
+    )
     ax.errorbar(acc, y, xerr=[np.nan_to_num(low), np.nan_to_num(high)], fmt="none", ecolor="black", capsize=3)
     # labels are data (a subject from a user's file): "$...$" is text, never mathtext
     ax.set_yticks(y, [f"{s} (n={n})" for s, n in zip(table["subject"], table["n"])], parse_math=False)
@@ -392,12 +428,21 @@ def pass_at_k_frame(frame: pd.DataFrame, ks: Sequence[int] = (1, 5, 10)) -> pd.D
     scored = _scored(frame)
     if scored.empty or scored["passed"].isna().all():
         raise EvalcoreError("no HumanEval samples with a 'passed' score", field="passed")
-    records = [{"item_id": item, "scores": {"passed": passed}}
-               for item, passed in zip(scored["item_id"], scored["passed"])]
+    records = [
+        {"item_id": item, "scores": {"passed": passed}} for item, passed in zip(scored["item_id"], scored["passed"])
+    ]
     values = records_pass_at_k(records, ks)
     per_item = scored.groupby("item_id").size()
-    rows = [{"k": int(k), "pass_at_k": values[f"pass@{int(k)}"], "n_items": len(per_item),
-             "samples_per_item": int(per_item.min())} for k in ks if f"pass@{int(k)}" in values]
+    rows = [
+        {
+            "k": int(k),
+            "pass_at_k": values[f"pass@{int(k)}"],
+            "n_items": len(per_item),
+            "samples_per_item": int(per_item.min()),
+        }
+        for k in ks
+        if f"pass@{int(k)}" in values
+    ]
     return pd.DataFrame(rows, columns=["k", "pass_at_k", "n_items", "samples_per_item"])
 
 
@@ -419,6 +464,7 @@ def sample_table(frame: pd.DataFrame, mode: str = "flexible", n: int = 10, width
     Returns:
         Columns ``item_id, epoch, question, response, extracted, reference, verdict``.
     """
+
     def cut(text: Any, keep_end: bool = False, code: bool = False) -> str:
         text = str(text or "")
         limit = 8 * width if code else width
@@ -437,9 +483,17 @@ def sample_table(frame: pd.DataFrame, mode: str = "flexible", n: int = 10, width
         code = _runs_code(row.get("dataset"))
         if row.get("result") is not None and code:
             extracted = row["result"]
-        rows.append({"item_id": row["item_id"], "epoch": row["epoch"], "question": cut(row["question"], code=code),
-                     "response": cut(row["response"], keep_end=True, code=code), "extracted": extracted,
-                     "reference": cut(row["reference"], code=code), "verdict": verdict})
+        rows.append(
+            {
+                "item_id": row["item_id"],
+                "epoch": row["epoch"],
+                "question": cut(row["question"], code=code),
+                "response": cut(row["response"], keep_end=True, code=code),
+                "extracted": extracted,
+                "reference": cut(row["reference"], code=code),
+                "verdict": verdict,
+            }
+        )
     return pd.DataFrame(rows, columns=["item_id", "epoch", "question", "response", "extracted", "reference", "verdict"])
 
 
@@ -461,7 +515,11 @@ def run_overview(run: Any) -> pd.DataFrame:
     facts = [
         ("run id", config.get("run_id")),
         ("run directory", _shown_path(getattr(run, "path", ""))),
-        ("dataset", f"{config.get('dataset')} ({config.get('split')}, source: {', '.join(map(str, config.get('source') or []))})"),
+        (
+            "dataset",
+            f"{config.get('dataset')} ({config.get('split')}, "
+            f"source: {', '.join(map(str, config.get('source') or []))})",
+        ),
         ("model", f"{config.get('model')} ({config.get('model_name')})"),
         ("items × epochs", f"{config.get('n_items')} × {config.get('epochs')}"),
         ("prompt template", prompt.get("name")),
@@ -512,8 +570,12 @@ def benchmark_records(run: Any, frame: pd.DataFrame, extraction: str = "flexible
 
     def ci(mode: str) -> dict[str, Any]:
         row = acc.loc[mode]
-        return {"mean": _num(row["mean"]), "ci_low": _num(row["ci_low"]), "ci_high": _num(row["ci_high"]),
-                "n": int(row["n"])}
+        return {
+            "mean": _num(row["mean"]),
+            "ci_low": _num(row["ci_low"]),
+            "ci_high": _num(row["ci_high"]),
+            "n": int(row["n"]),
+        }
 
     scored = _scored(frame)
     out: dict[str, Any] = {

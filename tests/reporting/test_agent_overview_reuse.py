@@ -17,18 +17,24 @@ CATS = ["functional", "robustness"]
 def suite_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("suite")
     for cat, model in zip(CATS, ["local:smollm2", "none"]):
-        res = evaluate("oracle", AgentEvalConfig(seed=123, limit=2), categories=[cat], model="none", threshold=0.6,
-                       extra_config={"model": model, "threshold": 0.6})
+        res = evaluate(
+            "oracle",
+            AgentEvalConfig(seed=123, limit=2),
+            categories=[cat],
+            model="none",
+            threshold=0.6,
+            extra_config={"model": model, "threshold": 0.6},
+        )
         save_results(res, folder / f"agent_{cat}")
     return folder
 
 
 def test_the_overview_shows_the_category_pages_tests(suite_dir):
-    result, how = combine_agent_results(suite_dir, agent="oracle", model="local:smollm2", threshold=0.6,
-                                        seed=123, categories=CATS)
+    result, how = combine_agent_results(
+        suite_dir, agent="oracle", model="local:smollm2", threshold=0.6, seed=123, categories=CATS
+    )
     assert result is not None, how
-    pages = {cat: json.loads(next((suite_dir / f"agent_{cat}").glob("evaluation_*.json")).read_text())
-             for cat in CATS}
+    pages = {cat: json.loads(next((suite_dir / f"agent_{cat}").glob("evaluation_*.json")).read_text()) for cat in CATS}
     for cat in CATS:
         page = pages[cat]["detailed_results"][cat]
         mine = result.categories[cat]
@@ -41,8 +47,15 @@ def test_the_overview_shows_the_category_pages_tests(suite_dir):
     assert result.config["combined_from"].keys() == set(CATS)
 
 
-@pytest.mark.parametrize("change, word", [({"seed": 124}, "seed"), ({"threshold": 0.5}, "threshold"),
-                                          ({"agent": "honest"}, "agent"), ({"model": "openai:x"}, "model")])
+@pytest.mark.parametrize(
+    "change, word",
+    [
+        ({"seed": 124}, "seed"),
+        ({"threshold": 0.5}, "threshold"),
+        ({"agent": "honest"}, "agent"),
+        ({"model": "openai:x"}, "model"),
+    ],
+)
 def test_other_settings_are_not_combined(suite_dir, change, word):
     args = {"agent": "oracle", "model": "local:smollm2", "threshold": 0.6, "seed": 123, **change}
     result, why = combine_agent_results(suite_dir, categories=CATS, **args)

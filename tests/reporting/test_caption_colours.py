@@ -18,15 +18,24 @@ def _nearest(color) -> str:
 
 RESULT = {
     "summary": {"pass_threshold": 0.7},
-    "detailed_results": {"functional": {"score": 0.5, "tests": [
-        {"name": "ok", "score": 1.0, "passed": True, "critical": False},
-        {"name": "low", "score": 0.4, "passed": False, "critical": False},
-        {"name": "boom", "score": 0.0, "passed": False, "critical": True}]}},
+    "detailed_results": {
+        "functional": {
+            "score": 0.5,
+            "tests": [
+                {"name": "ok", "score": 1.0, "passed": True, "critical": False},
+                {"name": "low", "score": 0.4, "passed": False, "critical": False},
+                {"name": "boom", "score": 0.0, "passed": False, "critical": True},
+            ],
+        }
+    },
 }
 
 
-@pytest.mark.parametrize("draw", [lambda: figure_category_tests(RESULT, "functional"),
-                                  lambda: figure_test_distribution(RESULT)], ids=["category", "distribution"])
+@pytest.mark.parametrize(
+    "draw",
+    [lambda: figure_category_tests(RESULT, "functional"), lambda: figure_test_distribution(RESULT)],
+    ids=["category", "distribution"],
+)
 def test_caption_names_every_colour_drawn(draw) -> None:
     fig = draw()
     ax = fig.axes[0]

