@@ -42,9 +42,9 @@ _EXPORTS = {
         "router_color", "selection_share_figure", "sweep_figure",
     ),
     "evalcore.routing._replay": (
-        "AlgorithmTrace", "ItemBootstrap", "ReplayResult", "item_bootstrap", "lambda_sweep",
-        "make_orderings", "parse_algorithms", "replay",
+        "AlgorithmTrace", "ReplayResult", "make_orderings", "parse_algorithms", "replay",
     ),
+    "evalcore.routing._studies": ("ItemBootstrap", "item_bootstrap", "lambda_sweep"),
     "evalcore.routing._reward": ("compute_rewards", "normalized_cost"),
     "evalcore.routing._simulate": ("simulate_contextual", "simulate_outcomes"),
     "evalcore.routing._tables": ("write_tables",),

@@ -56,7 +56,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
 def _run(args: argparse.Namespace) -> int:
     from evalcore.routing._metrics import aiq_table
     from evalcore.routing._outcomes import read_outcomes
-    from evalcore.routing._replay import item_bootstrap, lambda_sweep, parse_algorithms, replay
+    from evalcore.routing._replay import parse_algorithms, replay
+    from evalcore.routing._studies import item_bootstrap, lambda_sweep
     from evalcore.routing._tables import write_tables
 
     if args.orderings < 1:

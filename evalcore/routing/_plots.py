@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalcore.routing._replay import ItemBootstrap, ReplayResult
+from evalcore.routing._replay import ReplayResult
+from evalcore.routing._studies import ItemBootstrap
 
 ROUTER_COLORS: dict[str, str] = {
     "random": "#7f7f7f",
