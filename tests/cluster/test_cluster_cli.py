@@ -237,4 +237,5 @@ def test_ctrl_c_stops_fast_leaves_resumable_output_and_no_process(tmp_path: Path
     done = _evalcore("score", "humaneval", str(path), "--k", "1", "--cluster", "local:2", "--chunk-size", "4")
     assert done.returncode == 0, done.stderr
     got = [json.loads(x) for x in results_path(path).read_text().splitlines()]
-    assert [r["completion"] for r in got] == [r["completion"] for r in slow] and all(r["passed"] for r in got)
+    assert [r["completion"] for r in got] == [r["completion"] for r in slow]
+    assert all(r["passed"] for r in got), [r["result"] for r in got if not r["passed"]]
