@@ -96,7 +96,12 @@ def test_the_one_definitions_are_where_callers_import_them_from() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["reporting/_benchmark_views.py", "reporting/_code_views.py", "reporting/_latency_views.py"],
+    [
+        "reporting/_benchmark_views.py",
+        "reporting/_code_views.py",
+        "reporting/_latency_views.py",
+        "reporting/_samples_frame.py",
+    ],
 )
 def test_split_modules_are_at_most_600_lines(module: str) -> None:
     assert len((PACKAGE / module).read_text(encoding="utf-8").splitlines()) <= 600
@@ -109,3 +114,15 @@ def test_the_split_benchmark_views_keep_their_names() -> None:
     for name in ("usage_summary", "latency_cost_figure", "latency_cost_notes", "pass_fail_grid", "pass_fail_table"):
         assert getattr(bv, name) is getattr(reporting, name)
         assert name in bv.__all__
+
+
+def test_the_split_replay_keeps_its_public_names() -> None:
+    from evalcore import routing
+    from evalcore.routing import _replay, _studies
+
+    assert len((PACKAGE / "routing" / "_replay.py").read_text(encoding="utf-8").splitlines()) <= 600
+    assert len((PACKAGE / "routing" / "_studies.py").read_text(encoding="utf-8").splitlines()) <= 600
+    for name in ("ItemBootstrap", "item_bootstrap", "lambda_sweep"):
+        assert getattr(routing, name) is getattr(_studies, name)
+    for name in ("AlgorithmTrace", "ReplayResult", "make_orderings", "parse_algorithms", "replay"):
+        assert getattr(routing, name) is getattr(_replay, name)
