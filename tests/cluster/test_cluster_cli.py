@@ -239,3 +239,14 @@ def test_ctrl_c_stops_fast_leaves_resumable_output_and_no_process(tmp_path: Path
     got = [json.loads(x) for x in results_path(path).read_text().splitlines()]
     assert [r["completion"] for r in got] == [r["completion"] for r in slow]
     assert all(r["passed"] for r in got), [r["result"] for r in got if not r["passed"]]
+
+
+def test_require_isolation_asks_every_worker(tmp_path: Path) -> None:
+    """--require-isolation on a cluster: a worker whose sandbox runs in the weak fallback (no
+    namespaces) refuses the run before any sample runs."""
+    path = write_samples(tmp_path / "s.jsonl", corpus_rows(2))
+    env = {**os.environ, "EVALCORE_SANDBOX_NAMESPACES": "0"}  # inherited by the local workers
+    done = _evalcore("score", "humaneval", str(path), "--k", "1", "--cluster", "local:1", "--require-isolation", env=env)
+    assert done.returncode == 2, done.stderr
+    assert "cannot fully isolate code samples; no sample was run" in done.stderr.strip().splitlines()[-1]
+    assert not results_path(path).exists() and not partial_path(results_path(path)).exists()
