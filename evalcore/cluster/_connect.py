@@ -143,8 +143,9 @@ def _connect(spec: ClusterSpec) -> ClusterSession:
                 dashboard_address=dashboard, silence_logs=logging.ERROR,
             )
         except Exception as exc:  # noqa: BLE001 - a worker that dies at start-up, no free port...
-            raise EvalcoreError(f"the local cluster {spec} could not start: {type(exc).__name__}: {exc}",
-                                field="cluster") from None
+            raise EvalcoreError(f"the local cluster {spec} could not start: {type(exc).__name__}: {exc} (a worker "
+                                "process that dies at start-up: check that `python -c 'import evalcore, "
+                                "distributed'` works in this environment)", field="cluster") from None
         try:
             client = distributed.Client(cluster, timeout=CONNECT_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001

@@ -250,3 +250,32 @@ def test_require_isolation_asks_every_worker(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "cannot fully isolate code samples; no sample was run" in done.stderr.strip().splitlines()[-1]
     assert not results_path(path).exists() and not partial_path(results_path(path)).exists()
+
+
+def test_local_worker_that_dies_at_start_up(tmp_path: Path) -> None:
+    """local:N whose worker processes die as they start: one line, exit 2, nothing left behind."""
+    import psutil
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(  # only the spawned worker processes die
+        "import os, sys\nif '--multiprocessing-fork' in sys.argv:\n    os._exit(3)\n")
+    path = write_samples(tmp_path / "s.jsonl", corpus_rows(2))
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.Popen([*EVALCORE, "score", "humaneval", str(path), "--cluster", "local:2"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    children: set[int] = set()
+    while proc.poll() is None:
+        try:
+            children |= {p.pid for p in psutil.Process(proc.pid).children(recursive=True)}
+        except psutil.Error:
+            pass
+        time.sleep(0.05)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "the local cluster local:2 could not start" in lines[0] and "dies at start-up" in lines[0]
+    assert not results_path(path).exists() and not partial_path(results_path(path)).exists()
+    time.sleep(1)
+    left = {p for p in children if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE}
+    assert not left, describe(left)
