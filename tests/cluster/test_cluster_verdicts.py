@@ -139,6 +139,8 @@ def test_sandbox_isolation_holds_on_a_dask_worker(tmp_path: Path, local_client: 
                  "        return 'blocked'\n    return 'wrote'\n",
         "fork": "    import os\n    try:\n        pid = os.fork()\n    except OSError:\n        return 'blocked'\n"
                 "    if pid == 0:\n        import time\n        time.sleep(60)\n    return 'forked'\n",
+        "spawn": "    import subprocess\n    try:\n        subprocess.Popen(['sleep', '60'])\n"
+                 "    except Exception:\n        return 'blocked'\n    return 'spawned'\n",
     }
     problems = tmp_path / "problems" / "probe.jsonl"
     problems.parent.mkdir()
@@ -147,10 +149,32 @@ def test_sandbox_isolation_holds_on_a_dask_worker(tmp_path: Path, local_client: 
     path = write_samples(tmp_path / "probe.jsonl", [{"task_id": f"Probe/{k}", "completion": c} for k, c in completions.items()])
     got = score_samples_file_on_cluster(path, cluster=local_client, ks=(1,), timeout_s=5, problems_file=problems)
     rows = _rows(path)
-    assert [r["passed"] for r in rows] == [True, True, True], [r["result"] for r in rows]
+    assert [r["passed"] for r in rows] == [True] * 4, [r["result"] for r in rows]
     assert got == {"pass@1": 1.0}
     assert not marker.exists()
+    # nothing outlives the sample: on each worker, only its pool's processes remain
+    left = local_client.run(_strays)  # type: ignore[attr-defined]
+    assert left and not any(left.values()), left
 
+
+def _strays() -> list[str]:
+    """On a worker: processes running under its sandbox's sample uids (none between samples; the
+    check of test_sandbox_isolation.py, on a Dask worker)."""
+    import psutil
+
+    from evalcore.sandbox import get_pool
+
+    pool = get_pool(1)
+    uids = {int(h.isolation["uid"]) for h in pool._all}
+    assert uids and 0 not in uids
+    out = []
+    for proc in psutil.process_iter(["uids", "status", "cmdline"]):
+        try:
+            if proc.info["uids"].real in uids and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                out.append(f"{proc.pid}: {' '.join(proc.info['cmdline'] or [])[:100]}")
+        except (psutil.Error, TypeError):
+            continue
+    return out
 
 
 def test_client_holds_a_bounded_number_of_chunks(tmp_path: Path, local_client: object) -> None:
