@@ -152,7 +152,7 @@ def test_sandbox_isolation_holds_on_a_dask_worker(tmp_path: Path, local_client: 
     assert [r["passed"] for r in rows] == [True] * 4, [r["result"] for r in rows]
     assert got == {"pass@1": 1.0}
     assert not marker.exists()
-    # nothing outlives the sample: on each worker, only its pool's processes remain
+    # nothing outlives the sample: no process under the sandbox's sample uids on any worker
     left = local_client.run(_strays)  # type: ignore[attr-defined]
     assert left and not any(left.values()), left
 
