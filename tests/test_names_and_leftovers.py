@@ -101,6 +101,10 @@ def test_the_one_definitions_are_where_callers_import_them_from() -> None:
         "reporting/_code_views.py",
         "reporting/_latency_views.py",
         "reporting/_samples_frame.py",
+        "agent_eval/_gaming.py",
+        "agent_eval/_gaming_answers.py",
+        "agent_eval/_measure.py",
+        "agent_eval/_observed.py",
     ],
 )
 def test_split_modules_are_at_most_600_lines(module: str) -> None:
@@ -126,3 +130,12 @@ def test_the_split_replay_keeps_its_public_names() -> None:
         assert getattr(routing, name) is getattr(_studies, name)
     for name in ("AlgorithmTrace", "ReplayResult", "make_orderings", "parse_algorithms", "replay"):
         assert getattr(routing, name) is getattr(_replay, name)
+
+
+def test_the_split_agent_eval_modules_keep_their_names() -> None:
+    from evalcore.agent_eval import _gaming, _gaming_answers, _measure, _observed
+
+    for name in ("FrameReader", "BuiltinTools", "FirstSightSleeper", "DuplicateSearch", "RUN_STEPS"):
+        assert getattr(_gaming, name) is getattr(_gaming_answers, name)
+    assert {cls for cls, _ in _gaming.GAMING_AGENTS.values()} >= {_gaming.FrameReader, _gaming.TableTools}
+    assert _measure.ToolRecord is _observed.ToolRecord

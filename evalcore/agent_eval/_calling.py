@@ -14,7 +14,7 @@ from evalcore._io import to_json_native
 from evalcore.agent_eval._case_results import CaseResult, CategoryResult, make_test
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._matching import values_match
-from evalcore.agent_eval._measure import ToolRecord, plain_response, registry_snapshot
+from evalcore.agent_eval._observed import ToolRecord, plain_response, registry_snapshot
 from evalcore.agents import AgentResponse, StepRecord
 
 

@@ -45,7 +45,8 @@ from evalcore.agent_eval._calling import call_agent, is_correct
 from evalcore.agent_eval._cases.generator import AgentCaseGenerator
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._config import AgentEvalConfig, resolve_seed
-from evalcore.agent_eval._measure import ToolChecker, answering_step, registry_snapshot
+from evalcore.agent_eval._measure import ToolChecker, answering_step
+from evalcore.agent_eval._observed import registry_snapshot
 from evalcore.errors import EvalcoreError
 
 INTERVAL_CONFIDENCE = 0.95

@@ -16,7 +16,8 @@ from evalcore.agent_eval._cases.kinds import SYNTHESIZED_KINDS, VARIABLE_SLOTS, 
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._categories.workflow import score_workflow
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
-from evalcore.agent_eval._measure import ToolChecker, ToolRecord, answering_step, verify_steps
+from evalcore.agent_eval._measure import ToolChecker, answering_step, verify_steps
+from evalcore.agent_eval._observed import ToolRecord
 
 
 def _tool_of(call: Call) -> str | None:

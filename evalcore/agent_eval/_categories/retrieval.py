@@ -16,7 +16,8 @@ from evalcore.agent_eval._case_results import CategoryResult, make_test
 from evalcore.agent_eval._cases.kinds import STARTER_KINDS
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
-from evalcore.agent_eval._measure import ToolChecker, ToolRecord, infer_binding
+from evalcore.agent_eval._measure import ToolChecker, infer_binding
+from evalcore.agent_eval._observed import ToolRecord
 from evalcore.errors import EvalcoreError
 
 

@@ -10,7 +10,8 @@ from evalcore.agent_eval._case_results import CategoryResult, make_test
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._cases.specs import SPEC_KIND, parse_spec
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
-from evalcore.agent_eval._measure import Check, ToolChecker, ToolRecord, answering_step
+from evalcore.agent_eval._measure import Check, ToolChecker, answering_step
+from evalcore.agent_eval._observed import ToolRecord
 from evalcore.agent_eval._quality import code_quality, test_quality
 
 
