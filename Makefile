@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.evalcore-installed
 
-.PHONY: install system-deps test unit integration notebooks demo bench clean
+.PHONY: install system-deps test unit integration notebooks lint demo bench clean
 
 # Each step says what it does and how long it took (the llama-cpp-python build is silent for
 # minutes: pip compiles llama.cpp from source unless it has a wheel of it cached).
@@ -51,6 +51,12 @@ test: $(STAMP) system-deps
 
 unit: $(STAMP)
 	$(PY) -m pytest -q
+
+# the static checks alone (make test runs them too, as tests/test_static_checks.py)
+lint: $(STAMP)
+	$(VENV)/bin/ruff check evalcore tests
+	$(VENV)/bin/ruff format --check evalcore tests
+	$(VENV)/bin/mypy evalcore
 
 integration: $(STAMP)
 	$(PY) -m pytest -m integration -q

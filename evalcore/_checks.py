@@ -4,13 +4,23 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal, overload
 
 from evalcore.errors import EvalcoreError
 
 #: The longest timeout accepted anywhere (seconds): a week. Longer ones are a typo, and the
 #: operating system's waits overflow on ``inf`` or values near 1e10 s.
 MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+
+@overload
+def check_timeout(value: Any, field: str, *, allow_none: Literal[False] = False,
+                  allow_zero: bool = False) -> float: ...
+
+
+@overload
+def check_timeout(value: Any, field: str, *, allow_none: bool,
+                  allow_zero: bool = False) -> float | None: ...
 
 
 def check_timeout(value: Any, field: str, *, allow_none: bool = False,

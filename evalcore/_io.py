@@ -350,7 +350,7 @@ def not_a_file_reason(path: str | os.PathLike[str], what: str = "file") -> str:
 def open_text(path: Path) -> IO[str]:
     """Open a text file for reading (UTF-8, a BOM skipped), transparently decompressing ``.gz``."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8-sig")  # type: ignore[return-value]
+        return gzip.open(path, "rt", encoding="utf-8-sig")
     return open(path, encoding="utf-8-sig", newline="")
 
 

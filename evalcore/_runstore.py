@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Required, TypedDict, cast
 
 from evalcore import _io
 from evalcore.errors import EvalcoreError
@@ -24,6 +25,90 @@ CONFIG_FILE = "config.json"
 SAMPLES_FILE = "samples.jsonl"
 RESULTS_FILE = "results.json"
 LOCK_FILE = ".lock"
+
+
+
+class SampleRecord(TypedDict, total=False):
+    """One line of ``samples.jsonl`` (docs/runs.md; the reader checks :data:`REQUIRED_KEYS`).
+
+    ``request`` is what was asked (evalcore's own runs: ``messages``, ``params`` and, for
+    MMLU's likelihood mode, ``mode``; an imported log keeps its harness's request), ``completion``
+    a :class:`~evalcore.models.Completion` as a dict (``text``, ``usage``, ``cost_usd``,
+    ``latency_s``, ``model``, ``error``, ``retries``), ``scores`` the verdict with the extracted
+    answer and how it was extracted (the writers always write a dict; the reader also accepts
+    ``null``, which no evalcore since the run store began writes). ``run_id`` is set on every
+    record written (an import adds it when it writes the run).
+    """
+
+    run_id: str
+    item_id: Required[str | int]
+    epoch: Required[int]
+    dataset: Required[str]
+    request: Required[dict[str, Any]]
+    request_hash: Required[str]
+    completion: Required[dict[str, Any]]
+    scores: Required[dict[str, Any]]
+    error: Required[bool]
+    reference: Any
+    metadata: dict[str, Any]
+    item: dict[str, Any]
+    few_shot_ids: list[str]
+    cached: bool
+
+
+class RunConfig(TypedDict, total=False):
+    """``config.json`` of a run (docs/runs.md). Every key is optional to the readers: a run of
+    evalcore writes all of the first group (:func:`evalcore.runs._config.run_config`), an
+    imported log the ones its harness knows plus ``imported`` and its own (``task``, ...), and
+    runs written by older versions lack the newer keys (``price``, ``code_timeout_s``,
+    ``benchmark``, ``few_shot_pool``)."""
+
+    run_id: str
+    dataset: str
+    split: str | None
+    source: list[str]
+    model: str
+    model_name: str
+    model_options: dict[str, Any]
+    endpoint: str
+    priced: bool | None
+    price: Any
+    limit: int | None
+    seed: int
+    epochs: int
+    epoch_seed_rule: str
+    concurrency: int
+    params: dict[str, Any]
+    prompt: dict[str, Any]
+    few_shot: int
+    few_shot_pool: dict[str, Any] | None
+    mmlu_mode: str | None
+    scorer: str
+    code_timeout_s: float | None
+    item_ids: list[str | int]
+    n_items: int
+    dataset_fingerprint: str
+    versions: dict[str, str | None]
+    git_revision: str | None
+    created_utc: str
+    resumed_utc: str
+    command: list[str] | None
+    benchmark: dict[str, Any]
+    cache: str | None
+    # imported runs (evalcore import): provenance and the harness's own settings
+    imported: dict[str, Any]
+    task: str
+    model_base_url: str | None
+    model_args: Any
+    task_args: Any
+    task_dataset: dict[str, Any]
+    task_config: Any
+    task_version: Any
+    harness_config: dict[str, Any]
+    eval_config: Any
+    model_usage: Any
+    n_shot: Any
+
 
 IN_BENCHMARK: contextvars.ContextVar[bool] = contextvars.ContextVar("evalcore_in_benchmark",
                                                                     default=False)
@@ -86,7 +171,7 @@ class SamplesFile:
         lines: The 1-based line of each record in ``records`` (for messages about a record).
     """
 
-    records: list[dict[str, Any]]
+    records: list[SampleRecord]
     good_bytes: int
     torn: bool
     lines: list[int] = field(default_factory=list)
@@ -125,7 +210,7 @@ def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
     if not path.exists():
         return SamplesFile([], 0, False)
     data = path.read_bytes()
-    records: list[dict[str, Any]] = []
+    records: list[SampleRecord] = []
     record_lines: list[int] = []
     offset = 0
     lines = data.split(b"\n")
@@ -156,13 +241,13 @@ def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
         if bad is not None:
             raise EvalcoreError(f"wrong type: {rec[bad]!r} (corrupted run store)",
                                 path=path, line=i + 1, field=bad)
-        records.append(rec)
+        records.append(cast(SampleRecord, rec))  # its required keys and their types checked above
         record_lines.append(i + 1)
         offset += len(raw) + 1
     return SamplesFile(records, offset, False, record_lines)
 
 
-def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def latest_records(records: Iterable[SampleRecord]) -> list[SampleRecord]:
     """One record per ``(item_id, epoch)``: the last one written (a retried error supersedes).
 
     Args:
@@ -171,7 +256,7 @@ def latest_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     Returns:
         Records in order of first appearance of their key.
     """
-    out: dict[tuple[str, int], dict[str, Any]] = {}
+    out: dict[tuple[str, int], SampleRecord] = {}
     for rec in records:
         out[(str(rec["item_id"]), int(rec["epoch"]))] = rec
     return list(out.values())
@@ -198,7 +283,7 @@ class SampleWriter:
                 os.fsync(f.fileno())
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask
 
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: SampleRecord) -> None:
         """Append one record durably."""
         text = _io.json_text(_io.to_json_native(record), ensure_ascii=False, allow_nan=False)
         line = (text + "\n").encode()
@@ -214,7 +299,7 @@ class SampleWriter:
             os.close(self._fd)
             self._fd = -1
 
-    def __enter__(self) -> "SampleWriter":
+    def __enter__(self) -> SampleWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -234,9 +319,9 @@ class Run:
     """
 
     path: Path
-    config: dict[str, Any]
+    config: RunConfig
     results: dict[str, Any]
-    samples: list[dict[str, Any]] = field(default_factory=list)
+    samples: list[SampleRecord] = field(default_factory=list)
     torn: bool = False
 
     @property
@@ -316,5 +401,5 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     config = _load(cfg_path)
     results = _load(path / RESULTS_FILE) if (path / RESULTS_FILE).is_file() else {}
     found = read_samples(path / SAMPLES_FILE)
-    return Run(path=path, config=config, results=results, samples=latest_records(found.records),
+    return Run(path=path, config=cast(RunConfig, config), results=results, samples=latest_records(found.records),
                torn=found.torn)

@@ -115,6 +115,9 @@ def read_yaml(path: str | os.PathLike[str], *, what: str = "file", field: str | 
 
 
 def read_packaged_yaml(package: str, *parts: str) -> YamlDoc:
-    """Read a YAML file shipped inside an evalcore package (``read_packaged_yaml("evalcore.models", "pricing.yaml")``)."""
+    """Read a YAML file shipped inside an evalcore package.
+
+    Example: ``read_packaged_yaml("evalcore.models", "pricing.yaml")``.
+    """
     text = resources.files(package).joinpath(*parts).read_text("utf-8")
     return parse_yaml(text, "/".join([package.replace(".", "/"), *parts]))

@@ -54,8 +54,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from evalcore.agents._http import HttpAgent
 from evalcore.errors import EvalcoreError
@@ -528,7 +529,7 @@ def _descendants_of_mine() -> list[int]:
 
 
 def _reap() -> list[tuple[int, int]]:
-    out = []
+    out: list[tuple[int, int]] = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -665,6 +666,8 @@ def _main(argv: list[str]) -> int:
         try:
             from evalcore.sandbox import linux
 
+            if libc is None:
+                raise OSError("the C library could not be loaded")
             linux.drop_capabilities(libc)
         except OSError as exc:
             level = "weak"

@@ -141,7 +141,7 @@ def readable_code(code: Any) -> tuple[str | None, str | None]:
         return code, None
     except (RecursionError, MemoryError, ValueError) as exc:
         return None, f"Python cannot parse it ({type(exc).__name__}: nested too deep or malformed)"
-    stack = [(tree, 0)]
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_CODE_DEPTH:
@@ -548,7 +548,8 @@ class AgentServer:
         handler = _make_handler(agent)
         self._server = ThreadingHTTPServer((host, port), handler)
         self._server.daemon_threads = True
-        self.host, self.port = self._server.server_address[:2]
+        bound_host, self.port = self._server.server_address[:2]
+        self.host = bound_host if isinstance(bound_host, str) else bound_host.decode()
         self.url = f"http://{self.host}:{self.port}/"
         self._thread = threading.Thread(target=self._server.serve_forever, name="evalcore-agent-server",
                                         daemon=True)

@@ -165,13 +165,13 @@ class FileBenchmark:
 
     def score(self, text: str, reference: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
         """Scores of one reply by the file's scorer."""
-        return self._scoring.score(text, reference, fields)  # type: ignore[no-any-return]
+        return self._scoring.score(text, reference, fields)
 
     def score_records(self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0,
                       workers: int | None = None) -> list[dict[str, Any]]:
         """Scores of recorded samples."""
         timeout = float(self.options.get("timeout_s") or timeout_s)
-        return self._scoring.score_records(records, timeout_s=timeout, workers=workers)  # type: ignore[no-any-return]
+        return self._scoring.score_records(records, timeout_s=timeout, workers=workers)
 
     def answers_equal(self, answer: Any, reference: Any) -> bool:
         """Equality by the scorer's rule (numbers numerically, letters ignoring case, strings

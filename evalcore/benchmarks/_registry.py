@@ -90,7 +90,7 @@ def find_benchmark(name: Any) -> Benchmark | None:
     if not isinstance(name, str):
         return None
     if name in _BUILTIN:
-        return importlib.import_module(_BUILTIN[name]).BENCHMARK  # type: ignore[no-any-return]
+        return importlib.import_module(_BUILTIN[name]).BENCHMARK
     return _REGISTERED.get(name)
 
 

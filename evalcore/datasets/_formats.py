@@ -228,7 +228,7 @@ def read_mmlu_parquet(path: Path) -> list[tuple]:
     for col in ("question", "subject", "choices", "answer"):
         if col not in frame.columns:
             raise EvalcoreError("missing column", path=path, field=col)
-    rows = ((i + 1, rec) for i, rec in enumerate(frame.to_dict("records")))
+    rows = ((i + 1, {str(k): v for k, v in rec.items()}) for i, rec in enumerate(frame.to_dict("records")))
     return mmlu_rows_to_tuples(rows, path)
 
 

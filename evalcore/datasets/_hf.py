@@ -102,6 +102,7 @@ def _offline() -> Iterator[None]:
     """Force the HF libraries into offline mode for the duration (cache or local files only)."""
     import datasets.config as dconfig
 
+    hconst: Any
     try:
         import huggingface_hub.constants as hconst
     except ImportError:  # pragma: no cover - huggingface_hub comes with datasets
@@ -167,7 +168,10 @@ def _local_kwargs(path: Path, name: str, split: str) -> tuple[str, dict[str, Any
     builders = {_builder_of(f) for f in files}
     if len(builders) != 1:
         raise EvalcoreError(f"split {split!r} mixes file types ({', '.join(sorted(map(str, builders)))})", path=path)
-    return builders.pop(), {"data_files": {split: [str(f) for f in files]}}
+    builder = builders.pop()
+    if builder is None:  # _split_files finds parquet, JSON and CSV files only
+        raise EvalcoreError(f"split {split!r}: not parquet, JSON or CSV files", path=path)
+    return builder, {"data_files": {split: [str(f) for f in files]}}
 
 
 def _load_saved(path: Path, split: str) -> Any:

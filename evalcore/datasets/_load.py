@@ -64,7 +64,8 @@ def _from_local(name: str, split: str, path: Path, source: str = "local") -> lis
             if shards:
                 return _from_parquet_rows(name, split, shards, source)
             raise EvalcoreError(
-                f"no GSM8K file for split {split!r} ({split}.jsonl, or {config}/{split}-*.parquet as on the hub) in this directory",
+                f"no GSM8K file for split {split!r} ({split}.jsonl, or {config}/{split}-*.parquet as on the hub) "
+                "in this directory",
                 path=path,
             )
         if file.suffix == ".parquet":
@@ -74,7 +75,8 @@ def _from_local(name: str, split: str, path: Path, source: str = "local") -> lis
         files = [path] if path.is_file() else fmt.find_mmlu_files(path, split)
         if not files:
             raise EvalcoreError(
-                f"no MMLU files for split {split!r} (<subject>_{fmt.MMLU_SPLIT_SUFFIX[split]}.csv or {split}-*.parquet)", path=path
+                f"no MMLU files for split {split!r} "
+                f"(<subject>_{fmt.MMLU_SPLIT_SUFFIX[split]}.csv or {split}-*.parquet)", path=path
             )
         parsed: list[tuple] = []
         for f in files:
@@ -106,7 +108,7 @@ def _from_parquet_rows(name: str, split: str, files: list[Path], source: str) ->
         try:
             import pandas as pd
 
-            records = pd.read_parquet(file).to_dict("records")
+            records = [{str(k): v for k, v in row.items()} for row in pd.read_parquet(file).to_dict("records")]
         except Exception as exc:  # noqa: BLE001 - any decoding error is a bad file
             raise EvalcoreError(f"cannot read parquet: {exc}", path=file) from None
         items.extend(_items_from_rows(name, split, records, str(file), source))

@@ -208,8 +208,8 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
             description=(
                 f"Score a JSONL file of {name} answers: each row has 'response' (the model's text) and "
                 f"'answer' ({what}). Writes FILE_results.jsonl beside the input and prints strict accuracy, "
-                "flexible accuracy (each with its 95% Wilson interval, *_ci), the parse-failure rate and how many answers each extraction method read "
-                "(methods_strict, methods_flexible) as JSON."
+                "flexible accuracy (each with its 95% Wilson interval, *_ci), the parse-failure rate and how many "
+                "answers each extraction method read (methods_strict, methods_flexible) as JSON."
             ),
         )
         p.add_argument("file", metavar="FILE.jsonl", help="answers file")

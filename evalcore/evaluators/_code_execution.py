@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from evalcore.evaluators._reasoning import after_reasoning
 from evalcore.sandbox import DEFAULT_MAX_OUTPUT, SandboxResult, get_pool, run_jobs
@@ -129,7 +129,7 @@ def _fenced_blocks(text: str) -> list[tuple[str, str]]:
     lazy body) found, without its quadratic time on a long run of backticks with no newline
     after it (20 s for 100 KB of them).
     """
-    blocks = []
+    blocks: list[tuple[str, str]] = []
     find, pos = text.find, 0
     while True:
         start = find("```", pos)
@@ -138,7 +138,8 @@ def _fenced_blocks(text: str) -> list[tuple[str, str]]:
         newline = find("\n", start + 3)
         if newline < 0:  # no fence can open without a line after it
             return blocks
-        lang = _LANG.match(text, start + 3, newline).group(1)
+        label = _LANG.match(text, start + 3, newline)  # matches always (every part optional)
+        lang = label.group(1) if label else ""
         end = find("```", newline + 1)
         if end < 0:
             blocks.append((lang, text[newline + 1 :]))

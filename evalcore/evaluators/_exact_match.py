@@ -6,15 +6,16 @@ from a parsed but wrong answer. The rules, as ordered, named steps (:data:`METHO
 
 1. **Declared answers**, the strongest pattern in *both* modes: a JSON field ``answer`` /
    ``final_answer`` (also inside a fenced block), a YAML ``answer:`` in a fenced block or a
-   ``final_answer:`` line, an ``<answer>...</answer>`` tag, GSM8K ``#### 72``, ``\\boxed{...}``, and "answer" as a word of its own
-   followed by the answer ("The answer is (C)", "**Final Answer:** 18"). When a reply declares its
-   answer nothing else in it is read. Fields outrank prose; the last declaration wins (a final
-   statement beats earlier ones, "... wait, the answer is 8"); a declaration naming two answers
-   ("B or C", ``"answer": "B, C"``) or a change of answer anywhere with no correction between the
-   two declarations is a hedge (method ``"hedged"``, a parse failure). An answer withdrawn after it was declared,
-   the new value stated without the word "answer" ("The answer is 20. Wait, that's wrong: it's
-   25.", "Answer: A. Oops, I meant C."), is read as method ``"correction"``; a declared answer without a number or letter
-   ("Cannot be determined") is a parse failure.
+   ``final_answer:`` line, an ``<answer>...</answer>`` tag, GSM8K ``#### 72``, ``\\boxed{...}``,
+   and "answer" as a word of its own followed by the answer ("The answer is (C)", "**Final
+   Answer:** 18"). When a reply declares its answer nothing else in it is read. Fields outrank
+   prose; the last declaration wins (a final statement beats earlier ones, "... wait, the answer
+   is 8"); a declaration naming two answers ("B or C", ``"answer": "B, C"``) or a change of answer
+   anywhere with no correction between the two declarations is a hedge (method ``"hedged"``, a
+   parse failure). An answer withdrawn after it was declared, the new value stated without the
+   word "answer" ("The answer is 20. Wait, that's wrong: it's 25.", "Answer: A. Oops, I meant
+   C."), is read as method ``"correction"``; a declared answer without a number or letter ("Cannot
+   be determined") is a parse failure.
    A reasoning model's closed ``<think>...</think>`` block is skipped when the reply goes on
    after it: its scratch work is not the answer.
 2. **strict** reads nothing else for GSM8K; for MMLU also a lone letter, a letter opening the

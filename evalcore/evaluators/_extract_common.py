@@ -108,8 +108,9 @@ def _strike_out(text: str) -> str:
 
 
 def _readable(text: str) -> str:
-    """The part of a reply the rules read, normalised: after any closed reasoning block (:func:`after_reasoning`), blanks
-    squeezed (:func:`_squeeze`), struck-through text blanked (:func:`_strike_out`)."""
+    """The part of a reply the rules read, normalised: after any closed reasoning block
+    (:func:`after_reasoning`), blanks squeezed (:func:`_squeeze`), struck-through text blanked
+    (:func:`_strike_out`)."""
     return _strike_out(_squeeze(after_reasoning(text)))
 
 

@@ -76,7 +76,7 @@ def _gsm8k_hedged(text: str, value: Fraction) -> bool:
     if other_value is None or other_value == value:
         return False
     # "45 minutes, or 0.75 hours": the same quantity in another unit, not a second answer
-    unit1, unit2 = _UNIT.match(cleaned, first.end()), _UNIT.match(cleaned, other.end())  # type: ignore[union-attr]
+    unit1, unit2 = _UNIT.match(cleaned, first.end()), _UNIT.match(cleaned, other.end())
     return not (unit1 and unit2 and unit1.group(1).lower().rstrip("s") != unit2.group(1).lower().rstrip("s"))
 
 

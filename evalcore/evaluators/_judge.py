@@ -119,7 +119,8 @@ def _json_object(text: str, key: str) -> dict[str, Any] | None:
             found.append(obj)
             pos = end
     keyed = [obj for obj in found if key in obj]
-    return (keyed or found or [None])[-1]
+    candidates = keyed or found
+    return candidates[-1] if candidates else None
 
 
 def parse_verdict(text: str, rubric: str) -> tuple[float | None, str, str | None, str | None]:

@@ -12,11 +12,13 @@ import re
 import shutil
 import tempfile
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from evalcore._io import to_json_native
+from evalcore._runstore import RunConfig, SampleRecord
 from evalcore.errors import EvalcoreError
 
 #: Bumped when the layout of an imported run changes (part of the import fingerprint).
@@ -160,8 +162,8 @@ class ImportedRun:
     """
 
     run_id: str
-    config: dict[str, Any]
-    samples: list[dict[str, Any]]
+    config: RunConfig
+    samples: list[SampleRecord]
     reported: dict[str, Any] = field(default_factory=dict)
 
 
@@ -320,8 +322,8 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
         The run directory.
     """
     from evalcore import __version__
-    from evalcore.runs import summarize
     from evalcore._runstore import CONFIG_FILE, RESULTS_FILE, SAMPLES_FILE
+    from evalcore.runs import summarize
 
     parent = Path(run_dir)
     target = parent / imported.run_id
@@ -346,10 +348,10 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
         parent, target = stage, staged
     else:
         parent.mkdir(parents=True, exist_ok=True)
-    records = [{"run_id": imported.run_id, **s} for s in imported.samples]
-    config = {"run_id": imported.run_id, **imported.config}
+    records: list[SampleRecord] = [{"run_id": imported.run_id, **s} for s in imported.samples]
+    config: RunConfig = {"run_id": imported.run_id, **imported.config}
     config.setdefault("versions", {})["evalcore"] = __version__
-    config["created_utc"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    config["created_utc"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     from evalcore.benchmarks import benchmark_names
 
     dataset = str(config.get("dataset"))

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalcore._runstore import RunConfig, SampleRecord
 from evalcore.errors import EvalcoreError
 from evalcore.imports._common import (
     ImportedRun,
@@ -89,7 +90,7 @@ def _input_text(sample: Any) -> str | None:
 
 
 def _score_names(scores: dict[str, Any]) -> list[str]:
-    names = []
+    names: list[str] = []
     for name, score in scores.items():
         value = getattr(score, "value", score)
         if isinstance(value, dict):
@@ -163,7 +164,7 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
             break
     model = str(spec.model)
     gen_config = _dump(spec.model_generate_config) or {}
-    records = []
+    records: list[SampleRecord] = []
     epochs = set()
     for index, s in enumerate(samples_in):
         where = f"sample {s.id!r} epoch {s.epoch}"
@@ -180,7 +181,7 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
         question, q_field = question_of(s.metadata or {})
         if question is None:
             question, q_field = _input_text(s), "input"
-        usage = {}
+        usage: dict[str, int] = {}
         for mu in (getattr(s, "model_usage", None) or {}).values():
             usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + int(mu.input_tokens or 0)
             usage["completion_tokens"] = usage.get("completion_tokens", 0) + int(mu.output_tokens or 0)
@@ -218,7 +219,7 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
                              "run_id": getattr(spec, "run_id", None)})
     stats = _dump(log.stats) or {}
     run_id = f"inspect-{slug(spec.task)}-{slug(model.rsplit('/', 1)[-1], 24)}-{prov['fingerprint'][:8]}"
-    config = {
+    config: RunConfig = {
         "dataset": spec.task,
         "task": spec.task,
         "split": None,

@@ -10,12 +10,14 @@ This module reads those files as plain JSON (lm-eval itself is not needed).
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalcore._runstore import RunConfig, SampleRecord
 from evalcore.errors import EvalcoreError
 from evalcore.imports._common import (
     ImportedRun,
@@ -116,7 +118,7 @@ def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-def match_metric(available: Sequence[str], wanted: Sequence[str], *, where: str | Path,
+def match_metric(available: Sequence[str], wanted: Sequence[str], *, where: str | os.PathLike[str],
                  sep: str = ",") -> str | None:
     """The first ``wanted`` name that names one of ``available``, or None.
 
@@ -148,7 +150,7 @@ def match_metric(available: Sequence[str], wanted: Sequence[str], *, where: str 
 
 
 def no_metric_matches(available: Sequence[str], wanted: Sequence[str], *,
-                      where: str | Path, what: str = "log") -> EvalcoreError:
+                      where: str | os.PathLike[str], what: str = "log") -> EvalcoreError:
     """The error for ``--metric`` names of which none is in a log or run.
 
     Args:
@@ -447,7 +449,7 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str,
     counts: dict[str, int] = defaultdict(int)
     for h in hashes:
         counts[h] += 1
-    samples = []
+    samples: list[SampleRecord] = []
     for (sub, samples_path, line, row, scores_of_doc), h in zip(picked, hashes):
         d = row["doc_id"]
         item_id = f"doc:{h[:16]}"
@@ -487,7 +489,7 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str,
                              "samples_file": str(parts[0][1]) if not group else None,
                              "subtasks": [sub for sub, _ in parts] if group else None})
     run_id = f"lmeval-{slug(task)}-{slug(model_name.rsplit('/', 1)[-1], 24)}-{prov['fingerprint'][:8]}"
-    config = {
+    config: RunConfig = {
         "dataset": task,
         "task": task,
         "split": first_config.get("test_split"),

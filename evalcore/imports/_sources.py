@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,7 +174,7 @@ class RunScores:
 _HARNESS_SHORT = {"lm-evaluation-harness": "lm-eval", "inspect_ai": "inspect"}
 
 
-def default_label(run_id: str, config: dict[str, Any]) -> str:
+def default_label(run_id: str, config: Mapping[str, Any]) -> str:
     """A run's display name when none is given: its run id, except for an imported run, whose
     id ends in the import's fingerprint (``lmeval-ec_gsm8k-smollm2-1f0c9a2e``): there the
     harness, the model and the task (``lm-eval smollm2 · ec_gsm8k``).
@@ -244,7 +244,8 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
         item_id = str(s["item_id"])
         meta = s.get("metadata") or {}
         if cluster is not None:
-            item = s.get("item") if isinstance(s.get("item"), dict) else {}
+            raw_item: Any = s.get("item")  # an imported document may be any JSON value
+            item = raw_item if isinstance(raw_item, dict) else {}
             value = meta.get(cluster, item.get(cluster))  # metadata, else the document's field
             if isinstance(value, (str, int, float, bool)):
                 clusters.setdefault(item_id, value)

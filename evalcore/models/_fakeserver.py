@@ -201,8 +201,10 @@ class FakeChatServer:
                 self.send_header("Content-Length", str(len(body)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
-                self._headers_buffer.append(b"\r\n")
-                self._headers_buffer.append(body)
+                # the header buffer send_header fills (CPython's http.server; not in typeshed)
+                buffer: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
+                buffer.append(b"\r\n")
+                buffer.append(body)
                 self.flush_headers()
 
             def do_GET(self) -> None:  # noqa: N802

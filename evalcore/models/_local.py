@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalcore.errors import EvalcoreError
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message, Usage
@@ -229,6 +229,7 @@ class LocalModel:
             The prompt text the model sees before its answer.
         """
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        from llama_cpp.llama_types import ChatCompletionRequestMessage
 
         with _llama_lock:
             llm = self._llama()
@@ -238,7 +239,9 @@ class LocalModel:
         if not template:
             raise EvalcoreError("the GGUF file has no chat template", path=self.model_path)
         formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-        return formatter(messages=[dict(m) for m in messages]).prompt
+        # evalcore's messages are {role, content} dicts: the shape llama.cpp's message types describe
+        chat = cast(list[ChatCompletionRequestMessage], [dict(m) for m in messages])
+        return formatter(messages=chat).prompt
 
     def letter_logprobs(self, messages: Sequence[Message], letters: Sequence[str] = ("A", "B", "C", "D"),
                         *, prefix: str = "Answer:") -> dict[str, float]:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.models._cache import request_hash
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message
+
+if TYPE_CHECKING:
+    from evalcore._runstore import RunConfig
 
 
 class RecordedModel:
@@ -27,9 +30,9 @@ class RecordedModel:
 
         self.run_dir = Path(run_dir)
         run = load_run(self.run_dir)
-        self.config: dict[str, Any] = run.config
+        self.config: RunConfig = run.config
         self._by_hash: dict[str, dict[str, Any]] = {}
-        self._by_item: dict[tuple[str, int], dict[str, Any]] = {}
+        self._by_item: dict[tuple[str | int, int], dict[str, Any]] = {}
         for s in run.samples:
             self._by_hash.setdefault(s["request_hash"], s["completion"])
             self._by_item[(s["item_id"], int(s["epoch"]))] = s["completion"]

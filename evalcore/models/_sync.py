@@ -6,7 +6,10 @@ import asyncio
 import contextvars
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from evalcore.models._types import ChatModel
 
 T = TypeVar("T")
 
@@ -64,7 +67,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         raise
 
 
-def check_reachable(model: Any) -> None:
+def check_reachable(model: ChatModel) -> None:
     """Ask a remote endpoint whether it answers (a model without ``acheck`` is not asked).
 
     Raises:

@@ -380,7 +380,7 @@ def sample_table(frame: pd.DataFrame, mode: str = "flexible", n: int = 10, width
 
     rows = []
     for _, row in frame.head(n).iterrows():
-        verdict = _verdict(row, mode)
+        verdict = _verdict({str(k): v for k, v in row.items()}, mode)
         extracted = row.get(f"extracted_{mode}")
         code = _runs_code(row.get("dataset"))
         if row.get("result") is not None and code:
@@ -471,7 +471,7 @@ def benchmark_records(run: Any, frame: pd.DataFrame, extraction: str = "flexible
     acc = accuracy_table(frame).set_index("mode")
 
     def ci(mode: str) -> dict[str, Any]:
-        row = acc.loc[mode]
+        row = acc.loc[mode].to_dict()
         return {
             "mean": _num(row["mean"]),
             "ci_low": _num(row["ci_low"]),

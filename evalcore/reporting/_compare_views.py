@@ -178,24 +178,25 @@ def power_notes(power: pd.DataFrame, target: float = 0.8) -> str:
     from evalcore.reporting._tables import markdown_escape
 
     lines = []
-    for row in power.itertuples(index=False):
+    for row in power.to_dict("records"):
         # the pair's run labels come from config.json: text in the Markdown, never markup
         # (backslash escapes: HTML entities would be escaped again by the report exporter)
-        row = row._replace(pair=markdown_escape(row.pair))
-        mdd = row.min_detectable_difference
+        pair = markdown_escape(row['pair'])
+        mdd = row['min_detectable_difference']
         if mdd is None or not np.isfinite(mdd):
-            lines.append(f"**{row.pair}**: the {row.n} shared items have identical scores in both runs, so the "
+            lines.append(f"**{pair}**: the {row['n']} shared items have identical scores in both runs, so the "
                          "spread of the differences, and with it the detectable difference, cannot be estimated; "
                          "run more items.")
             continue
-        text = (f"**{row.pair}**: with n = {row.n} items the minimum detectable difference at {target:.0%} power "
+        text = (f"**{pair}**: with n = {row['n']} items the minimum detectable difference at {target:.0%} power "
                 f"is {mdd:.3f}")
-        if row.items_needed:
-            smaller = abs(row.observed_difference) < mdd
-            text += (f"; the observed difference {row.observed_difference:+.3f} is "
-                     f"{'smaller than that, so these items could easily miss a true difference of this size' if smaller else 'at least that large'}"
-                     f"; about {int(row.items_needed)} items would detect a true difference of "
-                     f"{abs(row.observed_difference):.3f} with {target:.0%} power.")
+        if row['items_needed']:
+            smaller = abs(row['observed_difference']) < mdd
+            verdict = ("smaller than that, so these items could easily miss a true difference of this size"
+                       if smaller else "at least that large")
+            text += (f"; the observed difference {row['observed_difference']:+.3f} is {verdict}"
+                     f"; about {int(row['items_needed'])} items would detect a true difference of "
+                     f"{abs(row['observed_difference']):.3f} with {target:.0%} power.")
         else:
             text += "; the observed difference is zero."
         lines.append(text)

@@ -49,11 +49,13 @@ _PRINT_RULES = """
 {p}.jp-mod-noOutputs.jp-mod-noInput {{ display: none; }}
 {p}h1, {p}h2, {p}h3, {p}h4, {p}h5, {p}h6 {{ break-after: avoid-page; page-break-after: avoid; break-inside: avoid; }}
 {p}.jp-MarkdownCell {{ break-after: avoid-page; page-break-after: avoid; }}
-{p}.jp-OutputArea-child:has(.jp-RenderedMarkdown > :is(h1, h2, h3, h4, h5, h6):last-child) {{ break-after: avoid-page; }}
+{p}.jp-OutputArea-child:has(.jp-RenderedMarkdown > :is(h1, h2, h3, h4, h5, h6):last-child) {{
+  break-after: avoid-page; }}
 {p}img, {p}svg, {p}.jp-RenderedImage, {p}tr, {p}pre, {p}p {{ break-inside: avoid; page-break-inside: avoid; }}
 {p}thead {{ display: table-header-group; }}
 {p}.jp-RenderedHTMLCommon table {{ font-size: 8pt; table-layout: auto; max-width: 100%; margin-left: 0; }}
-{p}.jp-RenderedHTMLCommon th, {p}.jp-RenderedHTMLCommon td {{ word-break: normal !important; overflow-wrap: normal !important; hyphens: manual; max-width: 32em; }}
+{p}.jp-RenderedHTMLCommon th, {p}.jp-RenderedHTMLCommon td {{
+  word-break: normal !important; overflow-wrap: normal !important; hyphens: manual; max-width: 32em; }}
 {p}.jp-RenderedHTMLCommon th {{ white-space: normal !important; vertical-align: bottom; }}
 {p}.jp-RenderedHTMLCommon td pre {{ white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.95em; }}
 {p}img {{ max-width: 100% !important; max-height: 150mm; width: auto; height: auto; object-fit: contain; }}
@@ -174,7 +176,7 @@ def content_security_policy(*scripts: str) -> str:
     return f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
 
 
-_PRINT_SCRIPT = re.search(r"<script>(.*?)</script>", _PRINT_CSS, re.DOTALL).group(1)
+_PRINT_SCRIPT = _PRINT_CSS.split("<script>", 1)[1].split("</script>", 1)[0]
 _EXPORT_CSP = content_security_policy(_PRINT_SCRIPT)
 # nbconvert's loader of mermaid.js (fetched from a CDN when a page holds a mermaid diagram): a
 # report loads nothing from the network, and a diagram stays readable as its source text
@@ -522,7 +524,8 @@ def _ink_bottom(pdf: Path, page: int, dpi: int = 36) -> float:
                  str(pdf), str(prefix))
         data = (prefix.with_suffix(".pgm")).read_bytes()
     # binary PGM: "P5", width, height, maxval, then one byte per pixel
-    fields, pos = [], 2
+    fields: list[int] = []
+    pos = 2
     while len(fields) < 3:
         while data[pos:pos + 1].isspace():
             pos += 1
@@ -558,7 +561,10 @@ def pdf_layout_problems(pdf: str | os.PathLike[str], html: str | os.PathLike[str
     """
     pdf, page_html = Path(pdf), Path(html).read_text("utf-8", errors="replace")
     headings = [h for h in (_plain(m.group(2)) for m in _HEADING.finditer(page_html)) if h]
-    pages = int(re.search(r"Pages:\s+(\d+)", _poppler("pdfinfo", str(pdf))).group(1))
+    info = re.search(r"Pages:\s+(\d+)", _poppler("pdfinfo", str(pdf)))
+    if info is None:
+        raise EvalcoreError("pdfinfo reports no page count", path=pdf)
+    pages = int(info.group(1))
     problems: list[str] = []
     for page in range(1, pages + 1):
         words = [(float(m.group(2)), float(m.group(4)), _plain(m.group(5)))
@@ -583,7 +589,7 @@ def pdf_layout_problems(pdf: str | os.PathLike[str], html: str | os.PathLike[str
             if ink <= bottom + 3.0:
                 problems.append(f"page {page} ends with the heading {heading!r}")
     # snake_case names may wrap after an underscore: their parts are the words
-    tokens = set()
+    tokens: set[str] = set()
     for token in _poppler("pdftotext", "-raw", str(pdf), "-").split():
         tokens.update(part.strip(".,;:()[]{}\"'") for part in token.split("_"))
     header_words = {part.strip(".,;:()[]{}\"'") for th in _TH.findall(page_html)

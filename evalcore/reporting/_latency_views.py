@@ -10,13 +10,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalcore._runstore import SampleRecord
+
 __all__ = ["answered_latency", "latency_cost_figure", "latency_cost_notes", "usage_summary"]
 
 
 _LATENCY_KEYS = ("latency_p50_s", "latency_p95_s", "latency_n", "latency_from_cache")
 
 
-def _latency_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+def _latency_records(frame: pd.DataFrame) -> list[SampleRecord]:
     """The frame's samples as the minimal records :func:`evalcore.runs.summarize` reads for
     latency (error, cached, the completion's latency; a missing latency left out as there)."""
     n = len(frame)
@@ -26,6 +28,10 @@ def _latency_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [
         {
             "item_id": str(i),
+            "epoch": 0,
+            "dataset": "",
+            "request": {},
+            "request_hash": "",
             "error": e,
             "cached": c,
             "scores": {},

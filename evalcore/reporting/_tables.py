@@ -15,7 +15,7 @@ import inspect
 import math
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +190,7 @@ def format_table(
     if index:
         df = df.reset_index()
     percent, code = set(percent), set(code)
-    formatters: dict[Any, Callable[[Any], str]] = {}
+    formatters: dict[Any, str | Callable[[object], str] | None] = {}
     left: list[Any] = []
     for name in df.columns:
         col = df[name]
@@ -217,7 +217,7 @@ def format_table(
                 formatters[name] = _number_formatter(d)
             else:
                 formatters[name] = lambda v: (
-                    format_number(v, _decimals([v], digits)) if isinstance(
+                    format_number(v, _decimals([float(v)], digits)) if isinstance(
                         v, (float, np.floating)) and not _is_missing(v) else _text(v))
                 left.append(name)
     styler = df.style.format(formatters, na_rep=NA).hide(axis="index")
@@ -232,7 +232,7 @@ def format_table(
                                     "word-break: normal; overflow-wrap: normal; hyphens: none;"},
         {"selector": "td", "props": "vertical-align: top;"},
     ])
-    numeric_cols = [c for c in df.columns if c not in left]
+    numeric_cols: list[Hashable] = [c for c in df.columns if c not in left]
     if numeric_cols:
         styler = styler.set_properties(subset=numeric_cols, **{"text-align": "right",
                                                                 "white-space": "nowrap"})

@@ -92,20 +92,21 @@ class ReplayEnv:
 
     @property
     def n_arms(self) -> int:
-        return int(self.arm_count if self.rewards is None else np.shape(self.rewards)[1])
+        if self.rewards is None:
+            assert self.arm_count is not None  # __post_init__ requires it without rewards
+            return int(self.arm_count)
+        return int(np.shape(self.rewards)[1])
 
     def learner_view(self) -> ReplayEnv:
         """The environment without the outcome matrix (no rewards, no costs), with read-only
         copies of the orders and features: what a learning router is given."""
-        def frozen(a: np.ndarray | None) -> np.ndarray | None:
-            if a is None:
-                return None
+        def frozen(a: np.ndarray) -> np.ndarray:
             a = np.array(a, copy=True)
             a.setflags(write=False)
             return a
 
         return ReplayEnv(rewards=None, cost=None, orders=frozen(self.orders),
-                         features=frozen(self.features), arm_count=self.n_arms,
+                         features=None if self.features is None else frozen(self.features), arm_count=self.n_arms,
                          reward_binary=self.binary_rewards)
 
 
@@ -219,7 +220,9 @@ class Oracle(Router):
     full_information = True
 
     def select(self, t, items, x):
-        return random_argmax(self.env.rewards[items], self.rng)
+        rewards = self.env.rewards
+        assert rewards is not None  # a full-information router is reset with the outcome matrix
+        return random_argmax(rewards[items], self.rng)
 
 
 class _Counting(Router):
@@ -389,7 +392,7 @@ class _Linear(Router):
         flat = self.A_inv.reshape(self.R * self.K, self.D, self.D)
         idx = rows * self.K + np.asarray(arms)
         block = np.take(flat, idx, axis=0, out=self._block)  # the chosen arms' matrices
-        if self._v is not None:
+        if self._v is not None and self._s is not None:
             va, sa = self._v[rows, arms], self._s[rows, arms]
         else:
             va = np.einsum("rij,rj->ri", block, xa)

@@ -122,12 +122,12 @@ def _run(args: argparse.Namespace) -> int:
     from evalcore.routing._columns import describe_columns
 
     print(describe_columns(cols).replace("`", ""))
-    if boot is not None:
+    if boot is not None and boot_summary is not None:
         print(f"mean reward on resampled items ({boot.n_boot} item resamples × "
               f"{boot.orderings} orderings, 95% interval):")
-        for row in boot_summary.itertuples(index=False):
-            print(f"  {row.algorithm:<20} {row.mean_reward:.3f} "
-                  f"[{row.mean_reward_ci_low:.3f}, {row.mean_reward_ci_high:.3f}]")
+        for rec in boot_summary.to_dict("records"):
+            print(f"  {rec['algorithm']:<20} {rec['mean_reward']:.3f} "
+                  f"[{rec['mean_reward_ci_low']:.3f}, {rec['mean_reward_ci_high']:.3f}]")
     print("comparisons.csv: paired tests over orderings of the same items (order variability, "
           "not generalization)")
     print(f"wrote {', '.join(sorted(files))} to {out}")

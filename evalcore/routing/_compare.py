@@ -196,7 +196,7 @@ def compare_routing(
         if ok.any():
             frame.loc[ok, "p_adjusted"] = stats.adjust_p_values(
                 frame.loc[ok, "p_value"].to_numpy(), correction)
-        rows.extend(frame.to_dict(orient="records"))
+        rows.extend({str(k): v for k, v in rec.items()} for rec in frame.to_dict(orient="records"))
     table = pd.DataFrame(rows, columns=["a", "b", "algorithm", "metric", "mean_a", "mean_b",
                                         "difference", "ci_low", "ci_high", "p_value",
                                         "p_adjusted", "n_orderings", "note"])

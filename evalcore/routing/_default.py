@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -22,6 +22,9 @@ from evalcore._io import write_text_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.routing._matrix import OutcomeMatrix
 from evalcore.routing._outcomes import outcomes_from_runs
+
+if TYPE_CHECKING:
+    from evalcore.models import ChatModel
 
 _GSM8K_DIRECT = ("Solve the following math problem. Reply with the final answer only, on one "
                  "line: four hash marks, a space, and the number alone (no working).\n\n"
@@ -100,7 +103,7 @@ def strategy_template(dataset: str, strategy: Strategy, directory: str | os.Path
 def build_default_outcomes(
     datasets: Sequence[str] = ("gsm8k", "mmlu"),
     limit: int | None = 20,
-    model: Any = "local:smollm2",
+    model: str | ChatModel = "local:smollm2",
     *,
     strategies: Sequence[Strategy] = DEFAULT_STRATEGIES,
     run_dir: str | os.PathLike[str] = "runs/routing",
@@ -194,7 +197,7 @@ def outcome_matrix(
     outcomes: str | Sequence[str] = "",
     datasets: Sequence[str] = ("gsm8k", "mmlu"),
     limit: int | None = 20,
-    model: Any = "local:smollm2",
+    model: str | ChatModel = "local:smollm2",
     run_dir: str | os.PathLike[str] = "runs/routing",
     seed: int = 0,
     n_simulated: int = 1319,

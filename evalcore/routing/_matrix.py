@@ -12,6 +12,7 @@ matrix of recorded runs is built in :mod:`evalcore.routing._outcomes`.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,8 +72,8 @@ class OutcomeMatrix:
         if len(set(self.arms)) != k:
             raise EvalcoreError("arm names must be unique", path=self.source or None, field="arm")
         if len(set(self.item_ids)) != t:
-            seen: set[str] = set()
-            dup = next(i for i in self.item_ids if i in seen or seen.add(i))
+            counts = Counter(self.item_ids)
+            dup = next(i for i in self.item_ids if counts[i] > 1)
             raise EvalcoreError(f"item ids must be unique: {dup!r} appears "
                                 f"{list(self.item_ids).count(dup)} times",
                                 path=self.source or None, field="item_id")
@@ -264,9 +265,9 @@ class OutcomeMatrix:
         for col, lo, hi in (("quality", 0.0, 1.0), ("cost", 0.0, np.inf),
                             ("latency", 0.0, np.inf), ("tokens", 0.0, np.inf)):
             if col in num:
-                bad = (num[col] < lo) | (num[col] > hi)
-                if bad.any():
-                    i = int(np.flatnonzero(bad)[0])
+                outside = (num[col] < lo) | (num[col] > hi)
+                if outside.any():
+                    i = int(np.flatnonzero(outside)[0])
                     rng = f"[{lo:g}, {hi:g}]" if np.isfinite(hi) else f">= {lo:g}"
                     raise EvalcoreError(f"value {num[col][i]:g} out of range {rng}", field=col,
                                         **where(i))

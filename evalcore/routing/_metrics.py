@@ -84,7 +84,7 @@ def pareto_frontier(cost: Sequence[float] | np.ndarray,
     ge_q = q[None, :] >= q[:, None]
     strict = (c[None, :] < c[:, None]) | (q[None, :] > q[:, None])
     dominated = (le_c & ge_q & strict).any(axis=1)
-    return ~dominated
+    return np.asarray(~dominated, dtype=bool)
 
 
 def _upper_hull(c: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -180,7 +180,7 @@ def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame) -> pd.DataFrame:
     rng = (float(costs.min()), float(costs.max()))
     rows = []
     for name, g in sweep.groupby("algorithm", sort=False):
-        a = aiq(g["mean_cost"], g["mean_quality"], cost_range=rng,
+        a = aiq(g["mean_cost"].to_numpy(dtype=float), g["mean_quality"].to_numpy(dtype=float), cost_range=rng,
                 anchor=(costs[cheap], quals[cheap]))
         hc, hq = _upper_hull(np.r_[g["mean_cost"].to_numpy(float), costs[cheap]],
                              np.r_[g["mean_quality"].to_numpy(float), quals[cheap]])

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore._io import read_json
-from evalcore._runstore import CONFIG_FILE, SAMPLES_FILE, is_run_dir, latest_records, read_samples
+from evalcore._runstore import CONFIG_FILE, SAMPLES_FILE, SampleRecord, is_run_dir, latest_records, read_samples
 from evalcore.benchmarks import benchmark_of_run, find_benchmark
 from evalcore.datasets import prompt_question
 from evalcore.errors import EvalcoreError
@@ -53,7 +53,7 @@ def find_run_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
-def _read_run(run_dir: Path) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]]]:
+def _read_run(run_dir: Path) -> tuple[dict[str, Any], list[tuple[int, SampleRecord]]]:
     """A run's ``config.json`` ({} when absent) and its sample records with their line numbers.
 
     The samples are read by the run store (a torn last line, left by an interrupted append, is
@@ -126,7 +126,7 @@ def _answers_match(answer: str | None, reference: Any, benchmark: Any) -> float:
     return float(str(answer).strip() == str(reference).strip())
 
 
-def _aggregate_item(recs: list[tuple[int, dict[str, Any]]], aggregate: str, path: Path,
+def _aggregate_item(recs: list[tuple[int, SampleRecord]], aggregate: str, path: Path,
                     benchmark: Any = None) -> dict[str, Any]:
     """One item's outcome on one arm from its ``(line, record)`` pairs (one per epoch)."""
     comps = [r["completion"] or {} for _, r in recs]
@@ -231,7 +231,7 @@ def outcomes_from_runs(
             benchmark = benchmark_of_run(config)  # None: the records' dataset is asked below
             prompt = config.get("prompt")
             template = str(prompt.get("user") or "") if isinstance(prompt, Mapping) else None
-            by_item: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+            by_item: dict[str, list[tuple[int, SampleRecord]]] = {}
             for line, rec in samples:
                 by_item.setdefault(str(rec["item_id"]), []).append((line, rec))
             epochs = max(len(v) for v in by_item.values())

@@ -215,10 +215,10 @@ def bootstrap_figure(boot: ItemBootstrap, *, reference: str = "always_best",
     n = len(cmp)
     fig, ax = plt.subplots(figsize=(7.5, max(2.2, 0.42 * n + 1.3)))
     y = np.arange(n)[::-1]
-    for yi, row in zip(y, cmp.itertuples(index=False)):
-        color = router_color(row.a)
-        ax.plot([row.ci_low, row.ci_high], [yi, yi], color=color, lw=2.5)
-        ax.scatter([row.difference], [yi], color=color, s=40, zorder=3)
+    for yi, rec in zip(y, cmp.to_dict("records")):
+        color = router_color(str(rec["a"]))
+        ax.plot([rec["ci_low"], rec["ci_high"]], [yi, yi], color=color, lw=2.5)
+        ax.scatter([rec["difference"]], [yi], color=color, s=40, zorder=3)
     ax.axvline(0, color="grey", ls="--", lw=1)
     ax.set_yticks(y, list(cmp["a"]), fontsize=8)
     ax.set_xlabel(f"{metric.replace('_', ' ')}: router − {reference} "

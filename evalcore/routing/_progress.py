@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 
@@ -40,7 +41,7 @@ class Progress:
 
     def __init__(self, total: int, what: str, *, unit: str = "steps", every_s: float = 10.0,
                  enabled: bool = True, stream: TextIO | None = None,
-                 clock: callable = time.monotonic) -> None:  # type: ignore[valid-type]
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.total = max(int(total), 0)
         self.what, self.unit, self.every_s = what, unit, float(every_s)
         self.enabled, self.stream, self.clock = enabled, stream, clock

@@ -94,6 +94,7 @@ def _run_router(router: Router, env: ReplayEnv, rng: np.random.Generator,
         rt = r_seq[:, t, :]
         if router.duel:
             c, d = choice
+            assert arm2 is not None  # allocated for a duelling router
             arm[:, t], arm2[:, t] = c, d
             router.update(t, items, x, (c, d), (rt[rows, c], rt[rows, d]))
         else:

@@ -15,11 +15,12 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from evalcore._io import read_json
-from evalcore._runstore import CONFIG_FILE
+from evalcore._runstore import CONFIG_FILE, RunConfig
 from evalcore.errors import EvalcoreError
 from evalcore.models import CACHE_ENV, ChatModel, GenerationParams
 from evalcore.runs._prompts import PromptTemplate
@@ -71,13 +72,13 @@ def _fingerprint(items: Sequence[Any]) -> str:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def new_run_id(base: Path, dataset: str) -> str:
     """A fresh ``<dataset>-<UTC timestamp>[-N]``, never one that exists under ``base``
     (two runs started in one second get ``-2``, ``-3`` ...)."""
-    stamp = f"{dataset}-{_dt.datetime.now(_dt.timezone.utc).strftime('%Y%m%d-%H%M%S')}"
+    stamp = f"{dataset}-{_dt.datetime.now(_dt.UTC).strftime('%Y%m%d-%H%M%S')}"
     run_id = stamp
     n = 1
     while (base / run_id).exists():
@@ -91,7 +92,7 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
                limit: int | None, seed: int, epochs: int, concurrency: int,
                params: GenerationParams, template: PromptTemplate, few_shot: int, mmlu_mode: str,
                code_timeout_s: float, few_shot_pool: Sequence[Any] = (),
-               benchmark: Any = None) -> dict[str, Any]:
+               benchmark: Any = None) -> RunConfig:
     """The ``config.json`` of a run (the arguments of :func:`~evalcore.runs.run_benchmark`).
 
     ``model_options`` are recorded without ``api_key`` (values JSON cannot hold as their
@@ -109,7 +110,7 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
 
         benchmark = get_benchmark(dataset)
     spec = benchmark.to_config()
-    config = {
+    config: RunConfig = {
         "run_id": run_id,
         "dataset": dataset,
         "split": split,
@@ -151,7 +152,7 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
     return config
 
 
-def check_resume(path: Path, config: dict[str, Any]) -> None:
+def check_resume(path: Path, config: RunConfig) -> None:
     """Check that ``path`` can hold the run of ``config``; a recorded run is resumed.
 
     When ``path`` holds a run, every field of :data:`RESUME_KEYS` must agree with it;

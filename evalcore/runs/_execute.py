@@ -15,17 +15,34 @@ import dataclasses
 import json
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from evalcore._runstore import (RESULTS_FILE, SAMPLES_FILE, SampleWriter, latest_records,
-                                read_samples, write_json_atomic)
+from evalcore._runstore import (
+    RESULTS_FILE,
+    SAMPLES_FILE,
+    RunConfig,
+    SampleRecord,
+    SampleWriter,
+    latest_records,
+    read_samples,
+    write_json_atomic,
+)
+from evalcore.benchmarks import Benchmark, error_scores
 from evalcore.errors import EvalcoreError
-from evalcore.models import (ChatModel, Completion, GenerationParams, ResponseCache, Usage, cache_key,
-                             cacheable, request_hash)
+from evalcore.models import (
+    ChatModel,
+    Completion,
+    GenerationParams,
+    ResponseCache,
+    Usage,
+    cache_key,
+    cacheable,
+    request_hash,
+)
 from evalcore.runs._prompts import PromptTemplate, render, select_few_shot
 from evalcore.runs._results import summarize
-from evalcore.benchmarks import Benchmark, error_scores
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -138,7 +155,7 @@ def _likelihood_call(model: Any, messages: list[dict[str, str]], choices: Sequen
 class Invocation:
     """One invocation of a run: the to-do list, the async workers, the writer."""
 
-    def __init__(self, *, path: Path, config: dict[str, Any], items: list[Any], pool: list[Any],
+    def __init__(self, *, path: Path, config: RunConfig, items: list[Any], pool: list[Any],
                  template: PromptTemplate, model: ChatModel, params: GenerationParams,
                  epochs: int, concurrency: int, cache: ResponseCache | None, progress: bool,
                  mmlu_mode: str, few_shot: int, seed: int, code_timeout_s: float,
@@ -270,7 +287,7 @@ class Invocation:
         finally:
             bar.close()
 
-    async def _sample(self, item: Any, epoch: int) -> dict[str, Any]:
+    async def _sample(self, item: Any, epoch: int) -> SampleRecord:
         shots = select_few_shot(self.pool, item, self.few_shot, self.seed)
         messages = render(self.template, item, shots)
         params = _epoch_params(self.params, epoch)
@@ -279,9 +296,12 @@ class Invocation:
         key = cache_key(model_key, str(getattr(self.model, "endpoint", "")), messages, params, epoch)
         # a sampled request without a seed is a new draw every time: never served from the cache
         cache = self.cache if (likelihood or cacheable(params)) else None
-        comp = cache.get(key) if cache is not None else None
-        cached = comp is not None
-        if comp is None:
+        hit = cache.get(key) if cache is not None else None
+        cached = hit is not None
+        comp: Completion
+        if hit is not None:
+            comp = hit
+        else:
             if hasattr(self.model, "acomplete_item"):  # a replayed recording
                 comp = await self.model.acomplete_item(item.id, epoch, messages, params)
             elif likelihood:
@@ -291,7 +311,7 @@ class Invocation:
                 comp = await self.model.acomplete(messages, params)
             if cache is not None and comp.ok:
                 cache.put(key, self.model.name, comp)
-        record: dict[str, Any] = {
+        record: SampleRecord = {
             "run_id": self.config["run_id"],
             "item_id": item.id,
             "epoch": epoch,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -144,7 +145,7 @@ def _parse_template(data: Any, source: str, dataset: str | None) -> PromptTempla
                           source=source)
 
 
-def load_template(dataset: Any, path: str | Path | None = None) -> PromptTemplate:
+def load_template(dataset: Any, path: str | os.PathLike[str] | None = None) -> PromptTemplate:
     """Load the prompt template of ``dataset``: a user file, else the benchmark's default
     (the packaged template of a built-in, a benchmark file's ``prompt``).
 

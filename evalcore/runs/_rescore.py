@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore._io import to_json_native, write_jsonl_atomic
+from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, load_run, write_json_atomic
+from evalcore.benchmarks import benchmark_of_run, error_scores
 from evalcore.errors import EvalcoreError
 from evalcore.runs._results import summarize
-from evalcore.benchmarks import benchmark_of_run, error_scores
-from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, load_run, write_json_atomic
 
 _TIMING_KEYS = ("wall_s", "qps")
 _COMPARED = ("accuracy_strict", "accuracy_flexible", "parse_failure_rate",
@@ -99,9 +100,8 @@ def rescore(path: str | os.PathLike[str], *, code_timeout_s: float | None = None
     Raises:
         EvalcoreError: Not a run directory, or a run that another process is writing.
     """
-    from evalcore._runstore import lock_run
-
     from evalcore._io import check_output_dir, check_output_file
+    from evalcore._runstore import lock_run
 
     run_path = Path(path)
     run = load_run(run_path)  # a clear error for a path that is not a run, before any lock file
@@ -138,7 +138,8 @@ def _rescore(run_path: Path, code_timeout_s: float | None, workers: int | None) 
     write_jsonl_atomic(samples_path, (to_json_native(s) for s in samples), fsync=True, mkdir=False,
                        allow_nan=False)
     epochs = int(run.config.get("epochs", 1))
-    results = summarize(samples, dataset, epochs=epochs, benchmark=benchmark)
+    results = summarize(samples, dataset if isinstance(dataset, str) else benchmark.name, epochs=epochs,
+                        benchmark=benchmark)
     for key in _TIMING_KEYS:
         if key in run.results:
             results[key] = run.results[key]

@@ -8,13 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from evalcore._runstore import SampleRecord
 from evalcore.benchmarks._scoring import pass_at_k_table  # noqa: F401  (re-exported: evalcore.runs)
 from evalcore.stats import clustered_wilson  # noqa: F401  (re-exported: results use it)
 
 _EMPTY_CI = {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
 
 
-def _ci(values: list[float], clusters: list[str] | None) -> dict[str, Any]:
+def _ci(values: list[float], clusters: Sequence[str | int] | None) -> dict[str, Any]:
     from evalcore.stats import mean_ci
 
     if not values:
@@ -28,7 +29,7 @@ def _ci(values: list[float], clusters: list[str] | None) -> dict[str, Any]:
     return {k: res[k] for k in ("mean", "ci_low", "ci_high", "se", "n", "method") if k in res}
 
 
-def answered_latencies(records: Sequence[dict[str, Any]]) -> tuple[list[float], bool]:
+def answered_latencies(records: Sequence[SampleRecord]) -> tuple[list[float], bool]:
     """The latencies a run's latency p50/p95 are over: those of the answered model calls.
 
     A failed call's time (an immediate refusal near 0, retries run out after long backoffs) is
@@ -44,7 +45,7 @@ def answered_latencies(records: Sequence[dict[str, Any]]) -> tuple[list[float], 
     return (fresh, False) if fresh else (lat, bool(lat))
 
 
-def summarize(records: Sequence[dict[str, Any]], dataset: str, *, epochs: int,
+def summarize(records: Sequence[SampleRecord], dataset: str, *, epochs: int,
               wall_s: float | None = None, calls: int | None = None,
               benchmark: Any = None) -> dict[str, Any]:
     """Summarize sample records into ``results.json``.

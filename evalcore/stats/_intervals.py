@@ -239,8 +239,8 @@ def clustered_wilson(values: Sequence[float], clusters: Sequence[str],
     design effect ``deff = SE_c² / SE_iid²``, ``n_eff = n / deff = p̂(1 − p̂) / SE_c²`` (at most
     n), and the interval
     is Wilson's for ``p̂ · n_eff`` successes in ``n_eff`` trials, computed by
-    :func:`evalcore.stats._wilson.wilson_bounds` like every Wilson interval evalcore reports. When p̂ is 0 or 1 the design
-    effect is undefined and ``n_eff = k`` (items, the conservative choice). Unlike
+    :func:`evalcore.stats._wilson.wilson_bounds` like every Wilson interval evalcore reports. When
+    p̂ is 0 or 1 the design effect is undefined and ``n_eff = k`` (items, the conservative choice). Unlike
     ``p̂ ± z·SE_c`` the interval stays inside [0, 1] and never collapses to a point when every
     sample agrees.
 

@@ -216,9 +216,9 @@ def regex_extract(text: str, params: list[Param]) -> Extraction:
         elif kind == "str" and quoted:
             args[p.name] = quoted.pop(0)
         elif kind == "bool":
-            m = re.search(r"\b(true|false)\b", text, re.I)
-            if m:
-                args[p.name] = m.group(1).lower() == "true"
+            said = re.search(r"\b(true|false)\b", text, re.I)
+            if said:
+                args[p.name] = said.group(1).lower() == "true"
         elif kind == "any":
             if nums:
                 args[p.name] = nums.pop(0)

@@ -161,7 +161,7 @@ def sanitize_implementation(source: str, name: str) -> str | None:
     tree = parse_lenient(source)
     if tree is None:
         return None
-    keep = [
+    keep: list[ast.stmt] = [
         node for node in tree.body
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Assign, ast.AnnAssign))
         or (isinstance(node, ast.FunctionDef) and not node.name.startswith("test"))
