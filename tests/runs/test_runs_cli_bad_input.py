@@ -11,6 +11,7 @@ from evalcore.cli import main
 from evalcore.models import FakeChatServer
 
 ROOT = Path(__file__).resolve().parents[2]
+GSM8K_TEMPLATE = ROOT / "evalcore" / "runs" / "templates" / "gsm8k.yaml"  # the packaged default
 
 
 def _run(srv, run_dir, *extra: str) -> int:
@@ -23,14 +24,14 @@ def _run(srv, run_dir, *extra: str) -> int:
                                   ("{question}", "{question.__class__}")])
 def test_bad_template_creates_nothing(tmp_path, capsys, edit) -> None:
     prompt = tmp_path / "p.yaml"
-    prompt.write_text((ROOT / "params" / "prompts" / "gsm8k.yaml").read_text().replace(*edit))
+    prompt.write_text(GSM8K_TEMPLATE.read_text().replace(*edit))
     runs = tmp_path / "runs"
     with FakeChatServer() as srv:
         assert _run(srv, runs, "--prompt", str(prompt)) == 2
         err = capsys.readouterr().err
         assert "p.yaml" in err and "field 'user'" in err and "Traceback" not in err
         assert not runs.exists()  # no run dir, no lock, no cache: the retry starts clean
-        prompt.write_text((ROOT / "params" / "prompts" / "gsm8k.yaml").read_text())
+        prompt.write_text(GSM8K_TEMPLATE.read_text())
         assert _run(srv, runs, "--prompt", str(prompt)) == 0
 
 
