@@ -104,13 +104,17 @@ def _site_dirs() -> list[str]:
 
 
 class _WorkerHandle:
-    def __init__(self, index: int, cpu: int | None = None, namespaces: bool = True, hide: Sequence[str] = ()) -> None:
+    def __init__(self, index: int, cpu: int | None = None, namespaces: bool = True, hide: Sequence[str] = (),
+                 check_view: dict[str, Any] | None = None) -> None:
         import marshal
         import subprocess
 
         # LD_BIND_NOW: every symbol is resolved when the worker starts, so samples never write
         # the dynamic linker's tables (a copy-on-write fault per page, per sample).
-        config = {"namespaces": namespaces, "hide": answer_key_paths() + list(hide)}
+        config: dict[str, Any] = {"namespaces": namespaces, "hide": answer_key_paths() + list(hide)}
+        if check_view is not None:  # the check candidates' copy in tmpfs (see view.py)
+            config["check_view"] = check_view.get("path") or ""
+            config["check_view_note"] = check_view.get("reason") or ""
         # MALLOC_ARENA_MAX=1: glibc's arena setting, inherited by every sample; without it
         # each thread a sample starts reserves a 64 MiB arena of its address-space limit.
         env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8", "LD_BIND_NOW": "1", "MALLOC_ARENA_MAX": "1",
@@ -327,6 +331,13 @@ class SandboxPool:
         self._durations_loaded = False  # the saved ones are read at the first batch
         self._hide: tuple[str, ...] = tuple(dict.fromkeys(os.path.abspath(os.fspath(p)) for p in hide))
         self._cpus = _usable_cpus()
+        # The check candidates' file-system view, a copy in tmpfs made here (the parent: its
+        # pages are never charged to a sample's memory cgroup), once per machine (view.py).
+        self._check_view: dict[str, Any] | None = None
+        if namespaces:
+            from .view import ensure_view
+
+            self._check_view = ensure_view()
         self._grow(self.size)
 
     def hide(self, paths: Sequence[str]) -> None:
@@ -343,7 +354,8 @@ class SandboxPool:
     def _grow(self, n: int) -> None:
         # Workers start in parallel; each takes jobs as soon as its own handshake arrives.
         for _ in range(n):
-            h = _WorkerHandle(len(self._all), self._cpus[len(self._all) % len(self._cpus)], self._namespaces, self._hide)
+            h = _WorkerHandle(len(self._all), self._cpus[len(self._all) % len(self._cpus)], self._namespaces, self._hide,
+                              self._check_view)
             self._all.append(h)
             self._idle.put(h)
 
@@ -365,7 +377,7 @@ class SandboxPool:
         with self._lock:
             if dead in self._all:
                 self._all.remove(dead)
-            fresh = _WorkerHandle(len(self._all), dead.cpu, self._namespaces, self._hide)
+            fresh = _WorkerHandle(len(self._all), dead.cpu, self._namespaces, self._hide, self._check_view)
             self._all.append(fresh)
         return fresh
 
@@ -650,7 +662,7 @@ def isolation_text(info: dict[str, Any] | None = None) -> str:
         finally:
             pool.close()
     lines = [f"level: {info.get('level', '?')}"]
-    for key in ("network", "pid", "user", "memory", "threads", "seccomp", "environment", "kill_on_timeout", "verdict"):
+    for key in ("network", "pid", "user", "memory", "threads", "seccomp", "environment", "kill_on_timeout", "verdict", "check_view"):
         if info.get(key):
             lines.append(f"{key}: {info[key]}")
     lines.append("rlimits: " + ", ".join(info.get("rlimits") or []))

@@ -64,6 +64,7 @@ _ETC = frozenset({
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 _SYS = ("/sys/devices/system/cpu",)
 _OLD = "/.evalcore-old-root"  # where the host's root lies while the view is built
+_CHECK_VIEW = "/.evalcore-check-view"  # where the check candidates' copy lies in the worker's view
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(os.uname().machine, -1)
 _NEVER_HIDDEN = frozenset({"/", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/var", "/opt", "/tmp"})
 
@@ -71,8 +72,14 @@ _NEVER_HIDDEN = frozenset({"/", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sb
 class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
     """State of one worker process (runs in the worker)."""
 
-    def __init__(self, index: int, allow_namespaces: bool = True, hide: Sequence[str] = ()) -> None:
+    def __init__(self, index: int, allow_namespaces: bool = True, hide: Sequence[str] = (), check_view: str = "",
+                 check_view_note: str = "") -> None:
         self.index = index
+        # The check candidates' copy of their view in tmpfs (view.py), on the host; bound at
+        # _CHECK_VIEW in the view, and over the view's folders in the check zygotes'.
+        self.check_view_source = check_view
+        self.check_view = ""  # _CHECK_VIEW once bound
+        self.check_view_note = check_view_note
         self.uid = 100000 + os.getpid()
         self.is_root = os.geteuid() == 0
         self.host_uid = os.getuid()
@@ -400,6 +407,13 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
                 bind(f"/etc/{name}")
         for path in _SYS:
             bind(path)
+        source = self.check_view_source
+        if source and os.path.isdir(_OLD + source) and not os.path.islink(_OLD + source):
+            os.mkdir(_CHECK_VIEW, 0o555)
+            libc.mount(_OLD + source, _CHECK_VIEW, None, _MS_BIND)
+            self.check_view = _CHECK_VIEW
+        elif source:
+            self.check_view_note = f"the check candidates' copy {source} is missing"
         # /dev: an empty tmpfs with the harmless devices only.
         os.makedirs("/dev", 0o755, exist_ok=True)
         libc.mount("tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, "size=64k,mode=0755")
@@ -545,6 +559,17 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             ),
             "hidden": list(self.hidden),
             "view": list(self.view) if ns else [],
+            "check_view": (
+                "check candidates: a read-only copy in tmpfs of the interpreter, its shared libraries, "
+                f"the standard library, numpy and a few files of /etc ({self.check_view_source}); "
+                "nothing else of the view (no /usr/share, no other site-packages); always resident, "
+                "so the timing of a read says nothing of earlier samples"
+                if ns and self.check_view
+                else "check candidates: the same view as script samples (the page-cache timing channel "
+                "is open, docs/sandbox.md)" + (f": {self.check_view_note}" if self.check_view_note else "")
+                if ns
+                else ""
+            ),
             "user": user,
             "uid": self.uid if self.is_root else self.host_uid,
             "environment": "scrubbed (PATH, HOME, TMPDIR, LANG only)",
@@ -782,7 +807,8 @@ def _worker_main() -> None:
         # worker before the zygotes are forked, ≈0.6 MB more that every sample's fork copies.
         raw_config = os.environ.get("EVALCORE_SANDBOX_CONFIG")
         config = marshal.loads(bytes.fromhex(raw_config)) if raw_config else {}
-        worker = _Worker(index, bool(config.get("namespaces", True)), list(config.get("hide") or ()))
+        worker = _Worker(index, bool(config.get("namespaces", True)), list(config.get("hide") or ()),
+                         str(config.get("check_view") or ""), str(config.get("check_view_note") or ""))
     except BaseException as exc:  # noqa: BLE001
         _send(proto_out, {"error": f"worker start failed: {exc}"})
         return

@@ -16,7 +16,8 @@ import _thread
 
 from .linux import (
     CLONE_NEWNS as _CLONE_NEWNS, CLONE_NEWPID as _CLONE_NEWPID, MS_NODEV as _MS_NODEV, MS_NOEXEC as _MS_NOEXEC,
-    MS_NOSUID as _MS_NOSUID, MS_RDONLY as _MS_RDONLY, MS_REC as _MS_REC, MS_SLAVE as _MS_SLAVE,
+    MS_BIND as _MS_BIND, MS_NOSUID as _MS_NOSUID, MS_RDONLY as _MS_RDONLY, MS_REC as _MS_REC,
+    MS_REMOUNT as _MS_REMOUNT, MS_SLAVE as _MS_SLAVE,
     PR_SET_NO_NEW_PRIVS as _PR_SET_NO_NEW_PRIVS,
     PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG, PR_SET_SECCOMP as _PR_SET_SECCOMP,
     SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER, SIGKILL as _SIGKILL,
@@ -173,6 +174,47 @@ class Zygotes:
         libc.unshare(_CLONE_NEWNS)
         libc.mount(None, "/", None, _MS_REC | _MS_SLAVE)  # the worker's mounts come in, none go back
         libc.mount("tmpfs", "/proc", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=4k,mode=0555")
+        if getattr(self, "check_view", ""):
+            self._narrow_view(self.check_view)
+
+    def _narrow_view(self, copy: str) -> None:
+        """(check and lean zygotes) The check candidates' view: each folder and file the
+        worker's view binds from the host (``/usr``, the interpreter's folders, the files of
+        ``/etc``) replaced by its counterpart in ``copy``, a read-only copy in tmpfs (see
+        view.py), or by nothing where the copy has none; then ``copy`` itself is covered.
+
+        A read from tmpfs takes the same time whether or not an earlier sample read the file
+        (tmpfs pages are always resident), so the page-cache timing channel carries nothing.
+        """
+        libc = self.libc
+        assert libc is not None
+        ro = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+        roots = ["/usr", *sorted(getattr(self, "_keep", ()))]
+        roots += [v for v in getattr(self, "view", ()) if v.startswith("/etc/") and " " not in v]
+        for path in sorted(dict.fromkeys(roots), key=lambda p: (p.count("/"), p)):
+            if os.path.islink(path) or not os.path.exists(path):
+                continue
+            src = copy + path
+            if os.path.isdir(path):
+                if os.path.isdir(src) and not os.path.islink(src):
+                    libc.mount(src, path, None, _MS_BIND)
+                else:
+                    libc.mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=4k,mode=0555")
+            else:
+                libc.mount(src if os.path.isfile(src) and not os.path.islink(src) else "/dev/null", path, None, _MS_BIND)
+            libc.mount(None, path, None, ro)
+        # What the worker hid inside the view (a problem file, see Worker._hide_all) stays
+        # hidden where the copy holds it too.
+        for path in sorted(getattr(self, "hidden", ()), key=len):
+            if not os.path.lexists(copy + path) or not any(path.startswith(r.rstrip("/") + "/") for r in roots):
+                continue
+            if os.path.isdir(path):
+                libc.mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=4k,mode=0555")
+            else:
+                libc.mount("/dev/null", path, None, _MS_BIND)
+                libc.mount(None, path, None, ro)
+        # The copy's own folder: covered by an empty one (the zygote's filter refuses umount).
+        libc.mount("tmpfs", copy, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=4k,mode=0555")
 
     def _zygote_send(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> None:
         """One request to a zygote (with file descriptors passed along)."""

@@ -425,18 +425,6 @@ def test_a_candidate_that_swallows_the_protocol_fails_even_if_the_test_catches_e
 GOOD = {
     "numpy": ("import numpy as np\n\ndef add(a, b):\n    return float(np.add(a, b))\n"),
     "numpy scalar result": ("import numpy as np\n\ndef add(a, b):\n    return np.float64(a) + np.float64(b)\n"),
-    "pandas": ("import pandas as pd\n\ndef add(a, b):\n    return float(pd.Series([a, b]).sum())\n"),
-    "scipy": ("from scipy import special\n\ndef add(a, b):\n    return a + b + 0 * float(special.gamma(1.0))\n"),
-    "matplotlib Agg": (
-        "import io\nimport matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n\n"
-        "def add(a, b):\n    fig, ax = plt.subplots()\n    ax.plot([0, 1], [a, b])\n    buf = io.BytesIO()\n"
-        "    fig.savefig(buf, format='png')\n    plt.close(fig)\n    assert buf.getvalue()[:4] == b'\\x89PNG'\n    return a + b\n"
-    ),
-    "bs4": (
-        "from bs4 import BeautifulSoup\n\ndef add(a, b):\n"
-        "    soup = BeautifulSoup(f'<p><b>{a!r}</b><i>{b!r}</i></p>', 'html.parser')\n"
-        "    return eval(soup.b.get_text()) + eval(soup.i.get_text())\n"
-    ),
     "dataclass": (
         "from dataclasses import dataclass, field\n\n@dataclass\nclass P:\n    x: float\n    y: float = 0.0\n"
         "    tags: list = field(default_factory=list)\n\ndef add(a, b):\n    return P(a, b).x + P(a, b).y\n"
@@ -472,6 +460,43 @@ GOOD = {
 }
 
 
+# Packages outside the check candidates' view (a copy in tmpfs of the interpreter, the standard
+# library and numpy, docs/sandbox.md "Channels between samples"): not importable there.
+OUTSIDE_VIEW = {
+    "pandas": ("import pandas as pd\n\ndef add(a, b):\n    return float(pd.Series([a, b]).sum())\n"),
+    "scipy": ("from scipy import special\n\ndef add(a, b):\n    return a + b + 0 * float(special.gamma(1.0))\n"),
+    "matplotlib Agg": (
+        "import io\nimport matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n\n"
+        "def add(a, b):\n    fig, ax = plt.subplots()\n    ax.plot([0, 1], [a, b])\n    buf = io.BytesIO()\n"
+        "    fig.savefig(buf, format='png')\n    plt.close(fig)\n    assert buf.getvalue()[:4] == b'\\x89PNG'\n    return a + b\n"
+    ),
+    "bs4": (
+        "from bs4 import BeautifulSoup\n\ndef add(a, b):\n"
+        "    soup = BeautifulSoup(f'<p><b>{a!r}</b><i>{b!r}</i></p>', 'html.parser')\n"
+        "    return eval(soup.b.get_text()) + eval(soup.i.get_text())\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def outside_results() -> dict:
+    names = list(OUTSIDE_VIEW)
+    samples = [CodeSample(n, PROMPT, OUTSIDE_VIEW[n], TEST, "add") for n in names]
+    return dict(zip(names, evaluate_code_batch(samples, timeout_s=30.0)))
+
+
+@pytest.mark.parametrize("name", list(OUTSIDE_VIEW))
+def test_packages_outside_the_check_view_are_not_importable(name: str, outside_results: dict) -> None:
+    pytest.importorskip(name.split()[0])
+    from evalcore.sandbox import get_pool
+
+    result = outside_results[name]
+    if "read-only copy in tmpfs" not in (get_pool().isolation.get("check_view") or ""):
+        assert result.passed, (name, result)  # the host's view (EVALCORE_SANDBOX_VIEW=0, the weak fallback)
+        return
+    assert not result.passed and "ModuleNotFoundError" in result.result, (name, result)
+
+
 @pytest.fixture(scope="module")
 def good_results() -> dict:
     names = list(GOOD)
@@ -481,7 +506,7 @@ def good_results() -> dict:
 
 @pytest.mark.parametrize("name", list(GOOD))
 def test_correct_code_passes(name: str, good_results: dict) -> None:
-    if name in ("numpy", "numpy scalar result", "pandas", "scipy", "matplotlib Agg", "bs4"):
+    if name in ("numpy", "numpy scalar result"):
         pytest.importorskip(name.split()[0])
     result = good_results[name]
     assert result.passed, (name, result)

@@ -234,9 +234,12 @@ def test_a_folder_hidden_after_start_is_hidden_and_read_only_in_the_check_candid
     # worker starts a new check zygote after hiding more, and stops using the lean one (in a
     # user namespace a candidate is root there and could have written notes into the hiding
     # tmpfs). Both routes are probed: a program with imports, and one without (the lean route).
-    target = next((d for d in ("/usr/share/doc", "/usr/share/man", "/usr/share/zoneinfo", "/usr/include") if os.path.isdir(d) and os.listdir(d)), None)
-    if target is None:
-        pytest.skip("no folder under /usr/share to hide here")
+    # A folder of the standard library: in the check candidates' copy (view.py) as in the view.
+    import sysconfig
+
+    target = os.path.join(os.path.realpath(sysconfig.get_paths()["stdlib"]), "wsgiref")
+    if not os.path.isdir(target):
+        pytest.skip("no wsgiref folder in this standard library")
     probe = (
         "def f():\n"
         "    os = __import__('os')\n"
@@ -265,3 +268,151 @@ def test_a_folder_hidden_after_start_is_hidden_and_read_only_in_the_check_candid
         assert target in p.isolation["hidden"], p.isolation["hidden"]
     finally:
         p.close()
+
+
+# ----------------------------------------------------------------- page-cache timing (issue 29)
+
+_RARE = ("asyncio", "email", "encodings", "multiprocessing", "unittest", "xml", "xmlrpc", "wsgiref", "http",
+         "urllib", "concurrent", "dbm", "sqlite3", "html", "logging", "curses", "json", "importlib", "ctypes")
+
+
+def _rare_stdlib_files(n: int) -> list[str]:
+    """``n`` files of the standard library that no sample of these tests imports."""
+    import sysconfig
+
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    files = []
+    for package in _RARE:
+        folder = os.path.join(stdlib, package)
+        for dirpath, dirnames, filenames in os.walk(folder):
+            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "test", "tests"))
+            files += [os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py") and os.path.getsize(os.path.join(dirpath, f)) > 0]
+    assert len(files) >= n, len(files)
+    import random
+
+    return sorted(random.Random(29).sample(files, n))
+
+
+def _evict(paths: list[str]) -> None:
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+SEND = textwrap.dedent(
+    """
+    import os
+    def f(paths):
+        for p in paths:
+            fd = os.open(p, os.O_RDONLY)
+            os.pread(fd, 1, 0)
+            os.close(fd)
+        return len(paths)
+    """
+)
+RECEIVE = textwrap.dedent(
+    """
+    import os, time
+    def f(paths):
+        # First sweep 96 MiB through the CPU caches (32 MiB of L3 here): what the sender left
+        # there is another channel ("Other timing" in docs/sandbox.md), not the page cache's.
+        sweep = bytearray(96 << 20)
+        for i in range(0, len(sweep), 64):
+            sweep[i] = 1
+        del sweep
+        times = []
+        for p in paths:
+            fd = os.open(p, os.O_RDONLY)
+            t = time.perf_counter_ns()
+            os.pread(fd, 1, 0)
+            times.append(time.perf_counter_ns() - t)
+            os.close(fd)
+        return times
+    """
+)
+
+
+def _receiver_accuracy(pool: SandboxPool, n: int = 256) -> float:
+    """Sample 1 reads a chosen half of ``n`` rarely used files of the view; sample 2 times one
+    read of each and guesses the fastest half: the share of files it guessed right."""
+    import random
+
+    paths = _rare_stdlib_files(n)
+    chosen = sorted(random.Random(7).sample(range(n), n // 2))
+    _evict(paths)  # cold on the host, as a rarely used file is
+    send = _job(SEND, f"def check(candidate):\n    assert candidate({[paths[i] for i in chosen]!r}) == {n // 2}\n")
+    (sent,) = pool.map([send])
+    assert _to_result(sent).completed, _to_result(sent)
+    test = (
+        f"def check(candidate):\n    times = candidate({paths!r})\n"
+        f"    fastest = set(sorted(range({n}), key=lambda i: times[i])[:{n // 2}])\n"
+        f"    right = sum((i in fastest) == (i in {set(chosen)!r}) for i in range({n}))\n"
+        f"    raise AssertionError(repr(right / {n}))\n"
+    )
+    result = _to_result(pool.map([_job(RECEIVE, test)])[0])
+    _skip_unreadable(pool, result)
+    assert (result.reason or "").startswith("AssertionError: "), result
+    return float(result.reason.split(": ", 1)[1])
+
+
+def test_page_cache_timing_carries_nothing_between_check_samples(pool: SandboxPool) -> None:
+    if not pool.isolation.get("namespaces"):
+        pytest.skip("the weak fallback runs samples on the host's files (docs/sandbox.md)")
+    assert "read-only copy in tmpfs" in pool.isolation["check_view"], pool.isolation["check_view"]
+    accuracies = [_receiver_accuracy(pool) for _ in range(2)]
+    print("receiver accuracy on the copy:", accuracies)
+    # Before (the host's view): 1.0 (every bit read back); chance is 0.5.
+    assert max(accuracies) < 0.7, accuracies
+
+
+def test_the_channel_is_there_on_the_host_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control: with the copy turned off (``EVALCORE_SANDBOX_VIEW=0``) the same attack
+    reads the bits back, so the test above measures something."""
+    monkeypatch.setenv("EVALCORE_SANDBOX_VIEW", "0")
+    host = SandboxPool(1)
+    try:
+        if not host.isolation.get("namespaces") or "seccomp" not in host.isolation:
+            pytest.skip("no namespaces here")
+        assert "the same view as script samples" in host.isolation["check_view"]
+        accuracy = _receiver_accuracy(host)
+    finally:
+        host.close()
+    print("receiver accuracy on the host's view:", accuracy)
+    if accuracy < 0.9:
+        pytest.skip(f"the host's page cache cannot be evicted here (accuracy {accuracy})")
+    assert accuracy >= 0.9
+
+
+OUTSIDE = textwrap.dedent(
+    """
+    import os
+    def f():
+        out = {}
+        for name in ("numpy", "yaml", "pandas", "json", "decimal"):
+            try:
+                __import__(name)
+                out[name] = True
+            except ImportError:
+                out[name] = False
+        for path in ("/usr/share/doc", "/usr/bin", "/etc/ssl"):  # present with something inside
+            out[path] = os.path.isdir(path) and bool(os.listdir(path))
+        return out
+    """
+)
+
+
+def test_a_check_candidate_sees_only_the_interpreter_stdlib_and_numpy(pool: SandboxPool) -> None:
+    if not pool.isolation.get("namespaces"):
+        pytest.skip("the weak fallback runs samples on the host's files (docs/sandbox.md)")
+    pytest.importorskip("numpy")
+    pytest.importorskip("yaml")
+    result = _to_result(pool.map([_job(OUTSIDE, "def check(candidate):\n    raise AssertionError(repr(candidate()))\n")])[0])
+    seen = ast.literal_eval((result.reason or "").split(": ", 1)[1])
+    assert seen == {"numpy": True, "yaml": False, "pandas": False, "json": True, "decimal": True,
+                    "/usr/share/doc": False, "/usr/bin": False, "/etc/ssl": False}, seen
+    # Script samples (run_python: agent tools, whole programs) keep the wider view.
+    script = _to_result(pool.map([{"mode": "script", "source": "import yaml, os\nprint(os.path.isdir('/usr/share/doc'))\n", "timeout_s": 10.0}])[0])
+    assert script.completed and script.stdout.strip() == "True", script

@@ -1,0 +1,285 @@
+"""The check candidates' file-system view: a copy in tmpfs of what they may read (parent side).
+
+A file read through the page cache tells by its timing whether an earlier process read it
+(1-4 us cached, 50-110 us from disk, measured): a check candidate that reads a chosen subset of
+rarely used files leaves bits that the next sample reads back (docs/sandbox.md, "Channels
+between samples"). A tmpfs is always resident, so on a copy held there the timing of a read
+says nothing. The copy holds what a check candidate may use: the interpreter, the shared
+libraries it and the standard library's and numpy's extension modules load, the standard
+library (without ``test/``, IDLE, Tk, ``lib2to3``, ``ensurepip``, ``config-*``), numpy where it
+is installed (numpy values cross the boundary), and a few files of ``/etc``. Each file lies at
+its own path below the copy (``<copy>/usr/lib/...``); the check zygotes bind the copy over the
+worker's view (see :meth:`.zygote.Zygotes._hide_proc`).
+
+It is built once per machine, by the parent (so its pages are charged to the parent's memory
+cgroup, never a sample's), as ``/dev/shm/evalcore-view-<fingerprint>``: the fingerprint covers
+the interpreter's path and version, numpy's version, and the path, size and modification time
+of every file copied, so a changed installation gets a new copy. The build goes to a temporary
+folder renamed into place, under a lock (two pools starting at once build it once); later pools
+reuse it. ``$EVALCORE_SANDBOX_VIEW`` names another folder to keep copies in, or ``0``/``off``
+to run check candidates on the host's view (with the page-cache channel open).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterator
+
+VIEW_ENV = "EVALCORE_SANDBOX_VIEW"
+DEFAULT_BASE = "/dev/shm"
+_PREFIX = f"evalcore-view-{os.geteuid() if hasattr(os, 'geteuid') else 0}-"  # one user's copies
+# Parts of the standard library no check candidate needs (tests, GUIs, tools, build files).
+_STDLIB_SKIP = frozenset({"test", "idlelib", "tkinter", "turtledemo", "lib2to3", "ensurepip", "site-packages", "dist-packages", "__phello__"})
+# Extension modules of the standard library that load GUI or test libraries.
+_DYNLOAD_SKIP = ("_tkinter", "_test", "xxlimited", "xxsubtype", "_xxtestfuzz", "_ctypes_test")
+# /etc: what the worker's view holds of it (see worker._ETC), files and small folders.
+_ETC = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd", "group", "nsswitch.conf",
+    "hosts", "host.conf", "resolv.conf", "gai.conf", "mime.types", "os-release", "locale.alias", "networks",
+    "protocols", "services",
+)
+
+
+def view_base() -> str | None:
+    """Where copies are kept (``$EVALCORE_SANDBOX_VIEW``, else ``/dev/shm``); None: no copy."""
+    given = os.environ.get(VIEW_ENV)
+    if given is None:
+        return DEFAULT_BASE
+    if given.strip().lower() in ("", "0", "off", "no", "false"):
+        return None
+    return os.path.abspath(given)
+
+
+def _stdlib() -> str:
+    import sysconfig
+
+    return os.path.realpath(sysconfig.get_paths()["stdlib"])
+
+
+def _numpy_dirs() -> tuple[list[str], str]:
+    """numpy's package folder and its bundled libraries (``numpy.libs``), and its version."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("numpy")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return [], ""
+    dirs = [os.path.realpath(p) for p in spec.submodule_search_locations]
+    for d in list(dirs):
+        libs = os.path.join(os.path.dirname(d), "numpy.libs")
+        if os.path.isdir(libs):
+            dirs.append(os.path.realpath(libs))
+    try:
+        from importlib.metadata import version
+
+        numpy_version = version("numpy")
+    except Exception:  # noqa: BLE001 - installed without metadata
+        numpy_version = "?"
+    return dirs, numpy_version
+
+
+def _walk(root: str, skip: frozenset[str] = frozenset()) -> Iterator[str]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        if dirpath == root:
+            dirnames[:] = [d for d in dirnames if d not in skip and not d.startswith("config-")]
+        dirnames.sort()
+        for name in sorted(filenames):
+            yield os.path.join(dirpath, name)
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                yield path
+
+
+def _chain(path: str) -> list[str]:
+    """A path's file and each link on the way to it, each where it lies with the links of its
+    folders resolved (the view binds ``/usr``, not ``/lib -> usr/lib``)."""
+    out = []
+    current = os.path.abspath(path)
+    for _ in range(40):
+        here = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
+        out.append(here)
+        if not os.path.islink(here):
+            break
+        current = os.path.normpath(os.path.join(os.path.dirname(here), os.readlink(here)))
+    return out
+
+
+def _shared_libraries(objects: list[str]) -> list[str]:
+    """The shared libraries these programs and modules load (``ldd``), with their links."""
+    import subprocess
+
+    libs: set[str] = set()
+    for start in range(0, len(objects), 64):
+        try:
+            out = subprocess.run(["ldd", *objects[start:start + 64]], capture_output=True, text=True, timeout=60,
+                                 env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        for line in out.splitlines():
+            line = line.strip()
+            if "=>" in line:
+                target = line.split("=>", 1)[1].strip().split(" (", 1)[0].strip()
+            elif line.startswith("/") and " (" in line:
+                target = line.split(" (", 1)[0].strip()  # the dynamic linker
+            else:
+                continue
+            if target.startswith("/") and os.path.exists(target):
+                libs.add(target)
+    return sorted(libs)
+
+
+def _sources() -> tuple[list[str], str]:
+    """The trees copied whole (standard library, numpy), the interpreter and the /etc files,
+    and numpy's version: what the fingerprint covers (with ``/etc/ld.so.cache``, which
+    ``ldconfig`` rewrites whenever system libraries change)."""
+    stdlib = _stdlib()
+    numpy_dirs, numpy_version = _numpy_dirs()
+    paths: list[str] = [sys.executable, os.path.realpath(sys.executable)]
+    for root in (stdlib, *numpy_dirs):
+        paths += [p for p in _walk(root, _STDLIB_SKIP if root == stdlib else frozenset())
+                  if not os.path.basename(p).startswith(_DYNLOAD_SKIP)]
+    env_root = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
+    if os.path.isfile(os.path.join(env_root, "pyvenv.cfg")):
+        paths.append(os.path.join(env_root, "pyvenv.cfg"))
+    for name in _ETC:
+        path = f"/etc/{name}"
+        if os.path.isdir(path) and not os.path.islink(path):
+            paths += _walk(path)
+        elif os.path.lexists(path):
+            paths.append(path)
+    return paths, numpy_version
+
+
+def view_files(sources: list[str] | None = None) -> list[str]:
+    """What a check candidate may read (absolute paths, links included): the sources and the
+    shared libraries their programs and extension modules load."""
+    if sources is None:
+        sources = _sources()[0]
+    shared = [p for p in sources if ".so" in os.path.basename(p) and os.path.isfile(p) and not os.path.islink(p)]
+    paths = [*sources, *_shared_libraries([os.path.realpath(sys.executable), *shared])]
+    out: dict[str, None] = {}
+    for path in paths:
+        for p in _chain(path):
+            out[p] = None
+    return sorted(out)
+
+
+def fingerprint(files: list[str], numpy_version: str) -> str:
+    """A checksum of the interpreter, its version, numpy's, and each file's path, size and time."""
+    import hashlib
+
+    h = hashlib.sha256()
+    h.update(f"{os.path.realpath(sys.executable)}\0{sys.version}\0{numpy_version}\0".encode())
+    for path in [*files, "/etc/ld.so.cache"]:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:16]
+
+
+def _copy_into(copy: str, files: list[str]) -> int:
+    """Copy each file (links as links) to its own path below ``copy``; the bytes copied."""
+    import shutil
+
+    total = 0
+    for path in files:
+        target = copy + path
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+        if stat.S_ISLNK(st.st_mode):
+            if not os.path.lexists(target):
+                os.symlink(os.readlink(path), target)
+        elif stat.S_ISDIR(st.st_mode):
+            os.makedirs(target, 0o755, exist_ok=True)
+        elif stat.S_ISREG(st.st_mode):
+            shutil.copyfile(path, target, follow_symlinks=False)
+            os.chmod(target, 0o555 if st.st_mode & 0o111 else 0o444)  # read-only to everyone
+            total += st.st_size
+    return total
+
+
+def _read_only_dirs(copy: str) -> None:
+    for dirpath, dirnames, _ in os.walk(copy):
+        for name in dirnames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o555)
+    os.chmod(copy, 0o555)
+
+
+def ensure_view(base: str | None = None) -> dict:
+    """The check candidates' copy: built here if this machine has none for this installation.
+
+    Returns:
+        ``{"path": ..., "bytes": ..., "files": ..., "built": bool, "seconds": ...}``, or
+        ``{"path": None, "reason": ...}`` when no copy is wanted or it could not be made.
+    """
+    import fcntl
+    import time
+
+    base = view_base() if base is None else base
+    if base is None:
+        return {"path": None, "reason": f"{VIEW_ENV} turns the copy off"}
+    started = time.perf_counter()
+    try:
+        sources, numpy_version = _sources()
+        final = os.path.join(base, _PREFIX + fingerprint(sources, numpy_version))
+        if _usable(final):
+            return {"path": final, "built": False, "seconds": time.perf_counter() - started}
+        os.makedirs(base, exist_ok=True)
+        lock_fd = os.open(os.path.join(base, _PREFIX + "lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            if not _usable(final):  # else another pool built it meanwhile
+                tmp = f"{final}.tmp-{os.getpid()}"
+                import shutil
+
+                shutil.rmtree(tmp, ignore_errors=True)
+                os.mkdir(tmp, 0o755)
+                files = view_files(sources)
+                size = _copy_into(tmp, files)
+                with open(os.path.join(tmp, ".complete"), "w") as fh:
+                    fh.write(f"{len(files)} files, {size} bytes\n")
+                _read_only_dirs(tmp)
+                if os.path.exists(final):  # an unfinished copy left by a killed build
+                    _make_writable(final)
+                    shutil.rmtree(final, ignore_errors=True)
+                os.rename(tmp, final)
+                return {"path": final, "built": True, "bytes": size, "files": len(files), "seconds": time.perf_counter() - started}
+        finally:
+            os.close(lock_fd)
+        return {"path": final, "built": False, "seconds": time.perf_counter() - started}
+    except OSError as exc:
+        return {"path": None, "reason": f"could not make the check candidates' copy in {base}: {exc}"}
+
+
+def _make_writable(path: str) -> None:
+    for dirpath, dirnames, _ in os.walk(path):
+        os.chmod(dirpath, 0o755)
+        for name in dirnames:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                os.chmod(p, 0o755)
+
+
+def _usable(path: str) -> bool:
+    """A finished copy of this user's that no one else may write."""
+    try:
+        st = os.lstat(path)
+        os.lstat(os.path.join(path, ".complete"))
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022

@@ -1,0 +1,112 @@
+"""The check candidates' copy of their view in tmpfs (issue 29, the page-cache channel):
+built once per installation, atomically, under a lock, read-only, reused, rebuilt when the
+fingerprint changes, and turned off by ``EVALCORE_SANDBOX_VIEW=0``."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from evalcore.sandbox import view
+
+
+@pytest.fixture
+def small_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "pkg" / "mod.py").write_text("x = 1\n")
+    (src / "tool").write_text("#!/bin/sh\n")
+    os.chmod(src / "tool", 0o755)
+    os.symlink("pkg/mod.py", src / "link.py")
+    files = [str(src / "pkg" / "mod.py"), str(src / "tool"), str(src / "link.py")]
+    monkeypatch.setattr(view, "_sources", lambda: (list(files), "9.9"))
+    monkeypatch.setattr(view, "_shared_libraries", lambda objects: [])
+    return files
+
+
+def test_the_copy_is_built_once_read_only_and_reused(tmp_path: Path, small_sources: list[str]) -> None:
+    base = str(tmp_path / "views")
+    first = view.ensure_view(base)
+    assert first["built"] is True and first["files"] == 3
+    copy = first["path"]
+    assert os.path.basename(copy).startswith(f"evalcore-view-{os.geteuid()}-")
+    assert Path(copy + small_sources[0]).read_text() == "x = 1\n"
+    assert os.readlink(copy + small_sources[2]) == "pkg/mod.py"  # a link stays a link
+    assert os.stat(copy + small_sources[0]).st_mode & 0o777 == 0o444
+    assert os.stat(copy + small_sources[1]).st_mode & 0o777 == 0o555
+    assert os.stat(copy).st_mode & 0o222 == 0
+    again = view.ensure_view(base)
+    assert again == {"path": copy, "built": False, "seconds": again["seconds"]}
+    assert [n for n in os.listdir(base) if ".tmp-" in n] == []  # nothing half-built left
+
+
+def test_a_changed_file_gets_a_new_copy(tmp_path: Path, small_sources: list[str]) -> None:
+    base = str(tmp_path / "views")
+    old = view.ensure_view(base)["path"]
+    Path(small_sources[0]).write_text("x = 22\n")
+    new = view.ensure_view(base)
+    assert new["built"] is True and new["path"] != old
+    assert Path(new["path"] + small_sources[0]).read_text() == "x = 22\n"
+
+
+def test_two_pools_starting_at_once_build_it_once(tmp_path: Path, small_sources: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    builds = []
+    copy_into = view._copy_into
+
+    def counting(copy: str, files: list[str]) -> int:
+        builds.append(copy)
+        return copy_into(copy, files)
+
+    monkeypatch.setattr(view, "_copy_into", counting)
+    base = str(tmp_path / "views")
+    results: list[dict] = []
+    threads = [threading.Thread(target=lambda: results.append(view.ensure_view(base))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(builds) == 1
+    assert len({r["path"] for r in results}) == 1
+
+
+def test_a_copy_others_may_write_is_not_used(tmp_path: Path, small_sources: list[str]) -> None:
+    base = str(tmp_path / "views")
+    copy = view.ensure_view(base)["path"]
+    os.chmod(copy, 0o777)
+    assert view._usable(copy) is False
+    rebuilt = view.ensure_view(base)
+    assert rebuilt["built"] is True and rebuilt["path"] == copy and view._usable(copy)
+
+
+@pytest.mark.parametrize("value", ["0", "off", ""])
+def test_the_environment_turns_it_off_or_points_elsewhere(value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(view.VIEW_ENV, value)
+    assert view.view_base() is None
+    assert view.ensure_view()["path"] is None
+    monkeypatch.setenv(view.VIEW_ENV, str(tmp_path))
+    assert view.view_base() == str(tmp_path)
+    monkeypatch.delenv(view.VIEW_ENV)
+    assert view.view_base() == "/dev/shm"
+
+
+def test_the_real_view_holds_the_interpreter_stdlib_numpy_and_their_libraries() -> None:
+    import sys
+    import sysconfig
+
+    files = view.view_files()
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    assert os.path.realpath(sys.executable) in files
+    assert os.path.join(stdlib, "json", "__init__.py") in files
+    assert not any(f.startswith(os.path.join(stdlib, "test") + "/") for f in files)
+    assert not any(f.startswith(os.path.join(stdlib, "tkinter") + "/") for f in files)
+    assert any(os.path.basename(f).startswith("libc.so") for f in files)
+    try:
+        import numpy
+    except ImportError:
+        return
+    assert os.path.realpath(numpy.__file__) in files
+    site = os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
+    assert not [f for f in files if f.startswith(site + "/") and not f.startswith((site + "/numpy/", site + "/numpy.libs/"))]
