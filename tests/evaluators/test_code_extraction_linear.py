@@ -53,6 +53,7 @@ def test_a_completion_over_the_cap_fails_unrun_with_the_cap_in_its_verdict() -> 
     assert [r.id for r in results] == ["long", "ok", "wrong"]
     assert [r.passed for r in results] == [False, True, False]
     assert results[0].result == (
-        f"failed: the completion is {len(long):,} characters long, over the cap of {MAX_COMPLETION_CHARS:,} characters (not run)"
+        f"failed: the completion is {len(long):,} characters long, "
+        f"over the cap of {MAX_COMPLETION_CHARS:,} characters (not run)"
     )
     assert results[0].duration_s == 0.0
