@@ -146,11 +146,12 @@ REQUIRED_KEYS = ("run_id", "item_id", "epoch", "dataset", "request", "request_ha
                  "scores", "error")
 
 
-def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
-    """Write ``obj`` as JSON through a temporary file and ``os.replace`` (never half-written).
+def write_run_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write a run file (``config.json``, ``results.json``): the run store's settings for the
+    one atomic JSON writer, :func:`evalcore._io.write_json_atomic`.
 
     Non-finite floats become ``null`` so the file stays strict JSON; the file is fsynced
-    before the rename.
+    before the rename (a temporary file and ``os.replace``: never half-written).
 
     Args:
         path: Destination.

@@ -80,7 +80,7 @@ def test_test_files_say_what_they_test_not_when_they_were_written() -> None:
     assert dated == []
 
 
-@pytest.mark.parametrize("name", ["pass_at_k_table", "format_comparison"])
+@pytest.mark.parametrize("name", ["pass_at_k_table", "write_json_atomic", "format_comparison"])
 def test_one_definition_of_each_shared_helper(name: str) -> None:
     assert len(_definitions(name)) == 1, _definitions(name)
 
@@ -92,6 +92,11 @@ def test_the_one_definitions_are_where_callers_import_them_from() -> None:
 
     assert evalcore.runs.pass_at_k_table is evalcore.benchmarks.pass_at_k_table
     assert evalcore.imports.format_comparison.__module__ == "evalcore.imports._compare"
+    from evalcore import _io, _runstore, runs
+
+    assert not hasattr(_runstore, "write_json_atomic") and not hasattr(runs, "write_json_atomic")
+    assert runs.write_run_json is _runstore.write_run_json
+    assert _io.write_json_atomic.__module__ == "evalcore._io"
 
 
 @pytest.mark.parametrize(

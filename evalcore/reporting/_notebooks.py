@@ -59,7 +59,7 @@ from evalcore.reporting._record import (
     RECORDS_FILENAME,
     SUITE_DIR_ENV,
     _flatten,
-    _write_json_atomic,
+    _write_sidecar_json,
     read_records,
     read_sidecar,
 )
@@ -1001,7 +1001,7 @@ def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: P
     figures = sorted((run_dir / "figures").glob("*.png")) if (run_dir / "figures").is_dir() else []
     result.figures = [_rel(f, suite_dir) or str(f) for f in figures]
     result.records = records
-    _write_json_atomic(sidecar, records)
+    _write_sidecar_json(sidecar, records)
 
 
 def _cell(value: Any) -> str:
@@ -1134,7 +1134,7 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
         The ``index.html`` path.
     """
     esc = _html.escape
-    _write_json_atomic(
+    _write_sidecar_json(
         suite_dir / "suite.json",
         to_json_native({"meta": dict(meta), "runs": [asdict(r) for r in results]}, strict=True),
     )

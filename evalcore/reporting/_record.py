@@ -171,7 +171,8 @@ def _papermill_output_dir() -> Path | None:
     return (path if path.is_absolute() else parent_cwd / path).parent
 
 
-def _write_json_atomic(path: Path, data: Any) -> None:
+def _write_sidecar_json(path: Path, data: Any) -> None:
+    """A sidecar file: the one atomic JSON writer (``_io.write_json_atomic``), strict JSON."""
     write_json_atomic(path, data, indent=2, sort_keys=False, allow_nan=False)
 
 
@@ -187,7 +188,7 @@ def _merge_sidecar(path: Path, updates: Mapping[str, Any]) -> dict[str, Any]:
         fcntl.flock(fd, fcntl.LOCK_EX)
         current = read_sidecar(path) if path.exists() else {}
         current.update(updates)
-        _write_json_atomic(path, current)
+        _write_sidecar_json(path, current)
     finally:
         os.close(fd)  # releases the lock
     return current

@@ -10,7 +10,7 @@ _EXPORTS = {
     "evalcore.runs._runner": ("run_benchmark",),
     "evalcore.runs._params": ("resolve_params",),
     "evalcore.runs._execute": ("RunInterrupted",),
-    "evalcore._runstore": ("Run", "SampleWriter", "load_run", "read_samples", "write_json_atomic"),
+    "evalcore._runstore": ("Run", "SampleWriter", "load_run", "read_samples", "write_run_json"),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -27,7 +27,7 @@ from evalcore._runstore import (
     SampleWriter,
     latest_records,
     read_samples,
-    write_json_atomic,
+    write_run_json,
 )
 from evalcore.benchmarks import Benchmark, error_scores
 from evalcore.errors import EvalcoreError
@@ -250,7 +250,7 @@ class Invocation:
         # made, answers taken from the response cache, and whether Ctrl-C stopped it
         results["invocation"] = {"resumed": resumed, "asked": self.fresh,
                                  "from_cache": self.cache_hits, "interrupted": interrupted}
-        write_json_atomic(self.path / RESULTS_FILE, results)
+        write_run_json(self.path / RESULTS_FILE, results)
         if interrupted:
             raise RunInterrupted(self.path, str(self.config["run_id"]),
                                  sum(1 for r in records if not r.get("error")), len(wanted),

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore._io import to_json_native, write_jsonl_atomic
-from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, load_run, write_json_atomic
+from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, load_run, write_run_json
 from evalcore.benchmarks import benchmark_of_run, error_scores
 from evalcore.errors import EvalcoreError
 from evalcore.runs._results import summarize
@@ -147,5 +147,5 @@ def _rescore(run_path: Path, code_timeout_s: float | None, workers: int | None) 
     wanted = len(run.config.get("item_ids") or []) * epochs
     results["complete"] = len(samples) == wanted if wanted else True
     results["rescored"] = True
-    write_json_atomic(run_path / RESULTS_FILE, results)
+    write_run_json(run_path / RESULTS_FILE, results)
     return results

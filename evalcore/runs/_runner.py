@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from evalcore._io import check_output_dir, check_output_file
 from evalcore._runstore import (
-    CONFIG_FILE, IN_BENCHMARK, LOCK_FILE, RESULTS_FILE, SAMPLES_FILE, lock_run, write_json_atomic,
+    CONFIG_FILE, IN_BENCHMARK, LOCK_FILE, RESULTS_FILE, SAMPLES_FILE, lock_run, write_run_json,
 )
 from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, GenerationParams, ResponseCache, check_reachable
@@ -169,7 +169,7 @@ def run_benchmark(
             cache_db.close()
         remote.close()
         raise
-    write_json_atomic(path / CONFIG_FILE, config)
+    write_run_json(path / CONFIG_FILE, config)
     token = IN_BENCHMARK.set(True)
     try:
         Invocation(path=path, config=config, items=items, pool=pool, template=template,

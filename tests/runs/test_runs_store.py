@@ -8,7 +8,7 @@ import pytest
 
 from evalcore.errors import EvalcoreError
 from evalcore.runs import SampleWriter, read_samples
-from evalcore._runstore import latest_records, write_json_atomic
+from evalcore._runstore import latest_records, write_run_json
 
 
 def rec(item: str, epoch: int = 0, error: bool = False, text: str = "x") -> dict:
@@ -74,8 +74,8 @@ def test_latest_record_supersedes_a_failed_one() -> None:
     assert out[0]["completion"]["text"] == "ok"
 
 
-def test_write_json_atomic_replaces_and_nulls_nan(tmp_path) -> None:
+def test_write_run_json_replaces_and_nulls_nan(tmp_path) -> None:
     p = tmp_path / "r.json"
-    write_json_atomic(p, {"x": float("nan"), "y": [1.5]})
+    write_run_json(p, {"x": float("nan"), "y": [1.5]})
     assert json.loads(p.read_text()) == {"x": None, "y": [1.5]}
     assert [f.name for f in tmp_path.iterdir()] == ["r.json"]  # no temp file left
