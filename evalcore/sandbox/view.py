@@ -173,12 +173,16 @@ def view_files(sources: list[str] | None = None) -> list[str]:
 
 
 def fingerprint(files: list[str], numpy_version: str) -> str:
-    """A checksum of the interpreter, its version, numpy's, and each file's path, size and time."""
+    """A checksum of the interpreter, its version, numpy's, and each file's path, size and time
+    (not of ``__pycache__``: a module first imported later writes its bytecode there, which
+    must not make a new copy; the copy's bytecode stays valid, checked against its source)."""
     import hashlib
 
     h = hashlib.sha256()
     h.update(f"{os.path.realpath(sys.executable)}\0{sys.version}\0{numpy_version}\0".encode())
     for path in [*files, "/etc/ld.so.cache"]:
+        if "/__pycache__/" in path:
+            continue  # bytecode the interpreter writes later: its source's time is covered
         try:
             st = os.lstat(path)
         except OSError:

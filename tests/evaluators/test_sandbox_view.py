@@ -110,3 +110,16 @@ def test_the_real_view_holds_the_interpreter_stdlib_numpy_and_their_libraries() 
     assert os.path.realpath(numpy.__file__) in files
     site = os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
     assert not [f for f in files if f.startswith(site + "/") and not f.startswith((site + "/numpy/", site + "/numpy.libs/"))]
+
+
+def test_bytecode_written_later_does_not_make_a_new_copy(tmp_path: Path, small_sources: list[str]) -> None:
+    cache = Path(small_sources[0]).parent / "__pycache__"
+    cache.mkdir()
+    pyc = cache / "mod.cpython-311.pyc"
+    pyc.write_bytes(b"old")
+    small_sources.append(str(pyc))
+    base = str(tmp_path / "views")
+    first = view.ensure_view(base)["path"]
+    pyc.write_bytes(b"newer and longer")
+    again = view.ensure_view(base)
+    assert again["built"] is False and again["path"] == first
