@@ -28,20 +28,47 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from collections.abc import Iterator
 
 VIEW_ENV = "EVALCORE_SANDBOX_VIEW"
 DEFAULT_BASE = "/dev/shm"
 _PREFIX = f"evalcore-view-{os.geteuid() if hasattr(os, 'geteuid') else 0}-"  # one user's copies
 # Parts of the standard library no check candidate needs (tests, GUIs, tools, build files).
-_STDLIB_SKIP = frozenset({"test", "idlelib", "tkinter", "turtledemo", "lib2to3", "ensurepip", "site-packages", "dist-packages", "__phello__"})
+_STDLIB_SKIP = frozenset(
+    {
+        "test",
+        "idlelib",
+        "tkinter",
+        "turtledemo",
+        "lib2to3",
+        "ensurepip",
+        "site-packages",
+        "dist-packages",
+        "__phello__",
+    }
+)
 # Extension modules of the standard library that load GUI or test libraries.
 _DYNLOAD_SKIP = ("_tkinter", "_test", "xxlimited", "xxsubtype", "_xxtestfuzz", "_ctypes_test")
 # /etc: what the worker's view holds of it (see worker._ETC), files and small folders.
 _ETC = (
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd", "group", "nsswitch.conf",
-    "hosts", "host.conf", "resolv.conf", "gai.conf", "mime.types", "os-release", "locale.alias", "networks",
-    "protocols", "services",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "hosts",
+    "host.conf",
+    "resolv.conf",
+    "gai.conf",
+    "mime.types",
+    "os-release",
+    "locale.alias",
+    "networks",
+    "protocols",
+    "services",
 )
 
 
@@ -119,8 +146,13 @@ def _shared_libraries(objects: list[str]) -> list[str]:
     libs: set[str] = set()
     for start in range(0, len(objects), 64):
         try:
-            out = subprocess.run(["ldd", *objects[start:start + 64]], capture_output=True, text=True, timeout=60,
-                                 env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}).stdout
+            out = subprocess.run(
+                ["ldd", *objects[start : start + 64]],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+            ).stdout
         except (OSError, subprocess.SubprocessError):
             continue
         for line in out.splitlines():
@@ -144,8 +176,11 @@ def _sources() -> tuple[list[str], str]:
     numpy_dirs, numpy_version = _numpy_dirs()
     paths: list[str] = [sys.executable, os.path.realpath(sys.executable)]
     for root in (stdlib, *numpy_dirs):
-        paths += [p for p in _walk(root, _STDLIB_SKIP if root == stdlib else frozenset())
-                  if not os.path.basename(p).startswith(_DYNLOAD_SKIP)]
+        paths += [
+            p
+            for p in _walk(root, _STDLIB_SKIP if root == stdlib else frozenset())
+            if not os.path.basename(p).startswith(_DYNLOAD_SKIP)
+        ]
     env_root = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
     if os.path.isfile(os.path.join(env_root, "pyvenv.cfg")):
         paths.append(os.path.join(env_root, "pyvenv.cfg"))
@@ -232,11 +267,14 @@ def ensure_view(base: str | None = None) -> dict:
         ``{"path": None, "reason": ...}`` when no copy is wanted or it could not be made.
     """
     import fcntl
+    import shutil
     import time
 
     base = view_base() if base is None else base
     if base is None:
         return {"path": None, "reason": f"{VIEW_ENV} turns the copy off"}
+    if shutil.which("ldd", path="/usr/bin:/bin") is None:  # a copy without the libraries would break imports
+        return {"path": None, "reason": "ldd not found (needed to find the shared libraries the copy must hold)"}
     started = time.perf_counter()
     try:
         sources, numpy_version = _sources()
@@ -249,8 +287,6 @@ def ensure_view(base: str | None = None) -> dict:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             if not _usable(final):  # else another pool built it meanwhile
                 tmp = f"{final}.tmp-{os.getpid()}"
-                import shutil
-
                 shutil.rmtree(tmp, ignore_errors=True)
                 os.mkdir(tmp, 0o755)
                 files = view_files(sources)
@@ -262,7 +298,8 @@ def ensure_view(base: str | None = None) -> dict:
                     _make_writable(final)
                     shutil.rmtree(final, ignore_errors=True)
                 os.rename(tmp, final)
-                return {"path": final, "built": True, "bytes": size, "files": len(files), "seconds": time.perf_counter() - started}
+                seconds = time.perf_counter() - started
+                return {"path": final, "built": True, "bytes": size, "files": len(files), "seconds": seconds}
         finally:
             os.close(lock_fd)
         return {"path": final, "built": False, "seconds": time.perf_counter() - started}

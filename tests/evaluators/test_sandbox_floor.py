@@ -43,7 +43,11 @@ def test_nothing_outside_the_sandbox_imports_its_private_or_old_places() -> None
         if path.is_relative_to(PACKAGE / "sandbox"):
             continue
         for module in _evalcore_imports(path):
-            if module.startswith("evalcore.evaluators._sandbox") or module == "evalcore.evaluators.sandbox" and path.parent.name != "evaluators":
+            if (
+                module.startswith("evalcore.evaluators._sandbox")
+                or module == "evalcore.evaluators.sandbox"
+                and path.parent.name != "evaluators"
+            ):
                 offenders.append(f"{path.relative_to(ROOT)}: {module}")
     assert offenders == []
     host = _evalcore_imports(PACKAGE / "agents" / "_host.py")
@@ -66,7 +70,9 @@ def test_the_result_is_a_plain_module_level_dataclass_that_pickles() -> None:
 
 def test_the_job_is_typed() -> None:
     hints = typing.get_type_hints(sandbox.SandboxJob)
-    assert {"mode", "source", "timeout_s", "memory_mb", "max_output", "stdin", "prompt", "test", "entry_point"} <= set(hints)
+    assert {"mode", "source", "timeout_s", "memory_mb", "max_output", "stdin", "prompt", "test", "entry_point"} <= set(
+        hints
+    )
     assert sandbox.SandboxJob.__required_keys__ == frozenset({"mode", "source"})
     assert typing.get_args(hints["mode"]) == ("script", "check")
 
@@ -88,7 +94,9 @@ def test_the_worker_imports_the_package_alone_without_the_parents_side() -> None
     out = subprocess.run([sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, check=True)
     loaded = eval(out.stdout)  # noqa: S307 - our own probe's printed list
     assert "sandbox.worker" in loaded
-    assert not [m for m in loaded if m.startswith("evalcore") or m in ("typing", "dataclasses", "sandbox.pool", "sandbox.jobs")]
+    assert not [
+        m for m in loaded if m.startswith("evalcore") or m in ("typing", "dataclasses", "sandbox.pool", "sandbox.jobs")
+    ]
 
 
 def test_samples_do_not_see_the_project_that_holds_the_sandbox() -> None:

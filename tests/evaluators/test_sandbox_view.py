@@ -52,7 +52,9 @@ def test_a_changed_file_gets_a_new_copy(tmp_path: Path, small_sources: list[str]
     assert Path(new["path"] + small_sources[0]).read_text() == "x = 22\n"
 
 
-def test_two_pools_starting_at_once_build_it_once(tmp_path: Path, small_sources: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_pools_starting_at_once_build_it_once(
+    tmp_path: Path, small_sources: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     builds = []
     copy_into = view._copy_into
 
@@ -82,7 +84,9 @@ def test_a_copy_others_may_write_is_not_used(tmp_path: Path, small_sources: list
 
 
 @pytest.mark.parametrize("value", ["0", "off", ""])
-def test_the_environment_turns_it_off_or_points_elsewhere(value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_turns_it_off_or_points_elsewhere(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(view.VIEW_ENV, value)
     assert view.view_base() is None
     assert view.ensure_view()["path"] is None
@@ -109,7 +113,9 @@ def test_the_real_view_holds_the_interpreter_stdlib_numpy_and_their_libraries() 
         return
     assert os.path.realpath(numpy.__file__) in files
     site = os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
-    assert not [f for f in files if f.startswith(site + "/") and not f.startswith((site + "/numpy/", site + "/numpy.libs/"))]
+    assert not [
+        f for f in files if f.startswith(site + "/") and not f.startswith((site + "/numpy/", site + "/numpy.libs/"))
+    ]
 
 
 def test_bytecode_written_later_does_not_make_a_new_copy(tmp_path: Path, small_sources: list[str]) -> None:
@@ -123,3 +129,14 @@ def test_bytecode_written_later_does_not_make_a_new_copy(tmp_path: Path, small_s
     pyc.write_bytes(b"newer and longer")
     again = view.ensure_view(base)
     assert again["built"] is False and again["path"] == first
+
+
+def test_without_ldd_there_is_no_copy_and_the_reason_says_why(
+    tmp_path: Path, small_sources: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name, path=None: None)
+    got = view.ensure_view(str(tmp_path / "views"))
+    assert got["path"] is None and "ldd not found" in got["reason"]
+    assert not (tmp_path / "views").exists()
