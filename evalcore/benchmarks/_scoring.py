@@ -7,7 +7,8 @@ per-subject summaries). No LLM judge scores a benchmark.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 ERROR_SCORES: dict[str, Any] = {"score": None}
 """Scores of a sample whose call failed: no score (an error, never a wrong answer)."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore._io import check_output_file, read_jsonl, write_jsonl_atomic
 from evalcore.errors import EvalcoreError

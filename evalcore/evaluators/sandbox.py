@@ -3,11 +3,11 @@ that code importing ``evalcore.evaluators.sandbox`` keeps working); new code imp
 :mod:`evalcore.sandbox`.
 """
 
-from evalcore.sandbox import linux
 from evalcore.sandbox import (
     SandboxPool,
     SandboxResult,
     get_pool,
+    linux,
     run_python,
     shutdown_pool,
 )

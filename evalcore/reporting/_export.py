@@ -150,7 +150,7 @@ _PRINT_CSS = (
   else window.addEventListener("load", fit);
 })();
 </script>
-""" % {"page_height": _PAGE_HEIGHT_PX}  # noqa: UP031 (JavaScript: str.format would need every brace doubled)
+""".replace("%(page_height)d", str(_PAGE_HEIGHT_PX))  # JavaScript: str.format would need every brace doubled
 )
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 

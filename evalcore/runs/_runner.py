@@ -7,12 +7,19 @@ resuming (:mod:`._config`), and executing the calls (:mod:`._execute`).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from evalcore._io import check_output_dir, check_output_file
 from evalcore._runstore import (
-    CONFIG_FILE, IN_BENCHMARK, LOCK_FILE, RESULTS_FILE, SAMPLES_FILE, lock_run, write_run_json,
+    CONFIG_FILE,
+    IN_BENCHMARK,
+    LOCK_FILE,
+    RESULTS_FILE,
+    SAMPLES_FILE,
+    lock_run,
+    write_run_json,
 )
 from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, GenerationParams, ResponseCache, check_reachable

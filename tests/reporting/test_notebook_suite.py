@@ -9,8 +9,8 @@ import pytest
 from evalcore.errors import EvalcoreError
 from evalcore.reporting._notebook_suite import (
     check_parameters,
-    load_smoke,
     load_notebook_suite,
+    load_smoke,
     smoke_overrides,
     substitute,
 )
