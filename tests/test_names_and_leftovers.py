@@ -110,6 +110,10 @@ def test_the_one_definitions_are_where_callers_import_them_from() -> None:
         "agent_eval/_gaming_answers.py",
         "agent_eval/_measure.py",
         "agent_eval/_observed.py",
+        "agents/_host.py",
+        "agents/_host_isolation.py",
+        "agents/_http.py",
+        "agents/_http_server.py",
     ],
 )
 def test_split_modules_are_at_most_600_lines(module: str) -> None:
@@ -144,3 +148,12 @@ def test_the_split_agent_eval_modules_keep_their_names() -> None:
         assert getattr(_gaming, name) is getattr(_gaming_answers, name)
     assert {cls for cls, _ in _gaming.GAMING_AGENTS.values()} >= {_gaming.FrameReader, _gaming.TableTools}
     assert _measure.ToolRecord is _observed.ToolRecord
+
+
+def test_the_split_agent_modules_keep_their_names() -> None:
+    from evalcore import agents
+    from evalcore.agents import _host_isolation, _http, _http_server
+
+    assert agents.serve_agent is _http_server.serve_agent and agents.AgentServer is _http_server.AgentServer
+    assert agents.HttpAgent is _http.HttpAgent
+    assert _host_isolation._namespaced is False  # set only inside the hosted process

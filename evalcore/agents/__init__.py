@@ -13,7 +13,8 @@ _EXPORTS = {
     "evalcore.agents._protocol": ("Agent", "AgentResponse", "StepRecord", "ToolMatch", "ToolRegistry"),
     "evalcore.agents._adapters": ("FactoryAgent", "build_in_process", "check_agent", "load_agent"),
     "evalcore.agents._host": ("HostedAgent",),
-    "evalcore.agents._http": ("AgentEndpointError", "AgentServer", "HttpAgent", "HttpToolRegistry", "serve_agent"),
+    "evalcore.agents._http": ("AgentEndpointError", "HttpAgent", "HttpToolRegistry"),
+    "evalcore.agents._http_server": ("AgentServer", "serve_agent"),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
