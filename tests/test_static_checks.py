@@ -220,13 +220,16 @@ def _write_package(root: Path, files: dict[str, str]) -> None:
 def test_scan_catches_an_upward_import_and_a_private_one(tmp_path, monkeypatch):
     # the checker itself: a `routing` module importing `reporting` at module level and reaching
     # into `datasets._common` is reported twice; `runs` importing `cluster` inside a function is not
-    _write_package(tmp_path, {
-        "routing/__init__.py": "",
-        "routing/_x.py": "from evalcore.reporting import record\nfrom evalcore.datasets._common import f\n",
-        "runs/__init__.py": "",
-        "runs/_y.py": "def go():\n    from evalcore.cluster import parse\n",
-        "runs/_z.py": "from evalcore.cluster import parse\n",
-    })
+    _write_package(
+        tmp_path,
+        {
+            "routing/__init__.py": "",
+            "routing/_x.py": "from evalcore.reporting import record\nfrom evalcore.datasets._common import f\n",
+            "runs/__init__.py": "",
+            "runs/_y.py": "def go():\n    from evalcore.cluster import parse\n",
+            "runs/_z.py": "from evalcore.cluster import parse\n",
+        },
+    )
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path)
     floor_errors, private_errors, _, _ = _scan()
     assert sorted(floor_errors) == [

@@ -23,11 +23,18 @@ def test_required_keys_are_the_readers() -> None:
     assert _required(RunConfig) == set()  # older runs and imports lack keys
 
 
-def test_a_run_writes_only_declared_keys_of_the_declared_types(tmp_path, counting_model,
-                                                                 make_gsm8k_answerer) -> None:
+def test_a_run_writes_only_declared_keys_of_the_declared_types(tmp_path, counting_model, make_gsm8k_answerer) -> None:
     answer, _ = make_gsm8k_answerer(lambda i: i % 2 == 0)
-    path = run_benchmark("gsm8k", counting_model(answer), limit=3, source="sample", progress=False,
-                         run_dir=tmp_path, run_id="typed", cache=False)
+    path = run_benchmark(
+        "gsm8k",
+        counting_model(answer),
+        limit=3,
+        source="sample",
+        progress=False,
+        run_dir=tmp_path,
+        run_id="typed",
+        cache=False,
+    )
     config = json.loads((path / CONFIG_FILE).read_text())
     records = [json.loads(line) for line in (path / SAMPLES_FILE).read_text().splitlines()]
     assert len(records) == 3
