@@ -72,7 +72,10 @@ def _child(args: argparse.Namespace) -> None:
     elif args.child == "tasks":
         from distributed import Client, LocalCluster
 
-        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
+        with (
+            LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster,
+            Client(cluster) as client,
+        ):
             client.map(abs, range(50)).__len__()
             client.gather(client.map(abs, range(50)))
             t = time.perf_counter()
@@ -91,8 +94,9 @@ def _child(args: argparse.Namespace) -> None:
         client.wait_for_workers(2)
         out["start_s"] = time.perf_counter() - t0
         try:
-            res = score_samples_file_on_cluster(path, cluster=client, ks=(1,), timeout_s=10,
-                                                chunk_size=args.chunk_size, progress=False)
+            res = score_samples_file_on_cluster(
+                path, cluster=client, ks=(1,), timeout_s=10, chunk_size=args.chunk_size, progress=False
+            )
         finally:
             client.close()
             cluster.close()
@@ -103,8 +107,18 @@ def _child(args: argparse.Namespace) -> None:
 
 
 def _run(kind: str, file: Path, chunk_size: int = 64, tasks: int = 2000) -> dict:
-    cmd = [sys.executable, __file__, "--child", kind, "--file", str(file), "--chunk-size", str(chunk_size),
-           "--tasks", str(tasks)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        kind,
+        "--file",
+        str(file),
+        "--chunk-size",
+        str(chunk_size),
+        "--tasks",
+        str(tasks),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -118,8 +132,12 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=64)
     parser.add_argument("--overhead-n", type=int, default=1000, help="fast samples for the per-chunk overhead")
     parser.add_argument("--tasks", type=int, default=2000)
-    parser.add_argument("--memory-ns", default="", help="comma-separated sizes: only measure the client's peak memory "
-                        "on local:2 for that many fast (wrong) samples each, then exit")
+    parser.add_argument(
+        "--memory-ns",
+        default="",
+        help="comma-separated sizes: only measure the client's peak memory "
+        "on local:2 for that many fast (wrong) samples each, then exit",
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--file", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -133,13 +151,19 @@ def main() -> None:
             fast = scratch / f"memory_{n}.jsonl"
             _samples(fast, n, (0.0, 1.0, 0.0), 0.0)
             res = _run("cluster", fast, args.chunk_size)
-            print(f"{n:,} samples on local:2: client peak {res['peak_rss_mb']:.0f} MB, "
-                  f"{n / (res['wall_s'] - res['start_s']):.0f} samples/s", flush=True)
+            print(
+                f"{n:,} samples on local:2: client peak {res['peak_rss_mb']:.0f} MB, "
+                f"{n / (res['wall_s'] - res['start_s']):.0f} samples/s",
+                flush=True,
+            )
         return
     samples = scratch / "samples.jsonl"
     _samples(samples, args.n, mix, args.slow_s)  # type: ignore[arg-type]
-    print(f"{args.n:,} samples (mix canonical/wrong/slow {args.mix}, slow = +{args.slow_s} s); "
-          f"{os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"{args.n:,} samples (mix canonical/wrong/slow {args.mix}, slow = +{args.slow_s} s); "
+        f"{os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     ratios = []
     for r in range(args.rounds):
         order = ("one", "cluster") if r % 2 == 0 else ("cluster", "one")
@@ -149,10 +173,13 @@ def main() -> None:
         ratio = one["wall_s"] / cl["wall_s"]
         steady = one["wall_s"] / (cl["wall_s"] - cl["start_s"])  # LocalCluster start: once per session
         ratios.append(ratio)
-        print(f"round {r + 1}: one machine {one['wall_s']:.1f} s ({args.n / one['wall_s']:.0f}/s, client peak "
-              f"{one['peak_rss_mb']:.0f} MB) | local:2 {cl['wall_s']:.1f} s incl. {cl['start_s']:.1f} s start "
-              f"({args.n / cl['wall_s']:.0f}/s, client peak {cl['peak_rss_mb']:.0f} MB) | throughput ratio "
-              f"{ratio:.2f}x ({steady:.2f}x without the cluster's start) | load {os.getloadavg()[0]:.1f}", flush=True)
+        print(
+            f"round {r + 1}: one machine {one['wall_s']:.1f} s ({args.n / one['wall_s']:.0f}/s, client peak "
+            f"{one['peak_rss_mb']:.0f} MB) | local:2 {cl['wall_s']:.1f} s incl. {cl['start_s']:.1f} s start "
+            f"({args.n / cl['wall_s']:.0f}/s, client peak {cl['peak_rss_mb']:.0f} MB) | throughput ratio "
+            f"{ratio:.2f}x ({steady:.2f}x without the cluster's start) | load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
     fast = scratch / "fast.jsonl"
     _samples(fast, args.overhead_n, (0.0, 1.0, 0.0), 0.0)
     times = {}
@@ -165,8 +192,11 @@ def main() -> None:
     per_task = _run("tasks", fast, tasks=args.tasks)["per_task_s"]
     per_worker = args.n / cl["wall_s"] / 2  # type: ignore[possibly-undefined]
     cap = args.chunk_size / per_task
-    print(f"per-chunk overhead {per_chunk * 1000:.1f} ms; scheduler cost per task {per_task * 1000:.2f} ms; "
-          f"per-worker throughput {per_worker:.0f} samples/s; scheduler cap at chunk {args.chunk_size}: {cap:,.0f} samples/s")
+    print(
+        f"per-chunk overhead {per_chunk * 1000:.1f} ms; scheduler cost per task {per_task * 1000:.2f} ms; "
+        f"per-worker throughput {per_worker:.0f} samples/s; "
+        f"scheduler cap at chunk {args.chunk_size}: {cap:,.0f} samples/s"
+    )
     for machines, cores in ((1, 2), (4, 16), (16, 16), (64, 32)):
         workers = machines * cores
         print(f"projection: {machines} machines x {cores} cores = {min(workers * per_worker, cap):,.0f} samples/s")

@@ -8,8 +8,6 @@ import signal
 import socket
 import time
 from pathlib import Path
-from typing import Iterator
-
 
 CORPUS = Path(__file__).resolve().parent / "evaluators" / "data" / "humaneval_corpus.jsonl"
 TIMEOUT_S = 2.0
@@ -45,8 +43,10 @@ def write_samples(path: Path, rows: list[dict]) -> Path:
 
 def slow_rows(n: int, seconds: float = 0.4) -> list[dict]:
     """Samples of HumanEval/0 that each take ``seconds`` (the canonical answer after a sleep)."""
-    body = (f"    import time\n    time.sleep({seconds})\n"
-            "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n")
+    body = (
+        f"    import time\n    time.sleep({seconds})\n"
+        "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n"
+    )
     return [{"task_id": "HumanEval/0", "completion": body + f"    # {i}\n"} for i in range(n)]
 
 

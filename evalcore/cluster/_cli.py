@@ -32,8 +32,13 @@ def score_humaneval_on_cluster(args: argparse.Namespace) -> int:
     spec = parse_cluster(args.cluster, field="--cluster")  # before anything is read or started
     try:
         result: dict[str, Any] = score_samples_file_on_cluster(
-            args.file, cluster=spec, ks=args.k, timeout_s=args.timeout, problems_file=args.problems,
-            chunk_size=getattr(args, "chunk_size", None) or DEFAULT_CHUNK_SIZE, wait_s=args.cluster_wait,
+            args.file,
+            cluster=spec,
+            ks=args.k,
+            timeout_s=args.timeout,
+            problems_file=args.problems,
+            chunk_size=getattr(args, "chunk_size", None) or DEFAULT_CHUNK_SIZE,
+            wait_s=args.cluster_wait,
             require_isolation=bool(getattr(args, "require_isolation", False)),
         )
     except KeyboardInterrupt:

@@ -9,7 +9,8 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from evalcore.cluster._spec import CONNECT_TIMEOUT_S, DEFAULT_WORKER_WAIT_S, ClusterSpec, parse_cluster
 from evalcore.errors import EvalcoreError
@@ -20,7 +21,7 @@ _INSTALL = "pip install 'evalcore[cluster]' (Dask distributed and bokeh)"
 
 # Runs on each worker to report its evalcore version. It is sent by value (its module is not
 # importable), so that a worker without evalcore answers instead of failing to load it.
-_PROBE_SOURCE = '''
+_PROBE_SOURCE = """
 def probe():
     import sys
     try:
@@ -29,7 +30,7 @@ def probe():
         return {"evalcore": None, "error": f"{type(exc).__name__}: {exc}", "python": sys.version.split()[0]}
     return {"evalcore": str(getattr(evalcore, "__version__", "")), "python": sys.version.split()[0],
             "path": str(getattr(evalcore, "__file__", ""))}
-'''
+"""
 
 
 def _probe_function() -> Any:
@@ -123,8 +124,15 @@ class ClusterSession:
 
 
 def _quiet_dask_logs() -> None:
-    for name in ("distributed", "distributed.client", "distributed.worker", "distributed.scheduler",
-                 "distributed.nanny", "distributed.core", "distributed.comm"):
+    for name in (
+        "distributed",
+        "distributed.client",
+        "distributed.worker",
+        "distributed.scheduler",
+        "distributed.nanny",
+        "distributed.core",
+        "distributed.comm",
+    ):
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
@@ -134,18 +142,26 @@ def _connect(spec: ClusterSpec) -> ClusterSession:
     if spec.kind == "local":
         try:
             import bokeh  # noqa: F401 - the dashboard needs it
+
             dashboard: str | None = "127.0.0.1:0"
         except ImportError:
             dashboard = None
         try:
             cluster = distributed.LocalCluster(
-                n_workers=spec.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=dashboard, silence_logs=logging.ERROR,
+                n_workers=spec.workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=dashboard,
+                silence_logs=logging.ERROR,
             )
         except Exception as exc:  # noqa: BLE001 - a worker that dies at start-up, no free port...
-            raise EvalcoreError(f"the local cluster {spec} could not start: {type(exc).__name__}: {exc} (a worker "
-                                "process that dies at start-up: check that `python -c 'import evalcore, "
-                                "distributed'` works in this environment)", field="cluster") from None
+            raise EvalcoreError(
+                f"the local cluster {spec} could not start: {type(exc).__name__}: {exc} (a worker "
+                "process that dies at start-up: check that `python -c 'import evalcore, "
+                "distributed'` works in this environment)",
+                field="cluster",
+            ) from None
         try:
             client = distributed.Client(cluster, timeout=CONNECT_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001
@@ -169,7 +185,9 @@ def _connect(spec: ClusterSpec) -> ClusterSession:
             field="cluster",
         ) from None
     except Exception as exc:  # noqa: BLE001 - a malformed address or scheduler file
-        raise EvalcoreError(f"cannot use the cluster {spec.target}: {type(exc).__name__}: {exc}", field="cluster") from None
+        raise EvalcoreError(
+            f"cannot use the cluster {spec.target}: {type(exc).__name__}: {exc}", field="cluster"
+        ) from None
     return ClusterSession(client, spec.target)
 
 
@@ -178,9 +196,12 @@ def wait_for_workers(session: ClusterSession, wait_s: float, stream: Any = None)
     if session.worker_count() > 0:
         return
     stream = sys.stderr if stream is None else stream
-    print(f"evalcore: waiting up to {wait_s:g} s for a worker to join the cluster at {session.label} "
-          "(--cluster-wait S; start one with: dask worker ADDRESS --nworkers N --nthreads 1)",
-          file=stream, flush=True)
+    print(
+        f"evalcore: waiting up to {wait_s:g} s for a worker to join the cluster at {session.label} "
+        "(--cluster-wait S; start one with: dask worker ADDRESS --nworkers N --nthreads 1)",
+        file=stream,
+        flush=True,
+    )
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if session.worker_count() > 0:
@@ -207,19 +228,26 @@ def check_worker_versions(session: ClusterSession) -> dict[str, dict[str, Any]]:
     try:
         replies = session.client.run(_probe_function(), on_error="return")
     except Exception as exc:  # noqa: BLE001 - a worker lost while asked
-        raise EvalcoreError(f"cannot ask the workers of {session.label} for their versions: {exc}", field="cluster") from None
+        raise EvalcoreError(
+            f"cannot ask the workers of {session.label} for their versions: {exc}", field="cluster"
+        ) from None
     for address, info in sorted(replies.items()):
         if isinstance(info, BaseException) or not isinstance(info, dict):
-            raise EvalcoreError(f"worker {address} of {session.label} failed to report its evalcore version: {info!r}",
-                                field="cluster")
+            raise EvalcoreError(
+                f"worker {address} of {session.label} failed to report its evalcore version: {info!r}", field="cluster"
+            )
         if info.get("evalcore") is None:
             raise EvalcoreError(
                 f"worker {address} of {session.label} cannot import evalcore ({info.get('error')}); install "
-                f"evalcore {__version__} on every worker", field="cluster")
+                f"evalcore {__version__} on every worker",
+                field="cluster",
+            )
         if info["evalcore"] != __version__:
             raise EvalcoreError(
                 f"worker {address} of {session.label} has evalcore {info['evalcore']}, this machine has "
-                f"evalcore {__version__}: install the same version on every worker", field="cluster")
+                f"evalcore {__version__}: install the same version on every worker",
+                field="cluster",
+            )
     return replies
 
 
@@ -235,7 +263,7 @@ def _shrink_message_logs(client: Any) -> None:
     scheduler of a LocalCluster in this process); streams made later read the config."""
     from collections import deque
 
-    streams = [getattr(client, "scheduler_comm", None)]
+    streams: list[Any] = [getattr(client, "scheduler_comm", None)]
     scheduler = getattr(getattr(client, "cluster", None), "scheduler", None)
     streams += list(getattr(scheduler, "stream_comms", {}).values())
     for bs in streams:
@@ -245,7 +273,9 @@ def _shrink_message_logs(client: Any) -> None:
 
 
 @contextlib.contextmanager
-def open_cluster(cluster: Any, *, wait_s: float = DEFAULT_WORKER_WAIT_S, stream: Any = None) -> Iterator[ClusterSession]:
+def open_cluster(
+    cluster: Any, *, wait_s: float = DEFAULT_WORKER_WAIT_S, stream: Any = None
+) -> Iterator[ClusterSession]:
     """Connect to a cluster, wait for a worker, check versions; close what was opened after.
 
     Args:
@@ -281,9 +311,13 @@ def _session(cluster: Any) -> ClusterSession:
     if not isinstance(cluster, (str, ClusterSpec)):
         distributed = import_distributed()
         if isinstance(cluster, distributed.Client):
-            return ClusterSession(cluster, str(getattr(cluster, "scheduler", None) and cluster.scheduler.address), owned=False)
+            return ClusterSession(
+                cluster, str(getattr(cluster, "scheduler", None) and cluster.scheduler.address), owned=False
+            )
         raise EvalcoreError(
             f"cluster must be a scheduler address, a scheduler file, local:N or a distributed.Client, "
-            f"got {type(cluster).__name__}", field="cluster")
+            f"got {type(cluster).__name__}",
+            field="cluster",
+        )
     spec = cluster if isinstance(cluster, ClusterSpec) else parse_cluster(cluster)
     return _connect(spec)

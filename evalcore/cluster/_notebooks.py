@@ -18,16 +18,25 @@ import shutil
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 __all__ = ["run_on_cluster", "execute_entry"]
 
 _TEXT_SUFFIXES = {".ipynb", ".json", ".jsonl", ".log", ".csv", ".txt", ".html", ".md", ".yaml", ".yml"}
 
 
-def execute_entry(name: str, notebook_name: str, notebook: bytes, params: Any, root: str, seed: int,
-                  cell_timeout: float | None, version: str) -> dict[str, Any]:
+def execute_entry(
+    name: str,
+    notebook_name: str,
+    notebook: bytes,
+    params: Any,
+    root: str,
+    seed: int,
+    cell_timeout: float | None,
+    version: str,
+) -> dict[str, Any]:
     """On a worker: run one suite entry in a scratch suite folder; return it as a zip archive.
 
     Args:
@@ -64,16 +73,21 @@ def execute_entry(name: str, notebook_name: str, notebook: bytes, params: Any, r
         cwd = Path(root) if Path(root).is_dir() else scratch
         values = substitute(params, {"suite_dir": str(suite), "root": str(cwd)})
         start = time.perf_counter()
-        status, error = _execute(SimpleNamespace(notebook=source, name=name), values, run_dir / f"{name}.ipynb",
-                                 cwd, suite, cell_timeout)
+        entry: Any = SimpleNamespace(notebook=source, name=name)  # what _execute reads of a NotebookEntry
+        status, error = _execute(entry, values, run_dir / f"{name}.ipynb", cwd, suite, cell_timeout)
         duration = time.perf_counter() - start
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(suite.rglob("*")):
                 if path.is_file() and path.name != AGENT_SEED_FILE:
                     zf.write(path, path.relative_to(suite).as_posix())
-        return {"status": status, "error": error, "duration_s": duration, "archive": buffer.getvalue(),
-                "scratch": str(suite)}
+        return {
+            "status": status,
+            "error": error,
+            "duration_s": duration,
+            "archive": buffer.getvalue(),
+            "scratch": str(suite),
+        }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -98,9 +112,21 @@ def _unpack(archive: bytes, scratch: str, suite_dir: Path) -> None:
             os.replace(tmp, dest)
 
 
-def run_on_cluster(cluster: Any, to_run: Sequence[tuple[Any, Any]], *, results: Sequence[Any], number_of: dict,
-                   suite_dir: Path, root: Path, meta: dict[str, Any], cell_timeout: float | None, pdf: bool,
-                   say: Callable[[str], None], resume_hint: str, wait_s: float) -> None:
+def run_on_cluster(
+    cluster: Any,
+    to_run: Sequence[tuple[Any, Any]],
+    *,
+    results: Sequence[Any],
+    number_of: dict,
+    suite_dir: Path,
+    root: Path,
+    meta: dict[str, Any],
+    cell_timeout: float | None,
+    pdf: bool,
+    say: Callable[[str], None],
+    resume_hint: str,
+    wait_s: float,
+) -> None:
     """Run the entries ``to_run`` of a suite on the cluster; fill their results as they finish.
 
     Args:
@@ -127,17 +153,29 @@ def run_on_cluster(cluster: Any, to_run: Sequence[tuple[Any, Any]], *, results: 
     with open_cluster(cluster, wait_s=wait_s) as session:
         client = session.client
         link = session.dashboard_link
-        say(f"evalcore: {len(to_run)} notebook(s) on {session.label} ({session.worker_count()} workers)"
-            + (f"; dashboard: {link}" if link else ""))
+        say(
+            f"evalcore: {len(to_run)} notebook(s) on {session.label} ({session.worker_count()} workers)"
+            + (f"; dashboard: {link}" if link else "")
+        )
         pending: dict[Any, tuple[Any, Any]] = {}
         for entry, result in to_run:
             run_dir = suite_dir / entry.name
             if run_dir.exists():
                 shutil.rmtree(run_dir)  # a rerun (resume) starts from a clean folder
             result.status = "running"
-            future = client.submit(execute_entry, entry.name, Path(entry.notebook).name,
-                                   Path(entry.notebook).read_bytes(), entry.params, str(root), seed, cell_timeout,
-                                   __version__, pure=False, key=f"evalcore-notebook-{entry.name}-{os.urandom(6).hex()}")
+            future = client.submit(
+                execute_entry,
+                entry.name,
+                Path(entry.notebook).name,
+                Path(entry.notebook).read_bytes(),
+                entry.params,
+                str(root),
+                seed,
+                cell_timeout,
+                __version__,
+                pure=False,
+                key=f"evalcore-notebook-{entry.name}-{os.urandom(6).hex()}",
+            )
             pending[future] = (entry, result)
             say(f"[{number_of[id(result)]}/{len(results)}] {entry.name}: {result.notebook} ... (sent)")
         meta["finished"] = None
@@ -162,11 +200,13 @@ def run_on_cluster(cluster: Any, to_run: Sequence[tuple[Any, Any]], *, results: 
                 if kernel_log.exists() and kernel_log.stat().st_size == 0:
                     kernel_log.unlink()
                 _finish_entry(result, run_dir / f"{entry.name}.ipynb", run_dir, suite_dir, pdf)
-                say(f"  {entry.name}: {result.status} in {_duration(result.duration_s)}"
-                    + (f": {result.error}" if result.error else ""))
+                say(
+                    f"  {entry.name}: {result.status} in {_duration(result.duration_s)}"
+                    + (f": {result.error}" if result.error else "")
+                )
                 write_index(suite_dir, results, meta)
         except KeyboardInterrupt:
-            for entry, result in pending.values():
+            for _entry, result in pending.values():
                 result.status, result.error = "interrupted", "interrupted (Ctrl-C)"
             write_index(suite_dir, results, meta)
             say(resume_hint)

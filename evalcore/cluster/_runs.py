@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from typing import Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from evalcore.errors import EvalcoreError
 
@@ -38,8 +39,9 @@ def _backend(key: str, ref: tuple) -> Any:
     return model
 
 
-def call_model(key: str, ref: tuple, messages: list[dict[str, str]], params: dict[str, Any],
-               version: str) -> dict[str, Any]:
+def call_model(
+    key: str, ref: tuple, messages: list[dict[str, str]], params: dict[str, Any], version: str
+) -> dict[str, Any]:
     """On a worker: answer one request with this worker's backend (built on first use).
 
     Args:
@@ -96,8 +98,15 @@ class ClusterModel:
 
     def _submit(self, messages: Sequence[Any], params: Any) -> Any:
         return self._session.client.submit(
-            call_model, self._key, self._ref, [dict(m) for m in messages], params.to_dict(), self._version,
-            pure=False, key=f"{self._key}-call-{uuid.uuid4().hex[:16]}")
+            call_model,
+            self._key,
+            self._ref,
+            [dict(m) for m in messages],
+            params.to_dict(),
+            self._version,
+            pure=False,
+            key=f"{self._key}-call-{uuid.uuid4().hex[:16]}",
+        )
 
     def _completion(self, future: Any) -> Any:
         from evalcore.models import Completion
@@ -109,10 +118,14 @@ class ClusterModel:
         except Exception as exc:  # noqa: BLE001 - the worker could not answer at all
             name = type(exc).__name__
             if name == "KilledWorker":
-                raise EvalcoreError(f"a model call killed every worker that ran it ({exc}); the samples "
-                                    "recorded so far are kept: resume the run", field="cluster") from None
-            raise EvalcoreError(f"a model call failed on the cluster {self._session.label}: {name}: {exc}",
-                                field="cluster") from None
+                raise EvalcoreError(
+                    f"a model call killed every worker that ran it ({exc}); the samples "
+                    "recorded so far are kept: resume the run",
+                    field="cluster",
+                ) from None
+            raise EvalcoreError(
+                f"a model call failed on the cluster {self._session.label}: {name}: {exc}", field="cluster"
+            ) from None
 
     async def acomplete(self, messages: Sequence[Any], params: Any) -> Any:
         future = self._submit(messages, params)
@@ -128,8 +141,15 @@ class ClusterModel:
 
 
 @contextlib.contextmanager
-def cluster_model(cluster: Any, model: Any, spec: str | None, options: Mapping[str, Any] | None,
-                  *, wait_s: float, likelihood: bool = False) -> Iterator[tuple[ClusterModel, int]]:
+def cluster_model(
+    cluster: Any,
+    model: Any,
+    spec: str | None,
+    options: Mapping[str, Any] | None,
+    *,
+    wait_s: float,
+    likelihood: bool = False,
+) -> Iterator[tuple[ClusterModel, int]]:
     """Open the cluster and wrap ``model``; yields it and the number of worker threads.
 
     Raises:
@@ -137,11 +157,13 @@ def cluster_model(cluster: Any, model: Any, spec: str | None, options: Mapping[s
             any fault of :func:`~evalcore.cluster.open_cluster`.
     """
     if hasattr(model, "acomplete_item"):
-        raise EvalcoreError("a replayed recording (replay:RUN_DIR) calls no model: run it without --cluster",
-                            field="cluster")
+        raise EvalcoreError(
+            "a replayed recording (replay:RUN_DIR) calls no model: run it without --cluster", field="cluster"
+        )
     if likelihood:
-        raise EvalcoreError("mmlu_mode='likelihood' runs on this machine only: run it without --cluster",
-                            field="cluster")
+        raise EvalcoreError(
+            "mmlu_mode='likelihood' runs on this machine only: run it without --cluster", field="cluster"
+        )
     from evalcore.cluster._connect import open_cluster
 
     with open_cluster(cluster, wait_s=wait_s) as session:

@@ -61,12 +61,12 @@ def parse_cluster(text: Any, field: str = "cluster") -> ClusterSpec:
     if value.lower().startswith("local:"):
         count = value.split(":", 1)[1].strip()
         if not re.fullmatch(r"\+?\d+", count) or int(count) < 1:
-            raise EvalcoreError(
-                f"local:N needs a whole number N >= 1 of worker processes, got {value!r}", field=field
-            )
+            raise EvalcoreError(f"local:N needs a whole number N >= 1 of worker processes, got {value!r}", field=field)
         n = int(count)
         if n > 512:
-            raise EvalcoreError(f"local:N starts N processes on this machine; {n} is too many (at most 512)", field=field)
+            raise EvalcoreError(
+                f"local:N starts N processes on this machine; {n} is too many (at most 512)", field=field
+            )
         return ClusterSpec("local", n, f"local:{n}")
     if _SCHEME.match(value):
         return ClusterSpec("address", 0, value)
@@ -85,12 +85,17 @@ def add_cluster_options(parser: argparse.ArgumentParser, what: str = "the work")
     from evalcore._cliargs import seconds
 
     parser.add_argument(
-        "--cluster", default=None, metavar="ADDRESS",
+        "--cluster",
+        default=None,
+        metavar="ADDRESS",
         help=f"run {what} on a Dask cluster: a scheduler address (tcp://HOST:8786), a scheduler "
         "file, or local:N (N worker processes on this machine, started and stopped by evalcore); "
         "needs evalcore[cluster], see docs/cluster.md",
     )
     parser.add_argument(
-        "--cluster-wait", type=seconds, default=DEFAULT_WORKER_WAIT_S, metavar="S",
+        "--cluster-wait",
+        type=seconds,
+        default=DEFAULT_WORKER_WAIT_S,
+        metavar="S",
         help=f"seconds to wait for the cluster's first worker before failing (default {DEFAULT_WORKER_WAIT_S:g})",
     )

@@ -18,8 +18,9 @@ import sys
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from evalcore._io import check_output_file, json_text, read_jsonl
 from evalcore.cluster._spec import DEFAULT_WORKER_WAIT_S
@@ -78,10 +79,16 @@ def _resume(partial: Path, samples: Path, counts: dict[str, list[int]]) -> int:
                 number, sample = next(rows)
             except StopIteration:
                 raise EvalcoreError(f"holds more rows than {samples}: delete it to start over", path=partial) from None
-            if not isinstance(row, dict) or row.get("task_id") != sample["task_id"] or row.get("completion") != sample["completion"]:
+            if (
+                not isinstance(row, dict)
+                or row.get("task_id") != sample["task_id"]
+                or row.get("completion") != sample["completion"]
+            ):
                 raise EvalcoreError(
                     f"row {good + 1} is not the result of {samples} line {number} (another samples file?): "
-                    "delete it to start over", path=partial)
+                    "delete it to start over",
+                    path=partial,
+                )
             counts[sample["task_id"]][0] += 1
             counts[sample["task_id"]][1] += int(bool(row.get("passed")))
             good += 1
@@ -121,11 +128,15 @@ def _chunk_error(exc: BaseException, rows: list[dict], first: int, label: str) -
     name = type(exc).__name__
     where = f"samples {first + 1}-{first + len(rows)}"
     if name == "KilledWorker":
-        return EvalcoreError(f"the chunk of {where} killed every worker that ran it ({exc}); results so far "
-                             "are kept: rerun to resume", field="cluster")
+        return EvalcoreError(
+            f"the chunk of {where} killed every worker that ran it ({exc}); results so far are kept: rerun to resume",
+            field="cluster",
+        )
     if isinstance(exc, ModuleNotFoundError) and "evalcore" in str(exc):
-        return EvalcoreError(f"a worker of {label} cannot import evalcore ({exc}): install the same evalcore on every worker",
-                             field="cluster")
+        return EvalcoreError(
+            f"a worker of {label} cannot import evalcore ({exc}): install the same evalcore on every worker",
+            field="cluster",
+        )
     return EvalcoreError(f"the chunk of {where} failed on the cluster {label}: {name}: {exc}", field="cluster")
 
 
@@ -201,18 +212,29 @@ def score_samples_file_on_cluster(
                 if not is_isolated(info):
                     raise EvalcoreError(
                         f"the sandbox on worker {address} cannot fully isolate code samples; no sample was run",
-                        field="--require-isolation")
+                        field="--require-isolation",
+                    )
         done = _resume(partial, path, counts)
         link = session.dashboard_link
-        print(f"evalcore: scoring {total - done:,} of {total:,} samples on {session.label} "
-              f"({session.worker_count()} workers{', resumed after ' + format(done, ',') if done else ''})"
-              f"{'; dashboard: ' + link if link else ''}", file=sys.stderr, flush=True)
+        print(
+            f"evalcore: scoring {total - done:,} of {total:,} samples on {session.label} "
+            f"({session.worker_count()} workers{', resumed after ' + format(done, ',') if done else ''})"
+            f"{'; dashboard: ' + link if link else ''}",
+            file=sys.stderr,
+            flush=True,
+        )
         limit = max_in_flight or max(4, 2 * session.total_threads())
         token = uuid.uuid4().hex[:12]
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, initial=done, unit="sample", desc="verdicts", file=sys.stderr,
-                   disable=(not sys.stderr.isatty()) if progress is None else not progress)
+        bar = tqdm(
+            total=total,
+            initial=done,
+            unit="sample",
+            desc="verdicts",
+            file=sys.stderr,
+            disable=(not sys.stderr.isatty()) if progress is None else not progress,
+        )
         pending: dict[int, tuple[Any, list[dict], int]] = {}
         ready: dict[int, list[list[Any]]] = {}
         next_write = 0
@@ -240,7 +262,9 @@ def score_samples_file_on_cluster(
                         for row, (passed, result) in zip(rows, verdicts):
                             counts[row["task_id"]][0] += 1
                             counts[row["task_id"]][1] += int(passed)
-                            lines.append(json_text({**row, "passed": passed, "result": result}, ensure_ascii=False) + "\n")
+                            lines.append(
+                                json_text({**row, "passed": passed, "result": result}, ensure_ascii=False) + "\n"
+                            )
                         fh.write("".join(lines))
                         fh.flush()
                         bar.update(len(rows))
@@ -249,8 +273,15 @@ def score_samples_file_on_cluster(
                 for rows, payload in _chunks(path, problems, done, chunk_size):
                     while len(pending) >= limit:
                         collect(block=True)
-                    fut = client.submit(score_chunk, payload, float(timeout_s), __version__, hide,
-                                        key=f"evalcore-verdicts-{token}-{submitted}", pure=False)
+                    fut = client.submit(
+                        score_chunk,
+                        payload,
+                        float(timeout_s),
+                        __version__,
+                        hide,
+                        key=f"evalcore-verdicts-{token}-{submitted}",
+                        pure=False,
+                    )
                     pending[submitted] = (fut, rows, first)
                     first += len(rows)
                     submitted += 1

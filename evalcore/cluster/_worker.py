@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from distributed import WorkerPlugin, get_worker
 
@@ -40,7 +41,7 @@ def _claim_cpus(count: int) -> list[int]:
     except (AttributeError, OSError):
         return []
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    claimed = []
+    claimed: list[int] = []
     for cpu in usable:
         if len(claimed) >= count:
             break
@@ -113,7 +114,9 @@ def _check_version(expected: str) -> None:
     if __version__ != expected:
         raise EvalcoreError(
             f"worker {get_worker().address} has evalcore {__version__}, the client has evalcore "
-            f"{expected}: install the same version on every worker", field="cluster")
+            f"{expected}: install the same version on every worker",
+            field="cluster",
+        )
 
 
 def score_chunk(chunk: dict[str, Any], timeout_s: float, version: str, hide: Sequence[str] = ()) -> list[list[Any]]:
@@ -136,8 +139,13 @@ def score_chunk(chunk: dict[str, Any], timeout_s: float, version: str, hide: Seq
     start_pool(threads, hide)
     problems = chunk["problems"]
     samples = [
-        CodeSample(id=sid, prompt=problems[task]["prompt"], completion=completion,
-                   test=problems[task]["test"], entry_point=problems[task]["entry_point"])
+        CodeSample(
+            id=sid,
+            prompt=problems[task]["prompt"],
+            completion=completion,
+            test=problems[task]["test"],
+            entry_point=problems[task]["entry_point"],
+        )
         for sid, task, completion in chunk["samples"]
     ]
     existing = [p for p in hide if os.path.exists(p)]

@@ -20,7 +20,8 @@ def _notebooks_run(args: argparse.Namespace) -> int:
     result = run_notebooks(suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf,
                        resume=args.resume, progress_every=args.progress_every, cell_timeout=args.cell_timeout,
                        notebook_timeout=args.notebook_timeout,
-                       **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait} if getattr(args, "cluster", None) else {}))
+                       **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait}
+                          if getattr(args, "cluster", None) else {}))
     return 0 if result.ok else 1
 
 

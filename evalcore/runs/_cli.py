@@ -130,7 +130,8 @@ def _run(args: argparse.Namespace) -> int:
             few_shot=args.few_shot, mmlu_mode=args.mmlu_mode, split=args.split,
             source=args.source, cache=False if args.no_cache else True, scorer=args.scorer,
             model_options=options,
-            **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait} if getattr(args, "cluster", None) else {}),
+            **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait}
+               if getattr(args, "cluster", None) else {}),
         )
     except RunInterrupted as stop:
         return _interrupted(stop, args)

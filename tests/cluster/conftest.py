@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
-from _cluster_helpers import describe, descendants, kill_all, wait_gone
+
+from _cluster_helpers import descendants, describe, kill_all, wait_gone
 
 distributed = pytest.importorskip("distributed")
 
@@ -14,8 +15,9 @@ distributed = pytest.importorskip("distributed")
 def local_client() -> Iterator[object]:
     """A real LocalCluster of 2 worker processes with one thread each, and its client."""
     before = descendants()
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    )
     client = distributed.Client(cluster)
     try:
         yield client

@@ -9,12 +9,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-from _cluster_helpers import corpus_rows, describe, free_port, slow_rows, write_samples
 
+from _cluster_helpers import corpus_rows, describe, free_port, slow_rows, write_samples
 from evalcore.cluster._verdicts import partial_path
 from evalcore.evaluators._humaneval_files import results_path
 
@@ -49,9 +49,21 @@ def _start_scheduler(tmp: Path) -> tuple[subprocess.Popen, str, Path]:
     port = free_port()
     sched_file = tmp / "scheduler.json"
     proc = subprocess.Popen(
-        [str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard",
-         "--scheduler-file", str(sched_file)],
-        stdout=open(tmp / "scheduler.log", "w"), stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            str(BIN / "dask"),
+            "scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-dashboard",
+            "--scheduler-file",
+            str(sched_file),
+        ],
+        stdout=open(tmp / "scheduler.log", "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while not sched_file.exists() and time.monotonic() < deadline:
         assert proc.poll() is None, (tmp / "scheduler.log").read_text()
@@ -62,10 +74,23 @@ def _start_scheduler(tmp: Path) -> tuple[subprocess.Popen, str, Path]:
 
 def _start_workers(address: str, tmp: Path, n: int, env: dict | None = None, name: str = "workers") -> subprocess.Popen:
     return subprocess.Popen(
-        [str(BIN / "dask"), "worker", address, "--nworkers", str(n), "--nthreads", "1", "--no-dashboard",
-         "--host", "127.0.0.1"],
-        stdout=open(tmp / f"{name}.log", "w"), stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, **(env or {})})
+        [
+            str(BIN / "dask"),
+            "worker",
+            address,
+            "--nworkers",
+            str(n),
+            "--nthreads",
+            "1",
+            "--no-dashboard",
+            "--host",
+            "127.0.0.1",
+        ],
+        stdout=open(tmp / f"{name}.log", "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )
 
 
 @pytest.fixture
@@ -96,31 +121,42 @@ def test_address_path_with_dask_scheduler_and_workers(tmp_path: Path, procs: lis
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert "waiting up to 2 s for a worker to join the cluster at " + address in lines[0]
-    assert lines[-1].startswith("evalcore: error: ") and f"no worker joined the cluster at {address} within 2 s" in lines[-1]
+    assert (
+        lines[-1].startswith("evalcore: error: ")
+        and f"no worker joined the cluster at {address} within 2 s" in lines[-1]
+    )
     assert len(lines) == 2 and time.monotonic() - started < 60
     assert not results_path(path).exists() and not partial_path(results_path(path)).exists()
 
     procs.append(_start_workers(address, tmp_path, 2))
-    done = _evalcore("score", "humaneval", str(path), "--k", "1", "--timeout", "2", "--cluster", address,
-                     "--cluster-wait", "120")
+    done = _evalcore(
+        "score", "humaneval", str(path), "--k", "1", "--timeout", "2", "--cluster", address, "--cluster-wait", "120"
+    )
     assert done.returncode == 0, done.stderr
     expected = _one_machine(tmp_path, rows)
     got = [json.loads(x) for x in results_path(path).read_text().splitlines()]
     assert [(r["passed"], r["result"]) for r in got] == [(r["passed"], r["result"]) for r in expected]
-    assert json.loads(done.stdout) == {"pass@1": sum(r["passed"] for r in expected) / 10} or "pass@1" in json.loads(done.stdout)
+    assert json.loads(done.stdout) == {"pass@1": sum(r["passed"] for r in expected) / 10} or "pass@1" in json.loads(
+        done.stdout
+    )
 
     # by scheduler file
     by_file = write_samples(tmp_path / "f.jsonl", rows[:4])
     done = _evalcore("score", "humaneval", str(by_file), "--k", "1", "--timeout", "2", "--cluster", str(sched_file))
     assert done.returncode == 0, done.stderr
-    assert [json.loads(x)["passed"] for x in results_path(by_file).read_text().splitlines()] == [r["passed"] for r in expected[:4]]
+    assert [json.loads(x)["passed"] for x in results_path(by_file).read_text().splitlines()] == [
+        r["passed"] for r in expected[:4]
+    ]
 
     # the client killed (kill -9) mid-run: a rerun skips what was written
     slow = slow_rows(16, 0.5)
     spath = write_samples(tmp_path / "slow.jsonl", slow)
     partial = partial_path(results_path(spath))
-    client = subprocess.Popen([*EVALCORE, "score", "humaneval", str(spath), "--k", "1", "--cluster", address,
-                               "--chunk-size", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = subprocess.Popen(
+        [*EVALCORE, "score", "humaneval", str(spath), "--k", "1", "--cluster", address, "--chunk-size", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (partial.exists() and partial.stat().st_size > 0):
         time.sleep(0.05)
@@ -180,9 +216,11 @@ def test_unreachable_address_fails_within_10_s(tmp_path: Path) -> None:
 
 def test_distributed_not_installed_names_the_extra(tmp_path: Path) -> None:
     path = write_samples(tmp_path / "s.jsonl", corpus_rows(1))
-    code = ("import sys; sys.modules['distributed'] = None\n"  # what `import distributed` does when absent
-            "from evalcore.cli import main\n"
-            f"sys.exit(main(['score', 'humaneval', {str(path)!r}, '--cluster', 'local:1']))\n")
+    code = (
+        "import sys; sys.modules['distributed'] = None\n"  # what `import distributed` does when absent
+        "from evalcore.cli import main\n"
+        f"sys.exit(main(['score', 'humaneval', {str(path)!r}, '--cluster', 'local:1']))\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "pip install 'evalcore[cluster]'" in done.stderr and len(done.stderr.strip().splitlines()) == 1
@@ -190,12 +228,14 @@ def test_distributed_not_installed_names_the_extra(tmp_path: Path) -> None:
 
 def test_no_dask_imported_without_a_cluster(tmp_path: Path) -> None:
     path = write_samples(tmp_path / "s.jsonl", corpus_rows(2))
-    code = ("import sys\nfrom evalcore.cli import main\n"
-            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules, 'help'\n"
-            f"assert main(['score', 'humaneval', {str(path)!r}, '--k', '1']) == 0\n"
-            "assert 'distributed' not in sys.modules and 'dask' not in sys.modules, 'run'\n"
-            "print('clean')\n")
+    code = (
+        "import sys\nfrom evalcore.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "assert 'distributed' not in sys.modules and 'dask' not in sys.modules, 'help'\n"
+        f"assert main(['score', 'humaneval', {str(path)!r}, '--k', '1']) == 0\n"
+        "assert 'distributed' not in sys.modules and 'dask' not in sys.modules, 'run'\n"
+        "print('clean')\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("clean")
@@ -207,8 +247,12 @@ def test_ctrl_c_stops_fast_leaves_resumable_output_and_no_process(tmp_path: Path
     slow = slow_rows(30, 0.5)
     path = write_samples(tmp_path / "slow.jsonl", slow)
     partial = partial_path(results_path(path))
-    client = subprocess.Popen([*EVALCORE, "score", "humaneval", str(path), "--k", "1", "--cluster", "local:2",
-                               "--chunk-size", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    client = subprocess.Popen(
+        [*EVALCORE, "score", "humaneval", str(path), "--k", "1", "--cluster", "local:2", "--chunk-size", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and not (partial.exists() and partial.stat().st_size > 0):
@@ -227,8 +271,9 @@ def test_ctrl_c_stops_fast_leaves_resumable_output_and_no_process(tmp_path: Path
     assert client.returncode == 130, err
     assert stopped < 3.0, stopped  # 2 s asked; slack for a loaded 2-core machine
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
-                                                for p in children):
+    while time.monotonic() < deadline and any(
+        psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in children
+    ):
         time.sleep(0.1)
     left = {p for p in children if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE}
     assert not left, describe(left)
@@ -246,7 +291,9 @@ def test_require_isolation_asks_every_worker(tmp_path: Path) -> None:
     namespaces) refuses the run before any sample runs."""
     path = write_samples(tmp_path / "s.jsonl", corpus_rows(2))
     env = {**os.environ, "EVALCORE_SANDBOX_NAMESPACES": "0"}  # inherited by the local workers
-    done = _evalcore("score", "humaneval", str(path), "--k", "1", "--cluster", "local:1", "--require-isolation", env=env)
+    done = _evalcore(
+        "score", "humaneval", str(path), "--k", "1", "--cluster", "local:1", "--require-isolation", env=env
+    )
     assert done.returncode == 2, done.stderr
     assert "cannot fully isolate code samples; no sample was run" in done.stderr.strip().splitlines()[-1]
     assert not results_path(path).exists() and not partial_path(results_path(path)).exists()
@@ -259,11 +306,17 @@ def test_local_worker_that_dies_at_start_up(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(  # only the spawned worker processes die
-        "import os, sys\nif '--multiprocessing-fork' in sys.argv:\n    os._exit(3)\n")
+        "import os, sys\nif '--multiprocessing-fork' in sys.argv:\n    os._exit(3)\n"
+    )
     path = write_samples(tmp_path / "s.jsonl", corpus_rows(2))
     env = {**os.environ, "PYTHONPATH": str(site)}
-    proc = subprocess.Popen([*EVALCORE, "score", "humaneval", str(path), "--cluster", "local:2"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*EVALCORE, "score", "humaneval", str(path), "--cluster", "local:2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     children: set[int] = set()
     while proc.poll() is None:
         try:
@@ -274,7 +327,9 @@ def test_local_worker_that_dies_at_start_up(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 2, err
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and "the local cluster local:2 could not start" in lines[0] and "dies at start-up" in lines[0]
+    assert (
+        len(lines) == 1 and "the local cluster local:2 could not start" in lines[0] and "dies at start-up" in lines[0]
+    )
     assert not results_path(path).exists() and not partial_path(results_path(path)).exists()
     time.sleep(1)
     left = {p for p in children if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE}

@@ -41,10 +41,12 @@ def test_suite_on_cluster_brings_files_back_and_resumes(tmp_path: Path, local_cl
         "runs:\n"
         "  - {name: sq, notebook: nbs/square.ipynb, overrides: {x: 3, label: '{suite_dir}'}}\n"
         "  - {name: boom, notebook: nbs/boom.ipynb, overrides: {n: 7}}\n"
-        "  - {name: sq4, notebook: nbs/square.ipynb, overrides: {x: 4}}\n")
+        "  - {name: sq4, notebook: nbs/square.ipynb, overrides: {x: 4}}\n"
+    )
     said: list[str] = []
-    result = run_notebooks(tmp_path / "params" / "suite.yaml", output=tmp_path / "out", echo=said.append,
-                           pdf=False, cluster=local_client)
+    result = run_notebooks(
+        tmp_path / "params" / "suite.yaml", output=tmp_path / "out", echo=said.append, pdf=False, cluster=local_client
+    )
     suite_dir = result.suite_dir
     runs = {r["name"]: r for r in json.loads((suite_dir / "suite.json").read_text())["runs"]}
     assert [runs[n]["status"] for n in ("sq", "boom", "sq4")] == ["ok", "failed", "ok"]

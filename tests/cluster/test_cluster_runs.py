@@ -32,8 +32,17 @@ def _responder():
 
 
 def _comparable(samples: list[dict]) -> list[tuple]:
-    return sorted((s["item_id"], s["epoch"], s["request_hash"], s["completion"]["text"],
-                   json.dumps(s["scores"], sort_keys=True), s["error"]) for s in samples)
+    return sorted(
+        (
+            s["item_id"],
+            s["epoch"],
+            s["request_hash"],
+            s["completion"]["text"],
+            json.dumps(s["scores"], sort_keys=True),
+            s["error"],
+        )
+        for s in samples
+    )
 
 
 def test_run_on_cluster_equals_one_machine_and_builds_each_backend_once(tmp_path: Path, local_client: object) -> None:
@@ -41,17 +50,46 @@ def test_run_on_cluster_equals_one_machine_and_builds_each_backend_once(tmp_path
 
     with FakeChatServer(responder=_responder(), latency_s=0.02) as srv:
         spec = f"openai-compatible:fake@{srv.url}"
-        one = run_benchmark("gsm8k", spec, limit=12, source="sample", progress=False, run_dir=tmp_path,
-                            run_id="one", cache=False, concurrency=2)
+        one = run_benchmark(
+            "gsm8k",
+            spec,
+            limit=12,
+            source="sample",
+            progress=False,
+            run_dir=tmp_path,
+            run_id="one",
+            cache=False,
+            concurrency=2,
+        )
         before = srv.counts["requests"]
-        many = run_benchmark("gsm8k", spec, limit=12, source="sample", progress=False, run_dir=tmp_path,
-                             run_id="many", cache=False, concurrency=2, cluster=local_client)
+        many = run_benchmark(
+            "gsm8k",
+            spec,
+            limit=12,
+            source="sample",
+            progress=False,
+            run_dir=tmp_path,
+            run_id="many",
+            cache=False,
+            concurrency=2,
+            cluster=local_client,
+        )
         asked = srv.counts["requests"] - before
         built = local_client.run(built_backends)  # type: ignore[attr-defined]
         # a finished run: rerunning it calls no model, on the cluster too
         again = srv.counts["requests"]
-        run_benchmark("gsm8k", spec, limit=12, source="sample", progress=False, run_dir=tmp_path,
-                      run_id="many", cache=False, concurrency=2, cluster=local_client)
+        run_benchmark(
+            "gsm8k",
+            spec,
+            limit=12,
+            source="sample",
+            progress=False,
+            run_dir=tmp_path,
+            run_id="many",
+            cache=False,
+            concurrency=2,
+            cluster=local_client,
+        )
         assert srv.counts["requests"] == again
     assert asked == 12
     a, b = load_run(one), load_run(many)
@@ -70,9 +108,18 @@ def test_worker_killed_mid_run_every_item_once(tmp_path: Path, local_client: obj
 
         def run() -> None:
             try:
-                out["path"] = run_benchmark("gsm8k", spec, limit=20, source="sample", progress=False,
-                                            run_dir=tmp_path, run_id="k", cache=False, concurrency=1,
-                                            cluster=local_client)
+                out["path"] = run_benchmark(
+                    "gsm8k",
+                    spec,
+                    limit=20,
+                    source="sample",
+                    progress=False,
+                    run_dir=tmp_path,
+                    run_id="k",
+                    cache=False,
+                    concurrency=1,
+                    cluster=local_client,
+                )
             except BaseException as exc:  # noqa: BLE001
                 out["error"] = exc
 
@@ -98,16 +145,57 @@ def test_run_cli_on_a_cluster_and_bad_names(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "evalcore.cli", "run", "gsm8k", "--model", "openai-compatible:x@http://127.0.0.1:9/v1",
-                           "--source", "sample", "--limit", "2", "--run-dir", str(tmp_path), "--cluster", "local:0"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalcore.cli",
+            "run",
+            "gsm8k",
+            "--model",
+            "openai-compatible:x@http://127.0.0.1:9/v1",
+            "--source",
+            "sample",
+            "--limit",
+            "2",
+            "--run-dir",
+            str(tmp_path),
+            "--cluster",
+            "local:0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "local:0" in done.stderr
     assert not any(tmp_path.iterdir())  # nothing written
     with FakeChatServer(responder=_responder(), latency_s=0.0) as srv:
-        done = subprocess.run([sys.executable, "-m", "evalcore.cli", "run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}",
-                               "--source", "sample", "--limit", "4", "--run-dir", str(tmp_path), "--run-id", "c",
-                               "--no-cache", "--no-progress", "--cluster", "local:2"],
-                              capture_output=True, text=True, timeout=240)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "evalcore.cli",
+                "run",
+                "gsm8k",
+                "--model",
+                f"openai-compatible:fake@{srv.url}",
+                "--source",
+                "sample",
+                "--limit",
+                "4",
+                "--run-dir",
+                str(tmp_path),
+                "--run-id",
+                "c",
+                "--no-cache",
+                "--no-progress",
+                "--cluster",
+                "local:2",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
     assert done.returncode == 0, done.stderr
     assert "accuracy flexible: 1.000" in done.stdout
     assert load_run(tmp_path / "c").results["n_samples"] == 4

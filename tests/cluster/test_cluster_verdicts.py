@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from _cluster_helpers import HOSTILE, TIMEOUT_S, corpus_rows, slow_rows, write_samples
 
+from _cluster_helpers import HOSTILE, TIMEOUT_S, corpus_rows, slow_rows, write_samples
 from evalcore.cluster import score_samples_file_on_cluster
 from evalcore.cluster._verdicts import partial_path
 from evalcore.evaluators._humaneval_files import results_path, score_samples_file
@@ -39,7 +38,7 @@ def test_verdicts_equal_one_machine_item_by_item(tmp_path: Path, local_client: o
         assert (y["passed"], y["result"]) == (x["passed"], x["result"]), f"sample {i}"
     assert results_path(one).read_bytes() == results_path(many).read_bytes()
     # the hostile ones really were what they claim: a timeout, crashes, a flood that did not pass
-    hostile = b[-len(HOSTILE):]
+    hostile = b[-len(HOSTILE) :]
     assert hostile[0]["result"] == "timed out"
     assert not any(r["passed"] for r in hostile)
     assert not partial_path(results_path(many)).exists()
@@ -55,8 +54,9 @@ def test_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path: Path, loca
 
     def run() -> None:
         try:
-            out["result"] = score_samples_file_on_cluster(path, cluster=local_client, ks=(1,), timeout_s=10,
-                                                          chunk_size=2)
+            out["result"] = score_samples_file_on_cluster(
+                path, cluster=local_client, ks=(1,), timeout_s=10, chunk_size=2
+            )
         except BaseException as exc:  # noqa: BLE001
             out["error"] = exc
 
@@ -134,19 +134,26 @@ def test_sandbox_isolation_holds_on_a_dask_worker(tmp_path: Path, local_client: 
     marker = tmp_path / "written-by-sample"
     completions = {
         "net": f"    import socket\n    try:\n        socket.create_connection(({host!r}, {port}), timeout=2)\n"
-               "    except OSError:\n        return 'blocked'\n    return 'reached the scheduler'\n",
+        "    except OSError:\n        return 'blocked'\n    return 'reached the scheduler'\n",
         "write": f"    try:\n        open({str(marker)!r}, 'w').write('x')\n    except OSError:\n"
-                 "        return 'blocked'\n    return 'wrote'\n",
+        "        return 'blocked'\n    return 'wrote'\n",
         "fork": "    import os\n    try:\n        pid = os.fork()\n    except OSError:\n        return 'blocked'\n"
-                "    if pid == 0:\n        import time\n        time.sleep(60)\n    return 'forked'\n",
+        "    if pid == 0:\n        import time\n        time.sleep(60)\n    return 'forked'\n",
         "spawn": "    import subprocess\n    try:\n        subprocess.Popen(['sleep', '60'])\n"
-                 "    except Exception:\n        return 'blocked'\n    return 'spawned'\n",
+        "    except Exception:\n        return 'blocked'\n    return 'spawned'\n",
     }
     problems = tmp_path / "problems" / "probe.jsonl"
     problems.parent.mkdir()
-    problems.write_text("".join(json.dumps({"task_id": f"Probe/{k}", "prompt": PROBE_PROMPT, "test": PROBE_TEST,
-                                            "entry_point": "probe"}) + "\n" for k in completions))
-    path = write_samples(tmp_path / "probe.jsonl", [{"task_id": f"Probe/{k}", "completion": c} for k, c in completions.items()])
+    problems.write_text(
+        "".join(
+            json.dumps({"task_id": f"Probe/{k}", "prompt": PROBE_PROMPT, "test": PROBE_TEST, "entry_point": "probe"})
+            + "\n"
+            for k in completions
+        )
+    )
+    path = write_samples(
+        tmp_path / "probe.jsonl", [{"task_id": f"Probe/{k}", "completion": c} for k, c in completions.items()]
+    )
     got = score_samples_file_on_cluster(path, cluster=local_client, ks=(1,), timeout_s=5, problems_file=problems)
     rows = _rows(path)
     assert [r["passed"] for r in rows] == [True] * 4, [r["result"] for r in rows]
@@ -188,8 +195,9 @@ def test_client_holds_a_bounded_number_of_chunks(tmp_path: Path, local_client: o
 
     rows = [{"task_id": f"HumanEval/{i % 10}", "completion": "    return None\n"} for i in range(90)]
     path = write_samples(tmp_path / "many_chunks.jsonl", rows)
-    score_samples_file_on_cluster(path, cluster=local_client, ks=(1,), timeout_s=TIMEOUT_S, chunk_size=1,
-                                  max_in_flight=4)
+    score_samples_file_on_cluster(
+        path, cluster=local_client, ks=(1,), timeout_s=TIMEOUT_S, chunk_size=1, max_in_flight=4
+    )
     assert len(_rows(path)) == 90
     # the scheduler runs in this process here: its streams to the workers count too
     assert alive() <= 40  # (1 + 2 streams) x the log length, the chunks in flight; 90 before
