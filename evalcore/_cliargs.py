@@ -16,7 +16,7 @@ from evalcore.errors import EvalcoreError
 def seconds(text: str) -> float:
     """A timeout: a finite number of seconds in (0, a week]; ``inf``, ``nan``, ``-1`` refused."""
     try:
-        return float(check_timeout(text, "seconds"))  # type: ignore[arg-type]
+        return check_timeout(text, "seconds")
     except EvalcoreError as exc:
         raise argparse.ArgumentTypeError(exc.reason) from None
 
@@ -24,7 +24,7 @@ def seconds(text: str) -> float:
 def seconds_or_zero(text: str) -> float:
     """Like :func:`seconds`, 0 allowed (it means "off")."""
     try:
-        return float(check_timeout(text, "seconds", allow_zero=True))  # type: ignore[arg-type]
+        return check_timeout(text, "seconds", allow_zero=True)
     except EvalcoreError as exc:
         raise argparse.ArgumentTypeError(exc.reason) from None
 
