@@ -114,10 +114,40 @@ def test_the_one_definitions_are_where_callers_import_them_from() -> None:
         "agents/_host_isolation.py",
         "agents/_http.py",
         "agents/_http_server.py",
+        "reporting/_notebooks.py",
+        "reporting/_notebook_index.py",
+        "reporting/_notebook_kernel.py",
+        "reporting/_notebook_progress.py",
+        "reporting/_browser.py",
+        "reporting/_browser_page.py",
     ],
 )
 def test_split_modules_are_at_most_600_lines(module: str) -> None:
     assert len((PACKAGE / module).read_text(encoding="utf-8").splitlines()) <= 600
+
+
+def test_the_split_notebook_runner_keeps_its_names() -> None:
+    from evalcore import reporting
+    from evalcore.reporting import _notebook_index, _notebook_kernel, _notebook_progress, _notebooks
+
+    for name in ("display_summary", "summary_frame", "write_index", "_rel"):
+        assert getattr(_notebooks, name) is getattr(_notebook_index, name)
+    for name in ("AGENT_SEED_FILE", "KERNEL_NAME", "_execute", "_kernel_env", "suite_agent_seed"):
+        assert getattr(_notebooks, name) is getattr(_notebook_kernel, name)
+    for name in ("_Progress", "_step", "_duration", "_Heartbeat", "progress_line", "time_left", "expected_durations"):
+        assert getattr(_notebooks, name) is getattr(_notebook_progress, name)
+    assert reporting.summary_frame is _notebook_index.summary_frame
+    assert reporting.run_notebooks is _notebooks.run_notebooks
+    for name in _notebooks.__all__:
+        assert hasattr(_notebooks, name)
+
+
+def test_the_split_sample_browser_keeps_its_page() -> None:
+    from evalcore.reporting import _browser, _browser_page
+
+    assert _browser._PAGE is _browser_page._PAGE
+    assert _browser._BROWSER_CSP is _browser_page._BROWSER_CSP
+    assert "script-src 'sha256-" in _browser_page._BROWSER_CSP
 
 
 def test_the_split_benchmark_views_keep_their_names() -> None:

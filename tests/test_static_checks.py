@@ -108,8 +108,8 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
     ("reporting/_latency_views.py", "evalcore.runs._results"): "summary helpers, not yet public",
     ("reporting/_compare_views.py", "evalcore.imports._compare"): "the one compare path, not yet public",
     ("reporting/_browser.py", "evalcore.imports._lm_eval"): "lm-eval request reading, not yet public",
-    ("reporting/_notebooks.py", "evalcore.agent_eval._config"): "the agent seed variable",
-    ("reporting/_notebooks.py", "evalcore.routing._default"): "the routing notebook's defaults",
+    ("reporting/_notebook_kernel.py", "evalcore.agent_eval._config"): "the agent seed variable",
+    ("reporting/_notebook_progress.py", "evalcore.routing._default"): "the routing notebook's defaults",
     ("reporting/_record.py", "evalcore.agent_eval._config"): "the agent seed",
     ("runs/_results.py", "evalcore.benchmarks._scoring"): "scoring helpers, not yet public",
 }
