@@ -120,6 +120,9 @@ def test_the_one_definitions_are_where_callers_import_them_from() -> None:
         "reporting/_notebook_progress.py",
         "reporting/_browser.py",
         "reporting/_browser_page.py",
+        "sandbox/worker.py",
+        "sandbox/fsview.py",
+        "sandbox/cgroup.py",
     ],
 )
 def test_split_modules_are_at_most_600_lines(module: str) -> None:
@@ -148,6 +151,16 @@ def test_the_split_sample_browser_keeps_its_page() -> None:
     assert _browser._PAGE is _browser_page._PAGE
     assert _browser._BROWSER_CSP is _browser_page._BROWSER_CSP
     assert "script-src 'sha256-" in _browser_page._BROWSER_CSP
+
+
+def test_the_split_sandbox_worker_keeps_its_methods() -> None:
+    from evalcore.sandbox import cgroup, fsview, worker
+
+    for name in ("_build_view", "_hideable", "_hide_all"):
+        assert getattr(worker._Worker, name) is getattr(fsview.FileSystemView, name)
+    for name in ("_setup_memory_cgroup", "_join_memory_cgroup", "_set_memory_limit"):
+        assert getattr(worker._Worker, name) is getattr(cgroup.MemoryCgroup, name)
+    assert "ld.so.cache" in fsview._ETC
 
 
 def test_the_split_benchmark_views_keep_their_names() -> None:

@@ -49,7 +49,7 @@ _STDLIB_SKIP = frozenset(
 )
 # Extension modules of the standard library that load GUI or test libraries.
 _DYNLOAD_SKIP = ("_tkinter", "_test", "xxlimited", "xxsubtype", "_xxtestfuzz", "_ctypes_test")
-# /etc: what the worker's view holds of it (see worker._ETC), files and small folders.
+# /etc: what the worker's view holds of it (see fsview._ETC), files and small folders.
 _ETC = (
     "ld.so.cache",
     "ld.so.conf",

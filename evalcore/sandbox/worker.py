@@ -8,7 +8,8 @@ sample). It never executes untrusted code and never forks a sample itself: its *
 passed with ``SCM_RIGHTS``. For ``check`` samples the worker itself is the test side
 (:mod:`.testside`): it runs ``check`` against the candidate process through the call pipes.
 Its parts: :mod:`.zygote` (forking samples), :mod:`.sample` (a sample's own set-up),
-:mod:`.scratch` (scratch directories), :mod:`.script` (``script`` samples). See docs/sandbox.md for the isolation and the threat model.
+:mod:`.scratch` (scratch directories), :mod:`.script` (``script`` samples),
+:mod:`.fsview` (the samples' file-system view), :mod:`.cgroup` (the samples' memory cgroup). See docs/sandbox.md for the isolation and the threat model.
 """
 
 from __future__ import annotations
@@ -26,14 +27,16 @@ from .framing import DEFAULT_MAX_OUTPUT, recv as _recv, send as _send, send_many
 from .linux import (
     CLONE_NEWIPC as _CLONE_NEWIPC, CLONE_NEWNET as _CLONE_NEWNET, CLONE_NEWNS as _CLONE_NEWNS,
     CLONE_NEWUTS as _CLONE_NEWUTS,
-    MS_BIND as _MS_BIND, MS_NODEV as _MS_NODEV, MS_NOEXEC as _MS_NOEXEC,
-    MS_NOATIME as _MS_NOATIME, MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE, MS_RDONLY as _MS_RDONLY,
-    MS_REC as _MS_REC, MS_REMOUNT as _MS_REMOUNT, MS_SHARED as _MS_SHARED,
+    MS_NODEV as _MS_NODEV, MS_NOEXEC as _MS_NOEXEC,
+    MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE,
+    MS_REC as _MS_REC, MS_SHARED as _MS_SHARED,
     PR_SET_DUMPABLE as _PR_SET_DUMPABLE, Libc as _Libc,
     enter_user_namespace as _enter_user_namespace, remount_readonly as _remount_readonly,
 )
+from .cgroup import MemoryCgroup
+from .fsview import FileSystemView
 from .sample import SampleSetup
-from .scratch import _SCRATCH_DIRS, _SCRATCH_TMPFS, _WORKDIR, Scratch, _rmtree, _scrub_environment
+from .scratch import _SCRATCH_DIRS, _WORKDIR, Scratch, _rmtree, _scrub_environment
 from .script import _PIPE_CAPACITY, ScriptSamples, _read_output
 from .zygote import Zygotes, _ZygoteDied
 
@@ -50,26 +53,9 @@ _PRELOAD = (
 )
 _REPLY_BATCH = 4
 _REPLY_HOLD_S = 0.02
-# The samples' file-system view (an allow-list, see _Worker._build_view): the system's
-# programs and libraries (a top-level link such as /bin -> usr/bin is kept as a link), these
-# entries of /etc (and /etc/python3*), these devices, and the CPU topology of /sys.
-_SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_TOP_LINKS = frozenset(_SYSTEM_ROOTS)
-_ETC = frozenset({
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd", "group", "nsswitch.conf",
-    "hosts", "host.conf", "resolv.conf", "gai.conf", "mime.types", "os-release", "alternatives", "ssl",
-    "ca-certificates", "ca-certificates.conf", "protocols", "services", "fonts", "matplotlibrc", "locale.alias",
-    "magic", "magic.mime", "inputrc", "debian_version", "networks",
-})
-_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
-_SYS = ("/sys/devices/system/cpu",)
-_OLD = "/.evalcore-old-root"  # where the host's root lies while the view is built
-_CHECK_VIEW = "/.evalcore-check-view"  # where the check candidates' copy lies in the worker's view
-_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(os.uname().machine, -1)
-_NEVER_HIDDEN = frozenset({"/", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/var", "/opt", "/tmp"})
 
 
-class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
+class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSystemView):
     """State of one worker process (runs in the worker)."""
 
     def __init__(self, index: int, allow_namespaces: bool = True, hide: Sequence[str] = (), check_view: str = "",
@@ -183,124 +169,6 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
             self.libc.set_name(b"evalcore-worker")
         self._start_zygotes()
 
-
-    # ---------------------------------------------------------------- the memory cgroup
-
-    memory_cgroup = ""  # the samples' memory cgroup (a directory of the host), or "" without one
-    _cg_files: tuple = ()  # (cgroup.procs, limit files...) as open descriptors
-    _cg_limit = 0  # the bytes the limit files hold now
-
-    def _setup_memory_cgroup(self) -> None:
-        """Make a memory cgroup below this process's own (v1 ``memory`` hierarchy, or v2 where
-        the parent delegates the memory controller), limited to a sample's memory and no swap.
-
-        The zygotes join it when forked (:meth:`_join_memory_cgroup`), so every sample is born
-        in it (no migration per sample); one sample runs at a time, so it is the sample's own.
-        Its descriptors stay open: after :meth:`_enter_namespaces` the host's ``/sys`` is out
-        of sight. Where anything is refused this does nothing, and a note says so.
-        """
-        if os.environ.get("EVALCORE_SANDBOX_CGROUP", "1") == "0":
-            self.notes.append("memory cgroup not requested")
-            return
-        try:
-            with open("/proc/self/cgroup") as fh:
-                lines = fh.read().splitlines()
-            mounts = []
-            with open("/proc/self/mountinfo") as fh:
-                for line in fh:
-                    left, _, right = line.partition(" - ")
-                    fields, rfields = left.split(), right.split()
-                    if len(fields) > 4 and len(rfields) > 2:
-                        mounts.append((fields[3], fields[4], rfields[0], rfields[2].split(",")))
-        except OSError as exc:
-            self.notes.append(f"no memory cgroup: {exc}")
-            return
-        candidates = []
-        for line in lines:
-            hid, _, rest = line.partition(":")
-            ctrls, _, path = rest.partition(":")
-            for root, point, fstype, opts in mounts:
-                v1 = fstype == "cgroup" and "memory" in ctrls.split(",") and "memory" in opts
-                v2 = fstype == "cgroup2" and hid == "0" and ctrls == ""
-                if (v1 or v2) and (path == root or path.startswith(root.rstrip("/") + "/")):
-                    rel = path[len(root.rstrip("/")):] if root != "/" else path
-                    candidates.append((v1, point + rel))
-        candidates.sort(key=lambda c: not c[0])  # v1's memory hierarchy first
-        for v1, base in candidates:
-            d = f"{base.rstrip('/')}/evalcore-sandbox-{os.getpid()}"
-            try:
-                _remove_stale_cgroups(base)
-                os.mkdir(d, 0o755)
-            except OSError:
-                continue
-            names = ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes") if v1 else ("memory.max", "memory.swap.max")
-            try:
-                procs = os.open(f"{d}/cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
-                limits = [os.open(f"{d}/{n}", os.O_WRONLY | os.O_CLOEXEC) for n in names if os.path.exists(f"{d}/{n}")]
-                if not limits or not os.path.exists(f"{d}/{names[0]}"):
-                    raise OSError("the memory controller is not available there")
-            except OSError as exc:
-                self.notes.append(f"no memory cgroup in {base}: {exc}")
-                try:
-                    os.rmdir(d)
-                except OSError:
-                    pass
-                continue
-            self._cg_files = (procs, *limits)
-            self._cg_v1 = v1
-            self.memory_cgroup = d
-            self._cg_limit = 1 << 62  # unlimited until the first write
-            try:
-                self._set_memory_limit(512)
-                _probe_join(procs)  # a process can be moved in (else a zygote could not)
-            except OSError as exc:
-                self.notes.append(f"no memory cgroup in {base}: {exc}")
-                self.memory_cgroup = ""
-                for fd in self._cg_files:
-                    os.close(fd)
-                self._cg_files = ()
-                try:
-                    os.rmdir(d)
-                except OSError:
-                    pass
-                continue
-            return
-        if not candidates:
-            self.notes.append("no memory cgroup hierarchy")
-        elif not self.memory_cgroup:
-            self.notes.append("memory cgroup refused: memory files refused to samples instead")
-
-    def _join_memory_cgroup(self, pid: int) -> None:
-        """Move a zygote into the samples' memory cgroup (its samples are born there)."""
-        if self.memory_cgroup:
-            try:
-                os.write(self._cg_files[0], str(pid).encode())
-            except OSError as exc:
-                # A zygote outside the cgroup would fork samples nothing counts: stop.
-                raise OSError(exc.errno, f"could not move a zygote into {self.memory_cgroup}: {exc}") from exc
-
-    def _set_memory_limit(self, memory_mb: int) -> None:
-        """The memory cgroup's limit for the next sample: its ``memory_mb`` plus
-        :data:`_CGROUP_HEADROOM` (the zygote's pages its sample copies, page tables), and no
-        swap. Written only when it changes."""
-        if not self.memory_cgroup:
-            return
-        limit = int(memory_mb) * 1024 * 1024 + _CGROUP_HEADROOM
-        if limit == self._cg_limit:
-            return
-        data = str(limit).encode()
-        procs, *files = self._cg_files
-        if self._cg_v1:
-            # memory <= memory+swap at every step: raise the second first, lower it last.
-            order = files[::-1] if limit > self._cg_limit else files
-            for fd in order:
-                os.pwrite(fd, data, 0)
-        else:
-            os.pwrite(files[0], data, 0)
-            if len(files) > 1:
-                os.pwrite(files[1], b"0", 0)
-        self._cg_limit = limit
-
     def _enter_user_namespace(self) -> None:
         """Become root of a new user namespace mapped to this user (unprivileged isolation)."""
         assert self.libc is not None
@@ -350,146 +218,6 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples):
         # Zygotes._hide_proc), copies of this one that must still receive what the worker
         # mounts later: each sample's renewed scratch tmpfs (scratch.py).
         libc.mount(None, "/", None, _MS_REC | _MS_SHARED)
-
-    def _build_view(self, keep: set[str]) -> None:
-        """Move this mount namespace into a new root that holds only the allow-list.
-
-        As bubblewrap does: a tmpfs becomes the root (``pivot_root``), the old root lies below
-        it for a moment, each allowed path is bound from there (recursively, read-only later),
-        then the old root is detached. Recorded in :attr:`view` (what a sample sees).
-        """
-        libc = self.libc
-        assert libc is not None
-        base = next((d for d in ("/tmp", "/mnt", "/var/tmp", "/dev/shm") if os.path.isdir(d) and not os.path.islink(d)), None)
-        if base is None:
-            raise OSError(2, "no directory to build the samples' root in")
-        libc.mount("tmpfs", base, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
-        os.mkdir(f"{base}{_OLD}", 0o700)
-        if libc.lib.syscall(_SYS_PIVOT_ROOT, base.encode(), f"{base}{_OLD}".encode()) != 0:
-            err = libc._ctypes.get_errno()
-            raise OSError(err, f"pivot_root: {os.strerror(err)}")
-        os.chdir("/")
-        view: list[str] = []
-
-        def bind(path: str, recursive: bool = True) -> bool:
-            src = _OLD + path
-            if os.path.islink(src) and path in _TOP_LINKS or os.path.islink(src) and path.startswith("/etc/"):
-                target = os.readlink(src)
-                os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
-                if not os.path.lexists(path):
-                    os.symlink(target, path)
-                    view.append(f"{path} -> {target}")
-                return True
-            if os.path.isdir(src):
-                os.makedirs(path, 0o755, exist_ok=True)
-            elif os.path.exists(src):
-                os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
-                if not os.path.exists(path):
-                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
-            else:
-                return False
-            libc.mount(src, path, None, _MS_BIND | (_MS_REC if recursive else 0))
-            view.append(path)
-            return True
-
-        roots = [p for p in _SYSTEM_ROOTS]
-        roots += sorted(k for k in keep if not any(k.startswith(d + "/") for d in _SCRATCH_DIRS))
-        for path in dict.fromkeys(roots):
-            if any(path.startswith(r + "/") for r in roots if r != path and os.path.isdir(_OLD + r) and not os.path.islink(_OLD + r)):
-                continue  # inside another allowed directory
-            bind(path)
-        try:
-            etc = sorted(os.listdir(_OLD + "/etc"))
-        except OSError:
-            etc = []
-        for name in etc:
-            if name in _ETC or name.startswith("python3"):
-                bind(f"/etc/{name}")
-        for path in _SYS:
-            bind(path)
-        source = self.check_view_source
-        if source and os.path.isdir(_OLD + source) and not os.path.islink(_OLD + source):
-            os.mkdir(_CHECK_VIEW, 0o555)
-            libc.mount(_OLD + source, _CHECK_VIEW, None, _MS_BIND)
-            self.check_view = _CHECK_VIEW
-        elif source:
-            self.check_view_note = f"the check candidates' copy {source} is missing"
-        # /dev: an empty tmpfs with the harmless devices only.
-        os.makedirs("/dev", 0o755, exist_ok=True)
-        libc.mount("tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, "size=64k,mode=0755")
-        for name in _DEVICES:
-            if os.path.exists(f"{_OLD}/dev/{name}"):
-                bind(f"/dev/{name}", recursive=False)
-        for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-            os.symlink(target, f"/dev/{name}")
-        os.mkdir("/dev/shm", 0o1777)
-        # /proc: the host's, bound (a new one is mounted over it as root; in a user namespace
-        # each sample mounts its own, which the kernel allows only where a whole one is visible).
-        os.makedirs("/proc", 0o555, exist_ok=True)
-        libc.mount(f"{_OLD}/proc", "/proc", None, _MS_BIND | _MS_REC)
-        # The scratch directories: a fresh tmpfs each, or (where a kept path lies below one,
-        # e.g. a virtual environment under /tmp) a tmpfs with that path bound back inside,
-        # which is then emptied around it rather than replaced (see scratch.py).
-        for d in _SCRATCH_DIRS:
-            os.makedirs(d, 0o755, exist_ok=True)
-            libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOATIME, _SCRATCH_TMPFS[d])
-            inside = sorted(k for k in keep if k.startswith(d + "/"))
-            for k in inside:
-                os.makedirs(k, 0o755, exist_ok=True)
-                libc.mount(_OLD + k, k, None, _MS_BIND | _MS_REC)
-                view.append(k)
-            if not inside:
-                self._fresh_tmpfs.add(d)
-        if libc.lib.umount2(_OLD.encode(), 2) != 0:  # MNT_DETACH
-            err = libc._ctypes.get_errno()
-            raise OSError(err, f"umount {_OLD}: {os.strerror(err)}")
-        os.rmdir(_OLD)
-        libc.mount(None, "/dev", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NOEXEC)
-        self._view_dirs = [v for v in view if " -> " not in v and os.path.isdir(v)]
-        self.view = sorted(view) + [f"{d} (scratch)" for d in _SCRATCH_DIRS] + ["/proc (a script sample's own; none for check candidates)"]
-
-    def _hideable(self, paths: Sequence[str]) -> list[str]:
-        """The named paths that can be hidden: real, existing here, neither a system directory
-        nor one holding the interpreter (e.g. evalcore started from /usr: hiding it would hide
-        the interpreter)."""
-        named: list[str] = []
-        dirs = getattr(self, "_view_dirs", ())
-        for path in paths:
-            real = os.path.realpath(path)
-            if real in _NEVER_HIDDEN or real in self._keep or not os.path.exists(real) or real in named:
-                continue
-            if not any(real.startswith(d + "/") for d in dirs):
-                continue  # not in the view at all (or only the directories leading to a kept path)
-            named.append(real)
-        return named
-
-    def _hide_all(self, paths: Any) -> None:
-        """Hide directories (an empty read-only tmpfs, the interpreter's directories inside
-        bound back read-only) and files (an empty read-only file over each), outermost first."""
-        libc = self.libc
-        assert libc is not None
-        keep = self._keep
-        for d in sorted(paths, key=lambda p: (len(p), p)):
-            if not os.path.lexists(d):
-                continue  # inside a directory hidden already
-            if not os.path.isdir(d):
-                # A file (e.g. a problem file): an empty read-only file over it.
-                libc.mount("/dev/null", d, None, _MS_BIND)
-                libc.mount(None, d, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
-                self.hidden.append(d)
-                continue
-            inside = sorted(k for k in keep if k.startswith(d + "/"))
-            handles = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in inside]
-            scratch = d in _SCRATCH_TMPFS
-            libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | (_MS_NOATIME if scratch else 0), "size=16m,mode=0755")
-            for k, fd in handles:
-                os.makedirs(k, mode=0o755, exist_ok=True)
-                libc.mount(f"/proc/self/fd/{fd}", k, None, _MS_BIND | _MS_REC)
-                libc.mount(None, k, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
-                os.close(fd)
-            if not scratch:
-                libc.mount(None, d, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
-            self.hidden.append(d)
 
     def hide_more(self, paths: Sequence[str]) -> bool:
         """Hide further paths from the samples (the parent learnt of a problem file after this
@@ -720,46 +448,6 @@ def _private_tmpfs(libc: _Libc) -> int:
         raise OSError(err, f"umount {path}: {os.strerror(err)}")
     os.rmdir(path)
     return fd
-
-
-# What the memory cgroup allows beyond a sample's memory_mb: the zygote's pages the sample
-# copies on write, page tables and kernel memory (the address-space limit still applies).
-_CGROUP_HEADROOM = 64 * 1024 * 1024
-
-
-def _probe_join(procs_fd: int) -> None:
-    """Move a short-lived child into the cgroup whose ``cgroup.procs`` is open here; raises
-    OSError when that is refused (a delegated cgroup whose parent this user may not leave)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(w)
-            os.read(r, 1)
-        finally:
-            os._exit(0)
-    os.close(r)
-    try:
-        os.write(procs_fd, str(pid).encode())
-    finally:
-        os.close(w)
-        os.waitpid(pid, 0)
-
-
-def _remove_stale_cgroups(base: str) -> None:
-    """Remove the empty sample cgroups of workers that are gone (a worker killed before the
-    pool could remove its own)."""
-    try:
-        names = [n for n in os.listdir(base) if n.startswith("evalcore-sandbox-")]
-    except OSError:
-        return
-    for name in names:
-        pid = name.rpartition("-")[2]
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            try:
-                os.rmdir(f"{base}/{name}")
-            except OSError:
-                pass
 
 
 def _safe_reason(session: Any, exc: BaseException) -> str:
