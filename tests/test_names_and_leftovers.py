@@ -123,6 +123,8 @@ def test_the_one_definitions_are_where_callers_import_them_from() -> None:
         "sandbox/worker.py",
         "sandbox/fsview.py",
         "sandbox/cgroup.py",
+        "sandbox/framing.py",
+        "sandbox/decoding.py",
     ],
 )
 def test_split_modules_are_at_most_600_lines(module: str) -> None:
@@ -161,6 +163,13 @@ def test_the_split_sandbox_worker_keeps_its_methods() -> None:
     for name in ("_setup_memory_cgroup", "_join_memory_cgroup", "_set_memory_limit"):
         assert getattr(worker._Worker, name) is getattr(cgroup.MemoryCgroup, name)
     assert "ld.so.cache" in fsview._ETC
+
+
+def test_the_split_framing_keeps_decode() -> None:
+    from evalcore.sandbox import decoding, framing
+
+    assert framing.decode is decoding.decode
+    assert framing.decode(framing.encode({"a": (1, 2.5)})) == {"a": (1, 2.5)}
 
 
 def test_the_split_benchmark_views_keep_their_names() -> None:
