@@ -125,6 +125,9 @@ def test_the_one_definitions_are_where_callers_import_them_from() -> None:
         "sandbox/cgroup.py",
         "sandbox/framing.py",
         "sandbox/decoding.py",
+        "sandbox/pool.py",
+        "sandbox/answer_keys.py",
+        "sandbox/durations.py",
     ],
 )
 def test_split_modules_are_at_most_600_lines(module: str) -> None:
@@ -170,6 +173,18 @@ def test_the_split_framing_keeps_decode() -> None:
 
     assert framing.decode is decoding.decode
     assert framing.decode(framing.encode({"a": (1, 2.5)})) == {"a": (1, 2.5)}
+
+
+def test_the_split_pool_keeps_its_names() -> None:
+    from evalcore import sandbox
+    from evalcore.sandbox import answer_keys, cgroup, durations, pool
+
+    for name in ("answer_key_paths", "data_file_paths"):
+        assert getattr(pool, name) is getattr(answer_keys, name) is getattr(sandbox, name)
+    for name in ("DURATIONS_ENV", "durations_file", "_cost_key", "_load_durations", "_save_durations"):
+        assert getattr(pool, name) is getattr(durations, name)
+    assert sandbox.durations_file is durations.durations_file
+    assert pool._remove_cgroup is cgroup._remove_cgroup
 
 
 def test_the_split_benchmark_views_keep_their_names() -> None:

