@@ -7,8 +7,9 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from evalcore._io import to_json_native
 from evalcore.agent_eval._case_results import CaseResult, CategoryResult, make_test
@@ -16,6 +17,9 @@ from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._matching import values_match
 from evalcore.agent_eval._observed import ToolRecord, plain_response, registry_snapshot
 from evalcore.agents import AgentResponse, StepRecord
+
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
 
 @dataclass
@@ -58,7 +62,7 @@ class Call:
         }
 
 
-def call_agent(agent: Any, query: str, timeout_s: float | None = None) -> Call:
+def call_agent(agent: Agent, query: str, timeout_s: float | None = None) -> Call:
     """Send one request, timing it and catching anything that escapes.
 
     Args:
@@ -172,7 +176,7 @@ def is_correct(call: Call, case: AgentCase) -> bool:
     return call.success and values_match(call.response.result, case.expected, case.rel_tol, case.abs_tol)  # type: ignore[union-attr]
 
 
-def reset_agent(agent: Any, result: CategoryResult) -> bool:
+def reset_agent(agent: Agent, result: CategoryResult) -> bool:
     """Reset the agent; a failing reset is recorded in ``result`` as a critical ``reset`` test."""
     try:
         agent.reset()
@@ -200,7 +204,7 @@ def answer_test(name: str, call: Call, case: AgentCase, threshold: float, **deta
                      details={"case_id": case.id, "expected": case.expected, **call.summary(), **details})
 
 
-def snapshot(agent: Any, res: CategoryResult) -> dict[str, ToolRecord]:
+def snapshot(agent: Agent, res: CategoryResult) -> dict[str, ToolRecord]:
     """The agent's registered tools with their code; why it could not be read goes to ``res.notes``."""
     tools, why = registry_snapshot(agent)
     if why is not None and why not in res.notes:

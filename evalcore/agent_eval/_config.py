@@ -7,13 +7,16 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from evalcore._io import to_json_native
 from evalcore.agent_eval._cases.generator import AgentCaseGenerator
 from evalcore.agent_eval._cases.records import AgentCase
-from evalcore.agent_eval._weights import CATEGORIES, CATEGORY_WEIGHTS, PASS_THRESHOLD  # re-exported
+from evalcore.agent_eval._weights import CATEGORIES as CATEGORIES  # re-exported
+from evalcore.agent_eval._weights import CATEGORY_WEIGHTS as CATEGORY_WEIGHTS  # re-exported
+from evalcore.agent_eval._weights import PASS_THRESHOLD  # re-exported
 from evalcore.errors import EvalcoreError
 
 DEFAULT_TOOL_ALIASES: dict[str, tuple[str, ...]] = {
@@ -208,6 +211,7 @@ class AgentEvalData:
     def build(cls, config: AgentEvalConfig, cases: Sequence[AgentCase] | None = None) -> AgentEvalData:
         """The cases of an evaluation with ``config``: ``cases`` (default: generated from
         ``config.seed`` and ``config.counts``), the paraphrase groups and the unrelated queries."""
+        assert config.seed is not None  # resolved in AgentEvalConfig.__post_init__
         gen = AgentCaseGenerator(config.seed, config.counts)
         return cls(
             cases=list(cases) if cases is not None else gen.generate(),

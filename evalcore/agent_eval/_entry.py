@@ -5,7 +5,8 @@ and :func:`case_records` are the rows the CLI prints and the notebooks tabulate.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalcore.agent_eval._cases.records import AgentCase, load_cases
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
@@ -14,8 +15,11 @@ from evalcore.agent_eval._oracle import SELF_TEST_AGENTS
 from evalcore.agents import load_agent
 from evalcore.errors import EvalcoreError
 
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
-def evaluate(agent: Any, config: AgentEvalConfig | None = None, *, categories: Iterable[str] | None = None,
+
+def evaluate(agent: Agent, config: AgentEvalConfig | None = None, *, categories: Iterable[str] | None = None,
              cases: Sequence[AgentCase] | str | os.PathLike[str] | None = None, model: str | None = None,
              threshold: float | None = None, options: Mapping[str, Any] | None = None, in_process: bool = False,
              extra_config: Mapping[str, Any] | None = None, progress: bool | None = None,
@@ -54,7 +58,7 @@ def evaluate(agent: Any, config: AgentEvalConfig | None = None, *, categories: I
     """
     config = config or AgentEvalConfig()
     path = cases if isinstance(cases, (str, os.PathLike)) else None
-    data = AgentEvalData.build(config, load_cases(path) if path is not None else cases)
+    data = AgentEvalData.build(config, load_cases(cases) if isinstance(cases, (str, os.PathLike)) else cases)
     if not data.cases:
         raise EvalcoreError("no test cases to evaluate", path=path, field=None if path is not None else "counts")
     name = agent if isinstance(agent, str) else None

@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as _dt
 import platform
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalcore._io import to_json_native
 from evalcore.agent_eval._calling import describe_exception, tool_budget
@@ -16,6 +17,9 @@ from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._categories import CATEGORY_FUNCTIONS
 from evalcore.agent_eval._config import CATEGORIES, CATEGORY_WEIGHTS, PASS_THRESHOLD, AgentEvalConfig, AgentEvalData
 from evalcore.errors import EvalcoreError
+
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
 
 @dataclass
@@ -119,7 +123,7 @@ class AgentEvaluator:
     """Evaluate an agent on seeded test cases in up to seven categories.
 
     Args:
-        agent: Any object meeting the :class:`~evalcore.agents.Agent` protocol.
+        agent: Agent object meeting the :class:`~evalcore.agents.Agent` protocol.
         cases: The cases (default: ``AgentCaseGenerator(config.seed, config.counts).generate()``; the
             seed is a fresh secret one unless ``config`` names one, see :class:`AgentEvalConfig`).
         config: Evaluation settings.
@@ -128,7 +132,7 @@ class AgentEvaluator:
         extra_config: More provenance to record (agent spec, model …).
     """
 
-    def __init__(self, agent: Any, cases: Sequence[AgentCase] | None = None, *, config: AgentEvalConfig | None = None,
+    def __init__(self, agent: Agent, cases: Sequence[AgentCase] | None = None, *, config: AgentEvalConfig | None = None,
                  weights: Mapping[str, float] | None = None, agent_name: str | None = None,
                  extra_config: Mapping[str, Any] | None = None) -> None:
         for attr in ("process_request", "reset"):
@@ -160,7 +164,7 @@ class AgentEvaluator:
             raise EvalcoreError(f"unknown categories {unknown}; choose from {list(CATEGORIES)}", field="categories")
         from tqdm.auto import tqdm
 
-        started = _dt.datetime.now(_dt.timezone.utc)
+        started = _dt.datetime.now(_dt.UTC)
         t0 = time.perf_counter()
         results: dict[str, CategoryResult] = {}
         bar = tqdm(cats, desc="agent-eval", disable=(not progress) if progress is not None else None)
@@ -200,7 +204,7 @@ class AgentEvaluator:
                                 category_floor=self.config.category_floor, trusted=process != "in-process")
 
 
-def run_category(name: str, agent: Any, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
+def run_category(name: str, agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
     """Run one category; whatever escapes it is that category's failure, never the evaluation's.
 
     Every value an agent sends is data: the categories score it or record it as a test's
@@ -221,7 +225,7 @@ def run_category(name: str, agent: Any, data: AgentEvalData, config: AgentEvalCo
         return res
 
 
-def _agent_process(agent: Any) -> str:
+def _agent_process(agent: Agent) -> str:
     """Where the agent runs: ``"hosted"`` (a fresh interpreter the evaluator started), ``"http"``
     (behind a URL) or ``"in-process"`` (this interpreter: the agent could reach the evaluator,
     so such results are marked ``trusted: false``)."""

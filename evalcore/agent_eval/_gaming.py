@@ -50,8 +50,9 @@ class FakeTrace(OracleAgent):
     steps (tool names, arguments, results, dependencies) that no tool ever ran. Scored on its
     final answers alone it earns what an agent reporting no steps earns (0.4 a dependent case,
     0.47 an independent one): below the category floor, but not the margin the self-test asks
-    of :data:`GAMING_AGENTS`, so it is not listed there (``tests/agent_eval/test_agent_faked_work_and_edited_results.py``
-    checks that its trace earns nothing)."""
+    of :data:`GAMING_AGENTS`, so it is not listed there
+    (``tests/agent_eval/test_agent_faked_work_and_edited_results.py`` checks that its trace earns
+    nothing)."""
 
     def reset(self) -> None:
         with self._lock:
@@ -169,7 +170,7 @@ class ArgsSearch(OracleAgent):
         case = self._lookup(query)
         seen = recognize(query) if isinstance(query, str) else None
         if case is not None and case.expected_behavior != "answer":
-            return self._refuse(case)  # type: ignore[return-value]
+            return self._refuse(case)
         kind, inputs, value = ((case.kind, dict(case.inputs), case.expected) if case is not None and case.inputs
                                else (seen[0], dict(seen[1]), solve_kind(*seen)) if seen is not None
                                else (None, {}, None))

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 from evalcore.agent_eval._cases.kinds import (
     STARTER_KINDS,
@@ -20,6 +21,9 @@ from evalcore.agent_eval._cases.specs import parse_spec
 from evalcore.agent_eval._oracle import OracleAgent, _LookupRegistry, tool_source
 from evalcore.agents import AgentResponse, StepRecord, ToolMatch
 
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
+
 
 class FrameReader(OracleAgent):
     """Reads the expected answer from its caller's frames (refusing when it finds none).
@@ -29,9 +33,9 @@ class FrameReader(OracleAgent):
     """
 
     def process_request(self, query: str) -> AgentResponse:
-        f = sys._getframe(1)
+        f: FrameType | None = sys._getframe(1)
         while f is not None:
-            case = f.f_locals.get("case")
+            case: Any = f.f_locals.get("case")
             if getattr(case, "query", None) == query and getattr(case, "expected_behavior", "") == "answer":
                 return self._answer(case, case.expected, [s.expected for s in case.steps])
             f = f.f_back
@@ -145,7 +149,7 @@ RUN_STEPS: tuple[str, str] = (
 """A generic tool, written in advance, that computes every synthesis spec told its steps."""
 
 
-def _generic_spec_answer(agent: Any, query: str) -> AgentResponse | None:
+def _generic_spec_answer(agent: Agent, query: str) -> AgentResponse | None:
     """Answer a spec request with the generic ``run_steps`` tool (registered if missing)."""
     parsed = parse_spec(query)
     if parsed is None:
@@ -293,7 +297,7 @@ class FirstSightSleeper(BuiltinTools):
 
     def reset(self) -> None:
         super().reset()
-        self._seen: set[str] = set()
+        self._seen: set[tuple[str, ...]] = set()
 
     def process_request(self, query: str) -> AgentResponse:
         kinds = tuple(self._kinds(query))

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.agents import AgentResponse, StepRecord
+
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
 _RESPONSE_FIELDS = (
     "success",
@@ -89,7 +92,7 @@ class ToolRecord:
         return code_hash(self.code)
 
 
-def registry_snapshot(agent: Any) -> tuple[dict[str, ToolRecord], str | None]:
+def registry_snapshot(agent: Agent) -> tuple[dict[str, ToolRecord], str | None]:
     """Every registered tool with its code, read through the protocol.
 
     An HTTP or hosted agent answers ``GET tools?code=1``; an in-process registry is asked

@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from evalcore.agent_eval._cases.generator import AgentCaseGenerator
 from evalcore.agent_eval._cases.kinds import STARTER_KINDS, recognize
@@ -96,7 +97,7 @@ def tool_source(kind: str) -> tuple[str, str]:
 class _LookupRegistry:
     """Registry of a self-test agent: a query's relevant tool scores 1.0 once it exists."""
 
-    def __init__(self, owner: "_CaseAgent") -> None:
+    def __init__(self, owner: _CaseAgent) -> None:
         self._owner = owner
         self.threshold = 0.5
 

@@ -8,8 +8,9 @@ import html
 import io
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from matplotlib.figure import Figure
 
@@ -52,7 +53,7 @@ def save_results(result: Any, output_dir: str | os.PathLike[str], *, when: _dt.d
         The written path.
     """
     out = Path(output_dir)
-    stamp = (when or _dt.datetime.now(_dt.timezone.utc)).strftime("%Y%m%d_%H%M%S")
+    stamp = (when or _dt.datetime.now(_dt.UTC)).strftime("%Y%m%d_%H%M%S")
     path = out / f"evaluation_{stamp}.json"
     n = 1
     while path.exists():
@@ -133,7 +134,9 @@ def figure_category_scores(result: Any) -> Figure:
     colors = ["#2a9d8f" if s >= d["summary"].get("pass_threshold", PASS_THRESHOLD) else "#e76f51" for s in scores]
     sns.barplot(x=cats, y=scores, hue=cats, order=cats, hue_order=cats, palette=colors, saturation=1.0,
                 errorbar=None, legend=False, ax=ax)
-    bars = list(ax.patches)
+    from matplotlib.patches import Rectangle
+
+    bars = [p for p in ax.patches if isinstance(p, Rectangle)]  # the bars barplot drew
     for b, c in zip(bars, cats, strict=True):
         ax.annotate(f"{b.get_height():.2f}\nw={weights.get(c, CATEGORY_WEIGHTS.get(c, 0)):.2f}",
                     (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=8)

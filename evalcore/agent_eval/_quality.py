@@ -206,7 +206,9 @@ def mutants(code: str, limit: int = MAX_MUTANTS) -> list[dict[str, str]]:
         elif isinstance(node, ast.UnaryOp):
             node = _replace_not(tree, node)
         elif isinstance(node, ast.Constant):
-            node.value = node.value + 1
+            value = node.value
+            assert isinstance(value, (int, float))  # only numeric constants are mutation sites
+            node.value = value + 1
         elif isinstance(node, ast.Return):
             node.value = ast.Constant(None)
         try:

@@ -3,14 +3,14 @@ that game one category each (:mod:`evalcore.agent_eval._gaming`) must score as e
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._config import CATEGORIES, AgentEvalConfig, AgentEvalData
 from evalcore.agent_eval._evaluator import AgentEvaluator
 from evalcore.agent_eval._gaming import GAMING_AGENTS, GAMING_MEASURES, make_seed_guesser
 from evalcore.agent_eval._oracle import SELF_TEST_AGENTS, FailingAgent, HonestAgent, OracleAgent, WrongAgent
-
 
 _GUESSED_SEEDS = 16  # the seed guesser tries 0 .. 15
 
@@ -49,8 +49,8 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: AgentEval
     data = AgentEvalData.build(config, cases)
     cases, groups = data.cases, data.paraphrase_groups
     keyed = cases + data.specs  # the answer key the self-test agents are given (the drawn specs too)
-    factory_kw = {"cases": [c.to_dict() for c in keyed], "groups": [[c.to_dict() for c in g] for g in groups]}
-    guesser_kw = {"seeds": list(range(_GUESSED_SEEDS)), "counts": config.counts,
+    factory_kw: dict[str, Any] = {"cases": [c.to_dict() for c in keyed], "groups": [[c.to_dict() for c in g] for g in groups]}
+    guesser_kw: dict[str, Any] = {"seeds": list(range(_GUESSED_SEEDS)), "counts": config.counts,
                   "n_paraphrase_groups": config.n_paraphrase_groups}
     all_cats = list(CATEGORIES)
     plan: dict[str, tuple[Any, list[str]]] = {

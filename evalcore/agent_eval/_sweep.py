@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -142,11 +143,13 @@ class SweepResult:
                          dashes={c: _FIGURE_STYLES[c][0] for c in cols},
                          sizes={c: 2.5 if c == "utility" else 1.2 for c in cols},
                          estimator=None, sort=True, ax=ax)
-        handles, labels = [], []
-        if ax.get_legend() is not None:  # seaborn's legend, taken into the one drawn below
-            handles = list(ax.get_legend().legend_handles)
-            labels = [t.get_text() for t in ax.get_legend().get_texts()]
-            ax.get_legend().remove()
+        handles: list[Any] = []
+        labels: list[str] = []
+        legend = ax.get_legend()
+        if legend is not None:  # seaborn's legend, taken into the one drawn below
+            handles = list(legend.legend_handles)
+            labels = [t.get_text() for t in legend.get_texts()]
+            legend.remove()
         best = ax.axvline(self.best_threshold, color="black", ls=":", lw=1)
         handles.append(best)
         labels.append(f"best on dev = {self.best_threshold:g}")
@@ -362,7 +365,8 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
             mrows.append({"threshold": t, "split": name, **summarize(part)})
     mtab = pd.DataFrame(mrows)
     dev = mtab[mtab.split == "dev"].sort_values("threshold")
-    best = float(dev.loc[dev.utility.idxmax(), "threshold"])  # idxmax takes the first (lowest) on ties
+    # the first (lowest) threshold on ties, as idxmax; NaN utilities skipped
+    best = float(dev["threshold"].to_numpy()[int(np.nanargmax(dev["utility"].to_numpy(dtype=float)))])
     test_items = items[items.split == "test"]
     best_u = test_items[test_items.threshold == best].set_index("item").utility
     trows = []

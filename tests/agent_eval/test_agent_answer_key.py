@@ -14,7 +14,6 @@ import json
 
 import pytest
 
-from evalcore.errors import EvalcoreError
 from evalcore.agent_eval import (
     AgentCaseGenerator,
     AgentEvalConfig,
@@ -23,6 +22,7 @@ from evalcore.agent_eval import (
     save_cases,
 )
 from evalcore.agent_eval._config import AgentEvalData
+from evalcore.errors import EvalcoreError
 
 COUNTS = {"simple": 6, "medium": 3, "complex": 0, "edge": 0}
 GUESSER = "evalcore.agent_eval._gaming:make_seed_guesser"

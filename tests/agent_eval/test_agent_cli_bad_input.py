@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from evalcore.cli import main
 from evalcore.agent_eval import AgentEvalConfig, save_cases
 from evalcore.agent_eval._cases.generator import AgentCaseGenerator
+from evalcore.cli import main
 from evalcore.errors import EvalcoreError
 
 BASE = ["agent-eval", "--agent", "oracle", "--categories", "functional", "--model", "none",
@@ -110,8 +110,8 @@ def test_dead_http_agent_is_refused(tmp_path, capsys) -> None:
 
 @pytest.mark.timeout(60)
 def test_non_agent_http_endpoint_is_refused(tmp_path, capsys) -> None:
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Page(BaseHTTPRequestHandler):  # a web server, not an agent: HTML for every GET, no POST
         def log_message(self, *a) -> None:
@@ -142,8 +142,8 @@ def test_non_agent_http_endpoint_is_refused(tmp_path, capsys) -> None:
 @pytest.mark.timeout(60)
 def test_http_agent_without_reset_is_refused(tmp_path, capsys) -> None:
     """An agent without a registry (tools 404) is fine, but reset is part of every agent."""
-    from evalcore.agents import serve_agent
     from evalcore.agent_eval._oracle import make_honest
+    from evalcore.agents import serve_agent
 
     class NoReset:
         registry = None
@@ -235,8 +235,8 @@ def test_http_agent_dying_mid_run_exits_2_and_keeps_what_was_measured(tmp_path, 
 
 @pytest.mark.timeout(60)
 def test_live_http_agent_still_runs(tmp_path, capsys) -> None:
-    from evalcore.agents import serve_agent
     from evalcore.agent_eval._oracle import make_honest
+    from evalcore.agents import serve_agent
 
     with serve_agent(make_honest()) as server:
         out = tmp_path / "out"

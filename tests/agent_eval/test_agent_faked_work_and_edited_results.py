@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from evalcore.errors import EvalcoreError
 from evalcore.agent_eval import (
     AgentCaseGenerator,
+    AgentEvalConfig,
     AgentEvaluator,
     HonestAgent,
     OracleAgent,
-    AgentEvalConfig,
 )
 from evalcore.agent_eval._gaming import FakeTrace, TableTools
+from evalcore.errors import EvalcoreError
 
 COUNTS = {"simple": 8, "medium": 6, "complex": 4, "edge": 11}
 GEN = AgentCaseGenerator(seed=0, counts=COUNTS)

@@ -7,22 +7,23 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from evalcore.agents import AgentResponse, HostedAgent, HttpAgent, serve_agent
 from evalcore.agent_eval import (
     CATEGORIES,
     AgentCaseGenerator,
+    AgentEvalConfig,
     AgentEvaluator,
     HonestAgent,
     OracleAgent,
-    AgentEvalConfig,
     write_outputs,
 )
 from evalcore.agent_eval._gaming import GAMING_AGENTS, DuplicateSearch, FrameReader, SlowFirstSight
+from evalcore.agents import AgentResponse, HostedAgent, HttpAgent, serve_agent
 
 COUNTS = {"simple": 8, "medium": 6, "complex": 4, "edge": 11}
 GEN = AgentCaseGenerator(seed=0, counts=COUNTS)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from evalcore.agent_eval import CATEGORIES, AgentCaseGenerator, AgentEvalConfig, AgentEvaluator
 from evalcore.agents import AgentResponse
-from evalcore.agent_eval import CATEGORIES, AgentCaseGenerator, AgentEvaluator, AgentEvalConfig
 
 
 class EmptyRegistry:

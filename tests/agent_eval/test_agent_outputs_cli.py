@@ -9,13 +9,11 @@ import re
 import pytest
 
 from evalcore import cli
-from evalcore.agents import AgentResponse, ToolMatch
-from evalcore.errors import EvalcoreError
 from evalcore.agent_eval import (
     AgentCaseGenerator,
+    AgentEvalConfig,
     AgentEvaluator,
     OracleAgent,
-    AgentEvalConfig,
     WrongAgent,
     compare_results,
     load_results,
@@ -24,6 +22,8 @@ from evalcore.agent_eval import (
     threshold_sweep,
     write_outputs,
 )
+from evalcore.agents import AgentResponse, ToolMatch
+from evalcore.errors import EvalcoreError
 
 SMALL = {"simple": 4, "medium": 2, "complex": 2, "edge": 3}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore.agent_eval import AgentCaseGenerator, AgentEvaluator, AgentEvalConfig, resolve_agent
+from evalcore.agent_eval import AgentCaseGenerator, AgentEvalConfig, AgentEvaluator, resolve_agent
 
 pytestmark = pytest.mark.integration
 

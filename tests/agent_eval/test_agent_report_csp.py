@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from evalcore.reporting._export import content_security_policy
 from evalcore.agent_eval import (
     AgentCaseGenerator,
+    AgentEvalConfig,
     AgentEvaluator,
     OracleAgent,
-    AgentEvalConfig,
     write_outputs,
 )
+from evalcore.reporting._export import content_security_policy
 
 SMALL = {"simple": 4, "medium": 2, "complex": 2, "edge": 3}
 IMG = "<img src=x onerror=\"document.title='PWNED'\">"

@@ -11,19 +11,18 @@ import numpy as np
 import pytest
 
 from evalcore._io import to_json_native
-from evalcore.agents import AgentResponse, StepRecord, ToolMatch
 from evalcore.agent_eval import (
     CATEGORY_WEIGHTS,
     AgentCase,
     AgentCaseGenerator,
+    AgentEvalConfig,
+    AgentEvalData,
     AgentEvaluator,
     CategoryResult,
     EvaluationResult,
     ExpectedStep,
     FailingAgent,
     OracleAgent,
-    AgentEvalConfig,
-    AgentEvalData,
     WrongAgent,
     code_quality,
     evaluate_functional,
@@ -40,6 +39,7 @@ from evalcore.agent_eval import (
     test_quality,
     values_match,
 )
+from evalcore.agents import AgentResponse, StepRecord, ToolMatch
 
 
 def case(cid, query, expected, kind="percentage", cats=("functional",), behavior="answer", **kw):
@@ -750,8 +750,8 @@ def test_learning_patterns_are_observed_not_reported():
 
 
 def test_learning_patterns_credit_only_tools_added_in_the_session():
-    from evalcore.agent_eval._gaming import BuiltinTools, FirstSightSleeper
     from evalcore.agent_eval import SYNTHESIZED_KINDS
+    from evalcore.agent_eval._gaming import BuiltinTools, FirstSightSleeper
 
     gen = AgentCaseGenerator(seed=0)
     cases, groups = gen.generate(), gen.paraphrase_groups()

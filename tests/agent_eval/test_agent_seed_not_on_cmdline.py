@@ -15,9 +15,9 @@ import os
 
 import pytest
 
+from evalcore.agent_eval._config import SEED_ENV, seed_from_sources
 from evalcore.cli import main
 from evalcore.errors import EvalcoreError
-from evalcore.agent_eval._config import SEED_ENV, seed_from_sources
 
 SMALL = ["--counts", "simple=2,medium=0,complex=0,edge=0", "--categories", "functional"]
 

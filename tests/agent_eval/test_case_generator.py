@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from evalcore.errors import EvalcoreError
 from evalcore.agent_eval import STARTER_KINDS, AgentCase, AgentCaseGenerator, load_cases, save_cases
+from evalcore.errors import EvalcoreError
 
 
 def _dicts(cases):
@@ -202,8 +202,8 @@ def test_bad_case_files_raise_evalcore_error(tmp_path):
 
 
 def test_boundary_answers_equal_no_value_of_the_request():
-    from evalcore.agent_eval._cases.kinds import request_values
     from evalcore.agent_eval import values_match
+    from evalcore.agent_eval._cases.kinds import request_values
 
     for seed in range(5):
         for c in AgentCaseGenerator(seed=seed).generate():

@@ -11,11 +11,11 @@ the score depends on what the search returns for the query.
 
 from __future__ import annotations
 
-from evalcore.agents import ToolMatch
-from evalcore.agent_eval import AgentCaseGenerator, OracleAgent, AgentEvalConfig
+from evalcore.agent_eval import AgentCaseGenerator, AgentEvalConfig, OracleAgent
 from evalcore.agent_eval._categories import evaluate_retrieval
 from evalcore.agent_eval._config import AgentEvalData
 from evalcore.agent_eval._gaming import ArgsSearch, _LookupRegistry
+from evalcore.agents import ToolMatch
 
 COUNTS = {"simple": 8, "medium": 6, "complex": 0, "edge": 0}
 CFG = AgentEvalConfig(seed=0, counts=COUNTS, retrieval_threshold=0.5)
@@ -79,8 +79,10 @@ def test_a_query_blind_constant_answer_earns_nothing_either_way() -> None:
         agent = OracleAgent(DATA.cases, DATA.paraphrase_groups)
 
         class Constant(_LookupRegistry):
+            answer = constant  # bound now: each pass of the loop builds its own class
+
             def search(self, query: str, k: int = 5, threshold: float = 0.0) -> list[ToolMatch]:
-                return list(constant)
+                return list(self.answer)
 
         agent._registry = Constant(agent)
         assert evaluate_retrieval(agent, DATA, CFG).score == 0.0

@@ -6,11 +6,11 @@ scored 1.0 while failing every functional case."""
 
 from __future__ import annotations
 
-from evalcore.agents import AgentResponse
-from evalcore.agent_eval import AgentCaseGenerator, HonestAgent, OracleAgent, AgentEvalConfig
+from evalcore.agent_eval import AgentCaseGenerator, AgentEvalConfig, HonestAgent, OracleAgent
 from evalcore.agent_eval._categories import evaluate_functional, evaluate_robustness
 from evalcore.agent_eval._config import AgentEvalData
 from evalcore.agent_eval._gaming import BoundaryOnly
+from evalcore.agents import AgentResponse
 
 COUNTS = {"simple": 4, "medium": 0, "complex": 0, "edge": 11}
 CFG = AgentEvalConfig(seed=0, counts=COUNTS)

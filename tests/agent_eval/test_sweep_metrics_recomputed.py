@@ -10,9 +10,9 @@ from sklearn.metrics import precision_recall_fscore_support, roc_curve
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
+from evalcore.agent_eval import AgentCaseGenerator, threshold_sweep
 from evalcore.agents import AgentResponse, ToolMatch
 from evalcore.errors import EvalcoreError
-from evalcore.agent_eval import AgentCaseGenerator, threshold_sweep
 
 TOOLS = ["percentage", "reverse_string", "temperature_conversion", "decoy", "calculate_percentage"]
 CASES = AgentCaseGenerator(seed=0, counts={"simple": 6, "medium": 0, "complex": 0, "edge": 0}).generate()

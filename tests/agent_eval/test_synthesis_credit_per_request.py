@@ -9,13 +9,13 @@ library written in advance answers them.
 
 from __future__ import annotations
 
-from evalcore.agents import AgentResponse, StepRecord
-from evalcore.agent_eval import AgentCaseGenerator, HonestAgent, OracleAgent, AgentEvalConfig
+from evalcore.agent_eval import AgentCaseGenerator, AgentEvalConfig, HonestAgent, OracleAgent
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._cases.specs import SPEC_KIND, parse_spec, spec_source
 from evalcore.agent_eval._categories import evaluate_synthesis
 from evalcore.agent_eval._config import AgentEvalData
 from evalcore.agent_eval._gaming import AllAtFirstSight, BuiltinTools, DispatcherFirstSight
+from evalcore.agents import AgentResponse, StepRecord
 
 COUNTS = {"simple": 4, "medium": 0, "complex": 0, "edge": 0}
 CFG = AgentEvalConfig(seed=0, counts=COUNTS, n_synthesis_specs=6)

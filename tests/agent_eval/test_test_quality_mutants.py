@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from evalcore.agent_eval import OracleAgent, AgentEvalConfig
+from evalcore.agent_eval import AgentEvalConfig, OracleAgent
 from evalcore.agent_eval._categories import evaluate_synthesis
 from evalcore.agent_eval._config import AgentEvalData
 from evalcore.agent_eval._gaming import HollowTests

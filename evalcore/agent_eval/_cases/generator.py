@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from evalcore.agent_eval._cases import multi_step, specs, starter, synthesized
 from evalcore.agent_eval._cases.edge import edge_pool

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 import random
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 STARTER_KINDS: tuple[str, ...] = ("percentage", "reverse_string", "factorial", "temperature_conversion")
 """Kinds of request the starter tools serve (every agent is expected to start with a tool for each)."""

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from evalcore.agent_eval._cases.kinds import WORDS, tenths as _tenths
+from evalcore.agent_eval._cases.kinds import WORDS
+from evalcore.agent_eval._cases.kinds import tenths as _tenths
 from evalcore.agent_eval._cases.records import ExpectedStep
 
 _COPRIME = tuple((m, k) for m in range(2, 40) for k in range(m + 1, 80) if math.gcd(m, k) == 1)

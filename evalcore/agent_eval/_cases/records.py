@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from evalcore._io import read_json, write_json_atomic
 from evalcore.agent_eval._cases.kinds import STARTER_KINDS
@@ -89,7 +90,7 @@ class AgentCase:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], *, path: str | None = None, index: int | None = None) -> "AgentCase":
+    def from_dict(cls, d: Mapping[str, Any], *, path: str | None = None, index: int | None = None) -> AgentCase:
         """Build and validate a case from a dictionary.
 
         Args:

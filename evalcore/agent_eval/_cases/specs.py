@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 SPEC_KIND = "spec_pipeline"
 """The ``kind`` of a synthesis-spec case."""

@@ -12,7 +12,8 @@ import math
 import random
 from typing import Any
 
-from evalcore.agent_eval._cases.kinds import WORDS, Maker, tenths as _tenths
+from evalcore.agent_eval._cases.kinds import WORDS, Maker
+from evalcore.agent_eval._cases.kinds import tenths as _tenths
 
 
 def _percentage(rng: random.Random) -> tuple[list[str], Any, float]:

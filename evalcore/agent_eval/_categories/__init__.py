@@ -9,7 +9,8 @@ critical failure. Answers are compared with :func:`values_match` against
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from evalcore.agent_eval._case_results import CategoryResult
 from evalcore.agent_eval._categories.functional import evaluate_functional

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evalcore.agent_eval._calling import answer_test, call_agent, reset_agent
 from evalcore.agent_eval._case_results import CategoryResult
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
 
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
-def evaluate_functional(agent: Any, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
+
+def evaluate_functional(agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
     """Functional correctness: each case's structured result against its expected answer.
 
     Test score: 1 when ``success`` is True and ``values_match(result, expected)``, else 0.

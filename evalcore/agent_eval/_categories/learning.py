@@ -6,7 +6,7 @@ import math
 import random
 import secrets
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore import metrics
 from evalcore.agent_eval._calling import Call, call_agent, is_correct, reset_agent, snapshot
@@ -18,6 +18,9 @@ from evalcore.agent_eval._categories.workflow import score_workflow
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
 from evalcore.agent_eval._measure import ToolChecker, answering_step, verify_steps
 from evalcore.agent_eval._observed import ToolRecord
+
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
 
 def _tool_of(call: Call) -> str | None:
@@ -52,7 +55,7 @@ def _learning_instances(data: AgentEvalData, config: AgentEvalConfig) -> list[li
     return out
 
 
-def evaluate_learning(agent: Any, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
+def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
     """Learning from use, from observed behaviour only (no flag or self-report is believed).
 
     Tests:
@@ -118,11 +121,12 @@ def evaluate_learning(agent: Any, data: AgentEvalData, config: AgentEvalConfig) 
             continue
         if tool is not None and is_correct(calls[0], group[0]):
             step = answering_step(calls[0].response, tool)
-            check = checker.verify(snaps[1].get(tool), group[0].kind, group[0].inputs,
+            check = checker.verify(snaps[1].get(tool) if tool is not None else None, group[0].kind, group[0].inputs,
                                    step.args if step is not None else None)
         flags: list[bool] = []
         for j in range(1, len(group)):
-            ok = (check is not None and check.passed and is_correct(calls[j], group[j]) and _tool_of(calls[j]) == tool
+            ok = (tool is not None and check is not None and check.passed and is_correct(calls[j], group[j])
+                  and _tool_of(calls[j]) == tool
                   and snaps[j + 1].get(tool) is not None and snaps[j + 1][tool].hash == check.hash
                   and set(snaps[j + 1]) == set(snaps[j]))
             flags.append(ok)
@@ -154,7 +158,7 @@ def evaluate_learning(agent: Any, data: AgentEvalData, config: AgentEvalConfig) 
             check = None
             if new_tool and is_correct(calls[0], row[0]):
                 step = answering_step(calls[0].response, tool)
-                check = checker.verify(after.get(tool), row[0].kind, row[0].inputs,
+                check = checker.verify(after.get(tool) if tool is not None else None, row[0].kind, row[0].inputs,
                                        step.args if step is not None else None)
             reused: list[bool] = []
             if check is None or not check.passed:

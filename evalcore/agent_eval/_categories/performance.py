@@ -7,8 +7,9 @@ import secrets
 import statistics
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import TYPE_CHECKING
 
 from evalcore import metrics
 from evalcore.agent_eval._calling import call_agent, is_correct, reset_agent
@@ -22,6 +23,9 @@ from evalcore.agent_eval._cases.kinds import (
 )
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
+
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
 
 def _rss_mb() -> float:
@@ -57,7 +61,7 @@ def fresh_requests(cases: Sequence[AgentCase], n: int, rng: random.Random) -> li
     return out
 
 
-def evaluate_performance(agent: Any, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
+def evaluate_performance(agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
     """Speed, memory and throughput, counting only correct answers.
 
     Tests: ``latency:<case>`` = the lower of two measurements taken apart: the first sight
@@ -164,7 +168,7 @@ def evaluate_performance(agent: Any, data: AgentEvalData, config: AgentEvalConfi
     return res
 
 
-def _load_test(agent: Any, cases: Sequence[AgentCase], n_requests: int, workers: int,
+def _load_test(agent: Agent, cases: Sequence[AgentCase], n_requests: int, workers: int,
                timeout_s: float | None = None) -> tuple[float, float, list[str]]:
     """Send ``n_requests`` requests from ``workers`` threads started together.
 

@@ -8,7 +8,8 @@ import math
 import random
 import secrets
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalcore import metrics
 from evalcore.agent_eval._calling import call_agent, reset_agent, snapshot
@@ -20,8 +21,11 @@ from evalcore.agent_eval._measure import ToolChecker, infer_binding
 from evalcore.agent_eval._observed import ToolRecord
 from evalcore.errors import EvalcoreError
 
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
-def _agent_threshold(agent: Any, config: AgentEvalConfig) -> float:
+
+def _agent_threshold(agent: Agent, config: AgentEvalConfig) -> float:
     if config.retrieval_threshold is not None:
         return float(config.retrieval_threshold)
     for obj in (agent, getattr(agent, "registry", None)):
@@ -64,7 +68,7 @@ def _search(registry: Any, query: str, k: int, threshold: float) -> list[tuple[s
     return out
 
 
-def _teach(agent: Any, cases: Sequence[AgentCase], res: CategoryResult,
+def _teach(agent: Agent, cases: Sequence[AgentCase], res: CategoryResult,
            config: AgentEvalConfig) -> tuple[dict[str, AgentCase], dict[tuple[str, str], dict[str, Any]]]:
     """Send each kind's first case once (so the agent can build its tool); returns the teaching
     case per kind and the arguments the agent passed each tool per kind (how it binds them)."""
@@ -108,11 +112,12 @@ def _relevance(tools: dict[str, ToolRecord], queries: Sequence[AgentCase], taugh
     return out
 
 
-def evaluate_retrieval(agent: Any, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
+def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
     """Retrieval quality of the agent's tool registry, with relevance labels from the evaluator.
 
     First each kind's first query that no tool registered at the reset computes is sent once (a
-    teaching request) so the agent can build its tool; every query is then scored. Then the relevant tools of each query are measured: the evaluator runs every
+    teaching request) so the agent can build its tool; every query is then scored. Then the
+    relevant tools of each query are measured: the evaluator runs every
     registered tool on the query's own inputs in the sandbox and a tool is relevant when it gives
     the expected answer. A query no registered tool answers counts as a miss (score 0), never
     dropped. Every query (related, paraphrase and unrelated alike) is searched once, with the
@@ -127,7 +132,8 @@ def evaluate_retrieval(agent: Any, data: AgentEvalData, config: AgentEvalConfig)
     ``unrelated:<i>`` test per unrelated query (score 0 when any tool matches at or above the
     threshold, else R̄, the mean recall of the queries at the same threshold: a search that
     never answers earns nothing for its silence; the metric ``fpr`` is the share of unrelated
-    queries with a match) and one ``paraphrase:<group>`` test per group (share of paraphrases whose thresholded top-1 equals
+    queries with a match) and one ``paraphrase:<group>`` test per group (share of paraphrases
+    whose thresholded top-1 equals
     the group's modal top-1, 0 unless that tool is relevant). A malformed search answer (a name
     twice, a non-numeric score, more than k matches, unsorted) fails its test.
 

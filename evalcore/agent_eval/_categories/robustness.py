@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.agent_eval._calling import Call, answer_test, call_agent, reset_agent
 from evalcore.agent_eval._case_results import CaseResult, CategoryResult, make_test
@@ -13,6 +13,9 @@ from evalcore.agent_eval._cases.kinds import STARTER_KINDS, render_query, reques
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
 from evalcore.agent_eval._matching import is_clear_error, values_match
+
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
 
 ROBUSTNESS_KINDS: dict[str, str] = {
@@ -49,7 +52,7 @@ def _fresh_controls(n: int) -> list[AgentCase]:
     return out
 
 
-def evaluate_robustness(agent: Any, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
+def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
     """Invalid, ambiguous and boundary requests, each kind with its own floor.
 
     Raw score per case: ``error`` cases 1 when ``success`` is False with a clear error message

@@ -3,7 +3,7 @@ the tool that answered, and a tool counts only for the request it was built for.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.agent_eval._calling import call_agent, is_correct, reset_agent, snapshot
 from evalcore.agent_eval._case_results import CategoryResult, make_test
@@ -13,6 +13,9 @@ from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
 from evalcore.agent_eval._measure import Check, ToolChecker, answering_step
 from evalcore.agent_eval._observed import ToolRecord
 from evalcore.agent_eval._quality import code_quality, test_quality
+
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
 
 def _quality(record: ToolRecord, config: AgentEvalConfig) -> dict[str, Any]:
@@ -40,7 +43,7 @@ def _verify(checker: ToolChecker, record: ToolRecord | None, case: AgentCase, ar
     return checker.verify(record, case.kind, case.inputs, args)
 
 
-def evaluate_synthesis(agent: Any, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
+def evaluate_synthesis(agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
     """Tool synthesis, measured: a tool counts for a request only when it was built for it.
 
     The requests (:func:`synthesis_cases`) are specs drawn for the run from its seed (a tool to

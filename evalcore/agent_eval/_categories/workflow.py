@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from evalcore._io import to_json_native
 from evalcore.agent_eval._calling import call_agent, reset_agent, snapshot
@@ -13,6 +14,9 @@ from evalcore.agent_eval._config import DEFAULT_TOOL_ALIASES, AgentEvalConfig, A
 from evalcore.agent_eval._matching import values_match
 from evalcore.agent_eval._measure import ToolChecker, verify_steps
 from evalcore.agents import AgentResponse, StepRecord
+
+if TYPE_CHECKING:
+    from evalcore.agents import Agent
 
 
 def _tool_matches(actual: str, expected: str, aliases: Sequence[str] = ()) -> bool:
@@ -105,7 +109,7 @@ def _n_deps(case: AgentCase) -> int:
     return sum(len(s.depends_on) for s in case.steps)
 
 
-def evaluate_workflow(agent: Any, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
+def evaluate_workflow(agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
     """Multi-step requests: final answer, every step's answer, data passed between dependent
     steps, and planning (see :func:`score_workflow`).
 
