@@ -19,20 +19,39 @@ boundary against a program that sets out to forge it (see docs/sandbox.md).
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import os
 import sys
 import types
-import _thread
 
 from .framing import (
-    CALL, CALL_TYPED, ESCAPE, LAZY_CHUNK_BYTES, LAZY_CHUNK_ITEMS, LAZY_CHUNK_S, MAX_MESSAGE, MAX_VALUE_BYTES, NEXT, NOT_DATA,
-    PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError, decode, encode, encode_lazy, frame,
+    CALL,
+    CALL_TYPED,
+    ESCAPE,
+    LAZY_CHUNK_BYTES,
+    LAZY_CHUNK_ITEMS,
+    LAZY_CHUNK_S,
+    MAX_MESSAGE,
+    MAX_VALUE_BYTES,
+    NEXT,
+    NOT_DATA,
+    PROGRAM_FAILED,
+    QUERY,
+    RAISE,
+    READY,
+    RETURN,
+    DataError,
+    decode,
+    encode,
+    encode_lazy,
+    frame,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from collections.abc import Callable
+    from typing import Any
 
 CANDIDATE_MODULE = "__candidate__"
 

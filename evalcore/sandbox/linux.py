@@ -13,7 +13,8 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Sequence
+    from collections.abc import Sequence
+    from typing import Any
 
 # sched.h, mount.h, prctl.h, capability.h
 CLONE_NEWNS = 0x00020000
@@ -156,8 +157,8 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
     sample) and ``pidfd_open`` (likewise: a pidfd's inode number counts the host's processes
     and threads), ``pipe``, ``pipe2``, ``socket``, ``socketpair`` and ``memfd_secret`` (their
     inode numbers come from the kernel's per-CPU ``get_next_ino`` counter, which the pipes the
-    worker makes for the next sample on the same CPU show), and ``fork``, ``vfork``, ``execve``, ``execveat`` and every ``clone`` without
-    ``CLONE_THREAD`` (threads stay possible); ``clone3`` answers ENOSYS so that the C library
+    worker makes for the next sample on the same CPU show), and ``fork``, ``vfork``, ``execve``,
+    ``execveat`` and every ``clone`` without ``CLONE_THREAD`` (threads stay possible); ``clone3`` answers ENOSYS so that the C library
     falls back to ``clone``, whose flags the filter can read; and signals to any process but
     the sample itself (``kill``, ``tgkill``, ``rt_*sigqueueinfo`` only to its own PID or
     group, no ``tkill`` or ``pidfd_send_signal``): where no PID namespace confines it (the

@@ -11,23 +11,34 @@ job that kills workers fails alone and the others get their verdicts.
 
 from __future__ import annotations
 
+import _thread
 import os
 import select
 import sys
-import _thread
 
-from .framing import DEFAULT_MAX_OUTPUT, recv as _recv, send as _send
-from .answer_keys import answer_key_paths, data_file_paths as data_file_paths
+from .answer_keys import answer_key_paths
+from .answer_keys import data_file_paths as data_file_paths
 from .cgroup import _remove_cgroup
 from .durations import (
-    _MAX_DURATIONS, DURATIONS_ENV as DURATIONS_ENV, _cost_key, _load_durations, _save_durations, durations_file,
+    _MAX_DURATIONS,
+    _cost_key,
+    _load_durations,
+    _save_durations,
+    durations_file,
 )
+from .durations import (
+    DURATIONS_ENV as DURATIONS_ENV,
+)
+from .framing import DEFAULT_MAX_OUTPUT
+from .framing import recv as _recv
+from .framing import send as _send
 from .jobs import SandboxJob, SandboxResult
 from .testside import attach_shared_code as _attach_shared_code
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Sequence
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 _SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 # Jobs handed to a worker ahead: it never waits for the parent between samples, and compiles
@@ -43,10 +54,11 @@ class _WorkerDied(RuntimeError):
 # Imported as a module (not run as a script) so that its cached bytecode is used; the package
 # is imported as the top-level ``sandbox`` from evalcore's folder, which is on the worker's path
 # only for that import (evalcore's own __init__ modules, the parent's side, are not loaded).
+_EVALCORE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # holds sandbox/
 _WORKER_BOOT = (
-    "import sys; sys.path.insert(0, {here!r}); import sandbox.worker; del sys.path[0]; "
+    f"import sys; sys.path.insert(0, {_EVALCORE_DIR!r}); import sandbox.worker; del sys.path[0]; "
     "sandbox.worker._worker_main()"
-).format(here=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+)
 
 
 def _site_dirs() -> list[str]:

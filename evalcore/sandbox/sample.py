@@ -19,10 +19,30 @@ from . import candidate as _candidate
 from .framing import read_exact as _read_exact
 from .linux import (
     CLONE_NEWNS as _CLONE_NEWNS,
+)
+from .linux import (
     MS_NODEV as _MS_NODEV,
-    MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE, MS_RDONLY as _MS_RDONLY,
-    PR_SET_DUMPABLE as _PR_SET_DUMPABLE, PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG,
-    OWN_PID_SLOT as _OWN_PID_SLOT, SIGKILL as _SIGKILL,
+)
+from .linux import (
+    MS_NOSUID as _MS_NOSUID,
+)
+from .linux import (
+    MS_PRIVATE as _MS_PRIVATE,
+)
+from .linux import (
+    MS_RDONLY as _MS_RDONLY,
+)
+from .linux import (
+    OWN_PID_SLOT as _OWN_PID_SLOT,
+)
+from .linux import (
+    PR_SET_DUMPABLE as _PR_SET_DUMPABLE,
+)
+from .linux import (
+    PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG,
+)
+from .linux import (
+    SIGKILL as _SIGKILL,
 )
 from .scratch import _scrub_environment
 

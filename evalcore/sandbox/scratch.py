@@ -9,7 +9,9 @@ import os
 import stat as _stat
 import sys
 
-from .linux import MS_NOATIME as _MS_NOATIME, MS_NODEV as _MS_NODEV, MS_NOSUID as _MS_NOSUID
+from .linux import MS_NOATIME as _MS_NOATIME
+from .linux import MS_NODEV as _MS_NODEV
+from .linux import MS_NOSUID as _MS_NOSUID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

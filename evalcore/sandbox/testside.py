@@ -18,16 +18,31 @@ call, a reply that is not valid plain data or exceeds the limits, and a candidat
 
 from __future__ import annotations
 
+import _signal
 import builtins
 import marshal
 import os
-import _signal
 import types
 
 from .candidate import PASSED_EXCEPTIONS
 from .framing import (
-    CALL, CALL_TYPED, ESCAPE, MAX_ITEMS, MAX_VALUE_BYTES, NEXT, NOT_DATA, PROGRAM_FAILED, QUERY, RAISE, READY, RETURN, DataError,
-    Lazy, decode, encode, frame,
+    CALL,
+    CALL_TYPED,
+    ESCAPE,
+    MAX_ITEMS,
+    MAX_VALUE_BYTES,
+    NEXT,
+    NOT_DATA,
+    PROGRAM_FAILED,
+    QUERY,
+    RAISE,
+    READY,
+    RETURN,
+    DataError,
+    Lazy,
+    decode,
+    encode,
+    frame,
 )
 
 TYPE_CHECKING = False

@@ -9,7 +9,8 @@ passed with ``SCM_RIGHTS``. For ``check`` samples the worker itself is the test 
 (:mod:`.testside`): it runs ``check`` against the candidate process through the call pipes.
 Its parts: :mod:`.zygote` (forking samples), :mod:`.sample` (a sample's own set-up),
 :mod:`.scratch` (scratch directories), :mod:`.script` (``script`` samples),
-:mod:`.fsview` (the samples' file-system view), :mod:`.cgroup` (the samples' memory cgroup). See docs/sandbox.md for the isolation and the threat model.
+:mod:`.fsview` (the samples' file-system view), :mod:`.cgroup` (the samples' memory cgroup).
+See docs/sandbox.md for the isolation and the threat model.
 """
 
 from __future__ import annotations
@@ -23,18 +24,54 @@ import time
 
 from . import candidate as _candidate
 from . import testside as _testside
-from .framing import DEFAULT_MAX_OUTPUT, recv as _recv, send as _send, send_many as _send_many
-from .linux import (
-    CLONE_NEWIPC as _CLONE_NEWIPC, CLONE_NEWNET as _CLONE_NEWNET, CLONE_NEWNS as _CLONE_NEWNS,
-    CLONE_NEWUTS as _CLONE_NEWUTS,
-    MS_NODEV as _MS_NODEV, MS_NOEXEC as _MS_NOEXEC,
-    MS_NOSUID as _MS_NOSUID, MS_PRIVATE as _MS_PRIVATE,
-    MS_REC as _MS_REC, MS_SHARED as _MS_SHARED,
-    PR_SET_DUMPABLE as _PR_SET_DUMPABLE, Libc as _Libc,
-    enter_user_namespace as _enter_user_namespace, remount_readonly as _remount_readonly,
-)
 from .cgroup import MemoryCgroup
+from .framing import DEFAULT_MAX_OUTPUT
+from .framing import recv as _recv
+from .framing import send as _send
+from .framing import send_many as _send_many
 from .fsview import FileSystemView
+from .linux import (
+    CLONE_NEWIPC as _CLONE_NEWIPC,
+)
+from .linux import (
+    CLONE_NEWNET as _CLONE_NEWNET,
+)
+from .linux import (
+    CLONE_NEWNS as _CLONE_NEWNS,
+)
+from .linux import (
+    CLONE_NEWUTS as _CLONE_NEWUTS,
+)
+from .linux import (
+    MS_NODEV as _MS_NODEV,
+)
+from .linux import (
+    MS_NOEXEC as _MS_NOEXEC,
+)
+from .linux import (
+    MS_NOSUID as _MS_NOSUID,
+)
+from .linux import (
+    MS_PRIVATE as _MS_PRIVATE,
+)
+from .linux import (
+    MS_REC as _MS_REC,
+)
+from .linux import (
+    MS_SHARED as _MS_SHARED,
+)
+from .linux import (
+    PR_SET_DUMPABLE as _PR_SET_DUMPABLE,
+)
+from .linux import (
+    Libc as _Libc,
+)
+from .linux import (
+    enter_user_namespace as _enter_user_namespace,
+)
+from .linux import (
+    remount_readonly as _remount_readonly,
+)
 from .sample import SampleSetup
 from .scratch import _SCRATCH_DIRS, _WORKDIR, Scratch, _rmtree, _scrub_environment
 from .script import _PIPE_CAPACITY, ScriptSamples, _read_output
@@ -42,7 +79,8 @@ from .zygote import Zygotes, _ZygoteDied
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Sequence
+    from collections.abc import Sequence
+    from typing import Any
 
 # Modules programs commonly import, loaded once in the worker so forked samples start warm.
 # Not hashlib: its OpenSSL libraries add ~20 memory mappings that every fork copies and every

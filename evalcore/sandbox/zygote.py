@@ -6,28 +6,66 @@ The worker (see :mod:`.worker`) forks them once; each then serves requests over 
 
 from __future__ import annotations
 
+import _socket
+import _thread
 import gc
 import os
 import resource
 import struct
 import sys
-import _socket
-import _thread
 
 from .linux import (
-    CLONE_NEWNS as _CLONE_NEWNS, CLONE_NEWPID as _CLONE_NEWPID, MS_NODEV as _MS_NODEV, MS_NOEXEC as _MS_NOEXEC,
-    MS_BIND as _MS_BIND, MS_NOSUID as _MS_NOSUID, MS_RDONLY as _MS_RDONLY, MS_REC as _MS_REC,
-    MS_REMOUNT as _MS_REMOUNT, MS_SLAVE as _MS_SLAVE,
-    PR_SET_NO_NEW_PRIVS as _PR_SET_NO_NEW_PRIVS,
-    PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG, PR_SET_SECCOMP as _PR_SET_SECCOMP,
-    SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER, SIGKILL as _SIGKILL,
+    CLONE_NEWNS as _CLONE_NEWNS,
 )
-
-from .sample import THREAD_STACK as _THREAD_STACK, capped_streams as _capped_streams
+from .linux import (
+    CLONE_NEWPID as _CLONE_NEWPID,
+)
+from .linux import (
+    MS_BIND as _MS_BIND,
+)
+from .linux import (
+    MS_NODEV as _MS_NODEV,
+)
+from .linux import (
+    MS_NOEXEC as _MS_NOEXEC,
+)
+from .linux import (
+    MS_NOSUID as _MS_NOSUID,
+)
+from .linux import (
+    MS_RDONLY as _MS_RDONLY,
+)
+from .linux import (
+    MS_REC as _MS_REC,
+)
+from .linux import (
+    MS_REMOUNT as _MS_REMOUNT,
+)
+from .linux import (
+    MS_SLAVE as _MS_SLAVE,
+)
+from .linux import (
+    PR_SET_NO_NEW_PRIVS as _PR_SET_NO_NEW_PRIVS,
+)
+from .linux import (
+    PR_SET_PDEATHSIG as _PR_SET_PDEATHSIG,
+)
+from .linux import (
+    PR_SET_SECCOMP as _PR_SET_SECCOMP,
+)
+from .linux import (
+    SECCOMP_MODE_FILTER as _SECCOMP_MODE_FILTER,
+)
+from .linux import (
+    SIGKILL as _SIGKILL,
+)
+from .sample import THREAD_STACK as _THREAD_STACK
+from .sample import capped_streams as _capped_streams
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Sequence
+    from collections.abc import Sequence
+    from typing import Any
 
 _EINVAL = 22
 

@@ -10,7 +10,6 @@ than ``MAX_ITEMS`` is refused: both with a reason saying what was refused.
 
 from __future__ import annotations
 
-import struct
 import subprocess
 import sys
 import textwrap

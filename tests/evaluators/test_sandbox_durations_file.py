@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalcore.sandbox import SandboxPool
-from evalcore.sandbox.pool import _cost_key
-from evalcore.sandbox.pool import DURATIONS_ENV, durations_file
+from evalcore.sandbox.pool import DURATIONS_ENV, _cost_key, durations_file
 
 PROMPT = "def add(a, b):\n    '''a + b'''\n"
 TEST = "def check(candidate):\n    assert candidate(1, 2) == 3\n"

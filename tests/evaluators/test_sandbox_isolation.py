@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 import os
 import socket
 import textwrap
@@ -13,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.evaluators.sandbox import SandboxResult, get_pool, run_python
 from evalcore.sandbox import SandboxPool
 from evalcore.sandbox.pool import _to_result
-from evalcore.evaluators.sandbox import SandboxResult, get_pool, run_python
 
 TIMEOUT = 3.0
 SLACK = 4.0  # kill, drain, reap and scheduling on a loaded 2-core machine

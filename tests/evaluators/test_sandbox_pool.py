@@ -316,7 +316,8 @@ def test_each_worker_is_pinned_to_a_cpu_of_its_own_with_its_zygotes_and_samples(
 
 
 def test_prompt_and_test_compiled_by_the_parent_give_the_same_verdicts() -> None:
-    from evalcore.sandbox.testside import _PARENT_CODE, attach_shared_code as _attach_shared_code
+    from evalcore.sandbox.testside import _PARENT_CODE
+    from evalcore.sandbox.testside import attach_shared_code as _attach_shared_code
 
     job = _attach_shared_code(_job())
     assert isinstance(job["_prompt_code"], bytes) and isinstance(job["_test_code"], bytes)
@@ -533,7 +534,8 @@ def test_zygotes_do_not_carry_the_workers_start_up_garbage(tmp_path, monkeypatch
 def test_the_zygotes_plain_libc_calls_report_errno() -> None:
     import errno
 
-    from evalcore.sandbox.linux import CLONE_NEWPID as _CLONE_NEWPID, Libc as _Libc
+    from evalcore.sandbox.linux import CLONE_NEWPID as _CLONE_NEWPID
+    from evalcore.sandbox.linux import Libc as _Libc
 
     libc = _Libc()
     assert libc.raw.setns(-1, _CLONE_NEWPID) == -1
