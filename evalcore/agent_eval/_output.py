@@ -336,7 +336,8 @@ td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}img{{max-width:100%
 system {verdict}; {len(crit)} critical failure(s). {below_text} {trust_text}
 Tests passed: {s['n_tests_passed']}/{s['n_tests']}.
 Started {e(str(s.get('started_at', '')))}, {s.get('duration_s', 0):.1f} s.</p>
-<table><tr><th>category</th><th>score</th><th>weight</th><th>status</th><th>tests passed</th><th>notes</th></tr>{rows}</table>
+<table><tr><th>category</th><th>score</th><th>weight</th><th>status</th><th>tests passed</th><th>notes</th></tr>
+{rows}</table>
 {imgs}
 <h2>Failed tests</h2>
 <table><tr><th>category</th><th>test</th><th>score</th><th>critical</th><th>why</th></tr>{failed}</table>

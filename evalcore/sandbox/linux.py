@@ -158,9 +158,10 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
     and threads), ``pipe``, ``pipe2``, ``socket``, ``socketpair`` and ``memfd_secret`` (their
     inode numbers come from the kernel's per-CPU ``get_next_ino`` counter, which the pipes the
     worker makes for the next sample on the same CPU show), and ``fork``, ``vfork``, ``execve``,
-    ``execveat`` and every ``clone`` without ``CLONE_THREAD`` (threads stay possible); ``clone3`` answers ENOSYS so that the C library
-    falls back to ``clone``, whose flags the filter can read; and signals to any process but
-    the sample itself (``kill``, ``tgkill``, ``rt_*sigqueueinfo`` only to its own PID or
+    ``execveat`` and every ``clone`` without ``CLONE_THREAD`` (threads stay possible); ``clone3``
+    answers ENOSYS so that the C library falls back to ``clone``, whose flags the filter can
+    read; and signals to any process but the sample itself (``kill``, ``tgkill``,
+    ``rt_*sigqueueinfo`` only to its own PID or
     group, no ``tkill`` or ``pidfd_send_signal``): where no PID namespace confines it (the
     weak fallback), a candidate cannot signal the user's other processes. The instruction
     holding the sample's PID is at ``OWN_PID_SLOT[kind]`` (``"check"``, ``"script_weak"``); the

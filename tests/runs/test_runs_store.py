@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from evalcore._runstore import latest_records, write_run_json
 from evalcore.errors import EvalcoreError
 from evalcore.runs import SampleWriter, read_samples
-from evalcore._runstore import latest_records, write_run_json
 
 
 def rec(item: str, epoch: int = 0, error: bool = False, text: str = "x") -> dict:
