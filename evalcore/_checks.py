@@ -14,17 +14,14 @@ MAX_TIMEOUT_S = 7 * 24 * 3600.0
 
 
 @overload
-def check_timeout(value: Any, field: str, *, allow_none: Literal[False] = False,
-                  allow_zero: bool = False) -> float: ...
+def check_timeout(value: Any, field: str, *, allow_none: Literal[False] = False, allow_zero: bool = False) -> float: ...
 
 
 @overload
-def check_timeout(value: Any, field: str, *, allow_none: bool,
-                  allow_zero: bool = False) -> float | None: ...
+def check_timeout(value: Any, field: str, *, allow_none: bool, allow_zero: bool = False) -> float | None: ...
 
 
-def check_timeout(value: Any, field: str, *, allow_none: bool = False,
-                  allow_zero: bool = False) -> float | None:
+def check_timeout(value: Any, field: str, *, allow_none: bool = False, allow_zero: bool = False) -> float | None:
     """A finite number of seconds in (0, :data:`MAX_TIMEOUT_S`] (``[0, …]`` with ``allow_zero``).
 
     ``inf``, ``nan``, negative and absurdly large timeouts are refused up front, before any
@@ -46,9 +43,9 @@ def check_timeout(value: Any, field: str, *, allow_none: bool = False,
         raise EvalcoreError(f"must be a finite number of seconds, got {value!r}", field=field)
     low_ok = v >= 0 if allow_zero else v > 0
     if not low_ok:
-        raise EvalcoreError(f"must be {'>= 0' if allow_zero else 'a positive number of'} seconds, "
-                            f"got {value!r}", field=field)
+        raise EvalcoreError(
+            f"must be {'>= 0' if allow_zero else 'a positive number of'} seconds, got {value!r}", field=field
+        )
     if v > MAX_TIMEOUT_S:
-        raise EvalcoreError(f"must be at most {MAX_TIMEOUT_S:g} seconds (a week), got {value!r}",
-                            field=field)
+        raise EvalcoreError(f"must be at most {MAX_TIMEOUT_S:g} seconds (a week), got {value!r}", field=field)
     return v

@@ -112,8 +112,10 @@ def to_json_native(value: Any, *, strict: bool = False, path: str = "value") -> 
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if strict and not isinstance(key, (str, int, float)) and not (
-                np is not None and isinstance(key, (np.integer, np.floating, np.str_))
+            if (
+                strict
+                and not isinstance(key, (str, int, float))
+                and not (np is not None and isinstance(key, (np.integer, np.floating, np.str_)))
             ):
                 raise EvalcoreError(f"keys must be strings or numbers, got {type(key).__name__}", field=path)
             if type(key) is str:
@@ -230,15 +232,17 @@ def atomic_open(
             os.fsync(fh.fileno())
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, chmod: int | None = None,
-                       mkdir: bool = True) -> None:
+def write_bytes_atomic(
+    path: str | os.PathLike[str], data: bytes, *, chmod: int | None = None, mkdir: bool = True
+) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`atomic_path`)."""
     with atomic_open(path, "wb", chmod=chmod, mkdir=mkdir) as fh:
         fh.write(data)
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8",
-                      chmod: int | None = None, mkdir: bool = True) -> None:
+def write_text_atomic(
+    path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8", chmod: int | None = None, mkdir: bool = True
+) -> None:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_path`)."""
     with atomic_open(path, "w", encoding=encoding, chmod=chmod, mkdir=mkdir) as fh:
         fh.write(text)
@@ -268,8 +272,15 @@ def json_text(obj: Any, **json_kwargs: Any) -> str:
     return text
 
 
-def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, fsync: bool = False,
-                      chmod: int | None = None, mkdir: bool = True, **json_kwargs: Any) -> None:
+def write_json_atomic(
+    path: str | os.PathLike[str],
+    obj: Any,
+    *,
+    fsync: bool = False,
+    chmod: int | None = None,
+    mkdir: bool = True,
+    **json_kwargs: Any,
+) -> None:
     """Write ``obj`` as one JSON document plus a final newline, atomically.
 
     Args:
@@ -285,8 +296,15 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, fsync: bool = F
         fh.write(text + "\n")
 
 
-def write_jsonl_atomic(path: str | os.PathLike[str], rows: Iterable[Any], *, fsync: bool = False,
-                       chmod: int | None = None, mkdir: bool = True, **json_kwargs: Any) -> None:
+def write_jsonl_atomic(
+    path: str | os.PathLike[str],
+    rows: Iterable[Any],
+    *,
+    fsync: bool = False,
+    chmod: int | None = None,
+    mkdir: bool = True,
+    **json_kwargs: Any,
+) -> None:
     """Write ``rows`` as JSON lines (``ensure_ascii=False`` unless given), atomically.
 
     A row holding a lone surrogate is written with ASCII escapes (see :func:`json_text`).
@@ -323,8 +341,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise EvalcoreError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", path=path,
-                            line=line) from None
+        raise EvalcoreError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", path=path, line=line) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -378,7 +395,9 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise EvalcoreError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=path, line=line_no) from None
+                    raise EvalcoreError(
+                        f"invalid JSON ({exc.msg} at column {exc.colno})", path=path, line=line_no
+                    ) from None
                 if not isinstance(obj, dict):
                     raise EvalcoreError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=line_no)
                 yield line_no, obj

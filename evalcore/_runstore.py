@@ -27,7 +27,6 @@ RESULTS_FILE = "results.json"
 LOCK_FILE = ".lock"
 
 
-
 class SampleRecord(TypedDict, total=False):
     """One line of ``samples.jsonl`` (docs/runs.md; the reader checks :data:`REQUIRED_KEYS`).
 
@@ -110,8 +109,7 @@ class RunConfig(TypedDict, total=False):
     n_shot: Any
 
 
-IN_BENCHMARK: contextvars.ContextVar[bool] = contextvars.ContextVar("evalcore_in_benchmark",
-                                                                    default=False)
+IN_BENCHMARK: contextvars.ContextVar[bool] = contextvars.ContextVar("evalcore_in_benchmark", default=False)
 """True while a benchmark run executes (an LLM judge refuses to work inside one)."""
 
 
@@ -139,11 +137,13 @@ def lock_run(path: Path) -> Any:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
         f.close()
-        raise EvalcoreError("another process is writing this run; wait for it or use another "
-                            "--run-id", path=path, field="run_id") from exc
+        raise EvalcoreError(
+            "another process is writing this run; wait for it or use another --run-id", path=path, field="run_id"
+        ) from exc
     return f
-REQUIRED_KEYS = ("run_id", "item_id", "epoch", "dataset", "request", "request_hash", "completion",
-                 "scores", "error")
+
+
+REQUIRED_KEYS = ("run_id", "item_id", "epoch", "dataset", "request", "request_hash", "completion", "scores", "error")
 
 
 def write_run_json(path: str | os.PathLike[str], obj: Any) -> None:
@@ -157,8 +157,9 @@ def write_run_json(path: str | os.PathLike[str], obj: Any) -> None:
         path: Destination.
         obj: JSON-serializable data.
     """
-    _io.write_json_atomic(path, _io.to_json_native(obj), fsync=True, mkdir=False, indent=2,
-                          ensure_ascii=False, allow_nan=False)
+    _io.write_json_atomic(
+        path, _io.to_json_native(obj), fsync=True, mkdir=False, indent=2, ensure_ascii=False, allow_nan=False
+    )
 
 
 @dataclass
@@ -232,16 +233,13 @@ def read_samples(path: str | os.PathLike[str]) -> SamplesFile:
             if not raw.strip():
                 offset += len(raw) + 1
                 continue
-            raise EvalcoreError("not a valid JSON sample record (corrupted run store)",
-                                path=path, line=i + 1)
+            raise EvalcoreError("not a valid JSON sample record (corrupted run store)", path=path, line=i + 1)
         if not isinstance(rec, dict) or any(k not in rec for k in REQUIRED_KEYS):
             missing = [k for k in REQUIRED_KEYS if not isinstance(rec, dict) or k not in rec]
-            raise EvalcoreError("sample record lacks required keys", path=path, line=i + 1,
-                                field=",".join(missing))
+            raise EvalcoreError("sample record lacks required keys", path=path, line=i + 1, field=",".join(missing))
         bad = _bad_field(rec)
         if bad is not None:
-            raise EvalcoreError(f"wrong type: {rec[bad]!r} (corrupted run store)",
-                                path=path, line=i + 1, field=bad)
+            raise EvalcoreError(f"wrong type: {rec[bad]!r} (corrupted run store)", path=path, line=i + 1, field=bad)
         records.append(cast(SampleRecord, rec))  # its required keys and their types checked above
         record_lines.append(i + 1)
         offset += len(raw) + 1
@@ -402,5 +400,10 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     config = _load(cfg_path)
     results = _load(path / RESULTS_FILE) if (path / RESULTS_FILE).is_file() else {}
     found = read_samples(path / SAMPLES_FILE)
-    return Run(path=path, config=cast(RunConfig, config), results=results, samples=latest_records(found.records),
-               torn=found.torn)
+    return Run(
+        path=path,
+        config=cast(RunConfig, config),
+        results=results,
+        samples=latest_records(found.records),
+        torn=found.torn,
+    )

@@ -20,9 +20,7 @@ from evalcore.errors import EvalcoreError
 ZeroDivision = float | Literal["error"]
 
 
-def as_float_array(
-    values: Any, field: str = "values", *, allow_empty: bool = False, ndim: int = 1
-) -> np.ndarray:
+def as_float_array(values: Any, field: str = "values", *, allow_empty: bool = False, ndim: int = 1) -> np.ndarray:
     """Convert ``values`` to a finite float array of the given dimension.
 
     Args:
@@ -57,9 +55,7 @@ def as_float_array(
     return arr
 
 
-def as_pair(
-    a: Any, b: Any, field_a: str = "a", field_b: str = "b"
-) -> tuple[np.ndarray, np.ndarray]:
+def as_pair(a: Any, b: Any, field_a: str = "a", field_b: str = "b") -> tuple[np.ndarray, np.ndarray]:
     """Two equally long, non-empty, finite 1-D float arrays (paired observations)."""
     x = as_float_array(a, field_a)
     y = as_float_array(b, field_b)
@@ -108,14 +104,10 @@ def check_zero_division(zero_division: Any) -> None:
     """Validate a ``zero_division`` argument: a finite number, ``nan``, or ``"error"``."""
     if isinstance(zero_division, str):
         if zero_division != "error":
-            raise EvalcoreError(
-                f"must be a number or 'error', got {zero_division!r}", field="zero_division"
-            )
+            raise EvalcoreError(f"must be a number or 'error', got {zero_division!r}", field="zero_division")
         return
     if isinstance(zero_division, bool) or not isinstance(zero_division, (int, float, np.floating)):
-        raise EvalcoreError(
-            f"must be a number or 'error', got {zero_division!r}", field="zero_division"
-        )
+        raise EvalcoreError(f"must be a number or 'error', got {zero_division!r}", field="zero_division")
 
 
 def safe_ratio(num: float, den: float, zero_division: ZeroDivision, what: str) -> float:

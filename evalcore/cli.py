@@ -30,14 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
     """Build the full argument parser from every area's ``register`` function."""
     from evalcore import __version__
 
-    parser = argparse.ArgumentParser(
-        prog="evalcore", description="Objective, reproducible evaluation of LLM systems."
-    )
+    parser = argparse.ArgumentParser(prog="evalcore", description="Objective, reproducible evaluation of LLM systems.")
     parser.add_argument("--version", action="version", version=f"evalcore {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     score = sub.add_parser("score", help="score answers or code samples from a file")
     score.add_argument(
-        "--show-isolation", action=_ShowIsolation,
+        "--show-isolation",
+        action=_ShowIsolation,
         help="print what the code sandbox isolates here (each layer, the samples' file-system view) and exit",
     )
     score_sub = score.add_subparsers(dest="dataset", metavar="DATASET", required=True)
@@ -53,7 +52,9 @@ class _ShowIsolation(argparse.Action):
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: str | None = None) -> None:
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: object, values: object, option_string: str | None = None
+    ) -> None:
         from evalcore.sandbox.pool import isolation_text
 
         print(isolation_text())

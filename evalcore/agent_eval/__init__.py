@@ -17,7 +17,13 @@ from evalcore._lazy import lazy_exports
 
 _EXPORTS = {
     "evalcore.agent_eval._entry": ("case_records", "evaluate", "resolve_agent", "agent_eval_records"),
-    "evalcore.agent_eval._config": ("CATEGORIES", "CATEGORY_WEIGHTS", "PASS_THRESHOLD", "AgentEvalConfig", "AgentEvalData"),
+    "evalcore.agent_eval._config": (
+        "CATEGORIES",
+        "CATEGORY_WEIGHTS",
+        "PASS_THRESHOLD",
+        "AgentEvalConfig",
+        "AgentEvalData",
+    ),
     "evalcore.agent_eval._cases.generator": ("AgentCaseGenerator",),
     "evalcore.agent_eval._cases.kinds": ("STARTER_KINDS", "SYNTHESIZED_KINDS"),
     "evalcore.agent_eval._cases.records": ("AgentCase", "ExpectedStep", "load_cases", "save_cases"),
@@ -35,8 +41,14 @@ _EXPORTS = {
     "evalcore.agent_eval._matching": ("is_clear_error", "normalize_string", "to_number", "values_match"),
     "evalcore.agent_eval._quality": ("code_quality", "test_quality"),
     "evalcore.agent_eval._output": (
-        "figure_category_scores", "figure_category_tests", "figure_performance", "figure_test_distribution",
-        "load_results", "render_html", "save_results", "write_outputs",
+        "figure_category_scores",
+        "figure_category_tests",
+        "figure_performance",
+        "figure_test_distribution",
+        "load_results",
+        "render_html",
+        "save_results",
+        "write_outputs",
     ),
     "evalcore.agent_eval._compare": ("compare_results", "format_agent_eval_comparison"),
     "evalcore.agent_eval._sweep": ("SweepResult", "parse_thresholds", "threshold_sweep"),

@@ -104,8 +104,9 @@ def call_agent(agent: Agent, query: str, timeout_s: float | None = None) -> Call
         resp = box.get("response")
     elapsed = time.perf_counter() - t0
     if not isinstance(resp, AgentResponse):
-        return Call(query, None, f"ProtocolError: process_request returned {type(resp).__name__}, "
-                                 "not AgentResponse", elapsed)
+        return Call(
+            query, None, f"ProtocolError: process_request returned {type(resp).__name__}, not AgentResponse", elapsed
+        )
     try:
         problem = _protocol_problem(resp)
     except Exception as exc:  # (an in-process agent's objects may raise on being looked at)
@@ -115,8 +116,7 @@ def call_agent(agent: Agent, query: str, timeout_s: float | None = None) -> Call
     try:
         plain = plain_response(resp)  # matching only ever sees plain JSON values
     except Exception as exc:
-        return Call(query, None, f"ProtocolError: the response is not JSON data: {describe_exception(exc)}",
-                    elapsed)
+        return Call(query, None, f"ProtocolError: the response is not JSON data: {describe_exception(exc)}", elapsed)
     return Call(query, plain, None, elapsed)
 
 
@@ -163,11 +163,14 @@ def _protocol_problem(resp: AgentResponse) -> str | None:
             st.depends_on = []
         if st.args is None:
             st.args = {}
-        if not isinstance(st.tool, str) or not isinstance(st.args, dict) or not (
-                st.error is None or isinstance(st.error, str)) or not isinstance(st.depends_on, list) or not all(
-                isinstance(j, int) and not isinstance(j, bool) for j in st.depends_on):
-            return (f"AgentResponse.steps[{i}] needs tool: str, args: dict, error: str or None, "
-                    "depends_on: list of int")
+        if (
+            not isinstance(st.tool, str)
+            or not isinstance(st.args, dict)
+            or not (st.error is None or isinstance(st.error, str))
+            or not isinstance(st.depends_on, list)
+            or not all(isinstance(j, int) and not isinstance(j, bool) for j in st.depends_on)
+        ):
+            return f"AgentResponse.steps[{i}] needs tool: str, args: dict, error: str or None, depends_on: list of int"
     return None
 
 
@@ -199,9 +202,15 @@ def answer_test(name: str, call: Call, case: AgentCase, threshold: float, **deta
         err = "result does not match the expected answer"
     else:
         err = None
-    return make_test(name, 1.0 if ok else 0.0, threshold=threshold, critical=call.critical, error=err,
-                     duration_s=call.elapsed_s,
-                     details={"case_id": case.id, "expected": case.expected, **call.summary(), **details})
+    return make_test(
+        name,
+        1.0 if ok else 0.0,
+        threshold=threshold,
+        critical=call.critical,
+        error=err,
+        duration_s=call.elapsed_s,
+        details={"case_id": case.id, "expected": case.expected, **call.summary(), **details},
+    )
 
 
 def snapshot(agent: Agent, res: CategoryResult) -> dict[str, ToolRecord]:
@@ -247,8 +256,10 @@ class ToolBudget:
             self.spent_s += max(0.0, float(seconds))
 
     def spent_message(self) -> str:
-        return (f"the category's tool time budget of {self.total_s:g} s is spent (the agent's tools ran "
-                f"{self.spent_s:.1f} s in the sandbox; see tool_budget_s)")
+        return (
+            f"the category's tool time budget of {self.total_s:g} s is spent (the agent's tools ran "
+            f"{self.spent_s:.1f} s in the sandbox; see tool_budget_s)"
+        )
 
 
 _active_budget: ToolBudget | None = None

@@ -54,9 +54,15 @@ class CaseResult:
     duration_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "score": float(self.score), "passed": bool(self.passed),
-                "critical": bool(self.critical), "error": self.error, "duration_s": float(self.duration_s),
-                "details": to_json_native(self.details)}
+        return {
+            "name": self.name,
+            "score": float(self.score),
+            "passed": bool(self.passed),
+            "critical": bool(self.critical),
+            "error": self.error,
+            "duration_s": float(self.duration_s),
+            "details": to_json_native(self.details),
+        }
 
 
 class _TimedTests(list):
@@ -111,10 +117,17 @@ class CategoryResult:
         return [{"category": self.name, "test": t.name, "error": t.error} for t in self.tests if t.critical]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"score": self.score, "passed": self.passed, "n_tests": len(self.tests),
-                "n_passed": sum(t.passed for t in self.tests), "duration_s": float(self.duration_s),
-                "metrics": to_json_native(self.metrics), "notes": list(self.notes),
-                "critical_failures": self.critical_failures, "tests": [t.to_dict() for t in self.tests]}
+        return {
+            "score": self.score,
+            "passed": self.passed,
+            "n_tests": len(self.tests),
+            "n_passed": sum(t.passed for t in self.tests),
+            "duration_s": float(self.duration_s),
+            "metrics": to_json_native(self.metrics),
+            "notes": list(self.notes),
+            "critical_failures": self.critical_failures,
+            "tests": [t.to_dict() for t in self.tests],
+        }
 
 
 def make_test(name: str, score: float, *, threshold: float = PASS_THRESHOLD, **kw: Any) -> CaseResult:
@@ -134,8 +147,9 @@ def make_test(name: str, score: float, *, threshold: float = PASS_THRESHOLD, **k
     return CaseResult(name=name, score=s, passed=s >= threshold, **kw)
 
 
-def overall_score(category_scores: Mapping[str, float],
-                  weights: Mapping[str, float] | None = None) -> tuple[float, dict[str, float]]:
+def overall_score(
+    category_scores: Mapping[str, float], weights: Mapping[str, float] | None = None
+) -> tuple[float, dict[str, float]]:
     """Weighted mean of category scores, weights renormalized over the categories present.
 
     ``overall = Σ_c w_c s_c / Σ_c w_c``.
@@ -159,4 +173,3 @@ def overall_score(category_scores: Mapping[str, float],
     total = sum(weights[c] for c in category_scores)
     used = {c: weights[c] / total for c in category_scores}
     return float(sum(used[c] * float(s) for c, s in category_scores.items())), used
-

@@ -16,68 +16,134 @@ from evalcore.errors import EvalcoreError
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
     """Add the ``agent-eval`` and ``sweep`` sub-commands."""
     p = subparsers.add_parser(
-        "agent-eval", help="evaluate a tool-building agent in seven categories, or compare two evaluations",
+        "agent-eval",
+        help="evaluate a tool-building agent in seven categories, or compare two evaluations",
         description="Evaluate an agent (functional, synthesis, retrieval, workflow, learning, robustness, "
-                    "performance) and write evaluation_YYYYMMDD_HHMMSS.json (+ figures and report.html with "
-                    "--visualize); or compare two result files with --compare A.json B.json.")
-    p.add_argument("--categories", nargs="+", metavar="CAT",
-                   help=f"categories to run (default all): {', '.join(CATEGORIES)}; commas also accepted")
-    p.add_argument("--agent", default="reference",
-                   help="reference | module:function | path/file.py:function | http://host:port/… | "
-                        "oracle | honest | wrong | failing (self-test agents) (default: reference); a Python "
-                        "agent runs in an interpreter of its own and speaks the HTTP JSON protocol")
-    p.add_argument("--model", default=None,
-                   help="model of the reference agent: a model spec (default local:smollm2) or 'none' (no-LLM mode)")
-    p.add_argument("--threshold", type=finite_float, default=None, help="similarity threshold of the agent's tool search")
+        "performance) and write evaluation_YYYYMMDD_HHMMSS.json (+ figures and report.html with "
+        "--visualize); or compare two result files with --compare A.json B.json.",
+    )
+    p.add_argument(
+        "--categories",
+        nargs="+",
+        metavar="CAT",
+        help=f"categories to run (default all): {', '.join(CATEGORIES)}; commas also accepted",
+    )
+    p.add_argument(
+        "--agent",
+        default="reference",
+        help="reference | module:function | path/file.py:function | http://host:port/… | "
+        "oracle | honest | wrong | failing (self-test agents) (default: reference); a Python "
+        "agent runs in an interpreter of its own and speaks the HTTP JSON protocol",
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        help="model of the reference agent: a model spec (default local:smollm2) or 'none' (no-LLM mode)",
+    )
+    p.add_argument(
+        "--threshold", type=finite_float, default=None, help="similarity threshold of the agent's tool search"
+    )
     p.add_argument("--cases", type=Path, default=None, help="JSON file of test cases (default: generated)")
-    p.add_argument("--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=4,complex=4,edge=6")
-    p.add_argument("--seed", default=None, metavar="N",
-                   help="refused: a seed on the command line is readable by every local process, the agent "
-                        "included; use --seed-file or EVALCORE_AGENT_SEED")
-    p.add_argument("--seed-file", type=Path, default=None, metavar="PATH",
-                   help="file holding the seed of the case generator (default: the environment variable "
-                        "EVALCORE_AGENT_SEED, else a fresh secret seed drawn per run; either way recorded in the "
-                        "results after the run, so the agent cannot rebuild the expected answers; put the "
-                        "recorded seed in a file to rerun the same cases)")
+    p.add_argument(
+        "--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=4,complex=4,edge=6"
+    )
+    p.add_argument(
+        "--seed",
+        default=None,
+        metavar="N",
+        help="refused: a seed on the command line is readable by every local process, the agent "
+        "included; use --seed-file or EVALCORE_AGENT_SEED",
+    )
+    p.add_argument(
+        "--seed-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="file holding the seed of the case generator (default: the environment variable "
+        "EVALCORE_AGENT_SEED, else a fresh secret seed drawn per run; either way recorded in the "
+        "results after the run, so the agent cannot rebuild the expected answers; put the "
+        "recorded seed in a file to rerun the same cases)",
+    )
     p.add_argument("--limit", type=int, default=None, help="at most N cases per category")
     p.add_argument("--workers", type=int, default=4, help="threads of the load test (default 4)")
     p.add_argument("--load-requests", type=int, default=20, help="requests of the load test (default 20)")
-    p.add_argument("--request-timeout", type=seconds, default=30.0, metavar="S",
-                   help="a request unanswered after S seconds scores 0 and is a critical failure (default 30)")
-    p.add_argument("--tool-budget", type=seconds, default=40.0, metavar="S",
-                   help="total sandbox time the agent's registered tools may take per category (default 40 s)")
-    p.add_argument("--category-floor", type=finite_float, default=0.5, metavar="F",
-                   help="every category must score at least F for the system to pass (default 0.5)")
-    p.add_argument("--throughput-target", type=finite_float, default=10.0, metavar="QPS",
-                   help="correct answers per second under load that earn full throughput credit (default 10)")
-    p.add_argument("--in-process", action="store_true",
-                   help="build a Python agent in the evaluator's process (debugging only: it could reach the "
-                        "evaluator, so its results say trusted: false); by default it runs in an interpreter "
-                        "of its own")
+    p.add_argument(
+        "--request-timeout",
+        type=seconds,
+        default=30.0,
+        metavar="S",
+        help="a request unanswered after S seconds scores 0 and is a critical failure (default 30)",
+    )
+    p.add_argument(
+        "--tool-budget",
+        type=seconds,
+        default=40.0,
+        metavar="S",
+        help="total sandbox time the agent's registered tools may take per category (default 40 s)",
+    )
+    p.add_argument(
+        "--category-floor",
+        type=finite_float,
+        default=0.5,
+        metavar="F",
+        help="every category must score at least F for the system to pass (default 0.5)",
+    )
+    p.add_argument(
+        "--throughput-target",
+        type=finite_float,
+        default=10.0,
+        metavar="QPS",
+        help="correct answers per second under load that earn full throughput credit (default 10)",
+    )
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="build a Python agent in the evaluator's process (debugging only: it could reach the "
+        "evaluator, so its results say trusted: false); by default it runs in an interpreter "
+        "of its own",
+    )
     p.add_argument("--visualize", action="store_true", help="also write the PNG figures and report.html")
     p.add_argument("--no-save", action="store_true", help="print the summary only; write no file")
     p.add_argument("--output-dir", type=Path, default=Path("reports/agent_eval"), help="output folder")
     p.add_argument("--strict", action="store_true", help="exit 1 when the system does not pass")
-    p.add_argument("--compare", nargs=2, type=Path, metavar=("A.json", "B.json"),
-                   help="compare two evaluation files (B against baseline A) and exit")
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("A.json", "B.json"),
+        help="compare two evaluation files (B against baseline A) and exit",
+    )
     p.set_defaults(func=_agent_eval)
 
     s = subparsers.add_parser(
-        "sweep", help="sweep the similarity threshold of an agent's tool search",
+        "sweep",
+        help="sweep the similarity threshold of an agent's tool search",
         description="For each threshold: retrieval precision/recall/F1, false-positive rate on unrelated queries, "
-                    "synthesis rate and end-to-end success; best threshold chosen on a development split and "
-                    "reported on a held-out split; paired tests against the best with Benjamini–Hochberg correction.")
+        "synthesis rate and end-to-end success; best threshold chosen on a development split and "
+        "reported on a held-out split; paired tests against the best with Benjamini–Hochberg correction.",
+    )
     s.add_argument("--thresholds", default="0.30:0.80:0.05", help="start:stop:step (inclusive) or a comma list")
     s.add_argument("--agent", default="reference", help="reference | module:function (called with threshold=T)")
-    s.add_argument("--model", default=None, help="model of the reference agent (default local:smollm2; 'none' = no LLM)")
+    s.add_argument(
+        "--model", default=None, help="model of the reference agent (default local:smollm2; 'none' = no LLM)"
+    )
     s.add_argument("--cases", type=Path, default=None, help="JSON file of test cases (default: generated)")
     s.add_argument("--counts", default=None, help="generated cases per complexity, e.g. simple=8,medium=6")
-    s.add_argument("--seed", default=None, metavar="N",
-                   help="refused: a seed on the command line is readable by every local process; use "
-                        "--seed-file or EVALCORE_AGENT_SEED")
-    s.add_argument("--seed-file", type=Path, default=None, metavar="PATH",
-                   help="file holding the seed of the cases and of the dev/held-out split (default: "
-                        "EVALCORE_AGENT_SEED, else a fresh secret one; recorded in sweep.json)")
+    s.add_argument(
+        "--seed",
+        default=None,
+        metavar="N",
+        help="refused: a seed on the command line is readable by every local process; use "
+        "--seed-file or EVALCORE_AGENT_SEED",
+    )
+    s.add_argument(
+        "--seed-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="file holding the seed of the cases and of the dev/held-out split (default: "
+        "EVALCORE_AGENT_SEED, else a fresh secret one; recorded in sweep.json)",
+    )
     s.add_argument("--unrelated", type=int, default=16, help="unrelated queries for the false-positive rate")
     s.add_argument("--output", type=Path, default=Path("reports/sweep"), help="output folder")
     s.set_defaults(func=_sweep)
@@ -94,8 +160,9 @@ def _parse_counts(spec: str | None) -> dict[str, int] | None:
                 raise ValueError
             out[key.strip()] = int(val)
         except ValueError:
-            raise EvalcoreError(f"cannot parse {part!r}; use name=count pairs like simple=8,edge=4",
-                                field="counts") from None
+            raise EvalcoreError(
+                f"cannot parse {part!r}; use name=count pairs like simple=8,edge=4", field="counts"
+            ) from None
     return out
 
 
@@ -155,35 +222,65 @@ def _agent_eval(args: argparse.Namespace) -> int:
     url = _http_agent_url(args.agent)
     if url is not None:  # a dead or non-agent endpoint is refused now, not scored 0 case by case
         if args.threshold is not None:
-            raise EvalcoreError("does not apply to an HTTP agent: its threshold is set on its server",
-                                field="--threshold")
+            raise EvalcoreError(
+                "does not apply to an HTTP agent: its threshold is set on its server", field="--threshold"
+            )
         _check_http_agent(url, args.request_timeout)
-    config = AgentEvalConfig(seed=seed, counts=_parse_counts(args.counts), limit=args.limit, workers=args.workers,
-                         load_requests=args.load_requests, request_timeout_s=args.request_timeout,
-                         category_floor=args.category_floor, throughput_target=args.throughput_target,
-                         tool_budget_s=args.tool_budget)
+    config = AgentEvalConfig(
+        seed=seed,
+        counts=_parse_counts(args.counts),
+        limit=args.limit,
+        workers=args.workers,
+        load_requests=args.load_requests,
+        request_timeout_s=args.request_timeout,
+        category_floor=args.category_floor,
+        throughput_target=args.throughput_target,
+        tool_budget_s=args.tool_budget,
+    )
     config.seed_source = seed_source
-    extra = {"agent_spec": args.agent, "model": args.model, "threshold": args.threshold,
-             "cases_file": str(args.cases) if args.cases else None}
+    extra = {
+        "agent_spec": args.agent,
+        "model": args.model,
+        "threshold": args.threshold,
+        "cases_file": str(args.cases) if args.cases else None,
+    }
     hide = [args.output_dir] + ([args.seed_file] if args.seed_file is not None else [])
-    result = evaluate(args.agent, config, categories=cats, cases=args.cases, model=args.model,
-                      threshold=args.threshold, in_process=args.in_process, extra_config=extra,
-                      hide=hide)
+    result = evaluate(
+        args.agent,
+        config,
+        categories=cats,
+        cases=args.cases,
+        model=args.model,
+        threshold=args.threshold,
+        in_process=args.in_process,
+        extra_config=extra,
+        hide=hide,
+    )
     lost = _lost_agent(url, args.request_timeout, result) if url is not None else None
     s = result.summary()
     status = {"PASSED": "PASSED", "FAILED": "FAILED", "partial": "partial (not every category run: no verdict)"}
-    print(f"overall {s['overall_score']:.3f}  system {status[s['status']]}  "
-          f"tests passed {s['n_tests_passed']}/{s['n_tests']}  critical failures {s['n_critical_failures']}"
-          + ("" if s["trusted"] else "  [in-process agent: results not trusted]"))
+    print(
+        f"overall {s['overall_score']:.3f}  system {status[s['status']]}  "
+        f"tests passed {s['n_tests_passed']}/{s['n_tests']}  critical failures {s['n_critical_failures']}"
+        + ("" if s["trusted"] else "  [in-process agent: results not trusted]")
+    )
     if args.cases is None:
-        print(f"  cases from seed {config.seed}"
-              + (" (drawn for this run; put it in a file and pass --seed-file FILE, or set EVALCORE_AGENT_SEED, "
-                 "to rerun the same cases)" if config.seed_source == "drawn" else f" (from the {seed_source})"))
+        print(
+            f"  cases from seed {config.seed}"
+            + (
+                " (drawn for this run; put it in a file and pass --seed-file FILE, or set EVALCORE_AGENT_SEED, "
+                "to rerun the same cases)"
+                if config.seed_source == "drawn"
+                else f" (from the {seed_source})"
+            )
+        )
     if s["categories_below_floor"] and s["status"] != "partial":
         print(f"  below the category floor {s['category_floor']:g}: {', '.join(s['categories_below_floor'])}")
     for row in agent_eval_records(result):
-        print(f"  {row['category']:<12} {row['score']:.3f} {'pass' if row['passed'] else 'FAIL'}  "
-              f"(weight {row['weight']:.3f}, {row['tests_passed']}/{row['tests']} tests)")
+        print(
+            f"  {row['category']:<12} {row['score']:.3f} {'pass' if row['passed'] else 'FAIL'}  "
+            f"(weight {row['weight']:.3f}, {row['tests_passed']}/{row['tests']} tests)"
+        )
     written: list[str] = []
     if not args.no_save:
         paths = write_outputs(result, args.output_dir, visualize=args.visualize)
@@ -191,17 +288,22 @@ def _agent_eval(args: argparse.Namespace) -> int:
             print(f"wrote {path}")
         written = [str(path) for path in paths.values() if str(path).endswith(".json")]
     if lost is not None:
-        raise EvalcoreError(f"{lost}; these results do not measure the agent after it stopped"
-                            + (f" ({', '.join(written)} says so in config.agent_endpoint_lost)" if written else ""),
-                            field="--agent")
+        raise EvalcoreError(
+            f"{lost}; these results do not measure the agent after it stopped"
+            + (f" ({', '.join(written)} says so in config.agent_endpoint_lost)" if written else ""),
+            field="--agent",
+        )
     return 1 if args.strict and not result.passed else 0
 
 
 def _model_only_for_reference(args: argparse.Namespace) -> None:
     """``--model`` is the reference agent's: given with another agent it would be ignored."""
     if args.model is not None and args.model.strip().lower() != "none" and args.agent != "reference":
-        raise EvalcoreError(f"is the reference agent's model; agent {args.agent!r} does not use it "
-                            "(its own model is its own business): leave --model out", field="--model")
+        raise EvalcoreError(
+            f"is the reference agent's model; agent {args.agent!r} does not use it "
+            "(its own model is its own business): leave --model out",
+            field="--model",
+        )
 
 
 def _http_agent_url(spec: str) -> str | None:
@@ -242,11 +344,15 @@ def _lost_agent(url: str, timeout_s: float | None, result: Any) -> str | None:
     tests = [t for cat in result.categories.values() for t in cat.tests]
     n_bad = sum(bool(t.critical) for t in tests)
     if n_bad == len(tests):
-        raise EvalcoreError(f"the agent stopped answering during the run (checked after it: {why}); "
-                            f"all {len(tests)} tests failed on it, so there is no result: nothing written",
-                            field="--agent")
-    note = (f"the agent stopped answering during the run (checked after it: {why}); "
-            f"{n_bad} of {len(tests)} tests failed critically")
+        raise EvalcoreError(
+            f"the agent stopped answering during the run (checked after it: {why}); "
+            f"all {len(tests)} tests failed on it, so there is no result: nothing written",
+            field="--agent",
+        )
+    note = (
+        f"the agent stopped answering during the run (checked after it: {why}); "
+        f"{n_bad} of {len(tests)} tests failed critically"
+    )
     result.config["agent_endpoint_lost"] = note
     return note
 
@@ -262,9 +368,11 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.agent in ("oracle", "wrong", "failing"):
         raise EvalcoreError("self-test agents have no threshold to sweep", field="--agent")
     if _http_agent_url(args.agent) is not None:
-        raise EvalcoreError(f"{args.agent}: an HTTP agent's threshold is set on its server, so a sweep cannot "
-                            "vary it; sweep reference or a module:function factory (called with threshold=T)",
-                            field="--agent")
+        raise EvalcoreError(
+            f"{args.agent}: an HTTP agent's threshold is set on its server, so a sweep cannot "
+            "vary it; sweep reference or a module:function factory (called with threshold=T)",
+            field="--agent",
+        )
     _model_only_for_reference(args)
     if args.unrelated < 1:
         raise EvalcoreError("must be at least 1", field="--unrelated")
@@ -279,10 +387,19 @@ def _sweep(args: argparse.Namespace) -> int:
 
     cases = load_cases(args.cases) if args.cases else None
     counts = _parse_counts(args.counts)
-    res = threshold_sweep(lambda t: resolve_agent(args.agent, model=args.model, threshold=t,
-                                                  hide=[p for p in (args.cases, args.output, args.seed_file)
-                                                        if p is not None]),
-                          thresholds, cases=cases, seed=seed, counts=counts, n_unrelated=args.unrelated)
+    res = threshold_sweep(
+        lambda t: resolve_agent(
+            args.agent,
+            model=args.model,
+            threshold=t,
+            hide=[p for p in (args.cases, args.output, args.seed_file) if p is not None],
+        ),
+        thresholds,
+        cases=cases,
+        seed=seed,
+        counts=counts,
+        n_unrelated=args.unrelated,
+    )
     out = args.output
     write_bytes_atomic(out / "sweep.json", json.dumps(res.to_dict(), indent=1).encode())
     write_bytes_atomic(out / "sweep_metrics.csv", res.metrics.to_csv(index=False).encode())
@@ -291,8 +408,20 @@ def _sweep(args: argparse.Namespace) -> int:
     buf = io.BytesIO()
     res.figure().savefig(buf, format="png", dpi=110)
     write_bytes_atomic(out / "sweep.png", buf.getvalue())
-    cols = ["threshold", "n_labelled", "precision", "recall", "f1", "n_unrelated", "fpr", "fpr_low", "fpr_high",
-            "synthesis_rate", "success", "utility"]  # n: the queries behind P/R/F1 and FPR (95% Wilson)
+    cols = [
+        "threshold",
+        "n_labelled",
+        "precision",
+        "recall",
+        "f1",
+        "n_unrelated",
+        "fpr",
+        "fpr_low",
+        "fpr_high",
+        "synthesis_rate",
+        "success",
+        "utility",
+    ]  # n: the queries behind P/R/F1 and FPR (95% Wilson)
     print(res.metrics[res.metrics.split == "test"][cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print(f"best threshold on the development split: {res.best_threshold:g}")
     print("held-out:", json.dumps({k: v for k, v in res.held_out().items() if k in cols}))

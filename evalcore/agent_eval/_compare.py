@@ -40,9 +40,12 @@ def check_consistent(d: dict[str, Any], path: Any = None) -> dict[str, Any]:
             raise EvalcoreError("a test score outside [0, 1]", path=where, field=f"detailed_results.{cat}.tests")
         mean = sum(tests) / len(tests) if tests else 0.0
         if abs(mean - float(res["score"])) > 1e-6:
-            raise EvalcoreError(f"category score {float(res['score']):.6g} is not the mean of its tests "
-                                f"({mean:.6g}): the file was edited", path=where,
-                                field=f"detailed_results.{cat}.score")
+            raise EvalcoreError(
+                f"category score {float(res['score']):.6g} is not the mean of its tests "
+                f"({mean:.6g}): the file was edited",
+                path=where,
+                field=f"detailed_results.{cat}.score",
+            )
         scores[cat] = mean
     if scores:
         used = d["summary"].get("weights_used")
@@ -53,12 +56,16 @@ def check_consistent(d: dict[str, Any], path: Any = None) -> dict[str, Any]:
             else:
                 overall = overall_score(scores, weights if isinstance(weights, dict) else None)[0]
         except (TypeError, ValueError, KeyError) as exc:
-            raise EvalcoreError(f"the category weights do not apply: {exc}", path=where,
-                                field="summary.weights_used") from exc
+            raise EvalcoreError(
+                f"the category weights do not apply: {exc}", path=where, field="summary.weights_used"
+            ) from exc
         if abs(overall - float(d["summary"]["overall_score"])) > 1e-6:
-            raise EvalcoreError(f"overall score {float(d['summary']['overall_score']):.6g} is not the weighted "
-                                f"mean of the category scores ({overall:.6g}): the file was edited", path=where,
-                                field="summary.overall_score")
+            raise EvalcoreError(
+                f"overall score {float(d['summary']['overall_score']):.6g} is not the weighted "
+                f"mean of the category scores ({overall:.6g}): the file was edited",
+                path=where,
+                field="summary.overall_score",
+            )
     return d
 
 
@@ -86,13 +93,21 @@ def same_cases(a: dict[str, Any], b: dict[str, Any]) -> None:
     the generator gives the same names to different cases under different seeds)."""
     (ka, na, seed_a), (kb, nb, _) = _cases_of(a), _cases_of(b)
     if ka is not None and kb is not None and ka[0] == kb[0] and ka != kb:
-        hint = f"evaluate B with the seed {seed_a} (in a --seed-file, or EVALCORE_AGENT_SEED={seed_a})" if seed_a is not None else "evaluate both on the same cases file"
-        raise EvalcoreError(f"the two evaluations ran on different cases (A: {na}, B: {nb}); their tests share "
-                            f"names, not inputs, so they cannot be paired: {hint}", field="compare")
+        hint = (
+            f"evaluate B with the seed {seed_a} (in a --seed-file, or EVALCORE_AGENT_SEED={seed_a})"
+            if seed_a is not None
+            else "evaluate both on the same cases file"
+        )
+        raise EvalcoreError(
+            f"the two evaluations ran on different cases (A: {na}, B: {nb}); their tests share "
+            f"names, not inputs, so they cannot be paired: {hint}",
+            field="compare",
+        )
 
 
-def compare_results(a: Any, b: Any, *, drop_threshold: float = 0.10, n_resamples: int = 10_000,
-                    seed: int = 0) -> dict[str, Any]:
+def compare_results(
+    a: Any, b: Any, *, drop_threshold: float = 0.10, n_resamples: int = 10_000, seed: int = 0
+) -> dict[str, Any]:
     """Compare evaluation B against baseline A.
 
     * per test present in both: ``a``, ``b``, ``diff = b − a``, ``flagged`` when the relative
@@ -135,8 +150,10 @@ def compare_results(a: Any, b: Any, *, drop_threshold: float = 0.10, n_resamples
     common = [k for k in ta if k in tb]
     if not common:
         raise EvalcoreError("the two evaluations have no test in common", field="compare")
-    tests = {k: {"a": ta[k], "b": tb[k], "diff": tb[k] - ta[k],
-                 "flagged": _relative_drop(ta[k], tb[k]) > drop_threshold} for k in common}
+    tests = {
+        k: {"a": ta[k], "b": tb[k], "diff": tb[k] - ta[k], "flagged": _relative_drop(ta[k], tb[k]) > drop_threshold}
+        for k in common
+    }
     xa = [ta[k] for k in common]
     xb = [tb[k] for k in common]
     perm = stats.permutation_test(xb, xa, n_resamples=n_resamples, seed=seed)
@@ -144,45 +161,54 @@ def compare_results(a: Any, b: Any, *, drop_threshold: float = 0.10, n_resamples
     pt = stats.paired_t(xb, xa) if len(common) > 1 else None
     oa, ob = float(da["summary"]["overall_score"]), float(db["summary"]["overall_score"])
     odrop = _relative_drop(oa, ob)
-    return to_json_native({
-        "a": {"agent": da["config"].get("agent"), "started_at": da["summary"].get("started_at")},
-        "b": {"agent": db["config"].get("agent"), "started_at": db["summary"].get("started_at")},
-        "drop_threshold": drop_threshold,
-        "overall": {"a": oa, "b": ob, "delta": ob - oa, "relative_drop": odrop, "flagged": odrop > drop_threshold},
-        "categories": categories,
-        "tests": tests,
-        "flagged_categories": [c for c, v in categories.items() if v["flagged"]],
-        "flagged_tests": [k for k, v in tests.items() if v["flagged"]],
-        "only_in_a": [k for k in ta if k not in tb],
-        "only_in_b": [k for k in tb if k not in ta],
-        "paired_test": {
-            "n": len(common),
-            "mean_difference": perm.difference,
-            "permutation_p": perm.p_value,
-            "wilcoxon_p": wil.p_value,
-            "paired_t_p": pt.p_value if pt is not None else None,
-            "ci_low": pt.ci_low if pt is not None else None,
-            "ci_high": pt.ci_high if pt is not None else None,
-        },
-    })
+    return to_json_native(
+        {
+            "a": {"agent": da["config"].get("agent"), "started_at": da["summary"].get("started_at")},
+            "b": {"agent": db["config"].get("agent"), "started_at": db["summary"].get("started_at")},
+            "drop_threshold": drop_threshold,
+            "overall": {"a": oa, "b": ob, "delta": ob - oa, "relative_drop": odrop, "flagged": odrop > drop_threshold},
+            "categories": categories,
+            "tests": tests,
+            "flagged_categories": [c for c, v in categories.items() if v["flagged"]],
+            "flagged_tests": [k for k, v in tests.items() if v["flagged"]],
+            "only_in_a": [k for k in ta if k not in tb],
+            "only_in_b": [k for k in tb if k not in ta],
+            "paired_test": {
+                "n": len(common),
+                "mean_difference": perm.difference,
+                "permutation_p": perm.p_value,
+                "wilcoxon_p": wil.p_value,
+                "paired_t_p": pt.p_value if pt is not None else None,
+                "ci_low": pt.ci_low if pt is not None else None,
+                "ci_high": pt.ci_high if pt is not None else None,
+            },
+        }
+    )
 
 
 def format_agent_eval_comparison(cmp: dict[str, Any]) -> str:
     """Plain-text summary of :func:`compare_results` for the terminal."""
-    lines = [f"A: {cmp['a']['agent']}  B: {cmp['b']['agent']}",
-             f"overall  {cmp['overall']['a']:.3f} -> {cmp['overall']['b']:.3f} ({cmp['overall']['delta']:+.3f})"
-             + ("  DROP" if cmp["overall"]["flagged"] else ""),
-             f"{'category':<12} {'A':>6} {'B':>6} {'delta':>7}"]
+    lines = [
+        f"A: {cmp['a']['agent']}  B: {cmp['b']['agent']}",
+        f"overall  {cmp['overall']['a']:.3f} -> {cmp['overall']['b']:.3f} ({cmp['overall']['delta']:+.3f})"
+        + ("  DROP" if cmp["overall"]["flagged"] else ""),
+        f"{'category':<12} {'A':>6} {'B':>6} {'delta':>7}",
+    ]
     for c, v in cmp["categories"].items():
-        lines.append(f"{c:<12} {v['a']:6.3f} {v['b']:6.3f} {v['delta']:+7.3f}"
-                     + (f"  DROP {v['relative_drop']:.0%}" if v["flagged"] else ""))
+        lines.append(
+            f"{c:<12} {v['a']:6.3f} {v['b']:6.3f} {v['delta']:+7.3f}"
+            + (f"  DROP {v['relative_drop']:.0%}" if v["flagged"] else "")
+        )
     pt = cmp["paired_test"]
-    lines.append(f"paired test on {pt['n']} tests: mean diff {pt['mean_difference']:+.3f}, "
-                 f"permutation p={pt['permutation_p']:.4g}, Wilcoxon p={pt['wilcoxon_p']:.4g}"
-                 + (f", paired t p={pt['paired_t_p']:.4g}" if pt["paired_t_p"] is not None else ""))
+    lines.append(
+        f"paired test on {pt['n']} tests: mean diff {pt['mean_difference']:+.3f}, "
+        f"permutation p={pt['permutation_p']:.4g}, Wilcoxon p={pt['wilcoxon_p']:.4g}"
+        + (f", paired t p={pt['paired_t_p']:.4g}" if pt["paired_t_p"] is not None else "")
+    )
     changed = [(k, v) for k, v in cmp["tests"].items() if v["diff"] != 0]
-    lines.append(f"{len(changed)} test(s) changed, {len(cmp['flagged_tests'])} dropped by more than "
-                 f"{cmp['drop_threshold']:.0%}")
+    lines.append(
+        f"{len(changed)} test(s) changed, {len(cmp['flagged_tests'])} dropped by more than {cmp['drop_threshold']:.0%}"
+    )
     for k, v in sorted(changed, key=lambda kv: kv[1]["diff"])[:15]:
         lines.append(f"  {k}: {v['a']:.2f} -> {v['b']:.2f}" + ("  DROP" if v["flagged"] else ""))
     return "\n".join(lines)

@@ -162,8 +162,7 @@ def _parse_seed(text: str, where: str, field_name: str) -> int:
     return value
 
 
-def seed_from_sources(seed_file: str | os.PathLike[str] | None = None,
-                      environ: Any = None) -> tuple[int | None, str]:
+def seed_from_sources(seed_file: str | os.PathLike[str] | None = None, environ: Any = None) -> tuple[int | None, str]:
     """The case seed from a seed file or :data:`SEED_ENV`, never from a command line.
 
     The variable is removed from ``environ`` (default :data:`os.environ`) as it is read, so a
@@ -185,8 +184,9 @@ def seed_from_sources(seed_file: str | os.PathLike[str] | None = None,
         try:
             text = open(seed_file, encoding="utf-8").read(200)  # noqa: SIM115 - a short read
         except OSError as exc:
-            raise EvalcoreError(f"cannot read the seed file {os.fspath(seed_file)!r}: {exc.strerror or exc}",
-                                field="--seed-file") from None
+            raise EvalcoreError(
+                f"cannot read the seed file {os.fspath(seed_file)!r}: {exc.strerror or exc}", field="--seed-file"
+            ) from None
         return _parse_seed(text, f"the seed file {os.fspath(seed_file)!r}", "--seed-file"), "file"
     if raw_env is not None:
         return _parse_seed(raw_env, f"the environment variable {SEED_ENV}", SEED_ENV), "environment"
@@ -216,7 +216,8 @@ class AgentEvalData:
         return cls(
             cases=list(cases) if cases is not None else gen.generate(),
             paraphrase_groups=gen.paraphrase_groups(config.n_paraphrase_groups, config.paraphrase_size)
-            if config.n_paraphrase_groups else [],
+            if config.n_paraphrase_groups
+            else [],
             unrelated=gen.unrelated_queries(config.n_unrelated),
             specs=gen.synthesis_specs(config.n_synthesis_specs),
         )
@@ -225,8 +226,11 @@ class AgentEvalData:
         """SHA-256 of everything the tests are built from (cases, paraphrase groups, unrelated
         queries, synthesis specs): two evaluations ran on the same cases exactly when their
         digests are equal."""
-        content = {"cases": [c.to_dict() for c in self.cases],
-                   "paraphrase_groups": [[c.to_dict() for c in g] for g in self.paraphrase_groups],
-                   "unrelated": list(self.unrelated), "specs": [c.to_dict() for c in self.specs]}
+        content = {
+            "cases": [c.to_dict() for c in self.cases],
+            "paraphrase_groups": [[c.to_dict() for c in g] for g in self.paraphrase_groups],
+            "unrelated": list(self.unrelated),
+            "specs": [c.to_dict() for c in self.specs],
+        }
         text = json.dumps(to_json_native(content), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(text.encode()).hexdigest()

@@ -19,11 +19,20 @@ if TYPE_CHECKING:
     from evalcore.agents import Agent
 
 
-def evaluate(agent: Agent, config: AgentEvalConfig | None = None, *, categories: Iterable[str] | None = None,
-             cases: Sequence[AgentCase] | str | os.PathLike[str] | None = None, model: str | None = None,
-             threshold: float | None = None, options: Mapping[str, Any] | None = None, in_process: bool = False,
-             extra_config: Mapping[str, Any] | None = None, progress: bool | None = None,
-             hide: Sequence[str | os.PathLike[str]] = ()) -> EvaluationResult:
+def evaluate(
+    agent: Agent,
+    config: AgentEvalConfig | None = None,
+    *,
+    categories: Iterable[str] | None = None,
+    cases: Sequence[AgentCase] | str | os.PathLike[str] | None = None,
+    model: str | None = None,
+    threshold: float | None = None,
+    options: Mapping[str, Any] | None = None,
+    in_process: bool = False,
+    extra_config: Mapping[str, Any] | None = None,
+    progress: bool | None = None,
+    hide: Sequence[str | os.PathLike[str]] = (),
+) -> EvaluationResult:
     """Evaluate an agent: the cases, the agent and the run, as ``evalcore agent-eval`` and the agent
     notebooks do it.
 
@@ -66,13 +75,21 @@ def evaluate(agent: Agent, config: AgentEvalConfig | None = None, *, categories:
         check_agent_model(model)
     if name is not None:
         # The agent never learns the case seed (with it, the generator rebuilds the answer key).
-        agent = resolve_agent(name, model=model, threshold=threshold, cases=data.cases,
-                              paraphrase_groups=data.paraphrase_groups, options=options, in_process=in_process,
-                              timeout_s=config.request_timeout_s or 30.0,
-                              hide=[*([path] if path is not None else []), *hide])
+        agent = resolve_agent(
+            name,
+            model=model,
+            threshold=threshold,
+            cases=data.cases,
+            paraphrase_groups=data.paraphrase_groups,
+            options=options,
+            in_process=in_process,
+            timeout_s=config.request_timeout_s or 30.0,
+            hide=[*([path] if path is not None else []), *hide],
+        )
     try:
-        return AgentEvaluator(agent, data.cases, config=config, agent_name=name,
-                              extra_config=extra_config).run(categories, progress=progress)
+        return AgentEvaluator(agent, data.cases, config=config, agent_name=name, extra_config=extra_config).run(
+            categories, progress=progress
+        )
     finally:
         close = getattr(agent, "close", None)
         if name is not None and callable(close):
@@ -104,11 +121,19 @@ def check_agent_model(model: str | None) -> None:
         raise EvalcoreError(f"the reference agent's model: {exc.reason}", field=exc.field) from None
 
 
-def resolve_agent(spec: str, *, model: str | None = None, threshold: float | None = None, seed: int = 0,
-                  cases: Sequence[AgentCase] | None = None,
-                  paraphrase_groups: Sequence[Sequence[AgentCase]] = (),
-                  options: Mapping[str, Any] | None = None, in_process: bool = False,
-                  timeout_s: float = 30.0, hide: Sequence[str | os.PathLike[str]] = ()) -> Any:
+def resolve_agent(
+    spec: str,
+    *,
+    model: str | None = None,
+    threshold: float | None = None,
+    seed: int = 0,
+    cases: Sequence[AgentCase] | None = None,
+    paraphrase_groups: Sequence[Sequence[AgentCase]] = (),
+    options: Mapping[str, Any] | None = None,
+    in_process: bool = False,
+    timeout_s: float = 30.0,
+    hide: Sequence[str | os.PathLike[str]] = (),
+) -> Any:
     """Build an agent from a specification.
 
     A Python agent runs hosted in a fresh interpreter of its own and is reached over the HTTP
@@ -140,30 +165,47 @@ def resolve_agent(spec: str, *, model: str | None = None, threshold: float | Non
     """
     kw: dict[str, Any] = dict(options or {})
     if spec == "reference":
-        kw = {"model": "local:smollm2" if model is None else (None if model.lower() == "none" else model),
-              "seed": seed, "threshold": 0.6 if threshold is None else threshold, **kw}
+        kw = {
+            "model": "local:smollm2" if model is None else (None if model.lower() == "none" else model),
+            "seed": seed,
+            "threshold": 0.6 if threshold is None else threshold,
+            **kw,
+        }
         return load_agent("reference", in_process=in_process, timeout_s=timeout_s, hide=hide, **kw)
     if spec in SELF_TEST_AGENTS:
-        kw.update(cases=[c.to_dict() for c in cases or []],
-                  groups=[[c.to_dict() for c in g] for g in paraphrase_groups])
-        return load_agent(f"evalcore.agent_eval._oracle:make_{spec}", in_process=in_process, timeout_s=timeout_s,
-                          hide=hide, **kw)
+        kw.update(
+            cases=[c.to_dict() for c in cases or []], groups=[[c.to_dict() for c in g] for g in paraphrase_groups]
+        )
+        return load_agent(
+            f"evalcore.agent_eval._oracle:make_{spec}", in_process=in_process, timeout_s=timeout_s, hide=hide, **kw
+        )
     if ":" in spec:
         if threshold is not None:
             kw["threshold"] = threshold
         return load_agent(spec, in_process=in_process, timeout_s=timeout_s, hide=hide, **kw)
-    raise EvalcoreError(f"unknown agent {spec!r}: use reference, oracle, honest, wrong, failing, module:function "
-                        "or http://…", field="agent")
+    raise EvalcoreError(
+        f"unknown agent {spec!r}: use reference, oracle, honest, wrong, failing, module:function or http://…",
+        field="agent",
+    )
 
 
 def agent_eval_records(result: EvaluationResult) -> list[dict[str, Any]]:
     """One row per category run, in run order: ``category``, ``score``, ``passed``, ``weight``
     (its weight in the overall score), ``tests``, ``tests_passed``, ``critical_failures`` and
     ``seconds``."""
-    return [{"category": name, "score": cat.score, "passed": cat.passed, "weight": result.weights_used[name],
-             "tests": len(cat.tests), "tests_passed": sum(t.passed for t in cat.tests),
-             "critical_failures": len(cat.critical_failures), "seconds": cat.duration_s}
-            for name, cat in result.categories.items()]
+    return [
+        {
+            "category": name,
+            "score": cat.score,
+            "passed": cat.passed,
+            "weight": result.weights_used[name],
+            "tests": len(cat.tests),
+            "tests_passed": sum(t.passed for t in cat.tests),
+            "critical_failures": len(cat.critical_failures),
+            "seconds": cat.duration_s,
+        }
+        for name, cat in result.categories.items()
+    ]
 
 
 def case_records(result: EvaluationResult, category: str | None = None) -> list[dict[str, Any]]:
@@ -173,6 +215,17 @@ def case_records(result: EvaluationResult, category: str | None = None) -> list[
     shows the rows can still be saved as UTF-8)."""
     from evalcore.agent_eval._output import printable
 
-    return [{"category": name, "test": printable(t.name), "score": t.score, "passed": t.passed,
-             "critical": t.critical, "seconds": t.duration_s, "why": printable(t.error)}
-            for name, cat in result.categories.items() if category in (None, name) for t in cat.tests]
+    return [
+        {
+            "category": name,
+            "test": printable(t.name),
+            "score": t.score,
+            "passed": t.passed,
+            "critical": t.critical,
+            "seconds": t.duration_s,
+            "why": printable(t.error),
+        }
+        for name, cat in result.categories.items()
+        if category in (None, name)
+        for t in cat.tests
+    ]

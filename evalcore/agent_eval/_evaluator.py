@@ -114,9 +114,13 @@ class EvaluationResult:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"summary", "detailed_results", "config"}`` with native JSON types only."""
-        return to_json_native({"summary": self.summary(),
-                         "detailed_results": {n: c.to_dict() for n, c in self.categories.items()},
-                         "config": self.config})
+        return to_json_native(
+            {
+                "summary": self.summary(),
+                "detailed_results": {n: c.to_dict() for n, c in self.categories.items()},
+                "config": self.config,
+            }
+        )
 
 
 class AgentEvaluator:
@@ -132,9 +136,16 @@ class AgentEvaluator:
         extra_config: More provenance to record (agent spec, model …).
     """
 
-    def __init__(self, agent: Agent, cases: Sequence[AgentCase] | None = None, *, config: AgentEvalConfig | None = None,
-                 weights: Mapping[str, float] | None = None, agent_name: str | None = None,
-                 extra_config: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        cases: Sequence[AgentCase] | None = None,
+        *,
+        config: AgentEvalConfig | None = None,
+        weights: Mapping[str, float] | None = None,
+        agent_name: str | None = None,
+        extra_config: Mapping[str, Any] | None = None,
+    ) -> None:
         for attr in ("process_request", "reset"):
             if not callable(getattr(agent, attr, None)):
                 raise EvalcoreError(f"the agent has no {attr}() method", field="agent")
@@ -176,8 +187,10 @@ class AgentEvaluator:
             res.duration_s = time.perf_counter() - t
             res.metrics["tool_time_s"] = round(budget.spent_s, 3)
             if budget.refused or (budget.total_s is not None and budget.spent_s >= budget.total_s):
-                res.notes.append(f"{budget.spent_message()}: {budget.refused} run(s) of the agent's code not "
-                                 "started, the checks that needed them failed")
+                res.notes.append(
+                    f"{budget.spent_message()}: {budget.refused} run(s) of the agent's code not "
+                    "started, the checks that needed them failed"
+                )
             results[name] = res
         import evalcore
 
@@ -186,9 +199,14 @@ class AgentEvaluator:
             "agent": self.agent_name,
             "agent_process": process,
             "trusted": process != "in-process",
-            **({"agent_isolation": getattr(self.agent, "isolation", "weak"),
-                "agent_isolation_notes": list(getattr(self.agent, "isolation_notes", []))}
-               if process == "hosted" else {}),
+            **(
+                {
+                    "agent_isolation": getattr(self.agent, "isolation", "weak"),
+                    "agent_isolation_notes": list(getattr(self.agent, "isolation_notes", [])),
+                }
+                if process == "hosted"
+                else {}
+            ),
             "categories": cats,
             "suite": self.config.to_dict(),
             "n_cases": len(self.data.cases),
@@ -198,10 +216,16 @@ class AgentEvaluator:
             "python": platform.python_version(),
             **to_json_native(self.extra_config),
         }
-        return EvaluationResult(categories=results, config=config, weights=self.weights,
-                                started_at=started.isoformat(timespec="seconds"),
-                                duration_s=time.perf_counter() - t0, pass_threshold=self.config.pass_threshold,
-                                category_floor=self.config.category_floor, trusted=process != "in-process")
+        return EvaluationResult(
+            categories=results,
+            config=config,
+            weights=self.weights,
+            started_at=started.isoformat(timespec="seconds"),
+            duration_s=time.perf_counter() - t0,
+            pass_threshold=self.config.pass_threshold,
+            category_floor=self.config.category_floor,
+            trusted=process != "in-process",
+        )
 
 
 def run_category(name: str, agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
@@ -218,9 +242,14 @@ def run_category(name: str, agent: Agent, data: AgentEvalData, config: AgentEval
         raise
     except BaseException as exc:  # RecursionError, OverflowError, MemoryError … on the agent's data
         res = CategoryResult(name)
-        res.tests.append(make_test("evaluation", 0.0, critical=True,
-                                   error=f"the category could not be evaluated on what the agent sent: "
-                                         f"{describe_exception(exc, 500)}"))
+        res.tests.append(
+            make_test(
+                "evaluation",
+                0.0,
+                critical=True,
+                error=f"the category could not be evaluated on what the agent sent: {describe_exception(exc, 500)}",
+            )
+        )
         res.notes.append("the category stopped on a value the agent sent; its other tests were not scored")
         return res
 
@@ -236,4 +265,3 @@ def _agent_process(agent: Agent) -> str:
     if type(agent) is HttpAgent:
         return "http"
     return "in-process"
-

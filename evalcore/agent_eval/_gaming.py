@@ -65,10 +65,48 @@ class FakeTrace(OracleAgent):
 _OLD_POOLS: dict[str, tuple[str, list[Any]]] = {
     # the held-out pools evalcore's source once drew from (every value public)
     "celsius_to_kelvin": ("celsius", [-60.5, -25.5, 7.5, 42.5, 63.5, 180.5, 300.5]),
-    "vowel_count": ("text", ["lantern", "harbor", "meadow", "copper", "thunder", "saddle", "pepper", "canyon",
-                             "glacier", "mosaic", "tunnel", "velvet", "anchor", "blossom", "falcon", "quartz"]),
-    "is_palindrome": ("text", ["stats", "radar", "solos", "tenet", "minim", "deified", "repaper", "sagas",
-                               "lantern", "harbor", "meadow", "copper", "thunder", "saddle", "pepper", "canyon"]),
+    "vowel_count": (
+        "text",
+        [
+            "lantern",
+            "harbor",
+            "meadow",
+            "copper",
+            "thunder",
+            "saddle",
+            "pepper",
+            "canyon",
+            "glacier",
+            "mosaic",
+            "tunnel",
+            "velvet",
+            "anchor",
+            "blossom",
+            "falcon",
+            "quartz",
+        ],
+    ),
+    "is_palindrome": (
+        "text",
+        [
+            "stats",
+            "radar",
+            "solos",
+            "tenet",
+            "minim",
+            "deified",
+            "repaper",
+            "sagas",
+            "lantern",
+            "harbor",
+            "meadow",
+            "copper",
+            "thunder",
+            "saddle",
+            "pepper",
+            "canyon",
+        ],
+    ),
 }
 
 
@@ -78,19 +116,23 @@ def table_source(kind: str, args: list[str], rows: list[dict[str, Any]]) -> tupl
 
     table = {json.dumps([r[a] for a in args]): solve_kind(kind, r) for r in rows}
     params = ", ".join(f"{a}: object" for a in args)
-    code = (f"def {kind}({params}) -> object:\n"
-            f'    """Compute {kind.replace("_", " ")}.\n\n    Args:\n'
-            + "".join(f"        {a}: An input.\n" for a in args)
-            + "\n    Returns:\n        The answer.\n    \"\"\"\n"
-            "    import json\n"
-            f"    table = {table!r}\n"
-            f"    key = json.dumps([{', '.join(args)}])\n"
-            "    if key not in table:\n        raise ValueError('unsupported input')\n"
-            "    return table[key]\n")
+    code = (
+        f"def {kind}({params}) -> object:\n"
+        f'    """Compute {kind.replace("_", " ")}.\n\n    Args:\n'
+        + "".join(f"        {a}: An input.\n" for a in args)
+        + '\n    Returns:\n        The answer.\n    """\n'
+        "    import json\n"
+        f"    table = {table!r}\n"
+        f"    key = json.dumps([{', '.join(args)}])\n"
+        "    if key not in table:\n        raise ValueError('unsupported input')\n"
+        "    return table[key]\n"
+    )
     calls = [", ".join(f"{a}={r[a]!r}" for a in args) for r in rows[:3]]
-    tests = (f"def test_{kind}() -> None:\n"
-             + "".join(f"    assert {kind}({c}) == {solve_kind(kind, r)!r}\n" for c, r in zip(calls, rows))
-             + f"    try:\n        {kind}({', '.join('None' for _ in args)})\n    except ValueError:\n        pass\n")
+    tests = (
+        f"def test_{kind}() -> None:\n"
+        + "".join(f"    assert {kind}({c}) == {solve_kind(kind, r)!r}\n" for c, r in zip(calls, rows))
+        + f"    try:\n        {kind}({', '.join('None' for _ in args)})\n    except ValueError:\n        pass\n"
+    )
     return code, tests
 
 
@@ -106,7 +148,8 @@ class TableTools(OracleAgent):
             args = list(case.inputs)
             with self._lock:
                 rows: list[dict[str, Any]] = self.__dict__.setdefault("_rows", {}).setdefault(
-                    case.kind, [{args[0]: v} for v in _OLD_POOLS.get(case.kind, ("", []))[1]])
+                    case.kind, [{args[0]: v} for v in _OLD_POOLS.get(case.kind, ("", []))[1]]
+                )
                 if dict(case.inputs) not in rows:
                     rows.append(dict(case.inputs))
                 self._tools[case.kind] = table_source(case.kind, args, rows)
@@ -118,14 +161,21 @@ class TableTools(OracleAgent):
             return None
         spec, x = parsed
         value = spec.apply(x)
-        code = (f"def {spec.name}(x: int) -> int:\n    \"\"\"Look the answer up.\n\n    Args:\n        x: The input.\n\n"
-                f"    Returns:\n        The answer.\n    \"\"\"\n    table = {{{x!r}: {value!r}}}\n"
-                "    if x not in table:\n        raise ValueError('unsupported input')\n    return table[x]\n")
+        code = (
+            f'def {spec.name}(x: int) -> int:\n    """Look the answer up.\n\n    Args:\n        x: The input.\n\n'
+            f'    Returns:\n        The answer.\n    """\n    table = {{{x!r}: {value!r}}}\n'
+            "    if x not in table:\n        raise ValueError('unsupported input')\n    return table[x]\n"
+        )
         tests = f"def test_{spec.name}() -> None:\n    assert {spec.name}({x}) == {value}\n"
         with self._lock:
             self._tools[spec.name] = (code, tests)
-        return AgentResponse(success=True, result=value, tool_used=spec.name, synthesized=True,
-                             steps=[StepRecord(tool=spec.name, args={"x": x}, result=value)])
+        return AgentResponse(
+            success=True,
+            result=value,
+            tool_used=spec.name,
+            synthesized=True,
+            steps=[StepRecord(tool=spec.name, args={"x": x}, result=value)],
+        )
 
 
 def universal_source(name: str = "compute_any") -> tuple[str, str]:
@@ -134,10 +184,12 @@ def universal_source(name: str = "compute_any") -> tuple[str, str]:
     from evalcore.agent_eval._oracle import _TOOL_SOURCES
 
     code = "".join(tool_source(k)[0] + "\n\n" for k in _TOOL_SOURCES)
-    code += (f"def {name}(kind: str, **inputs: object) -> object:\n"
-             '    """Compute any kind of request.\n\n    Args:\n        kind: Which computation.\n'
-             '        inputs: Its inputs.\n\n    Returns:\n        The answer.\n    """\n'
-             "    return globals()[kind](**inputs)\n")
+    code += (
+        f"def {name}(kind: str, **inputs: object) -> object:\n"
+        '    """Compute any kind of request.\n\n    Args:\n        kind: Which computation.\n'
+        '        inputs: Its inputs.\n\n    Returns:\n        The answer.\n    """\n'
+        "    return globals()[kind](**inputs)\n"
+    )
     tests = f"def test_{name}() -> None:\n    assert {name}('gcd', a=12, b=18) == 6\n"
     return code, tests
 
@@ -171,17 +223,27 @@ class ArgsSearch(OracleAgent):
         seen = recognize(query) if isinstance(query, str) else None
         if case is not None and case.expected_behavior != "answer":
             return self._refuse(case)
-        kind, inputs, value = ((case.kind, dict(case.inputs), case.expected) if case is not None and case.inputs
-                               else (seen[0], dict(seen[1]), solve_kind(*seen)) if seen is not None
-                               else (None, {}, None))
+        kind, inputs, value = (
+            (case.kind, dict(case.inputs), case.expected)
+            if case is not None and case.inputs
+            else (seen[0], dict(seen[1]), solve_kind(*seen))
+            if seen is not None
+            else (None, {}, None)
+        )
         if kind is None or case is not None and case.is_multi_step:
             return super().process_request(query)
         with self._lock:
             new = "compute_any" not in self._tools
             self._tools.setdefault("compute_any", universal_source())
-        return AgentResponse(success=True, response=f"The answer is {value}.", result=value, tool_used="compute_any",
-                             synthesized=new, reused=not new,
-                             steps=[StepRecord(tool="compute_any", args={"kind": kind, **inputs}, result=value)])
+        return AgentResponse(
+            success=True,
+            response=f"The answer is {value}.",
+            result=value,
+            tool_used="compute_any",
+            synthesized=new,
+            reused=not new,
+            steps=[StepRecord(tool="compute_any", args={"kind": kind, **inputs}, result=value)],
+        )
 
 
 class DispatcherFirstSight(OracleAgent):
@@ -212,8 +274,13 @@ class DispatcherFirstSight(OracleAgent):
         with self._lock:
             self._tools.setdefault("compute_any", universal_source())
         args = {"kind": kind, **inputs}
-        return AgentResponse(success=True, result=value, tool_used="compute_any", synthesized=True,
-                             steps=[StepRecord(tool="compute_any", args=args, result=value)])
+        return AgentResponse(
+            success=True,
+            result=value,
+            tool_used="compute_any",
+            synthesized=True,
+            steps=[StepRecord(tool="compute_any", args=args, result=value)],
+        )
 
 
 class AllAtFirstSight(OracleAgent):
@@ -250,8 +317,11 @@ class HollowTests(OracleAgent):
         new = super()._build_spec_tool(spec)
         with self._lock:
             code, _ = self._tools[spec.name]
-            self._tools[spec.name] = (code, f"def test_{spec.name}() -> None:\n    assert 1 + 1 == 2\n"
-                                            "    assert 0 == 0\n    assert [] == []\n    assert -1 < 0\n")
+            self._tools[spec.name] = (
+                code,
+                f"def test_{spec.name}() -> None:\n    assert 1 + 1 == 2\n"
+                "    assert 0 == 0\n    assert [] == []\n    assert -1 < 0\n",
+            )
         return new
 
 
@@ -264,10 +334,14 @@ class BoundaryOnly(OracleAgent):
         case = self._lookup(query)
         if case is not None and case.complexity == "edge" and case.expected_behavior == "answer":
             return self._answer(case, case.expected, [])
-        return AgentResponse(success=False, error=(
-            f"Cannot serve {query!r}: the value is invalid (negative, not a whole number, not an integer, "
-            "not a number, non-numeric, below absolute zero) or missing - which value? please specify; "
-            "the request is ambiguous or unclear"))
+        return AgentResponse(
+            success=False,
+            error=(
+                f"Cannot serve {query!r}: the value is invalid (negative, not a whole number, not an integer, "
+                "not a number, non-numeric, below absolute zero) or missing - which value? please specify; "
+                "the request is ambiguous or unclear"
+            ),
+        )
 
 
 class NoneTools(OracleAgent):
@@ -279,8 +353,10 @@ class NoneTools(OracleAgent):
             new = [k for k in dict.fromkeys(kinds) if k not in self._tools]
             for k in new:
                 params = ", ".join(f"{p}: object" for p in VARIABLE_SLOTS.get(k, ("value",)))
-                self._tools[k] = (f"def {k}({params}) -> object:\n    \"\"\"Compute {k}.\"\"\"\n    return None\n",
-                                  f"def test_{k}() -> None:\n    assert True\n")
+                self._tools[k] = (
+                    f'def {k}({params}) -> object:\n    """Compute {k}."""\n    return None\n',
+                    f"def test_{k}() -> None:\n    assert True\n",
+                )
         return new
 
 
@@ -346,8 +422,12 @@ class KeyOnly(OracleAgent):
         return self._answer(case, case.expected, [s.expected for s in case.steps])
 
 
-def make_seed_guesser(seeds: Any = range(16), counts: dict[str, int] | None = None,
-                      n_paraphrase_groups: int = 3, synthesis_s: float = 0.03) -> KeyOnly:
+def make_seed_guesser(
+    seeds: Any = range(16),
+    counts: dict[str, int] | None = None,
+    n_paraphrase_groups: int = 3,
+    synthesis_s: float = 0.03,
+) -> KeyOnly:
     """An agent that rebuilds the cases of every seed in ``seeds`` with the generator shipped in
     evalcore (the public answer key of a guessable seed) and answers from them."""
     cases: list[Any] = []

@@ -39,7 +39,9 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a is b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b and all(math.isfinite(x) for x in (a, b) if isinstance(x, float))  # exact: no float() of a huge int
+        return a == b and all(
+            math.isfinite(x) for x in (a, b) if isinstance(x, float)
+        )  # exact: no float() of a huge int
     if isinstance(a, str) and isinstance(b, str):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
@@ -68,7 +70,7 @@ def infer_binding(args: Mapping[str, Any], kind: str, inputs: Mapping[str, Any])
         if not isinstance(name, str) or not name.isidentifier():
             return None
         slots = [s for s in inputs if s not in bound and _same(value, inputs[s])]
-        slots.sort(key=lambda s: (s not in variable))
+        slots.sort(key=lambda s: s not in variable)
         if slots:
             out[name] = ("slot", slots[0])
             bound.add(slots[0])
@@ -92,7 +94,7 @@ def signature_bindings(code: str | None, name: str, kind: str, inputs: Mapping[s
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     n_defaults = len(fn.args.defaults)
     positional = fn.args.posonlyargs + fn.args.args
-    required = [a.arg for a in positional[:len(positional) - n_defaults]]
+    required = [a.arg for a in positional[: len(positional) - n_defaults]]
     required += [a.arg for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True) if d is None]
     variable = [s for s in VARIABLE_SLOTS.get(kind, tuple(inputs)) if s in inputs]
     out: list[Binding] = []
@@ -120,8 +122,9 @@ def _run_python() -> Any:
     return budgeted_run_python
 
 
-def run_tool_calls(code: str, name: str, calls: Sequence[Mapping[str, Any]], *,
-                   timeout_s: float = 20.0) -> list[dict[str, Any]] | str:
+def run_tool_calls(
+    code: str, name: str, calls: Sequence[Mapping[str, Any]], *, timeout_s: float = 20.0
+) -> list[dict[str, Any]] | str:
     """Call function ``name`` of ``code`` once per keyword-argument dict, in one sandboxed run
     (each call in a fresh namespace, see :func:`run_tool_steps`).
 
@@ -136,8 +139,9 @@ def run_tool_calls(code: str, name: str, calls: Sequence[Mapping[str, Any]], *,
     return run_tool_steps([(code, name, kw) for kw in calls], timeout_s=timeout_s)
 
 
-def run_tool_steps(steps: Sequence[tuple[str, str, Mapping[str, Any]]], *,
-                   timeout_s: float = 20.0) -> list[dict[str, Any]] | str:
+def run_tool_steps(
+    steps: Sequence[tuple[str, str, Mapping[str, Any]]], *, timeout_s: float = 20.0
+) -> list[dict[str, Any]] | str:
     """Run each ``(code, function name, keyword arguments)`` in a namespace of its own, in one
     sandboxed program (the tools of a multi-step request, each as registered).
 
@@ -171,8 +175,9 @@ def run_tool_steps(steps: Sequence[tuple[str, str, Mapping[str, Any]]], *,
         "__evalcore_steps()\n"
     )
     try:
-        res = _run_python()(program, timeout_s=timeout_s,
-                            stdin=json.dumps([[c, n, dict(kw)] for c, n, kw in steps], default=repr))
+        res = _run_python()(
+            program, timeout_s=timeout_s, stdin=json.dumps([[c, n, dict(kw)] for c, n, kw in steps], default=repr)
+        )
     except Exception as exc:
         return f"the sandbox failed: {type(exc).__name__}: {exc}"
     if res.timed_out:
@@ -182,7 +187,7 @@ def run_tool_steps(steps: Sequence[tuple[str, str, Mapping[str, Any]]], *,
         tail = (res.stderr or "").strip()[-300:]
         return f"the program did not run to its end: {tail or res.reason or 'no output'}"
     try:
-        out = json.loads(lines[-1][len(marker):])
+        out = json.loads(lines[-1][len(marker) :])
     except ValueError:
         return "malformed output"
     if not isinstance(out, list) or len(out) != len(steps):
@@ -232,9 +237,15 @@ class Check:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "kind": self.kind, "code_hash": self.hash, "passed": self.passed,
-                "binding": {k: list(v) for k, v in (self.binding or {}).items()}, "calls": self.calls,
-                "error": self.error}
+        return {
+            "tool": self.tool,
+            "kind": self.kind,
+            "code_hash": self.hash,
+            "passed": self.passed,
+            "binding": {k: list(v) for k, v in (self.binding or {}).items()},
+            "calls": self.calls,
+            "error": self.error,
+        }
 
 
 class ToolChecker:
@@ -268,8 +279,9 @@ class ToolChecker:
                 out.append(x)
         return out
 
-    def verify(self, record: ToolRecord | None, kind: str, inputs: Mapping[str, Any],
-               args: Mapping[str, Any] | None) -> Check:
+    def verify(
+        self, record: ToolRecord | None, kind: str, inputs: Mapping[str, Any], args: Mapping[str, Any] | None
+    ) -> Check:
         """Whether ``record`` computes requests of ``kind``: it must give the right answer on the
         request's own inputs and on held-out ones.
 
@@ -291,8 +303,13 @@ class ToolChecker:
         if args:
             b = infer_binding(args, kind, inputs)
             if b is None:
-                check = Check(record.name, kind, record.hash, False,
-                              error="the tool's arguments do not carry the request's values")
+                check = Check(
+                    record.name,
+                    kind,
+                    record.hash,
+                    False,
+                    error="the tool's arguments do not carry the request's values",
+                )
                 self._cache[key] = check
                 return check
             bindings = [b]
@@ -310,9 +327,17 @@ class ToolChecker:
         else:
             check = Check(record.name, kind, record.hash, False, bindings[0], error="wrong answers")
             for i, b in enumerate(bindings):
-                part = out[i * len(probes):(i + 1) * len(probes)]
-                rows = [{"inputs": x, "expected": solve_kind(kind, x), "ok": o["ok"], "result": o["result"],
-                         "error": o["error"]} for x, o in zip(probes, part, strict=True)]
+                part = out[i * len(probes) : (i + 1) * len(probes)]
+                rows = [
+                    {
+                        "inputs": x,
+                        "expected": solve_kind(kind, x),
+                        "ok": o["ok"],
+                        "result": o["result"],
+                        "error": o["error"],
+                    }
+                    for x, o in zip(probes, part, strict=True)
+                ]
                 good = all(r["ok"] and values_match(r["result"], r["expected"]) for r in rows)
                 if good or i == 0:
                     check = Check(record.name, kind, record.hash, good, b, rows, None if good else "wrong answers")
@@ -321,8 +346,9 @@ class ToolChecker:
         self._cache[key] = check
         return check
 
-    def verify_spec(self, record: ToolRecord | None, spec: Any, inputs: Mapping[str, Any],
-                    args: Mapping[str, Any] | None) -> Check:
+    def verify_spec(
+        self, record: ToolRecord | None, spec: Any, inputs: Mapping[str, Any], args: Mapping[str, Any] | None
+    ) -> Check:
         """Whether ``record`` computes the drawn synthesis ``spec``
         (:class:`~evalcore.agent_eval._cases.specs.Spec`) when called with the request's one input
         ``x`` and nothing else: on the request's own input and on held-out ones.
@@ -341,25 +367,38 @@ class ToolChecker:
 
         if record is None:
             return Check("", SPEC_KIND, None, False, error="the tool is not in the agent's registry")
-        key = (record.hash, record.name, repr(spec), json.dumps(args, sort_keys=True, default=repr) if args else None,
-               json.dumps(dict(inputs), sort_keys=True, default=repr))
+        key = (
+            record.hash,
+            record.name,
+            repr(spec),
+            json.dumps(args, sort_keys=True, default=repr) if args else None,
+            json.dumps(dict(inputs), sort_keys=True, default=repr),
+        )
         if key in self._cache:
             return self._cache[key]
         x = inputs.get("x")
         if args:
             others = sorted(str(k) for k, v in args.items() if not _same(v, x))
             if others or len(args) != 1 or not all(isinstance(k, str) and k.isidentifier() for k in args):
-                check = Check(record.name, SPEC_KIND, record.hash, False,
-                              error=(f"the tool was passed arguments besides the request's input x ({others or list(args)}): "
-                                     "a tool told what to compute is not one built for this request"))
+                check = Check(
+                    record.name,
+                    SPEC_KIND,
+                    record.hash,
+                    False,
+                    error=(
+                        f"the tool was passed arguments besides the request's input x ({others or list(args)}): "
+                        "a tool told what to compute is not one built for this request"
+                    ),
+                )
                 self._cache[key] = check
                 return check
             bindings: list[Binding] = [{str(next(iter(args))): ("slot", "x")}]
         else:
             bindings = signature_bindings(record.code, record.name, SPEC_KIND, {"x": x})
         if not bindings:
-            check = Check(record.name, SPEC_KIND, record.hash, False,
-                          error="no way to pass the request's input x alone")
+            check = Check(
+                record.name, SPEC_KIND, record.hash, False, error="no way to pass the request's input x alone"
+            )
             self._cache[key] = check
             return check
         probes: list[dict[str, Any]] = [{"x": x}]
@@ -367,21 +406,26 @@ class ToolChecker:
             v = self._rng.randint(-10_000, 10_000)
             if all(p["x"] != v for p in probes):
                 probes.append({"x": v})
-        out = run_tool_calls(record.code or "", record.name, [apply_binding(bindings[0], p) for p in probes],
-                             timeout_s=self.timeout_s)
+        out = run_tool_calls(
+            record.code or "", record.name, [apply_binding(bindings[0], p) for p in probes], timeout_s=self.timeout_s
+        )
         if isinstance(out, str):
             check = Check(record.name, SPEC_KIND, record.hash, False, bindings[0], error=out)
         else:
-            rows = [{"inputs": p, "expected": spec.apply(p["x"]), "ok": o["ok"], "result": o["result"],
-                     "error": o["error"]} for p, o in zip(probes, out, strict=True)]
+            rows = [
+                {"inputs": p, "expected": spec.apply(p["x"]), "ok": o["ok"], "result": o["result"], "error": o["error"]}
+                for p, o in zip(probes, out, strict=True)
+            ]
             good = all(r["ok"] and values_match(r["result"], r["expected"]) for r in rows)
-            check = Check(record.name, SPEC_KIND, record.hash, good, bindings[0], rows,
-                          None if good else "wrong answers")
+            check = Check(
+                record.name, SPEC_KIND, record.hash, good, bindings[0], rows, None if good else "wrong answers"
+            )
         self._cache[key] = check
         return check
 
-    def relevant(self, record: ToolRecord, kind: str, binding: Binding | None,
-                 queries: Sequence[Mapping[str, Any]]) -> list[bool]:
+    def relevant(
+        self, record: ToolRecord, kind: str, binding: Binding | None, queries: Sequence[Mapping[str, Any]]
+    ) -> list[bool]:
         """Whether running the tool on each query's own inputs gives the query's answer.
 
         With ``binding`` None the signature's bindings are tried (the first that answers the
@@ -406,8 +450,10 @@ class ToolChecker:
             return [False] * len(queries)
         best: list[bool] = [False] * len(queries)
         for i, _ in enumerate(bindings):
-            part = out[i * len(queries):(i + 1) * len(queries)]
-            flags = [o["ok"] and values_match(o["result"], solve_kind(kind, q)) for o, q in zip(part, queries, strict=True)]
+            part = out[i * len(queries) : (i + 1) * len(queries)]
+            flags = [
+                o["ok"] and values_match(o["result"], solve_kind(kind, q)) for o, q in zip(part, queries, strict=True)
+            ]
             if sum(flags) > sum(best):
                 best = flags
         return best
@@ -421,9 +467,14 @@ def answering_step(resp: AgentResponse | None, tool: str | None) -> StepRecord |
     return steps[-1] if steps else None
 
 
-def verify_steps(resp: AgentResponse | None, case: Any, before: Mapping[str, ToolRecord],
-                 after: Mapping[str, ToolRecord], at_reset: Mapping[str, ToolRecord],
-                 checker: ToolChecker) -> list[dict[str, Any]]:
+def verify_steps(
+    resp: AgentResponse | None,
+    case: Any,
+    before: Mapping[str, ToolRecord],
+    after: Mapping[str, ToolRecord],
+    at_reset: Mapping[str, ToolRecord],
+    checker: ToolChecker,
+) -> list[dict[str, Any]]:
     """Whether each step the agent reports was run by a registered tool: the evaluator runs the
     tool's registered code on the step's arguments and its output must be the step's result.
 
@@ -463,8 +514,10 @@ def verify_steps(resp: AgentResponse | None, case: Any, before: Mapping[str, Too
             todo.append(i)
     if not todo:
         return out
-    ran = run_tool_steps([(after[resp.steps[i].tool].code or "", resp.steps[i].tool, resp.steps[i].args)
-                          for i in todo], timeout_s=checker.timeout_s)
+    ran = run_tool_steps(
+        [(after[resp.steps[i].tool].code or "", resp.steps[i].tool, resp.steps[i].args) for i in todo],
+        timeout_s=checker.timeout_s,
+    )
     if isinstance(ran, str):
         for i in todo:
             out[i]["why"] = f"the evaluator could not run the step: {ran}"

@@ -37,45 +37,85 @@ from evalcore.agents import AgentResponse, StepRecord, ToolMatch
 
 _TOOL_SOURCES: dict[str, tuple[str, str, str]] = {
     # kind: (parameters, body, tests)
-    "percentage": ("percent: float, value: float", "return percent * value / 100",
-                   "assert percentage(15, 80) == 12\n    assert percentage(50, 10) == 5\n    assert percentage(0, 7) == 0"),
-    "reverse_string": ("text: str", "return text[::-1]",
-                       "assert reverse_string('abc') == 'cba'\n    assert reverse_string('') == ''\n"
-                       "    assert reverse_string('ab c') == 'c ba'"),
-    "factorial": ("n: int", "import math\n    if n < 0 or int(n) != n:\n        raise ValueError(f'factorial needs a "
-                  "whole number >= 0, got {n!r}')\n    return math.factorial(int(n))",
-                  "assert factorial(0) == 1\n    assert factorial(5) == 120\n    assert factorial(10) == 3628800"),
-    "temperature_conversion": ("value: float, from_unit: str, to_unit: str",
-                               "if from_unit == to_unit:\n        return value\n"
-                               "    return value * 9 / 5 + 32 if from_unit == 'C' else (value - 32) * 5 / 9",
-                               "assert temperature_conversion(100, 'C', 'F') == 212\n"
-                               "    assert temperature_conversion(32, 'F', 'C') == 0\n"
-                               "    assert temperature_conversion(-40, 'C', 'F') == -40"),
-    "word_count": ("text: str", "return len(text.split())",
-                   "assert word_count('a b c') == 3\n    assert word_count('') == 0\n    assert word_count('one') == 1"),
-    "is_prime": ("n: int", "if n < 2:\n        return False\n    d = 2\n    while d * d <= n:\n"
-                 "        if n % d == 0:\n            return False\n        d += 1\n    return True",
-                 "assert is_prime(2)\n    assert not is_prime(1)\n    assert not is_prime(91)\n    assert is_prime(97)"),
-    "gcd": ("a: int, b: int", "import math\n    return math.gcd(int(a), int(b))",
-            "assert gcd(12, 18) == 6\n    assert gcd(7, 5) == 1\n    assert gcd(0, 4) == 4"),
-    "lcm": ("a: int, b: int", "import math\n    return int(a) * int(b) // math.gcd(int(a), int(b))",
-            "assert lcm(4, 6) == 12\n    assert lcm(3, 5) == 15\n    assert lcm(1, 9) == 9"),
-    "sum_list": ("numbers: list", "return sum(numbers)",
-                 "assert sum_list([1, 2, 3]) == 6\n    assert sum_list([]) == 0\n    assert sum_list([-1, 1]) == 0"),
-    "max_list": ("numbers: list", "if not numbers:\n        raise ValueError('max_list needs at least one number')\n"
-                 "    return max(numbers)",
-                 "assert max_list([1, 5, 3]) == 5\n    assert max_list([-2]) == -2\n    assert max_list([0, 0]) == 0"),
-    "average_list": ("numbers: list", "if not numbers:\n        raise ValueError('average_list needs at least one number')\n"
-                     "    return round(sum(numbers) / len(numbers), 6)",
-                     "assert average_list([1, 2, 3]) == 2\n    assert average_list([5]) == 5\n"
-                     "    assert average_list([0, 1]) == 0.5"),
-    "celsius_to_kelvin": ("celsius: float", "return round(celsius + 273.15, 6)",
-                          "assert celsius_to_kelvin(0) == 273.15\n    assert celsius_to_kelvin(-273.15) == 0\n"
-                          "    assert celsius_to_kelvin(100) == 373.15"),
-    "vowel_count": ("text: str", "return sum(ch in 'aeiou' for ch in text.lower())",
-                    "assert vowel_count('python') == 1\n    assert vowel_count('') == 0\n    assert vowel_count('AEIOU') == 5"),
-    "is_palindrome": ("text: str", "return text == text[::-1]",
-                      "assert is_palindrome('level')\n    assert not is_palindrome('ab')\n    assert is_palindrome('')"),
+    "percentage": (
+        "percent: float, value: float",
+        "return percent * value / 100",
+        "assert percentage(15, 80) == 12\n    assert percentage(50, 10) == 5\n    assert percentage(0, 7) == 0",
+    ),
+    "reverse_string": (
+        "text: str",
+        "return text[::-1]",
+        "assert reverse_string('abc') == 'cba'\n    assert reverse_string('') == ''\n"
+        "    assert reverse_string('ab c') == 'c ba'",
+    ),
+    "factorial": (
+        "n: int",
+        "import math\n    if n < 0 or int(n) != n:\n        raise ValueError(f'factorial needs a "
+        "whole number >= 0, got {n!r}')\n    return math.factorial(int(n))",
+        "assert factorial(0) == 1\n    assert factorial(5) == 120\n    assert factorial(10) == 3628800",
+    ),
+    "temperature_conversion": (
+        "value: float, from_unit: str, to_unit: str",
+        "if from_unit == to_unit:\n        return value\n"
+        "    return value * 9 / 5 + 32 if from_unit == 'C' else (value - 32) * 5 / 9",
+        "assert temperature_conversion(100, 'C', 'F') == 212\n"
+        "    assert temperature_conversion(32, 'F', 'C') == 0\n"
+        "    assert temperature_conversion(-40, 'C', 'F') == -40",
+    ),
+    "word_count": (
+        "text: str",
+        "return len(text.split())",
+        "assert word_count('a b c') == 3\n    assert word_count('') == 0\n    assert word_count('one') == 1",
+    ),
+    "is_prime": (
+        "n: int",
+        "if n < 2:\n        return False\n    d = 2\n    while d * d <= n:\n"
+        "        if n % d == 0:\n            return False\n        d += 1\n    return True",
+        "assert is_prime(2)\n    assert not is_prime(1)\n    assert not is_prime(91)\n    assert is_prime(97)",
+    ),
+    "gcd": (
+        "a: int, b: int",
+        "import math\n    return math.gcd(int(a), int(b))",
+        "assert gcd(12, 18) == 6\n    assert gcd(7, 5) == 1\n    assert gcd(0, 4) == 4",
+    ),
+    "lcm": (
+        "a: int, b: int",
+        "import math\n    return int(a) * int(b) // math.gcd(int(a), int(b))",
+        "assert lcm(4, 6) == 12\n    assert lcm(3, 5) == 15\n    assert lcm(1, 9) == 9",
+    ),
+    "sum_list": (
+        "numbers: list",
+        "return sum(numbers)",
+        "assert sum_list([1, 2, 3]) == 6\n    assert sum_list([]) == 0\n    assert sum_list([-1, 1]) == 0",
+    ),
+    "max_list": (
+        "numbers: list",
+        "if not numbers:\n        raise ValueError('max_list needs at least one number')\n    return max(numbers)",
+        "assert max_list([1, 5, 3]) == 5\n    assert max_list([-2]) == -2\n    assert max_list([0, 0]) == 0",
+    ),
+    "average_list": (
+        "numbers: list",
+        "if not numbers:\n        raise ValueError('average_list needs at least one number')\n"
+        "    return round(sum(numbers) / len(numbers), 6)",
+        "assert average_list([1, 2, 3]) == 2\n    assert average_list([5]) == 5\n"
+        "    assert average_list([0, 1]) == 0.5",
+    ),
+    "celsius_to_kelvin": (
+        "celsius: float",
+        "return round(celsius + 273.15, 6)",
+        "assert celsius_to_kelvin(0) == 273.15\n    assert celsius_to_kelvin(-273.15) == 0\n"
+        "    assert celsius_to_kelvin(100) == 373.15",
+    ),
+    "vowel_count": (
+        "text: str",
+        "return sum(ch in 'aeiou' for ch in text.lower())",
+        "assert vowel_count('python') == 1\n    assert vowel_count('') == 0\n    assert vowel_count('AEIOU') == 5",
+    ),
+    "is_palindrome": (
+        "text: str",
+        "return text == text[::-1]",
+        "assert is_palindrome('level')\n    assert not is_palindrome('ab')\n    assert is_palindrome('')",
+    ),
 }
 
 
@@ -86,11 +126,13 @@ def tool_source(kind: str) -> tuple[str, str]:
     (:func:`~evalcore.agent_eval._cases.kinds.parse_inputs`) as keyword arguments.
     """
     params, body, tests = _TOOL_SOURCES[kind]
-    code = (f"def {kind}({params}) -> object:\n"
-            f'    """Compute {kind.replace("_", " ")}.\n\n    Args:\n'
-            + "".join(f"        {p.split(':')[0]}: The request's {p.split(':')[0]}.\n" for p in params.split(", "))
-            + "\n    Returns:\n        The answer.\n    \"\"\"\n"
-            f"    {body}\n")
+    code = (
+        f"def {kind}({params}) -> object:\n"
+        f'    """Compute {kind.replace("_", " ")}.\n\n    Args:\n'
+        + "".join(f"        {p.split(':')[0]}: The request's {p.split(':')[0]}.\n" for p in params.split(", "))
+        + '\n    Returns:\n        The answer.\n    """\n'
+        f"    {body}\n"
+    )
     return code, f"def test_{kind}() -> None:\n    {tests}\n"
 
 
@@ -117,15 +159,25 @@ class _LookupRegistry:
             if name not in self._owner._tools:
                 raise KeyError(name)
             code, tests = self._owner._tools[name]
-        return {"name": name, "code": code, "tests": tests, "docstring": f"Self-test tool {name}",
-                "origin": "starter" if name in STARTER_KINDS else "synthesized"}
+        return {
+            "name": name,
+            "code": code,
+            "tests": tests,
+            "docstring": f"Self-test tool {name}",
+            "origin": "starter" if name in STARTER_KINDS else "synthesized",
+        }
 
 
 class _CaseAgent:
     """Shared lookup, tools and bookkeeping of the self-test agents."""
 
-    def __init__(self, cases: Iterable[AgentCase] = (), paraphrase_groups: Sequence[Sequence[AgentCase]] = (),
-                 *, synthesis_s: float = 0.03) -> None:
+    def __init__(
+        self,
+        cases: Iterable[AgentCase] = (),
+        paraphrase_groups: Sequence[Sequence[AgentCase]] = (),
+        *,
+        synthesis_s: float = 0.03,
+    ) -> None:
         self._cases: dict[str, AgentCase] = {}
         for c in list(cases) + [c for g in paraphrase_groups for c in g]:
             self._cases.setdefault(c.query.strip(), c)
@@ -186,9 +238,15 @@ class _CaseAgent:
             value = self._run_tool(spec.name, {"x": x})
         except Exception as exc:
             return AgentResponse(success=False, error=f"{spec.name} failed on x={x}: {exc}")
-        return AgentResponse(success=True, response=f"{spec.name}({x}) = {value}.", result=value, tool_used=spec.name,
-                             synthesized=new, reused=not new,
-                             steps=[StepRecord(tool=spec.name, args={"x": x}, result=value)])
+        return AgentResponse(
+            success=True,
+            response=f"{spec.name}({x}) = {value}.",
+            result=value,
+            tool_used=spec.name,
+            synthesized=new,
+            reused=not new,
+            steps=[StepRecord(tool=spec.name, args={"x": x}, result=value)],
+        )
 
     def _run_tool(self, kind: str, inputs: dict[str, Any]) -> Any:
         """Run the registered code of ``kind`` in this (the agent's own) process."""
@@ -202,8 +260,9 @@ class _CaseAgent:
         if case.expected_behavior == "error":
             return AgentResponse(success=False, error=f"Invalid input for {case.kind}: cannot serve {case.query!r}")
         if case.expected_behavior == "clarification":
-            return AgentResponse(success=False, needs_clarification=True,
-                                 error="The request is ambiguous: which value should be used?")
+            return AgentResponse(
+                success=False, needs_clarification=True, error="The request is ambiguous: which value should be used?"
+            )
         return None
 
     def _answer(self, case: AgentCase, value: Any, step_values: list[Any]) -> AgentResponse:
@@ -211,15 +270,28 @@ class _CaseAgent:
         if refusal is not None:
             return refusal
         new = self._ensure_tools(case.expected_tools)
-        steps = (self._plan(case, lambda j, tool, args: step_values[j]) or [
-            StepRecord(tool=s.tool, args={f"input_{i}": step_values[i] for i in s.depends_on} or {"query": case.query},
-                       result=step_values[j], depends_on=list(s.depends_on)) for j, s in enumerate(case.steps)])
+        steps = self._plan(case, lambda j, tool, args: step_values[j]) or [
+            StepRecord(
+                tool=s.tool,
+                args={f"input_{i}": step_values[i] for i in s.depends_on} or {"query": case.query},
+                result=step_values[j],
+                depends_on=list(s.depends_on),
+            )
+            for j, s in enumerate(case.steps)
+        ]
         if not steps and case.expected_tools:
-            steps = [StepRecord(tool=case.expected_tools[0], args=dict(case.inputs) or {"query": case.query},
-                                result=value)]
-        return AgentResponse(success=True, response=self._text(case, value), result=value,
-                             tool_used=case.expected_tools[-1] if case.expected_tools else None,
-                             synthesized=bool(new), reused=not new, steps=steps)
+            steps = [
+                StepRecord(tool=case.expected_tools[0], args=dict(case.inputs) or {"query": case.query}, result=value)
+            ]
+        return AgentResponse(
+            success=True,
+            response=self._text(case, value),
+            result=value,
+            tool_used=case.expected_tools[-1] if case.expected_tools else None,
+            synthesized=bool(new),
+            reused=not new,
+            steps=steps,
+        )
 
     def _plan(self, case: AgentCase, value_of: Any) -> list[StepRecord] | None:
         """The steps of a multi-step case with the arguments its tools take (read from the
@@ -239,8 +311,11 @@ class _CaseAgent:
             if s.tool == "factorial":
                 args = {"n": fed if fed is not None else free.pop(0)}
             elif s.tool == "percentage":
-                args = {"percent": free.pop(0), "value": fed} if fed is not None else {"percent": free.pop(0),
-                                                                                       "value": free.pop(0)}
+                args = (
+                    {"percent": free.pop(0), "value": fed}
+                    if fed is not None
+                    else {"percent": free.pop(0), "value": free.pop(0)}
+                )
             elif s.tool == "temperature_conversion":
                 args = {"value": fed if fed is not None else free.pop(0), "from_unit": "C", "to_unit": "F"}
             elif s.tool == "reverse_string":
@@ -267,9 +342,15 @@ class _CaseAgent:
             value = self._run_tool(kind, inputs)
         except Exception as exc:
             return AgentResponse(success=False, error=f"{kind} failed on {inputs}: {exc}")
-        return AgentResponse(success=True, response=f"The answer is {value}.", result=value, tool_used=kind,
-                             synthesized=bool(new), reused=not new,
-                             steps=[StepRecord(tool=kind, args=dict(inputs), result=value)])
+        return AgentResponse(
+            success=True,
+            response=f"The answer is {value}.",
+            result=value,
+            tool_used=kind,
+            synthesized=bool(new),
+            reused=not new,
+            steps=[StepRecord(tool=kind, args=dict(inputs), result=value)],
+        )
 
     def _text(self, case: AgentCase, value: Any) -> str:
         return f"The answer is {value}."
@@ -314,9 +395,15 @@ class HonestAgent(_CaseAgent):
                 value = self._run_tool(case.kind, dict(case.inputs))
             except Exception as exc:
                 return AgentResponse(success=False, error=f"{case.kind} failed: {exc}")
-            return AgentResponse(success=True, response=f"The answer is {value}.", result=value,
-                                 tool_used=case.kind, synthesized=bool(new), reused=not new,
-                                 steps=[StepRecord(tool=case.kind, args=dict(case.inputs), result=value)])
+            return AgentResponse(
+                success=True,
+                response=f"The answer is {value}.",
+                result=value,
+                tool_used=case.kind,
+                synthesized=bool(new),
+                reused=not new,
+                steps=[StepRecord(tool=case.kind, args=dict(case.inputs), result=value)],
+            )
         return self._computed(query)
 
     def _multi(self, case: AgentCase) -> AgentResponse:
@@ -335,8 +422,9 @@ class HonestAgent(_CaseAgent):
             return AgentResponse(success=False, error="no plan for this request")
         values = [s.result for s in steps]
         result = values[-1] if "dependent" in case.tags else values
-        return AgentResponse(success=True, response=f"The answer is {result}.", result=result,
-                             tool_used=steps[-1].tool, steps=steps)
+        return AgentResponse(
+            success=True, response=f"The answer is {result}.", result=result, tool_used=steps[-1].tool, steps=steps
+        )
 
 
 def perturb(value: Any, salt: int = 0) -> Any:
@@ -358,7 +446,9 @@ def perturb(value: Any, salt: int = 0) -> Any:
     if isinstance(value, int):
         return [value + 1, value * 10 if value else 10, int(f"{value}5")][salt % 3]
     if isinstance(value, float):
-        wrong = [value + 1, value * 10 if value else 10.0, float(f"{value}5") if "e" not in repr(value) else value * 3][salt % 3]
+        wrong = [value + 1, value * 10 if value else 10.0, float(f"{value}5") if "e" not in repr(value) else value * 3][
+            salt % 3
+        ]
         # a digit appended past a float's 17 significant digits changes nothing (5.4479999999999995)
         return wrong if not math.isclose(wrong, value, rel_tol=1e-6, abs_tol=1e-6) else value + 1
     if isinstance(value, str):
@@ -384,8 +474,9 @@ class WrongAgent(_CaseAgent):
             salt = self._salt
         if case.expected_behavior != "answer":
             return AgentResponse(success=True, response="Done.", result=0, tool_used=None)
-        return self._answer(case, perturb(case.expected, salt),
-                            [perturb(s.expected, salt + i) for i, s in enumerate(case.steps)])
+        return self._answer(
+            case, perturb(case.expected, salt), [perturb(s.expected, salt + i) for i, s in enumerate(case.steps)]
+        )
 
     def _text(self, case: AgentCase, value: Any) -> str:
         return f"The answer is {value} (the correct answer would be {case.expected})."
@@ -409,9 +500,14 @@ class FailingAgent:
         return AgentResponse(success=False, error="this agent fails every request (self-test)")
 
 
-def agent_eval_cases(seed: int = 0, counts: dict[str, int] | None = None, n_paraphrase_groups: int = 3,
-                paraphrase_size: int = 3, cases: list[dict[str, Any]] | None = None,
-                groups: list[list[dict[str, Any]]] | None = None) -> tuple[list[AgentCase], list[list[AgentCase]]]:
+def agent_eval_cases(
+    seed: int = 0,
+    counts: dict[str, int] | None = None,
+    n_paraphrase_groups: int = 3,
+    paraphrase_size: int = 3,
+    cases: list[dict[str, Any]] | None = None,
+    groups: list[list[dict[str, Any]]] | None = None,
+) -> tuple[list[AgentCase], list[list[AgentCase]]]:
     """The cases and paraphrase groups an evaluation with these settings uses (for factories):
     given as JSON dicts, or rebuilt from the seed."""
     gen = AgentCaseGenerator(seed, counts)

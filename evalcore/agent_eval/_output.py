@@ -106,8 +106,9 @@ def validate_results(data: Any, path: str | os.PathLike[str] | None = None) -> d
             raise EvalcoreError("category without a numeric score", path=path, field=f"{where}.score")
         for i, t in enumerate(res["tests"]):
             if not isinstance(t, dict) or not isinstance(t.get("name"), str) or not _is_number(t.get("score")):
-                raise EvalcoreError("test without a string name and a numeric score", path=path,
-                                    field=f"{where}.tests[{i}]")
+                raise EvalcoreError(
+                    "test without a string name and a numeric score", path=path, field=f"{where}.tests[{i}]"
+                )
     return data
 
 
@@ -132,16 +133,33 @@ def figure_category_scores(result: Any) -> Figure:
     fig = Figure(figsize=(8, 4), constrained_layout=True)
     ax = fig.add_subplot()
     colors = ["#2a9d8f" if s >= d["summary"].get("pass_threshold", PASS_THRESHOLD) else "#e76f51" for s in scores]
-    sns.barplot(x=cats, y=scores, hue=cats, order=cats, hue_order=cats, palette=colors, saturation=1.0,
-                errorbar=None, legend=False, ax=ax)
+    sns.barplot(
+        x=cats,
+        y=scores,
+        hue=cats,
+        order=cats,
+        hue_order=cats,
+        palette=colors,
+        saturation=1.0,
+        errorbar=None,
+        legend=False,
+        ax=ax,
+    )
     from matplotlib.patches import Rectangle
 
     bars = [p for p in ax.patches if isinstance(p, Rectangle)]  # the bars barplot drew
     for b, c in zip(bars, cats, strict=True):
-        ax.annotate(f"{b.get_height():.2f}\nw={weights.get(c, CATEGORY_WEIGHTS.get(c, 0)):.2f}",
-                    (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom", fontsize=8)
+        ax.annotate(
+            f"{b.get_height():.2f}\nw={weights.get(c, CATEGORY_WEIGHTS.get(c, 0)):.2f}",
+            (b.get_x() + b.get_width() / 2, b.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.axhline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1, label="pass threshold")
-    ax.axhline(d["summary"]["overall_score"], color="#264653", lw=1.5, label=f"overall {d['summary']['overall_score']:.2f}")
+    ax.axhline(
+        d["summary"]["overall_score"], color="#264653", lw=1.5, label=f"overall {d['summary']['overall_score']:.2f}"
+    )
     ax.set_ylim(0, 1.32)
     ax.set_ylabel("score")
     ax.set_title("Category scores")
@@ -174,8 +192,9 @@ def figure_test_distribution(result: Any) -> Figure:
         xs.extend((i + rng.uniform(-0.18, 0.18, size=len(tests))).tolist())
         outcome.extend("critical" if t.get("critical") else ("pass" if t["passed"] else "fail") for t in tests)
     if xs:
-        sns.scatterplot(x=xs, y=ys, hue=outcome, palette=_OUTCOME_COLOURS, s=18, alpha=0.8,
-                        edgecolor="face", legend=False, ax=ax)
+        sns.scatterplot(
+            x=xs, y=ys, hue=outcome, palette=_OUTCOME_COLOURS, s=18, alpha=0.8, edgecolor="face", legend=False, ax=ax
+        )
     ax.axhline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1)
     ax.set_xticks(range(len(cats)), cats, rotation=20)
     ax.set_ylim(-0.05, 1.05)
@@ -214,9 +233,12 @@ def figure_performance(result: Any) -> Figure:
     if perf:
         qps = perf.get("qps")
         mem = perf.get("memory_growth_mb")
-        ax.set_title(f"Request latency per category — load test: {qps if qps is None else round(qps, 2)} QPS "
-                     f"({perf.get('workers')} workers), memory growth "
-                     f"{mem if mem is None else round(mem, 1)} MB", fontsize=9)
+        ax.set_title(
+            f"Request latency per category — load test: {qps if qps is None else round(qps, 2)} QPS "
+            f"({perf.get('workers')} workers), memory growth "
+            f"{mem if mem is None else round(mem, 1)} MB",
+            fontsize=9,
+        )
     else:
         ax.set_title("Request latency per category")
     ax.set_ylabel("seconds")
@@ -240,21 +262,37 @@ def figure_category_tests(result: Any, category: str) -> Figure:
         # one bar per test, first at the top (seaborn's categorical axis), positions not names:
         # two tests may share a name
         pos = list(range(len(tests)))
-        sns.barplot(x=[float(t["score"]) for t in tests], y=pos, hue=pos, orient="h", order=pos, hue_order=pos,
-                    palette=cols, saturation=1.0, errorbar=None, legend=False, ax=ax)
+        sns.barplot(
+            x=[float(t["score"]) for t in tests],
+            y=pos,
+            hue=pos,
+            orient="h",
+            order=pos,
+            hue_order=pos,
+            palette=cols,
+            saturation=1.0,
+            errorbar=None,
+            legend=False,
+            ax=ax,
+        )
     else:
         ax.invert_yaxis()
     ax.set_yticks(range(len(tests)), names, fontsize=8, parse_math=False)  # a test's name is text
     ax.axvline(d["summary"].get("pass_threshold", PASS_THRESHOLD), color="grey", ls="--", lw=1)
     ax.set_xlim(0, 1.02)
     ax.set_xlabel("test score")
-    ax.set_title(f"{category}: score {d['detailed_results'][category]['score']:.2f} "
-                 "(teal pass, orange fail, red critical)", fontsize=10)
+    ax.set_title(
+        f"{category}: score {d['detailed_results'][category]['score']:.2f} (teal pass, orange fail, red critical)",
+        fontsize=10,
+    )
     return fig
 
 
-FIGURES = {"category_scores": figure_category_scores, "test_distribution": figure_test_distribution,
-           "performance": figure_performance}
+FIGURES = {
+    "category_scores": figure_category_scores,
+    "test_distribution": figure_test_distribution,
+    "performance": figure_performance,
+}
 
 
 def _png(fig: Figure) -> bytes:
@@ -297,16 +335,24 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
         f"<tr><td>{e(c)}</td><td>{r['score']:.3f}</td><td>{s.get('weights_used', {}).get(c, 0):.3f}</td>"
         f"<td>{'pass' if r['passed'] else 'FAIL'}</td><td>{r['n_passed']}/{r['n_tests']}</td>"
         f"<td>{e('; '.join(r.get('notes', [])))}</td></tr>"
-        for c, r in d["detailed_results"].items())
+        for c, r in d["detailed_results"].items()
+    )
     failed = "".join(
         f"<tr><td>{e(c)}</td><td>{e(t['name'])}</td><td>{t['score']:.2f}</td>"
         f"<td>{'yes' if t.get('critical') else ''}</td><td>{e(str(t.get('error') or ''))}</td></tr>"
-        for c, r in d["detailed_results"].items() for t in r["tests"] if not t["passed"])
+        for c, r in d["detailed_results"].items()
+        for t in r["tests"]
+        if not t["passed"]
+    )
     metrics = "".join(
         f"<h3>{e(c)}</h3><pre>{e(json.dumps(r.get('metrics', {}), indent=1))}</pre>"
-        for c, r in d["detailed_results"].items())
-    imgs = "".join(f'<figure><img alt="{e(n)}" src="data:image/png;base64,{base64.b64encode(b).decode()}">'
-                   f"<figcaption>{e(n)}</figcaption></figure>" for n, b in figs.items())
+        for c, r in d["detailed_results"].items()
+    )
+    imgs = "".join(
+        f'<figure><img alt="{e(n)}" src="data:image/png;base64,{base64.b64encode(b).decode()}">'
+        f"<figcaption>{e(n)}</figcaption></figure>"
+        for n, b in figs.items()
+    )
     crit = s.get("critical_failures", [])
     status = _status(d)
     floor = s.get("category_floor", 0.5)
@@ -316,33 +362,42 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
     if status == "partial":
         verdict = "<b>partial</b> (not every category was run: no verdict for the system)"
     else:
-        verdict = (f"<b>{status}</b> (needs all seven categories, overall ≥ {s.get('pass_threshold', PASS_THRESHOLD)}, "
-                   f"every category ≥ the floor {floor:g} and no critical failures)")
-    below_text = (f"Below the category floor {floor:g}: <b>{e(', '.join(below))}</b>." if below
-                  else f"No category below the floor {floor:g}.")
+        verdict = (
+            f"<b>{status}</b> (needs all seven categories, overall ≥ {s.get('pass_threshold', PASS_THRESHOLD)}, "
+            f"every category ≥ the floor {floor:g} and no critical failures)"
+        )
+    below_text = (
+        f"Below the category floor {floor:g}: <b>{e(', '.join(below))}</b>."
+        if below
+        else f"No category below the floor {floor:g}."
+    )
     iso = d["config"].get("agent_isolation")
-    trust_text = ("Trusted: yes (the agent ran out of the evaluator's process"
-                  + (f", {e(str(process))}" if process else "")
-                  + (f"; isolation {e(str(iso))}" if iso else "") + ")." if trusted else
-                  "Trusted: <b>no</b> (the agent ran in the evaluator's process"
-                  + (f", {e(str(process))}" if process and process != "in-process" else "")
-                  + " and could reach it: debugging only).")
+    trust_text = (
+        "Trusted: yes (the agent ran out of the evaluator's process"
+        + (f", {e(str(process))}" if process else "")
+        + (f"; isolation {e(str(iso))}" if iso else "")
+        + ")."
+        if trusted
+        else "Trusted: <b>no</b> (the agent ran in the evaluator's process"
+        + (f", {e(str(process))}" if process and process != "in-process" else "")
+        + " and could reach it: debugging only)."
+    )
     return f"""<!doctype html>
-<html><head><meta charset="utf-8">{csp}<title>Agent evaluation — {e(str(d['config'].get('agent', '')))}</title>
+<html><head><meta charset="utf-8">{csp}<title>Agent evaluation — {e(str(d["config"].get("agent", "")))}</title>
 <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}img{{max-width:100%}}</style></head><body>
-<h1>Agent evaluation: {e(str(d['config'].get('agent', '')))}</h1>
-<p>Overall score <b>{s['overall_score']:.3f}</b> (weighted mean over the categories run, weights renormalized) —
+<h1>Agent evaluation: {e(str(d["config"].get("agent", "")))}</h1>
+<p>Overall score <b>{s["overall_score"]:.3f}</b> (weighted mean over the categories run, weights renormalized) —
 system {verdict}; {len(crit)} critical failure(s). {below_text} {trust_text}
-Tests passed: {s['n_tests_passed']}/{s['n_tests']}.
-Started {e(str(s.get('started_at', '')))}, {s.get('duration_s', 0):.1f} s.</p>
+Tests passed: {s["n_tests_passed"]}/{s["n_tests"]}.
+Started {e(str(s.get("started_at", "")))}, {s.get("duration_s", 0):.1f} s.</p>
 <table><tr><th>category</th><th>score</th><th>weight</th><th>status</th><th>tests passed</th><th>notes</th></tr>
 {rows}</table>
 {imgs}
 <h2>Failed tests</h2>
 <table><tr><th>category</th><th>test</th><th>score</th><th>critical</th><th>why</th></tr>{failed}</table>
 <h2>Metrics</h2>{metrics}
-<h2>Configuration</h2><pre>{e(json.dumps(d['config'], indent=1))}</pre>
+<h2>Configuration</h2><pre>{e(json.dumps(d["config"], indent=1))}</pre>
 </body></html>
 """
 

@@ -26,8 +26,15 @@ def code_quality(code: str | None) -> dict[str, Any]:
     Returns:
         Dict with ``score``, ``parses`` and every criterion.
     """
-    out: dict[str, Any] = {"score": 0.0, "parses": False, "has_function": 0.0, "docstring": 0.0,
-                           "type_hints": 0.0, "structure": 0.0, "n_functions": 0}
+    out: dict[str, Any] = {
+        "score": 0.0,
+        "parses": False,
+        "has_function": 0.0,
+        "docstring": 0.0,
+        "type_hints": 0.0,
+        "structure": 0.0,
+        "n_functions": 0,
+    }
     if not isinstance(code, str) or not code.strip():
         return out
     try:
@@ -60,8 +67,9 @@ def code_quality(code: str | None) -> dict[str, Any]:
             continue
         ok_top = False
     bare_except = any(isinstance(n, ast.ExceptHandler) and n.type is None for n in ast.walk(tree))
-    dangerous = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _DANGEROUS
-                    for n in ast.walk(tree))
+    dangerous = any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _DANGEROUS for n in ast.walk(tree)
+    )
     out["structure"] = float(ok_top and not bare_except and not dangerous and bool(funcs))
     out["score"] = (out["has_function"] + out["docstring"] + out["type_hints"] + out["structure"]) / 4
     return out
@@ -77,10 +85,42 @@ def _is_constant(node: ast.AST | None) -> bool:
         return False
 
 
-_TEST_IMPORTS = {"math", "cmath", "pytest", "unittest", "re", "string", "itertools", "functools", "fractions",
-                 "decimal", "collections", "statistics", "operator"}
-_TEST_FORBIDDEN_NAMES = {"globals", "locals", "vars", "getattr", "setattr", "delattr", "hasattr", "eval", "exec",
-                         "compile", "open", "breakpoint", "input", "memoryview", "help", "dir", "id", "type", "object"}
+_TEST_IMPORTS = {
+    "math",
+    "cmath",
+    "pytest",
+    "unittest",
+    "re",
+    "string",
+    "itertools",
+    "functools",
+    "fractions",
+    "decimal",
+    "collections",
+    "statistics",
+    "operator",
+}
+_TEST_FORBIDDEN_NAMES = {
+    "globals",
+    "locals",
+    "vars",
+    "getattr",
+    "setattr",
+    "delattr",
+    "hasattr",
+    "eval",
+    "exec",
+    "compile",
+    "open",
+    "breakpoint",
+    "input",
+    "memoryview",
+    "help",
+    "dir",
+    "id",
+    "type",
+    "object",
+}
 MAX_MUTANTS = 16
 """Mutants of a tool its tests are run against (at most)."""
 
@@ -117,11 +157,53 @@ def screen_tests(tests: str) -> str | None:
     return None
 
 
-_CODE_FORBIDDEN_IMPORTS = {"inspect", "sys", "gc", "dis", "ast", "marshal", "types", "ctypes", "os", "importlib",
-                           "linecache", "traceback", "hashlib", "zlib", "pickle", "builtins", "io", "code", "codeop",
-                           "tokenize", "pathlib", "subprocess", "signal", "threading", "hmac", "base64", "binascii"}
-_CODE_FORBIDDEN_NAMES = {"globals", "locals", "vars", "getattr", "setattr", "delattr", "eval", "exec", "compile",
-                         "open", "breakpoint", "input", "memoryview", "dir", "id", "hash"}
+_CODE_FORBIDDEN_IMPORTS = {
+    "inspect",
+    "sys",
+    "gc",
+    "dis",
+    "ast",
+    "marshal",
+    "types",
+    "ctypes",
+    "os",
+    "importlib",
+    "linecache",
+    "traceback",
+    "hashlib",
+    "zlib",
+    "pickle",
+    "builtins",
+    "io",
+    "code",
+    "codeop",
+    "tokenize",
+    "pathlib",
+    "subprocess",
+    "signal",
+    "threading",
+    "hmac",
+    "base64",
+    "binascii",
+}
+_CODE_FORBIDDEN_NAMES = {
+    "globals",
+    "locals",
+    "vars",
+    "getattr",
+    "setattr",
+    "delattr",
+    "eval",
+    "exec",
+    "compile",
+    "open",
+    "breakpoint",
+    "input",
+    "memoryview",
+    "dir",
+    "id",
+    "hash",
+}
 
 
 def screen_code(code: str) -> str | None:
@@ -151,11 +233,27 @@ def screen_code(code: str) -> str | None:
     return None
 
 
-_SWAP_BINOP: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
-                                 ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult}
-_SWAP_CMP: dict[type, type] = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
-                               ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Is: ast.IsNot,
-                               ast.IsNot: ast.Is}
+_SWAP_BINOP: dict[type, type] = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Mult,
+    ast.Mod: ast.FloorDiv,
+    ast.Pow: ast.Mult,
+}
+_SWAP_CMP: dict[type, type] = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+}
 
 
 def mutants(code: str, limit: int = MAX_MUTANTS) -> list[dict[str, str]]:
@@ -184,11 +282,18 @@ def mutants(code: str, limit: int = MAX_MUTANTS) -> list[dict[str, str]]:
             sites.append((i, f"and↔or at line {n.lineno}"))
         elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not):
             sites.append((i, f"'not' dropped at line {n.lineno}"))
-        elif (isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool)
-              and abs(n.value) < 1e15):
+        elif (
+            isinstance(n, ast.Constant)
+            and isinstance(n.value, (int, float))
+            and not isinstance(n.value, bool)
+            and abs(n.value) < 1e15
+        ):
             sites.append((i, f"constant {n.value!r}→{n.value + 1!r} at line {n.lineno}"))
-        elif isinstance(n, ast.Return) and n.value is not None and not (
-                isinstance(n.value, ast.Constant) and n.value.value is None):
+        elif (
+            isinstance(n, ast.Return)
+            and n.value is not None
+            and not (isinstance(n.value, ast.Constant) and n.value.value is None)
+        ):
             sites.append((i, f"return None at line {n.lineno}"))
     if len(sites) > limit:  # spread over the code
         step = len(sites) / limit
@@ -283,8 +388,13 @@ def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) 
     for i, code in enumerate(variants):
         t0 = time.monotonic()
         try:
-            results.append(run(program, timeout_s=per_variant,
-                               stdin=json.dumps({"name": name, "tests": tests, "test_names": names, "code": code})))
+            results.append(
+                run(
+                    program,
+                    timeout_s=per_variant,
+                    stdin=json.dumps({"name": name, "tests": tests, "test_names": names, "code": code}),
+                )
+            )
         except Exception as exc:  # the sandbox failed, or the tool time budget is spent
             if i == 0:
                 return f"the tests could not be run: {type(exc).__name__}: {exc}"
@@ -300,21 +410,30 @@ def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) 
         row: Any = None
         if lines:
             try:
-                row = json.loads(lines[-1][len(marker):])
+                row = json.loads(lines[-1][len(marker) :])
             except ValueError:
                 row = None
         if not isinstance(row, dict) or not res.completed:
-            why = (f"timed out after {per_variant:g} s" if res.timed_out else
-                   "did not run to its end: " + ((res.stderr or "").strip()[-200:] or str(res.reason)))
+            why = (
+                f"timed out after {per_variant:g} s"
+                if res.timed_out
+                else "did not run to its end: " + ((res.stderr or "").strip()[-200:] or str(res.reason))
+            )
             rows.append({"passed": False, "calls": 0, "error": why})
             continue
-        rows.append({"passed": row.get("passed") is True, "calls": int(row.get("calls") or 0),
-                     "error": row.get("error") if isinstance(row.get("error"), str) else None})
+        rows.append(
+            {
+                "passed": row.get("passed") is True,
+                "calls": int(row.get("calls") or 0),
+                "error": row.get("error") if isinstance(row.get("error"), str) else None,
+            }
+        )
     return rows
 
 
-def test_quality(tests: str | None, function_name: str | None = None, code: str | None = None, *,
-                 timeout_s: float = 20.0) -> dict[str, Any]:
+def test_quality(
+    tests: str | None, function_name: str | None = None, code: str | None = None, *, timeout_s: float = 20.0
+) -> dict[str, Any]:
     """Test quality, measured by running the tests (in the sandbox) against the tool and
     against mutants of it (:func:`mutants`).
 
@@ -337,12 +456,23 @@ def test_quality(tests: str | None, function_name: str | None = None, code: str 
         Dict with ``score``, ``passes`` (against the tool), ``tool_calls``, ``n_mutants``,
         ``n_killed``, ``survivors`` (what each surviving mutant changed) and ``error``.
     """
-    out: dict[str, Any] = {"score": 0.0, "passes": False, "tool_calls": 0, "n_mutants": 0, "n_killed": 0,
-                           "survivors": [], "error": None}
+    out: dict[str, Any] = {
+        "score": 0.0,
+        "passes": False,
+        "tool_calls": 0,
+        "n_mutants": 0,
+        "n_killed": 0,
+        "survivors": [],
+        "error": None,
+    }
     if not isinstance(tests, str) or not tests.strip():
         return {**out, "error": "no tests"}
-    if not isinstance(code, str) or not code.strip() or not isinstance(function_name, str) \
-            or not function_name.isidentifier():
+    if (
+        not isinstance(code, str)
+        or not code.strip()
+        or not isinstance(function_name, str)
+        or not function_name.isidentifier()
+    ):
         return {**out, "error": "no tool code to run the tests against"}
     why = screen_tests(tests) or screen_code(code)
     if why is not None:
@@ -362,8 +492,11 @@ def test_quality(tests: str | None, function_name: str | None = None, code: str 
     if not muts:
         return {**out, "error": "the code has no mutant to kill"}
     killed = [not r["passed"] for r in rows[1:]]
-    out.update(n_killed=sum(killed), score=sum(killed) / len(muts),
-               survivors=[m["what"] for m, k in zip(muts, killed, strict=True) if not k])
+    out.update(
+        n_killed=sum(killed),
+        score=sum(killed) / len(muts),
+        survivors=[m["what"] for m, k in zip(muts, killed, strict=True) if not k],
+    )
     return out
 
 

@@ -15,8 +15,13 @@ from evalcore.agent_eval._oracle import SELF_TEST_AGENTS, FailingAgent, HonestAg
 _GUESSED_SEEDS = 16  # the seed guesser tries 0 .. 15
 
 
-def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: AgentEvalConfig | None = None,
-                  gaming: bool = True, hosted: bool = False) -> dict[str, Any]:
+def run_self_test(
+    cases: Sequence[AgentCase] | None = None,
+    *,
+    config: AgentEvalConfig | None = None,
+    gaming: bool = True,
+    hosted: bool = False,
+) -> dict[str, Any]:
     """Check the evaluator on agents with known scores.
 
     * the oracle and the honest agent must score ≥ 0.9 on every category but performance
@@ -49,9 +54,15 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: AgentEval
     data = AgentEvalData.build(config, cases)
     cases, groups = data.cases, data.paraphrase_groups
     keyed = cases + data.specs  # the answer key the self-test agents are given (the drawn specs too)
-    factory_kw: dict[str, Any] = {"cases": [c.to_dict() for c in keyed], "groups": [[c.to_dict() for c in g] for g in groups]}
-    guesser_kw: dict[str, Any] = {"seeds": list(range(_GUESSED_SEEDS)), "counts": config.counts,
-                  "n_paraphrase_groups": config.n_paraphrase_groups}
+    factory_kw: dict[str, Any] = {
+        "cases": [c.to_dict() for c in keyed],
+        "groups": [[c.to_dict() for c in g] for g in groups],
+    }
+    guesser_kw: dict[str, Any] = {
+        "seeds": list(range(_GUESSED_SEEDS)),
+        "counts": config.counts,
+        "n_paraphrase_groups": config.n_paraphrase_groups,
+    }
     all_cats = list(CATEGORIES)
     plan: dict[str, tuple[Any, list[str]]] = {
         "oracle": (lambda: OracleAgent(keyed, groups), all_cats),
@@ -78,8 +89,11 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: AgentEval
             if name == "seed_guesser":
                 spec, kw = "evalcore.agent_eval._gaming:make_seed_guesser", guesser_kw
             else:
-                spec = (f"evalcore.agent_eval._oracle:make_{name}" if name in SELF_TEST_AGENTS
-                        else "evalcore.agent_eval._gaming:make_gaming")
+                spec = (
+                    f"evalcore.agent_eval._oracle:make_{name}"
+                    if name in SELF_TEST_AGENTS
+                    else "evalcore.agent_eval._gaming:make_gaming"
+                )
                 kw = dict(factory_kw, **({} if name in SELF_TEST_AGENTS else {"name": name}))
             agent = HostedAgent(spec, kw, timeout_s=config.request_timeout_s or 30.0)
         else:
@@ -101,7 +115,9 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: AgentEval
     }
     for good in ("oracle", "honest"):
         for cat, sc in scores[good].items():
-            checks[f"{good} {cat} >= {0.7 if cat == 'performance' else 0.9}"] = sc >= (0.7 if cat == "performance" else 0.9)
+            checks[f"{good} {cat} >= {0.7 if cat == 'performance' else 0.9}"] = sc >= (
+                0.7 if cat == "performance" else 0.9
+            )
     for name in plan:
         if name in GAMING_AGENTS:
             cat = GAMING_AGENTS[name][1]
@@ -112,5 +128,6 @@ def run_self_test(cases: Sequence[AgentCase] | None = None, *, config: AgentEval
             checks[f"{name} {cat} {metric} <= {most:g}"] = value is not None and value <= most
     if "seed_guesser" in scores:
         checks[f"seed_guesser functional < {config.category_floor} (the answer key out of reach)"] = (
-            scores["seed_guesser"]["functional"] < config.category_floor)
+            scores["seed_guesser"]["functional"] < config.category_floor
+        )
     return {"scores": scores, "checks": checks, "passed": all(checks.values())}

@@ -75,8 +75,9 @@ def parse_thresholds(spec: str) -> list[float]:
         else:
             vals = [round(float(x), 6) for x in spec.split(",") if x.strip()]
     except ValueError:
-        raise EvalcoreError(f"cannot parse thresholds {spec!r}; use start:stop:step or a comma list",
-                            field="thresholds") from None
+        raise EvalcoreError(
+            f"cannot parse thresholds {spec!r}; use start:stop:step or a comma list", field="thresholds"
+        ) from None
     if not vals:
         raise EvalcoreError("no thresholds", field="thresholds")
     return sorted(set(vals))
@@ -109,10 +110,16 @@ class SweepResult:
         return to_json_native(row.iloc[0].to_dict()) if len(row) else {}
 
     def to_dict(self) -> dict[str, Any]:
-        return to_json_native({"best_threshold": self.best_threshold, "held_out": self.held_out(),
-                         "metrics": self.metrics.to_dict(orient="records"),
-                         "tests": self.tests.to_dict(orient="records"),
-                         "items": self.items.to_dict(orient="records"), "config": self.config})
+        return to_json_native(
+            {
+                "best_threshold": self.best_threshold,
+                "held_out": self.held_out(),
+                "metrics": self.metrics.to_dict(orient="records"),
+                "tests": self.tests.to_dict(orient="records"),
+                "items": self.items.to_dict(orient="records"),
+                "config": self.config,
+            }
+        )
 
     def figure(self) -> Figure:
         """Held-out metrics against the threshold, the best threshold marked.
@@ -135,14 +142,25 @@ class SweepResult:
             long["run"] = long.groupby("metric", sort=False)["value"].transform(lambda v: v.isna().cumsum())
             long = long.dropna(subset=["value"])
             long["segment"] = long["metric"] + "/" + long["run"].astype(str)
-            sns.lineplot(data=long, x="threshold", y="value", hue="metric", style="metric", size="metric",
-                         units="segment",
-                         hue_order=cols, style_order=cols, size_order=cols,
-                         palette={c: f"C{i}" for i, c in enumerate(cols)},
-                         markers={c: _FIGURE_STYLES[c][1] for c in cols},
-                         dashes={c: _FIGURE_STYLES[c][0] for c in cols},
-                         sizes={c: 2.5 if c == "utility" else 1.2 for c in cols},
-                         estimator=None, sort=True, ax=ax)
+            sns.lineplot(
+                data=long,
+                x="threshold",
+                y="value",
+                hue="metric",
+                style="metric",
+                size="metric",
+                units="segment",
+                hue_order=cols,
+                style_order=cols,
+                size_order=cols,
+                palette={c: f"C{i}" for i, c in enumerate(cols)},
+                markers={c: _FIGURE_STYLES[c][1] for c in cols},
+                dashes={c: _FIGURE_STYLES[c][0] for c in cols},
+                sizes={c: 2.5 if c == "utility" else 1.2 for c in cols},
+                estimator=None,
+                sort=True,
+                ax=ax,
+            )
         handles: list[Any] = []
         labels: list[str] = []
         legend = ax.get_legend()
@@ -165,8 +183,13 @@ class SweepResult:
 
 
 _FIGURE_STYLES: dict[str, tuple[Any, str]] = {
-    "precision": ("", "o"), "recall": ("", "s"), "f1": ("", "^"), "fpr": ((3.7, 1.6), "X"),
-    "synthesis_rate": ((1, 1.65), "d"), "success": ((6.4, 1.6, 1, 1.6), "v"), "utility": ("", "."),
+    "precision": ("", "o"),
+    "recall": ("", "s"),
+    "f1": ("", "^"),
+    "fpr": ((3.7, 1.6), "X"),
+    "synthesis_rate": ((1, 1.65), "d"),
+    "success": ((6.4, 1.6, 1, 1.6), "v"),
+    "utility": ("", "."),
 }
 """Dash pattern ("" solid; matplotlib's --, : and -. otherwise) and marker of each metric in
 :meth:`SweepResult.figure` (``X``: seaborn draws filled markers only; ``.``: utility's line
@@ -191,8 +214,9 @@ def _registry_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     except EvalcoreError:
         raise
     except Exception as exc:
-        raise EvalcoreError(f"the agent's registry.{getattr(fn, '__name__', 'call')} raised "
-                            f"{type(exc).__name__}: {exc}", field="agent") from exc
+        raise EvalcoreError(
+            f"the agent's registry.{getattr(fn, '__name__', 'call')} raised {type(exc).__name__}: {exc}", field="agent"
+        ) from exc
 
 
 def check_thresholds(thresholds: Sequence[Any]) -> list[float]:
@@ -203,8 +227,12 @@ def check_thresholds(thresholds: Sequence[Any]) -> list[float]:
     """
     vals: list[float] = []
     for t in thresholds:
-        if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
-                or not math.isfinite(float(t)) or not -1.0 <= float(t) <= 1.0:
+        if (
+            isinstance(t, bool)
+            or not isinstance(t, (int, float, np.integer, np.floating))
+            or not math.isfinite(float(t))
+            or not -1.0 <= float(t) <= 1.0
+        ):
             raise EvalcoreError(f"threshold {t!r} is not a finite number in [-1, 1]", field="thresholds")
         vals.append(float(t))
     if not vals:
@@ -231,12 +259,22 @@ def _wilson(successes: float, n: int) -> tuple[float, float]:
     return stats.wilson_interval(successes, n, INTERVAL_CONFIDENCE)
 
 
-def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[float], *,
-                    cases: Sequence[AgentCase] | None = None, seed: int | None = None,
-                    counts: dict[str, int] | None = None,
-                    n_unrelated: int = 16, k: int = 5, dev_fraction: float = 0.5, alpha: float = 0.05,
-                    n_resamples: int = 10_000, tool_aliases: dict[str, list[str]] | None = None,
-                    request_timeout_s: float | None = None, progress: bool | None = None) -> SweepResult:
+def threshold_sweep(
+    agent_factory: Callable[[float], Any],
+    thresholds: Sequence[float],
+    *,
+    cases: Sequence[AgentCase] | None = None,
+    seed: int | None = None,
+    counts: dict[str, int] | None = None,
+    n_unrelated: int = 16,
+    k: int = 5,
+    dev_fraction: float = 0.5,
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    tool_aliases: dict[str, list[str]] | None = None,
+    request_timeout_s: float | None = None,
+    progress: bool | None = None,
+) -> SweepResult:
     """Sweep the similarity threshold (see the module docstring for every definition).
 
     Args:
@@ -264,8 +302,7 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
 
     thresholds = check_thresholds(thresholds)
     if not 0.0 < dev_fraction < 1.0:
-        raise EvalcoreError(f"dev_fraction must lie strictly between 0 and 1, got {dev_fraction}",
-                            field="dev_fraction")
+        raise EvalcoreError(f"dev_fraction must lie strictly between 0 and 1, got {dev_fraction}", field="dev_fraction")
     seed, seed_source = resolve_seed(seed)
     gen = AgentCaseGenerator(seed, counts)
     pool = list(cases) if cases is not None else gen.generate()
@@ -274,13 +311,18 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         raise EvalcoreError("no single-step answer cases to sweep over", field="cases")
     unrelated = gen.unrelated_queries(n_unrelated)
     rng = random.Random(f"{seed}-sweep-split")
-    split = {**_split([c.id for c in use if not c.needs_synthesis], dev_fraction, rng),
-             **_split([c.id for c in use if c.needs_synthesis], dev_fraction, rng),
-             **_split([f"unrelated-{i:02d}" for i in range(len(unrelated))], dev_fraction, rng)}
+    split = {
+        **_split([c.id for c in use if not c.needs_synthesis], dev_fraction, rng),
+        **_split([c.id for c in use if c.needs_synthesis], dev_fraction, rng),
+        **_split([f"unrelated-{i:02d}" for i in range(len(unrelated))], dev_fraction, rng),
+    }
     parts = set(split.values())
     if parts != {"dev", "test"}:
-        raise EvalcoreError(f"{len(split)} item(s) cannot fill both a development and a held-out split; "
-                            "use more cases or unrelated queries", field="cases")
+        raise EvalcoreError(
+            f"{len(split)} item(s) cannot fill both a development and a held-out split; "
+            "use more cases or unrelated queries",
+            field="cases",
+        )
     cfg = AgentEvalConfig(tool_aliases=tool_aliases)
     checker = ToolChecker(cfg.n_held_out, cfg.sandbox_timeout_s)
     rows: list[dict[str, Any]] = []
@@ -303,15 +345,15 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
             built = False
             if c.needs_synthesis and ok and r is not None and r.tool_used:
                 step = answering_step(r, r.tool_used)
-                check = checker.verify(after.get(r.tool_used), c.kind, c.inputs,
-                                       step.args if step is not None else None)
+                check = checker.verify(
+                    after.get(r.tool_used), c.kind, c.inputs, step.args if step is not None else None
+                )
                 before = at_reset.get(r.tool_used)
                 built = check.passed and (before is None or before.hash != check.hash)
             served.append((c, ok, built, bool(r is not None and r.synthesized), critical))
         registry = getattr(agent, "registry", None)
         if registry is None or not callable(getattr(registry, "search", None)):
-            raise EvalcoreError("the agent exposes no searchable registry; a threshold sweep needs one",
-                                field="agent")
+            raise EvalcoreError("the agent exposes no searchable registry; a threshold sweep needs one", field="agent")
         names = set(_registry_call(registry.list_tools))
         labels: dict[str, set[str]] = {}
         for kind in {c.kind for c in use}:
@@ -329,19 +371,49 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
                 p, rcl, f1 = np.nan, np.nan, np.nan
                 fp = float(bool(hits))
                 retrieval = 1.0 - fp
-            rows.append({"threshold": float(t), "item": c.id, "split": split[c.id], "type": "case", "kind": c.kind,
-                         "needs_synthesis": c.needs_synthesis, "correct": float(ok), "synthesized": float(synthesized),
-                         "claimed_synthesized": float(claimed), "relevant": sorted(labels.get(c.kind, ())),
-                         "precision": p, "recall": rcl, "f1": f1, "false_positive": fp,
-                         "critical": critical, "utility": 0.5 * float(ok) + 0.5 * retrieval})
+            rows.append(
+                {
+                    "threshold": float(t),
+                    "item": c.id,
+                    "split": split[c.id],
+                    "type": "case",
+                    "kind": c.kind,
+                    "needs_synthesis": c.needs_synthesis,
+                    "correct": float(ok),
+                    "synthesized": float(synthesized),
+                    "claimed_synthesized": float(claimed),
+                    "relevant": sorted(labels.get(c.kind, ())),
+                    "precision": p,
+                    "recall": rcl,
+                    "f1": f1,
+                    "false_positive": fp,
+                    "critical": critical,
+                    "utility": 0.5 * float(ok) + 0.5 * retrieval,
+                }
+            )
         for i, q in enumerate(unrelated):
             fp = float(bool(_matches(registry, q, k, float(t))))
             iid = f"unrelated-{i:02d}"
-            rows.append({"threshold": float(t), "item": iid, "split": split[iid], "type": "unrelated", "kind": "",
-                         "needs_synthesis": False, "correct": np.nan, "synthesized": np.nan,
-                         "claimed_synthesized": np.nan, "relevant": [], "precision": np.nan,
-                         "recall": np.nan, "f1": np.nan, "false_positive": fp, "critical": False,
-                         "utility": 1.0 - fp})
+            rows.append(
+                {
+                    "threshold": float(t),
+                    "item": iid,
+                    "split": split[iid],
+                    "type": "unrelated",
+                    "kind": "",
+                    "needs_synthesis": False,
+                    "correct": np.nan,
+                    "synthesized": np.nan,
+                    "claimed_synthesized": np.nan,
+                    "relevant": [],
+                    "precision": np.nan,
+                    "recall": np.nan,
+                    "f1": np.nan,
+                    "false_positive": fp,
+                    "critical": False,
+                    "utility": 1.0 - fp,
+                }
+            )
         close = getattr(agent, "close", None)
         if callable(close):
             close()
@@ -352,12 +424,23 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
         syn = cs[cs.needs_synthesis]
         fpr_lo, fpr_hi = _wilson(float(un.false_positive.sum()), len(un))
         suc_lo, suc_hi = _wilson(float(cs.correct.sum()), len(cs))
-        return {"precision": cs.precision.mean(), "recall": cs.recall.mean(), "f1": cs.f1.mean(),
-                "fpr": un.false_positive.mean() if len(un) else np.nan,
-                "synthesis_rate": syn.synthesized.mean() if len(syn) else np.nan,
-                "success": cs.correct.mean(), "utility": df.utility.mean(), "n_items": len(df),
-                "n_cases": len(cs), "n_labelled": int(cs.f1.notna().sum()), "n_unrelated": len(un),
-                "fpr_low": fpr_lo, "fpr_high": fpr_hi, "success_low": suc_lo, "success_high": suc_hi}
+        return {
+            "precision": cs.precision.mean(),
+            "recall": cs.recall.mean(),
+            "f1": cs.f1.mean(),
+            "fpr": un.false_positive.mean() if len(un) else np.nan,
+            "synthesis_rate": syn.synthesized.mean() if len(syn) else np.nan,
+            "success": cs.correct.mean(),
+            "utility": df.utility.mean(),
+            "n_items": len(df),
+            "n_cases": len(cs),
+            "n_labelled": int(cs.f1.notna().sum()),
+            "n_unrelated": len(un),
+            "fpr_low": fpr_lo,
+            "fpr_high": fpr_hi,
+            "success_low": suc_lo,
+            "success_high": suc_hi,
+        }
 
     mrows = []
     for t, g in items.groupby("threshold"):
@@ -375,8 +458,9 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
             continue
         u = test_items[test_items.threshold == t].set_index("item").utility.reindex(best_u.index)
         res = stats.permutation_test(u.to_numpy(), best_u.to_numpy(), n_resamples=n_resamples, seed=seed)
-        trows.append({"threshold": float(t), "best": best, "mean_difference": res.difference,
-                      "p_value": res.p_value, "n": res.n})
+        trows.append(
+            {"threshold": float(t), "best": best, "mean_difference": res.difference, "p_value": res.p_value, "n": res.n}
+        )
     tests = pd.DataFrame(trows, columns=["threshold", "best", "mean_difference", "p_value", "n"])
     if len(tests):
         tests["p_adjusted"] = stats.benjamini_hochberg(tests.p_value.to_numpy())
@@ -384,10 +468,18 @@ def threshold_sweep(agent_factory: Callable[[float], Any], thresholds: Sequence[
     else:
         tests["p_adjusted"] = []
         tests["significant"] = []
-    config = {"thresholds": [float(t) for t in thresholds], "seed": seed, "seed_source": seed_source, "k": k, "dev_fraction": dev_fraction,
-              "alpha": alpha, "intervals": f"{INTERVAL_CONFIDENCE:.0%} Wilson over the split's unrelated "
-                                           "queries (fpr) and cases (success)",
-              "n_cases": len(use), "n_unrelated": len(unrelated), "correction": "benjamini_hochberg",
-              "objective": "mean utility: cases 0.5*correct + 0.5*F1 (no relevant tool: 0.5*correct + "
-                           "0.5*(1 - any match)), unrelated 1 - false_positive"}
+    config = {
+        "thresholds": [float(t) for t in thresholds],
+        "seed": seed,
+        "seed_source": seed_source,
+        "k": k,
+        "dev_fraction": dev_fraction,
+        "alpha": alpha,
+        "intervals": f"{INTERVAL_CONFIDENCE:.0%} Wilson over the split's unrelated queries (fpr) and cases (success)",
+        "n_cases": len(use),
+        "n_unrelated": len(unrelated),
+        "correction": "benjamini_hochberg",
+        "objective": "mean utility: cases 0.5*correct + 0.5*F1 (no relevant tool: 0.5*correct + "
+        "0.5*(1 - any match)), unrelated 1 - false_positive",
+    }
     return SweepResult(metrics=mtab, items=items, best_threshold=best, tests=tests, config=config)

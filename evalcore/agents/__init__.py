@@ -18,4 +18,3 @@ _EXPORTS = {
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-

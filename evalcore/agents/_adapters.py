@@ -57,11 +57,16 @@ def _import_factory(spec: str) -> Any:
     except ImportError as exc:
         raise EvalcoreError(f"cannot import agent module {module_name!r}: {exc}", field="agent") from exc
     except SyntaxError as exc:
-        raise EvalcoreError(f"agent module {module_name!r} has a syntax error: {exc.msg}",
-                            path=exc.filename or module_name, line=exc.lineno, field="agent") from exc
+        raise EvalcoreError(
+            f"agent module {module_name!r} has a syntax error: {exc.msg}",
+            path=exc.filename or module_name,
+            line=exc.lineno,
+            field="agent",
+        ) from exc
     except Exception as exc:  # the module's own top-level code failed
-        raise EvalcoreError(f"importing agent module {module_name!r} raised {type(exc).__name__}: {exc}",
-                            field="agent") from exc
+        raise EvalcoreError(
+            f"importing agent module {module_name!r} raised {type(exc).__name__}: {exc}", field="agent"
+        ) from exc
     factory = getattr(module, attr, None)
     if factory is None or not callable(factory):
         raise EvalcoreError(f"module {module_name!r} has no callable {attr!r}", field="agent")
@@ -106,9 +111,15 @@ def build_in_process(spec: str, **kwargs: Any) -> Agent:
     return check_agent(obj, f"agent factory {spec!r}")
 
 
-def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0,
-               hide: Sequence[str | os.PathLike[str]] = (), writable: Sequence[str | os.PathLike[str]] = (),
-               **kwargs: Any) -> Agent:
+def load_agent(
+    spec: str,
+    *,
+    in_process: bool = False,
+    timeout_s: float = 30.0,
+    hide: Sequence[str | os.PathLike[str]] = (),
+    writable: Sequence[str | os.PathLike[str]] = (),
+    **kwargs: Any,
+) -> Agent:
     """Build the agent named by ``spec``.
 
     A Python agent (``"reference"`` or ``"module:function"``) runs in a fresh interpreter of its
@@ -145,12 +156,14 @@ def load_agent(spec: str, *, in_process: bool = False, timeout_s: float = 30.0,
         allowed = {"reset_url", "search_url", "tools_url", "describe_url", "has_registry"}
         unknown = sorted(set(kwargs) - allowed)
         if unknown:
-            raise EvalcoreError(f"option(s) {unknown} do not apply to an HTTP agent (its threshold and model are "
-                                f"set on its server); allowed: {sorted(allowed | {'timeout_s'})}", field="agent")
+            raise EvalcoreError(
+                f"option(s) {unknown} do not apply to an HTTP agent (its threshold and model are "
+                f"set on its server); allowed: {sorted(allowed | {'timeout_s'})}",
+                field="agent",
+            )
         return HttpAgent(spec, timeout_s=timeout_s, **kwargs)
     if "://" in spec:
-        raise EvalcoreError(f"unsupported URL scheme in agent spec {spec!r} (use http:// or https://)",
-                            field="agent")
+        raise EvalcoreError(f"unsupported URL scheme in agent spec {spec!r} (use http:// or https://)", field="agent")
     if spec == "reference":
         if in_process:
             from evalcore.agents.reference import make_agent

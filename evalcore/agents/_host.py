@@ -126,10 +126,17 @@ class HostedAgent(HttpAgent):
             protocol, the options are not JSON, or the child does not start in time.
     """
 
-    def __init__(self, spec: str, options: Mapping[str, Any] | None = None, *, timeout_s: float = 30.0,
-                 startup_timeout_s: float = 300.0, threshold: float | None = None,
-                 hide: Sequence[str | os.PathLike[str]] = (),
-                 writable: Sequence[str | os.PathLike[str]] = ()) -> None:
+    def __init__(
+        self,
+        spec: str,
+        options: Mapping[str, Any] | None = None,
+        *,
+        timeout_s: float = 30.0,
+        startup_timeout_s: float = 300.0,
+        threshold: float | None = None,
+        hide: Sequence[str | os.PathLike[str]] = (),
+        writable: Sequence[str | os.PathLike[str]] = (),
+    ) -> None:
         options = dict(options or {})
         try:
             payload = json.dumps(options)
@@ -154,7 +161,10 @@ class HostedAgent(HttpAgent):
         try:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "evalcore.agents._host", spec],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log,
+                env=env,
                 start_new_session=True,  # a process group of its own, killed whole on close
             )
         except BaseException:
@@ -181,7 +191,7 @@ class HostedAgent(HttpAgent):
                 line = raw.decode(errors="replace").strip()
                 if line.startswith(nonce + " "):
                     try:
-                        msg = json.loads(line[len(nonce) + 1:])
+                        msg = json.loads(line[len(nonce) + 1 :])
                     except (ValueError, RecursionError):
                         msg = None
                     box["msg"] = msg if isinstance(msg, dict) else {"error": "malformed handshake"}
@@ -196,16 +206,20 @@ class HostedAgent(HttpAgent):
             self._stop()
             why = (msg or {}).get("error") if msg else None
             if why is None:
-                why = (f"did not start within {startup_timeout_s:g} s" if reader.is_alive()
-                       else f"exited with status {self._proc.returncode}: {self._log_tail()}")
+                why = (
+                    f"did not start within {startup_timeout_s:g} s"
+                    if reader.is_alive()
+                    else f"exited with status {self._proc.returncode}: {self._log_tail()}"
+                )
             raise EvalcoreError(f"agent {spec!r}: {why}", field="agent")
         self.isolation = "full" if msg.get("isolation") == "full" else "weak"
         self.isolation_notes = [str(n) for n in msg.get("isolation_notes") or []]
         if threshold is None:
             t = options.get("threshold", msg.get("threshold"))
             threshold = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
-        super().__init__(msg["url"], timeout_s=timeout_s, has_registry=bool(msg.get("has_registry", True)),
-                         threshold=threshold)
+        super().__init__(
+            msg["url"], timeout_s=timeout_s, has_registry=bool(msg.get("has_registry", True)), threshold=threshold
+        )
 
     @property
     def pid(self) -> int:
@@ -473,11 +487,15 @@ def _main(argv: list[str]) -> int:
         except OSError as exc:
             level = "weak"
             notes.append(f"could not drop capabilities ({exc})")
-        notes.append("the agent runs under evalcore's own init (PID 1 of its namespace), which ends every "
-                     "process of the namespace when the evaluation ends")
+        notes.append(
+            "the agent runs under evalcore's own init (PID 1 of its namespace), which ends every "
+            "process of the namespace when the evaluation ends"
+        )
     else:
-        notes.append("the agent runs under evalcore's own init, a child subreaper that kills every process "
-                     "the agent started (also those in a session of their own) when the evaluation ends")
+        notes.append(
+            "the agent runs under evalcore's own init, a child subreaper that kills every process "
+            "the agent started (also those in a session of their own) when the evaluation ends"
+        )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     handshake = os.fdopen(os.dup(1), "w")
@@ -499,9 +517,15 @@ def _main(argv: list[str]) -> int:
         say({"error": str(exc) if isinstance(exc, EvalcoreError) else f"{type(exc).__name__}: {exc}"})
         return 2
     threshold = getattr(agent, "threshold", None)
-    say({"url": server.url, "has_registry": getattr(agent, "registry", None) is not None,
-         "isolation": level, "isolation_notes": notes,
-         "threshold": threshold if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else None})
+    say(
+        {
+            "url": server.url,
+            "has_registry": getattr(agent, "registry", None) is not None,
+            "isolation": level,
+            "isolation_notes": notes,
+            "threshold": threshold if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else None,
+        }
+    )
     handshake.close()
     try:
         while not stop.wait(0.2):  # until the init asks (SIGTERM), or kills this process

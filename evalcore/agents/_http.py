@@ -42,8 +42,13 @@ MAX_REPLY_DEPTH = 64
 """Deepest nesting of lists and objects accepted in an agent's reply (the evaluator's own code
 walks replies recursively; a reply 100,000 levels deep is refused, not followed)."""
 
-_ENCODINGS = {"": None, "identity": None, "gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS,
-              "deflate": zlib.MAX_WBITS}
+_ENCODINGS = {
+    "": None,
+    "identity": None,
+    "gzip": 16 + zlib.MAX_WBITS,
+    "x-gzip": 16 + zlib.MAX_WBITS,
+    "deflate": zlib.MAX_WBITS,
+}
 
 
 class AgentReplyError(Exception):
@@ -78,6 +83,7 @@ def parse_reply(content: bytes | str, max_depth: int = MAX_REPLY_DEPTH) -> Any:
         ValueError: The reply is not JSON, or is nested deeper than ``max_depth`` (the message
             says which).
     """
+
     def constant(name: str) -> Any:
         raise ValueError(f"{name} is not a JSON value")
 
@@ -219,8 +225,10 @@ class _Wire:
                 nonlocal size
                 size += len(piece)
                 if size > self.max_bytes:
-                    raise AgentReplyError(f"reply larger than {self.max_bytes} bytes"
-                                          + (" after decompression" if decoder is not None else ""))
+                    raise AgentReplyError(
+                        f"reply larger than {self.max_bytes} bytes"
+                        + (" after decompression" if decoder is not None else "")
+                    )
                 parts.append(piece)
 
             for raw in response.iter_raw():
@@ -255,8 +263,7 @@ class HttpToolRegistry:
             answers malformed JSON (retrieval cannot be evaluated then).
     """
 
-    def __init__(self, wire: _Wire, search_url: str, tools_url: str,
-                 describe_url: str | None = None) -> None:
+    def __init__(self, wire: _Wire, search_url: str, tools_url: str, describe_url: str | None = None) -> None:
         self._wire = wire
         self.search_url = search_url
         self.tools_url = tools_url
@@ -323,8 +330,11 @@ class HttpToolRegistry:
         out: list[dict[str, Any]] = []
         for r in rows:
             if isinstance(r, str) and time.monotonic() > deadline:
-                raise EvalcoreError(f"the tool listing was not read within {2 * self._wire.timeout_s:g}s "
-                                    f"({len(out)} of {len(rows)} tools described)", path=self.describe_url)
+                raise EvalcoreError(
+                    f"the tool listing was not read within {2 * self._wire.timeout_s:g}s "
+                    f"({len(out)} of {len(rows)} tools described)",
+                    path=self.describe_url,
+                )
             if isinstance(r, str):
                 try:
                     info = self.describe(r)
@@ -422,9 +432,14 @@ class HttpAgent:
         self.reset_url = reset_url or urljoin(url, "reset")
         self._wire = _Wire(self.timeout_s, max_reply_bytes)
         self._registry = (
-            HttpToolRegistry(self._wire, search_url or urljoin(url, "search"), tools_url or urljoin(url, "tools"),
-                             describe_url or urljoin(url, "describe"))
-            if has_registry else None
+            HttpToolRegistry(
+                self._wire,
+                search_url or urljoin(url, "search"),
+                tools_url or urljoin(url, "tools"),
+                describe_url or urljoin(url, "describe"),
+            )
+            if has_registry
+            else None
         )
 
     @property
@@ -445,8 +460,9 @@ class HttpAgent:
         try:
             response = self._wire.request("POST", self.url, json={"query": query})
         except (httpx.TimeoutException, AgentTimeout) as exc:
-            raise AgentEndpointError(f"agent endpoint timed out after {self.timeout_s:g}s "
-                                     "(no complete answer)") from exc
+            raise AgentEndpointError(
+                f"agent endpoint timed out after {self.timeout_s:g}s (no complete answer)"
+            ) from exc
         except AgentReplyError as exc:
             raise AgentEndpointError(f"agent endpoint: {exc}") from None
         except httpx.HTTPError as exc:
@@ -486,6 +502,7 @@ class HttpAgent:
             EvalcoreError: Nobody answers (connection refused, timeout), or what answers is not
                 an agent endpoint; the message names the URL and the reason.
         """
+
         def fail(why: str) -> EvalcoreError:
             return EvalcoreError(f"no agent answers at {self.url}: {why}", field="agent")
 
@@ -511,12 +528,15 @@ class HttpAgent:
                     data = None
                 rows = data.get("tools") if isinstance(data, dict) else data
                 if not isinstance(rows, list):
-                    raise fail(f"GET {url} answered {response.status_code} without a JSON 'tools' list "
-                               "(an agent answers {\"tools\": [...]}, see docs/agents.md)")
+                    raise fail(
+                        f"GET {url} answered {response.status_code} without a JSON 'tools' list "
+                        '(an agent answers {"tools": [...]}, see docs/agents.md)'
+                    )
         response = ask("POST", self.reset_url, json={})
         if response.status_code >= 400:
-            raise fail(f"POST {self.reset_url} answered {_error_text(response)} (an agent answers 2xx, "
-                       "see docs/agents.md)")
+            raise fail(
+                f"POST {self.reset_url} answered {_error_text(response)} (an agent answers 2xx, see docs/agents.md)"
+            )
 
     def reset(self) -> None:
         """POST the reset endpoint.

@@ -13,12 +13,22 @@ from evalcore._lazy import lazy_exports
 _EXPORTS = {
     "evalcore.benchmarks._protocol": ("Benchmark", "SCORERS"),
     "evalcore.benchmarks._registry": (
-        "benchmark_names", "benchmark_of_run", "builtin_names", "default_max_tokens", "find_benchmark",
-        "get_benchmark", "is_benchmark_file", "register", "unregister",
+        "benchmark_names",
+        "benchmark_of_run",
+        "builtin_names",
+        "default_max_tokens",
+        "find_benchmark",
+        "get_benchmark",
+        "is_benchmark_file",
+        "register",
+        "unregister",
     ),
     "evalcore.benchmarks._file": ("FileBenchmark", "SCORER_TYPES", "load_benchmark_file"),
     "evalcore.benchmarks._scoring": (
-        "CodeExecutionScoring", "ExactMatchScoring", "error_scores", "pass_at_k_table",
+        "CodeExecutionScoring",
+        "ExactMatchScoring",
+        "error_scores",
+        "pass_at_k_table",
     ),
     "evalcore.benchmarks._builtin": ("BenchmarkBase", "BuiltinBenchmark"),
 }

@@ -44,8 +44,14 @@ class BuiltinBenchmark(BenchmarkBase):
     """Loading, few-shot pool and template of a benchmark whose loader lives in
     :mod:`evalcore.datasets` (the formats, sources and sample files)."""
 
-    def load(self, split: str = "test", limit: int | None = None, seed: int = 0,
-             source: str = "auto", path: str | Path | None = None) -> list[Item]:
+    def load(
+        self,
+        split: str = "test",
+        limit: int | None = None,
+        seed: int = 0,
+        source: str = "auto",
+        path: str | Path | None = None,
+    ) -> list[Item]:
         """:func:`evalcore.datasets.load` of this benchmark."""
         from evalcore.datasets import load
 

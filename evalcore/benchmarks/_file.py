@@ -54,8 +54,18 @@ if TYPE_CHECKING:
     from evalcore.datasets import Item
 
 SCORER_TYPES = ("number", "letter", "exact", "code")
-_TOP_KEYS = ("name", "description", "data", "id_field", "answer_field", "subject_field", "scorer",
-             "prompt", "generation", "few_shot")
+_TOP_KEYS = (
+    "name",
+    "description",
+    "data",
+    "id_field",
+    "answer_field",
+    "subject_field",
+    "scorer",
+    "prompt",
+    "generation",
+    "few_shot",
+)
 _SCORER_OPTIONS = {
     "number": (),
     "letter": ("choices_field",),
@@ -63,8 +73,15 @@ _SCORER_OPTIONS = {
     "code": ("prompt_field", "test_field", "entry_point_field", "timeout_s"),
 }
 _PROMPT_KEYS = ("system", "user", "answer")
-_GENERATION = {"max_tokens": int, "temperature": float, "top_p": float, "seed": int, "stop": list,
-               "logprobs": bool, "top_logprobs": int}
+_GENERATION = {
+    "max_tokens": int,
+    "temperature": float,
+    "top_p": float,
+    "seed": int,
+    "stop": list,
+    "logprobs": bool,
+    "top_logprobs": int,
+}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 DEFAULT_MAX_TOKENS = 256
 
@@ -76,8 +93,7 @@ def _err(message: str, doc: YamlDoc, *path: str | int, field: str | None = None)
         parent, key = path[:-1], path[-1]
         line = doc.key_lines(*parent).get(str(key)) if isinstance(key, str) else None
         line = line or doc.line(*path)
-    return EvalcoreError(message, path=doc.source, line=line,
-                         field=field or ".".join(str(p) for p in path) or None)
+    return EvalcoreError(message, path=doc.source, line=line, field=field or ".".join(str(p) for p in path) or None)
 
 
 def _markers(text: str) -> set[str]:
@@ -100,8 +116,13 @@ class FileBenchmark:
         self.options: dict[str, Any] = dict(spec["scorer"])
         self.scorer = "code_execution" if self.kind == "code" else "exact_match"
         self.default_max_tokens = int(spec.get("generation", {}).get("max_tokens", DEFAULT_MAX_TOKENS))
-        self._scoring: Any = (_Code(self.options) if self.kind == "code" else
-                              _Exact(self.options) if self.kind == "exact" else _Extracted(self.kind))
+        self._scoring: Any = (
+            _Code(self.options)
+            if self.kind == "code"
+            else _Exact(self.options)
+            if self.kind == "exact"
+            else _Extracted(self.kind)
+        )
         self._doc: YamlDoc | None = None
 
     def __repr__(self) -> str:
@@ -119,8 +140,7 @@ class FileBenchmark:
         try:
             return cls(spec)
         except (KeyError, TypeError) as exc:
-            raise EvalcoreError(f"the run's recorded benchmark is incomplete ({exc})",
-                                field="benchmark") from None
+            raise EvalcoreError(f"the run's recorded benchmark is incomplete ({exc})", field="benchmark") from None
 
     # --- the Benchmark protocol ---------------------------------------------------------------
 
@@ -128,17 +148,23 @@ class FileBenchmark:
         """The file's ``generation`` settings (``max_tokens`` default 256)."""
         return {"max_tokens": DEFAULT_MAX_TOKENS, **self.spec.get("generation", {})}
 
-    def load(self, split: str = "test", limit: int | None = None, seed: int = 0,
-             source: str = "auto", path: str | Path | None = None) -> list[Item]:
+    def load(
+        self,
+        split: str = "test",
+        limit: int | None = None,
+        seed: int = 0,
+        source: str = "auto",
+        path: str | Path | None = None,
+    ) -> list[Item]:
         """The items of the data file (a seeded subset of ``limit``)."""
         from evalcore.datasets._common import check_limit, seeded_subset
 
         if split != "test":
-            raise EvalcoreError(f"a benchmark file has one split, 'test' (its data file), not {split!r}",
-                                field="split")
+            raise EvalcoreError(f"a benchmark file has one split, 'test' (its data file), not {split!r}", field="split")
         if source not in ("auto", "local") or path is not None:
-            raise EvalcoreError("a benchmark file names its own data file; source and path do not apply",
-                                field="source")
+            raise EvalcoreError(
+                "a benchmark file names its own data file; source and path do not apply", field="source"
+            )
         check_limit(limit)
         items = self._read_items(Path(self.spec["data"]), "test")
         return seeded_subset(items, limit, seed, key=lambda it: it.id)
@@ -167,8 +193,9 @@ class FileBenchmark:
         """Scores of one reply by the file's scorer."""
         return self._scoring.score(text, reference, fields)
 
-    def score_records(self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0,
-                      workers: int | None = None) -> list[dict[str, Any]]:
+    def score_records(
+        self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0, workers: int | None = None
+    ) -> list[dict[str, Any]]:
         """Scores of recorded samples."""
         timeout = float(self.options.get("timeout_s") or timeout_s)
         return self._scoring.score_records(records, timeout_s=timeout, workers=workers)
@@ -199,8 +226,7 @@ class FileBenchmark:
                     rows = []
                     for row in reader:
                         if None in row:
-                            raise EvalcoreError("more values than header columns", path=file,
-                                                line=reader.line_num)
+                            raise EvalcoreError("more values than header columns", path=file, line=reader.line_num)
                         rows.append((reader.line_num, {k: v for k, v in row.items() if k is not None}))
             except UnicodeDecodeError as exc:
                 raise EvalcoreError(f"not UTF-8 text: {exc.reason}", path=file) from None
@@ -225,40 +251,45 @@ class FileBenchmark:
             for name in required:
                 value = row.get(name)
                 if value is None or (isinstance(value, str) and not value.strip()):
-                    raise EvalcoreError("missing or empty (the benchmark file needs it)", path=file,
-                                        line=line, field=name)
+                    raise EvalcoreError(
+                        "missing or empty (the benchmark file needs it)", path=file, line=line, field=name
+                    )
             fields = {k: v for k, v in row.items() if k != answer_field}
             choices = self.options.get("choices_field")
             if self.kind == "letter" and choices is not None:
                 fields["choices"] = self._choices(row, choices, file, line)
-            reference = self._reference(row.get(answer_field) if answer_field else None, file, line,
-                                        answer_field)
+            reference = self._reference(row.get(answer_field) if answer_field else None, file, line, answer_field)
             options = fields.get("choices")
             if self.kind == "letter" and isinstance(options, list) and "ABCD".index(reference) >= len(options):
-                raise EvalcoreError(f"answer {reference} names no option (the row has {len(options)})",
-                                    path=file, line=line, field=answer_field)
+                raise EvalcoreError(
+                    f"answer {reference} names no option (the row has {len(options)})",
+                    path=file,
+                    line=line,
+                    field=answer_field,
+                )
             metadata: dict[str, Any] = {"source": "file", "split": split}
             if subject_field:
                 metadata["subject"] = str(row.get(subject_field))
             if id_field:
                 base_ids.append(f"{self.name}/{row[id_field]}")
             else:
-                digest = hashlib.sha256(json.dumps(row, sort_keys=True, ensure_ascii=False,
-                                                   default=str).encode("utf-8")).hexdigest()[:10]
+                digest = hashlib.sha256(
+                    json.dumps(row, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+                ).hexdigest()[:10]
                 base_ids.append(f"{self.name}/{digest}")
             items.append((line, fields, reference, metadata))
         if id_field:
             seen: dict[str, int] = {}
             for (line, *_), i in zip(items, base_ids):
                 if i in seen:
-                    raise EvalcoreError(f"repeated id {i!r} (first on line {seen[i]})", path=file,
-                                        line=line, field=id_field)
+                    raise EvalcoreError(
+                        f"repeated id {i!r} (first on line {seen[i]})", path=file, line=line, field=id_field
+                    )
                 seen[i] = line
             ids = base_ids
         else:
             ids = unique_ids(base_ids)
-        return [Item(id=i, dataset=self.name, fields=f, reference=r, metadata=m)
-                for i, (_, f, r, m) in zip(ids, items)]
+        return [Item(id=i, dataset=self.name, fields=f, reference=r, metadata=m) for i, (_, f, r, m) in zip(ids, items)]
 
     def _choices(self, row: Mapping[str, Any], choices: Any, file: Path, line: int) -> list[str]:
         values = row.get(choices) if isinstance(choices, str) else [row.get(c) for c in choices]
@@ -267,11 +298,18 @@ class FileBenchmark:
                 values = json.loads(values)
             except json.JSONDecodeError:
                 values = None
-        if (not isinstance(values, list) or not 2 <= len(values) <= 4
-                or not all(isinstance(v, (str, int, float)) and str(v).strip() for v in values)):
-            raise EvalcoreError("the options must be a list of 2 to 4 non-empty texts (letters A-D, "
-                                "as the letter extractor reads them)", path=file, line=line,
-                                field=choices if isinstance(choices, str) else ",".join(choices))
+        if (
+            not isinstance(values, list)
+            or not 2 <= len(values) <= 4
+            or not all(isinstance(v, (str, int, float)) and str(v).strip() for v in values)
+        ):
+            raise EvalcoreError(
+                "the options must be a list of 2 to 4 non-empty texts (letters A-D, "
+                "as the letter extractor reads them)",
+                path=file,
+                line=line,
+                field=choices if isinstance(choices, str) else ",".join(choices),
+            )
         return [str(v) for v in values]
 
     def _reference(self, value: Any, file: Path, line: int, field: str | None) -> Any:
@@ -288,8 +326,9 @@ class FileBenchmark:
             raise EvalcoreError(exc.reason, path=file, line=line, field=field) from None
         if isinstance(value, list):
             if not value or not all(isinstance(v, str) for v in value):
-                raise EvalcoreError("accepted answers must be a non-empty list of texts", path=file,
-                                    line=line, field=field)
+                raise EvalcoreError(
+                    "accepted answers must be a non-empty list of texts", path=file, line=line, field=field
+                )
             return value
         return str(value)
 
@@ -308,8 +347,11 @@ class _Code(CodeExecutionScoring):
     """``code``: the reply completes the row's prompt; the row's test checks its entry point."""
 
     def __init__(self, options: Mapping[str, Any]) -> None:
-        self.code_fields = (options.get("prompt_field", "prompt"), options.get("test_field", "test"),
-                            options.get("entry_point_field", "entry_point"))
+        self.code_fields = (
+            options.get("prompt_field", "prompt"),
+            options.get("test_field", "test"),
+            options.get("entry_point_field", "entry_point"),
+        )
 
 
 class _Exact:
@@ -357,16 +399,20 @@ class _Exact:
         v = 1.0 if self.answers_equal(value, reference) else 0.0
         out: dict[str, Any] = {}
         for mode in ("strict", "flexible"):
-            out.update({mode: v, f"extracted_{mode}": value, f"method_{mode}": method,
-                        f"parse_failure_{mode}": value is None})
+            out.update(
+                {mode: v, f"extracted_{mode}": value, f"method_{mode}": method, f"parse_failure_{mode}": value is None}
+            )
         out["reference"] = reference
         out["score"] = v
         return out
 
-    def score_records(self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0,
-                      workers: int | None = None) -> list[dict[str, Any]]:
-        return [self.score((r.get("completion") or {}).get("text", ""), r.get("reference"),
-                           r.get("item") or {}) for r in records]
+    def score_records(
+        self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0, workers: int | None = None
+    ) -> list[dict[str, Any]]:
+        return [
+            self.score((r.get("completion") or {}).get("text", ""), r.get("reference"), r.get("item") or {})
+            for r in records
+        ]
 
     def summary_extras(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return parse_failure_extras(records)
@@ -386,8 +432,7 @@ def _check_scorer(doc: YamlDoc, raw: Any) -> dict[str, Any]:
     kind = scorer["type"]
     where = ("scorer",) if isinstance(raw, str) else ("scorer", "type")
     if kind not in SCORER_TYPES:
-        raise _err(f"unknown scorer {kind!r}; choose one of {', '.join(SCORER_TYPES)}", doc, *where,
-                   field="scorer")
+        raise _err(f"unknown scorer {kind!r}; choose one of {', '.join(SCORER_TYPES)}", doc, *where, field="scorer")
     for key in scorer:
         if key != "type" and key not in _SCORER_OPTIONS[kind]:
             allowed = ", ".join(_SCORER_OPTIONS[kind]) or "none"
@@ -408,10 +453,13 @@ def _check_scorer(doc: YamlDoc, raw: Any) -> dict[str, Any]:
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 600:
             raise _err("must be a number of seconds in (0, 600]", doc, "scorer", "timeout_s")
     choices = scorer.get("choices_field")
-    if choices is not None and not (isinstance(choices, str) or (
-            isinstance(choices, list) and len(choices) >= 2 and all(isinstance(c, str) for c in choices))):
-        raise _err("a column holding the option list, or a list of columns (one per option)", doc,
-                   "scorer", "choices_field")
+    if choices is not None and not (
+        isinstance(choices, str)
+        or (isinstance(choices, list) and len(choices) >= 2 and all(isinstance(c, str) for c in choices))
+    ):
+        raise _err(
+            "a column holding the option list, or a list of columns (one per option)", doc, "scorer", "choices_field"
+        )
     return dict(scorer)
 
 
@@ -424,18 +472,27 @@ def _check_generation(doc: YamlDoc, raw: Any) -> dict[str, Any]:
     for key, value in raw.items():
         want = _GENERATION.get(key)
         if want is None:
-            raise _err(f"unknown generation setting; known: {', '.join(_GENERATION)}", doc,
-                       "generation", key)
+            raise _err(f"unknown generation setting; known: {', '.join(_GENERATION)}", doc, "generation", key)
         if want is list and isinstance(value, str):
             value = [value]
-        ok = (isinstance(value, bool) if want is bool else
-              isinstance(value, list) and all(isinstance(v, str) for v in value) if want is list else
-              (value is None or (isinstance(value, int) and not isinstance(value, bool))) if key == "seed" else
-              isinstance(value, int) and not isinstance(value, bool) if want is int else
-              isinstance(value, (int, float)) and not isinstance(value, bool))
+        ok = (
+            isinstance(value, bool)
+            if want is bool
+            else isinstance(value, list) and all(isinstance(v, str) for v in value)
+            if want is list
+            else (value is None or (isinstance(value, int) and not isinstance(value, bool)))
+            if key == "seed"
+            else isinstance(value, int) and not isinstance(value, bool)
+            if want is int
+            else isinstance(value, (int, float)) and not isinstance(value, bool)
+        )
         if not ok:
-            raise _err(f"must be {want.__name__ if want is not list else 'a string or a list of strings'}",
-                       doc, "generation", key)
+            raise _err(
+                f"must be {want.__name__ if want is not list else 'a string or a list of strings'}",
+                doc,
+                "generation",
+                key,
+            )
         if key == "max_tokens" and value < 1:
             raise _err("must be >= 1", doc, "generation", key)
         out[key] = value
@@ -472,8 +529,9 @@ def load_benchmark_file(path: str | Path) -> FileBenchmark:
     yaml_path = Path(path).expanduser()
     doc = read_yaml(yaml_path, what="benchmark file", field="dataset")
     if not isinstance(doc.data, dict):
-        raise EvalcoreError("a benchmark file is a YAML mapping (data, scorer, prompt ...)",
-                            path=yaml_path, line=doc.line())
+        raise EvalcoreError(
+            "a benchmark file is a YAML mapping (data, scorer, prompt ...)", path=yaml_path, line=doc.line()
+        )
     data = doc.data
     for key in data:
         if key not in _TOP_KEYS:
@@ -496,14 +554,19 @@ def load_benchmark_file(path: str | Path) -> FileBenchmark:
         raise _err("required: the column holding each item's answer", doc, field="answer_field")
     prompt = data.get("prompt")
     if not isinstance(prompt, dict):
-        raise _err("required: a mapping with 'user' (and optionally 'system', 'answer')", doc,
-                   *(("prompt",) if "prompt" in data else ()), field="prompt")
+        raise _err(
+            "required: a mapping with 'user' (and optionally 'system', 'answer')",
+            doc,
+            *(("prompt",) if "prompt" in data else ()),
+            field="prompt",
+        )
     for key in prompt:
         if key not in _PROMPT_KEYS:
             raise _err(f"unknown key; allowed: {', '.join(_PROMPT_KEYS)}", doc, "prompt", str(key))
     if not isinstance(prompt.get("user"), str) or not prompt["user"].strip():
-        raise _err("required text", doc, *(("prompt", "user") if "user" in prompt else ("prompt",)),
-                   field="prompt.user")
+        raise _err(
+            "required text", doc, *(("prompt", "user") if "user" in prompt else ("prompt",)), field="prompt.user"
+        )
     for key in ("system", "answer"):
         if key in prompt and not isinstance(prompt[key], str):
             raise _err("must be text", doc, "prompt", key)
@@ -523,8 +586,7 @@ def load_benchmark_file(path: str | Path) -> FileBenchmark:
         if data.get(key):
             needed[data[key]] = key
     if kind == "code":
-        for key, default in (("prompt_field", "prompt"), ("test_field", "test"),
-                             ("entry_point_field", "entry_point")):
+        for key, default in (("prompt_field", "prompt"), ("test_field", "test"), ("entry_point_field", "entry_point")):
             needed[scorer.get(key, default)] = f"scorer.{key}"
     choices = scorer.get("choices_field")
     if kind == "letter" and choices is not None:
@@ -533,31 +595,49 @@ def load_benchmark_file(path: str | Path) -> FileBenchmark:
     for column, key in needed.items():
         if column not in columns:
             where = tuple(key.split("."))
-            raise _err(f"names column {column!r}, which the data file {data_path.name} does not have "
-                       f"(its columns: {', '.join(sorted(columns))})", doc, *where)
+            raise _err(
+                f"names column {column!r}, which the data file {data_path.name} does not have "
+                f"(its columns: {', '.join(sorted(columns))})",
+                doc,
+                *where,
+            )
     derived = {"id", "reference"} | ({"choices_text"} if kind == "letter" and choices is not None else set())
     for part, text in prompt.items():
         try:
             markers = _markers(text)
         except ValueError as exc:
-            raise _err(f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})", doc,
-                       "prompt", part) from None
+            raise _err(
+                f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})", doc, "prompt", part
+            ) from None
         for marker in sorted(markers):
             if not marker.isidentifier():
                 raise _err(f"{{{marker}}} is not a plain field name", doc, "prompt", part)
             if marker not in columns and marker not in derived:
-                raise _err(f"the template uses {{{marker}}}, which the rows of {data_path.name} do not "
-                           f"have; available: {', '.join(sorted(columns | derived))}", doc, "prompt",
-                           part, field=f"prompt.{part}")
+                raise _err(
+                    f"the template uses {{{marker}}}, which the rows of {data_path.name} do not "
+                    f"have; available: {', '.join(sorted(columns | derived))}",
+                    doc,
+                    "prompt",
+                    part,
+                    field=f"prompt.{part}",
+                )
     required = sorted((set(needed) | set().union(*(_markers(t) for t in prompt.values()))) - derived)
     spec = {
-        "kind": "file", "name": name, "path": str(yaml_path.resolve()), "sha256": _sha256(yaml_path),
+        "kind": "file",
+        "name": name,
+        "path": str(yaml_path.resolve()),
+        "sha256": _sha256(yaml_path),
         "description": str(data.get("description") or ""),
-        "data": str(data_path), "data_sha256": _sha256(data_path),
+        "data": str(data_path),
+        "data_sha256": _sha256(data_path),
         "few_shot": str(few_path) if few_path else None,
-        "id_field": data.get("id_field"), "answer_field": data.get("answer_field"),
-        "subject_field": data.get("subject_field"), "scorer": scorer, "prompt": prompt,
-        "generation": generation, "required_fields": required,
+        "id_field": data.get("id_field"),
+        "answer_field": data.get("answer_field"),
+        "subject_field": data.get("subject_field"),
+        "scorer": scorer,
+        "prompt": prompt,
+        "generation": generation,
+        "required_fields": required,
     }
     bench = FileBenchmark(spec)
     bench._doc = doc

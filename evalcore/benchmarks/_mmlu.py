@@ -35,8 +35,10 @@ class MMLU(ExactMatchScoring, BuiltinBenchmark):
         from evalcore.datasets import choices_text
 
         subject = str(item.metadata.get("subject") or item.fields.get("subject") or "general knowledge")
-        return {"choices_text": choices_text(list(item.fields.get("choices") or [])),
-                "subject": subject.replace("_", " ")}
+        return {
+            "choices_text": choices_text(list(item.fields.get("choices") or [])),
+            "subject": subject.replace("_", " "),
+        }
 
     def summary_extras(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """Parse-failure rates and ``by_subject``."""

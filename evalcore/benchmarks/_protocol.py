@@ -39,8 +39,14 @@ class Benchmark(Protocol):
     default_max_tokens: int
     supports_likelihood: bool
 
-    def load(self, split: str = "test", limit: int | None = None, seed: int = 0,
-             source: str = "auto", path: str | Path | None = None) -> list[Item]:
+    def load(
+        self,
+        split: str = "test",
+        limit: int | None = None,
+        seed: int = 0,
+        source: str = "auto",
+        path: str | Path | None = None,
+    ) -> list[Item]:
         """The items of ``split`` (a seeded subset of ``limit`` items), with stable ids."""
         ...
 
@@ -66,8 +72,9 @@ class Benchmark(Protocol):
         extracted answers, extraction methods and parse failures per mode."""
         ...
 
-    def score_records(self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0,
-                      workers: int | None = None) -> list[dict[str, Any]]:
+    def score_records(
+        self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0, workers: int | None = None
+    ) -> list[dict[str, Any]]:
         """Scores of recorded samples (no model called), one per record, in order."""
         ...
 

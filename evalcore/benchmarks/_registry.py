@@ -47,11 +47,9 @@ def register(benchmark: Benchmark, *, replace: bool = False) -> Benchmark:
 
     name = getattr(benchmark, "name", None)
     if not isinstance(benchmark, Benchmark) or not isinstance(name, str) or not name:
-        raise EvalcoreError(f"not a Benchmark (name, scorer, load, score ...): {benchmark!r}",
-                            field="benchmark")
+        raise EvalcoreError(f"not a Benchmark (name, scorer, load, score ...): {benchmark!r}", field="benchmark")
     if benchmark.scorer not in SCORERS:
-        raise EvalcoreError(f"scorer must be one of {list(SCORERS)}, got {benchmark.scorer!r}",
-                            field="scorer")
+        raise EvalcoreError(f"scorer must be one of {list(SCORERS)}, got {benchmark.scorer!r}", field="scorer")
     if name in _BUILTIN:
         raise EvalcoreError(f"{name!r} is a built-in benchmark; choose another name", field="name")
     if name in _REGISTERED and not replace and _REGISTERED[name] is not benchmark:
@@ -119,8 +117,10 @@ def get_benchmark(name: str | os.PathLike[str] | Benchmark) -> Benchmark:
         return bench
     found = find_benchmark(name)
     if found is None:
-        raise EvalcoreError(f"unknown dataset {name!r}; choose one of {list(benchmark_names())} "
-                            "or give a benchmark YAML file", field="dataset")
+        raise EvalcoreError(
+            f"unknown dataset {name!r}; choose one of {list(benchmark_names())} or give a benchmark YAML file",
+            field="dataset",
+        )
     return found
 
 

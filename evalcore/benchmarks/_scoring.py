@@ -19,8 +19,7 @@ def error_scores() -> dict[str, Any]:
     return dict(ERROR_SCORES)
 
 
-def exact_scores(kind: str, text: str, reference: Any,
-                 choices: Sequence[str] | None) -> dict[str, Any]:
+def exact_scores(kind: str, text: str, reference: Any, choices: Sequence[str] | None) -> dict[str, Any]:
     """Exact-match scores of one reply, ``score = flexible``.
 
     Args:
@@ -47,10 +46,8 @@ def parse_failure_extras(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     import numpy as np
 
     return {
-        "parse_failure_rate": float(np.mean([bool(r["scores"].get("parse_failure_flexible"))
-                                             for r in records])),
-        "parse_failure_rate_strict": float(np.mean([bool(r["scores"].get("parse_failure_strict"))
-                                                    for r in records])),
+        "parse_failure_rate": float(np.mean([bool(r["scores"].get("parse_failure_flexible")) for r in records])),
+        "parse_failure_rate_strict": float(np.mean([bool(r["scores"].get("parse_failure_strict")) for r in records])),
     }
 
 
@@ -62,13 +59,16 @@ def by_subject(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
     by: dict[str, list[float]] = defaultdict(list)
     for r in records:
-        by[str((r.get("metadata") or {}).get("subject", "?"))].append(
-            float(r["scores"].get("flexible", 0.0)))
+        by[str((r.get("metadata") or {}).get("subject", "?"))].append(float(r["scores"].get("flexible", 0.0)))
     return {"by_subject": {s: {"mean": float(np.mean(v)), "n": len(v)} for s, v in sorted(by.items())}}
 
 
-def code_scores(records: Sequence[Mapping[str, Any]], fields_of: Callable[[Mapping[str, Any]], Mapping[str, Any]],
-                timeout_s: float = 10.0, workers: int | None = None) -> list[dict[str, Any]]:
+def code_scores(
+    records: Sequence[Mapping[str, Any]],
+    fields_of: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    timeout_s: float = 10.0,
+    workers: int | None = None,
+) -> list[dict[str, Any]]:
     """Code-execution scores of samples (run in the sandbox, in parallel).
 
     ``score = 1.0`` when the completed function passes the item's tests, else ``0.0``.
@@ -88,20 +88,35 @@ def code_scores(records: Sequence[Mapping[str, Any]], fields_of: Callable[[Mappi
     samples = []
     for i, rec in enumerate(records):
         f = fields_of(rec)
-        samples.append(CodeSample(id=f"{rec['item_id']}#{rec['epoch']}#{i}", prompt=f["prompt"],
-                                  completion=(rec.get("completion") or {}).get("text", ""),
-                                  test=f["test"], entry_point=f["entry_point"]))
+        samples.append(
+            CodeSample(
+                id=f"{rec['item_id']}#{rec['epoch']}#{i}",
+                prompt=f["prompt"],
+                completion=(rec.get("completion") or {}).get("text", ""),
+                test=f["test"],
+                entry_point=f["entry_point"],
+            )
+        )
     results = evaluate_code_batch(samples, workers=workers, timeout_s=timeout_s) if samples else []
     out = []
     for res in results:
         v = 1.0 if res.passed else 0.0
-        out.append({"score": v, "strict": v, "flexible": v, "passed": bool(res.passed),
-                    "result": res.result, "duration_s": float(res.duration_s)})
+        out.append(
+            {
+                "score": v,
+                "strict": v,
+                "flexible": v,
+                "passed": bool(res.passed),
+                "result": res.result,
+                "duration_s": float(res.duration_s),
+            }
+        )
     return out
 
 
-def pass_at_k_table(records: Sequence[Mapping[str, Any]],
-                    ks: Sequence[int] = (1, 2, 5, 10, 20, 50, 100)) -> dict[str, float]:
+def pass_at_k_table(
+    records: Sequence[Mapping[str, Any]], ks: Sequence[int] = (1, 2, 5, 10, 20, 50, 100)
+) -> dict[str, float]:
     """Mean unbiased pass@k over tasks, for every k in ``ks`` up to the fewest samples of a task.
 
     ``pass@k = mean over tasks of 1 - C(n - c, k) / C(n, k)`` (Chen et al., 2021), with n
@@ -130,8 +145,7 @@ def pass_at_k_table(records: Sequence[Mapping[str, Any]],
     out = {}
     for k in map(int, ks):
         if k <= n_min:
-            out[f"pass@{k}"] = float(np.mean([pass_at_k(len(v), sum(v), k)
-                                              for v in per_task.values()]))
+            out[f"pass@{k}"] = float(np.mean([pass_at_k(len(v), sum(v), k) for v in per_task.values()]))
     return out
 
 
@@ -148,11 +162,14 @@ class ExactMatchScoring:
         """Scores of one reply (both extraction modes; ``score`` is the flexible one)."""
         return exact_scores(self.answer_kind, text, reference, fields.get("choices"))
 
-    def score_records(self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0,
-                      workers: int | None = None) -> list[dict[str, Any]]:
+    def score_records(
+        self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0, workers: int | None = None
+    ) -> list[dict[str, Any]]:
         """Scores of recorded samples from their completion text."""
-        return [self.score((r.get("completion") or {}).get("text", ""), r.get("reference"),
-                           r.get("item") or {}) for r in records]
+        return [
+            self.score((r.get("completion") or {}).get("text", ""), r.get("reference"), r.get("item") or {})
+            for r in records
+        ]
 
     def answers_equal(self, answer: Any, reference: Any) -> bool:
         """Numbers compare numerically (strings equal when either is no number); letters
@@ -191,8 +208,9 @@ class CodeExecutionScoring:
         record = {"item_id": "sample", "epoch": 0, "completion": {"text": text}, "item": dict(fields)}
         return self.score_records([record], workers=1)[0]
 
-    def score_records(self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0,
-                      workers: int | None = None) -> list[dict[str, Any]]:
+    def score_records(
+        self, records: Sequence[dict[str, Any]], *, timeout_s: float = 10.0, workers: int | None = None
+    ) -> list[dict[str, Any]]:
         """Run every recorded reply in the sandbox."""
         return code_scores(records, self._code_fields, timeout_s=timeout_s, workers=workers)
 

@@ -15,7 +15,13 @@ from evalcore._lazy import lazy_exports
 _EXPORTS = {
     "evalcore.datasets._item": ("Item",),
     "evalcore.datasets._load": (
-        "DATASETS", "FEW_SHOT_SPLIT", "SOURCES", "few_shot_pool", "load", "resolve_source", "sample_path",
+        "DATASETS",
+        "FEW_SHOT_SPLIT",
+        "SOURCES",
+        "few_shot_pool",
+        "load",
+        "resolve_source",
+        "sample_path",
     ),
     "evalcore.datasets._references": (
         "LETTERS",

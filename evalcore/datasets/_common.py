@@ -13,8 +13,16 @@ from evalcore._io import open_text, read_jsonl
 from evalcore.errors import EvalcoreError
 
 __all__ = [
-    "allocate", "check_limit", "open_text", "read_jsonl", "require_str", "seeded_rank",
-    "seeded_subset", "stable_hash", "stratified_subset", "unique_ids",
+    "allocate",
+    "check_limit",
+    "open_text",
+    "read_jsonl",
+    "require_str",
+    "seeded_rank",
+    "seeded_subset",
+    "stable_hash",
+    "stratified_subset",
+    "unique_ids",
 ]
 
 T = TypeVar("T")

@@ -155,14 +155,19 @@ def read_mmlu_csv(path: Path, split: str) -> list[tuple]:
                 if len(row) != 6:
                     missing = fields[len(row)] if len(row) < 6 else "answer"
                     raise EvalcoreError(
-                        f"expected 6 columns (question,A,B,C,D,answer), got {len(row)}", path=path, line=start, field=missing
+                        f"expected 6 columns (question,A,B,C,D,answer), got {len(row)}",
+                        path=path,
+                        line=start,
+                        field=missing,
                     )
                 for name, value in zip(fields[:5], row[:5]):
                     if not value.strip():
                         raise EvalcoreError("empty field", path=path, line=start, field=name)
                 letter = row[5].strip().upper()
                 if letter not in LETTERS:
-                    raise EvalcoreError(f"answer must be A, B, C or D, got {row[5]!r}", path=path, line=start, field="answer")
+                    raise EvalcoreError(
+                        f"answer must be A, B, C or D, got {row[5]!r}", path=path, line=start, field="answer"
+                    )
                 out.append((subject, row[0], [c for c in row[1:5]], letter))
     except csv.Error as exc:
         raise EvalcoreError(f"malformed CSV: {exc}", path=path) from None
@@ -176,15 +181,23 @@ def _mmlu_choices(choices: Any, origin: str | Path, line: int) -> list[str]:
     if choices is None:
         raise EvalcoreError("missing field", path=origin, line=line, field="choices")
     if isinstance(choices, (str, bytes, dict)) or not hasattr(choices, "__iter__"):
-        raise EvalcoreError(f"expected a list of four strings, got {type(choices).__name__} {choices!r:.60}",
-                            path=origin, line=line, field="choices")
+        raise EvalcoreError(
+            f"expected a list of four strings, got {type(choices).__name__} {choices!r:.60}",
+            path=origin,
+            line=line,
+            field="choices",
+        )
     out = list(choices)
     if len(out) != 4:
         raise EvalcoreError(f"expected four choices, got {len(out)}", path=origin, line=line, field="choices")
     for k, c in enumerate(out):
         if not isinstance(c, str) or not c.strip():
-            raise EvalcoreError(f"choice {LETTERS[k]} must be a non-empty string, got {c!r:.60}",
-                                path=origin, line=line, field="choices")
+            raise EvalcoreError(
+                f"choice {LETTERS[k]} must be a non-empty string, got {c!r:.60}",
+                path=origin,
+                line=line,
+                field="choices",
+            )
     return out
 
 
@@ -207,7 +220,9 @@ def mmlu_rows_to_tuples(rows: Iterable[tuple[int, dict[str, Any]]], origin: str 
         except (TypeError, ValueError):
             letter = str(answer).strip().upper()
             if letter not in LETTERS:
-                raise EvalcoreError(f"answer must be 0-3 or A-D, got {answer!r}", path=origin, line=line, field="answer") from None
+                raise EvalcoreError(
+                    f"answer must be 0-3 or A-D, got {answer!r}", path=origin, line=line, field="answer"
+                ) from None
             index = LETTERS.index(letter)
         if not 0 <= index <= 3:
             raise EvalcoreError(f"answer must be 0-3, got {answer!r}", path=origin, line=line, field="answer")
@@ -279,10 +294,15 @@ def humaneval_items(rows: Iterable[tuple[int, dict[str, Any]]], *, origin: str |
             else:
                 require_str(row, name, origin, line)
         entry_point = row["entry_point"].strip()
-        if not entry_point.isidentifier() or not re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(entry_point)}\s*\(",
-                                                         row["prompt"], re.MULTILINE):
-            raise EvalcoreError(f"the prompt defines no function {row['entry_point']!r} (no 'def {entry_point}(')",
-                                path=origin, line=line, field="entry_point")
+        if not entry_point.isidentifier() or not re.search(
+            rf"^\s*(?:async\s+)?def\s+{re.escape(entry_point)}\s*\(", row["prompt"], re.MULTILINE
+        ):
+            raise EvalcoreError(
+                f"the prompt defines no function {row['entry_point']!r} (no 'def {entry_point}(')",
+                path=origin,
+                line=line,
+                field="entry_point",
+            )
         task_id = row["task_id"]
         if task_id in seen:
             raise EvalcoreError(f"duplicate task_id {task_id!r}", path=origin, line=line, field="task_id")

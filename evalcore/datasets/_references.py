@@ -4,6 +4,7 @@ The lowest home of answer parsing: the dataset loaders canonicalise references w
 exact-match scorer compares extracted answers with :func:`numbers_equal`, and routing's
 majority vote uses the same rule, so every layer agrees on when two answers are one.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,17 @@ from typing import Any
 
 from evalcore.errors import EvalcoreError
 
-__all__ = ["LETTERS", "NUMBER_PATTERN", "NUMBER_RE", "canonical_number", "gsm8k_reference", "mmlu_reference",
-           "number_from_match", "numbers_equal", "parse_number"]
+__all__ = [
+    "LETTERS",
+    "NUMBER_PATTERN",
+    "NUMBER_RE",
+    "canonical_number",
+    "gsm8k_reference",
+    "mmlu_reference",
+    "number_from_match",
+    "numbers_equal",
+    "parse_number",
+]
 
 LETTERS = ("A", "B", "C", "D")
 
@@ -153,7 +163,9 @@ def gsm8k_reference(answer: Any) -> str:
     if isinstance(answer, (int, float)):
         if isinstance(answer, float) and not math.isfinite(answer):
             raise EvalcoreError(f"GSM8K reference is not a finite number: {answer!r}", field="answer")
-        return canonical_number(Fraction(answer).limit_denominator(10**12) if isinstance(answer, float) else Fraction(answer))
+        return canonical_number(
+            Fraction(answer).limit_denominator(10**12) if isinstance(answer, float) else Fraction(answer)
+        )
     text = str(answer)
     if "####" in text:
         tail = text.rsplit("####", 1)[1]

@@ -35,7 +35,9 @@ def _read_rows(path: Path, dataset_type: str) -> list[tuple[int, dict[str, Any]]
             if field not in row:
                 raise EvalcoreError("missing field", path=path, line=line_no, field=field)
         if row["response"] is not None and not isinstance(row["response"], str):
-            raise EvalcoreError(f"expected a string, got {type(row['response']).__name__}", path=path, line=line_no, field="response")
+            raise EvalcoreError(
+                f"expected a string, got {type(row['response']).__name__}", path=path, line=line_no, field="response"
+            )
         if ANSWER_KINDS.get(dataset_type) == "letter" and row.get("choices") is not None:
             choices = row["choices"]
             if not isinstance(choices, list) or len(choices) != 4 or not all(isinstance(c, str) for c in choices):

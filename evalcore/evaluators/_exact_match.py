@@ -29,6 +29,7 @@ MMLU letters inside math or code (``$A$``), notation ("P(A)", "vitamin C"), labe
 never count. GSM8K answers are compared numerically (``72 == 72.0 == "72.00" == "$72" ==
 "1,248"``-style normalisation, "$25,000/year" is 25000), never as strings.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -89,15 +90,18 @@ class ExactMatchEvaluator:
 
     def __init__(self, dataset_type: DatasetType = "gsm8k") -> None:
         if dataset_type not in ANSWER_KINDS:
-            raise EvalcoreError(f"dataset_type must be one of {list(ANSWER_KINDS)}, got {dataset_type!r}",
-                                field="dataset_type")
+            raise EvalcoreError(
+                f"dataset_type must be one of {list(ANSWER_KINDS)}, got {dataset_type!r}", field="dataset_type"
+            )
         self.dataset_type: DatasetType = dataset_type
         self.kind = ANSWER_KINDS[dataset_type]
 
     def __repr__(self) -> str:
         return f"ExactMatchEvaluator({self.dataset_type!r})"
 
-    def extract_answer(self, response: str | None, mode: Mode = "flexible", choices: Sequence[str] | None = None) -> Extraction:
+    def extract_answer(
+        self, response: str | None, mode: Mode = "flexible", choices: Sequence[str] | None = None
+    ) -> Extraction:
         """Extract the answer from a model response.
 
         Args:
@@ -205,8 +209,14 @@ def summarize_exact_match(scores: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = len(scores)
     methods = {f"methods_{mode}": extraction_method_counts(scores, mode) for mode in _MODES}
     if n == 0:
-        return {"accuracy_strict": None, "accuracy_flexible": None, "parse_failure_rate": None,
-                "parse_failure_rate_strict": None, "n": 0, **methods}
+        return {
+            "accuracy_strict": None,
+            "accuracy_flexible": None,
+            "parse_failure_rate": None,
+            "parse_failure_rate_strict": None,
+            "n": 0,
+            **methods,
+        }
     return {
         "accuracy_strict": sum(float(s["strict"]) for s in scores) / n,
         "accuracy_flexible": sum(float(s["flexible"]) for s in scores) / n,

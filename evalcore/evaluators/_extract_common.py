@@ -55,15 +55,30 @@ _HEDGED = Extraction(None, "hedged")
 
 #: Every extraction method, in order of precedence (declared answers first, failures last).
 METHODS: tuple[str, ...] = (
-    "json_field", "yaml_field", "xml_tag", "hash", "boxed", "answer_is", "correction",
-    "lone_letter", "letter_start", "paren_letter",
-    "answer_prefix", "bracket", "option_text", "conclusion", "first_letter", "last_number",
-    "hedged", "none",
+    "json_field",
+    "yaml_field",
+    "xml_tag",
+    "hash",
+    "boxed",
+    "answer_is",
+    "correction",
+    "lone_letter",
+    "letter_start",
+    "paren_letter",
+    "answer_prefix",
+    "bracket",
+    "option_text",
+    "conclusion",
+    "first_letter",
+    "last_number",
+    "hedged",
+    "none",
 )
 EXTRACTION_METHODS = METHODS
 #: Methods that read an answer the reply declared (strongest, both modes).
-DECLARED_METHODS: frozenset[str] = frozenset({"json_field", "yaml_field", "xml_tag", "hash", "boxed", "answer_is",
-                                               "correction"})
+DECLARED_METHODS: frozenset[str] = frozenset(
+    {"json_field", "yaml_field", "xml_tag", "hash", "boxed", "answer_is", "correction"}
+)
 _FIELD_METHODS = ("json_field", "yaml_field", "xml_tag")
 
 
@@ -251,7 +266,7 @@ def _field_declarations(text: str, parse: _ValueParser, number_ok: bool) -> list
         raw, end = m.group("val").strip(), m.end()
         if raw in ("", "|", ">", "|-", ">-"):  # a block scalar: the indented lines below
             block = re.match(r"(?:\n[ \t]+[^\n]*)+", text[m.end() :])
-            raw, end = ((block.group(0).strip(), m.end() + block.end()) if block else ("", end))
+            raw, end = (block.group(0).strip(), m.end() + block.end()) if block else ("", end)
         raw = raw.strip().strip("\"'").strip()
         got, hedged = parse(raw)
         out.append(_Declared(m.start(), end, "yaml_field", got, hedged, raw))
@@ -338,8 +353,11 @@ def _resolve(text: str, declared: list[_Declared]) -> _Declared | Extraction | N
     # another answer without one offers both ("The answer is (B). The correct answer is (C)."),
     # also when it later repeats one of them.
     for prev, nxt in zip(tier, tier[1:]):
-        if (prev.hedged or prev.value != nxt.value) and nxt.method != "correction" \
-                and not _CORRECTION_CUE.search(text, prev.end, nxt.end):  # a retraction is its own cue
+        if (
+            (prev.hedged or prev.value != nxt.value)
+            and nxt.method != "correction"
+            and not _CORRECTION_CUE.search(text, prev.end, nxt.end)
+        ):  # a retraction is its own cue
             return _HEDGED
     return last
 

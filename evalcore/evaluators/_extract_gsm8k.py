@@ -36,7 +36,9 @@ _HASH_RE = re.compile(r"####[ \t]*(?:\*\*)?[ \t]*(?P<body>[^\n]*)")
 _NUMBERED_HEADING = re.compile(r"[ \t]*(?:(?:\*\*|__)[ \t]*)?\d{1,3}[.)][ \t]+(?:(?:\*\*|__)[ \t]*)?[^\W\d_]")
 # "#### 1 000": after the marker a single number is expected, so space-separated groups of
 # three digits are one number there (elsewhere "2 100" may well be two numbers).
-_SPACED_THOUSANDS = re.compile(r"^(\s*(?:\*\*|\$|\\\(|\s)*[-−–]?[$€£¥]?\s?)(\d{1,3}(?: \d{3})+(?:\.\d+)?)(?!\d|[,.]\d| \d)")
+_SPACED_THOUSANDS = re.compile(
+    r"^(\s*(?:\*\*|\$|\\\(|\s)*[-−–]?[$€£¥]?\s?)(\d{1,3}(?: \d{3})+(?:\.\d+)?)(?!\d|[,.]\d| \d)"
+)
 # "answer" as a word of its own (never "long-answer", "answered"), optionally "final answer"
 _ANSWER_WORD = re.compile(r"(?<![\w-])(?P<final>final\s+)?answer(?![\w-])", re.IGNORECASE)
 # what may stand before "answer": nothing on the line, markup, punctuation or a determiner
@@ -88,8 +90,11 @@ _NOT_A_CALCULATION = re.compile(r",\s|;|\b(?:and|but|is|are|was|which|so|then|be
 # an arithmetic expression opening a value ("(16 - 3 - 4) * 2", "48 / 2"); "3/4" is one number
 _NUM_TOKEN = r"[$€£¥]?[ \t]?\d[\d,]*(?:\.\d+)?(?:/\d+)?"
 _EXPRESSION_RE = re.compile(
-    r"[\s*_`\"'$]*(?:[-−–]\s*)?(?:[(\[][(\[\s]*)?" + _NUM_TOKEN
-    + r"(?:[\s)\]]*(?:[+*×÷·^]|[-−–]|(?<!\d)/|/(?!\d)|(?<=\s)x(?=\s))[\s(\[]*[-−–]?" + _NUM_TOKEN + r")+[\s)\]]*"
+    r"[\s*_`\"'$]*(?:[-−–]\s*)?(?:[(\[][(\[\s]*)?"
+    + _NUM_TOKEN
+    + r"(?:[\s)\]]*(?:[+*×÷·^]|[-−–]|(?<!\d)/|/(?!\d)|(?<=\s)x(?=\s))[\s(\[]*[-−–]?"
+    + _NUM_TOKEN
+    + r")+[\s)\]]*"
 )
 
 
@@ -134,8 +139,10 @@ def _gsm8k_value(text: str) -> tuple[str | None, bool]:
 _CLOCK_TIME = re.compile(r"[\s*_`\"'$]*\d{1,2}:\d{2}(?![\d,])")
 
 
-_SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-          "sixteen seventeen eighteen nineteen").split()
+_SMALL = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen"
+).split()
 _TENS = dict(zip("twenty thirty forty fifty sixty seventy eighty ninety".split(), range(20, 100, 10)))
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 10**6, "billion": 10**9}
 _NUMBER_WORD = "|".join(sorted([*_SMALL, *_TENS, *_SCALES], key=len, reverse=True))
@@ -182,8 +189,10 @@ def _answer_value(tail: str) -> Fraction | None:
     sentence = _first_sentence(tail)
     if _CLOCK_TIME.match(sentence):
         return None
-    if "=" in sentence and _first_number_at_start(sentence) is not None and not _NOT_A_CALCULATION.search(
-        sentence.split("=", 1)[0]
+    if (
+        "=" in sentence
+        and _first_number_at_start(sentence) is not None
+        and not _NOT_A_CALCULATION.search(sentence.split("=", 1)[0])
     ):
         result = _last_number(sentence.rsplit("=", 1)[1])
         if result is not None:
@@ -406,4 +415,3 @@ def _gsm8k_flexible(text: str) -> Extraction:
 
 
 # --- MMLU ------------------------------------------------------------------------------------
-

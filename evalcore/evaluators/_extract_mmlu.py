@@ -40,9 +40,7 @@ from evalcore.evaluators._extract_mmlu_mentions import (  # the letters a reply 
 
 # an answer letter: upper case standing alone, or lower case only where it cannot be a word
 # ("answer: c", "answer is (c)"), so "the answer is a prime number" is not "A"
-_LETTER = (
-    r"(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]\n*])))"
-)
+_LETTER = r"(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]\n*])))"
 _MARKUP = r"(?:\*\*|__|\$|\\\(|\\text(?:bf)?\{|\\mathbf\{|\s)*"
 _MMLU_ANSWER_IS = [
     re.compile(
@@ -56,10 +54,15 @@ _MMLU_ANSWER_IS = [
         r"(?:either\s+|both\s+)?(?:option\s+|choice\s+|letter\s+)?" + _MARKUP + r"[\(\[]?\s*" + _LETTER,
         re.IGNORECASE,
     ),
-    re.compile(r"(?<![\w-])(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]", re.IGNORECASE),
+    re.compile(
+        r"(?<![\w-])(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]",
+        re.IGNORECASE,
+    ),
     # "Answer: B" opening a line; also under a heading ("### Final Answer⏎⏎B")
-    re.compile(r"(?:^|\n)[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*[\(\[]?"
-               + _LETTER, re.IGNORECASE),
+    re.compile(
+        r"(?:^|\n)[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*[\(\[]?" + _LETTER,
+        re.IGNORECASE,
+    ),
 ]
 # a strongly declared value: the letter opening it ("C", "(C) higher accuracy", "Option C")
 _VALUE_LETTER = re.compile(
@@ -67,7 +70,9 @@ _VALUE_LETTER = re.compile(
     r"[\(\[]?\s*(?:\*\*)?(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]}*])))",
     re.IGNORECASE,
 )
-_FINAL_LABEL_MMLU = re.compile(r"(?:^|\n)[ \t]*(?:[#>*_-][ \t#*_]*)?final\s+answer(?:\*\*)?\s*:[ \t]*(?:\*\*)?[ \t]*(?P<val>[^\n]*)", re.IGNORECASE)
+_FINAL_LABEL_MMLU = re.compile(
+    r"(?:^|\n)[ \t]*(?:[#>*_-][ \t#*_]*)?final\s+answer(?:\*\*)?\s*:[ \t]*(?:\*\*)?[ \t]*(?P<val>[^\n]*)", re.IGNORECASE
+)
 # "B or C", "B/C", "B and C", "B, C": a second letter offered right after the first is a hedge.
 _HEDGE_AFTER = re.compile(
     r"\s*[\)\]]?\s*(?:\*\*)?\s*(?:/|&|,|\bor\b|\band\b)\s*(?:option\s+|choice\s+)?(?:\*\*)?[\(\[]?\s*"
@@ -154,9 +159,7 @@ def _mmlu_value(text: str) -> tuple[str | None, bool]:
 
 # "A) ...\nB) ...": a letter opening a list of options is not a declared answer (also when
 # blank lines separate the items: "each answer:\n\nA. ...\n\nB. ...")
-_OPTION_LIST = re.compile(
-    r"[A-D][.):][ \t]+[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:[-*][ \t]*)?(?:\*\*|__)?\(?[A-D][.):]"
-)
+_OPTION_LIST = re.compile(r"[A-D][.):][ \t]+[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:[-*][ \t]*)?(?:\*\*|__)?\(?[A-D][.):]")
 
 
 def _mmlu_answer_is(text: str) -> list[_Declared]:
@@ -230,6 +233,8 @@ _START_RE = re.compile(r"^[\s*_`\"']*(?:\((?P<p>[A-Da-d])\)|(?P<letter>[A-D])\s*
 # a letter alone on the reply's first line, the explanation below it ("B\n\nRibosomes ..."),
 # unless the next line is another letter alone (a list of the options' letters)
 _FIRST_LINE_RE = re.compile(r"^[ \t*_`\"']*(?P<letter>[A-D])[ \t*_`\"']*\n(?![ \t]*\n*[ \t*_]*[A-D][ \t*_]*(?:\n|$))")
+
+
 def _mmlu_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> Extraction | None:
     got = _resolve(text, _mmlu_declarations(text))
     if got is None or isinstance(got, Extraction):
@@ -350,8 +355,11 @@ def _mmlu_letters(
             return Extraction(final, "conclusion")
         for k in reversed(kept):
             after = text[k.end : k.end + 80]
-            if _CONCLUSION_AFTER.match(after) or _TABLE_YES.match(after) or _line_verdict(text, k.start, k.end) or (
-                _CONCLUSION_BEFORE.search(text[max(0, k.start - 40) : k.start])
+            if (
+                _CONCLUSION_AFTER.match(after)
+                or _TABLE_YES.match(after)
+                or _line_verdict(text, k.start, k.end)
+                or (_CONCLUSION_BEFORE.search(text[max(0, k.start - 40) : k.start]))
             ):
                 return Extraction(k.letter, "conclusion")
         # "A) Mitochondria\nB) Ribosome\n...": restated options without a verdict choose nothing
@@ -403,5 +411,3 @@ def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
 # ---------------------------------------------------------------------------------------------
 # evaluator
 # ---------------------------------------------------------------------------------------------
-
-

@@ -29,6 +29,8 @@ def _article(after: str) -> bool:
     """Whether a letter "A" followed by ``after`` is the English article ("A cell membrane"):
     a lower-case word follows, and not one that makes it a letter ("A is correct")."""
     return after[:1].isspace() and after[1:2].islower() and not _A_NOT_ARTICLE.match(after)
+
+
 _MENTION_RE = re.compile(
     r"(?<![A-Za-z0-9'’_\\-])(?:(?P<letter>[A-D])" + _LETTER_END + r"|\((?P<lower>[a-d])\)|(?P<lower2>[a-d])\))"
 )
@@ -40,7 +42,9 @@ _MATH_RE = re.compile(
 _OPERATOR = "=<>^_∩∪×·→←↔⇒≠≤≥∈∉⊂⊆+÷√∑∏'′"
 # a letter right after a number or a degree sign is a unit: "2 A", "6 C", "100 °C"
 _NOTATION_BEFORE = re.compile(
-    r"[A-Za-z0-9]\Z|[" + re.escape(_OPERATOR) + r"][ \t]*\Z|(?<!\*)\*[ \t]*\Z|(?<![\w.])\d+(?:[.,]\d+)?[ \t]*°?[ \t]*\Z|°[ \t]*\Z"
+    r"[A-Za-z0-9]\Z|["
+    + re.escape(_OPERATOR)
+    + r"][ \t]*\Z|(?<!\*)\*[ \t]*\Z|(?<![\w.])\d+(?:[.,]\d+)?[ \t]*°?[ \t]*\Z|°[ \t]*\Z"
 )
 # ... or names what follows it: "B cells", "T lymphocytes", "C major"
 _NOTATION_AFTER = re.compile(
@@ -95,8 +99,12 @@ _CONCLUSION_BEFORE = re.compile(
     re.IGNORECASE,
 )
 # a verdict in a table row: "| C | correct |", "| A | ✗ |"
-_TABLE_YES = re.compile(r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✓|✔|✅|correct|right|true|yes)(?!\w)", re.IGNORECASE)
-_TABLE_NO = re.compile(r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✗|✘|❌|incorrect|wrong|false|no)(?!\w)", re.IGNORECASE)
+_TABLE_YES = re.compile(
+    r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✓|✔|✅|correct|right|true|yes)(?!\w)", re.IGNORECASE
+)
+_TABLE_NO = re.compile(
+    r"^[\)\]]?(?:\*\*)?\s*\|[^|\n]*\|?\s*(?:\*\*)?\s*(?:✗|✘|❌|incorrect|wrong|false|no)(?!\w)", re.IGNORECASE
+)
 
 
 # the verdict on a line that opens with an option ("B) Ribosome - correct", "A. ... ✗")
@@ -202,8 +210,10 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
         if m.group("letter") is not None and paren:
             s, e = s - 1, e + 1
         before, after = masked[max(0, s - 60) : s], masked[e : e + 80]
-        if m.group("letter") == "A" and not paren and (
-            _article(after) or (_COUNTED_NOUN.match(after) and not _A_NOT_ARTICLE.match(after))
+        if (
+            m.group("letter") == "A"
+            and not paren
+            and (_article(after) or (_COUNTED_NOUN.match(after) and not _A_NOT_ARTICLE.match(after)))
         ):
             continue  # the English article ("A cell is ...", "A 2 kg object ...")
         if _NOTATION_BEFORE.search(before) or _NOTATION_AFTER.match(after):
@@ -219,8 +229,11 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
             named = True
         if not paren and prev in _NOTATION_NOUNS:
             continue  # "vitamin C", "matrix A"
-        if _NEGATED_BEFORE.search(before) or _NEGATED_AFTER.match(after) or _TABLE_NO.match(after) or (
-            _line_verdict(masked, s, e) is False
+        if (
+            _NEGATED_BEFORE.search(before)
+            or _NEGATED_AFTER.match(after)
+            or _TABLE_NO.match(after)
+            or (_line_verdict(masked, s, e) is False)
         ):
             continue  # "not (C)", "rather than B", "A is wrong"
         if _hypothetical(masked, s):

@@ -94,9 +94,15 @@ class JudgeResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"score": self.score, "reasoning": self.reasoning, "rubric": self.rubric,
-                "choice": self.choice, "error": self.error, "raw": self.raw,
-                "completion": self.completion}
+        return {
+            "score": self.score,
+            "reasoning": self.reasoning,
+            "rubric": self.rubric,
+            "choice": self.choice,
+            "error": self.error,
+            "raw": self.raw,
+            "completion": self.completion,
+        }
 
 
 def _json_object(text: str, key: str) -> dict[str, Any] | None:
@@ -144,8 +150,9 @@ def parse_verdict(text: str, rubric: str) -> tuple[float | None, str, str | None
     if rubric == "factuality":
         choice = str(obj.get("choice") or "").strip().strip("()").upper()[:1]
         if choice not in FACTUALITY_SCORES:
-            m = re.search(r"(?:choice|answer)\W{0,3}\(?([A-E])\)?\b", text, flags=re.I) or \
-                re.search(r"\(([A-E])\)", text)
+            m = re.search(r"(?:choice|answer)\W{0,3}\(?([A-E])\)?\b", text, flags=re.I) or re.search(
+                r"\(([A-E])\)", text
+            )
             choice = m.group(1).upper() if m else ""
         if choice not in FACTUALITY_SCORES:
             return None, reasoning or text.strip(), None, "no choice A-E in the judge's answer"
@@ -173,11 +180,11 @@ class LLMJudge:
         params: Generation parameters of the judge (default: greedy, 256 tokens).
     """
 
-    def __init__(self, model: ChatModel | str, rubric: str = "semantic",
-                 params: GenerationParams | None = None) -> None:
+    def __init__(
+        self, model: ChatModel | str, rubric: str = "semantic", params: GenerationParams | None = None
+    ) -> None:
         if rubric not in RUBRICS:
-            raise EvalcoreError(f"unknown rubric {rubric!r}; choose one of {list(RUBRICS)}",
-                                field="rubric")
+            raise EvalcoreError(f"unknown rubric {rubric!r}; choose one of {list(RUBRICS)}", field="rubric")
         if isinstance(model, str):
             from evalcore.models import from_spec
 
@@ -190,33 +197,45 @@ class LLMJudge:
         """The judge's prompt for one response."""
         if self.rubric == "factuality":
             if reference is None:
-                raise EvalcoreError("the factuality rubric needs a reference answer",
-                                    field="reference")
+                raise EvalcoreError("the factuality rubric needs a reference answer", field="reference")
             text = _FACTUALITY.format(question=question, reference=reference, response=response)
         elif reference is None:
             text = _SEMANTIC_NO_REF.format(question=question, response=response)
         else:
             text = _SEMANTIC.format(question=question, reference=reference, response=response)
-        return [{"role": "system", "content": "You are a strict, fair grader."},
-                {"role": "user", "content": text}]
+        return [{"role": "system", "content": "You are a strict, fair grader."}, {"role": "user", "content": text}]
 
     @staticmethod
     def _refuse_in_benchmark() -> None:
         from evalcore._runstore import IN_BENCHMARK
 
         if IN_BENCHMARK.get():
-            raise EvalcoreError("an LLM judge cannot score a benchmark run: benchmark scores come "
-                                "from exact match or code execution only", field="scorer")
+            raise EvalcoreError(
+                "an LLM judge cannot score a benchmark run: benchmark scores come "
+                "from exact match or code execution only",
+                field="scorer",
+            )
 
     def _result(self, comp: Completion) -> JudgeResult:
         if not comp.ok:
             err = comp.error
-            return JudgeResult(score=None, reasoning="", rubric=self.rubric,
-                               error=f"judge call failed: {err.type}: {err.message}" if err else "judge call failed",
-                               completion=comp.to_dict())
+            return JudgeResult(
+                score=None,
+                reasoning="",
+                rubric=self.rubric,
+                error=f"judge call failed: {err.type}: {err.message}" if err else "judge call failed",
+                completion=comp.to_dict(),
+            )
         score, reasoning, choice, error = parse_verdict(comp.text, self.rubric)
-        return JudgeResult(score=score, reasoning=reasoning, rubric=self.rubric, choice=choice,
-                           error=error, raw=comp.text, completion=comp.to_dict())
+        return JudgeResult(
+            score=score,
+            reasoning=reasoning,
+            rubric=self.rubric,
+            choice=choice,
+            error=error,
+            raw=comp.text,
+            completion=comp.to_dict(),
+        )
 
     def judge(self, question: str, response: str, reference: str | None = None) -> JudgeResult:
         """Grade one response.
@@ -233,8 +252,7 @@ class LLMJudge:
             EvalcoreError: Called inside a benchmark run.
         """
         self._refuse_in_benchmark()
-        return self._result(self.model.complete(self.messages(question, response, reference),
-                                                self.params))
+        return self._result(self.model.complete(self.messages(question, response, reference), self.params))
 
     async def ajudge(self, question: str, response: str, reference: str | None = None) -> JudgeResult:
         """Async form of :meth:`judge`."""
@@ -247,8 +265,14 @@ class LLMJudge:
         return [self.judge(r["question"], r["response"], r.get("reference")) for r in rows]
 
 
-def judge(question: str, response: str, reference: str | None = None, *,
-          model: ChatModel | str = "local:smollm2", rubric: str = "semantic") -> JudgeResult:
+def judge(
+    question: str,
+    response: str,
+    reference: str | None = None,
+    *,
+    model: ChatModel | str = "local:smollm2",
+    rubric: str = "semantic",
+) -> JudgeResult:
     """Grade one response with an LLM judge (production monitoring only).
 
     Args:

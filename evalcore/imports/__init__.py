@@ -14,18 +14,28 @@
 from evalcore._lazy import lazy_exports
 
 _EXPORTS = {
-    "evalcore.imports._common": ("content_key", "import_batch", "normalise_question",
-                                 "score_value"),
+    "evalcore.imports._common": ("content_key", "import_batch", "normalise_question", "score_value"),
     "evalcore.imports._compare": (
-        "Alignment", "Comparison", "align_runs", "aligned_scores", "compare_series", "compare_sources",
-        "format_comparison", "load_runs", "write_comparison",
+        "Alignment",
+        "Comparison",
+        "align_runs",
+        "aligned_scores",
+        "compare_series",
+        "compare_sources",
+        "format_comparison",
+        "load_runs",
+        "write_comparison",
     ),
     "evalcore.imports._inspect": ("import_inspect",),
     "evalcore.imports._lm_eval": ("import_lm_eval",),
     "evalcore.imports._sources": (
-        "DEFAULT_IMPORT_DIR", "RunScores", "detect", "import_log", "resolve", "run_scores",
+        "DEFAULT_IMPORT_DIR",
+        "RunScores",
+        "detect",
+        "import_log",
+        "resolve",
+        "run_scores",
     ),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-

@@ -146,8 +146,7 @@ def score_value(value: Any, *, path: Path | str, line: int | None, name: str) ->
             return score_value(float(text), path=path, line=line, name=name)
         except ValueError:
             pass
-    raise EvalcoreError(f"score {value!r} is neither a number nor one of C, I, P, N",
-                        path=path, line=line, field=name)
+    raise EvalcoreError(f"score {value!r} is neither a number nor one of C, I, P, N", path=path, line=line, field=name)
 
 
 @dataclass
@@ -167,8 +166,9 @@ class ImportedRun:
     reported: dict[str, Any] = field(default_factory=dict)
 
 
-def provenance(harness: str, version: str | None, files: Iterable[Path], *, metric: str,
-               extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def provenance(
+    harness: str, version: str | None, files: Iterable[Path], *, metric: str, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The read-only ``imported`` section of an imported run's config.
 
     Args:
@@ -182,8 +182,9 @@ def provenance(harness: str, version: str | None, files: Iterable[Path], *, metr
         A JSON-native dict with a ``fingerprint`` over the files' contents and the metric.
     """
     listed = [{"path": str(Path(p).resolve()), "sha256": file_sha256(Path(p))} for p in files]
-    basis = json.dumps({"files": sorted(f["sha256"] for f in listed), "metric": metric,
-                        "format": IMPORT_FORMAT}, sort_keys=True)
+    basis = json.dumps(
+        {"files": sorted(f["sha256"] for f in listed), "metric": metric, "format": IMPORT_FORMAT}, sort_keys=True
+    )
     out: dict[str, Any] = {
         "harness": harness,
         "harness_version": version,
@@ -192,8 +193,7 @@ def provenance(harness: str, version: str | None, files: Iterable[Path], *, metr
         "fingerprint": hashlib.sha256(basis.encode()).hexdigest(),
         "import_format": IMPORT_FORMAT,
         "read_only": True,
-        "note": "imported from another harness's log: provenance only, not resumable; "
-                "re-import the log to change it",
+        "note": "imported from another harness's log: provenance only, not resumable; re-import the log to change it",
     }
     out.update(extra or {})
     return out
@@ -271,8 +271,7 @@ class ImportBatch:
                 folder.rmdir()  # only when empty: never what someone else wrote there
 
 
-_BATCH: contextvars.ContextVar[ImportBatch | None] = contextvars.ContextVar(
-    "evalcore_import_batch", default=None)
+_BATCH: contextvars.ContextVar[ImportBatch | None] = contextvars.ContextVar("evalcore_import_batch", default=None)
 
 
 @contextlib.contextmanager
@@ -303,8 +302,7 @@ def import_batch() -> Iterator[ImportBatch]:
     batch.commit()
 
 
-def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
-              reuse: bool = True) -> Path:
+def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *, reuse: bool = True) -> Path:
     """Write an imported run as ``run_dir/<run_id>`` (config, samples, results), all or nothing.
 
     Everything is written into a temporary folder beside the target and renamed into place
@@ -336,8 +334,7 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
         if (old.get("imported") or {}).get("fingerprint") == fingerprint:
             return target
     if target.exists() and not (target / CONFIG_FILE).is_file():
-        raise EvalcoreError("exists but is not a run directory (no config.json); "
-                            "choose another --run-dir", path=target)
+        raise EvalcoreError("exists but is not a run directory (no config.json); choose another --run-dir", path=target)
     batch = _BATCH.get()
     final = target
     if batch is not None:
@@ -357,8 +354,9 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
     dataset = str(config.get("dataset"))
     # an lm-eval task named gsm8k is not scored by evalcore's gsm8k rules: no parse-failure
     # rate or pass@k computed from fields the harness never wrote
-    results = summarize(records, "imported" if dataset in benchmark_names() else dataset,
-                        epochs=int(config.get("epochs", 1)))
+    results = summarize(
+        records, "imported" if dataset in benchmark_names() else dataset, epochs=int(config.get("epochs", 1))
+    )
     results["dataset"] = dataset
     results["run_id"] = imported.run_id
     results["metric"] = config["imported"]["metric"]
@@ -366,8 +364,8 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
     tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{imported.run_id}.", suffix=".importing"))
     try:
         (tmp / CONFIG_FILE).write_text(
-            json.dumps(to_json_native(config), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-            encoding="utf-8")
+            json.dumps(to_json_native(config), indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+        )
         with open(tmp / SAMPLES_FILE, "w", encoding="utf-8") as f:
             for rec in records:
                 try:  # records read from JSON are native already; convert only what is not
@@ -376,8 +374,8 @@ def write_run(imported: ImportedRun, run_dir: str | os.PathLike[str], *,
                     line = json.dumps(to_json_native(rec), ensure_ascii=False, allow_nan=False)
                 f.write(line + "\n")
         (tmp / RESULTS_FILE).write_text(
-            json.dumps(to_json_native(results), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-            encoding="utf-8")
+            json.dumps(to_json_native(results), indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8"
+        )
         os.chmod(tmp, 0o755)
         if target.exists():  # an older import of the same id (never in a staging folder)
             old = parent / f".{imported.run_id}.{os.getpid()}.replaced"

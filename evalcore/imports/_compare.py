@@ -15,9 +15,24 @@ from evalcore.imports._common import import_batch
 from evalcore.imports._sources import DEFAULT_IMPORT_DIR, RunScores, resolve, run_scores
 
 #: Columns of the comparison table, in print order.
-TABLE_COLUMNS = ["name_a", "name_b", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high",
-                 "p_value", "p_adjusted", "test", "significant", "mdd_80", "n_10", "n_01",
-                 "ci_method"]
+TABLE_COLUMNS = [
+    "name_a",
+    "name_b",
+    "n",
+    "mean_a",
+    "mean_b",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "test",
+    "significant",
+    "mdd_80",
+    "n_10",
+    "n_01",
+    "ci_method",
+]
 
 
 @dataclass
@@ -63,8 +78,9 @@ def align_runs(runs: Sequence[RunScores]) -> Alignment:
     for harness, tasks in by_harness.items():
         if len(tasks) > 1:
             shown = "; ".join(f"{t}: {', '.join(labels)}" for t, labels in tasks.items())
-            raise EvalcoreError(f"these {harness} runs score different tasks ({shown}); compare "
-                                "runs of one task", field="runs")
+            raise EvalcoreError(
+                f"these {harness} runs score different tasks ({shown}); compare runs of one task", field="runs"
+            )
     schemes = {r.id_scheme for r in runs}
     key = "item_id" if len(schemes) == 1 else "content"
     series: dict[str, pd.Series] = {}
@@ -97,12 +113,13 @@ def align_runs(runs: Sequence[RunScores]) -> Alignment:
     shared = sorted(set.intersection(*(set(s.index) for s in series.values())))
     labels = [r.label for r in runs]
     for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
+        for b in labels[i + 1 :]:
             if not set(series[a].index) & set(series[b].index):
-                how = ("by item id" if key == "item_id"
-                       else "by question content (normalised question hash)")
-                raise EvalcoreError(f"runs {a!r} and {b!r} share no items (matched {how}); are "
-                                    "they runs of the same benchmark items?", field="runs")
+                how = "by item id" if key == "item_id" else "by question content (normalised question hash)"
+                raise EvalcoreError(
+                    f"runs {a!r} and {b!r} share no items (matched {how}); are they runs of the same benchmark items?",
+                    field="runs",
+                )
     shared_set = set(shared)
     for r in runs:
         s = series[r.label]
@@ -115,8 +132,7 @@ def align_runs(runs: Sequence[RunScores]) -> Alignment:
         examples = [f"{back.get(k, k)} ({r.questions.get(back.get(k, k), '')!r})" for k in missing[:3]]
         examples += [f"{i} (no question to match, or repeated)" for i in unkeyed[:3]]
         unmatched[r.label] = {"count": len(missing) + len(unkeyed), "examples": examples[:3]}
-    return Alignment(key=key, series=series, shared=shared, unmatched=unmatched,
-                     clusters=clusters)
+    return Alignment(key=key, series=series, shared=shared, unmatched=unmatched, clusters=clusters)
 
 
 @dataclass
@@ -142,17 +158,23 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-native summary: runs, alignment (key, shared, unmatched) and the pair rows."""
-        return to_json_native({
-            "runs": self.runs,
-            "alignment": {"key": self.alignment.key, "n_shared": len(self.alignment.shared),
-                          "unmatched": self.alignment.unmatched},
-            "correction": self.correction,
-            "alpha": self.alpha,
-            "cluster": self.cluster,
-            "n_clusters": (len(set(self.alignment.clusters.values()))
-                           if self.cluster and self.alignment.clusters else None),
-            "comparisons": self.table.to_dict(orient="records"),
-        })
+        return to_json_native(
+            {
+                "runs": self.runs,
+                "alignment": {
+                    "key": self.alignment.key,
+                    "n_shared": len(self.alignment.shared),
+                    "unmatched": self.alignment.unmatched,
+                },
+                "correction": self.correction,
+                "alpha": self.alpha,
+                "cluster": self.cluster,
+                "n_clusters": (
+                    len(set(self.alignment.clusters.values())) if self.cluster and self.alignment.clusters else None
+                ),
+                "comparisons": self.table.to_dict(orient="records"),
+            }
+        )
 
 
 def load_runs(
@@ -189,8 +211,7 @@ def load_runs(
         runs: list[RunScores] = []
         seen: set[str] = set()
         for i, d in enumerate(dirs):
-            r = run_scores(d, metric=metric, label=str(labels[i]) if labels else None,
-                           cluster=cluster)
+            r = run_scores(d, metric=metric, label=str(labels[i]) if labels else None, cluster=cluster)
             base, k = r.label, 2
             while r.label in seen:
                 r.label, k = f"{base}#{k}", k + 1
@@ -283,34 +304,38 @@ def compare_sources(
     """
     import numpy as np
 
-
     # the logs' runs are put in place only when the comparison succeeds: a malformed later log,
     # runs sharing no items or scoring different tasks leave nothing in import_dir
     with import_batch() as batch:
-        dirs, runs = load_runs(paths, metric=metric, task=task, labels=labels,
-                               import_dir=import_dir, cluster=cluster)
+        dirs, runs = load_runs(paths, metric=metric, task=task, labels=labels, import_dir=import_dir, cluster=cluster)
         alignment = align_runs(runs)
         extra: dict[str, Any] = {}
         if cluster is not None:
             if not alignment.clusters:
-                raise EvalcoreError(f"no run records the metadata field {cluster!r} for its "
-                                    "items", field="cluster")
+                raise EvalcoreError(f"no run records the metadata field {cluster!r} for its items", field="cluster")
             extra["clusters"] = alignment.clusters
-        table = compare_series(alignment.series, correction=correction, alpha=alpha,
-                               n_resamples=n_resamples, seed=seed, **extra)
+        table = compare_series(
+            alignment.series, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed, **extra
+        )
     if batch.committed:
         dirs, runs = _placed(batch, dirs, runs)
     infos = []
     for r, d in zip(runs, dirs):
         s = alignment.series[r.label]
-        infos.append({"label": r.label, "path": str(d), "harness": r.harness, "task": r.task,
-                      "metric": r.metric, "items": len(r.by_id),
-                      "mean": float(np.mean(list(r.by_id.values()))),
-                      "mean_on_shared": float(s.loc[alignment.shared].mean())
-                      if alignment.shared else None,
-                      "reported_by_harness": r.reported})
-    return Comparison(runs=infos, alignment=alignment, table=table,
-                      correction=correction, alpha=alpha, cluster=cluster)
+        infos.append(
+            {
+                "label": r.label,
+                "path": str(d),
+                "harness": r.harness,
+                "task": r.task,
+                "metric": r.metric,
+                "items": len(r.by_id),
+                "mean": float(np.mean(list(r.by_id.values()))),
+                "mean_on_shared": float(s.loc[alignment.shared].mean()) if alignment.shared else None,
+                "reported_by_harness": r.reported,
+            }
+        )
+    return Comparison(runs=infos, alignment=alignment, table=table, correction=correction, alpha=alpha, cluster=cluster)
 
 
 def compare_series(
@@ -346,9 +371,17 @@ def compare_series(
     from evalcore.stats import compare_many
 
     extra = {"clusters": dict(clusters)} if clusters is not None else {}
-    table = pd.DataFrame(compare_many(dict(series), correction=correction, alpha=alpha,
-                                      align="intersection", n_resamples=n_resamples, seed=seed,
-                                      **extra))
+    table = pd.DataFrame(
+        compare_many(
+            dict(series),
+            correction=correction,
+            alpha=alpha,
+            align="intersection",
+            n_resamples=n_resamples,
+            seed=seed,
+            **extra,
+        )
+    )
     for col in TABLE_COLUMNS:
         if col not in table:
             table[col] = np.nan
@@ -361,7 +394,7 @@ def _fmt(v: Any, digits: int = 3) -> str:
     if isinstance(v, (bool,)):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return f"{v:.{digits}f}" if abs(v) >= 10 ** -digits or v == 0 else f"{v:.2g}"
+        return f"{v:.{digits}f}" if abs(v) >= 10**-digits or v == 0 else f"{v:.2g}"
     return str(v)
 
 
@@ -374,33 +407,53 @@ def format_comparison(cmp: Comparison) -> str:
             v = r["reported_by_harness"].get(r["metric"])
             if v is not None:
                 rep = f"  (harness reported {_fmt(v, 4)})"
-        lines.append(f"  {r['label']}: {r['harness']} {r['task']}, metric {r['metric']}, "
-                     f"{r['items']} items, mean {_fmt(r['mean'], 4)}{rep}")
+        lines.append(
+            f"  {r['label']}: {r['harness']} {r['task']}, metric {r['metric']}, "
+            f"{r['items']} items, mean {_fmt(r['mean'], 4)}{rep}"
+        )
     al = cmp.alignment
     how = "item id" if al.key == "item_id" else "question content (normalised question hash)"
-    lines.append(f"aligned by {how}: {len(al.shared)} items shared by all runs"
-                 + (f"; clustered by {cmp.cluster}" if cmp.cluster else ""))
+    lines.append(
+        f"aligned by {how}: {len(al.shared)} items shared by all runs"
+        + (f"; clustered by {cmp.cluster}" if cmp.cluster else "")
+    )
     if cmp.cluster:
         g = sorted({int(v) for v in cmp.table.get("n_clusters", []) if v == v})
         shown = "/".join(map(str, g)) or "?"
-        lines.append(f"  {shown} clusters ({cmp.cluster}): clustered paired t-test, CR1 "
-                     "cluster-robust SE (factor G/(G-1)), t with G-1 degrees of freedom; "
-                     "MDD80 from the same variance")
+        lines.append(
+            f"  {shown} clusters ({cmp.cluster}): clustered paired t-test, CR1 "
+            "cluster-robust SE (factor G/(G-1)), t with G-1 degrees of freedom; "
+            "MDD80 from the same variance"
+        )
     for label, info in al.unmatched.items():
         if info["count"]:
-            lines.append(f"  {label}: {info['count']} items not matched in every other run, "
-                         f"e.g. {'; '.join(info['examples'])}")
+            lines.append(
+                f"  {label}: {info['count']} items not matched in every other run, e.g. {'; '.join(info['examples'])}"
+            )
     head = ["A", "B", "n", "mean A", "mean B", "A-B", "interval", "p", "p adj", "test", "MDD80"]
     rows = []
     level = f"{1 - cmp.alpha:.0%}"
     for _, r in cmp.table.iterrows():
-        rows.append([str(r["name_a"]), str(r["name_b"]), str(int(r["n"])), _fmt(r["mean_a"]),
-                     _fmt(r["mean_b"]), _fmt(r["difference"]),
-                     f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", _fmt(r["p_value"], 4),
-                     _fmt(r["p_adjusted"], 4), str(r["test"]), _fmt(r["mdd_80"])])
+        rows.append(
+            [
+                str(r["name_a"]),
+                str(r["name_b"]),
+                str(int(r["n"])),
+                _fmt(r["mean_a"]),
+                _fmt(r["mean_b"]),
+                _fmt(r["difference"]),
+                f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]",
+                _fmt(r["p_value"], 4),
+                _fmt(r["p_adjusted"], 4),
+                str(r["test"]),
+                _fmt(r["mdd_80"]),
+            ]
+        )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
-    lines.append(f"paired comparisons ({level} interval of A-B; p adjusted: {cmp.correction}; "
-                 "MDD80: smallest difference these items detect with 80% power):")
+    lines.append(
+        f"paired comparisons ({level} interval of A-B; p adjusted: {cmp.correction}; "
+        "MDD80: smallest difference these items detect with 80% power):"
+    )
     lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)))
     for row in rows:
         lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)))

@@ -47,8 +47,9 @@ def _read(path: Path) -> Any:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise EvalcoreError("reading inspect_ai logs needs the inspect-ai package: "
-                            "pip install 'evalcore[inspect]'", path=path) from None
+        raise EvalcoreError(
+            "reading inspect_ai logs needs the inspect-ai package: pip install 'evalcore[inspect]'", path=path
+        ) from None
     if path.suffix == ".json":
         _check_json_version(path)
     try:
@@ -57,8 +58,7 @@ def _read(path: Path) -> Any:
         raise EvalcoreError("file not found", path=path) from None
     except Exception as exc:  # inspect raises pydantic, zip and JSON errors of many types
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise EvalcoreError(f"inspect_ai could not read this log ({type(exc).__name__}: {first})",
-                            path=path) from None
+        raise EvalcoreError(f"inspect_ai could not read this log ({type(exc).__name__}: {first})", path=path) from None
 
 
 def _check_json_version(path: Path) -> None:
@@ -68,16 +68,20 @@ def _check_json_version(path: Path) -> None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise EvalcoreError(f"not valid JSON ({exc.msg}); is the inspect log complete?", path=path,
-                            line=exc.lineno) from None
+        raise EvalcoreError(
+            f"not valid JSON ({exc.msg}); is the inspect log complete?", path=path, line=exc.lineno
+        ) from None
     except UnicodeDecodeError:
         raise EvalcoreError("not a UTF-8 text file", path=path) from None
     if not isinstance(data, dict):
         raise EvalcoreError("expected a JSON object (an inspect_ai log)", path=path)
     if data.get("version") not in KNOWN_VERSIONS:
-        raise EvalcoreError(f"unknown inspect_ai log version {data.get('version')!r}: this "
-                            f"importer reads versions {', '.join(map(str, KNOWN_VERSIONS))}",
-                            path=path, field="version")
+        raise EvalcoreError(
+            f"unknown inspect_ai log version {data.get('version')!r}: this "
+            f"importer reads versions {', '.join(map(str, KNOWN_VERSIONS))}",
+            path=path,
+            field="version",
+        )
 
 
 def _input_text(sample: Any) -> str | None:
@@ -103,13 +107,15 @@ def _score_names(scores: dict[str, Any]) -> list[str]:
 def _score_of(scores: dict[str, Any], name: str, *, path: Path, where: str) -> float:
     scorer, _, key = name.partition("/")
     if scorer not in scores:
-        raise EvalcoreError(f"{where} has no score {scorer!r} (it has "
-                            f"{', '.join(scores) or 'none'})", path=path, field=f"scores.{scorer}")
+        raise EvalcoreError(
+            f"{where} has no score {scorer!r} (it has {', '.join(scores) or 'none'})",
+            path=path,
+            field=f"scores.{scorer}",
+        )
     value = getattr(scores[scorer], "value", scores[scorer])
     if key:
         if not isinstance(value, dict) or key not in value:
-            raise EvalcoreError(f"{where} has no value {key!r} in score {scorer!r}", path=path,
-                                field=f"scores.{name}")
+            raise EvalcoreError(f"{where} has no value {key!r} in score {scorer!r}", path=path, field=f"scores.{name}")
         value = value[key]
     return score_value(value, path=path, line=None, name=f"{where}: {name}")
 
@@ -138,12 +144,14 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
         raise EvalcoreError("file not found", path=path)
     log = _read(path)
     if getattr(log, "version", None) not in KNOWN_VERSIONS:
-        raise EvalcoreError(f"unknown inspect_ai log version {getattr(log, 'version', None)!r}",
-                            path=path, field="version")
+        raise EvalcoreError(
+            f"unknown inspect_ai log version {getattr(log, 'version', None)!r}", path=path, field="version"
+        )
     samples_in = list(log.samples or [])
     if not samples_in:
-        raise EvalcoreError(f"the log has no samples (status {log.status!r}); was it written "
-                            "with samples?", path=path, field="samples")
+        raise EvalcoreError(
+            f"the log has no samples (status {log.status!r}); was it written with samples?", path=path, field="samples"
+        )
     spec = log.eval
     available: list[str] = []
     for s in samples_in:
@@ -151,8 +159,7 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
             if name not in available:
                 available.append(name)
     if not available:
-        raise EvalcoreError("no sample has a score (was the task scored?)", path=path,
-                            field="scores")
+        raise EvalcoreError("no sample has a score (was the task scored?)", path=path, field="scores")
     chosen = choose_metric(available, metric, where=path, sep="/")
     reported: dict[str, Any] = {}
     for ev in (log.results.scores if log.results else []) or []:
@@ -187,36 +194,61 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
             usage["completion_tokens"] = usage.get("completion_tokens", 0) + int(mu.output_tokens or 0)
         request = {"input": _dump(s.input), "choices": s.choices, "params": gen_config}
         epochs.add(int(s.epoch))
-        records.append({
-            "item_id": str(s.id),
-            "epoch": int(s.epoch) - 1,
-            "dataset": spec.task,
-            "request": request,
-            "request_hash": request_hash(request),
-            "completion": {"text": s.output.completion if s.output else "", "usage": usage,
-                           "cost_usd": 0.0, "latency_s": float(getattr(s, "total_time", None) or 0.0),
-                           "model": model,
-                           "error": None if error is None else
-                           {"type": "inspect_sample_error", "message": str(error.message)}},
-            "scores": scores,
-            "reference": s.target,
-            "metadata": {"content_key": content_key(question), "query": question,
-                         "question_field": q_field,
-                         "inspect_epoch": int(s.epoch), "sample_index": index,
-                         "answer": _answer(s.scores or {}, chosen),
-                         **{k: v for k, v in (s.metadata or {}).items()
-                            if isinstance(v, (str, int, float, bool)) or v is None}},
-            "item": {"input": _dump(s.input), "choices": s.choices, "target": s.target,
-                     "metadata": _dump(s.metadata)},
-            "error": error is not None,
-        })
+        records.append(
+            {
+                "item_id": str(s.id),
+                "epoch": int(s.epoch) - 1,
+                "dataset": spec.task,
+                "request": request,
+                "request_hash": request_hash(request),
+                "completion": {
+                    "text": s.output.completion if s.output else "",
+                    "usage": usage,
+                    "cost_usd": 0.0,
+                    "latency_s": float(getattr(s, "total_time", None) or 0.0),
+                    "model": model,
+                    "error": None if error is None else {"type": "inspect_sample_error", "message": str(error.message)},
+                },
+                "scores": scores,
+                "reference": s.target,
+                "metadata": {
+                    "content_key": content_key(question),
+                    "query": question,
+                    "question_field": q_field,
+                    "inspect_epoch": int(s.epoch),
+                    "sample_index": index,
+                    "answer": _answer(s.scores or {}, chosen),
+                    **{
+                        k: v
+                        for k, v in (s.metadata or {}).items()
+                        if isinstance(v, (str, int, float, bool)) or v is None
+                    },
+                },
+                "item": {
+                    "input": _dump(s.input),
+                    "choices": s.choices,
+                    "target": s.target,
+                    "metadata": _dump(s.metadata),
+                },
+                "error": error is not None,
+            }
+        )
     dataset = spec.dataset
-    prov = provenance(HARNESS, str(getattr(spec, "packages", {}).get("inspect_ai", "")) or None,
-                      [path], metric=chosen,
-                      extra={"task": spec.task, "id_scheme": f"inspect:{dataset.name or spec.task}",
-                             "metrics_available": available, "log_version": log.version,
-                             "status": log.status, "eval_id": getattr(spec, "eval_id", None),
-                             "run_id": getattr(spec, "run_id", None)})
+    prov = provenance(
+        HARNESS,
+        str(getattr(spec, "packages", {}).get("inspect_ai", "")) or None,
+        [path],
+        metric=chosen,
+        extra={
+            "task": spec.task,
+            "id_scheme": f"inspect:{dataset.name or spec.task}",
+            "metrics_available": available,
+            "log_version": log.version,
+            "status": log.status,
+            "eval_id": getattr(spec, "eval_id", None),
+            "run_id": getattr(spec, "run_id", None),
+        },
+    )
     stats = _dump(log.stats) or {}
     run_id = f"inspect-{slug(spec.task)}-{slug(model.rsplit('/', 1)[-1], 24)}-{prov['fingerprint'][:8]}"
     config: RunConfig = {
@@ -228,8 +260,7 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
         "model_name": model.rsplit("/", 1)[-1],
         "model_base_url": getattr(spec, "model_base_url", None),
         "task_args": _dump(getattr(spec, "task_args", None)),
-        "task_dataset": {"name": dataset.name, "location": dataset.location,
-                         "samples": dataset.samples},
+        "task_dataset": {"name": dataset.name, "location": dataset.location, "samples": dataset.samples},
         "params": gen_config,
         "eval_config": _dump(spec.config),
         "model_usage": stats.get("model_usage"),

@@ -48,32 +48,41 @@ def _read_results(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise EvalcoreError(f"not valid JSON ({exc.msg}); is the lm-eval results file complete?",
-                            path=path, line=exc.lineno) from None
+        raise EvalcoreError(
+            f"not valid JSON ({exc.msg}); is the lm-eval results file complete?", path=path, line=exc.lineno
+        ) from None
     except UnicodeDecodeError:
         raise EvalcoreError("not a UTF-8 text file", path=path) from None
     if not isinstance(data, dict):
         raise EvalcoreError("expected a JSON object (an lm-eval results file)", path=path)
     for key in ("results", "configs"):
         if not isinstance(data.get(key), dict):
-            raise EvalcoreError("missing or not an object: this lm-eval results file lacks a field "
-                                "the importer relies on", path=path, field=key)
+            raise EvalcoreError(
+                "missing or not an object: this lm-eval results file lacks a field the importer relies on",
+                path=path,
+                field=key,
+            )
     version = data.get("lm_eval_version")
     if version is not None and not KNOWN_VERSIONS.match(str(version)):
-        raise EvalcoreError(f"unknown lm-eval version {version!r}: this importer reads logs of "
-                            "lm-eval 0.4.x", path=path, field="lm_eval_version")
+        raise EvalcoreError(
+            f"unknown lm-eval version {version!r}: this importer reads logs of lm-eval 0.4.x",
+            path=path,
+            field="lm_eval_version",
+        )
     return data
 
 
 def _results_for_samples(samples: Path) -> Path:
     m = _SAMPLES_RE.match(samples.name)
     if not m:
-        raise EvalcoreError("not an lm-eval samples file name (samples_<task>_<time>.jsonl)",
-                            path=samples)
+        raise EvalcoreError("not an lm-eval samples file name (samples_<task>_<time>.jsonl)", path=samples)
     results = samples.parent / f"results_{m['stamp']}.json"
     if not results.is_file():
-        raise EvalcoreError(f"no {results.name} beside this lm-eval samples file (the results "
-                            "file carries the model and task configuration)", path=samples)
+        raise EvalcoreError(
+            f"no {results.name} beside this lm-eval samples file (the results "
+            "file carries the model and task configuration)",
+            path=samples,
+        )
     return results
 
 
@@ -100,26 +109,33 @@ def _read_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 row = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
                 what = "truncated (no newline at the end)" if not raw.endswith(b"\n") else "not valid JSON"
-                raise EvalcoreError(f"sample line is {what}; is the lm-eval log complete?",
-                                    path=path, line=lineno) from None
+                raise EvalcoreError(
+                    f"sample line is {what}; is the lm-eval log complete?", path=path, line=lineno
+                ) from None
             if not isinstance(row, dict):
                 raise EvalcoreError("sample line is not a JSON object", path=path, line=lineno)
             missing = [k for k in _REQUIRED if k not in row]
             if missing:
                 raise EvalcoreError(
                     "sample line lacks a field the importer relies on (format drift in lm-eval's "
-                    "--log_samples output?)", path=path, line=lineno, field=",".join(missing))
+                    "--log_samples output?)",
+                    path=path,
+                    line=lineno,
+                    field=",".join(missing),
+                )
             if not isinstance(row["metrics"], list) or not row["metrics"]:
-                raise EvalcoreError("expected a non-empty list of metric names", path=path,
-                                    line=lineno, field="metrics")
+                raise EvalcoreError(
+                    "expected a non-empty list of metric names", path=path, line=lineno, field="metrics"
+                )
             rows.append((lineno, row))
     if not rows:
         raise EvalcoreError("the lm-eval samples file has no sample lines", path=path)
     return rows
 
 
-def match_metric(available: Sequence[str], wanted: Sequence[str], *, where: str | os.PathLike[str],
-                 sep: str = ",") -> str | None:
+def match_metric(
+    available: Sequence[str], wanted: Sequence[str], *, where: str | os.PathLike[str], sep: str = ","
+) -> str | None:
     """The first ``wanted`` name that names one of ``available``, or None.
 
     Each name is tried in order: an exact name (``exact_match,strict-match``), or a name
@@ -144,13 +160,17 @@ def match_metric(available: Sequence[str], wanted: Sequence[str], *, where: str 
         if len(prefixed) == 1:
             return prefixed[0]
         if len(prefixed) > 1:
-            raise EvalcoreError(f"metric {name!r} is ambiguous here: {', '.join(prefixed)}; "
-                                "pass one of them with --metric", path=where, field="metric")
+            raise EvalcoreError(
+                f"metric {name!r} is ambiguous here: {', '.join(prefixed)}; pass one of them with --metric",
+                path=where,
+                field="metric",
+            )
     return None
 
 
-def no_metric_matches(available: Sequence[str], wanted: Sequence[str], *,
-                      where: str | os.PathLike[str], what: str = "log") -> EvalcoreError:
+def no_metric_matches(
+    available: Sequence[str], wanted: Sequence[str], *, where: str | os.PathLike[str], what: str = "log"
+) -> EvalcoreError:
     """The error for ``--metric`` names of which none is in a log or run.
 
     Args:
@@ -167,11 +187,12 @@ def no_metric_matches(available: Sequence[str], wanted: Sequence[str], *,
         f"none of the --metric names given ({given}) is a metric of this {what}; it has "
         f"{', '.join(available) or 'none'}. --metric is tried in order for each source: add "
         "one of these (a metric asked for is never replaced by another)",
-        path=where, field="metric")
+        path=where,
+        field="metric",
+    )
 
 
-def choose_metric(available: Sequence[str], wanted: Sequence[str], *, where: str | Path,
-                  sep: str = ",") -> str:
+def choose_metric(available: Sequence[str], wanted: Sequence[str], *, where: str | Path, sep: str = ",") -> str:
     """Pick the metric to import.
 
     Each ``wanted`` name is tried in order (see :func:`match_metric`). When ``--metric`` was
@@ -199,8 +220,9 @@ def choose_metric(available: Sequence[str], wanted: Sequence[str], *, where: str
         raise no_metric_matches(available, wanted, where=where)
     if len(available) == 1:
         return available[0]
-    raise EvalcoreError(f"the log has several metrics ({', '.join(available)}); pick one with "
-                        "--metric", path=where, field="metric")
+    raise EvalcoreError(
+        f"the log has several metrics ({', '.join(available)}); pick one with --metric", path=where, field="metric"
+    )
 
 
 def _text(resp: Any) -> str:
@@ -222,8 +244,7 @@ def _model_name(results: dict[str, Any]) -> str:
     return str(name or cfg.get("model") or "unknown")
 
 
-def import_lm_eval(path: str | Path, *, metric: Sequence[str] = (),
-                   task: str | None = None) -> list[ImportedRun]:
+def import_lm_eval(path: str | Path, *, metric: Sequence[str] = (), task: str | None = None) -> list[ImportedRun]:
     """Read lm-eval ``--log_samples`` output into runs, one per task.
 
     Item ids are ``doc:<sha256 of the document's canonical JSON>[:16]`` (the same document gets
@@ -252,9 +273,11 @@ def import_lm_eval(path: str | Path, *, metric: Sequence[str] = (),
     if path.is_dir():
         found = sorted(path.rglob("results_*.json"))
         if len(found) != 1:
-            raise EvalcoreError(f"expected one lm-eval results_<time>.json in this folder, found "
-                                f"{len(found)}" + (f": {', '.join(str(p) for p in found[:5])}"
-                                                   if found else ""), path=path)
+            raise EvalcoreError(
+                f"expected one lm-eval results_<time>.json in this folder, found "
+                f"{len(found)}" + (f": {', '.join(str(p) for p in found[:5])}" if found else ""),
+                path=path,
+            )
         path = found[0]
     if not path.is_file():
         raise EvalcoreError("file not found", path=path)
@@ -276,29 +299,31 @@ def import_lm_eval(path: str | Path, *, metric: Sequence[str] = (),
             _check_samples(results_path, leaves, on_disk, what=f"group {task!r} has the subtask")
             elsewhere = [t for t in leaves if t not in files]
             if elsewhere:
-                raise EvalcoreError(f"group {task!r} has the subtasks {', '.join(elsewhere)}, "
-                                    "whose samples are not in this file: give the results file "
-                                    "or its folder to import the whole group", path=path,
-                                    field="task")
-            return [_import_task(results_path, results, task,
-                                 [(t, files[t]) for t in leaves], metric)]
+                raise EvalcoreError(
+                    f"group {task!r} has the subtasks {', '.join(elsewhere)}, "
+                    "whose samples are not in this file: give the results file "
+                    "or its folder to import the whole group",
+                    path=path,
+                    field="task",
+                )
+            return [_import_task(results_path, results, task, [(t, files[t]) for t in leaves], metric)]
         if only_task is None and task in results["configs"]:
             _check_samples(results_path, [task], on_disk, what="the results file lists the task")
-        raise EvalcoreError(f"no samples for task {task!r}; the log has "
-                            f"{', '.join(list(groups) + list(files)) or 'none'}",
-                            path=path if only_task is not None else results_path, field="task")
+        raise EvalcoreError(
+            f"no samples for task {task!r}; the log has {', '.join(list(groups) + list(files)) or 'none'}",
+            path=path if only_task is not None else results_path,
+            field="task",
+        )
     if not files:
-        raise EvalcoreError("no samples_<task>_<time>.jsonl beside this results file: run "
-                            "lm_eval with --log_samples", path=results_path)
+        raise EvalcoreError(
+            "no samples_<task>_<time>.jsonl beside this results file: run lm_eval with --log_samples", path=results_path
+        )
     if only_task is None:  # every task: each one lm-eval evaluated must have its samples
-        _check_samples(results_path, list(results["configs"]), on_disk,
-                       what="the results file lists the task")
-    return [_import_task(results_path, results, name, [(name, sp)], metric)
-            for name, sp in files.items()]
+        _check_samples(results_path, list(results["configs"]), on_disk, what="the results file lists the task")
+    return [_import_task(results_path, results, name, [(name, sp)], metric) for name, sp in files.items()]
 
 
-def _check_samples(results_path: Path, tasks: Sequence[str], on_disk: dict[str, Path], *,
-                   what: str) -> None:
+def _check_samples(results_path: Path, tasks: Sequence[str], on_disk: dict[str, Path], *, what: str) -> None:
     """Refuse tasks whose ``samples_<task>_<time>.jsonl`` is not beside the results file.
 
     lm-eval ``--log_samples`` writes one samples file per task it evaluated (each task of the
@@ -329,9 +354,16 @@ def _check_samples(results_path: Path, tasks: Sequence[str], on_disk: dict[str, 
         f"{'its per-sample file' if one else 'their per-sample files'} {expected}{more} "
         f"{'is' if one else 'are'} not beside the results file (lm-eval --log_samples writes "
         "one per task; a task is never skipped): copy the whole output folder"
-        + ("" if not present else ", or import only a task whose samples are there (--task "
-           + (present[0] if len(present) == 1 else f"one of {', '.join(present)}") + ")"),
-        path=results_path, field="task")
+        + (
+            ""
+            if not present
+            else ", or import only a task whose samples are there (--task "
+            + (present[0] if len(present) == 1 else f"one of {', '.join(present)}")
+            + ")"
+        ),
+        path=results_path,
+        field="task",
+    )
 
 
 def _groups(results: dict[str, Any], files: dict[str, Path]) -> dict[str, list[str]]:
@@ -372,8 +404,9 @@ def _number_text(text: str) -> float | None:
         return None
 
 
-def _import_task(results_path: Path, results: dict[str, Any], task: str,
-                 parts: list[tuple[str, Path]], wanted: Sequence[str]) -> ImportedRun:
+def _import_task(
+    results_path: Path, results: dict[str, Any], task: str, parts: list[tuple[str, Path]], wanted: Sequence[str]
+) -> ImportedRun:
     """One run from one task's samples, or from a group's subtasks (``parts``) together."""
     read = [(sub, sp, _read_lines(sp)) for sub, sp in parts]
     per_part: list[list[str]] = []
@@ -392,16 +425,19 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str,
     task_results = (results.get("results") or {}).get(task)
     if not group:
         if not isinstance(task_results, dict):
-            raise EvalcoreError(f"no entry for task {task!r} in the results", path=results_path,
-                                field=f"results.{task}")
+            raise EvalcoreError(
+                f"no entry for task {task!r} in the results", path=results_path, field=f"results.{task}"
+            )
         if chosen not in task_results:
-            raise EvalcoreError(f"the results file reports no {chosen!r} for task {task!r} (it "
-                                f"has {', '.join(k for k in task_results if k != 'alias')})",
-                                path=results_path, field=f"results.{task}.{chosen}")
+            raise EvalcoreError(
+                f"the results file reports no {chosen!r} for task {task!r} (it "
+                f"has {', '.join(k for k in task_results if k != 'alias')})",
+                path=results_path,
+                field=f"results.{task}.{chosen}",
+            )
     task_results = task_results if isinstance(task_results, dict) else {}
     configs = results.get("configs") or {}
-    task_config = (configs.get(task) or {}) if not group else {
-        sub: configs.get(sub) or {} for sub, _ in parts}
+    task_config = (configs.get(task) or {}) if not group else {sub: configs.get(sub) or {} for sub, _ in parts}
     first_config = configs.get(parts[0][0]) or {}
     model_name = _model_name(results)
     cfg = results.get("config") or {}
@@ -415,8 +451,9 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str,
             flt = row.get("filter", "none")
             for m in row["metrics"]:
                 if m not in row:
-                    raise EvalcoreError(f"metric {m!r} is listed in 'metrics' but has no value",
-                                        path=samples_path, line=lineno, field=m)
+                    raise EvalcoreError(
+                        f"metric {m!r} is listed in 'metrics' but has no value", path=samples_path, line=lineno, field=m
+                    )
                 value = row[m]
                 if isinstance(value, str):
                     # lm-eval logs numbers; a numpy bool comes out as "True"/"False". Any other
@@ -427,21 +464,25 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str,
                             raise EvalcoreError(
                                 f"metric value {value!r} (doc_id {doc_id!r}) is not a number; "
                                 "lm-eval logs per-sample metric values as numbers",
-                                path=samples_path, line=lineno, field=m)
+                                path=samples_path,
+                                line=lineno,
+                                field=m,
+                            )
                         continue  # another metric, not imported as a score
                     value = number
                 if isinstance(value, (int, float, bool)):
-                    all_scores[doc_id][f"{m},{flt}"] = score_value(value, path=samples_path,
-                                                                   line=lineno, name=m)
+                    all_scores[doc_id][f"{m},{flt}"] = score_value(value, path=samples_path, line=lineno, name=m)
             if flt == m_filter and m_name in row["metrics"]:
                 if doc_id in by_doc:
-                    raise EvalcoreError(f"doc_id {doc_id!r} appears twice for filter {flt!r} "
-                                        f"(first on line {by_doc[doc_id][0]})",
-                                        path=samples_path, line=lineno, field="doc_id")
+                    raise EvalcoreError(
+                        f"doc_id {doc_id!r} appears twice for filter {flt!r} (first on line {by_doc[doc_id][0]})",
+                        path=samples_path,
+                        line=lineno,
+                        field="doc_id",
+                    )
                 by_doc[doc_id] = (lineno, row)
         if not by_doc:
-            raise EvalcoreError(f"no sample line logs {chosen!r}", path=samples_path,
-                                field="metrics")
+            raise EvalcoreError(f"no sample line logs {chosen!r}", path=samples_path, field="metrics")
         for doc_id, (lineno, row) in by_doc.items():
             picked.append((sub, samples_path, lineno, row, all_scores[doc_id]))
 
@@ -459,35 +500,59 @@ def _import_task(results_path: Path, results: dict[str, Any], task: str,
         request = {"arguments": row.get("arguments"), "params": gen_kwargs}
         scores = dict(scores_of_doc)
         scores["score"] = scores_of_doc[chosen]
-        meta = {"doc_id": d, "doc_hash": h, "content_key": content_key(question),
-                "query": question, "question_field": q_field, "filter": m_filter,
-                "source_line": line}
+        meta = {
+            "doc_id": d,
+            "doc_hash": h,
+            "content_key": content_key(question),
+            "query": question,
+            "question_field": q_field,
+            "filter": m_filter,
+            "source_line": line,
+        }
         if group:
             meta.update(subtask=sub, subject=sub, source_file=samples_path.name)
-        samples.append({
-            "item_id": item_id,
-            "epoch": 0,
-            "dataset": task,
-            "request": request,
-            "request_hash": row.get("prompt_hash") or request_hash(request),
-            "completion": {"text": _text(row["filtered_resps"]), "raw": row.get("resps"),
-                           "usage": {}, "cost_usd": 0.0, "latency_s": 0.0, "model": model_name,
-                           "error": None},
-            "scores": scores,
-            "reference": row.get("target"),
-            "metadata": meta,
-            "item": row["doc"],
-            "error": False,
-        })
-    reported = {chosen: task_results.get(chosen),
-                f"{m_name}_stderr,{m_filter}": task_results.get(f"{m_name}_stderr,{m_filter}")}
+        samples.append(
+            {
+                "item_id": item_id,
+                "epoch": 0,
+                "dataset": task,
+                "request": request,
+                "request_hash": row.get("prompt_hash") or request_hash(request),
+                "completion": {
+                    "text": _text(row["filtered_resps"]),
+                    "raw": row.get("resps"),
+                    "usage": {},
+                    "cost_usd": 0.0,
+                    "latency_s": 0.0,
+                    "model": model_name,
+                    "error": None,
+                },
+                "scores": scores,
+                "reference": row.get("target"),
+                "metadata": meta,
+                "item": row["doc"],
+                "error": False,
+            }
+        )
+    reported = {
+        chosen: task_results.get(chosen),
+        f"{m_name}_stderr,{m_filter}": task_results.get(f"{m_name}_stderr,{m_filter}"),
+    }
     version = results.get("lm_eval_version")
-    prov = provenance(HARNESS, None if version is None else str(version),
-                      [results_path] + [sp for _, sp in parts], metric=chosen,
-                      extra={"task": task, "id_scheme": "lm-eval:doc-sha256",
-                             "metrics_available": available, "results_file": str(results_path),
-                             "samples_file": str(parts[0][1]) if not group else None,
-                             "subtasks": [sub for sub, _ in parts] if group else None})
+    prov = provenance(
+        HARNESS,
+        None if version is None else str(version),
+        [results_path] + [sp for _, sp in parts],
+        metric=chosen,
+        extra={
+            "task": task,
+            "id_scheme": "lm-eval:doc-sha256",
+            "metrics_available": available,
+            "results_file": str(results_path),
+            "samples_file": str(parts[0][1]) if not group else None,
+            "subtasks": [sub for sub, _ in parts] if group else None,
+        },
+    )
     run_id = f"lmeval-{slug(task)}-{slug(model_name.rsplit('/', 1)[-1], 24)}-{prov['fingerprint'][:8]}"
     config: RunConfig = {
         "dataset": task,

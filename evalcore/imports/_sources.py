@@ -47,33 +47,49 @@ def detect(path: str | os.PathLike[str]) -> str:
         if (p / CONFIG_FILE).is_file():
             return "run"
         lm = list(p.rglob("results_*.json"))
-        ins = [q for q in p.rglob("*.eval")] + [q for q in p.rglob("*.json")
-                                                if not is_lm_eval_results(q) and is_inspect_log(q)]
+        ins = [q for q in p.rglob("*.eval")] + [
+            q for q in p.rglob("*.json") if not is_lm_eval_results(q) and is_inspect_log(q)
+        ]
         if lm and not ins:
             return "lm-eval"
         if ins and not lm:
             if len(ins) > 1:
-                raise EvalcoreError(f"holds {len(ins)} inspect logs; name one of them: "
-                                    + ", ".join(str(q) for q in sorted(ins)[:5]), path=p)
+                raise EvalcoreError(
+                    f"holds {len(ins)} inspect logs; name one of them: " + ", ".join(str(q) for q in sorted(ins)[:5]),
+                    path=p,
+                )
             return "inspect"
         if lm and ins:
             raise EvalcoreError("holds both lm-eval and inspect logs; name one log file", path=p)
-        raise EvalcoreError("neither an evalcore run directory (no config.json) nor a folder with "
-                            "an lm-eval results_<time>.json or an inspect log", path=p)
+        raise EvalcoreError(
+            "neither an evalcore run directory (no config.json) nor a folder with "
+            "an lm-eval results_<time>.json or an inspect log",
+            path=p,
+        )
     if not p.exists():
-        raise EvalcoreError("not found (expected a run directory, an lm-eval results or samples "
-                            "file, or an inspect .eval/.json log)", path=p)
+        raise EvalcoreError(
+            "not found (expected a run directory, an lm-eval results or samples file, or an inspect .eval/.json log)",
+            path=p,
+        )
     if is_lm_eval_results(p):
         return "lm-eval"
     if is_inspect_log(p):
         return "inspect"
-    raise EvalcoreError("not a known log: expected an lm-eval results_<time>.json or "
-                        "samples_<task>_<time>.jsonl, an inspect .eval or .json log, or a run "
-                        "directory", path=p)
+    raise EvalcoreError(
+        "not a known log: expected an lm-eval results_<time>.json or "
+        "samples_<task>_<time>.jsonl, an inspect .eval or .json log, or a run "
+        "directory",
+        path=p,
+    )
 
 
-def import_log(path: str | os.PathLike[str], run_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
-               *, metric: Sequence[str] = (), task: str | None = None) -> list[Path]:
+def import_log(
+    path: str | os.PathLike[str],
+    run_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
+    *,
+    metric: Sequence[str] = (),
+    task: str | None = None,
+) -> list[Path]:
     """Import an lm-eval or inspect log as evalcore run directories.
 
     Every run is written completely or not at all (a malformed log leaves nothing behind); a
@@ -105,8 +121,7 @@ def import_log(path: str | os.PathLike[str], run_dir: str | os.PathLike[str] = D
         runs = import_lm_eval(p, metric=metric, task=task)
     else:
         if p.is_dir():
-            p = next(q for q in sorted(p.rglob("*")) if q.is_file() and is_inspect_log(q)
-                     and not is_lm_eval_results(q))
+            p = next(q for q in sorted(p.rglob("*")) if q.is_file() and is_inspect_log(q) and not is_lm_eval_results(q))
         runs = [import_inspect(p, metric=metric)]
     with import_batch() as batch:
         written = [write_run(r, run_dir) for r in runs]
@@ -114,8 +129,13 @@ def import_log(path: str | os.PathLike[str], run_dir: str | os.PathLike[str] = D
     return [batch.final_path(w) for w in written] if batch.committed else written
 
 
-def resolve(path: str | os.PathLike[str], *, import_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
-            metric: Sequence[str] = (), task: str | None = None) -> Path:
+def resolve(
+    path: str | os.PathLike[str],
+    *,
+    import_dir: str | os.PathLike[str] = DEFAULT_IMPORT_DIR,
+    metric: Sequence[str] = (),
+    task: str | None = None,
+) -> Path:
     """The run directory for one ``compare`` argument (importing a log first when needed).
 
     Args:
@@ -134,9 +154,13 @@ def resolve(path: str | os.PathLike[str], *, import_dir: str | os.PathLike[str] 
         return Path(path)
     runs = import_log(path, import_dir, metric=metric, task=task)
     if len(runs) != 1:
-        raise EvalcoreError(f"holds {len(runs)} tasks ({', '.join(r.name for r in runs)}); "
-                            "pick one with --task (a task, or a group such as mmlu for all of "
-                            "its subtasks in one run)", path=path, field="task")
+        raise EvalcoreError(
+            f"holds {len(runs)} tasks ({', '.join(r.name for r in runs)}); "
+            "pick one with --task (a task, or a group such as mmlu for all of "
+            "its subtasks in one run)",
+            path=path,
+            field="task",
+        )
     return runs[0]
 
 
@@ -195,8 +219,9 @@ def default_label(run_id: str, config: Mapping[str, Any]) -> str:
     return f"{_HARNESS_SHORT.get(harness, harness)} {model}" + (f" · {task}" if task else "")
 
 
-def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
-               label: str | None = None, cluster: str | None = None) -> RunScores:
+def run_scores(
+    path: str | os.PathLike[str], *, metric: Sequence[str] = (), label: str | None = None, cluster: str | None = None
+) -> RunScores:
     """Per-item scores of a run directory (own or imported).
 
     The score is ``scores.score`` (an imported run's metric chosen at import) when ``metric``
@@ -227,12 +252,10 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
     task = str(run.config.get("task") or run.config.get("dataset") or "?")
     names: dict[str, None] = {}  # in the order first recorded
     for s in run.samples:
-        names.update((k, None) for k, v in (s.get("scores") or {}).items()
-                     if isinstance(v, (int, float)))
+        names.update((k, None) for k, v in (s.get("scores") or {}).items() if isinstance(v, (int, float)))
     chosen = "score"
     if metric:  # the same rule as at import: a metric asked for is never replaced by another
-        found = match_metric(list(names), metric, where=path,
-                             sep="/" if harness == INSPECT_HARNESS else ",")
+        found = match_metric(list(names), metric, where=path, sep="/" if harness == INSPECT_HARNESS else ",")
         if found is None:
             raise no_metric_matches(list(names), metric, where=path, what="run")
         chosen = found
@@ -261,13 +284,20 @@ def run_scores(path: str | os.PathLike[str], *, metric: Sequence[str] = (),
             continue
         per_item.setdefault(item_id, []).append(float(value))
     if not per_item:
-        raise EvalcoreError(f"the run has no scored samples for {chosen!r}", path=path,
-                            field="samples")
+        raise EvalcoreError(f"the run has no scored samples for {chosen!r}", path=path, field="samples")
     by_id = {k: sum(v) / len(v) for k, v in per_item.items()}
     # an imported run's "score" is the metric chosen at import: show its own name
     display = str(imported["metric"]) if chosen == "score" and imported.get("metric") else chosen
-    return RunScores(label=label or default_label(run.run_id, run.config), path=Path(path), harness=harness, task=task,
-                     metric=display, id_scheme=str(imported.get("id_scheme") or "evalcore"),
-                     by_id=by_id, content=content, questions=questions,
-                     reported=dict(run.results.get("reported_by_harness") or {}),
-                     clusters=clusters)
+    return RunScores(
+        label=label or default_label(run.run_id, run.config),
+        path=Path(path),
+        harness=harness,
+        task=task,
+        metric=display,
+        id_scheme=str(imported.get("id_scheme") or "evalcore"),
+        by_id=by_id,
+        content=content,
+        questions=questions,
+        reported=dict(run.results.get("reported_by_harness") or {}),
+        clusters=clusters,
+    )

@@ -18,11 +18,13 @@ def _labels(y_true: Sequence[Any], y_pred: Sequence[Any]) -> tuple[np.ndarray, n
         raw = v.to_numpy() if hasattr(v, "to_numpy") else list(v)
         arr = np.asarray(raw)
         if arr.ndim != 1:
-            raise EvalcoreError(f"expected a 1-D sequence of labels, got shape {arr.shape}",
-                                field=field)
+            raise EvalcoreError(f"expected a 1-D sequence of labels, got shape {arr.shape}", field=field)
         # (checked on the labels as given: numpy turns ["a", nan] into the strings "a", "nan")
-        nan = (np.isnan(arr).any() if arr.dtype.kind in "fc" else
-               any(isinstance(x, (float, np.floating)) and x != x for x in raw))
+        nan = (
+            np.isnan(arr).any()
+            if arr.dtype.kind in "fc"
+            else any(isinstance(x, (float, np.floating)) and x != x for x in raw)
+        )
         if nan:
             raise EvalcoreError("labels contain NaN (NaN equals no label, itself included)", field=field)
         return arr
@@ -31,8 +33,7 @@ def _labels(y_true: Sequence[Any], y_pred: Sequence[Any]) -> tuple[np.ndarray, n
     if t.size == 0:
         raise EvalcoreError("empty input: at least one label is needed", field="y_true")
     if t.size != p.size:
-        raise EvalcoreError(f"y_true has {t.size} labels but y_pred has {p.size}",
-                            field="y_pred")
+        raise EvalcoreError(f"y_true has {t.size} labels but y_pred has {p.size}", field="y_pred")
     return t, p
 
 
@@ -61,9 +62,7 @@ class ConfusionCounts(NamedTuple):
     fn: int
 
 
-def confusion_counts(
-    y_true: Sequence[Any], y_pred: Sequence[Any], *, positive: Any = 1
-) -> ConfusionCounts:
+def confusion_counts(y_true: Sequence[Any], y_pred: Sequence[Any], *, positive: Any = 1) -> ConfusionCounts:
     """Binary confusion counts: TP = #{true = pos, pred = pos}, FP = #{true ≠ pos, pred = pos},
     TN = #{true ≠ pos, pred ≠ pos}, FN = #{true = pos, pred ≠ pos}.
 
@@ -87,8 +86,15 @@ def confusion_counts(
     )
 
 
-def _rate(y_true: Sequence[Any], y_pred: Sequence[Any], positive: Any, zero_division: ZeroDivision,
-          count: str, other: str, name: str) -> float:
+def _rate(
+    y_true: Sequence[Any],
+    y_pred: Sequence[Any],
+    positive: Any,
+    zero_division: ZeroDivision,
+    count: str,
+    other: str,
+    name: str,
+) -> float:
     """``count / (count + other)`` for two fields of :func:`confusion_counts` (zero division
     handled by :func:`safe_ratio`)."""
     check_zero_division(zero_division)

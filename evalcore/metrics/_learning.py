@@ -47,12 +47,12 @@ def learning_curve(timings: Sequence[float | Sequence[float]]) -> np.ndarray:
         Array of per-round medians.
     """
     if isinstance(timings, (str, bytes)) or len(timings) == 0:
-        raise EvalcoreError("no rounds: at least one round of timings is needed",
-                            field="timings")
+        raise EvalcoreError("no rounds: at least one round of timings is needed", field="timings")
     medians = []
     for r, round_t in enumerate(timings):
-        arr = as_float_array(np.atleast_1d(np.asarray(round_t, dtype=float))
-                             if np.ndim(round_t) == 0 else round_t, f"timings[{r}]")
+        arr = as_float_array(
+            np.atleast_1d(np.asarray(round_t, dtype=float)) if np.ndim(round_t) == 0 else round_t, f"timings[{r}]"
+        )
         if np.any(arr < 0):
             raise EvalcoreError("timings must be ≥ 0", field=f"timings[{r}]")
         medians.append(float(np.median(arr)))

@@ -37,11 +37,9 @@ def response_time_score(
         The score (a float for a scalar input, else an array of per-response scores).
     """
     if complexity not in RESPONSE_TIME_TIERS:
-        raise EvalcoreError(f"unknown complexity {complexity!r}; use 'simple' or 'complex'",
-                            field="complexity")
+        raise EvalcoreError(f"unknown complexity {complexity!r}; use 'simple' or 'complex'", field="complexity")
     scalar = np.ndim(seconds) == 0
-    t = as_float_array(np.atleast_1d(np.asarray(seconds, dtype=float)) if scalar else seconds,
-                       "seconds")
+    t = as_float_array(np.atleast_1d(np.asarray(seconds, dtype=float)) if scalar else seconds, "seconds")
     if np.any(t < 0):
         raise EvalcoreError("response times must be ≥ 0", field="seconds")
     tiers = RESPONSE_TIME_TIERS[complexity]

@@ -39,27 +39,26 @@ def _grades(relevant: Relevance) -> dict[Hashable, float]:
             try:
                 g = float(grade)
             except (TypeError, ValueError):
-                raise EvalcoreError(f"grade of {doc!r} is not a number: {grade!r}",
-                                    field="relevant") from None
+                raise EvalcoreError(f"grade of {doc!r} is not a number: {grade!r}", field="relevant") from None
             if not math.isfinite(g):
-                raise EvalcoreError(f"grade of {doc!r} is not finite: {grade!r}",
-                                    field="relevant")
+                raise EvalcoreError(f"grade of {doc!r} is not finite: {grade!r}", field="relevant")
             if g > 0:
                 out[doc] = g
         return out
     if isinstance(relevant, (str, bytes)):
-        raise EvalcoreError("expected a collection of relevant ids or a mapping id → grade, "
-                            "got a single string", field="relevant")
+        raise EvalcoreError(
+            "expected a collection of relevant ids or a mapping id → grade, got a single string", field="relevant"
+        )
     if isinstance(relevant, Collection):
         return {doc: 1.0 for doc in relevant}
-    raise EvalcoreError(f"expected a set of ids or a mapping id → grade, got "
-                        f"{type(relevant).__name__}", field="relevant")
+    raise EvalcoreError(
+        f"expected a set of ids or a mapping id → grade, got {type(relevant).__name__}", field="relevant"
+    )
 
 
 def _ranking(retrieved: Sequence[Hashable], k: int | None) -> list[Hashable]:
     if isinstance(retrieved, (str, bytes)):
-        raise EvalcoreError("expected a ranked list of ids, got a single string",
-                            field="retrieved")
+        raise EvalcoreError("expected a ranked list of ids, got a single string", field="retrieved")
     ranked = list(retrieved)
     seen: set[Hashable] = set()
     for doc in ranked:
@@ -118,9 +117,7 @@ def precision_recall_f1(
     )
 
 
-def precision_at_k(
-    retrieved: Sequence[str], relevant: Relevance, k: int | None = 10
-) -> float:
+def precision_at_k(retrieved: Sequence[str], relevant: Relevance, k: int | None = 10) -> float:
     """Precision at k: P@k = |{relevant ids among the first k}| / k.
 
     The denominator is k even when fewer than k ids were retrieved (missing ranks count as
@@ -329,8 +326,7 @@ def mean_over_queries(
         A :class:`MetricResult`.
     """
     if not isinstance(qrels, Mapping) or not qrels:
-        raise EvalcoreError("no judged queries: qrels must be a non-empty mapping",
-                            field="qrels")
+        raise EvalcoreError("no judged queries: qrels must be a non-empty mapping", field="qrels")
     if not isinstance(run, Mapping):
         raise EvalcoreError("run must map query id → ranked ids", field="run")
     field_name = kwargs.pop("field", None)

@@ -57,9 +57,7 @@ def _unit_rows(m: np.ndarray) -> np.ndarray:
     return m / norms
 
 
-def cosine_similarity(
-    a: Any, b: Any = None, *, zero_division: ZeroDivision = 0.0
-) -> float | np.ndarray:
+def cosine_similarity(a: Any, b: Any = None, *, zero_division: ZeroDivision = 0.0) -> float | np.ndarray:
     """Cosine similarity: cos(u, v) = u·v / (‖u‖ ‖v‖).
 
     Shapes: two vectors (d,) → a float; a vector and a matrix (m, d) → an array (m,); two
@@ -80,18 +78,17 @@ def cosine_similarity(
     """
     check_zero_division(zero_division)
     x = np.asarray(a.to_numpy() if hasattr(a, "to_numpy") else a, dtype=np.float64)
-    y = x if b is None else np.asarray(b.to_numpy() if hasattr(b, "to_numpy") else b,
-                                       dtype=np.float64)
+    y = x if b is None else np.asarray(b.to_numpy() if hasattr(b, "to_numpy") else b, dtype=np.float64)
     for arr, name in ((x, "a"), (y, "b")):
         as_float_array(arr, name, ndim=arr.ndim if arr.ndim in (1, 2) else 1)
     if x.shape[-1] != y.shape[-1]:
         raise EvalcoreError(f"dimensions differ: {x.shape[-1]} vs {y.shape[-1]}", field="b")
     x2, y2 = _unit_rows(np.atleast_2d(x)), _unit_rows(np.atleast_2d(y))
     zero = np.outer(~np.any(x2 != 0, axis=1), np.ones(len(y2), bool)) | np.outer(
-        np.ones(len(x2), bool), ~np.any(y2 != 0, axis=1))
+        np.ones(len(x2), bool), ~np.any(y2 != 0, axis=1)
+    )
     if np.any(zero) and zero_division == "error":
-        raise EvalcoreError("cosine similarity of a zero vector is undefined",
-                            field="zero_division")
+        raise EvalcoreError("cosine similarity of a zero vector is undefined", field="zero_division")
     sims = np.clip(x2 @ y2.T, -1.0, 1.0)
     if np.any(zero):
         sims[zero] = float(zero_division)

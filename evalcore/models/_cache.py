@@ -40,8 +40,7 @@ def request_hash(messages: Sequence[Message], params: GenerationParams) -> str:
     return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
 
 
-def cache_key(model: str, endpoint: str, messages: Sequence[Message], params: GenerationParams,
-              epoch: int) -> str:
+def cache_key(model: str, endpoint: str, messages: Sequence[Message], params: GenerationParams, epoch: int) -> str:
     """The response-cache key: model, endpoint, messages, generation parameters and epoch.
 
     Args:
@@ -54,8 +53,7 @@ def cache_key(model: str, endpoint: str, messages: Sequence[Message], params: Ge
     Returns:
         64 hex digits.
     """
-    body = {"model": model, "endpoint": endpoint, "epoch": int(epoch),
-            "request": request_hash(messages, params)}
+    body = {"model": model, "endpoint": endpoint, "epoch": int(epoch), "request": request_hash(messages, params)}
     return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
 
 
@@ -70,7 +68,8 @@ def _decode(text: Any) -> Completion | None:
             return None
         usage = d.get("usage") or {}
         if not isinstance(usage, dict) or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in usage.values()):
+            isinstance(v, int) and not isinstance(v, bool) for v in usage.values()
+        ):
             return None
         return Completion.from_dict(d)
     except (TypeError, ValueError, KeyError):  # JSONDecodeError is a ValueError
@@ -105,11 +104,11 @@ class ResponseCache:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
-                "completion TEXT NOT NULL, created REAL NOT NULL)")
+                "completion TEXT NOT NULL, created REAL NOT NULL)"
+            )
             self._db.commit()
         except sqlite3.DatabaseError as exc:
-            raise EvalcoreError(f"not a usable SQLite cache: {exc}; {_ADVICE}",
-                                path=self.path) from exc
+            raise EvalcoreError(f"not a usable SQLite cache: {exc}; {_ADVICE}", path=self.path) from exc
         self.hits = 0
         self.misses = 0
         self.unreadable = 0
@@ -122,8 +121,7 @@ class ResponseCache:
         """The cached completion for ``key``, or None."""
         try:
             with self._lock:
-                row = self._db.execute("SELECT completion FROM responses WHERE key = ?",
-                                       (key,)).fetchone()
+                row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
         except sqlite3.DatabaseError as exc:
             raise self._db_error(exc) from exc
         comp = _decode(row[0]) if row is not None else None
@@ -133,8 +131,11 @@ class ResponseCache:
                 if self.unreadable == 1:
                     import warnings
 
-                    warnings.warn(f"{self.path}: a cached response could not be read; the "
-                                  "request is asked again and its entry replaced", stacklevel=2)
+                    warnings.warn(
+                        f"{self.path}: a cached response could not be read; the "
+                        "request is asked again and its entry replaced",
+                        stacklevel=2,
+                    )
             self.misses += 1
             return None
         self.hits += 1
@@ -147,8 +148,9 @@ class ResponseCache:
         data = json_text(completion.to_dict(), ensure_ascii=False)  # SQLite text must be UTF-8
         try:
             with self._lock:
-                self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
-                                 (key, model, data, time.time()))
+                self._db.execute(
+                    "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)", (key, model, data, time.time())
+                )
                 self._db.commit()
         except sqlite3.DatabaseError as exc:
             raise self._db_error(exc) from exc

@@ -47,8 +47,7 @@ class FaultRates:
 
     def __post_init__(self) -> None:
         total = self.rate_limit + self.server_error + self.stall + self.malformed
-        if total > 1.0 or min(self.rate_limit, self.server_error, self.stall, self.malformed,
-                              self.persistent) < 0:
+        if total > 1.0 or min(self.rate_limit, self.server_error, self.stall, self.malformed, self.persistent) < 0:
             raise ValueError(f"fault rates must be in [0, 1] and sum to <= 1, got {self}")
 
 
@@ -120,8 +119,9 @@ class FakeChatServer:
 
     def start(self) -> FakeChatServer:
         """Serve in a background thread; returns self."""
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-chat-server",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="fake-chat-server", kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -157,8 +157,12 @@ class FakeChatServer:
         if r.persistent and random.Random(f"{self.seed}|{key}|persistent").random() < r.persistent:
             return "persistent"
         u = random.Random(f"{self.seed}|{key}|{attempt}").random()
-        for kind, rate in (("rate_limit", r.rate_limit), ("server_error", r.server_error),
-                           ("stall", r.stall), ("malformed", r.malformed)):
+        for kind, rate in (
+            ("rate_limit", r.rate_limit),
+            ("server_error", r.server_error),
+            ("stall", r.stall),
+            ("malformed", r.malformed),
+        ):
             if u < rate:
                 return kind
             u -= rate
@@ -174,10 +178,19 @@ class FakeChatServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": req.get("model") or self.model,
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                    "message": {"role": "assistant", "content": text},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -194,8 +207,13 @@ class FakeChatServer:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 return
 
-            def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None,
-                      content_type: str = "application/json") -> None:
+            def _send(
+                self,
+                status: int,
+                body: bytes,
+                headers: dict[str, str] | None = None,
+                content_type: str = "application/json",
+            ) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
@@ -209,8 +227,7 @@ class FakeChatServer:
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/") == "/v1/models":
-                    body = {"object": "list", "data": [{"id": server.model, "object": "model",
-                                                        "owned_by": "evalcore"}]}
+                    body = {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "evalcore"}]}
                     self._send(200, json.dumps(body).encode())
                 else:
                     self._send(404, b'{"error": {"message": "not found"}}')
@@ -240,8 +257,11 @@ class FakeChatServer:
 
             def _reply(self, outcome: str, body: bytes) -> None:
                 if outcome == "rate_limit":
-                    self._send(429, b'{"error": {"message": "rate limited", "type": "rate_limit"}}',
-                               {"Retry-After": f"{server.retry_after:g}"})
+                    self._send(
+                        429,
+                        b'{"error": {"message": "rate limited", "type": "rate_limit"}}',
+                        {"Retry-After": f"{server.retry_after:g}"},
+                    )
                     return
                 if outcome in ("server_error", "persistent"):
                     self._send(500, b'{"error": {"message": "internal error", "type": "server"}}')

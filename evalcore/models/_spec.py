@@ -10,17 +10,20 @@ from typing import Any
 from evalcore.errors import EvalcoreError
 from evalcore.models._types import ChatModel
 
-SPEC_HELP = ("model specs: 'local:smollm2' (or 'local:FILE.gguf'), 'openai:MODEL' "
-             "(key from OPENAI_API_KEY), 'openai-compatible:NAME@http://HOST:PORT/v1', "
-             "'replay:RUN_DIR'")
+SPEC_HELP = (
+    "model specs: 'local:smollm2' (or 'local:FILE.gguf'), 'openai:MODEL' "
+    "(key from OPENAI_API_KEY), 'openai-compatible:NAME@http://HOST:PORT/v1', "
+    "'replay:RUN_DIR'"
+)
 
 
 def _build(cls: Any, overrides: dict[str, Any], spec: str, **fixed: Any) -> Any:
     allowed = set(inspect.signature(cls.__init__).parameters) - {"self"} - set(fixed)
     unknown = sorted(set(overrides) - allowed)
     if unknown:
-        raise EvalcoreError(f"unknown option(s) {unknown} for model {spec!r}; "
-                            f"allowed: {sorted(allowed)}", field="model")
+        raise EvalcoreError(
+            f"unknown option(s) {unknown} for model {spec!r}; allowed: {sorted(allowed)}", field="model"
+        )
     return cls(**fixed, **overrides)
 
 
@@ -63,8 +66,7 @@ def from_spec(spec: str, **overrides: Any) -> ChatModel:
         name, at, url = rest.partition("@")
         if not name or not at or not url.startswith(("http://", "https://")):
             raise EvalcoreError(f"malformed spec {spec!r}; {SPEC_HELP}", field="model")
-        return _build(OpenAICompatibleModel, overrides, spec, model=name, base_url=url,
-                      provider="openai-compatible")
+        return _build(OpenAICompatibleModel, overrides, spec, model=name, base_url=url, provider="openai-compatible")
     if kind == "replay":
         from evalcore.models._recorded import RecordedModel
 

@@ -17,11 +17,18 @@ def _notebooks_run(args: argparse.Namespace) -> int:
     smoke = load_smoke(args.smoke) if args.smoke else None
     only = [name for value in (args.only or []) for name in value.split(",") if name]
     suite = args.suite if args.suite is not None or args.resume else "params/suite.yaml"
-    result = run_notebooks(suite, only=only or None, output=args.output, smoke=smoke, pdf=not args.no_pdf,
-                       resume=args.resume, progress_every=args.progress_every, cell_timeout=args.cell_timeout,
-                       notebook_timeout=args.notebook_timeout,
-                       **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait}
-                          if getattr(args, "cluster", None) else {}))
+    result = run_notebooks(
+        suite,
+        only=only or None,
+        output=args.output,
+        smoke=smoke,
+        pdf=not args.no_pdf,
+        resume=args.resume,
+        progress_every=args.progress_every,
+        cell_timeout=args.cell_timeout,
+        notebook_timeout=args.notebook_timeout,
+        **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait} if getattr(args, "cluster", None) else {}),
+    )
     return 0 if result.ok else 1
 
 
@@ -65,21 +72,47 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "in its own folder: finished notebooks are kept, the others run again and resume their "
         "recorded runs. Exits 1 when a notebook failed, 2 for a bad suite file or parameter.",
     )
-    run.add_argument("--suite", default=None,
-                     help="notebook-suite YAML (default: params/suite.yaml; with --resume, the resumed run's)")
-    run.add_argument("--only", action="append", metavar="NAME", help="run only this entry (repeatable, or comma-separated)")
+    run.add_argument(
+        "--suite",
+        default=None,
+        help="notebook-suite YAML (default: params/suite.yaml; with --resume, the resumed run's)",
+    )
+    run.add_argument(
+        "--only", action="append", metavar="NAME", help="run only this entry (repeatable, or comma-separated)"
+    )
     run.add_argument("--output", default="reports", metavar="DIR", help="report folder (default: %(default)s)")
     run.add_argument("--smoke", metavar="YAML", help="merge fast values (params/smoke.yaml shape) over each run")
     run.add_argument("--no-pdf", action="store_true", help="skip the PDF exports")
-    run.add_argument("--resume", nargs="?", const="latest", default=None, metavar="ID",
-                     help="continue an interrupted suite run reports/ID (default: the newest), re-running "
-                     "only the notebooks that did not finish")
-    run.add_argument("--progress-every", type=seconds_or_zero, default=30.0, metavar="SECONDS",
-                     help="seconds between progress lines while a notebook runs; 0 for none (default: %(default)s)")
-    run.add_argument("--cell-timeout", type=seconds, default=None, metavar="SECONDS",
-                     help="fail a notebook whose cell runs longer than this (default: no limit); the suite goes on")
-    run.add_argument("--notebook-timeout", type=seconds, default=None, metavar="SECONDS",
-                     help="stop and fail a notebook running longer than this (default: no limit); the suite goes on")
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        default=None,
+        metavar="ID",
+        help="continue an interrupted suite run reports/ID (default: the newest), re-running "
+        "only the notebooks that did not finish",
+    )
+    run.add_argument(
+        "--progress-every",
+        type=seconds_or_zero,
+        default=30.0,
+        metavar="SECONDS",
+        help="seconds between progress lines while a notebook runs; 0 for none (default: %(default)s)",
+    )
+    run.add_argument(
+        "--cell-timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="fail a notebook whose cell runs longer than this (default: no limit); the suite goes on",
+    )
+    run.add_argument(
+        "--notebook-timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop and fail a notebook running longer than this (default: no limit); the suite goes on",
+    )
     from evalcore.cluster._spec import add_cluster_options
 
     add_cluster_options(run, "each notebook (its files come back here; see docs/cluster.md)")
@@ -92,17 +125,22 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "headless Chromium, and its figures as PNG. Given a suite run folder (reports/<id>), "
         "re-export every notebook in it and rebuild index.html.",
     )
-    rep.add_argument("path", metavar="RUN_OR_NOTEBOOK", help="an executed .ipynb, reports/<id>, or a folder of notebooks")
+    rep.add_argument(
+        "path", metavar="RUN_OR_NOTEBOOK", help="an executed .ipynb, reports/<id>, or a folder of notebooks"
+    )
     rep.add_argument("--output", metavar="DIR", help="output folder for a single notebook (default: next to it)")
     rep.add_argument("--no-pdf", action="store_true", help="HTML only")
     rep.set_defaults(func=_report)
 
     browse = subparsers.add_parser(
-        "browse", help="write a run's sample browser (one offline HTML page)",
+        "browse",
+        help="write a run's sample browser (one offline HTML page)",
         description="Write one static HTML page (no network) with every sample of a run: prompt, "
-                    "response, extracted answer and method, verdict, tokens, latency; filter by "
-                    "verdict, search the text.")
+        "response, extracted answer and method, verdict, tokens, latency; filter by "
+        "verdict, search the text.",
+    )
     browse.add_argument("run_dir_path", metavar="RUN_DIR", help="the run directory")
-    browse.add_argument("-o", "--output", default=None, metavar="FILE.html",
-                        help="where to write it (default: RUN_DIR/samples.html)")
+    browse.add_argument(
+        "-o", "--output", default=None, metavar="FILE.html", help="where to write it (default: RUN_DIR/samples.html)"
+    )
     browse.set_defaults(func=_browse)

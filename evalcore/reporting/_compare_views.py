@@ -38,9 +38,11 @@ def item_scores(run: Any) -> pd.Series:
     samples = run.samples if hasattr(run, "samples") else run
     from evalcore.reporting._tables import printable_text
 
-    rows = [(printable_text(str(s["item_id"])), float((s.get("scores") or {})["score"]))
-            for s in samples
-            if not s.get("error") and (s.get("scores") or {}).get("score") is not None]
+    rows = [
+        (printable_text(str(s["item_id"])), float((s.get("scores") or {})["score"]))
+        for s in samples
+        if not s.get("error") and (s.get("scores") or {}).get("score") is not None
+    ]
     if not rows:
         raise EvalcoreError("the run has no scored samples", field="samples")
     frame = pd.DataFrame(rows, columns=["item_id", "score"])
@@ -60,8 +62,14 @@ def shared_items(series: Mapping[str, pd.Series]) -> pd.DataFrame:
     rows = []
     for label, s in series.items():
         on_shared = s[s.index.isin(common)]
-        rows.append({"run": label, "items": int(s.size), "shared_with_all": len(common),
-                     "mean_on_shared": float(on_shared.mean()) if len(on_shared) else np.nan})
+        rows.append(
+            {
+                "run": label,
+                "items": int(s.size),
+                "shared_with_all": len(common),
+                "mean_on_shared": float(on_shared.mean()) if len(on_shared) else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -100,23 +108,25 @@ def compare_runs(
     if isinstance(runs, Comparison):
         table = runs.table.copy()
     else:
-        table = compare_series(runs, correction=correction, alpha=alpha, n_resamples=n_resamples,
-                               seed=seed)
+        table = compare_series(runs, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed)
     notes = []
     for _, row in table.iterrows():
         lo, hi = row.get("ci_low"), row.get("ci_high")
         if lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi) and hi - lo < 1e-12:
-            notes.append(f"every one of the {int(row['n'])} shared items scored the same in both runs, so the "
-                         "paired interval collapses to a point; this does not show the runs are equal, only "
-                         "that these items cannot tell them apart")
+            notes.append(
+                f"every one of the {int(row['n'])} shared items scored the same in both runs, so the "
+                "paired interval collapses to a point; this does not show the runs are equal, only "
+                "that these items cannot tell them apart"
+            )
         else:
             notes.append("")
     table["note"] = notes
     return table
 
 
-def power_table(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, *, alpha: float = 0.05,
-                power: float = 0.8) -> pd.DataFrame:
+def power_table(
+    series: Mapping[str, pd.Series], comparisons: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8
+) -> pd.DataFrame:
     """The minimum detectable difference (MDD) of each pairwise comparison.
 
     For n shared items with per-item SDs σ_a, σ_b and correlation ρ, the SD of the paired
@@ -159,9 +169,18 @@ def power_table(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, *, a
             needed = sample_size_paired(diff, sd_a, sd_b, rho, alpha=alpha, power=power) if diff != 0 else None
         else:
             mdd, needed = float("nan"), None
-        rows.append({"pair": f"{row['name_a']} − {row['name_b']}", "n": n, "sd_a": sd_a, "sd_b": sd_b,
-                     "correlation": rho, "observed_difference": diff,
-                     "min_detectable_difference": mdd, "items_needed": needed})
+        rows.append(
+            {
+                "pair": f"{row['name_a']} − {row['name_b']}",
+                "n": n,
+                "sd_a": sd_a,
+                "sd_b": sd_b,
+                "correlation": rho,
+                "observed_difference": diff,
+                "min_detectable_difference": mdd,
+                "items_needed": needed,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -181,22 +200,31 @@ def power_notes(power: pd.DataFrame, target: float = 0.8) -> str:
     for row in power.to_dict("records"):
         # the pair's run labels come from config.json: text in the Markdown, never markup
         # (backslash escapes: HTML entities would be escaped again by the report exporter)
-        pair = markdown_escape(row['pair'])
-        mdd = row['min_detectable_difference']
+        pair = markdown_escape(row["pair"])
+        mdd = row["min_detectable_difference"]
         if mdd is None or not np.isfinite(mdd):
-            lines.append(f"**{pair}**: the {row['n']} shared items have identical scores in both runs, so the "
-                         "spread of the differences, and with it the detectable difference, cannot be estimated; "
-                         "run more items.")
+            lines.append(
+                f"**{pair}**: the {row['n']} shared items have identical scores in both runs, so the "
+                "spread of the differences, and with it the detectable difference, cannot be estimated; "
+                "run more items."
+            )
             continue
-        text = (f"**{pair}**: with n = {row['n']} items the minimum detectable difference at {target:.0%} power "
-                f"is {mdd:.3f}")
-        if row['items_needed']:
-            smaller = abs(row['observed_difference']) < mdd
-            verdict = ("smaller than that, so these items could easily miss a true difference of this size"
-                       if smaller else "at least that large")
-            text += (f"; the observed difference {row['observed_difference']:+.3f} is {verdict}"
-                     f"; about {int(row['items_needed'])} items would detect a true difference of "
-                     f"{abs(row['observed_difference']):.3f} with {target:.0%} power.")
+        text = (
+            f"**{pair}**: with n = {row['n']} items the minimum detectable difference at {target:.0%} power "
+            f"is {mdd:.3f}"
+        )
+        if row["items_needed"]:
+            smaller = abs(row["observed_difference"]) < mdd
+            verdict = (
+                "smaller than that, so these items could easily miss a true difference of this size"
+                if smaller
+                else "at least that large"
+            )
+            text += (
+                f"; the observed difference {row['observed_difference']:+.3f} is {verdict}"
+                f"; about {int(row['items_needed'])} items would detect a true difference of "
+                f"{abs(row['observed_difference']):.3f} with {target:.0%} power."
+            )
         else:
             text += "; the observed difference is zero."
         lines.append(text)
@@ -223,16 +251,19 @@ def difference_figure(comparisons: pd.DataFrame, mdd: pd.Series | None = None) -
     high = comparisons["ci_high"].to_numpy(float)
     p_col = "p_adjusted" if "p_adjusted" in comparisons and comparisons["p_adjusted"].notna().any() else "p_value"
     colors = ["tab:red" if bool(s) else "tab:blue" for s in comparisons["significant"]]
-    ax.errorbar(diff, y, xerr=[np.nan_to_num(diff - low), np.nan_to_num(high - diff)], fmt="none",
-                ecolor="black", capsize=4)
+    ax.errorbar(
+        diff, y, xerr=[np.nan_to_num(diff - low), np.nan_to_num(high - diff)], fmt="none", ecolor="black", capsize=4
+    )
     ax.scatter(diff, y, c=colors, zorder=3, s=40)
     if mdd is not None:
         for yi, m in zip(y, np.asarray(mdd, dtype=float)):
             if np.isfinite(m):
                 ax.plot([-m, m], [yi, yi], color="grey", alpha=0.35, linewidth=8, solid_capstyle="butt")
     ax.axvline(0, color="grey", linestyle="--", linewidth=1)
-    labels = [f"{a} − {b}\n{p_col.replace('_', ' ')} = {p:.3g}, n = {k}"
-              for a, b, p, k in zip(comparisons["name_a"], comparisons["name_b"], comparisons[p_col], comparisons["n"])]
+    labels = [
+        f"{a} − {b}\n{p_col.replace('_', ' ')} = {p:.3g}, n = {k}"
+        for a, b, p, k in zip(comparisons["name_a"], comparisons["name_b"], comparisons[p_col], comparisons["n"])
+    ]
     ax.set_yticks(y, labels, fontsize=8, parse_math=False)  # run labels are text, not mathtext
     level = float(comparisons["confidence"].iloc[0]) if "confidence" in comparisons and n else 0.95
     band = "; grey band: ±MDD at 80% power" if mdd is not None else ""
@@ -258,8 +289,20 @@ def compare_records(series: Mapping[str, pd.Series], comparisons: pd.DataFrame, 
     Returns:
         Record name → JSON-native value.
     """
-    keep = ["name_a", "name_b", "n", "mean_a", "mean_b", "difference", "ci_low", "ci_high", "test",
-            "p_value", "p_adjusted", "significant"]
+    keep = [
+        "name_a",
+        "name_b",
+        "n",
+        "mean_a",
+        "mean_b",
+        "difference",
+        "ci_low",
+        "ci_high",
+        "test",
+        "p_value",
+        "p_adjusted",
+        "significant",
+    ]
     rows = []
     for (_, comp), (_, pw) in zip(comparisons.iterrows(), power.iterrows()):
         row = {k: comp.get(k) for k in keep}

@@ -169,10 +169,13 @@ def content_security_policy(*scripts: str) -> str:
     Returns:
         The ``<meta http-equiv="Content-Security-Policy" ...>`` element.
     """
-    hashes = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(s.encode("utf-8")).digest()).decode("ascii")
-                      + "'" for s in scripts)
-    policy = (f"script-src {hashes or chr(39) + 'none' + chr(39)}; connect-src 'none'; object-src 'none'; "
-              "frame-src 'none'; base-uri 'none'; form-action 'none'")
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(s.encode("utf-8")).digest()).decode("ascii") + "'" for s in scripts
+    )
+    policy = (
+        f"script-src {hashes or chr(39) + 'none' + chr(39)}; connect-src 'none'; object-src 'none'; "
+        "frame-src 'none'; base-uri 'none'; form-action 'none'"
+    )
     return f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
 
 
@@ -180,7 +183,9 @@ _PRINT_SCRIPT = _PRINT_CSS.split("<script>", 1)[1].split("</script>", 1)[0]
 _EXPORT_CSP = content_security_policy(_PRINT_SCRIPT)
 # nbconvert's loader of mermaid.js (fetched from a CDN when a page holds a mermaid diagram): a
 # report loads nothing from the network, and a diagram stays readable as its source text
-_MERMAID_LOADER = re.compile(r'<script type="module">(?:(?!</script>).)*?mermaid(?:(?!</script>).)*</script>', re.DOTALL)
+_MERMAID_LOADER = re.compile(
+    r'<script type="module">(?:(?!</script>).)*?mermaid(?:(?!</script>).)*</script>', re.DOTALL
+)
 
 
 def _exporter_class() -> Any:
@@ -210,9 +215,14 @@ def _exporter_class() -> Any:
             cell = context.get("cell", {}) or {}
             if cell.get("cell_type") != "code":
                 return super().markdown2html(context, source)
-            renderer = _OutputRenderer(escape=True, allow_harmful_protocols=False, embed_images=False,
-                                       anchor_link_text=self.anchor_link_text,
-                                       exclude_anchor_links=self.exclude_anchor_links, **self.lexer_options)
+            renderer = _OutputRenderer(
+                escape=True,
+                allow_harmful_protocols=False,
+                embed_images=False,
+                anchor_link_text=self.anchor_link_text,
+                exclude_anchor_links=self.exclude_anchor_links,
+                **self.lexer_options,
+            )
             return MarkdownWithMath(renderer=renderer).render(source)
 
     return _ReportExporter
@@ -260,8 +270,7 @@ def _without_records(nb: Any) -> Any:
     """
     for cell in nb.cells:
         if cell.get("cell_type") == "code" and cell.get("outputs"):
-            cell["outputs"] = [o for o in cell["outputs"]
-                               if RECORD_MIMETYPE not in (o.get("data") or {})]
+            cell["outputs"] = [o for o in cell["outputs"] if RECORD_MIMETYPE not in (o.get("data") or {})]
     nb.cells = _without_empty_sections(nb.cells)
     return nb
 
@@ -300,7 +309,7 @@ def _without_empty_sections(cells: list[Any]) -> list[Any]:
         level = _heading_level(cell)
         if level is not None:
             visible = False
-            for later in cells[i + 1:]:
+            for later in cells[i + 1 :]:
                 later_level = _heading_level(later)
                 if later_level is not None and later_level <= level:
                     break
@@ -520,22 +529,23 @@ def _ink_bottom(pdf: Path, page: int, dpi: int = 36) -> float:
 
     with tempfile.TemporaryDirectory(prefix="evalcore-pdf-") as tmp:
         prefix = Path(tmp) / "page"
-        _poppler("pdftoppm", "-r", str(dpi), "-gray", "-singlefile", "-f", str(page), "-l", str(page),
-                 str(pdf), str(prefix))
+        _poppler(
+            "pdftoppm", "-r", str(dpi), "-gray", "-singlefile", "-f", str(page), "-l", str(page), str(pdf), str(prefix)
+        )
         data = (prefix.with_suffix(".pgm")).read_bytes()
     # binary PGM: "P5", width, height, maxval, then one byte per pixel
     fields: list[int] = []
     pos = 2
     while len(fields) < 3:
-        while data[pos:pos + 1].isspace():
+        while data[pos : pos + 1].isspace():
             pos += 1
         end = pos
-        while not data[end:end + 1].isspace():
+        while not data[end : end + 1].isspace():
             end += 1
         fields.append(int(data[pos:end]))
         pos = end
     width, height, _ = fields
-    pixels = np.frombuffer(data[pos + 1:pos + 1 + width * height], dtype=np.uint8).reshape(height, width)
+    pixels = np.frombuffer(data[pos + 1 : pos + 1 + width * height], dtype=np.uint8).reshape(height, width)
     rows = np.flatnonzero((pixels < 200).any(axis=1))
     return float(rows.max() + 1) * 72.0 / dpi if rows.size else 0.0
 
@@ -567,9 +577,12 @@ def pdf_layout_problems(pdf: str | os.PathLike[str], html: str | os.PathLike[str
     pages = int(info.group(1))
     problems: list[str] = []
     for page in range(1, pages + 1):
-        words = [(float(m.group(2)), float(m.group(4)), _plain(m.group(5)))
-                 for m in _WORD.finditer(_poppler("pdftotext", "-bbox-layout", "-f", str(page), "-l",
-                                                  str(page), str(pdf), "-"))]
+        words = [
+            (float(m.group(2)), float(m.group(4)), _plain(m.group(5)))
+            for m in _WORD.finditer(
+                _poppler("pdftotext", "-bbox-layout", "-f", str(page), "-l", str(page), str(pdf), "-")
+            )
+        ]
         lines: dict[float, list[str]] = {}
         bottoms: dict[float, float] = {}
         for y_min, y_max, text in words:
@@ -592,8 +605,12 @@ def pdf_layout_problems(pdf: str | os.PathLike[str], html: str | os.PathLike[str
     tokens: set[str] = set()
     for token in _poppler("pdftotext", "-raw", str(pdf), "-").split():
         tokens.update(part.strip(".,;:()[]{}\"'") for part in token.split("_"))
-    header_words = {part.strip(".,;:()[]{}\"'") for th in _TH.findall(page_html)
-                    for w in _plain(th).split() for part in w.split("_")}
+    header_words = {
+        part.strip(".,;:()[]{}\"'")
+        for th in _TH.findall(page_html)
+        for w in _plain(th).split()
+        for part in w.split("_")
+    }
     for word in sorted(w for w in header_words if len(w) >= 4 and re.fullmatch(r"[\w/.\-@]+", w)):
         if word not in tokens:
             problems.append(f"table header word {word!r} is not printed whole (broken across lines or cut off)")

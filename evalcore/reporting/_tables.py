@@ -140,8 +140,11 @@ def _text(value: Any) -> str:
 
 def _is_integer_column(col: pd.Series) -> bool:
     vals = pd.to_numeric(col, errors="coerce").dropna()
-    return bool(len(vals)) and bool(np.all(np.isfinite(vals))) and bool(
-        np.all(np.asarray(vals, float) == np.round(np.asarray(vals, float))))
+    return (
+        bool(len(vals))
+        and bool(np.all(np.isfinite(vals)))
+        and bool(np.all(np.asarray(vals, float) == np.round(np.asarray(vals, float))))
+    )
 
 
 def _percent_formatter(decimals: int) -> Callable[[Any], str]:
@@ -195,9 +198,14 @@ def format_table(
     for name in df.columns:
         col = df[name]
         if name in code:
-            formatters[name] = lambda v: NA if _is_missing(v) else (
-                f'<pre style="text-align:left;white-space:pre-wrap;margin:0;'
-                f'font-family:monospace;font-size:0.9em">{html.escape(printable_text(str(v)))}</pre>')
+            formatters[name] = lambda v: (
+                NA
+                if _is_missing(v)
+                else (
+                    f'<pre style="text-align:left;white-space:pre-wrap;margin:0;'
+                    f'font-family:monospace;font-size:0.9em">{html.escape(printable_text(str(v)))}</pre>'
+                )
+            )
             left.append(name)
         elif name in percent:
             formatters[name] = _percent_formatter(max(digits - 2, 1))
@@ -211,14 +219,19 @@ def format_table(
                 formatters[name] = _number_formatter(_decimals(col, digits), tiny=tiny, whole=False)
         else:
             numeric = pd.to_numeric(col, errors="coerce")
-            if numeric.notna().sum() == col.notna().sum() and col.notna().any() and not any(
-                    isinstance(v, (str, bool, np.bool_)) for v in col if not _is_missing(v)):
+            if (
+                numeric.notna().sum() == col.notna().sum()
+                and col.notna().any()
+                and not any(isinstance(v, (str, bool, np.bool_)) for v in col if not _is_missing(v))
+            ):
                 d = 0 if _is_integer_column(col) else _decimals(numeric, digits)
                 formatters[name] = _number_formatter(d)
             else:
                 formatters[name] = lambda v: (
-                    format_number(v, _decimals([float(v)], digits)) if isinstance(
-                        v, (float, np.floating)) and not _is_missing(v) else _text(v))
+                    format_number(v, _decimals([float(v)], digits))
+                    if isinstance(v, (float, np.floating)) and not _is_missing(v)
+                    else _text(v)
+                )
                 left.append(name)
     styler = df.style.format(formatters, na_rep=NA).hide(axis="index")
     # column names may be data (a pivot by subject, model or item id): shown as text, escaped
@@ -227,20 +240,24 @@ def format_table(
         styler = styler.relabel_index(labels, axis="columns")
     else:
         styler = styler.format_index(escape="html", axis="columns")
-    styler = styler.set_table_styles([
-        {"selector": "th", "props": "text-align: left; vertical-align: bottom; "
-                                    "word-break: normal; overflow-wrap: normal; hyphens: none;"},
-        {"selector": "td", "props": "vertical-align: top;"},
-    ])
+    styler = styler.set_table_styles(
+        [
+            {
+                "selector": "th",
+                "props": "text-align: left; vertical-align: bottom; "
+                "word-break: normal; overflow-wrap: normal; hyphens: none;",
+            },
+            {"selector": "td", "props": "vertical-align: top;"},
+        ]
+    )
     numeric_cols: list[Hashable] = [c for c in df.columns if c not in left]
     if numeric_cols:
-        styler = styler.set_properties(subset=numeric_cols, **{"text-align": "right",
-                                                                "white-space": "nowrap"})
+        styler = styler.set_properties(subset=numeric_cols, **{"text-align": "right", "white-space": "nowrap"})
     if left:
-        styler = styler.set_properties(subset=left, **{"text-align": "left",
-                                                       "white-space": "normal",
-                                                       "overflow-wrap": "break-word",
-                                                       "max-width": "40em"})
+        styler = styler.set_properties(
+            subset=left,
+            **{"text-align": "left", "white-space": "normal", "overflow-wrap": "break-word", "max-width": "40em"},
+        )
     if caption:
         styler = styler.set_caption(html.escape(caption))
     return styler
@@ -264,7 +281,7 @@ def docstring_markdown(doc: str | None) -> str:
     text = inspect.cleandoc(doc or "")
     match = _SECTIONS.search(text)
     if match:
-        text = text[:match.start()]
+        text = text[: match.start()]
     text = _ROLE.sub(lambda m: f"`{m.group(1)}`", text)
     text = re.sub(r"``(.+?)``", lambda m: f"`{m.group(1)}`", text, flags=re.S)
     return text.strip()

@@ -22,8 +22,7 @@ import numpy as np
 from evalcore.errors import EvalcoreError
 
 
-def random_argmax(scores: np.ndarray, rng: np.random.Generator, *, atol: float = 1e-12
-                  ) -> np.ndarray:
+def random_argmax(scores: np.ndarray, rng: np.random.Generator, *, atol: float = 1e-12) -> np.ndarray:
     """Row-wise argmax with ties broken uniformly at random.
 
     Args:
@@ -71,8 +70,9 @@ class ReplayEnv:
 
     def __post_init__(self) -> None:
         if self.rewards is None and (self.arm_count is None or self.reward_binary is None):
-            raise EvalcoreError("a replay environment without rewards needs arm_count and "
-                                "reward_binary", field="arm_count")
+            raise EvalcoreError(
+                "a replay environment without rewards needs arm_count and reward_binary", field="arm_count"
+            )
 
     @property
     def binary_rewards(self) -> bool:
@@ -100,14 +100,20 @@ class ReplayEnv:
     def learner_view(self) -> ReplayEnv:
         """The environment without the outcome matrix (no rewards, no costs), with read-only
         copies of the orders and features: what a learning router is given."""
+
         def frozen(a: np.ndarray) -> np.ndarray:
             a = np.array(a, copy=True)
             a.setflags(write=False)
             return a
 
-        return ReplayEnv(rewards=None, cost=None, orders=frozen(self.orders),
-                         features=None if self.features is None else frozen(self.features), arm_count=self.n_arms,
-                         reward_binary=self.binary_rewards)
+        return ReplayEnv(
+            rewards=None,
+            cost=None,
+            orders=frozen(self.orders),
+            features=None if self.features is None else frozen(self.features),
+            arm_count=self.n_arms,
+            reward_binary=self.binary_rewards,
+        )
 
 
 class Router(ABC):
@@ -138,8 +144,7 @@ class Router(ABC):
     def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> Any:
         """Arm(s) to call at step ``t`` for each ordering."""
 
-    def update(self, t: int, items: np.ndarray, x: np.ndarray | None, arms: Any,
-               rewards: Any) -> None:
+    def update(self, t: int, items: np.ndarray, x: np.ndarray | None, arms: Any, rewards: Any) -> None:
         """Learn from the revealed reward(s) of the chosen arm(s).
 
         The default learns nothing (routers that do not learn, such as the random and fixed ones,
@@ -181,8 +186,7 @@ class AlwaysBest(Router):
 
     def __init__(self, calibration_fraction: float = 0.1) -> None:
         if not 0 < calibration_fraction <= 1:
-            raise EvalcoreError("calibration_fraction must be in (0, 1]",
-                                field="calibration_fraction")
+            raise EvalcoreError("calibration_fraction must be in (0, 1]", field="calibration_fraction")
         self.calibration_fraction = calibration_fraction
 
     def reset(self, env, rng):
@@ -311,8 +315,9 @@ class ThompsonSampling(_Counting):
 
     name = "thompson_sampling"
 
-    def __init__(self, kind: str = "auto", prior: tuple[float, float] = (1.0, 1.0),
-                 sigma: float = 0.5, prior_sd: float = 1.0) -> None:
+    def __init__(
+        self, kind: str = "auto", prior: tuple[float, float] = (1.0, 1.0), sigma: float = 0.5, prior_sd: float = 1.0
+    ) -> None:
         if kind not in ("auto", "beta", "gaussian"):
             raise EvalcoreError("kind must be auto, beta or gaussian", field="kind")
         if sigma <= 0 or prior_sd <= 0 or min(prior) <= 0:
@@ -324,9 +329,11 @@ class ThompsonSampling(_Counting):
         binary = bool(env.binary_rewards)  # a flag: the learner never sees the rewards
         self.mode = ("beta" if binary else "gaussian") if self.kind == "auto" else self.kind
         if self.mode == "beta" and not binary:
-            raise EvalcoreError("Beta-Bernoulli Thompson sampling needs rewards in {0, 1} "
-                                "(use kind='gaussian' or lambda=0 with binary quality)",
-                                field="kind")
+            raise EvalcoreError(
+                "Beta-Bernoulli Thompson sampling needs rewards in {0, 1} "
+                "(use kind='gaussian' or lambda=0 with binary quality)",
+                field="kind",
+            )
 
     def select(self, t, items, x):
         if self.mode == "beta":
@@ -373,14 +380,14 @@ class _Linear(Router):
         self._s: np.ndarray | None = None
 
     def _aug(self, x: np.ndarray) -> np.ndarray:
-        return np.concatenate([np.ones((x.shape[0], 1), dtype=self.dtype),
-                               x.astype(self.dtype, copy=False)], axis=1)
+        return np.concatenate([np.ones((x.shape[0], 1), dtype=self.dtype), x.astype(self.dtype, copy=False)], axis=1)
 
     def _project(self, xa: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Return ``A⁻¹x`` (R, K, D), ``xᵀA⁻¹x`` (R, K) and the ridge prediction (R, K)."""
         # one batched (K·D × D) matrix–vector product per ordering (faster than einsum)
-        v = np.matmul(self.A_inv.reshape(self.R, self.K * self.D, self.D),
-                      xa[:, :, None]).reshape(self.R, self.K, self.D)
+        v = np.matmul(self.A_inv.reshape(self.R, self.K * self.D, self.D), xa[:, :, None]).reshape(
+            self.R, self.K, self.D
+        )
         s = np.einsum("rki,ri->rk", v, xa)
         pred = np.einsum("rki,rki->rk", self.b, v)
         self._v, self._s = v, s
@@ -400,7 +407,7 @@ class _Linear(Router):
         vs = va / np.sqrt(1.0 + np.maximum(sa, 0.0))[:, None]
         block -= np.einsum("ri,rj->rij", vs, vs, out=self._outer)
         flat[idx] = block
-        self.b[rows, arms] += (np.asarray(rewards, dtype=self.dtype)[:, None] * xa)
+        self.b[rows, arms] += np.asarray(rewards, dtype=self.dtype)[:, None] * xa
         self._v = self._s = None
 
     def theta(self) -> np.ndarray:
@@ -448,8 +455,7 @@ class ContextualThompson(_Linear):
 
     name = "contextual_thompson"
 
-    def __init__(self, noise_variance: float = 0.25, reg: float = 1.0,
-                 dtype: Any = np.float32) -> None:
+    def __init__(self, noise_variance: float = 0.25, reg: float = 1.0, dtype: Any = np.float32) -> None:
         super().__init__(reg=reg, dtype=dtype)
         if noise_variance <= 0:
             raise EvalcoreError("noise_variance must be > 0", field="noise_variance")
@@ -496,9 +502,11 @@ class DuelingBandit(Router):
     def ucb(self, t: int) -> np.ndarray:
         n = self.W + self.W.transpose(0, 2, 1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            u = np.where(n > 0, self.W / np.maximum(n, 1e-300)
-                         + np.sqrt(self.alpha * math.log(max(t, 1)) / np.maximum(n, 1e-300)),
-                         1.0)
+            u = np.where(
+                n > 0,
+                self.W / np.maximum(n, 1e-300) + np.sqrt(self.alpha * math.log(max(t, 1)) / np.maximum(n, 1e-300)),
+                1.0,
+            )
         idx = np.arange(self.K)
         u[:, idx, idx] = 0.5
         return u
@@ -540,8 +548,9 @@ class Hybrid(Router):
     name = "hybrid"
     contextual = True
 
-    def __init__(self, switch_after: int = 100, c: float = math.sqrt(2.0), alpha: float = 1.0,
-                 reg: float = 1.0) -> None:
+    def __init__(
+        self, switch_after: int = 100, c: float = math.sqrt(2.0), alpha: float = 1.0, reg: float = 1.0
+    ) -> None:
         if switch_after < 0:
             raise EvalcoreError("switch_after must be >= 0", field="switch_after")
         self.switch_after = int(switch_after)
@@ -591,8 +600,7 @@ def make_router(name: str, **params: Any) -> Router:
         EvalcoreError: unknown name or parameter.
     """
     if name not in ROUTERS:
-        raise EvalcoreError(f"unknown algorithm {name!r}; choose from {', '.join(ALGORITHMS)}",
-                            field="algorithms")
+        raise EvalcoreError(f"unknown algorithm {name!r}; choose from {', '.join(ALGORITHMS)}", field="algorithms")
     try:
         return ROUTERS[name](**params)
     except TypeError as exc:

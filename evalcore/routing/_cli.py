@@ -14,42 +14,66 @@ from evalcore.errors import EvalcoreError
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
     """Add ``evalcore route`` to the CLI."""
     p = subparsers.add_parser(
-        "route", help="benchmark bandit routers on an outcome matrix (counterfactual replay)",
+        "route",
+        help="benchmark bandit routers on an outcome matrix (counterfactual replay)",
         description="Replay routing algorithms over R random orderings of an outcome matrix "
-                    "(CSV/Parquet table or recorded run directories) and write summary.csv, "
-                    "curves, selection shares, Pareto points and pairwise comparisons.")
-    p.add_argument("--outcomes", nargs="+", required=True, metavar="FILE|RUN_DIR",
-                   help="a .csv/.parquet outcome table, or run directories (one arm each) or "
-                        "folders of run directories")
-    p.add_argument("--algorithms", default="all",
-                   help="'all' or a comma-separated list (default: all)")
+        "(CSV/Parquet table or recorded run directories) and write summary.csv, "
+        "curves, selection shares, Pareto points and pairwise comparisons.",
+    )
+    p.add_argument(
+        "--outcomes",
+        nargs="+",
+        required=True,
+        metavar="FILE|RUN_DIR",
+        help="a .csv/.parquet outcome table, or run directories (one arm each) or folders of run directories",
+    )
+    p.add_argument("--algorithms", default="all", help="'all' or a comma-separated list (default: all)")
     p.add_argument("--orderings", type=int, default=200, help="random orderings R (200)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of orderings and algorithms (0)")
-    p.add_argument("--lambda", dest="lam", type=float, default=0.0,
-                   help="cost weight λ in reward = quality − λ·normalized cost (0)")
+    p.add_argument(
+        "--lambda",
+        dest="lam",
+        type=float,
+        default=0.0,
+        help="cost weight λ in reward = quality − λ·normalized cost (0)",
+    )
     p.add_argument("--output", required=True, help="output directory")
-    p.add_argument("--feature-dims", type=int, default=64,
-                   help="maximum context feature dimensions (64)")
-    p.add_argument("--embedder", default="auto", choices=("auto", "minilm", "tfidf"),
-                   help="query embedder for context features (auto)")
-    p.add_argument("--curves-format", default="csv", choices=("csv", "parquet"),
-                   help="format of the per-step curves (csv)")
+    p.add_argument("--feature-dims", type=int, default=64, help="maximum context feature dimensions (64)")
+    p.add_argument(
+        "--embedder",
+        default="auto",
+        choices=("auto", "minilm", "tfidf"),
+        help="query embedder for context features (auto)",
+    )
+    p.add_argument(
+        "--curves-format", default="csv", choices=("csv", "parquet"), help="format of the per-step curves (csv)"
+    )
     p.add_argument("--every", type=positive_int, default=1, help="keep every n-th step in curves (1)")
-    p.add_argument("--sweep", default="",
-                   help="comma-separated λ values for a cost–quality sweep (writes sweep.csv "
-                        "and aiq.csv); empty = no sweep")
-    p.add_argument("--sweep-orderings", type=positive_int, default=20,
-                   help="orderings per λ in the sweep (20)")
-    p.add_argument("--bootstrap", type=int, default=100, metavar="B",
-                   help="item resamples of the main comparison (bootstrap over items with "
-                        "orderings nested; writes bootstrap.csv and bootstrap_comparisons.csv); "
-                        "0 = none (100)")
-    p.add_argument("--bootstrap-orderings", type=int, default=10,
-                   help="orderings replayed in each item resample (10)")
-    p.add_argument("--test", default="paired_t", choices=("paired_t", "wilcoxon", "permutation"),
-                   help="paired test of the order-variability check over orderings (paired_t)")
-    p.add_argument("--correction", default="holm", choices=("holm", "bh", "none"),
-                   help="multiple-comparison correction (holm)")
+    p.add_argument(
+        "--sweep",
+        default="",
+        help="comma-separated λ values for a cost–quality sweep (writes sweep.csv and aiq.csv); empty = no sweep",
+    )
+    p.add_argument("--sweep-orderings", type=positive_int, default=20, help="orderings per λ in the sweep (20)")
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=100,
+        metavar="B",
+        help="item resamples of the main comparison (bootstrap over items with "
+        "orderings nested; writes bootstrap.csv and bootstrap_comparisons.csv); "
+        "0 = none (100)",
+    )
+    p.add_argument("--bootstrap-orderings", type=int, default=10, help="orderings replayed in each item resample (10)")
+    p.add_argument(
+        "--test",
+        default="paired_t",
+        choices=("paired_t", "wilcoxon", "permutation"),
+        help="paired test of the order-variability check over orderings (paired_t)",
+    )
+    p.add_argument(
+        "--correction", default="holm", choices=("holm", "bh", "none"), help="multiple-comparison correction (holm)"
+    )
     p.set_defaults(func=_run)
 
 
@@ -89,47 +113,82 @@ def _run(args: argparse.Namespace) -> int:
     if not (len(args.outcomes) == 1 and Path(args.outcomes[0]).is_file()):
         cache = out / ".cache"
     outcomes = read_outcomes(args.outcomes, cache_dir=cache)
-    result = replay(outcomes, names, orderings=args.orderings, seed=args.seed, lam=args.lam,
-                    feature_dims=args.feature_dims, embedder=args.embedder)
+    result = replay(
+        outcomes,
+        names,
+        orderings=args.orderings,
+        seed=args.seed,
+        lam=args.lam,
+        feature_dims=args.feature_dims,
+        embedder=args.embedder,
+    )
     summary = result.summary()
     boot = boot_summary = boot_comparisons = sweep = aiq = None
     if args.bootstrap:
-        boot = item_bootstrap(outcomes, names, n_boot=args.bootstrap,
-                              orderings=args.bootstrap_orderings, seed=args.seed,
-                              lam=args.lam, feature_dims=args.feature_dims,
-                              embedder=args.embedder, base=result)
+        boot = item_bootstrap(
+            outcomes,
+            names,
+            n_boot=args.bootstrap,
+            orderings=args.bootstrap_orderings,
+            seed=args.seed,
+            lam=args.lam,
+            feature_dims=args.feature_dims,
+            embedder=args.embedder,
+            base=result,
+        )
         boot_summary = boot.summary()
         boot_comparisons = boot.compare(correction=args.correction)
     if lambdas:
-        sweep = lambda_sweep(outcomes, names, lambdas, orderings=args.sweep_orderings,
-                             seed=args.seed, feature_dims=args.feature_dims,
-                             embedder=args.embedder)
+        sweep = lambda_sweep(
+            outcomes,
+            names,
+            lambdas,
+            orderings=args.sweep_orderings,
+            seed=args.seed,
+            feature_dims=args.feature_dims,
+            embedder=args.embedder,
+        )
         aiq = aiq_table(sweep, outcomes.arm_table(0.0))
     files = write_tables(
-        out, summary=summary, curves=result.curves(every=args.every),
-        selection_share=result.selection_share(every=args.every), points=result.points(),
+        out,
+        summary=summary,
+        curves=result.curves(every=args.every),
+        selection_share=result.selection_share(every=args.every),
+        points=result.points(),
         comparisons=result.compare(test=args.test, correction=args.correction),
-        arms=outcomes.arm_table(args.lam), bootstrap=boot_summary,
-        bootstrap_comparisons=boot_comparisons, sweep=sweep, aiq=aiq,
-        curves_format=args.curves_format, per_ordering=result.per_ordering_table(),
-        design=result.design())
-    cols = ["algorithm", "mean_quality", "mean_reward", "total_cost",
-            "cost_savings_vs_always_best", "regret_vs_oracle", "regret_vs_best_fixed",
-            "convergence_point"]
-    print(f"{outcomes.n_items} items × {outcomes.n_arms} arms, {args.orderings} orderings, "
-          f"λ = {args.lam:g}")
+        arms=outcomes.arm_table(args.lam),
+        bootstrap=boot_summary,
+        bootstrap_comparisons=boot_comparisons,
+        sweep=sweep,
+        aiq=aiq,
+        curves_format=args.curves_format,
+        per_ordering=result.per_ordering_table(),
+        design=result.design(),
+    )
+    cols = [
+        "algorithm",
+        "mean_quality",
+        "mean_reward",
+        "total_cost",
+        "cost_savings_vs_always_best",
+        "regret_vs_oracle",
+        "regret_vs_best_fixed",
+        "convergence_point",
+    ]
+    print(f"{outcomes.n_items} items × {outcomes.n_arms} arms, {args.orderings} orderings, λ = {args.lam:g}")
     print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     from evalcore.routing._columns import describe_columns
 
     print(describe_columns(cols).replace("`", ""))
     if boot is not None and boot_summary is not None:
-        print(f"mean reward on resampled items ({boot.n_boot} item resamples × "
-              f"{boot.orderings} orderings, 95% interval):")
+        print(
+            f"mean reward on resampled items ({boot.n_boot} item resamples × {boot.orderings} orderings, 95% interval):"
+        )
         for rec in boot_summary.to_dict("records"):
-            print(f"  {rec['algorithm']:<20} {rec['mean_reward']:.3f} "
-                  f"[{rec['mean_reward_ci_low']:.3f}, {rec['mean_reward_ci_high']:.3f}]")
-    print("comparisons.csv: paired tests over orderings of the same items (order variability, "
-          "not generalization)")
+            print(
+                f"  {rec['algorithm']:<20} {rec['mean_reward']:.3f} "
+                f"[{rec['mean_reward_ci_low']:.3f}, {rec['mean_reward_ci_high']:.3f}]"
+            )
+    print("comparisons.csv: paired tests over orderings of the same items (order variability, not generalization)")
     print(f"wrote {', '.join(sorted(files))} to {out}")
     return 0
-

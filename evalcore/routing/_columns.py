@@ -25,23 +25,23 @@ COLUMN_DEFINITIONS: dict[str, str] = {
     "n_orderings": "R, the random arrival orders of the items replayed (the same for every router)",
     "n_items": "T, the items (queries) of the outcome matrix",
     "mean_quality": "quality per query (share answered correctly): for an arm its mean over the T items, "
-                    "for a router also averaged over the R orderings",
+    "for a router also averaged over the R orderings",
     "mean_reward": "reward per query, quality − λ · normalized cost (a failed call: −λ), averaged like "
-                   "mean_quality; equal to mean_quality at λ = 0",
+    "mean_quality; equal to mean_quality at λ = 0",
     "mean_cost": "cost per query (USD, or tokens for the local model), averaged like mean_quality",
     "total_cost": "cost of answering all T items once (USD, or tokens; for a router averaged over "
-                  "the orderings) = mean_cost × T",
+    "the orderings) = mean_cost × T",
     "regret_vs_oracle": "Σ over the T steps of (reward of the best arm for that query − reward of the "
-                        "router's choice), averaged over the orderings",
+    "router's choice), averaged over the orderings",
     "regret_vs_best_fixed": "Σ over the T steps of (reward of the best single arm in hindsight − the "
-                            "router's reward); negative when routing beats every single arm",
+    "router's reward); negative when routing beats every single arm",
     "convergence_point": "median over orderings of the first step after which every window of "
-                         "W = max(10, T/20) steps picks the router's final dominant arm ≥ 90% of the "
-                         "time (blank: most orderings never settle)",
+    "W = max(10, T/20) steps picks the router's final dominant arm ≥ 90% of the "
+    "time (blank: most orderings never settle)",
     "converged_share": "share of orderings that settled on one arm",
     "cost_savings_vs_always_best": "1 − total_cost / always_best's total_cost (both averaged over the "
-                                   "orderings): the share of always_best's cost the router saves; "
-                                   "negative only when it costs more in total",
+    "orderings): the share of always_best's cost the router saves; "
+    "negative only when it costs more in total",
     "quality_vs_always_best": "mean_quality − always_best's mean_quality",
     "seconds": "wall-clock seconds the replay of the router took",
     "error_rate": "share of calls that failed (they count as quality 0, reward −λ)",
@@ -59,9 +59,8 @@ COLUMN_DEFINITIONS: dict[str, str] = {
     "order_p": "paired t p-value over the orderings of the same items (order-variability check)",
     "order_p_adjusted": "order_p, Holm-corrected over all pairs",
     "stable_over_orderings": "order_p_adjusted ≤ 0.05: the difference keeps its sign across arrival "
-                             "orders of these items (not a claim about other queries)",
-    "aiq": "mean quality of the router's non-decreasing cost–quality hull over the arms' cost range "
-           "(λ sweep)",
+    "orders of these items (not a claim about other queries)",
+    "aiq": "mean quality of the router's non-decreasing cost–quality hull over the arms' cost range (λ sweep)",
     "apgr": "(aiq − cheapest arm's quality) / (best arm's quality − cheapest arm's quality)",
     "best_arm_quality": "mean quality of the best-quality arm",
     "cost_at_best_arm_quality": "least mean cost at which the router's hull reaches best_arm_quality",
@@ -73,14 +72,14 @@ COLUMN_DEFINITIONS: dict[str, str] = {
 }
 
 _INTERVALS = {
-    "_ci_low": "lower end", "_ci_high": "upper end",
+    "_ci_low": "lower end",
+    "_ci_high": "upper end",
 }
 
 
 def _interval_text(base: str, table: str) -> str:
     if table == "bootstrap":
-        return (f"95% item-bootstrap interval of {base} (items resampled with replacement, "
-                "orderings nested)")
+        return f"95% item-bootstrap interval of {base} (items resampled with replacement, orderings nested)"
     return f"{_SPREAD} of {base}"
 
 
@@ -119,8 +118,9 @@ def describe_columns(columns: Iterable[str], *, table: str = "replay") -> str:
     return "\n".join(lines)
 
 
-def headline_checks(summary: Any, bootstrap: Any = None, *, lam: float,
-                    reference: str = "always_best", tol: float = 1e-9) -> list[str]:
+def headline_checks(
+    summary: Any, bootstrap: Any = None, *, lam: float, reference: str = "always_best", tol: float = 1e-9
+) -> list[str]:
     """The identities the headline columns must satisfy; a list of what fails (empty: all hold).
 
     - at λ = 0, ``mean_reward`` = ``mean_quality`` in the replay summary and in the bootstrap;
@@ -142,34 +142,41 @@ def headline_checks(summary: Any, bootstrap: Any = None, *, lam: float,
     if float(lam) == 0.0:
         for name, row in s.iterrows():
             if abs(row["mean_reward"] - row["mean_quality"]) > tol:
-                problems.append(f"{name}: mean reward {row['mean_reward']:.6g} ≠ mean quality "
-                                f"{row['mean_quality']:.6g} at λ = 0 (replay)")
+                problems.append(
+                    f"{name}: mean reward {row['mean_reward']:.6g} ≠ mean quality "
+                    f"{row['mean_quality']:.6g} at λ = 0 (replay)"
+                )
     if reference in s.index and "cost_savings_vs_always_best" in s.columns:
         ref = float(s.loc[reference, "total_cost"])
         for name, row in s.iterrows():
             sav = float(row["cost_savings_vs_always_best"])
             if ref > 0:
                 if abs(sav - (1.0 - row["total_cost"] / ref)) > tol:
-                    problems.append(f"{name}: cost saving {sav:.6g} ≠ 1 − total cost / "
-                                    f"{reference}'s ({1.0 - row['total_cost'] / ref:.6g})")
+                    problems.append(
+                        f"{name}: cost saving {sav:.6g} ≠ 1 − total cost / "
+                        f"{reference}'s ({1.0 - row['total_cost'] / ref:.6g})"
+                    )
                 if (sav < -tol) != (row["total_cost"] > ref * (1 + tol)):
-                    problems.append(f"{name}: cost saving {sav:.6g} has the wrong sign for total "
-                                    f"cost {row['total_cost']:.6g} against {ref:.6g}")
+                    problems.append(
+                        f"{name}: cost saving {sav:.6g} has the wrong sign for total "
+                        f"cost {row['total_cost']:.6g} against {ref:.6g}"
+                    )
     if bootstrap is not None:
         b = bootstrap.set_index("algorithm")
         n_items = s["n_items"].iloc[0] if "n_items" in s.columns else None
         for name, row in b.iterrows():
             if float(lam) == 0.0 and abs(row["mean_reward"] - row["mean_quality"]) > tol:
-                problems.append(f"{name}: mean reward {row['mean_reward']:.6g} ≠ mean quality "
-                                f"{row['mean_quality']:.6g} at λ = 0 (bootstrap)")
+                problems.append(
+                    f"{name}: mean reward {row['mean_reward']:.6g} ≠ mean quality "
+                    f"{row['mean_quality']:.6g} at λ = 0 (bootstrap)"
+                )
             if name not in s.index:
                 continue
             for col in ("mean_reward", "mean_quality"):
                 if abs(row[col] - s.loc[name, col]) > tol:
-                    problems.append(f"{name}: {col} {row[col]:.6g} (bootstrap) ≠ "
-                                    f"{s.loc[name, col]:.6g} (replay)")
-            if n_items is not None and abs(row["mean_cost"] * n_items - s.loc[name, "total_cost"]) \
-                    > tol * max(1.0, abs(s.loc[name, "total_cost"])):
-                problems.append(f"{name}: mean cost × {n_items} items ≠ total cost "
-                                f"{s.loc[name, 'total_cost']:.6g}")
+                    problems.append(f"{name}: {col} {row[col]:.6g} (bootstrap) ≠ {s.loc[name, col]:.6g} (replay)")
+            if n_items is not None and abs(row["mean_cost"] * n_items - s.loc[name, "total_cost"]) > tol * max(
+                1.0, abs(s.loc[name, "total_cost"])
+            ):
+                problems.append(f"{name}: mean cost × {n_items} items ≠ total cost {s.loc[name, 'total_cost']:.6g}")
     return problems

@@ -38,8 +38,9 @@ def is_routing_result(path: str | os.PathLike[str]) -> bool:
     """True for a folder holding a routing study's tables (``routing.json`` or ``summary.csv``
     beside ``arms.csv``), the kind ``evalcore compare`` pairs by ordering."""
     p = Path(path)
-    return p.is_dir() and ((p / DESIGN_FILE).is_file()
-                           or ((p / "summary.csv").is_file() and (p / "arms.csv").is_file()))
+    return p.is_dir() and (
+        (p / DESIGN_FILE).is_file() or ((p / "summary.csv").is_file() and (p / "arms.csv").is_file())
+    )
 
 
 @dataclass
@@ -56,7 +57,10 @@ def _load(path: str | os.PathLike[str], label: str) -> _Result:
         raise EvalcoreError(
             f"a routing result without {DESIGN_FILE} and {PER_ORDERING_FILE} (written by an "
             "older evalcore): its per-ordering values are not kept, so it cannot be paired; "
-            "run `evalcore route` (or the routing notebook) again", path=p, field="sources")
+            "run `evalcore route` (or the routing notebook) again",
+            path=p,
+            field="sources",
+        )
     try:
         design = json.loads((p / DESIGN_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -71,8 +75,7 @@ def _load(path: str | os.PathLike[str], label: str) -> _Result:
         raise EvalcoreError(f"unreadable: {exc}", path=p / PER_ORDERING_FILE) from None
     cols = {"algorithm", "ordering", *_METRICS}
     if not cols <= set(values.columns):
-        raise EvalcoreError(f"needs the columns {', '.join(sorted(cols))}",
-                            path=p / PER_ORDERING_FILE)
+        raise EvalcoreError(f"needs the columns {', '.join(sorted(cols))}", path=p / PER_ORDERING_FILE)
     return _Result(label=label, path=p, design=design, values=values)
 
 
@@ -97,10 +100,16 @@ class RoutingComparison:
     def to_dict(self) -> dict[str, Any]:
         from evalcore._io import to_json_native
 
-        return to_json_native({"kind": "routing", "results": self.results,
-                               "paired_over": "the same orderings of the same items",
-                               "correction": self.correction, "alpha": self.alpha,
-                               "comparisons": self.table.to_dict(orient="records")})
+        return to_json_native(
+            {
+                "kind": "routing",
+                "results": self.results,
+                "paired_over": "the same orderings of the same items",
+                "correction": self.correction,
+                "alpha": self.alpha,
+                "comparisons": self.table.to_dict(orient="records"),
+            }
+        )
 
 
 def compare_routing(
@@ -131,18 +140,19 @@ def compare_routing(
     if isinstance(paths, (str, os.PathLike)) or len(paths) < 2:
         raise EvalcoreError("compare needs at least two routing results", field="sources")
     if labels and len(labels) != len(paths):
-        raise EvalcoreError(f"{len(labels)} labels for {len(paths)} routing results",
-                            field="labels")
+        raise EvalcoreError(f"{len(labels)} labels for {len(paths)} routing results", field="labels")
     if correction not in ("holm", "bh", "none"):
-        raise EvalcoreError(f"unknown correction {correction!r}; use holm, bh or none",
-                            field="correction")
+        raise EvalcoreError(f"unknown correction {correction!r}; use holm, bh or none", field="correction")
     results: list[_Result] = []
     seen: set[str] = set()
     for i, p in enumerate(paths):
         if not is_routing_result(p):
-            raise EvalcoreError("not a routing result (no routing.json, or summary.csv and "
-                                "arms.csv); a run cannot be compared with a routing result",
-                                path=p, field="sources")
+            raise EvalcoreError(
+                "not a routing result (no routing.json, or summary.csv and "
+                "arms.csv); a run cannot be compared with a routing result",
+                path=p,
+                field="sources",
+            )
         label = str(labels[i]) if labels else Path(p).resolve().name
         base, k = label, 2
         while label in seen:
@@ -156,13 +166,17 @@ def compare_routing(
             raise EvalcoreError(
                 f"{ra.label!r} and {rb.label!r} replayed different items ({da['n_items']} and "
                 f"{db['n_items']} items, other ids): routing results are compared only over the "
-                "same items", field="sources")
+                "same items",
+                field="sources",
+            )
         if da["orderings_sha256"] != db["orderings_sha256"]:
             raise EvalcoreError(
                 f"{ra.label!r} and {rb.label!r} replayed the same items in different orderings "
                 f"(R = {da['n_orderings']} and {db['n_orderings']}, seeds {da.get('seed')} and "
                 f"{db.get('seed')}): not paired; replay both with the same --orderings and "
-                "--seed", field="sources")
+                "--seed",
+                field="sources",
+            )
         common = [n for n in da["algorithms"] if n in db["algorithms"]]
         if not common:
             raise EvalcoreError(f"{ra.label!r} and {rb.label!r} share no router", field="sources")
@@ -173,38 +187,72 @@ def compare_routing(
             va = ra.values[ra.values["algorithm"] == name].sort_values("ordering")
             vb = rb.values[rb.values["algorithm"] == name].sort_values("ordering")
             if va["ordering"].tolist() != vb["ordering"].tolist():
-                raise EvalcoreError(f"router {name!r}: the per-ordering values do not cover the "
-                                    "same orderings", path=rb.path / PER_ORDERING_FILE)
+                raise EvalcoreError(
+                    f"router {name!r}: the per-ordering values do not cover the same orderings",
+                    path=rb.path / PER_ORDERING_FILE,
+                )
             for m in metrics:
                 x, y = va[m].to_numpy(float), vb[m].to_numpy(float)
                 d = x - y
-                row = {"a": ra.label, "b": rb.label, "algorithm": name, "metric": m,
-                       "mean_a": float(x.mean()), "mean_b": float(y.mean()),
-                       "difference": float(d.mean()), "n_orderings": int(d.size)}
+                row = {
+                    "a": ra.label,
+                    "b": rb.label,
+                    "algorithm": name,
+                    "metric": m,
+                    "mean_a": float(x.mean()),
+                    "mean_b": float(y.mean()),
+                    "difference": float(d.mean()),
+                    "n_orderings": int(d.size),
+                }
                 if d.size < 2 or np.ptp(d) <= 1e-12 * max(1.0, float(np.abs(d).max())):
-                    row.update(ci_low=float(d.mean()), ci_high=float(d.mean()),
-                               p_value=float("nan"),
-                               note="same difference in every ordering: nothing to test")
+                    row.update(
+                        ci_low=float(d.mean()),
+                        ci_high=float(d.mean()),
+                        p_value=float("nan"),
+                        note="same difference in every ordering: nothing to test",
+                    )
                 else:
                     res = stats.paired_t(x, y, confidence=1 - alpha)
-                    row.update(ci_low=res.ci_low, ci_high=res.ci_high, p_value=res.p_value,
-                               note="")
+                    row.update(ci_low=res.ci_low, ci_high=res.ci_high, p_value=res.p_value, note="")
                 pair_rows.append(row)
         frame = pd.DataFrame(pair_rows)
         frame["p_adjusted"] = np.nan
         ok = frame["p_value"].notna().to_numpy()
         if ok.any():
-            frame.loc[ok, "p_adjusted"] = stats.adjust_p_values(
-                frame.loc[ok, "p_value"].to_numpy(), correction)
+            frame.loc[ok, "p_adjusted"] = stats.adjust_p_values(frame.loc[ok, "p_value"].to_numpy(), correction)
         rows.extend({str(k): v for k, v in rec.items()} for rec in frame.to_dict(orient="records"))
-    table = pd.DataFrame(rows, columns=["a", "b", "algorithm", "metric", "mean_a", "mean_b",
-                                        "difference", "ci_low", "ci_high", "p_value",
-                                        "p_adjusted", "n_orderings", "note"])
+    table = pd.DataFrame(
+        rows,
+        columns=[
+            "a",
+            "b",
+            "algorithm",
+            "metric",
+            "mean_a",
+            "mean_b",
+            "difference",
+            "ci_low",
+            "ci_high",
+            "p_value",
+            "p_adjusted",
+            "n_orderings",
+            "note",
+        ],
+    )
     table["significant"] = table["p_adjusted"] <= alpha
-    infos = [{"label": r.label, "path": str(r.path), "lambda": float(r.design["lambda"]),
-              "seed": r.design.get("seed"), "n_orderings": int(r.design["n_orderings"]),
-              "n_items": int(r.design["n_items"]), "arms": r.design.get("arms"),
-              "algorithms": list(r.design["algorithms"])} for r in results]
+    infos = [
+        {
+            "label": r.label,
+            "path": str(r.path),
+            "lambda": float(r.design["lambda"]),
+            "seed": r.design.get("seed"),
+            "n_orderings": int(r.design["n_orderings"]),
+            "n_items": int(r.design["n_items"]),
+            "arms": r.design.get("arms"),
+            "algorithms": list(r.design["algorithms"]),
+        }
+        for r in results
+    ]
     return RoutingComparison(results=infos, table=table, correction=correction, alpha=alpha)
 
 
@@ -212,7 +260,7 @@ def _fmt(v: Any, digits: int = 3) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return "-"
     if isinstance(v, float):
-        return f"{v:.{digits}f}" if abs(v) >= 10 ** -digits or v == 0 else f"{v:.2g}"
+        return f"{v:.{digits}f}" if abs(v) >= 10**-digits or v == 0 else f"{v:.2g}"
     return str(v)
 
 
@@ -220,9 +268,11 @@ def format_routing_comparison(cmp: RoutingComparison) -> str:
     """Plain text: what was compared, then one line per router × metric."""
     lines = ["routing results:"]
     for r in cmp.results:
-        lines.append(f"  {r['label']}: λ = {r['lambda']:g}, seed {r['seed']}, {r['n_orderings']} "
-                     f"orderings of {r['n_items']} items, arms {', '.join(r['arms'] or [])}; "
-                     f"{len(r['algorithms'])} routers")
+        lines.append(
+            f"  {r['label']}: λ = {r['lambda']:g}, seed {r['seed']}, {r['n_orderings']} "
+            f"orderings of {r['n_items']} items, arms {', '.join(r['arms'] or [])}; "
+            f"{len(r['algorithms'])} routers"
+        )
     first = cmp.results[0]
     lams = {r["lambda"] for r in cmp.results}
     lines.append(
@@ -231,21 +281,32 @@ def format_routing_comparison(cmp: RoutingComparison) -> str:
         f"mean quality, total cost{', mean reward' if len(lams) == 1 else ''}; "
         + ("mean reward left out: the results use different λ; " if len(lams) > 1 else "")
         + f"paired t over orderings, p adjusted: {cmp.correction} over each pair's rows). "
-          "An order-variability check on these items, not a test for other queries.")
+        "An order-variability check on these items, not a test for other queries."
+    )
     head = ["A", "B", "router", "metric", "mean A", "mean B", "A-B", "interval", "p", "p adj"]
-    rows = [[str(r.a), str(r.b), str(r.algorithm), str(r.metric), _fmt(r.mean_a),
-             _fmt(r.mean_b), _fmt(r.difference), f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
-             _fmt(r.p_value, 4), _fmt(r.p_adjusted, 4)] for r in cmp.table.itertuples()]
-    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
-              for i, h in enumerate(head)]
+    rows = [
+        [
+            str(r.a),
+            str(r.b),
+            str(r.algorithm),
+            str(r.metric),
+            _fmt(r.mean_a),
+            _fmt(r.mean_b),
+            _fmt(r.difference),
+            f"[{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
+            _fmt(r.p_value, 4),
+            _fmt(r.p_adjusted, 4),
+        ]
+        for r in cmp.table.itertuples()
+    ]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
     lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)))
     for row in rows:
         lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)))
     return "\n".join(lines)
 
 
-def write_routing_comparison(cmp: RoutingComparison, output: str | os.PathLike[str]
-                             ) -> tuple[Path, Path]:
+def write_routing_comparison(cmp: RoutingComparison, output: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Write ``compare.csv`` (the rows) and ``compare.json`` (results and rows) to ``output``."""
     from evalcore import _io
 
@@ -256,8 +317,9 @@ def write_routing_comparison(cmp: RoutingComparison, output: str | os.PathLike[s
     return csv_path, json_path
 
 
-def compare_cli(sources: Sequence[str], *, labels: Sequence[str] | None, correction: str,
-                alpha: float, output: str) -> int:
+def compare_cli(
+    sources: Sequence[str], *, labels: Sequence[str] | None, correction: str, alpha: float, output: str
+) -> int:
     """``evalcore compare`` when the sources are routing results."""
     cmp = compare_routing(sources, labels=labels, correction=correction, alpha=alpha)
     csv_path, json_path = write_routing_comparison(cmp, output)

@@ -26,30 +26,48 @@ from evalcore.routing._outcomes import outcomes_from_runs
 if TYPE_CHECKING:
     from evalcore.models import ChatModel
 
-_GSM8K_DIRECT = ("Solve the following math problem. Reply with the final answer only, on one "
-                 "line: four hash marks, a space, and the number alone (no working).\n\n"
-                 "Problem: {question}")
-_GSM8K_COT = ("Solve the following math problem. Work through it step by step. Then write the "
-              "final answer on its own last line: four hash marks, a space, and the number "
-              "alone (no units, no words).\n\nProblem: {question}")
-_MMLU_DIRECT = ("The following is a multiple choice question about {subject}.\n\n{question}\n"
-                "{choices_text}\n\nReply with the letter of the correct option (A, B, C or D) "
-                "and nothing else.")
-_MMLU_COT = ("The following is a multiple choice question about {subject}.\n\n{question}\n"
-             "{choices_text}\n\nThink it through step by step in a few sentences, then finish "
-             "with 'The answer is (X)' where X is the letter of the correct option.")
+_GSM8K_DIRECT = (
+    "Solve the following math problem. Reply with the final answer only, on one "
+    "line: four hash marks, a space, and the number alone (no working).\n\n"
+    "Problem: {question}"
+)
+_GSM8K_COT = (
+    "Solve the following math problem. Work through it step by step. Then write the "
+    "final answer on its own last line: four hash marks, a space, and the number "
+    "alone (no units, no words).\n\nProblem: {question}"
+)
+_MMLU_DIRECT = (
+    "The following is a multiple choice question about {subject}.\n\n{question}\n"
+    "{choices_text}\n\nReply with the letter of the correct option (A, B, C or D) "
+    "and nothing else."
+)
+_MMLU_COT = (
+    "The following is a multiple choice question about {subject}.\n\n{question}\n"
+    "{choices_text}\n\nThink it through step by step in a few sentences, then finish "
+    "with 'The answer is (X)' where X is the letter of the correct option."
+)
 
 _TEMPLATES: dict[tuple[str, str], dict[str, str]] = {
-    ("gsm8k", "direct"): {"system": "You are a careful math tutor.", "user": _GSM8K_DIRECT,
-                          "answer": "#### {reference}"},
-    ("gsm8k", "cot"): {"system": "You are a careful math tutor. You solve problems step by "
-                                 "step.", "user": _GSM8K_COT, "answer": "{solution}"},
-    ("mmlu", "direct"): {"system": "You answer multiple choice questions with the letter of "
-                                   "the correct option.", "user": _MMLU_DIRECT,
-                         "answer": "({reference})"},
-    ("mmlu", "cot"): {"system": "You answer multiple choice questions after brief, careful "
-                                "reasoning.", "user": _MMLU_COT,
-                      "answer": "The answer is ({reference})."},
+    ("gsm8k", "direct"): {
+        "system": "You are a careful math tutor.",
+        "user": _GSM8K_DIRECT,
+        "answer": "#### {reference}",
+    },
+    ("gsm8k", "cot"): {
+        "system": "You are a careful math tutor. You solve problems step by step.",
+        "user": _GSM8K_COT,
+        "answer": "{solution}",
+    },
+    ("mmlu", "direct"): {
+        "system": "You answer multiple choice questions with the letter of the correct option.",
+        "user": _MMLU_DIRECT,
+        "answer": "({reference})",
+    },
+    ("mmlu", "cot"): {
+        "system": "You answer multiple choice questions after brief, careful reasoning.",
+        "user": _MMLU_COT,
+        "answer": "The answer is ({reference}).",
+    },
 }
 
 
@@ -84,14 +102,12 @@ DEFAULT_STRATEGIES: tuple[Strategy, ...] = (
 (3, not 5: the sampled chains were 70% of the demo's routing time, issue 31)."""
 
 
-def strategy_template(dataset: str, strategy: Strategy, directory: str | os.PathLike[str]
-                      ) -> Path:
+def strategy_template(dataset: str, strategy: Strategy, directory: str | os.PathLike[str]) -> Path:
     """Write the prompt template of ``strategy`` for ``dataset`` as a YAML file (the format
     ``evalcore.runs`` reads) and return its path."""
     key = (dataset, strategy.style)
     if key not in _TEMPLATES:
-        raise EvalcoreError(f"no {strategy.style!r} prompt for dataset {dataset!r} (gsm8k, mmlu)",
-                            field="datasets")
+        raise EvalcoreError(f"no {strategy.style!r} prompt for dataset {dataset!r} (gsm8k, mmlu)", field="datasets")
     path = Path(directory) / f"{dataset}-{strategy.style}.yaml"
     data = {"name": f"routing-{dataset}-{strategy.style}", "dataset": dataset, **_TEMPLATES[key]}
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
@@ -145,33 +161,44 @@ def build_default_outcomes(
     aggregate: dict[str, str] = {}
     for strat in strategies:
         if strat.samples > 1 and strat.temperature <= 0:
-            raise EvalcoreError(f"strategy {strat.name}: sampling several answers needs "
-                                "temperature > 0", field="temperature")
+            raise EvalcoreError(
+                f"strategy {strat.name}: sampling several answers needs temperature > 0", field="temperature"
+            )
     queries = item_queries(datasets, limit=limit, seed=seed, source=source)
-    per_dataset = {ds: len(_dataset_ids(ds, limit=limit, seed=seed, source=source))
-                   for ds in datasets}
+    per_dataset = {ds: len(_dataset_ids(ds, limit=limit, seed=seed, source=source)) for ds in datasets}
     # one line per run (strategy × dataset) with the generations done of all of them and the
     # time left: the whole matrix is one wait, whose end the reader can see
-    lines = Progress(sum(per_dataset[ds] * st.samples for st in strategies for ds in datasets),
-                     "routing outcome matrix", unit="generations", every_s=0.0,
-                     enabled=progress is not False)
+    lines = Progress(
+        sum(per_dataset[ds] * st.samples for st in strategies for ds in datasets),
+        "routing outcome matrix",
+        unit="generations",
+        every_s=0.0,
+        enabled=progress is not False,
+    )
     for strat in strategies:
         arm = f"{model_name}/{strat.name}"
         aggregate[arm] = "majority" if strat.samples > 1 else "mean"
         for ds in datasets:
             template = strategy_template(ds, strat, run_root / "prompts")
-            params = GenerationParams(temperature=strat.temperature, max_tokens=strat.max_tokens,
-                                      seed=seed)
+            params = GenerationParams(temperature=strat.temperature, max_tokens=strat.max_tokens, seed=seed)
             path = run_benchmark(
-                ds, model, limit=limit, seed=seed, epochs=strat.samples,
-                concurrency=concurrency, run_dir=str(run_root), run_id=f"{ds}-{strat.name}",
-                prompt=str(template), params=params, few_shot=strat.few_shot, source=source,
+                ds,
+                model,
+                limit=limit,
+                seed=seed,
+                epochs=strat.samples,
+                concurrency=concurrency,
+                run_dir=str(run_root),
+                run_id=f"{ds}-{strat.name}",
+                prompt=str(template),
+                params=params,
+                few_shot=strat.few_shot,
+                source=source,
                 progress=bool(progress) if progress is not None else True,
             )
             groups.setdefault(arm, []).append(Path(path))
             lines.update(per_dataset[ds] * strat.samples, note=f"{ds} × {strat.name} recorded")
-    return outcomes_from_runs(groups, aggregate=aggregate, cache_dir=run_root / ".cache",
-                              queries=queries)
+    return outcomes_from_runs(groups, aggregate=aggregate, cache_dir=run_root / ".cache", queries=queries)
 
 
 def _dataset_ids(dataset: str, *, limit: int | None, seed: int, source: str) -> list[str]:
@@ -180,15 +207,17 @@ def _dataset_ids(dataset: str, *, limit: int | None, seed: int, source: str) -> 
     return [item.id for item in load(dataset, limit=limit, seed=seed, source=source)]
 
 
-def item_queries(datasets: Sequence[str], *, limit: int | None, seed: int, source: str
-                 ) -> dict[str, str]:
+def item_queries(datasets: Sequence[str], *, limit: int | None, seed: int, source: str) -> dict[str, str]:
     """Item id → query text (:func:`evalcore.datasets.question_text`: the question, for MMLU
     followed by its options), the text context features are computed from, free of any
     strategy's prompt wrapping."""
     from evalcore.datasets import load, question_text
 
-    return {item.id: question_text(item.fields) for ds in datasets
-            for item in load(ds, limit=limit, seed=seed, source=source)}
+    return {
+        item.id: question_text(item.fields)
+        for ds in datasets
+        for item in load(ds, limit=limit, seed=seed, source=source)
+    }
 
 
 def outcome_matrix(
@@ -221,13 +250,11 @@ def outcome_matrix(
         The matrix.
     """
     if source == "default":
-        return build_default_outcomes(datasets=tuple(datasets), limit=limit, model=model,
-                                      run_dir=run_dir, seed=seed)
+        return build_default_outcomes(datasets=tuple(datasets), limit=limit, model=model, run_dir=run_dir, seed=seed)
     if source == "file":
         from evalcore.routing._outcomes import read_outcomes
 
-        paths = [p.strip() for p in outcomes.split(",")] if isinstance(outcomes, str) \
-            else [str(p) for p in outcomes]
+        paths = [p.strip() for p in outcomes.split(",")] if isinstance(outcomes, str) else [str(p) for p in outcomes]
         paths = [p for p in paths if p]
         if not paths:
             raise EvalcoreError("source='file' needs an outcomes path", field="outcomes")
@@ -235,8 +262,7 @@ def outcome_matrix(
     if source == "simulated":
         from evalcore.routing._simulate import simulate_contextual
 
-        return simulate_contextual(n_simulated, 4, n_features=8, arm_cost=(1.0, 2.0, 4.0, 8.0),
-                                   seed=seed)
+        return simulate_contextual(n_simulated, 4, n_features=8, arm_cost=(1.0, 2.0, 4.0, 8.0), seed=seed)
     raise EvalcoreError(f"unknown source {source!r} (default, file, simulated)", field="source")
 
 

@@ -38,18 +38,19 @@ def length_features(queries: Sequence[str]) -> np.ndarray:
     rows = []
     for q in queries:
         n_chars = len(q)
-        rows.append([
-            np.log1p(n_chars),
-            np.log1p(len(q.split())),
-            np.log1p(len(_NUMBER.findall(q))),
-            sum(ch.isdigit() for ch in q) / max(n_chars, 1),
-            np.log1p(q.count("\n")),
-        ])
+        rows.append(
+            [
+                np.log1p(n_chars),
+                np.log1p(len(q.split())),
+                np.log1p(len(_NUMBER.findall(q))),
+                sum(ch.isdigit() for ch in q) / max(n_chars, 1),
+                np.log1p(q.count("\n")),
+            ]
+        )
     return np.asarray(rows, dtype=float).reshape(len(queries), 5)
 
 
-def text_embeddings(queries: Sequence[str], *, embedder: str = "auto",
-                    seed: int = 0) -> tuple[np.ndarray, str]:
+def text_embeddings(queries: Sequence[str], *, embedder: str = "auto", seed: int = 0) -> tuple[np.ndarray, str]:
     """Embed the queries.
 
     Args:
@@ -63,12 +64,12 @@ def text_embeddings(queries: Sequence[str], *, embedder: str = "auto",
         ``(embeddings (n, m), name of the embedder used)``.
     """
     if embedder not in ("auto", "minilm", "tfidf"):
-        raise EvalcoreError(f"unknown embedder {embedder!r} (auto, minilm, tfidf)",
-                            field="embedder")
+        raise EvalcoreError(f"unknown embedder {embedder!r} (auto, minilm, tfidf)", field="embedder")
     if embedder == "minilm" or (embedder == "auto" and minilm_path() is not None):
         model = load_minilm()
-        emb = model.encode(list(queries), batch_size=64, show_progress_bar=False,
-                           normalize_embeddings=True, convert_to_numpy=True)
+        emb = model.encode(
+            list(queries), batch_size=64, show_progress_bar=False, normalize_embeddings=True, convert_to_numpy=True
+        )
         return np.asarray(emb, dtype=float), "minilm"
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -107,8 +108,7 @@ def reduce_features(x: np.ndarray, *, dims: int = 64, seed: int = 0) -> np.ndarr
     return z
 
 
-def query_features(queries: Sequence[str], *, dims: int = 64, embedder: str = "auto",
-                   seed: int = 0) -> np.ndarray:
+def query_features(queries: Sequence[str], *, dims: int = 64, embedder: str = "auto", seed: int = 0) -> np.ndarray:
     """Context features of each query: embeddings + length features, reduced to ≤ ``dims``.
 
     Args:

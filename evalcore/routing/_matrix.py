@@ -67,42 +67,48 @@ class OutcomeMatrix:
     def __post_init__(self) -> None:
         t, k = len(self.item_ids), len(self.arms)
         if t == 0 or k == 0:
-            raise EvalcoreError("the outcome matrix needs at least one item and one arm",
-                                path=self.source or None)
+            raise EvalcoreError("the outcome matrix needs at least one item and one arm", path=self.source or None)
         if len(set(self.arms)) != k:
             raise EvalcoreError("arm names must be unique", path=self.source or None, field="arm")
         if len(set(self.item_ids)) != t:
             counts = Counter(self.item_ids)
             dup = next(i for i in self.item_ids if counts[i] > 1)
-            raise EvalcoreError(f"item ids must be unique: {dup!r} appears "
-                                f"{list(self.item_ids).count(dup)} times",
-                                path=self.source or None, field="item_id")
+            raise EvalcoreError(
+                f"item ids must be unique: {dup!r} appears {list(self.item_ids).count(dup)} times",
+                path=self.source or None,
+                field="item_id",
+            )
         for name in ("quality", "cost", "latency", "tokens", "error"):
             arr = np.asarray(getattr(self, name), dtype=bool if name == "error" else float)
             if arr.shape != (t, k):
-                raise EvalcoreError(f"{name} has shape {arr.shape}, expected {(t, k)}",
-                                    path=self.source or None, field=name)
+                raise EvalcoreError(
+                    f"{name} has shape {arr.shape}, expected {(t, k)}", path=self.source or None, field=name
+                )
             if name != "error" and not np.all(np.isfinite(arr)):
-                raise EvalcoreError(f"{name} has a missing or non-finite value "
-                                    f"({self._cell(~np.isfinite(arr), arr)})",
-                                    path=self.source or None, field=name)
+                raise EvalcoreError(
+                    f"{name} has a missing or non-finite value ({self._cell(~np.isfinite(arr), arr)})",
+                    path=self.source or None,
+                    field=name,
+                )
             setattr(self, name, arr)
         bad_q = (self.quality < 0) | (self.quality > 1)
         if np.any(bad_q):
-            raise EvalcoreError(f"quality must lie in [0, 1] ({self._cell(bad_q, self.quality)})",
-                                path=self.source or None, field="quality")
+            raise EvalcoreError(
+                f"quality must lie in [0, 1] ({self._cell(bad_q, self.quality)})",
+                path=self.source or None,
+                field="quality",
+            )
         if np.any(self.cost < 0):
-            raise EvalcoreError(f"cost must be >= 0 ({self._cell(self.cost < 0, self.cost)})",
-                                path=self.source or None, field="cost")
+            raise EvalcoreError(
+                f"cost must be >= 0 ({self._cell(self.cost < 0, self.cost)})", path=self.source or None, field="cost"
+            )
         self.quality = np.where(self.error, 0.0, self.quality)
         if self.queries is not None and len(self.queries) != t:
-            raise EvalcoreError("one query per item is needed", path=self.source or None,
-                                field="query")
+            raise EvalcoreError("one query per item is needed", path=self.source or None, field="query")
         if self.features is not None:
             self.features = np.asarray(self.features, dtype=float)
             if self.features.ndim != 2 or self.features.shape[0] != t:
-                raise EvalcoreError("features must have one row per item",
-                                    path=self.source or None, field="features")
+                raise EvalcoreError("features must have one row per item", path=self.source or None, field="features")
 
     def _cell(self, mask: np.ndarray, values: np.ndarray) -> str:
         """``item 'x', arm 'y': value`` of the first True cell of ``mask`` (for messages)."""
@@ -124,17 +130,21 @@ class OutcomeMatrix:
         """Reward matrix (T, K) under ``quality − λ · normalized cost`` (see ``compute_rewards``)."""
         return compute_rewards(self.quality, self.cost, self.error, lam=lam)
 
-    def subset(self, items: Sequence[int] | np.ndarray | None = None,
-               arms: Sequence[str] | None = None) -> OutcomeMatrix:
+    def subset(
+        self, items: Sequence[int] | np.ndarray | None = None, arms: Sequence[str] | None = None
+    ) -> OutcomeMatrix:
         """A new matrix restricted to some item rows and/or arms (in the given order)."""
         rows = np.arange(self.n_items) if items is None else np.asarray(items, dtype=int)
-        cols = (np.arange(self.n_arms) if arms is None
-                else np.array([self.arms.index(a) for a in arms], dtype=int))
+        cols = np.arange(self.n_arms) if arms is None else np.array([self.arms.index(a) for a in arms], dtype=int)
         pick = lambda a: np.asarray(a)[np.ix_(rows, cols)]  # noqa: E731
         return OutcomeMatrix(
-            item_ids=[self.item_ids[i] for i in rows], arms=[self.arms[j] for j in cols],
-            quality=pick(self.quality), cost=pick(self.cost), latency=pick(self.latency),
-            tokens=pick(self.tokens), error=pick(self.error),
+            item_ids=[self.item_ids[i] for i in rows],
+            arms=[self.arms[j] for j in cols],
+            quality=pick(self.quality),
+            cost=pick(self.cost),
+            latency=pick(self.latency),
+            tokens=pick(self.tokens),
+            error=pick(self.error),
             queries=None if self.queries is None else [self.queries[i] for i in rows],
             features=None if self.features is None else self.features[rows],
             feature_names=self.feature_names,
@@ -145,16 +155,18 @@ class OutcomeMatrix:
     def arm_table(self, lam: float = 0.0) -> pd.DataFrame:
         """Per-arm means: quality, cost, latency, tokens, error rate and reward."""
         r = self.rewards(lam)
-        return pd.DataFrame({
-            "arm": self.arms,
-            "mean_quality": self.quality.mean(0),
-            "mean_cost": self.cost.mean(0),
-            "total_cost": self.cost.sum(0),
-            "mean_latency": self.latency.mean(0),
-            "mean_tokens": self.tokens.mean(0),
-            "error_rate": self.error.mean(0),
-            "mean_reward": r.mean(0),
-        })
+        return pd.DataFrame(
+            {
+                "arm": self.arms,
+                "mean_quality": self.quality.mean(0),
+                "mean_cost": self.cost.mean(0),
+                "total_cost": self.cost.sum(0),
+                "mean_latency": self.latency.mean(0),
+                "mean_tokens": self.tokens.mean(0),
+                "error_rate": self.error.mean(0),
+                "mean_reward": r.mean(0),
+            }
+        )
 
     def context(self, *, dims: int = 64, embedder: str = "auto", seed: int = 0) -> np.ndarray:
         """Context features for the contextual routers, shape (T, d) with d ≤ ``dims``.
@@ -172,8 +184,9 @@ class OutcomeMatrix:
             elif self.queries is not None:
                 x = query_features(self.queries, dims=dims, embedder=embedder, seed=seed)
             else:
-                raise EvalcoreError("contextual routers need a query column or feature columns",
-                                    path=self.source or None, field="query")
+                raise EvalcoreError(
+                    "contextual routers need a query column or feature columns", path=self.source or None, field="query"
+                )
             self._feature_cache[key] = x
         return self._feature_cache[key]
 
@@ -181,13 +194,17 @@ class OutcomeMatrix:
     def to_frame(self) -> pd.DataFrame:
         """Long table, one row per item × arm (the external table format)."""
         t, k = self.n_items, self.n_arms
-        df = pd.DataFrame({
-            "item_id": np.repeat(np.asarray(self.item_ids, dtype=object), k),
-            "arm": np.tile(np.asarray(self.arms, dtype=object), t),
-            "quality": self.quality.ravel(), "cost": self.cost.ravel(),
-            "latency": self.latency.ravel(), "tokens": self.tokens.ravel(),
-            "error": self.error.ravel(),
-        })
+        df = pd.DataFrame(
+            {
+                "item_id": np.repeat(np.asarray(self.item_ids, dtype=object), k),
+                "arm": np.tile(np.asarray(self.arms, dtype=object), t),
+                "quality": self.quality.ravel(),
+                "cost": self.cost.ravel(),
+                "latency": self.latency.ravel(),
+                "tokens": self.tokens.ravel(),
+                "error": self.error.ravel(),
+            }
+        )
         if self.datasets is not None:
             df["dataset"] = np.repeat(np.asarray(self.datasets, dtype=object), k)
         if self.queries is not None:
@@ -210,8 +227,7 @@ class OutcomeMatrix:
         return path
 
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, *, source: str = "",
-                   line_offset: int | None = 2) -> OutcomeMatrix:
+    def from_frame(cls, df: pd.DataFrame, *, source: str = "", line_offset: int | None = 2) -> OutcomeMatrix:
         """Build and validate a matrix from a long table.
 
         Args:
@@ -238,8 +254,11 @@ class OutcomeMatrix:
 
         missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
         if missing:
-            raise EvalcoreError(f"missing required column(s) {', '.join(missing)}; found "
-                                f"{', '.join(map(str, df.columns))}", path=src, field=missing[0])
+            raise EvalcoreError(
+                f"missing required column(s) {', '.join(missing)}; found {', '.join(map(str, df.columns))}",
+                path=src,
+                field=missing[0],
+            )
         if len(df) == 0:
             raise EvalcoreError("the outcome table has no rows", path=src)
         df = df.reset_index(drop=True)
@@ -257,20 +276,27 @@ class OutcomeMatrix:
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raw = df[col].iloc[i]
-                shown = ("missing value" if pd.isna(raw) else
-                         f"not a finite number: {raw!r}" if isinstance(raw, str) else
-                         f"not a finite number: {raw}")
+                shown = (
+                    "missing value"
+                    if pd.isna(raw)
+                    else f"not a finite number: {raw!r}"
+                    if isinstance(raw, str)
+                    else f"not a finite number: {raw}"
+                )
                 raise EvalcoreError(shown, field=col, **where(i))
             num[col] = vals
-        for col, lo, hi in (("quality", 0.0, 1.0), ("cost", 0.0, np.inf),
-                            ("latency", 0.0, np.inf), ("tokens", 0.0, np.inf)):
+        for col, lo, hi in (
+            ("quality", 0.0, 1.0),
+            ("cost", 0.0, np.inf),
+            ("latency", 0.0, np.inf),
+            ("tokens", 0.0, np.inf),
+        ):
             if col in num:
                 outside = (num[col] < lo) | (num[col] > hi)
                 if outside.any():
                     i = int(np.flatnonzero(outside)[0])
                     rng = f"[{lo:g}, {hi:g}]" if np.isfinite(hi) else f">= {lo:g}"
-                    raise EvalcoreError(f"value {num[col][i]:g} out of range {rng}", field=col,
-                                        **where(i))
+                    raise EvalcoreError(f"value {num[col][i]:g} out of range {rng}", field=col, **where(i))
         if "error" in df.columns:
             err = _parse_bools(df["error"], where)
         else:
@@ -278,13 +304,15 @@ class OutcomeMatrix:
         dup = df.duplicated(["item_id", "arm"])
         if dup.any():
             i = int(np.flatnonzero(dup.to_numpy())[0])
-            raise EvalcoreError(f"duplicate row for item {df['item_id'].iloc[i]!r} and arm "
-                                f"{df['arm'].iloc[i]!r}", field="arm", **where(i))
+            raise EvalcoreError(
+                f"duplicate row for item {df['item_id'].iloc[i]!r} and arm {df['arm'].iloc[i]!r}",
+                field="arm",
+                **where(i),
+            )
         feature_cols = [c for c in df.columns if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
         has_query = "query" in df.columns
         if not has_query and not feature_cols:
-            raise EvalcoreError("need a 'query' text column or numeric feature columns",
-                                path=src, field="query")
+            raise EvalcoreError("need a 'query' text column or numeric feature columns", path=src, field="query")
         items = list(dict.fromkeys(df["item_id"]))
         arms = list(dict.fromkeys(df["arm"]))
         ri = pd.Index(items).get_indexer(df["item_id"])
@@ -294,8 +322,11 @@ class OutcomeMatrix:
         seen[ri, ci] = True
         if not seen.all():
             a, b = np.argwhere(~seen)[0]
-            raise EvalcoreError(f"no row for item {items[a]!r} and arm {arms[b]!r}: every item "
-                                "needs an outcome for every arm", path=src, field="arm")
+            raise EvalcoreError(
+                f"no row for item {items[a]!r} and arm {arms[b]!r}: every item needs an outcome for every arm",
+                path=src,
+                field="arm",
+            )
 
         def grid(vals: np.ndarray, fill: float = 0.0) -> np.ndarray:
             out = np.full((t, k), fill, dtype=float)
@@ -321,15 +352,20 @@ class OutcomeMatrix:
                 bad = ~np.isfinite(vals)
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
-                    raise EvalcoreError(f"feature column must be numeric, got "
-                                        f"{df[col].iloc[i]!r}", field=str(col), **where(i))
+                    raise EvalcoreError(
+                        f"feature column must be numeric, got {df[col].iloc[i]!r}", field=str(col), **where(i)
+                    )
                 per_item = vals[first]
                 differs = np.abs(vals - per_item[ri]) > 1e-9 * (1 + np.abs(per_item[ri]))
                 if differs.any():
                     i = int(np.flatnonzero(differs)[0])
-                    raise EvalcoreError(f"feature differs between arms of item "
-                                        f"{df['item_id'].iloc[i]!r} (features describe the "
-                                        "query, not the arm)", field=str(col), **where(i))
+                    raise EvalcoreError(
+                        f"feature differs between arms of item "
+                        f"{df['item_id'].iloc[i]!r} (features describe the "
+                        "query, not the arm)",
+                        field=str(col),
+                        **where(i),
+                    )
                 cols.append(per_item)
             features = np.column_stack(cols)
         datasets = None
@@ -337,10 +373,17 @@ class OutcomeMatrix:
             datasets = [str(df["dataset"].iloc[j]) for j in first]
         tokens = grid(num["tokens"]) if "tokens" in num else np.zeros((t, k))
         return cls(
-            item_ids=items, arms=arms, quality=grid(num["quality"]), cost=grid(num["cost"]),
-            latency=grid(num["latency"]), tokens=tokens, error=grid(err.astype(float)) > 0.5,
-            queries=queries, features=features,
-            feature_names=[str(c) for c in feature_cols] or None, datasets=datasets,
+            item_ids=items,
+            arms=arms,
+            quality=grid(num["quality"]),
+            cost=grid(num["cost"]),
+            latency=grid(num["latency"]),
+            tokens=tokens,
+            error=grid(err.astype(float)) > 0.5,
+            queries=queries,
+            features=features,
+            feature_names=[str(c) for c in feature_cols] or None,
+            datasets=datasets,
             source=source,
         )
 
@@ -395,4 +438,3 @@ def load_outcomes(path: str | os.PathLike[str]) -> OutcomeMatrix:
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise EvalcoreError(f"cannot read outcome table: {exc}", path=p) from exc
     raise EvalcoreError(f"unknown outcome table format {suffix!r} (use .csv or .parquet)", path=p)
-

@@ -13,8 +13,7 @@ import pandas as pd
 from evalcore.errors import EvalcoreError
 
 
-def interval(values: np.ndarray | Sequence[float], confidence: float = 0.95
-             ) -> tuple[float, float]:
+def interval(values: np.ndarray | Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
     """Central ``confidence`` range of per-ordering values (percentiles
     ``(1 − c)/2`` and ``(1 + c)/2``): the spread of a result over arrival orders and seeds."""
     v = np.asarray(values, dtype=float)
@@ -25,8 +24,7 @@ def interval(values: np.ndarray | Sequence[float], confidence: float = 0.95
     return float(lo), float(hi)
 
 
-def convergence_point(choices: np.ndarray, *, threshold: float = 0.9,
-                      window: int | None = None) -> np.ndarray:
+def convergence_point(choices: np.ndarray, *, threshold: float = 0.9, window: int | None = None) -> np.ndarray:
     """Step after which a router keeps selecting its eventually dominant arm.
 
     Definition, per ordering: the *dominant arm* a* is the arm chosen most often in the last
@@ -54,7 +52,7 @@ def convergence_point(choices: np.ndarray, *, threshold: float = 0.9,
     w = int(min(window or max(10, T // 20), T))
     if w < 1:
         raise EvalcoreError("window must be >= 1", field="window")
-    tail = c[:, T - w:].astype(np.int64)
+    tail = c[:, T - w :].astype(np.int64)
     k = int(c.max()) + 1
     counts = np.zeros((R, k))
     np.add.at(counts, (np.repeat(np.arange(R), w), tail.ravel()), 1.0)
@@ -72,8 +70,7 @@ def convergence_point(choices: np.ndarray, *, threshold: float = 0.9,
     return out
 
 
-def pareto_frontier(cost: Sequence[float] | np.ndarray,
-                    quality: Sequence[float] | np.ndarray) -> np.ndarray:
+def pareto_frontier(cost: Sequence[float] | np.ndarray, quality: Sequence[float] | np.ndarray) -> np.ndarray:
     """Non-dominated points: no other point has cost ≤ and quality ≥ with one strict.
 
     Returns:
@@ -109,8 +106,13 @@ def _upper_hull(c: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(hc), np.asarray(hq)
 
 
-def aiq(cost: Sequence[float] | np.ndarray, quality: Sequence[float] | np.ndarray, *,
-        cost_range: tuple[float, float], anchor: tuple[float, float] | None = None) -> float:
+def aiq(
+    cost: Sequence[float] | np.ndarray,
+    quality: Sequence[float] | np.ndarray,
+    *,
+    cost_range: tuple[float, float],
+    anchor: tuple[float, float] | None = None,
+) -> float:
     """Average Improvement in Quality (RouterBench, Hu et al. 2024): the normalized area under
     a router's non-decreasing cost–quality hull.
 
@@ -180,10 +182,15 @@ def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame) -> pd.DataFrame:
     rng = (float(costs.min()), float(costs.max()))
     rows = []
     for name, g in sweep.groupby("algorithm", sort=False):
-        a = aiq(g["mean_cost"].to_numpy(dtype=float), g["mean_quality"].to_numpy(dtype=float), cost_range=rng,
-                anchor=(costs[cheap], quals[cheap]))
-        hc, hq = _upper_hull(np.r_[g["mean_cost"].to_numpy(float), costs[cheap]],
-                             np.r_[g["mean_quality"].to_numpy(float), quals[cheap]])
+        a = aiq(
+            g["mean_cost"].to_numpy(dtype=float),
+            g["mean_quality"].to_numpy(dtype=float),
+            cost_range=rng,
+            anchor=(costs[cheap], quals[cheap]),
+        )
+        hc, hq = _upper_hull(
+            np.r_[g["mean_cost"].to_numpy(float), costs[cheap]], np.r_[g["mean_quality"].to_numpy(float), quals[cheap]]
+        )
         target = quals[strong]
         reach = np.flatnonzero(hq >= target - 1e-12)
         if reach.size == 0:
@@ -193,8 +200,7 @@ def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame) -> pd.DataFrame:
             if j == 0 or hq[j] == hq[j - 1]:
                 c_at = float(hc[j])
             else:
-                c_at = float(hc[j - 1] + (target - hq[j - 1]) * (hc[j] - hc[j - 1])
-                             / (hq[j] - hq[j - 1]))
+                c_at = float(hc[j - 1] + (target - hq[j - 1]) * (hc[j] - hc[j - 1]) / (hq[j] - hq[j - 1]))
         sav = 1.0 - c_at / costs[strong] if costs[strong] > 0 else float("nan")
         ap = apgr(a, weak_quality=quals[cheap], strong_quality=quals[strong])
         notes = []
@@ -204,15 +210,27 @@ def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame) -> pd.DataFrame:
             notes.append("never reaches the best arm's quality at the λ values swept")
         elif costs[strong] <= 0:
             notes.append("no savings: the best arm costs nothing")
-        rows.append({"algorithm": name, "aiq": a, "apgr": ap,
-                     "best_arm_quality": float(target), "cost_at_best_arm_quality": c_at,
-                     "savings_at_best_arm_quality": sav, "note": "; ".join(notes)})
+        rows.append(
+            {
+                "algorithm": name,
+                "aiq": a,
+                "apgr": ap,
+                "best_arm_quality": float(target),
+                "cost_at_best_arm_quality": c_at,
+                "savings_at_best_arm_quality": sav,
+                "note": "; ".join(notes),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def pairwise_comparisons(values: Mapping[str, np.ndarray | Sequence[float]], *,
-                         test: str = "paired_t", correction: str = "holm",
-                         alpha: float = 0.05) -> pd.DataFrame:
+def pairwise_comparisons(
+    values: Mapping[str, np.ndarray | Sequence[float]],
+    *,
+    test: str = "paired_t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+) -> pd.DataFrame:
     """Compare every pair of algorithms on paired per-ordering values: an **order-variability
     check**, not a test that generalizes to other items.
 
@@ -232,8 +250,7 @@ def pairwise_comparisons(values: Mapping[str, np.ndarray | Sequence[float]], *,
     """
     from evalcore import stats
 
-    tests = {"paired_t": stats.paired_t, "wilcoxon": stats.wilcoxon,
-             "permutation": stats.permutation_test}
+    tests = {"paired_t": stats.paired_t, "wilcoxon": stats.wilcoxon, "permutation": stats.permutation_test}
     if test not in tests:
         raise EvalcoreError(f"unknown test {test!r}; use {', '.join(tests)}", field="test")
     names = list(values)
@@ -243,22 +260,38 @@ def pairwise_comparisons(values: Mapping[str, np.ndarray | Sequence[float]], *,
         d = xa - xb
         if d.size and np.ptp(d) <= 1e-12 * max(1.0, float(np.abs(d).max())):
             diff = float(d.mean())
-            rows.append({"a": a, "b": b, "difference": diff, "ci_low": diff, "ci_high": diff,
-                         "statistic": float("nan"), "p_value": float("nan"),
-                         "note": "same difference in every ordering: nothing to test"})
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "difference": diff,
+                    "ci_low": diff,
+                    "ci_high": diff,
+                    "statistic": float("nan"),
+                    "p_value": float("nan"),
+                    "note": "same difference in every ordering: nothing to test",
+                }
+            )
             continue
         res = tests[test](xa, xb)
-        rows.append({"a": a, "b": b, "difference": res.difference, "ci_low": res.ci_low,
-                     "ci_high": res.ci_high, "statistic": res.statistic,
-                     "p_value": res.p_value, "note": ""})
-    df = pd.DataFrame(rows, columns=["a", "b", "difference", "ci_low", "ci_high", "statistic",
-                                     "p_value", "note"])
+        rows.append(
+            {
+                "a": a,
+                "b": b,
+                "difference": res.difference,
+                "ci_low": res.ci_low,
+                "ci_high": res.ci_high,
+                "statistic": res.statistic,
+                "p_value": res.p_value,
+                "note": "",
+            }
+        )
+    df = pd.DataFrame(rows, columns=["a", "b", "difference", "ci_low", "ci_high", "statistic", "p_value", "note"])
     df["p_adjusted"] = np.nan
     if len(df):
         ok = df["p_value"].notna().to_numpy()
         if ok.any():
-            df.loc[ok, "p_adjusted"] = stats.adjust_p_values(df.loc[ok, "p_value"].to_numpy(),
-                                                             correction)
+            df.loc[ok, "p_adjusted"] = stats.adjust_p_values(df.loc[ok, "p_value"].to_numpy(), correction)
     df["significant"] = df["p_adjusted"] <= alpha  # as stats.compare: p ≤ α rejects
     df["test"], df["correction"] = test, correction
     df["varies_over"] = "arrival order (same items)"

@@ -43,13 +43,10 @@ def find_run_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         elif p.is_dir():
             subs = sorted(d for d in p.iterdir() if d.is_dir() and is_run_dir(d))
             if not subs:
-                raise EvalcoreError("not a run directory and holds none (no samples.jsonl)",
-                                    path=p)
+                raise EvalcoreError("not a run directory and holds none (no samples.jsonl)", path=p)
             out.extend(subs)
         else:
-            raise EvalcoreError(
-                "not found: expected an outcome table (.csv or .parquet) or a run directory",
-                path=p)
+            raise EvalcoreError("not found: expected an outcome table (.csv or .parquet) or a run directory", path=p)
     return out
 
 
@@ -90,7 +87,7 @@ def default_arm_name(run_dir: Path, config: Mapping[str, Any]) -> str:
         run_id = str(config.get("run_id") or run_dir.name)
         dataset = str(config.get("dataset") or "")
         if dataset and run_id.startswith(dataset + "-") and len(run_id) > len(dataset) + 1:
-            strategy = run_id[len(dataset) + 1:]
+            strategy = run_id[len(dataset) + 1 :]
     if model and strategy:
         return f"{model}/{strategy}"
     return run_dir.name
@@ -126,13 +123,13 @@ def _answers_match(answer: str | None, reference: Any, benchmark: Any) -> float:
     return float(str(answer).strip() == str(reference).strip())
 
 
-def _aggregate_item(recs: list[tuple[int, SampleRecord]], aggregate: str, path: Path,
-                    benchmark: Any = None) -> dict[str, Any]:
+def _aggregate_item(
+    recs: list[tuple[int, SampleRecord]], aggregate: str, path: Path, benchmark: Any = None
+) -> dict[str, Any]:
     """One item's outcome on one arm from its ``(line, record)`` pairs (one per epoch)."""
     comps = [r["completion"] or {} for _, r in recs]
     usage = [c.get("usage") or {} for c in comps]
-    tokens = float(sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
-                       for u in usage))
+    tokens = float(sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0)) for u in usage))
     cost = float(sum(float(c.get("cost_usd", 0.0) or 0.0) for c in comps))
     latency = float(sum(float(c.get("latency_s", 0.0) or 0.0) for c in comps))
     errors = [bool(r.get("error")) or bool(c.get("error")) for (_, r), c in zip(recs, comps)]
@@ -148,15 +145,12 @@ def _aggregate_item(recs: list[tuple[int, SampleRecord]], aggregate: str, path: 
         vals = []
         for line, s in ok:
             if "score" not in s:
-                raise EvalcoreError("scores lack the primary 'score'", path=path, line=line,
-                                    field="scores.score")
+                raise EvalcoreError("scores lack the primary 'score'", path=path, line=line, field="scores.score")
             vals.append(float(s["score"]))
         quality = float(np.mean(vals))
     else:
-        raise EvalcoreError(f"unknown aggregate {aggregate!r} (use 'mean' or 'majority')",
-                            field="aggregate")
-    return {"quality": quality, "cost": cost, "latency": latency, "tokens": tokens,
-            "error": error}
+        raise EvalcoreError(f"unknown aggregate {aggregate!r} (use 'mean' or 'majority')", field="aggregate")
+    return {"quality": quality, "cost": cost, "latency": latency, "tokens": tokens, "error": error}
 
 
 def _fingerprint(run_dirs: Sequence[Path], extra: Mapping[str, Any]) -> str:
@@ -201,8 +195,10 @@ def outcomes_from_runs(
         The matrix (items sorted by id).
     """
     if isinstance(runs, Mapping):
-        groups = {str(arm): find_run_dirs(dirs if not isinstance(dirs, (str, os.PathLike))
-                                          else [dirs]) for arm, dirs in runs.items()}
+        groups = {
+            str(arm): find_run_dirs(dirs if not isinstance(dirs, (str, os.PathLike)) else [dirs])
+            for arm, dirs in runs.items()
+        }
         named = True
     else:
         groups = {}
@@ -210,8 +206,13 @@ def outcomes_from_runs(
         for d in find_run_dirs(runs):
             groups.setdefault(str(d), []).append(d)
     all_dirs = [d for ds in groups.values() for d in ds]
-    key_extra = {"aggregate": aggregate, "token_price": token_price, "named": named,
-                 "arms": list(groups), "queries": sorted((queries or {}).items())}
+    key_extra = {
+        "aggregate": aggregate,
+        "token_price": token_price,
+        "named": named,
+        "arms": list(groups),
+        "queries": sorted((queries or {}).items()),
+    }
     cache_file = None
     if cache_dir is not None:
         cache_file = Path(cache_dir) / f"outcomes-{_fingerprint(all_dirs, key_extra)}.parquet"
@@ -235,17 +236,19 @@ def outcomes_from_runs(
             for line, rec in samples:
                 by_item.setdefault(str(rec["item_id"]), []).append((line, rec))
             epochs = max(len(v) for v in by_item.values())
-            arm_agg = aggregate.get(arm_name, "auto") if isinstance(aggregate, Mapping) \
-                else aggregate
+            arm_agg = aggregate.get(arm_name, "auto") if isinstance(aggregate, Mapping) else aggregate
             mode = ("majority" if epochs > 1 else "mean") if arm_agg == "auto" else arm_agg
             for item_id, recs in by_item.items():
                 first_line, first = recs[0]
                 if item_id in arm_rows:
-                    raise EvalcoreError(f"item {item_id!r} is answered by two runs of arm "
-                                        f"{arm_name!r}; pass a mapping arm -> run directories",
-                                        path=d / SAMPLES_FILE, line=first_line, field="item_id")
-                row = _aggregate_item(recs, mode, d / SAMPLES_FILE,
-                                      benchmark or find_benchmark(first.get("dataset")))
+                    raise EvalcoreError(
+                        f"item {item_id!r} is answered by two runs of arm "
+                        f"{arm_name!r}; pass a mapping arm -> run directories",
+                        path=d / SAMPLES_FILE,
+                        line=first_line,
+                        field="item_id",
+                    )
+                row = _aggregate_item(recs, mode, d / SAMPLES_FILE, benchmark or find_benchmark(first.get("dataset")))
                 any_cost = any_cost or row["cost"] > 0
                 arm_rows[item_id] = row
                 item_query.setdefault(item_id, _query_of(first, template))
@@ -253,8 +256,7 @@ def outcomes_from_runs(
     arms = list(per_arm)
     common = sorted(set.intersection(*(set(v) for v in per_arm.values())))
     if not common:
-        raise EvalcoreError("the runs share no item: every arm must answer the same items",
-                            path=str(all_dirs[0]))
+        raise EvalcoreError("the runs share no item: every arm must answer the same items", path=str(all_dirs[0]))
     rows = []
     for item in common:
         for arm in arms:
@@ -263,18 +265,25 @@ def outcomes_from_runs(
                 r["cost"] = r["tokens"] * token_price
             elif not any_cost:
                 r["cost"] = r["tokens"]
-            rows.append({"item_id": item, "arm": arm, "dataset": item_dataset[item],
-                         "query": (queries or {}).get(item, item_query[item]), **r})
+            rows.append(
+                {
+                    "item_id": item,
+                    "arm": arm,
+                    "dataset": item_dataset[item],
+                    "query": (queries or {}).get(item, item_query[item]),
+                    **r,
+                }
+            )
     df = pd.DataFrame(rows)
-    matrix = OutcomeMatrix.from_frame(df, source=", ".join(map(str, all_dirs[:3])),
-                                      line_offset=None)
+    matrix = OutcomeMatrix.from_frame(df, source=", ".join(map(str, all_dirs[:3])), line_offset=None)
     if cache_file is not None:
         matrix.save(cache_file)
     return matrix
 
 
-def read_outcomes(paths: Sequence[str | os.PathLike[str]], *,
-                  cache_dir: str | os.PathLike[str] | None = None) -> OutcomeMatrix:
+def read_outcomes(
+    paths: Sequence[str | os.PathLike[str]], *, cache_dir: str | os.PathLike[str] | None = None
+) -> OutcomeMatrix:
     """Load outcomes from one CSV/Parquet file or from run directories (what the CLI takes)."""
     if len(paths) == 1 and Path(paths[0]).is_file():
         return load_outcomes(paths[0])

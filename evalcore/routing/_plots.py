@@ -32,10 +32,8 @@ ROUTER_COLORS: dict[str, str] = {
 }
 """The fixed colour of each router in every routing figure."""
 
-_EXTRA = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
-          "#31a354", "#756bb1", "#636363")
-_ARM_PALETTE = ("#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3", "#a6d854", "#ffd92f", "#e5c494",
-                "#b3b3b3")
+_EXTRA = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
+_ARM_PALETTE = ("#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3", "#a6d854", "#ffd92f", "#e5c494", "#b3b3b3")
 _ARM_MARKERS = ("s", "D", "^", "v", "P", "X", "p", "h")
 
 
@@ -52,9 +50,14 @@ def arm_colors(arms: Sequence[str]) -> dict[str, str]:
     return {a: _ARM_PALETTE[i % len(_ARM_PALETTE)] for i, a in enumerate(arms)}
 
 
-def regret_figure(result: ReplayResult, *, against: str = "oracle",
-                  algorithms: Sequence[str] | None = None, confidence: float = 0.95,
-                  ncols: int = 4) -> Any:
+def regret_figure(
+    result: ReplayResult,
+    *,
+    against: str = "oracle",
+    algorithms: Sequence[str] | None = None,
+    confidence: float = 0.95,
+    ncols: int = 4,
+) -> Any:
     """Cumulative regret, one small panel per router: the median over orderings in the
     router's colour with its central ``confidence`` band, and the other routers' medians in
     light grey behind it for comparison (bands of eleven routers drawn on one axis merge into
@@ -72,8 +75,7 @@ def regret_figure(result: ReplayResult, *, against: str = "oracle",
     """
     import matplotlib.pyplot as plt
 
-    names = list(algorithms or [a for a in result.algorithms
-                                if not (against == "oracle" and a == "oracle")])
+    names = list(algorithms or [a for a in result.algorithms if not (against == "oracle" and a == "oracle")])
     steps = np.arange(1, result.n_steps + 1)
     lo_q, hi_q = (1 - confidence) / 2, (1 + confidence) / 2
     curves = {}
@@ -82,8 +84,9 @@ def regret_figure(result: ReplayResult, *, against: str = "oracle",
         curves[name] = (np.median(reg, 0), *np.quantile(reg, [lo_q, hi_q], axis=0))
     ncol = max(1, min(ncols, len(names)))
     nrow = int(np.ceil(len(names) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(2.9 * ncol, 2.3 * nrow + 0.6), sharex=True,
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        nrow, ncol, figsize=(2.9 * ncol, 2.3 * nrow + 0.6), sharex=True, sharey=True, squeeze=False
+    )
     for ax, name in zip(axes.ravel(), names):
         for other in names:
             if other != name:
@@ -94,20 +97,24 @@ def regret_figure(result: ReplayResult, *, against: str = "oracle",
         ax.plot(steps, med, color=color, lw=2, zorder=3)
         ax.set_title(name, fontsize=9, color=color)
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(names):]:
+    for ax in axes.ravel()[len(names) :]:
         ax.axis("off")
     ref = "oracle" if against == "oracle" else "best fixed arm"
     fig.supxlabel("queries routed")
     fig.supylabel(f"cumulative regret vs {ref}")
-    fig.suptitle(f"Cumulative regret: median over {result.n_orderings} orderings with "
-                 f"{int(confidence * 100)}% band (grey: the other routers' medians), "
-                 f"λ = {result.lam:g}", fontsize=10)
+    fig.suptitle(
+        f"Cumulative regret: median over {result.n_orderings} orderings with "
+        f"{int(confidence * 100)}% band (grey: the other routers' medians), "
+        f"λ = {result.lam:g}",
+        fontsize=10,
+    )
     fig.tight_layout()
     return fig
 
 
-def selection_share_figure(result: ReplayResult, *, algorithms: Sequence[str] | None = None,
-                           window: int | None = None) -> Any:
+def selection_share_figure(
+    result: ReplayResult, *, algorithms: Sequence[str] | None = None, window: int | None = None
+) -> Any:
     """Share of each arm among the selections over time, one panel per algorithm (panel
     titles in the router's colour, arms in :func:`arm_colors`)."""
     import matplotlib.pyplot as plt
@@ -116,22 +123,19 @@ def selection_share_figure(result: ReplayResult, *, algorithms: Sequence[str] | 
     share = result.selection_share(window=window)
     ncol = min(4, len(names))
     nrow = int(np.ceil(len(names) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.4 * nrow), sharex=True,
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.4 * nrow), sharex=True, sharey=True, squeeze=False)
     arms = result.outcomes.arms
     colors = arm_colors(arms)
     for ax, name in zip(axes.ravel(), names):
         sub = share[share.algorithm == name].pivot(index="step", columns="arm", values="share")
         sub = sub[arms]
-        ax.stackplot(sub.index, sub.to_numpy().T, labels=arms, alpha=0.9,
-                     colors=[colors[a] for a in arms])
+        ax.stackplot(sub.index, sub.to_numpy().T, labels=arms, alpha=0.9, colors=[colors[a] for a in arms])
         ax.set_title(name, fontsize=9, color=router_color(name))
         ax.set_ylim(0, 1)
-    for ax in axes.ravel()[len(names):]:
+    for ax in axes.ravel()[len(names) :]:
         ax.axis("off")
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=min(4, len(arms)),
-               bbox_to_anchor=(0.5, 0.0))
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=min(4, len(arms)), bbox_to_anchor=(0.5, 0.0))
     fig.supxlabel("queries routed", y=0.06)
     fig.supylabel("selection share")
     fig.tight_layout(rect=(0, 0.08, 1, 1))
@@ -151,16 +155,41 @@ def pareto_figure(result: ReplayResult) -> Any:
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
     arms = pts[pts.kind == "arm"]
     for (_, row), marker in zip(arms.iterrows(), _ARM_MARKERS * 4):
-        ax.scatter(row.mean_cost, row.mean_quality, marker=marker, s=60, c="white",
-                   edgecolors="black", linewidths=1.2, zorder=3, label=f"arm: {row['name']}")
+        ax.scatter(
+            row.mean_cost,
+            row.mean_quality,
+            marker=marker,
+            s=60,
+            c="white",
+            edgecolors="black",
+            linewidths=1.2,
+            zorder=3,
+            label=f"arm: {row['name']}",
+        )
     routers = pts[pts.kind == "algorithm"]
     for _, row in routers.iterrows():
-        ax.scatter(row.mean_cost, row.mean_quality, marker="o", s=45,
-                   c=router_color(row["name"]), edgecolors="white", linewidths=0.6, zorder=4,
-                   label=row["name"])
+        ax.scatter(
+            row.mean_cost,
+            row.mean_quality,
+            marker="o",
+            s=45,
+            c=router_color(row["name"]),
+            edgecolors="white",
+            linewidths=0.6,
+            zorder=4,
+            label=row["name"],
+        )
     front = pts[pts.pareto].sort_values("mean_cost")
-    ax.scatter(front.mean_cost, front.mean_quality, s=170, facecolors="none",
-               edgecolors="C3", linewidths=1.2, zorder=2, label="on the Pareto frontier")
+    ax.scatter(
+        front.mean_cost,
+        front.mean_quality,
+        s=170,
+        facecolors="none",
+        edgecolors="C3",
+        linewidths=1.2,
+        zorder=2,
+        label="on the Pareto frontier",
+    )
     ax.plot(front.mean_cost, front.mean_quality, "C3--", lw=1, zorder=1)
     ax.set_xlabel("mean cost per query")
     ax.set_ylabel("mean quality")
@@ -186,16 +215,38 @@ def sweep_figure(sweep: pd.DataFrame, arm_table: pd.DataFrame | None = None) -> 
     data = data.dropna(subset=["mean_cost", "mean_quality"])
     names = [str(n) for n in pd.unique(data["algorithm"])]
     if names:
-        sns.lineplot(data=data, x="mean_cost", y="mean_quality", hue="algorithm", hue_order=names,
-                     palette={n: router_color(n) for n in names}, marker="o", markersize=4, linewidth=1.2,
-                     markeredgewidth=0, sort=False, estimator=None, legend=False, ax=ax)
+        sns.lineplot(
+            data=data,
+            x="mean_cost",
+            y="mean_quality",
+            hue="algorithm",
+            hue_order=names,
+            palette={n: router_color(n) for n in names},
+            marker="o",
+            markersize=4,
+            linewidth=1.2,
+            markeredgewidth=0,
+            sort=False,
+            estimator=None,
+            legend=False,
+            ax=ax,
+        )
         # one line per algorithm, drawn in hue order: named, so the legend below lists them
         for line, name in zip(ax.get_lines(), names, strict=True):
             line.set_label(name)
     if arm_table is not None:
         for (_, row), marker in zip(arm_table.iterrows(), _ARM_MARKERS * 4):
-            ax.scatter(row.mean_cost, row.mean_quality, marker=marker, s=60, c="white",
-                       edgecolors="black", linewidths=1.2, zorder=3, label=f"arm: {row['arm']}")
+            ax.scatter(
+                row.mean_cost,
+                row.mean_quality,
+                marker=marker,
+                s=60,
+                c="white",
+                edgecolors="black",
+                linewidths=1.2,
+                zorder=3,
+                label=f"arm: {row['arm']}",
+            )
     ax.set_xlabel("mean cost per query")
     ax.set_ylabel("mean quality")
     ax.set_title("λ sweep: cost–quality curve per router")
@@ -205,8 +256,7 @@ def sweep_figure(sweep: pd.DataFrame, arm_table: pd.DataFrame | None = None) -> 
     return fig
 
 
-def bootstrap_figure(boot: ItemBootstrap, *, reference: str = "always_best",
-                     metric: str = "mean_reward") -> Any:
+def bootstrap_figure(boot: ItemBootstrap, *, reference: str = "always_best", metric: str = "mean_reward") -> Any:
     """Forest plot of each router's difference from ``reference`` with its item-bootstrap
     interval (items resampled, orderings nested), in the router colours."""
     import matplotlib.pyplot as plt
@@ -221,9 +271,11 @@ def bootstrap_figure(boot: ItemBootstrap, *, reference: str = "always_best",
         ax.scatter([rec["difference"]], [yi], color=color, s=40, zorder=3)
     ax.axvline(0, color="grey", ls="--", lw=1)
     ax.set_yticks(y, list(cmp["a"]), fontsize=8)
-    ax.set_xlabel(f"{metric.replace('_', ' ')}: router − {reference} "
-                  f"({boot.confidence:.0%} interval, {boot.n_boot} item resamples × "
-                  f"{boot.orderings} orderings)")
+    ax.set_xlabel(
+        f"{metric.replace('_', ' ')}: router − {reference} "
+        f"({boot.confidence:.0%} interval, {boot.n_boot} item resamples × "
+        f"{boot.orderings} orderings)"
+    )
     ax.set_title(f"Difference from {reference} on resampled items (n = {boot.n_items} items)")
     ax.grid(alpha=0.3, axis="x")
     fig.tight_layout()

@@ -39,9 +39,17 @@ class Progress:
         clock: Seconds clock (tests pass a fake).
     """
 
-    def __init__(self, total: int, what: str, *, unit: str = "steps", every_s: float = 10.0,
-                 enabled: bool = True, stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        total: int,
+        what: str,
+        *,
+        unit: str = "steps",
+        every_s: float = 10.0,
+        enabled: bool = True,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.total = max(int(total), 0)
         self.what, self.unit, self.every_s = what, unit, float(every_s)
         self.enabled, self.stream, self.clock = enabled, stream, clock

@@ -29,24 +29,21 @@ from evalcore.routing._reward import compute_rewards
 def parse_algorithms(spec: str | Sequence[str]) -> list[str]:
     """``"all"`` or ``"a,b"`` (or a list) → validated algorithm names."""
     if isinstance(spec, str):
-        names = list(ALGORITHMS) if spec.strip() == "all" else [
-            s.strip() for s in spec.split(",") if s.strip()]
+        names = list(ALGORITHMS) if spec.strip() == "all" else [s.strip() for s in spec.split(",") if s.strip()]
     else:
         names = list(spec)
     if not names:
         raise EvalcoreError("no algorithm given", field="algorithms")
     for n in names:
         if n not in ALGORITHMS:
-            raise EvalcoreError(f"unknown algorithm {n!r}; choose from {', '.join(ALGORITHMS)}",
-                                field="algorithms")
+            raise EvalcoreError(f"unknown algorithm {n!r}; choose from {', '.join(ALGORITHMS)}", field="algorithms")
     return list(dict.fromkeys(names))
 
 
 def make_orderings(n_items: int, orderings: int, seed: int) -> np.ndarray:
     """R seeded random permutations of the item indices, shape (R, T)."""
     if isinstance(orderings, bool) or not isinstance(orderings, (int, np.integer)):
-        raise EvalcoreError(f"orderings must be an integer, got {orderings!r}",
-                            field="orderings")
+        raise EvalcoreError(f"orderings must be an integer, got {orderings!r}", field="orderings")
     if orderings < 1:
         raise EvalcoreError("orderings must be >= 1", field="orderings")
     rng = np.random.default_rng([seed, 0x0D0E])
@@ -77,8 +74,9 @@ class AlgorithmTrace:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-def _run_router(router: Router, env: ReplayEnv, rng: np.random.Generator,
-                r_seq: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+def _run_router(
+    router: Router, env: ReplayEnv, rng: np.random.Generator, r_seq: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
     R, T = env.orders.shape
     # a learner is reset with the environment less the outcome matrix: what it learns comes
     # only from the chosen arm's reward passed to ``update`` below
@@ -154,18 +152,23 @@ def replay(
     """
     where = outcomes.source or None
     if outcomes.n_arms < 2:
-        raise EvalcoreError(f"routing needs at least two arms to choose between; the outcome "
-                            f"matrix has one ({outcomes.arms[0]!r})", path=where, field="arm")
+        raise EvalcoreError(
+            f"routing needs at least two arms to choose between; the outcome matrix has one ({outcomes.arms[0]!r})",
+            path=where,
+            field="arm",
+        )
     if outcomes.n_items < 2:
-        raise EvalcoreError(f"routing needs at least two items (queries) to learn over; the "
-                            f"outcome matrix has one ({outcomes.item_ids[0]!r})", path=where,
-                            field="item_id")
+        raise EvalcoreError(
+            f"routing needs at least two items (queries) to learn over; the "
+            f"outcome matrix has one ({outcomes.item_ids[0]!r})",
+            path=where,
+            field="item_id",
+        )
     names = parse_algorithms(algorithms)
     params = dict(params or {})
     for key in params:
         if key not in ALGORITHMS:
-            raise EvalcoreError(f"parameters given for unknown algorithm {key!r}",
-                                field="params")
+            raise EvalcoreError(f"parameters given for unknown algorithm {key!r}", field="params")
     routers = {n: make_router(n, **dict(params.get(n, {}))) for n in names}
     if features is None and any(r.contextual for r in routers.values()):
         features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
@@ -176,8 +179,7 @@ def replay(
     if price_range is None:
         price_range = (float(outcomes.cost.min()), float(outcomes.cost.max()))
     price_range = (float(price_range[0]), float(price_range[1]))
-    rewards = compute_rewards(outcomes.quality, outcomes.cost, outcomes.error, lam=lam,
-                              price_range=price_range)
+    rewards = compute_rewards(outcomes.quality, outcomes.cost, outcomes.error, lam=lam, price_range=price_range)
     binary = (rewards == 0) | (rewards == 1)
     for name, router in routers.items():
         if getattr(router, "kind", None) == "beta" and not binary.all():
@@ -186,7 +188,10 @@ def replay(
                 f"{name} with kind='beta' needs rewards in {{0, 1}}, but item "
                 f"{outcomes.item_ids[i]!r} on arm {outcomes.arms[k]!r} has reward "
                 f"{rewards[i, k]:g} (quality {outcomes.quality[i, k]:g}, λ = {lam:g}); use "
-                "kind='gaussian', or binary quality with λ = 0", path=where, field="quality")
+                "kind='gaussian', or binary quality with λ = 0",
+                path=where,
+                field="quality",
+            )
     # what a call costs in reward terms: quality − reward (λ·normalized cost, λ for a failure)
     penalty = outcomes.quality - rewards
     orders = make_orderings(outcomes.n_items, orderings, seed)
@@ -217,8 +222,7 @@ def replay(
         whole = lo == 0 and hi == R
         rng = np.random.default_rng([seed, idx] if whole else [seed, idx, lo])
         router = routers[name] if whole else make_router(name, **dict(params.get(name, {})))
-        sub = env if whole else ReplayEnv(rewards=rewards, cost=outcomes.cost,
-                                          orders=orders[lo:hi], features=features)
+        sub = env if whole else ReplayEnv(rewards=rewards, cost=outcomes.cost, orders=orders[lo:hi], features=features)
         a, a2 = _run_router(router, sub, rng, r_seq[lo:hi])
         arms[name][lo:hi] = a
         if a2 is not None:
@@ -226,8 +230,7 @@ def replay(
         seconds[name] += time.perf_counter() - t0
 
     n_workers = min(len(tasks), workers if workers is not None else (os.cpu_count() or 1))
-    bar = progress_bar(len(tasks), f"routing replay ({R} orderings)", unit="router blocks",
-                       progress=progress)
+    bar = progress_bar(len(tasks), f"routing replay ({R} orderings)", unit="router blocks", progress=progress)
     if n_workers <= 1:
         for task in tasks:
             one(task)
@@ -260,14 +263,22 @@ def replay(
             q = (q + np.take_along_axis(q_seq, bi, 2)[..., 0]) / 2
             r = q - pa - np.where(duel, pb, 0.0)
             c = c + np.where(duel, np.take_along_axis(c_seq, bi, 2)[..., 0], 0.0)
-        done[name] = AlgorithmTrace(arm=arm, arm2=arm2, quality=q, cost=c, reward=r,
-                                    seconds=seconds[name], params=routers[name].params())
+        done[name] = AlgorithmTrace(
+            arm=arm, arm2=arm2, quality=q, cost=c, reward=r, seconds=seconds[name], params=routers[name].params()
+        )
     traces = {name: done[name] for name in names}
     best_arm = int(np.argmax(rewards.mean(0)))
-    return ReplayResult(outcomes=outcomes, orders=orders, lam=lam, seed=seed, traces=traces,
-                        oracle_reward=rewards.max(1)[orders],
-                        best_fixed_reward=rewards[:, best_arm][orders], best_fixed_arm=best_arm,
-                        price_range=price_range)
+    return ReplayResult(
+        outcomes=outcomes,
+        orders=orders,
+        lam=lam,
+        seed=seed,
+        traces=traces,
+        oracle_reward=rewards.max(1)[orders],
+        best_fixed_reward=rewards[:, best_arm][orders],
+        best_fixed_arm=best_arm,
+        price_range=price_range,
+    )
 
 
 @dataclass
@@ -306,8 +317,7 @@ class ReplayResult:
     def _trace(self, name: str) -> AlgorithmTrace:
         """The trace of ``name``; an algorithm that was not replayed is an EvalcoreError."""
         if name not in self.traces:
-            raise EvalcoreError(f"{name!r} was not replayed (replayed: "
-                                f"{', '.join(self.traces)})", field="algorithm")
+            raise EvalcoreError(f"{name!r} was not replayed (replayed: {', '.join(self.traces)})", field="algorithm")
         return self.traces[name]
 
     @property
@@ -333,38 +343,35 @@ class ReplayResult:
         cost terms, as its realized reward does). Free of the item-level noise of the realized
         regret, it is the quantity bandit regret bounds speak of."""
         o = self.outcomes
-        rw = compute_rewards(o.quality, o.cost, o.error, lam=self.lam,
-                             price_range=self.price_range)
+        rw = compute_rewards(o.quality, o.cost, o.error, lam=self.lam, price_range=self.price_range)
         mu, mq = rw.mean(0), o.quality.mean(0)
         mp = mq - mu  # mean cost term of each arm
         tr = self._trace(name)
         if tr.arm2 is None:
             got = mu[tr.arm]
         else:
-            got = (mq[tr.arm] + mq[tr.arm2]) / 2 - mp[tr.arm] - np.where(
-                tr.arm2 != tr.arm, mp[tr.arm2], 0.0)
+            got = (mq[tr.arm] + mq[tr.arm2]) / 2 - mp[tr.arm] - np.where(tr.arm2 != tr.arm, mp[tr.arm2], 0.0)
         return np.cumsum(mu.max() - got, axis=1)
 
-    def convergence_points(self, name: str, *, threshold: float = 0.9,
-                           window: int | None = None) -> np.ndarray:
+    def convergence_points(self, name: str, *, threshold: float = 0.9, window: int | None = None) -> np.ndarray:
         """Per-ordering convergence point of ``name`` (see :func:`convergence_point`)."""
         return convergence_point(self._trace(name).arm, threshold=threshold, window=window)
 
-    def per_ordering(self, name: str, *, threshold: float = 0.9,
-                     window: int | None = None) -> pd.DataFrame:
+    def per_ordering(self, name: str, *, threshold: float = 0.9, window: int | None = None) -> pd.DataFrame:
         """One row per ordering: mean quality, total cost, mean reward, final regrets,
         convergence point (NaN = not converged)."""
         tr = self._trace(name)
-        return pd.DataFrame({
-            "ordering": np.arange(self.n_orderings),
-            "mean_quality": tr.quality.mean(1),
-            "total_cost": tr.cost.sum(1),
-            "mean_reward": tr.reward.mean(1),
-            "regret_vs_oracle": (self.oracle_reward - tr.reward).sum(1),
-            "regret_vs_best_fixed": (self.best_fixed_reward - tr.reward).sum(1),
-            "convergence_point": self.convergence_points(name, threshold=threshold,
-                                                         window=window),
-        })
+        return pd.DataFrame(
+            {
+                "ordering": np.arange(self.n_orderings),
+                "mean_quality": tr.quality.mean(1),
+                "total_cost": tr.cost.sum(1),
+                "mean_reward": tr.reward.mean(1),
+                "regret_vs_oracle": (self.oracle_reward - tr.reward).sum(1),
+                "regret_vs_best_fixed": (self.best_fixed_reward - tr.reward).sum(1),
+                "convergence_point": self.convergence_points(name, threshold=threshold, window=window),
+            }
+        )
 
     def per_ordering_table(self) -> pd.DataFrame:
         """Every router's per-ordering values, long format (``per_ordering.csv``): ``algorithm,
@@ -387,19 +394,27 @@ class ReplayResult:
         ids = json.dumps([str(i) for i in self.outcomes.item_ids]).encode("utf-8")
         return {
             "kind": "evalcore routing result",
-            "lambda": float(self.lam), "seed": int(self.seed),
-            "n_orderings": self.n_orderings, "n_items": self.n_steps,
-            "arms": list(self.outcomes.arms), "algorithms": self.algorithms,
+            "lambda": float(self.lam),
+            "seed": int(self.seed),
+            "n_orderings": self.n_orderings,
+            "n_items": self.n_steps,
+            "arms": list(self.outcomes.arms),
+            "algorithms": self.algorithms,
             "params": {n: tr.params for n, tr in self.traces.items()},
             "price_range": None if self.price_range is None else list(self.price_range),
             "items_sha256": hashlib.sha256(ids).hexdigest(),
-            "orderings_sha256": hashlib.sha256(
-                np.ascontiguousarray(self.orders, dtype=np.int64).tobytes()).hexdigest(),
+            "orderings_sha256": hashlib.sha256(np.ascontiguousarray(self.orders, dtype=np.int64).tobytes()).hexdigest(),
             "source": self.outcomes.source or None,
         }
 
-    def summary(self, *, confidence: float = 0.95, threshold: float = 0.9,
-                window: int | None = None, reference: str = "always_best") -> pd.DataFrame:
+    def summary(
+        self,
+        *,
+        confidence: float = 0.95,
+        threshold: float = 0.9,
+        window: int | None = None,
+        reference: str = "always_best",
+    ) -> pd.DataFrame:
         """One row per algorithm with means and intervals over orderings.
 
         Columns: ``algorithm, n_orderings`` (R, the number of per-ordering values each
@@ -430,10 +445,8 @@ class ReplayResult:
             ref_q = self.outcomes.quality[:, arm][self.orders].mean(1)
         for name in self.algorithms:
             po = self.per_ordering(name, threshold=threshold, window=window)
-            row: dict[str, Any] = {"algorithm": name, "n_orderings": self.n_orderings,
-                                   "n_items": self.n_steps}
-            for col in ("mean_quality", "total_cost", "regret_vs_oracle",
-                        "regret_vs_best_fixed"):
+            row: dict[str, Any] = {"algorithm": name, "n_orderings": self.n_orderings, "n_items": self.n_steps}
+            for col in ("mean_quality", "total_cost", "regret_vs_oracle", "regret_vs_best_fixed"):
                 vals = po[col].to_numpy()
                 lo, hi = interval(vals, confidence)
                 row.update({col: float(vals.mean()), f"{col}_ci_low": lo, f"{col}_ci_high": hi})
@@ -441,12 +454,18 @@ class ReplayResult:
             cp_inf = np.where(np.isnan(cp), np.inf, cp)
             centre = float(np.quantile(cp_inf, 0.5, method="lower"))
             with np.errstate(invalid="ignore"):  # inf − inf while interpolating
-                lo, hi = (float(v) for v in np.quantile(
-                    cp_inf, [(1 - confidence) / 2, (1 + confidence) / 2], method="lower"))
+                lo, hi = (
+                    float(v) for v in np.quantile(cp_inf, [(1 - confidence) / 2, (1 + confidence) / 2], method="lower")
+                )
             fin = lambda v: v if math.isfinite(v) else float("nan")  # noqa: E731
-            row.update({"convergence_point": fin(centre), "convergence_point_ci_low": fin(lo),
-                        "convergence_point_ci_high": fin(hi),
-                        "converged_share": float(np.isfinite(cp).mean())})
+            row.update(
+                {
+                    "convergence_point": fin(centre),
+                    "convergence_point_ci_low": fin(lo),
+                    "convergence_point_ci_high": fin(hi),
+                    "converged_share": float(np.isfinite(cp).mean()),
+                }
+            )
             row["mean_reward"] = float(po["mean_reward"].mean())
             # savings against the reference's *mean* total cost: a fixed denominator, so the
             # mean over orderings is 1 − (router's mean total cost)/(reference's), negative
@@ -461,11 +480,15 @@ class ReplayResult:
                 sav = np.full(self.n_orderings, np.nan)
                 saving = float("nan")
             lo, hi = interval(sav, confidence)
-            row.update({"cost_savings_vs_always_best": saving,
-                        "cost_savings_vs_always_best_ci_low": lo,
-                        "cost_savings_vs_always_best_ci_high": hi,
-                        "quality_vs_always_best": float((po["mean_quality"] - ref_q).mean()),
-                        "seconds": self.traces[name].seconds})
+            row.update(
+                {
+                    "cost_savings_vs_always_best": saving,
+                    "cost_savings_vs_always_best_ci_low": lo,
+                    "cost_savings_vs_always_best_ci_high": hi,
+                    "quality_vs_always_best": float((po["mean_quality"] - ref_q).mean()),
+                    "seconds": self.traces[name].seconds,
+                }
+            )
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -479,7 +502,7 @@ class ReplayResult:
             every: Keep every n-th step (and the last).
         """
         steps = np.arange(self.n_steps)
-        keep = np.unique(np.r_[steps[::max(every, 1)], self.n_steps - 1])
+        keep = np.unique(np.r_[steps[:: max(every, 1)], self.n_steps - 1])
         lo_q, hi_q = (1 - confidence) / 2, (1 + confidence) / 2
         frames = []
         denom = np.arange(1, self.n_steps + 1)
@@ -506,7 +529,7 @@ class ReplayResult:
         of its two arms. Long format: ``algorithm, step, arm, share``."""
         T, K = self.n_steps, self.outcomes.n_arms
         w = window or max(10, T // 50)
-        keep = np.unique(np.r_[np.arange(T)[::max(every, 1)], T - 1])
+        keep = np.unique(np.r_[np.arange(T)[:: max(every, 1)], T - 1])
         frames = []
         for name in self.algorithms:
             tr = self.traces[name]
@@ -520,8 +543,7 @@ class ReplayResult:
             lo = np.maximum(np.arange(1, T + 1) - w, 0)
             smooth = (cs[1:] - cs[lo]) / (np.arange(1, T + 1) - lo)[:, None]
             for k, arm in enumerate(self.outcomes.arms):
-                frames.append(pd.DataFrame({"algorithm": name, "step": keep + 1, "arm": arm,
-                                            "share": smooth[keep, k]}))
+                frames.append(pd.DataFrame({"algorithm": name, "step": keep + 1, "arm": arm, "share": smooth[keep, k]}))
         return pd.concat(frames, ignore_index=True)
 
     def points(self) -> pd.DataFrame:
@@ -529,17 +551,27 @@ class ReplayResult:
         ``pareto`` marking the non-dominated points (see :func:`pareto_frontier`)."""
         from evalcore.routing._metrics import pareto_frontier
 
-        rows = [{"name": n, "kind": "algorithm", "mean_cost": float(tr.cost.mean()),
-                 "mean_quality": float(tr.quality.mean())} for n, tr in self.traces.items()]
+        rows = [
+            {
+                "name": n,
+                "kind": "algorithm",
+                "mean_cost": float(tr.cost.mean()),
+                "mean_quality": float(tr.quality.mean()),
+            }
+            for n, tr in self.traces.items()
+        ]
         tab = self.outcomes.arm_table(self.lam)
-        rows += [{"name": a, "kind": "arm", "mean_cost": float(c), "mean_quality": float(q)}
-                 for a, c, q in zip(tab["arm"], tab["mean_cost"], tab["mean_quality"])]
+        rows += [
+            {"name": a, "kind": "arm", "mean_cost": float(c), "mean_quality": float(q)}
+            for a, c, q in zip(tab["arm"], tab["mean_cost"], tab["mean_quality"])
+        ]
         df = pd.DataFrame(rows)
         df["pareto"] = pareto_frontier(df["mean_cost"].to_numpy(), df["mean_quality"].to_numpy())
         return df
 
-    def compare(self, *, metric: str = "mean_reward", test: str = "paired_t",
-                correction: str = "holm", alpha: float = 0.05) -> pd.DataFrame:
+    def compare(
+        self, *, metric: str = "mean_reward", test: str = "paired_t", correction: str = "holm", alpha: float = 0.05
+    ) -> pd.DataFrame:
         """Every pair of algorithms compared on the same orderings.
 
         Per ordering, each algorithm's ``metric`` (a column of :meth:`per_ordering`:
@@ -549,10 +581,8 @@ class ReplayResult:
         """
         from evalcore.routing._metrics import pairwise_comparisons
 
-        columns = ("mean_quality", "total_cost", "mean_reward", "regret_vs_oracle",
-                   "regret_vs_best_fixed")
+        columns = ("mean_quality", "total_cost", "mean_reward", "regret_vs_oracle", "regret_vs_best_fixed")
         if metric not in columns:
-            raise EvalcoreError(f"unknown metric {metric!r}; use one of {', '.join(columns)}",
-                                field="metric")
+            raise EvalcoreError(f"unknown metric {metric!r}; use one of {', '.join(columns)}", field="metric")
         values = {n: self.per_ordering(n)[metric].to_numpy() for n in self.algorithms}
         return pairwise_comparisons(values, test=test, correction=correction, alpha=alpha)

@@ -9,9 +9,7 @@ import numpy as np
 from evalcore.errors import EvalcoreError
 
 
-def normalized_cost(
-    cost: np.ndarray, *, price_range: tuple[float, float] | None = None
-) -> np.ndarray:
+def normalized_cost(cost: np.ndarray, *, price_range: tuple[float, float] | None = None) -> np.ndarray:
     """Scale costs by the arms' price range.
 
     ``c̃ = (c − c_min) / (c_max − c_min)``, where ``c_min`` and ``c_max`` are the smallest and

@@ -48,10 +48,16 @@ def simulate_outcomes(
     cost = np.asarray(arm_cost, dtype=float) * rng.lognormal(0, 0.1, (n_items, k))
     error = rng.random((n_items, k)) < error_rate
     return OutcomeMatrix(
-        item_ids=[f"sim/{i}" for i in range(n_items)], arms=[f"arm{j}" for j in range(k)],
-        quality=quality, cost=cost, latency=0.5 * cost, tokens=np.round(100 * cost),
-        error=error, features=rng.standard_normal((n_items, n_features)),
-        feature_names=[f"f{j}" for j in range(n_features)], source="simulated",
+        item_ids=[f"sim/{i}" for i in range(n_items)],
+        arms=[f"arm{j}" for j in range(k)],
+        quality=quality,
+        cost=cost,
+        latency=0.5 * cost,
+        tokens=np.round(100 * cost),
+        error=error,
+        features=rng.standard_normal((n_items, n_features)),
+        feature_names=[f"f{j}" for j in range(n_features)],
+        source="simulated",
     )
 
 
@@ -92,11 +98,16 @@ def simulate_contextual(
     w = q[:, :n_arms].T  # (K, d), orthonormal rows
     prob = 1.0 / (1.0 + np.exp(-sharpness * x @ w.T))
     quality = (rng.random(prob.shape) < prob).astype(float) if binary else prob
-    cost = np.tile(np.ones(n_arms) if arm_cost is None else np.asarray(arm_cost, float),
-                   (n_items, 1))
+    cost = np.tile(np.ones(n_arms) if arm_cost is None else np.asarray(arm_cost, float), (n_items, 1))
     return OutcomeMatrix(
-        item_ids=[f"ctx/{i}" for i in range(n_items)], arms=[f"arm{j}" for j in range(n_arms)],
-        quality=quality, cost=cost, latency=cost.copy(), tokens=100 * cost,
-        error=np.zeros_like(quality, dtype=bool), features=x,
-        feature_names=[f"f{j}" for j in range(n_features)], source="simulated-contextual",
+        item_ids=[f"ctx/{i}" for i in range(n_items)],
+        arms=[f"arm{j}" for j in range(n_arms)],
+        quality=quality,
+        cost=cost,
+        latency=cost.copy(),
+        tokens=100 * cost,
+        error=np.zeros_like(quality, dtype=bool),
+        features=x,
+        feature_names=[f"f{j}" for j in range(n_features)],
+        source="simulated-contextual",
     )

@@ -64,10 +64,17 @@ def write_tables(
         raise EvalcoreError(f"must be 'csv' or 'parquet', got {curves_format!r}", field="curves_format")
     ext = "." + curves_format
     tables = {
-        "summary.csv": summary, f"curves{ext}": curves, f"selection_share{ext}": selection_share,
-        "points.csv": points, "comparisons.csv": comparisons, "bootstrap.csv": bootstrap,
-        "bootstrap_comparisons.csv": bootstrap_comparisons, "sweep.csv": sweep, "aiq.csv": aiq,
-        "arms.csv": arms, "per_ordering.csv": per_ordering,
+        "summary.csv": summary,
+        f"curves{ext}": curves,
+        f"selection_share{ext}": selection_share,
+        "points.csv": points,
+        "comparisons.csv": comparisons,
+        "bootstrap.csv": bootstrap,
+        "bootstrap_comparisons.csv": bootstrap_comparisons,
+        "sweep.csv": sweep,
+        "aiq.csv": aiq,
+        "arms.csv": arms,
+        "per_ordering.csv": per_ordering,
     }
     tables = {name: df for name, df in tables.items() if df is not None}
     out = Path(directory)
@@ -83,7 +90,8 @@ def write_tables(
             from evalcore._io import to_json_native
 
             (tmp / "routing.json").write_text(
-                json.dumps(to_json_native(design), indent=2, allow_nan=False), encoding="utf-8")
+                json.dumps(to_json_native(design), indent=2, allow_nan=False), encoding="utf-8"
+            )
             tables["routing.json"] = design
         for name in tables:
             os.replace(tmp / name, out / name)

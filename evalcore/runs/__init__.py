@@ -14,4 +14,3 @@ _EXPORTS = {
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-

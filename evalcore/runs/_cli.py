@@ -53,34 +53,37 @@ def _resume_command(parser: argparse.ArgumentParser, args: argparse.Namespace, r
 def _print_results(path: Any, res: dict[str, Any], config: dict[str, Any] | None = None) -> None:
     print(f"run: {path}")
     if config:  # which data was asked: a shipped sample is not the full benchmark
-        print(f"dataset: {config.get('dataset')} split {config.get('split')}, source "
-              f"{', '.join(config.get('source') or [])}, {config.get('n_items')} items  "
-              f"model: {config.get('model')}")
+        print(
+            f"dataset: {config.get('dataset')} split {config.get('split')}, source "
+            f"{', '.join(config.get('source') or [])}, {config.get('n_items')} items  "
+            f"model: {config.get('model')}"
+        )
     inv = res.get("invocation")
     if res.get("rescored"):
         done = "re-scored from the recorded answers, no model calls"
     elif inv:  # what this command did: a resumed run re-asks nothing it has
-        done = (f"resumed {inv.get('resumed', 0)}, asked {inv.get('asked', 0)}, "
-                f"from cache {inv.get('from_cache', 0)}")
+        done = f"resumed {inv.get('resumed', 0)}, asked {inv.get('asked', 0)}, from cache {inv.get('from_cache', 0)}"
     else:
         done = f"cached {res.get('cached')}"
-    print(f"samples: {res.get('n_samples')} ({done})  errors: {res.get('errors')}  "
-          f"retries: {res.get('retries')}")
+    print(f"samples: {res.get('n_samples')} ({done})  errors: {res.get('errors')}  retries: {res.get('retries')}")
     print(f"accuracy strict:   {_fmt_ci(res.get('accuracy_strict'))}")
     print(f"accuracy flexible: {_fmt_ci(res.get('accuracy_flexible'))}")
     if res.get("pass_at_k"):
         print("pass@k: " + ", ".join(f"{k}={v:.3f}" for k, v in res["pass_at_k"].items()))
     if res.get("parse_failure_rate") is not None:
         strict = res.get("parse_failure_rate_strict")
-        print(f"parse failures: flexible {res['parse_failure_rate']:.3f}"
-              + (f", strict {strict:.3f}" if strict is not None else ""))
+        print(
+            f"parse failures: flexible {res['parse_failure_rate']:.3f}"
+            + (f", strict {strict:.3f}" if strict is not None else "")
+        )
     tok = res.get("tokens") or {}
-    print(f"tokens: {tok.get('prompt', 0)} in / {tok.get('completion', 0)} out  "
-          f"cost: ${res.get('cost_usd', 0.0):.4f}")
+    print(f"tokens: {tok.get('prompt', 0)} in / {tok.get('completion', 0)} out  cost: ${res.get('cost_usd', 0.0):.4f}")
     if res.get("latency_p50_s") is not None:
         qps = res.get("qps")
-        print(f"latency p50 {res['latency_p50_s']:.3f}s p95 {res['latency_p95_s']:.3f}s"
-              + (f"  qps {qps:.2f}" if qps else ""))
+        print(
+            f"latency p50 {res['latency_p50_s']:.3f}s p95 {res['latency_p95_s']:.3f}s"
+            + (f"  qps {qps:.2f}" if qps else "")
+        )
 
 
 def _parse_param(text: str) -> tuple[str, Any]:
@@ -124,14 +127,27 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         path = run_benchmark(
-            args.dataset, args.model, limit=args.limit, seed=args.seed, epochs=args.epochs,
-            concurrency=args.concurrency, run_dir=args.run_dir, run_id=args.run_id,
-            prompt=args.prompt, params=params, progress=not args.no_progress,
-            few_shot=args.few_shot, mmlu_mode=args.mmlu_mode, split=args.split,
-            source=args.source, cache=False if args.no_cache else True, scorer=args.scorer,
+            args.dataset,
+            args.model,
+            limit=args.limit,
+            seed=args.seed,
+            epochs=args.epochs,
+            concurrency=args.concurrency,
+            run_dir=args.run_dir,
+            run_id=args.run_id,
+            prompt=args.prompt,
+            params=params,
+            progress=not args.no_progress,
+            few_shot=args.few_shot,
+            mmlu_mode=args.mmlu_mode,
+            split=args.split,
+            source=args.source,
+            cache=False if args.no_cache else True,
+            scorer=args.scorer,
             model_options=options,
-            **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait}
-               if getattr(args, "cluster", None) else {}),
+            **(
+                {"cluster": args.cluster, "cluster_wait_s": args.cluster_wait} if getattr(args, "cluster", None) else {}
+            ),
         )
     except RunInterrupted as stop:
         return _interrupted(stop, args)
@@ -146,15 +162,19 @@ def _run(args: argparse.Namespace) -> int:
             f"the model call failed for all {failed['count']} samples, nothing was scored "
             f"(first error: {failed['first']}); the failed samples are kept in this run "
             f"directory, and re-running with its --run-id asks them again: {failed['resume']}",
-            path=path)
+            path=path,
+        )
     _print_results(path, run.results, run.config)
     if failed is not None:
         import sys
 
-        print(f"evalcore: warning: the model call failed for {failed['count']} of {failed['n']} "
-              f"samples (first error: {failed['first']}); the accuracy counts only the "
-              f"{failed['n'] - failed['count']} answered; re-running with --run-id asks the "
-              f"failed ones again: {failed['resume']}", file=sys.stderr)
+        print(
+            f"evalcore: warning: the model call failed for {failed['count']} of {failed['n']} "
+            f"samples (first error: {failed['first']}); the accuracy counts only the "
+            f"{failed['n'] - failed['count']} answered; re-running with --run-id asks the "
+            f"failed ones again: {failed['resume']}",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -171,8 +191,13 @@ def _failed_calls(run: Any, args: argparse.Namespace) -> dict[str, Any] | None:
     if len(text) > 200:
         text = text[:197] + "..."
     run_id = str(run.results.get("run_id") or run.config.get("run_id") or run.path.name)
-    return {"n": n, "count": count, "all": count >= n, "first": text,
-            "resume": _resume_command(args._run_parser, args, run_id)}
+    return {
+        "n": n,
+        "count": count,
+        "all": count >= n,
+        "first": text,
+        "resume": _resume_command(args._run_parser, args, run_id),
+    }
 
 
 def _interrupted(stop: Any, args: argparse.Namespace) -> int:
@@ -180,8 +205,7 @@ def _interrupted(stop: Any, args: argparse.Namespace) -> int:
     import os
     import sys
 
-    print(f"\nevalcore: interrupted: {stop.saved} of {stop.wanted} samples saved in {stop.path}",
-          file=sys.stderr)
+    print(f"\nevalcore: interrupted: {stop.saved} of {stop.wanted} samples saved in {stop.path}", file=sys.stderr)
     print(f"resume with: {_resume_command(args._run_parser, args, stop.run_id)}", file=sys.stderr)
     if stop.abandoned:
         # a model call still computes in a worker thread (llama.cpp cannot be stopped
@@ -207,13 +231,13 @@ def _rescore(args: argparse.Namespace) -> int:
         warn_if_not_isolated()
     after = load_run(args.run_dir_path)
     _print_results(args.run_dir_path, res, after.config)
-    _print_changes(score_changes(before.results, before.samples, res, after.samples),
-                   len(after.samples))
+    _print_changes(score_changes(before.results, before.samples, res, after.samples), len(after.samples))
     return 0
 
 
 def _print_changes(changes: dict[str, Any], n_samples: int, limit: int = 20) -> None:
     """What ``rescore`` changed: each metric old -> new, and the samples whose verdict changed."""
+
     def fmt(v: Any) -> str:
         return "n/a" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
@@ -237,40 +261,54 @@ def _print_changes(changes: dict[str, Any], n_samples: int, limit: int = 20) -> 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
     """Add ``run`` and ``rescore`` to the CLI."""
     p = subparsers.add_parser(
-        "run", help="run a benchmark (gsm8k, mmlu, humaneval, or your own YAML file) against a model",
+        "run",
+        help="run a benchmark (gsm8k, mmlu, humaneval, or your own YAML file) against a model",
         description="Ask a model every item x epoch, score by exact match or code execution, "
-                    "record every sample in DIR/ID/samples.jsonl (resumable). Exit status 2 "
-                    "when the input is bad or the model call failed for every sample (the run "
-                    "directory is kept; --run-id resumes it), 130 on Ctrl-C.")
-    p.add_argument("dataset", help="gsm8k, mmlu, humaneval, or a benchmark YAML file "
-                                   "(your own items and scorer: docs/benchmarks.md)")
-    p.add_argument("--model", required=True,
-                   help="local:smollm2 | openai:gpt-4o-mini | openai-compatible:NAME@URL | "
-                        "replay:RUN_DIR")
+        "record every sample in DIR/ID/samples.jsonl (resumable). Exit status 2 "
+        "when the input is bad or the model call failed for every sample (the run "
+        "directory is kept; --run-id resumes it), 130 on Ctrl-C.",
+    )
+    p.add_argument(
+        "dataset",
+        help="gsm8k, mmlu, humaneval, or a benchmark YAML file (your own items and scorer: docs/benchmarks.md)",
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        help="local:smollm2 | openai:gpt-4o-mini | openai-compatible:NAME@URL | replay:RUN_DIR",
+    )
     p.add_argument("--limit", type=int, default=None, help="number of items (default: all)")
     p.add_argument("--seed", type=int, default=0, help="item sampling and generation seed")
     p.add_argument("--epochs", type=int, default=1, help="repetitions of every item")
     p.add_argument("--concurrency", type=int, default=4, help="calls in flight")
     p.add_argument("--run-dir", default="runs", help="parent folder of run directories")
     p.add_argument("--run-id", default=None, help="run id; an existing one is resumed")
-    p.add_argument("--max-tokens", type=int, default=None,
-                   help="completion token limit (default per dataset: " + ", ".join(
-                       f"{d} {n}" for d, n in DEFAULT_MAX_TOKENS.items()) + "; the notebooks' too)")
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="completion token limit (default per dataset: "
+        + ", ".join(f"{d} {n}" for d, n in DEFAULT_MAX_TOKENS.items())
+        + "; the notebooks' too)",
+    )
     p.add_argument("--temperature", type=finite_float, default=None, help="sampling temperature")
-    p.add_argument("--param", action="append", metavar="KEY=VALUE",
-                   help="another generation parameter (top_p, stop, seed, logprobs, ...)")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="another generation parameter (top_p, stop, seed, logprobs, ...)",
+    )
     p.add_argument("--prompt", default=None, help="prompt template YAML (default: packaged)")
     p.add_argument("--few-shot", type=int, default=0, help="worked examples per prompt")
     p.add_argument("--mmlu-mode", default="generate", help="generate | likelihood")
     p.add_argument("--split", default="test", help="dataset split")
     p.add_argument("--source", default="auto", help="auto | hf | local | package | sample")
     p.add_argument("--scorer", default="exact", help="exact (LLM judges are refused)")
-    p.add_argument("--timeout", type=seconds, default=None,
-                   help="seconds per model call attempt (endpoint models)")
-    p.add_argument("--max-retries", type=int, default=None,
-                   help="retries of a failed call (endpoint models; default 5)")
-    p.add_argument("--pricing", default=None,
-                   help="pricing YAML overriding the shipped table (USD per 1M tokens)")
+    p.add_argument("--timeout", type=seconds, default=None, help="seconds per model call attempt (endpoint models)")
+    p.add_argument(
+        "--max-retries", type=int, default=None, help="retries of a failed call (endpoint models; default 5)"
+    )
+    p.add_argument("--pricing", default=None, help="pricing YAML overriding the shipped table (USD per 1M tokens)")
     p.add_argument("--no-cache", action="store_true", help="do not use the response cache")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     from evalcore.cluster._spec import add_cluster_options

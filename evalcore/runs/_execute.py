@@ -137,29 +137,51 @@ def _likelihood_call(model: Any, messages: list[dict[str, str]], choices: Sequen
     letters = "ABCD"[: max(len(choices), 1)]
     try:
         lps = model.letter_logprobs(messages, tuple(letters))
-        prompt_tokens = model.count_tokens(model.chat_prompt(messages)) if hasattr(
-            model, "count_tokens") else 0
+        prompt_tokens = model.count_tokens(model.chat_prompt(messages)) if hasattr(model, "count_tokens") else 0
     except EvalcoreError:
         raise
     except Exception as exc:  # recorded as an error sample
         from evalcore.models import CompletionError
 
-        return Completion(text="", latency_s=time.perf_counter() - start, model=model.name,
-                          error=CompletionError(type=exc.__class__.__name__, message=str(exc)[:500]))
+        return Completion(
+            text="",
+            latency_s=time.perf_counter() - start,
+            model=model.name,
+            error=CompletionError(type=exc.__class__.__name__, message=str(exc)[:500]),
+        )
     best = max(lps, key=lambda k: lps[k])
-    return Completion(text=best, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=0),
-                      latency_s=time.perf_counter() - start, model=model.name,
-                      logprobs=[{"token": best, "logprob": lps[best], "top": lps}])
+    return Completion(
+        text=best,
+        usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=0),
+        latency_s=time.perf_counter() - start,
+        model=model.name,
+        logprobs=[{"token": best, "logprob": lps[best], "top": lps}],
+    )
 
 
 class Invocation:
     """One invocation of a run: the to-do list, the async workers, the writer."""
 
-    def __init__(self, *, path: Path, config: RunConfig, items: list[Any], pool: list[Any],
-                 template: PromptTemplate, model: ChatModel, params: GenerationParams,
-                 epochs: int, concurrency: int, cache: ResponseCache | None, progress: bool,
-                 mmlu_mode: str, few_shot: int, seed: int, code_timeout_s: float,
-                 benchmark: Benchmark) -> None:
+    def __init__(
+        self,
+        *,
+        path: Path,
+        config: RunConfig,
+        items: list[Any],
+        pool: list[Any],
+        template: PromptTemplate,
+        model: ChatModel,
+        params: GenerationParams,
+        epochs: int,
+        concurrency: int,
+        cache: ResponseCache | None,
+        progress: bool,
+        mmlu_mode: str,
+        few_shot: int,
+        seed: int,
+        code_timeout_s: float,
+        benchmark: Benchmark,
+    ) -> None:
         self.path = path
         self.benchmark = benchmark
         self.config = config
@@ -209,8 +231,7 @@ class Invocation:
         """
         found = read_samples(self.path / SAMPLES_FILE)
         wanted = {(it.id, e) for it in self.items for e in range(self.epochs)}
-        done = {(r["item_id"], int(r["epoch"])) for r in latest_records(found.records)
-                if not r.get("error")}
+        done = {(r["item_id"], int(r["epoch"])) for r in latest_records(found.records) if not r.get("error")}
         todo = [(it, e) for e in range(self.epochs) for it in self.items if (it.id, e) not in done]
         resumed = len(done & wanted)
         start = time.perf_counter()
@@ -229,12 +250,12 @@ class Invocation:
             # so the file again holds one line per item x epoch (atomic replace: kill-safe)
             from evalcore._io import write_jsonl_atomic
 
-            write_jsonl_atomic(self.path / SAMPLES_FILE, records, fsync=True, mkdir=False,
-                               allow_nan=False)
+            write_jsonl_atomic(self.path / SAMPLES_FILE, records, fsync=True, mkdir=False, allow_nan=False)
         records = [r for r in records if (r["item_id"], int(r["epoch"])) in wanted]
         # qps counts the model calls of this invocation; cache hits are not queries
-        results = summarize(records, self.dataset, epochs=self.epochs, wall_s=wall,
-                            calls=self.fresh, benchmark=self.benchmark)
+        results = summarize(
+            records, self.dataset, epochs=self.epochs, wall_s=wall, calls=self.fresh, benchmark=self.benchmark
+        )
         previous = self.path / RESULTS_FILE
         if not todo and previous.is_file():  # nothing asked now: keep the last timing figures
             try:
@@ -248,21 +269,33 @@ class Invocation:
         results["complete"] = len(records) == len(wanted)
         # what this invocation did: samples found recorded (not asked again), model calls
         # made, answers taken from the response cache, and whether Ctrl-C stopped it
-        results["invocation"] = {"resumed": resumed, "asked": self.fresh,
-                                 "from_cache": self.cache_hits, "interrupted": interrupted}
+        results["invocation"] = {
+            "resumed": resumed,
+            "asked": self.fresh,
+            "from_cache": self.cache_hits,
+            "interrupted": interrupted,
+        }
         write_run_json(self.path / RESULTS_FILE, results)
         if interrupted:
-            raise RunInterrupted(self.path, str(self.config["run_id"]),
-                                 sum(1 for r in records if not r.get("error")), len(wanted),
-                                 self.executor.busy if self.executor is not None else 0)
+            raise RunInterrupted(
+                self.path,
+                str(self.config["run_id"]),
+                sum(1 for r in records if not r.get("error")),
+                len(wanted),
+                self.executor.busy if self.executor is not None else 0,
+            )
 
     async def _run_all(self, todo: list[tuple[Any, int]], writer: SampleWriter) -> None:
         from tqdm.auto import tqdm
 
         sem = asyncio.Semaphore(self.concurrency)
         source = ",".join(self.config.get("source") or [])
-        bar = tqdm(total=len(todo), desc=f"{self.dataset} ({source}) {self.model.name}",
-                   disable=None if self.progress else True, unit="sample")
+        bar = tqdm(
+            total=len(todo),
+            desc=f"{self.dataset} ({source}) {self.model.name}",
+            disable=None if self.progress else True,
+            unit="sample",
+        )
 
         async def one(item: Any, epoch: int) -> None:
             async with sem:
@@ -305,8 +338,7 @@ class Invocation:
             if hasattr(self.model, "acomplete_item"):  # a replayed recording
                 comp = await self.model.acomplete_item(item.id, epoch, messages, params)
             elif likelihood:
-                comp = await asyncio.to_thread(_likelihood, self.model, messages,
-                                               item.fields.get("choices") or [])
+                comp = await asyncio.to_thread(_likelihood, self.model, messages, item.fields.get("choices") or [])
             else:
                 comp = await self.model.acomplete(messages, params)
             if cache is not None and comp.ok:
@@ -316,8 +348,11 @@ class Invocation:
             "item_id": item.id,
             "epoch": epoch,
             "dataset": self.dataset,
-            "request": {"messages": messages, "params": params.to_dict(),
-                        **({"mode": "likelihood"} if likelihood else {})},
+            "request": {
+                "messages": messages,
+                "params": params.to_dict(),
+                **({"mode": "likelihood"} if likelihood else {}),
+            },
             "request_hash": request_hash(messages, params),
             "completion": comp.to_dict(),
             "scores": {},
@@ -331,9 +366,11 @@ class Invocation:
         if not comp.ok:
             record["scores"] = error_scores()
         elif self.benchmark.scorer == "code_execution":  # runs code: off the event loop
-            record["scores"] = (await asyncio.to_thread(
-                self.benchmark.score_records, [record], timeout_s=self.code_timeout_s,
-                workers=1))[0]
+            record["scores"] = (
+                await asyncio.to_thread(
+                    self.benchmark.score_records, [record], timeout_s=self.code_timeout_s, workers=1
+                )
+            )[0]
         else:
             record["scores"] = self.benchmark.score(comp.text, item.reference, item.fields)
         return record

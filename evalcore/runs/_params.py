@@ -36,15 +36,22 @@ def refuse_judge(scorer: Any) -> None:
 
     is_judge = isinstance(scorer, LLMJudge) or (isinstance(scorer, str) and "judge" in scorer.lower())
     if is_judge:
-        raise EvalcoreError("an LLM judge cannot score a benchmark run: benchmark scores come "
-                            "from exact match or code execution only (judges are for production "
-                            "monitoring, evalcore.evaluators.judge)", field="scorer")
-    raise EvalcoreError(f"unknown scorer {scorer!r}; benchmark runs use 'exact' (each benchmark's "
-                        "own objective scorer: exact match or code execution)", field="scorer")
+        raise EvalcoreError(
+            "an LLM judge cannot score a benchmark run: benchmark scores come "
+            "from exact match or code execution only (judges are for production "
+            "monitoring, evalcore.evaluators.judge)",
+            field="scorer",
+        )
+    raise EvalcoreError(
+        f"unknown scorer {scorer!r}; benchmark runs use 'exact' (each benchmark's "
+        "own objective scorer: exact match or code execution)",
+        field="scorer",
+    )
 
 
-def check_arguments(dataset: Any, *, epochs: int, concurrency: int, few_shot: int,
-                    limit: int | None, mmlu_mode: str, run_id: str | None) -> None:
+def check_arguments(
+    dataset: Any, *, epochs: int, concurrency: int, few_shot: int, limit: int | None, mmlu_mode: str, run_id: str | None
+) -> None:
     """Refuse an unknown dataset or mode, a count out of range or a malformed run id.
 
     Args:
@@ -56,25 +63,26 @@ def check_arguments(dataset: Any, *, epochs: int, concurrency: int, few_shot: in
     from evalcore.benchmarks import get_benchmark
 
     benchmark = get_benchmark(dataset)
-    for name, value, low in (("epochs", epochs, 1), ("concurrency", concurrency, 1),
-                             ("few_shot", few_shot, 0)):
+    for name, value, low in (("epochs", epochs, 1), ("concurrency", concurrency, 1), ("few_shot", few_shot, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise EvalcoreError(f"must be an integer >= {low}, got {value!r}", field=name)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise EvalcoreError(f"must be a positive integer or None, got {limit!r}", field="limit")
     if mmlu_mode not in MMLU_MODES:
-        raise EvalcoreError(f"unknown mmlu_mode {mmlu_mode!r}; choose one of {list(MMLU_MODES)}",
-                            field="mmlu_mode")
+        raise EvalcoreError(f"unknown mmlu_mode {mmlu_mode!r}; choose one of {list(MMLU_MODES)}", field="mmlu_mode")
     if mmlu_mode == "likelihood" and not benchmark.supports_likelihood:
-        raise EvalcoreError("mmlu_mode='likelihood' applies to letter-choice benchmarks with "
-                            f"options (mmlu) only, not {benchmark.name}", field="mmlu_mode")
+        raise EvalcoreError(
+            "mmlu_mode='likelihood' applies to letter-choice benchmarks with "
+            f"options (mmlu) only, not {benchmark.name}",
+            field="mmlu_mode",
+        )
     if run_id is not None and not _RUN_ID_RE.match(run_id):
-        raise EvalcoreError("run id may hold letters, digits, '.', '_' and '-' only "
-                            f"(max 128), got {run_id!r}", field="run_id")
+        raise EvalcoreError(
+            f"run id may hold letters, digits, '.', '_' and '-' only (max 128), got {run_id!r}", field="run_id"
+        )
 
 
-def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset: Any,
-                   seed: int) -> GenerationParams:
+def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset: Any, seed: int) -> GenerationParams:
     """Turn user generation parameters into :class:`GenerationParams`.
 
     Args:
@@ -97,8 +105,7 @@ def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset:
         names = {f.name for f in dataclasses.fields(GenerationParams)}
         unknown = sorted(set(given) - names)
         if unknown:
-            raise EvalcoreError(f"unknown generation parameter(s) {unknown}; known: {sorted(names)}",
-                                field=unknown[0])
+            raise EvalcoreError(f"unknown generation parameter(s) {unknown}; known: {sorted(names)}", field=unknown[0])
         from evalcore.benchmarks import get_benchmark
 
         for key, value in get_benchmark(dataset).default_params().items():
@@ -113,8 +120,12 @@ def resolve_params(params: GenerationParams | Mapping[str, Any] | None, dataset:
             gp = GenerationParams.from_dict(given)
         except TypeError as exc:
             raise EvalcoreError(str(exc), field="params") from exc
-    checks = [("temperature", 0 <= gp.temperature <= 2), ("max_tokens", gp.max_tokens >= 1),
-              ("top_p", 0 < gp.top_p <= 1), ("top_logprobs", 0 <= gp.top_logprobs <= 20)]
+    checks = [
+        ("temperature", 0 <= gp.temperature <= 2),
+        ("max_tokens", gp.max_tokens >= 1),
+        ("top_p", 0 < gp.top_p <= 1),
+        ("top_logprobs", 0 <= gp.top_logprobs <= 20),
+    ]
     for name, ok in checks:
         if not ok:
             raise EvalcoreError(f"out of range: {getattr(gp, name)!r}", field=name)
@@ -127,6 +138,7 @@ def _check_param_types(given: Mapping[str, Any]) -> None:
     Raises:
         EvalcoreError: Naming the parameter and the type it needs.
     """
+
     def real(v: Any) -> bool:
         return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -134,12 +146,16 @@ def _check_param_types(given: Mapping[str, Any]) -> None:
         return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
     rules: dict[str, tuple[Any, str]] = {
-        "temperature": (real, "a number"), "top_p": (real, "a number"),
-        "max_tokens": (integer, "an integer"), "top_logprobs": (integer, "an integer"),
+        "temperature": (real, "a number"),
+        "top_p": (real, "a number"),
+        "max_tokens": (integer, "an integer"),
+        "top_logprobs": (integer, "an integer"),
         "seed": (lambda v: v is None or integer(v), "an integer or null"),
         "logprobs": (lambda v: isinstance(v, bool), "true or false"),
-        "stop": (lambda v: isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v),
-                 "a string or a list of strings"),
+        "stop": (
+            lambda v: isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v),
+            "a string or a list of strings",
+        ),
     }
     for name, value in given.items():
         check, wanted = rules.get(name, (lambda v: True, ""))
@@ -147,8 +163,7 @@ def _check_param_types(given: Mapping[str, Any]) -> None:
             raise EvalcoreError(f"must be {wanted}, got {value!r}", field=name)
 
 
-def resolve_model(model: str | ChatModel, options: Mapping[str, Any] | None,
-                  mmlu_mode: str) -> tuple[ChatModel, str]:
+def resolve_model(model: str | ChatModel, options: Mapping[str, Any] | None, mmlu_mode: str) -> tuple[ChatModel, str]:
     """The model to ask and the spec recorded for it.
 
     Args:
@@ -168,16 +183,17 @@ def resolve_model(model: str | ChatModel, options: Mapping[str, Any] | None,
     if isinstance(model, str):
         chat_model, spec = from_spec(model, **dict(options or {})), model
     elif options:
-        raise EvalcoreError("model_options apply to a model spec, not to a model object",
-                            field="model_options")
+        raise EvalcoreError("model_options apply to a model spec, not to a model object", field="model_options")
     elif not isinstance(model, ChatModel):
         raise EvalcoreError(f"not a ChatModel or model spec: {model!r}", field="model")
     else:
         chat_model, spec = model, str(model.name)
-    if mmlu_mode == "likelihood" and not (hasattr(chat_model, "letter_logprobs")
-                                          or hasattr(chat_model, "acomplete_item")):
-        raise EvalcoreError(f"mmlu_mode='likelihood' needs a model with letter log-probabilities "
-                            f"(local:smollm2); {chat_model.name} has none", field="mmlu_mode")
+    if mmlu_mode == "likelihood" and not (
+        hasattr(chat_model, "letter_logprobs") or hasattr(chat_model, "acomplete_item")
+    ):
+        raise EvalcoreError(
+            f"mmlu_mode='likelihood' needs a model with letter log-probabilities "
+            f"(local:smollm2); {chat_model.name} has none",
+            field="mmlu_mode",
+        )
     return chat_model, spec
-
-

@@ -39,8 +39,14 @@ class PromptTemplate:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (recorded in ``config.json``)."""
-        return {"name": self.name, "dataset": self.dataset, "system": self.system,
-                "user": self.user, "answer": self.answer, "source": self.source}
+        return {
+            "name": self.name,
+            "dataset": self.dataset,
+            "system": self.system,
+            "user": self.user,
+            "answer": self.answer,
+            "source": self.source,
+        }
 
     def fields(self) -> set[str]:
         """Field names used by the template."""
@@ -75,12 +81,18 @@ def _fill(text: str, values: dict[str, Any], template: PromptTemplate, part: str
     try:
         return text.format(**values)
     except KeyError as exc:
-        raise EvalcoreError(f"the template uses {{{exc.args[0]}}}, which {template.dataset} items "
-                            f"do not have; available: {sorted(values)}",
-                            path=template.source or None, field=part) from exc
+        raise EvalcoreError(
+            f"the template uses {{{exc.args[0]}}}, which {template.dataset} items "
+            f"do not have; available: {sorted(values)}",
+            path=template.source or None,
+            field=part,
+        ) from exc
     except (IndexError, ValueError) as exc:
-        raise EvalcoreError(f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})",
-                            path=template.source or None, field=part) from exc
+        raise EvalcoreError(
+            f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})",
+            path=template.source or None,
+            field=part,
+        ) from exc
 
 
 def _check_markers(text: str, source: str, part: str) -> None:
@@ -90,17 +102,23 @@ def _check_markers(text: str, source: str, part: str) -> None:
     try:
         parsed = list(Formatter().parse(text))
     except ValueError as exc:
-        raise EvalcoreError(f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})",
-                            path=source, field=part) from None
+        raise EvalcoreError(
+            f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})", path=source, field=part
+        ) from None
     for _, name, _, _ in parsed:
         if name is not None and not name.isidentifier():
-            raise EvalcoreError(f"{{{name}}} is not a plain field name (attribute, index and "
-                                "positional markers are not allowed; write literal braces as "
-                                "{{ }})", path=source, field=part)
+            raise EvalcoreError(
+                f"{{{name}}} is not a plain field name (attribute, index and "
+                "positional markers are not allowed; write literal braces as "
+                "{{ }})",
+                path=source,
+                field=part,
+            )
 
 
-def check_template(template: PromptTemplate, items: Sequence[Item], pool: Sequence[Item] = (),
-                   few_shot: int = 0, seed: int = 0) -> None:
+def check_template(
+    template: PromptTemplate, items: Sequence[Item], pool: Sequence[Item] = (), few_shot: int = 0, seed: int = 0
+) -> None:
     """Fill the template for every item (and the few-shot examples of the first) once, so a
     ``{field}`` the items lack is refused before a run creates anything.
 
@@ -112,8 +130,9 @@ def check_template(template: PromptTemplate, items: Sequence[Item], pool: Sequen
         ids = [ex.id for ex in pool]
         have = min((len(ids) - ids.count(item.id) for item in items), default=len(ids))
         if have < few_shot:  # select_few_shot would give fewer than asked, without a word
-            raise EvalcoreError(f"asks for {few_shot} worked examples; the few-shot split holds "
-                                f"{have} for some items", field="few_shot")
+            raise EvalcoreError(
+                f"asks for {few_shot} worked examples; the few-shot split holds {have} for some items", field="few_shot"
+            )
     for n, item in enumerate(items):
         render(template, item, select_few_shot(pool, item, few_shot, seed) if n == 0 else ())
 
@@ -123,15 +142,15 @@ def _parse_template(data: Any, source: str, dataset: str | None) -> PromptTempla
         raise EvalcoreError("a prompt template is a YAML mapping", path=source)
     unknown = set(data) - _KEYS
     if unknown:
-        raise EvalcoreError(f"unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}",
-                            path=source, field=sorted(unknown)[0])
+        raise EvalcoreError(
+            f"unknown keys {sorted(unknown)}; allowed: {sorted(_KEYS)}", path=source, field=sorted(unknown)[0]
+        )
     for key in ("user",):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise EvalcoreError("required text is missing", path=source, field=key)
     tpl_dataset = str(data.get("dataset") or dataset or "")
     if dataset is not None and tpl_dataset != dataset:
-        raise EvalcoreError(f"template is for {tpl_dataset!r}, not {dataset!r}", path=source,
-                            field="dataset")
+        raise EvalcoreError(f"template is for {tpl_dataset!r}, not {dataset!r}", path=source, field="dataset")
     system = data.get("system")
     if system is not None and not isinstance(system, str):
         raise EvalcoreError("must be text or absent", path=source, field="system")
@@ -140,9 +159,14 @@ def _parse_template(data: Any, source: str, dataset: str | None) -> PromptTempla
         raise EvalcoreError("must be text or absent", path=source, field="answer")
     for part in ("user", "answer"):
         _check_markers(str(data.get(part) or ""), source, part)
-    return PromptTemplate(name=str(data.get("name") or Path(source).stem), dataset=tpl_dataset,
-                          system=system, user=data["user"], answer=str(data.get("answer") or ""),
-                          source=source)
+    return PromptTemplate(
+        name=str(data.get("name") or Path(source).stem),
+        dataset=tpl_dataset,
+        system=system,
+        user=data["user"],
+        answer=str(data.get("answer") or ""),
+        source=source,
+    )
 
 
 def load_template(dataset: Any, path: str | os.PathLike[str] | None = None) -> PromptTemplate:
@@ -210,8 +234,6 @@ def render(template: PromptTemplate, item: Item, few_shot: Sequence[Item] = ()) 
     for ex in few_shot:
         values = item_fields(ex)
         messages.append({"role": "user", "content": _fill(template.user, values, template, "user")})
-        messages.append({"role": "assistant",
-                         "content": _fill(template.answer, values, template, "answer")})
-    messages.append({"role": "user", "content": _fill(template.user, item_fields(item), template,
-                                                      "user")})
+        messages.append({"role": "assistant", "content": _fill(template.answer, values, template, "answer")})
+    messages.append({"role": "user", "content": _fill(template.user, item_fields(item), template, "user")})
     return messages

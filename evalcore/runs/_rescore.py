@@ -14,8 +14,14 @@ from evalcore.errors import EvalcoreError
 from evalcore.runs._results import summarize
 
 _TIMING_KEYS = ("wall_s", "qps")
-_COMPARED = ("accuracy_strict", "accuracy_flexible", "parse_failure_rate",
-             "parse_failure_rate_strict", "n_scored", "errors")
+_COMPARED = (
+    "accuracy_strict",
+    "accuracy_flexible",
+    "parse_failure_rate",
+    "parse_failure_rate_strict",
+    "n_scored",
+    "errors",
+)
 
 
 def _metric_values(results: dict[str, Any]) -> dict[str, Any]:
@@ -42,9 +48,12 @@ def verdict(sample: dict[str, Any]) -> str:
     return "right" if float(score) >= 1.0 else "wrong"
 
 
-def score_changes(old_results: dict[str, Any], old_samples: Sequence[dict[str, Any]],
-                  new_results: dict[str, Any], new_samples: Sequence[dict[str, Any]]
-                  ) -> dict[str, Any]:
+def score_changes(
+    old_results: dict[str, Any],
+    old_samples: Sequence[dict[str, Any]],
+    new_results: dict[str, Any],
+    new_samples: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
     """What a re-scoring changed: each metric's old and new value, and the samples whose verdict
     changed.
 
@@ -63,8 +72,9 @@ def score_changes(old_results: dict[str, Any], old_samples: Sequence[dict[str, A
     metrics: dict[str, list[Any]] = {}
     for key in list(before) + [k for k in after if k not in before]:
         a, b = before.get(key), after.get(key)
-        same = (a == b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))
-                            and abs(float(a) - float(b)) <= 1e-12)
+        same = (a == b) or (
+            isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(float(a) - float(b)) <= 1e-12
+        )
         if not same:
             metrics[key] = [a, b]
     old_by = {(str(s["item_id"]), int(s["epoch"])): s for s in old_samples}
@@ -75,15 +85,22 @@ def score_changes(old_results: dict[str, Any], old_samples: Sequence[dict[str, A
             continue
         v_old, v_new = verdict(old), verdict(s)
         if v_old != v_new:
-            verdicts.append({"item_id": s["item_id"], "epoch": int(s["epoch"]), "old": v_old,
-                             "new": v_new,
-                             "extracted_old": (old.get("scores") or {}).get("extracted_flexible"),
-                             "extracted_new": (s.get("scores") or {}).get("extracted_flexible")})
+            verdicts.append(
+                {
+                    "item_id": s["item_id"],
+                    "epoch": int(s["epoch"]),
+                    "old": v_old,
+                    "new": v_new,
+                    "extracted_old": (old.get("scores") or {}).get("extracted_flexible"),
+                    "extracted_new": (s.get("scores") or {}).get("extracted_flexible"),
+                }
+            )
     return {"metrics": metrics, "verdicts": verdicts}
 
 
-def rescore(path: str | os.PathLike[str], *, code_timeout_s: float | None = None,
-            workers: int | None = None) -> dict[str, Any]:
+def rescore(
+    path: str | os.PathLike[str], *, code_timeout_s: float | None = None, workers: int | None = None
+) -> dict[str, Any]:
     """Recompute every sample's scores and ``results.json`` from the recorded completions.
 
     ``samples.jsonl`` is rewritten atomically (temporary file + ``os.replace``) with one record
@@ -106,8 +123,10 @@ def rescore(path: str | os.PathLike[str], *, code_timeout_s: float | None = None
     run_path = Path(path)
     run = load_run(run_path)  # a clear error for a path that is not a run, before any lock file
     if not run.samples:  # nothing to score: results.json would be overwritten with n/a
-        raise EvalcoreError("the run has no recorded samples to re-score (empty samples.jsonl); "
-                            "results.json is kept as it is", path=run_path / SAMPLES_FILE)
+        raise EvalcoreError(
+            "the run has no recorded samples to re-score (empty samples.jsonl); results.json is kept as it is",
+            path=run_path / SAMPLES_FILE,
+        )
     check_output_dir(run_path, field="run directory")  # read-only: refused before the work
     check_output_file(run_path / RESULTS_FILE, field="run directory")
     # rewriting samples.jsonl under a run still appending to it would lose its new records
@@ -123,9 +142,11 @@ def _rescore(run_path: Path, code_timeout_s: float | None, workers: int | None) 
     dataset = run.config.get("dataset")
     benchmark = benchmark_of_run(run.config)
     if benchmark is None:
-        raise EvalcoreError(f"the run was not scored by an evalcore benchmark (dataset {dataset!r}); "
-                            "there is nothing to re-score", path=run_path / "config.json",
-                            field="dataset")
+        raise EvalcoreError(
+            f"the run was not scored by an evalcore benchmark (dataset {dataset!r}); there is nothing to re-score",
+            path=run_path / "config.json",
+            field="dataset",
+        )
     timeout = code_timeout_s or float(run.config.get("code_timeout_s") or 10.0)
     samples = run.samples
     ok = [s for s in samples if not s.get("error")]
@@ -135,11 +156,11 @@ def _rescore(run_path: Path, code_timeout_s: float | None, workers: int | None) 
     for s, sc in zip(ok, benchmark.score_records(ok, timeout_s=timeout, workers=workers)):
         s["scores"] = sc
     samples_path = run_path / SAMPLES_FILE
-    write_jsonl_atomic(samples_path, (to_json_native(s) for s in samples), fsync=True, mkdir=False,
-                       allow_nan=False)
+    write_jsonl_atomic(samples_path, (to_json_native(s) for s in samples), fsync=True, mkdir=False, allow_nan=False)
     epochs = int(run.config.get("epochs", 1))
-    results = summarize(samples, dataset if isinstance(dataset, str) else benchmark.name, epochs=epochs,
-                        benchmark=benchmark)
+    results = summarize(
+        samples, dataset if isinstance(dataset, str) else benchmark.name, epochs=epochs, benchmark=benchmark
+    )
     for key in _TIMING_KEYS:
         if key in run.results:
             results[key] = run.results[key]

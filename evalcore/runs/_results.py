@@ -45,9 +45,15 @@ def answered_latencies(records: Sequence[SampleRecord]) -> tuple[list[float], bo
     return (fresh, False) if fresh else (lat, bool(lat))
 
 
-def summarize(records: Sequence[SampleRecord], dataset: str, *, epochs: int,
-              wall_s: float | None = None, calls: int | None = None,
-              benchmark: Any = None) -> dict[str, Any]:
+def summarize(
+    records: Sequence[SampleRecord],
+    dataset: str,
+    *,
+    epochs: int,
+    wall_s: float | None = None,
+    calls: int | None = None,
+    benchmark: Any = None,
+) -> dict[str, Any]:
     """Summarize sample records into ``results.json``.
 
     Accuracy is the mean per-sample score over samples whose call succeeded, with a 95%
@@ -93,18 +99,17 @@ def summarize(records: Sequence[SampleRecord], dataset: str, *, epochs: int,
         "parse_failure_rate": None,
         "errors": len(errs),
         "error_rate": len(errs) / len(records) if records else 0.0,
-        "error_types": dict(Counter(((r.get("completion") or {}).get("error") or {}).get("type", "?")
-                                    for r in errs)),
+        "error_types": dict(Counter(((r.get("completion") or {}).get("error") or {}).get("type", "?") for r in errs)),
         "retries": int(sum(int(c.get("retries", 0)) for c in comps)),
         "cached": sum(1 for r in records if r.get("cached")),
         # What the run's own calls cost (cache hits carry the price and retries of the call
         # that first made them, in another run; "cost_usd" and "retries" above include them).
         "fresh": {
             "calls": sum(1 for r in records if not r.get("cached")),
-            "cost_usd": float(sum(float(c.get("cost_usd", 0.0)) for r, c in zip(records, comps)
-                                  if not r.get("cached"))),
-            "retries": int(sum(int(c.get("retries", 0)) for r, c in zip(records, comps)
-                               if not r.get("cached"))),
+            "cost_usd": float(
+                sum(float(c.get("cost_usd", 0.0)) for r, c in zip(records, comps) if not r.get("cached"))
+            ),
+            "retries": int(sum(int(c.get("retries", 0)) for r, c in zip(records, comps) if not r.get("cached"))),
         },
         "tokens": {"prompt": prompt_t, "completion": compl_t, "total": prompt_t + compl_t},
         "cost_usd": float(sum(float(c.get("cost_usd", 0.0)) for c in comps)),

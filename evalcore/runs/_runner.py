@@ -114,8 +114,15 @@ def run_benchmark(
         parse_cluster(cluster)
     benchmark = get_benchmark(dataset)  # a name, or a benchmark YAML file (checked now)
     dataset = benchmark.name
-    check_arguments(benchmark, epochs=epochs, concurrency=concurrency, few_shot=few_shot, limit=limit,
-                    mmlu_mode=mmlu_mode, run_id=run_id)
+    check_arguments(
+        benchmark,
+        epochs=epochs,
+        concurrency=concurrency,
+        few_shot=few_shot,
+        limit=limit,
+        mmlu_mode=mmlu_mode,
+        run_id=run_id,
+    )
     gp = resolve_params(params, benchmark, seed)
     template = load_template(benchmark, prompt)
     chat_model, model_spec = resolve_model(model, model_options, mmlu_mode)
@@ -137,13 +144,30 @@ def run_benchmark(
     check_output_dir(path, field="run_id")
     for name in (CONFIG_FILE, SAMPLES_FILE, RESULTS_FILE, LOCK_FILE):
         if (path / name).is_dir():
-            raise EvalcoreError("is a folder, not a file: this is no usable run directory",
-                                path=path / name, field="run_id")
-    config = run_config(run_id, dataset=dataset, split=split, source=source, items=items,
-                        model=chat_model, model_spec=model_spec, model_options=model_options,
-                        limit=limit, seed=seed, epochs=epochs, concurrency=concurrency, params=gp,
-                        template=template, few_shot=few_shot, mmlu_mode=mmlu_mode,
-                        code_timeout_s=code_timeout_s, few_shot_pool=pool, benchmark=benchmark)
+            raise EvalcoreError(
+                "is a folder, not a file: this is no usable run directory", path=path / name, field="run_id"
+            )
+    config = run_config(
+        run_id,
+        dataset=dataset,
+        split=split,
+        source=source,
+        items=items,
+        model=chat_model,
+        model_spec=model_spec,
+        model_options=model_options,
+        limit=limit,
+        seed=seed,
+        epochs=epochs,
+        concurrency=concurrency,
+        params=gp,
+        template=template,
+        few_shot=few_shot,
+        mmlu_mode=mmlu_mode,
+        code_timeout_s=code_timeout_s,
+        few_shot_pool=pool,
+        benchmark=benchmark,
+    )
     check_resume(path, config)
     db_path = cache_path(cache, base, chat_model, model_spec)
     if db_path is not None:
@@ -159,9 +183,16 @@ def run_benchmark(
         from evalcore.cluster._runs import cluster_model
 
         try:
-            run_model, threads = remote.enter_context(cluster_model(
-                cluster, chat_model, model if isinstance(model, str) else None, model_options,
-                wait_s=cluster_wait_s, likelihood=benchmark.supports_likelihood and mmlu_mode == "likelihood"))
+            run_model, threads = remote.enter_context(
+                cluster_model(
+                    cluster,
+                    chat_model,
+                    model if isinstance(model, str) else None,
+                    model_options,
+                    wait_s=cluster_wait_s,
+                    likelihood=benchmark.supports_likelihood and mmlu_mode == "likelihood",
+                )
+            )
         except BaseException:
             if cache_db is not None:
                 cache_db.close()
@@ -179,10 +210,24 @@ def run_benchmark(
     write_run_json(path / CONFIG_FILE, config)
     token = IN_BENCHMARK.set(True)
     try:
-        Invocation(path=path, config=config, items=items, pool=pool, template=template,
-                   model=run_model, params=gp, epochs=epochs, concurrency=run_concurrency,
-                   cache=cache_db, progress=progress, mmlu_mode=mmlu_mode, few_shot=few_shot,
-                   seed=seed, code_timeout_s=code_timeout_s, benchmark=benchmark).execute()
+        Invocation(
+            path=path,
+            config=config,
+            items=items,
+            pool=pool,
+            template=template,
+            model=run_model,
+            params=gp,
+            epochs=epochs,
+            concurrency=run_concurrency,
+            cache=cache_db,
+            progress=progress,
+            mmlu_mode=mmlu_mode,
+            few_shot=few_shot,
+            seed=seed,
+            code_timeout_s=code_timeout_s,
+            benchmark=benchmark,
+        ).execute()
     finally:
         IN_BENCHMARK.reset(token)
         if cache_db is not None:

@@ -59,16 +59,46 @@ CANDIDATE_MODULE = "__candidate__"
 # the nearest of them in its class's MRO); any other becomes CandidateError there. Not
 # StopIteration (it would end the test's own loops early) nor the BaseExceptions.
 PASSED_EXCEPTIONS = (
-    "ArithmeticError", "AssertionError", "AttributeError", "BufferError", "EOFError", "Exception",
-    "FloatingPointError", "ImportError", "IndexError", "KeyError", "LookupError", "MemoryError",
-    "ModuleNotFoundError", "NameError", "NotImplementedError", "OSError", "OverflowError",
-    "RecursionError", "ReferenceError", "RuntimeError", "SyntaxError", "TypeError",
-    "UnboundLocalError", "UnicodeError", "UnicodeDecodeError", "UnicodeEncodeError", "ValueError",
-    "ZeroDivisionError", "FileNotFoundError", "PermissionError", "TimeoutError",
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BufferError",
+    "EOFError",
+    "Exception",
+    "FloatingPointError",
+    "ImportError",
+    "IndexError",
+    "KeyError",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "RecursionError",
+    "ReferenceError",
+    "RuntimeError",
+    "SyntaxError",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "ValueError",
+    "ZeroDivisionError",
+    "FileNotFoundError",
+    "PermissionError",
+    "TimeoutError",
 )
 
 
-def _runner(getframe: Callable[[], Any], start_watch: Callable[[Any], None], install_hook: Callable[[], None], work: Callable[[], Any]) -> bool:
+def _runner(
+    getframe: Callable[[], Any],
+    start_watch: Callable[[Any], None],
+    install_hook: Callable[[], None],
+    work: Callable[[], Any],
+) -> bool:
     """Run the untrusted work; this frame's final instruction is the proof witness."""
     start_watch(getframe())
     install_hook()
@@ -102,7 +132,6 @@ def _watch(
     release_back()
 
 
-
 def _describe(exc: BaseException) -> str:
     """Short, plain-``str`` description of an exception (runs in the untrusted thread)."""
     try:
@@ -115,7 +144,6 @@ def _describe(exc: BaseException) -> str:
         msg = ""
     text = f"{name}: {msg}" if msg else name
     return str(text[:500])
-
 
 
 def _script_work(job: dict, box: list, flush: Callable[[], None], excepthook: Callable[..., Any]) -> None:
@@ -367,7 +395,7 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
         _flush()
         view = memoryview(data)
         while view:
-            view = view[write(rep_fd, view):]
+            view = view[write(rep_fd, view) :]
 
     def fail(kind: bytes, exc: BaseException) -> None:
         try:
@@ -400,26 +428,39 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
         size = int.from_bytes(buf[:4], "big")
         kind = buf[4:5]
         if kind == QUERY:
-            buf = buf[5 + size:]
+            buf = buf[5 + size :]
             send(frame(READY))
             continue
         if kind == NEXT:  # the next chunk of a generator this process returned
-            handle = loads(buf[5:5 + size])
-            buf = buf[5 + size:]
+            handle = loads(buf[5 : 5 + size])
+            buf = buf[5 + size :]
             send(_chunk(lazies, handle, fail))
             continue
         if kind == CALL:
-            args, kwargs = loads(buf[5:5 + size])
+            args, kwargs = loads(buf[5 : 5 + size])
         elif kind == CALL_TYPED:  # the worker's encoding; named tuples and dataclasses as the program's classes
             try:
-                args, kwargs = decode(bytes(buf[5:5 + size]), module.__dict__)
+                args, kwargs = decode(bytes(buf[5 : 5 + size]), module.__dict__)
             except BaseException as exc:  # noqa: BLE001 - e.g. numpy missing here: the test is told
-                buf = buf[5 + size:]
-                send(frame(RAISE, encode(("TypeError", f"the test's arguments could not be decoded: {_text(exc)}", "TypeError", None, {}))))
+                buf = buf[5 + size :]
+                send(
+                    frame(
+                        RAISE,
+                        encode(
+                            (
+                                "TypeError",
+                                f"the test's arguments could not be decoded: {_text(exc)}",
+                                "TypeError",
+                                None,
+                                {},
+                            )
+                        ),
+                    )
+                )
                 continue
         else:
             exit_(2)
-        buf = buf[5 + size:]
+        buf = buf[5 + size :]
         try:
             value = fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001
@@ -440,7 +481,9 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
                 reply = frame(NOT_DATA, encode(_text(exc)))
             except BaseException as exc:  # noqa: BLE001 - e.g. a generator that raised
                 name, message, _ = exception_data(exc)
-                reply = frame(NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE]))
+                reply = frame(
+                    NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE])
+                )
         send(reply)
 
 
@@ -483,7 +526,9 @@ def _chunk(lazies: dict, handle: Any, fail: Callable[[bytes, BaseException], Non
                 return frame(NOT_DATA, encode(_text(exc)))
             except BaseException as exc:  # noqa: BLE001 - an item that could not be encoded
                 name, message, _ = exception_data(exc)
-                return frame(NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE]))
+                return frame(
+                    NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE])
+                )
             items.append(encoded)
             size += len(encoded)
             if monotonic() > deadline:
@@ -525,7 +570,23 @@ def f(x, y=0):
         raise ValueError("no")
     return x
 """
-_REHEARSAL_VALUES = (1, -7, 2.5, True, None, "ab", "", b"x", [1, 2], [], (1, 2.5), [[1], [2, 3]], {"a": 1}, {1, 2}, "raise")
+_REHEARSAL_VALUES = (
+    1,
+    -7,
+    2.5,
+    True,
+    None,
+    "ab",
+    "",
+    b"x",
+    [1, 2],
+    [],
+    (1, 2.5),
+    [[1], [2, 3]],
+    {"a": 1},
+    {1, 2},
+    "raise",
+)
 
 
 def rehearse(rounds: int = 12) -> None:

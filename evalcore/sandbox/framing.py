@@ -19,6 +19,7 @@ than :data:`MAX_SAME_HASH` distinct values of one hash, so hash flooding is refu
 costs quadratic time; a ``range`` longer than :data:`MAX_ITEMS`, which the test would
 materialize, is refused). What cannot cross is refused with a reason that names its type.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -329,8 +330,10 @@ def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: boo
     if module == "numpy" and hasattr(v, "dtype"):
         dtype = v.dtype
         if not _dtype_ok(str(dtype.str)):
-            raise DataError(f"a numpy {t.__name__} of dtype {dtype} cannot cross "
-                            "(only booleans, numbers and fixed-width strings do)")
+            raise DataError(
+                f"a numpy {t.__name__} of dtype {dtype} cannot cross "
+                "(only booleans, numbers and fixed-width strings do)"
+            )
         if t.__name__ == "ndarray":
             if v.ndim > MAX_ARRAY_DIMS:
                 raise DataError(f"a numpy array of more than {MAX_ARRAY_DIMS} dimensions cannot cross")

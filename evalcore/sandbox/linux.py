@@ -49,8 +49,12 @@ SIGKILL = int(_signal.SIGKILL)
 
 # Mount options that a bind remount must repeat (in a user namespace they are locked).
 MOUNT_OPTION_FLAGS = (
-    ("nosuid", MS_NOSUID), ("nodev", MS_NODEV), ("noexec", MS_NOEXEC),
-    ("noatime", MS_NOATIME), ("nodiratime", MS_NODIRATIME), ("relatime", MS_RELATIME),
+    ("nosuid", MS_NOSUID),
+    ("nodev", MS_NODEV),
+    ("noexec", MS_NOEXEC),
+    ("noatime", MS_NOATIME),
+    ("nodiratime", MS_NODIRATIME),
+    ("relatime", MS_RELATIME),
 )
 
 # --------------------------------------------------------------------------------------------
@@ -68,35 +72,98 @@ _ARCHES: dict[str, tuple[int, bool, dict[str, int]]] = {
         True,
         {
             # keys and keyrings
-            "add_key": 248, "request_key": 249, "keyctl": 250,
+            "add_key": 248,
+            "request_key": 249,
+            "keyctl": 250,
             # namespaces, mounts, root changes
-            "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161,
-            "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-            "fspick": 433, "mount_setattr": 442,
+            "unshare": 272,
+            "setns": 308,
+            "mount": 165,
+            "umount2": 166,
+            "pivot_root": 155,
+            "chroot": 161,
+            "open_tree": 428,
+            "move_mount": 429,
+            "fsopen": 430,
+            "fsconfig": 431,
+            "fsmount": 432,
+            "fspick": 433,
+            "mount_setattr": 442,
             # other processes' memory
-            "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "pidfd_getfd": 438,
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
+            "kcmp": 312,
+            "pidfd_getfd": 438,
             # kernel attack surface
-            "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "io_uring_setup": 425,
-            "io_uring_enter": 426, "io_uring_register": 427, "kexec_load": 246, "kexec_file_load": 320,
-            "init_module": 175, "finit_module": 313, "delete_module": 176, "open_by_handle_at": 304,
-            "name_to_handle_at": 303, "fanotify_init": 300, "lookup_dcookie": 212, "iopl": 172, "ioperm": 173,
-            "swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163, "syslog": 103, "quotactl": 179,
-            "settimeofday": 164, "clock_settime": 227, "adjtimex": 159, "clock_adjtime": 305,
-            "move_pages": 279, "migrate_pages": 256,
+            "bpf": 321,
+            "perf_event_open": 298,
+            "userfaultfd": 323,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "kexec_load": 246,
+            "kexec_file_load": 320,
+            "init_module": 175,
+            "finit_module": 313,
+            "delete_module": 176,
+            "open_by_handle_at": 304,
+            "name_to_handle_at": 303,
+            "fanotify_init": 300,
+            "lookup_dcookie": 212,
+            "iopl": 172,
+            "ioperm": 173,
+            "swapon": 167,
+            "swapoff": 168,
+            "reboot": 169,
+            "acct": 163,
+            "syslog": 103,
+            "quotactl": 179,
+            "settimeofday": 164,
+            "clock_settime": 227,
+            "adjtimex": 159,
+            "clock_adjtime": 305,
+            "move_pages": 279,
+            "migrate_pages": 256,
             # System V IPC (outlives the sample in its IPC namespace)
-            "shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
-            "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71,
+            "shmget": 29,
+            "shmat": 30,
+            "shmctl": 31,
+            "shmdt": 67,
+            "semget": 64,
+            "semop": 65,
+            "semctl": 66,
+            "semtimedop": 220,
+            "msgget": 68,
+            "msgsnd": 69,
+            "msgrcv": 70,
+            "msgctl": 71,
             # extended attributes (would carry data on a reused directory)
-            "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
+            "setxattr": 188,
+            "lsetxattr": 189,
+            "fsetxattr": 190,
+            "removexattr": 197,
+            "lremovexattr": 198,
             "fremovexattr": 199,
             # POSIX message queues (outlive the sample in its worker's IPC namespace)
-            "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
+            "mq_open": 240,
+            "mq_unlink": 241,
+            "mq_timedsend": 242,
+            "mq_timedreceive": 243,
+            "mq_notify": 244,
             "mq_getsetattr": 245,
             # the host's page cache as a channel between samples: residency probes (mincore,
             # cachestat; asynchronous I/O, whose RWF_NOWAIT reads probe too) and eviction
             # (fadvise DONTNEED; madvise COLD/PAGEOUT, see _MADVISE_REFUSED; process_madvise)
-            "mincore": 27, "cachestat": 451, "fadvise64": 221, "process_madvise": 440,
-            "io_setup": 206, "io_destroy": 207, "io_getevents": 208, "io_submit": 209, "io_cancel": 210,
+            "mincore": 27,
+            "cachestat": 451,
+            "fadvise64": 221,
+            "process_madvise": 440,
+            "io_setup": 206,
+            "io_destroy": 207,
+            "io_getevents": 208,
+            "io_submit": 209,
+            "io_cancel": 210,
             "io_pgetevents": 333,
         },
     ),
@@ -104,10 +171,28 @@ _ARCHES: dict[str, tuple[int, bool, dict[str, int]]] = {
 # Further numbers the filters need (x86_64).
 _SYSCALLS = {
     "x86_64": {
-        "socket": 41, "socketpair": 53, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322,
-        "clone3": 435, "kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
-        "pidfd_send_signal": 424, "pidfd_open": 434, "memfd_create": 319,
-        "preadv2": 327, "pwritev2": 328, "madvise": 28, "pipe": 22, "pipe2": 293, "memfd_secret": 447,
+        "socket": 41,
+        "socketpair": 53,
+        "clone": 56,
+        "fork": 57,
+        "vfork": 58,
+        "execve": 59,
+        "execveat": 322,
+        "clone3": 435,
+        "kill": 62,
+        "tkill": 200,
+        "tgkill": 234,
+        "rt_sigqueueinfo": 129,
+        "rt_tgsigqueueinfo": 297,
+        "pidfd_send_signal": 424,
+        "pidfd_open": 434,
+        "memfd_create": 319,
+        "preadv2": 327,
+        "pwritev2": 328,
+        "madvise": 28,
+        "pipe": 22,
+        "pipe2": 293,
+        "memfd_secret": 447,
     }
 }
 # preadv2/pwritev2 with this flag answer whether a page is cached without reading it: refused.
@@ -124,7 +209,17 @@ _NAMESPACE_CALLS = ("unshare", "setns", "mount")  # the zygote needs them; each 
 # whose inode number a later sample could read, when it comes from a counter the candidate
 # moves: pipes, sockets and secret memory files (the kernel's per-CPU ``get_next_ino``, which
 # the worker's own pipes to the next sample show), memory files and pidfds (host-wide counters).
-_CHECK_REFUSED = ("fork", "vfork", "pidfd_open", "memfd_create", "memfd_secret", "pipe", "pipe2", "socket", "socketpair")
+_CHECK_REFUSED = (
+    "fork",
+    "vfork",
+    "pidfd_open",
+    "memfd_create",
+    "memfd_secret",
+    "pipe",
+    "pipe2",
+    "socket",
+    "socketpair",
+)
 
 
 def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, int, int, int]] | None:
@@ -208,7 +303,13 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
             prog.append((jeq, "deny", 0, advice))
         prog.append((ret, 0, 0, allow))
         label("socket")
-        prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, _AF_UNIX), (jeq, "allow", 0, _AF_INET), (jeq, "allow", 0, _AF_INET6), (ret, 0, 0, errno(_EAFNOSUPPORT))]
+        prog += [
+            (ld_abs, None, None, 16),
+            (jeq, "allow", 0, _AF_UNIX),
+            (jeq, "allow", 0, _AF_INET),
+            (jeq, "allow", 0, _AF_INET6),
+            (ret, 0, 0, errno(_EAFNOSUPPORT)),
+        ]
         label("socketpair")
         prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, _AF_UNIX), (ret, 0, 0, errno(_EAFNOSUPPORT))]
     else:
@@ -286,7 +387,13 @@ class Libc:
         """``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, address)`` as (function, arguments),
         the arguments already C values: a sample calls it without converting anything."""
         c = self._ctypes
-        return self.raw.prctl, (c.c_int(PR_SET_SECCOMP), c.c_ulong(SECCOMP_MODE_FILTER), c.c_ulong(address), c.c_ulong(0), c.c_ulong(0))
+        return self.raw.prctl, (
+            c.c_int(PR_SET_SECCOMP),
+            c.c_ulong(SECCOMP_MODE_FILTER),
+            c.c_ulong(address),
+            c.c_ulong(0),
+            c.c_ulong(0),
+        )
 
     def last_errno(self) -> int:
         """errno as the last call through :attr:`raw` left it (same thread)."""

@@ -70,8 +70,14 @@ def _site_dirs() -> list[str]:
 
 
 class _WorkerHandle:
-    def __init__(self, index: int, cpu: int | None = None, namespaces: bool = True, hide: Sequence[str] = (),
-                 check_view: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        index: int,
+        cpu: int | None = None,
+        namespaces: bool = True,
+        hide: Sequence[str] = (),
+        check_view: dict[str, Any] | None = None,
+    ) -> None:
         import marshal
         import subprocess
 
@@ -83,12 +89,27 @@ class _WorkerHandle:
             config["check_view_note"] = check_view.get("reason") or ""
         # MALLOC_ARENA_MAX=1: glibc's arena setting, inherited by every sample; without it
         # each thread a sample starts reserves a 64 MiB arena of its address-space limit.
-        env = {"PATH": _SAFE_PATH, "LANG": "C.UTF-8", "LD_BIND_NOW": "1", "MALLOC_ARENA_MAX": "1",
-               "EVALCORE_SANDBOX_CONFIG": marshal.dumps(config).hex()}
+        env = {
+            "PATH": _SAFE_PATH,
+            "LANG": "C.UTF-8",
+            "LD_BIND_NOW": "1",
+            "MALLOC_ARENA_MAX": "1",
+            "EVALCORE_SANDBOX_CONFIG": marshal.dumps(config).hex(),
+        }
         if os.environ.get("EVALCORE_SANDBOX_CGROUP") == "0":
             env["EVALCORE_SANDBOX_CGROUP"] = "0"
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-X", "utf8", "-c", _WORKER_BOOT, f"{index}:{'' if cpu is None else cpu}", *_site_dirs()],
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                "-X",
+                "utf8",
+                "-c",
+                _WORKER_BOOT,
+                f"{index}:{'' if cpu is None else cpu}",
+                *_site_dirs(),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -217,8 +238,13 @@ class SandboxPool:
     def _grow(self, n: int) -> None:
         # Workers start in parallel; each takes jobs as soon as its own handshake arrives.
         for _ in range(n):
-            h = _WorkerHandle(len(self._all), self._cpus[len(self._all) % len(self._cpus)], self._namespaces, self._hide,
-                              self._check_view)
+            h = _WorkerHandle(
+                len(self._all),
+                self._cpus[len(self._all) % len(self._cpus)],
+                self._namespaces,
+                self._hide,
+                self._check_view,
+            )
             self._all.append(h)
             self._idle.put(h)
 
@@ -525,7 +551,18 @@ def isolation_text(info: dict[str, Any] | None = None) -> str:
         finally:
             pool.close()
     lines = [f"level: {info.get('level', '?')}"]
-    for key in ("network", "pid", "user", "memory", "threads", "seccomp", "environment", "kill_on_timeout", "verdict", "check_view"):
+    for key in (
+        "network",
+        "pid",
+        "user",
+        "memory",
+        "threads",
+        "seccomp",
+        "environment",
+        "kill_on_timeout",
+        "verdict",
+        "check_view",
+    ):
         if info.get(key):
             lines.append(f"{key}: {info[key]}")
     lines.append("rlimits: " + ", ".join(info.get("rlimits") or []))
@@ -596,4 +633,3 @@ def run_python(
         "max_output": int(max_output),
     }
     return run_jobs([job], workers=None)[0]
-

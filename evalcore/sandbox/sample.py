@@ -81,7 +81,7 @@ class _CappedFile(io.RawIOBase):
             view = memoryview(data)[:room]
             try:
                 while view:
-                    view = view[os.write(self._fd, view):]
+                    view = view[os.write(self._fd, view) :]
             except OSError:
                 pass
             self._room = room - min(n, room)

@@ -286,4 +286,3 @@ def _rmtree_deep(path: str) -> None:
         os.rmdir(path)
     except OSError:
         pass
-

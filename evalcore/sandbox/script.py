@@ -189,7 +189,14 @@ class ScriptSamples:
         return self._reply(bufs, dropped, (out_r, err_r, res_r), timed_out, returncode, duration, nonces)
 
     def _reply(
-        self, bufs: dict, dropped: dict, fds: tuple, timed_out: bool, returncode: int | None, duration: float, nonces: bytes
+        self,
+        bufs: dict,
+        dropped: dict,
+        fds: tuple,
+        timed_out: bool,
+        returncode: int | None,
+        duration: float,
+        nonces: bytes,
     ) -> dict:
         out_r, err_r, res_r = fds
         completed, reasons = False, []
@@ -201,7 +208,7 @@ class ScriptSamples:
             if line == pass_line:
                 completed = True
             elif line.startswith(fail_tag):
-                reasons.append(line[len(fail_tag):].decode("utf-8", "replace"))
+                reasons.append(line[len(fail_tag) :].decode("utf-8", "replace"))
         completed = completed and not timed_out
         reason = None
         if not completed:
@@ -212,7 +219,11 @@ class ScriptSamples:
             elif returncode is not None and returncode < 0:
                 import signal  # its enum module is not loaded before the zygotes are forked
 
-                reason = f"killed by signal {signal.Signals(-returncode).name}" if -returncode in signal.valid_signals() else f"killed by signal {-returncode}"
+                reason = (
+                    f"killed by signal {signal.Signals(-returncode).name}"
+                    if -returncode in signal.valid_signals()
+                    else f"killed by signal {-returncode}"
+                )
             else:
                 reason = f"program ended before completing (exit status {returncode})"
         return {

@@ -198,10 +198,12 @@ class Session:
                 if n > MAX_VALUE_BYTES:
                     raise self.fail(f"the candidate's reply exceeds {MAX_VALUE_BYTES} bytes")
                 if len(buf) >= 5 + n:
-                    self.buf = buf[5 + n:]
-                    return buf[4], bytes(buf[5:5 + n])
+                    self.buf = buf[5 + n :]
+                    return buf[4], bytes(buf[5 : 5 + n])
             try:
-                chunk = os.read(self.rep_r, max(65536, 5 + (int.from_bytes(buf[:4], "big") if len(buf) >= 4 else 0) - len(buf)))
+                chunk = os.read(
+                    self.rep_r, max(65536, 5 + (int.from_bytes(buf[:4], "big") if len(buf) >= 4 else 0) - len(buf))
+                )
             except OSError:
                 chunk = b""
             if not chunk:
@@ -218,7 +220,7 @@ class Session:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(self.req_w, view):]
+                view = view[os.write(self.req_w, view) :]
         except BrokenPipeError:
             raise self._ended() from None
 
@@ -273,8 +275,11 @@ class Session:
         if kind == _RAISE:
             info = self.value(body)
             if not (
-                type(info) is tuple and len(info) == 5 and all(type(x) is str for x in info[:3])
-                and (info[3] is None or type(info[3]) is tuple) and type(info[4]) is dict
+                type(info) is tuple
+                and len(info) == 5
+                and all(type(x) is str for x in info[:3])
+                and (info[3] is None or type(info[3]) is tuple)
+                and type(info[4]) is dict
             ):
                 raise self.fail("the candidate broke the protocol")
             raise _exception(*info, self.namespace)
@@ -282,9 +287,10 @@ class Session:
             raise self.fail(_exception_text(self.value(body)))
         if kind == _NOT_DATA:
             message = self.value(body)
-            raise self.fail(message if type(message) is str else "the candidate returned something that is not plain data")
+            raise self.fail(
+                message if type(message) is str else "the candidate returned something that is not plain data"
+            )
         raise self.fail("the candidate broke the protocol")
-
 
     def _count(self, chunk: Lazy, body: bytes) -> Lazy:
         """Bound what the candidate's generators hand this process, all chunks together, as
@@ -312,7 +318,9 @@ class Session:
             raise self.fail(_exception_text(self.value(body)))
         if kind == _NOT_DATA:
             message = self.value(body)
-            raise self.fail(message if type(message) is str else "the candidate returned something that is not plain data")
+            raise self.fail(
+                message if type(message) is str else "the candidate returned something that is not plain data"
+            )
         raise self.fail("the candidate broke the protocol")
 
 
@@ -323,7 +331,11 @@ def _remote(session: Session, chunk: Lazy) -> Any:
         yield from chunk.items
         if chunk.error is not None:
             info = chunk.error
-            if not (all(type(x) is str for x in info[:3]) and (info[3] is None or type(info[3]) is tuple) and type(info[4]) is dict):
+            if not (
+                all(type(x) is str for x in info[:3])
+                and (info[3] is None or type(info[3]) is tuple)
+                and type(info[4]) is dict
+            ):
                 raise session.fail("the candidate broke the protocol")
             raise _exception(*info, session.namespace)
         if chunk.done:
@@ -332,7 +344,12 @@ def _remote(session: Session, chunk: Lazy) -> Any:
 
 
 _READY, _RETURN, _RAISE, _ESCAPE, _NOT_DATA, _PROGRAM_FAILED = (
-    READY[0], RETURN[0], RAISE[0], ESCAPE[0], NOT_DATA[0], PROGRAM_FAILED[0]
+    READY[0],
+    RETURN[0],
+    RAISE[0],
+    ESCAPE[0],
+    NOT_DATA[0],
+    PROGRAM_FAILED[0],
 )
 
 
@@ -340,7 +357,9 @@ _READY, _RETURN, _RAISE, _ESCAPE, _NOT_DATA, _PROGRAM_FAILED = (
 _MADE_EXCEPTIONS: dict = {}
 
 
-def _exception(name: str, message: str, base: str, args: tuple | None, attrs: dict, namespace: dict | None) -> Exception:
+def _exception(
+    name: str, message: str, base: str, args: tuple | None, attrs: dict, namespace: dict | None
+) -> Exception:
     """The candidate's exception as the test will see it: the builtin class itself (``KeyError``,
     ``UnicodeDecodeError``, ``OSError`` with its errno...), the test's own class of that name
     (one the prompt defines), or else a class of that name made here, derived from the nearest
@@ -354,7 +373,11 @@ def _exception(name: str, message: str, base: str, args: tuple | None, attrs: di
     else:
         exact = False
         own = namespace.get(name) if type(namespace) is dict and name.isidentifier() else None
-        if isinstance(own, type) and issubclass(own, Exception) and (basecls is CandidateError or issubclass(own, basecls)):
+        if (
+            isinstance(own, type)
+            and issubclass(own, Exception)
+            and (basecls is CandidateError or issubclass(own, basecls))
+        ):
             cls = own
         elif name.isidentifier() and name not in ("CandidateError", "SampleFailed", "SampleTimeout"):
             cls = _MADE_EXCEPTIONS.get((name, basecls))

@@ -86,8 +86,19 @@ if TYPE_CHECKING:
 # Not hashlib: its OpenSSL libraries add ~20 memory mappings that every fork copies and every
 # exit tears down (~0.1 ms per sample), more than the few programs that import it would save.
 _PRELOAD = (
-    "collections", "itertools", "functools", "re", "string", "typing", "heapq",
-    "bisect", "copy", "operator", "io", "resource", "signal",
+    "collections",
+    "itertools",
+    "functools",
+    "re",
+    "string",
+    "typing",
+    "heapq",
+    "bisect",
+    "copy",
+    "operator",
+    "io",
+    "resource",
+    "signal",
 )
 _REPLY_BATCH = 4
 _REPLY_HOLD_S = 0.02
@@ -96,8 +107,14 @@ _REPLY_HOLD_S = 0.02
 class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSystemView):
     """State of one worker process (runs in the worker)."""
 
-    def __init__(self, index: int, allow_namespaces: bool = True, hide: Sequence[str] = (), check_view: str = "",
-                 check_view_note: str = "") -> None:
+    def __init__(
+        self,
+        index: int,
+        allow_namespaces: bool = True,
+        hide: Sequence[str] = (),
+        check_view: str = "",
+        check_view_note: str = "",
+    ) -> None:
         self.index = index
         # The check candidates' copy of their view in tmpfs (view.py), on the host; bound at
         # _CHECK_VIEW in the view, and over the view's folders in the check zygotes'.
@@ -339,7 +356,8 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             "user": user,
             "uid": self.uid if self.is_root else self.host_uid,
             "environment": "scrubbed (PATH, HOME, TMPDIR, LANG only)",
-            "rlimits": ["cpu", "address_space", "file_size", "nofile", "core"] + (["nproc"] if self.is_root or self.userns else []),
+            "rlimits": ["cpu", "address_space", "file_size", "nofile", "core"]
+            + (["nproc"] if self.is_root or self.userns else []),
             "kill_on_timeout": "whole PID namespace" if ns else "process group",
             "memory": (
                 "a memory cgroup per sample (the worker's, one sample at a time): memory files, tmpfs, "
@@ -354,7 +372,9 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
                 "userfaultfd, io_uring, System V IPC, POSIX message queues, page-cache probes and "
                 "evictions (mincore, cachestat, RWF_NOWAIT, AIO, fadvise, madvise COLD/PAGEOUT), "
                 "memfd, pidfd_open, xattrs, pipes and sockets (inode numbers from counters a later "
-                "sample reads" + ("; nor a /proc" if ns else "") + "); script samples: sockets AF_UNIX/INET/INET6 only"
+                "sample reads"
+                + ("; nor a /proc" if ns else "")
+                + "); script samples: sockets AF_UNIX/INET/INET6 only"
                 + ("" if ns else "; script samples: no exec, signals only to themselves")
                 if seccomp
                 else "unavailable"
@@ -362,7 +382,6 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             "verdict": "decided in the worker; the candidate runs in a separate process (plain data only)",
             "notes": list(self.notes),
         }
-
 
     def run(self, job: dict) -> dict:
         """One job: a ``check`` sample (the test here, the candidate in a sample) or a ``script``."""
@@ -378,8 +397,13 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             return _check_reply(False, False, None, "", "", 0.0, _testside.describe(codes))
         program, prompt, test = codes
         workdir, tmpdir = self._workdir()
-        child = {"mode": "check", "entry_point": job.get("entry_point", ""), "_program": program,
-                 "_workdir": workdir, "_limits": self._rlimits(job)}
+        child = {
+            "mode": "check",
+            "entry_point": job.get("entry_point", ""),
+            "_program": program,
+            "_workdir": workdir,
+            "_limits": self._rlimits(job),
+        }
         if job.get("_nice"):
             child["_nice"] = job["_nice"]
         data = marshal.dumps(child)
@@ -427,12 +451,16 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             except BaseException as exc:  # noqa: BLE001 - e.g. a failure message whose str() raises
                 reason = _safe_reason(session, exc)
         finally:
-            reaped, status, ended, stdout, stderr = self._end_check(zygote, (in_w, out_r, err_r, res_r), tmpdir, max_out)
+            reaped, status, ended, stdout, stderr = self._end_check(
+                zygote, (in_w, out_r, err_r, res_r), tmpdir, max_out
+            )
         duration = ended - start
         if reaped < 0:  # the fork failed (status is its errno)
             raise OSError(status, f"fork: {os.strerror(status)}")
         returncode: int | None = os.waitstatus_to_exitcode(status) if status != -1 else None
-        return _check_reply(reason is None, bool(session and session.timed_out), returncode, stdout, stderr, duration, reason)
+        return _check_reply(
+            reason is None, bool(session and session.timed_out), returncode, stdout, stderr, duration, reason
+        )
 
     def _end_check(self, zygote: tuple, fds: tuple, tmpdir: str | None, max_out: int) -> tuple:
         """Kill and reap a ``check`` sample, read its output, close its descriptors and wipe its
@@ -502,11 +530,22 @@ def _safe_reason(session: Any, exc: BaseException) -> str:
 
 
 def _check_reply(
-    completed: bool, timed_out: bool, returncode: int | None, stdout: str, stderr: str, duration: float, reason: str | None
+    completed: bool,
+    timed_out: bool,
+    returncode: int | None,
+    stdout: str,
+    stderr: str,
+    duration: float,
+    reason: str | None,
 ) -> dict:
     return {
-        "completed": completed, "timed_out": timed_out, "returncode": returncode, "stdout": stdout,
-        "stderr": stderr, "duration_s": duration, "reason": None if completed else (reason or "failed"),
+        "completed": completed,
+        "timed_out": timed_out,
+        "returncode": returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+        "duration_s": duration,
+        "reason": None if completed else (reason or "failed"),
     }
 
 
@@ -533,8 +572,13 @@ def _worker_main() -> None:
         # worker before the zygotes are forked, ≈0.6 MB more that every sample's fork copies.
         raw_config = os.environ.get("EVALCORE_SANDBOX_CONFIG")
         config = marshal.loads(bytes.fromhex(raw_config)) if raw_config else {}
-        worker = _Worker(index, bool(config.get("namespaces", True)), list(config.get("hide") or ()),
-                         str(config.get("check_view") or ""), str(config.get("check_view_note") or ""))
+        worker = _Worker(
+            index,
+            bool(config.get("namespaces", True)),
+            list(config.get("hide") or ()),
+            str(config.get("check_view") or ""),
+            str(config.get("check_view_note") or ""),
+        )
     except BaseException as exc:  # noqa: BLE001
         _send(proto_out, {"error": f"worker start failed: {exc}"})
         return
@@ -588,4 +632,3 @@ def _worker_main() -> None:
             return  # the pool replaces this worker and retries the jobs it had queued
         if len(queue) <= 1 or len(replies) >= _REPLY_BATCH or float(reply.get("duration_s", 1.0)) > _REPLY_HOLD_S:
             _send_many(proto_out, replies)
-

@@ -239,7 +239,9 @@ class Zygotes:
                 else:
                     libc.mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=4k,mode=0555")
             else:
-                libc.mount(src if os.path.isfile(src) and not os.path.islink(src) else "/dev/null", path, None, _MS_BIND)
+                libc.mount(
+                    src if os.path.isfile(src) and not os.path.islink(src) else "/dev/null", path, None, _MS_BIND
+                )
             libc.mount(None, path, None, ro)
         # What the worker hid inside the view (a problem file, see Worker._hide_all) stays
         # hidden where the copy holds it too.
@@ -247,7 +249,9 @@ class Zygotes:
             if not os.path.lexists(copy + path) or not any(path.startswith(r.rstrip("/") + "/") for r in roots):
                 continue
             if os.path.isdir(path):
-                libc.mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=4k,mode=0555")
+                libc.mount(
+                    "tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY, "size=4k,mode=0555"
+                )
             else:
                 libc.mount("/dev/null", path, None, _MS_BIND)
                 libc.mount(None, path, None, ro)
@@ -405,4 +409,3 @@ _FIXED_RLIMITS = (
     (resource.RLIMIT_CORE, (0, 0)),
 )
 _ROOT_RLIMITS = ((resource.RLIMIT_NPROC, (128, 128)),)  # 64 threads and more fit
-

@@ -13,11 +13,23 @@ _EXPORTS = {
     "evalcore.stats._wilson": ("wilson_interval",),  # plain Python: light commands print it
     "evalcore.stats._multiple": ("adjust_p_values", "benjamini_hochberg", "holm"),
     "evalcore.stats._paired": (
-        "TestResult", "clustered_difference", "cohens_d_paired", "mcnemar", "mean_difference",
-        "paired_bootstrap", "paired_t", "permutation_test", "wilcoxon",
+        "TestResult",
+        "clustered_difference",
+        "cohens_d_paired",
+        "mcnemar",
+        "mean_difference",
+        "paired_bootstrap",
+        "paired_t",
+        "permutation_test",
+        "wilcoxon",
     ),
-    "evalcore.stats._power": ("min_detectable_difference", "min_detectable_difference_se", "paired_power", "paired_sd", "sample_size_paired"),
+    "evalcore.stats._power": (
+        "min_detectable_difference",
+        "min_detectable_difference_se",
+        "paired_power",
+        "paired_sd",
+        "sample_size_paired",
+    ),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-

@@ -29,13 +29,10 @@ from evalcore.stats._paired import (
 from evalcore.stats._power import min_detectable_difference, min_detectable_difference_se
 
 Scores: TypeAlias = Mapping[Hashable, float] | pd.Series
-TestName = Literal[
-    "auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation", "clustered"
-]
+TestName = Literal["auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation", "clustered"]
 Align = Literal["strict", "intersection"]
 
-_TESTS = ("auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation",
-          "clustered")
+_TESTS = ("auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation", "clustered")
 
 
 @dataclass(frozen=True)
@@ -99,7 +96,9 @@ class ComparisonResult:
     def with_adjusted(self, p_adjusted: float, correction: str) -> ComparisonResult:
         """A copy carrying an adjusted p-value, with ``significant`` re-decided on it."""
         return dataclasses.replace(
-            self, p_adjusted=float(p_adjusted), correction=correction,
+            self,
+            p_adjusted=float(p_adjusted),
+            correction=correction,
             significant=bool(p_adjusted <= self.alpha),
         )
 
@@ -113,12 +112,12 @@ def _to_series(scores: Any, field_name: str) -> pd.Series:
     if isinstance(scores, pd.Series):
         s = scores
     elif isinstance(scores, Mapping):
-        s = pd.Series(list(scores.values()), index=pd.Index(list(scores.keys()), dtype=object),
-                      dtype=object)
+        s = pd.Series(list(scores.values()), index=pd.Index(list(scores.keys()), dtype=object), dtype=object)
     else:
         raise EvalcoreError(
-            f"expected per-item scores keyed by item id (a dict or pandas Series), "
-            f"got {type(scores).__name__}", field=field_name)
+            f"expected per-item scores keyed by item id (a dict or pandas Series), got {type(scores).__name__}",
+            field=field_name,
+        )
     if len(s) == 0:
         raise EvalcoreError("no scores: at least one item is needed", field=field_name)
     dup = s.index[s.index.duplicated()]
@@ -130,11 +129,9 @@ def _to_series(scores: Any, field_name: str) -> pd.Series:
         try:
             v = float(value)
         except (TypeError, ValueError):
-            raise EvalcoreError(f"item {item_id!r}: score {value!r} is not a number",
-                                field=field_name) from None
+            raise EvalcoreError(f"item {item_id!r}: score {value!r} is not a number", field=field_name) from None
         if not math.isfinite(v):
-            raise EvalcoreError(f"item {item_id!r}: score {value!r} is not finite",
-                                field=field_name)
+            raise EvalcoreError(f"item {item_id!r}: score {value!r} is not finite", field=field_name)
         values.append(v)
     return pd.Series(values, index=pd.Index(list(s.index), dtype=object), dtype=float)
 
@@ -160,8 +157,7 @@ def align_scores(
             "strict", or no common ids.
     """
     if align not in ("strict", "intersection"):
-        raise EvalcoreError(f"unknown align {align!r}; use 'strict' or 'intersection'",
-                            field="align")
+        raise EvalcoreError(f"unknown align {align!r}; use 'strict' or 'intersection'", field="align")
     sa = _to_series(a, name_a)
     sb = _to_series(b, name_b)
     ids_a, ids_b = set(sa.index), set(sb.index)
@@ -262,8 +258,7 @@ def compare(
     x, y, ids, n_dropped = align_scores(a, b, align=align, name_a=name_a, name_b=name_b)
     n = x.size
     if n < 2:
-        raise EvalcoreError(f"a paired comparison needs at least 2 shared items, got {n}",
-                            field="align")
+        raise EvalcoreError(f"a paired comparison needs at least 2 shared items, got {n}", field="align")
     labels = _cluster_labels(clusters, ids) if clusters is not None else None
     if test == "clustered" and labels is None:
         raise EvalcoreError("test 'clustered' needs cluster labels", field="clusters")
@@ -273,8 +268,9 @@ def compare(
         chosen = "clustered" if labels is not None else base
     else:
         chosen = test
-    boot = paired_bootstrap(x, y, n_resamples=n_resamples, confidence=confidence, seed=seed,
-                            method="percentile" if binary else "bca")
+    boot = paired_bootstrap(
+        x, y, n_resamples=n_resamples, confidence=confidence, seed=seed, method="percentile" if binary else "bca"
+    )
     results: dict[str, TestResult] = {"paired_bootstrap": boot}
     if binary or chosen == "mcnemar":
         results["mcnemar"] = mcnemar(x, y)
@@ -308,8 +304,7 @@ def compare(
     if chosen == "clustered":
         # the MDD of the test actually run: its CR1 variance and its t with G − 1 df
         se = (results["clustered"].details or {})["se"]
-        extra["mdd_80"] = (min_detectable_difference_se(se, alpha, 0.8, df=extra["clustered_df"])
-                           if se > 0 else None)
+        extra["mdd_80"] = min_detectable_difference_se(se, alpha, 0.8, df=extra["clustered_df"]) if se > 0 else None
         extra["mdd_basis"] = "clustered"
     else:
         extra["mdd_80"] = _mdd(x, y, alpha)
@@ -318,13 +313,23 @@ def compare(
     extra["bootstrap_ci_low"] = boot.ci_low
     extra["bootstrap_ci_high"] = boot.ci_high
     return ComparisonResult(
-        name_a=str(name_a), name_b=str(name_b),
-        mean_a=float(x.mean()), mean_b=float(y.mean()), difference=float((x - y).mean()),
-        ci_low=float(interval.ci_low), ci_high=float(interval.ci_high),
+        name_a=str(name_a),
+        name_b=str(name_b),
+        mean_a=float(x.mean()),
+        mean_b=float(y.mean()),
+        difference=float((x - y).mean()),
+        ci_low=float(interval.ci_low),
+        ci_high=float(interval.ci_high),
         ci_method=interval.test,
-        p_value=float(res.p_value), test=chosen, n=int(n), n_dropped=int(n_dropped),
-        correlation=_correlation(x, y), effect_size=cohens_d_paired(x, y),
-        alpha=alpha, confidence=confidence, significant=bool(res.p_value <= alpha),
+        p_value=float(res.p_value),
+        test=chosen,
+        n=int(n),
+        n_dropped=int(n_dropped),
+        correlation=_correlation(x, y),
+        effect_size=cohens_d_paired(x, y),
+        alpha=alpha,
+        confidence=confidence,
+        significant=bool(res.p_value <= alpha),
         extra=extra,
     )
 
@@ -340,8 +345,9 @@ def _cluster_labels(clusters: Any, ids: list[Hashable]) -> list[Hashable]:
         raise EvalcoreError("expected a mapping item id → cluster label", field="clusters")
     missing = [i for i in ids if i not in mapping]
     if missing:
-        raise EvalcoreError(f"{len(missing)} compared items have no cluster label "
-                            f"(e.g. {missing[:5]})", field="clusters")
+        raise EvalcoreError(
+            f"{len(missing)} compared items have no cluster label (e.g. {missing[:5]})", field="clusters"
+        )
     return [mapping[i] for i in ids]
 
 
@@ -376,14 +382,12 @@ def compare_many(
     if isinstance(series, pd.DataFrame):
         series = {str(c): series[c].dropna() for c in series.columns}
     if not isinstance(series, Mapping):
-        raise EvalcoreError("expected a mapping of system name to per-item scores",
-                            field="series")
+        raise EvalcoreError("expected a mapping of system name to per-item scores", field="series")
     if len(series) < 2:
         raise EvalcoreError(f"needs at least 2 systems, got {len(series)}", field="series")
     correction = "none" if correction is None else correction
     if correction not in ("holm", "bh", "none"):
-        raise EvalcoreError(f"unknown correction {correction!r}; use 'holm', 'bh' or 'none'",
-                            field="correction")
+        raise EvalcoreError(f"unknown correction {correction!r}; use 'holm', 'bh' or 'none'", field="correction")
     names = list(series)
     results = [
         compare(series[na], series[nb], name_a=str(na), name_b=str(nb), alpha=alpha, **kwargs)

@@ -96,9 +96,7 @@ def _codes(clusters: Any, n: int) -> np.ndarray:
     if isinstance(clusters, np.ndarray) or hasattr(clusters, "to_numpy"):
         arr = clusters.to_numpy() if hasattr(clusters, "to_numpy") else clusters
         if arr.ndim != 1 or arr.size != n:
-            raise EvalcoreError(
-                f"needs one cluster label per value ({n}), got shape {arr.shape}",
-                field="clusters")
+            raise EvalcoreError(f"needs one cluster label per value ({n}), got shape {arr.shape}", field="clusters")
         codes, _ = pd.factorize(arr)
         if np.any(codes < 0):
             bad = int(np.flatnonzero(codes < 0)[0])
@@ -106,8 +104,7 @@ def _codes(clusters: Any, n: int) -> np.ndarray:
         return codes
     labels = list(clusters)
     if len(labels) != n:
-        raise EvalcoreError(f"needs one cluster label per value ({n}), got {len(labels)}",
-                            field="clusters")
+        raise EvalcoreError(f"needs one cluster label per value ({n}), got {len(labels)}", field="clusters")
     index: dict[Any, int] = {}
     out = np.empty(n, dtype=np.intp)
     for pos, label in enumerate(labels):
@@ -117,9 +114,7 @@ def _codes(clusters: Any, n: int) -> np.ndarray:
     return out
 
 
-def clustered_se(
-    values: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray
-) -> float:
+def clustered_se(values: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray) -> float:
     """Cluster-robust standard error of the mean (Miller 2024, "Adding Error Bars to Evals").
 
     SE_clustered = √( Σ_c ( Σ_{i∈c} (x_i − x̄) )² ) / n.
@@ -185,8 +180,7 @@ def mean_ci(
     if method is None:
         method = "clustered" if clusters is not None else ("wilson" if is_binary(x) else "t")
     if clusters is not None and method != "clustered":
-        raise EvalcoreError(f"clusters are only used by method='clustered', not {method!r}",
-                            field="clusters")
+        raise EvalcoreError(f"clusters are only used by method='clustered', not {method!r}", field="clusters")
     nan = float("nan")
     if method == "wilson":
         if not is_binary(x):
@@ -221,15 +215,13 @@ def mean_ci(
             f"unknown method {method!r}; use 'wilson', 'bootstrap', 't' or 'clustered'",
             field="method",
         )
-    out = {"mean": mean, "ci_low": float(low), "ci_high": float(high), "se": float(se),
-           "n": int(n), "method": method}
+    out = {"mean": mean, "ci_low": float(low), "ci_high": float(high), "se": float(se), "n": int(n), "method": method}
     if method == "clustered":
         out["n_clusters"] = int(np.unique(codes).size)
     return out
 
 
-def clustered_wilson(values: Sequence[float], clusters: Sequence[str],
-                     confidence: float = 0.95) -> dict[str, Any]:
+def clustered_wilson(values: Sequence[float], clusters: Sequence[str], confidence: float = 0.95) -> dict[str, Any]:
     """Wilson interval for 0/1 scores repeated within items (epochs), by effective sample size
     (Wilson 1927 on Kish's 1965 effective sample size, the design effect from the cluster-robust
     standard error).
@@ -261,5 +253,12 @@ def clustered_wilson(values: Sequence[float], clusters: Sequence[str],
         n_eff = float(k)
     low, high = wilson_bounds(p * n_eff, n_eff, check_probability(confidence, "confidence"))
     low, high = (0.0 if p == 0.0 else float(max(low, 0.0)), 1.0 if p == 1.0 else float(min(high, 1.0)))
-    return {"mean": p, "ci_low": low, "ci_high": high,
-            "se": se_c, "n": int(n), "n_eff": n_eff, "method": "wilson_clustered"}
+    return {
+        "mean": p,
+        "ci_low": low,
+        "ci_high": high,
+        "se": se_c,
+        "n": int(n),
+        "n_eff": n_eff,
+        "method": "wilson_clustered",
+    }

@@ -75,5 +75,4 @@ def adjust_p_values(p_values: Sequence[float] | np.ndarray, correction: str) -> 
         return benjamini_hochberg(p_values)
     if correction == "none":
         return _p_values(p_values).copy()
-    raise EvalcoreError(f"unknown correction {correction!r}; use 'holm', 'bh' or 'none'",
-                        field="correction")
+    raise EvalcoreError(f"unknown correction {correction!r}; use 'holm', 'bh' or 'none'", field="correction")

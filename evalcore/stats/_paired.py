@@ -131,14 +131,21 @@ def paired_t(
             stat, p = 0.0, 1.0
         else:
             stat = math.copysign(math.inf, diff)
-            p = 1.0 if (alternative == "less" and diff > 0) or (
-                alternative == "greater" and diff < 0) else 0.0
+            p = 1.0 if (alternative == "less" and diff > 0) or (alternative == "greater" and diff < 0) else 0.0
         return TestResult("paired_t", stat, p, n, diff, diff, diff, {"df": df, "se": 0.0})
     res = sps.ttest_rel(x, y, alternative=alternative)
     ci = res.confidence_interval(confidence_level=confidence)
     se = float(d.std(ddof=1) / math.sqrt(n))
-    return TestResult("paired_t", float(res.statistic), float(res.pvalue), n, diff,
-                      float(ci.low), float(ci.high), {"df": df, "se": se})
+    return TestResult(
+        "paired_t",
+        float(res.statistic),
+        float(res.pvalue),
+        n,
+        diff,
+        float(ci.low),
+        float(ci.high),
+        {"df": df, "se": se},
+    )
 
 
 def wilcoxon(
@@ -179,13 +186,10 @@ def wilcoxon(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         res = sps.wilcoxon(x, y, zero_method=zero_method, alternative=alternative, method=method)
-    return TestResult("wilcoxon", float(res.statistic), float(res.pvalue), n, diff,
-                      details={"n_nonzero": n_nonzero})
+    return TestResult("wilcoxon", float(res.statistic), float(res.pvalue), n, diff, details={"n_nonzero": n_nonzero})
 
 
-def mcnemar(
-    a: ArrayLike, b: ArrayLike, *, exact: bool | None = None, exact_below: int = 25
-) -> TestResult:
+def mcnemar(a: ArrayLike, b: ArrayLike, *, exact: bool | None = None, exact_below: int = 25) -> TestResult:
     """McNemar's test for paired binary scores (McNemar 1947).
 
     With n_10 = #{a = 1, b = 0} and n_01 = #{a = 0, b = 1} (the discordant pairs), m = n_10 + n_01:
@@ -222,8 +226,7 @@ def mcnemar(
         stat = (abs(n10 - n01) - 1.0) ** 2 / m
         p = float(sps.chi2.sf(stat, 1))
     diff = float((x - y).mean())
-    return TestResult("mcnemar", stat, p, x.size, diff,
-                      details={"n_10": n10, "n_01": n01, "exact": use_exact})
+    return TestResult("mcnemar", stat, p, x.size, diff, details={"n_10": n10, "n_01": n01, "exact": use_exact})
 
 
 def paired_bootstrap(
@@ -266,8 +269,9 @@ def paired_bootstrap(
     if method not in ("percentile", "bca"):
         raise EvalcoreError(f"unknown method {method!r}; use 'percentile' or 'bca'", field="method")
     if x.size < 2:
-        raise EvalcoreError("the paired bootstrap needs at least 2 items (one item cannot be "
-                            "resampled into a distribution)", field="a")
+        raise EvalcoreError(
+            "the paired bootstrap needs at least 2 items (one item cannot be resampled into a distribution)", field="a"
+        )
     d = x - y
     diff = float(d.mean())
     theta_b = bootstrap_means(d, n_resamples, rng_from(seed))
@@ -279,8 +283,16 @@ def paired_bootstrap(
     extreme = int(np.count_nonzero(np.abs(theta_b - diff) >= abs(diff) - tol))
     p = (1.0 + extreme) / (n_resamples + 1.0)
     se = float(theta_b.std(ddof=1)) if n_resamples > 1 else 0.0
-    return TestResult("paired_bootstrap", diff, min(1.0, p), x.size, diff, low, high,
-                      {"se": se, "n_resamples": n_resamples, "method": method})
+    return TestResult(
+        "paired_bootstrap",
+        diff,
+        min(1.0, p),
+        x.size,
+        diff,
+        low,
+        high,
+        {"se": se, "n_resamples": n_resamples, "method": method},
+    )
 
 
 def permutation_test(
@@ -324,8 +336,7 @@ def permutation_test(
         null = sign_flip_sums(d, n_resamples, rng_from(seed))
         p = (1.0 + float(np.count_nonzero(np.abs(null) >= abs(obs) - tol))) / (n_resamples + 1.0)
         used = n_resamples
-    return TestResult("permutation", obs / n, min(1.0, p), n, obs / n,
-                      details={"exact": exact, "n_resamples": used})
+    return TestResult("permutation", obs / n, min(1.0, p), n, obs / n, details={"exact": exact, "n_resamples": used})
 
 
 def clustered_difference(
@@ -366,8 +377,7 @@ def clustered_difference(
     codes = _codes(clusters, d.size)
     n_clusters = int(codes.max()) + 1
     if n_clusters < 2:
-        raise EvalcoreError("clustered standard errors need at least 2 clusters",
-                            field="clusters")
+        raise EvalcoreError("clustered standard errors need at least 2 clusters", field="clusters")
     diff = float(d.mean())
     se0 = clustered_se(d, codes)
     se = se0 * math.sqrt(n_clusters / (n_clusters - 1))
@@ -406,9 +416,7 @@ def cohens_d_paired(a: ArrayLike, b: ArrayLike) -> float:
     return mean / sd
 
 
-def mean_difference(
-    a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95
-) -> dict[str, float]:
+def mean_difference(a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95) -> dict[str, float]:
     """Mean difference d̄ = mean(a − b) with its t interval d̄ ± t_{1−α/2, n−1} s_d/√n
     (Student 1908).
 
@@ -422,5 +430,4 @@ def mean_difference(
     """
     res = paired_t(a, b, confidence=confidence)
     se = res.details["se"] if res.details else float("nan")
-    return {"difference": res.difference, "ci_low": res.ci_low, "ci_high": res.ci_high,
-            "se": float(se), "n": res.n}
+    return {"difference": res.difference, "ci_low": res.ci_low, "ci_high": res.ci_high, "se": float(se), "n": res.n}

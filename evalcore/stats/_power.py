@@ -81,8 +81,9 @@ def _sd_d(sd_a: float, sd_b: float, correlation: float) -> float:
     sd = paired_sd(sd_a, sd_b, correlation)
     if sd == 0.0:
         raise EvalcoreError(
-            "the paired differences have zero standard deviation (identical systems); "
-            "power is undefined", field="correlation")
+            "the paired differences have zero standard deviation (identical systems); power is undefined",
+            field="correlation",
+        )
     return sd
 
 
@@ -152,8 +153,7 @@ def sample_size_paired(
     if delta == 0.0 or not math.isfinite(delta):
         raise EvalcoreError(f"must be a finite non-zero difference, got {delta!r}", field="delta")
     if alternative == "larger" and delta < 0 or alternative == "smaller" and delta > 0:
-        raise EvalcoreError(f"delta={delta} points away from alternative={alternative!r}",
-                            field="delta")
+        raise EvalcoreError(f"delta={delta} points away from alternative={alternative!r}", field="delta")
     effect = delta / _sd_d(sd_a, sd_b, correlation)
     z_a = _z_alpha(alpha, alternative)
     n0 = ((z_a + sps.norm.ppf(power)) / effect) ** 2
@@ -245,8 +245,7 @@ def min_detectable_difference_se(
     """
     se = _nonneg(se, "se")
     if se == 0.0:
-        raise EvalcoreError("the standard error is 0: every difference is detected",
-                            field="se")
+        raise EvalcoreError("the standard error is 0: every difference is detected", field="se")
     alpha = check_probability(alpha, "alpha")
     power = check_probability(power, "power")
     if power <= alpha:
@@ -256,6 +255,7 @@ def min_detectable_difference_se(
 
         def pw(nc: float) -> float:
             return float(sps.norm.sf(crit - nc) + sps.norm.cdf(-crit - nc))
+
         guess = crit + float(sps.norm.ppf(power))
     else:
         df = check_positive_int(df, "df")
@@ -263,6 +263,7 @@ def min_detectable_difference_se(
 
         def pw(nc: float) -> float:
             return float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+
         guess = crit + float(sps.t.ppf(power, df))
     hi = max(guess, 1.0)
     while pw(hi) < power:

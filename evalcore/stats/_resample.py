@@ -30,8 +30,7 @@ _CHUNK_ELEMENTS = 250_000
 #: gathering 20 items).
 _FEW_DISTINCT = 64
 #: Threads used for chunked resampling (results do not depend on it).
-_WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else (os.cpu_count() or 1)))
+_WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)))
 
 
 def bootstrap_means(x: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -130,9 +129,7 @@ def percentile_interval(theta_b: np.ndarray, confidence: float) -> tuple[float, 
     return float(lo), float(hi)
 
 
-def bca_interval_mean(
-    x: np.ndarray, theta_b: np.ndarray, confidence: float
-) -> tuple[float, float]:
+def bca_interval_mean(x: np.ndarray, theta_b: np.ndarray, confidence: float) -> tuple[float, float]:
     """Bias-corrected and accelerated (BCa) interval for the mean (Efron 1987; Efron &
     Tibshirani 1993, §14.3).
 
@@ -146,9 +143,7 @@ def bca_interval_mean(
     theta = float(x.mean())
     if n < 2 or np.ptp(x) == 0.0:
         return theta, theta
-    pct = (np.count_nonzero(theta_b < theta) + np.count_nonzero(theta_b <= theta)) / (
-        2.0 * theta_b.size
-    )
+    pct = (np.count_nonzero(theta_b < theta) + np.count_nonzero(theta_b <= theta)) / (2.0 * theta_b.size)
     z0 = float(ndtri(pct))
     jack = (x.sum() - x) / (n - 1)
     u = jack.mean() - jack

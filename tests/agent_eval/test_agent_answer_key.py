@@ -69,8 +69,9 @@ def test_a_hosted_agent_cannot_read_the_cases_file(tmp_path) -> None:
     save_cases(cases, path)
     opts = {"path": str(path)}
     # In the evaluator's process (nothing hidden) the reader finds every answer ...
-    inproc = evaluate(READER, _config(7), categories=["functional"], cases=path, options=opts, in_process=True,
-                      progress=False)
+    inproc = evaluate(
+        READER, _config(7), categories=["functional"], cases=path, options=opts, in_process=True, progress=False
+    )
     assert inproc.categories["functional"].score >= 0.9 and not inproc.config["trusted"]
     # ... hosted, the file it opens is empty, and the results say what was hidden.
     hosted = evaluate(READER, _config(7), categories=["functional"], cases=path, options=opts, progress=False)
@@ -101,7 +102,8 @@ def test_a_hosted_agent_cannot_read_the_results_folder(tmp_path) -> None:
         "        except OSError as exc:\n"
         "            return AgentResponse(success=False, error=str(exc))\n\n"
         "def make(folder):\n"
-        "    return Probe(folder)\n")
+        "    return Probe(folder)\n"
+    )
     from evalcore.agents import load_agent
 
     seen = load_agent(f"{probe}:make", folder=str(results))

@@ -11,8 +11,7 @@ from evalcore.agent_eval._cases.generator import AgentCaseGenerator
 from evalcore.cli import main
 from evalcore.errors import EvalcoreError
 
-BASE = ["agent-eval", "--agent", "oracle", "--categories", "functional", "--model", "none",
-        "--limit", "1"]
+BASE = ["agent-eval", "--agent", "oracle", "--categories", "functional", "--model", "none", "--limit", "1"]
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "0", "1e9"])
@@ -37,8 +36,7 @@ def test_output_dir_is_a_file(tmp_path, capsys) -> None:
 
 def test_sweep_output_is_a_file(tmp_path, capsys) -> None:
     (tmp_path / "sw").write_text("")
-    assert main(["sweep", "--thresholds", "0.5", "--model", "none",
-                 "--output", str(tmp_path / "sw")]) == 2
+    assert main(["sweep", "--thresholds", "0.5", "--model", "none", "--output", str(tmp_path / "sw")]) == 2
     assert "field '--output'" in capsys.readouterr().err
 
 
@@ -62,14 +60,17 @@ def test_dead_model_endpoint_is_refused(capsys) -> None:
     assert "cannot reach endpoint" in err and "reference agent's model" in err
 
 
-@pytest.mark.parametrize("change, where", [
-    (lambda d: d["cases"][0].update(tolerance=0.5), "cases[0].tolerance"),  # a misspelt field was ignored
-    (lambda d: d.update(extra=1), "extra"),
-    (lambda d: d.update(format="nope"), "format"),
-    (lambda d: d.update(version=99), "version"),
-    (lambda d: d["cases"][1].update(categories=["nonsense"]), "cases[1].categories"),  # dropped the case
-    (lambda d: d["cases"][0].update(rel_tol=float("nan")), "cases[0].rel_tol"),
-])
+@pytest.mark.parametrize(
+    "change, where",
+    [
+        (lambda d: d["cases"][0].update(tolerance=0.5), "cases[0].tolerance"),  # a misspelt field was ignored
+        (lambda d: d.update(extra=1), "extra"),
+        (lambda d: d.update(format="nope"), "format"),
+        (lambda d: d.update(version=99), "version"),
+        (lambda d: d["cases"][1].update(categories=["nonsense"]), "cases[1].categories"),  # dropped the case
+        (lambda d: d["cases"][0].update(rel_tol=float("nan")), "cases[0].rel_tol"),
+    ],
+)
 def test_cases_file_with_unknown_keys_or_values_is_refused(tmp_path, capsys, change, where) -> None:
     path = tmp_path / "c.json"
     save_cases(AgentCaseGenerator(0, {"simple": 2, "medium": 0, "complex": 0, "edge": 0}).generate(), path)
@@ -77,8 +78,24 @@ def test_cases_file_with_unknown_keys_or_values_is_refused(tmp_path, capsys, cha
     change(data)
     path.write_text(json.dumps(data))
     out = tmp_path / "out"
-    assert main(["agent-eval", "--agent", "oracle", "--model", "none", "--categories", "functional",
-                 "--cases", str(path), "--output-dir", str(out)]) == 2
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                "oracle",
+                "--model",
+                "none",
+                "--categories",
+                "functional",
+                "--cases",
+                str(path),
+                "--output-dir",
+                str(out),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert str(path) in err and where in err and "Traceback" not in err, err
     assert not out.exists() or not any(out.iterdir())  # nothing written
@@ -168,8 +185,7 @@ def test_http_agent_without_reset_is_refused(tmp_path, capsys) -> None:
 @pytest.mark.timeout(60)
 def test_sweep_refuses_http_agent(tmp_path, capsys) -> None:
     out = tmp_path / "sw"
-    assert main(["sweep", "--agent", "http://127.0.0.1:1/agent", "--thresholds", "0.5",
-                 "--output", str(out)]) == 2
+    assert main(["sweep", "--agent", "http://127.0.0.1:1/agent", "--thresholds", "0.5", "--output", str(out)]) == 2
     err = capsys.readouterr().err
     assert "field '--agent'" in err and "http://127.0.0.1:1/agent" in err and "threshold is set on its server" in err
     assert _nothing_written(out)
@@ -249,8 +265,9 @@ def test_live_http_agent_still_runs(tmp_path, capsys) -> None:
 @pytest.mark.timeout(60)
 def test_threshold_for_http_agent_is_refused_before_asking_it(tmp_path, capsys) -> None:
     out = tmp_path / "out"
-    assert main([*AGENT_BASE, "--agent", "http://127.0.0.1:1/agent", "--threshold", "0.5",
-                 "--output-dir", str(out)]) == 2
+    assert (
+        main([*AGENT_BASE, "--agent", "http://127.0.0.1:1/agent", "--threshold", "0.5", "--output-dir", str(out)]) == 2
+    )
     err = capsys.readouterr().err
     assert "field '--threshold'" in err and "set on its server" in err and "no agent answers" not in err, err
     assert _nothing_written(out)

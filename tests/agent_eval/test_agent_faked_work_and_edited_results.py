@@ -53,8 +53,10 @@ class _RewritesFactorial(HonestAgent):
         resp = super().process_request(query)
         for st in resp.steps:  # ... and registers a table of this request's value
             if st.tool == "factorial" and st.error is None:
-                code = (f"def factorial(n: int) -> int:\n    \"\"\"Table.\"\"\"\n"
-                        f"    return {{{st.args['n']!r}: {st.result!r}}}[n]\n")
+                code = (
+                    f'def factorial(n: int) -> int:\n    """Table."""\n'
+                    f"    return {{{st.args['n']!r}: {st.result!r}}}[n]\n"
+                )
                 with self._lock:
                     self._tools["factorial"] = (code, "")
         return resp
@@ -76,8 +78,11 @@ def test_a_table_of_the_public_held_out_pools_is_no_tool() -> None:
     """The held-out inputs came from small pools in evalcore's source: a table of them plus the
     request's inputs scored synthesis 1.0 on the kinds they covered."""
     counts = {"simple": 0, "medium": 40, "complex": 0, "edge": 0}
-    cases = [c for c in AgentCaseGenerator(11, counts).generate()
-             if c.kind in ("celsius_to_kelvin", "vowel_count", "is_palindrome")]
+    cases = [
+        c
+        for c in AgentCaseGenerator(11, counts).generate()
+        if c.kind in ("celsius_to_kelvin", "vowel_count", "is_palindrome")
+    ]
     assert len(cases) >= 6
     cfg = AgentEvalConfig(seed=11, counts=counts)
     res = AgentEvaluator(TableTools(cases, []), cases, config=cfg).run(["synthesis"], progress=False)
@@ -94,10 +99,18 @@ def test_held_out_inputs_are_not_a_small_pool() -> None:
     from evalcore.agent_eval._cases.kinds import sample_inputs, solve_kind
 
     rng = random.Random(1)
-    for kind in ("celsius_to_kelvin", "vowel_count", "is_palindrome", "reverse_string", "percentage",
-                 "temperature_conversion", "is_prime"):
-        drawn = {json.dumps(sample_inputs(kind, rng, {"from_unit": "C", "to_unit": "F"}), sort_keys=True)
-                 for _ in range(200)}
+    for kind in (
+        "celsius_to_kelvin",
+        "vowel_count",
+        "is_palindrome",
+        "reverse_string",
+        "percentage",
+        "temperature_conversion",
+        "is_prime",
+    ):
+        drawn = {
+            json.dumps(sample_inputs(kind, rng, {"from_unit": "C", "to_unit": "F"}), sort_keys=True) for _ in range(200)
+        }
         assert len(drawn) > 150, (kind, len(drawn))
     primes = [solve_kind("is_prime", sample_inputs("is_prime", rng)) for _ in range(400)]
     assert 0.35 < sum(primes) / len(primes) < 0.65  # "never prime" is no tool

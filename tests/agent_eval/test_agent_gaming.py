@@ -78,8 +78,11 @@ def test_oracle_and_honest_agent_still_score_high(cls: type, mode: str) -> None:
 def test_slow_first_sight_is_measured_apart_from_repeats() -> None:
     for mode in ("in_process", "http"):
         with over(mode, SlowFirstSight(CASES, GROUPS)) as agent:
-            res = AgentEvaluator(agent, CASES, config=AgentEvalConfig(seed=0, limit=2, load_requests=4, timing_repetitions=2,
-                                                                 memory_requests=2)).run(["performance"], progress=False)
+            res = AgentEvaluator(
+                agent,
+                CASES,
+                config=AgentEvalConfig(seed=0, limit=2, load_requests=4, timing_repetitions=2, memory_requests=2),
+            ).run(["performance"], progress=False)
         perf = res.categories["performance"]
         lat = [t for t in perf.tests if t.name.startswith("latency:")]
         assert len(lat) == 2 and all(t.score == pytest.approx(0.2) for t in lat)
@@ -90,8 +93,9 @@ def test_slow_first_sight_is_measured_apart_from_repeats() -> None:
 def test_frame_reader_reaches_the_evaluator_only_in_process() -> None:
     # in process (no timeout thread between them) it reads the answers off the evaluator's
     # frames; the result says it cannot be trusted
-    inproc = AgentEvaluator(FrameReader(), CASES, config=AgentEvalConfig(seed=0, counts=COUNTS, request_timeout_s=None)).run(
-        ["functional"], progress=False)
+    inproc = AgentEvaluator(
+        FrameReader(), CASES, config=AgentEvalConfig(seed=0, counts=COUNTS, request_timeout_s=None)
+    ).run(["functional"], progress=False)
     assert inproc.categories["functional"].score == 1.0 and inproc.trusted is False
     assert inproc.to_dict()["config"]["agent_process"] == "in-process"
     # hosted in an interpreter of its own there is nothing to read

@@ -42,8 +42,9 @@ class SuccessNone(_Degenerate):
 
 class Echo(_Degenerate):
     def process_request(self, query):
-        return AgentResponse(success=True, response=query, result=query, tool_used="echo",
-                             synthesized=True, reused=True)
+        return AgentResponse(
+            success=True, response=query, result=query, tool_used="echo", synthesized=True, reused=True
+        )
 
 
 class Raises(_Degenerate):
@@ -65,7 +66,9 @@ def cases():
 @pytest.mark.parametrize("agent_cls", [SuccessNone, Echo, Raises, RefusesEverything])
 def test_degenerate_agents_score_zero_everywhere(agent_cls, registry, cases):
     agent = agent_cls(EmptyRegistry() if registry else None)
-    cfg = AgentEvalConfig(seed=0, timing_repetitions=1, memory_requests=2, load_requests=4, workers=2, learning_repeats=2)
+    cfg = AgentEvalConfig(
+        seed=0, timing_repetitions=1, memory_requests=2, load_requests=4, workers=2, learning_repeats=2
+    )
     res = AgentEvaluator(agent, cases, config=cfg).run(progress=False)
     assert set(res.categories) == set(CATEGORIES)
     for name, cat in res.categories.items():
@@ -78,8 +81,7 @@ def test_degenerate_agents_score_zero_everywhere(agent_cls, registry, cases):
     if agent_cls is Raises:
         # every category records the escaped exception as a critical failure
         assert {c["category"] for c in crit} == set(CATEGORIES) - ({"retrieval"} if registry is None else set())
-        assert all("RuntimeError: agent crashed" in (c["error"] or "") for c in crit
-                   if c["category"] != "retrieval")
+        assert all("RuntimeError: agent crashed" in (c["error"] or "") for c in crit if c["category"] != "retrieval")
     else:
         assert crit == []
 

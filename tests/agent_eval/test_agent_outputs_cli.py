@@ -37,8 +37,9 @@ def main(monkeypatch):
 def _result(agent_cls, categories=("functional", "workflow", "robustness")):
     gen = AgentCaseGenerator(seed=0, counts=SMALL)
     cases = gen.generate()
-    return AgentEvaluator(agent_cls(cases, gen.paraphrase_groups()), cases,
-                          config=AgentEvalConfig(seed=0, counts=SMALL)).run(list(categories), progress=False)
+    return AgentEvaluator(
+        agent_cls(cases, gen.paraphrase_groups()), cases, config=AgentEvalConfig(seed=0, counts=SMALL)
+    ).run(list(categories), progress=False)
 
 
 def test_write_outputs(tmp_path):
@@ -75,8 +76,13 @@ def test_html_report_shows_status_floor_and_trust():
     assert "No category below the floor 0.5" in text
     # a complete run: the status, the floor and the categories under it, as the summary says
     full = json.loads(json.dumps(partial))
-    full["summary"].update(status="FAILED", passed=False, category_floor=0.6,
-                           categories_below_floor=["retrieval", "learning"], trusted=True)
+    full["summary"].update(
+        status="FAILED",
+        passed=False,
+        category_floor=0.6,
+        categories_below_floor=["retrieval", "learning"],
+        trusted=True,
+    )
     full["config"]["agent_process"] = "hosted"
     text = _verdict(render_html(full, figs))
     assert "system FAILED" in text and "floor 0.6" in text
@@ -149,8 +155,14 @@ class SweepAgent:
 
 def test_sweep_selects_known_best_threshold():
     cases = AgentCaseGenerator(seed=0, counts={"simple": 12, "medium": 0, "complex": 0, "edge": 0}).generate()
-    res = threshold_sweep(lambda t: SweepAgent(t, cases), parse_thresholds("0.30:0.80:0.05"), cases=cases,
-                          n_unrelated=8, progress=False, n_resamples=2000)
+    res = threshold_sweep(
+        lambda t: SweepAgent(t, cases),
+        parse_thresholds("0.30:0.80:0.05"),
+        cases=cases,
+        n_unrelated=8,
+        progress=False,
+        n_resamples=2000,
+    )
     assert res.best_threshold == 0.5  # (0.45, 0.62] is perfect; ties go to the lowest
     m = res.metrics.set_index(["threshold", "split"])
     assert m.loc[(0.5, "all"), "f1"] == 1.0 and m.loc[(0.5, "all"), "fpr"] == 0.0
@@ -166,7 +178,8 @@ def test_sweep_selects_known_best_threshold():
     # the held-out tests use only held-out items, paired by item
     held = res.items[(res.items.split == "test") & (res.items.threshold == 0.8)]
     assert (t.n == len(held)).all() and t.loc[0.8, "mean_difference"] == pytest.approx(
-        held.utility.mean() - res.items[(res.items.split == "test") & (res.items.threshold == 0.5)].utility.mean())
+        held.utility.mean() - res.items[(res.items.split == "test") & (res.items.threshold == 0.5)].utility.mean()
+    )
     assert t.loc[0.8, "significant"] and not t.loc[0.55, "significant"]
     assert set(res.items.split) == {"dev", "test"}
     assert res.held_out()["threshold"] == 0.5
@@ -184,15 +197,47 @@ def test_parse_thresholds():
 
 def test_cli_agent_eval_and_compare(main, tmp_path, capsys):
     out = tmp_path / "o"
-    assert main(["agent-eval", "--agent", "oracle", "--counts", "simple=4,medium=2,complex=2,edge=3",
-                 "--categories", "functional,workflow", "--visualize", "--output-dir", str(out)]) == 0
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                "oracle",
+                "--counts",
+                "simple=4,medium=2,complex=2,edge=3",
+                "--categories",
+                "functional,workflow",
+                "--visualize",
+                "--output-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     first = sorted(out.glob("evaluation_*.json"))[0]
     seed = json.loads(first.read_text())["config"]["suite"]["seed"]
     assert f"cases from seed {seed} (drawn for this run" in capsys.readouterr().out
     seed_file = tmp_path / "seed"
     seed_file.write_text(f"{seed}\n")
-    assert main(["agent-eval", "--agent", "wrong", "--counts", "simple=4,medium=2,complex=2,edge=3", "--seed-file",
-                 str(seed_file), "--categories", "functional", "workflow", "--output-dir", str(out)]) == 0
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                "wrong",
+                "--counts",
+                "simple=4,medium=2,complex=2,edge=3",
+                "--seed-file",
+                str(seed_file),
+                "--categories",
+                "functional",
+                "workflow",
+                "--output-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     files = sorted(out.glob("evaluation_*.json"))
     assert len(files) == 2 and (out / "report.html").exists()
     second = next(f for f in files if f != first)
@@ -203,24 +248,73 @@ def test_cli_agent_eval_and_compare(main, tmp_path, capsys):
     assert "DROP" in text and "permutation p=" in text
     # A third run on a drawn seed has the same test names on other cases: no pairing.
     other = tmp_path / "other"
-    assert main(["agent-eval", "--agent", "wrong", "--counts", "simple=4,medium=2,complex=2,edge=3",
-                 "--categories", "functional", "--output-dir", str(other)]) == 0
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                "wrong",
+                "--counts",
+                "simple=4,medium=2,complex=2,edge=3",
+                "--categories",
+                "functional",
+                "--output-dir",
+                str(other),
+            ]
+        )
+        == 0
+    )
     third = next(other.glob("evaluation_*.json"))
     assert main(["agent-eval", "--compare", str(first), str(third), "--output-dir", str(other)]) == 2
     err = capsys.readouterr().err
     assert "ran on different cases" in err and f"EVALCORE_AGENT_SEED={seed}" in err
     assert not list(other.glob("comparison_*.json"))
-    assert main(["agent-eval", "--agent", "failing", "--categories", "functional", "--no-save", "--strict",
-                 "--counts", "simple=2,medium=0,complex=0,edge=0", "--output-dir", str(tmp_path / "n")]) == 1
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                "failing",
+                "--categories",
+                "functional",
+                "--no-save",
+                "--strict",
+                "--counts",
+                "simple=2,medium=0,complex=0,edge=0",
+                "--output-dir",
+                str(tmp_path / "n"),
+            ]
+        )
+        == 1
+    )
     assert not (tmp_path / "n").exists()
 
 
 def test_cli_in_process_floor_and_throughput_target(main, tmp_path, capsys):
     counts = ["--counts", "simple=4,medium=2,complex=2,edge=3"]
     out = tmp_path / "ip"
-    assert main(["agent-eval", "--agent", "oracle", *counts, "--categories", "functional,performance",
-                 "--in-process", "--category-floor", "0.95", "--throughput-target", "100000",
-                 "--load-requests", "4", "--output-dir", str(out)]) == 0
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                "oracle",
+                *counts,
+                "--categories",
+                "functional,performance",
+                "--in-process",
+                "--category-floor",
+                "0.95",
+                "--throughput-target",
+                "100000",
+                "--load-requests",
+                "4",
+                "--output-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "system partial (not every category run: no verdict)" in text
     assert "PASSED" not in text and "FAILED" not in text
@@ -234,8 +328,23 @@ def test_cli_in_process_floor_and_throughput_target(main, tmp_path, capsys):
     assert d["summary"]["categories_below_floor"] == ["performance"]  # functional 1.0 is above it
     # the same agent hosted (the default): trusted, the default target gives throughput credit
     out2 = tmp_path / "hosted"
-    assert main(["agent-eval", "--agent", "oracle", *counts, "--categories", "performance",
-                 "--load-requests", "4", "--output-dir", str(out2)]) == 0
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                "oracle",
+                *counts,
+                "--categories",
+                "performance",
+                "--load-requests",
+                "4",
+                "--output-dir",
+                str(out2),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "system partial" in text and "not trusted" not in text
     d2 = json.loads(next(out2.glob("evaluation_*.json")).read_text())
@@ -253,25 +362,42 @@ def test_cli_floor_and_target_are_checked(main, flag, value, tmp_path, capsys):
 def test_cli_cases_file(main, tmp_path):
     cases = AgentCaseGenerator(seed=4, counts={"simple": 3, "medium": 0, "complex": 0, "edge": 0}).generate()
     p = save_cases(cases, tmp_path / "cases.json")
-    assert main(["agent-eval", "--agent", "oracle", "--cases", str(p), "--categories", "functional",
-                 "--output-dir", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                "oracle",
+                "--cases",
+                str(p),
+                "--categories",
+                "functional",
+                "--output-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     d = json.loads(next(tmp_path.glob("evaluation_*.json")).read_text())
     assert d["detailed_results"]["functional"]["n_tests"] == 3
 
 
-@pytest.mark.parametrize("argv", [
-    ["agent-eval", "--categories", "nonsense"],
-    ["agent-eval", "--cases", "/nonexistent/cases.json", "--agent", "oracle"],
-    ["agent-eval", "--counts", "simple=x", "--agent", "oracle"],
-    ["agent-eval", "--agent", "no_such_spec"],
-    ["agent-eval", "--agent", "oracle", "--limit", "0"],
-    ["agent-eval", "--compare", "/nonexistent/a.json", "/nonexistent/b.json"],
-    ["sweep", "--thresholds", "0.9:0.1:0.1"],
-    ["sweep", "--agent", "oracle"],
-    ["agent-eval", "--agent", "http://127.0.0.1:9/agent", "--threshold", "0.5"],
-    ["agent-eval", "--agent", "oracle", "--counts", "simple=0,medium=0,complex=0,edge=0"],
-    ["sweep", "--agent", "http://127.0.0.1:9/agent", "--thresholds", "0.5"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["agent-eval", "--categories", "nonsense"],
+        ["agent-eval", "--cases", "/nonexistent/cases.json", "--agent", "oracle"],
+        ["agent-eval", "--counts", "simple=x", "--agent", "oracle"],
+        ["agent-eval", "--agent", "no_such_spec"],
+        ["agent-eval", "--agent", "oracle", "--limit", "0"],
+        ["agent-eval", "--compare", "/nonexistent/a.json", "/nonexistent/b.json"],
+        ["sweep", "--thresholds", "0.9:0.1:0.1"],
+        ["sweep", "--agent", "oracle"],
+        ["agent-eval", "--agent", "http://127.0.0.1:9/agent", "--threshold", "0.5"],
+        ["agent-eval", "--agent", "oracle", "--counts", "simple=0,medium=0,complex=0,edge=0"],
+        ["sweep", "--agent", "http://127.0.0.1:9/agent", "--thresholds", "0.5"],
+    ],
+)
 def test_cli_bad_input_exits_2(main, argv, tmp_path, capsys):
     assert main(argv + (["--output-dir", str(tmp_path / "x")] if argv[0] == "agent-eval" else [])) == 2
     assert "evalcore: error:" in capsys.readouterr().err
@@ -290,10 +416,25 @@ def test_cli_module_function_agent(main, tmp_path):
         "from evalcore.agent_eval import AgentCaseGenerator, OracleAgent\n\n"
         "def make():\n"
         "    counts = {'simple': 3, 'medium': 0, 'complex': 0, 'edge': 0}\n"
-        "    return OracleAgent(AgentCaseGenerator(0, counts).generate())\n")
+        "    return OracleAgent(AgentCaseGenerator(0, counts).generate())\n"
+    )
     out = tmp_path / "out"
-    assert main(["agent-eval", "--agent", f"{mod}:make", "--counts", "simple=3,medium=0,complex=0,edge=0",
-                 "--categories", "functional", "--output-dir", str(out)]) == 0
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                f"{mod}:make",
+                "--counts",
+                "simple=3,medium=0,complex=0,edge=0",
+                "--categories",
+                "functional",
+                "--output-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     d = json.loads(next(out.glob("evaluation_*.json")).read_text())
     assert d["summary"]["category_scores"] == {"functional": 1.0}
     assert d["config"]["agent_spec"] == f"{mod}:make"
@@ -301,8 +442,9 @@ def test_cli_module_function_agent(main, tmp_path):
 
 def test_sweep_case_without_a_relevant_tool():
     cases = AgentCaseGenerator(seed=0, counts={"simple": 4, "medium": 2, "complex": 0, "edge": 0}).generate()
-    res = threshold_sweep(lambda t: SweepAgent(t, cases), [0.3, 0.5, 0.7], cases=cases, n_unrelated=4,
-                          progress=False, n_resamples=500)
+    res = threshold_sweep(
+        lambda t: SweepAgent(t, cases), [0.3, 0.5, 0.7], cases=cases, n_unrelated=4, progress=False, n_resamples=500
+    )
     med = res.items[(res.items.type == "case") & res.items.needs_synthesis]
     # the agent "answers" them with tools that are not in its registry: no label, so no F1, and
     # any match above the threshold is a false positive
@@ -337,13 +479,31 @@ def test_cli_sweep_writes_json_csv_and_figure(main, tmp_path, capsys):
         "            return AgentResponse(success=False, error='no tool above the threshold')\n"
         "        return AgentResponse(success=True, result=c.expected, tool_used=c.kind, reused=True)\n\n"
         "def make(threshold=0.5):\n"
-        "    return Agent(threshold)\n")
+        "    return Agent(threshold)\n"
+    )
     out = tmp_path / "sweep"
     seed0 = tmp_path / "seed0"
     seed0.write_text("0")
-    assert main(["sweep", "--agent", f"{mod}:make", "--thresholds", "0.3,0.5,0.7",
-                 "--counts", "simple=8,medium=0,complex=0,edge=0", "--unrelated", "4", "--output", str(out),
-                 "--seed-file", str(seed0)]) == 0  # the factory reads the answer key of seed 0
+    assert (
+        main(
+            [
+                "sweep",
+                "--agent",
+                f"{mod}:make",
+                "--thresholds",
+                "0.3,0.5,0.7",
+                "--counts",
+                "simple=8,medium=0,complex=0,edge=0",
+                "--unrelated",
+                "4",
+                "--output",
+                str(out),
+                "--seed-file",
+                str(seed0),
+            ]
+        )
+        == 0
+    )  # the factory reads the answer key of seed 0
     d = json.loads((out / "sweep.json").read_text())
     assert d["config"]["seed"] == 0 and d["config"]["seed_source"] == "given"
     assert d["best_threshold"] == 0.5 and d["held_out"]["f1"] == 1.0 and d["held_out"]["fpr"] == 0.0
@@ -356,13 +516,24 @@ def test_cli_sweep_writes_json_csv_and_figure(main, tmp_path, capsys):
     assert not list(out.glob(".*.tmp"))
 
 
-@pytest.mark.parametrize("bad, field", [
-    ({"summary": {}, "detailed_results": {}, "config": {}}, "summary.overall_score"),
-    ({"summary": {"overall_score": 1}, "config": {},
-      "detailed_results": {"functional": {"score": 1.0, "tests": [{"name": "a"}]}}}, "detailed_results.functional.tests[0]"),
-    ({"summary": {"overall_score": 1}, "config": {},
-      "detailed_results": {"functional": {"tests": []}}}, "detailed_results.functional.score"),
-])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"summary": {}, "detailed_results": {}, "config": {}}, "summary.overall_score"),
+        (
+            {
+                "summary": {"overall_score": 1},
+                "config": {},
+                "detailed_results": {"functional": {"score": 1.0, "tests": [{"name": "a"}]}},
+            },
+            "detailed_results.functional.tests[0]",
+        ),
+        (
+            {"summary": {"overall_score": 1}, "config": {}, "detailed_results": {"functional": {"tests": []}}},
+            "detailed_results.functional.score",
+        ),
+    ],
+)
 def test_compare_names_the_malformed_field(bad, field, tmp_path):
     good = _result(OracleAgent).to_dict()
     with pytest.raises(EvalcoreError) as info:
@@ -385,8 +556,15 @@ def test_sweep_needs_items_in_both_splits():
     ok = 0
     for seed in range(6):
         try:
-            res = threshold_sweep(lambda t: SweepAgent(t, one), [0.5, 0.7], cases=one, n_unrelated=1, seed=seed,
-                                  progress=False, n_resamples=100)
+            res = threshold_sweep(
+                lambda t: SweepAgent(t, one),
+                [0.5, 0.7],
+                cases=one,
+                n_unrelated=1,
+                seed=seed,
+                progress=False,
+                n_resamples=100,
+            )
         except EvalcoreError:
             continue
         ok += 1

@@ -13,10 +13,20 @@ def test_reference_agent_no_llm_mode():
     gen = AgentCaseGenerator(seed=0)
     cases = gen.generate()
     agent = resolve_agent("reference", model="none")
-    cfg = AgentEvalConfig(seed=0, limit=4, n_paraphrase_groups=1, n_unrelated=4, timing_repetitions=1, memory_requests=2,
-                      load_requests=4, workers=2, learning_repeats=2)
-    res = AgentEvaluator(agent, cases, config=cfg).run(["functional", "robustness", "retrieval", "performance"],
-                                                       progress=False)
+    cfg = AgentEvalConfig(
+        seed=0,
+        limit=4,
+        n_paraphrase_groups=1,
+        n_unrelated=4,
+        timing_repetitions=1,
+        memory_requests=2,
+        load_requests=4,
+        workers=2,
+        learning_repeats=2,
+    )
+    res = AgentEvaluator(agent, cases, config=cfg).run(
+        ["functional", "robustness", "retrieval", "performance"], progress=False
+    )
     # the starter tools answer these exactly; nothing escapes the agent
     assert res.categories["functional"].score == 1.0
     assert not res.critical_failures
@@ -38,9 +48,13 @@ def test_reference_agent_without_synthesis_scores_low_and_says_so():
     agent = resolve_agent("reference", model="none")
     try:
         assert agent.pid  # hosted in an interpreter of its own
-        res = AgentEvaluator(agent, cases, config=AgentEvalConfig(seed=0, counts={"simple": 4, "medium": 3, "complex": 2,
-                                                                      "edge": 4}, learning_kinds=2)).run(
-            ["synthesis", "functional"], progress=False)
+        res = AgentEvaluator(
+            agent,
+            cases,
+            config=AgentEvalConfig(
+                seed=0, counts={"simple": 4, "medium": 3, "complex": 2, "edge": 4}, learning_kinds=2
+            ),
+        ).run(["synthesis", "functional"], progress=False)
     finally:
         agent.close()
     syn = res.categories["synthesis"]

@@ -34,9 +34,9 @@ CHROMIUM = os.environ.get("EVALCORE_CHROMIUM") or shutil.which("chromium") or "/
 def report(tmp_path_factory) -> Path:
     gen = AgentCaseGenerator(seed=0, counts=SMALL)
     cases = gen.generate()
-    result = AgentEvaluator(OracleAgent(cases, gen.paraphrase_groups()), cases,
-                            config=AgentEvalConfig(seed=0, counts=SMALL)).run(["functional", "workflow"],
-                                                                           progress=False)
+    result = AgentEvaluator(
+        OracleAgent(cases, gen.paraphrase_groups()), cases, config=AgentEvalConfig(seed=0, counts=SMALL)
+    ).run(["functional", "workflow"], progress=False)
     return write_outputs(result, tmp_path_factory.mktemp("agent"), visualize=True)["html"]
 
 
@@ -54,16 +54,29 @@ def test_report_has_the_csp_and_still_renders(report: Path) -> None:
     rows = [tr.find_all("td")[0].get_text() for tr in soup.table.find_all("tr")[1:]]
     assert rows == ["functional", "workflow"]
     images = soup.find_all("img")
-    assert len(images) == 3 and all(base64.b64decode(i["src"].split(",", 1)[1])[:4] == b"\x89PNG"
-                                    for i in images)
+    assert len(images) == 3 and all(base64.b64decode(i["src"].split(",", 1)[1])[:4] == b"\x89PNG" for i in images)
     assert [h.get_text() for h in soup.find_all("h2")] == ["Failed tests", "Metrics", "Configuration"]
 
 
 def _dump_dom(path: Path, profile: Path) -> str:
     return subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-         f"--user-data-dir={profile}", "--virtual-time-budget=2000", "--dump-dom", path.resolve().as_uri()],
-        capture_output=True, text=True, timeout=120, check=True).stdout
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+            path.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
 
 
 def test_report_csp_stops_a_payload_that_became_markup(report: Path, tmp_path: Path) -> None:

@@ -43,9 +43,18 @@ from evalcore.agents import AgentResponse, StepRecord, ToolMatch
 
 
 def case(cid, query, expected, kind="percentage", cats=("functional",), behavior="answer", **kw):
-    return AgentCase(id=cid, query=query, complexity=kw.pop("complexity", "simple"), kind=kind,
-                     categories=list(cats), tags=[kind], expected=expected, expected_behavior=behavior,
-                     expected_tools=kw.pop("tools", [kind]), **kw)
+    return AgentCase(
+        id=cid,
+        query=query,
+        complexity=kw.pop("complexity", "simple"),
+        kind=kind,
+        categories=list(cats),
+        tags=[kind],
+        expected=expected,
+        expected_behavior=behavior,
+        expected_tools=kw.pop("tools", [kind]),
+        **kw,
+    )
 
 
 class TableRegistry:
@@ -115,16 +124,23 @@ def test_values_match_and_json_handle_integers_beyond_the_float_range():
     huge = {"result": 10**5000, "ok": big}
     text = json.dumps(to_json_native(huge), allow_nan=False)
     assert json.loads(text) == {"result": "<int of 16610 bits>", "ok": big}
-    res = evaluate_functional(ScriptedAgent({"q": AgentResponse(success=True, result=10**5000)}),
-                              AgentEvalData([case("c", "q", 24)]), AgentEvalConfig(seed=0))
+    res = evaluate_functional(
+        ScriptedAgent({"q": AgentResponse(success=True, result=10**5000)}),
+        AgentEvalData([case("c", "q", 24)]),
+        AgentEvalConfig(seed=0),
+    )
     assert res.score == 0.0 and not res.tests[0].critical
     json.dumps(res.to_dict(), allow_nan=False)
 
 
 # ------------------------------------------------------------------------------ functional
 def test_functional_scores_structured_result_only():
-    cases = [case("c1", "What is 10% of 2500?", 250), case("c2", "Reverse the string 'ab'", "ba", kind="reverse_string"),
-             case("c3", "What is 1% of 100?", 1), case("c4", "Calculate the factorial of 3", 6, kind="factorial")]
+    cases = [
+        case("c1", "What is 10% of 2500?", 250),
+        case("c2", "Reverse the string 'ab'", "ba", kind="reverse_string"),
+        case("c3", "What is 1% of 100?", 1),
+        case("c4", "Calculate the factorial of 3", 6, kind="factorial"),
+    ]
     answers = {
         # '25' vs 250 must score 0 even though the text contains "250"
         "What is 10% of 2500?": AgentResponse(success=True, response="250 is the answer; result 25", result="25"),
@@ -147,26 +163,38 @@ def test_protocol_violation_is_critical():
     res = evaluate_functional(agent, AgentEvalData([case("c", "q", 1)]), AgentEvalConfig(seed=0))
     assert res.score == 0.0 and res.tests[0].critical and "ProtocolError" in res.tests[0].error
     # steps that are not StepRecords are a protocol break too (and must not crash the learning category)
-    wf_synth = AgentCase(id="ws", query="Find the greatest common divisor of 8 and 12, then calculate the factorial "
-                         "of the result", complexity="complex", kind="multi_step", categories=["workflow"],
-                         tags=["dependent"], expected=24, expected_tools=["gcd", "factorial"],
-                         steps=[ExpectedStep("gcd", 4), ExpectedStep("factorial", 24, [0])])
+    wf_synth = AgentCase(
+        id="ws",
+        query="Find the greatest common divisor of 8 and 12, then calculate the factorial of the result",
+        complexity="complex",
+        kind="multi_step",
+        categories=["workflow"],
+        tags=["dependent"],
+        expected=24,
+        expected_tools=["gcd", "factorial"],
+        steps=[ExpectedStep("gcd", 4), ExpectedStep("factorial", 24, [0])],
+    )
     bad_steps = AgentResponse(success=True, result=24, steps=[{"tool": "gcd", "result": 4}])
     agent2 = ScriptedAgent({wf_synth.query: bad_steps, "q": AgentResponse(success=True, result=1, steps=None)})
     agent2.workflow_patterns = lambda: {}
-    res2 = evaluate_learning(agent2, AgentEvalData([wf_synth]), AgentEvalConfig(seed=0, learning_repeats=0, pattern_repeats=1))
+    res2 = evaluate_learning(
+        agent2, AgentEvalData([wf_synth]), AgentEvalConfig(seed=0, learning_repeats=0, pattern_repeats=1)
+    )
     assert res2.score == 0.0 and "not a list of StepRecord" in res2.tests[0].error and res2.tests[0].critical
     res3 = evaluate_functional(agent2, AgentEvalData([case("c", "q", 1)]), AgentEvalConfig(seed=0))
     assert res3.score == 1.0  # steps=None is read as no steps
 
 
-@pytest.mark.parametrize("resp, problem", [
-    (AgentResponse(success="no", result=1), "AgentResponse.success is str, not bool"),
-    (AgentResponse(success=True, result=1, error=404), "AgentResponse.error is int, not str or None"),
-    (AgentResponse(success=True, result=1, tool_used=["t"]), "AgentResponse.tool_used is list"),
-    (AgentResponse(success=True, result=1, response=b"x"), "AgentResponse.response is bytes"),
-    (AgentResponse(success=True, result=1, steps=[StepRecord("t", {}, 1, depends_on=["0"])]), "steps[0] needs"),
-])
+@pytest.mark.parametrize(
+    "resp, problem",
+    [
+        (AgentResponse(success="no", result=1), "AgentResponse.success is str, not bool"),
+        (AgentResponse(success=True, result=1, error=404), "AgentResponse.error is int, not str or None"),
+        (AgentResponse(success=True, result=1, tool_used=["t"]), "AgentResponse.tool_used is list"),
+        (AgentResponse(success=True, result=1, response=b"x"), "AgentResponse.response is bytes"),
+        (AgentResponse(success=True, result=1, steps=[StepRecord("t", {}, 1, depends_on=["0"])]), "steps[0] needs"),
+    ],
+)
 def test_response_field_types_are_checked(resp, problem):
     res = evaluate_functional(ScriptedAgent({"q": resp}), AgentEvalData([case("c", "q", 1)]), AgentEvalConfig(seed=0))
     t = res.tests[0]
@@ -188,12 +216,12 @@ def gcd(a: int, b: int) -> int:
         a, b = b, a % b
     return a
 '''
-GOOD_TESTS = '''
+GOOD_TESTS = """
 def test_gcd():
     assert gcd(12, 18) == 6
     assert gcd(7, 5) == 1
     assert gcd(0, 9) == 9
-'''
+"""
 POOR_CODE = "def gcd(a, b):\n    import math\n    return math.gcd(a, b)\n"
 POOR_TESTS = "assert gcd(4, 6) == 2\n"
 
@@ -228,40 +256,94 @@ class GrowingRegistry(TableRegistry):
 def _gcd_case(cid, a, b, kind="gcd"):
     import math as _m
 
-    return case(cid, f"What is the greatest common divisor of {a} and {b}?", _m.gcd(a, b), kind=kind,
-                cats=("synthesis",), complexity="medium", inputs={"a": a, "b": b})
+    return case(
+        cid,
+        f"What is the greatest common divisor of {a} and {b}?",
+        _m.gcd(a, b),
+        kind=kind,
+        cats=("synthesis",),
+        complexity="medium",
+        inputs={"a": a, "b": b},
+    )
 
 
 def _registering(reg, name, code, tests, value, args, **flags):
     def answer():
         reg.add(name, code, tests)
-        return AgentResponse(success=True, result=value, tool_used=name, steps=[StepRecord(tool=name, args=args, result=value)],
-                             **flags)
+        return AgentResponse(
+            success=True, result=value, tool_used=name, steps=[StepRecord(tool=name, args=args, result=value)], **flags
+        )
+
     return answer
 
 
 def test_synthesis_is_measured_by_running_the_registered_code():
     c1, c2, c3 = _gcd_case("m1", 12, 18), _gcd_case("m2", 4, 6), _gcd_case("m3", 9, 15)
-    c4 = case("m4", "Is 7 a prime number?", True, kind="is_prime", cats=("synthesis",), complexity="medium",
-              inputs={"n": 7})
-    c5 = case("m5", "Count the words in 'a b'", 2, kind="word_count", cats=("synthesis",), complexity="medium",
-              inputs={"text": "a b"})
-    c6 = case("m6", "What is the least common multiple of 4 and 6?", 12, kind="lcm", cats=("synthesis",),
-              complexity="medium", inputs={"a": 4, "b": 6})
-    reg = GrowingRegistry({}, ["lcm"], {"lcm": {"code": "def lcm(a: int, b: int) -> int:\n    '''l'''\n"
-                                                "    import math\n    return a * b // math.gcd(a, b)\n", "tests": ""}})
+    c4 = case(
+        "m4", "Is 7 a prime number?", True, kind="is_prime", cats=("synthesis",), complexity="medium", inputs={"n": 7}
+    )
+    c5 = case(
+        "m5",
+        "Count the words in 'a b'",
+        2,
+        kind="word_count",
+        cats=("synthesis",),
+        complexity="medium",
+        inputs={"text": "a b"},
+    )
+    c6 = case(
+        "m6",
+        "What is the least common multiple of 4 and 6?",
+        12,
+        kind="lcm",
+        cats=("synthesis",),
+        complexity="medium",
+        inputs={"a": 4, "b": 6},
+    )
+    reg = GrowingRegistry(
+        {},
+        ["lcm"],
+        {
+            "lcm": {
+                "code": "def lcm(a: int, b: int) -> int:\n    '''l'''\n"
+                "    import math\n    return a * b // math.gcd(a, b)\n",
+                "tests": "",
+            }
+        },
+    )
     passthrough = "def word_count(value: object) -> object:\n    '''Count.'''\n    return value\n"
-    agent = ScriptedAgent({
-        c1.query: _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}),
-        c2.query: _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 2, {"a": 4, "b": 6}),  # reused, same hash
-        c3.query: _registering(reg, "gcd_poor", POOR_CODE.replace("def gcd", "def gcd_poor"),
-                               POOR_TESTS.replace("gcd(", "gcd_poor("), 3, {"a": 9, "b": 15}),
-        c4.query: AgentResponse(success=True, result=True, tool_used=None, synthesized=True),  # no tool
-        c5.query: _registering(reg, "word_count", passthrough, "def test_w():\n    assert word_count(2) == 2\n",
-                               2, {"value": 2}, synthesized=True),  # fabricated pass-through code
-        c6.query: AgentResponse(success=True, result=12, tool_used="lcm", synthesized=True,
-                                steps=[StepRecord(tool="lcm", args={"a": 4, "b": 6}, result=12)]),  # had it before
-    }, reg)
+    agent = ScriptedAgent(
+        {
+            c1.query: _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}),
+            c2.query: _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 2, {"a": 4, "b": 6}),  # reused, same hash
+            c3.query: _registering(
+                reg,
+                "gcd_poor",
+                POOR_CODE.replace("def gcd", "def gcd_poor"),
+                POOR_TESTS.replace("gcd(", "gcd_poor("),
+                3,
+                {"a": 9, "b": 15},
+            ),
+            c4.query: AgentResponse(success=True, result=True, tool_used=None, synthesized=True),  # no tool
+            c5.query: _registering(
+                reg,
+                "word_count",
+                passthrough,
+                "def test_w():\n    assert word_count(2) == 2\n",
+                2,
+                {"value": 2},
+                synthesized=True,
+            ),  # fabricated pass-through code
+            c6.query: AgentResponse(
+                success=True,
+                result=12,
+                tool_used="lcm",
+                synthesized=True,
+                steps=[StepRecord(tool="lcm", args={"a": 4, "b": 6}, result=12)],
+            ),  # had it before
+        },
+        reg,
+    )
     res = evaluate_synthesis(agent, AgentEvalData([c1, c2, c3, c4, c5, c6]), AgentEvalConfig(seed=0))
     s = {t.name: t for t in res.tests}
     assert s["m1"].score == 1.0 and s["m1"].details["measured"] == "synthesized"
@@ -285,8 +367,15 @@ def test_synthesis_is_measured_by_running_the_registered_code():
 
 def test_synthesis_without_readable_code_gets_no_credit():
     c1 = _gcd_case("m1", 12, 18)
-    answers = {c1.query: AgentResponse(success=True, result=6, tool_used="gcd", synthesized=True,
-                                       steps=[StepRecord(tool="gcd", args={"a": 12, "b": 18}, result=6)])}
+    answers = {
+        c1.query: AgentResponse(
+            success=True,
+            result=6,
+            tool_used="gcd",
+            synthesized=True,
+            steps=[StepRecord(tool="gcd", args={"a": 12, "b": 18}, result=6)],
+        )
+    }
 
     class NoDescribe:
         def search(self, query, k=5, threshold=0.0):
@@ -312,8 +401,8 @@ def test_retrieval_metrics_hand_computed():
     table = {
         q1.query: [("percentage", 0.9), ("factorial", 0.7)],  # thresholded {pct, fact}: P=.5 R=1 F1=2/3
         q2.query: [("percentage", 0.8), ("factorial", 0.3)],  # thresholded {pct}: F1 0; RR=1/2
-        "unrelated one": [("percentage", 0.55)],                   # false positive
-        "unrelated two": [("percentage", 0.2)],                    # true negative
+        "unrelated one": [("percentage", 0.55)],  # false positive
+        "unrelated two": [("percentage", 0.2)],  # true negative
     }
     reg = TableRegistry(table, ["percentage", "factorial"], CODE)
     agent = ScriptedAgent({}, reg)
@@ -353,8 +442,11 @@ def test_retrieval_runs_a_tool_that_ran_out_of_time_on_a_kind_only_once(monkeypa
         return out
 
     monkeypatch.setattr(_measure, "run_tool_calls", counting)
-    res = evaluate_retrieval(ScriptedAgent({}, TableRegistry(table, ["factorial"], code)), AgentEvalData([q1, q2]),
-                             AgentEvalConfig(seed=0, sandbox_timeout_s=1.0))
+    res = evaluate_retrieval(
+        ScriptedAgent({}, TableRegistry(table, ["factorial"], code)),
+        AgentEvalData([q1, q2]),
+        AgentEvalConfig(seed=0, sandbox_timeout_s=1.0),
+    )
     on_prime = [r for r in runs if r[1] == 7919]
     assert len(on_prime) == 1 and on_prime[0][2] == "timed out after 1 s"  # the teaching phase's probe only
     assert len([r for r in runs if r[1] == 4]) == 2 and all(r[2] == "ran" for r in runs if r[1] == 4)
@@ -373,8 +465,11 @@ def test_retrieval_empty_search_earns_no_false_positive_credit():
     assert res.metrics["fpr"] == 0.0 and s["unrelated:0"].score == s["unrelated:1"].score == 0.0
     assert res.score == 0.0
     # nothing labelled at all: the unrelated queries' tests cannot pass either
-    none = evaluate_retrieval(ScriptedAgent({}, TableRegistry({}, [])), AgentEvalData([], unrelated=["u1"]),
-                              AgentEvalConfig(seed=0, retrieval_threshold=0.5))
+    none = evaluate_retrieval(
+        ScriptedAgent({}, TableRegistry({}, [])),
+        AgentEvalData([], unrelated=["u1"]),
+        AgentEvalConfig(seed=0, retrieval_threshold=0.5),
+    )
     assert [(t.name, t.score) for t in none.tests] == [("unrelated:0", 0.0)]
 
 
@@ -392,8 +487,11 @@ def test_retrieval_one_tool_for_every_query_fails_each_unrelated_query():
         def search(self, query, k=5, threshold=0.0):
             return [ToolMatch("percentage", 1.0)]
 
-    res = evaluate_retrieval(ScriptedAgent({}, Everything({}, ["percentage"], CODE)), AgentEvalData([q1], unrelated=unrelated),
-                             AgentEvalConfig(seed=0, retrieval_threshold=0.5))
+    res = evaluate_retrieval(
+        ScriptedAgent({}, Everything({}, ["percentage"], CODE)),
+        AgentEvalData([q1], unrelated=unrelated),
+        AgentEvalConfig(seed=0, retrieval_threshold=0.5),
+    )
     s = {t.name: t.score for t in res.tests}
     assert s["query:r1"] == 0.0 and res.metrics["fpr"] == 1.0 and res.metrics["discrimination"] == 0.0
     assert [s[f"unrelated:{i}"] for i in range(4)] == [0.0] * 4
@@ -401,48 +499,87 @@ def test_retrieval_one_tool_for_every_query_fails_each_unrelated_query():
 
 
 def test_retrieval_paraphrase_robustness_needs_the_relevant_tool():
-    grp = [case(f"p{i}", q, 4, cats=("retrieval",), paraphrase_group="g", inputs={"percent": 5, "value": 80})
-           for i, q in enumerate(["What is 5% of 80?", "Find 5 percent of 80", "5% of 80"])]
-    table = {grp[0].query: [("percentage", 0.9)], grp[1].query: [("percentage", 0.8)],
-             grp[2].query: [("factorial", 0.8)]}
+    grp = [
+        case(f"p{i}", q, 4, cats=("retrieval",), paraphrase_group="g", inputs={"percent": 5, "value": 80})
+        for i, q in enumerate(["What is 5% of 80?", "Find 5 percent of 80", "5% of 80"])
+    ]
+    table = {
+        grp[0].query: [("percentage", 0.9)],
+        grp[1].query: [("percentage", 0.8)],
+        grp[2].query: [("factorial", 0.8)],
+    }
     agent = ScriptedAgent({}, TableRegistry(table, ["percentage", "factorial"], CODE))
-    res = evaluate_retrieval(agent, AgentEvalData([], paraphrase_groups=[grp]), AgentEvalConfig(seed=0, retrieval_threshold=0.5))
+    res = evaluate_retrieval(
+        agent, AgentEvalData([], paraphrase_groups=[grp]), AgentEvalConfig(seed=0, retrieval_threshold=0.5)
+    )
     assert {t.name: t.score for t in res.tests}["paraphrase:g"] == pytest.approx(2 / 3)
     table2 = {g.query: [("factorial", 0.9)] for g in grp}  # consistent but wrong -> 0
     agent2 = ScriptedAgent({}, TableRegistry(table2, ["percentage", "factorial"], CODE))
-    res2 = evaluate_retrieval(agent2, AgentEvalData([], paraphrase_groups=[grp]), AgentEvalConfig(seed=0, retrieval_threshold=0.5))
+    res2 = evaluate_retrieval(
+        agent2, AgentEvalData([], paraphrase_groups=[grp]), AgentEvalConfig(seed=0, retrieval_threshold=0.5)
+    )
     assert {t.name: t.score for t in res2.tests}["paraphrase:g"] == 0.0
 
 
 def test_retrieval_without_registry_scores_zero():
-    res = evaluate_retrieval(ScriptedAgent({}, None), AgentEvalData([case("r", "q", 1, cats=("retrieval",))]), AgentEvalConfig(seed=0))
+    res = evaluate_retrieval(
+        ScriptedAgent({}, None), AgentEvalData([case("r", "q", 1, cats=("retrieval",))]), AgentEvalConfig(seed=0)
+    )
     assert res.score == 0.0
 
 
 # ------------------------------------------------------------------------------ workflow
-WF = AgentCase(id="w", query="Calculate the factorial of 4, then find 50% of the result", complexity="complex",
-               kind="multi_step", categories=["workflow"], tags=["dependent"], expected=12,
-               expected_tools=["factorial", "percentage"],
-               steps=[ExpectedStep("factorial", 24), ExpectedStep("percentage", 12, [0])])
+WF = AgentCase(
+    id="w",
+    query="Calculate the factorial of 4, then find 50% of the result",
+    complexity="complex",
+    kind="multi_step",
+    categories=["workflow"],
+    tags=["dependent"],
+    expected=12,
+    expected_tools=["factorial", "percentage"],
+    steps=[ExpectedStep("factorial", 24), ExpectedStep("percentage", 12, [0])],
+)
 
 
 def test_score_workflow_components():
-    perfect = AgentResponse(success=True, result=12, steps=[
-        StepRecord("factorial", {"n": 4}, 24), StepRecord("percentage", {"percent": 50, "value": 24}, 12.0, depends_on=[0])])
+    perfect = AgentResponse(
+        success=True,
+        result=12,
+        steps=[
+            StepRecord("factorial", {"n": 4}, 24),
+            StepRecord("percentage", {"percent": 50, "value": 24}, 12.0, depends_on=[0]),
+        ],
+    )
     assert score_workflow(WF, perfect)["score"] == 1.0
     no_steps = AgentResponse(success=True, result=12)
     assert score_workflow(WF, no_steps)["score"] == pytest.approx(0.4)
-    no_link = AgentResponse(success=True, result=12, steps=[
-        StepRecord("factorial", {"n": 4}, 24), StepRecord("percentage", {"percent": 50, "value": 24}, 12.0)])
+    no_link = AgentResponse(
+        success=True,
+        result=12,
+        steps=[StepRecord("factorial", {"n": 4}, 24), StepRecord("percentage", {"percent": 50, "value": 24}, 12.0)],
+    )
     assert score_workflow(WF, no_link)["score"] == pytest.approx(0.85)
-    wrong_data = AgentResponse(success=True, result=12, steps=[
-        StepRecord("factorial", {"n": 4}, 24), StepRecord("percentage", {"percent": 50, "value": 25}, 12.0, depends_on=[0])])
+    wrong_data = AgentResponse(
+        success=True,
+        result=12,
+        steps=[
+            StepRecord("factorial", {"n": 4}, 24),
+            StepRecord("percentage", {"percent": 50, "value": 25}, 12.0, depends_on=[0]),
+        ],
+    )
     assert score_workflow(WF, wrong_data)["dataflow"] == 0.0
-    reordered = AgentResponse(success=True, result=12, steps=[
-        StepRecord("percentage", {}, 24), StepRecord("factorial", {"x": 24}, 12, depends_on=[0])])
+    reordered = AgentResponse(
+        success=True,
+        result=12,
+        steps=[StepRecord("percentage", {}, 24), StepRecord("factorial", {"x": 24}, 12, depends_on=[0])],
+    )
     assert score_workflow(WF, reordered)["planning"] == 0.0
-    alias = AgentResponse(success=True, result=12, steps=[
-        StepRecord("compute_factorial", {"n": 4}, 24), StepRecord("percentage", {"v": 24}, 12, depends_on=[0])])
+    alias = AgentResponse(
+        success=True,
+        result=12,
+        steps=[StepRecord("compute_factorial", {"n": 4}, 24), StepRecord("percentage", {"v": 24}, 12, depends_on=[0])],
+    )
     assert score_workflow(WF, alias)["planning"] == 1.0
     assert score_workflow(WF, AgentResponse(success=False, result=12))["score"] == 0.0
 
@@ -458,21 +595,26 @@ def test_workflow_category_on_oracle_and_wrong_agent():
 # ------------------------------------------------------------------------------ learning
 def test_learning_reuse_is_read_from_the_registry_not_the_flag():
     grp = [_gcd_case(f"g{i}", 12, 18) for i in range(3)]
-    grp = [AgentCase(**{**g.__dict__, "query": q, "paraphrase_group": "g"})
-           for g, q in zip(grp, ["a?", "b?", "c?"])]
+    grp = [AgentCase(**{**g.__dict__, "query": q, "paraphrase_group": "g"}) for g, q in zip(grp, ["a?", "b?", "c?"])]
     reg = GrowingRegistry({}, [])
     other = GOOD_CODE.replace("def gcd", "def other")
-    resp = {"a?": _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}, synthesized=True),
-            "b?": _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}, reused=True),
-            "c?": _registering(reg, "other", other, "", 6, {"a": 12, "b": 18}, reused=True)}  # another tool
-    res = evaluate_learning(ScriptedAgent(resp, reg), AgentEvalData([], paraphrase_groups=[grp]),
-                            AgentEvalConfig(seed=0, learning_kinds=0))
+    resp = {
+        "a?": _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}, synthesized=True),
+        "b?": _registering(reg, "gcd", GOOD_CODE, GOOD_TESTS, 6, {"a": 12, "b": 18}, reused=True),
+        "c?": _registering(reg, "other", other, "", 6, {"a": 12, "b": 18}, reused=True),
+    }  # another tool
+    res = evaluate_learning(
+        ScriptedAgent(resp, reg), AgentEvalData([], paraphrase_groups=[grp]), AgentEvalConfig(seed=0, learning_kinds=0)
+    )
     assert {t.name: t.score for t in res.tests} == {"reuse:g": 0.5}
     assert res.metrics["reuse_rate"] == 0.5
     # claiming reuse with a tool that is not registered earns nothing
     liar = {q: AgentResponse(success=True, result=6, tool_used="lookup", reused=True) for q in ("a?", "b?", "c?")}
-    res2 = evaluate_learning(ScriptedAgent(liar, GrowingRegistry({}, [])), AgentEvalData([], paraphrase_groups=[grp]),
-                             AgentEvalConfig(seed=0, learning_kinds=0))
+    res2 = evaluate_learning(
+        ScriptedAgent(liar, GrowingRegistry({}, [])),
+        AgentEvalData([], paraphrase_groups=[grp]),
+        AgentEvalConfig(seed=0, learning_kinds=0),
+    )
     assert {t.name: t.score for t in res2.tests} == {"reuse:g": 0.0}
 
 
@@ -517,28 +659,41 @@ class SolvingAgent(ScriptedAgent):
 
 
 def test_robustness_rules():
-    cases = [case("e1", "factorial of -5", None, behavior="error", cats=("robustness",)),
-             case("e2", "factorial of -6", None, behavior="error", cats=("robustness",)),
-             case("e3", "factorial of -7", None, behavior="error", cats=("robustness",)),
-             case("a1", "Convert it", None, behavior="clarification", cats=("robustness",)),
-             case("a2", "Reverse it", None, behavior="clarification", cats=("robustness",)),
-             case("x", "factorial of -8", None, behavior="error", cats=("robustness",)),
-             case("b1", "factorial of 0", 1, kind="factorial", cats=("robustness",)),
-             case("b2", "100% of 7", 7, cats=("robustness",))]
+    cases = [
+        case("e1", "factorial of -5", None, behavior="error", cats=("robustness",)),
+        case("e2", "factorial of -6", None, behavior="error", cats=("robustness",)),
+        case("e3", "factorial of -7", None, behavior="error", cats=("robustness",)),
+        case("a1", "Convert it", None, behavior="clarification", cats=("robustness",)),
+        case("a2", "Reverse it", None, behavior="clarification", cats=("robustness",)),
+        case("x", "factorial of -8", None, behavior="error", cats=("robustness",)),
+        case("b1", "factorial of 0", 1, kind="factorial", cats=("robustness",)),
+        case("b2", "100% of 7", 7, cats=("robustness",)),
+    ]
     answers = {
         "factorial of -5": AgentResponse(success=False, error="factorial is not defined for negative numbers"),
-        "factorial of -6": AgentResponse(success=True, result=720),          # success on invalid input
-        "factorial of -7": AgentResponse(success=False, error=""),          # no clear message: nothing
+        "factorial of -6": AgentResponse(success=True, result=720),  # success on invalid input
+        "factorial of -7": AgentResponse(success=False, error=""),  # no clear message: nothing
         "Convert it": AgentResponse(success=False, needs_clarification=True, error="Convert what?"),
         "Reverse it": AgentResponse(success=True, result="ti"),
-        "factorial of -8": ValueError("negative"),                           # escaped exception
+        "factorial of -8": ValueError("negative"),  # escaped exception
         "factorial of 0": AgentResponse(success=True, result=1),
         "100% of 7": AgentResponse(success=True, result=7),
     }
     res = evaluate_robustness(SolvingAgent(answers), AgentEvalData(cases), AgentEvalConfig(seed=0))
     raw = {t.name: t.details.get("score_before_floor", t.score) for t in res.tests}
-    assert raw == {"e1": 1.0, "e2": 0.0, "e3": 0.0, "a1": 1.0, "a2": 0.0, "x": 0.0, "b1": 1.0, "b2": 1.0,
-                   "control:0": 1.0, "control:1": 1.0, "control:2": 1.0}
+    assert raw == {
+        "e1": 1.0,
+        "e2": 0.0,
+        "e3": 0.0,
+        "a1": 1.0,
+        "a2": 0.0,
+        "x": 0.0,
+        "b1": 1.0,
+        "b2": 1.0,
+        "control:0": 1.0,
+        "control:1": 1.0,
+        "control:2": 1.0,
+    }
     assert [c["test"] for c in res.critical_failures] == ["x"]
     assert res.metrics["control_accuracy"] == 1.0 and res.metrics["error_handling"] == pytest.approx(1 / 4)
     # malformed input scores 1/4, below its floor (0.5): the category scores as that kind
@@ -556,18 +711,30 @@ def test_robustness_rules():
 
 
 def test_robustness_refusing_everything_scores_zero_and_controls_are_sent():
-    edge = [case("e1", "factorial of -5", None, behavior="error", cats=("robustness",)),
-            case("a1", "Convert it", None, behavior="clarification", cats=("robustness",))]
+    edge = [
+        case("e1", "factorial of -5", None, behavior="error", cats=("robustness",)),
+        case("a1", "Convert it", None, behavior="clarification", cats=("robustness",)),
+    ]
     simple = [case("s1", "What is 10% of 50?", 5), case("s2", "What is 20% of 50?", 10)]
     refuse = ScriptedAgent({})  # every request: success=False with a clear error
     res = evaluate_robustness(refuse, AgentEvalData(edge + simple), AgentEvalConfig(seed=0))
-    assert {t.name: t.score for t in res.tests} == {"e1": 0.0, "a1": 0.0, "control:0": 0.0, "control:1": 0.0,
-                                                      "control:2": 0.0}
+    assert {t.name: t.score for t in res.tests} == {
+        "e1": 0.0,
+        "a1": 0.0,
+        "control:0": 0.0,
+        "control:1": 0.0,
+        "control:2": 0.0,
+    }
     assert res.tests[0].details["raw_score"] == 1.0 and res.score == 0.0
     good = SolvingAgent({})
     res2 = evaluate_robustness(good, AgentEvalData(edge + simple), AgentEvalConfig(seed=0))
-    assert {t.name: t.score for t in res2.tests} == {"e1": 1.0, "a1": 1.0, "control:0": 1.0, "control:1": 1.0,
-                                                       "control:2": 1.0}
+    assert {t.name: t.score for t in res2.tests} == {
+        "e1": 1.0,
+        "a1": 1.0,
+        "control:0": 1.0,
+        "control:1": 1.0,
+        "control:2": 1.0,
+    }
     # the controls are fresh requests drawn per run, not the cases (which a table could hold)
     assert good.calls[:2] == ["factorial of -5", "Convert it"] and len(good.calls) == 5
     assert not set(good.calls[2:]) & {"What is 10% of 50?", "What is 20% of 50?"}
@@ -609,8 +776,11 @@ def test_throughput_target_is_a_parameter():
     base = dict(timing_repetitions=1, memory_requests=1, load_requests=8, workers=2)
     scores = {}
     for target in (10.0, 10_000.0):
-        res = evaluate_performance(ScriptedAgent({"What is 10% of 50?": answer}), AgentEvalData(cases),
-                                   AgentEvalConfig(seed=0, throughput_target=target, **base))
+        res = evaluate_performance(
+            ScriptedAgent({"What is 10% of 50?": answer}),
+            AgentEvalData(cases),
+            AgentEvalConfig(seed=0, throughput_target=target, **base),
+        )
         t = next(t for t in res.tests if t.name == "throughput")
         assert t.details["target_qps"] == target
         scores[target] = (t.score, res.score)
@@ -640,7 +810,9 @@ def test_weights_and_pass_rules():
     assert make_test("t", 1.5).score == 1.0 and make_test("t", float("nan")).score == 0.0
     good = CategoryResult("functional", tests=[make_test("a", 1.0), make_test("b", 0.8)])
     assert good.score == pytest.approx(0.9) and good.passed
-    crit = CategoryResult("robustness", tests=[make_test("a", 1.0), make_test("b", 1.0), make_test("c", 0.9, critical=True)])
+    crit = CategoryResult(
+        "robustness", tests=[make_test("a", 1.0), make_test("b", 1.0), make_test("c", 0.9, critical=True)]
+    )
     res = EvaluationResult(categories={"functional": good, "robustness": crit})
     assert res.overall >= 0.7 and not res.passed and len(res.critical_failures) == 1
     res_part = EvaluationResult(categories={"functional": good})
@@ -688,8 +860,14 @@ def test_self_test():
     assert out["scores"]["failing"] == {"functional": 0.0, "performance": 0.0}
     assert {"builtin_tools", "single_solve", "claims_reuse", "echo"} <= set(out["scores"])
     # issue 30's gaming agents: each fails what it games
-    assert {"args_search", "dispatcher_first_sight", "all_at_first_sight", "boundary_only", "none_tools",
-            "hollow_tests"} <= set(out["scores"])
+    assert {
+        "args_search",
+        "dispatcher_first_sight",
+        "all_at_first_sight",
+        "boundary_only",
+        "none_tools",
+        "hollow_tests",
+    } <= set(out["scores"])
     assert out["checks"]["hollow_tests synthesis mean_test_quality <= 0"]
     assert out["checks"]["all_at_first_sight synthesis < 0.5"] and out["checks"]["boundary_only robustness < 0.5"]
 
@@ -715,8 +893,13 @@ def test_self_test_hosted():
 def test_self_test_flags_a_guessable_seed():
     """On seed 3 the seed guesser answers from the rebuilt key: the self-test says the answer key
     is within reach, and nothing else fails."""
-    cfg = AgentEvalConfig(seed=3, counts={"simple": 4, "medium": 2, "complex": 1, "edge": 4}, load_requests=4,
-                      timing_repetitions=1, memory_requests=2)
+    cfg = AgentEvalConfig(
+        seed=3,
+        counts={"simple": 4, "medium": 2, "complex": 1, "edge": 4},
+        load_requests=4,
+        timing_repetitions=1,
+        memory_requests=2,
+    )
     out = run_self_test(config=cfg)
     failed = [k for k, v in out["checks"].items() if not v]
     assert failed == ["seed_guesser functional < 0.5 (the answer key out of reach)"] and not out["passed"]
@@ -740,7 +923,9 @@ def test_learning_patterns_are_observed_not_reported():
     s = {t.name: t.score for t in res.tests}
     assert s["patterns"] == 1.0 and res.metrics["pattern_consistency"] == 1.0
     # the groups of starter kinds were answered with tools the agent had: noted, not scored
-    assert [k for k in s if k.startswith("reuse:")] == ["reuse:para-01-word_count"] and s["reuse:para-01-word_count"] == 1.0
+    assert [k for k in s if k.startswith("reuse:")] == ["reuse:para-01-word_count"] and s[
+        "reuse:para-01-word_count"
+    ] == 1.0
     wrong = evaluate_learning(WrongAgent(cases, groups), data, AgentEvalConfig(seed=0, learning_kinds=0))
     assert {t.name: t.score for t in wrong.tests}["patterns"] == 0.0
     from evalcore.agent_eval._gaming import ConstantPatterns
@@ -768,7 +953,9 @@ def test_learning_patterns_credit_only_tools_added_in_the_session():
     # cases with no dependent request that needs a built tool: not scored, and a note says why
     small = AgentCaseGenerator(seed=0, counts={"simple": 8, "medium": 6, "complex": 4, "edge": 11})
     scases = small.generate()
-    res = evaluate_learning(OracleAgent(scases, groups), AgentEvalData(scases, groups), AgentEvalConfig(seed=0, learning_kinds=0))
+    res = evaluate_learning(
+        OracleAgent(scases, groups), AgentEvalData(scases, groups), AgentEvalConfig(seed=0, learning_kinds=0)
+    )
     assert "patterns" not in {t.name for t in res.tests} and any("patterns not scored" in n for n in res.notes)
 
 
@@ -845,8 +1032,11 @@ def test_learning_curve_within_noise_is_no_improvement():
             return super().process_request(query)
 
     gen = AgentCaseGenerator(seed=0)
-    res = evaluate_learning(Mixed([], synthesis_s=0.0), AgentEvalData([], gen.paraphrase_groups()),
-                            AgentEvalConfig(seed=0, learning_kinds=5, learning_repeats=4))
+    res = evaluate_learning(
+        Mixed([], synthesis_s=0.0),
+        AgentEvalData([], gen.paraphrase_groups()),
+        AgentEvalConfig(seed=0, learning_kinds=5, learning_repeats=4),
+    )
     t = {t.name: t for t in res.tests}["learning_curve"]
     assert all(k["verified"] for k in t.details["kinds"])
     assert t.details["improvement_ci"][0] <= 0 <= t.details["improvement_ci"][1]

@@ -22,8 +22,9 @@ from evalcore.errors import EvalcoreError
 SMALL = ["--counts", "simple=2,medium=0,complex=0,edge=0", "--categories", "functional"]
 
 
-@pytest.mark.parametrize("command", [["agent-eval", "--agent", "oracle", *SMALL],
-                                     ["sweep", "--thresholds", "0.5", "--model", "none"]])
+@pytest.mark.parametrize(
+    "command", [["agent-eval", "--agent", "oracle", *SMALL], ["sweep", "--thresholds", "0.5", "--model", "none"]]
+)
 def test_seed_on_the_command_line_is_refused_with_how_to_pass_it(tmp_path, capsys, command) -> None:
     out = tmp_path / "o"
     flag = "--output-dir" if command[0] == "agent-eval" else "--output"
@@ -37,8 +38,9 @@ def test_seed_file_is_used_and_recorded_after_the_run(tmp_path, capsys) -> None:
     seed_file = tmp_path / "seed"
     seed_file.write_text("123456789\n")
     out = tmp_path / "o"
-    assert main(["agent-eval", "--agent", "oracle", *SMALL, "--seed-file", str(seed_file),
-                 "--output-dir", str(out)]) == 0
+    assert (
+        main(["agent-eval", "--agent", "oracle", *SMALL, "--seed-file", str(seed_file), "--output-dir", str(out)]) == 0
+    )
     cfg = json.loads(next(out.glob("evaluation_*.json")).read_text())["config"]
     assert cfg["suite"]["seed"] == 123456789 and cfg["suite"]["seed_source"] == "file"
     assert "cases from seed 123456789 (from the file)" in capsys.readouterr().out
@@ -66,19 +68,33 @@ def test_hosted_agent_never_sees_the_seed(tmp_path, monkeypatch) -> None:
         "    def process_request(self, query):\n"
         f"        return AgentResponse(success=True, result=os.environ.get({SEED_ENV!r}, 'absent'))\n"
         "def make():\n"
-        "    return Spy()\n")
+        "    return Spy()\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv(SEED_ENV, "99")
     out = tmp_path / "o"
-    assert main(["agent-eval", "--agent", f"{tmp_path / 'envspy.py'}:make", *SMALL, "--output-dir", str(out),
-                 "--request-timeout", "60"]) == 0
+    assert (
+        main(
+            [
+                "agent-eval",
+                "--agent",
+                f"{tmp_path / 'envspy.py'}:make",
+                *SMALL,
+                "--output-dir",
+                str(out),
+                "--request-timeout",
+                "60",
+            ]
+        )
+        == 0
+    )
     d = json.loads(next(out.glob("evaluation_*.json")).read_text())
     results = [t["details"].get("result") for t in d["detailed_results"]["functional"]["tests"]]
     assert results and all(r == "absent" for r in results), results
     assert d["config"]["suite"]["seed"] == 99
 
 
-@pytest.mark.parametrize("text, why", [("x12", "one integer"), ("-3", "[0, 2**63)"), (str(2 ** 64), "[0, 2**63)")])
+@pytest.mark.parametrize("text, why", [("x12", "one integer"), ("-3", "[0, 2**63)"), (str(2**64), "[0, 2**63)")])
 def test_bad_seed_file_is_refused(tmp_path, text, why) -> None:
     path = tmp_path / "s"
     path.write_text(text)

@@ -128,8 +128,11 @@ def test_multi_step_cases_have_consistent_steps():
             assert any(s.depends_on for s in c.steps)
         else:
             assert c.expected == [s.expected for s in c.steps]
-    fact_pct = [c for c in cases if c.query.startswith("Calculate the factorial of") and "% of the result" in c.query
-                and len(c.steps) == 2]
+    fact_pct = [
+        c
+        for c in cases
+        if c.query.startswith("Calculate the factorial of") and "% of the result" in c.query and len(c.steps) == 2
+    ]
     for c in fact_pct:
         n_text, p_text = re.findall(r"\d+(?:\.\d+)?", c.query)[:2]
         n, p = int(n_text), float(p_text)
@@ -229,8 +232,11 @@ def test_inputs_solver_and_canonical_phrasing_agree():
     from evalcore.agent_eval._cases.kinds import recognize, render_query, sample_inputs, solve_kind
 
     gen = AgentCaseGenerator(seed=3)
-    single = [c for c in gen.generate() + sum(gen.paraphrase_groups(6), [])
-              if c.expected_behavior == "answer" and not c.is_multi_step]
+    single = [
+        c
+        for c in gen.generate() + sum(gen.paraphrase_groups(6), [])
+        if c.expected_behavior == "answer" and not c.is_multi_step
+    ]
     assert single and all(c.inputs for c in single)
     seen_inputs = set()
     for c in single:
@@ -253,8 +259,11 @@ def test_whole_number_answers_are_exact():
     from evalcore.agent_eval._matching import values_match
 
     gen = AgentCaseGenerator(seed=4)
-    ints = [c for c in gen.generate() + sum(gen.paraphrase_groups(6), [])
-            if isinstance(c.expected, int) and not isinstance(c.expected, bool)]
+    ints = [
+        c
+        for c in gen.generate() + sum(gen.paraphrase_groups(6), [])
+        if isinstance(c.expected, int) and not isinstance(c.expected, bool)
+    ]
     assert any(c.expected > 10**12 for c in ints)
     for c in ints:
         assert c.rel_tol == 0.0

@@ -53,9 +53,11 @@ def test_a_tool_right_on_the_request_but_wrong_on_held_out_inputs_earns_nothing(
                 key = tuple(step.args.values())
                 with self._lock:
                     self._tools[synth.tool] = (
-                        f"def {synth.tool}({params}) -> object:\n    \"\"\"Look it up.\"\"\"\n"
+                        f'def {synth.tool}({params}) -> object:\n    """Look it up."""\n'
                         f"    table = {{{key!r}: {step.result!r}}}\n"
-                        f"    return table.get(({', '.join(step.args)},))\n", "")
+                        f"    return table.get(({', '.join(step.args)},))\n",
+                        "",
+                    )
             return resp
 
     t = _patterns(TableStep(CASES))

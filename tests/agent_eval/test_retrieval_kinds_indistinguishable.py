@@ -48,7 +48,8 @@ def test_every_search_call_shares_k_and_threshold_once_per_query_interleaved() -
     queries = [q for q, _k, _t in reg.calls]
     assert len(queries) == len(set(queries))  # each query searched once
     related = {c.query for c in DATA.cases if "retrieval" in c.categories} | {
-        c.query for g in DATA.paraphrase_groups for c in g}
+        c.query for g in DATA.paraphrase_groups for c in g
+    }
     assert set(queries) == related | set(DATA.unrelated)
     # interleaved: unrelated queries are not one block at either end
     kinds = ["u" if q in DATA.unrelated else "r" for q in queries]

@@ -57,10 +57,16 @@ def test_every_kind_above_its_floor_keeps_the_mean() -> None:
 
 
 def test_controls_are_fresh_per_run() -> None:
-    a = [t.details["query"] for t in evaluate_robustness(HonestAgent(DATA.cases), DATA, CFG).tests
-         if t.name.startswith("control:")]
-    b = [t.details["query"] for t in evaluate_robustness(HonestAgent(DATA.cases), DATA, CFG).tests
-         if t.name.startswith("control:")]
+    a = [
+        t.details["query"]
+        for t in evaluate_robustness(HonestAgent(DATA.cases), DATA, CFG).tests
+        if t.name.startswith("control:")
+    ]
+    b = [
+        t.details["query"]
+        for t in evaluate_robustness(HonestAgent(DATA.cases), DATA, CFG).tests
+        if t.name.startswith("control:")
+    ]
     assert len(a) == 3 and a != b
     gen_queries = {c.query for c in AgentCaseGenerator(0, COUNTS).generate()}
     assert not set(a) & gen_queries

@@ -73,8 +73,9 @@ GRID = [0.3, 0.45, 0.5, 0.55, 0.6, 0.65]  # ties at 0.45, 0.5, 0.55 and 0.6
 
 
 def run(thresholds=GRID, agent=Agent, seed=SEED, **kw):
-    return threshold_sweep(agent, thresholds, cases=CASES, n_unrelated=len(UNRELATED), seed=seed,
-                           progress=False, n_resamples=10_000, **kw)
+    return threshold_sweep(
+        agent, thresholds, cases=CASES, n_unrelated=len(UNRELATED), seed=seed, progress=False, n_resamples=10_000, **kw
+    )
 
 
 def expected_items(t):
@@ -83,8 +84,13 @@ def expected_items(t):
     rows = {}
     for c in CASES:
         hits = {n for n, s in SCORES[c.query] if s >= t}
-        relevant = {n for n in registered if n == c.kind or n in ("percent", "calculate_percentage",
-                                                                   "percentage_calculator") and c.kind == "percentage"}
+        relevant = {
+            n
+            for n in registered
+            if n == c.kind
+            or n in ("percent", "calculate_percentage", "percentage_calculator")
+            and c.kind == "percentage"
+        }
         correct = float(c.kind != "factorial" and t <= 0.6)
         if relevant:
             universe = sorted(registered)
@@ -93,8 +99,13 @@ def expected_items(t):
             p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average="binary", zero_division=0)
             rows[c.id] = dict(precision=p, recall=r, f1=f, utility=0.5 * correct + 0.5 * f, correct=correct)
         else:
-            rows[c.id] = dict(precision=np.nan, recall=np.nan, f1=np.nan, correct=correct,
-                              utility=0.5 * correct + 0.5 * (1.0 - float(bool(hits))))
+            rows[c.id] = dict(
+                precision=np.nan,
+                recall=np.nan,
+                f1=np.nan,
+                correct=correct,
+                utility=0.5 * correct + 0.5 * (1.0 - float(bool(hits))),
+            )
     for i, q in enumerate(UNRELATED):
         fp = float(any(s >= t for _, s in SCORES[q]))
         rows[f"unrelated-{i:02d}"] = dict(false_positive=fp, utility=1.0 - fp)
@@ -173,9 +184,12 @@ def test_best_threshold_and_held_out_tests_agree_with_scipy_and_statsmodels():
         if np.all(d == 0):
             p = 1.0
         else:
-            p = sps.permutation_test((test[g].to_numpy(), test[best].to_numpy()),
-                                     lambda x, y: np.mean(x - y), permutation_type="samples",
-                                     n_resamples=np.inf).pvalue
+            p = sps.permutation_test(
+                (test[g].to_numpy(), test[best].to_numpy()),
+                lambda x, y: np.mean(x - y),
+                permutation_type="samples",
+                n_resamples=np.inf,
+            ).pvalue
         assert t.loc[g, "p_value"] == pytest.approx(min(p, 1.0))
         assert t.loc[g, "mean_difference"] == pytest.approx(d.mean()) and t.loc[g, "n"] == len(d)
     assert t.p_adjusted.to_numpy() == pytest.approx(multipletests(t.p_value.to_numpy(), method="fdr_bh")[1])
@@ -238,13 +252,15 @@ class Claimer:
 
 
 def test_synthesis_rate_is_measured_not_the_agents_flag():
-    res = threshold_sweep(lambda t: Claimer(t), [0.5], cases=MEDIUM, n_unrelated=2, seed=0, progress=False,
-                          n_resamples=100)
+    res = threshold_sweep(
+        lambda t: Claimer(t), [0.5], cases=MEDIUM, n_unrelated=2, seed=0, progress=False, n_resamples=100
+    )
     syn = res.items[res.items.needs_synthesis]
     assert (syn.claimed_synthesized == 1.0).all() and (syn.synthesized == 0.0).all()
     assert res.metrics.synthesis_rate.dropna().eq(0.0).all()
-    built = threshold_sweep(lambda t: Claimer(t, build=True), [0.5], cases=MEDIUM, n_unrelated=2, seed=0,
-                            progress=False, n_resamples=100)
+    built = threshold_sweep(
+        lambda t: Claimer(t, build=True), [0.5], cases=MEDIUM, n_unrelated=2, seed=0, progress=False, n_resamples=100
+    )
     syn = built.items[built.items.needs_synthesis].set_index("kind")
     assert syn.loc["word_count", "synthesized"] == 1.0 and syn.loc["is_prime", "synthesized"] == 0.0
     assert built.metrics[built.metrics.split == "all"].synthesis_rate.iloc[0] == 0.5

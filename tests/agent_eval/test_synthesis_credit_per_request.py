@@ -54,16 +54,26 @@ def test_one_generic_tool_is_not_built_for_any_spec() -> None:
 
 
 def _kind_case(cid: str, kind: str, query: str, expected, inputs) -> AgentCase:
-    return AgentCase(id=cid, query=query, complexity="medium", kind=kind, categories=["synthesis"],
-                     expected=expected, expected_tools=[kind], inputs=inputs)
+    return AgentCase(
+        id=cid,
+        query=query,
+        complexity="medium",
+        kind=kind,
+        categories=["synthesis"],
+        expected=expected,
+        expected_tools=[kind],
+        inputs=inputs,
+    )
 
 
 def test_a_dispatcher_over_kinds_earns_one_credit_not_one_per_request() -> None:
     """On cases of the fixed kinds, one tool computing every kind (told which by an argument),
     registered at the first request, once earned a credit for every request of another kind."""
-    cases = [_kind_case("g", "gcd", "What is the greatest common divisor of 12 and 18?", 6, {"a": 12, "b": 18}),
-             _kind_case("l", "lcm", "What is the least common multiple of 4 and 6?", 12, {"a": 4, "b": 6}),
-             _kind_case("p", "is_prime", "Is 97 a prime number?", True, {"n": 97})]
+    cases = [
+        _kind_case("g", "gcd", "What is the greatest common divisor of 12 and 18?", 6, {"a": 12, "b": 18}),
+        _kind_case("l", "lcm", "What is the least common multiple of 4 and 6?", 12, {"a": 4, "b": 6}),
+        _kind_case("p", "is_prime", "Is 97 a prime number?", True, {"n": 97}),
+    ]
     data = AgentEvalData(cases)
     res = evaluate_synthesis(DispatcherFirstSight(cases), data, AgentEvalConfig(seed=0))
     assert [t.details["measured"] for t in res.tests] == ["synthesized", None, None]
@@ -81,11 +91,17 @@ def test_a_tool_name_that_answered_one_request_is_not_credited_for_another() -> 
             spec, x = parse_spec(query)
             code, tests = spec_source(spec)
             with self._lock:
-                self._tools["solver"] = (code.replace(f"def {spec.name}(", "def solver("),
-                                         tests.replace(f"{spec.name}(", "solver("))
+                self._tools["solver"] = (
+                    code.replace(f"def {spec.name}(", "def solver("),
+                    tests.replace(f"{spec.name}(", "solver("),
+                )
             value = self._run_tool("solver", {"x": x})
-            return AgentResponse(success=True, result=value, tool_used="solver",
-                                 steps=[StepRecord(tool="solver", args={"x": x}, result=value)])
+            return AgentResponse(
+                success=True,
+                result=value,
+                tool_used="solver",
+                steps=[StepRecord(tool="solver", args={"x": x}, result=value)],
+            )
 
     res = evaluate_synthesis(Rewriter([]), DATA, CFG)
     assert [t.details["measured"] for t in res.tests] == ["synthesized"] + [None] * 5

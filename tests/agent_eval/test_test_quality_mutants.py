@@ -22,7 +22,9 @@ def count_up(n: int) -> int:
         i = i + 1
     return i
 '''
-STRONG = "def test_count_up():\n    assert count_up(3) == 3\n    assert count_up(0) == 0\n    assert count_up(-2) == 0\n"
+STRONG = (
+    "def test_count_up():\n    assert count_up(3) == 3\n    assert count_up(0) == 0\n    assert count_up(-2) == 0\n"
+)
 
 
 def test_tests_that_never_call_the_tool_score_zero() -> None:
@@ -54,10 +56,11 @@ def test_a_mutant_that_loops_for_ever_is_killed_by_its_time_limit() -> None:
 def test_tests_that_fail_on_the_tool_or_reach_past_it_score_zero() -> None:
     wrong = test_quality("def test_count_up():\n    assert count_up(3) == 4\n", "count_up", CODE)
     assert wrong["score"] == 0.0 and "fail against the tool" in wrong["error"]
-    for src, word in [("def test_c():\n    assert count_up.__code__.co_consts\n", "__code__"),
-                      ("import inspect\ndef test_c():\n    assert 'i + 1' in inspect.getsource(count_up)\n",
-                       "inspect"),
-                      ("def test_c():\n    assert count_up(1) == 1 and 'i' in globals()\n", "globals")]:
+    for src, word in [
+        ("def test_c():\n    assert count_up.__code__.co_consts\n", "__code__"),
+        ("import inspect\ndef test_c():\n    assert 'i + 1' in inspect.getsource(count_up)\n", "inspect"),
+        ("def test_c():\n    assert count_up(1) == 1 and 'i' in globals()\n", "globals"),
+    ]:
         out = test_quality(src, "count_up", CODE)
         assert out["score"] == 0.0 and word in out["error"], out
         assert screen_tests(src) is not None
@@ -66,9 +69,7 @@ def test_tests_that_fail_on_the_tool_or_reach_past_it_score_zero() -> None:
 def test_a_tool_that_checks_its_own_code_earns_no_test_quality() -> None:
     """Code that raises when changed fails on every mutant by itself: tests calling it once
     would kill them all."""
-    selfcheck = CODE + (
-        "\nimport hashlib\n"
-        "_SEAL = hashlib.sha256(count_up.__code__.co_code).hexdigest()\n")
+    selfcheck = CODE + ("\nimport hashlib\n_SEAL = hashlib.sha256(count_up.__code__.co_code).hexdigest()\n")
     out = test_quality("def test_count_up():\n    count_up(3)\n", "count_up", selfcheck)
     assert out["score"] == 0.0 and "can read the code itself" in out["error"]
 
@@ -77,8 +78,10 @@ def test_state_kept_between_runs_cannot_tell_the_original_from_a_mutant() -> Non
     """Tests that pass on the first version run and fail on every later one (a decimal context
     set on the first run) once killed every mutant while testing nothing: each version now runs
     in a sandboxed process of its own."""
-    tests = ("import decimal\ndef test_count_up():\n    count_up(1)\n    assert decimal.getcontext().prec == 28\n"
-             "    decimal.setcontext(decimal.Context(prec=29))\n")
+    tests = (
+        "import decimal\ndef test_count_up():\n    count_up(1)\n    assert decimal.getcontext().prec == 28\n"
+        "    decimal.setcontext(decimal.Context(prec=29))\n"
+    )
     out = test_quality(tests, "count_up", CODE)
     assert out["passes"] and out["n_mutants"] >= 5
     assert out["n_killed"] < out["n_mutants"]  # only mutants that raise or hang on count_up(1) die

@@ -11,8 +11,15 @@ from evalcore.models._types import Completion, CompletionError, GenerationParams
 class ScriptedModel:
     """A ChatModel answering by the kind of prompt: spec, tests, implementation or arguments."""
 
-    def __init__(self, *, spec: str = "", tests: str = "", implementation: str = "",
-                 args: str | Callable[[str], str] = "{}", fail: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        spec: str = "",
+        tests: str = "",
+        implementation: str = "",
+        args: str | Callable[[str], str] = "{}",
+        fail: bool = False,
+    ) -> None:
         self.replies = {"spec": spec, "tests": tests, "implementation": implementation}
         self.args = args
         self.fail = fail
@@ -47,14 +54,18 @@ class ScriptedModel:
         return self.complete(messages, params)
 
 
-CUBE_SPEC = ("NAME: cube\nSIGNATURE: def cube(x: float) -> float:\n"
-             "DESCRIPTION: Cube a number: raise x to the third power, x**3.")
-CUBE_TESTS = ("```python\ndef test_cube():\n    assert cube(2) == 8\n    assert cube(3) == 27\n"
-              "    assert cube(-1) == -1\n```")
-CUBE_IMPL = ('```python\ndef cube(x: float) -> float:\n    """Cube a number: raise x to the third power.\n\n'
-             '    Args:\n        x: The number.\n\n    Returns:\n        x cubed.\n    """\n'
-             "    return x ** 3\n```")
-CUBE_WRONG = ('```python\ndef cube(x: float) -> float:\n    """Cube a number."""\n    return x * 3\n```')
+CUBE_SPEC = (
+    "NAME: cube\nSIGNATURE: def cube(x: float) -> float:\nDESCRIPTION: Cube a number: raise x to the third power, x**3."
+)
+CUBE_TESTS = (
+    "```python\ndef test_cube():\n    assert cube(2) == 8\n    assert cube(3) == 27\n    assert cube(-1) == -1\n```"
+)
+CUBE_IMPL = (
+    '```python\ndef cube(x: float) -> float:\n    """Cube a number: raise x to the third power.\n\n'
+    '    Args:\n        x: The number.\n\n    Returns:\n        x cubed.\n    """\n'
+    "    return x ** 3\n```"
+)
+CUBE_WRONG = '```python\ndef cube(x: float) -> float:\n    """Cube a number."""\n    return x * 3\n```'
 
 
 def request_number(prompt: str) -> str:

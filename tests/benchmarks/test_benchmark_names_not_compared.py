@@ -59,9 +59,11 @@ def flagged(source: str) -> list[int]:
 
 
 def test_the_check_finds_each_kind_of_decision():
-    code = ('a = d == "gsm8k"\nb = d in ("mmlu", "x")\nc = {"humaneval": 1}\n'
-            'e = T["mmlu"]\nf = {("gsm8k", "cot"): 1}\n"""gsm8k in a docstring"""\n'
-            'g = f"{d} is not mmlu"\ndef h(x=("gsm8k",)): pass\n')
+    code = (
+        'a = d == "gsm8k"\nb = d in ("mmlu", "x")\nc = {"humaneval": 1}\n'
+        'e = T["mmlu"]\nf = {("gsm8k", "cot"): 1}\n"""gsm8k in a docstring"""\n'
+        'g = f"{d} is not mmlu"\ndef h(x=("gsm8k",)): pass\n'
+    )
     assert flagged(code) == [1, 2, 3, 4, 5]
 
 

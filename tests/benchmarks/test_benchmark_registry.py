@@ -33,8 +33,7 @@ def test_the_builtins_are_benchmarks_with_their_own_rules():
     assert benchmark_names()[:3] == ("gsm8k", "mmlu", "humaneval")
     for b in (gsm8k, mmlu, humaneval):
         assert isinstance(b, Benchmark)
-    assert [b.scorer for b in (gsm8k, mmlu, humaneval)] == ["exact_match", "exact_match",
-                                                             "code_execution"]
+    assert [b.scorer for b in (gsm8k, mmlu, humaneval)] == ["exact_match", "exact_match", "code_execution"]
     assert [b.default_params()["max_tokens"] for b in (gsm8k, mmlu, humaneval)] == [512, 64, 512]
     assert [b.supports_likelihood for b in (gsm8k, mmlu, humaneval)] == [False, True, False]
     assert gsm8k.answers_equal("$1,248", "1248") and not gsm8k.answers_equal("71", "72")
@@ -48,14 +47,20 @@ def test_the_builtins_are_benchmarks_with_their_own_rules():
 
 
 def test_summary_extras_come_from_the_benchmark():
-    ok = [{"item_id": "a", "scores": {"passed": True, "flexible": 1.0}, "metadata": {"subject": "x"}},
-          {"item_id": "a", "scores": {"passed": False, "flexible": 0.0, "parse_failure_flexible": True},
-           "metadata": {"subject": "y"}}]
+    ok = [
+        {"item_id": "a", "scores": {"passed": True, "flexible": 1.0}, "metadata": {"subject": "x"}},
+        {
+            "item_id": "a",
+            "scores": {"passed": False, "flexible": 0.0, "parse_failure_flexible": True},
+            "metadata": {"subject": "y"},
+        },
+    ]
     assert get_benchmark("humaneval").summary_extras(ok) == {"pass_at_k": {"pass@1": 0.5, "pass@2": 1.0}}
-    assert get_benchmark("gsm8k").summary_extras(ok) == {"parse_failure_rate": 0.5,
-                                                        "parse_failure_rate_strict": 0.0}
+    assert get_benchmark("gsm8k").summary_extras(ok) == {"parse_failure_rate": 0.5, "parse_failure_rate_strict": 0.0}
     assert get_benchmark("mmlu").summary_extras(ok)["by_subject"] == {
-        "x": {"mean": 1.0, "n": 1}, "y": {"mean": 0.0, "n": 1}}
+        "x": {"mean": 1.0, "n": 1},
+        "y": {"mean": 0.0, "n": 1},
+    }
 
 
 def test_an_unknown_name_or_a_taken_one_is_refused():
@@ -78,9 +83,16 @@ class _Arith(ExactMatchScoring, BenchmarkBase):
         self.name = name
 
     def load(self, split="test", limit=None, seed=0, source="auto", path=None) -> list[Item]:
-        items = [Item(id=f"arith/{a}+{b}", dataset=self.name, fields={"question": f"{a} + {b}"},
-                      reference=str(a + b), metadata={"source": "generated"})
-                 for a, b in [(2, 3), (10, 32), (7, 7), (100, 1)]]
+        items = [
+            Item(
+                id=f"arith/{a}+{b}",
+                dataset=self.name,
+                fields={"question": f"{a} + {b}"},
+                reference=str(a + b),
+                metadata={"source": "generated"},
+            )
+            for a, b in [(2, 3), (10, 32), (7, 7), (100, 1)]
+        ]
         return items[:limit] if limit else items
 
     def few_shot_pool(self) -> list[Item]:
@@ -107,8 +119,9 @@ def test_a_fourth_benchmark_runs_rescores_and_routes_like_a_builtin(tmp_path, ar
         a, b = q.split("What is ")[1].split("?")[0].split(" + ")
         return f"#### {int(a) + int(b) + (1 if a == '7' else 0)}"
 
-    path = run_benchmark("arith", CountingModel(answer), run_dir=tmp_path, run_id="arith-1",
-                         cache=False, progress=False)
+    path = run_benchmark(
+        "arith", CountingModel(answer), run_dir=tmp_path, run_id="arith-1", cache=False, progress=False
+    )
     run = load_run(path)
     assert run.config["dataset"] == "arith" and run.config["scorer"] == "exact_match"
     assert run.config["params"]["max_tokens"] == 16  # the benchmark's default
@@ -130,11 +143,11 @@ def test_config_json_of_a_builtin_run_keeps_its_keys(tmp_path):
     from conftest import gsm8k_answerer
 
     answer, _ = gsm8k_answerer(lambda i: True)
-    path = run_benchmark("gsm8k", CountingModel(answer), limit=2, run_dir=tmp_path, cache=False,
-                         progress=False)
+    path = run_benchmark("gsm8k", CountingModel(answer), limit=2, run_dir=tmp_path, cache=False, progress=False)
     config = json.loads((path / "config.json").read_text())
-    legacy = json.loads((Path(__file__).parents[1] / "runs" / "fixtures" / "legacy" / "gsm8k-legacy"
-                         / "config.json").read_text())
+    legacy = json.loads(
+        (Path(__file__).parents[1] / "runs" / "fixtures" / "legacy" / "gsm8k-legacy" / "config.json").read_text()
+    )
     assert set(config) == set(legacy)
     assert config["scorer"] == "exact_match" and config["mmlu_mode"] is None
     assert config["prompt"]["source"] == legacy["prompt"]["source"]  # resumable across the change
@@ -150,8 +163,7 @@ def test_the_fourth_benchmark_of_the_docs_runs_as_written(tmp_path):
     code = re.search(r"```python\n(# mypackage/arith\.py\n.*?)```", doc, re.S).group(1)
     try:
         exec(compile(code, "docs/benchmarks.md", "exec"), {})
-        path = run_benchmark("arith", CountingModel(lambda q: "#### 5"), run_dir=tmp_path,
-                             cache=False, progress=False)
+        path = run_benchmark("arith", CountingModel(lambda q: "#### 5"), run_dir=tmp_path, cache=False, progress=False)
         run = load_run(path)
         assert run.results["n_items"] == 4
         assert run.results["accuracy_flexible"]["mean"] == pytest.approx(0.25)  # 2 + 3 only

@@ -31,8 +31,9 @@ def test_closed_stdout_no_traceback(tmp_path) -> None:
     answers = tmp_path / "a.jsonl"
     answers.write_text(json.dumps({"response": "#### 4", "answer": "4"}) + "\n")
     evalcore = Path(sys.executable).with_name("evalcore")
-    proc = subprocess.Popen([str(evalcore), "score", "gsm8k", str(answers)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [str(evalcore), "score", "gsm8k", str(answers)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     proc.stdout.close()  # the reader is gone before the command prints (as `| head -0`)
     err = proc.stderr.read().decode()
     proc.wait(timeout=120)
@@ -49,14 +50,24 @@ def test_folder_given_for_a_file_says_folder(tmp_path, capsys, command) -> None:
     folder = tmp_path / "SOMEFOLDER"
     folder.mkdir()
     with FakeChatServer() as srv:
-        run = ["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}", "--limit", "1",
-               "--source", "sample", "--run-dir", str(tmp_path / "runs"), "--no-progress"]
+        run = [
+            "run",
+            "gsm8k",
+            "--model",
+            f"openai-compatible:fake@{srv.url}",
+            "--limit",
+            "1",
+            "--source",
+            "sample",
+            "--run-dir",
+            str(tmp_path / "runs"),
+            "--no-progress",
+        ]
         argv = {
             "score": ["score", "gsm8k", str(folder)],
             "run --pricing": [*run, "--pricing", str(folder)],
             "run --prompt": [*run, "--prompt", str(folder)],
-            "notebooks --suite": ["notebooks", "run", "--suite", str(folder),
-                                  "--output", str(tmp_path / "out")],
+            "notebooks --suite": ["notebooks", "run", "--suite", str(folder), "--output", str(tmp_path / "out")],
         }[command]
         assert main(argv) == 2
         assert srv.counts["requests"] == 0

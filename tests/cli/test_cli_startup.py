@@ -18,11 +18,37 @@ import pytest
 
 # Never imported by --help, --version or scoring an answers / samples file.
 HEAVY = (
-    "scipy", "pandas", "numpy", "matplotlib", "sklearn", "statsmodels", "seaborn", "papermill", "nbconvert",
-    "nbformat", "openai", "httpx", "torch", "llama_cpp", "sentence_transformers", "rapidfuzz", "tqdm", "yaml",
+    "scipy",
+    "pandas",
+    "numpy",
+    "matplotlib",
+    "sklearn",
+    "statsmodels",
+    "seaborn",
+    "papermill",
+    "nbconvert",
+    "nbformat",
+    "openai",
+    "httpx",
+    "torch",
+    "llama_cpp",
+    "sentence_transformers",
+    "rapidfuzz",
+    "tqdm",
+    "yaml",
 )
 PACKAGES = (
-    "agents", "datasets", "evaluators", "imports", "metrics", "models", "reporting", "routing", "runs", "stats", "agent_eval",
+    "agents",
+    "datasets",
+    "evaluators",
+    "imports",
+    "metrics",
+    "models",
+    "reporting",
+    "routing",
+    "runs",
+    "stats",
+    "agent_eval",
 )
 
 _PROBE = r"""
@@ -80,8 +106,17 @@ def test_help_and_usage_import_nothing_heavy(argv: list[str]) -> None:
 def test_scoring_files_imports_nothing_heavy(tmp_path: Path) -> None:
     problems = tmp_path / "problems.jsonl.gz"
     with gzip.open(problems, "wt") as fh:
-        fh.write(json.dumps({"task_id": "T/0", "prompt": "def add(a, b):\n    \"\"\"Add.\"\"\"\n", "test": (
-            "def check(candidate):\n    assert candidate(2, 3) == 5\n"), "entry_point": "add"}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "task_id": "T/0",
+                    "prompt": 'def add(a, b):\n    """Add."""\n',
+                    "test": ("def check(candidate):\n    assert candidate(2, 3) == 5\n"),
+                    "entry_point": "add",
+                }
+            )
+            + "\n"
+        )
     samples = tmp_path / "s.jsonl"
     samples.write_text(json.dumps({"task_id": "T/0", "completion": "    return a + b\n"}) + "\n")
     status, modules, out, err = _probe("score", "humaneval", str(samples), "--k", "1", "--problems", str(problems))

@@ -16,14 +16,22 @@ from evalcore.datasets import _hf, _load, load, resolve_source, sample_path
 from evalcore.errors import EvalcoreError
 
 GSM_ROWS = [
-    {"question": "Tom has 3 apples and buys 4 more. How many apples does he have?", "answer": "3+4 = <<3+4=7>>7\n#### 7"},
+    {
+        "question": "Tom has 3 apples and buys 4 more. How many apples does he have?",
+        "answer": "3+4 = <<3+4=7>>7\n#### 7",
+    },
     {"question": "A box has 12 pens. How many pens are in 5 boxes?", "answer": "12*5 = <<12*5=60>>60\n#### 60"},
-    {"question": "Sara earns $1,200 a week. How much in 2 weeks?", "answer": "1200*2 = <<1200*2=2400>>2400\n#### 2,400"},
+    {
+        "question": "Sara earns $1,200 a week. How much in 2 weeks?",
+        "answer": "1200*2 = <<1200*2=2400>>2400\n#### 2,400",
+    },
     {"question": "What is 10 minus 15?", "answer": "10-15 = <<10-15=-5>>-5\n#### -5"},
 ]
 MMLU_ROWS = {
-    "anatomy": [["Which bone is in the thigh?", "Femur", "Ulna", "Radius", "Tibia", "A"],
-                ["Which organ pumps blood?", "Lung", "Heart", "Liver", "Kidney", "B"]],
+    "anatomy": [
+        ["Which bone is in the thigh?", "Femur", "Ulna", "Radius", "Tibia", "A"],
+        ["Which organ pumps blood?", "Lung", "Heart", "Liver", "Kidney", "B"],
+    ],
     "astronomy": [["Which planet is largest?", "Mars", "Venus", "Jupiter", "Earth", "C"]],
 }
 
@@ -46,7 +54,7 @@ def _humaneval_rows(n: int = 3) -> list[dict[str, str]]:
     return [
         {
             "task_id": f"HumanEval/{i}",
-            "prompt": f"def f{i}(x):\n    \"\"\"Return x plus {i}.\"\"\"\n",
+            "prompt": f'def f{i}(x):\n    """Return x plus {i}."""\n',
             "canonical_solution": f"    return x + {i}\n",
             "test": f"def check(candidate):\n    assert candidate(1) == {1 + i}\n",
             "entry_point": f"f{i}",
@@ -90,8 +98,15 @@ def test_gsm8k_ids_do_not_depend_on_row_order(tmp_path: Path) -> None:
 def test_mmlu_local_csv_tar_layout_and_single_file(tmp_path: Path) -> None:
     root = _write_mmlu_tar_layout(tmp_path)
     items = load("mmlu", path=root)
-    assert [(i.metadata["subject"], i.reference) for i in items] == [("anatomy", "A"), ("anatomy", "B"), ("astronomy", "C")]
-    assert items[0].fields == {"question": "Which bone is in the thigh?", "choices": ["Femur", "Ulna", "Radius", "Tibia"]}
+    assert [(i.metadata["subject"], i.reference) for i in items] == [
+        ("anatomy", "A"),
+        ("anatomy", "B"),
+        ("astronomy", "C"),
+    ]
+    assert items[0].fields == {
+        "question": "Which bone is in the thigh?",
+        "choices": ["Femur", "Ulna", "Radius", "Tibia"],
+    }
     assert items[0].id.startswith("mmlu/anatomy/")
     single = load("mmlu", path=root / "data" / "test" / "astronomy_test.csv")
     assert len(single) == 1 and single[0].metadata["subject"] == "astronomy"
@@ -103,13 +118,16 @@ def test_mmlu_local_parquet_hf_layout(tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
     (tmp_path / "all").mkdir()
     frame = pd.DataFrame(
-        [{"question": "Q1?", "subject": "anatomy", "choices": ["a", "b", "c", "d"], "answer": 3},
-         {"question": "Q2?", "subject": "virology", "choices": ["w", "x", "y", "z"], "answer": 0}]
+        [
+            {"question": "Q1?", "subject": "anatomy", "choices": ["a", "b", "c", "d"], "answer": 3},
+            {"question": "Q2?", "subject": "virology", "choices": ["w", "x", "y", "z"], "answer": 0},
+        ]
     )
     frame.to_parquet(tmp_path / "all" / "test-00000-of-00001.parquet")
     items = load("mmlu", path=tmp_path)
     assert [(i.metadata["subject"], i.reference, i.fields["choices"][0]) for i in items] == [
-        ("anatomy", "D", "a"), ("virology", "A", "w")
+        ("anatomy", "D", "a"),
+        ("virology", "A", "w"),
     ]
 
 
@@ -138,7 +156,10 @@ def test_humaneval_package_has_all_164_problems_with_stable_ids() -> None:
     for item in items:
         p = problems[item.id]
         assert (item.fields["prompt"], item.fields["test"], item.fields["entry_point"], item.reference) == (
-            p["prompt"], p["test"], p["entry_point"], p["canonical_solution"]
+            p["prompt"],
+            p["test"],
+            p["entry_point"],
+            p["canonical_solution"],
         )
     a = [i.id for i in load("humaneval", source="package", limit=10, seed=1)]
     assert a == [i.id for i in load("humaneval", source="package", limit=10, seed=1)]
@@ -161,8 +182,10 @@ def hf_dirs(tmp_path: Path) -> dict[str, Path]:
     m = tmp_path / "mmlu" / "all"
     m.mkdir(parents=True)
     pd.DataFrame(
-        [{"question": f"Q{k}?", "subject": ["anatomy", "astronomy"][k % 2], "choices": list("wxyz"), "answer": k % 4}
-         for k in range(6)]
+        [
+            {"question": f"Q{k}?", "subject": ["anatomy", "astronomy"][k % 2], "choices": list("wxyz"), "answer": k % 4}
+            for k in range(6)
+        ]
     ).to_parquet(m / "test-00000-of-00001.parquet")
     out["mmlu"] = m.parent
     h = tmp_path / "humaneval" / "openai_humaneval"
@@ -176,7 +199,9 @@ def test_hf_source_through_load_dataset_on_local_files(hf_dirs: dict[str, Path])
     g = load("gsm8k", source="hf", path=hf_dirs["gsm8k"])
     assert [i.reference for i in g] == ["7", "60", "2400", "-5"]
     assert all(i.metadata["source"] == "hf" for i in g)
-    assert [i.id for i in g] == [i.id for i in load("gsm8k", path=_write_jsonl(hf_dirs["gsm8k"].parent / "t.jsonl", GSM_ROWS))]
+    assert [i.id for i in g] == [
+        i.id for i in load("gsm8k", path=_write_jsonl(hf_dirs["gsm8k"].parent / "t.jsonl", GSM_ROWS))
+    ]
     assert len(load("gsm8k", split="train", source="hf", path=hf_dirs["gsm8k"])) == 1
     m = load("mmlu", source="hf", path=hf_dirs["mmlu"])
     assert [i.reference for i in m] == ["A", "B", "C", "D", "A", "B"]
@@ -371,7 +396,9 @@ def test_auto_reads_a_cached_hub_snapshot_offline(tmp_path: Path, monkeypatch: p
     assert len(load("gsm8k", split="train")) == 2
 
 
-def test_auto_falls_back_when_the_cache_cannot_be_read(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_auto_falls_back_when_the_cache_cannot_be_read(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken(name: str, split: str, path: Any = None, *, allow_network: bool = False) -> Any:
         raise EvalcoreError("cache is corrupt", field="source")
 

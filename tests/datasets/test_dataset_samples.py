@@ -111,8 +111,15 @@ def test_humaneval_sample_solutions_pass_their_tests_and_wrong_ones_fail() -> No
     items = load("humaneval", source="sample")
     assert len(items) >= 8
     for item in items:
-        program = item.fields["prompt"] + item.reference + item.fields["test"] + f"\ncheck({item.fields['entry_point']})\n"
+        program = (
+            item.fields["prompt"] + item.reference + item.fields["test"] + f"\ncheck({item.fields['entry_point']})\n"
+        )
         exec(compile(program, item.id, "exec"), {})  # noqa: S102 - our own shipped code
-        wrong = item.fields["prompt"] + "    return None\n" + item.fields["test"] + f"\ncheck({item.fields['entry_point']})\n"
+        wrong = (
+            item.fields["prompt"]
+            + "    return None\n"
+            + item.fields["test"]
+            + f"\ncheck({item.fields['entry_point']})\n"
+        )
         with pytest.raises(AssertionError):
             exec(compile(wrong, item.id, "exec"), {})  # noqa: S102

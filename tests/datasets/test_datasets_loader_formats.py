@@ -28,14 +28,22 @@ GSM = [
 ]
 # cais/mmlu rows: question, subject, choices (4 strings), answer (ClassLabel int 0-3)
 MMLU = [
-    {"question": f"Question {k}?", "subject": ["anatomy", "astronomy", "virology"][k % 3],
-     "choices": [f"option {k}{x}" for x in "wxyz"], "answer": (k * 7) % 4}
+    {
+        "question": f"Question {k}?",
+        "subject": ["anatomy", "astronomy", "virology"][k % 3],
+        "choices": [f"option {k}{x}" for x in "wxyz"],
+        "answer": (k * 7) % 4,
+    }
     for k in range(9)
 ]
 HE = [
-    {"task_id": f"HumanEval/{i}", "prompt": f"def add_{i}(x: int) -> int:\n    \"\"\"Add {i}.\"\"\"\n",
-     "canonical_solution": f"    return x + {i}\n", "test": f"def check(candidate):\n    assert candidate(1) == {1 + i}\n",
-     "entry_point": f"add_{i}"}
+    {
+        "task_id": f"HumanEval/{i}",
+        "prompt": f'def add_{i}(x: int) -> int:\n    """Add {i}."""\n',
+        "canonical_solution": f"    return x + {i}\n",
+        "test": f"def check(candidate):\n    assert candidate(1) == {1 + i}\n",
+        "entry_point": f"add_{i}",
+    }
     for i in range(3)
 ]
 
@@ -48,11 +56,14 @@ def _gsm_key(answer: str) -> str:
 
 def _mmlu_features() -> Any:
     datasets = pytest.importorskip("datasets")
-    return datasets.Features({
-        "question": datasets.Value("string"), "subject": datasets.Value("string"),
-        "choices": datasets.Sequence(datasets.Value("string")),
-        "answer": datasets.ClassLabel(names=["A", "B", "C", "D"]),
-    })
+    return datasets.Features(
+        {
+            "question": datasets.Value("string"),
+            "subject": datasets.Value("string"),
+            "choices": datasets.Sequence(datasets.Value("string")),
+            "answer": datasets.ClassLabel(names=["A", "B", "C", "D"]),
+        }
+    )
 
 
 @pytest.fixture()
@@ -121,14 +132,19 @@ def test_every_source_gives_the_independently_computed_keys(tmp_path: Path, hf_h
     mdir.mkdir(parents=True)
     for subject in sorted({r["subject"] for r in MMLU}):
         with open(mdir / f"{subject}_test.csv", "w", newline="", encoding="utf-8") as fh:
-            csv.writer(fh).writerows([[r["question"], *r["choices"], "ABCD"[r["answer"]]] for r in MMLU if r["subject"] == subject])
+            csv.writer(fh).writerows(
+                [[r["question"], *r["choices"], "ABCD"[r["answer"]]] for r in MMLU if r["subject"] == subject]
+            )
     hub_m = tmp_path / "hub_mmlu"
     (hub_m / "all").mkdir(parents=True)
     datasets.Dataset.from_list(MMLU, features=feats).to_parquet(str(hub_m / "all" / "test-00000-of-00001.parquet"))
     _hub_snapshot(hf_home / "hub", "cais/mmlu", "all", {"test": (MMLU, feats), "dev": (MMLU[:3], feats)})
     by_id_csv = {i.id: (i.reference, i.fields["choices"]) for i in load("mmlu", path=mdir.parent.parent)}
-    for how, items in {"local parquet": load("mmlu", path=hub_m), "hf parquet": load("mmlu", source="hf", path=hub_m),
-                       "auto HF cache": load("mmlu")}.items():
+    for how, items in {
+        "local parquet": load("mmlu", path=hub_m),
+        "hf parquet": load("mmlu", source="hf", path=hub_m),
+        "auto HF cache": load("mmlu"),
+    }.items():
         assert [i.reference for i in items] == expected_mmlu, how
         assert [i.fields["choices"] for i in items] == [r["choices"] for r in MMLU], how  # order kept: A..D
         assert {i.id: (i.reference, i.fields["choices"]) for i in items} == by_id_csv, how
@@ -139,10 +155,14 @@ def test_every_source_gives_the_independently_computed_keys(tmp_path: Path, hf_h
     datasets.Dataset.from_list(HE).to_parquet(str(hdir / "openai_humaneval" / "test-00000-of-00001.parquet"))
     with gzip.open(tmp_path / "HumanEval.jsonl.gz", "wt", encoding="utf-8") as fh:
         fh.write("".join(json.dumps(r) + "\n" for r in HE))
-    for items in (load("humaneval", path=hdir), load("humaneval", source="hf", path=hdir),
-                  load("humaneval", path=tmp_path / "HumanEval.jsonl.gz")):
+    for items in (
+        load("humaneval", path=hdir),
+        load("humaneval", source="hf", path=hdir),
+        load("humaneval", path=tmp_path / "HumanEval.jsonl.gz"),
+    ):
         assert [(i.id, i.fields["entry_point"], i.reference) for i in items] == [
-            (r["task_id"], r["entry_point"], r["canonical_solution"]) for r in HE]
+            (r["task_id"], r["entry_point"], r["canonical_solution"]) for r in HE
+        ]
 
 
 # --------------------------------------------------------------------------- HF folders: splits by exact name
@@ -155,7 +175,9 @@ def test_hf_folder_without_readme_keeps_mmlu_validation_and_dev_apart(tmp_path: 
     (root / "all").mkdir(parents=True)
     for split, n in (("test", 6), ("validation", 3), ("dev", 2)):
         rows = [{**MMLU[k], "question": f"{split} {k}?"} for k in range(n)]
-        datasets.Dataset.from_list(rows, features=_mmlu_features()).to_parquet(str(root / "all" / f"{split}-00000-of-00001.parquet"))
+        datasets.Dataset.from_list(rows, features=_mmlu_features()).to_parquet(
+            str(root / "all" / f"{split}-00000-of-00001.parquet")
+        )
     for split, n in (("test", 6), ("validation", 3), ("dev", 2)):
         items = load("mmlu", split=split, source="hf", path=root)
         assert [i.fields["question"] for i in items] == [f"{split} {k}?" for k in range(n)]
@@ -254,7 +276,9 @@ def test_few_shot_pool_is_the_train_and_dev_split_never_test(tmp_path: Path) -> 
     assert not {i.id for i in mmlu} & {i.id for i in load("mmlu", source="sample")}
     # the worked solutions' arithmetic, checked independently; the key is the last computed value
     for item in gsm:
-        computed = [(_arith(e), Fraction(v)) for e, v in re.findall(r"<<([^=<>]+)=([^<>]+)>>", item.metadata["solution"])]
+        computed = [
+            (_arith(e), Fraction(v)) for e, v in re.findall(r"<<([^=<>]+)=([^<>]+)>>", item.metadata["solution"])
+        ]
         assert computed and all(a == b for a, b in computed), item.metadata["solution"]
         assert Fraction(item.reference) == computed[-1][1] or item.reference == "4"  # 4 vans: the smallest enough
     # the sample's evaluation split stays test-only; a real train split is read from its source

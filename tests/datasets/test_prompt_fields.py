@@ -12,8 +12,12 @@ from evalcore.runs import load_template, render
 
 
 def _user(text: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": "sys"}, {"role": "user", "content": "earlier"},
-            {"role": "assistant", "content": "A"}, {"role": "user", "content": text}]
+    return [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "earlier"},
+        {"role": "assistant", "content": "A"},
+        {"role": "user", "content": text},
+    ]
 
 
 def test_choices_text_and_question_text():
@@ -55,7 +59,9 @@ def test_mmlu_prompts_show_the_same_options_as_the_query():
 
 def test_importing_the_package_loads_no_loader():
     """The package re-exports lazily: importing it loads none of its modules."""
-    code = ("import sys, evalcore.datasets as d; "
-            "print(sorted(m for m in sys.modules if m.startswith('evalcore.datasets.')))")
+    code = (
+        "import sys, evalcore.datasets as d; "
+        "print(sorted(m for m in sys.modules if m.startswith('evalcore.datasets.')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -160,9 +160,7 @@ ADVERSARIAL = {
         "    __rsub__ = __sub__\n\ndef add(a, b):\n    return [Anything()][0]\n"
     ),
     "fork one branch per answer": (
-        "import os\n\ndef add(a, b):\n"
-        "    if os.fork() == 0:\n        return a + b\n"
-        "    os.wait()\n    return -1\n"
+        "import os\n\ndef add(a, b):\n    if os.fork() == 0:\n        return a + b\n    os.wait()\n    return -1\n"
     ),
     "replace the plain-data checker": (
         "import sys\nm = sys.modules['sandbox']\nm._plain_data_checker = lambda: (lambda v, d=0: None)\n"
@@ -212,8 +210,12 @@ def adversarial_results_fallback():
     names = list(ADVERSARIAL)
     jobs = [
         {
-            "mode": "check", "source": build_program(PROMPT, ADVERSARIAL[n], "add"), "prompt": PROMPT,
-            "test": TEST, "entry_point": "add", "timeout_s": 5.0,
+            "mode": "check",
+            "source": build_program(PROMPT, ADVERSARIAL[n], "add"),
+            "prompt": PROMPT,
+            "test": TEST,
+            "entry_point": "add",
+            "timeout_s": 5.0,
         }
         for n in names
     ]
@@ -240,8 +242,12 @@ def test_honest_code_passes_with_and_without_namespaces() -> None:
     from evalcore.sandbox.pool import _to_result
 
     job = {
-        "mode": "check", "source": build_program(PROMPT, "    return a + b\n", "add"), "prompt": PROMPT,
-        "test": TEST, "entry_point": "add", "timeout_s": 5.0,
+        "mode": "check",
+        "source": build_program(PROMPT, "    return a + b\n", "add"),
+        "prompt": PROMPT,
+        "test": TEST,
+        "entry_point": "add",
+        "timeout_s": 5.0,
     }
     for namespaces in (True, False):
         pool = SandboxPool(1, namespaces=namespaces)

@@ -17,7 +17,9 @@ def problems() -> dict:
 
 
 def test_all_canonical_solutions_pass(problems: dict) -> None:
-    samples = [CodeSample(t, p["prompt"], p["canonical_solution"], p["test"], p["entry_point"]) for t, p in problems.items()]
+    samples = [
+        CodeSample(t, p["prompt"], p["canonical_solution"], p["test"], p["entry_point"]) for t, p in problems.items()
+    ]
     results = evaluate_code_batch(samples, timeout_s=20.0)
     failed = [(r.id, r.result) for r in results if not r.passed]
     assert failed == []
@@ -25,7 +27,9 @@ def test_all_canonical_solutions_pass(problems: dict) -> None:
 
 
 def test_all_return_none_completions_fail(problems: dict) -> None:
-    samples = [CodeSample(t, p["prompt"], "    return None\n", p["test"], p["entry_point"]) for t, p in problems.items()]
+    samples = [
+        CodeSample(t, p["prompt"], "    return None\n", p["test"], p["entry_point"]) for t, p in problems.items()
+    ]
     results = evaluate_code_batch(samples, timeout_s=20.0)
     passed = [r.id for r in results if r.passed]
     assert passed == []
@@ -36,7 +40,9 @@ def test_canonical_solutions_as_full_definitions_pass(problems: dict) -> None:
     # The same solutions written as a model often answers: a fenced, complete function.
     items = list(problems.items())[:40]
     samples = [
-        CodeSample(t, p["prompt"], "```python\n" + p["prompt"] + p["canonical_solution"] + "```\n", p["test"], p["entry_point"])
+        CodeSample(
+            t, p["prompt"], "```python\n" + p["prompt"] + p["canonical_solution"] + "```\n", p["test"], p["entry_point"]
+        )
         for t, p in items
     ]
     results = evaluate_code_batch(samples, timeout_s=20.0)

@@ -12,7 +12,9 @@ WRONG = "```python\ndef total(xs):\n    return xs[0] + total(xs[1:])\n```"  # fa
 RIGHT = "```python\ndef total(xs):\n    return sum(xs)\n```"
 
 THINK_DRAFT_THEN_FINAL = f"<think>\nA first try:\n{WRONG}\nHmm, recursion without a base case.\n</think>\n\n{RIGHT}"
-REVISED = f"{WRONG}\n\nWait, that fails on an empty list. Fixed:\n\n{RIGHT}\n\nUsage:\n```python\nprint(total([1, 2]))\n```"
+REVISED = (
+    f"{WRONG}\n\nWait, that fails on an empty list. Fixed:\n\n{RIGHT}\n\nUsage:\n```python\nprint(total([1, 2]))\n```"
+)
 FINAL_THEN_DRAFT_IN_TEMPLATE_THINK = f"Drafting (template opened the block):\n{WRONG}\n</think>\n\n{RIGHT}"
 
 

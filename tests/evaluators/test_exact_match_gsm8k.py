@@ -172,7 +172,8 @@ def test_tables_have_at_least_40_shapes_each() -> None:
 
 
 @pytest.mark.parametrize(
-    "response", ["72", "72.0", "72.00", "$72", "$72.00", "#### 72.000", "The answer is 72.", "\\boxed{72.0}", "[72]", "A: $72"]
+    "response",
+    ["72", "72.0", "72.00", "$72", "$72.00", "#### 72.000", "The answer is 72.", "\\boxed{72.0}", "[72]", "A: $72"],
 )
 def test_numeric_equivalence_to_72(response: str) -> None:
     assert EV.evaluate(response, "blah blah\n#### 72") == 1.0
@@ -239,8 +240,15 @@ def test_parse_failure_is_told_apart_from_a_wrong_answer() -> None:
 def test_score_dict_keys_and_modes_disagree() -> None:
     s = EV.score("Let me think: 48 + 24 = 72", "Natalia ... #### 72")
     assert set(s) == {
-        "strict", "flexible", "extracted_strict", "extracted_flexible", "method_strict",
-        "method_flexible", "parse_failure_strict", "parse_failure_flexible", "reference",
+        "strict",
+        "flexible",
+        "extracted_strict",
+        "extracted_flexible",
+        "method_strict",
+        "method_flexible",
+        "parse_failure_strict",
+        "parse_failure_flexible",
+        "reference",
     }
     assert s["strict"] == 0.0 and s["flexible"] == 1.0
     assert s["parse_failure_strict"] is True
@@ -304,7 +312,11 @@ AUDIT_GUARDS = [
     # an "Answer:" label that states a value still declares it, whatever the justification after it
     ("Answer: 18 dollars for 9 eggs", ("18", "answer_is"), ("18", "answer_is")),
     ("Answer: 72 clips, 48 in April and 24 in May", ("72", "answer_is"), ("72", "answer_is")),
-    ("Answer: 18 (9 eggs × $2).\n\nExplanation: 16 - 3 - 4 = 9 and 9 * 2 = 18.", ("18", "answer_is"), ("18", "answer_is")),
+    (
+        "Answer: 18 (9 eggs × $2).\n\nExplanation: 16 - 3 - 4 = 9 and 9 * 2 = 18.",
+        ("18", "answer_is"),
+        ("18", "answer_is"),
+    ),
     ("Answer: 6 × 7 = 42 marbles.", ("42", "answer_is"), ("42", "answer_is")),
     ("Answer: 6 × 7 = 42 marbles.\n\nCheck: 42 / 7 = 6", ("42", "answer_is"), ("42", "answer_is")),
     ("Answer: $18 per day, since 9 × 2 = 18.", ("18", "answer_is"), ("18", "answer_is")),

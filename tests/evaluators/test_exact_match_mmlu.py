@@ -62,7 +62,11 @@ STRICT_CASES = [
     ("The answer is a prime number.", None, "none"),  # lower-case "a" is the article here
     # shapes produced by the embedded SmolLM2 model on the shipped sample
     ("C. Binary heap\n\nThe answer is D. Binary heap", "D", "answer_is"),
-    ("A. Optic nerve\n\nThe cranial nerve that carries the sense of smell is the olfactory nerve.", "A", "letter_start"),
+    (
+        "A. Optic nerve\n\nThe cranial nerve that carries the sense of smell is the olfactory nerve.",
+        "A",
+        "letter_start",
+    ),
     ("A homozygous recessive is a genetic trait where a recessive allele is present in the offspring.", None, "none"),
     ("Answer: b.", "B", "answer_is"),
     ("The answer is (a) since it makes ATP", "A", "answer_is"),

@@ -50,7 +50,9 @@ def test_corpus_scores_match_expected_values() -> None:
         ev = EVALUATORS[c.dataset]
         value = c.flexible[0]
         if value is None:
-            assert ev.score(c.response, "1" if c.dataset == "gsm8k" else "A", choices=c.choices)["parse_failure_flexible"]
+            assert ev.score(c.response, "1" if c.dataset == "gsm8k" else "A", choices=c.choices)[
+                "parse_failure_flexible"
+            ]
             continue
         assert ev.evaluate(c.response, value, mode="flexible", choices=c.choices) == 1.0, c.id
         other = "B" if value == "A" else "A"

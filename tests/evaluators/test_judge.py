@@ -90,9 +90,13 @@ def test_json_verdict_with_braces_inside_its_strings() -> None:
 
 
 def test_verdict_is_the_judges_last_word_not_a_draft_or_an_echoed_format() -> None:
-    thinking = '<think>\nMaybe {"score": 0.2}? No: the response matches.\n</think>\n{"reasoning": "matches", "score": 0.9}'
+    thinking = (
+        '<think>\nMaybe {"score": 0.2}? No: the response matches.\n</think>\n{"reasoning": "matches", "score": 0.9}'
+    )
     assert parse_verdict(thinking, "semantic")[:2] == (0.9, "matches")
-    echoed = 'Format: {"reasoning": "why, in one or two sentences", "score": 0.0}\n\n{"reasoning": "correct", "score": 1.0}'
+    echoed = (
+        'Format: {"reasoning": "why, in one or two sentences", "score": 0.0}\n\n{"reasoning": "correct", "score": 1.0}'
+    )
     assert parse_verdict(echoed, "semantic")[:2] == (1.0, "correct")
     nested = '{"reasoning": "partly", "score": 0.5, "meta": {"score": 0.1}}'
     assert parse_verdict(nested, "semantic")[0] == 0.5

@@ -41,7 +41,14 @@ def _check(completion: str, prompt: str = PROMPT, test: str = TEST, entry: str =
 
 
 def _job(source: str, test: str, entry: str = "probe", prompt: str = "", timeout_s: float = 10.0) -> dict:
-    return {"mode": "check", "source": source, "prompt": prompt, "test": test, "entry_point": entry, "timeout_s": timeout_s}
+    return {
+        "mode": "check",
+        "source": source,
+        "prompt": prompt,
+        "test": test,
+        "entry_point": entry,
+        "timeout_s": timeout_s,
+    }
 
 
 # ---------------------------------------------------------------- forged passes
@@ -179,7 +186,9 @@ def test_pythonoptimize_in_the_environment_keeps_the_asserts(tmp_path: Path) -> 
         "print([r.passed for r in rs])\n"
     )
     env = dict(os.environ, PYTHONOPTIMIZE="1", PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[False, True]"
 
@@ -217,7 +226,12 @@ def test_the_answer_key_is_not_readable_by_the_candidate() -> None:
         """
     )
     tasks = ["HumanEval/0", "HumanEval/2", "HumanEval/4", "HumanEval/7"]
-    samples = [CodeSample(t, problems[t]["prompt"], textwrap.indent(steal, "    "), problems[t]["test"], problems[t]["entry_point"]) for t in tasks]
+    samples = [
+        CodeSample(
+            t, problems[t]["prompt"], textwrap.indent(steal, "    "), problems[t]["test"], problems[t]["entry_point"]
+        )
+        for t in tasks
+    ]
     results = evaluate_code_batch(samples, timeout_s=10.0)
     assert [r.passed for r in results] == [False] * len(tasks), [(r.id, r.result) for r in results]
     assert all("no answer key found" in r.result for r in results), [r.result for r in results]
@@ -226,7 +240,17 @@ def test_the_answer_key_is_not_readable_by_the_candidate() -> None:
 def _outside_folder() -> Path | None:
     """A new folder outside everything hidden anyway (the project, the working directory,
     $HOME, /tmp and the other scratch directories), where a user might keep a data set."""
-    hidden = [ROOT, Path.cwd(), Path.home(), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path("/run"), Path("/root"), Path("/home")]
+    hidden = [
+        ROOT,
+        Path.cwd(),
+        Path.home(),
+        Path("/tmp"),
+        Path("/var/tmp"),
+        Path("/dev/shm"),
+        Path("/run"),
+        Path("/root"),
+        Path("/home"),
+    ]
     import tempfile
 
     for base in ("/srv", "/opt", "/mnt", "/var/lib", "/usr/local/share"):
@@ -243,7 +267,7 @@ def _outside_folder() -> Path | None:
 
 SECRET_PROBLEM = {
     "task_id": "Secret/0",
-    "prompt": "def secret(x):\n    \"\"\"Only the canonical solution knows.\"\"\"\n",
+    "prompt": 'def secret(x):\n    """Only the canonical solution knows."""\n',
     "canonical_solution": "    return x * 7919 + 12345\n",
     "test": "def check(candidate):\n    assert candidate(3) == 3 * 7919 + 12345\n    assert candidate(-2) == -2 * 7919 + 12345\n",
     "entry_point": "secret",
@@ -310,9 +334,24 @@ def test_a_problems_file_outside_the_hidden_folders_is_hidden_from_the_candidate
             score_samples_file(samples, ks=[1], problems_file=problems, timeout_s=10.0)
         else:
             out = subprocess.run(
-                [sys.executable, "-c", "import sys; from evalcore.cli import main; sys.exit(main(sys.argv[1:]))",
-                 "score", "humaneval", str(samples), "--k", "1", "--problems", str(problems), "--timeout", "10"],
-                capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys; from evalcore.cli import main; sys.exit(main(sys.argv[1:]))",
+                    "score",
+                    "humaneval",
+                    str(samples),
+                    "--k",
+                    "1",
+                    "--problems",
+                    str(problems),
+                    "--timeout",
+                    "10",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=tmp_path,
                 env=dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")),
             )
             assert out.returncode == 0, out.stderr
@@ -335,8 +374,8 @@ def test_the_project_and_working_directory_are_hidden_from_the_candidate() -> No
         import os
         def probe():
             seen = []
-            for p in ({str(ROOT / 'pyproject.toml')!r}, {str(ROOT / 'evalcore' / '__init__.py')!r},
-                      {str(Path(__file__).resolve())!r}, {str(ROOT / 'evalcore' / 'datasets')!r}):
+            for p in ({str(ROOT / "pyproject.toml")!r}, {str(ROOT / "evalcore" / "__init__.py")!r},
+                      {str(Path(__file__).resolve())!r}, {str(ROOT / "evalcore" / "datasets")!r}):
                 seen.append(os.path.exists(p))
             return seen
         """
@@ -414,7 +453,11 @@ def test_a_candidate_that_swallows_the_protocol_fails_even_if_the_test_catches_e
     # Failures on the candidate's side (its process ending, a timeout) cannot be caught by a
     # test's bare except: the sample fails whatever the test does afterwards.
     forgiving = "def check(candidate):\n    try:\n        candidate(1, 2)\n    except:\n        pass\n"
-    for completion in ("    import os\n    os._exit(0)\n", "    raise SystemExit(0)\n", "    while True:\n        pass\n"):
+    for completion in (
+        "    import os\n    os._exit(0)\n",
+        "    raise SystemExit(0)\n",
+        "    while True:\n        pass\n",
+    ):
         result = _check(completion, test=forgiving, timeout_s=2.0)
         assert not result.passed, (completion, result)
     assert _check("    raise ValueError('no')\n", test=forgiving).passed  # an ordinary exception is the test's to judge
@@ -444,7 +487,9 @@ GOOD = {
         "class Box(Generic[T]):\n    def __init__(self, v: T) -> None:\n        self.v = v\n\n"
         "def add(a: Union[int, float], b: Optional[float] = None) -> float:\n    return Box(a).v + (b or 0)\n"
     ),
-    "recursion": ("def add(a, b):\n    if b == 0:\n        return a\n    return add(a + (1 if b > 0 else -1), b - (1 if b > 0 else -1)) if float(b).is_integer() else a + b\n"),
+    "recursion": (
+        "def add(a, b):\n    if b == 0:\n        return a\n    return add(a + (1 if b > 0 else -1), b - (1 if b > 0 else -1)) if float(b).is_integer() else a + b\n"
+    ),
     "generator": ("def _gen(a, b):\n    yield a\n    yield b\n\ndef add(a, b):\n    return sum(_gen(a, b))\n"),
     "frames and tracing": (
         "import sys, traceback\n\ndef add(a, b):\n    f = sys._getframe()\n    sys.settrace(None)\n"
@@ -682,7 +727,13 @@ def test_a_very_deep_directory_tree_does_not_break_later_samples() -> None:
         """
     pool = SandboxPool(1)
     try:
-        replies = pool.map([_script(deep), _script("import os\nprint(os.listdir('.'))\n"), _job("def probe():\n    return 1\n", "def check(candidate):\n    assert candidate() == 1\n")])
+        replies = pool.map(
+            [
+                _script(deep),
+                _script("import os\nprint(os.listdir('.'))\n"),
+                _job("def probe():\n    return 1\n", "def check(candidate):\n    assert candidate() == 1\n"),
+            ]
+        )
     finally:
         pool.close()
     results = [_to_result(r) for r in replies]
@@ -814,7 +865,22 @@ def test_the_decoder_builds_plain_data_or_refuses() -> None:
 
     from evalcore.sandbox.framing import MAX_DEPTH, DataError, decode, encode
 
-    plain = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, range, type(iter([])))
+    plain = (
+        type(None),
+        bool,
+        int,
+        float,
+        complex,
+        str,
+        bytes,
+        list,
+        tuple,
+        dict,
+        set,
+        frozenset,
+        range,
+        type(iter([])),
+    )
 
     def walk(value: object, depth: int = 0) -> None:
         assert type(value) in plain, type(value)
@@ -827,7 +893,7 @@ def test_the_decoder_builds_plain_data_or_refuses() -> None:
                 walk(item, depth + 1)
 
     rng = random.Random(12)
-    seeds = [encode(v) for v in ([1, (2.5, "x")], {"a": {1, 2}}, frozenset({b"z"}), 2 ** 100, range(3), "\ud800")]
+    seeds = [encode(v) for v in ([1, (2.5, "x")], {"a": {1, 2}}, frozenset({b"z"}), 2**100, range(3), "\ud800")]
     for _ in range(3000):
         data = bytearray(rng.choice(seeds))
         for _ in range(rng.randint(1, 4)):
@@ -877,7 +943,11 @@ def test_samples_hold_no_capabilities_no_new_privileges_and_their_filters() -> N
         "    return ['%016x' % effective, '%016x' % permitted, str(libc.prctl(39, 0, 0, 0, 0)), str(libc.prctl(21, 0, 0, 0, 0))]\n"
     )
     test = "def check(candidate):\n    assert candidate() == ['0000000000000000', '0000000000000000', '1', '2'], candidate()\n"
-    script = {"mode": "script", "source": status + "assert probe() == ['0000000000000000', '0000000000000000', '1', '2'], probe()\n", "timeout_s": 10.0}
+    script = {
+        "mode": "script",
+        "source": status + "assert probe() == ['0000000000000000', '0000000000000000', '1', '2'], probe()\n",
+        "timeout_s": 10.0,
+    }
     pool = SandboxPool(1)
     try:
         if "unavailable" in pool.isolation.get("seccomp", ""):
@@ -892,7 +962,9 @@ def test_each_code_result_says_how_it_was_isolated() -> None:
     (result,) = evaluate_code_batch([CodeSample("a", PROMPT, "    return a + b\n", TEST, "add")])
     pool = SandboxPool(1, namespaces=False)
     try:
-        weak = _to_result(pool.map([_job("def probe():\n    return 1\n", "def check(candidate):\n    assert candidate() == 1\n")])[0])
+        weak = _to_result(
+            pool.map([_job("def probe():\n    return 1\n", "def check(candidate):\n    assert candidate() == 1\n")])[0]
+        )
     finally:
         pool.close()
     assert result.passed and result.isolation in ("full", "weak")

@@ -54,7 +54,9 @@ def test_decoding_a_hash_flood_is_refused_in_linear_time() -> None:
     for line in lines:
         tag, seconds, reason = line.split(" ", 2)
         assert float(seconds) < 2.0, line
-        assert reason == f"the value holds more than {MAX_SAME_HASH} distinct items with one hash (a hash-flooding attack)", line
+        assert (
+            reason == f"the value holds more than {MAX_SAME_HASH} distinct items with one hash (a hash-flooding attack)"
+        ), line
 
 
 def test_ordinary_values_with_repeats_or_few_collisions_still_decode() -> None:
@@ -98,10 +100,22 @@ def test_a_candidate_that_replies_with_a_hash_flood_fails_within_its_timeout() -
     )
     listed = "P = (1 << 61) - 1\ndef probe():\n    return [k * P for k in range(1, 40_001)]\n"
     jobs = [
-        {"mode": "check", "source": raw, "prompt": "", "test": "def check(candidate):\n    assert candidate() == {1}\n",
-         "entry_point": "probe", "timeout_s": 2.0},
-        {"mode": "check", "source": listed, "prompt": "", "test": "def check(candidate):\n    assert len(set(candidate())) == 3\n",
-         "entry_point": "probe", "timeout_s": 2.0},
+        {
+            "mode": "check",
+            "source": raw,
+            "prompt": "",
+            "test": "def check(candidate):\n    assert candidate() == {1}\n",
+            "entry_point": "probe",
+            "timeout_s": 2.0,
+        },
+        {
+            "mode": "check",
+            "source": listed,
+            "prompt": "",
+            "test": "def check(candidate):\n    assert len(set(candidate())) == 3\n",
+            "entry_point": "probe",
+            "timeout_s": 2.0,
+        },
     ]
     start = time.monotonic()
     results = run_jobs(jobs)
@@ -125,11 +139,20 @@ def test_a_range_returned_to_humaneval_33_is_refused_not_materialized(humaneval:
     # tuple in the worker (10^8: several GB); now the reply itself is refused.
     item = humaneval["HumanEval/33"]
     samples = [
-        CodeSample("range", item.fields["prompt"], "    return range(10 ** 7)\n", item.fields["test"], item.fields["entry_point"]),
+        CodeSample(
+            "range",
+            item.fields["prompt"],
+            "    return range(10 ** 7)\n",
+            item.fields["test"],
+            item.fields["entry_point"],
+        ),
         CodeSample("canonical", item.fields["prompt"], item.reference, item.fields["test"], item.fields["entry_point"]),
     ]
     results = evaluate_code_batch(samples, timeout_s=10.0)
-    assert results[0].result == f"failed: the candidate sent an invalid reply: the candidate returned a range of more than {MAX_ITEMS} items"
+    assert (
+        results[0].result
+        == f"failed: the candidate sent an invalid reply: the candidate returned a range of more than {MAX_ITEMS} items"
+    )
     assert results[0].duration_s < 5.0
     assert results[1].result == "passed"
 
@@ -168,7 +191,9 @@ def test_the_largest_reply_of_any_shape_takes_bounded_memory_in_the_worker(unit:
     # make MAX_ITEMS count memory; a 1.5M-item list (over the old 8 MB / 1M-item limits, and
     # refused then) must still decode.
     assert decode(encode(list(range(1_500_000)))) == list(range(1_500_000))
-    proc = subprocess.run([sys.executable, "-c", _MEMORY_PROBE, unit.hex()], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _MEMORY_PROBE, unit.hex()], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     grown_mb, outcome = proc.stdout.split(" ", 1)
     assert int(grown_mb) < 200, proc.stdout
@@ -198,9 +223,26 @@ def test_mutated_encodings_of_every_type_decode_or_give_a_data_error() -> None:
     seeds = [
         encode(v, lenient=True)
         for v in (
-            Decimal("1.5"), Fraction(2, 3), deque([1, "a"], 3), OrderedDict(a=1), Counter("ab"), defaultdict(list, {1: [2]}),
-            {1: 2}.keys(), {1: 2}.values(), {1: 2}.items(), pair(1, 2), Box(1), np.arange(6).reshape(2, 3), np.float32(2.5),
-            np.array(["a", "bc"]), np.array([True]), gen(), iter([1]), bytearray(b"ab"), range(3), [1, (2.5, "x")],
+            Decimal("1.5"),
+            Fraction(2, 3),
+            deque([1, "a"], 3),
+            OrderedDict(a=1),
+            Counter("ab"),
+            defaultdict(list, {1: [2]}),
+            {1: 2}.keys(),
+            {1: 2}.values(),
+            {1: 2}.items(),
+            pair(1, 2),
+            Box(1),
+            np.arange(6).reshape(2, 3),
+            np.float32(2.5),
+            np.array(["a", "bc"]),
+            np.array([True]),
+            gen(),
+            iter([1]),
+            bytearray(b"ab"),
+            range(3),
+            [1, (2.5, "x")],
         )
     ]
     rng = random.Random(29)
@@ -230,7 +272,11 @@ def test_an_endless_generator_of_large_items_is_bounded_in_the_worker() -> None:
     # value's bounds.
     completion = "def probe():\n    while True:\n        yield 'x' * 100_000\n"
     test = "def check(candidate):\n    assert len(list(candidate())) > 0\n"
-    (result,) = run_jobs([{"mode": "check", "source": completion, "prompt": "", "test": test, "entry_point": "probe", "timeout_s": 20.0}])
+    (result,) = run_jobs(
+        [{"mode": "check", "source": completion, "prompt": "", "test": test, "entry_point": "probe", "timeout_s": 20.0}]
+    )
     assert not result.completed
-    assert result.reason == f"the candidate's generators yielded more than {MAX_ITEMS} items or {32 << 20} bytes encoded", result.reason
+    assert (
+        result.reason == f"the candidate's generators yielded more than {MAX_ITEMS} items or {32 << 20} bytes encoded"
+    ), result.reason
     assert result.duration_s < 10.0

@@ -35,13 +35,13 @@ def pool():
     yield p
     p.close()
 
+
 def _skip_unreadable(pool: SandboxPool, result: object) -> None:
     """As root in the weak fallback the sample's private uid cannot read an interpreter kept
     under /root (docs/sandbox.md): modules the zygote did not preload are missing there."""
     reason = getattr(result, "reason", None) or ""
     if "ModuleNotFoundError" in reason and not pool.isolation.get("namespaces") and os.geteuid() == 0:
         pytest.skip("the weak fallback's private uid cannot read this interpreter's modules")
-
 
 
 LEAVE_NOTE = textwrap.dedent(
@@ -201,7 +201,7 @@ def _counters(pool: SandboxPool, k: int) -> list:
     _skip_unreadable(pool, result)
     reason = result.reason or ""
     assert reason.startswith("AssertionError: "), result
-    return ast.literal_eval(reason[len("AssertionError: "):])
+    return ast.literal_eval(reason[len("AssertionError: ") :])
 
 
 def test_a_sample_cannot_move_an_inode_counter_the_next_one_reads(pool: SandboxPool) -> None:
@@ -272,8 +272,27 @@ def test_a_folder_hidden_after_start_is_hidden_and_read_only_in_the_check_candid
 
 # ----------------------------------------------------------------- page-cache timing (issue 29)
 
-_RARE = ("asyncio", "email", "encodings", "multiprocessing", "unittest", "xml", "xmlrpc", "wsgiref", "http",
-         "urllib", "concurrent", "dbm", "sqlite3", "html", "logging", "curses", "json", "importlib", "ctypes")
+_RARE = (
+    "asyncio",
+    "email",
+    "encodings",
+    "multiprocessing",
+    "unittest",
+    "xml",
+    "xmlrpc",
+    "wsgiref",
+    "http",
+    "urllib",
+    "concurrent",
+    "dbm",
+    "sqlite3",
+    "html",
+    "logging",
+    "curses",
+    "json",
+    "importlib",
+    "ctypes",
+)
 
 
 def _rare_stdlib_files(n: int) -> list[str]:
@@ -286,7 +305,11 @@ def _rare_stdlib_files(n: int) -> list[str]:
         folder = os.path.join(stdlib, package)
         for dirpath, dirnames, filenames in os.walk(folder):
             dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "test", "tests"))
-            files += [os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py") and os.path.getsize(os.path.join(dirpath, f)) > 0]
+            files += [
+                os.path.join(dirpath, f)
+                for f in sorted(filenames)
+                if f.endswith(".py") and os.path.getsize(os.path.join(dirpath, f)) > 0
+            ]
     assert len(files) >= n, len(files)
     import random
 
@@ -409,10 +432,30 @@ def test_a_check_candidate_sees_only_the_interpreter_stdlib_and_numpy(pool: Sand
         pytest.skip("the weak fallback runs samples on the host's files (docs/sandbox.md)")
     pytest.importorskip("numpy")
     pytest.importorskip("yaml")
-    result = _to_result(pool.map([_job(OUTSIDE, "def check(candidate):\n    raise AssertionError(repr(candidate()))\n")])[0])
+    result = _to_result(
+        pool.map([_job(OUTSIDE, "def check(candidate):\n    raise AssertionError(repr(candidate()))\n")])[0]
+    )
     seen = ast.literal_eval((result.reason or "").split(": ", 1)[1])
-    assert seen == {"numpy": True, "yaml": False, "pandas": False, "json": True, "decimal": True,
-                    "/usr/share/doc": False, "/usr/bin": False, "/etc/ssl": False}, seen
+    assert seen == {
+        "numpy": True,
+        "yaml": False,
+        "pandas": False,
+        "json": True,
+        "decimal": True,
+        "/usr/share/doc": False,
+        "/usr/bin": False,
+        "/etc/ssl": False,
+    }, seen
     # Script samples (run_python: agent tools, whole programs) keep the wider view.
-    script = _to_result(pool.map([{"mode": "script", "source": "import yaml, os\nprint(os.path.isdir('/usr/share/doc'))\n", "timeout_s": 10.0}])[0])
+    script = _to_result(
+        pool.map(
+            [
+                {
+                    "mode": "script",
+                    "source": "import yaml, os\nprint(os.path.isdir('/usr/share/doc'))\n",
+                    "timeout_s": 10.0,
+                }
+            ]
+        )[0]
+    )
     assert script.completed and script.stdout.strip() == "True", script

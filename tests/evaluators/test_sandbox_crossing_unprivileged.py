@@ -66,13 +66,30 @@ def test_values_cross_and_decoding_is_bounded_as_nobody() -> None:
                 f"mount --bind {q(str(view))} {q(str(inside))}",
             ]
         command = [
-            "runuser", "-u", "nobody", "--", "env", f"HOME={work}", "PYTHONDONTWRITEBYTECODE=1",
-            str(python), "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-m", "",
-            f"--basetemp={work / 'pytest'}", *FILES,
+            "runuser",
+            "-u",
+            "nobody",
+            "--",
+            "env",
+            f"HOME={work}",
+            "PYTHONDONTWRITEBYTECODE=1",
+            str(python),
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "",
+            f"--basetemp={work / 'pytest'}",
+            *FILES,
         ]
         script = " && ".join(setup) + " && cd " + q(str(ROOT)) + " && exec " + shlex.join(command)
         try:
-            out = subprocess.run(["unshare", "-m", "sh", "-c", script], check=False, capture_output=True, text=True, timeout=300)
+            out = subprocess.run(
+                ["unshare", "-m", "sh", "-c", script], check=False, capture_output=True, text=True, timeout=300
+            )
         except subprocess.TimeoutExpired as exc:
             pytest.fail(f"the unprivileged rerun took over 300 s: {exc.stdout}")
         tail = (out.stdout + out.stderr)[-4000:]

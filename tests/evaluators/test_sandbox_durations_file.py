@@ -18,17 +18,26 @@ BUSY = "    import time\n    time.sleep(0.3)\n    return a + b\n"
 
 
 def _job(body: str = "    return a + b\n", test: str = TEST) -> dict:
-    return {"mode": "check", "source": PROMPT + body, "prompt": PROMPT, "test": test, "entry_point": "add",
-            "timeout_s": 5.0, "memory_mb": 256}
+    return {
+        "mode": "check",
+        "source": PROMPT + body,
+        "prompt": PROMPT,
+        "test": test,
+        "entry_point": "add",
+        "timeout_s": 5.0,
+        "memory_mb": 256,
+    }
 
 
 def test_the_key_is_the_same_in_every_process() -> None:
     job = _job(test=TEST + "# é \ud800\n")  # non-ASCII and a lone surrogate too
-    code = ("import json, sys; from evalcore.sandbox.pool import _cost_key; "
-            "print(_cost_key(json.loads(sys.stdin.read())))")
+    code = (
+        "import json, sys; from evalcore.sandbox.pool import _cost_key; print(_cost_key(json.loads(sys.stdin.read())))"
+    )
     keys = {
-        subprocess.run([sys.executable, "-c", code], input=json.dumps(job), capture_output=True, text=True,
-                       check=True).stdout.strip()
+        subprocess.run(
+            [sys.executable, "-c", code], input=json.dumps(job), capture_output=True, text=True, check=True
+        ).stdout.strip()
         for _ in range(2)
     }
     assert keys == {_cost_key(job)}
@@ -49,7 +58,9 @@ def test_where_the_file_is(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     assert durations_file() == str(tmp_path / "home" / ".cache" / "evalcore" / "sandbox-durations.json")
 
 
-def test_a_fresh_pool_schedules_by_what_an_earlier_one_measured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_fresh_pool_schedules_by_what_an_earlier_one_measured(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     path = tmp_path / "cache" / "durations.json"
     monkeypatch.setenv(DURATIONS_ENV, str(path))
     slow, fast = _job(BUSY, test=TEST + "# slow task\n"), _job()
@@ -110,9 +121,18 @@ def test_a_run_that_learns_nothing_worth_saving_writes_nothing(monkeypatch: pyte
         pool.close()
 
 
-@pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"format": "other", "durations": {"c1": 1}}',
-                                     '{"format": "evalcore-sandbox-durations", "durations": {"c1": "x", "c2": -1, "c3": NaN, "s4": 1}}'])
-def test_a_damaged_or_foreign_file_is_ignored_and_replaced(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: str) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json",
+        "[1, 2]",
+        '{"format": "other", "durations": {"c1": 1}}',
+        '{"format": "evalcore-sandbox-durations", "durations": {"c1": "x", "c2": -1, "c3": NaN, "s4": 1}}',
+    ],
+)
+def test_a_damaged_or_foreign_file_is_ignored_and_replaced(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: str
+) -> None:
     path = tmp_path / "durations.json"
     path.write_text(content)
     monkeypatch.setenv(DURATIONS_ENV, str(path))

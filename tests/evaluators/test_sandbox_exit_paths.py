@@ -58,13 +58,22 @@ CHECK_PATHS = {
         "class M:\n    def __str__(self):\n        raise KeyboardInterrupt\n"
         "def check(candidate):\n    assert candidate() == 1, M()\n",
     ),
-    "test_raises_system_exit": ("def f():\n    return 1\n", "def check(candidate):\n    candidate()\n    raise SystemExit(3)\n"),
+    "test_raises_system_exit": (
+        "def f():\n    return 1\n",
+        "def check(candidate):\n    candidate()\n    raise SystemExit(3)\n",
+    ),
     "candidate_raises": ("def f():\n    raise ValueError('no')\n", "def check(candidate):\n    candidate()\n"),
     "candidate_exits": ("def f():\n    os._exit(0)\n", "def check(candidate):\n    candidate()\n"),
     "candidate_system_exit": ("def f():\n    raise SystemExit(0)\n", "def check(candidate):\n    candidate()\n"),
-    "program_fails": ("raise RuntimeError('at import')\ndef f():\n    return 1\n", "def check(candidate):\n    candidate()\n"),
+    "program_fails": (
+        "raise RuntimeError('at import')\ndef f():\n    return 1\n",
+        "def check(candidate):\n    candidate()\n",
+    ),
     "times_out": ("def f():\n    time.sleep(30)\n", "def check(candidate):\n    candidate()\n"),
-    "test_loops": ("def f():\n    return 1\n", "def check(candidate):\n    candidate()\n    while True:\n        pass\n"),
+    "test_loops": (
+        "def f():\n    return 1\n",
+        "def check(candidate):\n    candidate()\n    while True:\n        pass\n",
+    ),
 }
 
 SCRIPT_PATHS = {
@@ -119,7 +128,9 @@ def _assert_gone(pool: SandboxPool, host: Path, what: str) -> None:
 
 
 @pytest.mark.parametrize("path", sorted(CHECK_PATHS))
-def test_every_check_exit_path_kills_the_sample_and_wipes_its_scratch(pool: SandboxPool, path: str, tmp_path: Path) -> None:
+def test_every_check_exit_path_kills_the_sample_and_wipes_its_scratch(
+    pool: SandboxPool, path: str, tmp_path: Path
+) -> None:
     os.chmod(tmp_path, 0o777)
     program, test = CHECK_PATHS[path]
     timeout = 1.0 if path in ("times_out", "test_loops") else 5.0
@@ -132,7 +143,9 @@ def test_every_check_exit_path_kills_the_sample_and_wipes_its_scratch(pool: Sand
 
 
 @pytest.mark.parametrize("path", sorted(SCRIPT_PATHS))
-def test_every_script_exit_path_kills_the_sample_and_wipes_its_scratch(pool: SandboxPool, path: str, tmp_path: Path) -> None:
+def test_every_script_exit_path_kills_the_sample_and_wipes_its_scratch(
+    pool: SandboxPool, path: str, tmp_path: Path
+) -> None:
     os.chmod(tmp_path, 0o777)
     timeout = 1.0 if path == "times_out" else 5.0
     (reply,) = pool.map([_script_job(_leave(pool, tmp_path) + SCRIPT_PATHS[path], timeout)])

@@ -111,9 +111,28 @@ def test_parent_folders_home_and_other_trees_are_not_in_the_view(pool: SandboxPo
     # environment inside it): none of its files.
     project = seen[str(ROOT)] or []
     assert "pyproject.toml" not in project and "evalcore" not in project and "tests" not in project, project
-    assert set(seen["/"]) <= {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "sys",
-                              "tmp", "var", "root", "home", "opt", "work", "srv", "mnt",
-                              ".evalcore-check-view"}, seen["/"]  # the last: empty for a check candidate
+    assert set(seen["/"]) <= {
+        "bin",
+        "sbin",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "usr",
+        "etc",
+        "dev",
+        "proc",
+        "sys",
+        "tmp",
+        "var",
+        "root",
+        "home",
+        "opt",
+        "work",
+        "srv",
+        "mnt",
+        ".evalcore-check-view",
+    }, seen["/"]  # the last: empty for a check candidate
     for d in ("/srv", "/mnt", "/run"):
         assert not seen[d], (d, seen[d])
     assert seen["/var"] in (["tmp"], None) or set(seen["/var"]) <= {"tmp"}, seen["/var"]
@@ -133,7 +152,13 @@ def test_the_interpreter_and_its_libraries_still_work(pool: SandboxPool) -> None
 
 
 def test_show_isolation_prints_the_view() -> None:
-    command = [sys.executable, "-c", "import sys; from evalcore.cli import main; sys.exit(main())", "score", "--show-isolation"]
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from evalcore.cli import main; sys.exit(main())",
+        "score",
+        "--show-isolation",
+    ]
     out = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -142,7 +167,9 @@ def test_show_isolation_prints_the_view() -> None:
     view = [line.strip() for line in lines if line.startswith("  ")]
     assert "/usr" in view and "/tmp (scratch)" in view, view
     assert str(ROOT) not in view and not any(v == str(Path.home()) for v in view), view
-    assert any(v.startswith(os.path.realpath(sys.base_prefix)) or os.path.realpath(sys.base_prefix).startswith(v) for v in view), view
+    assert any(
+        v.startswith(os.path.realpath(sys.base_prefix)) or os.path.realpath(sys.base_prefix).startswith(v) for v in view
+    ), view
     # Which view check candidates get (the tmpfs copy, or the host's with the channel open).
     check_view = [line for line in lines if line.startswith("check_view: check candidates: ")]
     assert len(check_view) == 1 and ("read-only copy in tmpfs" in check_view[0] or "same view" in check_view[0]), lines

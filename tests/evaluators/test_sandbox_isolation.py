@@ -148,7 +148,9 @@ def test_signal_handler_frames_find_no_proof() -> None:
 
 
 def test_signals_work_in_programs() -> None:
-    res = run("import signal\nsignal.signal(signal.SIGALRM, lambda *a: print('tick'))\nsignal.alarm(1)\nsignal.pause()\n")
+    res = run(
+        "import signal\nsignal.signal(signal.SIGALRM, lambda *a: print('tick'))\nsignal.alarm(1)\nsignal.pause()\n"
+    )
     assert res.completed and res.stdout == "tick\n", res
 
 
@@ -365,8 +367,14 @@ def test_tmp_files_do_not_leak_to_the_next_sample(namespaces: bool) -> None:
         pytest.skip("needs the private tmpfs")
     pool = SandboxPool(1)
     try:
-        first = {"mode": "script", "source": "open('/tmp/leak', 'w').write('x')\nopen('/dev/shm/leak', 'w').write('x')\n"}
-        second = {"mode": "script", "source": "import os, json\nprint(json.dumps([sorted(os.listdir('/tmp')), sorted(os.listdir('/dev/shm'))]))\n"}
+        first = {
+            "mode": "script",
+            "source": "open('/tmp/leak', 'w').write('x')\nopen('/dev/shm/leak', 'w').write('x')\n",
+        }
+        second = {
+            "mode": "script",
+            "source": "import os, json\nprint(json.dumps([sorted(os.listdir('/tmp')), sorted(os.listdir('/dev/shm'))]))\n",
+        }
         a, b = (_to_result(r) for r in pool.map([first, second]))
     finally:
         pool.close()

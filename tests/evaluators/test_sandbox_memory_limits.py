@@ -29,13 +29,13 @@ def pool():
     yield p
     p.close()
 
+
 def _skip_unreadable(pool: SandboxPool, result: object) -> None:
     """As root in the weak fallback the sample's private uid cannot read an interpreter kept
     under /root (docs/sandbox.md): modules the zygote did not preload are missing there."""
     reason = getattr(result, "reason", None) or ""
     if "ModuleNotFoundError" in reason and not pool.isolation.get("namespaces") and os.geteuid() == 0:
         pytest.skip("the weak fallback's private uid cannot read this interpreter's modules")
-
 
 
 def _uncounted(pool: SandboxPool) -> bool:

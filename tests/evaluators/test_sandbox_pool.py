@@ -131,7 +131,11 @@ def test_running_samples_die_with_their_zygote() -> None:
         if not handle.isolation.get("namespaces"):
             return  # without namespaces the samples' parent-death signal does this
         # (a script: check candidates cannot fork)
-        sleeper = {"mode": "script", "source": "import os, time\nif os.fork() == 0:\n    time.sleep(60)\ntime.sleep(60)\n", "timeout_s": 3.0}
+        sleeper = {
+            "mode": "script",
+            "source": "import os, time\nif os.fork() == 0:\n    time.sleep(60)\ntime.sleep(60)\n",
+            "timeout_s": 3.0,
+        }
         runner = threading.Thread(target=pool.map, args=([sleeper],))
         runner.start()
         deadline = time.monotonic() + 5
@@ -142,7 +146,9 @@ def test_running_samples_die_with_their_zygote() -> None:
         for zygote in handle.zygote_pids:
             os.kill(zygote, signal.SIGKILL)
         deadline = time.monotonic() + 2
-        while _descendants(samples) + [p for p in samples if os.path.exists(f"/proc/{p}")] and time.monotonic() < deadline:
+        while (
+            _descendants(samples) + [p for p in samples if os.path.exists(f"/proc/{p}")] and time.monotonic() < deadline
+        ):
             time.sleep(0.02)
         assert [p for p in samples if os.path.exists(f"/proc/{p}")] == []
         runner.join(30)
@@ -232,7 +238,12 @@ def test_without_namespaces_the_hook_confines_signals_and_programs() -> None:
     ]:
         with pytest.raises((PermissionError, RuntimeError)):
             hook(event, args)
-    for event, args in [("os.kill", (os.getpid(), 0)), ("os.killpg", (0, 0)), ("os.killpg", (group, 0)), ("os.kill", (-group, 0))]:
+    for event, args in [
+        ("os.kill", (os.getpid(), 0)),
+        ("os.killpg", (0, 0)),
+        ("os.killpg", (group, 0)),
+        ("os.kill", (-group, 0)),
+    ]:
         hook(event, args)  # its own process and group stay reachable
     unconfined = _make_audit_hook(_BLOCKED_ALWAYS, False)
     unconfined("os.kill", (-1, 9))  # with namespaces the PID namespace does the confining
@@ -363,7 +374,11 @@ def test_a_flood_on_the_result_pipe_does_not_grow_the_worker() -> None:
     # Every channel out of a sample is capped: a script flooding its result pipe (fd 3) with
     # 256 MB is read and dropped; a check candidate writing junk on its reply pipe breaks the
     # protocol and fails at once (it cannot make a verdict out of it). The worker stays small.
-    flood = {"mode": "script", "source": "import os\nblock = b'x' * (1 << 20)\nfor _ in range(256):\n    os.write(3, block)\nprint('done')\n", "timeout_s": 20.0}
+    flood = {
+        "mode": "script",
+        "source": "import os\nblock = b'x' * (1 << 20)\nfor _ in range(256):\n    os.write(3, block)\nprint('done')\n",
+        "timeout_s": 20.0,
+    }
     junk = _job("    import os\n    os.write(3, b'\\xff' * (1 << 16))\n    return a + b\n")
     huge = _job("    import os, struct\n    os.write(3, struct.pack('!Ic', 1 << 31, b'R'))\n    return a + b\n")
     pool = SandboxPool(1)
@@ -582,7 +597,14 @@ def test_programs_that_import_nothing_fork_from_the_lean_zygote() -> None:
     assert out.stdout.strip() == "False"  # the package itself does not import typing
 
     probe = "def probe():\n    return any(getattr(c, '__module__', '') == 'typing' for c in object.__subclasses__())\n"
-    lean = {"mode": "check", "source": probe, "prompt": "", "test": "def check(candidate):\n    assert candidate() is False\n", "entry_point": "probe", "timeout_s": 5.0}
+    lean = {
+        "mode": "check",
+        "source": probe,
+        "prompt": "",
+        "test": "def check(candidate):\n    assert candidate() is False\n",
+        "entry_point": "probe",
+        "timeout_s": 5.0,
+    }
     full = dict(lean, source="import math\n\n" + probe, test="def check(candidate):\n    assert candidate() is True\n")
     assert not program_imports(lean) and program_imports(full)
     pool = SandboxPool(1)
@@ -611,9 +633,17 @@ def test_the_lean_zygote_carries_no_enum_re_or_json() -> None:
         "    names = {getattr(c, '__module__', '') for c in object.__subclasses__()}\n"
         "    return sorted(names & {'enum', 'json.decoder', 'json.encoder', 're._parser'})\n"
     )
-    lean = {"mode": "check", "source": probe, "prompt": "", "test": "def check(candidate):\n    assert candidate() == []\n",
-            "entry_point": "probe", "timeout_s": 5.0}
-    full = dict(lean, source="import math\n\n" + probe, test="def check(candidate):\n    assert 'enum' in candidate()\n")
+    lean = {
+        "mode": "check",
+        "source": probe,
+        "prompt": "",
+        "test": "def check(candidate):\n    assert candidate() == []\n",
+        "entry_point": "probe",
+        "timeout_s": 5.0,
+    }
+    full = dict(
+        lean, source="import math\n\n" + probe, test="def check(candidate):\n    assert 'enum' in candidate()\n"
+    )
     pool = SandboxPool(1)
     try:
         results = [_to_result(r) for r in pool.map([lean, full])]
@@ -650,7 +680,9 @@ def test_the_candidate_loop_ends_through_the_exit_it_is_given() -> None:
         codes.append(code)
         raise Exited
 
-    program = compile("def f(x):\n    if x < 0:\n        raise ValueError('negative')\n    return [x, x * 2]\n", "<program>", "exec")
+    program = compile(
+        "def f(x):\n    if x < 0:\n        raise ValueError('negative')\n    return [x, x * 2]\n", "<program>", "exec"
+    )
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     try:
@@ -669,8 +701,8 @@ def test_the_candidate_loop_ends_through_the_exit_it_is_given() -> None:
         sys_modules.pop(candidate.CANDIDATE_MODULE, None)
     assert codes == [0]  # the request pipe's end
     first_len = int.from_bytes(data[:4], "big")
-    assert data[4:5] == RETURN and decode(data[5:5 + first_len]) == [3, 6]
-    second = data[5 + first_len:]
+    assert data[4:5] == RETURN and decode(data[5 : 5 + first_len]) == [3, 6]
+    second = data[5 + first_len :]
     assert second[4:5] == RAISE and decode(second[5:])[:2] == ("ValueError", "negative")
 
 
@@ -684,5 +716,7 @@ def test_a_prompt_or_test_sent_compiled_is_loaded_once_per_worker() -> None:
     first = testside._shared_code(job, "test", "<test>")
     again = testside._shared_code(dict(job, _test_code=bytes(blob)), "test", "<test>")
     assert first is again and first.co_filename == "<test>"
-    other = testside._shared_code({"_test_code": marshal.dumps(compile("x = 2\n", "<test>", "exec")), "test": "x = 2\n"}, "test", "<test>")
+    other = testside._shared_code(
+        {"_test_code": marshal.dumps(compile("x = 2\n", "<test>", "exec")), "test": "x = 2\n"}, "test", "<test>"
+    )
     assert other is not first and other.co_names == ("x",)

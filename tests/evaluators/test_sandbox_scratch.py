@@ -64,9 +64,10 @@ def _in_private_mount_namespace(script_text: str, tmp_path: Path) -> dict:
     script = tmp_path / "script.py"
     script.write_text(script_text)
     out = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", sys.executable, str(script),
-         str(ROOT / "evalcore")],
-        capture_output=True, text=True, timeout=120,
+        ["unshare", "--mount", "--propagation", "private", sys.executable, str(script), str(ROOT / "evalcore")],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if out.returncode != 0 and "unshare failed" in out.stderr:
         pytest.skip(f"no private mount namespace here: {out.stderr.strip()}")

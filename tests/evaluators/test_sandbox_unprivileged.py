@@ -77,13 +77,32 @@ def test_boundary_subset_passes_as_nobody(tmp_path: Path) -> None:
                 f"mount --bind {q(str(view))} {q(str(inside))}",
             ]
         command = [
-            "runuser", "-u", "nobody", "--", "env", f"HOME={work}", "PYTHONDONTWRITEBYTECODE=1",
-            str(python), "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-m", "",
-            f"--basetemp={work / 'pytest'}", "tests/evaluators/test_sandbox_boundary.py", "-k", SUBSET,
+            "runuser",
+            "-u",
+            "nobody",
+            "--",
+            "env",
+            f"HOME={work}",
+            "PYTHONDONTWRITEBYTECODE=1",
+            str(python),
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "",
+            f"--basetemp={work / 'pytest'}",
+            "tests/evaluators/test_sandbox_boundary.py",
+            "-k",
+            SUBSET,
         ]
         script = " && ".join(setup) + " && cd " + shlex.quote(str(ROOT)) + " && exec " + shlex.join(command)
         try:
-            out = subprocess.run(["unshare", "-m", "sh", "-c", script], check=False, capture_output=True, text=True, timeout=150)
+            out = subprocess.run(
+                ["unshare", "-m", "sh", "-c", script], check=False, capture_output=True, text=True, timeout=150
+            )
         except subprocess.TimeoutExpired as exc:
             pytest.fail(f"the unprivileged rerun took over 150 s: {exc.stdout}")
         tail = (out.stdout + out.stderr)[-4000:]

@@ -22,8 +22,13 @@ from evalcore.sandbox import run_jobs
 
 def _job(completion: str, test: str, prompt: str = "", entry: str = "probe", timeout_s: float = 20.0) -> dict:
     return {
-        "mode": "check", "source": prompt + textwrap.dedent(completion), "prompt": prompt,
-        "test": textwrap.dedent(test), "entry_point": entry, "timeout_s": timeout_s, "memory_mb": 1024,
+        "mode": "check",
+        "source": prompt + textwrap.dedent(completion),
+        "prompt": prompt,
+        "test": textwrap.dedent(test),
+        "entry_point": entry,
+        "timeout_s": timeout_s,
+        "memory_mb": 1024,
     }
 
 
@@ -47,7 +52,9 @@ VALUES = [
 
 def test_standard_library_values_arrive_equal_and_of_the_same_type() -> None:
     completion = STDLIB_VALUES + "\ndef probe(i):\n    return VALUES[i]\n"
-    test = STDLIB_VALUES + """
+    test = (
+        STDLIB_VALUES
+        + """
 def check(candidate):
     for i, expected in enumerate(VALUES):
         got = candidate(i)
@@ -61,6 +68,7 @@ def check(candidate):
     assert d == {'k': [1], 'new': [3]}
     assert isinstance(candidate(13), tuple) and candidate(13).left == 1  # a named tuple
 """
+    )
     (result,) = run_jobs([_job(completion, test)])
     assert result.completed, result.reason
 
@@ -274,8 +282,14 @@ def test_exceptions_arrive_with_their_type_args_and_errno() -> None:
 @pytest.mark.parametrize(
     ("completion", "named"),
     [
-        ("import numpy as np\ndef probe():\n    return np.array([object()])\n", "numpy ndarray of dtype object cannot cross"),
-        ("import numpy as np\ndef probe():\n    return np.datetime64('2020-01-01')\n", "numpy datetime64 of dtype datetime64[D] cannot cross"),
+        (
+            "import numpy as np\ndef probe():\n    return np.array([object()])\n",
+            "numpy ndarray of dtype object cannot cross",
+        ),
+        (
+            "import numpy as np\ndef probe():\n    return np.datetime64('2020-01-01')\n",
+            "numpy datetime64 of dtype datetime64[D] cannot cross",
+        ),
     ],
     ids=["numpy object array", "numpy datetime"],
 )
@@ -317,7 +331,13 @@ def test_correct_humaneval_solutions_returning_numpy_arrays_and_deques_pass(huma
     }
     pytest.importorskip("numpy")
     samples = [
-        CodeSample(task, humaneval[task].fields["prompt"], body, humaneval[task].fields["test"], humaneval[task].fields["entry_point"])
+        CodeSample(
+            task,
+            humaneval[task].fields["prompt"],
+            body,
+            humaneval[task].fields["test"],
+            humaneval[task].fields["entry_point"],
+        )
         for task, body in solutions.items()
     ]
     results = evaluate_code_batch(samples, timeout_s=20.0)

@@ -49,7 +49,10 @@ def test_score_gsm8k_writes_results_and_prints_summary(tmp_path: Path, capsys: p
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in rows] == ["q1", "q2", "q3", "q4"]
     assert [(r["extracted_flexible"], r["method_flexible"], r["correct_flexible"]) for r in rows] == [
-        ("72", "hash", True), ("1248", "answer_is", True), ("10", "last_number", False), (None, "none", False)
+        ("72", "hash", True),
+        ("1248", "answer_is", True),
+        ("10", "last_number", False),
+        (None, "none", False),
     ]
     assert [r["correct_strict"] for r in rows] == [True, True, False, False]
     assert rows[3]["parse_failure_flexible"] is True and rows[2]["parse_failure_flexible"] is False
@@ -90,7 +93,10 @@ def test_score_mmlu_with_letters_indices_and_choices(tmp_path: Path, capsys: pyt
     assert cli.main(["score", "mmlu", str(f)]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert (summary["n"], summary["accuracy_strict"], summary["accuracy_flexible"], summary["parse_failure_rate"]) == (
-        5, pytest.approx(2 / 5), pytest.approx(3 / 5), pytest.approx(1 / 5)
+        5,
+        pytest.approx(2 / 5),
+        pytest.approx(3 / 5),
+        pytest.approx(1 / 5),
     )
     out = [json.loads(line) for line in (tmp_path / "mmlu_results.jsonl").read_text().splitlines()]
     assert [r["method_flexible"] for r in out] == ["answer_is", "answer_is", "option_text", "first_letter", "none"]
@@ -153,7 +159,9 @@ def test_results_path_and_existing_results_replaced_atomically(tmp_path: Path) -
     assert "STALE-CONTENT" not in (tmp_path / "a_results.jsonl").read_text()
 
 
-def test_humaneval_subcommand_wiring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_humaneval_subcommand_wiring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The handler passes parsed options to the sandbox area's score_samples_file and prints its dict."""
     calls: list[tuple[Any, dict[str, Any]]] = []
 
@@ -165,7 +173,12 @@ def test_humaneval_subcommand_wiring(tmp_path: Path, monkeypatch: pytest.MonkeyP
     module.score_samples_file = fake  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "evalcore.evaluators._humaneval_files", module)
     samples = str(tmp_path / "s.jsonl")
-    assert cli.main(["score", "humaneval", samples, "--k", "1,5", "--timeout", "3", "--workers", "2", "--problems", "p.jsonl"]) == 0
+    assert (
+        cli.main(
+            ["score", "humaneval", samples, "--k", "1,5", "--timeout", "3", "--workers", "2", "--problems", "p.jsonl"]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out) == {"pass@1": 0.5, "n_samples": 2}
     assert calls == [(samples, {"ks": (1, 5), "timeout_s": 3.0, "workers": 2, "problems_file": "p.jsonl"})]
     assert cli.main(["score", "humaneval", samples]) == 0

@@ -33,8 +33,12 @@ def test_answers_results_path_is_a_folder(tmp_path, capsys) -> None:
 def test_huge_integer_answer_is_scored(tmp_path, capsys) -> None:
     answers = tmp_path / "a.jsonl"
     big = "1" + "0" * 4000
-    answers.write_text(json.dumps({"response": "4", "answer": int(big)}) + "\n"
-                       + json.dumps({"response": big, "answer": int(big)}) + "\n")
+    answers.write_text(
+        json.dumps({"response": "4", "answer": int(big)})
+        + "\n"
+        + json.dumps({"response": big, "answer": int(big)})
+        + "\n"
+    )
     assert main(["score", "gsm8k", str(answers)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["n"] == 2 and out["accuracy_flexible"] == 0.5

@@ -13,7 +13,7 @@ from evalcore.cli import main
 PROBLEMS = [
     {
         "task_id": "T/0",
-        "prompt": "def add(a, b):\n    \"\"\"Add.\"\"\"\n",
+        "prompt": 'def add(a, b):\n    """Add."""\n',
         "canonical_solution": "    return a + b\n",
         "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n",
         "entry_point": "add",
@@ -48,7 +48,9 @@ def _samples(path: Path, rows: list[dict]) -> Path:
     return path
 
 
-def test_lone_surrogates_are_scored_and_the_results_file_is_written(tmp_path: Path, problems_file: Path, capsys) -> None:
+def test_lone_surrogates_are_scored_and_the_results_file_is_written(
+    tmp_path: Path, problems_file: Path, capsys
+) -> None:
     rows = [
         {"task_id": "T/0", "completion": "    return a + b  # \ud800\n"},  # not UTF-8: cannot compile
         {"task_id": "T/0", "completion": "    return '\udfff'\n"},
@@ -70,10 +72,14 @@ def test_lone_surrogates_are_scored_and_the_results_file_is_written(tmp_path: Pa
 
 
 def _run(samples: Path, problems_file: Path, *extra: str) -> int:
-    return main(["score", "humaneval", str(samples), "--k", "1", "--problems", str(problems_file), "--timeout", "5", *extra])
+    return main(
+        ["score", "humaneval", str(samples), "--k", "1", "--problems", str(problems_file), "--timeout", "5", *extra]
+    )
 
 
-def test_warns_on_stderr_when_the_sandbox_has_no_isolation(tmp_path: Path, problems_file: Path, capsys, monkeypatch) -> None:
+def test_warns_on_stderr_when_the_sandbox_has_no_isolation(
+    tmp_path: Path, problems_file: Path, capsys, monkeypatch
+) -> None:
     import evalcore.evaluators._cli as score_cli
 
     monkeypatch.setattr(score_cli, "sandbox_isolation", lambda workers=None: dict(FALLBACK))
@@ -109,7 +115,9 @@ def test_require_isolation_refuses_to_run_without_it(tmp_path: Path, problems_fi
     assert not (tmp_path / "r_results.jsonl").exists()
 
 
-def test_isolated_runs_say_nothing_and_may_require_isolation(tmp_path: Path, problems_file: Path, capsys, monkeypatch) -> None:
+def test_isolated_runs_say_nothing_and_may_require_isolation(
+    tmp_path: Path, problems_file: Path, capsys, monkeypatch
+) -> None:
     import evalcore.evaluators._cli as score_cli
 
     monkeypatch.setattr(score_cli, "sandbox_isolation", lambda workers=None: dict(ISOLATED))

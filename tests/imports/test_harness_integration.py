@@ -153,9 +153,17 @@ def ec_mmlu():
 
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                "TOKENIZERS_PARALLELISM": "false", "INSPECT_DISPLAY": "plain",
-                "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"})
+    env.update(
+        {
+            "HF_DATASETS_OFFLINE": "1",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "INSPECT_DISPLAY": "plain",
+            "NO_COLOR": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     env.update(extra or {})
     return env
 
@@ -183,25 +191,51 @@ def real(tmp_path_factory):
             f.write(json.dumps({"question": it.fields["question"], "answer": it.reference}) + "\n")
     with open(data / "mmlu.jsonl", "w", encoding="utf-8") as f:
         for it in mmlu:
-            f.write(json.dumps({"question": it.fields["question"], "choices": it.fields["choices"],
-                                "answer": it.reference, "subject": it.metadata["subject"]}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "question": it.fields["question"],
+                        "choices": it.fields["choices"],
+                        "answer": it.reference,
+                        "subject": it.metadata["subject"],
+                    }
+                )
+                + "\n"
+            )
     tasks = root / "lm_tasks"
     tasks.mkdir()
-    (tasks / "ec_gsm8k.yaml").write_text(LM_EVAL_GSM8K.format(data=data / "gsm8k.jsonl",
-                                                             max_tokens=GSM8K_MAX_TOKENS))
-    (tasks / "ec_mmlu.yaml").write_text(LM_EVAL_MMLU.format(data=data / "mmlu.jsonl",
-                                                           max_tokens=MMLU_MAX_TOKENS))
+    (tasks / "ec_gsm8k.yaml").write_text(LM_EVAL_GSM8K.format(data=data / "gsm8k.jsonl", max_tokens=GSM8K_MAX_TOKENS))
+    (tasks / "ec_mmlu.yaml").write_text(LM_EVAL_MMLU.format(data=data / "mmlu.jsonl", max_tokens=MMLU_MAX_TOKENS))
     (root / "inspect_tasks.py").write_text(INSPECT_TASKS.format(data_dir=str(data)))
     out: dict[str, object] = {"root": root, "gsm8k": gsm8k, "mmlu": mmlu}
     with LocalServer(log_path=root / "server.log") as server:
         lm_out = root / "lm_eval_out"
         out["lm_eval_stdout"] = _run(
-            [sys.executable, "-m", "lm_eval", "run", "--model", "local-chat-completions",
-             "--model_args", f"model=smollm2,base_url={server.url}/chat/completions,"
-                             "num_concurrent=1,max_retries=1,tokenized_requests=False,timeout=300",
-             "--tasks", "ec_gsm8k,ec_mmlu", "--include_path", str(tasks), "--apply_chat_template",
-             "--output_path", str(lm_out), "--log_samples", "--seed", "0"],
-            log=root / "lm_eval.log", env=_env(), what="lm_eval")
+            [
+                sys.executable,
+                "-m",
+                "lm_eval",
+                "run",
+                "--model",
+                "local-chat-completions",
+                "--model_args",
+                f"model=smollm2,base_url={server.url}/chat/completions,"
+                "num_concurrent=1,max_retries=1,tokenized_requests=False,timeout=300",
+                "--tasks",
+                "ec_gsm8k,ec_mmlu",
+                "--include_path",
+                str(tasks),
+                "--apply_chat_template",
+                "--output_path",
+                str(lm_out),
+                "--log_samples",
+                "--seed",
+                "0",
+            ],
+            log=root / "lm_eval.log",
+            env=_env(),
+            what="lm_eval",
+        )
         (results,) = lm_out.rglob("results_*.json")
         out["lm_eval_results"] = results
         ins_dir = root / "inspect_logs"
@@ -209,19 +243,48 @@ def real(tmp_path_factory):
         printed = {}
         for task_name, max_tokens in (("ec_gsm8k", GSM8K_MAX_TOKENS), ("ec_mmlu", MMLU_MAX_TOKENS)):
             printed[task_name] = _run(
-                [sys.executable, "-m", "inspect_ai", "eval", f"{root / 'inspect_tasks.py'}@{task_name}",
-                 "--model", "openai-api/local/smollm2", "--log-dir", str(ins_dir / task_name),
-                 "--max-tokens", str(max_tokens), "--temperature", "0", "--max-connections", "1",
-                 "--display", "plain", "--log-format", "eval", "--no-fail-on-error"],
-                log=root / f"inspect_{task_name}.log", env=env, what=f"inspect eval {task_name}")
+                [
+                    sys.executable,
+                    "-m",
+                    "inspect_ai",
+                    "eval",
+                    f"{root / 'inspect_tasks.py'}@{task_name}",
+                    "--model",
+                    "openai-api/local/smollm2",
+                    "--log-dir",
+                    str(ins_dir / task_name),
+                    "--max-tokens",
+                    str(max_tokens),
+                    "--temperature",
+                    "0",
+                    "--max-connections",
+                    "1",
+                    "--display",
+                    "plain",
+                    "--log-format",
+                    "eval",
+                    "--no-fail-on-error",
+                ],
+                log=root / f"inspect_{task_name}.log",
+                env=env,
+                what=f"inspect eval {task_name}",
+            )
             (log,) = (ins_dir / task_name).glob("*.eval")
             out[f"inspect_{task_name}"] = log
         out["inspect_stdout"] = printed
         for name, items, max_tokens in (("gsm8k", gsm8k, GSM8K_MAX_TOKENS), ("mmlu", mmlu, MMLU_MAX_TOKENS)):
             out[f"evalcore_{name}"] = run_benchmark(
-                name, server.spec, limit=len(items), source="sample", progress=False,
-                params={"max_tokens": max_tokens}, run_dir=root / "runs", run_id=f"evalcore-{name}",
-                cache=False, concurrency=1)
+                name,
+                server.spec,
+                limit=len(items),
+                source="sample",
+                progress=False,
+                params={"max_tokens": max_tokens},
+                run_dir=root / "runs",
+                run_id=f"evalcore-{name}",
+                cache=False,
+                concurrency=1,
+            )
     if os.environ.get("EVALCORE_REFRESH_IMPORT_FIXTURES"):
         _refresh_fixtures(out)
     return out
@@ -254,8 +317,10 @@ def _refresh_fixtures(out: dict) -> None:
 
 def test_lm_eval_logs_import_with_the_tools_own_numbers(real, tmp_path, lm_eval_printed) -> None:
     results = json.loads(Path(real["lm_eval_results"]).read_text())
-    for task, metric, items in (("ec_gsm8k", "exact_match,flexible-extract", real["gsm8k"]),
-                                ("ec_mmlu", "exact_match,letter", real["mmlu"])):
+    for task, metric, items in (
+        ("ec_gsm8k", "exact_match,flexible-extract", real["gsm8k"]),
+        ("ec_mmlu", "exact_match,letter", real["mmlu"]),
+    ):
         (run,) = import_lm_eval(real["lm_eval_results"], metric=[metric], task=task)
         # the same items: the questions evalcore shipped
         keys = {s["metadata"]["content_key"] for s in run.samples}
@@ -286,7 +351,8 @@ def test_inspect_logs_import_with_the_tools_own_numbers(real, tmp_path, inspect_
         log = read_eval_log(str(path))
         run = import_inspect(path)
         assert {s["metadata"]["content_key"] for s in run.samples} == {
-            content_key(it.fields["question"]) for it in items}
+            content_key(it.fields["question"]) for it in items
+        }
         assert {s["item_id"] for s in run.samples} == {str(s.id) for s in log.samples}
         scorer = log.results.scores[0]
         letters = {"C": 1.0, "I": 0.0}
@@ -302,14 +368,17 @@ def test_inspect_logs_import_with_the_tools_own_numbers(real, tmp_path, inspect_
 def test_two_harnesses_and_evalcore_compared_on_the_same_items(real, tmp_path) -> None:
     from scipy.stats import binomtest
 
-    cmp = compare_sources([real["lm_eval_results"], real["inspect_ec_mmlu"], real["evalcore_mmlu"]],
-                          metric=["exact_match,letter", "choice", "flexible"], task="ec_mmlu",
-                          labels=["lm-eval", "inspect", "evalcore"], import_dir=tmp_path / "imp",
-                          n_resamples=500)
+    cmp = compare_sources(
+        [real["lm_eval_results"], real["inspect_ec_mmlu"], real["evalcore_mmlu"]],
+        metric=["exact_match,letter", "choice", "flexible"],
+        task="ec_mmlu",
+        labels=["lm-eval", "inspect", "evalcore"],
+        import_dir=tmp_path / "imp",
+        n_resamples=500,
+    )
     assert cmp.alignment.key == "content"
     assert len(cmp.alignment.shared) == N_MMLU
-    scores = {r["label"]: run_scores(r["path"], metric=["exact_match,letter", "choice", "flexible"])
-              for r in cmp.runs}
+    scores = {r["label"]: run_scores(r["path"], metric=["exact_match,letter", "choice", "flexible"]) for r in cmp.runs}
     assert {r["metric"] for r in cmp.runs} == {"exact_match,letter", "choice", "flexible"}
     by_question = {}
     for label, rs in scores.items():
@@ -331,10 +400,25 @@ def test_two_harnesses_and_evalcore_compared_on_the_same_items(real, tmp_path) -
 def test_compare_cli_on_the_real_gsm8k_logs(real, tmp_path, capsys) -> None:
     from evalcore.cli import main
 
-    status = main(["compare", str(real["lm_eval_results"]), str(real["inspect_ec_gsm8k"]),
-                   "--task", "ec_gsm8k", "--metric", "exact_match,flexible-extract",
-                   "--metric", "match", "--import-dir", str(tmp_path / "imp"),
-                   "-o", str(tmp_path / "out"), "--n-resamples", "500"])
+    status = main(
+        [
+            "compare",
+            str(real["lm_eval_results"]),
+            str(real["inspect_ec_gsm8k"]),
+            "--task",
+            "ec_gsm8k",
+            "--metric",
+            "exact_match,flexible-extract",
+            "--metric",
+            "match",
+            "--import-dir",
+            str(tmp_path / "imp"),
+            "-o",
+            str(tmp_path / "out"),
+            "--n-resamples",
+            "500",
+        ]
+    )
     out = capsys.readouterr().out
     assert status == 0, out
     assert f"aligned by question content (normalised question hash): {N_GSM8K} items" in out

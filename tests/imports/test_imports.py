@@ -66,6 +66,7 @@ def _in(folder: Path, pattern: str) -> Path:
 
 # --- content keys and score values -------------------------------------------------------
 
+
 def test_normalised_question_ignores_case_width_and_wrapping_only() -> None:
     assert normalise_question("  How many\n apples?\t") == "how many apples?"
     assert content_key("How MANY apples?") == content_key("how many\napples?")
@@ -74,8 +75,10 @@ def test_normalised_question_ignores_case_width_and_wrapping_only() -> None:
     assert content_key("") is None and content_key(None) is None
 
 
-@pytest.mark.parametrize("value, expected", [("C", 1.0), ("I", 0.0), ("P", 0.5), ("N", 0.0),
-                                             (True, 1.0), (0, 0.0), (0.25, 0.25), ("yes", 1.0)])
+@pytest.mark.parametrize(
+    "value, expected",
+    [("C", 1.0), ("I", 0.0), ("P", 0.5), ("N", 0.0), (True, 1.0), (0, 0.0), (0.25, 0.25), ("yes", 1.0)],
+)
 def test_score_values_map_as_inspect_does(value, expected) -> None:
     assert score_value(value, path="x", line=None, name="m") == expected
 
@@ -87,15 +90,20 @@ def test_score_value_refuses_text() -> None:
 
 # --- lm-evaluation-harness -----------------------------------------------------------------
 
-@pytest.mark.parametrize("task, metric", [("ec_gsm8k", "exact_match,flexible-extract"),
-                                          ("ec_gsm8k", "exact_match,strict-match"),
-                                          ("ec_mmlu", "exact_match,letter")])
+
+@pytest.mark.parametrize(
+    "task, metric",
+    [
+        ("ec_gsm8k", "exact_match,flexible-extract"),
+        ("ec_gsm8k", "exact_match,strict-match"),
+        ("ec_mmlu", "exact_match,letter"),
+    ],
+)
 def test_lm_eval_import_keeps_each_lines_metric_and_the_reported_mean(task, metric) -> None:
     results = json.loads(_results().read_text())
     (run,) = import_lm_eval(_results(), metric=[metric], task=task)
     flt = metric.split(",")[1]
-    own = {ln["doc_id"]: float(ln["exact_match"]) for ln in _lines(_samples(task))
-           if ln["filter"] == flt}
+    own = {ln["doc_id"]: float(ln["exact_match"]) for ln in _lines(_samples(task)) if ln["filter"] == flt}
     assert {s["metadata"]["doc_id"]: s["scores"]["score"] for s in run.samples} == own
     assert float(np.mean(list(own.values()))) == pytest.approx(results["results"][task][metric])
     assert run.reported[metric] == results["results"][task][metric]
@@ -114,7 +122,8 @@ def test_lm_eval_written_run_is_an_ordinary_run_directory(tmp_path) -> None:
     run = load_run(path)
     results = json.loads(_results().read_text())
     assert run.results["accuracy_flexible"]["mean"] == pytest.approx(
-        results["results"]["ec_mmlu"]["exact_match,letter"])
+        results["results"]["ec_mmlu"]["exact_match,letter"]
+    )
     assert run.results["n_samples"] == len(_lines(_samples("ec_mmlu")))
     assert run.config["run_id"] == path.name and run.config["imported"]["read_only"] is True
     assert run.frame()["score"].notna().all()
@@ -133,8 +142,11 @@ def test_lm_eval_samples_file_or_folder_are_accepted() -> None:
 
 
 def test_lm_eval_several_filters_need_a_choice() -> None:
-    with pytest.raises(EvalcoreError, match=r"several metrics \(exact_match,strict-match, "
-                                            r"exact_match,flexible-extract\); pick one with --metric") as exc:
+    with pytest.raises(
+        EvalcoreError,
+        match=r"several metrics \(exact_match,strict-match, "
+        r"exact_match,flexible-extract\); pick one with --metric",
+    ) as exc:
         import_lm_eval(_results(), task="ec_gsm8k")
     assert exc.value.path == str(_samples("ec_gsm8k"))
     with pytest.raises(EvalcoreError, match="ambiguous"):
@@ -158,6 +170,7 @@ def test_lm_eval_different_order_aligns_by_document(lm_copy) -> None:
 
 
 # --- format drift and malformed logs -------------------------------------------------------
+
 
 @pytest.mark.parametrize("field", ["doc_id", "doc", "filtered_resps", "metrics"])
 def test_format_drift_missing_sample_field_is_named(lm_copy, field) -> None:
@@ -211,18 +224,31 @@ def _corrupt_version(folder: Path) -> tuple[Path, int | None]:
     return results, None
 
 
-@pytest.mark.parametrize("corrupt, message", [
-    (_corrupt_truncated, "sample line is truncated"),
-    (_corrupt_missing_metric, "metric 'exact_match' is listed in 'metrics' but has no value"),
-    (_corrupt_version, "unknown lm-eval version '0.9.0'"),
-])
-def test_malformed_lm_eval_log_one_clear_error_exit_2_nothing_left(lm_copy, tmp_path, capsys,
-                                                                  corrupt, message) -> None:
+@pytest.mark.parametrize(
+    "corrupt, message",
+    [
+        (_corrupt_truncated, "sample line is truncated"),
+        (_corrupt_missing_metric, "metric 'exact_match' is listed in 'metrics' but has no value"),
+        (_corrupt_version, "unknown lm-eval version '0.9.0'"),
+    ],
+)
+def test_malformed_lm_eval_log_one_clear_error_exit_2_nothing_left(lm_copy, tmp_path, capsys, corrupt, message) -> None:
     bad, line = corrupt(lm_copy)
     imports = tmp_path / "imported"
-    status, out, err = _cli(["compare", str(_in(lm_copy, "results_*.json")),
-                             str(INS / "ec_mmlu.eval"), "--task", "ec_mmlu",
-                             "--import-dir", str(imports), "-o", str(tmp_path / "out")], capsys)
+    status, out, err = _cli(
+        [
+            "compare",
+            str(_in(lm_copy, "results_*.json")),
+            str(INS / "ec_mmlu.eval"),
+            "--task",
+            "ec_mmlu",
+            "--import-dir",
+            str(imports),
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        capsys,
+    )
     assert status == 2
     assert err.count("\n") == 1 and err.startswith("evalcore: error: ")
     assert message in err and str(bad) in err
@@ -277,6 +303,7 @@ def test_a_write_that_fails_leaves_no_run_directory(tmp_path, monkeypatch) -> No
 
 # --- inspect_ai ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("task", ["ec_gsm8k", "ec_mmlu"])
 def test_inspect_eval_and_json_logs_import_the_same(task) -> None:
     from inspect_ai.log import read_eval_log
@@ -311,15 +338,21 @@ def test_detect_tells_the_kinds_apart(tmp_path) -> None:
 
 # --- alignment and compare -----------------------------------------------------------------
 
+
 def test_cross_harness_runs_align_by_question_content(tmp_path) -> None:
-    scores = aligned_scores([_results(), INS / "ec_mmlu.eval", EC / "evalcore-mmlu"],
-                            metric=["exact_match,letter", "choice", "flexible"], task="ec_mmlu",
-                            labels=["lm", "inspect", "evalcore"], import_dir=tmp_path)
+    scores = aligned_scores(
+        [_results(), INS / "ec_mmlu.eval", EC / "evalcore-mmlu"],
+        metric=["exact_match,letter", "choice", "flexible"],
+        task="ec_mmlu",
+        labels=["lm", "inspect", "evalcore"],
+        import_dir=tmp_path,
+    )
     keys = [set(s.index) for s in scores.values()]
     assert keys[0] == keys[1] == keys[2] and all(k.startswith("q:") for k in keys[0])
     ec = load_run(EC / "evalcore-mmlu")
-    expected = {content_key(s["item"]["question"]): float(s["scores"]["flexible"])
-                for s in ec.samples if not s["error"]}
+    expected = {
+        content_key(s["item"]["question"]): float(s["scores"]["flexible"]) for s in ec.samples if not s["error"]
+    }
     assert scores["evalcore"].to_dict() == expected
 
 
@@ -333,10 +366,31 @@ def test_same_harness_runs_align_by_id(tmp_path) -> None:
 def test_compare_cli_prints_the_table_and_writes_csv_json(tmp_path, capsys) -> None:
     from scipy.stats import binomtest
 
-    status, out, err = _cli(["compare", str(LM), str(INS / "ec_mmlu.eval"), str(EC / "evalcore-mmlu"),
-                             "--task", "ec_mmlu", "--metric", "exact_match,letter", "--metric", "choice",
-                             "--metric", "flexible", "--correction", "bh", "--import-dir", str(tmp_path / "imp"),
-                             "-o", str(tmp_path / "out"), "--n-resamples", "300"], capsys)
+    status, out, err = _cli(
+        [
+            "compare",
+            str(LM),
+            str(INS / "ec_mmlu.eval"),
+            str(EC / "evalcore-mmlu"),
+            "--task",
+            "ec_mmlu",
+            "--metric",
+            "exact_match,letter",
+            "--metric",
+            "choice",
+            "--metric",
+            "flexible",
+            "--correction",
+            "bh",
+            "--import-dir",
+            str(tmp_path / "imp"),
+            "-o",
+            str(tmp_path / "out"),
+            "--n-resamples",
+            "300",
+        ],
+        capsys,
+    )
     assert status == 0, err
     assert "aligned by question content (normalised question hash)" in out
     assert "A-B" in out and "MDD80" in out and "mcnemar" in out
@@ -346,9 +400,12 @@ def test_compare_cli_prints_the_table_and_writes_csv_json(tmp_path, capsys) -> N
     assert csv[0].startswith("name_a,name_b,n,mean_a,mean_b,difference,ci_low,ci_high,p_value,p_adjusted")
     assert len(csv) == 4
     runs = {r["label"]: r for r in saved["runs"]}
-    series = aligned_scores([LM, INS / "ec_mmlu.eval", EC / "evalcore-mmlu"],
-                            metric=["exact_match,letter", "choice", "flexible"], task="ec_mmlu",
-                            import_dir=tmp_path / "imp")
+    series = aligned_scores(
+        [LM, INS / "ec_mmlu.eval", EC / "evalcore-mmlu"],
+        metric=["exact_match,letter", "choice", "flexible"],
+        task="ec_mmlu",
+        import_dir=tmp_path / "imp",
+    )
     for row in saved["comparisons"]:
         a, b = series[row["name_a"]], series[row["name_b"]]
         common = a.index.intersection(b.index)
@@ -364,17 +421,40 @@ def test_compare_cli_prints_the_table_and_writes_csv_json(tmp_path, capsys) -> N
 
 
 def test_compare_refuses_different_tasks_of_one_harness(tmp_path, capsys) -> None:
-    status, _, err = _cli(["compare", str(_samples("ec_gsm8k")), str(_samples("ec_mmlu")),
-                           "--metric", "exact_match,flexible-extract", "--metric", "exact_match,letter",
-                           "--import-dir", str(tmp_path / "imp"), "-o", str(tmp_path / "o")], capsys)
+    status, _, err = _cli(
+        [
+            "compare",
+            str(_samples("ec_gsm8k")),
+            str(_samples("ec_mmlu")),
+            "--metric",
+            "exact_match,flexible-extract",
+            "--metric",
+            "exact_match,letter",
+            "--import-dir",
+            str(tmp_path / "imp"),
+            "-o",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert status == 2 and err.count("\n") == 1
     assert "score different tasks (ec_gsm8k:" in err and "ec_mmlu:" in err
     assert not (tmp_path / "o").exists()
 
 
 def test_compare_refuses_runs_sharing_no_items(tmp_path, capsys) -> None:
-    status, _, err = _cli(["compare", str(INS / "ec_gsm8k.eval"), str(_samples("ec_mmlu")),
-                           "--import-dir", str(tmp_path / "imp"), "-o", str(tmp_path / "o")], capsys)
+    status, _, err = _cli(
+        [
+            "compare",
+            str(INS / "ec_gsm8k.eval"),
+            str(_samples("ec_mmlu")),
+            "--import-dir",
+            str(tmp_path / "imp"),
+            "-o",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert status == 2 and err.count("\n") == 1
     assert "share no items (matched by question content" in err
 
@@ -384,8 +464,7 @@ def test_compare_reports_unmatched_items_with_examples(tmp_path, capsys) -> None
     dropped = data["samples"].pop(0)
     smaller = tmp_path / "smaller.json"
     smaller.write_text(json.dumps(data))
-    cmp = compare_sources([_results(), smaller], task="ec_mmlu", import_dir=tmp_path / "imp",
-                          n_resamples=200)
+    cmp = compare_sources([_results(), smaller], task="ec_mmlu", import_dir=tmp_path / "imp", n_resamples=200)
     lm_label = cmp.runs[0]["label"]
     assert cmp.alignment.unmatched[lm_label]["count"] == 1
     assert len(cmp.alignment.shared) == len(data["samples"])
@@ -393,21 +472,38 @@ def test_compare_reports_unmatched_items_with_examples(tmp_path, capsys) -> None
 
 
 def test_import_cli_reports_harness_numbers(tmp_path, capsys) -> None:
-    status, out, err = _cli(["import", str(INS / "ec_gsm8k.eval"), str(_results()), "--metric",
-                             "exact_match,strict-match", "--metric", "exact_match,letter",
-                             "--metric", "match", "--run-dir", str(tmp_path)], capsys)
+    status, out, err = _cli(
+        [
+            "import",
+            str(INS / "ec_gsm8k.eval"),
+            str(_results()),
+            "--metric",
+            "exact_match,strict-match",
+            "--metric",
+            "exact_match,letter",
+            "--metric",
+            "match",
+            "--run-dir",
+            str(tmp_path),
+        ],
+        capsys,
+    )
     assert status == 0, err
     assert out.count("harness reported") == 3  # inspect gsm8k, lm-eval gsm8k and mmlu
     assert len(list(tmp_path.iterdir())) == 3
 
 
-@pytest.mark.parametrize("task, metric", [("ec_gsm8k", "exact_match,flexible-extract"),
-                                          ("ec_gsm8k", "exact_match,strict-match"),
-                                          ("ec_mmlu", "exact_match,letter")])
+@pytest.mark.parametrize(
+    "task, metric",
+    [
+        ("ec_gsm8k", "exact_match,flexible-extract"),
+        ("ec_gsm8k", "exact_match,strict-match"),
+        ("ec_mmlu", "exact_match,letter"),
+    ],
+)
 def test_imported_means_equal_what_lm_eval_printed(task, metric, lm_eval_printed) -> None:
     (run,) = import_lm_eval(_results(), metric=[metric], task=task)
-    printed = lm_eval_printed((FIXTURES / "lm_eval_printed.txt").read_text(), task,
-                              "exact_match", metric.split(",")[1])
+    printed = lm_eval_printed((FIXTURES / "lm_eval_printed.txt").read_text(), task, "exact_match", metric.split(",")[1])
     mean = float(np.mean([s["scores"]["score"] for s in run.samples]))
     assert mean == pytest.approx(printed, abs=5e-4)  # lm-eval prints 3 or 4 decimals
 
@@ -465,13 +561,19 @@ def test_compare_clustered_by_subject_uses_the_clustered_paired_test(tmp_path, c
 
     sources = [_results(), INS / "ec_mmlu.eval", EC / "evalcore-mmlu"]
     metric = ["exact_match,letter", "choice", "flexible"]
-    cmp = compare_sources(sources, metric=metric, task="ec_mmlu", labels=["lm", "inspect", "ec"],
-                          import_dir=tmp_path, n_resamples=200, cluster="subject")
+    cmp = compare_sources(
+        sources,
+        metric=metric,
+        task="ec_mmlu",
+        labels=["lm", "inspect", "ec"],
+        import_dir=tmp_path,
+        n_resamples=200,
+        cluster="subject",
+    )
     ec = load_run(EC / "evalcore-mmlu")
     subject = {content_key(s["item"]["question"]): s["metadata"]["subject"] for s in ec.samples}
     assert cmp.alignment.clusters == subject  # the lm-eval doc, inspect metadata and evalcore agree
-    series = aligned_scores(sources, metric=metric, task="ec_mmlu", labels=["lm", "inspect", "ec"],
-                            import_dir=tmp_path)
+    series = aligned_scores(sources, metric=metric, task="ec_mmlu", labels=["lm", "inspect", "ec"], import_dir=tmp_path)
     for _, row in cmp.table.iterrows():
         a, b = series[row["name_a"]], series[row["name_b"]]
         keys = sorted(set(a.index) & set(b.index))
@@ -479,12 +581,26 @@ def test_compare_clustered_by_subject_uses_the_clustered_paired_test(tmp_path, c
         assert row["test"] == "clustered" and row["n_clusters"] == len(set(subject.values()))
         assert row["p_value"] == pytest.approx(expected.p_value, nan_ok=True)
         assert row["ci_low"] == pytest.approx(expected.ci_low, nan_ok=True)
-    status, out, err = _cli(["compare", *map(str, sources[:2]), "--task", "ec_mmlu", "--cluster", "nope",
-                             "--import-dir", str(tmp_path), "-o", str(tmp_path / "o")], capsys)
+    status, out, err = _cli(
+        [
+            "compare",
+            *map(str, sources[:2]),
+            "--task",
+            "ec_mmlu",
+            "--cluster",
+            "nope",
+            "--import-dir",
+            str(tmp_path),
+            "-o",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert status == 2 and "no run records the metadata field 'nope'" in err
 
 
 # --- all or nothing across the logs of one command -----------------------------------------
+
 
 def _listing(folder: Path) -> list[str]:
     """Every entry of a folder, hidden ones (staging folders) included; [] when absent."""
@@ -500,15 +616,13 @@ def import_dir(tmp_path) -> tuple[Path, list[str]]:
 
 
 @pytest.mark.parametrize("command", ["compare", "import"])
-def test_a_valid_log_then_a_malformed_one_leaves_nothing_new(lm_copy, tmp_path, capsys, import_dir,
-                                                            command) -> None:
+def test_a_valid_log_then_a_malformed_one_leaves_nothing_new(lm_copy, tmp_path, capsys, import_dir, command) -> None:
     """The valid first log's run is not left behind when the second log is refused."""
     imports, before = import_dir
     bad, line = _corrupt_truncated(lm_copy)
     sources = [str(INS / "ec_mmlu.eval"), str(_in(lm_copy, "results_*.json"))]
     if command == "compare":
-        args = ["compare", *sources, "--task", "ec_mmlu", "--import-dir", str(imports),
-                "-o", str(tmp_path / "out")]
+        args = ["compare", *sources, "--task", "ec_mmlu", "--import-dir", str(imports), "-o", str(tmp_path / "out")]
     else:
         args = ["import", *sources, "--task", "ec_mmlu", "--run-dir", str(imports)]
     status, out, err = _cli(args, capsys)
@@ -522,23 +636,50 @@ def test_a_valid_log_then_a_malformed_one_leaves_nothing_new(lm_copy, tmp_path, 
 def test_a_malformed_log_into_a_new_import_dir_leaves_no_folder(lm_copy, tmp_path, capsys) -> None:
     bad, _ = _corrupt_missing_metric(lm_copy)
     imports = tmp_path / "new" / "imported"
-    status, _, err = _cli(["compare", str(INS / "ec_mmlu.eval"), str(_in(lm_copy, "results_*.json")),
-                           "--task", "ec_mmlu", "--import-dir", str(imports),
-                           "-o", str(tmp_path / "out")], capsys)
+    status, _, err = _cli(
+        [
+            "compare",
+            str(INS / "ec_mmlu.eval"),
+            str(_in(lm_copy, "results_*.json")),
+            "--task",
+            "ec_mmlu",
+            "--import-dir",
+            str(imports),
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        capsys,
+    )
     assert status == 2 and str(bad) in err and "line 3" in err
     assert not (tmp_path / "new").exists()
 
 
-@pytest.mark.parametrize("sources, message", [
-    ([INS / "ec_gsm8k.eval", _samples("ec_mmlu")], "share no items (matched by question content"),
-    ([_samples("ec_gsm8k"), _samples("ec_mmlu")], "score different tasks (ec_gsm8k:"),
-])
-def test_a_refused_comparison_leaves_nothing_new(tmp_path, capsys, import_dir, sources,
-                                                 message) -> None:
+@pytest.mark.parametrize(
+    "sources, message",
+    [
+        ([INS / "ec_gsm8k.eval", _samples("ec_mmlu")], "share no items (matched by question content"),
+        ([_samples("ec_gsm8k"), _samples("ec_mmlu")], "score different tasks (ec_gsm8k:"),
+    ],
+)
+def test_a_refused_comparison_leaves_nothing_new(tmp_path, capsys, import_dir, sources, message) -> None:
     imports, before = import_dir
-    status, _, err = _cli(["compare", *map(str, sources), "--metric", "exact_match,letter",
-                             "--metric", "exact_match,flexible-extract", "--metric", "match",
-                             "--import-dir", str(imports), "-o", str(tmp_path / "o")], capsys)
+    status, _, err = _cli(
+        [
+            "compare",
+            *map(str, sources),
+            "--metric",
+            "exact_match,letter",
+            "--metric",
+            "exact_match,flexible-extract",
+            "--metric",
+            "match",
+            "--import-dir",
+            str(imports),
+            "-o",
+            str(tmp_path / "o"),
+        ],
+        capsys,
+    )
     assert status == 2 and err.count("\n") == 1 and message in err
     assert _listing(imports) == before
     assert not (tmp_path / "o").exists()
@@ -546,10 +687,27 @@ def test_a_refused_comparison_leaves_nothing_new(tmp_path, capsys, import_dir, s
 
 def test_a_successful_compare_puts_every_run_in_place(tmp_path, capsys, import_dir) -> None:
     imports, before = import_dir
-    status, _, err = _cli(["compare", str(INS / "ec_gsm8k.json"), str(INS / "ec_gsm8k.eval"),
-                           str(LM), "--task", "ec_gsm8k", "--metric", "match",
-                           "--metric", "exact_match,flexible-extract", "--import-dir", str(imports),
-                           "-o", str(tmp_path / "o"), "--n-resamples", "200"], capsys)
+    status, _, err = _cli(
+        [
+            "compare",
+            str(INS / "ec_gsm8k.json"),
+            str(INS / "ec_gsm8k.eval"),
+            str(LM),
+            "--task",
+            "ec_gsm8k",
+            "--metric",
+            "match",
+            "--metric",
+            "exact_match,flexible-extract",
+            "--import-dir",
+            str(imports),
+            "-o",
+            str(tmp_path / "o"),
+            "--n-resamples",
+            "200",
+        ],
+        capsys,
+    )
     assert status == 0, err
     after = _listing(imports)
     assert not any(name.startswith(".") for name in after)  # no staging folder left
@@ -566,10 +724,8 @@ def test_compare_sources_and_aligned_scores_are_all_or_nothing(lm_copy, tmp_path
     _corrupt_truncated(lm_copy)
     for call in (compare_sources, aligned_scores):
         with pytest.raises(EvalcoreError, match="sample line is truncated"):
-            call([INS / "ec_mmlu.eval", _in(lm_copy, "results_*.json")], task="ec_mmlu",
-                 import_dir=tmp_path / "imp")
+            call([INS / "ec_mmlu.eval", _in(lm_copy, "results_*.json")], task="ec_mmlu", import_dir=tmp_path / "imp")
         assert _listing(tmp_path / "imp") == []
-
 
 
 def test_import_batch_stages_until_the_block_ends(tmp_path) -> None:
@@ -589,7 +745,9 @@ def test_import_batch_stages_until_the_block_ends(tmp_path) -> None:
         raise RuntimeError("later failure")
     assert _listing(imports) == [final.name]
 
+
 # --- malformed inspect logs through the command line ---------------------------------------
+
 
 def _inspect_truncated_json(tmp_path: Path) -> tuple[Path, str]:
     text = (INS / "ec_mmlu.json").read_text()
@@ -620,14 +778,27 @@ def _inspect_missing_score(tmp_path: Path) -> tuple[Path, str]:
     return bad, f"sample '{data['samples'][2]['id']}' epoch 1 has no score 'choice'"
 
 
-@pytest.mark.parametrize("corrupt", [_inspect_truncated_json, _inspect_unknown_version,
-                                     _inspect_cut_eval, _inspect_missing_score])
+@pytest.mark.parametrize(
+    "corrupt", [_inspect_truncated_json, _inspect_unknown_version, _inspect_cut_eval, _inspect_missing_score]
+)
 def test_malformed_inspect_log_one_clear_error_exit_2_nothing_left(tmp_path, capsys, corrupt) -> None:
     bad, message = corrupt(tmp_path)
     imports = tmp_path / "imported"
     # a valid lm-eval log first: its run must not stay behind either
-    status, out, err = _cli(["compare", str(_results()), str(bad), "--task", "ec_mmlu",
-                             "--import-dir", str(imports), "-o", str(tmp_path / "out")], capsys)
+    status, out, err = _cli(
+        [
+            "compare",
+            str(_results()),
+            str(bad),
+            "--task",
+            "ec_mmlu",
+            "--import-dir",
+            str(imports),
+            "-o",
+            str(tmp_path / "out"),
+        ],
+        capsys,
+    )
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"evalcore: error: {bad}")
     assert message in err
@@ -649,8 +820,7 @@ def test_inspect_epochs_are_kept_as_epochs(name, inspect_printed) -> None:
 
     log = read_eval_log(str(INS_EPOCHS / name))
     run = import_inspect(INS_EPOCHS / name)
-    own = {(str(s.id), s.epoch - 1): {"C": 1.0, "I": 0.0}[s.scores["match"].value]
-           for s in log.samples}
+    own = {(str(s.id), s.epoch - 1): {"C": 1.0, "I": 0.0}[s.scores["match"].value] for s in log.samples}
     got = {(s["item_id"], s["epoch"]): s["scores"]["score"] for s in run.samples}
     assert got == own and len(got) == 6
     by_item: dict[str, list[int]] = {}
@@ -671,7 +841,8 @@ def test_inspect_epochs_written_run_scores_each_item_by_its_epoch_mean(tmp_path)
     (path,) = import_log(INS_EPOCHS / "ec_gsm8k_2epochs.eval", tmp_path)
     run = load_run(path)
     assert sorted((s["item_id"], s["epoch"]) for s in run.samples) == [
-        (i, e) for i in ("g0", "g1", "g2") for e in (0, 1)]
+        (i, e) for i in ("g0", "g1", "g2") for e in (0, 1)
+    ]
     assert run_scores(path).by_id == {"g0": 1.0, "g1": 0.5, "g2": 0.0}
 
 
@@ -682,8 +853,9 @@ def test_two_epoch_inspect_log_pairs_with_one_epoch_runs_on_items(tmp_path) -> N
 
     two = INS_EPOCHS / "ec_gsm8k_2epochs.eval"
     one = run_scores(import_log(INS / "ec_gsm8k.eval", tmp_path / "a")[0])
-    cmp = compare_sources([two, INS / "ec_gsm8k.eval"], labels=["two", "one"],
-                          import_dir=tmp_path / "imp", n_resamples=200)
+    cmp = compare_sources(
+        [two, INS / "ec_gsm8k.eval"], labels=["two", "one"], import_dir=tmp_path / "imp", n_resamples=200
+    )
     assert cmp.alignment.key == "item_id" and cmp.alignment.shared == ["g0", "g1", "g2"]
     two_scores = cmp.alignment.series["two"]
     assert two_scores.to_dict() == {"g0": 1.0, "g1": 0.5, "g2": 0.0}
@@ -695,13 +867,19 @@ def test_two_epoch_inspect_log_pairs_with_one_epoch_runs_on_items(tmp_path) -> N
     assert row["test"] == "paired_t"  # epoch means are not 0/1: no McNemar
     assert row["p_value"] == pytest.approx(ttest_rel(xa, xb).pvalue, nan_ok=True)
     # across harnesses: the same three questions, matched by content
-    cross = compare_sources([two, _results()], task="ec_gsm8k",
-                            metric=["match", "exact_match,flexible-extract"],
-                            labels=["two", "lm"], import_dir=tmp_path / "imp", n_resamples=200)
+    cross = compare_sources(
+        [two, _results()],
+        task="ec_gsm8k",
+        metric=["match", "exact_match,flexible-extract"],
+        labels=["two", "lm"],
+        import_dir=tmp_path / "imp",
+        n_resamples=200,
+    )
     assert cross.alignment.key == "content" and len(cross.alignment.shared) == 3
-    lm = {s["metadata"]["content_key"]: s["scores"]["score"]
-          for s in import_lm_eval(_results(), task="ec_gsm8k",
-                                  metric=["exact_match,flexible-extract"])[0].samples}
+    lm = {
+        s["metadata"]["content_key"]: s["scores"]["score"]
+        for s in import_lm_eval(_results(), task="ec_gsm8k", metric=["exact_match,flexible-extract"])[0].samples
+    }
     assert cross.alignment.series["lm"].to_dict() == lm
     two_run = import_inspect(two)
     by_key: dict[str, list[float]] = {}
@@ -717,8 +895,11 @@ LM_MC = FIXTURES / "lm_eval_mc"
 
 def test_lm_eval_acc_and_acc_norm_need_a_choice() -> None:
     """A real multiple-choice run (lm-eval's dummy model; fixtures/make_lm_eval_mc.py)."""
-    with pytest.raises(EvalcoreError, match=r"several metrics \(acc,none, acc_norm,none\); "
-                                            r"pick one with --metric"):
+    with pytest.raises(
+        EvalcoreError,
+        match=r"several metrics \(acc,none, acc_norm,none\); "
+        r"pick one with --metric",
+    ):
         import_lm_eval(LM_MC)
 
 
@@ -732,8 +913,7 @@ def test_lm_eval_acc_metrics_import_with_lm_evals_own_numbers(metric, lm_eval_pr
     assert run.config["imported"]["metric"] == f"{metric},none"
     own = {ln["doc_id"]: float(ln[metric]) for ln in lines}
     assert {s["metadata"]["doc_id"]: s["scores"]["score"] for s in run.samples} == own
-    printed = lm_eval_printed((FIXTURES / "lm_eval_mc_printed.txt").read_text(), "ec_mmlu_mc",
-                              metric, "none")
+    printed = lm_eval_printed((FIXTURES / "lm_eval_mc_printed.txt").read_text(), "ec_mmlu_mc", metric, "none")
     mean = float(np.mean(list(own.values())))
     assert mean == pytest.approx(printed, abs=5e-4)
     assert mean == pytest.approx(results["results"]["ec_mmlu_mc"][f"{metric},none"])
@@ -755,9 +935,24 @@ def test_lm_eval_acc_and_acc_norm_differ_so_the_choice_matters(tmp_path, capsys)
     # compared with inspect's run of the same eight questions, by content, per --metric
     for metric, own in (("acc", a), ("acc_norm", b)):
         out_dir = tmp_path / metric
-        status, _, err = _cli(["compare", str(LM_MC), str(INS / "ec_mmlu.eval"), "--metric", metric,
-                               "--metric", "choice", "--import-dir", str(tmp_path / "imp"),
-                               "-o", str(out_dir), "--n-resamples", "200"], capsys)
+        status, _, err = _cli(
+            [
+                "compare",
+                str(LM_MC),
+                str(INS / "ec_mmlu.eval"),
+                "--metric",
+                metric,
+                "--metric",
+                "choice",
+                "--import-dir",
+                str(tmp_path / "imp"),
+                "-o",
+                str(out_dir),
+                "--n-resamples",
+                "200",
+            ],
+            capsys,
+        )
         assert status == 0, err
         saved = json.loads((out_dir / "compare.json").read_text())
         assert saved["alignment"]["n_shared"] == 8 and saved["alignment"]["key"] == "content"

@@ -25,18 +25,39 @@ class _Point:
 
 def test_converts_numpy_pandas_and_python_values_to_strict_json():
     value = {
-        "nan": float("nan"), "inf": np.float32("inf"), "i": np.int64(7), "b": np.bool_(True),
-        "arr": np.array([[1, 2], [3, 4]]), "series": pd.Series([1.5, np.nan], index=["a", "b"]),
-        "frame": pd.DataFrame({"x": [1, 2]}), "set": {3, 1, 2}, "tuple": (1, "a"),
-        "point": _Point(0.5, (1, 2)), "path": Path("/tmp/x"), "day": dt.date(2026, 1, 2),
-        "na": pd.NA, 3: "int key", np.int64(4): "numpy key",
+        "nan": float("nan"),
+        "inf": np.float32("inf"),
+        "i": np.int64(7),
+        "b": np.bool_(True),
+        "arr": np.array([[1, 2], [3, 4]]),
+        "series": pd.Series([1.5, np.nan], index=["a", "b"]),
+        "frame": pd.DataFrame({"x": [1, 2]}),
+        "set": {3, 1, 2},
+        "tuple": (1, "a"),
+        "point": _Point(0.5, (1, 2)),
+        "path": Path("/tmp/x"),
+        "day": dt.date(2026, 1, 2),
+        "na": pd.NA,
+        3: "int key",
+        np.int64(4): "numpy key",
     }
     out = to_json_native(value)
     assert out == {
-        "nan": None, "inf": None, "i": 7, "b": True, "arr": [[1, 2], [3, 4]],
-        "series": {"a": 1.5, "b": None}, "frame": [{"x": 1}, {"x": 2}], "set": [1, 2, 3],
-        "tuple": [1, "a"], "point": {"x": 0.5, "tags": [1, 2]}, "path": "/tmp/x", "day": "2026-01-02",
-        "na": None, "3": "int key", "4": "numpy key",
+        "nan": None,
+        "inf": None,
+        "i": 7,
+        "b": True,
+        "arr": [[1, 2], [3, 4]],
+        "series": {"a": 1.5, "b": None},
+        "frame": [{"x": 1}, {"x": 2}],
+        "set": [1, 2, 3],
+        "tuple": [1, "a"],
+        "point": {"x": 0.5, "tags": [1, 2]},
+        "path": "/tmp/x",
+        "day": "2026-01-02",
+        "na": None,
+        "3": "int key",
+        "4": "numpy key",
     }
     assert type(out["i"]) is int and type(out["b"]) is bool
     json.dumps(out, allow_nan=False)  # strict JSON

@@ -34,9 +34,11 @@ def test_classification_matches_sklearn(seed):
     assert confusion_counts(y_true, y_pred) == (tp_, fp_, tn_, fn_)
     for zd in (0.0, 1.0):
         assert tpr(y_true, y_pred, zero_division=zd) == pytest.approx(
-            recall_score(y_true, y_pred, pos_label=1, zero_division=zd))
+            recall_score(y_true, y_pred, pos_label=1, zero_division=zd)
+        )
         assert tnr(y_true, y_pred, zero_division=zd) == pytest.approx(
-            recall_score(y_true, y_pred, pos_label=0, zero_division=zd))
+            recall_score(y_true, y_pred, pos_label=0, zero_division=zd)
+        )
         if fp_ + tn_:
             assert fpr(y_true, y_pred, zero_division=zd) == pytest.approx(1 - tnr(y_true, y_pred))
 

@@ -37,8 +37,7 @@ def _f(fn: Callable[..., Any], field: str) -> Callable[..., float]:
 
 
 REGISTRY: dict[str, Spec] = {
-    "precision": Spec(_f(M.precision_recall_f1, "precision"), "ranking",
-                      rank_order_invariant=True),
+    "precision": Spec(_f(M.precision_recall_f1, "precision"), "ranking", rank_order_invariant=True),
     "recall": Spec(_f(M.precision_recall_f1, "recall"), "ranking", rank_order_invariant=True),
     "f1": Spec(_f(M.precision_recall_f1, "f1"), "ranking", rank_order_invariant=True),
     "precision@3": Spec(partial(M.precision_at_k, k=3), "ranking", perfect=None),
@@ -57,10 +56,8 @@ REGISTRY: dict[str, Spec] = {
     "tnr": Spec(M.tnr, "labels"),
     "fpr": Spec(M.fpr, "labels", perfect=0.0),
     "levenshtein_similarity": Spec(M.levenshtein_similarity, "strings", symmetric=True),
-    "levenshtein_distance": Spec(M.levenshtein_distance, "strings", bounds=(0, np.inf),
-                                 symmetric=True, perfect=0.0),
-    "cosine_similarity": Spec(M.cosine_similarity, "vectors", bounds=(-1.0, 1.0),
-                              symmetric=True),
+    "levenshtein_distance": Spec(M.levenshtein_distance, "strings", bounds=(0, np.inf), symmetric=True, perfect=0.0),
+    "cosine_similarity": Spec(M.cosine_similarity, "vectors", bounds=(-1.0, 1.0), symmetric=True),
 }
 
 NAMES = sorted(REGISTRY)
@@ -68,10 +65,13 @@ NAMES = sorted(REGISTRY)
 # Public names of evalcore.metrics that are not pairwise metrics, with the reason: everything
 # else must be in REGISTRY, so a new metric cannot skip the shared invariance tests.
 NOT_PAIRWISE_METRICS = {
-    "MetricResult": "result type", "PrecisionRecallF1": "result type",
-    "ConfusionCounts": "result type", "confusion_counts": "counts, not a score",
+    "MetricResult": "result type",
+    "PrecisionRecallF1": "result type",
+    "ConfusionCounts": "result type",
+    "confusion_counts": "counts, not a score",
     "mean_over_queries": "aggregator over per-query metrics",
-    "RESPONSE_TIME_TIERS": "constant", "response_time_score": "one latency, tested in performance",
+    "RESPONSE_TIME_TIERS": "constant",
+    "response_time_score": "one latency, tested in performance",
     "memory_score": "two memory readings, tested in performance",
     "throughput_score": "one rate, tested in performance",
     "learning_curve": "timings over encounters, tested in learning",

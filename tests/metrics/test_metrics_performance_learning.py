@@ -19,10 +19,20 @@ from evalcore.metrics import (
 @pytest.mark.parametrize(
     ("seconds", "complexity", "expected"),
     [
-        (0.0, "simple", 1.0), (1.0, "simple", 1.0), (1.01, "simple", 0.8), (2.0, "simple", 0.8),
-        (4.9, "simple", 0.5), (5.0, "simple", 0.5), (5.1, "simple", 0.2), (60, "simple", 0.2),
-        (3.0, "complex", 1.0), (3.5, "complex", 0.8), (5.0, "complex", 0.8),
-        (9.99, "complex", 0.5), (10.0, "complex", 0.5), (10.5, "complex", 0.2),
+        (0.0, "simple", 1.0),
+        (1.0, "simple", 1.0),
+        (1.01, "simple", 0.8),
+        (2.0, "simple", 0.8),
+        (4.9, "simple", 0.5),
+        (5.0, "simple", 0.5),
+        (5.1, "simple", 0.2),
+        (60, "simple", 0.2),
+        (3.0, "complex", 1.0),
+        (3.5, "complex", 0.8),
+        (5.0, "complex", 0.8),
+        (9.99, "complex", 0.5),
+        (10.0, "complex", 0.5),
+        (10.5, "complex", 0.2),
     ],
 )
 def test_response_time_tiers(seconds, complexity, expected):

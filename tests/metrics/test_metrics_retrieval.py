@@ -45,9 +45,7 @@ def test_precision_recall_f1_matches_sklearn(seed):
     y_true = [int(d in relevant) for d in docs]
     y_pred = [int(d in top) for d in docs]
     for zd in (0.0, 1.0):
-        p, r, f, _ = precision_recall_fscore_support(
-            y_true, y_pred, average="binary", zero_division=zd
-        )
+        p, r, f, _ = precision_recall_fscore_support(y_true, y_pred, average="binary", zero_division=zd)
         got = precision_recall_f1(retrieved, relevant, k=k, zero_division=zd)
         assert got == pytest.approx((p, r, f), abs=1e-12)
 
@@ -171,8 +169,7 @@ def test_mean_over_queries_returns_per_query_scores():
     np.testing.assert_allclose(res.values, [0.5, 1.0, 0.0])
     f1 = mean_over_queries(precision_recall_f1, run, qrels, field="f1")
     assert f1.per_item["q1"] == pytest.approx(2 / 3)
-    nanres = mean_over_queries(recall_at_k, {"q1": ["a"]}, {"q1": {"a"}, "q2": set()},
-                               k=1, zero_division=float("nan"))
+    nanres = mean_over_queries(recall_at_k, {"q1": ["a"]}, {"q1": {"a"}, "q2": set()}, k=1, zero_division=float("nan"))
     assert nanres.mean == 1.0 and math.isnan(nanres.per_item["q2"])
     with pytest.raises(EvalcoreError, match="q1"):
         mean_over_queries(mrr, {"q1": ["a", "a"]}, {"q1": {"a"}})

@@ -33,8 +33,10 @@ def test_completion_record_tokens_cost_and_seeded_determinism(model) -> None:
 
 
 SAMPLED = GenerationParams(temperature=0.8, max_tokens=24, seed=11)
-PROMPTS = [[{"role": "user", "content": text}] for text in
-           ("Name three colours.", "Name three colours and a fruit.", "Say hello to the moon.")]
+PROMPTS = [
+    [{"role": "user", "content": text}]
+    for text in ("Name three colours.", "Name three colours and a fruit.", "Say hello to the moon.")
+]
 
 
 def test_seeded_sampling_does_not_depend_on_what_was_asked_before(model) -> None:
@@ -49,8 +51,9 @@ def test_seeded_sampling_does_not_depend_on_what_was_asked_before(model) -> None
     # the same call repeated (llama-cpp-python would re-evaluate only the last prompt token)
     assert [model.complete(PROMPTS[0], SAMPLED).text for _ in range(3)] == [alone[0]] * 3
     # interleaved with other prompts sharing a prefix, and in reversed order
-    interleaved = [model.complete(m, SAMPLED).text for m in (PROMPTS[1], PROMPTS[0], PROMPTS[2],
-                                                             PROMPTS[0], PROMPTS[1])]
+    interleaved = [
+        model.complete(m, SAMPLED).text for m in (PROMPTS[1], PROMPTS[0], PROMPTS[2], PROMPTS[0], PROMPTS[1])
+    ]
     assert interleaved == [alone[1], alone[0], alone[2], alone[0], alone[1]]
     assert [model.complete(m, SAMPLED).text for m in PROMPTS[::-1]] == alone[::-1]
 
@@ -61,9 +64,19 @@ def test_a_resumed_run_samples_what_an_uninterrupted_run_samples(tmp_path, model
     from evalcore.runs import load_run, run_benchmark
 
     def run(run_id: str) -> dict[str, str]:
-        path = run_benchmark("gsm8k", model, limit=4, source="sample", progress=False,
-                             params={"temperature": 0.8, "max_tokens": 24}, seed=3,
-                             run_dir=tmp_path, run_id=run_id, cache=False, concurrency=1)
+        path = run_benchmark(
+            "gsm8k",
+            model,
+            limit=4,
+            source="sample",
+            progress=False,
+            params={"temperature": 0.8, "max_tokens": 24},
+            seed=3,
+            run_dir=tmp_path,
+            run_id=run_id,
+            cache=False,
+            concurrency=1,
+        )
         return {s["item_id"]: s["completion"]["text"] for s in load_run(path).samples}
 
     whole = run("whole")
@@ -76,8 +89,12 @@ def test_a_resumed_run_samples_what_an_uninterrupted_run_samples(tmp_path, model
     samples.write_text(lines[0] + "\n")
     (tmp_path / "cut" / "results.json").unlink()
     in_flight = json.loads(lines[1])["request"]
-    model.complete(in_flight["messages"], GenerationParams(**{
-        k: v for k, v in in_flight["params"].items() if k in ("temperature", "max_tokens", "seed")}))
+    model.complete(
+        in_flight["messages"],
+        GenerationParams(
+            **{k: v for k, v in in_flight["params"].items() if k in ("temperature", "max_tokens", "seed")}
+        ),
+    )
     resumed = run("cut")
     assert resumed == whole
 
@@ -108,21 +125,18 @@ def test_concurrent_async_calls_are_serialized_and_agree(model) -> None:
 def test_letter_logprobs_match_an_independent_full_logits_pass(model) -> None:
     from scipy.special import log_softmax
 
-    msgs = [{"role": "user", "content": "Which is a colour? (A) dog (B) red (C) car (D) run\n"
-                                        "Reply with the letter."}]
+    msgs = [{"role": "user", "content": "Which is a colour? (A) dog (B) red (C) car (D) run\nReply with the letter."}]
     got = model.letter_logprobs(msgs)
     assert set(got) == set("ABCD") and all(v < 0 for v in got.values())
     # independent: a separate llama with logits_all, the whole context + " X" evaluated at once
-    ref = llama_cpp.Llama(model_path=str(model.model_path), n_ctx=2048, logits_all=True,
-                          verbose=False)
+    ref = llama_cpp.Llama(model_path=str(model.model_path), n_ctx=2048, logits_all=True, verbose=False)
     context = model.chat_prompt(msgs) + "Answer:"
     for letter, lp in got.items():
         ctx = ref.tokenize(context.encode(), add_bos=False, special=True)
         cont = ref.tokenize((" " + letter).encode(), add_bos=False, special=False)
         ref.reset()
         ref.eval(ctx + cont)
-        rows = log_softmax(np.asarray(ref.scores[len(ctx) - 1:len(ctx) + len(cont) - 1],
-                                      dtype=np.float64), axis=-1)
+        rows = log_softmax(np.asarray(ref.scores[len(ctx) - 1 : len(ctx) + len(cont) - 1], dtype=np.float64), axis=-1)
         expected = sum(rows[j, t] for j, t in enumerate(cont))
         assert lp == pytest.approx(expected, abs=1e-3)
     # probabilities of the four letters are a part of the whole next-token distribution
@@ -132,8 +146,17 @@ def test_letter_logprobs_match_an_independent_full_logits_pass(model) -> None:
 def test_mmlu_likelihood_run_records_mode_and_logprobs(tmp_path, model) -> None:
     from evalcore.runs import load_run, run_benchmark
 
-    path = run_benchmark("mmlu", model, limit=3, source="sample", mmlu_mode="likelihood",
-                         progress=False, run_dir=tmp_path, run_id="lik", cache=False)
+    path = run_benchmark(
+        "mmlu",
+        model,
+        limit=3,
+        source="sample",
+        mmlu_mode="likelihood",
+        progress=False,
+        run_dir=tmp_path,
+        run_id="lik",
+        cache=False,
+    )
     run = load_run(path)
     assert run.config["mmlu_mode"] == "likelihood" and run.results["n_samples"] == 3
     for s in run.samples:
@@ -149,10 +172,30 @@ def test_cli_run_with_the_embedded_model_then_cached_rerun(tmp_path) -> None:
 
     def run(run_id: str) -> dict:
         proc = subprocess.run(
-            [sys.executable, "-m", "evalcore.cli", "run", "gsm8k", "--model", "local:smollm2",
-             "--limit", "2", "--max-tokens", "32", "--source", "sample", "--run-dir",
-             str(tmp_path), "--run-id", run_id, "--no-progress"],
-            capture_output=True, text=True, timeout=600)
+            [
+                sys.executable,
+                "-m",
+                "evalcore.cli",
+                "run",
+                "gsm8k",
+                "--model",
+                "local:smollm2",
+                "--limit",
+                "2",
+                "--max-tokens",
+                "32",
+                "--source",
+                "sample",
+                "--run-dir",
+                str(tmp_path),
+                "--run-id",
+                run_id,
+                "--no-progress",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr
         return json.loads((tmp_path / run_id / "results.json").read_text())
 

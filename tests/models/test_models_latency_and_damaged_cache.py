@@ -34,8 +34,9 @@ def test_openai_latency_leaves_out_the_wait_for_a_client_slot(monkeypatch) -> No
         model = from_spec(f"openai-compatible:fake@{srv.url}", concurrency=1)
 
         async def three() -> list[Completion]:
-            return await asyncio.gather(*(model.acomplete(
-                [{"role": "user", "content": f"q{i}"}], GenerationParams()) for i in range(3)))
+            return await asyncio.gather(
+                *(model.acomplete([{"role": "user", "content": f"q{i}"}], GenerationParams()) for i in range(3))
+            )
 
         comps = asyncio.run(three())
         assert srv.max_in_flight == 1 and srv.counts["ok"] == 3
@@ -62,8 +63,7 @@ def test_local_latency_leaves_out_the_wait_for_the_model_lock(monkeypatch, tmp_p
                 lock.wait_for_askers(3)
             served.append(threading.get_ident())
             clock.advance(0.15)
-            return {"choices": [{"message": {"content": "ok"}}],
-                    "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+            return {"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
 
     monkeypatch.setattr(_local, "_load_llama", lambda *a, **k: FakeLlama())
     monkeypatch.setattr(_local, "_fresh_context", lambda llm: None)
@@ -95,8 +95,9 @@ def _cache_with_entry(tmp_path, text: str) -> ResponseCache:
     return cache
 
 
-@pytest.mark.parametrize("damaged", ['{"text": "right ans', '{"text": 5}', '[1, 2]',
-                                     '{"text": "x", "usage": {"prompt_tokens": "many"}}'])
+@pytest.mark.parametrize(
+    "damaged", ['{"text": "right ans', '{"text": 5}', "[1, 2]", '{"text": "x", "usage": {"prompt_tokens": "many"}}']
+)
 def test_a_damaged_cache_entry_is_a_miss_never_a_crash_or_garbage(tmp_path, damaged) -> None:
     cache = _cache_with_entry(tmp_path, damaged)
     with pytest.warns(UserWarning, match="could not be read"):

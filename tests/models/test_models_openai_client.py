@@ -35,8 +35,7 @@ def test_success_usage_and_cost_from_pricing(tmp_path) -> None:
 
 def test_rate_limit_retry_after_is_honoured() -> None:
     with FakeChatServer(rates=FaultRates(rate_limit=1.0), retry_after=0.3) as srv:
-        comp = _model(srv, retry=RetryPolicy(max_retries=2, base_delay=0.001)).complete(
-            MSG, GenerationParams())
+        comp = _model(srv, retry=RetryPolicy(max_retries=2, base_delay=0.001)).complete(MSG, GenerationParams())
     assert not comp.ok and comp.error.type == "RateLimitError"
     assert comp.retries == 2 and srv.counts["requests"] == 3
     assert comp.latency_s >= 0.6  # two waits of Retry-After: 0.3 s, not the 1 ms backoff
@@ -47,10 +46,8 @@ def test_transient_faults_are_retried_until_success(kind) -> None:
     # rate 0.5 with a fixed seed: some attempts fail, the call ends ok with retries counted
     rates = FaultRates(**{kind: 0.6})
     with FakeChatServer(rates=rates, seed=3, stall_s=1.5) as srv:
-        model = _model(srv, timeout=0.4, retry=RetryPolicy(max_retries=12, base_delay=0.01,
-                                                          max_delay=0.05))
-        comps = [model.complete([{"role": "user", "content": f"q{i}"}], GenerationParams())
-                 for i in range(6)]
+        model = _model(srv, timeout=0.4, retry=RetryPolicy(max_retries=12, base_delay=0.01, max_delay=0.05))
+        comps = [model.complete([{"role": "user", "content": f"q{i}"}], GenerationParams()) for i in range(6)]
     assert all(c.ok for c in comps)
     retries = sum(c.retries for c in comps)
     assert srv.counts["requests"] == 6 + retries  # every retry was a real request
@@ -95,8 +92,9 @@ def test_concurrency_limit_is_respected() -> None:
         model = _model(srv, concurrency=3)
 
         async def many() -> list:
-            return await asyncio.gather(*(model.acomplete([{"role": "user", "content": str(i)}],
-                                                          GenerationParams()) for i in range(12)))
+            return await asyncio.gather(
+                *(model.acomplete([{"role": "user", "content": str(i)}], GenerationParams()) for i in range(12))
+            )
 
         start = time.perf_counter()
         comps = asyncio.run(many())
@@ -110,8 +108,7 @@ def test_request_carries_generation_params() -> None:
     seen = []
     with FakeChatServer(responder=lambda m: seen.append(m) or "ok") as srv:
         model = _model(srv)
-        req = model._request(MSG, GenerationParams(temperature=0.7, max_tokens=9, seed=5,
-                                                   stop=("###",)))
+        req = model._request(MSG, GenerationParams(temperature=0.7, max_tokens=9, seed=5, stop=("###",)))
         assert req["temperature"] == 0.7 and req["max_tokens"] == 9 and req["seed"] == 5
         assert req["stop"] == ["###"] and "logprobs" not in req
         assert model.complete(MSG, GenerationParams()).text == "ok"

@@ -34,14 +34,17 @@ def test_override_file_and_env(tmp_path, monkeypatch) -> None:
     assert load_pricing()["mine"] == Price(3.0, 4.0)
 
 
-@pytest.mark.parametrize("text, field", [
-    ("models:\n  x: {input: -1, output: 2}\n", "models.x.input"),
-    ("models:\n  x: {input: 1}\n", "models.x.output"),
-    ("models:\n  x: {input: 1, output: 2, extra: 3}\n", "models.x"),
-    ("prices: {}\n", "models"),
-    ("models:\n  x: {input: .nan, output: 2}\n", "models.x.input"),
-    ("models:\n  x: {input: 1, output: .inf}\n", "models.x.output"),
-])
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ("models:\n  x: {input: -1, output: 2}\n", "models.x.input"),
+        ("models:\n  x: {input: 1}\n", "models.x.output"),
+        ("models:\n  x: {input: 1, output: 2, extra: 3}\n", "models.x"),
+        ("prices: {}\n", "models"),
+        ("models:\n  x: {input: .nan, output: 2}\n", "models.x.input"),
+        ("models:\n  x: {input: 1, output: .inf}\n", "models.x.output"),
+    ],
+)
 def test_bad_override_names_file_and_field(tmp_path, text, field) -> None:
     f = tmp_path / "p.yaml"
     f.write_text(text)
@@ -76,13 +79,16 @@ def test_parse_retry_after_forms() -> None:
     assert parse_retry_after(None) is None
 
 
-@pytest.mark.parametrize("headers, expected", [
-    ({"Retry-After": "nan"}, None),
-    ({"Retry-After": "inf"}, None),
-    ({"Retry-After": "-3"}, 0.0),
-    ({"retry-after-ms": "nan", "Retry-After": "2"}, 2.0),
-    ({"retry-after-ms": "oops"}, None),
-])
+@pytest.mark.parametrize(
+    "headers, expected",
+    [
+        ({"Retry-After": "nan"}, None),
+        ({"Retry-After": "inf"}, None),
+        ({"Retry-After": "-3"}, 0.0),
+        ({"retry-after-ms": "nan", "Retry-After": "2"}, 2.0),
+        ({"retry-after-ms": "oops"}, None),
+    ],
+)
 def test_parse_retry_after_rejects_non_finite_waits(headers, expected) -> None:
     # a NaN wait would reach asyncio.sleep; a server cannot mean it, so backoff decides instead
     assert parse_retry_after(headers) == expected

@@ -20,9 +20,20 @@ from evalcore.models import (
 MSG = [{"role": "user", "content": "hello"}]
 
 
-@pytest.mark.parametrize("spec", ["gpt-4o", "local:llama70b", "openai:", "openai-compatible:x",
-                                  "openai-compatible:x@ftp://h", "openai-compatible:@http://h/v1",
-                                  "replay:", "bogus:thing", ""])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "gpt-4o",
+        "local:llama70b",
+        "openai:",
+        "openai-compatible:x",
+        "openai-compatible:x@ftp://h",
+        "openai-compatible:@http://h/v1",
+        "replay:",
+        "bogus:thing",
+        "",
+    ],
+)
 def test_unknown_or_malformed_specs(spec) -> None:
     with pytest.raises(EvalcoreError) as info:
         from_spec(spec)
@@ -54,11 +65,9 @@ def test_local_spec_without_llama_cpp_is_refused_before_a_run_starts(tmp_path, m
     from evalcore.runs import run_benchmark
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
     with pytest.raises(EvalcoreError, match="llama-cpp-python") as info:
-        run_benchmark("gsm8k", "local:smollm2", limit=1, source="sample", progress=False,
-                      run_dir=tmp_path / "runs")
+        run_benchmark("gsm8k", "local:smollm2", limit=1, source="sample", progress=False, run_dir=tmp_path / "runs")
     assert info.value.field == "model" and not (tmp_path / "runs").exists()
 
 
@@ -76,14 +85,31 @@ def test_request_hash_is_stable_and_sensitive() -> None:
     assert h != request_hash(MSG, GenerationParams(temperature=0.5))
     assert h != request_hash(MSG, GenerationParams(stop=("x",)))
     k = cache_key("m", "e", MSG, p, 0)
-    assert len({k, cache_key("m2", "e", MSG, p, 0), cache_key("m", "e2", MSG, p, 0),
-                cache_key("m", "e", MSG, p, 1), cache_key("m", "e", MSG, GenerationParams(seed=1), 0)}) == 5
+    assert (
+        len(
+            {
+                k,
+                cache_key("m2", "e", MSG, p, 0),
+                cache_key("m", "e2", MSG, p, 0),
+                cache_key("m", "e", MSG, p, 1),
+                cache_key("m", "e", MSG, GenerationParams(seed=1), 0),
+            }
+        )
+        == 5
+    )
 
 
 def test_response_cache_roundtrip_and_errors_not_cached(tmp_path) -> None:
     db = tmp_path / "sub" / "c.sqlite"
-    comp = Completion(text="hi", usage=Usage(3, 4), cost_usd=0.5, latency_s=1.5, model="m",
-                      retries=2, logprobs=[{"token": "hi", "logprob": -0.1, "top": {}}])
+    comp = Completion(
+        text="hi",
+        usage=Usage(3, 4),
+        cost_usd=0.5,
+        latency_s=1.5,
+        model="m",
+        retries=2,
+        logprobs=[{"token": "hi", "logprob": -0.1, "top": {}}],
+    )
     with ResponseCache(db) as cache:
         assert cache.get("k") is None
         cache.put("k", "m", comp)

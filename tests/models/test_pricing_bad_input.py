@@ -13,11 +13,14 @@ pytestmark = pytest.mark.timeout(120)
 TYPO = "models:\n  mine: {input: 1, output: 2}\nmodles:\n  other: {input: 3, output: 4}\n"
 
 
-@pytest.mark.parametrize(("text", "line", "field"), [
-    (TYPO, 3, "modles"),
-    ("currency: EUR\nmodels:\n  mine: {input: 1, output: 2}\n", 1, "currency"),
-    ("models: {}\n7: x\n", 2, "7"),
-])
+@pytest.mark.parametrize(
+    ("text", "line", "field"),
+    [
+        (TYPO, 3, "modles"),
+        ("currency: EUR\nmodels:\n  mine: {input: 1, output: 2}\n", 1, "currency"),
+        ("models: {}\n7: x\n", 2, "7"),
+    ],
+)
 def test_unknown_top_level_key_names_file_line_field(tmp_path, text, line, field) -> None:
     f = tmp_path / "p.yaml"
     f.write_text(text)
@@ -61,9 +64,23 @@ def test_run_with_bad_pricing_exits_2_creates_nothing(tmp_path, capsys, kind) ->
         expect = f"{pricing}: is a folder, not a file"
     runs = tmp_path / "runs"
     with FakeChatServer() as srv:
-        status = main(["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}",
-                       "--limit", "1", "--source", "sample", "--run-dir", str(runs),
-                       "--no-progress", "--pricing", str(pricing)])
+        status = main(
+            [
+                "run",
+                "gsm8k",
+                "--model",
+                f"openai-compatible:fake@{srv.url}",
+                "--limit",
+                "1",
+                "--source",
+                "sample",
+                "--run-dir",
+                str(runs),
+                "--no-progress",
+                "--pricing",
+                str(pricing),
+            ]
+        )
         assert srv.counts["requests"] == 0  # refused before any model call
     err = capsys.readouterr().err
     assert status == 2 and expect in err and "Traceback" not in err

@@ -20,9 +20,18 @@ def test_benchmark_through_the_real_openai_client_against_the_local_server(tmp_p
             listed = json.load(resp)
         assert resp.status == 200 and listed["data"][0]["id"] == "smollm2"
         assert server.url.startswith("http://127.0.0.1:")
-        path = run_benchmark("gsm8k", server.spec, limit=3, source="sample", progress=False,
-                             params={"max_tokens": 128}, run_dir=tmp_path, run_id="served",
-                             cache=False, concurrency=1)
+        path = run_benchmark(
+            "gsm8k",
+            server.spec,
+            limit=3,
+            source="sample",
+            progress=False,
+            params={"max_tokens": 128},
+            run_dir=tmp_path,
+            run_id="served",
+            cache=False,
+            concurrency=1,
+        )
         proc = server.proc
     assert proc.poll() is not None  # stopped
     run = load_run(path)
@@ -33,8 +42,7 @@ def test_benchmark_through_the_real_openai_client_against_the_local_server(tmp_p
         usage = s["completion"]["usage"]
         assert s["completion"]["text"] and 0 < usage["completion_tokens"] <= 128
         assert usage["prompt_tokens"] > 20 and s["completion"]["cost_usd"] == 0.0
-    assert res["tokens"]["completion"] == sum(s["completion"]["usage"]["completion_tokens"]
-                                              for s in run.samples)
+    assert res["tokens"]["completion"] == sum(s["completion"]["usage"]["completion_tokens"] for s in run.samples)
 
 
 def test_serve_local_cli_serves_on_loopback_until_stopped() -> None:
@@ -48,8 +56,11 @@ def test_serve_local_cli_serves_on_loopback_until_stopped() -> None:
     args = build_parser().parse_args(["serve-local", "--port", "8123"])
     assert args.port == 8123 and args.host == "127.0.0.1"
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "evalcore.cli", "serve-local", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalcore.cli", "serve-local", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         listed = None
@@ -77,10 +88,16 @@ def test_served_seeded_answers_do_not_depend_on_earlier_requests(tmp_path) -> No
     assert server_command(1, model_path=tmp_path / "m.gguf")[1:3] == ["-m", "evalcore.models._serve_main"]
 
     def ask(url: str, prompt: str) -> str:
-        body = json.dumps({"model": "smollm2", "messages": [{"role": "user", "content": prompt}],
-                           "temperature": 0.8, "max_tokens": 24, "seed": 11}).encode()
-        req = urllib.request.Request(url + "/chat/completions", data=body,
-                                     headers={"Content-Type": "application/json"})
+        body = json.dumps(
+            {
+                "model": "smollm2",
+                "messages": [{"role": "user", "content": prompt}],
+                "temperature": 0.8,
+                "max_tokens": 24,
+                "seed": 11,
+            }
+        ).encode()
+        req = urllib.request.Request(url + "/chat/completions", data=body, headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=120) as resp:
             return json.load(resp)["choices"][0]["message"]["content"]
 

@@ -53,11 +53,26 @@ class _DevTools:
             os.dup2(from_chrome_w, 4)
 
         self.proc = subprocess.Popen(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
-             f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=wire, pass_fds=(3, 4))
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-extensions",
+                f"--user-data-dir={profile}",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=wire,
+            pass_fds=(3, 4),
+        )
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self._inbox: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -68,8 +83,11 @@ class _DevTools:
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Runtime", "Log", "Page"):
             self.call(f"{domain}.enable", session=True)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=True)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            session=True,
+        )
 
     def _read(self) -> None:
         buf = b""
@@ -109,8 +127,9 @@ class _DevTools:
         self._wait(lambda m: m.get("method") == "Page.loadEventFired")
 
     def js(self, expression: str) -> Any:
-        res = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                             "awaitPromise": True}, session=True)
+        res = self.call(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, session=True
+        )
         assert "exceptionDetails" not in res, res["exceptionDetails"]
         return res["result"].get("value")
 

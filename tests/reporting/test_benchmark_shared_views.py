@@ -18,12 +18,23 @@ MC_TEMPLATE = "About {subject}.\n\n{question}\n{choices_text}\n\nReply with the 
 def _sample(item_id, epoch, *, passed=None, error=False, dataset="humaneval", user="Q?"):
     scores = {} if passed is None else {"score": float(passed), "passed": passed}
     return {
-        "run_id": "r", "item_id": item_id, "epoch": epoch, "dataset": dataset,
+        "run_id": "r",
+        "item_id": item_id,
+        "epoch": epoch,
+        "dataset": dataset,
         "request": {"messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": user}]},
         "request_hash": f"{item_id}{epoch}",
-        "completion": {"text": "", "usage": {"prompt_tokens": 1, "completion_tokens": 1}, "cost_usd": 0.0,
-                       "latency_s": 0.1, "error": {"type": "Timeout", "message": "x"} if error else None},
-        "scores": {} if error else scores, "error": error, "reference": "A", "metadata": {},
+        "completion": {
+            "text": "",
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+            "cost_usd": 0.0,
+            "latency_s": 0.1,
+            "error": {"type": "Timeout", "message": "x"} if error else None,
+        },
+        "scores": {} if error else scores,
+        "error": error,
+        "reference": "A",
+        "metadata": {},
     }
 
 
@@ -31,8 +42,7 @@ def test_pass_at_k_view_gives_the_numbers_of_results_json_exactly():
     # Tasks in run order t/c, t/a, t/b; a mean over them depends on the order in the last bit, so
     # a table that grouped the items by sorted id (as the view once did) would differ from
     # results.json. A sample without 'passed' failed; a sample with a model error is left out.
-    runs = [("t/c", [True, True, None, False, True]), ("t/a", [True] * 5),
-            ("t/b", [True, True, False, True, True])]
+    runs = [("t/c", [True, True, None, False, True]), ("t/a", [True] * 5), ("t/b", [True, True, False, True, True])]
     samples = [_sample(i, e, passed=outcomes[e]) for e in range(5) for i, outcomes in runs]
     samples.append(_sample("t/a", 5, error=True))
     per_task = {i: pass_at_k(5, sum(bool(p) for p in outcomes), 1) for i, outcomes in runs}

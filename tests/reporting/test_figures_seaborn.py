@@ -51,9 +51,15 @@ def _seaborn_calls(monkeypatch, *names):
 
 
 # --------------------------------------------------------------------------- per-subject bars
-SUBJECTS = pd.DataFrame({"subject": ["law", r"$\foo$ art", "biology", "chemistry"], "n": [3, 4, 5, 6],
-                         "accuracy": [0.9, 0.5, 0.2, 0.0], "ci_low": [0.6, 0.2, 0.05, 0.0],
-                         "ci_high": [1.0, 0.8, 0.5, 0.35]})
+SUBJECTS = pd.DataFrame(
+    {
+        "subject": ["law", r"$\foo$ art", "biology", "chemistry"],
+        "n": [3, 4, 5, 6],
+        "accuracy": [0.9, 0.5, 0.2, 0.0],
+        "ci_low": [0.6, 0.2, 0.05, 0.0],
+        "ci_high": [1.0, 0.8, 0.5, 0.35],
+    }
+)
 
 
 def test_subject_bars_are_the_table_accuracies_in_its_order(monkeypatch):
@@ -79,16 +85,20 @@ def test_subject_error_bars_span_the_table_intervals():
 
 def test_subject_error_bars_follow_a_changed_interval():
     wider = SUBJECTS.assign(ci_high=[1.0, 0.95, 0.6, 0.4])
-    (lines,) = [c for c in bv.subject_figure(wider).axes[0].collections
-                if isinstance(c, matplotlib.collections.LineCollection)]
+    (lines,) = [
+        c for c in bv.subject_figure(wider).axes[0].collections if isinstance(c, matplotlib.collections.LineCollection)
+    ]
     assert sorted(seg[1][0] for seg in lines.get_segments()) == pytest.approx(sorted(wider.ci_high))
 
 
 # --------------------------------------------------------------------------- pass/fail heatmap
 def test_pass_fail_heatmap_cells_are_the_grid(monkeypatch):
     calls = _seaborn_calls(monkeypatch, "heatmap")
-    grid = pd.DataFrame([[1.0, 0.0, np.nan], [0.0, 1.0, 1.0], [np.nan, np.nan, 0.0]],
-                        index=["HumanEval/0", "id $x$", "HumanEval/7"], columns=[0, 1, 2])
+    grid = pd.DataFrame(
+        [[1.0, 0.0, np.nan], [0.0, 1.0, 1.0], [np.nan, np.nan, 0.0]],
+        index=["HumanEval/0", "id $x$", "HumanEval/7"],
+        columns=[0, 1, 2],
+    )
     ax = bv.pass_fail_figure(grid).axes[0]
     assert calls == ["heatmap"]
     mesh = ax.collections[0]
@@ -107,9 +117,13 @@ def test_pass_fail_heatmap_cells_are_the_grid(monkeypatch):
 # --------------------------------------------------------------------------- histograms
 def test_usage_histograms_count_the_samples(monkeypatch):
     calls = _seaborn_calls(monkeypatch, "histplot")
-    frame = pd.DataFrame({"latency_s": [0.1, 0.2, 0.3, 0.35, 1.0, 0.4, 0.2, 0.25, 0.3, 0.5, 0.6, 0.7],
-                          "completion_tokens": [3.0, 9, 12, 12, 40, 41, 7, 8, 100, 3, 5, 6],
-                          "cost_usd": [0.001 * i for i in range(12)]})
+    frame = pd.DataFrame(
+        {
+            "latency_s": [0.1, 0.2, 0.3, 0.35, 1.0, 0.4, 0.2, 0.25, 0.3, 0.5, 0.6, 0.7],
+            "completion_tokens": [3.0, 9, 12, 12, 40, 41, 7, 8, 100, 3, 5, 6],
+            "cost_usd": [0.001 * i for i in range(12)],
+        }
+    )
     fig = bv.latency_cost_figure(frame)
     assert calls == ["histplot"] * 3
     for ax, column in zip(fig.axes, ["latency_s", "completion_tokens", "cost_usd"]):
@@ -124,16 +138,25 @@ def test_usage_histograms_count_the_samples(monkeypatch):
 
 # --------------------------------------------------------------------------- agent evaluation
 AGENT = {
-    "summary": {"pass_threshold": 0.7, "overall_score": 0.55,
-                "weights_used": {"functional": 0.4, "retrieval": 0.3, "robustness": 0.3}},
+    "summary": {
+        "pass_threshold": 0.7,
+        "overall_score": 0.55,
+        "weights_used": {"functional": 0.4, "retrieval": 0.3, "robustness": 0.3},
+    },
     "detailed_results": {
-        "functional": {"score": 0.8, "tests": [
-            {"name": "adds", "score": 1.0, "passed": True, "critical": False},
-            {"name": "adds", "score": 0.4, "passed": False, "critical": False},
-            {"name": "$boom$", "score": 0.0, "passed": False, "critical": True}]},
+        "functional": {
+            "score": 0.8,
+            "tests": [
+                {"name": "adds", "score": 1.0, "passed": True, "critical": False},
+                {"name": "adds", "score": 0.4, "passed": False, "critical": False},
+                {"name": "$boom$", "score": 0.0, "passed": False, "critical": True},
+            ],
+        },
         "retrieval": {"score": 0.3, "tests": [{"name": "finds", "score": 0.3, "passed": False}]},
-        "robustness": {"score": 0.7, "tests": [{"name": "a", "score": 0.7, "passed": True},
-                                               {"name": "b", "score": 0.9, "passed": True}]},
+        "robustness": {
+            "score": 0.7,
+            "tests": [{"name": "a", "score": 0.7, "passed": True}, {"name": "b", "score": 0.9, "passed": True}],
+        },
     },
 }
 
@@ -185,9 +208,19 @@ def _sweep_result() -> SweepResult:
     rows = []
     for split in ("dev", "test"):
         for i, t in enumerate([0.6, 0.3, 0.5, 0.4]):  # unsorted on purpose
-            rows.append({"split": split, "threshold": t, "precision": [0.8, 0.5, 0.7, np.nan][i],
-                         "recall": 0.9 - t, "f1": 0.6 + (split == "dev"), "fpr": 0.3 - t / 4,
-                         "synthesis_rate": np.nan, "success": 0.5 + t / 2, "utility": 0.4 + t / 3})
+            rows.append(
+                {
+                    "split": split,
+                    "threshold": t,
+                    "precision": [0.8, 0.5, 0.7, np.nan][i],
+                    "recall": 0.9 - t,
+                    "f1": 0.6 + (split == "dev"),
+                    "fpr": 0.3 - t / 4,
+                    "synthesis_rate": np.nan,
+                    "success": 0.5 + t / 2,
+                    "utility": 0.4 + t / 3,
+                }
+            )
     tests = pd.DataFrame({"threshold": [0.3, 0.6], "significant": [True, False]})
     return SweepResult(metrics=pd.DataFrame(rows), items=pd.DataFrame(), best_threshold=0.5, tests=tests)
 
@@ -204,16 +237,23 @@ def test_threshold_curves_are_the_held_out_metrics(monkeypatch):
     colour_of = {n: to_rgba(h.get_color()) for n, h in zip(names, legend.legend_handles) if n in names[:-1]}
     held = sweep.metrics[sweep.metrics.split == "test"].sort_values("threshold")
     for name, colour in colour_of.items():
-        drawn = [(x, y) for line in ax.lines if to_rgba(line.get_color()) == colour
-                 for x, y in zip(line.get_xdata(), line.get_ydata())]
+        drawn = [
+            (x, y)
+            for line in ax.lines
+            if to_rgba(line.get_color()) == colour
+            for x, y in zip(line.get_xdata(), line.get_ydata())
+        ]
         want = [(t, v) for t, v in zip(held.threshold, held[name]) if not np.isnan(v)]
         np.testing.assert_allclose(np.array(drawn, dtype=float), np.array(want, dtype=float), err_msg=name)
     # precision is missing at 0.4: its line stops there instead of joining 0.3 to 0.5
-    precision = [line for line in ax.lines if to_rgba(line.get_color()) == colour_of["precision"]
-                 and len(line.get_xdata())]
+    precision = [
+        line for line in ax.lines if to_rgba(line.get_color()) == colour_of["precision"] and len(line.get_xdata())
+    ]
     assert sorted(list(line.get_xdata()) for line in precision) == [[0.3], [0.5, 0.6]]
-    widths = {n: max(line.get_linewidth() for line in ax.lines if to_rgba(line.get_color()) == c)
-              for n, c in colour_of.items()}
+    widths = {
+        n: max(line.get_linewidth() for line in ax.lines if to_rgba(line.get_color()) == c)
+        for n, c in colour_of.items()
+    }
     assert widths["utility"] == 2.5 and widths["recall"] == 1.2
     (best,) = [line for line in ax.lines if list(line.get_xdata()) == [0.5, 0.5]]
     assert best.get_linestyle() == ":"
@@ -222,9 +262,14 @@ def test_threshold_curves_are_the_held_out_metrics(monkeypatch):
 # --------------------------------------------------------------------------- routing λ sweep
 def test_routing_sweep_curves_join_each_routers_points_in_lambda_order(monkeypatch):
     calls = _seaborn_calls(monkeypatch, "lineplot")
-    sweep = pd.DataFrame({"algorithm": ["ucb1"] * 3 + ["my_router"] * 3, "lambda": [0.5, 0.0, 1.0] * 2,
-                          "mean_quality": [0.6, 0.7, 0.5, 0.65, 0.72, 0.4],
-                          "mean_cost": [0.2, 0.3, 0.1, 0.25, 0.35, 0.05]})
+    sweep = pd.DataFrame(
+        {
+            "algorithm": ["ucb1"] * 3 + ["my_router"] * 3,
+            "lambda": [0.5, 0.0, 1.0] * 2,
+            "mean_quality": [0.6, 0.7, 0.5, 0.65, 0.72, 0.4],
+            "mean_cost": [0.2, 0.3, 0.1, 0.25, 0.35, 0.05],
+        }
+    )
     arms = pd.DataFrame({"arm": ["small", "large"], "mean_cost": [0.1, 0.4], "mean_quality": [0.5, 0.8]})
     ax = sweep_figure(sweep, arms).axes[0]
     assert calls == ["lineplot"]

@@ -31,13 +31,16 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_load_suite_merges_params_overrides_and_smoke(repo):
-    suite = write(repo / "params" / "suite.yaml", """runs:
+    suite = write(
+        repo / "params" / "suite.yaml",
+        """runs:
   - name: first
     notebook: nbs/a.ipynb
     params: params/a.yaml
     overrides: {name: z}
   - {name: second, notebook: nbs/a.ipynb}
-""")
+""",
+    )
     entries = load_notebook_suite(suite, smoke={"a.ipynb": {"limit": 1}, "second": {"limit": 2}})
     assert [e.name for e in entries] == ["first", "second"]
     assert entries[0].notebook == repo / "nbs" / "a.ipynb"  # resolved from the repo root
@@ -55,16 +58,29 @@ def test_load_suite_merges_params_overrides_and_smoke(repo):
         ("runs: []\n", 1, "runs", "non-empty"),
         ("runs:\n  - {name: a, notebook: nbs/missing.ipynb}\n", 2, "notebook", "notebook not found"),
         ("runs:\n  - {name: a}\n", 2, "notebook", "missing or empty 'notebook'"),
-        ("runs:\n  - {name: a, notebook: nbs/a.ipynb}\n  - name: a\n    notebook: nbs/a.ipynb\n", 3, "name", "duplicate"),
+        (
+            "runs:\n  - {name: a, notebook: nbs/a.ipynb}\n  - name: a\n    notebook: nbs/a.ipynb\n",
+            3,
+            "name",
+            "duplicate",
+        ),
         ("runs:\n  - {name: a, notebook: nbs/a.ipynb, parms: x}\n", 2, "parms", "unknown key"),
         ("runs:\n  - {name: 'a b', notebook: nbs/a.ipynb}\n", 2, "name", "letters"),
         ("runs:\n  - {name: a, notebook: nbs/a.ipynb, params: params/none.yaml}\n", 2, "params", "not found"),
         ("runs:\n  - just-a-string\n", 2, None, "must be a mapping"),
         # a top-level key beside 'runs:' (a typo of it, a misplaced entry key) is refused
-        ("runs:\n  - {name: a, notebook: nbs/a.ipynb}\nrnus:\n  - {name: b, notebook: nbs/a.ipynb}\n",
-         3, "rnus", "unknown top-level key"),
-        ("# suite\noverrides: {seed: 1}\nruns:\n  - {name: a, notebook: nbs/a.ipynb}\n", 2, "overrides",
-         r"unknown top-level key \(allowed: runs\)"),
+        (
+            "runs:\n  - {name: a, notebook: nbs/a.ipynb}\nrnus:\n  - {name: b, notebook: nbs/a.ipynb}\n",
+            3,
+            "rnus",
+            "unknown top-level key",
+        ),
+        (
+            "# suite\noverrides: {seed: 1}\nruns:\n  - {name: a, notebook: nbs/a.ipynb}\n",
+            2,
+            "overrides",
+            r"unknown top-level key \(allowed: runs\)",
+        ),
         ("runs:\n  - {name: a, notebook: nbs}\n", 2, "notebook", "is a folder, not a file"),
         ("runs:\n  - {name: a, notebook: nbs/a.ipynb, params: params}\n", 2, "params", "is a folder, not a file"),
     ],
@@ -96,7 +112,9 @@ def test_unknown_parameter_names_its_file_and_line(repo):
 
 
 def test_unknown_override_points_at_suite_line(repo):
-    suite = write(repo / "params" / "s.yaml", "runs:\n  - name: a\n    notebook: nbs/a.ipynb\n    overrides:\n      seed: 1\n")
+    suite = write(
+        repo / "params" / "s.yaml", "runs:\n  - name: a\n    notebook: nbs/a.ipynb\n    overrides:\n      seed: 1\n"
+    )
     (entry,) = load_notebook_suite(suite)
     with pytest.raises(EvalcoreError) as info:
         check_parameters(entry)

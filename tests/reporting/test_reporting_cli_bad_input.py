@@ -7,8 +7,9 @@ import pytest
 from evalcore.cli import main
 
 
-@pytest.mark.parametrize("option", [["--progress-every", "-5"], ["--cell-timeout", "-1"],
-                                    ["--notebook-timeout", "inf"]])
+@pytest.mark.parametrize(
+    "option", [["--progress-every", "-5"], ["--cell-timeout", "-1"], ["--notebook-timeout", "inf"]]
+)
 def test_notebooks_run_bad_seconds(tmp_path, capsys, option) -> None:
     with pytest.raises(SystemExit) as stop:
         main(["notebooks", "run", "--output", str(tmp_path / "rep"), *option])

@@ -63,9 +63,15 @@ def test_html_leaves_out_record_outputs_and_the_notebook_keeps_them(executed):
     from evalcore.reporting._record import RECORD_MIMETYPE
 
     nb = nbformat.read(executed, as_version=4)
-    nb.cells[1].outputs.append(nbformat.v4.new_output("display_data", data={
-        RECORD_MIMETYPE: {"name": "accuracy", "value": {"mean": 0.625}},
-        "text/plain": 'accuracy = {"mean": 0.625}'}))
+    nb.cells[1].outputs.append(
+        nbformat.v4.new_output(
+            "display_data",
+            data={
+                RECORD_MIMETYPE: {"name": "accuracy", "value": {"mean": 0.625}},
+                "text/plain": 'accuracy = {"mean": 0.625}',
+            },
+        )
+    )
     nbformat.write(nb, executed)
     html = notebook_to_html(executed).read_text()
     assert "The answer is 42" in html and "data:image/png;base64," in html
@@ -79,15 +85,19 @@ def test_html_leaves_out_a_heading_whose_section_shows_nothing(executed):
 
     nb = nbformat.read(executed, as_version=4)
     record_cell = nbformat.v4.new_code_cell("evalcore.record('x', 1)")
-    record_cell.outputs = [nbformat.v4.new_output("display_data", data={
-        RECORD_MIMETYPE: {"name": "x", "value": 1}, "text/plain": "x = 1"})]
+    record_cell.outputs = [
+        nbformat.v4.new_output("display_data", data={RECORD_MIMETYPE: {"name": "x", "value": 1}, "text/plain": "x = 1"})
+    ]
     silent = nbformat.v4.new_code_cell("y = 2")
     nested = nbformat.v4.new_code_cell("print('nested')")
     nested.outputs = [nbformat.v4.new_output("stream", name="stdout", text="NESTED OUTPUT\n")]
     nb.cells += [
-        nbformat.v4.new_markdown_cell("## Recorded numbers"), record_cell, silent,
+        nbformat.v4.new_markdown_cell("## Recorded numbers"),
+        record_cell,
+        silent,
         nbformat.v4.new_markdown_cell("## Parent section"),
-        nbformat.v4.new_markdown_cell("### Child section"), nested,
+        nbformat.v4.new_markdown_cell("### Child section"),
+        nested,
         nbformat.v4.new_markdown_cell("## Trailing heading"),
     ]
     nbformat.write(nb, executed)
@@ -117,15 +127,18 @@ def test_missing_notebook_is_an_evalcore_error(tmp_path):
         notebook_to_html(tmp_path / "none.ipynb")
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None or shutil.which("pdftoppm") is None,
-                    reason="needs chromium and poppler-utils (apt-get install chromium poppler-utils)")
+@pytest.mark.skipif(
+    shutil.which("chromium") is None or shutil.which("pdftoppm") is None,
+    reason="needs chromium and poppler-utils (apt-get install chromium poppler-utils)",
+)
 def test_pdf_page_one_is_not_blank(executed, tmp_path):
     from PIL import Image
 
     result = export_notebook(executed)
     assert result.pdf is not None and result.pdf.read_bytes()[:5] == b"%PDF-"
-    subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(result.pdf), str(tmp_path / "page")],
-                   check=True)
+    subprocess.run(
+        ["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(result.pdf), str(tmp_path / "page")], check=True
+    )
     (page,) = tmp_path.glob("page*.png")
     pixels = np.asarray(Image.open(page).convert("L"), dtype=float)
     assert pixels.std() > 5.0, "page 1 of the PDF is blank"
@@ -171,8 +184,9 @@ def test_report_files_get_the_mode_the_umask_gives(executed, tmp_path, monkeypat
         written.append(save_figure(fig, "line"))
         plt.close(fig)
         written.append(suite / "run" / "records.json")
-        index = write_index(suite, [EntryResult(name="run", notebook="nb.ipynb", status="ok",
-                                                records={"accuracy": 0.5})], {"id": "s"})
+        index = write_index(
+            suite, [EntryResult(name="run", notebook="nb.ipynb", status="ok", records={"accuracy": 0.5})], {"id": "s"}
+        )
         written += [index, suite / "suite.json", suite / "summary.csv"]
         written.append(strategy_template("gsm8k", DEFAULT_STRATEGIES[0], tmp_path / "templates"))
     finally:

@@ -41,14 +41,25 @@ SCRIPT = "<script>document.title='PWNED'</script>"
 
 
 def _sample(item_id: str, text: str, score: float | None = 1.0, error: bool = False) -> dict:
-    return {"item_id": item_id, "epoch": 0, "dataset": "gsm8k",
-            "request": {"messages": [{"role": "user", "content": "Q?"}]},
-            "completion": {"text": text, "usage": {"prompt_tokens": 3, "completion_tokens": 2},
-                           "latency_s": 0.1, "cost_usd": 0.0,
-                           "error": {"type": "HTTP500", "message": "boom"} if error else None},
-            "scores": {} if error else {"score": score, "strict": score, "flexible": score,
-                                        "extracted_flexible": "1", "method_flexible": "hash"},
-            "reference": "1", "metadata": {}, "error": error}
+    return {
+        "item_id": item_id,
+        "epoch": 0,
+        "dataset": "gsm8k",
+        "request": {"messages": [{"role": "user", "content": "Q?"}]},
+        "completion": {
+            "text": text,
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+            "latency_s": 0.1,
+            "cost_usd": 0.0,
+            "error": {"type": "HTTP500", "message": "boom"} if error else None,
+        },
+        "scores": {}
+        if error
+        else {"score": score, "strict": score, "flexible": score, "extracted_flexible": "1", "method_flexible": "hash"},
+        "reference": "1",
+        "metadata": {},
+        "error": error,
+    }
 
 
 # --------------------------------------------------------------------------- lone surrogates
@@ -79,12 +90,22 @@ def test_figure_labels_from_data_are_text_not_mathtext(tmp_path: Path):
     fig = pass_fail_figure(grid)
     fig.savefig(tmp_path / "grid.png")
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [r"id $\foo$ x"]
-    subjects = pd.DataFrame({"subject": [r"$\foo$ law"], "n": [3], "accuracy": [0.5], "ci_low": [0.2],
-                             "ci_high": [0.8]})
+    subjects = pd.DataFrame(
+        {"subject": [r"$\foo$ law"], "n": [3], "accuracy": [0.5], "ci_low": [0.2], "ci_high": [0.8]}
+    )
     subject_figure(subjects).savefig(tmp_path / "subjects.png")
-    comparisons = pd.DataFrame({"name_a": [r"$\foo$"], "name_b": ["b $x^2$"], "difference": [0.1],
-                                "ci_low": [0.0], "ci_high": [0.2], "significant": [False],
-                                "p_value": [0.3], "n": [10]})
+    comparisons = pd.DataFrame(
+        {
+            "name_a": [r"$\foo$"],
+            "name_b": ["b $x^2$"],
+            "difference": [0.1],
+            "ci_low": [0.0],
+            "ci_high": [0.2],
+            "significant": [False],
+            "p_value": [0.3],
+            "n": [10],
+        }
+    )
     difference_figure(comparisons).savefig(tmp_path / "diff.png")
 
 
@@ -93,8 +114,11 @@ def test_figure_labels_from_data_are_text_not_mathtext(tmp_path: Path):
 
 def test_format_table_escapes_column_names():
     frame = pd.DataFrame({IMG: [1, 2], "x": ["a", SCRIPT]})
-    for html in (format_table(frame).to_html(), format_table(frame, headers=False).to_html(),
-                 format_table(frame.set_index(IMG), index=True).to_html()):
+    for html in (
+        format_table(frame).to_html(),
+        format_table(frame, headers=False).to_html(),
+        format_table(frame.set_index(IMG), index=True).to_html(),
+    ):
         assert IMG not in html and SCRIPT not in html
         soup = BeautifulSoup(html, "html.parser")
         assert soup.find("img") is None and soup.find("script") is None
@@ -103,8 +127,17 @@ def test_format_table_escapes_column_names():
 
 
 def test_power_notes_and_no_figure_show_names_as_text():
-    power = pd.DataFrame([{"pair": f"{IMG} − b", "n": 3, "min_detectable_difference": 0.2,
-                           "items_needed": 5, "observed_difference": 0.1}])
+    power = pd.DataFrame(
+        [
+            {
+                "pair": f"{IMG} − b",
+                "n": 3,
+                "min_detectable_difference": 0.2,
+                "items_needed": 5,
+                "observed_difference": 0.1,
+            }
+        ]
+    )
     notes = power_notes(power)
     # Markdown backslash escapes, not HTML entities (the exporter escapes HTML once more)
     assert IMG not in notes and "\\<img src=x" in notes and "&lt;" not in notes
@@ -116,8 +149,9 @@ def test_power_notes_and_no_figure_show_names_as_text():
 def _exported_markdown(tmp_path: Path, *texts: str) -> tuple[str, BeautifulSoup]:
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("show()")
-    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/markdown": t, "text/plain": "<Markdown>"})
-                    for t in texts]
+    cell.outputs = [
+        nbformat.v4.new_output("display_data", data={"text/markdown": t, "text/plain": "<Markdown>"}) for t in texts
+    ]
     nb.cells = [cell]
     nbformat.write(nb, tmp_path / "md.ipynb")
     page = notebook_to_html(tmp_path / "md.ipynb", tmp_path / "md.html").read_text("utf-8")
@@ -127,10 +161,23 @@ def _exported_markdown(tmp_path: Path, *texts: str) -> tuple[str, BeautifulSoup]
 def test_exported_no_figure_and_power_notes_are_escaped_once(tmp_path: Path, chromium):
     """no_figure and power_notes escaped their text with html.escape and the exporter escaped
     it again: ``quality < 0.5 & cost > 0`` showed as ``quality &lt; 0.5 &amp; cost &gt; 0``."""
-    power = pd.DataFrame([{"pair": f"a_1 * [b] & {IMG} − c<d>", "n": 3, "min_detectable_difference": 0.2,
-                           "items_needed": 5, "observed_difference": 0.1}])
-    page, soup = _exported_markdown(tmp_path, no_figure("quality < 0.5 & cost > 0").data,
-                                    no_figure(f"router {IMG} `x` *y* _z_ \\ [l](u)").data, power_notes(power))
+    power = pd.DataFrame(
+        [
+            {
+                "pair": f"a_1 * [b] & {IMG} − c<d>",
+                "n": 3,
+                "min_detectable_difference": 0.2,
+                "items_needed": 5,
+                "observed_difference": 0.1,
+            }
+        ]
+    )
+    page, soup = _exported_markdown(
+        tmp_path,
+        no_figure("quality < 0.5 & cost > 0").data,
+        no_figure(f"router {IMG} `x` *y* _z_ \\ [l](u)").data,
+        power_notes(power),
+    )
     rendered = soup.select(".jp-RenderedMarkdown")
     texts = [" ".join(r.get_text().split()) for r in rendered]
     assert texts[0] == "No figure: quality < 0.5 & cost > 0."
@@ -196,8 +243,13 @@ def test_exported_page_runs_no_payload_in_chromium(tmp_path: Path, chromium):
     chromium.open(html.resolve().as_uri() + "#print")
     assert chromium.js("document.title") == "nb"
     assert chromium.js("document.documentElement.classList.contains('evalcore-print')")  # own script runs
-    assert chromium.js("document.querySelectorAll('.jp-OutputArea-output img, .jp-OutputArea-output svg,"
-                       " .jp-OutputArea-output script').length") == 1  # only the attachment link
+    assert (
+        chromium.js(
+            "document.querySelectorAll('.jp-OutputArea-output img, .jp-OutputArea-output svg,"
+            " .jp-OutputArea-output script').length"
+        )
+        == 1
+    )  # only the attachment link
     assert "PWNED" in chromium.js("document.body.innerText")
 
 
@@ -226,7 +278,8 @@ class _Model:
         if i == 3:
             return Completion(text="", error=CompletionError(type="HTTP500", message=SCRIPT))
         text = {0: f"{SCRIPT} #### {it.reference}", 1: f"</script>{IMG}", 2: "lone \ud800 #### 2"}.get(
-            i, f"#### {it.reference}" if i % 2 else "#### -1")
+            i, f"#### {it.reference}" if i % 2 else "#### -1"
+        )
         return Completion(text=text, usage=Usage(5, 3), latency_s=0.1, model="m")
 
 
@@ -238,15 +291,24 @@ def _facts(page: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("hostile") / "runs"
-    run_benchmark("gsm8k", _Model(), source="sample", progress=False, run_dir=base, run_id="full",
-                  cache=False, concurrency=1)
+    run_benchmark(
+        "gsm8k", _Model(), source="sample", progress=False, run_dir=base, run_id="full", cache=False, concurrency=1
+    )
     # Ctrl-C at the 12th call; asyncio logs the interrupted task when it is collected (noise)
     log = logging.getLogger("asyncio")
     log.disabled = True
     try:
         with pytest.raises(RunInterrupted):
-            run_benchmark("gsm8k", _Model(stop=12), source="sample", progress=False, run_dir=base,
-                          run_id="partial", cache=False, concurrency=1)
+            run_benchmark(
+                "gsm8k",
+                _Model(stop=12),
+                source="sample",
+                progress=False,
+                run_dir=base,
+                run_id="partial",
+                cache=False,
+                concurrency=1,
+            )
         gc.collect()
     finally:
         log.disabled = False
@@ -303,8 +365,15 @@ def test_browser_page_has_a_csp_and_runs_no_payload(runs: Path, tmp_path: Path, 
 
 
 def test_headline_n_is_the_n_of_the_interval(tmp_path: Path):
-    records = {"dataset": "gsm8k", "model": "m", "n_items": 8, "n_samples": 8, "errors": 1,
-               "accuracy": {"mean": 0.25, "ci_low": 0.07, "ci_high": 0.59, "n": 7}, "parse_failure_rate": 0.0}
+    records = {
+        "dataset": "gsm8k",
+        "model": "m",
+        "n_items": 8,
+        "n_samples": 8,
+        "errors": 1,
+        "accuracy": {"mean": 0.25, "ci_low": 0.07, "ci_high": 0.59, "n": 7},
+        "parse_failure_rate": 0.0,
+    }
     table = headline_tables(summary_frame([EntryResult("b", "benchmark.ipynb", "ok", records=records)]))
     assert table.formatted()["benchmarks"].iloc[0]["n"] == "7 (8 items)"
     same = dict(records, errors=0, accuracy=dict(records["accuracy"], n=8))

@@ -8,9 +8,18 @@ from evalcore.reporting._notebooks import EntryResult, display_summary, write_in
 
 
 def test_display_summary_is_compact():
-    r = EntryResult(name="x", notebook="n.ipynb", status="ok", params={"runs": ["/a/b/c/run1"], "limit": 8},
-                    records={"accuracy": {"mean": 0.25, "ci_low": 0.05, "ci_high": 0.6, "n": 8},
-                             "pass_at_k": {"1": 0.5}, "comparisons": [{"a": 1}], "nan": float("nan")})
+    r = EntryResult(
+        name="x",
+        notebook="n.ipynb",
+        status="ok",
+        params={"runs": ["/a/b/c/run1"], "limit": 8},
+        records={
+            "accuracy": {"mean": 0.25, "ci_low": 0.05, "ci_high": 0.6, "n": 8},
+            "pass_at_k": {"1": 0.5},
+            "comparisons": [{"a": 1}],
+            "nan": float("nan"),
+        },
+    )
     frame = display_summary([r])
     row = frame.loc["x"]
     assert row["accuracy"] == "0.25 [0.05, 0.6]"
@@ -21,10 +30,12 @@ def test_display_summary_is_compact():
 
 
 def test_write_index_marks_failures_and_escapes(tmp_path):
-    ok = EntryResult(name="a", notebook="n.ipynb", status="ok", executed="a/a.ipynb", html="a/a.html",
-                     records={"score": 1})
-    bad = EntryResult(name="b", notebook="n.ipynb", status="failed", executed="b/b.ipynb",
-                      error="ValueError: <script>x</script>")
+    ok = EntryResult(
+        name="a", notebook="n.ipynb", status="ok", executed="a/a.ipynb", html="a/a.html", records={"score": 1}
+    )
+    bad = EntryResult(
+        name="b", notebook="n.ipynb", status="failed", executed="b/b.ipynb", error="ValueError: <script>x</script>"
+    )
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "stderr.log").write_text("--- cell 3\nTqdmWarning: IProgress not found\n")
     index = write_index(tmp_path, [ok, bad], {"id": "X"})

@@ -19,8 +19,16 @@ KEYS = ("latency_p50_s", "latency_p95_s", "latency_n")
 
 
 def _run(model, tmp_path, run_id, limit):
-    return run_benchmark("gsm8k", model, source="sample", progress=False, run_dir=tmp_path / "runs",
-                         run_id=run_id, limit=limit, cache=tmp_path / "cache.sqlite")
+    return run_benchmark(
+        "gsm8k",
+        model,
+        source="sample",
+        progress=False,
+        run_dir=tmp_path / "runs",
+        run_id=run_id,
+        limit=limit,
+        cache=tmp_path / "cache.sqlite",
+    )
 
 
 def _assert_notebook_matches_results(run) -> None:
@@ -36,8 +44,7 @@ def _assert_notebook_matches_results(run) -> None:
     assert row["covers"].startswith(f"{res['latency_n']} of {len(frame)} calls")
     assert {k: record.get(k) for k in KEYS} == pytest.approx({k: res[k] for k in KEYS})
     # the same numbers when the record is computed from the samples alone (no results.json)
-    recomputed = rep.benchmark_records(SimpleNamespace(samples=run.samples, config=run.config, results={}),
-                                       frame)
+    recomputed = rep.benchmark_records(SimpleNamespace(samples=run.samples, config=run.config, results={}), frame)
     assert {k: recomputed.get(k) for k in KEYS} == pytest.approx({k: res[k] for k in KEYS})
 
 

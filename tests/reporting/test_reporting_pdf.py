@@ -17,7 +17,8 @@ from evalcore.reporting._export import find_chromium, pdf_layout_problems
 
 pytestmark = pytest.mark.skipif(
     find_chromium() is None or shutil.which("pdftoppm") is None or shutil.which("pdftotext") is None,
-    reason="needs chromium and poppler-utils (make system-deps)")
+    reason="needs chromium and poppler-utils (make system-deps)",
+)
 
 
 def _figure(height_in: float) -> str:
@@ -49,25 +50,34 @@ def report(tmp_path_factory):
     long and wide tables, item ids and long words in headers."""
     rng = np.random.default_rng(0)
     wide = pd.DataFrame(rng.random((6, 22)), columns=[f"mean_quality_ci_low_{i}" for i in range(22)])
-    pivot = pd.DataFrame(rng.integers(0, 2, (4, 9)),
-                         columns=[f"HumanEval/{i}" for i in (27, 103, 118, 129, 142, 151, 160, 161, 163)])
+    pivot = pd.DataFrame(
+        rng.integers(0, 2, (4, 9)), columns=[f"HumanEval/{i}" for i in (27, 103, 118, 129, 142, 151, 160, 161, 163)]
+    )
     pivot.insert(0, "difference", rng.random(4))
-    long = pd.DataFrame({"item_id": [f"gsm8k-{i}" for i in range(60)], "difference": rng.random(60),
-                         "explanation": ["a long sentence of plain words that wraps inside its cell " * 2] * 60})
+    long = pd.DataFrame(
+        {
+            "item_id": [f"gsm8k-{i}" for i in range(60)],
+            "difference": rng.random(60),
+            "explanation": ["a long sentence of plain words that wraps inside its cell " * 2] * 60,
+        }
+    )
     cells = [nbformat.v4.new_markdown_cell("# Layout report\n\nAn introduction paragraph.")]
     for k in range(5):
         cells.append(nbformat.v4.new_markdown_cell(f"## Section {k} with a figure\n\nOne sentence about it."))
         code = nbformat.v4.new_code_cell("pass")
-        code.outputs = [nbformat.v4.new_output("display_data",
-                                               data={"image/png": _figure(4.0 + k % 3), "text/plain": "fig"})]
+        code.outputs = [
+            nbformat.v4.new_output("display_data", data={"image/png": _figure(4.0 + k % 3), "text/plain": "fig"})
+        ]
         cells.append(code)
     code = nbformat.v4.new_code_cell("pass")
-    code.outputs = [_markdown_output("## Wide table\n\nTwenty-two columns."),
-                    _html_output(format_table(wide, headers=False).to_html()),
-                    _markdown_output("### Items as columns"),
-                    _html_output(pivot.to_html()),
-                    _markdown_output("## A long table"),
-                    _html_output(format_table(long).to_html())]
+    code.outputs = [
+        _markdown_output("## Wide table\n\nTwenty-two columns."),
+        _html_output(format_table(wide, headers=False).to_html()),
+        _markdown_output("### Items as columns"),
+        _html_output(pivot.to_html()),
+        _markdown_output("## A long table"),
+        _html_output(format_table(long).to_html()),
+    ]
     cells.append(code)
     cells.append(nbformat.v4.new_markdown_cell("## Closing section\n\nThe end."))
     nb = nbformat.v4.new_notebook()
@@ -86,8 +96,9 @@ def test_no_heading_ends_a_page_and_headers_print_whole_words(report):
 def test_wide_table_fits_the_page_with_smaller_type(report):
     import subprocess
 
-    text = subprocess.run(["pdftotext", "-layout", str(report.pdf), "-"], capture_output=True,
-                          text=True, check=True).stdout
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(report.pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
     # the last column of the 22-column table is on the page, not cut off at its edge: its
     # values are printed, and its name wraps after an underscore (between words)
     wide = np.random.default_rng(0).random((6, 22))
@@ -105,7 +116,8 @@ def test_layout_check_finds_a_stranded_heading_and_a_broken_header(tmp_path):
         "<h2>A stranded heading</h2><div style='break-before: page'><p>Its content, on the next page.</p></div>"
         "<table style='width: 40px'><tr><th style='word-break: break-all'>difference</th>"
         "<th style='word-break: break-all'>HumanEval/27</th></tr><tr><td>1</td><td>2</td></tr></table>"
-        "</body></html>")
+        "</body></html>"
+    )
     pdf = html_to_pdf(html)
     problems = pdf_layout_problems(pdf, html)
     assert "page 1 ends with the heading 'A stranded heading'" in problems

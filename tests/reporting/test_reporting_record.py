@@ -44,10 +44,17 @@ def test_record_converts_numpy_pandas_and_nan(tmp_path, monkeypatch):
     record("value", value)
     out = json.loads((tmp_path / "records.json").read_text(), parse_constant=pytest.fail)["value"]
     assert out == {  # strict JSON: no NaN or Infinity
-        "i": 3, "f": 0.5, "b": True, "nan": None, "inf": None,
-        "arr": [[1, 2], [3, 4]], "series": {"a": 0.1, "b": 0.2},
+        "i": 3,
+        "f": 0.5,
+        "b": True,
+        "nan": None,
+        "inf": None,
+        "arr": [[1, 2], [3, 4]],
+        "series": {"a": 0.1, "b": 0.2},
         "frame": [{"x": 1, "y": "u"}, {"x": 2, "y": "v"}],
-        "tuple": [1, "two"], "path": "/tmp/x", "na": None,
+        "tuple": [1, "two"],
+        "path": "/tmp/x",
+        "na": None,
     }
     assert type(out["i"]) is int and type(out["b"]) is bool and type(out["f"]) is float
 
@@ -96,10 +103,17 @@ def _executed(path: Path, records: list[tuple[str, object]], params: dict, faile
 
 
 def test_collect_joins_records_with_parameters(tmp_path):
-    a = _executed(tmp_path / "a" / "a.ipynb", [("acc", {"mean": 0.5, "ci_low": 0.2}), ("n", 8), ("n", 9)],
-                  {"dataset": "gsm8k", "limit": 9})
-    b = _executed(tmp_path / "b" / "b.ipynb", [("acc", {"mean": 0.75, "ci_low": 0.4})],
-                  {"dataset": "mmlu", "limit": 4, "runs": ["x", "y"]}, failed=True)
+    a = _executed(
+        tmp_path / "a" / "a.ipynb",
+        [("acc", {"mean": 0.5, "ci_low": 0.2}), ("n", 8), ("n", 9)],
+        {"dataset": "gsm8k", "limit": 9},
+    )
+    b = _executed(
+        tmp_path / "b" / "b.ipynb",
+        [("acc", {"mean": 0.75, "ci_low": 0.4})],
+        {"dataset": "mmlu", "limit": 4, "runs": ["x", "y"]},
+        failed=True,
+    )
     frame = collect([a, b])
     assert list(frame["notebook"]) == [str(a), str(b)]
     assert list(frame["status"]) == ["ok", "failed"]

@@ -12,15 +12,24 @@ from evalcore.reporting import format_number, format_table, no_figure, shown_pat
 
 
 def _cells(html: str) -> list[str]:
-    return [re.sub(r"<[^>]+>", "", c).strip()
-            for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", html, re.S)]
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", html, re.S)]
 
 
-@pytest.mark.parametrize("value, decimals, text", [
-    (2.0, 3, "2"), (107.715757, 1, "107.7"), (0.5, 3, "0.500"), (float("nan"), 3, "—"),
-    (None, 3, "—"), (np.int64(7), 3, "7"), (True, 3, "yes"), (9.3e-17, 3, "0"),
-    (float("inf"), 3, "∞"), (-0.25, 2, "-0.25"),
-])
+@pytest.mark.parametrize(
+    "value, decimals, text",
+    [
+        (2.0, 3, "2"),
+        (107.715757, 1, "107.7"),
+        (0.5, 3, "0.500"),
+        (float("nan"), 3, "—"),
+        (None, 3, "—"),
+        (np.int64(7), 3, "7"),
+        (True, 3, "yes"),
+        (9.3e-17, 3, "0"),
+        (float("inf"), 3, "∞"),
+        (-0.25, 2, "-0.25"),
+    ],
+)
 def test_format_number(value, decimals, text):
     assert format_number(value, decimals) == text
 
@@ -30,16 +39,24 @@ def test_format_number_keeps_tiny_p_values():
 
 
 def test_format_table_numbers_index_text_and_code():
-    df = pd.DataFrame({"mode": ["strict", "flexible"], "n": [8, 8], "correct": [2.0, 3.0],
-                       "mean": [0.25, 0.375], "p_value": [3.6e-87, 0.2],
-                       "wall_s": [107.715757, np.nan], "code": ["def f(x):\n    return x < 1", None],
-                       "significant": [True, False]}, index=[5, 6])
+    df = pd.DataFrame(
+        {
+            "mode": ["strict", "flexible"],
+            "n": [8, 8],
+            "correct": [2.0, 3.0],
+            "mean": [0.25, 0.375],
+            "p_value": [3.6e-87, 0.2],
+            "wall_s": [107.715757, np.nan],
+            "code": ["def f(x):\n    return x < 1", None],
+            "significant": [True, False],
+        },
+        index=[5, 6],
+    )
     html = format_table(df, code=["code"]).to_html()
     cells = _cells(html)
     header, rows = cells[:8], cells[8:]
     assert header == ["mode", "n", "correct", "mean", "p value", "wall s", "code", "significant"]
-    assert rows[:8] == ["strict", "8", "2", "0.250", "3.6e-87", "107.7",
-                        "def f(x):\n    return x &lt; 1", "yes"]
+    assert rows[:8] == ["strict", "8", "2", "0.250", "3.6e-87", "107.7", "def f(x):\n    return x &lt; 1", "yes"]
     assert rows[8:] == ["flexible", "8", "3", "0.375", "0.200", "—", "—", "no"]
     # no index column, code in a monospace pre block keeping its lines, text left-aligned
     assert ">5<" not in html and "row_heading" not in html
@@ -49,8 +66,7 @@ def test_format_table_numbers_index_text_and_code():
 
 
 def test_format_table_mixed_column_and_percent():
-    df = pd.DataFrame({"field": ["wall time (s)", "run id"], "value": [107.715757, "gsm8k-1"],
-                       "share": [0.5123, 0.1]})
+    df = pd.DataFrame({"field": ["wall time (s)", "run id"], "value": [107.715757, "gsm8k-1"], "share": [0.5123, 0.1]})
     cells = _cells(format_table(df, percent=["share"]).to_html())
     assert cells[3:] == ["wall time (s)", "107.7", "51.2%", "run id", "gsm8k-1", "10.0%"]
 
@@ -61,8 +77,7 @@ def test_format_table_escapes_html():
 
 
 def test_no_figure_is_a_sentence():
-    assert no_figure("every call cost $0 (local model).").data == \
-        "*No figure: every call cost $0 (local model).*"
+    assert no_figure("every call cost $0 (local model).").data == "*No figure: every call cost $0 (local model).*"
 
 
 def test_fraction_columns_keep_their_decimals():
@@ -82,8 +97,10 @@ def test_docstring_markdown_dedents_and_converts_rst_literals():
             agent: ignored.
         """
     text = docstring_markdown(doc)
-    assert text == ("Tool synthesis, measured.\n\nFor each case the tool that answered (`tool_used`) is run; "
-                    "see `evalcore.stats.paired_t`.\nScore = `success · 0.5`.")
+    assert text == (
+        "Tool synthesis, measured.\n\nFor each case the tool that answered (`tool_used`) is run; "
+        "see `evalcore.stats.paired_t`.\nScore = `success · 0.5`."
+    )
     assert "``" not in text and not any(line.startswith("    ") for line in text.splitlines())
 
 

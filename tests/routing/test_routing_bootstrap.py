@@ -32,9 +32,15 @@ from evalcore.routing import (
 
 def _matrix(quality: np.ndarray, cost: np.ndarray) -> OutcomeMatrix:
     t, k = quality.shape
-    return OutcomeMatrix(item_ids=[f"i{i}" for i in range(t)], arms=[f"a{j}" for j in range(k)],
-                         quality=quality, cost=cost, latency=np.ones((t, k)),
-                         tokens=np.ones((t, k)), error=np.zeros((t, k), bool))
+    return OutcomeMatrix(
+        item_ids=[f"i{i}" for i in range(t)],
+        arms=[f"a{j}" for j in range(k)],
+        quality=quality,
+        cost=cost,
+        latency=np.ones((t, k)),
+        tokens=np.ones((t, k)),
+        error=np.zeros((t, k), bool),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +54,10 @@ def test_item_bootstrap_resamples_items_as_documented(small):
     np.testing.assert_array_equal(bs.indices, expected)
     rewards = small.rewards(0.0)
     # order-independent routers: each replicate is the plain mean over the resampled items
-    np.testing.assert_allclose(bs.values["oracle"]["mean_reward"],
-                               rewards.max(1)[expected].mean(1))
+    np.testing.assert_allclose(bs.values["oracle"]["mean_reward"], rewards.max(1)[expected].mean(1))
     cheap = int(np.argmin(small.cost.mean(0)))
-    np.testing.assert_allclose(bs.values["always_cheapest"]["mean_quality"],
-                               small.quality[:, cheap][expected].mean(1))
-    np.testing.assert_allclose(bs.values["always_cheapest"]["mean_cost"],
-                               small.cost[:, cheap][expected].mean(1))
+    np.testing.assert_allclose(bs.values["always_cheapest"]["mean_quality"], small.quality[:, cheap][expected].mean(1))
+    np.testing.assert_allclose(bs.values["always_cheapest"]["mean_cost"], small.cost[:, cheap][expected].mean(1))
     # estimate on the original items
     assert bs.estimate["oracle"]["mean_reward"] == pytest.approx(rewards.max(1).mean())
     assert bs.n_boot == 30 and bs.n_items == 12 and bs.orderings == 4
@@ -67,8 +70,9 @@ def test_item_bootstrap_interval_agrees_with_scipy():
     bs = item_bootstrap(m, "oracle", n_boot=1500, orderings=1, seed=1)
     summary = bs.summary().set_index("algorithm")
     best = q.max(1)
-    ref = sps.bootstrap((best,), np.mean, n_resamples=20000, method="percentile",
-                        confidence_level=0.95, random_state=0).confidence_interval
+    ref = sps.bootstrap(
+        (best,), np.mean, n_resamples=20000, method="percentile", confidence_level=0.95, random_state=0
+    ).confidence_interval
     assert summary.loc["oracle", "mean_reward"] == pytest.approx(best.mean())
     assert summary.loc["oracle", "mean_reward_ci_low"] == pytest.approx(ref.low, abs=0.03)
     assert summary.loc["oracle", "mean_reward_ci_high"] == pytest.approx(ref.high, abs=0.03)
@@ -84,8 +88,9 @@ def test_item_bootstrap_compare_by_hand(small):
     assert row["ci_high"] == pytest.approx(np.quantile(d, 0.975))
     hand = min(1.0, 2 * (1 + min(np.sum(d <= 0), np.sum(d >= 0))) / (d.size + 1))
     assert row["p_value"] == pytest.approx(hand)
-    assert row["difference"] == pytest.approx(bs.estimate["oracle"]["mean_reward"]
-                                              - bs.estimate["always_cheapest"]["mean_reward"])
+    assert row["difference"] == pytest.approx(
+        bs.estimate["oracle"]["mean_reward"] - bs.estimate["always_cheapest"]["mean_reward"]
+    )
     every = bs.compare(correction="holm")
     assert len(every) == 3 and (every["p_adjusted"] >= every["p_value"]).all()
     with pytest.raises(Exception, match="metric"):
@@ -114,8 +119,11 @@ def test_item_bootstrap_separates_a_real_difference_and_not_a_null_one():
 
 
 def test_pairwise_comparisons_are_labelled_order_checks():
-    vals = {"a": np.array([1.0, 2.0, 3.0, 4.0]), "b": np.array([0.0, 1.0, 2.0, 3.0]),
-            "c": np.array([0.5, 2.5, 2.0, 4.5])}
+    vals = {
+        "a": np.array([1.0, 2.0, 3.0, 4.0]),
+        "b": np.array([0.0, 1.0, 2.0, 3.0]),
+        "c": np.array([0.5, 2.5, 2.0, 4.5]),
+    }
     df = pairwise_comparisons(vals)
     assert set(df["varies_over"]) == {"arrival order (same items)"}
     const = df[(df.a == "a") & (df.b == "b")].iloc[0]
@@ -127,15 +135,19 @@ def test_pairwise_comparisons_are_labelled_order_checks():
     assert np.isfinite(other["p_value"]) and other["note"] == ""
     # the two finite p-values are Holm-corrected together, the NaN left out
     finite = df["p_value"].dropna().sort_values()
-    assert df["p_adjusted"].dropna().max() == pytest.approx(min(1.0, max(
-        2 * finite.iloc[0], finite.iloc[1])))
+    assert df["p_adjusted"].dropna().max() == pytest.approx(min(1.0, max(2 * finite.iloc[0], finite.iloc[1])))
 
 
 def test_aiq_table_says_why_a_value_is_missing():
-    sweep = pd.DataFrame({"algorithm": ["x", "x", "y"], "lambda": [0.0, 1.0, 0.0],
-                          "mean_quality": [0.5, 0.4, 0.9], "mean_cost": [2.0, 1.0, 3.0]})
-    arms = pd.DataFrame({"arm": ["cheap", "best"], "mean_quality": [0.4, 0.9],
-                         "mean_cost": [1.0, 3.0]})
+    sweep = pd.DataFrame(
+        {
+            "algorithm": ["x", "x", "y"],
+            "lambda": [0.0, 1.0, 0.0],
+            "mean_quality": [0.5, 0.4, 0.9],
+            "mean_cost": [2.0, 1.0, 3.0],
+        }
+    )
+    arms = pd.DataFrame({"arm": ["cheap", "best"], "mean_quality": [0.4, 0.9], "mean_cost": [1.0, 3.0]})
     tab = aiq_table(sweep, arms).set_index("algorithm")
     assert np.isnan(tab.loc["x", "cost_at_best_arm_quality"])
     assert tab.loc["x", "note"] == "never reaches the best arm's quality at the λ values swept"
@@ -159,8 +171,7 @@ def test_one_colour_per_router_in_every_figure(small):
     for name, ax in panels.items():
         widest = max(ax.get_lines(), key=lambda ln: ln.get_linewidth())
         assert mc.to_hex(widest.get_color()) == ROUTER_COLORS[name]
-        np.testing.assert_allclose(widest.get_ydata(),
-                                   np.median(res.regret_curves(name, "best_fixed"), 0))
+        np.testing.assert_allclose(widest.get_ydata(), np.median(res.regret_curves(name, "best_fixed"), 0))
     plt.close(fig)
     fig = pareto_figure(res)
     ax = fig.axes[0]

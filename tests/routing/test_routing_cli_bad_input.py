@@ -14,8 +14,22 @@ from evalcore.routing import simulate_outcomes
 def test_route_bad_numbers(tmp_path, capsys, option) -> None:
     simulate_outcomes(20, seed=0).save(tmp_path / "o.csv")
     with pytest.raises(SystemExit) as stop:
-        main(["route", "--outcomes", str(tmp_path / "o.csv"), "--output", str(tmp_path / "out"),
-              "--orderings", "2", "--bootstrap", "0", "--embedder", "tfidf", *option])
+        main(
+            [
+                "route",
+                "--outcomes",
+                str(tmp_path / "o.csv"),
+                "--output",
+                str(tmp_path / "out"),
+                "--orderings",
+                "2",
+                "--bootstrap",
+                "0",
+                "--embedder",
+                "tfidf",
+                *option,
+            ]
+        )
     assert stop.value.code == 2 and f"argument {option[0]}" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -27,8 +41,24 @@ def test_route_read_only_output(tmp_path, capsys) -> None:
     out.mkdir()
     out.chmod(0o555)
     try:
-        assert main(["route", "--outcomes", str(tmp_path / "o.csv"), "--output", str(out),
-                     "--orderings", "2", "--bootstrap", "0", "--embedder", "tfidf"]) == 2
+        assert (
+            main(
+                [
+                    "route",
+                    "--outcomes",
+                    str(tmp_path / "o.csv"),
+                    "--output",
+                    str(out),
+                    "--orderings",
+                    "2",
+                    "--bootstrap",
+                    "0",
+                    "--embedder",
+                    "tfidf",
+                ]
+            )
+            == 2
+        )
     finally:
         out.chmod(0o755)
     err = capsys.readouterr().err

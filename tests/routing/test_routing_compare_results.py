@@ -19,9 +19,27 @@ ROUTERS = "random,always_best,always_cheapest,oracle,ucb1"
 
 def _route(tmp_path, name, *extra):
     out = tmp_path / name
-    assert main(["route", "--outcomes", str(tmp_path / "o.csv"), "--output", str(out),
-                 "--algorithms", ROUTERS, "--orderings", "12", "--bootstrap", "0",
-                 "--embedder", "tfidf", *extra]) == 0
+    assert (
+        main(
+            [
+                "route",
+                "--outcomes",
+                str(tmp_path / "o.csv"),
+                "--output",
+                str(out),
+                "--algorithms",
+                ROUTERS,
+                "--orderings",
+                "12",
+                "--bootstrap",
+                "0",
+                "--embedder",
+                "tfidf",
+                *extra,
+            ]
+        )
+        == 0
+    )
     return out
 
 

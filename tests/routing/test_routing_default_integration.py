@@ -15,31 +15,37 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.integration
 def test_build_default_outcomes_real_model(tmp_path):
-    strategies = (Strategy("direct", "direct", max_tokens=16),
-                  Strategy("cot", "cot", max_tokens=64),
-                  Strategy("sc2", "cot", samples=2, temperature=0.7, max_tokens=48))
-    m = build_default_outcomes(datasets=("gsm8k", "mmlu"), limit=1, strategies=strategies,
-                               run_dir=tmp_path / "runs", progress=False)
+    strategies = (
+        Strategy("direct", "direct", max_tokens=16),
+        Strategy("cot", "cot", max_tokens=64),
+        Strategy("sc2", "cot", samples=2, temperature=0.7, max_tokens=48),
+    )
+    m = build_default_outcomes(
+        datasets=("gsm8k", "mmlu"), limit=1, strategies=strategies, run_dir=tmp_path / "runs", progress=False
+    )
     assert m.arms == ["local:smollm2/direct", "local:smollm2/cot", "local:smollm2/sc2"]
     assert m.n_items == 2 and {d for d in m.datasets} == {"gsm8k", "mmlu"}
     assert set(np.unique(m.quality)) <= {0.0, 1.0}
     # local model: cost is the token count; self-consistency pays for both samples
     np.testing.assert_allclose(m.cost, m.tokens)
-    samples = [json.loads(line) for line in
-               (tmp_path / "runs" / "gsm8k-sc2" / "samples.jsonl").read_text().splitlines()]
+    samples = [
+        json.loads(line) for line in (tmp_path / "runs" / "gsm8k-sc2" / "samples.jsonl").read_text().splitlines()
+    ]
     assert len(samples) == 2 and {s["request"]["params"]["seed"] for s in samples} == {0, 1}
     assert {s["request"]["params"]["temperature"] for s in samples} == {0.7}
     gsm_row = m.item_ids.index(samples[0]["item_id"])
-    used = sum(s["completion"]["usage"]["prompt_tokens"]
-               + s["completion"]["usage"]["completion_tokens"] for s in samples)
+    used = sum(
+        s["completion"]["usage"]["prompt_tokens"] + s["completion"]["usage"]["completion_tokens"] for s in samples
+    )
     assert m.cost[gsm_row, 2] == used
     assert m.cost[:, 0].mean() < m.cost[:, 1].mean()  # direct answers are cheaper
     assert all(q and "Solve the following" not in q for q in m.queries)
     # second call: runs are resumed (no model call: no sample recorded again) and the matrix
     # comes from the cache
     before = {p: p.read_bytes() for p in sorted((tmp_path / "runs").glob("*/samples.jsonl"))}
-    again = build_default_outcomes(datasets=("gsm8k", "mmlu"), limit=1, strategies=strategies,
-                                   run_dir=tmp_path / "runs", progress=False)
+    again = build_default_outcomes(
+        datasets=("gsm8k", "mmlu"), limit=1, strategies=strategies, run_dir=tmp_path / "runs", progress=False
+    )
     assert len(before) == 6
     assert {p: p.read_bytes() for p in sorted((tmp_path / "runs").glob("*/samples.jsonl"))} == before
     assert ".cache" in again.source
@@ -55,11 +61,22 @@ def test_routing_notebook_simulated(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALCORE_RECORD_DIR", str(tmp_path))
     out = tmp_path / "tables"
     pm.execute_notebook(
-        str(ROOT / "notebooks" / "routing.ipynb"), str(tmp_path / "routing.ipynb"),
-        parameters={"source": "simulated", "n_simulated": 300, "orderings": 20,
-                    "sweep_orderings": 3, "lambdas": "0,1", "output_dir": str(out),
-                    "n_boot": 5, "boot_orderings": 2},
-        cwd=str(ROOT), progress_bar=False, kernel_name="python3")
+        str(ROOT / "notebooks" / "routing.ipynb"),
+        str(tmp_path / "routing.ipynb"),
+        parameters={
+            "source": "simulated",
+            "n_simulated": 300,
+            "orderings": 20,
+            "sweep_orderings": 3,
+            "lambdas": "0,1",
+            "output_dir": str(out),
+            "n_boot": 5,
+            "boot_orderings": 2,
+        },
+        cwd=str(ROOT),
+        progress_bar=False,
+        kernel_name="python3",
+    )
     assert (out / "summary.csv").is_file() and (out / "aiq.csv").is_file()
     figs = sorted(p.name for p in (tmp_path / "figures").glob("*.png"))
     assert "routing_regret_oracle.png" in figs and len(figs) == 6
@@ -80,8 +97,15 @@ def test_routing_notebook_simulated(tmp_path, monkeypatch):
         assert row["regret_vs_oracle"] == pytest.approx(table.loc[name, "regret_vs_oracle"])
         assert row["regret_vs_oracle"] >= -1e-9  # nothing beats the per-query oracle
     # the simulated best arm depends on the query: the contextual routers win
-    plain = ("random", "always_best", "always_cheapest", "epsilon_greedy", "ucb1",
-             "thompson_sampling", "dueling_bandit")
+    plain = (
+        "random",
+        "always_best",
+        "always_cheapest",
+        "epsilon_greedy",
+        "ucb1",
+        "thompson_sampling",
+        "dueling_bandit",
+    )
     for name in ("linucb", "contextual_thompson"):
         assert summary[name]["mean_quality"] > max(summary[p]["mean_quality"] for p in plain)
     # arm means recorded from the same matrix the notebook built

@@ -44,11 +44,28 @@ def demo():
     m = load_outcomes(DEMO)
     assert m.n_items == 2 * p["limit"] and p["source"] == "default"
     names = routing.parse_algorithms(p["algorithms"])
-    res = replay(m, names, orderings=p["orderings"], seed=p["seed"], lam=p["lam"],
-                 feature_dims=p["feature_dims"], embedder=p["embedder"], progress=False)
-    boot = item_bootstrap(m, names, n_boot=p["n_boot"], orderings=p["boot_orderings"],
-                          seed=p["seed"], lam=p["lam"], feature_dims=p["feature_dims"],
-                          embedder=p["embedder"], base=res, progress=False)
+    res = replay(
+        m,
+        names,
+        orderings=p["orderings"],
+        seed=p["seed"],
+        lam=p["lam"],
+        feature_dims=p["feature_dims"],
+        embedder=p["embedder"],
+        progress=False,
+    )
+    boot = item_bootstrap(
+        m,
+        names,
+        n_boot=p["n_boot"],
+        orderings=p["boot_orderings"],
+        seed=p["seed"],
+        lam=p["lam"],
+        feature_dims=p["feature_dims"],
+        embedder=p["embedder"],
+        base=res,
+        progress=False,
+    )
     return p, m, res, res.summary(), boot.summary()
 
 
@@ -74,8 +91,7 @@ def test_demo_cost_saving_is_computed_from_total_costs(demo):
     _, _, res, summary, boot = demo
     s = summary.set_index("algorithm")
     ref = s.loc["always_best", "total_cost"]
-    np.testing.assert_allclose(s["cost_savings_vs_always_best"], 1 - s["total_cost"] / ref,
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(s["cost_savings_vs_always_best"], 1 - s["total_cost"] / ref, rtol=0, atol=1e-12)
     # negative exactly when the router costs more in total
     assert ((s["cost_savings_vs_always_best"] < 0) == (s["total_cost"] > ref)).all()
     assert s.loc["always_best", "cost_savings_vs_always_best"] == 0.0
@@ -93,9 +109,15 @@ def test_cost_saving_is_not_a_mean_of_per_ordering_ratios():
     t = 30
     quality = np.c_[rng.random(t) < 0.5, rng.random(t) < 0.55].astype(float)
     cost = np.c_[np.full(t, 1.0), np.full(t, 20.0)]
-    m = OutcomeMatrix(item_ids=[f"i{i}" for i in range(t)], arms=["cheap", "dear"],
-                      quality=quality, cost=cost, latency=cost, tokens=cost,
-                      error=np.zeros((t, 2), bool))
+    m = OutcomeMatrix(
+        item_ids=[f"i{i}" for i in range(t)],
+        arms=["cheap", "dear"],
+        quality=quality,
+        cost=cost,
+        latency=cost,
+        tokens=cost,
+        error=np.zeros((t, 2), bool),
+    )
     res = replay(m, ["random", "always_best"], orderings=200, seed=0, progress=False)
     s = res.summary().set_index("algorithm")
     rand, best = res.traces["random"].cost.sum(1), res.traces["always_best"].cost.sum(1)
@@ -114,8 +136,9 @@ def test_every_column_shown_by_the_notebook_is_defined_once(demo):
     assert "equal to mean_quality at λ = 0" in text
     assert "item-bootstrap interval" in routing.describe_columns(boot.columns, table="bootstrap")
     for table in (m.arm_table(0.0), res.compare(), res.points()):
-        routing.describe_columns(table.columns.drop(["statistic", "test", "correction",
-                                                     "varies_over"], errors="ignore"))
+        routing.describe_columns(
+            table.columns.drop(["statistic", "test", "correction", "varies_over"], errors="ignore")
+        )
     with pytest.raises(KeyError, match="no definition"):
         routing.describe_columns(["made_up_column"])
 
@@ -147,11 +170,26 @@ def test_the_suite_index_defines_every_routing_column_beside_its_table():
 
     from evalcore.reporting import _headline
 
-    frame = pd.DataFrame([{"run": "routing", "router": "ucb1", "mean_quality": 0.2,
-                           "mean_quality_ci_low": 0.1, "mean_quality_ci_high": 0.3,
-                           "mean_reward": 0.2, "mean_reward_ci_low": 0.0, "mean_reward_ci_high": 0.4,
-                           "total_cost": 10.0, "regret_vs_oracle": 1.0, "regret_vs_best_fixed": 0.5,
-                           "convergence_point": 3.0, "cost_savings_vs_always_best": 0.1, "aiq": 0.2}])
+    frame = pd.DataFrame(
+        [
+            {
+                "run": "routing",
+                "router": "ucb1",
+                "mean_quality": 0.2,
+                "mean_quality_ci_low": 0.1,
+                "mean_quality_ci_high": 0.3,
+                "mean_reward": 0.2,
+                "mean_reward_ci_low": 0.0,
+                "mean_reward_ci_high": 0.4,
+                "total_cost": 10.0,
+                "regret_vs_oracle": 1.0,
+                "regret_vs_best_fixed": 0.5,
+                "convergence_point": 3.0,
+                "cost_savings_vs_always_best": 0.1,
+                "aiq": 0.2,
+            }
+        ]
+    )
     shown = _headline._fmt_routing(frame)
     note = _headline._NOTES["routing"]
     for label in shown.columns.drop("router"):

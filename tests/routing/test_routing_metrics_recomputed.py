@@ -23,8 +23,7 @@ from evalcore.routing import (
 from evalcore.routing import _algorithms as algorithms
 
 
-def _rewards(m: OutcomeMatrix, lam: float, lo: float | None = None,
-             hi: float | None = None) -> np.ndarray:
+def _rewards(m: OutcomeMatrix, lam: float, lo: float | None = None, hi: float | None = None) -> np.ndarray:
     """quality − λ·(c − c_min)/(c_max − c_min); a failed call −λ (written out by hand)."""
     lo = m.cost.min() if lo is None else lo
     hi = m.cost.max() if hi is None else hi
@@ -42,8 +41,12 @@ class _Spy(algorithms.Router):
 
     def reset(self, env, rng):
         super().reset(env, rng)
-        _Spy.seen = {"rewards": env.rewards, "cost": env.cost,
-                     "orders_writeable": env.orders.flags.writeable, "updates": []}
+        _Spy.seen = {
+            "rewards": env.rewards,
+            "cost": env.cost,
+            "orders_writeable": env.orders.flags.writeable,
+            "updates": [],
+        }
 
     def select(self, t, items, x):
         return np.zeros(self.R, dtype=int)
@@ -100,11 +103,9 @@ def test_full_information_baselines_still_see_the_matrix():
 
 # --------------------------------------------------------------------------- duel reward
 def test_a_duel_pays_for_both_calls_in_its_reward_and_regret():
-    m = simulate_outcomes(200, arm_quality=(0.3, 0.6, 0.7), arm_cost=(1, 3, 9), seed=3,
-                          error_rate=0.05)
+    m = simulate_outcomes(200, arm_quality=(0.3, 0.6, 0.7), arm_cost=(1, 3, 9), seed=3, error_rate=0.05)
     lam = 1.0
-    res = replay(m, "dueling_bandit", orderings=6, seed=0, lam=lam, progress=False,
-                 workers=1)
+    res = replay(m, "dueling_bandit", orderings=6, seed=0, lam=lam, progress=False, workers=1)
     tr = res.traces["dueling_bandit"]
     o, a, b = res.orders, tr.arm.astype(int), tr.arm2.astype(int)
     duel = a != b
@@ -125,8 +126,7 @@ def test_a_duel_pays_for_both_calls_in_its_reward_and_regret():
     # pseudo-regret: the same accounting with each arm's means
     mq, mt = m.quality.mean(0), term.mean(0)
     got = (mq[a] + mq[b]) / 2 - mt[a] - np.where(duel, mt[b], 0.0)
-    np.testing.assert_allclose(res.expected_regret_curves("dueling_bandit"),
-                               np.cumsum(r.mean(0).max() - got, axis=1))
+    np.testing.assert_allclose(res.expected_regret_curves("dueling_bandit"), np.cumsum(r.mean(0).max() - got, axis=1))
 
 
 def test_a_duel_at_lambda_zero_is_credited_its_mean_quality():
@@ -141,8 +141,7 @@ def test_a_duel_at_lambda_zero_is_credited_its_mean_quality():
 def test_item_bootstrap_replicates_score_the_original_objective():
     m = simulate_outcomes(12, arm_quality=(0.3, 0.6, 0.7), arm_cost=(1, 3, 9), seed=4)
     lam = 1.0
-    bs = item_bootstrap(m, "oracle,always_cheapest", n_boot=60, orderings=2, seed=0, lam=lam,
-                        progress=False)
+    bs = item_bootstrap(m, "oracle,always_cheapest", n_boot=60, orderings=2, seed=0, lam=lam, progress=False)
     lo, hi = m.cost.min(), m.cost.max()
     oracle, cheapest = [], []
     for idx in bs.indices:
@@ -150,8 +149,7 @@ def test_item_bootstrap_replicates_score_the_original_objective():
         oracle.append(r.max(1).mean())
         cheapest.append(r[:, np.argmin(m.cost[idx].mean(0))].mean())
     np.testing.assert_allclose(bs.values["oracle"]["mean_reward"], oracle, atol=1e-12)
-    np.testing.assert_allclose(bs.values["always_cheapest"]["mean_reward"], cheapest,
-                               atol=1e-12)
+    np.testing.assert_allclose(bs.values["always_cheapest"]["mean_reward"], cheapest, atol=1e-12)
     lo_ci, hi_ci = np.percentile(oracle, [2.5, 97.5])
     row = bs.summary().set_index("algorithm").loc["oracle"]
     assert row["mean_reward_ci_low"] == pytest.approx(lo_ci)
@@ -160,8 +158,7 @@ def test_item_bootstrap_replicates_score_the_original_objective():
 
 # --------------------------------------------------------------------------- summary
 def test_summary_states_n_and_its_percentile_ranges_match_numpy():
-    m = simulate_outcomes(150, arm_quality=(0.3, 0.6, 0.7), arm_cost=(1, 3, 9), seed=9,
-                          error_rate=0.05)
+    m = simulate_outcomes(150, arm_quality=(0.3, 0.6, 0.7), arm_cost=(1, 3, 9), seed=9, error_rate=0.05)
     lam = 0.5
     res = replay(m, "random,ucb1,always_best", orderings=17, seed=2, lam=lam, progress=False)
     s = res.summary().set_index("algorithm")
@@ -171,9 +168,12 @@ def test_summary_states_n_and_its_percentile_ranges_match_numpy():
         row, tr = s.loc[name], res.traces[name]
         assert row["n_orderings"] == 17 and row["n_items"] == 150
         o, a = res.orders, tr.arm.astype(int)
-        per = {"mean_quality": m.quality[o, a].mean(1), "total_cost": m.cost[o, a].sum(1),
-               "regret_vs_oracle": (r.max(1)[o] - r[o, a]).sum(1),
-               "regret_vs_best_fixed": (r[o, best] - r[o, a]).sum(1)}
+        per = {
+            "mean_quality": m.quality[o, a].mean(1),
+            "total_cost": m.cost[o, a].sum(1),
+            "regret_vs_oracle": (r.max(1)[o] - r[o, a]).sum(1),
+            "regret_vs_best_fixed": (r[o, best] - r[o, a]).sum(1),
+        }
         for col, v in per.items():
             assert row[col] == pytest.approx(v.mean())
             lo, hi = np.percentile(v, [2.5, 97.5])
@@ -183,8 +183,7 @@ def test_summary_states_n_and_its_percentile_ranges_match_numpy():
 
 # --------------------------------------------------------------------------- routers
 def test_ucb1_plays_the_argmax_of_mean_plus_sqrt_2_ln_t_over_n():
-    m = simulate_outcomes(300, arm_quality=(0.3, 0.6, 0.7, 0.65), arm_cost=(1, 3, 9, 4),
-                          seed=3)
+    m = simulate_outcomes(300, arm_quality=(0.3, 0.6, 0.7, 0.65), arm_cost=(1, 3, 9, 4), seed=3)
     rew = _rewards(m, 0.3)
     orders = make_orderings(m.n_items, 5, 0)
     env = ReplayEnv(rewards=rew, cost=m.cost, orders=orders).learner_view()
@@ -196,8 +195,7 @@ def test_ucb1_plays_the_argmax_of_mean_plus_sqrt_2_ln_t_over_n():
         items = orders[:, t]
         arm = router.select(t, items, None)
         with np.errstate(divide="ignore", invalid="ignore"):
-            score = np.where(n > 0, s / np.maximum(n, 1)
-                             + np.sqrt(2 * math.log(max(t, 1)) / np.maximum(n, 1)), np.inf)
+            score = np.where(n > 0, s / np.maximum(n, 1) + np.sqrt(2 * math.log(max(t, 1)) / np.maximum(n, 1)), np.inf)
         assert np.all(score[rows, arm] >= score.max(1) - 1e-9)
         router.update(t, items, None, arm, rew[items, arm])
         n[rows, arm] += 1
@@ -212,33 +210,51 @@ def test_thompson_reports_its_posterior_and_beta_refuses_non_binary_with_locatio
     assert res.traces["thompson_sampling"].params["posterior"] == "beta"
     q = m.quality.copy()
     q[7, 1] = 0.5
-    m2 = OutcomeMatrix(item_ids=m.item_ids, arms=m.arms, quality=q, cost=m.cost,
-                       latency=m.latency, tokens=m.tokens, error=m.error, features=m.features)
+    m2 = OutcomeMatrix(
+        item_ids=m.item_ids,
+        arms=m.arms,
+        quality=q,
+        cost=m.cost,
+        latency=m.latency,
+        tokens=m.tokens,
+        error=m.error,
+        features=m.features,
+    )
     with pytest.raises(EvalcoreError) as exc:
-        replay(m2, "thompson_sampling", orderings=2, params={"thompson_sampling":
-                                                             {"kind": "beta"}}, progress=False)
+        replay(m2, "thompson_sampling", orderings=2, params={"thompson_sampling": {"kind": "beta"}}, progress=False)
     assert f"item {m.item_ids[7]!r} on arm 'arm1'" in str(exc.value)
     assert "reward 0.5" in str(exc.value)
 
 
 # --------------------------------------------------------------------------- bad input
 def _table(n_items: int = 6, arms=("m1", "m2")) -> pd.DataFrame:
-    rows = [{"item_id": f"q{i}", "arm": a, "quality": float((i + j) % 2), "cost": 1.0 + j,
-             "latency": 0.1, "query": f"what is {i} + {i}?"}
-            for i in range(n_items) for j, a in enumerate(arms)]
+    rows = [
+        {
+            "item_id": f"q{i}",
+            "arm": a,
+            "quality": float((i + j) % 2),
+            "cost": 1.0 + j,
+            "latency": 0.1,
+            "query": f"what is {i} + {i}?",
+        }
+        for i in range(n_items)
+        for j, a in enumerate(arms)
+    ]
     return pd.DataFrame(rows)
 
 
-@pytest.mark.parametrize("table, words", [
-    (_table(arms=("m1",)), ["at least two arms", "'m1'"]),
-    (_table(n_items=1), ["at least two items", "'q0'"]),
-])
+@pytest.mark.parametrize(
+    "table, words",
+    [
+        (_table(arms=("m1",)), ["at least two arms", "'m1'"]),
+        (_table(n_items=1), ["at least two items", "'q0'"]),
+    ],
+)
 def test_route_refuses_one_arm_or_one_item(tmp_path, capsys, table, words):
     path = tmp_path / "outcomes.csv"
     table.to_csv(path, index=False)
     out = tmp_path / "out"
-    rc = main(["route", "--outcomes", str(path), "--orderings", "3", "--bootstrap", "0",
-               "--output", str(out)])
+    rc = main(["route", "--outcomes", str(path), "--orderings", "3", "--bootstrap", "0", "--output", str(out)])
     err = capsys.readouterr().err
     assert rc == 2
     assert all(w in err for w in words), err
@@ -250,8 +266,9 @@ def test_missing_value_message_names_line_and_column(tmp_path, capsys):
     df.loc[3, "quality"] = np.nan
     path = tmp_path / "outcomes.csv"
     df.to_csv(path, index=False)
-    rc = main(["route", "--outcomes", str(path), "--orderings", "3", "--bootstrap", "0",
-               "--output", str(tmp_path / "out")])
+    rc = main(
+        ["route", "--outcomes", str(path), "--orderings", "3", "--bootstrap", "0", "--output", str(tmp_path / "out")]
+    )
     err = capsys.readouterr().err
     assert rc == 2
     assert "line 5" in err and "'quality'" in err and "missing value" in err
@@ -260,9 +277,15 @@ def test_missing_value_message_names_line_and_column(tmp_path, capsys):
 
 def test_matrix_errors_name_the_item_and_arm():
     t, k = 4, 2
-    base = dict(item_ids=[f"i{j}" for j in range(t)], arms=["a", "b"],
-                quality=np.zeros((t, k)), cost=np.ones((t, k)), latency=np.zeros((t, k)),
-                tokens=np.zeros((t, k)), error=np.zeros((t, k), bool))
+    base = dict(
+        item_ids=[f"i{j}" for j in range(t)],
+        arms=["a", "b"],
+        quality=np.zeros((t, k)),
+        cost=np.ones((t, k)),
+        latency=np.zeros((t, k)),
+        tokens=np.zeros((t, k)),
+        error=np.zeros((t, k), bool),
+    )
     q = np.zeros((t, k))
     q[2, 1] = np.nan
     with pytest.raises(EvalcoreError, match=r"item 'i2', arm 'b'"):

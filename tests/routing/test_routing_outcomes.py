@@ -24,8 +24,7 @@ def _table() -> pd.DataFrame:
     rows = []
     for i, q in enumerate(["what is 2+2?", "name a prime", "capital of France"]):
         for arm, qual, cost in (("small", i % 2, 0.1), ("big", 1, 1.0)):
-            rows.append({"item_id": f"q{i}", "arm": arm, "quality": qual, "cost": cost,
-                         "latency": 0.2, "query": q})
+            rows.append({"item_id": f"q{i}", "arm": arm, "quality": qual, "cost": cost, "latency": 0.2, "query": q})
     return pd.DataFrame(rows)
 
 
@@ -49,16 +48,18 @@ def test_csv_and_parquet_roundtrip(tmp_path):
     assert back.feature_names == sim.feature_names
 
 
-@pytest.mark.parametrize("mutate, line, field", [
-    (lambda d: d.assign(quality=d.quality.astype(object).where(d.index != 3, "abc")), 5,
-     "quality"),
-    (lambda d: d.assign(quality=d.quality.where(d.index != 2, 1.5)), 4, "quality"),
-    (lambda d: d.assign(cost=d.cost.where(d.index != 4, -1.0)), 6, "cost"),
-    (lambda d: d.assign(latency=d.latency.where(d.index != 1, np.nan)), 3, "latency"),
-    (lambda d: pd.concat([d, d.iloc[[1]]], ignore_index=True), 8, "arm"),
-    (lambda d: d.assign(error=["no", "yes", "x", "0", "1", "0"]), 4, "error"),
-    (lambda d: d.assign(arm=d.arm.where(d.index != 5, "")), 7, "arm"),
-])
+@pytest.mark.parametrize(
+    "mutate, line, field",
+    [
+        (lambda d: d.assign(quality=d.quality.astype(object).where(d.index != 3, "abc")), 5, "quality"),
+        (lambda d: d.assign(quality=d.quality.where(d.index != 2, 1.5)), 4, "quality"),
+        (lambda d: d.assign(cost=d.cost.where(d.index != 4, -1.0)), 6, "cost"),
+        (lambda d: d.assign(latency=d.latency.where(d.index != 1, np.nan)), 3, "latency"),
+        (lambda d: pd.concat([d, d.iloc[[1]]], ignore_index=True), 8, "arm"),
+        (lambda d: d.assign(error=["no", "yes", "x", "0", "1", "0"]), 4, "error"),
+        (lambda d: d.assign(arm=d.arm.where(d.index != 5, "")), 7, "arm"),
+    ],
+)
 def test_csv_validation_names_line_and_column(tmp_path, mutate, line, field):
     path = tmp_path / "bad.csv"
     mutate(_table()).to_csv(path, index=False)
@@ -84,8 +85,7 @@ def test_structural_validation(tmp_path):
     with pytest.raises(EvalcoreError) as exc:
         load_outcomes(path)
     assert exc.value.field == "feat" and exc.value.line == 2
-    _table().drop(columns=["query"]).assign(f1=[0.1, 0.1, 0.2, 0.3, 0.5, 0.5]).to_csv(
-        path, index=False)
+    _table().drop(columns=["query"]).assign(f1=[0.1, 0.1, 0.2, 0.3, 0.5, 0.5]).to_csv(path, index=False)
     with pytest.raises(EvalcoreError, match="differs between arms") as exc:
         load_outcomes(path)
     assert exc.value.field == "f1" and exc.value.line == 5
@@ -108,22 +108,47 @@ def test_matrix_context_features_from_queries():
 
 
 # ------------------------------------------------------------------ from runs
-def _record(run_id, item_id, epoch, dataset, score, extracted, reference, *, tokens=(50, 20),
-            cost=0.0, latency=1.0, error=False, question="Q?"):
+def _record(
+    run_id,
+    item_id,
+    epoch,
+    dataset,
+    score,
+    extracted,
+    reference,
+    *,
+    tokens=(50, 20),
+    cost=0.0,
+    latency=1.0,
+    error=False,
+    question="Q?",
+):
     return {
-        "run_id": run_id, "item_id": item_id, "epoch": epoch, "dataset": dataset,
-        "request": {"messages": [{"role": "system", "content": "sys"},
-                                 {"role": "user", "content": question}],
-                    "params": {"temperature": 0.7, "seed": epoch}},
+        "run_id": run_id,
+        "item_id": item_id,
+        "epoch": epoch,
+        "dataset": dataset,
+        "request": {
+            "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": question}],
+            "params": {"temperature": 0.7, "seed": epoch},
+        },
         "request_hash": f"h{item_id}{epoch}",
-        "completion": {"text": "" if error else f"#### {extracted}",
-                       "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
-                       "cost_usd": cost, "latency_s": latency, "model": "m",
-                       "error": {"type": "Timeout", "message": "x"} if error else None,
-                       "retries": 0, "logprobs": None},
-        "scores": {} if error else {"score": score, "strict": score, "flexible": score,
-                                    "extracted_flexible": extracted},
-        "reference": reference, "metadata": {}, "error": error,
+        "completion": {
+            "text": "" if error else f"#### {extracted}",
+            "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
+            "cost_usd": cost,
+            "latency_s": latency,
+            "model": "m",
+            "error": {"type": "Timeout", "message": "x"} if error else None,
+            "retries": 0,
+            "logprobs": None,
+        },
+        "scores": {}
+        if error
+        else {"score": score, "strict": score, "flexible": score, "extracted_flexible": extracted},
+        "reference": reference,
+        "metadata": {},
+        "error": error,
     }
 
 
@@ -143,21 +168,29 @@ def test_majority_vote():
 
 
 def test_outcomes_from_runs(tmp_path):
-    direct = _write_run(tmp_path, "gsm8k-direct", [
-        _record("d", "g/1", 0, "gsm8k", 1.0, "3", "3", tokens=(40, 5), question="one?"),
-        _record("d", "g/2", 0, "gsm8k", 0.0, "7", "8", tokens=(40, 5), question="two?"),
-        _record("d", "g/3", 0, "gsm8k", 0.0, None, "1", error=True),
-    ], {"model": "local:smollm2", "strategy": "direct"})
-    sc = _write_run(tmp_path, "gsm8k-sc", [
-        # item g/1: votes 3,3,5 -> 3 == reference -> 1 although two epochs score 1
-        *[_record("s", "g/1", e, "gsm8k", float(a == "3"), a, "3") for e, a in
-          enumerate(["3", "5", "3"])],
-        # item g/2: votes 8, 9, 9 -> 9 wrong
-        *[_record("s", "g/2", e, "gsm8k", float(a == "8"), a, "8") for e, a in
-          enumerate(["8", "9", "9"])],
-        *[_record("s", "g/3", e, "gsm8k", 1.0, "1.0", "1") for e in range(3)],
-        _record("s", "g/4", 0, "gsm8k", 1.0, "2", "2"),  # not answered by the other arm
-    ], {"model": "local:smollm2", "strategy": "sc3"})
+    direct = _write_run(
+        tmp_path,
+        "gsm8k-direct",
+        [
+            _record("d", "g/1", 0, "gsm8k", 1.0, "3", "3", tokens=(40, 5), question="one?"),
+            _record("d", "g/2", 0, "gsm8k", 0.0, "7", "8", tokens=(40, 5), question="two?"),
+            _record("d", "g/3", 0, "gsm8k", 0.0, None, "1", error=True),
+        ],
+        {"model": "local:smollm2", "strategy": "direct"},
+    )
+    sc = _write_run(
+        tmp_path,
+        "gsm8k-sc",
+        [
+            # item g/1: votes 3,3,5 -> 3 == reference -> 1 although two epochs score 1
+            *[_record("s", "g/1", e, "gsm8k", float(a == "3"), a, "3") for e, a in enumerate(["3", "5", "3"])],
+            # item g/2: votes 8, 9, 9 -> 9 wrong
+            *[_record("s", "g/2", e, "gsm8k", float(a == "8"), a, "8") for e, a in enumerate(["8", "9", "9"])],
+            *[_record("s", "g/3", e, "gsm8k", 1.0, "1.0", "1") for e in range(3)],
+            _record("s", "g/4", 0, "gsm8k", 1.0, "2", "2"),  # not answered by the other arm
+        ],
+        {"model": "local:smollm2", "strategy": "sc3"},
+    )
     m = outcomes_from_runs([direct, sc])
     assert m.arms == ["local:smollm2/direct", "local:smollm2/sc3"]
     assert m.item_ids == ["g/1", "g/2", "g/3"]
@@ -174,10 +207,8 @@ def test_outcomes_from_runs(tmp_path):
 
 
 def test_outcomes_from_runs_cache_and_errors(tmp_path):
-    a = _write_run(tmp_path / "runs", "a", [_record("a", "i", 0, "mmlu", 1.0, "A", "A",
-                                                    cost=0.002)])
-    b = _write_run(tmp_path / "runs", "b", [_record("b", "i", 0, "mmlu", 0.0, "B", "A",
-                                                    cost=0.02)])
+    a = _write_run(tmp_path / "runs", "a", [_record("a", "i", 0, "mmlu", 1.0, "A", "A", cost=0.002)])
+    b = _write_run(tmp_path / "runs", "b", [_record("b", "i", 0, "mmlu", 0.0, "B", "A", cost=0.02)])
     cache = tmp_path / "cache"
     m1 = outcomes_from_runs([tmp_path / "runs"], cache_dir=cache)
     files = list(cache.glob("outcomes-*.parquet"))
@@ -208,14 +239,25 @@ def test_outcomes_from_runs_cache_and_errors(tmp_path):
 def test_a_retried_error_is_superseded_not_another_epoch(tmp_path):
     """A resumed run appends the retry of an errored sample with the same (item, epoch): the
     retry stands, as in results.json; the error is not counted as a second epoch."""
-    run = _write_run(tmp_path, "gsm8k-direct", [
-        _record("d", "g/1", 0, "gsm8k", 0.0, None, "3", error=True, tokens=(40, 0)),
-        _record("d", "g/2", 0, "gsm8k", 0.0, "7", "8", tokens=(40, 5)),
-        _record("d", "g/1", 0, "gsm8k", 1.0, "3", "3", tokens=(40, 5)),  # the retry
-    ], {"model": "local:smollm2", "strategy": "direct"})
-    other = _write_run(tmp_path, "gsm8k-other", [
-        _record("o", "g/1", 0, "gsm8k", 0.0, "4", "3"), _record("o", "g/2", 0, "gsm8k", 1.0, "8", "8"),
-    ], {"model": "m2", "strategy": "direct"})
+    run = _write_run(
+        tmp_path,
+        "gsm8k-direct",
+        [
+            _record("d", "g/1", 0, "gsm8k", 0.0, None, "3", error=True, tokens=(40, 0)),
+            _record("d", "g/2", 0, "gsm8k", 0.0, "7", "8", tokens=(40, 5)),
+            _record("d", "g/1", 0, "gsm8k", 1.0, "3", "3", tokens=(40, 5)),  # the retry
+        ],
+        {"model": "local:smollm2", "strategy": "direct"},
+    )
+    other = _write_run(
+        tmp_path,
+        "gsm8k-other",
+        [
+            _record("o", "g/1", 0, "gsm8k", 0.0, "4", "3"),
+            _record("o", "g/2", 0, "gsm8k", 1.0, "8", "8"),
+        ],
+        {"model": "m2", "strategy": "direct"},
+    )
     m = outcomes_from_runs([run, other])
     assert m.item_ids == ["g/1", "g/2"]
     np.testing.assert_allclose(m.quality[:, 0], [1.0, 0.0])  # the retry's score, one epoch
@@ -227,22 +269,61 @@ def test_a_retried_error_is_superseded_not_another_epoch(tmp_path):
 def test_cli_route_writes_tables(tmp_path, capsys):
     simulate_outcomes(120, seed=0).save(tmp_path / "o.csv")
     out = tmp_path / "out"
-    rc = main(["route", "--outcomes", str(tmp_path / "o.csv"), "--algorithms",
-               "ucb1,random,oracle,linucb", "--orderings", "12", "--seed", "3", "--lambda", "0.2",
-               "--output", str(out), "--sweep", "0,1", "--sweep-orderings", "3",
-               "--curves-format", "parquet", "--bootstrap", "8", "--bootstrap-orderings", "2"])
+    rc = main(
+        [
+            "route",
+            "--outcomes",
+            str(tmp_path / "o.csv"),
+            "--algorithms",
+            "ucb1,random,oracle,linucb",
+            "--orderings",
+            "12",
+            "--seed",
+            "3",
+            "--lambda",
+            "0.2",
+            "--output",
+            str(out),
+            "--sweep",
+            "0,1",
+            "--sweep-orderings",
+            "3",
+            "--curves-format",
+            "parquet",
+            "--bootstrap",
+            "8",
+            "--bootstrap-orderings",
+            "2",
+        ]
+    )
     assert rc == 0
     s = pd.read_csv(out / "summary.csv")
     assert list(s.algorithm) == ["ucb1", "random", "oracle", "linucb"]
-    for col in ("algorithm", "mean_quality", "total_cost", "regret_vs_oracle",
-                "regret_vs_best_fixed", "convergence_point", "mean_quality_ci_low",
-                "regret_vs_oracle_ci_high", "convergence_point_ci_low"):
+    for col in (
+        "algorithm",
+        "mean_quality",
+        "total_cost",
+        "regret_vs_oracle",
+        "regret_vs_best_fixed",
+        "convergence_point",
+        "mean_quality_ci_low",
+        "regret_vs_oracle_ci_high",
+        "convergence_point_ci_low",
+    ):
         assert col in s.columns
     assert s.set_index("algorithm").loc["oracle", "regret_vs_oracle"] == 0
     curves = pd.read_parquet(out / "curves.parquet")
     assert curves.step.max() == 120 and len(curves) == 4 * 120
-    for name in ("selection_share.parquet", "points.csv", "comparisons.csv", "arms.csv",
-                 "sweep.csv", "aiq.csv", "bootstrap.csv", "bootstrap_comparisons.csv"):
+    for name in (
+        "selection_share.parquet",
+        "points.csv",
+        "comparisons.csv",
+        "arms.csv",
+        "sweep.csv",
+        "aiq.csv",
+        "bootstrap.csv",
+        "bootstrap_comparisons.csv",
+    ):
         assert (out / name).is_file(), name
     assert not list(out.glob(".route-*"))
     boot = pd.read_csv(out / "bootstrap.csv").set_index("algorithm")
@@ -264,14 +345,16 @@ def test_cli_route_errors_exit_2(tmp_path, capsys):
     assert not out.exists()
     good = tmp_path / "good.csv"
     _table().to_csv(good, index=False)
-    assert main(["route", "--outcomes", str(good), "--algorithms", "ucb1,foo",
-                 "--output", str(out)]) == 2
-    assert main(["route", "--outcomes", str(good), "--orderings", "0",
-                 "--output", str(out)]) == 2
-    for flag, value in (("--lambda", "nan"), ("--lambda", "-1"), ("--sweep", "0,inf"),
-                        ("--bootstrap", "1"), ("--bootstrap-orderings", "0")):
-        assert main(["route", "--outcomes", str(good), flag, value,
-                     "--output", str(out)]) == 2
+    assert main(["route", "--outcomes", str(good), "--algorithms", "ucb1,foo", "--output", str(out)]) == 2
+    assert main(["route", "--outcomes", str(good), "--orderings", "0", "--output", str(out)]) == 2
+    for flag, value in (
+        ("--lambda", "nan"),
+        ("--lambda", "-1"),
+        ("--sweep", "0,inf"),
+        ("--bootstrap", "1"),
+        ("--bootstrap-orderings", "0"),
+    ):
+        assert main(["route", "--outcomes", str(good), flag, value, "--output", str(out)]) == 2
         assert flag in capsys.readouterr().err
     assert main(["route", "--outcomes", str(tmp_path / "none"), "--output", str(out)]) == 2
 
@@ -281,21 +364,39 @@ def test_folder_of_runs_groups_arms_across_datasets(tmp_path):
     mc = {"user": "About {subject}.\n\n{question}\n{choices_text}\n\nReply with the letter."}
     root = tmp_path / "runs"
     for strat in ("direct", "cot"):
-        _write_run(root, f"gsm8k-{strat}", [
-            _record("r", "g/1", 0, "gsm8k", 1.0, "4", "4",
-                    question="Solve it.\n\nProblem: What is 2+2?\nAnswer:")],
-            {"model": "m", "run_id": f"gsm8k-{strat}", "dataset": "gsm8k", "prompt": tpl})
-        _write_run(root, f"mmlu-{strat}", [
-            _record("r", "m/1", 0, "mmlu", 0.0, "B", "A",
-                    question="About x.\n\nWhich?\n(A) a\n(B) b\n\nReply with the letter.")],
-            {"model": "m", "run_id": f"mmlu-{strat}", "dataset": "mmlu", "prompt": mc})
+        _write_run(
+            root,
+            f"gsm8k-{strat}",
+            [_record("r", "g/1", 0, "gsm8k", 1.0, "4", "4", question="Solve it.\n\nProblem: What is 2+2?\nAnswer:")],
+            {"model": "m", "run_id": f"gsm8k-{strat}", "dataset": "gsm8k", "prompt": tpl},
+        )
+        _write_run(
+            root,
+            f"mmlu-{strat}",
+            [
+                _record(
+                    "r",
+                    "m/1",
+                    0,
+                    "mmlu",
+                    0.0,
+                    "B",
+                    "A",
+                    question="About x.\n\nWhich?\n(A) a\n(B) b\n\nReply with the letter.",
+                )
+            ],
+            {"model": "m", "run_id": f"mmlu-{strat}", "dataset": "mmlu", "prompt": mc},
+        )
     m = outcomes_from_runs([root])
     assert m.arms == ["m/cot", "m/direct"]
     assert m.item_ids == ["g/1", "m/1"]
     assert m.queries == ["What is 2+2?", "Which?\n(A) a\n(B) b"]
-    dup = _write_run(tmp_path / "other", "gsm8k-cot", [
-        _record("r", "g/1", 0, "gsm8k", 1.0, "4", "4")],
-        {"model": "m", "run_id": "gsm8k-cot", "dataset": "gsm8k"})
+    dup = _write_run(
+        tmp_path / "other",
+        "gsm8k-cot",
+        [_record("r", "g/1", 0, "gsm8k", 1.0, "4", "4")],
+        {"model": "m", "run_id": "gsm8k-cot", "dataset": "gsm8k"},
+    )
     with pytest.raises(EvalcoreError, match="two runs"):
         outcomes_from_runs([root, dup])
 
@@ -305,8 +406,7 @@ def test_route_cli_refuses_more_than_64_feature_dims(tmp_path) -> None:
 
     table = tmp_path / "o.csv"
     table.write_text("item_id,arm,quality,cost,latency,query\nq1,a,1,0.1,0.1,hi\nq1,b,0,0.2,0.1,hi\n")
-    assert main(["route", "--outcomes", str(table), "--output", str(tmp_path / "out"),
-                 "--feature-dims", "65"]) == 2
+    assert main(["route", "--outcomes", str(table), "--output", str(tmp_path / "out"), "--feature-dims", "65"]) == 2
     assert not (tmp_path / "out").exists()
 
 
@@ -320,8 +420,7 @@ def test_voted_answer_matches_the_reference_by_the_scorers_rule():
     # "$1,248" = 1248, 72 = 72.00, 1/3 != 0.333
     assert _answers_match("$1,248", "1248", gsm8k) == 1.0
     assert _answers_match("72.00", "#### 72".removeprefix("#### "), gsm8k) == 1.0
-    assert _answers_match("0.333", "1/3", gsm8k) == float(numbers_equal(parse_number("0.333"),
-                                                                        parse_number("1/3")))
+    assert _answers_match("0.333", "1/3", gsm8k) == float(numbers_equal(parse_number("0.333"), parse_number("1/3")))
     assert _answers_match("71", "72", gsm8k) == 0.0
     assert _answers_match("c", "C", mmlu) == 1.0 and _answers_match(None, "C", mmlu) == 0.0
     # no benchmark (a run of an unregistered dataset): the texts compare
@@ -335,12 +434,17 @@ def test_write_tables_writes_all_or_nothing(tmp_path):
     from evalcore.routing import write_tables
 
     frame = pd.DataFrame({"algorithm": ["ucb1"], "x": [1.0]})
-    tables = dict(summary=frame, curves=frame, selection_share=frame, points=frame,
-                  comparisons=frame, arms=frame)
+    tables = dict(summary=frame, curves=frame, selection_share=frame, points=frame, comparisons=frame, arms=frame)
     out = tmp_path / "out"
     assert write_tables(out, **tables, aiq=frame) == [
-        "summary.csv", "curves.csv", "selection_share.csv", "points.csv", "comparisons.csv",
-        "aiq.csv", "arms.csv"]
+        "summary.csv",
+        "curves.csv",
+        "selection_share.csv",
+        "points.csv",
+        "comparisons.csv",
+        "aiq.csv",
+        "arms.csv",
+    ]
     pd.testing.assert_frame_equal(pd.read_csv(out / "summary.csv"), frame)
     names = write_tables(out, **tables, curves_format="parquet")
     assert "curves.parquet" in names and "selection_share.parquet" in names

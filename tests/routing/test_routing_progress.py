@@ -50,8 +50,7 @@ def test_item_bootstrap_prints_lines_with_total_when_not_on_a_terminal(capsys):
     m = simulate_outcomes(20, seed=0)
     item_bootstrap(m, ["random", "ucb1"], n_boot=3, orderings=2, embedder="tfidf")
     lines = capsys.readouterr().err.splitlines()
-    assert lines and all(re.fullmatch(r"item bootstrap \(2 orderings each\): \d/3 resamples, .*", x)
-                         for x in lines)
+    assert lines and all(re.fullmatch(r"item bootstrap \(2 orderings each\): \d/3 resamples, .*", x) for x in lines)
     assert lines[-1].startswith("item bootstrap (2 orderings each): 3/3 resamples") and lines[-1].endswith("done")
     item_bootstrap(m, ["random"], n_boot=2, orderings=2, progress=False)
     assert capsys.readouterr().err == ""
@@ -63,16 +62,18 @@ class _Model:
     name = "fake"
 
     def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
-        return Completion(text="#### 3\nThe answer is (A).", model="fake",
-                          usage=Usage(prompt_tokens=10, completion_tokens=5))
+        return Completion(
+            text="#### 3\nThe answer is (A).", model="fake", usage=Usage(prompt_tokens=10, completion_tokens=5)
+        )
 
     async def acomplete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         return self.complete(messages, params)
 
 
 def test_outcome_matrix_lines_count_generations_of_the_whole_matrix(tmp_path, capsys):
-    build_default_outcomes(datasets=("gsm8k", "mmlu"), limit=2, model=_Model(),
-                           run_dir=tmp_path / "runs", progress=None)
+    build_default_outcomes(
+        datasets=("gsm8k", "mmlu"), limit=2, model=_Model(), run_dir=tmp_path / "runs", progress=None
+    )
     lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("routing outcome matrix")]
     # 2 items x (1 + 1 + 1 + 3 samples) per dataset = 24 generations, one line per run
     assert len(lines) == 8
@@ -81,8 +82,7 @@ def test_outcome_matrix_lines_count_generations_of_the_whole_matrix(tmp_path, ca
     assert lines[-1].startswith("routing outcome matrix: 24/24 generations") and "done" in lines[-1]
     # what the suite's progress line expects, from the notebook's parameters, is what was recorded
     want = expected_samples({"source": "default", "datasets": "gsm8k,mmlu", "limit": 2})
-    got = {p.parent.name: len(p.read_text().splitlines())
-           for p in (tmp_path / "runs").glob("*/samples.jsonl")}
+    got = {p.parent.name: len(p.read_text().splitlines()) for p in (tmp_path / "runs").glob("*/samples.jsonl")}
     assert got == want and sum(want.values()) == 24
 
 

@@ -13,15 +13,23 @@ from evalcore.routing import (
     simulate_outcomes,
 )
 
-NON_CONTEXTUAL = ("random", "always_best", "always_cheapest", "epsilon_greedy", "ucb1",
-                  "thompson_sampling", "dueling_bandit")
+NON_CONTEXTUAL = (
+    "random",
+    "always_best",
+    "always_cheapest",
+    "epsilon_greedy",
+    "ucb1",
+    "thompson_sampling",
+    "dueling_bandit",
+)
 
 
 @pytest.fixture(scope="module")
 def known_best():
     m = simulate_outcomes(4000, arm_quality=(0.2, 0.5, 0.8), arm_cost=(1, 1, 1), seed=1)
-    res = replay(m, "random,oracle,ucb1,thompson_sampling,dueling_bandit,always_best",
-                 orderings=40, seed=0, progress=False)
+    res = replay(
+        m, "random,oracle,ucb1,thompson_sampling,dueling_bandit,always_best", orderings=40, seed=0, progress=False
+    )
     return m, res
 
 
@@ -96,11 +104,9 @@ def test_contextual_beat_non_contextual(contextual):
     best_plain = s.loc[list(NON_CONTEXTUAL), "mean_quality"].max()
     for name in ("linucb", "contextual_thompson"):
         assert s.loc[name, "mean_quality"] > best_plain + 0.15, s["mean_quality"]
-        assert s.loc[name, "regret_vs_oracle"] < s.loc[list(NON_CONTEXTUAL),
-                                                       "regret_vs_oracle"].min()
+        assert s.loc[name, "regret_vs_oracle"] < s.loc[list(NON_CONTEXTUAL), "regret_vs_oracle"].min()
         # the upper interval bound of every non-contextual router is below its lower bound
-        assert s.loc[name, "mean_quality_ci_low"] > s.loc[list(NON_CONTEXTUAL),
-                                                          "mean_quality_ci_high"].max()
+        assert s.loc[name, "mean_quality_ci_low"] > s.loc[list(NON_CONTEXTUAL), "mean_quality_ci_high"].max()
 
 
 def test_contextual_do_not_collapse(contextual):
@@ -155,8 +161,7 @@ def test_summary_and_curves_shapes():
     m = simulate_outcomes(120, seed=0)
     res = replay(m, "all", orderings=8, seed=0, progress=False)
     s = res.summary()
-    for col in ("mean_quality", "total_cost", "regret_vs_oracle", "regret_vs_best_fixed",
-                "convergence_point"):
+    for col in ("mean_quality", "total_cost", "regret_vs_oracle", "regret_vs_best_fixed", "convergence_point"):
         assert col in s and f"{col}_ci_low" in s and f"{col}_ci_high" in s
     assert list(s.algorithm) == list(ALGORITHMS)
     ok = s.dropna(subset=["mean_quality"])
@@ -165,8 +170,9 @@ def test_summary_and_curves_shapes():
     c = res.curves(every=10)
     assert set(c.algorithm) == set(ALGORITHMS)
     last = c[c.step == 120].set_index("algorithm")
-    np.testing.assert_allclose(last.loc[list(s.algorithm), "regret_vs_oracle"].to_numpy(),
-                               s.regret_vs_oracle.to_numpy())
+    np.testing.assert_allclose(
+        last.loc[list(s.algorithm), "regret_vs_oracle"].to_numpy(), s.regret_vs_oracle.to_numpy()
+    )
     sh = res.selection_share()
     tot = sh.groupby(["algorithm", "step"]).share.sum()
     np.testing.assert_allclose(tot.to_numpy(), 1.0)

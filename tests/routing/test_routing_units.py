@@ -46,8 +46,13 @@ def test_reward_formula():
         with pytest.raises(EvalcoreError, match="lambda"):
             compute_rewards(q, c, lam=bad)
     with pytest.raises(EvalcoreError, match="lambda"):  # the Python API reaches it too
-        replay(simulate_outcomes(20, arm_quality=(0.2, 0.8), arm_cost=(1, 2), seed=0),
-               "random", orderings=2, lam=-0.5, progress=False)
+        replay(
+            simulate_outcomes(20, arm_quality=(0.2, 0.8), arm_cost=(1, 2), seed=0),
+            "random",
+            orderings=2,
+            lam=-0.5,
+            progress=False,
+        )
 
 
 def test_failed_call_earns_no_more_than_wrong_answer():
@@ -110,16 +115,14 @@ def test_linucb_inverse_matches_direct_inverse():
         # the score LinUCB used equals the closed form with a direct inverse
         inv = np.linalg.inv(A)
         theta = np.einsum("rkij,rkj->rki", inv, b)
-        score = np.einsum("rki,ri->rk", theta, xa) + 0.5 * np.sqrt(
-            np.einsum("ri,rkij,rj->rk", xa, inv, xa))
+        score = np.einsum("rki,ri->rk", theta, xa) + 0.5 * np.sqrt(np.einsum("ri,rkij,rj->rk", xa, inv, xa))
         assert np.all(score[rows, arms] >= score.max(1) - 1e-9)
         r = rewards[items, arms]
         lin.update(t, items, xt, arms, r)
         A[rows, arms] += xa[:, :, None] * xa[:, None, :]
         b[rows, arms] += r[:, None] * xa
     np.testing.assert_allclose(lin.A_inv, np.linalg.inv(A), atol=1e-10)
-    np.testing.assert_allclose(lin.theta(), np.einsum("rkij,rkj->rki", np.linalg.inv(A), b),
-                               atol=1e-10)
+    np.testing.assert_allclose(lin.theta(), np.einsum("rkij,rkj->rki", np.linalg.inv(A), b), atol=1e-10)
 
 
 def test_contextual_thompson_samples_have_posterior_spread():
@@ -127,8 +130,7 @@ def test_contextual_thompson_samples_have_posterior_spread():
     rng = np.random.default_rng(0)
     R, d = 20000, 3
     x = np.ones((1, d))
-    env = ReplayEnv(rewards=np.zeros((1, 2)), cost=np.ones((1, 2)),
-                    orders=np.zeros((R, 1), dtype=int), features=x)
+    env = ReplayEnv(rewards=np.zeros((1, 2)), cost=np.ones((1, 2)), orders=np.zeros((R, 1), dtype=int), features=x)
     ct = make_router("contextual_thompson", noise_variance=0.25, reg=1.0)
     ct.reset(env, rng)
     ct._project(ct._aug(np.repeat(x, R, 0)))
@@ -152,8 +154,14 @@ def test_thompson_kind_auto():
 
 def test_epsilon_decay_and_bad_parameters():
     m = simulate_outcomes(400, arm_quality=(0.1, 0.9), arm_cost=(1, 1), seed=0)
-    res = replay(m, "epsilon_greedy", orderings=50, seed=0, progress=False,
-                 params={"epsilon_greedy": {"epsilon": 1.0, "decay": 0.05}})
+    res = replay(
+        m,
+        "epsilon_greedy",
+        orderings=50,
+        seed=0,
+        progress=False,
+        params={"epsilon_greedy": {"epsilon": 1.0, "decay": 0.05}},
+    )
     arm = res.traces["epsilon_greedy"].arm
     assert np.mean(arm[:, :10] == 1) < 0.8 and np.mean(arm[:, -100:] == 1) > 0.9
     with pytest.raises(EvalcoreError):
@@ -170,8 +178,7 @@ def test_hybrid_switches_from_ucb1_to_linucb():
     m = simulate_contextual(600, 3, n_features=6, seed=1)
     q = {}
     for switch in (0, 150, 600):
-        res = replay(m, "hybrid", orderings=8, seed=0, progress=False,
-                     params={"hybrid": {"switch_after": switch}})
+        res = replay(m, "hybrid", orderings=8, seed=0, progress=False, params={"hybrid": {"switch_after": switch}})
         tr = res.traces["hybrid"]
         assert tr.params["switch_after"] == switch
         q[switch] = tr.quality.mean(1).mean()
@@ -208,9 +215,9 @@ def test_convergence_point_definition():
 
 def _brute_convergence(c, w, thr):
     T = len(c)
-    tail = c[T - w:]
+    tail = c[T - w :]
     dom = np.bincount(tail).argmax()
-    share = [np.mean(c[j:j + w] == dom) for j in range(T - w + 1)]
+    share = [np.mean(c[j : j + w] == dom) for j in range(T - w + 1)]
     if share[-1] < thr:
         return np.nan
     for j in range(len(share)):
@@ -224,8 +231,7 @@ def test_convergence_point_matches_brute_force():
     for _ in range(50):
         T = int(rng.integers(20, 80))
         p = rng.random()
-        c = np.where(rng.random(T) < np.linspace(0.3, 1.0, T) * p + (1 - p), 1,
-                     rng.integers(0, 3, T))
+        c = np.where(rng.random(T) < np.linspace(0.3, 1.0, T) * p + (1 - p), 1, rng.integers(0, 3, T))
         got = convergence_point(c, window=8, threshold=0.8)[0]
         want = _brute_convergence(c, 8, 0.8)
         assert (np.isnan(got) and np.isnan(want)) or got == want
@@ -241,8 +247,7 @@ def test_aiq_and_apgr_hand_computed():
     # hull: (1,0.5)→(2,0.8) linear, flat to 3: area 0.65 + 0.8 = 1.45 over width 2
     assert aiq([1, 2], [0.5, 0.8], cost_range=(1, 3)) == pytest.approx(0.725, abs=1e-6)
     # a point under the hull changes nothing; a dominated dearer point neither
-    assert aiq([1, 2, 1.5, 2.5], [0.5, 0.8, 0.6, 0.7], cost_range=(1, 3)) == pytest.approx(
-        0.725, abs=1e-6)
+    assert aiq([1, 2, 1.5, 2.5], [0.5, 0.8, 0.6, 0.7], cost_range=(1, 3)) == pytest.approx(0.725, abs=1e-6)
     # anchor joins the cheapest arm to the first point
     assert aiq([2], [0.8], cost_range=(0, 2), anchor=(0, 0.4)) == pytest.approx(0.6, abs=1e-6)
     assert apgr(0.725, weak_quality=0.5, strong_quality=0.8) == pytest.approx(0.75)
@@ -251,8 +256,7 @@ def test_aiq_and_apgr_hand_computed():
 
 def test_aiq_table_and_lambda_sweep():
     m = simulate_outcomes(150, arm_quality=(0.3, 0.6, 0.9), arm_cost=(1, 2, 6), seed=0)
-    sweep = lambda_sweep(m, "oracle,always_best,always_cheapest", (0.0, 0.5, 1.0, 3.0),
-                         orderings=6, seed=0)
+    sweep = lambda_sweep(m, "oracle,always_best,always_cheapest", (0.0, 0.5, 1.0, 3.0), orderings=6, seed=0)
     assert len(sweep) == 12
     oc = sweep[sweep.algorithm == "oracle"].sort_values("lambda").mean_cost.to_numpy()
     assert np.all(np.diff(oc) <= 1e-9)  # the oracle spends less as cost weighs more
@@ -311,8 +315,7 @@ def test_minilm_features_when_installed():
 
     if minilm_path() is None:
         pytest.skip("all-MiniLM-L6-v2 not installed")
-    qs = ["How many apples does John have left?", "How many oranges does Mary have left?",
-          "Who wrote the play Hamlet?"]
+    qs = ["How many apples does John have left?", "How many oranges does Mary have left?", "Who wrote the play Hamlet?"]
     emb, used = text_embeddings(qs, embedder="auto")
     assert used == "minilm" and emb.shape == (3, 384)
     sim = emb @ emb.T
@@ -324,15 +327,15 @@ def test_aiq_is_the_exact_area_under_the_hull():
     # 0.99975; the area is 1 - 0.5e-4 = 0.99995
     assert aiq([0, 1e-4, 1], [0, 1, 1], cost_range=(0, 1)) == pytest.approx(0.99995, abs=1e-12)
     assert aiq([0.2, 0.6], [0.5, 0.9], cost_range=(0, 1)) == pytest.approx(
-        (0.2 * 0.5 + 0.4 * (0.5 + 0.9) / 2 + 0.4 * 0.9) / 1.0, abs=1e-12)
+        (0.2 * 0.5 + 0.4 * (0.5 + 0.9) / 2 + 0.4 * 0.9) / 1.0, abs=1e-12
+    )
 
 
 def test_pairwise_significance_at_p_equal_alpha_matches_stats_compare():
     from evalcore import stats
 
     a, b = [1.0, 2.0, 3.0, 4.0, 5.0], [0.0] * 5  # exact permutation p = 2 / 32 = 0.0625
-    df = pairwise_comparisons({"a": np.array(a), "b": np.array(b)}, test="permutation", correction="none",
-                              alpha=0.0625)
+    df = pairwise_comparisons({"a": np.array(a), "b": np.array(b)}, test="permutation", correction="none", alpha=0.0625)
     assert df["p_adjusted"].iloc[0] == pytest.approx(0.0625)
     assert bool(df["significant"].iloc[0]) is True
     ids = [f"q{i}" for i in range(5)]

@@ -14,8 +14,9 @@ from evalcore.models import Completion, CompletionError, GenerationParams, Usage
 class CountingModel:
     """Answers from a table keyed by the item's question; counts calls; can fail on purpose."""
 
-    def __init__(self, answer: Callable[[str], str], fail: Callable[[str], bool] = lambda q: False,
-                 name: str = "counting:test") -> None:
+    def __init__(
+        self, answer: Callable[[str], str], fail: Callable[[str], bool] = lambda q: False, name: str = "counting:test"
+    ) -> None:
         self.answer = answer
         self.fail = fail
         self._name = name
@@ -35,11 +36,11 @@ class CountingModel:
         self.seen.append((list(messages), params))
         q = messages[-1]["content"]
         if self.fail(q):
-            return Completion(text="", retries=3,
-                              error=CompletionError(type="HTTP500", message="boom"))
+            return Completion(text="", retries=3, error=CompletionError(type="HTTP500", message="boom"))
         text = self.answer(q)
-        return Completion(text=text, usage=Usage(len(q.split()), len(text.split())),
-                          cost_usd=0.001, latency_s=0.01, model="counting")
+        return Completion(
+            text=text, usage=Usage(len(q.split()), len(text.split())), cost_usd=0.001, latency_s=0.01, model="counting"
+        )
 
     async def acomplete(self, messages: Sequence[dict[str, str]], params: GenerationParams) -> Completion:
         return self.complete(messages, params)

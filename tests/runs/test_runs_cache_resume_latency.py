@@ -22,8 +22,7 @@ from evalcore.runs import load_run, run_benchmark
 
 
 def _right_answers():
-    table = {it.fields["question"]: f"Working.\n#### {it.reference}"
-             for it in load("gsm8k", source="sample")}
+    table = {it.fields["question"]: f"Working.\n#### {it.reference}" for it in load("gsm8k", source="sample")}
 
     def responder(messages) -> str:
         q = messages[-1]["content"]
@@ -35,8 +34,7 @@ def _right_answers():
 def _run(spec, tmp_path, run_id, **kw):
     kw.setdefault("limit", 4)
     kw.setdefault("cache", tmp_path / "c.sqlite")
-    return run_benchmark("gsm8k", spec, source="sample", progress=False, run_dir=tmp_path / "runs",
-                         run_id=run_id, **kw)
+    return run_benchmark("gsm8k", spec, source="sample", progress=False, run_dir=tmp_path / "runs", run_id=run_id, **kw)
 
 
 def test_a_sampled_request_without_a_seed_is_never_served_from_the_cache(tmp_path) -> None:
@@ -94,8 +92,7 @@ def test_resume_with_another_seed_is_refused(tmp_path) -> None:
 
 def test_resume_with_another_price_is_refused(tmp_path) -> None:
     pricing = tmp_path / "pricing.yaml"
-    pricing.write_text(yaml.safe_dump({"models": {"gpt-4o-mini": {"input": 150.0,
-                                                                  "output": 600.0}}}))
+    pricing.write_text(yaml.safe_dump({"models": {"gpt-4o-mini": {"input": 150.0, "output": 600.0}}}))
     with FakeChatServer() as srv:
         spec = f"openai-compatible:gpt-4o-mini@{srv.url}"
         path = _run(spec, tmp_path, "p", cache=False)
@@ -190,9 +187,12 @@ def test_likelihood_latency_leaves_out_the_wait_for_the_model_lock(monkeypatch) 
                 return {letter: -1.0 - i for i, letter in enumerate(letters)}
 
     out = []
-    threads = [threading.Thread(target=lambda: out.append(
-        _likelihood(SlowLetters(), [{"role": "user", "content": "q"}], ["a", "b"])))
-        for _ in range(3)]
+    threads = [
+        threading.Thread(
+            target=lambda: out.append(_likelihood(SlowLetters(), [{"role": "user", "content": "q"}], ["a", "b"]))
+        )
+        for _ in range(3)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -216,7 +216,8 @@ def test_clustered_interval_prints_samples_items_and_effective_n(tmp_path) -> No
     assert acc["n"] == 12 and acc["n_items"] == 4 and acc["method"] == "wilson_clustered"
     ref = clustered_wilson([float(v) for v in values], clusters)
     text = _fmt_ci({**ref, "n_items": 4})
-    assert text == (f"{ref['mean']:.3f} [{ref['ci_low']:.3f}, {ref['ci_high']:.3f}] 95% CI, "
-                    f"n=12 samples of 4 items, effective n {ref['n_eff']:.1f}")
-    assert _fmt_ci({"mean": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 8}) == \
-        "0.500 [0.200, 0.800] 95% CI, n=8"
+    assert text == (
+        f"{ref['mean']:.3f} [{ref['ci_low']:.3f}, {ref['ci_high']:.3f}] 95% CI, "
+        f"n=12 samples of 4 items, effective n {ref['n_eff']:.1f}"
+    )
+    assert _fmt_ci({"mean": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 8}) == "0.500 [0.200, 0.800] 95% CI, n=8"

@@ -15,13 +15,29 @@ GSM8K_TEMPLATE = ROOT / "evalcore" / "runs" / "templates" / "gsm8k.yaml"  # the 
 
 
 def _run(srv, run_dir, *extra: str) -> int:
-    return main(["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}", "--limit", "2",
-                 "--source", "sample", "--run-dir", str(run_dir), "--run-id", "r", "--no-progress",
-                 *extra])
+    return main(
+        [
+            "run",
+            "gsm8k",
+            "--model",
+            f"openai-compatible:fake@{srv.url}",
+            "--limit",
+            "2",
+            "--source",
+            "sample",
+            "--run-dir",
+            str(run_dir),
+            "--run-id",
+            "r",
+            "--no-progress",
+            *extra,
+        ]
+    )
 
 
-@pytest.mark.parametrize("edit", [("{question}", "{questoin}"), ("{question}", "{question"),
-                                  ("{question}", "{question.__class__}")])
+@pytest.mark.parametrize(
+    "edit", [("{question}", "{questoin}"), ("{question}", "{question"), ("{question}", "{question.__class__}")]
+)
 def test_bad_template_creates_nothing(tmp_path, capsys, edit) -> None:
     prompt = tmp_path / "p.yaml"
     prompt.write_text(GSM8K_TEMPLATE.read_text().replace(*edit))
@@ -58,8 +74,18 @@ def test_run_file_is_a_folder(tmp_path, capsys, name) -> None:
 @pytest.mark.parametrize("value", ["inf", "nan", "0", "-3"])
 def test_run_timeout_refused(tmp_path, capsys, value) -> None:
     with pytest.raises(SystemExit) as stop:
-        main(["run", "gsm8k", "--model", "openai-compatible:x@http://127.0.0.1:9/v1",
-              "--run-dir", str(tmp_path / "runs"), "--timeout", value])
+        main(
+            [
+                "run",
+                "gsm8k",
+                "--model",
+                "openai-compatible:x@http://127.0.0.1:9/v1",
+                "--run-dir",
+                str(tmp_path / "runs"),
+                "--timeout",
+                value,
+            ]
+        )
     assert stop.value.code == 2 and "argument --timeout" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
 
@@ -92,11 +118,28 @@ def test_rescore_empty_store_keeps_results(tmp_path, capsys) -> None:
 
 # --- a model that errors on every call: the run is kept, the command says so and exits 2 -------
 
+
 def _run3(srv, run_dir, capsys) -> tuple[int, str, str]:
     capsys.readouterr()
-    status = main(["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}", "--limit", "3",
-                   "--source", "sample", "--run-dir", str(run_dir), "--run-id", "r",
-                   "--no-progress", "--max-retries", "0"])
+    status = main(
+        [
+            "run",
+            "gsm8k",
+            "--model",
+            f"openai-compatible:fake@{srv.url}",
+            "--limit",
+            "3",
+            "--source",
+            "sample",
+            "--run-dir",
+            str(run_dir),
+            "--run-id",
+            "r",
+            "--no-progress",
+            "--max-retries",
+            "0",
+        ]
+    )
     out, err = capsys.readouterr()
     return status, out, err
 

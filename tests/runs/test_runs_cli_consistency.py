@@ -55,8 +55,11 @@ def test_the_notebook_and_the_cli_read_one_max_tokens_default() -> None:
 def test_score_gsm8k_prints_each_accuracy_with_its_wilson_interval(tmp_path: Path, capsys) -> None:
     from statsmodels.stats.proportion import proportion_confint
 
-    rows = [{"response": "#### 3", "answer": "3"}, {"response": "#### 4", "answer": "3"},
-            {"response": "so it is 3", "answer": "3"}]
+    rows = [
+        {"response": "#### 3", "answer": "3"},
+        {"response": "#### 4", "answer": "3"},
+        {"response": "so it is 3", "answer": "3"},
+    ]
     f = tmp_path / "a.jsonl"
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert main(["score", "gsm8k", str(f)]) == 0
@@ -71,20 +74,31 @@ def test_score_gsm8k_prints_each_accuracy_with_its_wilson_interval(tmp_path: Pat
 
 
 def test_score_humaneval_names_the_pass_at_k_it_skipped(tmp_path: Path, capsys) -> None:
-    problems = [{"task_id": f"T/{i}", "prompt": f"def f{i}(a):\n    \"\"\"Echo.\"\"\"\n", "canonical_solution": "    return a\n",
-                 "test": "def check(candidate):\n    assert candidate(1) == 1\n", "entry_point": f"f{i}"}
-                for i in range(2)]
+    problems = [
+        {
+            "task_id": f"T/{i}",
+            "prompt": f'def f{i}(a):\n    """Echo."""\n',
+            "canonical_solution": "    return a\n",
+            "test": "def check(candidate):\n    assert candidate(1) == 1\n",
+            "entry_point": f"f{i}",
+        }
+        for i in range(2)
+    ]
     pf = tmp_path / "problems.jsonl"
     pf.write_text("".join(json.dumps(p) + "\n" for p in problems))
-    rows = [{"task_id": "T/0", "completion": "    return a\n"}] * 3 + [{"task_id": "T/1", "completion": "    return 0\n"}] * 2
+    rows = [{"task_id": "T/0", "completion": "    return a\n"}] * 3 + [
+        {"task_id": "T/1", "completion": "    return 0\n"}
+    ] * 2
     sf = tmp_path / "s.jsonl"
     sf.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert main(["score", "humaneval", str(sf), "--k", "1,2,3,10", "--problems", str(pf), "--timeout", "10"]) == 0
     cap = capsys.readouterr()
     assert json.loads(cap.out) == {"pass@1": 0.5, "pass@2": 0.5}  # stdout: the computable values only
     notes = [line for line in cap.err.splitlines() if "not computed" in line]
-    assert notes == ["evalcore: note: pass@3, pass@10 not computed: pass@k needs n >= k samples of every "
-                     "task; T/1 has n = 2 (1 of 2 tasks have fewer than 3)"]
+    assert notes == [
+        "evalcore: note: pass@3, pass@10 not computed: pass@k needs n >= k samples of every "
+        "task; T/1 has n = 2 (1 of 2 tasks have fewer than 3)"
+    ]
     # nothing skipped: nothing said
     assert main(["score", "humaneval", str(sf), "--k", "1", "--problems", str(pf)]) == 0
     assert "not computed" not in capsys.readouterr().err
@@ -103,8 +117,19 @@ def _responder(wrong: set[str]):
 
 def test_resumed_and_cached_counts_are_printed_and_recorded(tmp_path: Path, capsys) -> None:
     with FakeChatServer(responder=_responder(set())) as srv:
-        base = ["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}", "--limit", "3",
-                "--source", "sample", "--no-progress", "--run-dir", str(tmp_path)]
+        base = [
+            "run",
+            "gsm8k",
+            "--model",
+            f"openai-compatible:fake@{srv.url}",
+            "--limit",
+            "3",
+            "--source",
+            "sample",
+            "--no-progress",
+            "--run-dir",
+            str(tmp_path),
+        ]
         assert main([*base, "--run-id", "a"]) == 0
         assert "samples: 3 (resumed 0, asked 3, from cache 0)" in capsys.readouterr().out
         # lose the last sample: the resumed run keeps two, asks the third (answered from the cache)
@@ -114,7 +139,11 @@ def test_resumed_and_cached_counts_are_printed_and_recorded(tmp_path: Path, caps
         assert main([*base, "--run-id", "a"]) == 0
         assert "samples: 3 (resumed 2, asked 0, from cache 1)" in capsys.readouterr().out
         assert load_run(tmp_path / "a").results["invocation"] == {
-            "resumed": 2, "asked": 0, "from_cache": 1, "interrupted": False}
+            "resumed": 2,
+            "asked": 0,
+            "from_cache": 1,
+            "interrupted": False,
+        }
         # without the cache the lost sample is asked again
         samples.write_text("".join(lines[:1]))
         assert main([*base, "--run-id", "a", "--no-cache"]) == 0
@@ -126,8 +155,26 @@ def test_resumed_and_cached_counts_are_printed_and_recorded(tmp_path: Path, caps
 def test_rescore_says_what_changed(tmp_path: Path, capsys) -> None:
     items = load("gsm8k", source="sample")[:4]
     with FakeChatServer(responder=_responder({items[0].id})) as srv:
-        assert main(["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}", "--limit", "4",
-                     "--source", "sample", "--no-progress", "--run-dir", str(tmp_path), "--run-id", "r"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "gsm8k",
+                    "--model",
+                    f"openai-compatible:fake@{srv.url}",
+                    "--limit",
+                    "4",
+                    "--source",
+                    "sample",
+                    "--no-progress",
+                    "--run-dir",
+                    str(tmp_path),
+                    "--run-id",
+                    "r",
+                ]
+            )
+            == 0
+        )
     capsys.readouterr()
     run_path = tmp_path / "r"
     assert main(["rescore", str(run_path)]) == 0
@@ -155,8 +202,26 @@ def test_run_files_get_the_mode_the_umask_gives(tmp_path: Path, umask: int, mode
     old = os.umask(umask)
     try:
         with FakeChatServer(responder=_responder(set())) as srv:
-            assert main(["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}", "--limit", "2",
-                         "--source", "sample", "--no-progress", "--run-dir", str(tmp_path), "--run-id", "m"]) == 0
+            assert (
+                main(
+                    [
+                        "run",
+                        "gsm8k",
+                        "--model",
+                        f"openai-compatible:fake@{srv.url}",
+                        "--limit",
+                        "2",
+                        "--source",
+                        "sample",
+                        "--no-progress",
+                        "--run-dir",
+                        str(tmp_path),
+                        "--run-id",
+                        "m",
+                    ]
+                )
+                == 0
+            )
         assert main(["rescore", str(tmp_path / "m")]) == 0  # rewrites samples.jsonl and results.json
     finally:
         os.umask(old)

@@ -8,7 +8,12 @@ from evalcore.cli import main
 from evalcore.datasets import load
 from evalcore.runs import run_benchmark
 
-FALLBACK = {"namespaces": False, "level": "weak", "network": "not isolated", "filesystem": "temporary working directory only"}
+FALLBACK = {
+    "namespaces": False,
+    "level": "weak",
+    "network": "not isolated",
+    "filesystem": "temporary working directory only",
+}
 
 
 @pytest.fixture
@@ -25,8 +30,17 @@ def _humaneval_run(tmp_path, counting_model):
         it = next(it for it in items if it.fields["prompt"] in user_text)
         return f"```python\n{it.fields['prompt']}{it.reference}```"
 
-    return run_benchmark("humaneval", counting_model(answer), limit=2, source="sample", progress=False,
-                         run_dir=tmp_path, run_id="he", cache=False, concurrency=1)
+    return run_benchmark(
+        "humaneval",
+        counting_model(answer),
+        limit=2,
+        source="sample",
+        progress=False,
+        run_dir=tmp_path,
+        run_id="he",
+        cache=False,
+        concurrency=1,
+    )
 
 
 def test_rescore_of_a_humaneval_run_warns_without_isolation(tmp_path, counting_model, capsys, weak_sandbox) -> None:
@@ -52,17 +66,46 @@ def test_require_isolation_refuses_before_rescoring_or_calling_a_model(
     monkeypatch.setattr(runs, "run_benchmark", must_not_run)
     capsys.readouterr()
     assert main(["rescore", str(path), "--require-isolation"]) == 2
-    assert main(["run", "humaneval", "--model", f"replay:{path}", "--source", "sample", "--limit", "2",
-                 "--run-dir", str(tmp_path), "--no-progress", "--require-isolation"]) == 2
+    assert (
+        main(
+            [
+                "run",
+                "humaneval",
+                "--model",
+                f"replay:{path}",
+                "--source",
+                "sample",
+                "--limit",
+                "2",
+                "--run-dir",
+                str(tmp_path),
+                "--no-progress",
+                "--require-isolation",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2
-    assert all(ln.startswith("evalcore: error: field '--require-isolation': the sandbox cannot fully isolate") for ln in err)
+    assert all(
+        ln.startswith("evalcore: error: field '--require-isolation': the sandbox cannot fully isolate") for ln in err
+    )
 
 
-def test_runs_that_execute_no_code_say_nothing(tmp_path, counting_model, make_gsm8k_answerer, capsys, weak_sandbox) -> None:
+def test_runs_that_execute_no_code_say_nothing(
+    tmp_path, counting_model, make_gsm8k_answerer, capsys, weak_sandbox
+) -> None:
     answer, _ = make_gsm8k_answerer(lambda i: i % 2 == 0)
-    path = run_benchmark("gsm8k", counting_model(answer), limit=4, source="sample", progress=False,
-                         run_dir=tmp_path, run_id="g", cache=False)
+    path = run_benchmark(
+        "gsm8k",
+        counting_model(answer),
+        limit=4,
+        source="sample",
+        progress=False,
+        run_dir=tmp_path,
+        run_id="g",
+        cache=False,
+    )
     capsys.readouterr()
     assert main(["rescore", str(path), "--require-isolation"]) == 0
     assert "isolation" not in capsys.readouterr().err

@@ -21,10 +21,31 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_cli_run_then_rescore(tmp_path, capsys) -> None:
     with FakeChatServer() as srv:
-        status = main(["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}",
-                       "--limit", "3", "--run-dir", str(tmp_path), "--run-id", "cli",
-                       "--source", "sample", "--max-tokens", "64", "--temperature", "0.2",
-                       "--param", "top_p=0.9", "--no-progress", "--epochs", "2"])
+        status = main(
+            [
+                "run",
+                "gsm8k",
+                "--model",
+                f"openai-compatible:fake@{srv.url}",
+                "--limit",
+                "3",
+                "--run-dir",
+                str(tmp_path),
+                "--run-id",
+                "cli",
+                "--source",
+                "sample",
+                "--max-tokens",
+                "64",
+                "--temperature",
+                "0.2",
+                "--param",
+                "top_p=0.9",
+                "--no-progress",
+                "--epochs",
+                "2",
+            ]
+        )
     assert status == 0
     out = capsys.readouterr().out
     assert "accuracy flexible" in out and str(tmp_path / "cli") in out
@@ -34,28 +55,43 @@ def test_cli_run_then_rescore(tmp_path, capsys) -> None:
     assert cfg["params"]["top_p"] == 0.9 and cfg["epochs"] == 2
     res = json.loads((tmp_path / "cli" / "results.json").read_text())
     assert res["n_samples"] == 6
-    for key in ("accuracy_strict", "accuracy_flexible", "pass_at_k", "parse_failure_rate", "errors",
-                "n_samples", "tokens", "cost_usd", "latency_p50_s", "latency_p95_s", "qps"):
+    for key in (
+        "accuracy_strict",
+        "accuracy_flexible",
+        "pass_at_k",
+        "parse_failure_rate",
+        "errors",
+        "n_samples",
+        "tokens",
+        "cost_usd",
+        "latency_p50_s",
+        "latency_p95_s",
+        "qps",
+    ):
         assert key in res
     # both parse-failure rates, each named (the line used to show the flexible one unnamed)
-    assert (f"parse failures: flexible {res['parse_failure_rate']:.3f}, "
-            f"strict {res['parse_failure_rate_strict']:.3f}") in out
+    assert (
+        f"parse failures: flexible {res['parse_failure_rate']:.3f}, strict {res['parse_failure_rate_strict']:.3f}"
+    ) in out
     assert main(["rescore", str(tmp_path / "cli")]) == 0
     again = json.loads((tmp_path / "cli" / "results.json").read_text())
     assert again["accuracy_flexible"] == res["accuracy_flexible"] and again["rescored"]
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["run", "squad", "--model", "local:smollm2"], "unknown dataset"),
-    (["run", "gsm8k", "--model", "gpt-5"], "unknown model spec"),
-    (["run", "gsm8k", "--model", "openai-compatible:x@http://127.0.0.1:PORT/v1"], "cannot reach"),
-    (["run", "gsm8k", "--model", "local:smollm2", "--param", "temprature=1"], "unknown generation"),
-    (["run", "gsm8k", "--model", "local:smollm2", "--scorer", "judge"], "LLM judge"),
-    (["run", "gsm8k", "--model", "local:smollm2", "--epochs", "0"], "epochs"),
-    # the shipped GSM8K few-shot split holds 8 problems: 9 used to give 8 without a word
-    (["run", "gsm8k", "--model", "local:smollm2", "--few-shot", "9"], "asks for 9 worked examples"),
-    (["rescore", "/nonexistent/run"], "not a run directory"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["run", "squad", "--model", "local:smollm2"], "unknown dataset"),
+        (["run", "gsm8k", "--model", "gpt-5"], "unknown model spec"),
+        (["run", "gsm8k", "--model", "openai-compatible:x@http://127.0.0.1:PORT/v1"], "cannot reach"),
+        (["run", "gsm8k", "--model", "local:smollm2", "--param", "temprature=1"], "unknown generation"),
+        (["run", "gsm8k", "--model", "local:smollm2", "--scorer", "judge"], "LLM judge"),
+        (["run", "gsm8k", "--model", "local:smollm2", "--epochs", "0"], "epochs"),
+        # the shipped GSM8K few-shot split holds 8 problems: 9 used to give 8 without a word
+        (["run", "gsm8k", "--model", "local:smollm2", "--few-shot", "9"], "asks for 9 worked examples"),
+        (["rescore", "/nonexistent/run"], "not a run directory"),
+    ],
+)
 def test_cli_bad_input_exits_2_and_creates_nothing(tmp_path, capsys, argv, needle) -> None:
     argv = [a.replace("PORT", str(free_port())) for a in argv]
     if argv[0] == "run":
@@ -71,10 +107,29 @@ def test_cli_model_options_reach_the_client(tmp_path) -> None:
     prices = tmp_path / "p.yaml"
     prices.write_text("models:\n  fake: {input: 1000000, output: 0}\n")  # 1 USD per prompt token
     with FakeChatServer() as srv:
-        status = main(["run", "gsm8k", "--model", f"openai-compatible:fake@{srv.url}",
-                       "--limit", "2", "--run-dir", str(tmp_path), "--run-id", "opt",
-                       "--source", "sample", "--no-progress", "--timeout", "7",
-                       "--max-retries", "1", "--pricing", str(prices)])
+        status = main(
+            [
+                "run",
+                "gsm8k",
+                "--model",
+                f"openai-compatible:fake@{srv.url}",
+                "--limit",
+                "2",
+                "--run-dir",
+                str(tmp_path),
+                "--run-id",
+                "opt",
+                "--source",
+                "sample",
+                "--no-progress",
+                "--timeout",
+                "7",
+                "--max-retries",
+                "1",
+                "--pricing",
+                str(prices),
+            ]
+        )
     assert status == 0
     cfg = json.loads((tmp_path / "opt" / "config.json").read_text())
     res = json.loads((tmp_path / "opt" / "results.json").read_text())
@@ -82,14 +137,46 @@ def test_cli_model_options_reach_the_client(tmp_path) -> None:
     assert res["cost_usd"] == pytest.approx(res["tokens"]["prompt"] * 1.0)
     assert cfg["priced"] is True
     with FakeChatServer() as srv:  # a model the pricing table does not know: said in config
-        assert main(["run", "gsm8k", "--model", f"openai-compatible:unlisted@{srv.url}",
-                     "--limit", "1", "--run-dir", str(tmp_path), "--run-id", "unpriced",
-                     "--source", "sample", "--no-progress"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "gsm8k",
+                    "--model",
+                    f"openai-compatible:unlisted@{srv.url}",
+                    "--limit",
+                    "1",
+                    "--run-dir",
+                    str(tmp_path),
+                    "--run-id",
+                    "unpriced",
+                    "--source",
+                    "sample",
+                    "--no-progress",
+                ]
+            )
+            == 0
+        )
     cfg = json.loads((tmp_path / "unpriced" / "config.json").read_text())
     assert cfg["priced"] is False
     assert json.loads((tmp_path / "unpriced" / "results.json").read_text())["cost_usd"] == 0.0
-    assert main(["run", "gsm8k", "--model", "local:smollm2", "--timeout", "3", "--run-dir",
-                 str(tmp_path / "none"), "--source", "sample"]) == 2
+    assert (
+        main(
+            [
+                "run",
+                "gsm8k",
+                "--model",
+                "local:smollm2",
+                "--timeout",
+                "3",
+                "--run-dir",
+                str(tmp_path / "none"),
+                "--source",
+                "sample",
+            ]
+        )
+        == 2
+    )
     assert not (tmp_path / "none").exists()
 
 
@@ -132,4 +219,3 @@ def test_custom_template_with_unknown_field_names_file_and_part(tmp_path) -> Non
     with pytest.raises(EvalcoreError, match="prompt template not found") as info:
         load_template("gsm8k", tmp_path / "missing.yaml")
     assert info.value.field == "prompt"
-

@@ -29,11 +29,19 @@ def _answers() -> tuple:
 def test_run_completes_through_faults_and_counts_them(tmp_path) -> None:
     rates = FaultRates(rate_limit=0.15, server_error=0.1, stall=0.1, malformed=0.1, persistent=0.1)
     retry = RetryPolicy(max_retries=4, base_delay=0.01, max_delay=0.05)
-    with FakeChatServer(rates=rates, seed=7, responder=_answers(), retry_after=0.02,
-                        stall_s=2.0) as srv:
+    with FakeChatServer(rates=rates, seed=7, responder=_answers(), retry_after=0.02, stall_s=2.0) as srv:
         model = from_spec(f"openai-compatible:fake@{srv.url}", timeout=1.2, retry=retry)
-        path = run_benchmark("gsm8k", model, limit=30, source="sample", progress=False,
-                             run_dir=tmp_path, run_id="faults", cache=False, concurrency=8)
+        path = run_benchmark(
+            "gsm8k",
+            model,
+            limit=30,
+            source="sample",
+            progress=False,
+            run_dir=tmp_path,
+            run_id="faults",
+            cache=False,
+            concurrency=8,
+        )
         counts = dict(srv.counts)
         log = list(srv.log)
     run = load_run(path)
@@ -85,8 +93,17 @@ def test_kill_9_mid_run_then_resume_has_no_duplicates(tmp_path) -> None:
         assert 8 <= before < 40
         assert not (tmp_path / "k" / "results.json").exists()
         asked_before = srv.counts["requests"]
-        run_benchmark("gsm8k", f"openai-compatible:fake@{srv.url}", limit=40, source="sample",
-                      progress=False, run_dir=tmp_path, run_id="k", cache=False, concurrency=2)
+        run_benchmark(
+            "gsm8k",
+            f"openai-compatible:fake@{srv.url}",
+            limit=40,
+            source="sample",
+            progress=False,
+            run_dir=tmp_path,
+            run_id="k",
+            cache=False,
+            concurrency=2,
+        )
         asked = srv.counts["requests"]
     lines = samples.read_text().splitlines()
     recs = [json.loads(x) for x in lines]  # every line is whole JSON

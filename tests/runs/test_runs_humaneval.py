@@ -24,8 +24,18 @@ def test_humaneval_run_scores_by_execution_and_pass_at_k(tmp_path, counting_mode
         return f"Here you go:\n```python\n{it.fields['prompt']}{body}```"
 
     model = counting_model(answer)
-    path = run_benchmark("humaneval", model, limit=4, epochs=3, concurrency=1, source="sample",
-                         progress=False, run_dir=tmp_path, run_id="he", cache=False)
+    path = run_benchmark(
+        "humaneval",
+        model,
+        limit=4,
+        epochs=3,
+        concurrency=1,
+        source="sample",
+        progress=False,
+        run_dir=tmp_path,
+        run_id="he",
+        cache=False,
+    )
     run = load_run(path)
     assert run.config["scorer"] == "code_execution"
     passed = {}

@@ -54,10 +54,12 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _interrupt_after_first_sample(cmd: list[str], samples: Path, wait_s: float,
-                                  env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_default_sigint, env=env)
+def _interrupt_after_first_sample(
+    cmd: list[str], samples: Path, wait_s: float, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint, env=env
+    )
     try:
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline and proc.poll() is None:
@@ -79,22 +81,54 @@ def _interrupt_after_first_sample(cmd: list[str], samples: Path, wait_s: float,
 def _resume_line(err: str) -> list[str]:
     lines = [line for line in err.splitlines() if line.startswith("resume with: ")]
     assert len(lines) == 1, err
-    return shlex.split(lines[0][len("resume with: "):])
+    return shlex.split(lines[0][len("resume with: ") :])
 
 
 def test_ctrl_c_does_not_wait_for_a_stuck_call_saves_and_says_how_to_resume(tmp_path: Path) -> None:
     script = tmp_path / "stuck_cli.py"
     script.write_text(STUCK_CLI)
-    args = ["run", "gsm8k", "--model", "stuck:x", "--limit", "3", "--concurrency", "1",
-            "--source", "sample", "--no-progress", "--run-dir", str(tmp_path / "runs"), "--run-id", "i"]
+    args = [
+        "run",
+        "gsm8k",
+        "--model",
+        "stuck:x",
+        "--limit",
+        "3",
+        "--concurrency",
+        "1",
+        "--source",
+        "sample",
+        "--no-progress",
+        "--run-dir",
+        str(tmp_path / "runs"),
+        "--run-id",
+        "i",
+    ]
     run_path = tmp_path / "runs" / "i"
-    rc, out, err = _interrupt_after_first_sample([sys.executable, str(script), *args],
-                                                 run_path / "samples.jsonl", wait_s=120)
+    rc, out, err = _interrupt_after_first_sample(
+        [sys.executable, str(script), *args], run_path / "samples.jsonl", wait_s=120
+    )
     assert rc == 130, err
     assert f"evalcore: interrupted: 1 of 3 samples saved in {run_path}" in err
     resume = _resume_line(err)
-    assert resume == ["evalcore", "run", "gsm8k", "--model", "stuck:x", "--limit", "3", "--concurrency", "1",
-                      "--run-dir", str(tmp_path / "runs"), "--source", "sample", "--no-progress", "--run-id", "i"]
+    assert resume == [
+        "evalcore",
+        "run",
+        "gsm8k",
+        "--model",
+        "stuck:x",
+        "--limit",
+        "3",
+        "--concurrency",
+        "1",
+        "--run-dir",
+        str(tmp_path / "runs"),
+        "--source",
+        "sample",
+        "--no-progress",
+        "--run-id",
+        "i",
+    ]
     assert "Traceback" not in err
     run = load_run(run_path)
     assert len(run.samples) == 1 and not run.samples[0]["error"]
@@ -104,8 +138,9 @@ def test_ctrl_c_does_not_wait_for_a_stuck_call_saves_and_says_how_to_resume(tmp_
     assert run.results["n_samples"] == 1
     # the printed command resumes the run: the saved sample is kept, the other two are asked
     env = {**os.environ, "EVALCORE_TEST_FAST": "1"}
-    proc = subprocess.run([sys.executable, str(script), *resume[1:]], capture_output=True, text=True,
-                          timeout=120, env=env)
+    proc = subprocess.run(
+        [sys.executable, str(script), *resume[1:]], capture_output=True, text=True, timeout=120, env=env
+    )
     assert proc.returncode == 0, proc.stderr
     assert "samples: 3 (resumed 1, asked 2, from cache 0)" in proc.stdout
     run = load_run(run_path)
@@ -117,9 +152,26 @@ def test_ctrl_c_does_not_wait_for_a_stuck_call_saves_and_says_how_to_resume(tmp_
 def test_ctrl_c_on_the_embedded_model(tmp_path: Path) -> None:
     """A real ``evalcore run`` on local:smollm2, interrupted while llama.cpp computes."""
     exe = Path(sys.executable).parent / "evalcore"
-    args = ["run", "gsm8k", "--model", "local:smollm2", "--limit", "4", "--max-tokens", "24",
-            "--concurrency", "2", "--source", "sample", "--no-progress", "--no-cache",
-            "--run-dir", str(tmp_path / "runs"), "--run-id", "local"]
+    args = [
+        "run",
+        "gsm8k",
+        "--model",
+        "local:smollm2",
+        "--limit",
+        "4",
+        "--max-tokens",
+        "24",
+        "--concurrency",
+        "2",
+        "--source",
+        "sample",
+        "--no-progress",
+        "--no-cache",
+        "--run-dir",
+        str(tmp_path / "runs"),
+        "--run-id",
+        "local",
+    ]
     run_path = tmp_path / "runs" / "local"
     rc, out, err = _interrupt_after_first_sample([str(exe), *args], run_path / "samples.jsonl", wait_s=600)
     assert rc == 130, err
@@ -194,8 +246,13 @@ def test_an_interrupt_inside_a_running_loop_cancels_the_run_and_saves(tmp_path: 
     script = tmp_path / "jupyter_like.py"
     script.write_text(JUPYTER_LIKE)
     run_path = tmp_path / "runs" / "j"
-    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "runs"), str(run_path / "samples.jsonl")],
-                          capture_output=True, text=True, timeout=60, preexec_fn=_default_sigint)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "runs"), str(run_path / "samples.jsonl")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=_default_sigint,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"saved": 1, "wanted": 3, "run_id": "j", "calls": 2}
     run = load_run(run_path)

@@ -18,8 +18,19 @@ import pytest
 from evalcore.runs import load_run, rescore
 
 LEGACY = Path(__file__).parent / "fixtures" / "legacy"
-_METRICS = ("dataset", "n_samples", "n_items", "n_scored", "accuracy_strict", "accuracy_flexible",
-            "pass_at_k", "parse_failure_rate", "parse_failure_rate_strict", "by_subject", "errors")
+_METRICS = (
+    "dataset",
+    "n_samples",
+    "n_items",
+    "n_scored",
+    "accuracy_strict",
+    "accuracy_flexible",
+    "pass_at_k",
+    "parse_failure_rate",
+    "parse_failure_rate_strict",
+    "by_subject",
+    "errors",
+)
 
 
 def _copy(tmp_path: Path, name: str) -> Path:
@@ -61,8 +72,7 @@ def test_legacy_runs_compare_paired_on_their_items(tmp_path):
     a = _copy(tmp_path, "gsm8k-legacy")
     b = tmp_path / "gsm8k-legacy-b"
     shutil.copytree(a, b)
-    cmp = compare_sources([a, b], labels=["a", "b"], import_dir=tmp_path / "imports",
-                          n_resamples=200)
+    cmp = compare_sources([a, b], labels=["a", "b"], import_dir=tmp_path / "imports", n_resamples=200)
     row = cmp.to_dict()
     assert row["alignment"]["n_shared"] == 6
     pair = row["comparisons"][0]
@@ -71,11 +81,14 @@ def test_legacy_runs_compare_paired_on_their_items(tmp_path):
     assert pair["difference"] == pytest.approx(0.0)
 
 
-@pytest.mark.parametrize("name, args, drop", [
-    ("gsm8k-legacy", {"limit": 6}, ()),
-    ("humaneval-legacy", {"limit": 3, "epochs": 2, "source": "sample"}, ()),
-    ("humaneval-legacy", {"limit": 3, "epochs": 2, "source": "sample"}, ("price", "code_timeout_s")),
-])
+@pytest.mark.parametrize(
+    "name, args, drop",
+    [
+        ("gsm8k-legacy", {"limit": 6}, ()),
+        ("humaneval-legacy", {"limit": 3, "epochs": 2, "source": "sample"}, ()),
+        ("humaneval-legacy", {"limit": 3, "epochs": 2, "source": "sample"}, ("price", "code_timeout_s")),
+    ],
+)
 def test_a_legacy_run_resumes_without_asking_again(tmp_path, name, args, drop, counting_model):
     """Resuming a run recorded before the registry asks nothing (also one recorded before
     ``price`` and ``code_timeout_s`` were resume keys)."""
@@ -87,8 +100,7 @@ def test_a_legacy_run_resumes_without_asking_again(tmp_path, name, args, drop, c
         config.pop(key)
     (run_dir / "config.json").write_text(json.dumps(config))
     model = counting_model(lambda q: "#### 0")
-    run_benchmark(name.split("-")[0], model, run_dir=tmp_path, run_id=name, cache=False,
-                  progress=False, **args)
+    run_benchmark(name.split("-")[0], model, run_dir=tmp_path, run_id=name, cache=False, progress=False, **args)
     assert model.calls == 0
     results = load_run(run_dir).results
     assert results["invocation"]["resumed"] == 6 and results["complete"] is True

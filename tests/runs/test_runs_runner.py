@@ -28,13 +28,23 @@ def test_run_records_every_sample_and_summarizes(tmp_path, counting_model, make_
     model = counting_model(answer)
     path = _run(model, tmp_path, epochs=2)
     assert path == tmp_path / "runs" / "r1"
-    assert sorted(p.name for p in path.iterdir()) == [".lock", "config.json", "results.json",
-                                                      "samples.jsonl"]
+    assert sorted(p.name for p in path.iterdir()) == [".lock", "config.json", "results.json", "samples.jsonl"]
     run = load_run(path)
     assert model.calls == 20 and len(run.samples) == 20
     s = run.samples[0]
-    for key in ("run_id", "item_id", "epoch", "dataset", "request", "request_hash", "completion",
-                "scores", "reference", "metadata", "error"):
+    for key in (
+        "run_id",
+        "item_id",
+        "epoch",
+        "dataset",
+        "request",
+        "request_hash",
+        "completion",
+        "scores",
+        "reference",
+        "metadata",
+        "error",
+    ):
         assert key in s
     assert set(s["request"]) >= {"messages", "params"}
     assert {"score", "strict", "flexible", "extracted_flexible", "method_flexible"} <= set(s["scores"])
@@ -60,8 +70,7 @@ def test_run_records_every_sample_and_summarizes(tmp_path, counting_model, make_
     assert "git_revision" in cfg and cfg["params"]["max_tokens"] == 512
 
 
-def test_wilson_interval_for_one_epoch_matches_statsmodels(tmp_path, counting_model,
-                                                          make_gsm8k_answerer) -> None:
+def test_wilson_interval_for_one_epoch_matches_statsmodels(tmp_path, counting_model, make_gsm8k_answerer) -> None:
     answer, truth = make_gsm8k_answerer(lambda i: i % 4 != 1)
     path = _run(counting_model(answer), tmp_path, limit=12)
     res = load_run(path).results
@@ -95,7 +104,7 @@ def test_interval_over_epochs_is_wilson_on_the_effective_sample_size() -> None:
     # in between: n_eff = p(1-p)/SE_c^2 with SE_c = sqrt(sum_c (sum_i (x_i - p))^2) / n
     vals = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0] * 2
     x = np.array(vals)
-    sums = np.array([x[2 * c: 2 * c + 2].sum() - 2 * x.mean() for c in range(10)])
+    sums = np.array([x[2 * c : 2 * c + 2].sum() - 2 * x.mean() for c in range(10)])
     se = np.sqrt((sums**2).sum()) / 20
     res = check(vals, items, min(20.0, x.mean() * (1 - x.mean()) / se**2))
     assert res["se"] == pytest.approx(se)
@@ -127,8 +136,7 @@ def test_second_identical_run_calls_no_model(tmp_path, counting_model, make_gsm8
     assert third.calls == 10
 
 
-def test_resume_skips_recorded_and_drops_torn_line(tmp_path, counting_model,
-                                                    make_gsm8k_answerer) -> None:
+def test_resume_skips_recorded_and_drops_torn_line(tmp_path, counting_model, make_gsm8k_answerer) -> None:
     answer, _ = make_gsm8k_answerer(lambda i: True)
     path = _run(counting_model(answer), tmp_path, cache=False)
     samples = path / "samples.jsonl"
@@ -149,8 +157,7 @@ def test_resume_skips_recorded_and_drops_torn_line(tmp_path, counting_model,
     assert load_run(path).results["n_samples"] == 10
 
 
-def test_a_run_being_written_by_another_process_is_refused(tmp_path, counting_model,
-                                                          make_gsm8k_answerer) -> None:
+def test_a_run_being_written_by_another_process_is_refused(tmp_path, counting_model, make_gsm8k_answerer) -> None:
     import fcntl
 
     answer, _ = make_gsm8k_answerer(lambda i: True)
@@ -176,7 +183,8 @@ def test_resume_with_other_config_is_refused(tmp_path, counting_model, make_gsm8
 
 
 def test_failed_calls_are_errors_not_wrong_answers_and_are_retried_on_resume(
-        tmp_path, counting_model, make_gsm8k_answerer) -> None:
+    tmp_path, counting_model, make_gsm8k_answerer
+) -> None:
     answer, truth = make_gsm8k_answerer(lambda i: True)
     items = load("gsm8k", source="sample", limit=10, seed=0)
     bad = {items[1].fields["question"], items[4].fields["question"]}
@@ -215,8 +223,7 @@ def test_rescore_recomputes_without_a_model(tmp_path, counting_model, make_gsm8k
     assert res["rescored"] is True and res["qps"] == before.results["qps"]
 
 
-def test_rescore_refuses_a_run_that_another_process_is_writing(tmp_path, counting_model,
-                                                              make_gsm8k_answerer) -> None:
+def test_rescore_refuses_a_run_that_another_process_is_writing(tmp_path, counting_model, make_gsm8k_answerer) -> None:
     import fcntl
 
     answer, _ = make_gsm8k_answerer(lambda i: True)
@@ -233,50 +240,68 @@ def test_rescore_refuses_a_run_that_another_process_is_writing(tmp_path, countin
     assert not (tmp_path / "nowhere").exists()
 
 
-def test_replay_model_answers_from_the_recording(tmp_path, counting_model,
-                                                 make_gsm8k_answerer) -> None:
+def test_replay_model_answers_from_the_recording(tmp_path, counting_model, make_gsm8k_answerer) -> None:
     answer, _ = make_gsm8k_answerer(lambda i: i < 5)
     path = _run(counting_model(answer), tmp_path, epochs=2)
     replay = RecordedModel(path)
     assert len(replay) == 20 and replay.recorded_model == "counting:test"
-    p2 = run_benchmark("gsm8k", f"replay:{path}", limit=10, epochs=2, progress=False,
-                       source="sample", run_dir=tmp_path / "runs", run_id="replayed")
+    p2 = run_benchmark(
+        "gsm8k",
+        f"replay:{path}",
+        limit=10,
+        epochs=2,
+        progress=False,
+        source="sample",
+        run_dir=tmp_path / "runs",
+        run_id="replayed",
+    )
     a, b = load_run(path), load_run(p2)
     assert b.config["cache"] is None
     assert [s["completion"]["text"] for s in a.samples] == [s["completion"]["text"] for s in b.samples]
     assert a.results["accuracy_flexible"]["mean"] == b.results["accuracy_flexible"]["mean"]
-    miss = replay.complete([{"role": "user", "content": "never asked"}],
-                           __import__("evalcore").models.GenerationParams())
+    miss = replay.complete(
+        [{"role": "user", "content": "never asked"}], __import__("evalcore").models.GenerationParams()
+    )
     assert not miss.ok and miss.error.type == "ReplayMiss"
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"dataset": "squad"}, "dataset"),
-    ({"model": "nonsense"}, "model"),
-    ({"params": {"temprature": 0.1}}, "temprature"),
-    ({"params": {"max_tokens": 0}}, "max_tokens"),
-    ({"epochs": 0}, "epochs"),
-    ({"limit": -2}, "limit"),
-    ({"mmlu_mode": "likelihood"}, "mmlu_mode"),
-    ({"scorer": "judge"}, "scorer"),
-    ({"run_id": "../escape"}, "run_id"),
-    ({"prompt": "/nonexistent/prompt.yaml"}, "prompt"),
-    ({"params": {"temperature": "hot"}}, "temperature"),
-    ({"params": {"temperature": float("nan")}}, "temperature"),
-    ({"params": {"top_p": None}}, "top_p"),
-    ({"params": {"max_tokens": 1.5}}, "max_tokens"),
-    ({"params": {"max_tokens": True}}, "max_tokens"),
-    ({"params": {"seed": "abc"}}, "seed"),
-    ({"params": {"stop": 5}}, "stop"),
-    ({"params": {"stop": ["ok", 3]}}, "stop"),
-    ({"params": {"logprobs": 2}}, "logprobs"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"dataset": "squad"}, "dataset"),
+        ({"model": "nonsense"}, "model"),
+        ({"params": {"temprature": 0.1}}, "temprature"),
+        ({"params": {"max_tokens": 0}}, "max_tokens"),
+        ({"epochs": 0}, "epochs"),
+        ({"limit": -2}, "limit"),
+        ({"mmlu_mode": "likelihood"}, "mmlu_mode"),
+        ({"scorer": "judge"}, "scorer"),
+        ({"run_id": "../escape"}, "run_id"),
+        ({"prompt": "/nonexistent/prompt.yaml"}, "prompt"),
+        ({"params": {"temperature": "hot"}}, "temperature"),
+        ({"params": {"temperature": float("nan")}}, "temperature"),
+        ({"params": {"top_p": None}}, "top_p"),
+        ({"params": {"max_tokens": 1.5}}, "max_tokens"),
+        ({"params": {"max_tokens": True}}, "max_tokens"),
+        ({"params": {"seed": "abc"}}, "seed"),
+        ({"params": {"stop": 5}}, "stop"),
+        ({"params": {"stop": ["ok", 3]}}, "stop"),
+        ({"params": {"logprobs": 2}}, "logprobs"),
+    ],
+)
 def test_bad_input_leaves_no_run_directory(tmp_path, kwargs, field) -> None:
     args = {"dataset": "gsm8k", "model": "openai-compatible:x@http://127.0.0.1:9/v1"}
     args.update(kwargs)
     with pytest.raises(EvalcoreError) as info:
-        run_benchmark(args.pop("dataset"), args.pop("model"), run_dir=tmp_path / "runs",
-                      progress=False, source="sample", check_endpoint=False, **args)
+        run_benchmark(
+            args.pop("dataset"),
+            args.pop("model"),
+            run_dir=tmp_path / "runs",
+            progress=False,
+            source="sample",
+            check_endpoint=False,
+            **args,
+        )
     assert info.value.field == field
     assert not (tmp_path / "runs").exists()
 
@@ -286,8 +311,7 @@ def test_judge_object_is_refused_as_scorer(tmp_path, counting_model) -> None:
 
     judge = LLMJudge(counting_model(lambda q: "{}"))
     with pytest.raises(EvalcoreError, match="LLM judge"):
-        run_benchmark("gsm8k", counting_model(lambda q: "x"), scorer=judge,
-                      run_dir=tmp_path / "runs")
+        run_benchmark("gsm8k", counting_model(lambda q: "x"), scorer=judge, run_dir=tmp_path / "runs")
     assert not (tmp_path / "runs").exists()
 
 
@@ -311,12 +335,28 @@ def test_mmlu_generate_and_likelihood_modes(tmp_path, counting_model) -> None:
     def answer(q: str) -> str:
         return "The answer is (" + next(r for k, r in ref.items() if k in q) + ")."
 
-    gen = run_benchmark("mmlu", counting_model(answer), limit=8, source="sample", progress=False,
-                        run_dir=tmp_path / "runs", run_id="gen", cache=False)
+    gen = run_benchmark(
+        "mmlu",
+        counting_model(answer),
+        limit=8,
+        source="sample",
+        progress=False,
+        run_dir=tmp_path / "runs",
+        run_id="gen",
+        cache=False,
+    )
     lik_model = LetterModel(lambda q: "unused")
-    lik = run_benchmark("mmlu", lik_model, limit=8, source="sample", progress=False,
-                        run_dir=tmp_path / "runs", run_id="lik", mmlu_mode="likelihood",
-                        cache=False)
+    lik = run_benchmark(
+        "mmlu",
+        lik_model,
+        limit=8,
+        source="sample",
+        progress=False,
+        run_dir=tmp_path / "runs",
+        run_id="lik",
+        mmlu_mode="likelihood",
+        cache=False,
+    )
     g, l_ = load_run(gen), load_run(lik)
     assert g.results["accuracy_flexible"]["mean"] == 1.0 == l_.results["accuracy_flexible"]["mean"]
     assert l_.config["mmlu_mode"] == "likelihood" and g.config["mmlu_mode"] == "generate"
@@ -327,13 +367,22 @@ def test_mmlu_generate_and_likelihood_modes(tmp_path, counting_model) -> None:
     prompt = g.samples[0]["request"]["messages"][-1]["content"]
     assert all(f"({L})" in prompt for L in "ABCD") and "letter" in prompt
     calls = lik_model.calls
-    rep = run_benchmark("mmlu", f"replay:{lik}", limit=8, source="sample", progress=False,
-                        run_dir=tmp_path / "runs", run_id="rep", mmlu_mode="likelihood")
+    rep = run_benchmark(
+        "mmlu",
+        f"replay:{lik}",
+        limit=8,
+        source="sample",
+        progress=False,
+        run_dir=tmp_path / "runs",
+        run_id="rep",
+        mmlu_mode="likelihood",
+    )
     assert lik_model.calls == calls
     assert [s["completion"] for s in load_run(rep).samples] == [s["completion"] for s in l_.samples]
     with pytest.raises(EvalcoreError, match="letter log-probabilities"):
-        run_benchmark("mmlu", counting_model(answer), mmlu_mode="likelihood",
-                      run_dir=tmp_path / "runs2", source="sample")
+        run_benchmark(
+            "mmlu", counting_model(answer), mmlu_mode="likelihood", run_dir=tmp_path / "runs2", source="sample"
+        )
     assert not (tmp_path / "runs2").exists()
 
 
@@ -350,8 +399,9 @@ def test_few_shot_examples_exclude_the_item(tmp_path, counting_model, make_gsm8k
         assert "<<" not in msgs[2]["content"]  # calculator annotations stripped
 
 
-def test_progress_bar_shows_running_accuracy_cost_and_errors(tmp_path, counting_model,
-                                                            make_gsm8k_answerer, monkeypatch) -> None:
+def test_progress_bar_shows_running_accuracy_cost_and_errors(
+    tmp_path, counting_model, make_gsm8k_answerer, monkeypatch
+) -> None:
     import tqdm.auto
 
     bars = []
@@ -395,17 +445,25 @@ def test_progress_bar_shows_running_accuracy_cost_and_errors(tmp_path, counting_
     assert bars[0].kwargs["disable"] is True
 
 
-def test_runs_without_a_run_id_never_share_a_directory(tmp_path, counting_model,
-                                                       make_gsm8k_answerer) -> None:
+def test_runs_without_a_run_id_never_share_a_directory(tmp_path, counting_model, make_gsm8k_answerer) -> None:
     # three runs within one second of each other: the timestamp id gets a -N suffix
     answer, _ = make_gsm8k_answerer(lambda i: True)
-    paths = [run_benchmark("gsm8k", counting_model(answer), limit=2, progress=False,
-                           source="sample", run_dir=tmp_path / "runs", cache=False,
-                           params={"temperature": 0.1 * k}) for k in range(3)]
+    paths = [
+        run_benchmark(
+            "gsm8k",
+            counting_model(answer),
+            limit=2,
+            progress=False,
+            source="sample",
+            run_dir=tmp_path / "runs",
+            cache=False,
+            params={"temperature": 0.1 * k},
+        )
+        for k in range(3)
+    ]
     assert len(set(paths)) == 3
     first = paths[0].name
-    assert all(p.name in (first, f"{first}-2", f"{first}-3") or p.name.startswith("gsm8k-")
-               for p in paths)
+    assert all(p.name in (first, f"{first}-2", f"{first}-3") or p.name.startswith("gsm8k-") for p in paths)
     for k, p in enumerate(paths):  # each holds its own run, none resumed another
         run = load_run(p)
         assert run.config["params"]["temperature"] == pytest.approx(0.1 * k)
@@ -413,7 +471,8 @@ def test_runs_without_a_run_id_never_share_a_directory(tmp_path, counting_model,
 
 
 def test_few_shot_pool_is_recorded_and_an_older_test_split_run_is_not_resumed(
-        tmp_path, counting_model, make_gsm8k_answerer) -> None:
+    tmp_path, counting_model, make_gsm8k_answerer
+) -> None:
     answer, _ = make_gsm8k_answerer(lambda i: True)
     path = _run(counting_model(answer), tmp_path, limit=3, few_shot=2)
     cfg = json.loads((path / "config.json").read_text())

@@ -12,9 +12,17 @@ from evalcore.runs import SampleWriter, read_samples
 
 
 def rec(item: str, epoch: int = 0, error: bool = False, text: str = "x") -> dict:
-    return {"run_id": "r", "item_id": item, "epoch": epoch, "dataset": "gsm8k",
-            "request": {"messages": [], "params": {}}, "request_hash": "h",
-            "completion": {"text": text}, "scores": {"score": 1.0}, "error": error}
+    return {
+        "run_id": "r",
+        "item_id": item,
+        "epoch": epoch,
+        "dataset": "gsm8k",
+        "request": {"messages": [], "params": {}},
+        "request_hash": "h",
+        "completion": {"text": text},
+        "scores": {"score": 1.0},
+        "error": error,
+    }
 
 
 def test_writer_appends_whole_lines(tmp_path) -> None:
@@ -69,8 +77,7 @@ def test_record_without_required_keys(tmp_path) -> None:
 
 def test_latest_record_supersedes_a_failed_one() -> None:
     out = latest_records([rec("a", error=True), rec("b"), rec("a", text="ok"), rec("a", 1)])
-    assert [(r["item_id"], r["epoch"], r["error"]) for r in out] == [
-        ("a", 0, False), ("b", 0, False), ("a", 1, False)]
+    assert [(r["item_id"], r["epoch"], r["error"]) for r in out] == [("a", 0, False), ("b", 0, False), ("a", 1, False)]
     assert out[0]["completion"]["text"] == "ok"
 
 

@@ -33,5 +33,9 @@ def test_statsmodels_is_a_test_dependency_and_evalcore_never_imports_it():
 def test_seaborn_is_declared_and_draws_the_figures():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
     assert "seaborn" in _names(project["dependencies"])
-    assert {"reporting/_benchmark_views.py", "routing/_plots.py", "agent_eval/_output.py",
-            "agent_eval/_sweep.py"} <= set(_imports("seaborn"))
+    assert {
+        "reporting/_benchmark_views.py",
+        "routing/_plots.py",
+        "agent_eval/_output.py",
+        "agent_eval/_sweep.py",
+    } <= set(_imports("seaborn"))

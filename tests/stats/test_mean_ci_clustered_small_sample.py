@@ -24,8 +24,7 @@ def _data(seed: int, n: int = 24, g: int = 11):
 def test_clustered_mean_ci_matches_statsmodels_cluster_robust_ols(seed):
     values, clusters = _data(seed)
     codes = np.unique(clusters, return_inverse=True)[1]
-    fit = sm.OLS(values, np.ones((values.size, 1))).fit(
-        cov_type="cluster", cov_kwds={"groups": codes}, use_t=True)
+    fit = sm.OLS(values, np.ones((values.size, 1))).fit(cov_type="cluster", cov_kwds={"groups": codes}, use_t=True)
     low, high = fit.conf_int(alpha=0.05)[0]
     got = mean_ci(values, clusters=clusters)
     assert got["method"] == "clustered"

@@ -33,8 +33,8 @@ def _statsmodels_fit(d: np.ndarray, groups) -> object:
     # G/(G−1)·(n−1)/(n−k), which is G/(G−1) with a constant alone) and df_correction=True
     # (t with G − 1 degrees of freedom when use_t=True)
     return sm.OLS(d, np.ones((d.size, 1))).fit(
-        cov_type="cluster", cov_kwds={"groups": codes, "use_correction": True,
-                                      "df_correction": True}, use_t=True)
+        cov_type="cluster", cov_kwds={"groups": codes, "use_correction": True, "df_correction": True}, use_t=True
+    )
 
 
 def test_clustered_test_on_24_items_in_11_subjects_matches_statsmodels_cluster_robust_ols():
@@ -95,10 +95,14 @@ def test_mdd_from_a_standard_error_without_df_is_the_normal_mdd():
     rho = float(np.corrcoef(x, y)[0, 1])
     sd_d = math.sqrt(sd_a**2 + sd_b**2 - 2 * rho * sd_a * sd_b)
     assert min_detectable_difference_se(sd_d / math.sqrt(50)) == pytest.approx(
-        min_detectable_difference(50, sd_a, sd_b, rho), rel=1e-9)
+        min_detectable_difference(50, sd_a, sd_b, rho), rel=1e-9
+    )
     # t with few degrees of freedom needs a larger difference than the normal
-    assert min_detectable_difference_se(0.1, df=3) > min_detectable_difference_se(0.1, df=30) \
+    assert (
+        min_detectable_difference_se(0.1, df=3)
+        > min_detectable_difference_se(0.1, df=30)
         > min_detectable_difference_se(0.1)
+    )
     with pytest.raises(EvalcoreError, match="standard error is 0"):
         min_detectable_difference_se(0.0)
     with pytest.raises(EvalcoreError):
@@ -113,9 +117,15 @@ def test_compare_report_says_how_many_clusters(tmp_path):
 
     (results,) = (FIXTURES / "lm_eval").rglob("results_*.json")
     sources = [results, FIXTURES / "inspect" / "ec_mmlu.eval", FIXTURES / "evalcore" / "evalcore-mmlu"]
-    cmp = compare_sources(sources, metric=["exact_match,letter", "choice", "flexible"],
-                          task="ec_mmlu", labels=["lm", "inspect", "ec"], import_dir=tmp_path,
-                          n_resamples=200, cluster="subject")
+    cmp = compare_sources(
+        sources,
+        metric=["exact_match,letter", "choice", "flexible"],
+        task="ec_mmlu",
+        labels=["lm", "inspect", "ec"],
+        import_dir=tmp_path,
+        n_resamples=200,
+        cluster="subject",
+    )
     g = len(set(cmp.alignment.clusters.values()))
     assert g >= 2 and set(cmp.table["n_clusters"]) == {g}
     assert cmp.to_dict()["n_clusters"] == g
@@ -124,5 +134,4 @@ def test_compare_report_says_how_many_clusters(tmp_path):
     assert "t with G-1 degrees of freedom" in text and "MDD80 from the same variance" in text
     for row in cmp.table.itertuples():
         if row.mdd_80 == row.mdd_80 and row.mdd_80 is not None:
-            assert row.mdd_80 == pytest.approx(
-                min_detectable_difference_se(row.clustered_se, 0.05, 0.8, df=g - 1))
+            assert row.mdd_80 == pytest.approx(min_detectable_difference_se(row.clustered_se, 0.05, 0.8, df=g - 1))

@@ -142,8 +142,20 @@ def test_to_dict_is_json_ready():
     d = compare(a, constant).to_dict()
     assert d["correlation"] is None  # undefined for a constant series → None, not NaN
     text = json.dumps(d, allow_nan=False)
-    for key in ("mean_a", "mean_b", "difference", "ci_low", "ci_high", "p_value", "test", "n",
-                "correlation", "effect_size", "significant", "p_adjusted"):
+    for key in (
+        "mean_a",
+        "mean_b",
+        "difference",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "test",
+        "n",
+        "correlation",
+        "effect_size",
+        "significant",
+        "p_adjusted",
+    ):
         assert key in json.loads(text)
 
 
@@ -151,8 +163,10 @@ def test_compare_many_holm_and_bh():
     rng = np.random.default_rng(8)
     ids = [f"i{k}" for k in range(60)]
     base = rng.random(60)
-    systems = {name: dict(zip(ids, np.clip(base + shift + rng.normal(0, 0.15, 60), 0, 1)))
-               for name, shift in [("a", 0.0), ("b", 0.05), ("c", 0.15), ("d", 0.0)]}
+    systems = {
+        name: dict(zip(ids, np.clip(base + shift + rng.normal(0, 0.15, 60), 0, 1)))
+        for name, shift in [("a", 0.0), ("b", 0.05), ("c", 0.15), ("d", 0.0)]
+    }
     holm_df = compare_many(systems, correction="holm")
     assert len(holm_df) == 6
     assert list(zip(holm_df.name_a, holm_df.name_b))[:3] == [("a", "b"), ("a", "c"), ("a", "d")]
@@ -174,8 +188,7 @@ def test_compare_many_holm_and_bh():
 
 
 def test_compare_many_dataframe_with_missing_cells_needs_intersection():
-    frame = pd.DataFrame({"a": [1, 0, 1, 1], "b": [1, 1, 0, np.nan], "c": [0, 0, 1, 1]},
-                         index=["w", "x", "y", "z"])
+    frame = pd.DataFrame({"a": [1, 0, 1, 1], "b": [1, 1, 0, np.nan], "c": [0, 0, 1, 1]}, index=["w", "x", "y", "z"])
     with pytest.raises(EvalcoreError, match="different items"):
         compare_many(frame)
     df = compare_many(frame, align="intersection")
@@ -206,4 +219,3 @@ def test_clusters_switch_to_the_clustered_test():
         compare(a, b, test="clustered")
     forced = compare(a, b, clusters=subjects, test="mcnemar")
     assert forced.test == "mcnemar" and "clustered_p" in forced.extra
-

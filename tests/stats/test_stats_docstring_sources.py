@@ -39,8 +39,16 @@ SOURCES = [
 REFERENCES = [
     (_multiple, ["Scandinavian Journal of Statistics", "Journal of the Royal Statistical Society B"]),
     (_wilson, ["Journal of the American Statistical Association"]),
-    (_paired, ["Biometrika", "Biometrics Bulletin", "Psychometrika", "Annals of Statistics",
-               "Better bootstrap confidence intervals"]),
+    (
+        _paired,
+        [
+            "Biometrika",
+            "Biometrics Bulletin",
+            "Psychometrika",
+            "Annals of Statistics",
+            "Better bootstrap confidence intervals",
+        ],
+    ),
     (_resample, ["Bootstrap methods: another look at the jackknife", "Better bootstrap confidence intervals"]),
     (_intervals, ["Probable inference", "cluster-robust inference", "Adding error bars to evals"]),
     (_power, ["Statistical Power Analysis"]),

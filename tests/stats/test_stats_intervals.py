@@ -33,8 +33,12 @@ def test_wilson_edges_and_errors():
     z = sps.norm.ppf(0.975)
     half = z / (1 + z * z / 10) * math.sqrt(0.025 + z * z / 400)
     assert wilson_interval(5, 10) == pytest.approx((0.5 - half, 0.5 + half))
-    for bad in [dict(successes=1, n=0), dict(successes=11, n=10), dict(successes=-1, n=10),
-                dict(successes=1, n=10, confidence=1.0)]:
+    for bad in [
+        dict(successes=1, n=0),
+        dict(successes=11, n=10),
+        dict(successes=-1, n=10),
+        dict(successes=1, n=10, confidence=1.0),
+    ]:
         with pytest.raises(EvalcoreError):
             wilson_interval(**bad)
 
@@ -45,9 +49,7 @@ def test_clustered_se_matches_statsmodels_cluster_robust_ols(seed):
     n = int(rng.integers(20, 300))
     groups = rng.integers(0, int(rng.integers(2, 12)), n)
     x = (rng.random(n) < 0.3 + 0.05 * groups).astype(float)
-    fit = sm.OLS(x, np.ones((n, 1))).fit(
-        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False}
-    )
+    fit = sm.OLS(x, np.ones((n, 1))).fit(cov_type="cluster", cov_kwds={"groups": groups, "use_correction": False})
     assert clustered_se(x, groups) == pytest.approx(float(fit.bse[0]), rel=1e-10)
     # labels of any type
     assert clustered_se(x, [f"subject-{g}" for g in groups]) == pytest.approx(float(fit.bse[0]))
@@ -59,8 +61,7 @@ def test_clustered_se_hand_computed_and_singletons():
     assert clustered_se([1, 0, 1, 1], ["a", "a", "b", "b"]) == pytest.approx(math.sqrt(0.5) / 4)
     rng = np.random.default_rng(0)
     x = rng.normal(size=50)
-    assert clustered_se(x, range(50)) == pytest.approx(
-        math.sqrt(np.sum((x - x.mean()) ** 2)) / 50)
+    assert clustered_se(x, range(50)) == pytest.approx(math.sqrt(np.sum((x - x.mean()) ** 2)) / 50)
     with pytest.raises(EvalcoreError, match="cluster"):
         clustered_se([1, 2, 3], ["a", "b"])
     with pytest.raises(EvalcoreError, match="missing cluster"):
@@ -74,8 +75,13 @@ def test_bootstrap_interval_agrees_with_scipy(method, seed):
     x = rng.exponential(size=150)  # skewed, so BCa and percentile differ
     se = x.std(ddof=1) / math.sqrt(x.size)
     ours = bootstrap_interval(x, n_resamples=20_000, seed=seed, method=method)
-    ref = sps.bootstrap((x,), np.mean, n_resamples=20_000, rng=np.random.default_rng(99),
-                        method="BCa" if method == "bca" else "percentile").confidence_interval
+    ref = sps.bootstrap(
+        (x,),
+        np.mean,
+        n_resamples=20_000,
+        rng=np.random.default_rng(99),
+        method="BCa" if method == "bca" else "percentile",
+    ).confidence_interval
     assert ours[0] == pytest.approx(ref.low, abs=0.08 * se)
     assert ours[1] == pytest.approx(ref.high, abs=0.08 * se)
 

@@ -30,10 +30,8 @@ def test_corrections_match_statsmodels_and_scipy(seed):
     if seed % 3 == 0:
         p[: m // 2] = p[0]  # ties
     np.testing.assert_allclose(holm(p), multipletests(p, method="holm")[1], atol=1e-14)
-    np.testing.assert_allclose(benjamini_hochberg(p), multipletests(p, method="fdr_bh")[1],
-                               atol=1e-14)
-    np.testing.assert_allclose(benjamini_hochberg(p), sps.false_discovery_control(p),
-                               atol=1e-14)
+    np.testing.assert_allclose(benjamini_hochberg(p), multipletests(p, method="fdr_bh")[1], atol=1e-14)
+    np.testing.assert_allclose(benjamini_hochberg(p), sps.false_discovery_control(p), atol=1e-14)
     np.testing.assert_array_equal(adjust_p_values(p, "none"), p)
 
 
@@ -78,8 +76,7 @@ def test_power_matches_statsmodels_normal_power(seed):
     assert paired_power(delta, n, sd_a, sd_b, rho, alpha) >= power
     if n > 2:
         assert paired_power(delta, n - 1, sd_a, sd_b, rho, alpha) < power
-    assert paired_power(delta, 37, sd_a, sd_b, rho, alpha) == pytest.approx(
-        ref.power(effect, 37, alpha, ratio=0))
+    assert paired_power(delta, 37, sd_a, sd_b, rho, alpha) == pytest.approx(ref.power(effect, 37, alpha, ratio=0))
     mdd = min_detectable_difference(120, sd_a, sd_b, rho, alpha, power)
     e_ref = ref.solve_power(effect_size=None, nobs1=120, alpha=alpha, power=power, ratio=0)
     assert mdd == pytest.approx(e_ref * sd, rel=1e-4)  # statsmodels' solver stops early
@@ -89,12 +86,10 @@ def test_power_matches_statsmodels_normal_power(seed):
     assert abs(n - (z * sd / delta) ** 2) <= 1.0 + 1e-9
 
 
-@pytest.mark.parametrize(("delta", "sd", "rho"), [(0.1, 0.5, 0.5), (0.2, 1.0, 0.0),
-                                                   (0.05, 0.45, 0.7), (0.5, 1.0, 0.3)])
+@pytest.mark.parametrize(("delta", "sd", "rho"), [(0.1, 0.5, 0.5), (0.2, 1.0, 0.0), (0.05, 0.45, 0.7), (0.5, 1.0, 0.3)])
 def test_normal_approximation_close_to_t_power(delta, sd, rho):
     n_normal = sample_size_paired(delta, sd, sd, rho)
-    n_t = TTestPower().solve_power(effect_size=delta / paired_sd(sd, sd, rho), alpha=0.05,
-                                   power=0.8)
+    n_t = TTestPower().solve_power(effect_size=delta / paired_sd(sd, sd, rho), alpha=0.05, power=0.8)
     assert n_normal <= math.ceil(n_t) <= n_normal + 3
 
 
@@ -102,8 +97,7 @@ def test_power_directional_and_correlation_effects():
     # higher correlation between systems → fewer items
     assert sample_size_paired(0.05, 0.5, 0.5, 0.8) < sample_size_paired(0.05, 0.5, 0.5, 0.0)
     one = sample_size_paired(0.1, 0.5, 0.5, 0.5, alternative="larger")
-    ref = NormalIndPower().solve_power(effect_size=0.1 / 0.5, alpha=0.05, power=0.8, ratio=0,
-                                       alternative="larger")
+    ref = NormalIndPower().solve_power(effect_size=0.1 / 0.5, alpha=0.05, power=0.8, ratio=0, alternative="larger")
     assert one == math.ceil(ref)
     assert sample_size_paired(-0.1, 0.5, 0.5, 0.5, alternative="smaller") == one
     assert min_detectable_difference(one, 0.5, 0.5, 0.5, alternative="larger") <= 0.1
@@ -122,8 +116,7 @@ def test_power_directional_and_correlation_effects():
             min_detectable_difference(bad, 0.5, 0.5)
         with pytest.raises(EvalcoreError, match="field 'n'"):
             paired_power(0.1, bad, 0.5, 0.5)
-    assert paired_power(0.1, np.int64(100), 0.5, 0.5, 0.5) == pytest.approx(
-        paired_power(0.1, 100, 0.5, 0.5, 0.5))
+    assert paired_power(0.1, np.int64(100), 0.5, 0.5, 0.5) == pytest.approx(paired_power(0.1, 100, 0.5, 0.5, 0.5))
 
 
 def test_power_by_simulation():

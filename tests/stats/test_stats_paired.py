@@ -42,8 +42,7 @@ def test_paired_t_matches_statsmodels_and_formula(seed):
     assert res.difference == pytest.approx(d.mean()) and res.n == d.size
     assert res.details["df"] == d.size - 1
     for alt in ("less", "greater"):
-        assert paired_t(a, b, alternative=alt).p_value == pytest.approx(
-            sps.ttest_rel(a, b, alternative=alt).pvalue)
+        assert paired_t(a, b, alternative=alt).p_value == pytest.approx(sps.ttest_rel(a, b, alternative=alt).pvalue)
 
 
 def test_paired_t_constant_differences_and_errors():
@@ -116,8 +115,7 @@ def test_mcnemar_hand_computed_and_errors():
     a = [1] * 5 + [1, 0]
     b = [0] * 5 + [1, 0]
     r = mcnemar(a, b)
-    assert r.p_value == pytest.approx(2 / 32) and r.details == {"n_10": 5, "n_01": 0,
-                                                                "exact": True}
+    assert r.p_value == pytest.approx(2 / 32) and r.details == {"n_10": 5, "n_01": 0, "exact": True}
     assert mcnemar([True, False], [True, False]).p_value == 1.0
     with pytest.raises(EvalcoreError, match="binary"):
         mcnemar([0.5, 1.0], [1.0, 0.0])
@@ -128,8 +126,12 @@ def test_paired_bootstrap_agrees_with_scipy(method):
     a, b = _pair(3, n=200)
     ours = paired_bootstrap(a, b, n_resamples=20_000, seed=0, method=method)
     ref = sps.bootstrap(
-        (a, b), lambda x, y, axis: np.mean(x - y, axis=axis), paired=True, vectorized=True,
-        n_resamples=20_000, rng=np.random.default_rng(1),
+        (a, b),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=20_000,
+        rng=np.random.default_rng(1),
         method="BCa" if method == "bca" else "percentile",
     )
     se = ref.standard_error
@@ -161,8 +163,13 @@ def test_paired_bootstrap_p_value_and_determinism():
 def test_permutation_exact_matches_scipy(seed):
     a, b = _pair(seed, n=int(np.random.default_rng(seed).integers(3, 11)))
     ours = permutation_test(a, b)
-    ref = sps.permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis),
-                               permutation_type="samples", vectorized=True, n_resamples=10_000)
+    ref = sps.permutation_test(
+        (a, b),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=10_000,
+    )
     assert ours.details["exact"] is True
     assert ours.p_value == pytest.approx(ref.pvalue, abs=1e-12)
 
@@ -170,14 +177,18 @@ def test_permutation_exact_matches_scipy(seed):
 def test_permutation_monte_carlo_agrees_with_scipy_and_t():
     a, b = _pair(11, n=60, shift=0.25)
     ours = permutation_test(a, b, n_resamples=20_000, seed=0)
-    ref = sps.permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis),
-                               permutation_type="samples", vectorized=True, n_resamples=20_000,
-                               rng=np.random.default_rng(2))
+    ref = sps.permutation_test(
+        (a, b),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=20_000,
+        rng=np.random.default_rng(2),
+    )
     assert ours.details["exact"] is False
     assert ours.p_value == pytest.approx(ref.pvalue, abs=0.01)
     assert ours.p_value == pytest.approx(paired_t(a, b).p_value, abs=0.02)
-    assert permutation_test(a, b, n_resamples=5000, seed=1) == permutation_test(
-        a, b, n_resamples=5000, seed=1)
+    assert permutation_test(a, b, n_resamples=5000, seed=1) == permutation_test(a, b, n_resamples=5000, seed=1)
 
 
 def test_cohens_d_and_mean_difference():
@@ -207,8 +218,7 @@ def test_clustered_difference_matches_statsmodels_cluster_robust_t_cr1():
     b = rng.random(120)
     res = clustered_difference(a, b, groups, confidence=0.9)
     # statsmodels' defaults: CR1 factor (use_correction=True) and t with G − 1 df
-    fit = sm.OLS(a - b, np.ones((120, 1))).fit(
-        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    fit = sm.OLS(a - b, np.ones((120, 1))).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
     assert fit.df_resid_inference == 11
     assert res.details["se"] == pytest.approx(float(fit.bse[0]))
     assert res.statistic == pytest.approx(float(fit.tvalues[0]))

@@ -20,7 +20,7 @@ from evalcore.stats._wilson import wilson_bounds
 @pytest.mark.parametrize("seed", range(30))
 def test_wilson_bounds_match_statsmodels_for_a_real_effective_sample_size(seed):
     rng = np.random.default_rng(seed)
-    n = float(rng.uniform(1.5, 400.0))          # an effective sample size need not be whole
+    n = float(rng.uniform(1.5, 400.0))  # an effective sample size need not be whole
     s = float(rng.uniform(0.0, n))
     conf = float(rng.choice([0.8, 0.9, 0.95, 0.99]))
     lo, hi = proportion_confint(s, n, alpha=1 - conf, method="wilson")

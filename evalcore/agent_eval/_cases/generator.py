@@ -34,44 +34,235 @@ DEFAULT_COUNTS: dict[str, int] = {"simple": 20, "medium": 15, "complex": 10, "ed
 # known in advance: a fixed list of 16 let a search that ignores its query answer "nothing" to
 # exactly those and its one tool to everything else. No template or filler holds a digit.
 _UNRELATED_TEMPLATES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("What is the capital of {}?", ("France", "Peru", "Kenya", "Norway", "Vietnam", "Chile", "Egypt", "Canada",
-                                    "Portugal", "Mongolia", "Ghana", "Finland")),
-    ("Tell me a joke about {}", ("penguins", "dentists", "pirates", "accountants", "cats", "astronauts", "robots",
-                                 "librarians", "chickens", "wizards")),
-    ("Who wrote {}?", ("Pride and Prejudice", "Moby Dick", "War and Peace", "Don Quixote", "The Odyssey",
-                       "Frankenstein", "Jane Eyre", "The Trial", "Middlemarch", "Ulysses")),
-    ("What will the weather be like in {} tomorrow?", ("Paris", "Lagos", "Oslo", "Lima", "Hanoi", "Denver", "Perth",
-                                                       "Cairo", "Seoul", "Glasgow")),
-    ("Recommend a good {} novel", ("science fiction", "mystery", "historical", "fantasy", "romance", "horror",
-                                   "detective", "coming-of-age", "spy", "gothic")),
-    ("How do I bake {}?", ("sourdough bread", "a lemon tart", "croissants", "banana bread", "bagels", "a pavlova",
-                           "focaccia", "scones", "a carrot cake", "pretzels")),
-    ("Translate good morning into {}", ("Japanese", "Swahili", "Portuguese", "Finnish", "Korean", "Greek", "Hindi",
-                                        "Turkish", "Dutch", "Icelandic")),
-    ("Which planet {}?", ("has the most moons", "is the hottest", "has the longest day", "has rings",
-                          "is closest to the sun", "has the strongest winds", "is the coldest", "is the largest")),
-    ("Book a table for {} tonight", ("two at seven", "four on the terrace", "a birthday dinner", "six by the window",
-                                     "a quiet lunch", "three at eight", "my parents", "a team dinner")),
-    ("Who won {}?", ("the football world cup last time", "the Tour de France", "the best picture award",
-                     "the chess championship", "the Wimbledon final", "the Eurovision song contest",
-                     "the Nobel prize in literature", "the marathon in Boston")),
-    ("Summarize the plot of {}", ("Hamlet", "Macbeth", "The Great Gatsby", "Beloved", "Dune", "Emma", "Persuasion",
-                                  "The Tempest", "Othello", "Rebecca")),
-    ("What is the best way to learn {}?", ("the guitar", "to swim", "Italian", "the violin", "to juggle",
-                                           "watercolour painting", "to sail", "calligraphy", "the cello",
-                                           "to knit")),
-    ("Write a haiku about {}", ("autumn leaves", "the sea", "a sleepy cat", "morning fog", "city lights",
-                                "a thunderstorm", "cherry blossoms", "an old bridge", "snowfall", "the desert")),
-    ("Where can I buy cheap flights to {}?", ("Rome", "Tokyo", "Madrid", "Nairobi", "Bangkok", "Vienna", "Quito",
-                                              "Dublin", "Istanbul", "Auckland")),
-    ("Describe the life cycle of {}", ("a butterfly", "a frog", "a star", "a salmon", "a fern", "a mosquito",
-                                       "a honeybee", "an oak tree", "a jellyfish", "a volcano")),
-    ("Why do {}?", ("cats purr", "leaves change colour", "birds migrate", "onions make us cry", "we dream",
-                    "stars twinkle", "bees dance", "zebras have stripes", "we yawn", "owls hoot at night")),
-    ("Suggest a name for {}", ("my new puppy", "a bakery", "a sailing boat", "a fantasy kingdom", "a jazz band",
-                               "a garden cafe", "a pet tortoise", "a mountain cabin")),
-    ("How should I prepare for {}?", ("a job interview", "a long hike", "a wedding speech", "a camping trip",
-                                      "a first date", "a piano recital", "a move abroad", "a debate")),
+    (
+        "What is the capital of {}?",
+        (
+            "France",
+            "Peru",
+            "Kenya",
+            "Norway",
+            "Vietnam",
+            "Chile",
+            "Egypt",
+            "Canada",
+            "Portugal",
+            "Mongolia",
+            "Ghana",
+            "Finland",
+        ),
+    ),
+    (
+        "Tell me a joke about {}",
+        (
+            "penguins",
+            "dentists",
+            "pirates",
+            "accountants",
+            "cats",
+            "astronauts",
+            "robots",
+            "librarians",
+            "chickens",
+            "wizards",
+        ),
+    ),
+    (
+        "Who wrote {}?",
+        (
+            "Pride and Prejudice",
+            "Moby Dick",
+            "War and Peace",
+            "Don Quixote",
+            "The Odyssey",
+            "Frankenstein",
+            "Jane Eyre",
+            "The Trial",
+            "Middlemarch",
+            "Ulysses",
+        ),
+    ),
+    (
+        "What will the weather be like in {} tomorrow?",
+        ("Paris", "Lagos", "Oslo", "Lima", "Hanoi", "Denver", "Perth", "Cairo", "Seoul", "Glasgow"),
+    ),
+    (
+        "Recommend a good {} novel",
+        (
+            "science fiction",
+            "mystery",
+            "historical",
+            "fantasy",
+            "romance",
+            "horror",
+            "detective",
+            "coming-of-age",
+            "spy",
+            "gothic",
+        ),
+    ),
+    (
+        "How do I bake {}?",
+        (
+            "sourdough bread",
+            "a lemon tart",
+            "croissants",
+            "banana bread",
+            "bagels",
+            "a pavlova",
+            "focaccia",
+            "scones",
+            "a carrot cake",
+            "pretzels",
+        ),
+    ),
+    (
+        "Translate good morning into {}",
+        ("Japanese", "Swahili", "Portuguese", "Finnish", "Korean", "Greek", "Hindi", "Turkish", "Dutch", "Icelandic"),
+    ),
+    (
+        "Which planet {}?",
+        (
+            "has the most moons",
+            "is the hottest",
+            "has the longest day",
+            "has rings",
+            "is closest to the sun",
+            "has the strongest winds",
+            "is the coldest",
+            "is the largest",
+        ),
+    ),
+    (
+        "Book a table for {} tonight",
+        (
+            "two at seven",
+            "four on the terrace",
+            "a birthday dinner",
+            "six by the window",
+            "a quiet lunch",
+            "three at eight",
+            "my parents",
+            "a team dinner",
+        ),
+    ),
+    (
+        "Who won {}?",
+        (
+            "the football world cup last time",
+            "the Tour de France",
+            "the best picture award",
+            "the chess championship",
+            "the Wimbledon final",
+            "the Eurovision song contest",
+            "the Nobel prize in literature",
+            "the marathon in Boston",
+        ),
+    ),
+    (
+        "Summarize the plot of {}",
+        (
+            "Hamlet",
+            "Macbeth",
+            "The Great Gatsby",
+            "Beloved",
+            "Dune",
+            "Emma",
+            "Persuasion",
+            "The Tempest",
+            "Othello",
+            "Rebecca",
+        ),
+    ),
+    (
+        "What is the best way to learn {}?",
+        (
+            "the guitar",
+            "to swim",
+            "Italian",
+            "the violin",
+            "to juggle",
+            "watercolour painting",
+            "to sail",
+            "calligraphy",
+            "the cello",
+            "to knit",
+        ),
+    ),
+    (
+        "Write a haiku about {}",
+        (
+            "autumn leaves",
+            "the sea",
+            "a sleepy cat",
+            "morning fog",
+            "city lights",
+            "a thunderstorm",
+            "cherry blossoms",
+            "an old bridge",
+            "snowfall",
+            "the desert",
+        ),
+    ),
+    (
+        "Where can I buy cheap flights to {}?",
+        ("Rome", "Tokyo", "Madrid", "Nairobi", "Bangkok", "Vienna", "Quito", "Dublin", "Istanbul", "Auckland"),
+    ),
+    (
+        "Describe the life cycle of {}",
+        (
+            "a butterfly",
+            "a frog",
+            "a star",
+            "a salmon",
+            "a fern",
+            "a mosquito",
+            "a honeybee",
+            "an oak tree",
+            "a jellyfish",
+            "a volcano",
+        ),
+    ),
+    (
+        "Why do {}?",
+        (
+            "cats purr",
+            "leaves change colour",
+            "birds migrate",
+            "onions make us cry",
+            "we dream",
+            "stars twinkle",
+            "bees dance",
+            "zebras have stripes",
+            "we yawn",
+            "owls hoot at night",
+        ),
+    ),
+    (
+        "Suggest a name for {}",
+        (
+            "my new puppy",
+            "a bakery",
+            "a sailing boat",
+            "a fantasy kingdom",
+            "a jazz band",
+            "a garden cafe",
+            "a pet tortoise",
+            "a mountain cabin",
+        ),
+    ),
+    (
+        "How should I prepare for {}?",
+        (
+            "a job interview",
+            "a long hike",
+            "a wedding speech",
+            "a camping trip",
+            "a first date",
+            "a piano recital",
+            "a move abroad",
+            "a debate",
+        ),
+    ),
 )
 _UNRELATED_MAX = 64
 
@@ -144,34 +335,54 @@ class AgentCaseGenerator:
                 raise EvalcoreError(f"cannot make {self.counts['complex']} distinct complex cases", field="counts")
             seen.add(query)
             rel, abs_ = answer_tolerance(answer, 0.0)
-            cases.append(AgentCase(
-                id=f"complex-{i:02d}-multi_step", query=query, complexity="complex", kind="multi_step",
-                categories=["workflow"], tags=["multi_step", *tags], expected=answer,
-                rel_tol=rel, abs_tol=abs_, expected_tools=[s.tool for s in steps], steps=steps,
-            ))
+            cases.append(
+                AgentCase(
+                    id=f"complex-{i:02d}-multi_step",
+                    query=query,
+                    complexity="complex",
+                    kind="multi_step",
+                    categories=["workflow"],
+                    tags=["multi_step", *tags],
+                    expected=answer,
+                    rel_tol=rel,
+                    abs_tol=abs_,
+                    expected_tools=[s.tool for s in steps],
+                    steps=steps,
+                )
+            )
         pool = edge_pool(rng)
         if self.counts["edge"] > len(pool):
-            raise EvalcoreError(f"at most {len(pool)} edge cases exist, asked for {self.counts['edge']}",
-                                field="counts")
+            raise EvalcoreError(
+                f"at most {len(pool)} edge cases exist, asked for {self.counts['edge']}", field="counts"
+            )
         for i, e in enumerate(pool[: self.counts["edge"]]):
             if e["query"] in seen:
                 continue
             seen.add(e["query"])
             answer = e.get("expected")
             rel, abs_ = answer_tolerance(answer, 0.0)
-            cases.append(AgentCase(
-                id=f"edge-{i:02d}-{e['kind']}", query=e["query"], complexity="edge", kind=e["kind"],
-                categories=["robustness"], tags=["edge", *e["tags"]], expected=answer,
-                expected_behavior=e["behavior"],
-                rel_tol=rel, abs_tol=abs_,
-                expected_tools=list(e["tools"]),
-                inputs=parse_inputs(e["kind"], e["query"]) if e["behavior"] == "answer" else {},
-                error_terms=list(e.get("terms", [])),
-            ))
+            cases.append(
+                AgentCase(
+                    id=f"edge-{i:02d}-{e['kind']}",
+                    query=e["query"],
+                    complexity="edge",
+                    kind=e["kind"],
+                    categories=["robustness"],
+                    tags=["edge", *e["tags"]],
+                    expected=answer,
+                    expected_behavior=e["behavior"],
+                    rel_tol=rel,
+                    abs_tol=abs_,
+                    expected_tools=list(e["tools"]),
+                    inputs=parse_inputs(e["kind"], e["query"]) if e["behavior"] == "answer" else {},
+                    error_terms=list(e.get("terms", [])),
+                )
+            )
         return cases
 
-    def _single(self, rng: random.Random, kind: str, complexity: str, i: int, seen: set[str],
-                categories: list[str]) -> AgentCase:
+    def _single(
+        self, rng: random.Random, kind: str, complexity: str, i: int, seen: set[str], categories: list[str]
+    ) -> AgentCase:
         for _ in range(200):
             templates, answer, tol = _MAKERS[kind](rng)
             query = templates[rng.randrange(len(templates))] if complexity == "simple" and i >= 4 else templates[0]
@@ -182,10 +393,16 @@ class AgentCaseGenerator:
         seen.add(query)
         rel, abs_ = answer_tolerance(answer, tol)
         return AgentCase(
-            id=f"{complexity}-{i:02d}-{kind}", query=query, complexity=complexity, kind=kind,
+            id=f"{complexity}-{i:02d}-{kind}",
+            query=query,
+            complexity=complexity,
+            kind=kind,
             categories=list(categories),
             tags=[("starter" if kind in STARTER_KINDS else "synthesized"), kind],
-            expected=answer, rel_tol=rel, abs_tol=abs_, expected_tools=[kind],
+            expected=answer,
+            rel_tol=rel,
+            abs_tol=abs_,
+            expected_tools=[kind],
             inputs=parse_inputs(kind, templates[0]),
         )
 
@@ -200,8 +417,9 @@ class AgentCaseGenerator:
         return load_cases(path)
 
     # ------------------------------------------------------------------ extras
-    def paraphrase_groups(self, n_groups: int = 3, size: int = 3,
-                          kinds: Sequence[str] | None = None) -> list[list[AgentCase]]:
+    def paraphrase_groups(
+        self, n_groups: int = 3, size: int = 3, kinds: Sequence[str] | None = None
+    ) -> list[list[AgentCase]]:
         """Groups of paraphrases of one request each (same arguments, same answer).
 
         Args:
@@ -227,14 +445,25 @@ class AgentCaseGenerator:
             templates, answer, tol = _MAKERS[kind](rng)
             rel, abs_ = answer_tolerance(answer, tol)
             gid = f"para-{g:02d}-{kind}"
-            groups.append([
-                AgentCase(id=f"{gid}-{j}", query=templates[j], complexity="simple" if kind in STARTER_KINDS
-                          else "medium", kind=kind, categories=["learning", "retrieval"],
-                          tags=["paraphrase", kind], expected=answer, rel_tol=rel, abs_tol=abs_,
-                          expected_tools=[kind], paraphrase_group=gid,
-                          inputs=parse_inputs(kind, templates[0]))
-                for j in range(size)
-            ])
+            groups.append(
+                [
+                    AgentCase(
+                        id=f"{gid}-{j}",
+                        query=templates[j],
+                        complexity="simple" if kind in STARTER_KINDS else "medium",
+                        kind=kind,
+                        categories=["learning", "retrieval"],
+                        tags=["paraphrase", kind],
+                        expected=answer,
+                        rel_tol=rel,
+                        abs_tol=abs_,
+                        expected_tools=[kind],
+                        paraphrase_group=gid,
+                        inputs=parse_inputs(kind, templates[0]),
+                    )
+                    for j in range(size)
+                ]
+            )
         return groups
 
     def synthesis_specs(self, n: int = 8) -> list[AgentCase]:
@@ -254,10 +483,21 @@ class AgentCaseGenerator:
             spec = specs.draw_spec(rng, taken)
             taken.add(spec.name)
             x = specs.spec_inputs(rng)["x"]
-            out.append(AgentCase(
-                id=f"spec-{i:02d}-{spec.name}", query=spec.query(x), complexity="medium", kind=specs.SPEC_KIND,
-                categories=["synthesis"], tags=["synthesis_spec"], expected=spec.apply(x), rel_tol=0.0,
-                abs_tol=0.0, expected_tools=[spec.name], inputs={"x": x}))
+            out.append(
+                AgentCase(
+                    id=f"spec-{i:02d}-{spec.name}",
+                    query=spec.query(x),
+                    complexity="medium",
+                    kind=specs.SPEC_KIND,
+                    categories=["synthesis"],
+                    tags=["synthesis_spec"],
+                    expected=spec.apply(x),
+                    rel_tol=0.0,
+                    abs_tol=0.0,
+                    expected_tools=[spec.name],
+                    inputs={"x": x},
+                )
+            )
         return out
 
     def unrelated_queries(self, n: int = 8) -> list[str]:

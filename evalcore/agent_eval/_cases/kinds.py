@@ -38,8 +38,24 @@ Maker = Callable[[random.Random], tuple[list[str], Any, float]]
 templates are paraphrases of one request, the first its canonical phrasing."""
 
 WORDS = (
-    "python", "agent", "matrix", "orange", "window", "silver", "garden", "planet", "rocket",
-    "yellow", "bridge", "castle", "forest", "listen", "marble", "number", "ticket", "violet",
+    "python",
+    "agent",
+    "matrix",
+    "orange",
+    "window",
+    "silver",
+    "garden",
+    "planet",
+    "rocket",
+    "yellow",
+    "bridge",
+    "castle",
+    "forest",
+    "listen",
+    "marble",
+    "number",
+    "ticket",
+    "violet",
 )
 """Words the generated requests use (held-out inputs use others)."""
 
@@ -67,15 +83,29 @@ _INPUT_PATTERNS: dict[str, tuple[str, tuple[str, ...]]] = {
     "lcm": (rf"({NUM}) and ({NUM})", ("a", "b")),
     "celsius_to_kelvin": (rf"({NUM})\s*(?:degrees Celsius|°C)", ("celsius",)),
 }
-_TEXT_KINDS: dict[str, str] = {"reverse_string": "text", "word_count": "text", "vowel_count": "text",
-                               "is_palindrome": "text"}
+_TEXT_KINDS: dict[str, str] = {
+    "reverse_string": "text",
+    "word_count": "text",
+    "vowel_count": "text",
+    "is_palindrome": "text",
+}
 _LIST_KINDS = ("sum_list", "max_list", "average_list")
 
 VARIABLE_SLOTS: dict[str, tuple[str, ...]] = {
-    "percentage": ("percent", "value"), "factorial": ("n",), "is_prime": ("n",), "gcd": ("a", "b"),
-    "lcm": ("a", "b"), "celsius_to_kelvin": ("celsius",), "temperature_conversion": ("value",),
-    "reverse_string": ("text",), "word_count": ("text",), "vowel_count": ("text",), "is_palindrome": ("text",),
-    "sum_list": ("numbers",), "max_list": ("numbers",), "average_list": ("numbers",),
+    "percentage": ("percent", "value"),
+    "factorial": ("n",),
+    "is_prime": ("n",),
+    "gcd": ("a", "b"),
+    "lcm": ("a", "b"),
+    "celsius_to_kelvin": ("celsius",),
+    "temperature_conversion": ("value",),
+    "reverse_string": ("text",),
+    "word_count": ("text",),
+    "vowel_count": ("text",),
+    "is_palindrome": ("text",),
+    "sum_list": ("numbers",),
+    "max_list": ("numbers",),
+    "average_list": ("numbers",),
 }
 """Per tool kind, the inputs that vary between requests (a tool must take each as a parameter);
 other inputs (temperature units) are fixed by the phrasing."""
@@ -203,8 +233,11 @@ def sample_inputs(kind: str, rng: random.Random, like: Mapping[str, Any] | None 
         return {"n": rng.randint(21, 150)}  # generated: 2-20
     if kind == "temperature_conversion":
         # generated: tenths of a degree; held out: quarter degrees (x.25, x.75)
-        return {"value": rng.randrange(-540, 20000) / 2 + rng.choice([0.25, -0.25]),  # above absolute zero
-                "from_unit": like.get("from_unit", "C"), "to_unit": like.get("to_unit", "F")}
+        return {
+            "value": rng.randrange(-540, 20000) / 2 + rng.choice([0.25, -0.25]),  # above absolute zero
+            "from_unit": like.get("from_unit", "C"),
+            "to_unit": like.get("to_unit", "F"),
+        }
     if kind in ("reverse_string", "vowel_count"):
         return {"text": _held_out_word(rng)}
     if kind == "word_count":
@@ -244,8 +277,9 @@ def render_query(kind: str, inputs: Mapping[str, Any]) -> str:
     table = {
         "percentage": lambda: f"What is {x['percent']}% of {x['value']}?",
         "factorial": lambda: f"Calculate the factorial of {x['n']}",
-        "temperature_conversion": lambda: (f"Convert {x['value']} degrees {unit[x['from_unit']]} to "
-                                           f"{unit[x['to_unit']]}"),
+        "temperature_conversion": lambda: (
+            f"Convert {x['value']} degrees {unit[x['from_unit']]} to {unit[x['to_unit']]}"
+        ),
         "reverse_string": lambda: f"Reverse the string '{x['text']}'",
         "word_count": lambda: f"Count the words in '{x['text']}'",
         "is_prime": lambda: f"Is {x['n']} a prime number?",

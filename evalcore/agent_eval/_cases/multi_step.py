@@ -22,8 +22,12 @@ def _ms_fact_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any,
     a = math.factorial(n)
     b = p * a / 100
     b = int(b) if float(b).is_integer() else b
-    return (f"Calculate the factorial of {n}, then find {p}% of the result",
-            [ExpectedStep("factorial", a), ExpectedStep("percentage", b, [0])], b, ["dependent"])
+    return (
+        f"Calculate the factorial of {n}, then find {p}% of the result",
+        [ExpectedStep("factorial", a), ExpectedStep("percentage", b, [0])],
+        b,
+        ["dependent"],
+    )
 
 
 def _ms_pct_then_fact(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
@@ -32,9 +36,12 @@ def _ms_pct_then_fact(rng: random.Random) -> tuple[str, list[ExpectedStep], Any,
     x = int(n * 100 / p)
     a = p * x / 100
     a = int(a) if float(a).is_integer() else a
-    return (f"Find {p}% of {x}, then calculate the factorial of the result",
-            [ExpectedStep("percentage", a), ExpectedStep("factorial", math.factorial(int(a)), [0])],
-            math.factorial(int(a)), ["dependent"])
+    return (
+        f"Find {p}% of {x}, then calculate the factorial of the result",
+        [ExpectedStep("percentage", a), ExpectedStep("factorial", math.factorial(int(a)), [0])],
+        math.factorial(int(a)),
+        ["dependent"],
+    )
 
 
 def _ms_temp_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
@@ -43,16 +50,23 @@ def _ms_temp_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any,
     f = c * 9 / 5 + 32
     f = int(f) if float(f).is_integer() else f
     b = round(p * f / 100, 6)
-    return (f"Convert {c} degrees Celsius to Fahrenheit, then calculate {p}% of that value",
-            [ExpectedStep("temperature_conversion", f), ExpectedStep("percentage", b, [0])], b, ["dependent"])
+    return (
+        f"Convert {c} degrees Celsius to Fahrenheit, then calculate {p}% of that value",
+        [ExpectedStep("temperature_conversion", f), ExpectedStep("percentage", b, [0])],
+        b,
+        ["dependent"],
+    )
 
 
 def _ms_independent(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
     n = rng.randint(3, 15)
     s = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 2))) + f" {rng.randint(10, 9999)}"
-    return (f"Calculate the factorial of {n} and also reverse the string '{s}'",
-            [ExpectedStep("factorial", math.factorial(n)), ExpectedStep("reverse_string", s[::-1])],
-            [math.factorial(n), s[::-1]], ["sequential", "independent"])
+    return (
+        f"Calculate the factorial of {n} and also reverse the string '{s}'",
+        [ExpectedStep("factorial", math.factorial(n)), ExpectedStep("reverse_string", s[::-1])],
+        [math.factorial(n), s[::-1]],
+        ["sequential", "independent"],
+    )
 
 
 def _ms_three_steps(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
@@ -63,10 +77,17 @@ def _ms_three_steps(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, l
     b = int(b) if float(b).is_integer() else b
     c = b * 9 / 5 + 32
     c = int(c) if float(c).is_integer() else round(c, 6)
-    return (f"Calculate the factorial of {n}, then find {p}% of the result, then convert that many "
-            f"degrees Celsius to Fahrenheit",
-            [ExpectedStep("factorial", a), ExpectedStep("percentage", b, [0]),
-             ExpectedStep("temperature_conversion", c, [1])], c, ["dependent", "three_steps"])
+    return (
+        f"Calculate the factorial of {n}, then find {p}% of the result, then convert that many "
+        f"degrees Celsius to Fahrenheit",
+        [
+            ExpectedStep("factorial", a),
+            ExpectedStep("percentage", b, [0]),
+            ExpectedStep("temperature_conversion", c, [1]),
+        ],
+        c,
+        ["dependent", "three_steps"],
+    )
 
 
 def _ms_sum_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
@@ -75,17 +96,24 @@ def _ms_sum_then_pct(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, 
     s = sum(xs)
     b = p * s / 100
     b = int(b) if float(b).is_integer() else b
-    return (f"What is the sum of the list [{', '.join(map(str, xs))}], then find {p}% of the result",
-            [ExpectedStep("sum_list", s), ExpectedStep("percentage", b, [0])], b, ["dependent", "synthesis"])
+    return (
+        f"What is the sum of the list [{', '.join(map(str, xs))}], then find {p}% of the result",
+        [ExpectedStep("sum_list", s), ExpectedStep("percentage", b, [0])],
+        b,
+        ["dependent", "synthesis"],
+    )
 
 
 def _ms_gcd_then_fact(rng: random.Random) -> tuple[str, list[ExpectedStep], Any, list[str]]:
     g = rng.randint(3, 10)
     m, k = rng.choice(_COPRIME)
     a, b = g * m, g * k  # their greatest common divisor is g
-    return (f"Find the greatest common divisor of {a} and {b}, then calculate the factorial of the result",
-            [ExpectedStep("gcd", g), ExpectedStep("factorial", math.factorial(g), [0])],
-            math.factorial(g), ["dependent", "synthesis"])
+    return (
+        f"Find the greatest common divisor of {a} and {b}, then calculate the factorial of the result",
+        [ExpectedStep("gcd", g), ExpectedStep("factorial", math.factorial(g), [0])],
+        math.factorial(g),
+        ["dependent", "synthesis"],
+    )
 
 
 MAKERS: tuple[Callable[[random.Random], tuple[str, list[ExpectedStep], Any, list[str]]], ...] = (

@@ -220,13 +220,15 @@ def load_cases(path: str | os.PathLike[str]) -> list[AgentCase]:
     if isinstance(data, dict):
         extra = sorted(str(k) for k in data if k not in ("format", "version", "cases"))
         if extra:
-            raise EvalcoreError(f"unknown key(s) {extra}; a cases file has format, version, cases", path=p,
-                                field=extra[0])
+            raise EvalcoreError(
+                f"unknown key(s) {extra}; a cases file has format, version, cases", path=p, field=extra[0]
+            )
         if data.get("format", _FORMAT) != _FORMAT:
             raise EvalcoreError(f"format must be {_FORMAT!r}, got {data['format']!r}", path=p, field="format")
         if data.get("version", 1) != 1:
-            raise EvalcoreError(f"version {data['version']!r} is not supported (this evalcore reads version 1)",
-                                path=p, field="version")
+            raise EvalcoreError(
+                f"version {data['version']!r} is not supported (this evalcore reads version 1)", path=p, field="version"
+            )
     items = data.get("cases") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise EvalcoreError("expected a list of cases or an object with a 'cases' list", path=p, field="cases")
@@ -240,4 +242,3 @@ def load_cases(path: str | os.PathLike[str]) -> list[AgentCase]:
         ids.add(c.id)
         queries.add(c.query)
     return cases
-

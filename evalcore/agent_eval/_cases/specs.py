@@ -30,8 +30,12 @@ _OPS: dict[str, tuple[str, Callable[[int, int], int], tuple[int, int] | None, st
     "mod": ("take the remainder after dividing by {c}", lambda x, c: x % c, (3, 29), "x = x % {c}"),
     "div": ("divide it by {c}, rounding down", lambda x, c: x // c, (2, 9), "x = x // {c}"),
     "square": ("square it", lambda x, c: x * x, None, "x = x * x"),
-    "digits": ("replace it by the sum of its decimal digits", lambda x, c: sum(int(d) for d in str(abs(x))), None,
-               "x = sum(int(d) for d in str(abs(x)))"),
+    "digits": (
+        "replace it by the sum of its decimal digits",
+        lambda x, c: sum(int(d) for d in str(abs(x))),
+        None,
+        "x = sum(int(d) for d in str(abs(x)))",
+    ),
     "negate": ("negate it", lambda x, c: -x, None, "x = -x"),
 }
 
@@ -40,8 +44,10 @@ _STEP_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     for op, (phrase, _f, _r, _s) in _OPS.items()
 ]
 
-_QUERY = re.compile(r"^Write a tool named ([a-z][a-z0-9_]*) that takes an integer x and applies these steps in "
-                    r"order: (.+)\. What does \1 return for x = (-?\d+)\?$")
+_QUERY = re.compile(
+    r"^Write a tool named ([a-z][a-z0-9_]*) that takes an integer x and applies these steps in "
+    r"order: (.+)\. What does \1 return for x = (-?\d+)\?$"
+)
 
 _NAME_SYLLABLES = ("ka", "lo", "mi", "ru", "ve", "zo", "ta", "ni", "sa", "pe", "qu", "dra", "fi", "go", "hu", "jel")
 _NAME_NOUNS = ("transform", "score", "map", "code", "fold", "mix", "shift", "key")
@@ -64,8 +70,10 @@ class Spec:
         return "; then ".join(_OPS[op][0].format(c=c) for op, c in self.ops)
 
     def query(self, x: int) -> str:
-        return (f"Write a tool named {self.name} that takes an integer x and applies these steps in order: "
-                f"{self.steps_text()}. What does {self.name} return for x = {x}?")
+        return (
+            f"Write a tool named {self.name} that takes an integer x and applies these steps in order: "
+            f"{self.steps_text()}. What does {self.name} return for x = {x}?"
+        )
 
 
 def parse_spec(query: Any) -> tuple[Spec, int] | None:
@@ -118,10 +126,13 @@ def spec_source(spec: Spec, test_inputs: tuple[int, ...] = (0, 1, -7, 12, 250)) 
     """A documented implementation of ``spec`` written from it, and tests of it: ``(code, tests)``
     (what an honest agent builds; the self-test agents use it)."""
     body = "".join(f"    {_OPS[op][3].format(c=c)}\n" for op, c in spec.ops)
-    code = (f"def {spec.name}(x: int) -> int:\n"
-            f'    """Apply, in order: {spec.steps_text()}.\n\n    Args:\n        x: The input integer.\n\n'
-            "    Returns:\n        The result of the steps.\n    \"\"\"\n"
-            f"{body}    return x\n")
-    tests = (f"def test_{spec.name}() -> None:\n"
-             + "".join(f"    assert {spec.name}({x}) == {spec.apply(x)}\n" for x in test_inputs))
+    code = (
+        f"def {spec.name}(x: int) -> int:\n"
+        f'    """Apply, in order: {spec.steps_text()}.\n\n    Args:\n        x: The input integer.\n\n'
+        '    Returns:\n        The result of the steps.\n    """\n'
+        f"{body}    return x\n"
+    )
+    tests = f"def test_{spec.name}() -> None:\n" + "".join(
+        f"    assert {spec.name}({x}) == {spec.apply(x)}\n" for x in test_inputs
+    )
     return code, tests

@@ -21,8 +21,12 @@ def _percentage(rng: random.Random) -> tuple[list[str], Any, float]:
     x = 20 * rng.randint(1, 300)  # p% of a multiple of 20 has at most one decimal
     ans = p * x / 100
     return (
-        [f"What is {p}% of {x}?", f"Calculate {p} percent of {x}", f"Find {p}% of {x}",
-         f"How much is {p} percent of {x}?"],
+        [
+            f"What is {p}% of {x}?",
+            f"Calculate {p} percent of {x}",
+            f"Find {p}% of {x}",
+            f"How much is {p} percent of {x}?",
+        ],
         int(ans) if float(ans).is_integer() else ans,
         0.0,
     )
@@ -31,8 +35,12 @@ def _percentage(rng: random.Random) -> tuple[list[str], Any, float]:
 def _reverse(rng: random.Random) -> tuple[list[str], Any, float]:
     s = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 2))) + f" {rng.randint(10, 9999)}"
     return (
-        [f"Reverse the string '{s}'", f"Write '{s}' backwards", f"Reverse the text '{s}'",
-         f"Give me the string '{s}' in reverse order"],
+        [
+            f"Reverse the string '{s}'",
+            f"Write '{s}' backwards",
+            f"Reverse the text '{s}'",
+            f"Give me the string '{s}' in reverse order",
+        ],
         s[::-1],
         0.0,
     )
@@ -41,8 +49,12 @@ def _reverse(rng: random.Random) -> tuple[list[str], Any, float]:
 def _factorial(rng: random.Random) -> tuple[list[str], Any, float]:
     n = rng.randint(2, 20)
     return (
-        [f"Calculate the factorial of {n}", f"What is {n} factorial?", f"Compute the factorial of {n}",
-         f"What is the factorial of the number {n}?"],
+        [
+            f"Calculate the factorial of {n}",
+            f"What is {n} factorial?",
+            f"Compute the factorial of {n}",
+            f"What is the factorial of the number {n}?",
+        ],
         math.factorial(n),
         0.0,
     )
@@ -54,20 +66,27 @@ def _temperature(rng: random.Random) -> tuple[list[str], Any, float]:
         # is an invalid request the robustness category expects refused, never a right answer
         f = c * 9 / 5 + 32
         return (
-            [f"Convert {c} degrees Celsius to Fahrenheit", f"What is {c} °C in Fahrenheit?",
-             f"Change {c} degrees Celsius into Fahrenheit", f"How many degrees Fahrenheit is {c} Celsius?"],
+            [
+                f"Convert {c} degrees Celsius to Fahrenheit",
+                f"What is {c} °C in Fahrenheit?",
+                f"Change {c} degrees Celsius into Fahrenheit",
+                f"How many degrees Fahrenheit is {c} Celsius?",
+            ],
             round(f, 6),
             0.0,
         )
     fahr = _tenths(320 + 9 * rng.randint(-546, 20000))  # a half degree Celsius, >= -459.67 °F
     c2 = (fahr - 32) * 5 / 9
     return (
-        [f"Convert {fahr} degrees Fahrenheit to Celsius", f"What is {fahr} °F in Celsius?",
-         f"Change {fahr} degrees Fahrenheit into Celsius", f"How many degrees Celsius is {fahr} Fahrenheit?"],
+        [
+            f"Convert {fahr} degrees Fahrenheit to Celsius",
+            f"What is {fahr} °F in Celsius?",
+            f"Change {fahr} degrees Fahrenheit into Celsius",
+            f"How many degrees Celsius is {fahr} Fahrenheit?",
+        ],
         round(c2, 6),
         0.0,
     )
-
 
 
 MAKERS: dict[str, Maker] = {

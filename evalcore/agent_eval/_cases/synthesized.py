@@ -27,8 +27,11 @@ def _word_count(rng: random.Random) -> tuple[list[str], Any, float]:
     words = [rng.choice(WORDS) for _ in range(rng.randint(3, 8))]
     text = " ".join(words)
     return (
-        [f"Count the words in '{text}'", f"How many words are in the text '{text}'?",
-         f"Give the number of words in '{text}'"],
+        [
+            f"Count the words in '{text}'",
+            f"How many words are in the text '{text}'?",
+            f"Give the number of words in '{text}'",
+        ],
         len(words),
         0.0,
     )
@@ -52,8 +55,11 @@ def _gcd(rng: random.Random) -> tuple[list[str], Any, float]:
     g = rng.randint(2, 60)
     a, b = g * rng.randint(2, 40), g * rng.randint(41, 99)  # below 6,000
     return (
-        [f"What is the greatest common divisor of {a} and {b}?", f"Find the GCD of {a} and {b}",
-         f"Compute the greatest common divisor of the numbers {a} and {b}"],
+        [
+            f"What is the greatest common divisor of {a} and {b}?",
+            f"Find the GCD of {a} and {b}",
+            f"Compute the greatest common divisor of the numbers {a} and {b}",
+        ],
         math.gcd(a, b),
         0.0,
     )
@@ -62,8 +68,11 @@ def _gcd(rng: random.Random) -> tuple[list[str], Any, float]:
 def _lcm(rng: random.Random) -> tuple[list[str], Any, float]:
     a, b = rng.randint(3, 999), rng.randint(1000, 5999)
     return (
-        [f"What is the least common multiple of {a} and {b}?", f"Find the LCM of {a} and {b}",
-         f"Compute the least common multiple of the numbers {a} and {b}"],
+        [
+            f"What is the least common multiple of {a} and {b}?",
+            f"Find the LCM of {a} and {b}",
+            f"Compute the least common multiple of the numbers {a} and {b}",
+        ],
         a * b // math.gcd(a, b),
         0.0,
     )
@@ -77,8 +86,11 @@ def _sum_list(rng: random.Random) -> tuple[list[str], Any, float]:
     xs = _numbers(rng)
     lst = ", ".join(map(str, xs))
     return (
-        [f"What is the sum of the list [{lst}]?", f"Add up the numbers [{lst}]",
-         f"Compute the total of the numbers in [{lst}]"],
+        [
+            f"What is the sum of the list [{lst}]?",
+            f"Add up the numbers [{lst}]",
+            f"Compute the total of the numbers in [{lst}]",
+        ],
         sum(xs),
         0.0,
     )
@@ -88,8 +100,11 @@ def _max_list(rng: random.Random) -> tuple[list[str], Any, float]:
     xs = _numbers(rng)
     lst = ", ".join(map(str, xs))
     return (
-        [f"What is the largest number in the list [{lst}]?", f"Find the maximum of [{lst}]",
-         f"Which number is the biggest in [{lst}]?"],
+        [
+            f"What is the largest number in the list [{lst}]?",
+            f"Find the maximum of [{lst}]",
+            f"Which number is the biggest in [{lst}]?",
+        ],
         max(xs),
         0.0,
     )
@@ -99,8 +114,11 @@ def _average_list(rng: random.Random) -> tuple[list[str], Any, float]:
     xs = [rng.randint(1, 60) for _ in range(rng.choice([4, 5]))]  # the mean has at most 2 decimals
     lst = ", ".join(map(str, xs))
     return (
-        [f"What is the average of the numbers [{lst}]?", f"Compute the mean of [{lst}]",
-         f"Find the arithmetic mean of the list [{lst}]"],
+        [
+            f"What is the average of the numbers [{lst}]?",
+            f"Compute the mean of [{lst}]",
+            f"Find the arithmetic mean of the list [{lst}]",
+        ],
         round(sum(xs) / len(xs), 6),
         0.0,
     )
@@ -109,8 +127,11 @@ def _average_list(rng: random.Random) -> tuple[list[str], Any, float]:
 def _kelvin(rng: random.Random) -> tuple[list[str], Any, float]:
     c = rng.randint(-273, 50000)
     return (
-        [f"Convert {c} degrees Celsius to Kelvin", f"What is {c} °C in Kelvin?",
-         f"How many Kelvin is {c} degrees Celsius?"],
+        [
+            f"Convert {c} degrees Celsius to Kelvin",
+            f"What is {c} °C in Kelvin?",
+            f"How many Kelvin is {c} degrees Celsius?",
+        ],
         round(c + 273.15, 6),
         0.0,
     )
@@ -119,8 +140,11 @@ def _kelvin(rng: random.Random) -> tuple[list[str], Any, float]:
 def _vowel_count(rng: random.Random) -> tuple[list[str], Any, float]:
     w = _pseudo_word(rng)
     return (
-        [f"How many vowels are in the word '{w}'?", f"Count the vowels in '{w}'",
-         f"Give the number of vowels in '{w}'"],
+        [
+            f"How many vowels are in the word '{w}'?",
+            f"Count the vowels in '{w}'",
+            f"Give the number of vowels in '{w}'",
+        ],
         sum(ch in "aeiou" for ch in w),
         0.0,
     )
@@ -134,8 +158,11 @@ def _is_palindrome(rng: random.Random) -> tuple[list[str], Any, float]:
         w = _pseudo_word(rng)
         w = w if w != w[::-1] else w + "x"
     return (
-        [f"Is '{w}' a palindrome?", f"Check whether the word '{w}' is a palindrome",
-         f"Tell me if '{w}' reads the same backwards"],
+        [
+            f"Is '{w}' a palindrome?",
+            f"Check whether the word '{w}' is a palindrome",
+            f"Tell me if '{w}' reads the same backwards",
+        ],
         w == w[::-1],
         0.0,
     )

@@ -33,6 +33,9 @@ def evaluate_functional(agent: Agent, data: AgentEvalData, config: AgentEvalConf
         t = answer_test(case.id, call_agent(agent, case.query, config.request_timeout_s), case, config.pass_threshold)
         res.tests.append(t)
         by_kind.setdefault(case.kind, []).append(t.score)
-    res.metrics = {"accuracy": res.score, "n_cases": len(res.tests),
-                   "by_kind": {k: sum(v) / len(v) for k, v in by_kind.items()}}
+    res.metrics = {
+        "accuracy": res.score,
+        "n_cases": len(res.tests),
+        "by_kind": {k: sum(v) / len(v) for k, v in by_kind.items()},
+    }
     return res

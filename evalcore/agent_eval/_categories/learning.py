@@ -32,7 +32,7 @@ def _learning_instances(data: AgentEvalData, config: AgentEvalConfig) -> list[li
     """Per kind met for the first time: ``learning_repeats`` + 1 requests of that kind with
     different inputs (seeded by the run's seed; kinds of the paraphrase groups left out)."""
     used = {c.kind for g in data.paraphrase_groups for c in g}
-    kinds = [k for k in SYNTHESIZED_KINDS if k not in used][:max(0, config.learning_kinds)]
+    kinds = [k for k in SYNTHESIZED_KINDS if k not in used][: max(0, config.learning_kinds)]
     rng = random.Random(f"{config.seed}-learning")
     out: list[list[AgentCase]] = []
     for kind in kinds:
@@ -48,9 +48,21 @@ def _learning_instances(data: AgentEvalData, config: AgentEvalConfig) -> list[li
             seen.add(q)
             ans = solve_kind(kind, x)
             rel, abs_ = answer_tolerance(ans)
-            row.append(AgentCase(id=f"learn-{kind}-{len(row)}", query=q, complexity="medium", kind=kind,
-                                 categories=["learning"], tags=["learning", kind], expected=ans,
-                                 rel_tol=rel, abs_tol=abs_, expected_tools=[kind], inputs=x))
+            row.append(
+                AgentCase(
+                    id=f"learn-{kind}-{len(row)}",
+                    query=q,
+                    complexity="medium",
+                    kind=kind,
+                    categories=["learning"],
+                    tags=["learning", kind],
+                    expected=ans,
+                    rel_tol=rel,
+                    abs_tol=abs_,
+                    expected_tools=[kind],
+                    inputs=x,
+                )
+            )
         out.append(row)
     return out
 
@@ -116,30 +128,60 @@ def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
         tool = _tool_of(calls[0])
         check = None
         if tool is not None and tool in snaps[0] and tool in snaps[1] and snaps[0][tool].hash == snaps[1][tool].hash:
-            res.notes.append(f"reuse:{group[0].paraphrase_group}: the first request used {tool!r}, a tool the agent "
-                             "had before the group; reusing it says nothing about learning (not scored)")
+            res.notes.append(
+                f"reuse:{group[0].paraphrase_group}: the first request used {tool!r}, a tool the agent "
+                "had before the group; reusing it says nothing about learning (not scored)"
+            )
             continue
         if tool is not None and is_correct(calls[0], group[0]):
             step = answering_step(calls[0].response, tool)
-            check = checker.verify(snaps[1].get(tool) if tool is not None else None, group[0].kind, group[0].inputs,
-                                   step.args if step is not None else None)
+            check = checker.verify(
+                snaps[1].get(tool) if tool is not None else None,
+                group[0].kind,
+                group[0].inputs,
+                step.args if step is not None else None,
+            )
         flags: list[bool] = []
         for j in range(1, len(group)):
-            ok = (tool is not None and check is not None and check.passed and is_correct(calls[j], group[j])
-                  and _tool_of(calls[j]) == tool
-                  and snaps[j + 1].get(tool) is not None and snaps[j + 1][tool].hash == check.hash
-                  and set(snaps[j + 1]) == set(snaps[j]))
+            ok = (
+                tool is not None
+                and check is not None
+                and check.passed
+                and is_correct(calls[j], group[j])
+                and _tool_of(calls[j]) == tool
+                and snaps[j + 1].get(tool) is not None
+                and snaps[j + 1][tool].hash == check.hash
+                and set(snaps[j + 1]) == set(snaps[j])
+            )
             flags.append(ok)
         reuse_flags.extend(flags)
         crit = [cl.exception for cl in calls if cl.critical]
-        err = crit[0] if crit else (None if all(flags) else
-                                    "first tool not verified on held-out inputs" if check is None or not check.passed
-                                    else "a paraphrase was not answered with the same, unchanged tool")
-        res.tests.append(make_test(
-            f"reuse:{group[0].paraphrase_group}", sum(flags) / len(flags) if flags else 0.0,
-            threshold=config.pass_threshold, critical=bool(crit), error=err,
-            details={"first_tool": tool, "check": check.to_dict() if check else None,
-                     "calls": [cl.summary() for cl in calls], "reused_correctly": flags}))
+        err = (
+            crit[0]
+            if crit
+            else (
+                None
+                if all(flags)
+                else "first tool not verified on held-out inputs"
+                if check is None or not check.passed
+                else "a paraphrase was not answered with the same, unchanged tool"
+            )
+        )
+        res.tests.append(
+            make_test(
+                f"reuse:{group[0].paraphrase_group}",
+                sum(flags) / len(flags) if flags else 0.0,
+                threshold=config.pass_threshold,
+                critical=bool(crit),
+                error=err,
+                details={
+                    "first_tool": tool,
+                    "check": check.to_dict() if check else None,
+                    "calls": [cl.summary() for cl in calls],
+                    "reused_correctly": flags,
+                },
+            )
+        )
     # learning curve
     rows = _learning_instances(data, config)
     improvement = ci = None
@@ -154,39 +196,69 @@ def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
             calls = [call_agent(agent, row[0].query, config.request_timeout_s)]
             after = snapshot(agent, res)
             tool = _tool_of(calls[0])
-            new_tool = tool is not None and tool in after and (tool not in before or before[tool].hash != after[tool].hash)
+            new_tool = (
+                tool is not None and tool in after and (tool not in before or before[tool].hash != after[tool].hash)
+            )
             check = None
             if new_tool and is_correct(calls[0], row[0]):
                 step = answering_step(calls[0].response, tool)
-                check = checker.verify(after.get(tool) if tool is not None else None, row[0].kind, row[0].inputs,
-                                       step.args if step is not None else None)
+                check = checker.verify(
+                    after.get(tool) if tool is not None else None,
+                    row[0].kind,
+                    row[0].inputs,
+                    step.args if step is not None else None,
+                )
             reused: list[bool] = []
             if check is None or not check.passed:
                 # nothing learned on first sight: later requests cannot earn credit, so they are not sent
                 crit_l += [cl.exception or "" for cl in calls if cl.critical]
                 learned.append(0.0)
-                per_kind.append({"kind": row[0].kind, "queries": [row[0].query], "timings_s": [calls[0].elapsed_s],
-                                 "new_tool": tool if new_tool else None, "verified": False, "reused": []})
+                per_kind.append(
+                    {
+                        "kind": row[0].kind,
+                        "queries": [row[0].query],
+                        "timings_s": [calls[0].elapsed_s],
+                        "new_tool": tool if new_tool else None,
+                        "verified": False,
+                        "reused": [],
+                    }
+                )
                 continue
             for case in row[1:]:
                 prev = after
                 calls.append(call_agent(agent, case.query, config.request_timeout_s))
                 after = snapshot(agent, res)
-                reused.append(bool(check is not None and check.passed and is_correct(calls[-1], case)
-                                   and _tool_of(calls[-1]) == tool and tool in after
-                                   and after[tool].hash == check.hash and set(after) == set(prev)))
+                reused.append(
+                    bool(
+                        check is not None
+                        and check.passed
+                        and is_correct(calls[-1], case)
+                        and _tool_of(calls[-1]) == tool
+                        and tool in after
+                        and after[tool].hash == check.hash
+                        and set(after) == set(prev)
+                    )
+                )
             crit_l += [cl.exception or "" for cl in calls if cl.critical]
             times.append([cl.elapsed_s for cl in calls])
             learned.append(sum(reused) / len(reused) if reused else 0.0)
-            per_kind.append({"kind": row[0].kind, "queries": [c.query for c in row], "timings_s": times[-1],
-                             "new_tool": tool if new_tool else None,
-                             "verified": bool(check is not None and check.passed), "reused": reused})
+            per_kind.append(
+                {
+                    "kind": row[0].kind,
+                    "queries": [c.query for c in row],
+                    "timings_s": times[-1],
+                    "new_tool": tool if new_tool else None,
+                    "verified": bool(check is not None and check.passed),
+                    "reused": reused,
+                }
+            )
         n_points = min(len(t) for t in times) if times else 0
         for e in range(n_points):
             col = [t[e] for t in times]
             m = mean_ci(col, method="t") if len(col) >= 2 else {"mean": col[0], "ci_low": None, "ci_high": None}
-            curve.append({"encounter": e + 1, "mean_s": m["mean"], "ci_low": m["ci_low"], "ci_high": m["ci_high"],
-                          "n": len(col)})
+            curve.append(
+                {"encounter": e + 1, "mean_s": m["mean"], "ci_low": m["ci_low"], "ci_high": m["ci_high"], "n": len(col)}
+            )
         ratios = [math.log(max(t[0], 1e-9) / max(statistics.median(t[1:]), 1e-9)) for t in times if len(t) > 1]
         score, err = 0.0, None
         if len(ratios) >= 2:
@@ -200,24 +272,47 @@ def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
                 if score < config.pass_threshold:
                     err = "faster, but later requests did not reuse a tool learned on first sight"
         elif len(times) < len(rows):
-            err = (f"{len(rows) - len(times)} of {len(rows)} kinds gave no tool on first sight that the evaluator "
-                   "could verify on held-out inputs; fewer than two learned kinds leave nothing to time")
+            err = (
+                f"{len(rows) - len(times)} of {len(rows)} kinds gave no tool on first sight that the evaluator "
+                "could verify on held-out inputs; fewer than two learned kinds leave nothing to time"
+            )
         else:
             err = "fewer than two kinds: no interval"
         if len(times) < 5:
-            res.notes.append(f"the learning curve timed {len(times)} learned kind(s) of {len(rows)}; at least 5 "
-                             "give a reliable interval")
-        res.tests.append(make_test("learning_curve", score, threshold=config.pass_threshold, critical=bool(crit_l),
-                                   error=crit_l[0] if crit_l else err,
-                                   details={"curve": curve, "improvement": improvement, "improvement_ci": ci,
-                                            "learned_share": learned, "kinds": per_kind}))
+            res.notes.append(
+                f"the learning curve timed {len(times)} learned kind(s) of {len(rows)}; at least 5 "
+                "give a reliable interval"
+            )
+        res.tests.append(
+            make_test(
+                "learning_curve",
+                score,
+                threshold=config.pass_threshold,
+                critical=bool(crit_l),
+                error=crit_l[0] if crit_l else err,
+                details={
+                    "curve": curve,
+                    "improvement": improvement,
+                    "improvement_ci": ci,
+                    "learned_share": learned,
+                    "kinds": per_kind,
+                },
+            )
+        )
     # workflow patterns, observed
     consistency = None
-    dep = [c for c in data.cases if "dependent" in c.tags and c.expected_behavior == "answer"
-           and any(st.tool in SYNTHESIZED_KINDS for st in c.steps)]
+    dep = [
+        c
+        for c in data.cases
+        if "dependent" in c.tags
+        and c.expected_behavior == "answer"
+        and any(st.tool in SYNTHESIZED_KINDS for st in c.steps)
+    ]
     if not dep and any("dependent" in c.tags for c in data.cases):
-        res.notes.append("patterns not scored: no dependent multi-step request needs a tool the agent must build "
-                         "(a sequence of the tools it starts with shows nothing learned)")
+        res.notes.append(
+            "patterns not scored: no dependent multi-step request needs a tool the agent must build "
+            "(a sequence of the tools it starts with shows nothing learned)"
+        )
     if dep:
         case = dep[0]
         calls, snaps = [], [snapshot(agent, res)]
@@ -227,8 +322,10 @@ def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
         seqs = [[s.tool for s in cl.response.steps] if cl.response is not None else [] for cl in calls]
         # a repeat is right only when the evaluator re-ran every step's registered tool on the
         # step's arguments and got the step's result (the trace is not taken as reported)
-        executed = [[bool(v["executed"]) for v in verify_steps(cl.response, case, snaps[i], snaps[i + 1], at_reset,
-                                                               checker)] for i, cl in enumerate(calls)]
+        executed = [
+            [bool(v["executed"]) for v in verify_steps(cl.response, case, snaps[i], snaps[i + 1], at_reset, checker)]
+            for i, cl in enumerate(calls)
+        ]
         right = []
         for cl, ran in zip(calls, executed, strict=True):
             sw = score_workflow(case, cl.response, config, executed=ran) if cl.response is not None else None
@@ -240,7 +337,9 @@ def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
             seq = seqs[first]
             hashes = {t: snaps[first + 1][t].hash for t in seq if t in snaps[first + 1]}
             # tools of the sequence the agent added (or rewrote) during the session
-            added = [t for t in dict.fromkeys(seq) if t in hashes and (t not in at_reset or at_reset[t].hash != hashes[t])]
+            added = [
+                t for t in dict.fromkeys(seq) if t in hashes and (t not in at_reset or at_reset[t].hash != hashes[t])
+            ]
             # each credited tool is run on held-out inputs of the kind its step computes
             rng = random.Random(secrets.randbits(64))
             for i, t in enumerate(seq):
@@ -250,22 +349,53 @@ def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
                     held_out[t] = check.to_dict()
             verified = bool(added) and all(t in held_out and held_out[t]["passed"] for t in added)
             for j in range(first + 1, len(calls)):
-                flags.append(bool(right[j] and seqs[j] == seq and len(hashes) == len(set(seq)) and seq and added
-                                  and verified
-                                  and all(t in snaps[j + 1] and snaps[j + 1][t].hash == hashes[t] for t in seq)
-                                  and set(snaps[j + 1]) == set(snaps[j])))
+                flags.append(
+                    bool(
+                        right[j]
+                        and seqs[j] == seq
+                        and len(hashes) == len(set(seq))
+                        and seq
+                        and added
+                        and verified
+                        and all(t in snaps[j + 1] and snaps[j + 1][t].hash == hashes[t] for t in seq)
+                        and set(snaps[j + 1]) == set(snaps[j])
+                    )
+                )
         consistency = sum(flags) / len(flags) if flags else 0.0
         crit = [cl.exception for cl in calls if cl.critical]
         failed = [t for t, c in held_out.items() if not c["passed"]]
-        err = (crit[0] if crit else None if consistency >= config.pass_threshold else
-               f"tools credited by the sequence failed on held-out inputs: {failed}" if failed else
-               "repeats did not run the same registered tools rightly")
-        res.tests.append(make_test("patterns", consistency, threshold=config.pass_threshold, critical=bool(crit),
-                                   error=err,
-                                   details={"query": case.query, "step_tools": seqs, "right": right,
-                                            "executed": executed, "repeats": len(calls), "held_out": held_out,
-                                            "added_in_session": added if first is not None else []}))
-    res.metrics = {"reuse_rate": float(metrics.reuse_rate(reuse_flags)) if reuse_flags else None,
-                   "learning_improvement": improvement, "learning_ci": ci, "learning_curve": curve,
-                   "pattern_consistency": consistency}
+        err = (
+            crit[0]
+            if crit
+            else None
+            if consistency >= config.pass_threshold
+            else f"tools credited by the sequence failed on held-out inputs: {failed}"
+            if failed
+            else "repeats did not run the same registered tools rightly"
+        )
+        res.tests.append(
+            make_test(
+                "patterns",
+                consistency,
+                threshold=config.pass_threshold,
+                critical=bool(crit),
+                error=err,
+                details={
+                    "query": case.query,
+                    "step_tools": seqs,
+                    "right": right,
+                    "executed": executed,
+                    "repeats": len(calls),
+                    "held_out": held_out,
+                    "added_in_session": added if first is not None else [],
+                },
+            )
+        )
+    res.metrics = {
+        "reuse_rate": float(metrics.reuse_rate(reuse_flags)) if reuse_flags else None,
+        "learning_improvement": improvement,
+        "learning_ci": ci,
+        "learning_curve": curve,
+        "pattern_consistency": consistency,
+    }
     return res

@@ -55,9 +55,21 @@ def fresh_requests(cases: Sequence[AgentCase], n: int, rng: random.Random) -> li
         seen.add(q)
         ans = solve_kind(case.kind, x)
         rel, abs_ = answer_tolerance(ans)
-        out.append(AgentCase(id=f"load-{i}-{case.kind}", query=q, complexity=case.complexity, kind=case.kind,
-                             categories=["performance"], tags=["load", case.kind], expected=ans,
-                             rel_tol=rel, abs_tol=abs_, expected_tools=list(case.expected_tools), inputs=x))
+        out.append(
+            AgentCase(
+                id=f"load-{i}-{case.kind}",
+                query=q,
+                complexity=case.complexity,
+                kind=case.kind,
+                categories=["performance"],
+                tags=["load", case.kind],
+                expected=ans,
+                rel_tol=rel,
+                abs_tol=abs_,
+                expected_tools=list(case.expected_tools),
+                inputs=x,
+            )
+        )
     return out
 
 
@@ -102,7 +114,9 @@ def evaluate_performance(agent: Agent, data: AgentEvalData, config: AgentEvalCon
         first_lat.append(first.elapsed_s)
         ftier = float(metrics.response_time_score(first.elapsed_s, tier_of))
         fok = is_correct(first, case)
-        calls = [call_agent(agent, case.query, config.request_timeout_s) for _ in range(max(1, config.timing_repetitions))]
+        calls = [
+            call_agent(agent, case.query, config.request_timeout_s) for _ in range(max(1, config.timing_repetitions))
+        ]
         lat = [c.elapsed_s for c in calls]
         all_lat.extend(lat)
         med = statistics.median(lat)
@@ -110,25 +124,51 @@ def evaluate_performance(agent: Agent, data: AgentEvalData, config: AgentEvalCon
         crit = [c.exception for c in [first, *calls] if c.critical]
         tier = float(metrics.response_time_score(med, tier_of))
         score = min(ftier * fok, tier * frac)
-        why = crit[0] if crit else (None if score >= config.pass_threshold else
-                                    "slow or wrong on first sight" if ftier * fok < tier * frac else "slow or wrong on repeats")
-        res.tests.append(make_test(f"latency:{case.id}", score, threshold=config.pass_threshold,
-                                   critical=bool(crit), error=why,
-                                   details={"query": case.query, "first_sight_s": first.elapsed_s,
-                                            "first_sight_score": ftier, "first_sight_correct": fok,
-                                            "latencies_s": lat, "median_s": med,
-                                            "time_score": tier, "correct_fraction": frac}))
+        why = (
+            crit[0]
+            if crit
+            else (
+                None
+                if score >= config.pass_threshold
+                else "slow or wrong on first sight"
+                if ftier * fok < tier * frac
+                else "slow or wrong on repeats"
+            )
+        )
+        res.tests.append(
+            make_test(
+                f"latency:{case.id}",
+                score,
+                threshold=config.pass_threshold,
+                critical=bool(crit),
+                error=why,
+                details={
+                    "query": case.query,
+                    "first_sight_s": first.elapsed_s,
+                    "first_sight_score": ftier,
+                    "first_sight_correct": fok,
+                    "latencies_s": lat,
+                    "median_s": med,
+                    "time_score": tier,
+                    "correct_fraction": frac,
+                },
+            )
+        )
     # memory growth: the RSS of the process the agent runs in (the hosting process of a hosted
     # agent; this process for an in-process one; unknown behind a plain URL)
     from evalcore.agents import HttpAgent
 
     growth: float | None = None
     rss = getattr(agent, "rss_mb", None)
-    read_rss = rss if callable(rss) and type(agent).__name__ == "HostedAgent" else (
-        None if isinstance(agent, HttpAgent) else _rss_mb)
+    read_rss = (
+        rss
+        if callable(rss) and type(agent).__name__ == "HostedAgent"
+        else (None if isinstance(agent, HttpAgent) else _rss_mb)
+    )
     if read_rss is None or read_rss() is None:
-        res.notes.append("memory test not run: the agent runs behind a URL, in a process whose memory "
-                         "the evaluator cannot read")
+        res.notes.append(
+            "memory test not run: the agent runs behind a URL, in a process whose memory the evaluator cannot read"
+        )
     rng = random.Random(secrets.randbits(64))
     if read_rss is not None and read_rss() is not None:
         mem_cases = fresh_requests(cases, config.memory_requests, rng)
@@ -144,32 +184,61 @@ def evaluate_performance(agent: Agent, data: AgentEvalData, config: AgentEvalCon
         growth = (read_rss() or before) - before
         frac_m = ok / config.memory_requests if config.memory_requests else 0.0
         mscore = float(metrics.memory_score(max(growth, 0.0)))
-        res.tests.append(make_test("memory", mscore * frac_m, threshold=config.pass_threshold,
-                                   critical=bool(crit_m), error=crit_m[0] if crit_m else None,
-                                   details={"rss_before_mb": before, "growth_mb": growth, "memory_score": mscore,
-                                            "requests": config.memory_requests, "correct_fraction": frac_m}))
+        res.tests.append(
+            make_test(
+                "memory",
+                mscore * frac_m,
+                threshold=config.pass_threshold,
+                critical=bool(crit_m),
+                error=crit_m[0] if crit_m else None,
+                details={
+                    "rss_before_mb": before,
+                    "growth_mb": growth,
+                    "memory_score": mscore,
+                    "requests": config.memory_requests,
+                    "correct_fraction": frac_m,
+                },
+            )
+        )
     # throughput under concurrent load
     load_cases = fresh_requests(cases, config.load_requests, rng)
-    qps, frac_l, crit_l = _load_test(agent, load_cases, config.load_requests, config.workers,
-                                      config.request_timeout_s)
+    qps, frac_l, crit_l = _load_test(agent, load_cases, config.load_requests, config.workers, config.request_timeout_s)
     tscore = float(metrics.throughput_score(qps, config.throughput_target))
-    res.tests.append(make_test("throughput", tscore * frac_l, threshold=config.pass_threshold, critical=bool(crit_l),
-                               error=crit_l[0] if crit_l else (None if frac_l == 1.0 else
-                                                               f"{1 - frac_l:.0%} of the answers under load were wrong"),
-                               details={"qps": qps, "target_qps": config.throughput_target, "workers": config.workers,
-                                        "requests": config.load_requests, "correct_fraction": frac_l,
-                                        "throughput_score": tscore}))
+    res.tests.append(
+        make_test(
+            "throughput",
+            tscore * frac_l,
+            threshold=config.pass_threshold,
+            critical=bool(crit_l),
+            error=crit_l[0]
+            if crit_l
+            else (None if frac_l == 1.0 else f"{1 - frac_l:.0%} of the answers under load were wrong"),
+            details={
+                "qps": qps,
+                "target_qps": config.throughput_target,
+                "workers": config.workers,
+                "requests": config.load_requests,
+                "correct_fraction": frac_l,
+                "throughput_score": tscore,
+            },
+        )
+    )
     srt = sorted(all_lat)
-    res.metrics = {"median_latency_s": statistics.median(srt),
-                   "median_first_sight_s": statistics.median(first_lat),
-                   "p95_latency_s": srt[min(len(srt) - 1, int(round(0.95 * (len(srt) - 1))))],
-                   "memory_growth_mb": growth, "qps": qps, "success_rate_under_load": frac_l,
-                   "workers": config.workers}
+    res.metrics = {
+        "median_latency_s": statistics.median(srt),
+        "median_first_sight_s": statistics.median(first_lat),
+        "p95_latency_s": srt[min(len(srt) - 1, int(round(0.95 * (len(srt) - 1))))],
+        "memory_growth_mb": growth,
+        "qps": qps,
+        "success_rate_under_load": frac_l,
+        "workers": config.workers,
+    }
     return res
 
 
-def _load_test(agent: Agent, cases: Sequence[AgentCase], n_requests: int, workers: int,
-               timeout_s: float | None = None) -> tuple[float, float, list[str]]:
+def _load_test(
+    agent: Agent, cases: Sequence[AgentCase], n_requests: int, workers: int, timeout_s: float | None = None
+) -> tuple[float, float, list[str]]:
     """Send ``n_requests`` requests from ``workers`` threads started together.
 
     Returns:

@@ -48,14 +48,19 @@ def _search(registry: Any, query: str, k: int, threshold: float) -> list[tuple[s
     """
     try:
         hits = registry.search(query, k=k, threshold=threshold)
-        rows = json.loads(json.dumps([[getattr(h, "name", None), getattr(h, "score", None)] for h in hits],
-                                     default=repr))
+        rows = json.loads(
+            json.dumps([[getattr(h, "name", None), getattr(h, "score", None)] for h in hits], default=repr)
+        )
     except Exception as exc:
         raise MalformedSearch(f"search raised {type(exc).__name__}: {exc}") from exc
     out: list[tuple[str, float]] = []
     for name, score in rows:
-        if not isinstance(name, str) or isinstance(score, bool) or not isinstance(score, (int, float)) \
-                or not math.isfinite(score):
+        if (
+            not isinstance(name, str)
+            or isinstance(score, bool)
+            or not isinstance(score, (int, float))
+            or not math.isfinite(score)
+        ):
             raise MalformedSearch(f"search answered a malformed match {[name, score]!r}")
         out.append((name, float(score)))
     names = [n for n, _ in out]
@@ -68,8 +73,9 @@ def _search(registry: Any, query: str, k: int, threshold: float) -> list[tuple[s
     return out
 
 
-def _teach(agent: Agent, cases: Sequence[AgentCase], res: CategoryResult,
-           config: AgentEvalConfig) -> tuple[dict[str, AgentCase], dict[tuple[str, str], dict[str, Any]]]:
+def _teach(
+    agent: Agent, cases: Sequence[AgentCase], res: CategoryResult, config: AgentEvalConfig
+) -> tuple[dict[str, AgentCase], dict[tuple[str, str], dict[str, Any]]]:
     """Send each kind's first case once (so the agent can build its tool); returns the teaching
     case per kind and the arguments the agent passed each tool per kind (how it binds them)."""
     taught: dict[str, AgentCase] = {}
@@ -80,8 +86,9 @@ def _teach(agent: Agent, cases: Sequence[AgentCase], res: CategoryResult,
         taught[case.kind] = case
         call = call_agent(agent, case.query, config.request_timeout_s)
         if call.critical:
-            res.tests.append(make_test(f"teach:{case.id}", 0.0, critical=True, error=call.exception,
-                                       details=call.summary()))
+            res.tests.append(
+                make_test(f"teach:{case.id}", 0.0, critical=True, error=call.exception, details=call.summary())
+            )
         r = call.response
         if r is not None and r.success:
             for st in r.steps:
@@ -90,8 +97,13 @@ def _teach(agent: Agent, cases: Sequence[AgentCase], res: CategoryResult,
     return taught, observed
 
 
-def _relevance(tools: dict[str, ToolRecord], queries: Sequence[AgentCase], taught: dict[str, AgentCase],
-               observed: dict[tuple[str, str], dict[str, Any]], checker: ToolChecker) -> dict[str, set[str]]:
+def _relevance(
+    tools: dict[str, ToolRecord],
+    queries: Sequence[AgentCase],
+    taught: dict[str, AgentCase],
+    observed: dict[tuple[str, str], dict[str, Any]],
+    checker: ToolChecker,
+) -> dict[str, set[str]]:
     """Relevant tools per query id, measured: the evaluator runs every registered tool on each
     query's own inputs (bound as the agent bound them when it used the tool, else by the tool's
     signature) and a tool is relevant when its output is the query's answer."""
@@ -167,7 +179,7 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
     starter = [c for c in pool if c.kind in STARTER_KINDS]
     other = [c for c in pool if c.kind not in STARTER_KINDS]
     mixed = [c for pair in itertools.zip_longest(starter, other) for c in pair if c is not None]
-    cases = mixed[:config.limit] if config.limit is not None else mixed
+    cases = mixed[: config.limit] if config.limit is not None else mixed
     group_cases = [c for g in data.paraphrase_groups for c in g]
     checker = ToolChecker(config.n_held_out, config.sandbox_timeout_s)
     # kinds whose first query no tool registered at the reset computes are taught once
@@ -182,12 +194,16 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
     labels = _relevance(tools, scored, taught, observed, checker)
     if checker.stalled:
         stalled = sorted({(name, kind) for _h, name, kind in checker.stalled})
-        res.notes.append(f"tools that ran out of time ({config.sandbox_timeout_s:g} s) on a kind's queries, not run on "
-                         "that kind again: " + ", ".join(f"{n} on {k}" for n, k in stalled))
+        res.notes.append(
+            f"tools that ran out of time ({config.sandbox_timeout_s:g} s) on a kind's queries, not run on "
+            "that kind again: " + ", ".join(f"{n} on {k}" for n, k in stalled)
+        )
     misses = sorted({c.kind for c in scored if not labels.get(c.id)})
     if misses:
-        res.notes.append(f"no registered tool computes kinds {misses} (the evaluator ran every tool on their "
-                         "queries); those queries count as misses")
+        res.notes.append(
+            f"no registered tool computes kinds {misses} (the evaluator ran every tool on their "
+            "queries); those queries count as misses"
+        )
     # Every search is one call with the same k and threshold (0: the evaluator applies the
     # threshold to the scores itself), related, paraphrase and unrelated queries interleaved in
     # an order drawn from a secret seed, each query searched once: no test kind is recognisable
@@ -215,8 +231,10 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
         built_f1.append(_prf([n for n, sc in ranked_or_err if sc >= thr], relevant)[2])
     built_credit = sum(built_f1) / len(built_f1) if built_f1 else 1.0
     if built_credit < 1.0 and served_at_reset:
-        res.notes.append(f"queries served by tools registered at the reset ({sorted(served_at_reset)}) are credited "
-                         f"× {built_credit:.2f}, the mean F1 on the tools the agent built during the session")
+        res.notes.append(
+            f"queries served by tools registered at the reset ({sorted(served_at_reset)}) are credited "
+            f"× {built_credit:.2f}, the mean F1 on the tools the agent built during the session"
+        )
     # Telling related from unrelated queries: the share of unrelated queries left without a match
     # at the threshold. Every related query's credit is scaled by it, so a search that answers
     # the same whatever the query (its one tool to everything, or nothing) earns nothing.
@@ -229,11 +247,14 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
             fp_flags.append(any(sc >= thr for _n, sc in got))
     discrimination = 1.0 - sum(fp_flags) / len(fp_flags) if fp_flags else 1.0
     if not fp_flags:
-        res.notes.append("no unrelated query: whether the search's answers depend on the query is not measured "
-                         "(n_unrelated = 0)")
+        res.notes.append(
+            "no unrelated query: whether the search's answers depend on the query is not measured (n_unrelated = 0)"
+        )
     if discrimination < 1.0:
-        res.notes.append(f"related queries are credited × {discrimination:.2f}, the share of unrelated queries the "
-                         "search left without a match at the threshold")
+        res.notes.append(
+            f"related queries are credited × {discrimination:.2f}, the share of unrelated queries the "
+            "search left without a match at the threshold"
+        )
     per_query: list[dict[str, float]] = []
     for case in scored:
         relevant = labels.get(case.id, set())
@@ -253,12 +274,27 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
         else:
             p = r = f1 = rr = nd = 0.0
         per_query.append({"precision": p, "recall": r, "f1": f1, "rr": rr, "ndcg": nd})
-        res.tests.append(make_test(f"query:{case.id}", f1, threshold=config.pass_threshold,
-                                   error=None if relevant else "miss: no registered tool computes this request",
-                                   details={"query": case.query, "kind": case.kind, "relevant": sorted(relevant),
-                                            "ranked": ranked, "above_threshold": above, "precision": p,
-                                            "recall": r, "f1": f1, "reciprocal_rank": rr, "ndcg_at_k": nd,
-                                            "discrimination": discrimination}))
+        res.tests.append(
+            make_test(
+                f"query:{case.id}",
+                f1,
+                threshold=config.pass_threshold,
+                error=None if relevant else "miss: no registered tool computes this request",
+                details={
+                    "query": case.query,
+                    "kind": case.kind,
+                    "relevant": sorted(relevant),
+                    "ranked": ranked,
+                    "above_threshold": above,
+                    "precision": p,
+                    "recall": r,
+                    "f1": f1,
+                    "reciprocal_rank": rr,
+                    "ndcg_at_k": nd,
+                    "discrimination": discrimination,
+                },
+            )
+        )
     # false positives: one test per unrelated query, worth as much as a related one (a search
     # that answers its one tool to everything fails each); the credit for staying silent is the
     # mean recall at the same threshold, so a search that never answers earns none
@@ -266,16 +302,31 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
     for i, q in enumerate(data.unrelated):
         got = answers[q]
         if isinstance(got, str):
-            res.tests.append(make_test(f"unrelated:{i}", 0.0, error=f"malformed search answer: {got}",
-                                       details={"query": q}))
+            res.tests.append(
+                make_test(f"unrelated:{i}", 0.0, error=f"malformed search answer: {got}", details={"query": q})
+            )
             continue
         matched = [h for h in got if h[1] >= thr]
-        res.tests.append(make_test(
-            f"unrelated:{i}", 0.0 if matched else recall_at_thr, threshold=config.pass_threshold,
-            error=(f"false positive: {matched[0][0]} matched at {matched[0][1]:.3g}" if matched else
-                   None if per_query else "no query shows that relevant tools pass this threshold"),
-            details={"query": q, "matches": got, "threshold": thr,
-                     "recall_at_threshold": recall_at_thr if per_query else None}))
+        res.tests.append(
+            make_test(
+                f"unrelated:{i}",
+                0.0 if matched else recall_at_thr,
+                threshold=config.pass_threshold,
+                error=(
+                    f"false positive: {matched[0][0]} matched at {matched[0][1]:.3g}"
+                    if matched
+                    else None
+                    if per_query
+                    else "no query shows that relevant tools pass this threshold"
+                ),
+                details={
+                    "query": q,
+                    "matches": got,
+                    "threshold": thr,
+                    "recall_at_threshold": recall_at_thr if per_query else None,
+                },
+            )
+        )
     fpr = float(metrics.fpr([0] * len(fp_flags), [int(f) for f in fp_flags])) if fp_flags else None
     # paraphrase robustness: the thresholded top-1 of each member's (shared) search
     robust: list[float] = []
@@ -296,22 +347,40 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
             score *= built_credit
         score *= discrimination
         robust.append(score)
-        res.tests.append(make_test(f"paraphrase:{group[0].paraphrase_group}", score,
-                                   threshold=config.pass_threshold,
-                                   error=(f"malformed search answer: {malformed}" if malformed else
-                                          None if score else "the modal top-1 tool is not relevant"),
-                                   details={"queries": [c.query for c in group], "top1": tops,
-                                            "relevant": sorted(relevant_all)}))
+        res.tests.append(
+            make_test(
+                f"paraphrase:{group[0].paraphrase_group}",
+                score,
+                threshold=config.pass_threshold,
+                error=(
+                    f"malformed search answer: {malformed}"
+                    if malformed
+                    else None
+                    if score
+                    else "the modal top-1 tool is not relevant"
+                ),
+                details={"queries": [c.query for c in group], "top1": tops, "relevant": sorted(relevant_all)},
+            )
+        )
 
     def mean(key: str) -> float | None:
         return sum(q[key] for q in per_query) / len(per_query) if per_query else None
 
-    res.metrics = {"precision": mean("precision"), "recall": mean("recall"), "f1": mean("f1"),
-                   "mrr": mean("rr"), "ndcg_at_k": mean("ndcg"), "k": k, "threshold": thr, "fpr": fpr,
-                   "paraphrase_robustness": sum(robust) / len(robust) if robust else None,
-                   "discrimination": discrimination,
-                   "n_queries": len(per_query), "n_misses": sum(not labels.get(c.id) for c in scored),
-                   "labels": {c.id: sorted(labels.get(c.id, set())) for c in scored}}
+    res.metrics = {
+        "precision": mean("precision"),
+        "recall": mean("recall"),
+        "f1": mean("f1"),
+        "mrr": mean("rr"),
+        "ndcg_at_k": mean("ndcg"),
+        "k": k,
+        "threshold": thr,
+        "fpr": fpr,
+        "paraphrase_robustness": sum(robust) / len(robust) if robust else None,
+        "discrimination": discrimination,
+        "n_queries": len(per_query),
+        "n_misses": sum(not labels.get(c.id) for c in scored),
+        "labels": {c.id: sorted(labels.get(c.id, set())) for c in scored},
+    }
     return res
 
 

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 
 ROBUSTNESS_KINDS: dict[str, str] = {
-    "error": "malformed_input", "clarification": "ambiguity", "answer": "boundary_values",
+    "error": "malformed_input",
+    "clarification": "ambiguity",
+    "answer": "boundary_values",
     "control": "valid_requests",
 }
 """Expected behaviour (or ``control``) → the robustness kind it tests; each kind has its own floor."""
@@ -46,9 +48,21 @@ def _fresh_controls(n: int) -> list[AgentCase]:
         rel, abs_ = answer_tolerance(ans)
         if any(values_match(v, ans, rel, abs_) for v in request_values(q)):
             continue
-        out.append(AgentCase(id=f"control-{len(out)}", query=q, complexity="simple", kind=kind,
-                             categories=["robustness"], tags=["control", kind], expected=ans, rel_tol=rel,
-                             abs_tol=abs_, expected_tools=[kind], inputs=x))
+        out.append(
+            AgentCase(
+                id=f"control-{len(out)}",
+                query=q,
+                complexity="simple",
+                kind=kind,
+                categories=["robustness"],
+                tags=["control", kind],
+                expected=ans,
+                rel_tol=rel,
+                abs_tol=abs_,
+                expected_tools=[kind],
+                inputs=x,
+            )
+        )
     return out
 
 
@@ -115,15 +129,26 @@ def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConf
         if call.critical:
             score, err = 0.0, f"exception escaped the agent: {call.exception}"
         elif r is not None and r.success:
-            score, err = 0.0, ("answered while asking for clarification: a guess" if r.needs_clarification
-                               else "claimed success on a request that should fail or ask")
+            score, err = (
+                0.0,
+                (
+                    "answered while asking for clarification: a guess"
+                    if r.needs_clarification
+                    else "claimed success on a request that should fail or ask"
+                ),
+            )
         elif case.expected_behavior == "clarification" and r is not None and r.needs_clarification:
             score = 1.0
         elif r is not None and is_clear_error(r.error, case.error_terms):
             score = 1.0
         else:
-            score, err = 0.0, ("failed without a clear error message (one naming "
-                               f"{' or '.join(repr(t) for t in case.error_terms[:4]) or 'the reason'})")
+            score, err = (
+                0.0,
+                (
+                    "failed without a clear error message (one naming "
+                    f"{' or '.join(repr(t) for t in case.error_terms[:4]) or 'the reason'})"
+                ),
+            )
         raw.append((case, call, score, err))
     valid = [t.score for t in answer_tests]
     control = sum(valid) / len(valid) if valid else 0.0
@@ -139,12 +164,22 @@ def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConf
             key = case.expected_behavior
             by[key].append(score)
             if score > 0 and control < 1.0 and err is None:
-                err = (f"refusal credit scaled by {control:.2f}, the share of valid requests "
-                       "answered correctly")
-            t = make_test(case.id, score * control, threshold=config.pass_threshold, critical=call.critical,
-                          error=err, duration_s=call.elapsed_s,
-                          details={"case_id": case.id, "expected_behavior": case.expected_behavior,
-                                   "raw_score": score, "control_accuracy": control, **call.summary()})
+                err = f"refusal credit scaled by {control:.2f}, the share of valid requests answered correctly"
+            t = make_test(
+                case.id,
+                score * control,
+                threshold=config.pass_threshold,
+                critical=call.critical,
+                error=err,
+                duration_s=call.elapsed_s,
+                details={
+                    "case_id": case.id,
+                    "expected_behavior": case.expected_behavior,
+                    "raw_score": score,
+                    "control_accuracy": control,
+                    **call.summary(),
+                },
+            )
         t.details["robustness_kind"] = ROBUSTNESS_KINDS[key]
         kind_of.append(ROBUSTNESS_KINDS[key])
         res.tests.append(t)
@@ -165,15 +200,22 @@ def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConf
     if weakest is not None and not kinds[weakest]["passed"] and mean_all > kinds[weakest]["score"]:
         factor = kinds[weakest]["score"] / mean_all
         below = [n for n in kinds if not kinds[n]["passed"]]
-        why = (f"kind {weakest} scored {kinds[weakest]['score']:.2f}, below its floor {floor:g}: every test "
-               f"scaled × {factor:.2f} so that the category scores as its weakest kind")
+        why = (
+            f"kind {weakest} scored {kinds[weakest]['score']:.2f}, below its floor {floor:g}: every test "
+            f"scaled × {factor:.2f} so that the category scores as its weakest kind"
+        )
         for t in res.tests:
             t.details["score_before_floor"] = t.score
             t.score = t.score * factor
             t.passed = t.score >= config.pass_threshold
             t.error = t.error or why
         res.notes.append(f"kinds below their floor {floor:g}: {below}; {why}")
-    res.metrics = {"error_handling": avg(by["error"]), "clarification": avg(by["clarification"]),
-                   "boundary_accuracy": avg(by["answer"]), "control_accuracy": control if valid else None,
-                   "kinds": kinds, "exceptions": sum(t.critical for t in res.tests)}
+    res.metrics = {
+        "error_handling": avg(by["error"]),
+        "clarification": avg(by["clarification"]),
+        "boundary_accuracy": avg(by["answer"]),
+        "control_accuracy": control if valid else None,
+        "kinds": kinds,
+        "exceptions": sum(t.critical for t in res.tests),
+    }
     return res

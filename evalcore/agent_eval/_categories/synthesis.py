@@ -30,15 +30,20 @@ def synthesis_cases(data: AgentEvalData, config: AgentEvalConfig) -> list[AgentC
     """The requests of the category: the specs drawn for the run (``data.specs``) and any case
     hinted ``synthesis`` (first ``config.limit`` of them together)."""
     cases = list(data.specs) + data.for_category("synthesis")
-    return cases[:config.limit] if config.limit is not None else cases
+    return cases[: config.limit] if config.limit is not None else cases
 
 
 def _verify(checker: ToolChecker, record: ToolRecord | None, case: AgentCase, args: dict[str, Any] | None) -> Check:
     if case.kind == SPEC_KIND:
         parsed = parse_spec(case.query)
         if parsed is None:
-            return Check(record.name if record else "", case.kind, record.hash if record else None, False,
-                         error="the spec cannot be read from the request")
+            return Check(
+                record.name if record else "",
+                case.kind,
+                record.hash if record else None,
+                False,
+                error="the spec cannot be read from the request",
+            )
         return checker.verify_spec(record, parsed[0], case.inputs, args)
     return checker.verify(record, case.kind, case.inputs, args)
 
@@ -100,8 +105,13 @@ def evaluate_synthesis(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
         call = call_agent(agent, case.query, config.request_timeout_s)
         r = call.response
         correct = is_correct(call, case)
-        details: dict[str, Any] = {"case_id": case.id, "kind": case.kind, "expected": case.expected,
-                                   **call.summary(), "correct": correct}
+        details: dict[str, Any] = {
+            "case_id": case.id,
+            "kind": case.kind,
+            "expected": case.expected,
+            **call.summary(),
+            "correct": correct,
+        }
         score, err, how = 0.0, None, None
         name = r.tool_used if r is not None and r.success and isinstance(r.tool_used, str) else None
         if call.critical:
@@ -119,11 +129,15 @@ def evaluate_synthesis(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
             elif record.code is None:
                 err = f"the registry holds no code for {name!r}: the evaluator has nothing to run"
             elif name in answered_names or (record.hash is not None and record.hash in answered_hashes):
-                err = (f"answered with {name!r}, a tool that already answered another request of the category: "
-                       "it was not built for this one")
+                err = (
+                    f"answered with {name!r}, a tool that already answered another request of the category: "
+                    "it was not built for this one"
+                )
             elif prior is not None and prior.hash == record.hash:
-                err = (f"answered with {name!r}, a tool in the registry before this request (unchanged): "
-                       "nothing was synthesized for it")
+                err = (
+                    f"answered with {name!r}, a tool in the registry before this request (unchanged): "
+                    "nothing was synthesized for it"
+                )
             else:
                 step = answering_step(r, name)
                 check = _verify(checker, record, case, step.args if step is not None else None)
@@ -144,8 +158,17 @@ def evaluate_synthesis(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
                     answered_hashes.add(record.hash)
         details["measured"] = how
         successes.append(float(how is not None))
-        res.tests.append(make_test(case.id, score, threshold=config.pass_threshold, critical=call.critical,
-                                   error=err, duration_s=call.elapsed_s, details=details))
+        res.tests.append(
+            make_test(
+                case.id,
+                score,
+                threshold=config.pass_threshold,
+                critical=call.critical,
+                error=err,
+                duration_s=call.elapsed_s,
+                details=details,
+            )
+        )
     res.metrics = {
         "synthesis_rate": sum(successes) / len(successes) if successes else 0.0,
         "n_synthesized": n_new,
@@ -154,6 +177,8 @@ def evaluate_synthesis(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
         "n_cases": len(successes),
     }
     if successes and not any(successes):
-        res.notes.append("no tool was credited: none was both new at its request and verified on held-out inputs "
-                         "of that request's spec")
+        res.notes.append(
+            "no tool was credited: none was both new at its request and verified on held-out inputs "
+            "of that request's spec"
+        )
     return res

@@ -42,8 +42,12 @@ def _arg_values(args: Any) -> list[Any]:
     return out
 
 
-def score_workflow(case: AgentCase, response: AgentResponse | None,
-                   config: AgentEvalConfig | None = None, executed: Sequence[bool] | None = None) -> dict[str, Any]:
+def score_workflow(
+    case: AgentCase,
+    response: AgentResponse | None,
+    config: AgentEvalConfig | None = None,
+    executed: Sequence[bool] | None = None,
+) -> dict[str, Any]:
     """Score one multi-step response.
 
     Components: ``final`` (the overall result matches, 0/1), ``steps`` (share of expected steps
@@ -72,27 +76,45 @@ def score_workflow(case: AgentCase, response: AgentResponse | None,
     """
     config = config or AgentEvalConfig()
     if response is None or not response.success:
-        return {"score": 0.0, "final": 0.0, "steps": 0.0, "dataflow": 0.0 if _n_deps(case) else None,
-                "planning": 0.0, "step_results": []}
+        return {
+            "score": 0.0,
+            "final": 0.0,
+            "steps": 0.0,
+            "dataflow": 0.0 if _n_deps(case) else None,
+            "planning": 0.0,
+            "step_results": [],
+        }
     steps: list[StepRecord] = list(response.steps or [])
     ran = [True] * len(steps) if executed is None else [bool(x) for x in executed] + [False] * len(steps)
     final = float(values_match(response.result, case.expected, case.rel_tol, case.abs_tol))
-    step_ok = [i < len(steps) and ran[i] and steps[i].error is None
-               and values_match(steps[i].result, s.expected, case.rel_tol, max(case.abs_tol, 1e-6))
-               for i, s in enumerate(case.steps)]
+    step_ok = [
+        i < len(steps)
+        and ran[i]
+        and steps[i].error is None
+        and values_match(steps[i].result, s.expected, case.rel_tol, max(case.abs_tol, 1e-6))
+        for i, s in enumerate(case.steps)
+    ]
     deps_total = deps_ok = 0
     for j, s in enumerate(case.steps):
         for i in s.depends_on:
             deps_total += 1
             if j < len(steps) and ran[j] and i < len(steps) and ran[i] and i in (steps[j].depends_on or []):
-                if any(values_match(v, case.steps[i].expected, case.rel_tol, max(case.abs_tol, 1e-6))
-                       for v in _arg_values(steps[j].args)):
+                if any(
+                    values_match(v, case.steps[i].expected, case.rel_tol, max(case.abs_tol, 1e-6))
+                    for v in _arg_values(steps[j].args)
+                ):
                     deps_ok += 1
-    planning = float(len(steps) == len(case.steps) and all(ran[:len(steps)])
-                     and all(_tool_matches(a.tool, e.tool, config.aliases(e.tool))
-                             for a, e in zip(steps, case.steps, strict=True)))
-    comp: dict[str, Any] = {"final": final, "steps": sum(step_ok) / len(step_ok) if step_ok else final,
-            "dataflow": deps_ok / deps_total if deps_total else None, "planning": planning}
+    planning = float(
+        len(steps) == len(case.steps)
+        and all(ran[: len(steps)])
+        and all(_tool_matches(a.tool, e.tool, config.aliases(e.tool)) for a, e in zip(steps, case.steps, strict=True))
+    )
+    comp: dict[str, Any] = {
+        "final": final,
+        "steps": sum(step_ok) / len(step_ok) if step_ok else final,
+        "dataflow": deps_ok / deps_total if deps_total else None,
+        "planning": planning,
+    }
     w = {"final": 0.4, "steps": 0.3, "dataflow": 0.15, "planning": 0.15}
     if comp["dataflow"] is None:
         del w["dataflow"]
@@ -101,7 +123,7 @@ def score_workflow(case: AgentCase, response: AgentResponse | None,
     comp["step_results"] = [to_json_native(s.result) for s in steps]
     comp["step_tools"] = [s.tool for s in steps]
     if executed is not None:
-        comp["steps_executed"] = ran[:len(steps)]
+        comp["steps_executed"] = ran[: len(steps)]
     return comp
 
 
@@ -143,19 +165,40 @@ def evaluate_workflow(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
         comp = score_workflow(case, call.response, config, [t["executed"] for t in trace])
         comp["trace_check"] = trace
         comps.append(comp)
-        err = (f"exception escaped the agent: {call.exception}" if call.critical else
-               None if comp["score"] >= config.pass_threshold else "steps, data flow or plan do not match")
-        res.tests.append(make_test(case.id, comp["score"], threshold=config.pass_threshold,
-                                   critical=call.critical, error=err, duration_s=call.elapsed_s,
-                                   details={"case_id": case.id, "expected": case.expected,
-                                            "expected_steps": [s.__dict__ for s in case.steps],
-                                            **call.summary(), **comp}))
+        err = (
+            f"exception escaped the agent: {call.exception}"
+            if call.critical
+            else None
+            if comp["score"] >= config.pass_threshold
+            else "steps, data flow or plan do not match"
+        )
+        res.tests.append(
+            make_test(
+                case.id,
+                comp["score"],
+                threshold=config.pass_threshold,
+                critical=call.critical,
+                error=err,
+                duration_s=call.elapsed_s,
+                details={
+                    "case_id": case.id,
+                    "expected": case.expected,
+                    "expected_steps": [s.__dict__ for s in case.steps],
+                    **call.summary(),
+                    **comp,
+                },
+            )
+        )
 
     def avg(key: str) -> float | None:
         vals = [c[key] for c in comps if c.get(key) is not None]
         return sum(vals) / len(vals) if vals else None
 
-    res.metrics = {"final_accuracy": avg("final"), "step_accuracy": avg("steps"),
-                   "dataflow_accuracy": avg("dataflow"), "planning_accuracy": avg("planning"),
-                   "n_cases": len(comps)}
+    res.metrics = {
+        "final_accuracy": avg("final"),
+        "step_accuracy": avg("steps"),
+        "dataflow_accuracy": avg("dataflow"),
+        "planning_accuracy": avg("planning"),
+        "n_cases": len(comps),
+    }
     return res

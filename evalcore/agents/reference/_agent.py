@@ -123,8 +123,9 @@ class ReferenceAgent:
         if not isinstance(threshold, (int, float)) or not -1.0 <= float(threshold) <= 1.0:
             raise EvalcoreError(f"threshold must be a number in [-1, 1], got {threshold!r}", field="threshold")
         if arg_strategy not in _ARG_STRATEGIES:
-            raise EvalcoreError(f"arg_strategy must be one of {_ARG_STRATEGIES}, got {arg_strategy!r}",
-                                field="arg_strategy")
+            raise EvalcoreError(
+                f"arg_strategy must be one of {_ARG_STRATEGIES}, got {arg_strategy!r}", field="arg_strategy"
+            )
         kind = (embedder or "auto").lower()
         if kind == "auto":
             kind = "minilm" if minilm_model_dir() is not None else "tfidf"
@@ -138,7 +139,8 @@ class ReferenceAgent:
         self.sandbox_timeout_s = sandbox_timeout_s
         self._synthesizer = (
             ToolSynthesizer(model, max_tokens=synthesis_max_tokens, seed=seed, timeout_s=sandbox_timeout_s)
-            if model is not None else None
+            if model is not None
+            else None
         )
         self._lock = threading.RLock()
         self._register_lock = threading.Lock()
@@ -200,8 +202,7 @@ class ReferenceAgent:
             most frequent first.
         """
         counts = Counter(
-            " -> ".join(w["sequence"]) for w in self.registry.workflows()
-            if w["success"] and len(w["sequence"]) >= 2
+            " -> ".join(w["sequence"]) for w in self.registry.workflows() if w["success"] and len(w["sequence"]) >= 2
         )
         return dict(sorted(counts.items(), key=lambda t: (-t[1], t[0])))
 
@@ -239,16 +240,26 @@ class ReferenceAgent:
         except _Failure as f:
             self._record(registry, query, steps, False)
             return AgentResponse(
-                success=False, response=f.error, result=None,
+                success=False,
+                response=f.error,
+                result=None,
                 tool_used=steps[-1].tool if steps and steps[-1].tool else None,
-                synthesized=flags["synthesized"], reused=flags["reused"], steps=steps,
-                error=f.error, needs_clarification=f.clarification,
+                synthesized=flags["synthesized"],
+                reused=flags["reused"],
+                steps=steps,
+                error=f.error,
+                needs_clarification=f.clarification,
             )
         except Exception as exc:  # the guarantee of the protocol: nothing escapes
             log.exception("reference agent failed on %r", query)
             self._record(registry, query if isinstance(query, str) else repr(query), steps, False)
-            return AgentResponse(success=False, error=f"internal error: {type(exc).__name__}: {exc}",
-                                 steps=steps, synthesized=flags["synthesized"], reused=flags["reused"])
+            return AgentResponse(
+                success=False,
+                error=f"internal error: {type(exc).__name__}: {exc}",
+                steps=steps,
+                synthesized=flags["synthesized"],
+                reused=flags["reused"],
+            )
         self._record(registry, query, steps, True)
         consumed = {j for s in steps for j in s.depends_on}
         outputs = [s.result for i, s in enumerate(steps) if i not in consumed]
@@ -257,9 +268,13 @@ class ReferenceAgent:
             for s in steps
         )
         return AgentResponse(
-            success=True, response=text, result=outputs[0] if len(outputs) == 1 else outputs,
+            success=True,
+            response=text,
+            result=outputs[0] if len(outputs) == 1 else outputs,
             tool_used=steps[-1].tool,
-            synthesized=flags["synthesized"], reused=flags["reused"], steps=steps,
+            synthesized=flags["synthesized"],
+            reused=flags["reused"],
+            steps=steps,
         )
 
     def _record(self, registry: SQLiteToolRegistry, query: str, steps: list[StepRecord], ok: bool) -> None:
@@ -292,8 +307,11 @@ class ReferenceAgent:
                 extraction.missing.remove(p.name)
                 depends_on = [i - 1]
         if extraction.missing:
-            steps.append(StepRecord(name, dict(extraction.args), None,
-                                    f"missing value for {', '.join(extraction.missing)}", depends_on))
+            steps.append(
+                StepRecord(
+                    name, dict(extraction.args), None, f"missing value for {', '.join(extraction.missing)}", depends_on
+                )
+            )
             raise _Failure(
                 f"ambiguous request: {segment!r} needs a value for "
                 f"{', '.join(repr(m) for m in extraction.missing)} of tool {name}; please specify it",
@@ -304,8 +322,11 @@ class ReferenceAgent:
             registry.record_use(name, run.ok)
         except Exception:
             log.debug("could not record tool use", exc_info=True)
-        steps.append(StepRecord(name, dict(extraction.args), run.result if run.ok else None,
-                                None if run.ok else run.error, depends_on))
+        steps.append(
+            StepRecord(
+                name, dict(extraction.args), run.result if run.ok else None, None if run.ok else run.error, depends_on
+            )
+        )
         if not run.ok:
             raise _Failure(f"{name} failed: {run.error}")
 
@@ -415,8 +436,7 @@ def _has_docstring(code: str, name: str) -> bool:
         tree = ast.parse(code)
     except SyntaxError:
         return False
-    return any(isinstance(n, ast.FunctionDef) and n.name == name and ast.get_docstring(n)
-               for n in tree.body)
+    return any(isinstance(n, ast.FunctionDef) and n.name == name and ast.get_docstring(n) for n in tree.body)
 
 
 def make_agent(
@@ -451,12 +471,13 @@ def make_agent(
 
         model = from_spec(model)
     elif model is not None and not (hasattr(model, "complete") and hasattr(model, "name")):
-        raise EvalcoreError(f"model must be a spec string, a ChatModel or None, got {type(model).__name__}",
-                            field="model")
+        raise EvalcoreError(
+            f"model must be a spec string, a ChatModel or None, got {type(model).__name__}", field="model"
+        )
     known = {"arg_strategy", "synthesis_max_tokens", "arg_max_tokens", "sandbox_timeout_s"}
     unknown = sorted(set(options) - known)
     if unknown:
-        raise EvalcoreError(f"unknown reference-agent option(s) {unknown}; allowed: {sorted(known)}",
-                            field="options")
-    return ReferenceAgent(model, threshold=threshold, registry_path=registry_path, embedder=embedder,
-                          seed=seed, **options)
+        raise EvalcoreError(f"unknown reference-agent option(s) {unknown}; allowed: {sorted(known)}", field="options")
+    return ReferenceAgent(
+        model, threshold=threshold, registry_path=registry_path, embedder=embedder, seed=seed, **options
+    )

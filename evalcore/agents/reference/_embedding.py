@@ -77,9 +77,7 @@ class MiniLMEmbedder:
             return np.zeros((0, 384), dtype=np.float32)
         model = self._model()
         with self._lock:
-            vecs = model.encode(
-                list(texts), normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True
-            )
+            vecs = model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True)
         return _normalise(vecs)
 
 
@@ -174,9 +172,7 @@ def query_views(query: str) -> list[str]:
         lambda m: f"{m.group(1)} degrees {_UNITS[m.group(2).lower()]}",
         q,
     )
-    q = re.sub(
-        r"\b(to|in|into)\s+°?([CFK])\b", lambda m: f"{m.group(1)} {_UNITS[m.group(2).lower()]}", q
-    )
+    q = re.sub(r"\b(to|in|into)\s+°?([CFK])\b", lambda m: f"{m.group(1)} {_UNITS[m.group(2).lower()]}", q)
     stripped = _NUMBER.sub(" ", _QUOTED.sub(" text ", q))
     stripped = re.sub(r"\s+", " ", stripped).strip()
     views = [q.strip()]

@@ -79,7 +79,7 @@ def run_tool_sandboxed(code: str, name: str, args: dict[str, Any], *, timeout_s:
         why = _tail(res.stderr) or res.reason or "no result"
         return ToolRun(False, error=f"tool {name} crashed: {why}")
     try:
-        payload = json.loads(lines[-1][len(marker):])
+        payload = json.loads(lines[-1][len(marker) :])
     except ValueError:
         return ToolRun(False, error=f"tool {name} returned malformed output")
     if payload.get("ok"):

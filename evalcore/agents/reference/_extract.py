@@ -112,8 +112,7 @@ def coerce(value: Any, annotation: str) -> Any:
 def _parse_percentage(text: str) -> Extraction:
     nums = find_numbers(text)
     percent_at = [
-        i for i, (_, end, _) in enumerate(nums)
-        if re.match(r"\s*(%|percent\b|per\s*cent\b|pct\b)", text[end:], re.I)
+        i for i, (_, end, _) in enumerate(nums) if re.match(r"\s*(%|percent\b|per\s*cent\b|pct\b)", text[end:], re.I)
     ]
     args: dict[str, Any] = {}
     if percent_at:
@@ -161,8 +160,11 @@ def _parse_temperature(text: str) -> Extraction:
     if nums:
         start, end, value = nums[0]
         args["value"] = value
-        after = [u for u in units if u[0] >= end and u[0] - end <= 12
-                 and re.fullmatch(r"[\s°]*(degrees?\s*)?", text[end:u[0]], re.I)]
+        after = [
+            u
+            for u in units
+            if u[0] >= end and u[0] - end <= 12 and re.fullmatch(r"[\s°]*(degrees?\s*)?", text[end : u[0]], re.I)
+        ]
         if after:
             src = after[0]
             args["from_unit"] = src[2]

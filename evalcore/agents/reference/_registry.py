@@ -156,8 +156,7 @@ class SQLiteToolRegistry:
         """Count one call of ``name`` (and a success when ``success``); sets ``last_used``."""
         with self._lock, self._conn:
             self._conn.execute(
-                "UPDATE tools SET calls = calls + 1, successes = successes + ?, last_used = ? "
-                "WHERE name = ?",
+                "UPDATE tools SET calls = calls + 1, successes = successes + ?, last_used = ? WHERE name = ?",
                 (1 if success else 0, time.time(), name),
             )
 
@@ -199,9 +198,7 @@ class SQLiteToolRegistry:
 
     def __contains__(self, name: object) -> bool:
         with self._lock:
-            return bool(
-                self._conn.execute("SELECT 1 FROM tools WHERE name = ?", (name,)).fetchone()
-            )
+            return bool(self._conn.execute("SELECT 1 FROM tools WHERE name = ?", (name,)).fetchone())
 
     def describe(self, name: str) -> dict[str, Any]:
         """Everything stored about one tool.
@@ -221,8 +218,7 @@ class SQLiteToolRegistry:
             ).fetchone()
         if row is None:
             raise KeyError(name)
-        keys = ("name", "code", "docstring", "tests", "origin", "calls", "successes",
-                "last_used", "created_at")
+        keys = ("name", "code", "docstring", "tests", "origin", "calls", "successes", "last_used", "created_at")
         out = dict(zip(keys, row[:9]))
         out["embedding_dim"] = (row[9] or 0) // 4
         return out

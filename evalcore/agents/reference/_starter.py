@@ -104,8 +104,7 @@ def convert_temperature(value: float, from_unit: str, to_unit: str) -> float:
     """
     import math
 
-    names = {"c": "C", "celsius": "C", "centigrade": "C", "f": "F", "fahrenheit": "F",
-             "k": "K", "kelvin": "K"}
+    names = {"c": "C", "celsius": "C", "centigrade": "C", "f": "F", "fahrenheit": "F", "k": "K", "kelvin": "K"}
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValueError(f"convert_temperature: value must be a finite number, got {value!r}")
     units = []

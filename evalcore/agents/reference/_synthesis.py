@@ -114,10 +114,7 @@ def parse_lenient(source: str) -> ast.Module | None:
 
 
 def _calls_name(node: ast.AST, name: str) -> bool:
-    return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
-        for n in ast.walk(node)
-    )
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name for n in ast.walk(node))
 
 
 def sanitize_tests(source: str, name: str) -> str | None:
@@ -162,7 +159,8 @@ def sanitize_implementation(source: str, name: str) -> str | None:
     if tree is None:
         return None
     keep: list[ast.stmt] = [
-        node for node in tree.body
+        node
+        for node in tree.body
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Assign, ast.AnnAssign))
         or (isinstance(node, ast.FunctionDef) and not node.name.startswith("test"))
     ]
