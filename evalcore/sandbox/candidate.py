@@ -410,7 +410,7 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
     sys.modules[CANDIDATE_MODULE] = module
     try:
         exec(job["_program"], module.__dict__)
-        fn = module.__dict__[entry] if entry in module.__dict__ else None
+        fn: Any = module.__dict__[entry] if entry in module.__dict__ else None
         if fn is None:
             raise NameError(f"entry point {entry!r} is not defined")
     except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt too
@@ -570,7 +570,7 @@ def f(x, y=0):
         raise ValueError("no")
     return x
 """
-_REHEARSAL_VALUES = (
+_REHEARSAL_VALUES: tuple = (
     1,
     -7,
     2.5,

@@ -350,6 +350,7 @@ def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: boo
             out.append(b"b" + _I.pack(len(raw)) + raw)
             return
     if lenient:
+        base: Any  # one of the classes below (a subclass of it is encoded as it)
         for base in (int, float, complex, str, bytes, tuple, list, dict, frozenset, set):
             if isinstance(v, base):
                 count[0] -= 1
@@ -381,6 +382,9 @@ def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: boo
     raise DataError(f"a {_type_name(t)} is not plain data")
 
 
+_KEYS: type
+_VALUES: type
+_ITEMS: type
 _KEYS, _VALUES, _ITEMS = type({}.keys()), type({}.values()), type({}.items())
 
 

@@ -419,7 +419,7 @@ class Libc:
         insns = seccomp_program(kind, refuse_memfd)
         if insns is None:
             return None
-        ctypes = self._ctypes
+        ctypes: Any = self._ctypes  # the module, bound in __init__
 
         class SockFilter(ctypes.Structure):
             _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
@@ -427,9 +427,9 @@ class Libc:
         class SockFprog(ctypes.Structure):
             _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
 
-        filters = (SockFilter * len(insns))(*[SockFilter(*i) for i in insns])
+        filters = (SockFilter * len(insns))(*[SockFilter(*i) for i in insns])  # type: ignore[operator]
         prog = SockFprog(len(insns), ctypes.cast(filters, ctypes.POINTER(SockFilter)))
-        prog._keep = filters  # type: ignore[attr-defined]
+        prog._keep = filters
         return prog
 
     def address(self, obj: Any) -> int:

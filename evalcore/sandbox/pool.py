@@ -597,7 +597,8 @@ def run_jobs(jobs: Sequence[SandboxJob], workers: int | None = None) -> list[San
     """Run prepared jobs (``mode`` ``"script"`` or ``"check"``, see :class:`SandboxJob`) on the
     warm pool; one :class:`SandboxResult` per job, in order."""
     pool = get_pool(workers)
-    return [_to_result(r) for r in pool.map(list(jobs), workers)]
+    batch: list[Any] = list(jobs)  # SandboxJob dicts
+    return [_to_result(r) for r in pool.map(batch, workers)]
 
 
 def run_python(

@@ -48,7 +48,9 @@ from .scratch import _scrub_environment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    pass
+    from typing import Any
+
+    from .linux import Libc
 
 # What a check candidate's stdout and stderr keep (their memory files are capped by the
 # file-size limit): writes past it are dropped, and the worker marks the output truncated.
@@ -105,7 +107,25 @@ _SECBITS_NOROOT = 0x3  # SECBIT_NOROOT | SECBIT_NOROOT_LOCKED
 
 
 class SampleSetup:
-    """What a forked sample does before its program runs (a mixin of :class:`.worker._Worker`)."""
+    """What a forked sample does before its program runs (a mixin of :class:`.worker._Worker`,
+    which sets the attributes below)."""
+
+    libc: Libc | None
+    namespaces: bool
+    userns: bool
+    own_proc: bool
+    is_root: bool
+    uid: int
+    proc_fd: int
+    memory_cgroup: str
+    prctl: Any
+    capset: Any
+    set_dumpable: bool
+    filter_address: dict[str, int]
+    filters: dict[str, Any]
+    seccomp_calls: dict[str, tuple]
+    lasti_true: int
+    _env_workdir: str | None
 
     def _child(self, fds: tuple) -> None:
         """Entry of a sample process (forked by a zygote); never returns.

@@ -15,7 +15,9 @@ from .linux import MS_NOSUID as _MS_NOSUID
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    pass
+    from typing import Any
+
+    from .linux import Libc
 
 _SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 _SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
@@ -27,6 +29,14 @@ class Scratch:
     """The worker's scratch directories (a mixin of :class:`.worker._Worker`, which sets
     ``namespaces``, ``is_root``, ``uid``, ``libc``, ``_workdir_ready``, ``_fresh_tmpfs`` and
     ``_scratch_marks``)."""
+
+    namespaces: bool
+    is_root: bool
+    uid: int
+    libc: Libc | None
+    _workdir_ready: bool
+    _fresh_tmpfs: set[str]
+    _scratch_marks: dict[str, tuple]
 
     # Per scratch directory that is no tmpfs of ours: the directories below it that hold a mount
     # point (made by the worker to reach a path kept visible or hidden), when last marked.
@@ -155,7 +165,8 @@ def _scrub_environment(workdir: str) -> None:
         {"PATH": _SAFE_PATH, "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
     )
     if "tempfile" in sys.modules:
-        sys.modules["tempfile"].tempdir = None
+        tempfile: Any = sys.modules["tempfile"]
+        tempfile.tempdir = None
 
 
 def _mount_points_below(directory: str) -> set[str]:

@@ -17,7 +17,8 @@ from .scratch import _rmtree
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Sequence
+    from typing import Any
 
 _RESULT_HOLD_S = 0.05
 _RESULT_CAP = 1 << 16  # bytes kept of a script sample's result pipe: the last ones (its proof comes last)
@@ -25,7 +26,22 @@ _PIPE_CAPACITY = 65536  # Linux's default: a write of at most this much to a fre
 
 
 class ScriptSamples:
-    """Running ``script`` samples (a mixin of :class:`.worker._Worker`)."""
+    """Running ``script`` samples (a mixin of :class:`.worker._Worker`, which sets the attributes
+    below; the methods are the other mixins')."""
+
+    namespaces: bool
+    is_root: bool
+    _zygotes: dict[str, tuple[Any, int]]
+
+    if TYPE_CHECKING:
+
+        def _workdir(self) -> tuple[str, str | None]: ...
+        def _payload(self, job: dict, workdir: str, stdin_data: bytes, nonces: bytes) -> bytes: ...
+        def _zygote_call(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> tuple: ...
+        def _fork(self, zygote: tuple[Any, int], child_ends: tuple) -> int: ...
+        def _kill(self, zygote: tuple[Any, int]) -> None: ...
+        def _kill_uid(self) -> None: ...
+        def _wipe_scratch(self) -> None: ...
 
     def run_script(self, job: dict) -> dict:
         """A ``script`` sample: the program runs alone; the harness's proof line is its verdict."""

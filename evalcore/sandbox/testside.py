@@ -256,7 +256,7 @@ class Session:
         """One call of the candidate: its return value, or its exception raised here."""
         if self.failure is not None:
             raise SampleFailed(self.failure)
-        kind = CALL
+        kind: Any = CALL  # the frame sent (bytes); then the kind of the one received (an int)
         try:
             body = marshal.dumps((args, kwargs))
         except ValueError:  # a Decimal, a named tuple, a numpy array...: the typed encoding
@@ -337,7 +337,8 @@ def _remote(session: Session, chunk: Lazy) -> Any:
                 and type(info[4]) is dict
             ):
                 raise session.fail("the candidate broke the protocol")
-            raise _exception(*info, session.namespace)
+            # (mypy counts an unpacked tuple of unknown length against every parameter)
+            raise _exception(*info, session.namespace)  # type: ignore[call-arg]
         if chunk.done:
             return
         chunk = session.next_chunk(chunk.handle)
@@ -365,6 +366,8 @@ def _exception(
     (one the prompt defines), or else a class of that name made here, derived from the nearest
     builtin base (or from :class:`CandidateError`); with the exception's ``args`` and plain-data
     attributes. Only when the args are not plain data does the message stand for them."""
+    cls: Any  # the exception's class (the builtin, the test's own, or one made here)
+    exc: Any
     basecls = getattr(builtins, base, None) if base in PASSED_EXCEPTIONS else None
     if not (isinstance(basecls, type) and issubclass(basecls, Exception)) or basecls is Exception:
         basecls = CandidateError

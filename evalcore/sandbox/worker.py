@@ -391,7 +391,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
         """A ``check`` sample: the candidate in a fresh process, the test here (see testside)."""
         timeout = float(job.get("timeout_s", 10.0))
         max_out = int(job.get("max_output", DEFAULT_MAX_OUTPUT))
-        codes = job["_compiled"] if "_compiled" in job else _testside.compile_check_job(job)
+        codes: Any = job["_compiled"] if "_compiled" in job else _testside.compile_check_job(job)
         if type(codes) is not tuple:
             # Nothing to run: the program (or the problem's own code) does not compile.
             return _check_reply(False, False, None, "", "", 0.0, _testside.describe(codes))

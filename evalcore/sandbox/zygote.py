@@ -67,6 +67,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from .linux import Libc
+
 _EINVAL = 22
 
 
@@ -75,7 +77,24 @@ class _ZygoteDied(RuntimeError):
 
 
 class Zygotes:
-    """Starting the zygotes and talking to them (a mixin of :class:`.worker._Worker`)."""
+    """Starting the zygotes and talking to them (a mixin of :class:`.worker._Worker`, which sets
+    the attributes below)."""
+
+    libc: Libc | None
+    namespaces: bool
+    userns: bool
+    is_root: bool
+    uid: int
+    check_view: str
+    memory_cgroup: str
+    filter_address: dict[str, int]
+    prctl: Any
+    _lean: tuple[Any, int] | None
+    _zygote_pidns: bool
+
+    if TYPE_CHECKING:
+
+        def _join_memory_cgroup(self, pid: int) -> None: ...
 
     def _release_free_memory(self) -> None:
         """Give the C heap's free pages back before the zygotes are forked.
@@ -333,8 +352,8 @@ def _zygote_loop(worker: Any, sock: Any) -> None:
     unpack, pack = struct.unpack, struct.pack
     space = _socket.CMSG_SPACE(16)
     ns = worker.namespaces
-    lib = worker.libc.raw if worker.libc is not None else None  # plain ints: no conversions
-    get_errno = worker.libc.last_errno if worker.libc is not None else None
+    lib: Any = worker.libc.raw if worker.libc is not None else None  # plain ints: no conversions
+    get_errno: Any = worker.libc.last_errno if worker.libc is not None else None
     own = worker.own_pidns if ns else -1
     newpid = _CLONE_NEWPID
     child = worker._child
@@ -377,7 +396,7 @@ def _zygote_loop(worker: Any, sock: Any) -> None:
             except OSError:
                 pass
             current = 0
-        fds = ()
+        fds: tuple[int, ...] = ()
         for _level, _kind, raw in anc:
             fds += unpack(f"{len(raw) // 4}i", raw[: len(raw) // 4 * 4])  # all, so all get closed
         pid, err = -1, 0
