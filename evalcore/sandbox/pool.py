@@ -33,6 +33,8 @@ from .framing import DEFAULT_MAX_OUTPUT
 from .framing import recv as _recv
 from .framing import send as _send
 from .jobs import SandboxJob, SandboxResult
+from .report import _to_result as _to_result
+from .report import isolation_report as _isolation_report
 from .testside import attach_shared_code as _attach_shared_code
 
 TYPE_CHECKING = False
@@ -550,47 +552,7 @@ def isolation_text(info: dict[str, Any] | None = None) -> str:
             info = dict(pool.isolation)
         finally:
             pool.close()
-    lines = [f"level: {info.get('level', '?')}"]
-    for key in (
-        "network",
-        "pid",
-        "user",
-        "memory",
-        "threads",
-        "seccomp",
-        "environment",
-        "kill_on_timeout",
-        "verdict",
-        "check_view",
-    ):
-        if info.get(key):
-            lines.append(f"{key}: {info[key]}")
-    lines.append("rlimits: " + ", ".join(info.get("rlimits") or []))
-    view = info.get("view") or []
-    if view:
-        lines.append("file-system view (read-only unless marked; nothing else of the host exists there):")
-        lines += [f"  {path}" for path in view]
-        lines.append("hidden inside the view: " + (", ".join(info.get("hidden") or []) or "nothing"))
-    else:
-        lines.append(f"filesystem: {info.get('filesystem', '?')}")
-    for note in info.get("notes") or []:
-        lines.append(f"note: {note}")
-    return "\n".join(lines)
-
-
-def _to_result(reply: dict) -> SandboxResult:
-    if "error" in reply:
-        return SandboxResult(False, False, None, "", "", 0.0, reply["error"], reply.get("isolation", {}))
-    return SandboxResult(
-        completed=bool(reply["completed"]),
-        timed_out=bool(reply["timed_out"]),
-        returncode=reply["returncode"],
-        stdout=reply["stdout"],
-        stderr=reply["stderr"],
-        duration_s=float(reply["duration_s"]),
-        reason=reply["reason"],
-        isolation=reply.get("isolation", {}),
-    )
+    return _isolation_report(info)
 
 
 def run_jobs(jobs: Sequence[SandboxJob], workers: int | None = None) -> list[SandboxResult]:

@@ -11,6 +11,7 @@ import sys
 
 from .linux import MS_NOATIME as _MS_NOATIME
 from .linux import MS_NODEV as _MS_NODEV
+from .linux import MS_NOEXEC as _MS_NOEXEC
 from .linux import MS_NOSUID as _MS_NOSUID
 
 TYPE_CHECKING = False
@@ -297,3 +298,27 @@ def _rmtree_deep(path: str) -> None:
         os.rmdir(path)
     except OSError:
         pass
+
+
+_O_OUTPUT = os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC
+
+
+def _private_tmpfs(libc: Libc) -> int:
+    """A tmpfs that only this worker reaches (mounted, opened, then detached): a descriptor of
+    its root, where the candidates' output files are made (``O_TMPFILE``).
+
+    Not memory files: their inode numbers come from one counter of the kernel's internal
+    tmpfs, which a sample moves with every shared anonymous mapping (``mmap(-1, n)``, a
+    ``MAP_SHARED`` map of ``/dev/zero``) and the next sample read as the inode number of its
+    ``stdout``. This tmpfs numbers only the worker's own files, two per sample.
+    """
+    path = "/.evalcore-output"
+    os.mkdir(path, 0o700)
+    libc.mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=256m,mode=0700")
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    if libc.lib.umount2(path.encode(), 2) != 0:  # MNT_DETACH: no path leads there any more
+        err = libc._ctypes.get_errno()
+        os.close(fd)
+        raise OSError(err, f"umount {path}: {os.strerror(err)}")
+    os.rmdir(path)
+    return fd

@@ -512,3 +512,36 @@ def run_check(session: Session, prompt: types.CodeType, test: types.CodeType, en
     if reason is None and session.failure is not None:
         reason = session.failure  # a failure the test caught and went on from
     return reason
+
+
+def _safe_reason(session: Any, exc: BaseException) -> str:
+    """Why a sample failed when running its test raised out of the test side itself (e.g. a
+    failure message whose ``str()`` raises: an int over the conversion limit). Never raises."""
+    failure = getattr(session, "failure", None)
+    if type(failure) is str and failure:
+        return failure
+    try:
+        name = type(exc).__name__
+    except BaseException:  # noqa: BLE001
+        name = "exception"
+    return f"the test failed ({name}; its message could not be shown)"
+
+
+def _check_reply(
+    completed: bool,
+    timed_out: bool,
+    returncode: int | None,
+    stdout: str,
+    stderr: str,
+    duration: float,
+    reason: str | None,
+) -> dict:
+    return {
+        "completed": completed,
+        "timed_out": timed_out,
+        "returncode": returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+        "duration_s": duration,
+        "reason": None if completed else (reason or "failed"),
+    }

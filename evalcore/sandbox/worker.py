@@ -23,6 +23,7 @@ import sys
 import time
 
 from . import candidate as _candidate
+from . import rehearsal as _rehearsal
 from . import testside as _testside
 from .cgroup import MemoryCgroup
 from .framing import DEFAULT_MAX_OUTPUT
@@ -44,9 +45,6 @@ from .linux import (
 )
 from .linux import (
     MS_NODEV as _MS_NODEV,
-)
-from .linux import (
-    MS_NOEXEC as _MS_NOEXEC,
 )
 from .linux import (
     MS_NOSUID as _MS_NOSUID,
@@ -73,8 +71,9 @@ from .linux import (
     remount_readonly as _remount_readonly,
 )
 from .sample import SampleSetup
-from .scratch import _SCRATCH_DIRS, _WORKDIR, Scratch, _rmtree, _scrub_environment
+from .scratch import _O_OUTPUT, _SCRATCH_DIRS, _WORKDIR, Scratch, _private_tmpfs, _rmtree, _scrub_environment
 from .script import _PIPE_CAPACITY, ScriptSamples, _read_output
+from .testside import _check_reply, _safe_reason
 from .zygote import Zygotes, _ZygoteDied
 
 TYPE_CHECKING = False
@@ -207,8 +206,8 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
         except OSError:
             self.set_dumpable = True
         _testside.install_alarm()
-        # The candidate's side of a sample, run here once warm (see candidate.rehearse).
-        _candidate.rehearse()
+        # The candidate's side of a sample, run here once warm (see rehearsal.rehearse).
+        _rehearsal.rehearse()
         # The lean zygote: forked before the modules below are imported, it forks the ``check``
         # candidates whose program imports nothing (most HumanEval tasks). Its image is
         # ≈1 MB smaller, and every fork copies, and every exit tears down, each resident page.
@@ -490,63 +489,6 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             if self.namespaces:
                 self._wipe_scratch()
         return reaped, status, ended, stdout, stderr
-
-
-_O_OUTPUT = os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC
-
-
-def _private_tmpfs(libc: _Libc) -> int:
-    """A tmpfs that only this worker reaches (mounted, opened, then detached): a descriptor of
-    its root, where the candidates' output files are made (``O_TMPFILE``).
-
-    Not memory files: their inode numbers come from one counter of the kernel's internal
-    tmpfs, which a sample moves with every shared anonymous mapping (``mmap(-1, n)``, a
-    ``MAP_SHARED`` map of ``/dev/zero``) and the next sample read as the inode number of its
-    ``stdout``. This tmpfs numbers only the worker's own files, two per sample.
-    """
-    path = "/.evalcore-output"
-    os.mkdir(path, 0o700)
-    libc.mount("tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=256m,mode=0700")
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    if libc.lib.umount2(path.encode(), 2) != 0:  # MNT_DETACH: no path leads there any more
-        err = libc._ctypes.get_errno()
-        os.close(fd)
-        raise OSError(err, f"umount {path}: {os.strerror(err)}")
-    os.rmdir(path)
-    return fd
-
-
-def _safe_reason(session: Any, exc: BaseException) -> str:
-    """Why a sample failed when running its test raised out of the test side itself (e.g. a
-    failure message whose ``str()`` raises: an int over the conversion limit). Never raises."""
-    failure = getattr(session, "failure", None)
-    if type(failure) is str and failure:
-        return failure
-    try:
-        name = type(exc).__name__
-    except BaseException:  # noqa: BLE001
-        name = "exception"
-    return f"the test failed ({name}; its message could not be shown)"
-
-
-def _check_reply(
-    completed: bool,
-    timed_out: bool,
-    returncode: int | None,
-    stdout: str,
-    stderr: str,
-    duration: float,
-    reason: str | None,
-) -> dict:
-    return {
-        "completed": completed,
-        "timed_out": timed_out,
-        "returncode": returncode,
-        "stdout": stdout,
-        "stderr": stderr,
-        "duration_s": duration,
-        "reason": None if completed else (reason or "failed"),
-    }
 
 
 def _worker_main() -> None:

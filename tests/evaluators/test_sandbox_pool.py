@@ -655,10 +655,10 @@ def test_the_lean_zygote_carries_no_enum_re_or_json() -> None:
 def test_the_rehearsal_leaves_no_candidate_module_and_no_descriptor() -> None:
     import sys
 
-    from evalcore.sandbox import candidate
+    from evalcore.sandbox import candidate, rehearsal
 
     before = sorted(os.listdir("/proc/self/fd"))
-    candidate.rehearse(rounds=2)
+    rehearsal.rehearse(rounds=2)
     assert candidate.CANDIDATE_MODULE not in sys.modules
     assert sorted(os.listdir("/proc/self/fd")) == before
 
