@@ -279,12 +279,14 @@ def ensure_view(base: str | None = None) -> dict:
     try:
         sources, numpy_version = _sources()
         final = os.path.join(base, _PREFIX + fingerprint(sources, numpy_version))
+        os.makedirs(base, exist_ok=True)
+        _hold(final)  # before looking: a cleaner never removes a copy someone holds
         if _usable(final):
             return {"path": final, "built": False, "seconds": time.perf_counter() - started}
-        os.makedirs(base, exist_ok=True)
         lock_fd = os.open(os.path.join(base, _PREFIX + "lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            _remove_stale(base, keep=final)
             if not _usable(final):  # else another pool built it meanwhile
                 tmp = f"{final}.tmp-{os.getpid()}"
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -305,6 +307,73 @@ def ensure_view(base: str | None = None) -> dict:
         return {"path": final, "built": False, "seconds": time.perf_counter() - started}
     except OSError as exc:
         return {"path": None, "reason": f"could not make the check candidates' copy in {base}: {exc}"}
+
+
+# Copies this process uses: a shared lock on ``<copy>.inuse`` held for the process's lifetime.
+_HELD: dict[str, int] = {}
+
+
+def _hold(copy: str) -> None:
+    """Take a shared lock on ``copy`` for as long as this process lives (see _remove_stale)."""
+    import fcntl
+
+    if copy in _HELD:
+        return
+    fd = os.open(copy + ".inuse", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_SH)  # waits while a cleaner removes a stale copy of that name
+    _HELD[copy] = fd
+
+
+def _remove_stale(base: str, keep: str) -> list[str]:
+    """Remove this user's copies that no living process holds (called under the build lock).
+
+    A changed installation (a new venv, an upgraded numpy, another checkout's interpreter) gets
+    a new copy; without this the old ones (about 180 MB each) stayed in ``/dev/shm`` until a
+    reboot. A copy is removed only when an exclusive lock on its ``.inuse`` file is granted at
+    once, i.e. no pool holds it; unfinished builds are removed when their builder is dead.
+    """
+    import fcntl
+    import shutil
+
+    removed: list[str] = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(base, name)
+        if not name.startswith(_PREFIX) or name == _PREFIX + "lock" or name.endswith(".inuse") or path == keep:
+            continue
+        if ".tmp-" in name:
+            pid = name.rsplit(".tmp-", 1)[1]
+            try:
+                os.kill(int(pid), 0)
+                continue  # its builder is alive
+            except (ValueError, ProcessLookupError):
+                pass
+            except PermissionError:
+                continue
+            _make_writable(path)
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+            continue
+        try:
+            fd = os.open(path + ".inuse", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a pool holds it
+            _make_writable(path)
+            shutil.rmtree(path, ignore_errors=True)
+            if not os.path.exists(path):
+                os.unlink(path + ".inuse")
+                removed.append(path)
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _make_writable(path: str) -> None:

@@ -140,3 +140,56 @@ def test_without_ldd_there_is_no_copy_and_the_reason_says_why(
     got = view.ensure_view(str(tmp_path / "views"))
     assert got["path"] is None and "ldd not found" in got["reason"]
     assert not (tmp_path / "views").exists()
+
+
+_HOLDER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1] + ".inuse", os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_SH)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_copies_no_process_holds_are_removed_when_a_new_one_is_built(tmp_path: Path, small_sources: list[str]) -> None:
+    """A changed installation gets a new copy; the old ones (180 MB each in /dev/shm) go unless held."""
+    import subprocess
+    import sys
+
+    base = tmp_path / "views"
+    base.mkdir()
+    prefix = f"evalcore-view-{os.geteuid()}-"
+    stale, held, building = base / f"{prefix}aaaa", base / f"{prefix}bbbb", base / f"{prefix}cccc.tmp-{os.getpid()}"
+    for d in (stale, held, building):
+        (d / "usr" / "lib").mkdir(parents=True)
+        (d / "usr" / "lib" / "f.py").write_text("x\n")
+        (d / ".complete").write_text("1 files\n")
+        os.chmod(d / "usr" / "lib", 0o555)
+        os.chmod(d / "usr", 0o555)
+        os.chmod(d, 0o555)
+    other_user = base / "evalcore-view-4242-dddd"
+    other_user.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(held)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        got = view.ensure_view(str(base))
+        assert got["built"] is True
+        assert not stale.exists() and not Path(str(stale) + ".inuse").exists()  # no one held it
+        assert held.exists() and (held / "usr" / "lib" / "f.py").read_text() == "x\n"  # a pool holds it
+        assert building.exists()  # its builder (this process) is alive
+        assert other_user.exists()  # another user's copies are theirs
+        assert Path(got["path"]).exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    os.chmod(building, 0o755)
+
+
+def test_a_copy_in_use_by_this_process_is_kept_when_the_installation_changes(
+    tmp_path: Path, small_sources: list[str]
+) -> None:
+    base = str(tmp_path / "views")
+    old = view.ensure_view(base)["path"]
+    Path(small_sources[0]).write_text("x = 3\n")
+    new = view.ensure_view(base)["path"]
+    assert new != old and os.path.isdir(old) and os.path.isdir(new)  # this process's pool may still use old
