@@ -48,36 +48,42 @@ if TYPE_CHECKING:
 # entries of /etc (and /etc/python3*), these devices, and the CPU topology of /sys.
 _SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _TOP_LINKS = frozenset(_SYSTEM_ROOTS)
+# The entries of /etc a check candidate may use: the parent copies these into the check
+# candidates' copy (view._ETC is this tuple; the copy's fingerprint follows its order).
+_ETC_CHECK = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "hosts",
+    "host.conf",
+    "resolv.conf",
+    "gai.conf",
+    "mime.types",
+    "os-release",
+    "locale.alias",
+    "networks",
+    "protocols",
+    "services",
+)
+# The entries of /etc in the worker's view: those, and a few more the samples' programs read.
 _ETC = frozenset(
     {
-        "ld.so.cache",
-        "ld.so.conf",
-        "ld.so.conf.d",
-        "localtime",
-        "timezone",
-        "passwd",
-        "group",
-        "nsswitch.conf",
-        "hosts",
-        "host.conf",
-        "resolv.conf",
-        "gai.conf",
-        "mime.types",
-        "os-release",
+        *_ETC_CHECK,
         "alternatives",
         "ssl",
         "ca-certificates",
         "ca-certificates.conf",
-        "protocols",
-        "services",
         "fonts",
         "matplotlibrc",
-        "locale.alias",
         "magic",
         "magic.mime",
         "inputrc",
         "debian_version",
-        "networks",
     }
 )
 _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")

@@ -26,6 +26,8 @@ import os
 import stat
 import sys
 
+from .fsview import _ETC_CHECK
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -49,27 +51,8 @@ _STDLIB_SKIP = frozenset(
 )
 # Extension modules of the standard library that load GUI or test libraries.
 _DYNLOAD_SKIP = ("_tkinter", "_test", "xxlimited", "xxsubtype", "_xxtestfuzz", "_ctypes_test")
-# /etc: what the worker's view holds of it (see fsview._ETC), files and small folders.
-_ETC = (
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "localtime",
-    "timezone",
-    "passwd",
-    "group",
-    "nsswitch.conf",
-    "hosts",
-    "host.conf",
-    "resolv.conf",
-    "gai.conf",
-    "mime.types",
-    "os-release",
-    "locale.alias",
-    "networks",
-    "protocols",
-    "services",
-)
+# /etc: the entries of the worker's view a check candidate may use (fsview owns the list).
+_ETC = _ETC_CHECK
 
 
 def view_base() -> str | None:
