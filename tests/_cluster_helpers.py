@@ -101,3 +101,26 @@ def describe(pids: set[int]) -> dict[int, str]:
         except psutil.Error:
             out[pid] = "?"
     return out
+
+
+MARK_ENV = "EVALCORE_TEST_PROCESS_MARK"
+
+
+def marked(mark: str) -> set[int]:
+    """Live processes (not zombies) whose environment holds ``MARK_ENV=mark`` (a /proc scan:
+    finds a process started by the marked one even when it was re-parented), this one excepted."""
+    needle = f"{MARK_ENV}={mark}".encode()
+    out = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                env = fh.read().split(b"\0")
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in env and state not in (b"Z", b"X"):
+            out.add(int(entry))
+    return out
