@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from evalcore import metrics
 from evalcore.agent_eval._calling import Call, call_agent, is_correct, reset_agent, snapshot
 from evalcore.agent_eval._case_results import CategoryResult, make_test
-from evalcore.agent_eval._cases.generator import answer_tolerance
 from evalcore.agent_eval._cases.kinds import SYNTHESIZED_KINDS, VARIABLE_SLOTS, render_query, sample_inputs, solve_kind
 from evalcore.agent_eval._cases.records import AgentCase
+from evalcore.agent_eval._categories._common import drawn_case
 from evalcore.agent_eval._categories.workflow import score_workflow
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
 from evalcore.agent_eval._measure import ToolChecker, answering_step, verify_steps
@@ -46,21 +46,16 @@ def _learning_instances(data: AgentEvalData, config: AgentEvalConfig) -> list[li
             if q in seen:
                 continue
             seen.add(q)
-            ans = solve_kind(kind, x)
-            rel, abs_ = answer_tolerance(ans)
             row.append(
-                AgentCase(
-                    id=f"learn-{kind}-{len(row)}",
-                    query=q,
+                drawn_case(
+                    f"learn-{kind}-{len(row)}",
+                    kind,
+                    x,
+                    q,
+                    solve_kind(kind, x),
                     complexity="medium",
-                    kind=kind,
-                    categories=["learning"],
-                    tags=["learning", kind],
-                    expected=ans,
-                    rel_tol=rel,
-                    abs_tol=abs_,
-                    expected_tools=[kind],
-                    inputs=x,
+                    category="learning",
+                    tag="learning",
                 )
             )
         out.append(row)

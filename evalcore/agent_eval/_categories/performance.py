@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from evalcore import metrics
 from evalcore.agent_eval._calling import call_agent, is_correct, reset_agent
 from evalcore.agent_eval._case_results import CategoryResult, make_test
-from evalcore.agent_eval._cases.generator import answer_tolerance
 from evalcore.agent_eval._cases.kinds import (
     VARIABLE_SLOTS,
     render_query,
@@ -22,6 +21,7 @@ from evalcore.agent_eval._cases.kinds import (
     solve_kind,
 )
 from evalcore.agent_eval._cases.records import AgentCase
+from evalcore.agent_eval._categories._common import drawn_case
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
 
 if TYPE_CHECKING:
@@ -53,21 +53,17 @@ def fresh_requests(cases: Sequence[AgentCase], n: int, rng: random.Random) -> li
             if q not in seen:
                 break
         seen.add(q)
-        ans = solve_kind(case.kind, x)
-        rel, abs_ = answer_tolerance(ans)
         out.append(
-            AgentCase(
-                id=f"load-{i}-{case.kind}",
-                query=q,
+            drawn_case(
+                f"load-{i}-{case.kind}",
+                case.kind,
+                x,
+                q,
+                solve_kind(case.kind, x),
                 complexity=case.complexity,
-                kind=case.kind,
-                categories=["performance"],
-                tags=["load", case.kind],
-                expected=ans,
-                rel_tol=rel,
-                abs_tol=abs_,
-                expected_tools=list(case.expected_tools),
-                inputs=x,
+                category="performance",
+                tag="load",
+                expected_tools=case.expected_tools,
             )
         )
     return out

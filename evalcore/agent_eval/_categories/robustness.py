@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from evalcore.agent_eval._calling import Call, answer_test, call_agent, reset_agent
 from evalcore.agent_eval._case_results import CaseResult, CategoryResult, make_test
-from evalcore.agent_eval._cases.generator import answer_tolerance
 from evalcore.agent_eval._cases.kinds import STARTER_KINDS, render_query, request_values, sample_inputs, solve_kind
 from evalcore.agent_eval._cases.records import AgentCase
+from evalcore.agent_eval._categories._common import drawn_case
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
 from evalcore.agent_eval._matching import is_clear_error, values_match
 
@@ -45,24 +45,12 @@ def _fresh_controls(n: int) -> list[AgentCase]:
             ans = solve_kind(kind, x)
         except (KeyError, ValueError, ArithmeticError):
             continue
-        rel, abs_ = answer_tolerance(ans)
-        if any(values_match(v, ans, rel, abs_) for v in request_values(q)):
-            continue
-        out.append(
-            AgentCase(
-                id=f"control-{len(out)}",
-                query=q,
-                complexity="simple",
-                kind=kind,
-                categories=["robustness"],
-                tags=["control", kind],
-                expected=ans,
-                rel_tol=rel,
-                abs_tol=abs_,
-                expected_tools=[kind],
-                inputs=x,
-            )
+        case = drawn_case(
+            f"control-{len(out)}", kind, x, q, ans, complexity="simple", category="robustness", tag="control"
         )
+        if any(values_match(v, ans, case.rel_tol, case.abs_tol) for v in request_values(q)):
+            continue
+        out.append(case)
     return out
 
 
