@@ -15,9 +15,9 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from evalcore._runstore import (
     RESULTS_FILE,
@@ -35,6 +35,7 @@ from evalcore.models import (
     ChatModel,
     Completion,
     GenerationParams,
+    Message,
     ResponseCache,
     Usage,
     cache_key,
@@ -123,7 +124,30 @@ def _epoch_params(gp: GenerationParams, epoch: int) -> GenerationParams:
     return dataclasses.replace(gp, seed=int(gp.seed) + epoch)
 
 
-def _likelihood(model: Any, messages: list[dict[str, str]], choices: Sequence[str]) -> Completion:
+class LetterScorer(Protocol):
+    """What a likelihood-mode call asks of the model (the embedded model is one): its name and
+    the log-probability of each answer letter. Used when the model has them: ``call_lock``
+    (held for the whole call) and ``count_tokens`` with ``chat_prompt`` (the prompt's tokens)."""
+
+    @property
+    def name(self) -> str:
+        """The model's name (recorded in the completion)."""
+        ...
+
+    def letter_logprobs(self, messages: Sequence[Message], letters: Sequence[str]) -> Mapping[str, float]:
+        """Letter -> log-probability of that letter as the answer to ``messages``."""
+        ...
+
+
+class _PromptTokens(Protocol):
+    """A :class:`LetterScorer` that has ``count_tokens`` has ``chat_prompt`` too (the embedded model)."""
+
+    def chat_prompt(self, messages: Sequence[Message]) -> str: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+def _likelihood(model: LetterScorer, messages: list[Message], choices: Sequence[str]) -> Completion:
     import contextlib
 
     # the embedded model serves one call at a time: hold its lock for the whole call, so the
@@ -132,12 +156,13 @@ def _likelihood(model: Any, messages: list[dict[str, str]], choices: Sequence[st
         return _likelihood_call(model, messages, choices)
 
 
-def _likelihood_call(model: Any, messages: list[dict[str, str]], choices: Sequence[str]) -> Completion:
+def _likelihood_call(model: LetterScorer, messages: list[Message], choices: Sequence[str]) -> Completion:
     start = time.perf_counter()
     letters = "ABCD"[: max(len(choices), 1)]
     try:
         lps = model.letter_logprobs(messages, tuple(letters))
-        prompt_tokens = model.count_tokens(model.chat_prompt(messages)) if hasattr(model, "count_tokens") else 0
+        counter = cast("_PromptTokens", model) if hasattr(model, "count_tokens") else None
+        prompt_tokens = counter.count_tokens(counter.chat_prompt(messages)) if counter is not None else 0
     except EvalcoreError:
         raise
     except Exception as exc:  # recorded as an error sample
