@@ -23,6 +23,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from _processes import alive as _alive
 from evalcore.agents import AgentEndpointError, HostedAgent, HttpAgent
 from evalcore.errors import EvalcoreError
 
@@ -80,23 +81,6 @@ ESCAPER = textwrap.dedent("""
     def make(token, kill_parent=True):
         return Escaper(token, kill_parent)
 """)
-
-
-def _alive(token: str) -> list[int]:
-    out = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as fh:
-                cmd = fh.read()
-            with open(f"/proc/{p}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmd and state != "Z":
-            out.append(int(p))
-    return out
 
 
 @linux_only

@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+from _processes import alive as _alive
 from evalcore.agent_eval import AgentCaseGenerator, AgentEvalConfig, AgentEvaluator
 from evalcore.agents import HostedAgent
 
@@ -86,23 +87,6 @@ def probe_spec(tmp_path):
     path = tmp_path / "probe_agent.py"
     path.write_text(PROBE)
     return f"{path}:make"
-
-
-def _alive(token: str) -> list[int]:
-    out = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as fh:
-                cmd = fh.read()
-            with open(f"/proc/{p}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if token.encode() in cmd and state != "Z":
-            out.append(int(p))
-    return out
 
 
 def _gone(token: str, timeout: float = 5.0) -> bool:
