@@ -2,12 +2,14 @@
 
 The worker gets the notebook's bytes and its parameters, executes it with papermill exactly as
 the one-machine runner does (same engine, kernel, cell timeout, kernel environment) in a scratch
-suite folder of its own, and sends the folder back as a zip archive: the executed notebook, its
-records sidecar, figures, kernel log and anything the notebook wrote under ``{suite_dir}`` (its
-benchmark runs). Workers need not share a file system with the client. Paths of the worker's
-scratch folder in the returned text files are rewritten to the client's suite folder. The client
-unpacks each archive as it arrives, exports HTML/PDF, and writes the index as today; ``--resume``
-works unchanged (finished notebooks are kept, the others are sent again).
+suite folder of its own, rewrites the paths of that scratch folder in its text files to the
+client's suite folder, exports the executed notebook there with the one-machine runner's own
+step (HTML, and PDF with the worker's Chromium; figures, records), and sends the folder back as
+a zip archive: the executed notebook, its HTML/PDF, records sidecar, figures, kernel log and
+anything the notebook wrote under ``{suite_dir}`` (its benchmark runs). Workers need not share
+a file system with the client. The client only unpacks each archive as it arrives and writes the
+index as today; ``--resume`` works unchanged (finished notebooks are kept, the others are sent
+again).
 """
 
 from __future__ import annotations
@@ -36,8 +38,10 @@ def execute_entry(
     seed: int,
     cell_timeout: float | None,
     version: str,
+    pdf: bool = False,
+    client_suite: str = "",
 ) -> dict[str, Any]:
-    """On a worker: run one suite entry in a scratch suite folder; return it as a zip archive.
+    """On a worker: run and export one suite entry in a scratch suite folder; return it as a zip.
 
     Args:
         name: The entry's name (its folder).
@@ -48,15 +52,22 @@ def execute_entry(
         seed: The suite run's agent case seed (shared by all its notebooks).
         cell_timeout: Seconds a cell may run.
         version: The client's evalcore version.
+        pdf: Also print the HTML export to PDF (with this worker's Chromium).
+        client_suite: The client's suite folder: this worker's scratch path is rewritten to it
+            in the text files before the export, so the HTML/PDF and records read as if run there.
 
     Returns:
-        ``{"status", "error", "duration_s", "archive" (zip bytes), "scratch" (the folder's path)}``.
+        ``{"status", "error", "duration_s", "archive" (zip bytes), "scratch" (the folder's path),
+        "entry" (the export's fields of an EntryResult: executed, html, pdf, figures, records,
+        messages; paths relative to the suite folder), "no_chromium" (a PDF was asked and this
+        worker has no Chromium), "worker" (its address)}``.
     """
     from types import SimpleNamespace
 
     from evalcore.cluster._worker import _check_version
+    from evalcore.reporting._export import find_chromium
     from evalcore.reporting._notebook_suite import substitute
-    from evalcore.reporting._notebooks import AGENT_SEED_FILE, _execute
+    from evalcore.reporting._notebooks import AGENT_SEED_FILE, EntryResult, _execute, _finish_entry
 
     _check_version(version)
     scratch = Path(tempfile.mkdtemp(prefix="evalcore-nb-"))
@@ -74,8 +85,16 @@ def execute_entry(
         values = substitute(params, {"suite_dir": str(suite), "root": str(cwd)})
         start = time.perf_counter()
         entry: Any = SimpleNamespace(notebook=source, name=name)  # what _execute reads of a NotebookEntry
-        status, error = _execute(entry, values, run_dir / f"{name}.ipynb", cwd, suite, cell_timeout)
+        out_nb = run_dir / f"{name}.ipynb"
+        status, error = _execute(entry, values, out_nb, cwd, suite, cell_timeout)
         duration = time.perf_counter() - start
+        kernel_log = run_dir / "kernel.log"
+        if kernel_log.exists() and kernel_log.stat().st_size == 0:
+            kernel_log.unlink()
+        if client_suite:
+            _rewrite_paths(suite, str(suite), client_suite)
+        done = EntryResult(name=name, notebook=notebook_name, status=status, error=error)
+        _finish_entry(done, out_nb, run_dir, suite, pdf)  # the one-machine export, here on the worker
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(suite.rglob("*")):
@@ -87,13 +106,42 @@ def execute_entry(
             "duration_s": duration,
             "archive": buffer.getvalue(),
             "scratch": str(suite),
+            "entry": {key: getattr(done, key) for key in ("executed", "html", "pdf", "figures", "records", "messages")},
+            "no_chromium": bool(pdf and find_chromium() is None),
+            "worker": _worker_address(),
         }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return "?"
+
+
+def _rewrite_paths(folder: Path, old: str, new: str) -> None:
+    """Replace ``old`` by ``new`` in the UTF-8 text files under ``folder`` (the worker's scratch
+    path becomes the client's suite folder before the export and before the files go back)."""
+    if old == new:
+        return
+    for path in folder.rglob("*"):
+        if not path.is_file() or path.suffix not in _TEXT_SUFFIXES:
+            continue
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if old in text:
+            path.write_bytes(text.replace(old, new).encode("utf-8"))
+
+
 def _unpack(archive: bytes, scratch: str, suite_dir: Path) -> None:
-    """Unpack a worker's archive into the suite folder, its scratch paths made the client's."""
+    """Unpack a worker's archive into the suite folder (the worker made its paths the client's;
+    a scratch path still left in a text file is replaced too)."""
     target = suite_dir.resolve()
     with zipfile.ZipFile(io.BytesIO(archive)) as zf:
         for info in zf.infolist():
@@ -138,14 +186,15 @@ def run_on_cluster(
         root: The repository root.
         meta: The suite run's metadata (for the index).
         cell_timeout: Seconds a cell may run.
-        pdf: Also print HTML to PDF (on the client).
+        pdf: Also print HTML to PDF (on the worker, with its Chromium).
         say: Progress lines.
         resume_hint: The line that tells how to resume (after Ctrl-C).
         wait_s: Seconds to wait for the first worker.
     """
     from evalcore import __version__
     from evalcore.cluster._connect import open_cluster
-    from evalcore.reporting._notebooks import _duration, _finish_entry, suite_agent_seed, write_index
+    from evalcore.reporting._export import CHROMIUM_HINT
+    from evalcore.reporting._notebooks import _duration, suite_agent_seed, write_index
 
     if not to_run:
         return
@@ -173,6 +222,8 @@ def run_on_cluster(
                 seed,
                 cell_timeout,
                 __version__,
+                pdf,
+                str(suite_dir),
                 pure=False,
                 key=f"evalcore-notebook-{entry.name}-{os.urandom(6).hex()}",
             )
@@ -182,6 +233,7 @@ def run_on_cluster(
         write_index(suite_dir, results, meta)
         from distributed import as_completed
 
+        told: set[str] = set()  # workers that said they have no Chromium
         try:
             for future in as_completed(list(pending)):
                 entry, result = pending.pop(future)
@@ -191,15 +243,16 @@ def run_on_cluster(
                     _unpack(reply["archive"], reply["scratch"], suite_dir)
                     result.status, result.error = reply["status"], reply["error"]
                     result.duration_s = round(float(reply["duration_s"]), 2)
+                    for key, value in reply["entry"].items():  # exported on the worker
+                        setattr(result, key, value)
+                    if reply.get("no_chromium") and reply.get("worker") not in told:
+                        told.add(reply.get("worker"))
+                        say(f"{CHROMIUM_HINT} (on worker {reply.get('worker')})")
                 else:
                     exc = future.exception()
                     result.status, result.error = "failed", f"on the cluster: {type(exc).__name__}: {exc}"
                     result.duration_s = 0.0
                 run_dir.mkdir(parents=True, exist_ok=True)
-                kernel_log = run_dir / "kernel.log"
-                if kernel_log.exists() and kernel_log.stat().st_size == 0:
-                    kernel_log.unlink()
-                _finish_entry(result, run_dir / f"{entry.name}.ipynb", run_dir, suite_dir, pdf)
                 say(
                     f"  {entry.name}: {result.status} in {_duration(result.duration_s)}"
                     + (f": {result.error}" if result.error else "")

@@ -397,7 +397,7 @@ def run_notebooks(
             f"evalcore: {out_root / LATEST_PARTIAL} is not a symbolic link; left as it is "
             f"(remove it to let it point to the newest partial run)"
         )
-    if pdf and to_run and find_chromium() is None:
+    if pdf and to_run and cluster is None and find_chromium() is None:  # on a cluster: the workers' Chromium
         say(CHROMIUM_HINT)
     if resume_dir is not None:
         say(

@@ -69,6 +69,78 @@ def test_suite_on_cluster_brings_files_back_and_resumes(tmp_path: Path, local_cl
     assert statuses == {"sq": "ok", "boom": "failed", "sq4": "ok"}
 
 
+def test_suite_on_cluster_exports_html_and_pdf_on_the_worker(tmp_path: Path, local_client: object, monkeypatch) -> None:
+    """The HTML and PDF are made on the worker (from the notebook with the client's paths) and come
+    back as files; the client runs no export; a worker without Chromium gives HTML only and the
+    one-machine runner's message."""
+    import os
+
+    import evalcore.reporting._export as export
+    import evalcore.reporting._notebooks as notebooks
+    from evalcore.reporting import find_chromium
+
+    assert find_chromium() is not None, "this test needs Chromium on the machine (the workers' Chromium)"
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("the client exported a notebook")
+
+    for module, name in (
+        (notebooks, "export_notebook"),
+        (notebooks, "_finish_entry"),
+        (export, "export_notebook"),
+        (export, "notebook_to_html"),
+        (export, "html_to_pdf"),
+    ):
+        monkeypatch.setattr(module, name, not_here)
+    monkeypatch.setattr(notebooks, "find_chromium", lambda: None)  # the client's Chromium does not matter
+    (tmp_path / "pyproject.toml").write_text("")
+    _notebook(tmp_path / "nbs" / "square.ipynb", PARAMS, BODY + "\nprint('written to ' + label)")
+    (tmp_path / "params").mkdir()
+    (tmp_path / "params" / "suite.yaml").write_text(
+        "runs:\n  - {name: sq, notebook: nbs/square.ipynb, overrides: {x: 5, label: '{suite_dir}'}}\n"
+    )
+    said: list[str] = []
+    result = run_notebooks(
+        tmp_path / "params" / "suite.yaml", output=tmp_path / "out", echo=said.append, pdf=True, cluster=local_client
+    )
+    suite_dir = result.suite_dir
+    (run,) = json.loads((suite_dir / "suite.json").read_text())["runs"]
+    assert run["status"] == "ok", run
+    assert (run["html"], run["pdf"], run["executed"]) == ("sq/sq.html", "sq/sq.pdf", "sq/sq.ipynb")
+    assert (suite_dir / "sq" / "sq.pdf").read_bytes().startswith(b"%PDF")
+    html = (suite_dir / "sq" / "sq.html").read_text()
+    assert "5 squared is 25" in html and f"written to {suite_dir}" in html  # the client's path, not the worker's
+    assert "evalcore-nb-" not in html
+    assert run["records"] == {"square": 25, "label": str(suite_dir)} and run["figures"] == ["sq/figures/curve.png"]
+    assert not any("Chromium not found" in line for line in said)
+
+    # workers without Chromium: HTML only, the one-machine runner's message (naming the worker)
+    def set_env(value: str | None) -> str | None:  # runs on each worker (sent by value: a local function)
+        old = os.environ.pop("EVALCORE_CHROMIUM", None)
+        if value is not None:
+            os.environ["EVALCORE_CHROMIUM"] = value
+        return old
+
+    old = local_client.run(set_env, str(tmp_path / "no-chromium"))  # type: ignore[attr-defined]
+    try:
+        said.clear()
+        again = run_notebooks(
+            tmp_path / "params" / "suite.yaml",
+            output=tmp_path / "out2",
+            echo=said.append,
+            pdf=True,
+            cluster=local_client,
+        )
+    finally:
+        for address, value in old.items():
+            local_client.run(set_env, value, workers=[address])  # type: ignore[attr-defined]
+    (run,) = json.loads((again.suite_dir / "suite.json").read_text())["runs"]
+    assert run["status"] == "ok" and run["html"] == "sq/sq.html" and run["pdf"] is None, run
+    assert not (again.suite_dir / "sq" / "sq.pdf").exists()
+    hints = [line for line in said if line.startswith(export.CHROMIUM_HINT + " (on worker tcp://127.0.0.1:")]
+    assert len(hints) == 1, said
+
+
 GATED = (
     "import pathlib, time\nstarted = time.monotonic()\n"
     "while pathlib.Path(gate).exists() and time.monotonic() - started < 240:\n    time.sleep(0.1)\n"
