@@ -12,11 +12,14 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from distributed import WorkerPlugin, get_worker
 
-__all__ = ["SandboxPlugin", "score_chunk", "pool_isolation", "PLUGIN_NAME"]
+if TYPE_CHECKING:
+    from evalcore.sandbox import SandboxJob, SandboxResult
+
+__all__ = ["SandboxPlugin", "score_chunk", "run_jobs", "ready_pool", "pool_isolation", "PLUGIN_NAME"]
 
 PLUGIN_NAME = "evalcore-sandbox"
 _CPU_LOCKS: list[int] = []  # open lock files (one per CPU this worker's pool holds)
@@ -119,6 +122,24 @@ def _check_version(expected: str) -> None:
         )
 
 
+def ready_pool(version: str, hide: Sequence[str] = ()) -> int:
+    """Check the client's evalcore version and start this worker's pool if it is not running
+    (what every task does first: verdict chunks and raw jobs alike); returns its size."""
+    _check_version(version)
+    threads = _POOL_SIZE[0] if _POOL_SIZE else _worker_threads()
+    start_pool(threads, hide)
+    return threads
+
+
+def run_jobs(jobs: Sequence[SandboxJob], version: str, hide: Sequence[str] = ()) -> list[SandboxResult]:
+    """Run prepared sandbox jobs (:class:`~evalcore.sandbox.SandboxJob` dicts) in this worker's
+    pool, the one the verdict chunks use; one :class:`~evalcore.sandbox.SandboxResult` per job."""
+    from evalcore.sandbox import run_jobs as run_sandbox_jobs
+
+    threads = ready_pool(version, hide)
+    return run_sandbox_jobs(jobs, workers=threads)
+
+
 def score_chunk(chunk: dict[str, Any], timeout_s: float, version: str, hide: Sequence[str] = ()) -> list[list[Any]]:
     """Check one chunk of samples in this worker's sandbox pool.
 
@@ -134,9 +155,7 @@ def score_chunk(chunk: dict[str, Any], timeout_s: float, version: str, hide: Seq
     """
     from evalcore.evaluators._code_execution import CodeSample, evaluate_code_batch
 
-    _check_version(version)
-    threads = _POOL_SIZE[0] if _POOL_SIZE else _worker_threads()
-    start_pool(threads, hide)
+    threads = ready_pool(version, hide)
     problems = chunk["problems"]
     samples = [
         CodeSample(

@@ -18,7 +18,7 @@ import textwrap
 
 import pytest
 
-from evalcore.sandbox import SandboxPool
+from _sandbox_target import SandboxPool, local_only
 from evalcore.sandbox.pool import _to_result
 
 
@@ -228,6 +228,7 @@ def test_a_sample_cannot_move_an_inode_counter_the_next_one_reads(pool: SandboxP
     assert sender[3] == ["pipe", "socket", "socketpair"], sender
 
 
+@local_only("hides a folder in a pool of its own after the pool started")
 def test_a_folder_hidden_after_start_is_hidden_and_read_only_in_the_check_candidates_view() -> None:
     # Check candidates run in their zygote's mount namespace (no /proc there), which receives
     # the worker's later mounts but not the remount that makes a hiding tmpfs read-only: the
@@ -391,6 +392,7 @@ def test_page_cache_timing_carries_nothing_between_check_samples(pool: SandboxPo
     assert max(accuracies) < 0.7, accuracies
 
 
+@local_only("the control: a pool of its own started with the copy turned off")
 def test_the_channel_is_there_on_the_host_view(monkeypatch: pytest.MonkeyPatch) -> None:
     """The control: with the copy turned off (``EVALCORE_SANDBOX_VIEW=0``) the same attack
     reads the bits back, so the test above measures something."""

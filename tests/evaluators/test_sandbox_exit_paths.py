@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.sandbox import SandboxPool
+from _sandbox_target import SandboxPool
 from evalcore.sandbox.pool import _to_result
 
 # The candidate's first act: a thread that keeps its marker file alive (in the scratch, and in

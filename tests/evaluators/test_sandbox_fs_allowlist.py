@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.sandbox import SandboxPool
+from _sandbox_target import SandboxPool, local_only
 from evalcore.sandbox.pool import _to_result
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,6 +153,7 @@ def test_the_interpreter_and_its_libraries_still_work(pool: SandboxPool) -> None
     assert result.completed, result
 
 
+@local_only("the command's report of this machine's sandbox (no job)")
 def test_show_isolation_prints_the_view() -> None:
     command = [
         sys.executable,

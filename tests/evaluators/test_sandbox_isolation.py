@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.evaluators.sandbox import SandboxResult, get_pool, run_python
-from evalcore.sandbox import SandboxPool
+from _sandbox_target import SandboxPool, get_pool, local_only, run_python, sandbox_uids
+from evalcore.evaluators.sandbox import SandboxResult
 from evalcore.sandbox.pool import _to_result
 
 TIMEOUT = 3.0
@@ -37,7 +37,7 @@ def run(source: str, **kw) -> SandboxResult:
 
 def _sandbox_processes() -> list[int]:
     """Host processes running under any worker's sandbox uid (should be none between samples)."""
-    uids = {int(h.isolation["uid"]) for h in get_pool()._all}
+    uids = sandbox_uids()
     assert uids and 0 not in uids
     pids = []
     for name in os.listdir("/proc"):
@@ -264,6 +264,7 @@ def test_runs_in_an_empty_private_working_directory() -> None:
     assert cwd != os.getcwd()
 
 
+@local_only("the secret is put in this process's environment before its own pool starts")
 def test_environment_secret_does_not_reach_the_program() -> None:
     secret = "evalcore-test-secret-9f2c1e"
     os.environ["EVALCORE_TEST_SECRET"] = secret
@@ -386,6 +387,7 @@ def test_tmp_files_do_not_leak_to_the_next_sample(namespaces: bool) -> None:
     assert shm_entries == []
 
 
+@local_only("inspects the local pool's processes (tests/cluster/test_cluster_isolation.py: the Dask worker's)")
 def test_killing_the_parent_cannot_reach_it(namespaces: bool) -> None:
     # The program is PID 1 of its own namespace: its "parent" is outside (getppid() == 0), and
     # kill(-1)/killpg reach only the sample's own processes. The pool and this process survive.
@@ -431,6 +433,7 @@ def test_concurrent_callers_share_the_pool() -> None:
     assert results == {k: [str(k + i) for i in range(6)] for k in range(4)}
 
 
+@local_only("kills a process of a local pool")
 def test_a_dead_worker_is_replaced() -> None:
     pool = SandboxPool(1)
     try:

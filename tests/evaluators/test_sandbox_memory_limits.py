@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from evalcore.sandbox import SandboxPool
+from _sandbox_target import SandboxPool
 from evalcore.sandbox.pool import _to_result
 
 
