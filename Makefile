@@ -49,8 +49,9 @@ system-deps:
 test: $(STAMP) system-deps
 	$(PY) -m pytest -m "" -q
 
+# everything but the notebook, real-model/real-server and slow tests (README: "Tests")
 unit: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not integration and not notebooks and not slow"
 
 # the static checks alone (make test runs them too, as tests/test_static_checks.py)
 lint: $(STAMP)

@@ -75,6 +75,7 @@ def test_oracle_and_honest_agent_still_score_high(cls: type, mode: str) -> None:
     assert res.to_dict()["summary"]["trusted"] is (mode == "http")
 
 
+@pytest.mark.slow  # a tool slow on its first call, measured over repeats
 def test_slow_first_sight_is_measured_apart_from_repeats() -> None:
     for mode in ("in_process", "http"):
         with over(mode, SlowFirstSight(CASES, GROUPS)) as agent:

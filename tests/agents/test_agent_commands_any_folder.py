@@ -25,7 +25,10 @@ import pytest
 
 import evalcore
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="hosted agents are isolated on Linux")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="hosted agents are isolated on Linux"),
+    pytest.mark.slow,  # a fresh virtual environment and an install of the project per case
+]
 
 ROOT = Path(evalcore.__file__).resolve().parent.parent
 CLI = "import sys; from evalcore.cli import main; sys.exit(main(sys.argv[1:]))"

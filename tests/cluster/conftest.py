@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +32,11 @@ def local_client() -> Iterator[object]:
         what = describe(left)
         kill_all(left)
         assert not left, f"processes left behind by the cluster: {what}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test here starts or uses a real Dask cluster: all are ``slow`` (``make unit`` leaves them out)."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.slow)
