@@ -119,6 +119,7 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
     ("reporting/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
     ("reporting/_notebooks.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
     ("reporting/_notebooks.py", "evalcore.cluster._notebooks"): "the --cluster option, registered lazily",
+    ("routing/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
     ("runs/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
     ("runs/_runner.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
     ("runs/_runner.py", "evalcore.cluster._runs"): "the --cluster option, registered lazily",

@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_WORKER_WAIT_S",
     "open_cluster",
     "parse_cluster",
+    "run_blocks_on_cluster",
     "run_jobs_on_cluster",
     "score_samples_file_on_cluster",
 ]
@@ -29,6 +30,7 @@ _WHERE = {
     "open_cluster": "_connect",
     "parse_cluster": "_spec",
     "ClusterSpec": "_spec",
+    "run_blocks_on_cluster": "_routing",
     "run_jobs_on_cluster": "_jobs",
     "score_samples_file_on_cluster": "_verdicts",
 }

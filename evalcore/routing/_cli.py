@@ -74,13 +74,16 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument(
         "--correction", default="holm", choices=("holm", "bh", "none"), help="multiple-comparison correction (holm)"
     )
+    from evalcore.cluster._spec import add_cluster_options
+
+    add_cluster_options(p, "the replays (each router over a block of orderings is a task; same results)")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     from evalcore.routing._metrics import aiq_table
     from evalcore.routing._outcomes import read_outcomes
-    from evalcore.routing._replay import parse_algorithms, replay
+    from evalcore.routing._replay import cluster_session, parse_algorithms, replay
     from evalcore.routing._studies import item_bootstrap, lambda_sweep
     from evalcore.routing._tables import write_tables
 
@@ -100,6 +103,11 @@ def _run(args: argparse.Namespace) -> int:
     from evalcore._io import check_output_dir
 
     check_output_dir(out, field="--output")  # read-only: refused before the replay
+    spec = None
+    if getattr(args, "cluster", None):
+        from evalcore.cluster._spec import parse_cluster
+
+        spec = parse_cluster(args.cluster, field="--cluster")  # local:0 and the like: before any work
     lambdas: list[float] = []
     if args.sweep.strip():
         try:
@@ -113,42 +121,46 @@ def _run(args: argparse.Namespace) -> int:
     if not (len(args.outcomes) == 1 and Path(args.outcomes[0]).is_file()):
         cache = out / ".cache"
     outcomes = read_outcomes(args.outcomes, cache_dir=cache)
-    result = replay(
-        outcomes,
-        names,
-        orderings=args.orderings,
-        seed=args.seed,
-        lam=args.lam,
-        feature_dims=args.feature_dims,
-        embedder=args.embedder,
-    )
-    summary = result.summary()
-    boot = boot_summary = boot_comparisons = sweep = aiq = None
-    if args.bootstrap:
-        boot = item_bootstrap(
+    with cluster_session(spec, getattr(args, "cluster_wait", 60.0)) as session:
+        result = replay(
             outcomes,
             names,
-            n_boot=args.bootstrap,
-            orderings=args.bootstrap_orderings,
+            orderings=args.orderings,
             seed=args.seed,
             lam=args.lam,
             feature_dims=args.feature_dims,
             embedder=args.embedder,
-            base=result,
+            cluster=session,
         )
-        boot_summary = boot.summary()
-        boot_comparisons = boot.compare(correction=args.correction)
-    if lambdas:
-        sweep = lambda_sweep(
-            outcomes,
-            names,
-            lambdas,
-            orderings=args.sweep_orderings,
-            seed=args.seed,
-            feature_dims=args.feature_dims,
-            embedder=args.embedder,
-        )
-        aiq = aiq_table(sweep, outcomes.arm_table(0.0))
+        summary = result.summary()
+        boot = boot_summary = boot_comparisons = sweep = aiq = None
+        if args.bootstrap:
+            boot = item_bootstrap(
+                outcomes,
+                names,
+                n_boot=args.bootstrap,
+                orderings=args.bootstrap_orderings,
+                seed=args.seed,
+                lam=args.lam,
+                feature_dims=args.feature_dims,
+                embedder=args.embedder,
+                base=result,
+                cluster=session,
+            )
+            boot_summary = boot.summary()
+            boot_comparisons = boot.compare(correction=args.correction)
+        if lambdas:
+            sweep = lambda_sweep(
+                outcomes,
+                names,
+                lambdas,
+                orderings=args.sweep_orderings,
+                seed=args.seed,
+                feature_dims=args.feature_dims,
+                embedder=args.embedder,
+                cluster=session,
+            )
+            aiq = aiq_table(sweep, outcomes.arm_table(0.0))
     files = write_tables(
         out,
         summary=summary,

@@ -8,10 +8,11 @@ revealed to it; no model is called. All R orderings advance together (numpy over
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,6 +103,46 @@ def _run_router(
     return arm, arm2
 
 
+@contextlib.contextmanager
+def cluster_session(cluster: Any, wait_s: float = 60.0) -> Iterator[Any]:
+    """An open cluster session for several replays (None: none, and nothing of Dask imported)."""
+    if cluster is None:
+        yield None
+        return
+    from evalcore.cluster import open_cluster
+
+    with open_cluster(cluster, wait_s=wait_s) as session:
+        yield session
+
+
+def _replay_block(
+    task: tuple[str, int, int],
+    env: ReplayEnv,
+    params: Mapping[str, Mapping[str, Any]],
+    seed: int,
+    router: Router | None = None,
+    r_seq: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None, float, dict[str, Any] | None]:
+    """The replay's unit of work (a thread here, or a Dask task): one router over orderings
+    ``lo:hi`` of ``env``, with the generator seeded for that unit; (arms, duel arms, seconds,
+    the router's parameters after its reset when the unit is every ordering, else None)."""
+    name, lo, hi = task
+    t0 = time.perf_counter()
+    idx = ALGORITHMS.index(name) + 1
+    whole = lo == 0 and hi == env.n_orderings
+    rng = np.random.default_rng([seed, idx] if whole else [seed, idx, lo])
+    if router is None or not whole:
+        router = make_router(name, **dict(params.get(name, {})))
+    sub = (
+        env if whole else ReplayEnv(rewards=env.rewards, cost=env.cost, orders=env.orders[lo:hi], features=env.features)
+    )
+    if r_seq is None:
+        assert sub.rewards is not None  # the replay's own environment holds the rewards
+        r_seq = sub.rewards[sub.orders]
+    arm, arm2 = _run_router(router, sub, rng, r_seq)
+    return arm, arm2, time.perf_counter() - t0, router.params() if whole else None
+
+
 def replay(
     outcomes: OutcomeMatrix,
     algorithms: str | Sequence[str] = "all",
@@ -117,6 +158,8 @@ def replay(
     workers: int | None = None,
     chunk: int | None = None,
     price_range: tuple[float, float] | None = None,
+    cluster: Any = None,
+    cluster_wait_s: float = 60.0,
 ) -> ReplayResult:
     """Replay routers over ``outcomes`` in R random orderings.
 
@@ -141,6 +184,11 @@ def replay(
         price_range: ``(c_min, c_max)`` of the cost normalization in the reward (default: the
             smallest and largest cost of ``outcomes``); the item bootstrap passes the original
             matrix's so every replicate scores the same objective.
+        cluster: Replay the units (one router over a block of orderings) as Dask tasks on a
+            cluster: a scheduler address, a scheduler file, ``local:N``, a ``distributed.Client``
+            or an open ``ClusterSession`` (docs/cluster.md); the result is the same as here.
+            None: this machine only (nothing of Dask is imported).
+        cluster_wait_s: Seconds to wait for the cluster's first worker.
 
     Returns:
         A :class:`ReplayResult`.
@@ -150,6 +198,10 @@ def replay(
             unknown algorithm or parameter, or Beta Thompson sampling on non-binary rewards
             (naming the first such item and arm).
     """
+    if isinstance(cluster, str):  # local:0, a missing scheduler file: refused before any work
+        from evalcore.cluster import parse_cluster
+
+        parse_cluster(cluster)
     where = outcomes.source or None
     if outcomes.n_arms < 2:
         raise EvalcoreError(
@@ -214,24 +266,35 @@ def replay(
     arms = {n: np.empty((R, outcomes.n_items), dtype=np.int16) for n in names}
     arms2: dict[str, np.ndarray] = {}
     seconds = dict.fromkeys(names, 0.0)
+    # a router's parameters as its whole replay resolved them (e.g. Thompson's posterior)
+    resolved: dict[str, dict[str, Any]] = {}
 
-    def one(task: tuple[str, int, int]) -> None:
+    def keep(
+        task: tuple[str, int, int], a: np.ndarray, a2: np.ndarray | None, took: float, used: dict[str, Any] | None
+    ) -> None:
         name, lo, hi = task
-        t0 = time.perf_counter()
-        idx = ALGORITHMS.index(name) + 1
-        whole = lo == 0 and hi == R
-        rng = np.random.default_rng([seed, idx] if whole else [seed, idx, lo])
-        router = routers[name] if whole else make_router(name, **dict(params.get(name, {})))
-        sub = env if whole else ReplayEnv(rewards=rewards, cost=outcomes.cost, orders=orders[lo:hi], features=features)
-        a, a2 = _run_router(router, sub, rng, r_seq[lo:hi])
         arms[name][lo:hi] = a
         if a2 is not None:
             arms2.setdefault(name, np.empty_like(arms[name]))[lo:hi] = a2
-        seconds[name] += time.perf_counter() - t0
+        seconds[name] += took
+        if used is not None:
+            resolved[name] = used
+
+    def one(task: tuple[str, int, int]) -> None:
+        keep(task, *_replay_block(task, env, params, seed, routers[task[0]], r_seq[task[1] : task[2]]))
 
     n_workers = min(len(tasks), workers if workers is not None else (os.cpu_count() or 1))
     bar = progress_bar(len(tasks), f"routing replay ({R} orderings)", unit="router blocks", progress=progress)
-    if n_workers <= 1:
+    if cluster is not None:
+        from evalcore.cluster import run_blocks_on_cluster
+
+        order = sorted(tasks, key=lambda tk: not routers[tk[0]].contextual)
+        units = run_blocks_on_cluster(
+            _replay_block, order, env, args=(params, seed), cluster=cluster, wait_s=cluster_wait_s, on_done=bar.update
+        )
+        for task, unit in zip(order, units):
+            keep(task, *unit)
+    elif n_workers <= 1:
         for task in tasks:
             one(task)
             bar.update()
@@ -264,7 +327,13 @@ def replay(
             r = q - pa - np.where(duel, pb, 0.0)
             c = c + np.where(duel, np.take_along_axis(c_seq, bi, 2)[..., 0], 0.0)
         done[name] = AlgorithmTrace(
-            arm=arm, arm2=arm2, quality=q, cost=c, reward=r, seconds=seconds[name], params=routers[name].params()
+            arm=arm,
+            arm2=arm2,
+            quality=q,
+            cost=c,
+            reward=r,
+            seconds=seconds[name],
+            params=resolved[name] if name in resolved else routers[name].params(),
         )
     traces = {name: done[name] for name in names}
     best_arm = int(np.argmax(rewards.mean(0)))

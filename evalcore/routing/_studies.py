@@ -15,7 +15,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.routing._algorithms import make_router
 from evalcore.routing._matrix import OutcomeMatrix
 from evalcore.routing._metrics import interval
-from evalcore.routing._replay import ReplayResult, parse_algorithms, replay
+from evalcore.routing._replay import ReplayResult, cluster_session, parse_algorithms, replay
 
 
 def lambda_sweep(
@@ -30,9 +30,12 @@ def lambda_sweep(
     embedder: str = "auto",
     params: Mapping[str, Mapping[str, Any]] | None = None,
     progress: bool | None = None,
+    cluster: Any = None,
+    cluster_wait_s: float = 60.0,
 ) -> pd.DataFrame:
     """The cost–quality curve of each algorithm as λ varies (``progress``: a line per λ with
-    the total and the time left; None = a bar on a terminal, lines elsewhere).
+    the total and the time left; None = a bar on a terminal, lines elsewhere; ``cluster``: each
+    replay's units on a Dask cluster, opened once, as in :func:`replay`).
 
     Returns:
         One row per algorithm × λ: ``algorithm, lambda, mean_quality, mean_cost`` (per query),
@@ -44,31 +47,33 @@ def lambda_sweep(
     rows = []
     from evalcore.routing._progress import bar as progress_bar
 
-    shown = progress_bar(len(lambdas), f"λ sweep ({orderings} orderings each)", unit="λ values", progress=progress)
-    for lam in lambdas:
-        res = replay(
-            outcomes,
-            names,
-            orderings=orderings,
-            seed=seed,
-            lam=float(lam),
-            features=features,
-            params=params,
-            progress=False,
-        )
-        shown.update()
-        for name, tr in res.traces.items():
-            q, c, r = tr.quality.mean(1), tr.cost.mean(1), tr.reward.mean(1)
-            row = {
-                "algorithm": name,
-                "lambda": float(lam),
-                "mean_quality": float(q.mean()),
-                "mean_cost": float(c.mean()),
-                "mean_reward": float(r.mean()),
-            }
-            for key, v in (("mean_quality", q), ("mean_cost", c)):
-                row[f"{key}_ci_low"], row[f"{key}_ci_high"] = interval(v)
-            rows.append(row)
+    with cluster_session(cluster, cluster_wait_s) as session:
+        shown = progress_bar(len(lambdas), f"λ sweep ({orderings} orderings each)", unit="λ values", progress=progress)
+        for lam in lambdas:
+            res = replay(
+                outcomes,
+                names,
+                orderings=orderings,
+                seed=seed,
+                lam=float(lam),
+                features=features,
+                params=params,
+                progress=False,
+                cluster=session,
+            )
+            shown.update()
+            for name, tr in res.traces.items():
+                q, c, r = tr.quality.mean(1), tr.cost.mean(1), tr.reward.mean(1)
+                row = {
+                    "algorithm": name,
+                    "lambda": float(lam),
+                    "mean_quality": float(q.mean()),
+                    "mean_cost": float(c.mean()),
+                    "mean_reward": float(r.mean()),
+                }
+                for key, v in (("mean_quality", q), ("mean_cost", c)):
+                    row[f"{key}_ci_low"], row[f"{key}_ci_high"] = interval(v)
+                rows.append(row)
     shown.close()
     return pd.DataFrame(rows)
 
@@ -226,6 +231,8 @@ def item_bootstrap(
     confidence: float = 0.95,
     progress: bool | None = None,
     base: ReplayResult | None = None,
+    cluster: Any = None,
+    cluster_wait_s: float = 60.0,
 ) -> ItemBootstrap:
     """Bootstrap over items with orderings nested: how the routers would compare on other
     items drawn like these (see :class:`ItemBootstrap`).
@@ -253,6 +260,9 @@ def item_bootstrap(
             same λ) whose means are the estimate, so the bootstrap's point values are the
             replay's summary values (one number per router and metric in a report);
             default: a replay over ``orderings`` orderings.
+        cluster: Each replay's units on a Dask cluster, opened once (see :func:`replay`); the
+            result is the same as on this machine.
+        cluster_wait_s: Seconds to wait for the cluster's first worker.
 
     Returns:
         The :class:`ItemBootstrap`.
@@ -281,68 +291,75 @@ def item_bootstrap(
     # every replicate scores the same objective: the cost normalization of the reward keeps
     # the original matrix's price range instead of each resample's own
     prices = (float(outcomes.cost.min()), float(outcomes.cost.max()))
-    if base is None:
-        base = replay(
-            outcomes,
-            names,
-            orderings=orderings,
-            seed=seed,
-            lam=lam,
-            features=feats,
-            params=params,
-            progress=False,
-            workers=1,
-            price_range=prices,
-        )
-    else:
-        problem = None
-        if list(base.outcomes.item_ids) != list(outcomes.item_ids) or list(base.outcomes.arms) != list(outcomes.arms):
-            problem = "replayed other items or arms"
-        elif float(base.lam) != float(lam):
-            problem = f"was replayed at λ = {base.lam:g}, not {float(lam):g}"
-        elif base.price_range is not None and tuple(map(float, base.price_range)) != prices:
-            problem = "normalized the cost on another price range"
-        elif [n for n in names if n not in base.traces]:
-            problem = "lacks " + ", ".join(n for n in names if n not in base.traces)
-        if problem:
-            raise EvalcoreError(f"the base replay {problem}", field="base")
-        base = ReplayResult(
-            outcomes=base.outcomes,
-            orders=base.orders,
-            lam=base.lam,
-            seed=base.seed,
-            traces={n: base.traces[n] for n in names},
-            oracle_reward=base.oracle_reward,
-            best_fixed_reward=base.best_fixed_reward,
-            best_fixed_arm=base.best_fixed_arm,
-            price_range=base.price_range,
-        )
-    T = outcomes.n_items
-    rng = np.random.default_rng([seed, 0xB007])
-    idx = rng.integers(0, T, size=(n_boot, T))
-    values = {n: {m: np.empty(n_boot) for m in _BOOT_METRICS} for n in names}
-    from evalcore.routing._progress import bar as progress_bar
+    with cluster_session(cluster, cluster_wait_s) as session:
+        if base is None:
+            base = replay(
+                outcomes,
+                names,
+                orderings=orderings,
+                seed=seed,
+                lam=lam,
+                features=feats,
+                params=params,
+                progress=False,
+                workers=1,
+                price_range=prices,
+                cluster=session,
+            )
+        else:
+            problem = None
+            if list(base.outcomes.item_ids) != list(outcomes.item_ids) or list(base.outcomes.arms) != list(
+                outcomes.arms
+            ):
+                problem = "replayed other items or arms"
+            elif float(base.lam) != float(lam):
+                problem = f"was replayed at λ = {base.lam:g}, not {float(lam):g}"
+            elif base.price_range is not None and tuple(map(float, base.price_range)) != prices:
+                problem = "normalized the cost on another price range"
+            elif [n for n in names if n not in base.traces]:
+                problem = "lacks " + ", ".join(n for n in names if n not in base.traces)
+            if problem:
+                raise EvalcoreError(f"the base replay {problem}", field="base")
+            base = ReplayResult(
+                outcomes=base.outcomes,
+                orders=base.orders,
+                lam=base.lam,
+                seed=base.seed,
+                traces={n: base.traces[n] for n in names},
+                oracle_reward=base.oracle_reward,
+                best_fixed_reward=base.best_fixed_reward,
+                best_fixed_arm=base.best_fixed_arm,
+                price_range=base.price_range,
+            )
+        T = outcomes.n_items
+        rng = np.random.default_rng([seed, 0xB007])
+        idx = rng.integers(0, T, size=(n_boot, T))
+        values = {n: {m: np.empty(n_boot) for m in _BOOT_METRICS} for n in names}
+        from evalcore.routing._progress import bar as progress_bar
 
-    shown = progress_bar(n_boot, f"item bootstrap ({orderings} orderings each)", unit="resamples", progress=progress)
-    for b in range(n_boot):
-        sub = _resample_items(outcomes, idx[b])
-        res = replay(
-            sub,
-            names,
-            orderings=orderings,
-            seed=seed + 1 + b,
-            lam=lam,
-            features=None if feats is None else feats[idx[b]],
-            params=params,
-            progress=False,
-            workers=1,
-            price_range=prices,
+        shown = progress_bar(
+            n_boot, f"item bootstrap ({orderings} orderings each)", unit="resamples", progress=progress
         )
-        for n, vals in means(res).items():
-            for m, v in vals.items():
-                values[n][m][b] = v
-        shown.update()
-    shown.close()
+        for b in range(n_boot):
+            sub = _resample_items(outcomes, idx[b])
+            res = replay(
+                sub,
+                names,
+                orderings=orderings,
+                seed=seed + 1 + b,
+                lam=lam,
+                features=None if feats is None else feats[idx[b]],
+                params=params,
+                progress=False,
+                workers=1,
+                price_range=prices,
+                cluster=session,
+            )
+            for n, vals in means(res).items():
+                for m, v in vals.items():
+                    values[n][m][b] = v
+            shown.update()
+        shown.close()
     return ItemBootstrap(
         estimate=means(base), values=values, indices=idx, n_items=T, orderings=orderings, lam=lam, confidence=confidence
     )
