@@ -93,3 +93,23 @@ def test_route_command_with_cluster_writes_the_same_tables(tmp_path: Path) -> No
     bad = route("--output", str(tmp_path / "bad"), "--cluster", "local:0")
     assert bad.returncode == 2 and "local:N needs a whole number" in bad.stderr
     assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
+
+
+def _unit(task: int, shared: dict, scale: int) -> int:
+    """A unit of work run on a worker (by name); the third one fails."""
+    if task == 3:
+        raise ValueError("no third unit")
+    return shared["base"] + scale * task
+
+
+def test_units_come_back_in_order_and_a_failing_one_is_named(local_client: object) -> None:
+    from evalcore.cluster import run_blocks_on_cluster
+
+    seen: list[int] = []
+    tasks = [5, 0, 2, 1, 4]
+    out = run_blocks_on_cluster(
+        _unit, tasks, {"base": 100}, args=(10,), cluster=local_client, on_done=lambda: seen.append(1)
+    )
+    assert out == [150, 100, 120, 110, 140] and len(seen) == len(tasks)
+    with pytest.raises(EvalcoreError, match=r"3 failed on the cluster .*ValueError: no third unit"):
+        run_blocks_on_cluster(_unit, [1, 3], {"base": 0}, args=(1,), cluster=local_client)
