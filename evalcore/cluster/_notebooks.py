@@ -14,6 +14,7 @@ again).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -263,4 +264,7 @@ def run_on_cluster(
                 result.status, result.error = "interrupted", "interrupted (Ctrl-C)"
             write_index(suite_dir, results, meta)
             say(resume_hint)
+            if pending and not session.owned:  # a user's own client outlives this call: drop its tasks
+                with contextlib.suppress(Exception):
+                    client.cancel(list(pending), force=True)
             raise

@@ -245,3 +245,45 @@ def test_ctrl_c_suite_cli_on_cluster_stops_keeps_finished_resumes_and_leaves_no_
     assert {r["name"]: r["records"].get("waited") for r in runs if r["name"] != "sq"} == {"g1": True, "g2": True}
     assert (suite_dir / "sq" / "sq.ipynb").stat().st_mtime_ns == kept  # the finished one was not run again
     assert not marked(mark), describe(marked(mark))
+
+
+def test_ctrl_c_with_the_users_own_client_drops_the_notebooks_in_flight(tmp_path: Path, local_client: object) -> None:
+    """Ctrl-C in ``run_notebooks(..., cluster=client)`` with the user's own client (left open): the
+    notebooks still in flight are marked interrupted and their tasks are dropped from the
+    scheduler, not left to run for a caller that has stopped."""
+    import time
+
+    (tmp_path / "pyproject.toml").write_text("")
+    _notebook(tmp_path / "nbs" / "square.ipynb", PARAMS, BODY)
+    _notebook(tmp_path / "nbs" / "gated.ipynb", "gate: str = ''  # wait while this file exists", GATED)
+    gate = tmp_path / "gate"
+    gate.write_text("")
+    (tmp_path / "params").mkdir()
+    (tmp_path / "params" / "suite.yaml").write_text(
+        "runs:\n"
+        "  - {name: g1, notebook: nbs/gated.ipynb, overrides: {gate: '{root}/gate'}}\n"
+        "  - {name: sq, notebook: nbs/square.ipynb, overrides: {x: 3}}\n"
+    )
+
+    def echo(line: str) -> None:
+        if line.startswith("  sq: ok"):
+            raise KeyboardInterrupt  # Ctrl-C once a notebook has finished and another is in flight
+
+    def notebook_tasks(dask_scheduler) -> list[str]:  # runs on the scheduler (sent by value)
+        return [str(k) for k in dask_scheduler.tasks if str(k).startswith("evalcore-notebook-g1-")]
+
+    try:
+        with pytest.raises(KeyboardInterrupt) as stopped:
+            run_notebooks(
+                tmp_path / "params" / "suite.yaml", output=tmp_path / "out", echo=echo, pdf=False, cluster=local_client
+            )
+        assert stopped.value is not None  # the frames (and so the futures) are still referenced here
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and local_client.run_on_scheduler(notebook_tasks):  # type: ignore[attr-defined]
+            time.sleep(0.1)
+        assert not local_client.run_on_scheduler(notebook_tasks)  # type: ignore[attr-defined]
+        (suite_json,) = [p for p in (tmp_path / "out").glob("*/suite.json") if not p.parent.is_symlink()]
+        runs = {r["name"]: r["status"] for r in json.loads(suite_json.read_text())["runs"]}
+        assert runs == {"sq": "ok", "g1": "interrupted"}
+    finally:
+        gate.unlink()  # the worker's papermill run of g1 ends (a cancelled task's thread runs to its end)
