@@ -20,6 +20,9 @@ def test_alive_finds_a_process_by_its_token_and_not_once_it_died() -> None:
     assert alive(token) == []
     proc = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep(60)  # {token}"])
     try:
+        deadline = time.monotonic() + 30  # until the child has exec'd (its command line is the parent's before)
+        while not alive(token) and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert alive(token) == [proc.pid]
         proc.kill()
         deadline = time.monotonic() + 5
