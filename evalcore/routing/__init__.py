@@ -75,9 +75,8 @@ _EXPORTS = {
         "selection_share_figure",
         "sweep_figure",
     ),
+    "evalcore.routing._result": ("AlgorithmTrace", "ReplayResult"),
     "evalcore.routing._replay": (
-        "AlgorithmTrace",
-        "ReplayResult",
         "make_orderings",
         "parse_algorithms",
         "replay",

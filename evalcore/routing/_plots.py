@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalcore.routing._replay import ReplayResult
+from evalcore.routing._result import ReplayResult
 from evalcore.routing._studies import ItemBootstrap
 
 ROUTER_COLORS: dict[str, str] = {

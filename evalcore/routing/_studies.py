@@ -15,7 +15,8 @@ from evalcore.errors import EvalcoreError
 from evalcore.routing._algorithms import make_router
 from evalcore.routing._matrix import OutcomeMatrix
 from evalcore.routing._metrics import interval
-from evalcore.routing._replay import ReplayResult, cluster_session, parse_algorithms, replay
+from evalcore.routing._replay import cluster_session, parse_algorithms, replay
+from evalcore.routing._result import ReplayResult
 
 
 def lambda_sweep(
