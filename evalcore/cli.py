@@ -101,6 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         print("evalcore: interrupted", file=sys.stderr)
+        if getattr(args, "cluster", None):  # stop within 2 s: skip the interpreter's slow shutdown
+            from evalcore.cluster._cli import exit_now
+
+            exit_now(130)
         return 130
     return int(status or 0)
 

@@ -207,7 +207,7 @@ def _interrupted(stop: Any, args: argparse.Namespace) -> int:
 
     print(f"\nevalcore: interrupted: {stop.saved} of {stop.wanted} samples saved in {stop.path}", file=sys.stderr)
     print(f"resume with: {_resume_command(args._run_parser, args, stop.run_id)}", file=sys.stderr)
-    if stop.abandoned:
+    if stop.abandoned or getattr(args, "cluster", None):  # a cluster: skip the slow shutdown (cluster/_cli.py)
         # a model call still computes in a worker thread (llama.cpp cannot be stopped
         # mid-call): leave now; everything is saved and the run lock dies with the process
         sys.stdout.flush()
