@@ -124,3 +124,22 @@ def marked(mark: str) -> set[int]:
         if needle in env and state not in (b"Z", b"X"):
             out.add(int(entry))
     return out
+
+
+def atexit_probe(folder: Path) -> dict[str, str]:
+    """Environment for a child Python whose interpreter shutdown leaves a trace: a
+    ``sitecustomize`` registers an exit handler that writes ``folder/<pid>``; a process that ends
+    with ``os._exit`` (or a signal) writes nothing (see :func:`shut_down_normally`)."""
+    site = folder / "atexit-site"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(
+        "import atexit, os\n"
+        f"atexit.register(lambda: open(os.path.join({str(folder)!r}, str(os.getpid())), 'w').close())\n"
+    )
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path}
+
+
+def shut_down_normally(folder: Path, pid: int) -> bool:
+    """Whether process ``pid`` (started with :func:`atexit_probe`'s environment) ran its exit handlers."""
+    return (folder / str(pid)).exists()
