@@ -256,7 +256,9 @@ def score_samples_file_on_cluster(
 
     Raises:
         EvalcoreError: Bad input (nothing written), an unreachable cluster, no worker, another
-            evalcore version on a worker, a chunk that kills every worker (rows so far kept).
+            evalcore version on a worker, a chunk that kills every worker (rows so far kept), a
+            resume whose verdict settings (timeout, problems, evalcore version) differ from the
+            first run's (nothing changed).
     """
     from evalcore import __version__
     from evalcore._checks import check_timeout
