@@ -66,7 +66,7 @@ def execute_entry(
     from types import SimpleNamespace
 
     from evalcore.cluster._worker import _check_version
-    from evalcore.reporting._export import find_chromium
+    from evalcore.reporting import find_chromium
     from evalcore.reporting._notebook_suite import substitute
     from evalcore.reporting._notebooks import AGENT_SEED_FILE, EntryResult, _execute, _finish_entry
 
@@ -194,8 +194,7 @@ def run_on_cluster(
     """
     from evalcore import __version__
     from evalcore.cluster._connect import open_cluster
-    from evalcore.reporting._export import CHROMIUM_HINT
-    from evalcore.reporting._notebooks import _duration, suite_agent_seed, write_index
+    from evalcore.reporting._notebooks import CHROMIUM_HINT, _duration, suite_agent_seed, write_index
 
     if not to_run:
         return
