@@ -86,7 +86,14 @@ def test_a_query_blind_constant_answer_earns_nothing_either_way() -> None:
                 return list(self.answer)
 
         agent._registry = Constant(agent)
-        assert evaluate_retrieval(agent, DATA, CFG).score == 0.0
+        res = evaluate_retrieval(agent, DATA, CFG)
+        assert res.score == 0.0
+        # an unrelated query's 0 says why, silence included
+        silent = [t.name for t in res.tests if t.name.startswith("unrelated:") and t.score == 0 and not t.error]
+        assert not silent, (constant, silent)
+        if not constant:
+            unrelated = [t for t in res.tests if t.name.startswith("unrelated:")]
+            assert unrelated and all("silence earns nothing" in (t.error or "") for t in unrelated)
 
 
 def test_unrelated_queries_are_drawn_per_seed() -> None:

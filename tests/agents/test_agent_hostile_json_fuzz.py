@@ -323,7 +323,10 @@ def test_evaluation_of_a_hostile_http_agent_finishes_and_writes_everything(hosti
     assert "<h1>Agent evaluation" in paths["html"].read_text(encoding="utf-8")
     # whatever was refused says why
     errors = [t.error for cat in result.categories.values() for t in cat.tests if t.score == 0]
-    assert errors and all(isinstance(e, str) and e for e in errors[:50])
+    # (a score of 0 without an error is a plain miss, e.g. a search that ranked the wrong tools:
+    # its details say what was answered)
+    reasons = [e for e in errors if e is not None]
+    assert reasons and all(isinstance(e, str) and e for e in reasons)
 
 
 def test_agent_eval_command_on_a_hostile_http_agent_exits_0_with_results_and_report(

@@ -315,9 +315,11 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
                 error=(
                     f"false positive: {matched[0][0]} matched at {matched[0][1]:.3g}"
                     if matched
-                    else None
-                    if per_query
                     else "no query shows that relevant tools pass this threshold"
+                    if not per_query
+                    else "no match, but the related queries' mean recall at this threshold is 0: silence earns nothing"
+                    if recall_at_thr == 0
+                    else None
                 ),
                 details={
                     "query": q,
