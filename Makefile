@@ -49,9 +49,12 @@ system-deps:
 test: $(STAMP) system-deps
 	$(PY) -m pytest -m "" -q
 
-# everything but the notebook, real-model/real-server and slow tests (README: "Tests")
+# everything but the notebook, real-model/real-server and slow tests (README: "Tests"), in
+# UNIT_WORKERS pytest-xdist processes: most of these tests wait (timeouts, child processes), so
+# 4 on 2 cores halves the time; `make test` runs every test in one process
+UNIT_WORKERS ?= 4
 unit: $(STAMP)
-	$(PY) -m pytest -q -m "not integration and not notebooks and not slow"
+	$(PY) -m pytest -q -n $(UNIT_WORKERS) -m "not integration and not notebooks and not slow"
 
 # the static checks alone (make test runs them too, as tests/test_static_checks.py)
 lint: $(STAMP)
