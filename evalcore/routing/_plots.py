@@ -37,6 +37,22 @@ _ARM_PALETTE = ("#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3", "#a6d854", "#ffd92f"
 _ARM_MARKERS = ("s", "D", "^", "v", "P", "X", "p", "h")
 
 
+def _scatter_arms(ax: Any, table: Any, name_column: str) -> None:
+    """One hollow marker per arm at (mean cost, mean quality), labelled ``arm: NAME``."""
+    for (_, row), marker in zip(table.iterrows(), _ARM_MARKERS * 4):
+        ax.scatter(
+            row.mean_cost,
+            row.mean_quality,
+            marker=marker,
+            s=60,
+            c="white",
+            edgecolors="black",
+            linewidths=1.2,
+            zorder=3,
+            label=f"arm: {row[name_column]}",
+        )
+
+
 def router_color(name: str) -> str:
     """The colour of router ``name``: :data:`ROUTER_COLORS`, or for another name a colour
     derived from the name (stable across figures and runs)."""
@@ -154,18 +170,7 @@ def pareto_figure(result: ReplayResult) -> Any:
     pts = result.points()
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
     arms = pts[pts.kind == "arm"]
-    for (_, row), marker in zip(arms.iterrows(), _ARM_MARKERS * 4):
-        ax.scatter(
-            row.mean_cost,
-            row.mean_quality,
-            marker=marker,
-            s=60,
-            c="white",
-            edgecolors="black",
-            linewidths=1.2,
-            zorder=3,
-            label=f"arm: {row['name']}",
-        )
+    _scatter_arms(ax, arms, "name")
     routers = pts[pts.kind == "algorithm"]
     for _, row in routers.iterrows():
         ax.scatter(
@@ -235,18 +240,7 @@ def sweep_figure(sweep: pd.DataFrame, arm_table: pd.DataFrame | None = None) -> 
         for line, name in zip(ax.get_lines(), names, strict=True):
             line.set_label(name)
     if arm_table is not None:
-        for (_, row), marker in zip(arm_table.iterrows(), _ARM_MARKERS * 4):
-            ax.scatter(
-                row.mean_cost,
-                row.mean_quality,
-                marker=marker,
-                s=60,
-                c="white",
-                edgecolors="black",
-                linewidths=1.2,
-                zorder=3,
-                label=f"arm: {row['arm']}",
-            )
+        _scatter_arms(ax, arm_table, "arm")
     ax.set_xlabel("mean cost per query")
     ax.set_ylabel("mean quality")
     ax.set_title("λ sweep: cost–quality curve per router")

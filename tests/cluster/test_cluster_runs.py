@@ -50,46 +50,29 @@ def test_run_on_cluster_equals_one_machine_and_builds_each_backend_once(tmp_path
 
     with FakeChatServer(responder=_responder(), latency_s=0.02) as srv:
         spec = f"openai-compatible:fake@{srv.url}"
-        one = run_benchmark(
-            "gsm8k",
-            spec,
-            limit=12,
-            source="sample",
-            progress=False,
-            run_dir=tmp_path,
-            run_id="one",
-            cache=False,
-            concurrency=2,
-        )
+
+        def run(run_id: str, cluster: object = None) -> object:
+            return run_benchmark(
+                "gsm8k",
+                spec,
+                limit=12,
+                source="sample",
+                progress=False,
+                run_dir=tmp_path,
+                run_id=run_id,
+                cache=False,
+                concurrency=2,
+                cluster=cluster,
+            )
+
+        one = run("one")
         before = srv.counts["requests"]
-        many = run_benchmark(
-            "gsm8k",
-            spec,
-            limit=12,
-            source="sample",
-            progress=False,
-            run_dir=tmp_path,
-            run_id="many",
-            cache=False,
-            concurrency=2,
-            cluster=local_client,
-        )
+        many = run("many", local_client)
         asked = srv.counts["requests"] - before
         built = local_client.run(built_backends)  # type: ignore[attr-defined]
         # a finished run: rerunning it calls no model, on the cluster too
         again = srv.counts["requests"]
-        run_benchmark(
-            "gsm8k",
-            spec,
-            limit=12,
-            source="sample",
-            progress=False,
-            run_dir=tmp_path,
-            run_id="many",
-            cache=False,
-            concurrency=2,
-            cluster=local_client,
-        )
+        run("many", local_client)
         assert srv.counts["requests"] == again
     assert asked == 12
     a, b = load_run(one), load_run(many)
