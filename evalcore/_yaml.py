@@ -3,6 +3,14 @@
 Used for the pricing table, prompt templates, the notebook-suite file and parameter files.
 ``yaml`` (PyYAML) is imported here only, so modules that read YAML import this one where they
 need it.
+
+Every document is bounded before it is built (YAML files are trusted input, but a hostile or
+damaged one must not take the machine): at most :data:`MAX_YAML_BYTES` of text, scalars of at
+most :data:`MAX_SCALAR_CHARS` characters, nesting at most :data:`MAX_DEPTH` deep, and at most
+:data:`MAX_EXPANDED_NODES` nodes and :data:`MAX_EXPANDED_CHARS` scalar characters once every alias
+is expanded (an "alias bomb" of nested anchors is refused, never built). The text is parsed once,
+with LibYAML's C parser where PyYAML has it (the pure-Python one otherwise): a stream of events
+checked for depth and scalar size, then the node graph composed once and built from it.
 """
 
 from __future__ import annotations
@@ -16,7 +24,30 @@ import yaml
 
 from evalcore.errors import EvalcoreError
 
-__all__ = ["YamlDoc", "read_yaml", "read_packaged_yaml", "parse_yaml"]
+__all__ = [
+    "YamlDoc",
+    "read_yaml",
+    "read_packaged_yaml",
+    "parse_yaml",
+    "MAX_YAML_BYTES",
+    "MAX_SCALAR_CHARS",
+    "MAX_DEPTH",
+    "MAX_EXPANDED_NODES",
+    "MAX_EXPANDED_CHARS",
+]
+
+#: The largest YAML file read (bytes).
+MAX_YAML_BYTES = 16 * 1024 * 1024
+#: The longest scalar (characters) in a document.
+MAX_SCALAR_CHARS = 1024 * 1024
+#: The deepest nesting of mappings and sequences.
+MAX_DEPTH = 64
+#: Nodes in the document once every alias is expanded.
+MAX_EXPANDED_NODES = 1_000_000
+#: Scalar characters in the document once every alias is expanded.
+MAX_EXPANDED_CHARS = 32 * 1024 * 1024
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class YamlDoc:
@@ -75,15 +106,107 @@ def parse_yaml(text: str, source: str | os.PathLike[str]) -> YamlDoc:
     Raises:
         EvalcoreError: Not valid YAML.
     """
+    if len(text) > MAX_YAML_BYTES:
+        raise EvalcoreError(f"YAML text of {len(text):,} characters, over the limit of {MAX_YAML_BYTES:,}", path=source)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        _check_events(text, source)
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _check_expansion(node, source)
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
-        raise EvalcoreError(f"malformed YAML: {problem}", path=source, line=line) from exc
+        raise EvalcoreError(f"malformed YAML: {_excerpt(problem)}", path=source, line=line) from exc
+    except RecursionError as exc:
+        raise EvalcoreError(f"YAML nested too deep (the limit is {MAX_DEPTH})", path=source) from exc
     return YamlDoc(data, source, node)
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters for a message."""
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
+
+
+def _check_events(text: str, source: str | os.PathLike[str]) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and scalars longer than MAX_SCALAR_CHARS.
+
+    Reads the event stream (no recursion, nothing built), so a document nested a million deep
+    is refused before a recursive composer or constructor sees it.
+    """
+    depth = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        mark = event.start_mark
+        line = mark.line + 1 if mark is not None else None
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise EvalcoreError(f"YAML nested more than {MAX_DEPTH} deep", path=source, line=line)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.ScalarEvent) and len(event.value) > MAX_SCALAR_CHARS:
+            raise EvalcoreError(
+                f"a YAML value of {len(event.value):,} characters, over the limit of {MAX_SCALAR_CHARS:,}",
+                path=source,
+                line=line,
+            )
+
+
+def _check_expansion(root: Any, source: str | os.PathLike[str]) -> None:
+    """Refuse a node graph whose alias expansion is too large, or that refers to itself.
+
+    Each node's expanded size (nodes, scalar characters) is computed once, bottom-up, so the
+    check costs the size of the graph, not of its expansion.
+    """
+    sizes: dict[int, tuple[int, int]] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            nodes, chars = 1, 0
+            for child in _children(node):
+                n, c = sizes[id(child)]
+                nodes += n
+                chars += c
+            if nodes > MAX_EXPANDED_NODES or chars > MAX_EXPANDED_CHARS:
+                raise EvalcoreError(
+                    f"YAML aliases expand to over {MAX_EXPANDED_NODES:,} values or {MAX_EXPANDED_CHARS:,} "
+                    "characters (an alias bomb?)",
+                    path=source,
+                    line=node.start_mark.line + 1,
+                )
+            sizes[key] = (nodes, chars)
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise EvalcoreError("a YAML anchor refers to itself", path=source, line=node.start_mark.line + 1)
+        if isinstance(node, yaml.ScalarNode):
+            sizes[key] = (1, len(node.value))
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in on_path:
+                raise EvalcoreError("a YAML anchor refers to itself", path=source, line=child.start_mark.line + 1)
+            if id(child) not in sizes:
+                stack.append((child, False))
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def read_yaml(path: str | os.PathLike[str], *, what: str = "file", field: str | None = None) -> YamlDoc:
@@ -102,6 +225,11 @@ def read_yaml(path: str | os.PathLike[str], *, what: str = "file", field: str | 
     """
     p = Path(path)
     try:
+        size = p.stat().st_size
+        if p.is_file() and size > MAX_YAML_BYTES:
+            raise EvalcoreError(
+                f"a YAML file of {size:,} bytes, over the limit of {MAX_YAML_BYTES:,}", path=p, field=field
+            )
         text = p.read_text(encoding="utf-8")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
         from evalcore._io import not_a_file_reason
