@@ -17,6 +17,9 @@ from evalcore.errors import EvalcoreError
 from evalcore.models._types import Completion, GenerationParams, Message
 
 CACHE_ENV = "EVALCORE_CACHE"
+#: Seconds a write waits for another process's lock on the cache (``$EVALCORE_CACHE_LOCK_TIMEOUT``).
+LOCK_TIMEOUT_ENV = "EVALCORE_CACHE_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT = 10.0
 
 
 def _canonical(obj: Any) -> str:
@@ -60,6 +63,91 @@ def cache_key(model: str, endpoint: str, messages: Sequence[Message], params: Ge
 _ADVICE = "delete the file (it only saves model calls) or run with --no-cache"
 
 
+def _lock_timeout() -> float:
+    raw = os.environ.get(LOCK_TIMEOUT_ENV)
+    if raw is None or raw == "":
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value > 3600:
+        raise EvalcoreError(f"must be seconds in [0, 3600], got {raw[:40]!r}", field=LOCK_TIMEOUT_ENV)
+    return value
+
+
+def _holders(path: Path) -> list[str]:
+    """``pid (command)`` of the other processes that have the cache (or its WAL) open.
+
+    Read from ``/proc/*/fd``; processes of other users are not visible to an unprivileged one.
+    """
+    targets = {str(path.resolve()), str(path.resolve()) + "-wal", str(path.resolve()) + "-shm"}
+    found: list[str] = []
+    me = os.getpid()
+    try:
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if not any(os.readlink(f"/proc/{pid}/fd/{fd}") in targets for fd in fds):
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read(200).replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            continue
+        found.append(f"{pid} ({cmd[:80] or '?'})")
+        if len(found) >= 5:
+            break
+    return found
+
+
+def _runs_using(path: Path) -> str:
+    """The run folders beside a shared cache (``<base>/.cache/responses.sqlite``), named for a message."""
+    base = path.parent.parent if path.parent.name == ".cache" else None
+    if base is None:
+        return ""
+    try:
+        runs = sorted(p.name for p in base.iterdir() if (p / "config.json").is_file())
+    except OSError:
+        return ""
+    if not runs:
+        return ""
+    shown = ", ".join(runs[:5]) + (f" and {len(runs) - 5} more" if len(runs) > 5 else "")
+    return f" (it serves every run in {base}: {shown})"
+
+
+def cache_error(path: Path, exc: BaseException) -> EvalcoreError:
+    """One line for a failure of the cache: damaged, locked, full, or unreadable, told apart.
+
+    Only a damaged file is worth deleting, and the message says which runs share it; a lock
+    names who holds it; a full disk says so with the path.
+    """
+    code = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    errno_ = getattr(exc, "errno", None)
+    if code in ("SQLITE_FULL",) or "database or disk is full" in text or errno_ == 28:
+        return EvalcoreError(f"no space left on device: {path} (the response cache could not be written)", path=path)
+    if code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED") or "database is locked" in text:
+        who = _holders(path)
+        held = f"held by {', '.join(who)}" if who else "held by another process"
+        return EvalcoreError(
+            f"the response cache is locked ({held}) and stayed locked for {_lock_timeout():g} s; wait for it, "
+            f"raise ${LOCK_TIMEOUT_ENV}, or run with --no-cache",
+            path=path,
+        )
+    if code in ("SQLITE_CORRUPT", "SQLITE_NOTADB") or "malformed" in text or "not a database" in text:
+        return EvalcoreError(f"the response cache is damaged: {text}; {_ADVICE}{_runs_using(path)}", path=path)
+    if code.startswith("SQLITE_READONLY") or code.startswith("SQLITE_PERM") or code.startswith("SQLITE_CANTOPEN"):
+        return EvalcoreError(f"cannot use the response cache: {text} (permissions?), or run with --no-cache", path=path)
+    if code.startswith("SQLITE_IOERR"):
+        return EvalcoreError(f"input/output error on the response cache: {text}; run with --no-cache", path=path)
+    return EvalcoreError(f"cannot use the response cache: {text}; run with --no-cache", path=path)
+
+
 def _decode(text: Any) -> Completion | None:
     """The completion a cache entry holds, or None when the entry is not one (damaged)."""
     try:
@@ -100,7 +188,7 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=_lock_timeout())
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
@@ -108,14 +196,14 @@ class ResponseCache:
             )
             self._db.commit()
         except sqlite3.DatabaseError as exc:
-            raise EvalcoreError(f"not a usable SQLite cache: {exc}; {_ADVICE}", path=self.path) from exc
+            raise cache_error(self.path, exc) from exc
         self.hits = 0
         self.misses = 0
         self.unreadable = 0
         """Entries found but not decodable as a completion (treated as misses, then replaced)."""
 
     def _db_error(self, exc: sqlite3.DatabaseError) -> EvalcoreError:
-        return EvalcoreError(f"the response cache is damaged: {exc}; {_ADVICE}", path=self.path)
+        return cache_error(self.path, exc)
 
     def get(self, key: str) -> Completion | None:
         """The cached completion for ``key``, or None."""

@@ -37,6 +37,7 @@ class FaultRates:
         stall: The answer comes only after ``stall_s`` seconds (past the client timeout).
         malformed: 200 with a body that is not JSON.
         persistent: Fraction of distinct requests that get 500 on every attempt.
+        no_message: 200 with valid JSON whose choice has no ``message``.
     """
 
     rate_limit: float = 0.0
@@ -44,10 +45,12 @@ class FaultRates:
     stall: float = 0.0
     malformed: float = 0.0
     persistent: float = 0.0
+    no_message: float = 0.0
 
     def __post_init__(self) -> None:
-        total = self.rate_limit + self.server_error + self.stall + self.malformed
-        if total > 1.0 or min(self.rate_limit, self.server_error, self.stall, self.malformed, self.persistent) < 0:
+        total = self.rate_limit + self.server_error + self.stall + self.malformed + self.no_message
+        rates = (self.rate_limit, self.server_error, self.stall, self.malformed, self.persistent, self.no_message)
+        if total > 1.0 or min(rates) < 0:
             raise ValueError(f"fault rates must be in [0, 1] and sum to <= 1, got {self}")
 
 
@@ -162,6 +165,7 @@ class FakeChatServer:
             ("server_error", r.server_error),
             ("stall", r.stall),
             ("malformed", r.malformed),
+            ("no_message", r.no_message),
         ):
             if u < rate:
                 return kind
@@ -268,6 +272,21 @@ class FakeChatServer:
                     return
                 if outcome == "malformed":
                     self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"mess')
+                    return
+                if outcome == "no_message":
+                    # valid JSON, HTTP 200, a choice without a message: a broken gateway's reply
+                    self._send(
+                        200,
+                        json.dumps(
+                            {
+                                "id": "chatcmpl-nomsg",
+                                "object": "chat.completion",
+                                "model": server.model,
+                                "created": 0,
+                                "choices": [{"index": 0, "finish_reason": "stop"}],
+                            }
+                        ).encode(),
+                    )
                     return
                 if outcome == "stall":
                     server._stopping.wait(server.stall_s)

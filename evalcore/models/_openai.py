@@ -183,9 +183,15 @@ class OpenAICompatibleModel:
         if not getattr(resp, "choices", None):
             raise ValueError("response has no choices")
         choice = resp.choices[0]
-        text = choice.message.content if choice.message is not None else None
+        message = getattr(choice, "message", None)
+        if message is None:
+            raise ValueError("response's choice has no message")
+        text = getattr(message, "content", None)
         if text is None:
-            text = ""
+            # a refusal is the model's answer (scored as such); a reply with neither is unreadable
+            text = getattr(message, "refusal", None)
+        if not isinstance(text, str):
+            raise ValueError("response's message has no content")
         usage = Usage()
         if resp.usage is not None:
             usage = Usage(

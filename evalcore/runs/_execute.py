@@ -283,9 +283,13 @@ class Invocation:
         )
         previous = self.path / RESULTS_FILE
         if not todo and previous.is_file():  # nothing asked now: keep the last timing figures
+            # results.json is derived and rewritten below: a damaged one (not UTF-8, not JSON,
+            # not an object) only loses its old timing figures
             try:
                 old = json.loads(previous.read_text("utf-8"))
-            except json.JSONDecodeError:
+            except (ValueError, OSError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+                old = {}
+            if not isinstance(old, dict):
                 old = {}
             for key in ("wall_s", "qps"):
                 if key in old:

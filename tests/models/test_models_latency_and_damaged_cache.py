@@ -131,3 +131,64 @@ def test_only_greedy_or_seeded_requests_are_cacheable() -> None:
     assert cacheable(GenerationParams(temperature=0.0, seed=None))
     assert cacheable(GenerationParams(temperature=0.7, seed=3))
     assert not cacheable(GenerationParams(temperature=0.7, seed=None))
+
+
+def test_a_locked_cache_names_its_holder_and_waits_only_as_long_as_asked(tmp_path, monkeypatch) -> None:
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / ".cache" / "responses.sqlite"
+    ResponseCache(path).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, sys, time\n"
+         f"db = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+         "db.execute('BEGIN EXCLUSIVE')\nprint('locked', flush=True)\ntime.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        monkeypatch.setenv("EVALCORE_CACHE_LOCK_TIMEOUT", "0.3")
+        start = time.monotonic()
+        with pytest.raises(EvalcoreError) as info:
+            cache = ResponseCache(path)
+            cache.put("k", "m", Completion(text="x"))
+        assert time.monotonic() - start < 30  # bounded by the setting, not SQLite's old 30 s per write
+        msg = str(info.value)
+        assert "locked" in msg and f"held by {holder.pid} (" in msg and "EVALCORE_CACHE_LOCK_TIMEOUT" in msg
+        assert "damaged" not in msg and "delete" not in msg
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_cache_errors_are_told_apart_and_only_a_damaged_one_advises_deleting(tmp_path) -> None:
+    from evalcore.models._cache import cache_error
+
+    base = tmp_path / "runs"
+    for run in ("run-a", "run-b"):
+        (base / run).mkdir(parents=True)
+        (base / run / "config.json").write_text("{}")
+    path = base / ".cache" / "responses.sqlite"
+
+    def err(name: str, text: str) -> str:
+        exc = sqlite3.OperationalError(text)
+        exc.sqlite_errorname = name  # type: ignore[attr-defined]
+        return str(cache_error(path, exc))
+
+    full = err("SQLITE_FULL", "database or disk is full")
+    assert f"no space left on device: {path}" in full and "delete" not in full
+    damaged = err("SQLITE_CORRUPT", "database disk image is malformed")
+    assert "damaged" in damaged and "delete the file" in damaged and "run-a, run-b" in damaged
+    other = err("SQLITE_IOERR_WRITE", "disk I/O error")
+    assert "input/output error" in other and "delete" not in other
+    assert str(cache_error(path, OSError(28, "No space left on device"))).endswith(
+        f"no space left on device: {path} (the response cache could not be written)"
+    )
+
+
+def test_the_lock_timeout_setting_is_checked(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("EVALCORE_CACHE_LOCK_TIMEOUT", "-1")
+    with pytest.raises(EvalcoreError, match="EVALCORE_CACHE_LOCK_TIMEOUT"):
+        ResponseCache(tmp_path / "c.sqlite")

@@ -122,3 +122,19 @@ def test_openai_spec_needs_key(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     m = from_spec("openai:gpt-4o-mini")
     assert m.name == "openai:gpt-4o-mini@https://api.openai.com/v1" and m.priced
+
+
+def test_a_choice_without_a_message_is_an_error_never_an_empty_answer() -> None:
+    with FakeChatServer(rates=FaultRates(no_message=1.0)) as srv:
+        comp = _model(srv).complete(MSG, GenerationParams())
+    assert not comp.ok and comp.text == ""
+    assert comp.error.type == "MalformedResponse" and "no message" in comp.error.message
+    assert srv.counts["requests"] == FAST.max_retries + 1  # retried like any unreadable reply
+
+
+def test_a_choice_without_a_message_is_retried_until_a_real_answer() -> None:
+    with FakeChatServer(rates=FaultRates(no_message=0.6), seed=5) as srv:
+        model = _model(srv, retry=RetryPolicy(max_retries=12, base_delay=0.01, max_delay=0.05))
+        comps = [model.complete([{"role": "user", "content": f"q{i}"}], GenerationParams()) for i in range(6)]
+    assert all(c.ok and c.text.endswith("#### 42") for c in comps)
+    assert sum(c.retries for c in comps) == srv.counts["no_message"] > 0
