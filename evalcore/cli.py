@@ -81,8 +81,46 @@ def _silence_stdout() -> None:
         pass
 
 
+class _SigtermAsInterrupt:
+    """SIGTERM handled like Ctrl-C by every command (kernels shut down, runs flushed, files
+    removed), ending with status 143 instead of 130. A second SIGTERM kills at once."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self._previous: object = None
+
+    def __enter__(self) -> _SigtermAsInterrupt:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: object) -> None:
+        import signal
+
+        self.received = True
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGTERM, self._previous)  # type: ignore[arg-type]
+
+    def status(self, status: int) -> int:
+        return 143 if self.received and status == 130 else status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit status."""
+    """Run the CLI; returns the process exit status (SIGTERM: 143, after the Ctrl-C clean-up)."""
+    with _SigtermAsInterrupt() as term:
+        return term.status(_main(argv, term))
+
+
+def _main(argv: Sequence[str] | None, term: _SigtermAsInterrupt) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -100,13 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"evalcore: error: {os_error_text(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("evalcore: interrupted", file=sys.stderr)
+        print("evalcore: terminated (SIGTERM)" if term.received else "evalcore: interrupted", file=sys.stderr)
         if getattr(args, "cluster", None):  # stop within 2 s: skip the interpreter's slow shutdown
             import os  # (Dask's exit handlers, the final GC of a large heap; docs/cluster.md)
 
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(130)
+            os._exit(term.status(130))
         return 130
     return int(status or 0)
 

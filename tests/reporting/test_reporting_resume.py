@@ -229,3 +229,52 @@ def test_ctrl_c_marks_the_notebook_interrupted_and_says_how_to_resume(repo):
     assert [r["status"] for r in manifest["runs"]] == ["ok", "interrupted", "pending"]
     assert 'class="interrupted">interrupted' in (suite_dir / "index.html").read_text()
     assert not any(line.startswith("start c") for line in _log(repo))
+
+
+@pytest.mark.notebooks
+def test_sigterm_is_handled_like_ctrl_c_and_leaves_no_kernel_connection_file(repo):
+    (repo / "block").write_text("")
+    runtime = repo / "runtime"
+    runtime.mkdir()
+    out_file = repo / "out.txt"
+    kernel_pid = None
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "JUPYTER_RUNTIME_DIR": str(runtime), "TMPDIR": str(runtime)}
+    with open(out_file, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", RUN, "notebooks", "run", "--output", "out", "--no-pdf", "--suite", "suite.yaml",
+             "--progress-every", "0"],
+            cwd=repo, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + LIMIT_S
+        while not any(line.startswith("start b") for line in _log(repo)):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"the runner did not reach notebook b within {LIMIT_S} s; output:\n{out_file.read_text()}")
+            time.sleep(0.2)
+        kernel_pid = int(next(line for line in _log(repo) if line.startswith("start b")).split()[2])
+        argv = Path(f"/proc/{kernel_pid}/cmdline").read_bytes().split(b"\0")
+        connection = Path(os.fsdecode(argv[argv.index(b"-f") + 1]))
+        assert connection.is_file(), "the kernel's connection file should exist while it runs"
+        proc.send_signal(signal.SIGTERM)  # what a supervisor (systemd, a batch system) sends
+        try:
+            status = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the runner did not stop within 60 s of SIGTERM; output:\n{out_file.read_text()}")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    said = out_file.read_text()
+    assert status == 143, said
+    assert "evalcore: terminated (SIGTERM)" in said and "Traceback" not in said
+    assert not connection.exists()  # its HMAC key is not left behind
+    assert not list(runtime.glob("*.json"))
+    deadline = time.monotonic() + 10
+    while kernel_pid is not None and time.monotonic() < deadline:
+        try:
+            os.kill(kernel_pid, 0)
+        except ProcessLookupError:
+            kernel_pid = None
+        time.sleep(0.1)
+    assert kernel_pid is None, "the kernel outlived the runner"
+    manifest = json.loads((find_suite_dir(repo / "out") / "suite.json").read_text())
+    assert [r["status"] for r in manifest["runs"]] == ["ok", "interrupted", "pending"]
