@@ -1,7 +1,8 @@
 """evalcore.routing: bandit routers replayed counterfactually over an outcome matrix.
 
 Build an :class:`OutcomeMatrix` (items × arms: quality, cost, latency, tokens, error flag)
-from recorded runs (:func:`outcomes_from_runs`), an external table (:func:`load_outcomes`) or
+from recorded runs (:func:`outcomes_from_runs`), an external table (:func:`load_outcomes`:
+evalcore's long table, RouterBench's wide table or RouteLLM's correctness CSVs) or
 the embedded default (:func:`build_default_outcomes`: the local model × four inference
 strategies), then :func:`replay` the eleven routers in ``ALGORITHMS`` over R random orderings
 at once and read regret, convergence, intervals and order-variability checks off the
@@ -58,7 +59,16 @@ _EXPORTS = {
         "pairwise_comparisons",
         "pareto_frontier",
     ),
-    "evalcore.routing._matrix": ("OutcomeMatrix", "load_outcomes"),
+    "evalcore.routing._matrix": ("NoSignalWarning", "OutcomeMatrix", "no_signal_reason", "read_long_table"),
+    "evalcore.routing._published": (
+        "OUTCOME_FORMATS",
+        "detect_format",
+        "load_outcomes",
+        "load_routellm",
+        "load_routerbench",
+        "parse_costs",
+    ),
+    "evalcore.routing._pickle": ("read_frame_pickle",),
     "evalcore.routing._outcomes": (
         "find_run_dirs",
         "majority_vote",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,21 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         nargs="+",
         required=True,
         metavar="FILE|RUN_DIR",
-        help="a .csv/.parquet outcome table, or run directories (one arm each) or folders of run directories",
+        help="an outcome table (evalcore's long .csv/.parquet, RouterBench's wide table as .pkl/.csv/.parquet, "
+        "or RouteLLM correctness CSVs: several files or a folder), or run directories (one arm each) "
+        "or folders of run directories",
+    )
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=("auto", "long", "routerbench", "routellm"),
+        help="format of the outcome table (auto: from the suffix and header; see docs/routing.md)",
+    )
+    p.add_argument(
+        "--costs",
+        default="",
+        metavar="MODEL=PRICE,...",
+        help="RouteLLM tables only (they publish no cost): the price of one call of each model",
     )
     p.add_argument("--algorithms", default="all", help="'all' or a comma-separated list (default: all)")
     p.add_argument("--orderings", type=int, default=200, help="random orderings R (200)")
@@ -81,8 +97,10 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evalcore.routing._matrix import NoSignalWarning
     from evalcore.routing._metrics import aiq_table
     from evalcore.routing._outcomes import read_outcomes
+    from evalcore.routing._published import parse_costs
     from evalcore.routing._replay import cluster_session, parse_algorithms, replay
     from evalcore.routing._studies import item_bootstrap, lambda_sweep
     from evalcore.routing._tables import write_tables
@@ -117,10 +135,18 @@ def _run(args: argparse.Namespace) -> int:
         if any(not math.isfinite(v) or v < 0 for v in lambdas):
             raise EvalcoreError("λ values must be finite numbers >= 0", field="--sweep")
     names = parse_algorithms(args.algorithms)
+    costs = parse_costs(args.costs) if args.costs.strip() else None
     cache = None
     if not (len(args.outcomes) == 1 and Path(args.outcomes[0]).is_file()):
         cache = out / ".cache"
-    outcomes = read_outcomes(args.outcomes, cache_dir=cache)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NoSignalWarning)
+        outcomes = read_outcomes(args.outcomes, cache_dir=cache, format=args.format, costs=costs)
+    for w in caught:  # one plain line on stderr per warning, before the replay
+        if issubclass(w.category, NoSignalWarning):
+            print(f"evalcore route: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     with cluster_session(spec, getattr(args, "cluster_wait", 60.0)) as session:
         result = replay(
             outcomes,

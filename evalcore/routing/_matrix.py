@@ -4,7 +4,9 @@ An *arm* is a model spec, optionally paired with an inference strategy
 (``"local:smollm2/cot"``). :class:`OutcomeMatrix` holds the T × K arrays and validates them;
 its long-table form (one row per item × arm: ``item_id, arm, quality, cost, latency`` and either
 a ``query`` text column or numeric feature columns) is what :meth:`OutcomeMatrix.save` writes and
-:func:`load_outcomes` reads (CSV or Parquet), with errors naming the file, line and column.
+:func:`read_long_table` reads (CSV or Parquet), with errors naming the file, line and column;
+the published formats (RouterBench, RouteLLM) are read in :mod:`evalcore.routing._published`.
+:func:`no_signal_reason` says when a matrix cannot tell routers apart by quality.
 Routers are replayed over a matrix counterfactually without calling any model again; the
 matrix of recorded runs is built in :mod:`evalcore.routing._outcomes`.
 """
@@ -12,8 +14,9 @@ matrix of recorded runs is built in :mod:`evalcore.routing._outcomes`.
 from __future__ import annotations
 
 import os
+import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ import pandas as pd
 
 from evalcore._io import atomic_path
 from evalcore.errors import EvalcoreError
+from evalcore.routing._csvrows import RecordLines
 from evalcore.routing._reward import compute_rewards
 
 REQUIRED_COLUMNS = ("item_id", "arm", "quality", "cost", "latency")
@@ -227,7 +231,14 @@ class OutcomeMatrix:
         return path
 
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, *, source: str = "", line_offset: int | None = 2) -> OutcomeMatrix:
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        *,
+        source: str = "",
+        line_offset: int | None = 2,
+        lines: Callable[[int, str], int] | None = None,
+    ) -> OutcomeMatrix:
         """Build and validate a matrix from a long table.
 
         Args:
@@ -237,6 +248,8 @@ class OutcomeMatrix:
             source: The file it came from (named in error messages).
             line_offset: File line of the first data row (2 for a CSV with a header); None
                 for formats without lines (messages then name the 1-based row).
+            lines: ``(row, column) -> physical line`` of a field (a CSV whose quoted fields
+                hold line breaks); when given it is used instead of ``line_offset``.
 
         Returns:
             The validated matrix (items in first-appearance order, arms in first-appearance
@@ -247,10 +260,12 @@ class OutcomeMatrix:
         """
         src = source or None
 
-        def where(i: int) -> dict[str, Any]:
+        def where(i: int, col: str) -> dict[str, Any]:
+            if lines is not None:
+                return {"path": src, "line": lines(i, col), "field": col}
             if line_offset is None:
-                return {"path": f"{source} (row {i + 1})" if source else f"row {i + 1}"}
-            return {"path": src, "line": i + line_offset}
+                return {"path": f"{source} (row {i + 1})" if source else f"row {i + 1}", "field": col}
+            return {"path": src, "line": i + line_offset, "field": col}
 
         missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
         if missing:
@@ -265,7 +280,7 @@ class OutcomeMatrix:
         for col in ("item_id", "arm"):
             bad = df[col].isna() | (df[col].astype(str).str.strip() == "")
             if bad.any():
-                raise EvalcoreError("empty value", field=col, **where(int(np.flatnonzero(bad)[0])))
+                raise EvalcoreError("empty value", **where(int(np.flatnonzero(bad)[0]), col))
         df = df.assign(item_id=df["item_id"].astype(str), arm=df["arm"].astype(str))
         num: dict[str, np.ndarray] = {}
         for col in _NUMERIC:
@@ -283,7 +298,7 @@ class OutcomeMatrix:
                     if isinstance(raw, str)
                     else f"not a finite number: {raw}"
                 )
-                raise EvalcoreError(shown, field=col, **where(i))
+                raise EvalcoreError(shown, **where(i, col))
             num[col] = vals
         for col, lo, hi in (
             ("quality", 0.0, 1.0),
@@ -296,7 +311,7 @@ class OutcomeMatrix:
                 if outside.any():
                     i = int(np.flatnonzero(outside)[0])
                     rng = f"[{lo:g}, {hi:g}]" if np.isfinite(hi) else f">= {lo:g}"
-                    raise EvalcoreError(f"value {num[col][i]:g} out of range {rng}", field=col, **where(i))
+                    raise EvalcoreError(f"value {num[col][i]:g} out of range {rng}", **where(i, col))
         if "error" in df.columns:
             err = _parse_bools(df["error"], where)
         else:
@@ -306,8 +321,7 @@ class OutcomeMatrix:
             i = int(np.flatnonzero(dup.to_numpy())[0])
             raise EvalcoreError(
                 f"duplicate row for item {df['item_id'].iloc[i]!r} and arm {df['arm'].iloc[i]!r}",
-                field="arm",
-                **where(i),
+                **where(i, "arm"),
             )
         feature_cols = [c for c in df.columns if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
         has_query = "query" in df.columns
@@ -342,7 +356,7 @@ class OutcomeMatrix:
             q = df["query"]
             if q.isna().any():
                 i = int(np.flatnonzero(q.isna().to_numpy())[0])
-                raise EvalcoreError("empty query", field="query", **where(i))
+                raise EvalcoreError("empty query", **where(i, "query"))
             queries = [str(q.iloc[j]) for j in first]
         features = None
         if feature_cols:
@@ -353,7 +367,7 @@ class OutcomeMatrix:
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
                     raise EvalcoreError(
-                        f"feature column must be numeric, got {df[col].iloc[i]!r}", field=str(col), **where(i)
+                        f"feature column must be numeric, got {df[col].iloc[i]!r}", **where(i, str(col))
                     )
                 per_item = vals[first]
                 differs = np.abs(vals - per_item[ri]) > 1e-9 * (1 + np.abs(per_item[ri]))
@@ -363,8 +377,7 @@ class OutcomeMatrix:
                         f"feature differs between arms of item "
                         f"{df['item_id'].iloc[i]!r} (features describe the "
                         "query, not the arm)",
-                        field=str(col),
-                        **where(i),
+                        **where(i, str(col)),
                     )
                 cols.append(per_item)
             features = np.column_stack(cols)
@@ -388,7 +401,7 @@ class OutcomeMatrix:
         )
 
 
-def _parse_bools(col: pd.Series, where: Any) -> np.ndarray:
+def _parse_bools(col: pd.Series, where: Callable[[int, str], dict[str, Any]]) -> np.ndarray:
     out = np.zeros(len(col), dtype=bool)
     for i, v in enumerate(col.tolist()):
         if isinstance(v, (bool, np.bool_)):
@@ -402,19 +415,20 @@ def _parse_bools(col: pd.Series, where: Any) -> np.ndarray:
         elif s in ("0", "0.0", "false", "f", "no", "n", ""):
             out[i] = False
         else:
-            raise EvalcoreError(f"not a boolean: {v!r}", field="error", **where(i))
+            raise EvalcoreError(f"not a boolean: {v!r}", **where(i, "error"))
     return out
 
 
-def load_outcomes(path: str | os.PathLike[str]) -> OutcomeMatrix:
-    """Load an external outcome table from CSV or Parquet.
+def read_long_table(path: str | os.PathLike[str]) -> OutcomeMatrix:
+    """Read evalcore's own long outcome table (the ``long`` format) from CSV or Parquet.
 
     Columns: ``item_id, arm, quality, cost, latency`` and either ``query`` (text from which
     context features are computed) or numeric feature columns; optional ``tokens``,
-    ``error`` (bool) and ``dataset``.
+    ``error`` (bool) and ``dataset``. A CSV error names the physical line of the field
+    (a quoted query may span lines); a Parquet error names the 1-based row.
 
     Args:
-        path: A ``.csv`` or ``.parquet`` file.
+        path: A ``.csv``, ``.tsv`` or ``.parquet`` file.
 
     Returns:
         The validated :class:`OutcomeMatrix`.
@@ -431,10 +445,55 @@ def load_outcomes(path: str | os.PathLike[str]) -> OutcomeMatrix:
             df = pd.read_parquet(p)
             return OutcomeMatrix.from_frame(df, source=str(p), line_offset=None)
         if suffix in (".csv", ".tsv", ".txt"):
-            df = pd.read_csv(p, sep="\t" if suffix == ".tsv" else ",", keep_default_na=True)
-            return OutcomeMatrix.from_frame(df, source=str(p), line_offset=2)
+            sep = "\t" if suffix == ".tsv" else ","
+            df = pd.read_csv(p, sep=sep, keep_default_na=True)
+            rec = RecordLines(p, delimiter=sep)
+            lines = rec.line if len(rec.starts) == len(df) else None
+            return OutcomeMatrix.from_frame(df, source=str(p), line_offset=2, lines=lines)
     except EvalcoreError:
         raise
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise EvalcoreError(f"cannot read outcome table: {exc}", path=p) from exc
     raise EvalcoreError(f"unknown outcome table format {suffix!r} (use .csv or .parquet)", path=p)
+
+
+class NoSignalWarning(UserWarning):
+    """The outcome matrix cannot tell routers apart by quality (see :func:`no_signal_reason`)."""
+
+
+def no_signal_reason(matrix: OutcomeMatrix) -> str | None:
+    """Why a matrix carries no routing signal in its quality, or None when it does.
+
+    There is no signal when no arm ever scores (quality 0 on every item × arm: a broken
+    scorer or an unread quality column), or when every arm has the same quality on every
+    item (choosing an arm then changes only the cost; every router's quality is the same).
+
+    Args:
+        matrix: The outcome matrix.
+
+    Returns:
+        One sentence naming the case and the matrix's size, or None.
+    """
+    q = matrix.quality
+    size = f"{matrix.n_items} items × {matrix.n_arms} arms"
+    where = f" in {matrix.source}" if matrix.source else ""
+    if not np.any(q > 0):
+        return (
+            f"no signal{where}: no arm ever scores (quality 0 on all {size}); every router's "
+            "quality, reward and regret will be 0 or a pure cost effect, so the tables say "
+            "nothing about routing (check the quality column or the scorer)"
+        )
+    if np.all(q == q[:, :1]):
+        return (
+            f"no signal{where}: every arm has the same quality on every item ({size}, mean "
+            f"{float(q.mean()):.3g}); routing can change only the cost, and every router's "
+            "quality and regret vs oracle at λ = 0 will be the same"
+        )
+    return None
+
+
+def warn_if_no_signal(matrix: OutcomeMatrix) -> None:
+    """Issue a :class:`NoSignalWarning` when :func:`no_signal_reason` finds no signal."""
+    reason = no_signal_reason(matrix)
+    if reason is not None:
+        warnings.warn(reason, NoSignalWarning, stacklevel=3)

@@ -5,7 +5,8 @@
 majority vote over the extracted answers for self-consistency), sums cost, latency and tokens,
 and keeps the items every arm answered; the result is cached as Parquet keyed on the runs'
 samples. :func:`read_outcomes` takes what ``evalcore route --outcomes`` takes: one outcome table
-or run directories.
+(evalcore's long table or a published matrix, :mod:`evalcore.routing._published`), several
+RouteLLM files, or run directories.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from evalcore._runstore import CONFIG_FILE, SAMPLES_FILE, SampleRecord, is_run_d
 from evalcore.benchmarks import benchmark_of_run, find_benchmark
 from evalcore.datasets import prompt_question
 from evalcore.errors import EvalcoreError
-from evalcore.routing._matrix import OutcomeMatrix, load_outcomes
+from evalcore.routing._matrix import OutcomeMatrix, warn_if_no_signal
+from evalcore.routing._published import read_outcome_files
 
 
 def find_run_dirs(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -281,10 +283,48 @@ def outcomes_from_runs(
     return matrix
 
 
+def _is_runs_path(path: Path) -> bool:
+    """A run directory, or a folder holding run directories."""
+    if is_run_dir(path):
+        return True
+    return path.is_dir() and any(d.is_dir() and is_run_dir(d) for d in path.iterdir())
+
+
 def read_outcomes(
-    paths: Sequence[str | os.PathLike[str]], *, cache_dir: str | os.PathLike[str] | None = None
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    format: str = "auto",
+    costs: Mapping[str, float] | None = None,
 ) -> OutcomeMatrix:
-    """Load outcomes from one CSV/Parquet file or from run directories (what the CLI takes)."""
-    if len(paths) == 1 and Path(paths[0]).is_file():
-        return load_outcomes(paths[0])
-    return outcomes_from_runs(list(paths), cache_dir=cache_dir)
+    """Load outcomes the way ``evalcore route --outcomes`` does.
+
+    Run directories (or folders of them) are built into a matrix by
+    :func:`outcomes_from_runs`; files (and folders of RouteLLM CSVs) are read by
+    :func:`evalcore.routing.load_outcomes` in ``format`` (``"auto"``: told apart by suffix and
+    header). Either way a :class:`~evalcore.routing.NoSignalWarning` is issued when the
+    matrix has no signal (:func:`~evalcore.routing.no_signal_reason`).
+
+    Args:
+        paths: One table, several RouteLLM files, or run directories.
+        cache_dir: Where the matrix of run directories is cached (Parquet).
+        format: ``"auto"``, ``"long"``, ``"routerbench"`` or ``"routellm"``.
+        costs: RouteLLM only: model → price of one call.
+
+    Raises:
+        EvalcoreError: a path that is none of these, or what the loaders raise.
+    """
+    ps = [Path(p) for p in paths]
+    for p in ps:
+        if not p.exists():
+            raise EvalcoreError(
+                "not found: expected an outcome table (.csv, .parquet, RouterBench .pkl) or a run directory", path=p
+            )
+    if format == "auto" and any(_is_runs_path(p) for p in ps):
+        if costs:
+            raise EvalcoreError("costs are for RouteLLM tables, not run directories", field="costs")
+        matrix = outcomes_from_runs(list(paths), cache_dir=cache_dir)
+    else:
+        matrix = read_outcome_files(list(paths), format=format, costs=costs)
+    warn_if_no_signal(matrix)
+    return matrix
