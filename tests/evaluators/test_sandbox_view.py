@@ -96,9 +96,11 @@ def test_the_environment_turns_it_off_or_points_elsewhere(
     assert view.view_base() == "/dev/shm"
 
 
-def test_the_real_view_holds_the_interpreter_stdlib_numpy_and_their_libraries() -> None:
+def test_the_real_view_holds_the_interpreter_stdlib_numpy_and_their_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
     import sysconfig
+
+    monkeypatch.setenv(view.SITE_ENV, "0")  # numpy is copied where site-packages are not bound (issue 36)
 
     files = view.view_files()
     stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
