@@ -480,10 +480,14 @@ def verify_steps(
 
     A step counts (``executed``) only when its tool is registered after the request with code,
     was not rewritten during the request (a tool present before it with other code: a table
-    made for this request), its error is None and the run reproduces the result. A tool added
-    during the session (absent at the reset or with other code) that serves a step whose inputs
-    the request states (no ``depends_on``) must also pass :meth:`ToolChecker.verify` on
-    held-out inputs of the step's kind.
+    made for this request), its error is None, the run reproduces the result, and the tool
+    passes :meth:`ToolChecker.verify` on held-out inputs of the kind the case's step at that
+    position computes (:func:`step_check`), **whenever it was registered**: at the reset or
+    during the session. (Only tools added in the session were checked before: an agent that
+    computed every answer itself and passed it through identity "relays" it had at the reset,
+    ``def percentage(answer, **inputs): return answer``, earned a full workflow score.) A
+    step at a position the case does not have, or of a kind without a solver, cannot be
+    checked and does not count.
 
     Args:
         resp: The agent's response.
@@ -496,8 +500,6 @@ def verify_steps(
     Returns:
         One ``{"tool", "executed", "why"}`` per reported step.
     """
-    from evalcore.agent_eval._cases.kinds import parse_inputs
-
     if resp is None:
         return []
     out: list[dict[str, Any]] = [{"tool": st.tool, "executed": False, "why": None} for st in resp.steps]
@@ -531,14 +533,39 @@ def verify_steps(
         if not values_match(o["result"], st.result, 1e-9, 1e-9):
             out[i]["why"] = "the tool's output on the step's arguments is not the step's result"
             continue
-        rec = after[st.tool]
-        added = st.tool not in at_reset or at_reset[st.tool].hash != rec.hash
-        if added and i < len(expected) and not expected[i].depends_on and expected[i].tool in VARIABLE_SLOTS:
-            inputs = parse_inputs(expected[i].tool, getattr(case, "query", ""))
-            if inputs and set(VARIABLE_SLOTS[expected[i].tool]) <= set(inputs):
-                check = checker.verify(rec, expected[i].tool, inputs, st.args or None)
-                if not check.passed:
-                    out[i]["why"] = f"a tool added in the session failed on held-out inputs: {check.error}"
-                    continue
+        if i >= len(expected) or expected[i].tool not in VARIABLE_SLOTS:
+            out[i]["why"] = "no held-out check for a step at this position: the case has no such step of a known kind"
+            continue
+        check = step_check(checker, after[st.tool], expected[i], getattr(case, "query", ""), st.args)
+        if not check.passed:
+            rec = after[st.tool]
+            added = st.tool not in at_reset or at_reset[st.tool].hash != rec.hash
+            origin = "added in the session" if added else "present at the reset"
+            out[i]["why"] = f"the step's tool ({origin}) failed on held-out inputs of {expected[i].tool}: {check.error}"
+            continue
         out[i]["executed"] = True
     return out
+
+
+def step_check(checker: ToolChecker, record: ToolRecord, step: Any, query: str, args: Any) -> Check:
+    """Whether ``record`` computes the kind of the case's ``step`` (an
+    :class:`~evalcore.agent_eval._cases.records.ExpectedStep`) on held-out inputs.
+
+    A step whose inputs the request states (no ``depends_on``) is checked as a single request
+    of its kind: the agent's arguments must carry the request's values
+    (:meth:`ToolChecker.verify`). A dependent step's inputs are another step's output: when the
+    agent's arguments are named like the kind's inputs they are taken as the step's inputs
+    (the same binding, held-out values), else the tool is called through its signature on
+    held-out inputs.
+    """
+    from evalcore.agent_eval._cases.kinds import parse_inputs
+
+    kind = step.tool
+    if not step.depends_on:
+        inputs = parse_inputs(kind, query)
+        if inputs and set(VARIABLE_SLOTS[kind]) <= set(inputs):
+            return checker.verify(record, kind, inputs, args or None)
+    sample = sample_inputs(kind, checker._rng)
+    if isinstance(args, Mapping) and args and set(args) == set(sample):
+        return checker.verify(record, kind, dict(args), dict(args))
+    return checker.verify(record, kind, sample, None)

@@ -338,131 +338,88 @@ def _replace_not(tree: ast.AST, target: ast.UnaryOp) -> ast.AST:
     return target.operand
 
 
-def _run_variants(name: str, tests: str, variants: list[str], timeout_s: float) -> list[dict[str, Any]] | str:
-    """Run ``tests`` against each version of the tool's code, each version in a sandboxed
-    process of its own (no state a test keeps — a module attribute, a decimal context — can
-    carry from one version to the next and tell the original from a mutant), each run charged
-    to the category's tool time budget; one ``{"passed", "calls", "error"}`` per version (a
-    mutant that could not be run counts as surviving).
-
-    Returns:
-        The rows, or a string saying why the original could not be run.
-    """
-    import json
-    import secrets
-    import time
-
-    tree = ast.parse(tests)
-    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
-    marker = f"__EVALCORE_TQ_{secrets.token_hex(8)}__"
-    # the original gets the whole limit; a mutant max(1 s, 3 × the original's time) (past that it hangs: killed)
-    per_variant = timeout_s
-    program = (
-        "def __evalcore_tq():\n"
-        "    import json as _json, sys as _sys\n"
-        "    _data = _json.loads(_sys.stdin.read())\n"
-        "    _calls = [0]\n"
-        "    _row = {'passed': False, 'calls': 0, 'error': None}\n"
-        "    try:\n"
-        "        _ns = {'__name__': '__evalcore_tool__'}\n"
-        "        exec(compile(_data['code'], '<tool>', 'exec'), _ns)\n"
-        "        _real = _ns[_data['name']]\n"
-        "        def _counted(*a, _real=_real, **k):\n"
-        "            _calls[0] += 1\n"
-        "            return _real(*a, **k)\n"
-        "        _ns[_data['name']] = _counted\n"
-        "        exec(compile(_data['tests'], '<tests>', 'exec'), _ns)\n"
-        "        for _t in _data['test_names']:\n"
-        "            _ns[_t]()\n"
-        "        _row['passed'] = True\n"
-        "    except BaseException as _exc:\n"
-        "        _row['error'] = (type(_exc).__name__ + ': ' + str(_exc))[:200]\n"
-        "    _row['calls'] = _calls[0]\n"
-        f"    print({marker!r} + _json.dumps(_row), flush=True)\n"
-        "__evalcore_tq()\n"
-    )
-    from evalcore.agent_eval._measure import _run_python  # charged to the category's tool time budget
-
-    run = _run_python()
-    results: list[Any] = []
-    for i, code in enumerate(variants):
-        t0 = time.monotonic()
-        try:
-            results.append(
-                run(
-                    program,
-                    timeout_s=per_variant,
-                    stdin=json.dumps({"name": name, "tests": tests, "test_names": names, "code": code}),
-                )
-            )
-        except Exception as exc:  # the sandbox failed, or the tool time budget is spent
-            if i == 0:
-                return f"the tests could not be run: {type(exc).__name__}: {exc}"
-            results.append(str(exc))
-        if i == 0:
-            per_variant = min(timeout_s, max(1.0, 3 * (time.monotonic() - t0)))
-    rows: list[dict[str, Any]] = []
-    for res in results:
-        if isinstance(res, str):  # not run: counts as a survivor
-            rows.append({"passed": True, "calls": 0, "error": f"not run: {res}"})
-            continue
-        lines = [ln for ln in (res.stdout or "").splitlines() if ln.startswith(marker)]
-        row: Any = None
-        if lines:
-            try:
-                row = json.loads(lines[-1][len(marker) :])
-            except ValueError:
-                row = None
-        if not isinstance(row, dict) or not res.completed:
-            why = (
-                f"timed out after {per_variant:g} s"
-                if res.timed_out
-                else "did not run to its end: " + ((res.stderr or "").strip()[-200:] or str(res.reason))
-            )
-            rows.append({"passed": False, "calls": 0, "error": why})
-            continue
-        rows.append(
-            {
-                "passed": row.get("passed") is True,
-                "calls": int(row.get("calls") or 0),
-                "error": row.get("error") if isinstance(row.get("error"), str) else None,
-            }
-        )
-    return rows
+def _clean(out: Any) -> dict[str, Any]:
+    """An outcome as the evaluator keeps it: ``{"ok": True, "result"}`` or ``{"ok": False,
+    "type", "error"}`` (whatever else the tool's process sent is dropped)."""
+    if isinstance(out, dict) and out.get("ok") is True:
+        return {"ok": True, "result": out.get("result")}
+    if isinstance(out, dict) and (out.get("hang") or out.get("crash")):
+        return {"hang": True} if out.get("hang") else {"crash": True}
+    got = out if isinstance(out, dict) else {}
+    kind = got.get("type")
+    return {
+        "ok": False,
+        "type": kind if isinstance(kind, str) and kind.isidentifier() else "Exception",
+        "error": str(got.get("error"))[:200],
+    }
 
 
 def test_quality(
     tests: str | None, function_name: str | None = None, code: str | None = None, *, timeout_s: float = 20.0
 ) -> dict[str, Any]:
-    """Test quality, measured by running the tests (in the sandbox) against the tool and
-    against mutants of it (:func:`mutants`).
+    """Test quality, measured from outside the tool: the share of mutants whose *outputs* the
+    tests tell from the tool's.
 
-    The tests (every top-level ``test*`` function) must pass against ``code`` and call the tool
-    (the calls are counted at run time); then ``score`` = the share of mutants they kill (a
-    mutant is killed when a test fails, raises or runs out of time on it). Tests that fail on
-    the tool, never call it, reach past its behaviour (:func:`screen_tests`) or have no mutant
-    to kill score 0, and so do tests of a tool whose code could read itself
-    (:func:`screen_code`: such a tool can fail on every mutant by itself). Reading the tests
-    (counting asserts and calls) once gave 1.0 to tests that never called the tool.
+    The tests (every top-level ``test*`` function) run in a process that holds no object of the
+    tool: they get a proxy that forwards each call to the tool in another process and returns
+    the plain JSON result (:mod:`evalcore.agent_eval._quality_run`), so comparing the tool's
+    code, bytecode or defaults compares the proxy's. Steps:
+
+    1. *live*: the tests run against the tool; they must pass and call it (calls counted by the
+       router between them); every call and its outcome is recorded (the log);
+    2. *mutants*: behaviour mutants made from the log without touching the code (every result
+       + 1, negated, a constant, None, an exception, and the tool run on inputs n → 2n + 1), and up to
+       :data:`MAX_MUTANTS` code mutants (:func:`mutants`), each run on the log's calls. A code
+       mutant that fails loudly where the tool returned (raises, hangs, returns None or another
+       type) is left out: a tool that computes its answer twice and raises on disagreement
+       turns every code mutant into one, and the ``None`` and ``exception`` mutants already
+       measure that failure (see :func:`~evalcore.agent_eval._quality_run.plausible`);
+    3. *replays*: the tests run again, in a sandboxed run of their own per variant, against the
+       log answered with the original's outcomes (they must pass), then with each mutant's.
+       A mutant is **killed** when the tests fail on it *after* being answered a call whose
+       outcome differs from the tool's; a mutant whose outputs equal the tool's on every
+       recorded call survives without a run.
+
+    ``score = killed / (behaviour mutants + code mutants kept)``. Tests that fail on the tool,
+    never call it, call it otherwise when run again (not deterministic), or reach past its
+    behaviour (:func:`screen_tests`) score 0, and so do tests of a tool whose code could read
+    itself (:func:`screen_code`). Before this, tests that compared the tool's code object or a
+    type only, a self-checking tool, or a tool whose one mutation site was its ``return``
+    (one mutant, which ``is not None`` kills) all scored 1.0.
 
     Args:
         tests: Test source code.
-        function_name: The tool's function name (the function the tests must call).
+        function_name: The tool's function name (the name the tests call).
         code: The tool's source.
-        timeout_s: Limit of the run against the tool; each mutant gets max(1 s, 3 × that run's
-            time), past which it counts as killed (it hangs).
+        timeout_s: Limit of the live run; each later run gets max(1 s, 3 × the time the live
+            run took).
 
     Returns:
-        Dict with ``score``, ``passes`` (against the tool), ``tool_calls``, ``n_mutants``,
-        ``n_killed``, ``survivors`` (what each surviving mutant changed) and ``error``.
+        Dict with ``score``, ``passes`` (against the tool), ``tool_calls``, ``n_mutants`` (in
+        the score), ``n_behaviour``, ``n_code``, ``n_killed``, ``survivors`` (what each
+        surviving mutant changed), ``left_out`` (code mutants that failed loudly) and ``error``.
     """
+    import time
+
+    from evalcore.agent_eval._quality_run import (
+        behaviour_mutants,
+        first_difference,
+        perturbed_calls,
+        plausible,
+        run_outcomes,
+        run_session,
+    )
+
     out: dict[str, Any] = {
         "score": 0.0,
         "passes": False,
         "tool_calls": 0,
         "n_mutants": 0,
+        "n_behaviour": 0,
+        "n_code": 0,
         "n_killed": 0,
         "survivors": [],
+        "left_out": [],
         "error": None,
     }
     if not isinstance(tests, str) or not tests.strip():
@@ -477,25 +434,68 @@ def test_quality(
     why = screen_tests(tests) or screen_code(code)
     if why is not None:
         return {**out, "error": why}
-    if not any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in ast.parse(tests).body):
+    names = [n.name for n in ast.parse(tests).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+    if not names:
         return {**out, "error": "no test* function"}
-    muts = mutants(code)
-    rows = _run_variants(function_name, tests, [code] + [m["code"] for m in muts], timeout_s)
-    if isinstance(rows, str):
-        return {**out, "error": rows}
-    first = rows[0]
-    out.update(passes=first["passed"], tool_calls=first["calls"], n_mutants=len(muts))
-    if not first["passed"]:
-        return {**out, "error": f"the tests fail against the tool: {first['error']}"}
-    if first["calls"] == 0:
+    t0 = time.monotonic()
+    try:
+        live = run_session(function_name, tests, names, code=code, limit_s=timeout_s)
+    except Exception as exc:  # the sandbox failed, or the tool time budget is spent
+        return {**out, "error": f"the tests could not be run: {type(exc).__name__}: {exc}"}
+    limit = min(timeout_s, max(1.0, 3 * (time.monotonic() - t0)))
+    log = live["log"] or []
+    out.update(passes=live["passed"], tool_calls=len(log))
+    if not live["passed"]:
+        return {**out, "passes": False, "error": f"the tests fail against the tool: {live['error']}"}
+    if not log:
         return {**out, "error": f"the tests never call {function_name}"}
-    if not muts:
-        return {**out, "error": "the code has no mutant to kill"}
-    killed = [not r["passed"] for r in rows[1:]]
+    calls = [e["call"] for e in log if isinstance(e, dict)]
+    original = [_clean(e.get("out")) for e in log if isinstance(e, dict)]
+    variants: list[tuple[str, list[Any]]] = [("behaviour: " + w, o) for w, o in behaviour_mutants(original)]
+    code_muts = mutants(code)
+    shifted = perturbed_calls(calls)
+    to_run = ([(code, shifted)] if shifted is not None else []) + [(m["code"], calls) for m in code_muts]
+    try:
+        ran = run_outcomes(function_name, to_run, limit_s=limit)
+    except Exception:
+        ran = [None] * len(to_run)
+    if shifted is not None:
+        perturbed = ran.pop(0)
+        variants.append(
+            ("behaviour: the inputs changed (n → 2n + 1)", [_clean(o) for o in perturbed or []] or original)
+        )
+    out["n_behaviour"] = len(variants)
+    for m, outs in zip(code_muts, ran, strict=True):
+        if outs is None:  # not run (budget spent): counts as surviving
+            variants.append((m["what"], original))
+        elif plausible(original, outs):
+            variants.append((m["what"], [_clean(o) for o in outs]))
+        else:
+            out["left_out"].append(m["what"])
+    out["n_code"] = len(variants) - out["n_behaviour"]
+    try:
+        replay = run_session(function_name, tests, names, calls=calls, outcomes=original, limit_s=limit)
+    except Exception as exc:
+        return {**out, "error": f"the tests could not be run: {type(exc).__name__}: {exc}"}
+    if not replay["passed"]:
+        return {**out, "error": f"the tests fail when run again against the tool's recorded outputs: {replay['error']}"}
+    killed: list[bool] = []
+    for _what, outs in variants:
+        diff = first_difference(original, outs)
+        if diff is None:
+            killed.append(False)  # equal outputs on every call the tests made: no test can tell
+            continue
+        try:
+            got = run_session(function_name, tests, names, calls=calls, outcomes=outs, limit_s=limit)
+        except Exception:  # not run (budget spent): counts as surviving
+            killed.append(False)
+            continue
+        killed.append(not got["passed"] and got["served"] > diff)
     out.update(
+        n_mutants=len(variants),
         n_killed=sum(killed),
-        score=sum(killed) / len(muts),
-        survivors=[m["what"] for m, k in zip(muts, killed, strict=True) if not k],
+        score=sum(killed) / len(variants) if variants else 0.0,
+        survivors=[w for (w, _o), k in zip(variants, killed, strict=True) if not k],
     )
     return out
 

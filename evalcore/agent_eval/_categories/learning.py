@@ -93,8 +93,10 @@ def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
       the evaluator re-ran each step's registered tool on the step's arguments and got the
       step's result (:func:`verify_steps`), and every tool the sequence credits (added in the
       session) must pass a run on held-out inputs of the kind its step computes (tools that
-      return None once scored 1.0 next to answers from the key). Without such a request in the
-      cases the test is not run (a note says so).
+      return None once scored 1.0 next to answers from the key), and so must every other tool
+      of the sequence, whenever it was registered (identity relays present at the reset, fed
+      answers computed elsewhere, once passed). Without such a request in the cases the test
+      is not run (a note says so).
 
     Args:
         agent: The agent.
@@ -335,14 +337,15 @@ def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
             added = [
                 t for t in dict.fromkeys(seq) if t in hashes and (t not in at_reset or at_reset[t].hash != hashes[t])
             ]
-            # each credited tool is run on held-out inputs of the kind its step computes
+            # every tool of the sequence, whenever registered (a relay present at the reset
+            # too), is run on held-out inputs of the kind its step computes
             rng = random.Random(secrets.randbits(64))
             for i, t in enumerate(seq):
-                if t in added and t not in held_out and i < len(case.steps) and case.steps[i].tool in VARIABLE_SLOTS:
+                if t in hashes and t not in held_out and i < len(case.steps) and case.steps[i].tool in VARIABLE_SLOTS:
                     kind = case.steps[i].tool
                     check = checker.verify(snaps[first + 1].get(t), kind, sample_inputs(kind, rng), None)
                     held_out[t] = check.to_dict()
-            verified = bool(added) and all(t in held_out and held_out[t]["passed"] for t in added)
+            verified = bool(added) and all(t in held_out and held_out[t]["passed"] for t in dict.fromkeys(seq))
             for j in range(first + 1, len(calls)):
                 flags.append(
                     bool(
