@@ -418,13 +418,7 @@ def format_comparison(cmp: Comparison) -> str:
         + (f"; clustered by {cmp.cluster}" if cmp.cluster else "")
     )
     if cmp.cluster:
-        g = sorted({int(v) for v in cmp.table.get("n_clusters", []) if v == v})
-        shown = "/".join(map(str, g)) or "?"
-        lines.append(
-            f"  {shown} clusters ({cmp.cluster}): clustered paired t-test, CR1 "
-            "cluster-robust SE (factor G/(G-1)), t with G-1 degrees of freedom; "
-            "MDD80 from the same variance"
-        )
+        lines.extend(_cluster_lines(cmp))
     for label, info in al.unmatched.items():
         if info["count"]:
             lines.append(
@@ -446,7 +440,7 @@ def format_comparison(cmp: Comparison) -> str:
                 _fmt(r["p_value"], 4),
                 _fmt(r["p_adjusted"], 4),
                 str(r["test"]),
-                _fmt(r["mdd_80"]),
+                (">=" if _flag(r, "mdd_capped") else "") + _fmt(r["mdd_80"]),
             ]
         )
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
@@ -457,7 +451,70 @@ def format_comparison(cmp: Comparison) -> str:
     lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(head, widths)))
     for row in rows:
         lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    lines.extend(_row_notes(cmp))
     return "\n".join(lines)
+
+
+def _flag(row: Any, name: str) -> bool:
+    v = row.get(name) if hasattr(row, "get") else None
+    return bool(v) if v is not None and v == v else False
+
+
+def _cluster_lines(cmp: Comparison) -> list[str]:
+    """How the clusters were used, one line per kind of test in the table."""
+    g = sorted({int(v) for v in cmp.table.get("n_clusters", []) if v == v})
+    shown = "/".join(map(str, g)) or "?"
+    tests = set(cmp.table["test"]) if "test" in cmp.table else set()
+    lines = []
+    if "wild_cluster" in tests:
+        wild = cmp.table[cmp.table["test"] == "wild_cluster"].iloc[0]
+        weights = str(wild.get("wild_weights", "webb"))
+        draws = wild.get("wild_draws")
+        how = "all weight vectors enumerated" if _flag(wild, "wild_enumerated") else f"{int(draws)} draws"
+        lines.append(
+            f"  {shown} clusters ({cmp.cluster}): few clusters, so a wild cluster bootstrap (WCR, null imposed, "
+            f"{weights} weights, {how}; Roodman et al. 2019), its interval by inverting the test; "
+            "CR1 t-test p in the JSON (clustered_p); MDD80 from the CR1 variance, t with G-1 df"
+        )
+        floor = wild.get("wild_p_floor")
+        if floor is not None and floor == floor and floor > cmp.alpha:
+            lines.append(
+                f"  with {shown} clusters no p-value below {_fmt(float(floor), 4)} is possible: no difference "
+                f"can be significant at {cmp.alpha:g}; the interval spans the scores' whole range"
+            )
+    if "clustered" in tests:
+        lines.append(
+            f"  {shown} clusters ({cmp.cluster}): clustered paired t-test, CR1 "
+            "cluster-robust SE (factor G/(G-1)), t with G-1 degrees of freedom; "
+            "MDD80 from the same variance"
+        )
+    return lines
+
+
+def _row_notes(cmp: Comparison) -> list[str]:
+    """Notes under the table: intervals that collapse to a point, capped MDDs and intervals."""
+    notes = []
+    for _, r in cmp.table.iterrows():
+        pair = f"{r['name_a']} vs {r['name_b']}"
+        lo, hi = r.get("ci_low"), r.get("ci_high")
+        finite = lo is not None and hi is not None and math.isfinite(float(lo)) and math.isfinite(float(hi))
+        if _flag(r, "ci_collapsed") or (finite and float(hi) - float(lo) <= 1e-12):
+            notes.append(
+                f"  note: {pair}: the interval collapsed to the point {_fmt(float(lo))}: every shared item's "
+                "difference is the same (within each cluster, when clustered), so these items give no "
+                "estimate of the uncertainty; it is not a certainty that the difference is exactly that"
+            )
+        if _flag(r, "ci_capped"):
+            notes.append(
+                f"  note: {pair}: the interval reaches the scores' range (+/-{_fmt(r.get('score_range'))}): "
+                "the wild bootstrap rejects no difference up to it on that side"
+            )
+        if _flag(r, "mdd_capped"):
+            notes.append(
+                f"  note: {pair}: MDD80 is capped at the scores' range ({_fmt(r.get('score_range'))}): "
+                "not even the largest difference the scores allow is detected with 80% power by these items"
+            )
+    return notes
 
 
 def write_comparison(cmp: Comparison, output: str | os.PathLike[str]) -> tuple[Path, Path]:

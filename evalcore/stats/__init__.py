@@ -1,4 +1,5 @@
-"""evalcore.stats: intervals, clustered standard errors, paired tests, corrections and power.
+"""evalcore.stats: intervals, clustered standard errors, paired tests (a wild cluster
+bootstrap for few clusters), corrections and power.
 
 Every comparison evalcore reports is paired by item id and carries its interval:
 :func:`compare` / :func:`compare_many` pick the right paired test, :func:`mean_ci` gives a
@@ -30,6 +31,7 @@ _EXPORTS = {
         "paired_sd",
         "sample_size_paired",
     ),
+    "evalcore.stats._wild": ("wild_cluster_bootstrap",),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -27,12 +27,19 @@ from evalcore.stats._paired import (
     wilcoxon,
 )
 from evalcore.stats._power import min_detectable_difference, min_detectable_difference_se
+from evalcore.stats._wild import WEBB_MAX_CLUSTERS, WildWeights, wild_cluster_bootstrap
 
 Scores: TypeAlias = Mapping[Hashable, float] | pd.Series
-TestName = Literal["auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation", "clustered"]
+TestName = Literal[
+    "auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation", "clustered", "wild_cluster"
+]
 Align = Literal["strict", "intersection"]
 
-_TESTS = ("auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation", "clustered")
+_TESTS = ("auto", "mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation", "clustered", "wild_cluster")
+#: ``test="auto"`` with clusters uses the wild cluster bootstrap up to this many clusters, the
+#: CR1 clustered t-test above (MacKinnon, Nielsen & Webb 2023: CR1 + t over-rejects with few
+#: clusters; Webb's weights are advised up to about 12).
+WILD_MAX_CLUSTERS = WEBB_MAX_CLUSTERS
 
 
 @dataclass(frozen=True)
@@ -47,10 +54,11 @@ class ComparisonResult:
         difference: mean_a − mean_b (= mean of the per-item differences).
         ci_low: Lower bound of the interval of the difference.
         ci_high: Upper bound of the interval of the difference.
-        ci_method: How the interval was made ("paired_t", "paired_bootstrap" or "clustered").
+        ci_method: How the interval was made ("paired_t", "paired_bootstrap", "clustered" or
+            "wild_cluster").
         p_value: p-value of ``test``.
         test: Test used ("mcnemar", "paired_t", "wilcoxon", "paired_bootstrap", "permutation",
-            "clustered").
+            "clustered", "wild_cluster").
         n: Number of paired items.
         n_dropped: Items present in only one series (dropped with ``align="intersection"``).
         correlation: Pearson correlation of A's and B's per-item scores (NaN if one is constant).
@@ -64,12 +72,22 @@ class ComparisonResult:
             ``<test>_p`` for each other test run (``paired_t_p``, ``wilcoxon_p``, ``mcnemar_p``,
             ``clustered_p``); ``n_10``, ``n_01``, ``mcnemar_exact`` (binary scores);
             ``clustered_se`` (CR1), ``clustered_df`` (G − 1), ``n_clusters`` (with clusters);
+            ``wild_weights``, ``wild_draws``, ``wild_enumerated``, ``wild_p_floor`` (the
+            smallest p-value the wild bootstrap can give with these clusters) and
+            ``wild_cluster_p`` when it was not the test chosen (up to 12 clusters);
+            ``ci_capped`` (an end of the wild bootstrap's interval is the scores' range: no
+            difference up to it is rejected); ``ci_collapsed`` (the interval is a point: the
+            per-item differences carry no variation to estimate uncertainty from);
+            ``score_range`` (max − min of both systems' scores);
             ``mdd_80``: the minimum detectable difference at 80 % power and level ``alpha`` for
             this n: for the clustered test from its own variance and degrees of freedom
             (:func:`~evalcore.stats.min_detectable_difference_se`), otherwise from the observed
             standard deviations and correlation
             (:func:`~evalcore.stats.min_detectable_difference`); None when the difference does
-            not vary; ``mdd_basis`` says which (``"clustered"`` or ``"paired"``).
+            not vary; never above ``score_range``, and ``mdd_capped`` is True when it is the range
+            (no difference the scores allow is detected with 80 % power, always the case when the
+            wild bootstrap's ``wild_p_floor`` exceeds alpha); ``mdd_basis`` says which
+            (``"clustered"`` or ``"paired"``).
     """
 
     name_a: str
@@ -188,13 +206,13 @@ def _correlation(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def _mdd(x: np.ndarray, y: np.ndarray, alpha: float) -> float | None:
+def _mdd(x: np.ndarray, y: np.ndarray, alpha: float, score_range: float) -> float | None:
     sd_a, sd_b = float(x.std(ddof=1)), float(y.std(ddof=1))
     rho = _correlation(x, y)
     if float((x - y).std(ddof=1)) == 0.0:
         return None
     rho = 0.0 if not math.isfinite(rho) else max(-1.0, min(1.0, rho))
-    return min_detectable_difference(x.size, sd_a, sd_b, rho, alpha, 0.8)
+    return min_detectable_difference(x.size, sd_a, sd_b, rho, alpha, 0.8, max_difference=score_range)
 
 
 def compare(
@@ -210,6 +228,7 @@ def compare(
     clusters: Mapping[Hashable, Hashable] | pd.Series | None = None,
     n_resamples: int = 10_000,
     seed: int = 0,
+    wild_weights: WildWeights = "auto",
 ) -> ComparisonResult:
     """Paired comparison of two systems' per-item scores, aligned by item id.
 
@@ -220,9 +239,19 @@ def compare(
     - continuous scores: the paired t-test (Student 1908) with its t interval; the Wilcoxon
       signed-rank test (Wilcoxon 1945) and the paired bootstrap (BCa; Efron 1987) are reported
       in ``extra``;
-    - with ``clusters``: the clustered paired t-test (:func:`clustered_difference`: CR1
-      standard error, t with G − 1 degrees of freedom) and its interval; the unclustered
-      test's p-value is reported in ``extra`` and ``mdd_80`` uses the clustered variance.
+    - with ``clusters`` and at most :data:`WILD_MAX_CLUSTERS` (12) clusters: the wild cluster
+      bootstrap (:func:`evalcore.stats.wild_cluster_bootstrap`: WCR, null imposed, Webb or
+      Rademacher weights, every weight vector enumerated when they fit in ``n_resamples``;
+      Roodman et al. 2019) and its interval by test inversion; the CR1 t-test's p-value is in
+      ``extra["clustered_p"]``;
+    - with more clusters: the clustered paired t-test (:func:`clustered_difference`: CR1
+      standard error, t with G − 1 degrees of freedom) and its interval;
+    - with clusters the unclustered test's p-value is reported in ``extra`` and ``mdd_80`` uses
+      the clustered variance.
+
+    The minimum detectable difference is never above the scores' range (1 for 0/1 scores):
+    when the power formula gives more, ``mdd_80`` is the range and ``mdd_capped`` is True (no
+    difference the scores allow is detected with 80 % power).
 
     ``difference`` = mean_a − mean_b; effect size = Cohen's d_z = mean(d)/sd(d) (Cohen 1988).
     The full references are in :mod:`evalcore.stats._paired`.
@@ -235,12 +264,14 @@ def compare(
         alpha: Significance level.
         confidence: Confidence level of the interval (default 1 − alpha).
         test: "auto" or a test name to force it ("mcnemar", "paired_t", "wilcoxon",
-            "paired_bootstrap", "permutation", "clustered").
+            "paired_bootstrap", "permutation", "clustered", "wild_cluster").
         align: "strict" (default) refuses different id sets; "intersection" keeps the shared
             ids and reports how many were dropped in ``n_dropped``.
         clusters: Item id → cluster label (e.g. MMLU subject); needed by "clustered".
         n_resamples: Bootstrap / permutation resamples.
         seed: Seed for the resampling (results are deterministic).
+        wild_weights: Weights of the wild cluster bootstrap: "auto" (Webb up to 12 clusters,
+            Rademacher above), "webb" or "rademacher".
 
     Returns:
         A :class:`ComparisonResult`.
@@ -260,12 +291,22 @@ def compare(
     if n < 2:
         raise EvalcoreError(f"a paired comparison needs at least 2 shared items, got {n}", field="align")
     labels = _cluster_labels(clusters, ids) if clusters is not None else None
-    if test == "clustered" and labels is None:
-        raise EvalcoreError("test 'clustered' needs cluster labels", field="clusters")
+    if test in ("clustered", "wild_cluster") and labels is None:
+        raise EvalcoreError(f"test {test!r} needs cluster labels", field="clusters")
+    n_clusters = len(set(labels)) if labels is not None else 0
+    if labels is not None and n_clusters < 2:
+        raise EvalcoreError(
+            f"the compared items all lie in one cluster ({labels[0]!r}): a clustered comparison needs "
+            "at least 2 clusters",
+            field="clusters",
+        )
     binary = is_binary(x) and is_binary(y)
     base = "mcnemar" if binary else "paired_t"
     if test == "auto":
-        chosen = "clustered" if labels is not None else base
+        if labels is None:
+            chosen = base
+        else:
+            chosen = "wild_cluster" if n_clusters <= WILD_MAX_CLUSTERS else "clustered"
     else:
         chosen = test
     boot = paired_bootstrap(
@@ -279,11 +320,24 @@ def compare(
         results["wilcoxon"] = wilcoxon(x, y)
     if chosen == "permutation":
         results["permutation"] = permutation_test(x, y, n_resamples=n_resamples, seed=seed)
+    both = np.concatenate([x, y])
+    score_range = float(both.max() - both.min())
     if labels is not None:
         results["clustered"] = clustered_difference(x, y, labels, confidence=confidence)
+        if chosen == "wild_cluster" or n_clusters <= WILD_MAX_CLUSTERS:
+            results["wild_cluster"] = wild_cluster_bootstrap(
+                x,
+                y,
+                labels,
+                confidence=confidence,
+                weights=wild_weights,
+                n_resamples=n_resamples,
+                seed=seed,
+                max_difference=score_range,
+            )
     res = results[chosen]
 
-    if chosen in ("clustered", "paired_bootstrap"):
+    if chosen in ("clustered", "paired_bootstrap", "wild_cluster"):
         interval = results[chosen]
     elif "paired_t" in results and chosen != "mcnemar":
         interval = results["paired_t"]
@@ -293,7 +347,7 @@ def compare(
     if "mcnemar" in results:
         mc = results["mcnemar"].details or {}
         extra.update(n_10=mc["n_10"], n_01=mc["n_01"], mcnemar_exact=mc["exact"])
-    for name in ("mcnemar", "paired_t", "wilcoxon", "clustered"):
+    for name in ("mcnemar", "paired_t", "wilcoxon", "clustered", "wild_cluster"):
         if name in results and name != chosen:
             extra[f"{name}_p"] = results[name].p_value
     if labels is not None:
@@ -301,14 +355,37 @@ def compare(
         extra["clustered_se"] = cd["se"]
         extra["clustered_df"] = cd["df"]
         extra["n_clusters"] = cd["n_clusters"]
-    if chosen == "clustered":
-        # the MDD of the test actually run: its CR1 variance and its t with G − 1 df
+    if "wild_cluster" in results:
+        wd = results["wild_cluster"].details or {}
+        extra.update(
+            wild_weights=wd["weights"],
+            wild_draws=wd["draws"],
+            wild_enumerated=wd["enumerated"],
+            wild_p_floor=wd["p_floor"],
+        )
+    extra["score_range"] = score_range
+    mdd: float | None
+    if chosen in ("clustered", "wild_cluster"):
+        # the MDD of the test actually run: its CR1 variance and its t with G − 1 df (for the
+        # wild bootstrap an approximation; it is the range when the bootstrap cannot reject)
         se = (results["clustered"].details or {})["se"]
-        extra["mdd_80"] = min_detectable_difference_se(se, alpha, 0.8, df=extra["clustered_df"]) if se > 0 else None
+        mdd = (
+            min_detectable_difference_se(se, alpha, 0.8, df=extra["clustered_df"], max_difference=score_range)
+            if se > 0
+            else None
+        )
+        if chosen == "wild_cluster" and extra["wild_p_floor"] > alpha and score_range > 0:
+            mdd = score_range
         extra["mdd_basis"] = "clustered"
     else:
-        extra["mdd_80"] = _mdd(x, y, alpha)
+        mdd = _mdd(x, y, alpha, score_range)
         extra["mdd_basis"] = "paired"
+    extra["mdd_80"] = mdd
+    extra["mdd_capped"] = bool(mdd is not None and score_range > 0 and mdd >= score_range)
+    if interval.test == "wild_cluster":
+        wd = interval.details or {}
+        extra["ci_capped"] = bool(wd["ci_capped_low"] or wd["ci_capped_high"])
+    extra["ci_collapsed"] = bool(float(interval.ci_high) - float(interval.ci_low) <= 1e-9 * max(1.0, score_range))
     extra["bootstrap_p"] = boot.p_value
     extra["bootstrap_ci_low"] = boot.ci_low
     extra["bootstrap_ci_high"] = boot.ci_high

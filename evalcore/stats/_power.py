@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from scipy import optimize
+from scipy import integrate, optimize
 from scipy import stats as sps
 
 from evalcore._validate import check_positive_int, check_probability
@@ -179,6 +179,7 @@ def min_detectable_difference(
     power: float = 0.8,
     *,
     alternative: PowerAlternative = "two-sided",
+    max_difference: float | None = None,
 ) -> float:
     """Smallest paired mean difference |δ| detectable with n items at the given power.
 
@@ -193,6 +194,10 @@ def min_detectable_difference(
         alpha: Significance level.
         power: Target power.
         alternative: "two-sided", "larger" or "smaller" (the magnitude is returned).
+        max_difference: The largest difference the scores allow (their range: 1 for 0/1
+            scores); the MDD returned is never above it (the normal approximation can exceed it
+            at small n, e.g. 1.6 for two 0/1 items). A returned value equal to it means that no
+            possible difference is detected with the given power.
 
     Returns:
         The minimum detectable difference (≥ 0), in the scores' units.
@@ -212,8 +217,8 @@ def min_detectable_difference(
         return _power(delta / sd, float(n), alpha, alt) - power
 
     if d0 <= 0 or gap(d0) < 0:
-        return float(max(d0, 0.0))
-    return float(optimize.brentq(gap, 0.0, d0, xtol=1e-14))
+        return _capped(float(max(d0, 0.0)), max_difference)
+    return _capped(float(optimize.brentq(gap, 0.0, d0, xtol=1e-14)), max_difference)
 
 
 def min_detectable_difference_se(
@@ -222,6 +227,7 @@ def min_detectable_difference_se(
     power: float = 0.8,
     *,
     df: int | None = None,
+    max_difference: float | None = None,
 ) -> float:
     """Smallest mean difference |δ| a two-sided test with standard error ``se`` detects at the
     given power: the MDD of a test whose variance is already known, e.g. the clustered paired
@@ -239,6 +245,9 @@ def min_detectable_difference_se(
         alpha: Significance level.
         power: Target power.
         df: Degrees of freedom of the t reference distribution, or None for the normal.
+        max_difference: The largest difference the scores allow (their range: 1 for 0/1
+            scores); the MDD returned is never above it. A returned value equal to it means
+            that no possible difference is detected with the given power.
 
     Returns:
         The minimum detectable difference (≥ 0), in the scores' units.
@@ -262,11 +271,38 @@ def min_detectable_difference_se(
         crit = float(sps.t.ppf(1.0 - alpha / 2.0, df))
 
         def pw(nc: float) -> float:
-            return float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+            return _t_power(crit, df, nc)
 
         guess = crit + float(sps.t.ppf(power, df))
     hi = max(guess, 1.0)
     while pw(hi) < power:
         hi *= 2.0
     nc = optimize.brentq(lambda v: pw(v) - power, 0.0, hi, xtol=1e-12)
-    return float(nc * se)
+    return _capped(float(nc * se), max_difference)
+
+
+def _t_power(crit: float, df: int, nc: float) -> float:
+    """P(|T′| > crit) for T′ noncentral t (df, nc).
+
+    scipy's ``nct`` returns NaN for large noncentralities at 1 or 2 degrees of freedom (the
+    cause of the crash of the clustered MDD with 2 or 3 clusters); there the power is computed
+    from T′ = (Z + nc)/√(V/df), V ~ χ²_df: P = E_V[Φ(nc − crit·s) + Φ(−nc − crit·s)],
+    s = √(V/df), by numerical integration over the χ distribution of √V.
+    """
+    value = float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+    if math.isfinite(value) and 0.0 <= value <= 1.0:
+        return value
+
+    def integrand(r: float) -> float:
+        s = r / math.sqrt(df)
+        return float((sps.norm.cdf(nc - crit * s) + sps.norm.cdf(-nc - crit * s)) * sps.chi.pdf(r, df))
+
+    total, _ = integrate.quad(integrand, 0.0, math.inf, limit=200)
+    return float(min(1.0, max(0.0, total)))
+
+
+def _capped(mdd: float, max_difference: float | None) -> float:
+    if max_difference is None:
+        return mdd
+    cap = _nonneg(max_difference, "max_difference")
+    return min(mdd, cap)

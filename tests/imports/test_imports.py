@@ -557,7 +557,7 @@ def test_a_task_named_like_an_evalcore_dataset_is_not_scored_by_its_rules(lm_cop
 
 
 def test_compare_clustered_by_subject_uses_the_clustered_paired_test(tmp_path, capsys) -> None:
-    from evalcore.stats import clustered_difference
+    from evalcore.stats import clustered_difference, wild_cluster_bootstrap
 
     sources = [_results(), INS / "ec_mmlu.eval", EC / "evalcore-mmlu"]
     metric = ["exact_match,letter", "choice", "flexible"]
@@ -577,8 +577,11 @@ def test_compare_clustered_by_subject_uses_the_clustered_paired_test(tmp_path, c
     for _, row in cmp.table.iterrows():
         a, b = series[row["name_a"]], series[row["name_b"]]
         keys = sorted(set(a.index) & set(b.index))
-        expected = clustered_difference(a[keys].to_numpy(), b[keys].to_numpy(), [subject[k] for k in keys])
-        assert row["test"] == "clustered" and row["n_clusters"] == len(set(subject.values()))
+        x, y, g = a[keys].to_numpy(), b[keys].to_numpy(), [subject[k] for k in keys]
+        # few subjects (at most 12): the wild cluster bootstrap; the CR1 t-test's p alongside
+        expected = wild_cluster_bootstrap(x, y, g, n_resamples=200)
+        assert row["test"] == "wild_cluster" and row["n_clusters"] == len(set(subject.values()))
+        assert row["clustered_p"] == pytest.approx(clustered_difference(x, y, g).p_value, nan_ok=True)
         assert row["p_value"] == pytest.approx(expected.p_value, nan_ok=True)
         assert row["ci_low"] == pytest.approx(expected.ci_low, nan_ok=True)
     status, out, err = _cli(

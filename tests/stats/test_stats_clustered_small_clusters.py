@@ -73,7 +73,7 @@ def test_clustered_difference_matches_statsmodels_on_random_clusters(seed):
 
 def test_mdd_of_the_clustered_comparison_uses_its_variance_and_degrees_of_freedom():
     ids = [f"q{i:02d}" for i in range(24)]
-    res = compare(dict(zip(ids, A)), dict(zip(ids, B)), clusters=dict(zip(ids, SUBJECTS)))
+    res = compare(dict(zip(ids, A)), dict(zip(ids, B)), clusters=dict(zip(ids, SUBJECTS)), test="clustered")
     assert res.test == "clustered" and res.extra["n_clusters"] == 11
     se, df = res.extra["clustered_se"], res.extra["clustered_df"]
     assert df == 10 and res.extra["mdd_basis"] == "clustered"
@@ -130,8 +130,12 @@ def test_compare_report_says_how_many_clusters(tmp_path):
     assert g >= 2 and set(cmp.table["n_clusters"]) == {g}
     assert cmp.to_dict()["n_clusters"] == g
     text = format_comparison(cmp)
-    assert f"{g} clusters (subject): clustered paired t-test, CR1" in text
-    assert "t with G-1 degrees of freedom" in text and "MDD80 from the same variance" in text
+    # few clusters (at most 12): the wild cluster bootstrap, and the report says so
+    assert f"{g} clusters (subject): few clusters, so a wild cluster bootstrap (WCR, null imposed" in text
+    assert "MDD80 from the CR1 variance, t with G-1 df" in text and set(cmp.table["test"]) == {"wild_cluster"}
     for row in cmp.table.itertuples():
         if row.mdd_80 == row.mdd_80 and row.mdd_80 is not None:
-            assert row.mdd_80 == pytest.approx(min_detectable_difference_se(row.clustered_se, 0.05, 0.8, df=g - 1))
+            expected = min_detectable_difference_se(
+                row.clustered_se, 0.05, 0.8, df=g - 1, max_difference=row.score_range
+            )
+            assert row.mdd_80 == pytest.approx(expected)

@@ -203,8 +203,11 @@ def test_clusters_switch_to_the_clustered_test():
     subjects = {i: f"subject-{k % 9}" for k, i in enumerate(ids)}
     a = {i: int(rng.random() < 0.7) for i in ids}
     b = {i: int(rng.random() < 0.6) for i in ids}
-    res = compare(a, b, clusters=subjects)
-    assert res.test == "clustered" and res.ci_method == "clustered"
+    auto = compare(a, b, clusters=subjects)  # 9 clusters: few, the wild cluster bootstrap
+    assert auto.test == "wild_cluster" and auto.ci_method == "wild_cluster" and "clustered_p" in auto.extra
+    res = compare(a, b, clusters=subjects, test="clustered")
+    assert res.test == "clustered" and res.ci_method == "clustered" and "wild_cluster_p" in res.extra
+    assert res.p_value == auto.extra["clustered_p"] and auto.p_value == res.extra["wild_cluster_p"]
     assert "mcnemar_p" in res.extra and res.extra["n_clusters"] == 9
     x = np.array([a[i] for i in sorted(ids)], dtype=float)
     y = np.array([b[i] for i in sorted(ids)], dtype=float)
