@@ -35,9 +35,11 @@ class Extraction:
             (GSM8K ``#### 72``), ``"boxed"``, ``"answer_is"``, ``"correction"`` (a declared
             answer withdrawn after it: "Wait, that's wrong: it's 25", "Oops, I meant C"). MMLU strict also reads
             ``"lone_letter"``, ``"letter_start"`` and ``"paren_letter"``. Flexible only — GSM8K:
-            ``"answer_prefix"``, ``"bracket"``, ``"last_number"``; MMLU: ``"option_text"``,
+            ``"answer_prefix"``, ``"bracket"``, ``"conclusion"`` (the number a concluding sentence
+            commits to, not its last: "$64 for the 16 glasses"), ``"last_number"``; MMLU: ``"option_text"``,
             ``"conclusion"``, ``"first_letter"``. Parse failures: ``"none"`` (nothing readable,
-            also a declared answer without a number or letter) and ``"hedged"`` (two different
+            also a declared answer without a number or letter, a GSM8K reply that declines to
+            answer) and ``"hedged"`` (two different
             answers declared: "B or C", ``"answer": "B, C"``, ``#### 10`` then ``#### 12``).
     """
 

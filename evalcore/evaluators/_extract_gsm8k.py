@@ -30,6 +30,15 @@ from evalcore.evaluators._extract_common import (
     _resolve,
     retraction_re,
 )
+from evalcore.evaluators._extract_gsm8k_reading import (
+    clock_value,
+    concluding_number,
+    declines,
+    equal_forms,
+    first_value_is_clock,
+    is_percent,
+    reply_declines,
+)
 
 _HASH_RE = re.compile(r"####[ \t]*(?:\*\*)?[ \t]*(?P<body>[^\n]*)")
 # "#### 1. Eggs left", "#### 2) Money": a numbered markdown heading, not a "####" answer
@@ -64,22 +73,27 @@ _LIST_MARKER = re.compile(r"\s*\n\s*(?:\*\*)?\d+[.)]\s+(?:\*\*)?[A-Za-z]")
 _OR_NUMBER = re.compile(r"[^\n.;]{0,20}?\bor\b\s*(?:\*\*|\$|\s|about|approximately|maybe|perhaps)*(?=[-−–$€£¥\d.])")
 
 
-def _gsm8k_hedged(text: str, value: Fraction) -> bool:
-    """Whether the number opening ``text`` is followed by "or <another number>"."""
+def _gsm8k_read(text: str, value: Fraction) -> tuple[Fraction, bool]:
+    """``(value, hedged)`` for the number ``value`` opening ``text``: hedged when "or <another
+    number>" follows it; two equal forms of one value are one answer ("50% or 1/2" → 50, "1/2
+    or 50%" → 50: a percentage is read as its number)."""
     cleaned = _clean_latex(text)
     first = NUMBER_RE.search(cleaned)
     if first is None:
-        return False
+        return value, False
     m = _OR_NUMBER.match(cleaned, first.end())
     if m is None:
-        return False
+        return value, False
     other = NUMBER_RE.match(cleaned, m.end())
     other_value = number_from_match(other) if other else None
-    if other_value is None or other_value == value:
-        return False
+    if other is None or other_value is None:
+        return value, False
+    same = equal_forms(value, is_percent(cleaned, first.end()), other_value, is_percent(cleaned, other.end()))
+    if same is not None:
+        return same, False
     # "45 minutes, or 0.75 hours": the same quantity in another unit, not a second answer
     unit1, unit2 = _UNIT.match(cleaned, first.end()), _UNIT.match(cleaned, other.end())
-    return not (unit1 and unit2 and unit1.group(1).lower().rstrip("s") != unit2.group(1).lower().rstrip("s"))
+    return value, not (unit1 and unit2 and unit1.group(1).lower().rstrip("s") != unit2.group(1).lower().rstrip("s"))
 
 
 _UNIT = re.compile(r"\s*([A-Za-z%]+)")
@@ -127,16 +141,20 @@ def _spaced_thousands(text: str) -> str:
 def _gsm8k_value(text: str) -> tuple[str | None, bool]:
     """Read a strongly declared value (a field, ``####``, ``\\boxed``, "Final answer:" line)."""
     text = _spaced_thousands(text)
-    value = None if _CLOCK_TIME.match(_clean_latex(text)) else _calc_or_first(text)
+    if declines(text):
+        return None, False  # "Cannot be determined (3 unknowns)": no answer, whatever it mentions
+    clock = first_value_is_clock(text)
+    value = clock_value(clock) if clock else _calc_or_first(text)
     if value is None:
         return None, False
-    if _gsm8k_hedged(text, value):
+    value, hedged = _gsm8k_read(text, value)
+    if hedged:
         return None, True
     return canonical_number(value), False
 
 
-# a clock time ("2:30 pm", "14:05") is no number: reading its hours would be a confident misread
-_CLOCK_TIME = re.compile(r"[\s*_`\"'$]*\d{1,2}:\d{2}(?![\d,])")
+# a clock time is one value: its hour when on the hour ("2:00 pm" → 2), else no number ("2:30 pm",
+# "14:05"): reading its hours would be a confident misread
 
 
 _SMALL = (
@@ -187,8 +205,9 @@ def _answer_value(tail: str) -> Fraction | None:
     announced sentence is a calculation ("5 + 3 = 8."), the result after its last ``=``;
     ``None`` for a clock time ("2:30 pm")."""
     sentence = _first_sentence(tail)
-    if _CLOCK_TIME.match(sentence):
-        return None
+    clock = first_value_is_clock(sentence)
+    if clock:
+        return clock_value(clock)
     if (
         "=" in sentence
         and _first_number_at_start(sentence) is not None
@@ -252,8 +271,10 @@ def _gsm8k_declarations(text: str) -> list[_Declared]:
         if _NUMBERED_HEADING.match(m.group("body")):
             continue  # "#### 1. Eggs left": a numbered heading
         body = _spaced_thousands(m.group("body"))
-        if _CLOCK_TIME.match(_clean_latex(body)):
-            declared.append(_Declared(m.start(), m.end(), "hash", None))  # "#### 2:30": no number
+        clock = first_value_is_clock(body)
+        if clock:  # "#### 2:00 pm" is 2; "#### 2:30" no number
+            hour = clock_value(clock)
+            declared.append(_Declared(m.start(), m.end(), "hash", canonical_number(hour) if hour is not None else None))
             continue
         first = _first_number_at_start(body)
         if first is None:
@@ -264,7 +285,7 @@ def _gsm8k_declarations(text: str) -> list[_Declared]:
                 declared.append(_Declared(m.start(), m.end(), "hash", None))
                 continue
         if first is not None:
-            hedged = _gsm8k_hedged(body, first)
+            first, hedged = _gsm8k_read(body, first)
             value = None if hedged else canonical_number(first)
         else:
             inner = _gsm8k_answer_words(body)
@@ -310,7 +331,8 @@ def _gsm8k_corrections(text: str, after: int, current: str | None) -> list[_Decl
         value = _answer_value(tail)
         if value is None:
             continue
-        if _gsm8k_hedged(tail, value):
+        value, hedged = _gsm8k_read(tail, value)
+        if hedged:
             out.append(_Declared(m.start(), m.end(), "correction", None, True))
             current = None
             continue
@@ -343,7 +365,10 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
                 tail = _spaced_thousands(text[after.end() : after.end() + _MAX_VALUE])
                 line = tail.split("\n", 1)[0]
                 value = _answer_value(line)
-                if value is not None and _gsm8k_hedged(line, value):
+                hedged = False
+                if value is not None:
+                    value, hedged = _gsm8k_read(line, value)
+                if hedged:
                     out.append(_Declared(m.start(), after.end(), "answer_is", None, True))  # "18 or 19"
                 elif value is not None and not _opens_working(tail) and _BARE_VALUE.match(_clean_latex(line)):
                     out.append(_Declared(m.start(), after.end(), "answer_is", canonical_number(value)))
@@ -357,8 +382,11 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
             continue  # "**Answer:**\n\n3 friends each paid $12 ...": the label of the working
         value = _answer_value(tail)
         label = m.group("final") and _FINAL_LABEL.match(text, line_start, m.start()) and ":" in after.group(0)
-        if value is None and (_unevaluated(_clean_latex(tail)) or _CLOCK_TIME.match(_clean_latex(tail))):
+        if value is None and (_unevaluated(_clean_latex(tail)) or first_value_is_clock(tail)):
             out.append(_Declared(m.start(), after.end(), "answer_is", None))  # "(16 - 3 - 4) * 2", "2:30 pm"
+            continue
+        if declines(_first_sentence(tail)):
+            out.append(_Declared(m.start(), after.end(), "answer_is", None))  # "cannot be determined (3 ...)"
             continue
         if value is None:
             if label:  # "**Final Answer:** Cannot be determined"
@@ -366,7 +394,7 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
                 got, hedged = _gsm8k_value(line)
                 out.append(_Declared(m.start(), after.end(), "answer_is", got, hedged, line))
             continue
-        hedged = _gsm8k_hedged(tail, value)
+        value, hedged = _gsm8k_read(tail, value)
         out.append(_Declared(m.start(), after.end(), "answer_is", None if hedged else canonical_number(value), hedged))
     return out
 
@@ -395,6 +423,8 @@ def _gsm8k_flexible(text: str) -> Extraction:
     declared = _gsm8k_declared(text)
     if declared is not None:
         return declared  # a declared answer: nothing else in the reply is read
+    if reply_declines(text):
+        return _NONE  # "... so it cannot be determined": no answer, whatever numbers it mentions
     for m in reversed(list(_A_PREFIX_RE.finditer(text))):
         tail = text[m.end() : m.end() + _MAX_VALUE]
         if _B_LINE_RE.match(tail) or _opens_working(tail):
@@ -408,9 +438,10 @@ def _gsm8k_flexible(text: str) -> Extraction:
         value = number_from_match(brackets[-1])
         if value is not None:
             return Extraction(canonical_number(value), "bracket")
-    value = _last_number(text)
-    if value is not None:
-        return Extraction(canonical_number(value), "last_number")
+    concluded = concluding_number(text)
+    if concluded is not None and concluded[0] is not None:
+        value, differs = concluded
+        return Extraction(canonical_number(value), "conclusion" if differs else "last_number")
     return _NONE
 
 
