@@ -200,8 +200,9 @@ def concluding_number(text: str) -> tuple[Fraction | None, bool] | None:
     1. the only value in bold ("So Kylar pays **$64** for the 16 glasses.");
     2. when the sentence calculates ("Total = 10 + 15 = 25 points"), the result after its last
        "=", unless a justification holds the calculation ("4 boxes, since 4 × 6 = 24": 4);
-    3. the result of the reply's last calculation before it, when the sentence restates it
-       ("8 × $8 = $64. Kylar needs to pay $64 for the 16 glasses.": 64);
+    3. the result of the reply's last calculation before it, when the sentence states it before
+       any phrase that restates the question ("8 × $8 = $64. Kylar needs to pay $64 for the 16
+       glasses.": 64; not "$350 over the 3 weeks: $50 + $100 + $200");
     4. the last value before a phrase that restates the question's numbers ("$64 for the 16
        glasses", "3 hours to download the 200 GB file", "$35 out of her $100");
     5. else the last value.
@@ -248,16 +249,15 @@ def concluding_number(text: str) -> tuple[Fraction | None, bool] | None:
             return pick(after[0][2] if after else tokens[-1][2])
         if _RESTATEMENT.search(cleaned[after[0][1] : after[1][0]]):
             return pick(_stated_after(cleaned, tokens, after[0], s_end))  # "9 × $2 = $18 for the 9 eggs"
+    restated = _RESTATEMENT.search(cleaned, tokens[0][1], s_end)
+    main = [t for t in tokens if restated is None or t[1] <= restated.start()]
     results = list(_CALC_RESULT.finditer(cleaned, 0, s_start))
     if results:
         result = number_from_match(results[-1])
-        if result is not None and any(v == result for _a, _b, v in tokens):
+        if result is not None and any(v == result for _a, _b, v in main):
             return pick(result)
-    restated = _RESTATEMENT.search(cleaned, tokens[0][1], s_end)
-    if restated is not None:
-        before = [t for t in tokens if t[1] <= restated.start()]
-        if len(before) < len(tokens):
-            return pick(_stated_after(cleaned, tokens, before[-1], s_end))
+    if len(main) < len(tokens):
+        return pick(_stated_after(cleaned, tokens, main[-1], s_end))
     return pick(tokens[-1][2])
 
 
