@@ -143,15 +143,20 @@ class AlwaysCheapest(Router):
 
 
 class Oracle(Router):
-    """Per query, the arm with the highest reward (full hindsight; regret 0 by definition)."""
+    """Per query, the cheapest of the arms with the highest reward (full hindsight; regret 0 by
+    definition). At λ = 0 that is the cheapest correct arm, as the oracle of RouterBench (Hu et
+    al. 2024) and RouteLLM (Ong et al. 2024); arms tied in reward and cost are drawn at random."""
 
     name = "oracle"
     full_information = True
 
     def select(self, t, items, x):
-        rewards = self.env.rewards
-        assert rewards is not None  # a full-information router is reset with the outcome matrix
-        return random_argmax(rewards[items], self.rng)
+        rewards, cost = self.env.rewards, self.env.cost
+        assert rewards is not None and cost is not None  # reset with the outcome matrix
+        r = np.asarray(rewards[items], dtype=float)
+        best = r >= r.max(axis=1, keepdims=True) - 1e-12
+        # among the best, the cheapest: −cost where best, −inf elsewhere
+        return random_argmax(np.where(best, -np.asarray(cost[items], dtype=float), -np.inf), self.rng)
 
 
 class _Counting(Router):
