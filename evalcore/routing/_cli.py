@@ -72,6 +72,14 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     p.add_argument("--sweep-orderings", type=positive_int, default=20, help="orderings per λ in the sweep (20)")
     p.add_argument(
+        "--sweep-bootstrap",
+        type=int,
+        default=20,
+        metavar="B",
+        help="item resamples of the sweep for the intervals in aiq.csv (AIQ, margin over the Zero router, "
+        "APGR); each replays the whole sweep; 0 = no intervals (20)",
+    )
+    p.add_argument(
         "--bootstrap",
         type=int,
         default=100,
@@ -97,8 +105,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evalcore.routing._margins import aiq_bootstrap, aiq_table
     from evalcore.routing._matrix import NoSignalWarning
-    from evalcore.routing._metrics import aiq_table
     from evalcore.routing._outcomes import read_outcomes
     from evalcore.routing._published import parse_costs
     from evalcore.routing._replay import cluster_session, parse_algorithms, replay
@@ -111,6 +119,8 @@ def _run(args: argparse.Namespace) -> int:
         raise EvalcoreError(f"must be a finite number >= 0, got {args.lam}", field="--lambda")
     if args.bootstrap != 0 and args.bootstrap < 2:
         raise EvalcoreError(f"must be 0 or >= 2, got {args.bootstrap}", field="--bootstrap")
+    if args.sweep_bootstrap != 0 and args.sweep_bootstrap < 2:
+        raise EvalcoreError(f"must be 0 or >= 2, got {args.sweep_bootstrap}", field="--sweep-bootstrap")
     if args.bootstrap_orderings < 1:
         raise EvalcoreError("must be >= 1", field="--bootstrap-orderings")
     if not 1 <= args.feature_dims <= 64:
@@ -186,7 +196,21 @@ def _run(args: argparse.Namespace) -> int:
                 embedder=args.embedder,
                 cluster=session,
             )
-            aiq = aiq_table(sweep, outcomes.arm_table(0.0))
+            if args.sweep_bootstrap:
+                aiq = aiq_bootstrap(
+                    outcomes,
+                    names,
+                    lambdas,
+                    n_boot=args.sweep_bootstrap,
+                    orderings=args.sweep_orderings,
+                    seed=args.seed,
+                    sweep=sweep,
+                    feature_dims=args.feature_dims,
+                    embedder=args.embedder,
+                    cluster=session,
+                ).table()
+            else:
+                aiq = aiq_table(sweep, outcomes.arm_table(0.0))
     files = write_tables(
         out,
         summary=summary,
@@ -227,6 +251,10 @@ def _run(args: argparse.Namespace) -> int:
                 f"  {rec['algorithm']:<20} {rec['mean_reward']:.3f} "
                 f"[{rec['mean_reward_ci_low']:.3f}, {rec['mean_reward_ci_high']:.3f}]"
             )
+    if aiq is not None:
+        from evalcore.routing._margins import published_lines
+
+        print("\n".join(published_lines(aiq)))
     print("comparisons.csv: paired tests over orderings of the same items (order variability, not generalization)")
     print(f"wrote {', '.join(sorted(files))} to {out}")
     return 0

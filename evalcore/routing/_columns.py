@@ -61,7 +61,22 @@ COLUMN_DEFINITIONS: dict[str, str] = {
     "stable_over_orderings": "order_p_adjusted ≤ 0.05: the difference keeps its sign across arrival "
     "orders of these items (not a claim about other queries)",
     "aiq": "mean quality of the router's non-decreasing cost–quality hull over the arms' cost range (λ sweep)",
-    "apgr": "(aiq − cheapest arm's quality) / (best arm's quality − cheapest arm's quality)",
+    "aiq_paper": "RouterBench paper's AIQ: area under the router's non-decreasing convex cost–quality hull "
+    "(λ sweep; 0 below its cheapest point) over the arms' cost range, divided by that range",
+    "aiq_routerbench": "RouterBench code's AIQ (calc_AIQ): the same hull's area from its cheapest point to the "
+    "dearest point of all routers compared, divided by that dearest cost",
+    "margin_paper": "aiq_paper − the Zero router's aiq_paper (RouterBench: > 0 beats mixing the models at random)",
+    "margin_routerbench": "aiq_routerbench − the Zero router's aiq_routerbench",
+    "apgr_routellm": "RouteLLM's APGR: area under the router's raw quality vs strong-call-share curve over the "
+    "gap between the cheapest (weak) and best (strong) arm; random ≈ 0.5; two-arm matrices only",
+    "cpt_20": "RouteLLM's CPT(20%): smallest strong-call share reaching 20% of the weak–strong quality gap",
+    "cpt_50": "RouteLLM's CPT(50%): smallest strong-call share reaching 50% of the gap",
+    "cpt_80": "RouteLLM's CPT(80%): smallest strong-call share reaching 80% of the gap",
+    "strong_share_min": "smallest strong-call share of the router's curve (APGR averages over the shares it spans)",
+    "strong_share_max": "largest strong-call share of the router's curve",
+    "strong_share": "share of calls on the best-quality (strong) arm",
+    "threshold": "random_swept: quantile level of the score threshold (RouteLLM's sweep)",
+    "n_boot": "item resamples of the bootstrap",
     "best_arm_quality": "mean quality of the best-quality arm",
     "cost_at_best_arm_quality": "least mean cost at which the router's hull reaches best_arm_quality",
     "savings_at_best_arm_quality": "1 − cost_at_best_arm_quality / the best arm's mean cost",

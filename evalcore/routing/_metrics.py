@@ -1,9 +1,11 @@
-"""Routing metrics: intervals over orderings, convergence point, Pareto frontier, AIQ, APGR,
-pairwise comparisons with corrected p-values, cost savings at matched quality."""
+"""Routing metrics: intervals over orderings, convergence point, Pareto frontier, the area
+under a cost–quality hull (:func:`aiq`, with an anchor), pairwise comparisons with corrected
+p-values. The published definitions (RouterBench's AIQ, the Zero router, RouteLLM's APGR and
+CPT) are in :mod:`evalcore.routing._aiq`, :mod:`evalcore.routing._apgr` and
+:mod:`evalcore.routing._margins`."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 
@@ -113,8 +115,10 @@ def aiq(
     cost_range: tuple[float, float],
     anchor: tuple[float, float] | None = None,
 ) -> float:
-    """Average Improvement in Quality (RouterBench, Hu et al. 2024): the normalized area under
-    a router's non-decreasing cost–quality hull.
+    """Mean quality of a non-decreasing cost–quality hull over a cost range, with an optional
+    anchor point (an evalcore variant of RouterBench's AIQ; the published definitions are
+    :func:`evalcore.routing.aiq_paper` and :func:`evalcore.routing.aiq_routerbench`, which
+    hold the hull at 0 below its cheapest point instead of flat or anchored).
 
     ``AIQ = 1/(c_max − c_min) ∫_{c_min}^{c_max} Q̃(c) dc`` where ``Q̃`` is the upper concave,
     non-decreasing hull of the router's (cost, quality) points (e.g. from a λ sweep; mixing two
@@ -145,83 +149,6 @@ def aiq(
     grid = np.unique(np.r_[lo, hi, hc[(hc > lo) & (hc < hi)]])
     vals = np.interp(grid, hc, hq)  # flat beyond the first/last vertex
     return float(np.trapezoid(vals, grid) / (hi - lo))
-
-
-def apgr(aiq_value: float, *, weak_quality: float, strong_quality: float) -> float:
-    """Average Performance Gap Recovered (RouteLLM, Ong et al. 2024), generalized to K arms.
-
-    ``PGR(c) = (Q̃(c) − q_weak) / (q_strong − q_weak)`` averaged over the cost range, i.e.
-    ``APGR = (AIQ − q_weak) / (q_strong − q_weak)`` with ``q_weak`` the cheapest arm's and
-    ``q_strong`` the best-quality arm's mean quality. 1 = the router recovers the whole gap at
-    every budget; NaN when the arms' qualities are equal.
-    """
-    gap = strong_quality - weak_quality
-    if abs(gap) < 1e-12:
-        return float("nan")
-    return float((aiq_value - weak_quality) / gap)
-
-
-def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame) -> pd.DataFrame:
-    """AIQ, APGR and cost savings at always-best quality of each algorithm in a λ sweep.
-
-    Args:
-        sweep: :func:`lambda_sweep` output (``algorithm, lambda, mean_quality, mean_cost``).
-        arm_means: ``OutcomeMatrix.arm_table()`` (``arm, mean_quality, mean_cost``).
-
-    Returns:
-        One row per algorithm: ``aiq``, ``apgr``, ``best_arm_quality``,
-        ``cost_at_best_arm_quality`` (the least mean cost at which the algorithm's hull reaches
-        the best-quality arm's quality, NaN if never) and ``savings_at_best_arm_quality``
-        (``1 − that cost / the best arm's cost``), and ``note``, which says why a value is
-        missing (NaN) in that row.
-    """
-    costs = arm_means["mean_cost"].to_numpy(float)
-    quals = arm_means["mean_quality"].to_numpy(float)
-    cheap = int(np.lexsort((-quals, costs))[0])
-    strong = int(np.lexsort((costs, -quals))[0])
-    rng = (float(costs.min()), float(costs.max()))
-    rows = []
-    for name, g in sweep.groupby("algorithm", sort=False):
-        a = aiq(
-            g["mean_cost"].to_numpy(dtype=float),
-            g["mean_quality"].to_numpy(dtype=float),
-            cost_range=rng,
-            anchor=(costs[cheap], quals[cheap]),
-        )
-        hc, hq = _upper_hull(
-            np.r_[g["mean_cost"].to_numpy(float), costs[cheap]], np.r_[g["mean_quality"].to_numpy(float), quals[cheap]]
-        )
-        target = quals[strong]
-        reach = np.flatnonzero(hq >= target - 1e-12)
-        if reach.size == 0:
-            c_at = float("nan")
-        else:
-            j = int(reach[0])
-            if j == 0 or hq[j] == hq[j - 1]:
-                c_at = float(hc[j])
-            else:
-                c_at = float(hc[j - 1] + (target - hq[j - 1]) * (hc[j] - hc[j - 1]) / (hq[j] - hq[j - 1]))
-        sav = 1.0 - c_at / costs[strong] if costs[strong] > 0 else float("nan")
-        ap = apgr(a, weak_quality=quals[cheap], strong_quality=quals[strong])
-        notes = []
-        if math.isnan(ap):
-            notes.append("no APGR: the cheapest and the best arm have the same quality")
-        if math.isnan(c_at):
-            notes.append("never reaches the best arm's quality at the λ values swept")
-        elif costs[strong] <= 0:
-            notes.append("no savings: the best arm costs nothing")
-        rows.append(
-            {
-                "algorithm": name,
-                "aiq": a,
-                "apgr": ap,
-                "best_arm_quality": float(target),
-                "cost_at_best_arm_quality": c_at,
-                "savings_at_best_arm_quality": sav,
-                "note": "; ".join(notes),
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 def pairwise_comparisons(

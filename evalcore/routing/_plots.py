@@ -29,8 +29,11 @@ ROUTER_COLORS: dict[str, str] = {
     "contextual_thompson": "#e377c2",
     "dueling_bandit": "#bcbd22",
     "hybrid": "#17becf",
+    "random_swept": "#c7c7c7",
+    "zero_router": "#4d4d4d",
 }
-"""The fixed colour of each router in every routing figure."""
+"""The fixed colour of each router in every routing figure (``random_swept``: RouteLLM's random
+router swept over thresholds; ``zero_router``: RouterBench's Zero router, the arms' hull)."""
 
 _EXTRA = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363")
 _ARM_PALETTE = ("#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3", "#a6d854", "#ffd92f", "#e5c494", "#b3b3b3")
@@ -210,7 +213,9 @@ def sweep_figure(sweep: pd.DataFrame, arm_table: pd.DataFrame | None = None) -> 
 
     seaborn's ``lineplot`` of the sweep's points (``estimator=None``: every λ's point as
     replayed), one line per algorithm joining its points in order of λ, algorithms in the
-    sweep's order; the fixed arms as open markers.
+    sweep's order (``random_swept``, RouteLLM's random router, by threshold); the fixed arms
+    as open markers and RouterBench's Zero router (their non-decreasing hull, flat to the
+    dearest arm) as a dashed line.
     """
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -240,10 +245,23 @@ def sweep_figure(sweep: pd.DataFrame, arm_table: pd.DataFrame | None = None) -> 
         for line, name in zip(ax.get_lines(), names, strict=True):
             line.set_label(name)
     if arm_table is not None:
+        from evalcore.routing._aiq import zero_router_points
+
+        zc, zq = zero_router_points(arm_table["mean_cost"].to_numpy(float), arm_table["mean_quality"].to_numpy(float))
+        right = max(float(zc[-1]), float(arm_table["mean_cost"].max()))
+        ax.plot(
+            np.r_[zc, right],
+            np.r_[zq, zq[-1]],
+            ls="--",
+            lw=1.2,
+            color=router_color("zero_router"),
+            label="zero_router",
+            zorder=1,
+        )
         _scatter_arms(ax, arm_table, "arm")
     ax.set_xlabel("mean cost per query")
     ax.set_ylabel("mean quality")
-    ax.set_title("λ sweep: cost–quality curve per router")
+    ax.set_title("λ sweep: cost–quality curve per router (dashed: the Zero router, the arms' hull)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()

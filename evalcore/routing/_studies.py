@@ -33,16 +33,33 @@ def lambda_sweep(
     progress: bool | None = None,
     cluster: Any = None,
     cluster_wait_s: float = 60.0,
+    price_range: tuple[float, float] | None = None,
+    random_thresholds: int | None = 10,
 ) -> pd.DataFrame:
     """The cost–quality curve of each algorithm as λ varies (``progress``: a line per λ with
     the total and the time left; None = a bar on a terminal, lines elsewhere; ``cluster``: each
     replay's units on a Dask cluster, opened once, as in :func:`replay`).
 
+    The ``random`` router ignores λ (one operating point); when it is swept, the cost-swept
+    random router of RouteLLM is added as ``random_swept`` (:func:`random_router_sweep`: a
+    uniform random score per query, thresholds at its quantiles, between the cheapest and the
+    best arm), whose rows have ``lambda`` NaN and ``threshold`` the quantile level.
+
+    Args:
+        price_range: ``(c_min, c_max)`` of the reward's cost normalization (see :func:`replay`).
+        random_thresholds: Bins of the ``random_swept`` threshold sweep (None or 0: no such rows).
+
     Returns:
-        One row per algorithm × λ: ``algorithm, lambda, mean_quality, mean_cost`` (per query),
-        ``mean_reward`` and their interval columns over orderings.
+        One row per algorithm × λ: ``algorithm, lambda, threshold, mean_quality, mean_cost``
+        (per query), ``mean_reward``, ``strong_share`` (share of calls on the best-quality arm,
+        the strong model of RouteLLM's curve; a duel counts ½ per arm) and the interval columns
+        of quality and cost over orderings.
     """
+    from evalcore.routing._apgr import random_router_sweep, routellm_pair
+
     names = parse_algorithms(algorithms)
+    arm_q, arm_c = outcomes.quality.mean(0), outcomes.cost.mean(0)
+    weak, strong = routellm_pair(arm_q, arm_c)
     if features is None and any(make_router(n, **dict((params or {}).get(n, {}))).contextual for n in names):
         features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
     rows = []
@@ -61,22 +78,49 @@ def lambda_sweep(
                 params=params,
                 progress=False,
                 cluster=session,
+                price_range=price_range,
             )
             shown.update()
             for name, tr in res.traces.items():
                 q, c, r = tr.quality.mean(1), tr.cost.mean(1), tr.reward.mean(1)
+                on_strong = (tr.arm == strong).astype(float)
+                if tr.arm2 is not None:
+                    on_strong = 0.5 * on_strong + 0.5 * (tr.arm2 == strong)
                 row = {
                     "algorithm": name,
                     "lambda": float(lam),
+                    "threshold": float("nan"),
                     "mean_quality": float(q.mean()),
                     "mean_cost": float(c.mean()),
                     "mean_reward": float(r.mean()),
+                    "strong_share": float(on_strong.mean()),
                 }
                 for key, v in (("mean_quality", q), ("mean_cost", c)):
                     row[f"{key}_ci_low"], row[f"{key}_ci_high"] = interval(v)
                 rows.append(row)
     shown.close()
-    return pd.DataFrame(rows)
+    if "random" in names and random_thresholds:
+        swept = random_router_sweep(
+            outcomes.quality,
+            outcomes.cost,
+            weak=weak,
+            strong=strong,
+            orderings=orderings,
+            seed=seed,
+            num_results=int(random_thresholds),
+        )
+        for rec in swept.to_dict("records"):
+            rows.append(
+                {
+                    "algorithm": "random_swept",
+                    "lambda": float("nan"),
+                    **{str(k): float(v) for k, v in rec.items()},
+                    "mean_reward": float("nan"),
+                }
+            )
+    cols = ["algorithm", "lambda", "threshold", "mean_quality", "mean_cost", "mean_reward", "strong_share"]
+    frame = pd.DataFrame(rows)
+    return frame[cols + [c for c in frame.columns if c not in cols]]
 
 
 def _resample_items(outcomes: OutcomeMatrix, idx: np.ndarray) -> OutcomeMatrix:

@@ -150,10 +150,15 @@ def test_aiq_table_says_why_a_value_is_missing():
     arms = pd.DataFrame({"arm": ["cheap", "best"], "mean_quality": [0.4, 0.9], "mean_cost": [1.0, 3.0]})
     tab = aiq_table(sweep, arms).set_index("algorithm")
     assert np.isnan(tab.loc["x", "cost_at_best_arm_quality"])
-    assert tab.loc["x", "note"] == "never reaches the best arm's quality at the λ values swept"
-    assert tab.loc["y", "note"] == "" and tab.loc["y", "savings_at_best_arm_quality"] == 0.0
-    flat = aiq_table(sweep, arms.assign(mean_quality=[0.5, 0.5])).set_index("algorithm")
-    assert "no APGR" in flat.loc["y", "note"]
+    assert tab.loc["x", "note"].endswith("never reaches the best arm's quality at the λ values swept")
+    assert "never reaches" not in tab.loc["y", "note"] and tab.loc["y", "savings_at_best_arm_quality"] == 0.0
+    # RouteLLM's APGR needs each point's strong-call share (published definition, issue 36)
+    assert "no strong_share" in tab.loc["y", "note"] and np.isnan(tab.loc["y", "apgr_routellm"])
+    flat = aiq_table(sweep.assign(strong_share=[0.0, 0.5, 1.0]), arms.assign(mean_quality=[0.5, 0.5]))
+    assert (
+        "no APGR/CPT: the cheapest and the best arm have the same quality"
+        in flat.set_index("algorithm").loc["x", "note"]
+    )
 
 
 def test_one_colour_per_router_in_every_figure(small):
@@ -161,7 +166,7 @@ def test_one_colour_per_router_in_every_figure(small):
     import matplotlib.pyplot as plt
 
     names = ["random", "always_best", "ucb1", "thompson_sampling", "oracle"]
-    assert set(ROUTER_COLORS) == set(ALGORITHMS)
+    assert set(ROUTER_COLORS) == set(ALGORITHMS) | {"random_swept", "zero_router"}
     assert len(set(ROUTER_COLORS.values())) == len(ROUTER_COLORS)
     assert router_color("my_router") == router_color("my_router")
     res = replay(small, names, orderings=10, seed=0, progress=False)
