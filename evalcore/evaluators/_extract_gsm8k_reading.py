@@ -80,8 +80,10 @@ _DECLINE = re.compile(
 # after the cue in its sentence: the reply goes on to answer (under an assumption, another way)
 _DECLINE_UNDONE = re.compile(
     r"\b(?:(?:but|however|though|although|yet)\b(?!,?\s+(?:not|no|never|without|it|this|that|the|there|we\s+do"
-    r"\s+not|we\s+don'?t)\b)|unless|assuming|assume|if\s+we|if\s+you|so\s+we|instead|directly"
-    r"|right\s+away|immediately|first|until|without\s+first|by\s+itself|alone|just\s+by)\b",
+    r"\s+not|we\s+don'?t)\b)|unless|assum(?:e|es|ed|ing)|if\s+we|if\s+you|so\s+we|instead|directly"
+    r"|right\s+away|immediately|first|until|without\s+first|by\s+itself|alone|just\s+by|let'?s|let\s+us"
+    r"|(?:we|you|i)\s+can(?!not|'t|’t)|can\s+be\s+(?:found|computed|calculated|derived|worked\s+out|inferred|deduced)"
+    r"|infer|deduce)\b",
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
@@ -138,6 +140,25 @@ _RESULT_CUE = re.compile(
     r"[\s*_]*(?:(?:a|an|the|of|just|only|about|exactly)\s+)?(?=[-−–$€£¥]?\d)",
     re.IGNORECASE,
 )
+# a paragraph that remarks on the solution after its conclusion
+_NOTE_START = re.compile(
+    r"[ \t]*[(*_>]*[ \t]*(?:notes?|assumptions?|p\.?\s?s\.?|disclaimer|caveat|remark)\b", re.IGNORECASE
+)
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+def _before_trailing_notes(text: str) -> int:
+    """Where up to three trailing paragraphs opening with "Note", "Assumption", "P.S." ... start
+    (``len(text)`` when there are none)."""
+    end = len(text.rstrip())
+    for _ in range(3):
+        breaks = list(_PARAGRAPH_BREAK.finditer(text, max(0, end - 2000), end))
+        if not breaks or not _NOTE_START.match(text, breaks[-1].end()):
+            break
+        end = breaks[-1].start()
+    return end if end < len(text.rstrip()) else len(text)
+
+
 _JUSTIFICATION = re.compile(r"\s(?:since|because|as|given)\b|\s\(|,\s*which\b", re.IGNORECASE)
 
 
@@ -207,13 +228,20 @@ def concluding_number(text: str) -> tuple[Fraction | None, bool] | None:
        glasses", "3 hours to download the 200 GB file", "$35 out of her $100");
     5. else the last value.
 
-    A clock time is one value (its hour when on the hour, else no number: value ``None``).
+    Up to three trailing paragraphs that open with "Note", "Assumption", "P.S." ... remark on the
+    solution and are not its conclusion. A clock time is one value (its hour when on the hour,
+    else no number: value ``None``).
     """
     cleaned = _clean_latex(text)
     span = _last_sentence_with_number(cleaned)
     if span is None:
         return None
     last_value = _tokens(cleaned, *span)[-1][2]
+    cut = _before_trailing_notes(cleaned)
+    if cut < len(cleaned) and _last_sentence_with_number(cleaned[:cut]) is not None:
+        cleaned = cleaned[:cut]  # "Note: the problem doesn't give the tax on the 3 items"
+        span = _last_sentence_with_number(cleaned)
+        assert span is not None
     for _ in range(2):
         previous = _restating_sentence(cleaned, span)
         if previous is None:

@@ -102,6 +102,17 @@ def test_a_reply_that_declines_earns_no_answer() -> None:
         "30",
         "last_number",
     )
+    assert _flexible(
+        "The problem doesn't mention how many girls there are, which we can find from the total: 30 - 14 = 16."
+    ) == (
+        "16",
+        "last_number",
+    )
+    note = "Note: the problem doesn't specify the tax on the 3 items, so I assumed none."
+    assert _flexible(f"3 × $15 = $45.\n\nSo she pays $45.\n\n{note}") == (
+        "45",
+        "conclusion",
+    )
     assert _flexible("The problem doesn't say it, but assuming all 12 are sold, she earns $36.") == (
         "36",
         "last_number",
