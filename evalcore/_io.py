@@ -463,126 +463,81 @@ def check_output_file(path: str | os.PathLike[str], field: str | None = None) ->
 
 # ------------------------------------------------------------------ bounded values, safe text
 BOUNDS = {"depth": 32, "chars": 2000, "items": 1000, "nodes": 20_000, "key_chars": 200, "total_chars": 500_000}
-"""Default caps of :func:`bounded`: nesting depth, characters of one string (longer ones become
-an excerpt with the SHA-256 of the whole), items of one list or dict, values in all (nodes),
-characters of one dict key and characters of all strings together."""
+"""Default caps of :func:`bounded` (nesting, one string, one list or dict, values and string
+characters in all, one dict key)."""
 
 
 def excerpt(text: str, limit: int = BOUNDS["chars"]) -> str:
-    """``text`` itself when it has at most ``limit`` characters, else its first ``limit``
-    characters followed by ``… [N characters in all, sha256 HEX]`` (the SHA-256 of the whole
-    text as UTF-8, lone surrogates kept: two texts with the same excerpt can still be told
-    apart, and a copy of the full text can be checked against it)."""
+    """``text`` when at most ``limit`` characters long, else its first ``limit`` characters and
+    ``… [N characters in all, sha256 HEX]`` (SHA-256 of the whole text as UTF-8)."""
     if len(text) <= limit:
         return text
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{text[:limit]} … [{len(text)} characters in all, sha256 {digest}]"
 
 
-def bounded(
-    value: Any,
-    *,
-    depth: int = BOUNDS["depth"],
-    chars: int = BOUNDS["chars"],
-    items: int = BOUNDS["items"],
-    nodes: int = BOUNDS["nodes"],
-    key_chars: int = BOUNDS["key_chars"],
-    total_chars: int = BOUNDS["total_chars"],
-) -> Any:
-    """``value`` as native JSON values (:func:`to_json_native`) within hard caps, whatever it holds.
+def bounded(value: Any, **caps: int) -> Any:
+    """``value`` as native JSON values (:func:`to_json_native`) within hard caps (:data:`BOUNDS`,
+    ``caps`` override them), whatever it holds: the one bound on values that reach results.
 
-    The one bound on every value that reaches results (what an agent sent, a tool's output …):
-
-    * a list or dict nested deeper than ``depth`` becomes the string ``<list nested deeper than
-      N levels>`` (the walk never recurses past ``depth``, so a value 100,000 levels deep costs
-      no more than one 32 deep);
-    * a string longer than ``chars`` becomes its :func:`excerpt` (excerpt plus SHA-256), a dict
-      key longer than ``key_chars`` too;
-    * a list or dict keeps its first ``items`` entries, then a marker (``"… N more items"``, or
-      the key ``"…"``);
-    * once ``nodes`` values, or ``total_chars`` characters of strings, have been kept in all,
-      every later value (string) becomes ``"<cut: ...>"``.
-
-    So the result has at most about ``total_chars + nodes · 110`` characters of JSON (integers
-    aside: up to 13,000 bits each). Integers are
-    kept as they are up to 13,000 bits (exact matching of long integers), NaN and infinities
-    become None.
+    A list or dict deeper than ``depth`` becomes ``"<list nested deeper than N levels>"`` (the
+    walk never goes deeper); a string (a key) longer than ``chars`` (``key_chars``) becomes its
+    :func:`excerpt`; a list or dict keeps ``items`` entries and a ``"… N more items"`` marker;
+    past ``nodes`` values or ``total_chars`` string characters in all, a value is ``"<cut: …>"``.
+    So the JSON has at most about ``total_chars + 110 · nodes`` characters (long integers aside).
     """
-    left = [nodes]
-    text_left = [total_chars]
+    cap = {**BOUNDS, **caps}
+    left = [cap["nodes"], cap["total_chars"]]
     cut = "<cut: the value's size cap was reached>"
 
     def text(v: str, limit: int) -> str:
-        room = min(limit, text_left[0])
-        if room <= 0 and v:
-            return cut
-        out = excerpt(v, room)
-        text_left[0] -= len(out)
+        room = min(limit, left[1])
+        out = excerpt(v, room) if room > 0 or not v else cut
+        left[1] -= len(out)
         return out
 
     def walk(v: Any, level: int) -> Any:
         if left[0] <= 0:
             return cut
         left[0] -= 1
-        if v is None or v is True or v is False:
-            return v
-        if isinstance(v, str):
-            return text(str(v), chars)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if v is None or isinstance(v, (bool, int, float)):
             return to_json_native(v)
-        if isinstance(v, Mapping) or isinstance(v, (list, tuple, set, frozenset)):
-            kind = "dict" if isinstance(v, Mapping) else "list"
-            if level >= depth:
-                return f"<{kind} nested deeper than {depth} levels>"
+        if isinstance(v, str):
+            return text(str(v), cap["chars"])
+        if isinstance(v, (Mapping, list, tuple, set, frozenset)):
+            if level >= cap["depth"]:
+                return f"<{'dict' if isinstance(v, Mapping) else 'list'} nested deeper than {cap['depth']} levels>"
+            n, more = len(v), f"{len(v) - cap['items']} more items"
             if isinstance(v, Mapping):
-                out: dict[str, Any] = {}
-                for i, (k, x) in enumerate(v.items()):
-                    if i >= items:
-                        out["…"] = f"{len(v) - items} more items"
-                        break
-                    key = k if isinstance(k, str) else str(to_json_native(k))
-                    out[text(key, key_chars)] = walk(x, level + 1)
-                return out
-            seq = sorted(v, key=repr) if isinstance(v, (set, frozenset)) else v
-            kept = [walk(x, level + 1) for x in seq[:items]]
-            if len(seq) > items:
-                kept.append(f"… {len(seq) - items} more items")
-            return kept
+                pairs = [
+                    (k if isinstance(k, str) else str(to_json_native(k)), x) for k, x in list(v.items())[: cap["items"]]
+                ]
+                out = {text(k, cap["key_chars"]): walk(x, level + 1) for k, x in pairs}
+                return {**out, "…": more} if n > cap["items"] else out
+            seq = sorted(v, key=repr) if isinstance(v, (set, frozenset)) else list(v[: cap["items"]])
+            kept = [walk(x, level + 1) for x in seq[: cap["items"]]]
+            return [*kept, f"… {more}"] if n > cap["items"] else kept
         try:  # numpy, pandas, dataclasses …: converted, then bounded like the rest
             native = to_json_native(v)
         except (RecursionError, MemoryError, ValueError, TypeError) as exc:
             return f"<a {type(v).__name__} that could not be converted: {type(exc).__name__}>"
-        if isinstance(native, (dict, list)):
-            left[0] += 1
-            return walk(native, level)
-        return native if not isinstance(native, str) else text(native, chars)
+        left[0] += 1
+        return walk(native, level) if isinstance(native, (dict, list, str)) else native
 
     return walk(value, 0)
 
 
+_BIDI = (0x2028, 0x2029, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
-_CONTROL.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
-_CONTROL.update(
-    {c: f"\\u{c:04x}" for c in (0x2028, 0x2029, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
-)
+_CONTROL.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", **{c: f"\\u{c:04x}" for c in _BIDI}})
 
 
 def terminal_safe(text: Any, *, keep_newlines: bool = False) -> str:
-    """``text`` with every control character shown as its escape (``\\x1b``, ``\\n``, ``\\x9b``,
-    the bidirectional overrides as ``\\u202e`` …) and lone surrogates as ``\\udcff``, so that
-    text an agent wrote, printed on a terminal or in a report, cannot clear the screen, write
-    the clipboard (OSC 52), move the cursor or start a forged line of its own.
-
-    Args:
-        text: Any value (``str()`` of it is shown).
-        keep_newlines: Keep ``\\n`` as a line break (for text the caller composed line by
-            line; every other control character is still escaped).
-    """
-    s = text if isinstance(text, str) else str(text)
-    table = _CONTROL if not keep_newlines else {k: v for k, v in _CONTROL.items() if k != 0x0A}
-    s = s.translate(table)
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        s = s.encode("utf-8", "backslashreplace").decode("utf-8")
-    return s
+    """``str(text)`` with every control character (bidirectional ones included) and lone
+    surrogate shown as its escape (``\\x1b``, ``\\u202e``, ``\\udcff``), so that what an agent
+    wrote cannot drive a terminal (clear it, write the clipboard, forge a line of its own);
+    ``keep_newlines`` keeps line breaks in text the caller composed line by line."""
+    s = (text if isinstance(text, str) else str(text)).translate(
+        _CONTROL if not keep_newlines else {**_CONTROL, 0x0A: "\n"}
+    )
+    return s.encode("utf-8", "backslashreplace").decode("utf-8")
