@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalcore._io import to_json_native
+from evalcore._io import bounded, excerpt, to_json_native
 from evalcore.agent_eval._case_results import CaseResult, CategoryResult, make_test
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._matching import values_match
@@ -114,10 +114,40 @@ def call_agent(agent: Agent, query: str, timeout_s: float | None = None) -> Call
     if problem is not None:
         return Call(query, None, f"ProtocolError: {problem}", elapsed)
     try:
-        plain = plain_response(resp)  # matching only ever sees plain JSON values
+        plain = bounded_response(plain_response(resp))  # matching only ever sees plain JSON values
     except Exception as exc:
         return Call(query, None, f"ProtocolError: the response is not JSON data: {describe_exception(exc)}", elapsed)
     return Call(query, plain, None, elapsed)
+
+
+def bounded_response(resp: AgentResponse) -> AgentResponse:
+    """A response with every text cut to an excerpt plus its SHA-256 and every value bounded
+    (:func:`evalcore._io.bounded`: 32 levels, 2,000 characters a string, 1,000 items a list),
+    before the evaluator keeps it: twenty replies of 8 MiB each are no longer kept whole (in
+    memory and in the results). No expected answer comes near these caps, so what is bounded
+    could not have matched one anyway."""
+    text = lambda v: None if v is None else excerpt(str(v))  # noqa: E731
+    name = lambda v: None if v is None else excerpt(str(v), 200)  # noqa: E731
+    return AgentResponse(
+        success=resp.success,
+        response=excerpt(resp.response or ""),
+        result=bounded(resp.result),
+        tool_used=name(resp.tool_used),
+        synthesized=resp.synthesized,
+        reused=resp.reused,
+        steps=[
+            StepRecord(
+                tool=excerpt(st.tool, 200),
+                args=bounded(st.args),
+                result=bounded(st.result),
+                error=text(st.error),
+                depends_on=list(st.depends_on[:1000]),
+            )
+            for st in resp.steps[:1000]
+        ],
+        error=text(resp.error),
+        needs_clarification=resp.needs_clarification,
+    )
 
 
 def describe_exception(exc: BaseException, limit: int = 2000) -> str:

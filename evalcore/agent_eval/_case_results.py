@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from evalcore._io import to_json_native
+from evalcore._io import bounded, excerpt
 from evalcore.agent_eval._config import CATEGORY_WEIGHTS, PASS_THRESHOLD
 
 
@@ -53,15 +53,17 @@ class CaseResult:
     error: str | None = None
     duration_s: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, **caps: int) -> dict[str, Any]:
+        """The test as native JSON values, bounded (:func:`evalcore._io.bounded`: what an agent
+        sent may be nested or long without limit; ``caps`` tighten the defaults)."""
         return {
-            "name": self.name,
+            "name": excerpt(str(self.name), 200),
             "score": float(self.score),
             "passed": bool(self.passed),
             "critical": bool(self.critical),
-            "error": self.error,
+            "error": bounded(self.error, **caps),
             "duration_s": float(self.duration_s),
-            "details": to_json_native(self.details),
+            "details": bounded(self.details, **caps),
         }
 
 
@@ -114,19 +116,24 @@ class CategoryResult:
 
     @property
     def critical_failures(self) -> list[dict[str, Any]]:
-        return [{"category": self.name, "test": t.name, "error": t.error} for t in self.tests if t.critical]
+        return [
+            {"category": self.name, "test": excerpt(str(t.name), 200), "error": bounded(t.error)}
+            for t in self.tests
+            if t.critical
+        ]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, **caps: int) -> dict[str, Any]:
+        """The category as native JSON values, every value bounded (see :meth:`CaseResult.to_dict`)."""
         return {
             "score": self.score,
             "passed": self.passed,
             "n_tests": len(self.tests),
             "n_passed": sum(t.passed for t in self.tests),
             "duration_s": float(self.duration_s),
-            "metrics": to_json_native(self.metrics),
-            "notes": list(self.notes),
+            "metrics": bounded(self.metrics, **caps),
+            "notes": bounded(list(self.notes), **caps),
             "critical_failures": self.critical_failures,
-            "tests": [t.to_dict() for t in self.tests],
+            "tests": [t.to_dict(**caps) for t in self.tests],
         }
 
 

@@ -113,7 +113,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         metavar=("A.json", "B.json"),
         help="compare two evaluation files (B against baseline A) and exit",
     )
-    p.set_defaults(func=_agent_eval)
+    p.set_defaults(func=_escaped(_agent_eval))
 
     s = subparsers.add_parser(
         "sweep",
@@ -146,7 +146,40 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     s.add_argument("--unrelated", type=int, default=16, help="unrelated queries for the false-positive rate")
     s.add_argument("--output", type=Path, default=Path("reports/sweep"), help="output folder")
-    s.set_defaults(func=_sweep)
+    s.set_defaults(func=_escaped(_sweep))
+
+
+def _say(*parts: Any, file: Any = None) -> None:
+    """``print`` with every control character but a line break escaped
+    (:func:`evalcore._io.terminal_safe`): what an agent wrote (an error text, a test name, a
+    tool name in a results file) reaches the terminal as text, never as a terminal command
+    (clear screen, clipboard write, a line of its own that forges "PASSED")."""
+    from evalcore._io import terminal_safe
+
+    print(" ".join(terminal_safe(p, keep_newlines=True) for p in parts), file=file)
+
+
+def _escaped(command: Any) -> Any:
+    """The command with the message of an :class:`EvalcoreError` it raises escaped
+    (:func:`evalcore._io.terminal_safe`, line breaks included): the CLI prints that message on
+    one line, and it may quote an agent (a hosted agent's start-up error, an endpoint's reply)."""
+    import functools
+
+    from evalcore._io import terminal_safe
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(command(args))
+        except EvalcoreError as exc:
+            raise EvalcoreError(
+                terminal_safe(exc.reason),
+                path=None if exc.path is None else terminal_safe(exc.path),
+                line=exc.line,
+                field=None if exc.field is None else terminal_safe(exc.field),
+            ) from None
+
+    return run
 
 
 def _parse_counts(spec: str | None) -> dict[str, int] | None:
@@ -194,13 +227,13 @@ def _agent_eval(args: argparse.Namespace) -> int:
         from evalcore.agent_eval import compare_results, format_agent_eval_comparison
 
         cmp = compare_results(args.compare[0], args.compare[1])
-        print(format_agent_eval_comparison(cmp))
+        _say(format_agent_eval_comparison(cmp))
         if not args.no_save:
             from evalcore._io import write_bytes_atomic
 
             out = args.output_dir / f"comparison_{args.compare[0].stem}_vs_{args.compare[1].stem}.json"
             write_bytes_atomic(out, json.dumps(cmp, indent=1).encode())
-            print(f"wrote {out}")
+            _say(f"wrote {out}")
         return 0
     cats = _categories(args.categories)
     seed, seed_source = _case_seed(args)
@@ -259,13 +292,13 @@ def _agent_eval(args: argparse.Namespace) -> int:
     lost = _lost_agent(url, args.request_timeout, result) if url is not None else None
     s = result.summary()
     status = {"PASSED": "PASSED", "FAILED": "FAILED", "partial": "partial (not every category run: no verdict)"}
-    print(
+    _say(
         f"overall {s['overall_score']:.3f}  system {status[s['status']]}  "
         f"tests passed {s['n_tests_passed']}/{s['n_tests']}  critical failures {s['n_critical_failures']}"
         + ("" if s["trusted"] else "  [in-process agent: results not trusted]")
     )
     if args.cases is None:
-        print(
+        _say(
             f"  cases from seed {config.seed}"
             + (
                 " (drawn for this run; put it in a file and pass --seed-file FILE, or set EVALCORE_AGENT_SEED, "
@@ -275,9 +308,9 @@ def _agent_eval(args: argparse.Namespace) -> int:
             )
         )
     if s["categories_below_floor"] and s["status"] != "partial":
-        print(f"  below the category floor {s['category_floor']:g}: {', '.join(s['categories_below_floor'])}")
+        _say(f"  below the category floor {s['category_floor']:g}: {', '.join(s['categories_below_floor'])}")
     for row in agent_eval_records(result):
-        print(
+        _say(
             f"  {row['category']:<12} {row['score']:.3f} {'pass' if row['passed'] else 'FAIL'}  "
             f"(weight {row['weight']:.3f}, {row['tests_passed']}/{row['tests']} tests)"
         )
@@ -285,7 +318,7 @@ def _agent_eval(args: argparse.Namespace) -> int:
     if not args.no_save:
         paths = write_outputs(result, args.output_dir, visualize=args.visualize)
         for path in paths.values():
-            print(f"wrote {path}")
+            _say(f"wrote {path}")
         written = [str(path) for path in paths.values() if str(path).endswith(".json")]
     if lost is not None:
         raise EvalcoreError(
@@ -422,10 +455,10 @@ def _sweep(args: argparse.Namespace) -> int:
         "success",
         "utility",
     ]  # n: the queries behind P/R/F1 and FPR (95% Wilson)
-    print(res.metrics[res.metrics.split == "test"][cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    print(f"best threshold on the development split: {res.best_threshold:g}")
-    print("held-out:", json.dumps({k: v for k, v in res.held_out().items() if k in cols}))
+    _say(res.metrics[res.metrics.split == "test"][cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    _say(f"best threshold on the development split: {res.best_threshold:g}")
+    _say("held-out:", json.dumps({k: v for k, v in res.held_out().items() if k in cols}))
     if len(res.tests):
-        print(res.tests.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    print(f"wrote {out / 'sweep.json'}, {out / 'sweep_metrics.csv'}, {out / 'sweep.png'}", file=sys.stderr)
+        _say(res.tests.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    _say(f"wrote {out / 'sweep.json'}, {out / 'sweep_metrics.csv'}, {out / 'sweep.png'}", file=sys.stderr)
     return 0

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalcore._io import to_json_native
+from evalcore._io import bounded, to_json_native
 from evalcore.agent_eval._calling import describe_exception, tool_budget
 from evalcore.agent_eval._case_results import CategoryResult, make_test, overall_score
 from evalcore.agent_eval._cases.records import AgentCase
@@ -112,15 +112,15 @@ class EvaluationResult:
             "duration_s": self.duration_s,
         }
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"summary", "detailed_results", "config"}`` with native JSON types only."""
-        return to_json_native(
-            {
-                "summary": self.summary(),
-                "detailed_results": {n: c.to_dict() for n, c in self.categories.items()},
-                "config": self.config,
-            }
-        )
+    def to_dict(self, **caps: int) -> dict[str, Any]:
+        """``{"summary", "detailed_results", "config"}`` with native JSON types only, every value
+        bounded (:func:`evalcore._io.bounded`; ``caps`` tighten the tests' bounds: see
+        :func:`evalcore.agent_eval.save_results`)."""
+        return {
+            "summary": bounded(self.summary(), items=10_000, nodes=200_000),
+            "detailed_results": {n: c.to_dict(**caps) for n, c in self.categories.items()},
+            "config": bounded(self.config, items=10_000, nodes=200_000),
+        }
 
 
 class AgentEvaluator:

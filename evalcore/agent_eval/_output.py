@@ -14,7 +14,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from evalcore._io import read_json, to_json_native, write_bytes_atomic
+from evalcore._io import bounded, read_json, terminal_safe, to_json_native, write_bytes_atomic
 from evalcore.agent_eval._config import CATEGORIES, CATEGORY_WEIGHTS, PASS_THRESHOLD
 from evalcore.errors import EvalcoreError
 
@@ -24,16 +24,15 @@ def _as_dict(result: Any) -> dict[str, Any]:
 
 
 def printable(value: Any) -> Any:
-    """``value`` with every string (keys included) made encodable as UTF-8: a lone surrogate
-    (which JSON text may carry as ``"\\udcff"``, and an agent may put in an error message)
-    becomes its escape ``\\udcff`` as text. The results JSON keeps the agent's strings as they
-    were (escaped by ``json``); the report and the figures show this form."""
+    """``value`` with every string (keys included) made safe to show: a lone surrogate (which
+    JSON text may carry as ``"\\udcff"``, and an agent may put in an error message) becomes its
+    escape ``\\udcff`` as text, and every control character but a line break its escape
+    (``\\x1b``: :func:`evalcore._io.terminal_safe`), so that a report or a table shown on a
+    terminal cannot be driven by what an agent wrote. The results JSON keeps the agent's
+    strings as they were (escaped by ``json``); the report, the figures and the CLI show this
+    form."""
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return terminal_safe(value, keep_newlines=True)
     if isinstance(value, dict):
         return {printable(k): printable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -59,9 +58,77 @@ def save_results(result: Any, output_dir: str | os.PathLike[str], *, when: _dt.d
     while path.exists():
         path = out / f"evaluation_{stamp}_{n}.json"
         n += 1
-    payload = json.dumps(to_json_native(_as_dict(result)), indent=1, allow_nan=False)
-    write_bytes_atomic(path, payload.encode("utf-8"))
+    write_bytes_atomic(path, results_payload(result))
     return path
+
+
+MAX_RESULTS_BYTES = 50_000_000
+"""Largest results file :func:`save_results` writes (50 MB). Every value in it is bounded
+(:func:`evalcore._io.bounded`); should the whole still be larger (thousands of tests, each with
+details at their caps), the tests' details are bounded tighter, then dropped (name, score,
+outcome and a short excerpt of the error stay), and ``config.results_bounded`` says so."""
+
+_TIGHTER: tuple[dict[str, int], ...] = (
+    {"chars": 200, "items": 50, "nodes": 500},
+    {"chars": 80, "items": 10, "nodes": 40},
+)
+
+
+def _dump_capped(d: Any, limit: int) -> bytes | None:
+    """``d`` as indented JSON (UTF-8), or None as soon as it passes ``limit`` bytes (the text is
+    produced piece by piece: an oversized result is never held whole)."""
+    parts: list[bytes] = []
+    size = 0
+    for chunk in json.JSONEncoder(indent=1, allow_nan=False).iterencode(d):
+        piece = chunk.encode("utf-8", "surrogatepass")
+        size += len(piece)
+        if size > limit:
+            return None
+        parts.append(piece)
+    return b"".join(parts)
+
+
+def _rebound(d: dict[str, Any], caps: Mapping[str, int], drop: bool = False) -> dict[str, Any]:
+    """A results dict with every value bounded by ``caps`` (the summary and config with room for
+    10,000 items); with ``drop`` the tests' details, the metrics and notes are left out."""
+    out = dict(d)
+    cats: dict[str, Any] = {}
+    for name, r in d["detailed_results"].items():
+        r = dict(r)
+        tests = []
+        for t in r.get("tests", []):
+            t = dict(t)
+            t["error"] = bounded(t.get("error"), **caps)
+            t["details"] = {} if drop else bounded(t.get("details"), **caps)
+            tests.append(t)
+        r["tests"] = tests
+        r["metrics"] = {} if drop else bounded(r.get("metrics"), **caps)
+        r["notes"] = [] if drop else bounded(r.get("notes"), **caps)
+        r["critical_failures"] = bounded(r.get("critical_failures"), **caps)
+        cats[name] = r
+    out["detailed_results"] = cats
+    out["summary"] = bounded(d["summary"], **{**caps, "items": 10_000, "nodes": 200_000})
+    out["config"] = bounded(d["config"], **{**caps, "items": 10_000, "nodes": 200_000})
+    return out
+
+
+def results_payload(result: Any, limit: int = MAX_RESULTS_BYTES) -> bytes:
+    """The results JSON as :func:`save_results` writes it: every value bounded, at most ``limit``
+    bytes (see :data:`MAX_RESULTS_BYTES`)."""
+    d = result.to_dict() if hasattr(result, "to_dict") else _rebound(validate_results(dict(result)), {})
+    d = {**d, "config": dict(d.get("config") or {})}
+    payload = _dump_capped(d, limit)
+    if payload is not None:
+        return payload
+    for caps, drop in ((_TIGHTER[0], False), (_TIGHTER[1], False), (_TIGHTER[1], True)):
+        smaller = _rebound(d, caps, drop)
+        smaller["config"]["results_bounded"] = f"the results passed {limit} bytes: the tests' " + (
+            "details, metrics and notes were left out" if drop else f"details were bounded to {dict(caps)}"
+        )
+        payload = _dump_capped(smaller, limit)
+        if payload is not None:
+            return payload
+    raise EvalcoreError(f"the results are larger than {limit} bytes even without the tests' details")
 
 
 def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:

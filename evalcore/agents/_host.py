@@ -8,8 +8,12 @@ on that URL, so only JSON crosses between the two: the agent cannot read the eva
 or patch its code, and the evaluator never touches the agent's objects.
 
 The child prints one handshake line, tagged with a nonce the parent drew, on a private copy of
-its standard output (the agent's own prints go to a log file), then serves until its standard
-input closes (the parent closed it, or died).
+its standard output, then serves until its standard input closes (the parent closed it, or
+died). Bounds (:mod:`evalcore.agents._host_limits`): the agent runs in a memory and process
+cgroup the evaluator made (rlimits where it cannot make one), in a network namespace of its own
+(only a loopback; it serves on a Unix socket the evaluator handed down, so it reaches neither
+the host's services nor the evaluator but through it), and its standard error goes through a
+pipe into a log file of bounded size.
 
 Isolation. A separate process of the same user could still read the evaluator's memory
 (``/proc/<pid>/mem``) and outlive it. So the child, before it imports any agent code, enters
@@ -32,10 +36,9 @@ editable install imports it through a hook, not ``sys.path``), read-only. The pa
 names (``hide``: the cases file with the expected answers, the output folder with earlier results
 and their seeds) and Jupyter's runtime folder (a kernel's connection file holds the key that lets
 a client run code in that kernel, e.g. the notebook that evaluates the agent) lie under an empty
-read-only file or directory in the agent's mount namespace. The network stays as it is (agents
-may need their model endpoint). This is isolation level ``"full"``. Where the kernel refuses the
-namespaces, or a mount above fails, the level is ``"weak"`` (the notes say what was not done).
-In both cases the evaluator sets itself non-dumpable while it hosts agents (``prctl
+read-only file or directory in the agent's mount namespace. This is isolation level ``"full"``.
+Where the kernel refuses the namespaces, or a mount above fails, the level is ``"weak"`` (the
+notes say what was not done). In both cases the evaluator sets itself non-dumpable while it hosts agents (``prctl
 PR_SET_DUMPABLE 0``: a process of the same user without ``CAP_SYS_PTRACE`` cannot open its
 memory), restored when the last hosted agent closes. The child runs in a process group (and
 session) of its own; closing the agent kills the whole group. With ``"weak"`` the init is a
@@ -48,6 +51,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -59,7 +63,21 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.agents import _host_isolation as isolation
-from evalcore.agents._host_isolation import _HIDE_ENV, _RUNTIME_ENV, _WRITABLE_ENV, _isolate
+from evalcore.agents._host_isolation import _HIDE_ENV, _NETWORK_ENV, _RUNTIME_ENV, _WRITABLE_ENV, _isolate
+from evalcore.agents._host_limits import (
+    _SOCKET_ENV,
+    MAX_LOG_BYTES,
+    MAX_PROCESSES,
+    MEMORY_MB,
+    AgentCgroup,
+    LogDrain,
+    _kill_all,
+    _reap,
+    join_limits,
+    limits_env,
+    listening_socket,
+    serve_on_socket,
+)
 from evalcore.agents._http import HttpAgent
 from evalcore.errors import EvalcoreError
 
@@ -120,6 +138,14 @@ class HostedAgent(HttpAgent):
         writable: Directories the agent may write to (a file stands for its directory), e.g.
             the folder of a registry it keeps between runs; the rest of the file system is
             read-only for it, except its private ``/tmp``, ``/var/tmp`` and ``/dev/shm``.
+        memory_mb: Memory of the agent, all its processes together (its cgroup's limit; an
+            rlimit per process where no cgroup can be made).
+        max_processes: Processes (and threads) the agent may have at once.
+        network: Let the agent use the host's network (None: only the reference agent with an
+            endpoint model, ``openai:``/``openai-compatible:``, or where the environment says
+            ``EVALCORE_AGENT_NETWORK=shared``); otherwise it has a network namespace of its own
+            and talks to the evaluator over a Unix socket only.
+        max_log_bytes: Most bytes of the agent's standard error kept on disk.
 
     Raises:
         EvalcoreError: The factory cannot be imported or fails, its agent does not meet the
@@ -136,6 +162,10 @@ class HostedAgent(HttpAgent):
         threshold: float | None = None,
         hide: Sequence[str | os.PathLike[str]] = (),
         writable: Sequence[str | os.PathLike[str]] = (),
+        memory_mb: int = MEMORY_MB,
+        max_processes: int = MAX_PROCESSES,
+        network: bool | None = None,
+        max_log_bytes: int = MAX_LOG_BYTES,
     ) -> None:
         options = dict(options or {})
         try:
@@ -152,24 +182,45 @@ class HostedAgent(HttpAgent):
         env[_HIDE_ENV] = json.dumps([os.path.abspath(os.fspath(p)) for p in hide])
         env[_RUNTIME_ENV] = json.dumps(_jupyter_runtime_dir())
         env[_WRITABLE_ENV] = json.dumps([os.path.abspath(os.fspath(p)) for p in writable])
+        if network is None:
+            model = options.get("model")
+            network = os.environ.get("EVALCORE_AGENT_NETWORK", "") == "shared" or (
+                spec.endswith("reference:make_agent")
+                and isinstance(model, str)
+                and model.split(":", 1)[0] in ("openai", "openai-compatible")
+            )
+        env[_NETWORK_ENV] = "shared" if network else "own"
         self._log = tempfile.NamedTemporaryFile(prefix="evalcore_agent_", suffix=".log", delete=False)
         self.log_path = Path(self._log.name)
         self.isolation = "weak"
         self.isolation_notes: list[str] = []
+        self._sockdir = tempfile.mkdtemp(prefix="evalcore-agent-")
+        self._cgroup = AgentCgroup(memory_mb, max_processes)
+        env.update(limits_env(self._cgroup, memory_mb, max_processes))
         _guard_enter()
         self._guarded = True
         try:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "evalcore.agents._host", spec],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._log,
-                env=env,
-                start_new_session=True,  # a process group of its own, killed whole on close
-            )
+            sock = listening_socket(self._sockdir)
+            env[_SOCKET_ENV] = str(sock.fileno())
+            try:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-m", "evalcore.agents._host", spec],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,  # drained into a bounded log (LogDrain)
+                    env=env,
+                    pass_fds=(sock.fileno(),),
+                    start_new_session=True,  # a process group of its own, killed whole on close
+                )
+            finally:
+                sock.close()  # the agent's host serves on it; this process connects to its path
         except BaseException:
             self._release_guard()
+            self._cgroup.close()
+            shutil.rmtree(self._sockdir, ignore_errors=True)
             raise
+        assert self._proc.stderr is not None
+        self._drain = LogDrain(self._proc.stderr, self._log, max_log_bytes)
         assert self._proc.stdin is not None and self._proc.stdout is not None
         try:
             self._proc.stdin.write(payload.encode() + b"\n")
@@ -213,12 +264,20 @@ class HostedAgent(HttpAgent):
                 )
             raise EvalcoreError(f"agent {spec!r}: {why}", field="agent")
         self.isolation = "full" if msg.get("isolation") == "full" else "weak"
-        self.isolation_notes = [str(n) for n in msg.get("isolation_notes") or []]
+        self.isolation_notes = [
+            *(str(n) for n in msg.get("isolation_notes") or []),
+            *self._cgroup.notes,
+            f"the agent's log is kept to {max_log_bytes} bytes",
+        ]
         if threshold is None:
             t = options.get("threshold", msg.get("threshold"))
             threshold = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
         super().__init__(
-            msg["url"], timeout_s=timeout_s, has_registry=bool(msg.get("has_registry", True)), threshold=threshold
+            "http://hosted-agent/",
+            timeout_s=timeout_s,
+            has_registry=bool(msg.get("has_registry", True)),
+            threshold=threshold,
+            uds=os.path.join(self._sockdir, "agent.sock"),
         )
 
     @property
@@ -243,13 +302,20 @@ class HostedAgent(HttpAgent):
             return None
 
     def _log_tail(self, n: int = 600) -> str:
-        """The end of the agent's log (only its last bytes are read: the agent decides its size)."""
+        """The end of the agent's log (only its last bytes are read; the log itself is bounded
+        by :class:`LogDrain`), control characters but line breaks escaped."""
+        from evalcore._io import terminal_safe
+
+        drain = getattr(self, "_drain", None)
+        if drain is not None:
+            drain.tail(0, wait_s=1.0)  # what the agent wrote before it ended is in the file
         try:
             with open(self.log_path, "rb") as fh:
                 fh.seek(max(0, os.fstat(fh.fileno()).st_size - 4 * n))
-                return fh.read(4 * n).decode(errors="replace").strip()[-n:] or "no output"
+                text = fh.read(4 * n).decode(errors="replace").strip()
         except OSError:
-            return "no output"
+            text = ""
+        return terminal_safe(text, keep_newlines=True)[-n:] or "no output"
 
     def _release_guard(self) -> None:
         if getattr(self, "_guarded", False):
@@ -284,10 +350,13 @@ class HostedAgent(HttpAgent):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+        self._cgroup.close()  # whatever is left of the agent in its cgroup (none with namespaces)
         self._release_guard()
         if proc.stdout is not None:
             proc.stdout.close()
+        self._drain.tail(0, wait_s=1.0)  # the log's end and marker written
         self._log.close()
+        shutil.rmtree(self._sockdir, ignore_errors=True)
         try:
             self.log_path.unlink()
         except OSError:
@@ -324,54 +393,6 @@ def _jupyter_runtime_dir() -> list[str]:
 # ends, before everything of the agent is killed.
 _CLOSE_GRACE_S = 2.0
 PR_SET_CHILD_SUBREAPER = 36
-
-
-def _descendants_of_mine() -> list[int]:
-    """Processes whose parent is this one (orphans of the agent are re-parented here: this
-    process is PID 1 of the namespace, or a child subreaper)."""
-    me, out = os.getpid(), []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if len(fields) > 1 and int(fields[1]) == me and fields[0] != b"Z":
-            out.append(int(entry))
-    return out
-
-
-def _reap() -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return out
-        except InterruptedError:
-            continue
-        if pid == 0:
-            return out
-        out.append((pid, status))
-
-
-def _kill_all(deadline_s: float = 2.0) -> None:
-    """SIGKILL every process left below this one, until none is (a killed process's children
-    are re-parented here, so each round reaches the next generation)."""
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        _reap()
-        left = _descendants_of_mine()
-        if not left:
-            return
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.01)
 
 
 def _init(agent_pid: int, libc: Any) -> int:
@@ -450,7 +471,9 @@ def _main(argv: list[str]) -> int:
     """Child side: isolate, fork evalcore's init (this process) and the agent's host (its
     child); the host builds the agent, serves it, prints the handshake and serves until the
     init asks it to close."""
-    level, notes = _isolate(argv[0] if argv else "")  # first of all: no agent code has been imported yet
+    in_cgroup, limit_notes = join_limits()  # first of all: every process of the agent is counted
+    level, notes = _isolate(argv[0] if argv else "")  # no agent code has been imported yet
+    notes.extend(limit_notes)
     nonce = os.environ.get(_NONCE_ENV, "")
     options_line = sys.stdin.readline()
     libc = None
@@ -509,10 +532,9 @@ def _main(argv: list[str]) -> int:
     try:
         options = json.loads(options_line or "{}")
         from evalcore.agents._adapters import build_in_process
-        from evalcore.agents._http_server import serve_agent
 
         agent = build_in_process(argv[0], **options)
-        server = serve_agent(agent, "127.0.0.1", 0)
+        server = serve_on_socket(agent)
     except BaseException as exc:  # anything: the parent must hear why
         say({"error": str(exc) if isinstance(exc, EvalcoreError) else f"{type(exc).__name__}: {exc}"})
         return 2
@@ -520,6 +542,7 @@ def _main(argv: list[str]) -> int:
     say(
         {
             "url": server.url,
+            "cgroup": in_cgroup,
             "has_registry": getattr(agent, "registry", None) is not None,
             "isolation": level,
             "isolation_notes": notes,

@@ -16,6 +16,7 @@ from typing import Any
 _HIDE_ENV = "EVALCORE_AGENT_HOST_HIDE"
 _WRITABLE_ENV = "EVALCORE_AGENT_HOST_WRITABLE"
 _RUNTIME_ENV = "EVALCORE_AGENT_HOST_JUPYTER_RUNTIME"
+_NETWORK_ENV = "EVALCORE_AGENT_HOST_NETWORK"  # "shared": the host's network (a model endpoint)
 # The agent's private scratch directories (fresh tmpfs in its mount namespace).
 _SCRATCH = {"/tmp": "size=512m,mode=1777", "/var/tmp": "size=512m,mode=1777", "/dev/shm": "size=256m,mode=1777"}
 
@@ -129,6 +130,39 @@ def _read_only_view(libc: Any, spec: str) -> tuple[list[str], list[str]]:
     return writable, problems
 
 
+def _own_network(libc: Any, shared: bool) -> tuple[str, str]:
+    """Enter a fresh network namespace (only a loopback device, brought up: the agent may talk
+    to itself, never to the host's services nor the evaluator but over the Unix socket it was
+    handed), unless ``shared`` (the reference agent's model endpoint, or
+    ``EVALCORE_AGENT_NETWORK=shared``). Returns the isolation level it allows and a note."""
+    from evalcore.sandbox import linux
+
+    if shared:
+        return "full", "network shared with the host (the agent needs its model endpoint): local services are reachable"
+    try:
+        libc.unshare(linux.CLONE_NEWNET)
+    except OSError as exc:
+        return "weak", f"no network namespace of its own ({exc}): the host's network and local services are reachable"
+    try:
+        _loopback_up()
+    except OSError as exc:
+        return "full", f"a network namespace of its own, without network (its loopback stayed down: {exc})"
+    return "full", "a network namespace of its own: only its own loopback, no route to the host or its services"
+
+
+def _loopback_up() -> None:
+    """``ip link set lo up`` in this network namespace (``SIOCSIFFLAGS``)."""
+    import fcntl
+    import socket
+    import struct
+
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        ifr = fcntl.ioctl(sock, siocgifflags, struct.pack("16sh22x", b"lo", 0))
+        flags = struct.unpack("16sh22x", ifr)[1]
+        fcntl.ioctl(sock, siocsifflags, struct.pack("16sh22x", b"lo", flags | iff_up))
+
+
 def _cover(libc: Any, path: str) -> str | None:
     """Lay an empty read-only directory (tmpfs) or an empty file (``/dev/null``) over ``path``
     in this mount namespace; None when done, else why not."""
@@ -168,6 +202,7 @@ def _isolate(spec: str = "") -> tuple[str, list[str]]:
         return "weak", [f"no namespaces on {sys.platform}", *unhidden]
     if os.environ.get("EVALCORE_AGENT_HOST_ISOLATION") == "weak":  # (to test the fallback)
         return "weak", ["namespaces not tried: EVALCORE_AGENT_HOST_ISOLATION=weak", *unhidden]
+    shared = os.environ.pop(_NETWORK_ENV, "") == "shared"
     try:
         from evalcore.sandbox import linux
 
@@ -175,7 +210,11 @@ def _isolate(spec: str = "") -> tuple[str, list[str]]:
         linux.enter_user_namespace(libc, None, None)  # the same uid and gid inside
         libc.unshare(linux.CLONE_NEWPID | linux.CLONE_NEWNS)
     except (OSError, AttributeError) as exc:
-        return "weak", [f"namespaces refused ({exc}): the agent runs as this user with the host's /proc", *unhidden]
+        return "weak", [
+            f"namespaces refused ({exc}): the agent runs as this user with the host's /proc and network",
+            *unhidden,
+        ]
+    net_level, net_note = _own_network(libc, shared)
     pid = os.fork()
     if pid:
         # Outside the new PID namespace: wait for PID 1 and pass its status on. (Killed, this
@@ -191,8 +230,8 @@ def _isolate(spec: str = "") -> tuple[str, list[str]]:
         code = os.waitstatus_to_exitcode(status)
         os._exit(code if code >= 0 else 128 - code)
     libc.lib.prctl(linux.PR_SET_PDEATHSIG, linux.SIGKILL, 0, 0, 0)
-    notes: list[str] = []
-    level = "full"
+    notes: list[str] = [net_note]
+    level = net_level
     try:
         libc.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
         libc.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)

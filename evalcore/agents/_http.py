@@ -31,6 +31,7 @@ from urllib.parse import urljoin, urlparse
 
 import httpx
 
+from evalcore._io import terminal_safe
 from evalcore.agents._protocol import AgentResponse, StepRecord, ToolMatch
 from evalcore.errors import EvalcoreError
 
@@ -165,14 +166,16 @@ class _Wire:
     thread then ends on the closed socket) and a fresh client serves the next interaction.
     """
 
-    def __init__(self, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES) -> None:
+    def __init__(self, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES, uds: str | None = None) -> None:
         self.timeout_s = float(timeout_s)
         self.max_bytes = int(max_bytes)
+        self.uds = uds
         self._lock = threading.Lock()
         self._client = self._new_client()
 
     def _new_client(self) -> httpx.Client:
-        return httpx.Client(timeout=self.timeout_s, headers={"Accept-Encoding": "gzip, deflate"})
+        transport = httpx.HTTPTransport(uds=self.uds) if self.uds else None
+        return httpx.Client(timeout=self.timeout_s, headers={"Accept-Encoding": "gzip, deflate"}, transport=transport)
 
     def close(self) -> None:
         with self._lock:
@@ -251,8 +254,28 @@ class _Wire:
 
 
 def _error_text(response: Any) -> str:
-    body = response.text.strip().replace("\n", " ")
+    """``HTTP <status>: <the body's first 200 characters>``, control characters escaped (the
+    CLI prints it on one line)."""
+    body = terminal_safe(response.text[:400].strip())
     return f"HTTP {response.status_code}" + (f": {body[:200]}" if body else "")
+
+
+MAX_REGISTRY_TOOLS = 2000
+"""Most tools the evaluator reads from an agent's registry. The evaluator's own work grows with
+the registry (every tool is hashed, checked and run on every kind's held-out inputs): a listing
+of more tools is refused with an error naming the cap, and the checks that needed the registry
+fail (150,000 one-line tools once kept an evaluation busy for 378 s where an honest agent
+takes 13 s)."""
+
+
+def _registry_cap(rows: list[Any], url: str) -> None:
+    if len(rows) > MAX_REGISTRY_TOOLS:
+        raise EvalcoreError(
+            f"the agent's registry lists {len(rows)} tools, more than the evaluator reads "
+            f"(MAX_REGISTRY_TOOLS = {MAX_REGISTRY_TOOLS}, docs/agents.md, Bounds)",
+            path=url,
+            field="tools",
+        )
 
 
 class HttpToolRegistry:
@@ -305,6 +328,7 @@ class HttpToolRegistry:
         rows = data.get("tools") if isinstance(data, dict) else data
         if not isinstance(rows, list):
             raise EvalcoreError("tools answer has no 'tools' list", path=self.tools_url, field="tools")
+        _registry_cap(rows, self.tools_url)
         return [str(r) for r in rows]
 
     def tool_records(self) -> list[dict[str, Any]]:
@@ -327,6 +351,7 @@ class HttpToolRegistry:
         rows = data.get("tools") if isinstance(data, dict) else data
         if not isinstance(rows, list):
             raise EvalcoreError("tools answer has no 'tools' list", path=self.tools_url, field="tools")
+        _registry_cap(rows, self.tools_url)
         out: list[dict[str, Any]] = []
         for r in rows:
             if isinstance(r, str) and time.monotonic() > deadline:
@@ -396,6 +421,8 @@ class HttpAgent:
         threshold: The agent's similarity threshold, when known (retrieval uses it).
         max_reply_bytes: Cap on one reply after decompression (default :data:`MAX_REPLY_BYTES`);
             a larger reply is a failure of that interaction.
+        uds: Reach the endpoint over this Unix socket instead of TCP (the URL's host is then
+            only a name; a hosted agent serves so, from a network namespace of its own).
 
     Every interaction (a request, a reset, a registry read) must be complete within
     ``timeout_s`` overall — an endpoint that trickles its answer a byte at a time is cut off at
@@ -415,6 +442,7 @@ class HttpAgent:
         has_registry: bool = True,
         threshold: float | None = None,
         max_reply_bytes: int = MAX_REPLY_BYTES,
+        uds: str | None = None,
     ) -> None:
         try:
             parsed = urlparse(url)
@@ -430,7 +458,7 @@ class HttpAgent:
         if threshold is not None:
             self.threshold = float(threshold)
         self.reset_url = reset_url or urljoin(url, "reset")
-        self._wire = _Wire(self.timeout_s, max_reply_bytes)
+        self._wire = _Wire(self.timeout_s, max_reply_bytes, uds)
         self._registry = (
             HttpToolRegistry(
                 self._wire,
