@@ -943,4 +943,146 @@ HELD_OUT_2 = [
     _r("held2_30", "Depth after 6 hours: 2 + 6 × 0.5 = 5 feet.\n\nThe water will be 5 feet deep after 6 hours.", "5"),
 ]
 
-STRONG = [*_composed(), *HAND, *HELD_OUT, *HELD_OUT_2]
+# A third batch, written after the second commit of the rules: 30 of 30 agreed when first read.
+HELD_OUT_3 = [
+    _r(
+        "held3_01",
+        "| Item | Cost |\n|---|---|\n| Shirt | $20 |\n| Shoes | $45 |\n| Hat | $12 |\n\nTotal: $20 + $45 + $12 = $77\n\nSo Mike spent $77 on the 3 items.",
+        "77",
+    ),
+    _r(
+        "held3_02",
+        "Let me set up an equation. If c is the number of cats, dogs = 2c, and c + 2c = 27, so 3c = 27 and c = 9.\n\nThere are 9 cats and 18 dogs at the shelter.",
+        "9",
+    ),
+    _r(
+        "held3_03",
+        "First, Jane's pay for regular hours: 40 × $15 = $600.\nOvertime: 5 hours × $15 × 1.5 = $112.50.\nTotal: $600 + $112.50 = $712.50.\n\nJane earns $712.50 for the 45 hours she worked.",
+        "712.5",
+    ),
+    _r("held3_04", "#### 56\n\nExplanation: 8 boxes of 7 = 56 crayons.", "56"),
+    _r(
+        "held3_05",
+        "**Given:** 3 cars, each with 4 tires, plus 2 spares per car.\n\n**Solution:** 3 × (4 + 2) = 18\n\n**Answer:** 18 tires",
+        "18",
+    ),
+    _r(
+        "held3_06",
+        "The area of the circle with radius 10 cm is π × 10² ≈ 314 cm².\n\nThe answer is approximately 314 square centimeters.",
+        "314",
+    ),
+    _r(
+        "held3_07",
+        "I think we need more details here. The question asks how long the trip takes, but the distance is not given, and neither is the speed. Could you share the missing information?",
+        None,
+        True,
+    ),
+    _r(
+        "held3_08",
+        "Based on the information, it's impossible to tell how many cookies each child got, because the number of children isn't given.",
+        None,
+        True,
+    ),
+    _r(
+        "held3_09",
+        "Each row has 12 seats and there are 25 rows: 12 × 25 = 300. 45 seats are reserved.\n\n300 − 45 = 255 seats are available to the public, out of the 300 total.",
+        "255",
+    ),
+    _r(
+        "held3_10",
+        "Let's compute:\n- Morning: 120 customers\n- Afternoon: 120 × 1.5 = 180\n- Evening: 180 − 60 = 120\n\nTotal: 120 + 180 + 120 = 420 customers.",
+        "420",
+    ),
+    _r(
+        "held3_11",
+        "Rate of the faucet: 5 gallons per minute. Tub capacity: 60 gallons. Time = 60 ÷ 5 = 12 minutes.\n\nIt takes 12 minutes to fill the tub.",
+        "12",
+    ),
+    _r("held3_12", "The number of pages Ali read over the 5 days is 20 + 25 + 30 + 35 + 40 = 150.\n\n#### 150", "150"),
+    _r(
+        "held3_13",
+        "Sarah's age now: 3 × 6 = 18. Her age 4 years ago: 18 − 4 = 14.\n\nSarah was 14 years old 4 years ago.",
+        "14",
+    ),
+    _r(
+        "held3_14",
+        "The first plane holds 180 passengers and the second holds 2/3 as many: 180 × 2/3 = 120. Together they hold 180 + 120 = 300.\n\nThe two planes hold 300 passengers altogether.",
+        "300",
+    ),
+    _r(
+        "held3_15",
+        "A week has 7 days, so over 3 weeks she practices 3 × 7 × 45 = 945 minutes.\n\nConverting: 945 / 60 = 15.75 hours.\n\nShe practices 945 minutes in total.",
+        "945",
+    ),
+    _r("held3_16", "The answer is **12**.\n\nHere's why: the 4 friends split 48 stickers evenly, 48 / 4 = 12.", "12"),
+    _r(
+        "held3_17",
+        "Step 1: 250 ml per glass × 8 glasses = 2,000 ml.\nStep 2: 2,000 ml = 2 liters.\n\nHe drinks 2 liters of water a day from the 8 glasses.",
+        "2",
+    ),
+    _r(
+        "held3_18",
+        "We have 5 packs × 8 hot dogs = 40 hot dogs and 4 packs × 10 buns = 40 buns.\n\nThey have 40 hot dogs and 40 buns, so none are left over.",
+        "40",
+    ),
+    _r(
+        "held3_19",
+        "The problem is asking for a value we cannot compute without knowing the tax rate, and the tax rate is not stated.",
+        None,
+        True,
+    ),
+    _r(
+        "held3_20",
+        "Monthly savings: $2,500 − $1,800 = $700. Yearly: 700 × 12 = 8,400.\n\nHe saves $8,400 a year, saving $700 each month.",
+        "8400",
+    ),
+    _r(
+        "held3_21",
+        "It costs $0.25 per minute. A 1-hour call is 60 minutes: 60 × 0.25 = $15.\n\n**Therefore, a 1-hour call costs $15.**",
+        "15",
+    ),
+    _r("held3_22", "The perimeter of a square with side 9 in is 4 × 9 = 36 in.\n\nFinal answer: 36 inches", "36"),
+    _r(
+        "held3_23",
+        "5 friends each bring 3 snacks, and 2 more snacks are bought: 5 × 3 + 2 = 17.\n\nThey have 17 snacks for the party.",
+        "17",
+    ),
+    _r(
+        "held3_24",
+        "The distance is 45 miles. At 15 mph it takes 45 / 15 = 3 hours. Leaving at 9:00 am, she arrives at 12:00 pm.\n\nShe arrives at noon, 3 hours after leaving.",
+        "3",
+    ),
+    _r(
+        "held3_25",
+        "Amy bought 2 notebooks for $3.50 each and a $4.25 pen.\n\n2 × 3.50 + 4.25 = 7 + 4.25 = 11.25\n\nAmy paid $11.25.",
+        "11.25",
+    ),
+    _r(
+        "held3_26",
+        "The recipe serves 4 and needs 300 g of pasta, so for 10 people: 300 / 4 × 10 = 750 g.\n\nShe needs 750 grams of pasta for 10 people, which is 75 grams per person.",
+        "750",
+    ),
+    _r(
+        "held3_27",
+        "Half of the 36 students are girls: 36 / 2 = 18. A third of the girls play soccer: 18 / 3 = 6.\n\n6 girls play soccer.",
+        "6",
+    ),
+    _r(
+        "held3_28",
+        "Jim runs 4 miles on weekdays and 6 miles on each weekend day: 5 × 4 + 2 × 6 = 20 + 12 = 32.\n\nIn one week Jim runs 32 miles, 20 on weekdays and 12 on weekends.",
+        "32",
+    ),
+    _r(
+        "held3_29",
+        "Unfortunately the question has an error: it says there are 10 apples, then that 12 were eaten. This isn't possible, so it can't be answered.",
+        None,
+        True,
+    ),
+    _r(
+        "held3_30",
+        "Original: 60 minutes. Reduced by 25%: 60 × 0.75 = 45.\n\nThe new commute takes 45 minutes, 15 minutes less than the original 60.",
+        "45",
+    ),
+]
+
+STRONG = [*_composed(), *HAND, *HELD_OUT, *HELD_OUT_2, *HELD_OUT_3]
