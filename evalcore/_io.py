@@ -35,6 +35,7 @@ __all__ = [
     "open_text",
     "read_json",
     "read_jsonl",
+    "first_undecodable_line",
     "to_json_native",
     "write_bytes_atomic",
     "write_json_atomic",
@@ -190,7 +191,11 @@ def atomic_path(
     target = Path(target)
     if mkdir:
         target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=suffix)
+    try:
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=suffix)
+    except OSError as exc:
+        _name_target(exc, target, None)
+        raise
     os.close(fd)
     tmp = Path(name)
     try:
@@ -199,9 +204,19 @@ def atomic_path(
         os.chmod(tmp, chmod if chmod is not None else 0o666 & ~current_umask())
         yield tmp
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            _name_target(exc, target, tmp)
         raise
+
+
+def _name_target(exc: OSError, target: Path, tmp: Path | None) -> None:
+    """Make a failed write name the file the user asked for (a write on a full disk names no
+    file; a failed rename or mkstemp names the hidden temporary one)."""
+    if exc.filename is None or (tmp is not None and str(exc.filename) == str(tmp)) or tmp is None:
+        exc.filename = str(target)
+        exc.filename2 = None
 
 
 @contextmanager
@@ -376,6 +391,20 @@ def open_text(path: Path) -> IO[str]:
     return open(path, encoding="utf-8-sig", newline="")
 
 
+def first_undecodable_line(path: str | os.PathLike[str]) -> int | None:
+    """The 1-based line of the first bytes of ``path`` that are not UTF-8 (None if all are)."""
+    try:
+        with open(path, "rb") as fh:
+            for line_no, raw in enumerate(fh, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    return line_no
+    except OSError:
+        return None
+    return None
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL (or .jsonl.gz) file.
 
@@ -393,8 +422,19 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, An
     if not path.is_file():
         raise EvalcoreError(not_a_file_reason(path), path=path)
     try:
-        with open_text(path) as fh:
-            for line_no, line in enumerate(fh, start=1):
+        # read bytes and decode each line: a line that is not UTF-8 is named by its number
+        with gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb") as fh:
+            for line_no, raw in enumerate(fh, start=1):
+                if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise EvalcoreError(
+                        f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                        path=path,
+                        line=line_no,
+                    ) from None
                 if not line.strip():
                     continue
                 try:

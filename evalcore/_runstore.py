@@ -287,10 +287,22 @@ class SampleWriter:
         text = _io.json_text(_io.to_json_native(record), ensure_ascii=False, allow_nan=False)
         line = (text + "\n").encode()
         view = memoryview(line)
-        while view:
-            n = os.write(self._fd, view)
-            view = view[n:]
-        os.fsync(self._fd)
+        start = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+            os.fsync(self._fd)
+        except OSError as exc:
+            # a full disk mid-line: cut the fragment off (the file keeps whole records only) and
+            # name the file in the error
+            try:
+                os.ftruncate(self._fd, start)
+            except OSError:
+                pass  # the next open cuts a torn last line off anyway
+            if exc.filename is None:
+                exc.filename = str(self.path)
+            raise
 
     def close(self) -> None:
         """Close the file."""

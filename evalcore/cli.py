@@ -63,8 +63,12 @@ class _ShowIsolation(argparse.Action):
 
 def os_error_text(exc: OSError) -> str:
     """One line for a failed read or write: the path (the target of a rename) and the reason."""
+    import errno
+
     where = exc.filename2 if exc.filename2 is not None else exc.filename
     reason = exc.strerror or str(exc)
+    if exc.errno == errno.ENOSPC:
+        return f"no space left on device: {where}" if where is not None else "no space left on device"
     if where is None:
         return f"{type(exc).__name__}: {reason}"  # (a connection, a pipe: no path to name)
     return f"cannot use {where}: {reason}"

@@ -19,7 +19,10 @@ The schema (docs/benchmarks.md shows a worked example)::
     few_shot: examples.jsonl      # optional: worked examples, same columns
 
 Scorer options: ``letter`` takes ``choices_field`` (a JSONL column holding the option list, or a
-list of CSV columns, one per option); ``exact`` takes ``ignore_case`` (default true),
+list of CSV columns, one per option: 2 to 10 options, letters A-J), ``labels`` (``letters``, the
+default: references are letters; or ``numbers``: option numbers, with ``base`` 0 or 1 stated,
+never guessed) and ``options`` (2 to 10: how many options a question has when the rows list
+none; default 4); ``exact`` takes ``ignore_case`` (default true),
 ``ignore_punctuation`` (false), ``ignore_whitespace`` (true: blanks collapsed, ends stripped) and
 ``pattern`` (a regex: its last match's first group, or the whole match, is the answer);
 ``code`` takes ``prompt_field``, ``test_field``, ``entry_point_field`` and ``timeout_s``.
@@ -103,7 +106,7 @@ class FileBenchmark:
             if self.kind == "code"
             else _Exact(self.options)
             if self.kind == "exact"
-            else _Extracted(self.kind)
+            else _Extracted(self.kind, int(self.options.get("options") or 4))
         )
         self._doc: YamlDoc | None = None
 
@@ -204,16 +207,32 @@ class FileBenchmark:
         if file.suffix.lower() == ".csv":
             try:
                 with open(file, encoding="utf-8-sig", newline="") as fh:
-                    reader = csv.DictReader(fh)
+                    # csv.reader, not DictReader: a row's line is the physical line it starts on
+                    # (after a multi-line quoted field or blank lines, line_num is past it)
+                    reader = csv.reader(fh)
+                    header: list[str] | None = None
                     rows = []
-                    for row in reader:
-                        if None in row:
-                            raise EvalcoreError("more values than header columns", path=file, line=reader.line_num)
-                        rows.append((reader.line_num, {k: v for k, v in row.items() if k is not None}))
+                    end = 0
+                    for values in reader:
+                        start, end = end + 1, reader.line_num
+                        if not values:
+                            continue  # a blank line
+                        if header is None:
+                            header = values
+                            continue
+                        if len(values) > len(header):
+                            raise EvalcoreError("more values than header columns", path=file, line=start)
+                        # DictReader's meaning: a missing trailing value is None
+                        row = {h: values[i] if i < len(values) else None for i, h in enumerate(header)}
+                        rows.append((start, row))
             except UnicodeDecodeError as exc:
-                raise EvalcoreError(f"not UTF-8 text: {exc.reason}", path=file) from None
+                from evalcore._io import first_undecodable_line
+
+                raise EvalcoreError(
+                    f"not UTF-8 text: {exc.reason}", path=file, line=first_undecodable_line(file)
+                ) from None
             except csv.Error as exc:
-                raise EvalcoreError(f"malformed CSV: {exc}", path=file) from None
+                raise EvalcoreError(f"malformed CSV: {exc}", path=file, line=reader.line_num or None) from None
         else:
             rows = list(read_jsonl(file))
         if not rows:
@@ -240,15 +259,10 @@ class FileBenchmark:
             choices = self.options.get("choices_field")
             if self.kind == "letter" and choices is not None:
                 fields["choices"] = self._choices(row, choices, file, line)
-            reference = self._reference(row.get(answer_field) if answer_field else None, file, line, answer_field)
             options = fields.get("choices")
-            if self.kind == "letter" and isinstance(options, list) and "ABCD".index(reference) >= len(options):
-                raise EvalcoreError(
-                    f"answer {reference} names no option (the row has {len(options)})",
-                    path=file,
-                    line=line,
-                    field=answer_field,
-                )
+            n_options = len(options) if isinstance(options, list) else int(self.options.get("options") or 4)
+            value = row.get(answer_field) if answer_field else None
+            reference = self._reference(value, file, line, answer_field, n_options)
             metadata: dict[str, Any] = {"source": "file", "split": split}
             if subject_field:
                 metadata["subject"] = str(row.get(subject_field))
@@ -282,28 +296,28 @@ class FileBenchmark:
                 values = None
         if (
             not isinstance(values, list)
-            or not 2 <= len(values) <= 4
+            or not 2 <= len(values) <= 10
             or not all(isinstance(v, (str, int, float)) and str(v).strip() for v in values)
         ):
             raise EvalcoreError(
-                "the options must be a list of 2 to 4 non-empty texts (letters A-D, "
-                "as the letter extractor reads them)",
+                "the options must be a list of 2 to 10 non-empty texts (letters A-J)",
                 path=file,
                 line=line,
                 field=choices if isinstance(choices, str) else ",".join(choices),
             )
         return [str(v) for v in values]
 
-    def _reference(self, value: Any, file: Path, line: int, field: str | None) -> Any:
+    def _reference(self, value: Any, file: Path, line: int, field: str | None, n_options: int = 4) -> Any:
         if self.kind == "code":
             return "" if value is None else str(value)
-        from evalcore.datasets import gsm8k_reference, mmlu_reference
+        from evalcore.datasets import choice_reference, gsm8k_reference
 
         try:
             if self.kind == "number":
                 return gsm8k_reference(value)
-            if self.kind == "letter":
-                return mmlu_reference(value)
+            if self.kind == "letter":  # by the labels the scorer states: nothing shifted unasked
+                labels = str(self.options.get("labels") or "letters")
+                return choice_reference(value, n_options, labels=labels, base=self.options.get("base"))
         except EvalcoreError as exc:
             raise EvalcoreError(exc.reason, path=file, line=line, field=field) from None
         if isinstance(value, list):
@@ -319,10 +333,21 @@ class FileBenchmark:
 
 
 class _Extracted(ExactMatchScoring):
-    """``number`` and ``letter``: the extractors of GSM8K and MMLU."""
+    """``number`` and ``letter``: the extractors of GSM8K and MMLU (letters A to the last option:
+    the row's options, or the scorer's ``options`` count when the rows list none)."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, n_options: int = 4) -> None:
         self.answer_kind = kind
+        self.n_options = n_options
+
+    def score(self, text: str, reference: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """Scores of one reply; without option texts the letters run to the stated count."""
+        from evalcore.benchmarks._scoring import exact_scores
+
+        choices = fields.get("choices")
+        if self.answer_kind == "letter" and not choices and self.n_options > 4:
+            choices = [""] * self.n_options  # no texts to match, only how many letters there are
+        return exact_scores(self.answer_kind, text, reference, choices)
 
 
 class _Code(CodeExecutionScoring):

@@ -8,6 +8,8 @@ Split from :mod:`evalcore.reporting._notebooks`, which re-exports these names.
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import os
 import time
 import traceback
@@ -159,11 +161,16 @@ def _execute(
     global _KERNEL_LOG
     _register_engine()
     _KERNEL_LOG = out_nb.parent / "kernel.log"
-    with _kernel_env(out_nb.parent, suite_dir):
+    # papermill rewrites its output after every cell: it writes to a hidden partial file that
+    # replaces ``out_nb`` only once it is a whole notebook (a full disk or a kill never leaves a
+    # half-written notebook where the report and a resume read it)
+    partial = out_nb.with_name(f".{out_nb.stem}.partial.ipynb")
+    outcome: tuple[str, str | None] = ("ok", None)
+    with _kernel_env(out_nb.parent, suite_dir), _publish_when_whole(partial, out_nb) as published:
         try:
             pm.execute_notebook(
                 str(entry.notebook),
-                str(out_nb),
+                str(partial),
                 parameters=params,
                 engine_name=ENGINE_NAME,
                 kernel_name=KERNEL_NAME,
@@ -178,15 +185,49 @@ def _execute(
             )
         except PapermillExecutionError as exc:
             where = f" (cell {exc.exec_count})" if exc.exec_count is not None else ""
-            return "failed", f"{exc.ename}: {exc.evalue}{where}"
+            outcome = "failed", f"{exc.ename}: {exc.evalue}{where}"
         except KeyboardInterrupt:
             raise
+        except OSError as exc:
+            reason = "no space left on device" if exc.errno == errno.ENOSPC else f"cannot write ({exc.strerror or exc})"
+            outcome = "failed", f"{reason}: {exc.filename or out_nb}"
         except Exception as exc:  # noqa: BLE001 - kernel death, timeouts: the suite goes on
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             if cell_timeout and ("timed out" in last.lower() or "TimeoutError" in last):
                 first = last.splitlines()[0].removeprefix("nbclient.exceptions.")
                 last = f"a cell ran longer than {cell_timeout:g} s (cell timeout): {first}"
-            return "failed", last
+            outcome = "failed", last
         finally:
             _KERNEL_LOG = None
-    return "ok", None
+    if published.no_space:  # papermill's own message for a cut-short write is a JSON error
+        return "failed", f"no space left on device: {out_nb}"
+    return outcome
+
+
+class _Published:
+    no_space = False
+
+
+@contextlib.contextmanager
+def _publish_when_whole(partial: Path, out_nb: Path) -> Iterator[_Published]:
+    """Move ``partial`` to ``out_nb`` on the way out if it holds a whole notebook; drop it if not."""
+    state = _Published()
+    partial.unlink(missing_ok=True)
+    try:
+        yield state
+    finally:
+        if partial.exists():
+            try:
+                json.loads(partial.read_bytes())
+            except ValueError:  # cut short (a full disk): nothing half-written is published
+                partial.unlink(missing_ok=True)
+                state.no_space = _disk_full(out_nb.parent)
+            else:
+                os.replace(partial, out_nb)
+
+
+def _disk_full(folder: Path) -> bool:
+    try:
+        return os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize < 1024 * 1024
+    except OSError:
+        return False

@@ -101,8 +101,9 @@ def test_read_jsonl_missing_and_unreadable(tmp_path: Path) -> None:
         list(read_jsonl(tmp_path / "nope.jsonl"))
     broken = tmp_path / "x.jsonl"
     broken.write_bytes(b'{"a": "\xff"}\n')
-    with pytest.raises(EvalcoreError, match="cannot read file"):
+    with pytest.raises(EvalcoreError, match="not UTF-8 text") as err:
         list(read_jsonl(broken))
+    assert err.value.line == 1
     not_gz = tmp_path / "y.jsonl.gz"
     not_gz.write_bytes(b"plain text")
     with pytest.raises(EvalcoreError, match="cannot read file"):
