@@ -446,7 +446,8 @@ def read_long_table(path: str | os.PathLike[str]) -> OutcomeMatrix:
             return OutcomeMatrix.from_frame(df, source=str(p), line_offset=None)
         if suffix in (".csv", ".tsv", ".txt"):
             sep = "\t" if suffix == ".tsv" else ","
-            df = pd.read_csv(p, sep=sep, keep_default_na=True)
+            # ids and arm names are text: "7" and "007" are two items, "1e3" is not 1000
+            df = pd.read_csv(p, sep=sep, keep_default_na=True, dtype={"item_id": str, "arm": str})
             rec = RecordLines(p, delimiter=sep)
             lines = rec.line if len(rec.starts) == len(df) else None
             return OutcomeMatrix.from_frame(df, source=str(p), line_offset=2, lines=lines)

@@ -461,3 +461,14 @@ def test_write_tables_writes_all_or_nothing(tmp_path):
     assert not list(out.glob(".route-*"))
     with pytest.raises(EvalcoreError, match="curves_format"):
         write_tables(out, **tables, curves_format="json")
+
+
+def test_item_ids_are_text_so_7_and_007_are_two_items(tmp_path):
+    from evalcore.routing import load_outcomes
+
+    path = tmp_path / "ids.csv"
+    path.write_text(
+        "item_id,arm,quality,cost,latency,query\n7,a,1,0.1,1,q\n7,b,0,0.2,1,q\n007,a,0,0.1,1,r\n007,b,1,0.2,1,r\n"
+    )
+    m = load_outcomes(path)
+    assert sorted(m.item_ids) == ["007", "7"] and m.n_items == 2
