@@ -20,7 +20,8 @@ from a parsed but wrong answer. The rules, as ordered, named steps (:data:`METHO
    after it: its scratch work is not the answer.
 2. **strict** reads nothing else for GSM8K; for MMLU also a lone letter, a letter opening the
    reply, or a single parenthesised option letter.
-3. **flexible** falls back to looser shapes. GSM8K: "A: 72", "[72]", the last number. MMLU: an
+3. **flexible** falls back to looser shapes. GSM8K: "A: 72", "[72]", the number the concluding
+   sentence commits to (not one restated after it; none for a reply that declines). MMLU: an
    option's text matched back to its letter, the letter stated as the conclusion when mentions
    disagree, else the first letter that can be an answer.
 
@@ -36,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from evalcore.datasets import (  # the reference and number names are re-exported below
+    CHOICE_LETTERS,
     canonical_number,
     gsm8k_reference,
     mmlu_reference,
@@ -129,7 +131,11 @@ class ExactMatchEvaluator:
         Returns:
             The canonical reference.
         """
-        return gsm8k_reference(ground_truth) if self.kind == "number" else mmlu_reference(ground_truth)
+        if self.kind == "number":
+            return gsm8k_reference(ground_truth)
+        if isinstance(ground_truth, str) and ground_truth in CHOICE_LETTERS[4:]:
+            return ground_truth  # E-J: a question with more options (a benchmark file's letter scorer)
+        return mmlu_reference(ground_truth)
 
     def matches(self, extracted: str | None, reference: str) -> bool:
         """Whether an extracted value equals a canonical reference."""
