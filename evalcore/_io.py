@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -507,10 +508,14 @@ BOUNDS = {"depth": 32, "chars": 2000, "items": 1000, "nodes": 20_000, "key_chars
 characters in all, one dict key)."""
 
 
+_EXCERPT_END = re.compile(r" … \[\d+ characters in all, sha256 [0-9a-f]{64}\]\Z")
+
+
 def excerpt(text: str, limit: int = BOUNDS["chars"]) -> str:
     """``text`` when at most ``limit`` characters long, else its first ``limit`` characters and
-    ``… [N characters in all, sha256 HEX]`` (SHA-256 of the whole text as UTF-8)."""
-    if len(text) <= limit:
+    ``… [N characters in all, sha256 HEX]`` (SHA-256 of the whole text as UTF-8); an excerpt
+    is its own excerpt (its text within ``limit``), so the hash stays the original's."""
+    if len(text) <= limit or (len(text) <= limit + 120 and _EXCERPT_END.search(text[-110:])):
         return text
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{text[:limit]} … [{len(text)} characters in all, sha256 {digest}]"
