@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 SCORER_TYPES = ("number", "letter", "exact", "code")
 _SCORER_OPTIONS = {
     "number": (),
-    "letter": ("choices_field",),
+    "letter": ("choices_field", "labels", "base", "options"),
     "exact": ("ignore_case", "ignore_punctuation", "ignore_whitespace", "pattern"),
     "code": ("prompt_field", "test_field", "entry_point_field", "timeout_s"),
 }
@@ -82,7 +82,29 @@ def _check_scorer(doc: YamlDoc, raw: Any) -> dict[str, Any]:
         raise _err(
             "a column holding the option list, or a list of columns (one per option)", doc, "scorer", "choices_field"
         )
+    if kind == "letter":
+        _check_labels(doc, scorer)
     return dict(scorer)
+
+
+def _check_labels(doc: YamlDoc, scorer: Mapping[str, Any]) -> None:
+    """A letter scorer's labels: ``letters`` (the default: references A-J) or ``numbers`` with
+    the ``base`` stated (0 or 1: the number of the first option); ``options`` (2 to 10) is how
+    many options each question has when the rows do not list them (default 4)."""
+    labels = scorer.get("labels", "letters")
+    if labels not in ("letters", "numbers"):
+        raise _err(f"unknown labels {labels!r}; use letters or numbers", doc, "scorer", "labels")
+    base = scorer.get("base")
+    if labels == "numbers":
+        if "base" not in scorer:
+            raise _err("numeric labels need the base stated: base: 0 or base: 1", doc, "scorer", "labels")
+        if isinstance(base, bool) or base not in (0, 1):
+            raise _err(f"unknown label base {base!r}; use 0 or 1 (the first option's number)", doc, "scorer", "base")
+    elif "base" in scorer:
+        raise _err("a base applies to numeric labels only (labels: numbers)", doc, "scorer", "base")
+    n = scorer.get("options")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 10):
+        raise _err(f"the number of options must be 2 to 10 (letters A-J), got {n!r}", doc, "scorer", "options")
 
 
 def _check_generation(doc: YamlDoc, raw: Any) -> dict[str, Any]:

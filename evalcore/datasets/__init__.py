@@ -24,10 +24,12 @@ _EXPORTS = {
         "sample_path",
     ),
     "evalcore.datasets._references": (
+        "CHOICE_LETTERS",
         "LETTERS",
         "NUMBER_PATTERN",
         "NUMBER_RE",
         "canonical_number",
+        "choice_reference",
         "gsm8k_reference",
         "mmlu_reference",
         "number_from_match",

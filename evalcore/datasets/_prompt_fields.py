@@ -15,21 +15,27 @@ from functools import lru_cache
 from string import Formatter
 from typing import Any
 
-from evalcore.datasets._references import LETTERS
+from evalcore.datasets._references import CHOICE_LETTERS
+from evalcore.errors import EvalcoreError
 
 __all__ = ["choices_text", "prompt_question", "question_text"]
 
 
 def choices_text(choices: Sequence[Any]) -> str:
-    """MMLU options as prompt lines, ``(A) first`` to ``(D) fourth``, one per line.
+    """Options as prompt lines, ``(A) first`` to ``(D) fourth`` (up to ten: ``(J)``), one per line.
 
     Args:
         choices: The option texts, in letter order.
 
     Returns:
         The lines joined by newlines.
+
+    Raises:
+        EvalcoreError: More than ten options (there are letters A-J only).
     """
-    return "\n".join(f"({LETTERS[i]}) {c}" for i, c in enumerate(choices))
+    if len(choices) > len(CHOICE_LETTERS):
+        raise EvalcoreError(f"at most 10 options (A-J), got {len(choices)}", field="choices")
+    return "\n".join(f"({CHOICE_LETTERS[i]}) {c}" for i, c in enumerate(choices))
 
 
 def question_text(fields: Mapping[str, Any]) -> str:

@@ -16,10 +16,12 @@ from typing import Any
 from evalcore.errors import EvalcoreError
 
 __all__ = [
+    "CHOICE_LETTERS",
     "LETTERS",
     "NUMBER_PATTERN",
     "NUMBER_RE",
     "canonical_number",
+    "choice_reference",
     "gsm8k_reference",
     "mmlu_reference",
     "number_from_match",
@@ -28,6 +30,8 @@ __all__ = [
 ]
 
 LETTERS = ("A", "B", "C", "D")
+#: The letters of multiple-choice options: up to ten options, A-J (MMLU uses the first four).
+CHOICE_LETTERS = tuple("ABCDEFGHIJ")
 
 # ---------------------------------------------------------------------------------------------
 # numbers
@@ -206,3 +210,61 @@ def mmlu_reference(answer: Any) -> str:
         if s in ("0", "1", "2", "3"):
             return LETTERS[int(s)]
     raise EvalcoreError(f"MMLU answer must be a letter A-D or an index 0-3, got {answer!r}", field="answer")
+
+
+def choice_reference(answer: Any, n_options: int = 4, *, labels: str = "letters", base: int | None = None) -> str:
+    """A multiple-choice reference as a letter, read by the labels its data set states.
+
+    With ``labels="letters"`` the reference is a letter among the first ``n_options`` of A-J (any
+    case, optionally ``"(C)"``); a number is refused, never read as an index. With
+    ``labels="numbers"`` it is an option number counted from ``base`` (0 or 1, stated, never
+    guessed): with base 1, ``"1"`` is A; with base 0, ``0`` is A.
+
+    Args:
+        answer: The reference as the data set gives it.
+        n_options: How many options the question has (2 to 10).
+        labels: ``"letters"`` or ``"numbers"``.
+        base: The number of the first option when ``labels="numbers"`` (0 or 1).
+
+    Returns:
+        The letter, ``"A"`` to ``"J"``.
+
+    Raises:
+        EvalcoreError: A value outside the labels (field ``answer``), unknown labels or base.
+    """
+    if not 2 <= n_options <= len(CHOICE_LETTERS):
+        raise EvalcoreError(f"a question has 2 to 10 options (A-J), got {n_options}", field="answer")
+    letters = CHOICE_LETTERS[:n_options]
+    span = f"{letters[0]}-{letters[-1]}"
+    if labels == "letters":
+        if isinstance(answer, str) and answer.strip().strip("().").strip().upper() in letters:
+            return answer.strip().strip("().").strip().upper()
+        if isinstance(answer, (int, float)) and not isinstance(answer, bool) or str(answer).strip().isdigit():
+            raise EvalcoreError(
+                f"answer {answer!r} is a number but the labels are letters {span}; to read numbers state "
+                "the scorer's labels: numbers and base: 0 or 1 (nothing is shifted unasked)",
+                field="answer",
+            )
+        if isinstance(answer, str) and answer.strip().strip("().").strip().upper() in CHOICE_LETTERS:
+            raise EvalcoreError(
+                f"answer {answer!r} names no option (the question has {n_options}: {span})", field="answer"
+            )
+        raise EvalcoreError(f"answer {answer!r} is not one of the letters {span}", field="answer")
+    if labels != "numbers":
+        raise EvalcoreError(f"unknown labels {labels!r}; use 'letters' or 'numbers'", field="labels")
+    if base not in (0, 1) or isinstance(base, bool):
+        raise EvalcoreError(f"numeric labels need a base of 0 or 1, got {base!r}", field="base")
+    value: int | None = None
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        value = answer
+    elif isinstance(answer, float) and answer.is_integer():
+        value = int(answer)
+    elif isinstance(answer, str) and answer.strip().isdigit():
+        value = int(answer.strip())
+    first, last = base, base + n_options - 1
+    if value is None or not first <= value <= last:
+        raise EvalcoreError(
+            f"answer {answer!r} is not one of the option numbers {first}-{last} (labels: numbers, base {base})",
+            field="answer",
+        )
+    return letters[value - base]

@@ -131,11 +131,19 @@ class ExactMatchEvaluator:
         Returns:
             The canonical reference.
         """
-        if self.kind == "number":
-            return gsm8k_reference(ground_truth)
-        if isinstance(ground_truth, str) and ground_truth in CHOICE_LETTERS[4:]:
-            return ground_truth  # E-J: a question with more options (a benchmark file's letter scorer)
-        return mmlu_reference(ground_truth)
+        return gsm8k_reference(ground_truth) if self.kind == "number" else mmlu_reference(ground_truth)
+
+    def _reference_for(self, ground_truth: Any, choices: Sequence[str] | None) -> str:
+        """:meth:`reference`, and a letter E-J when the question has that many options (a
+        benchmark file's letter scorer: up to ten options)."""
+        if (
+            self.kind == "letter"
+            and choices
+            and isinstance(ground_truth, str)
+            and ground_truth in CHOICE_LETTERS[4 : len(choices)]
+        ):
+            return ground_truth
+        return self.reference(ground_truth)
 
     def matches(self, extracted: str | None, reference: str) -> bool:
         """Whether an extracted value equals a canonical reference."""
@@ -164,7 +172,7 @@ class ExactMatchEvaluator:
         Returns:
             ``1.0`` or ``0.0``.
         """
-        reference = self.reference(ground_truth)
+        reference = self._reference_for(ground_truth, choices)
         return 1.0 if self.matches(self.extract_answer(response, mode, choices).value, reference) else 0.0
 
     def score(self, response: str | None, ground_truth: Any, choices: Sequence[str] | None = None) -> dict[str, Any]:
@@ -180,7 +188,7 @@ class ExactMatchEvaluator:
             ``method_strict``, ``method_flexible``, ``parse_failure_strict``,
             ``parse_failure_flexible`` (bools) and ``reference`` (canonical).
         """
-        reference = self.reference(ground_truth)
+        reference = self._reference_for(ground_truth, choices)
         out: dict[str, Any] = {}
         for mode in _MODES:
             ex = self.extract_answer(response, mode, choices)  # type: ignore[arg-type]

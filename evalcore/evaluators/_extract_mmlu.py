@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from evalcore.datasets import LETTERS
+from evalcore.datasets import CHOICE_LETTERS
 from evalcore.evaluators._extract_common import (
     _HEDGED,
     _MAX_VALUE,
@@ -36,6 +36,9 @@ from evalcore.evaluators._extract_mmlu_mentions import (  # the letters a reply 
     _line_verdict,
     _Mention,
     _norm_text,
+    _Ranged,
+    _word_letter,
+    answer_letters,
 )
 
 # an answer letter: upper case standing alone, or lower case only where it cannot be a word
@@ -43,7 +46,7 @@ from evalcore.evaluators._extract_mmlu_mentions import (  # the letters a reply 
 _LETTER = r"(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]\n*])))"
 _MARKUP = r"(?:\*\*|__|\$|\\\(|\\text(?:bf)?\{|\\mathbf\{|\s)*"
 _MMLU_ANSWER_IS = [
-    re.compile(
+    _Ranged(
         # "answer" with any separator; "option"/"choice" only qualified ("correct choice: B") or
         # with a verb ("the option is B"), so "each option:\nA) ..." is no declaration
         r"(?<![\w-])(?:(?:correct\s+|final\s+|best\s+|right\s+)?answers?"
@@ -54,18 +57,18 @@ _MMLU_ANSWER_IS = [
         r"(?:either\s+|both\s+)?(?:option\s+|choice\s+|letter\s+)?" + _MARKUP + r"[\(\[]?\s*" + _LETTER,
         re.IGNORECASE,
     ),
-    re.compile(
+    _Ranged(
         r"(?<![\w-])(?:answer\s*(?:is\s*)?|(?:option|choice)\s+is\s*)[\(\[]\s*(?P<letter>[a-dA-D])\s*[\)\]]",
         re.IGNORECASE,
     ),
     # "Answer: B" opening a line; also under a heading ("### Final Answer⏎⏎B")
-    re.compile(
+    _Ranged(
         r"(?:^|\n)[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*[:=]?\s*(?:\*\*)?\s*[\(\[]?" + _LETTER,
         re.IGNORECASE,
     ),
 ]
 # a strongly declared value: the letter opening it ("C", "(C) higher accuracy", "Option C")
-_VALUE_LETTER = re.compile(
+_VALUE_LETTER = _Ranged(
     r"^[\s*_`\"'$]*(?:\\(?:text|textbf|mathbf|mathrm)\{)?\s*(?:(?:option|choice|letter|answer)\s*[:#]?\s*)?"
     r"[\(\[]?\s*(?:\*\*)?(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]}*])))",
     re.IGNORECASE,
@@ -74,7 +77,7 @@ _FINAL_LABEL_MMLU = re.compile(
     r"(?:^|\n)[ \t]*(?:[#>*_-][ \t#*_]*)?final\s+answer(?:\*\*)?\s*:[ \t]*(?:\*\*)?[ \t]*(?P<val>[^\n]*)", re.IGNORECASE
 )
 # "B or C", "B/C", "B and C", "B, C": a second letter offered right after the first is a hedge.
-_HEDGE_AFTER = re.compile(
+_HEDGE_AFTER = _Ranged(
     r"\s*[\)\]]?\s*(?:\*\*)?\s*(?:/|&|,|\bor\b|\band\b)\s*(?:option\s+|choice\s+)?(?:\*\*)?[\(\[]?\s*"
     r"(?P<other>(?-i:[A-D]))(?![A-Za-z0-9])",
     re.IGNORECASE,
@@ -86,7 +89,7 @@ _HEDGE_STOP = re.compile(
     r"|incorrect|wrong|false|except|over|vs|versus)\b|[.;:!?\n]",
     re.IGNORECASE,
 )
-_HEDGE_LATER = re.compile(
+_HEDGE_LATER = _Ranged(
     r"(?:\band\b|\bor\b|/|&|,)\s*(?:\*\*|__)?\s*(?:option\s+|choice\s+)?(?:\*\*)?"
     r"(?:\((?P<o1>[A-D])\)|(?<=\*\*)(?P<o2>[A-D])(?![A-Za-z0-9])|(?<=option )(?P<o3>[A-D])(?![A-Za-z0-9]))",
     re.IGNORECASE,
@@ -150,8 +153,8 @@ def _mmlu_value(text: str) -> tuple[str | None, bool]:
             return inner[-1].value, inner[-1].hedged
         return None, False
     letter = m.group("letter")
-    if letter == "A" and _article(text[m.end() :]):
-        return None, False  # "A cell membrane": the article
+    if _word_letter(letter, text[m.end() :]):
+        return None, False  # "A cell membrane": the article ("I think ...": the pronoun)
     if _mmlu_hedged(text, m.end(), letter):
         return None, True
     return letter.upper(), False
@@ -159,7 +162,7 @@ def _mmlu_value(text: str) -> tuple[str | None, bool]:
 
 # "A) ...\nB) ...": a letter opening a list of options is not a declared answer (also when
 # blank lines separate the items: "each answer:\n\nA. ...\n\nB. ...")
-_OPTION_LIST = re.compile(r"[A-D][.):][ \t]+[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:[-*][ \t]*)?(?:\*\*|__)?\(?[A-D][.):]")
+_OPTION_LIST = _Ranged(r"[A-D][.):][ \t]+[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:[-*][ \t]*)?(?:\*\*|__)?\(?[A-D][.):]")
 
 
 def _mmlu_answer_is(text: str) -> list[_Declared]:
@@ -173,6 +176,8 @@ def _mmlu_answer_is(text: str) -> list[_Declared]:
                 continue  # "It's tempting to say the answer is A, ..."
             if letter == "A" and "\n" in text[m.start() : m.start("letter")] and _article(text[m.end("letter") :]):
                 continue  # "### Answer⏎A cell organelle ...": the article opening the line below
+            if letter == "I" and _word_letter(letter, text[m.end("letter") :]):
+                continue  # "Answer: I think it's B": the pronoun (only read with options to I)
             hedged = _mmlu_hedged(text, m.end("letter"), letter)
             out.append(_Declared(m.start(), m.end("letter"), "answer_is", None if hedged else letter.upper(), hedged))
     return out
@@ -197,9 +202,15 @@ def _mmlu_declarations(text: str) -> list[_Declared]:
 
 # "Answer: A. Wait, that's wrong: it's B.", "Oops, I meant C", "Actually, no -- ATP is made in
 # mitochondria, so it's B": a declared letter withdrawn after it (see retraction_re)
-_MMLU_RETRACTION = retraction_re(
-    r"(?:the\s+)?(?:correct|right|real|true|actual)\s+(?:letter|one)\s+is",
-    r"[\s:=]*(?:(?:actually|really|just|only)\s+)?(?:(?:option|choice|letter)\s+)?" + _MARKUP + r"[\(\[]?\s*" + _LETTER,
+_MMLU_RETRACTION = _Ranged(
+    retraction_re(
+        r"(?:the\s+)?(?:correct|right|real|true|actual)\s+(?:letter|one)\s+is",
+        r"[\s:=]*(?:(?:actually|really|just|only)\s+)?(?:(?:option|choice|letter)\s+)?"
+        + _MARKUP
+        + r"[\(\[]?\s*"
+        + _LETTER,
+    ).pattern,
+    re.IGNORECASE,
 )
 
 
@@ -228,11 +239,11 @@ def _mmlu_corrections(text: str, after: int, current: str | None) -> list[_Decla
 
 # --- MMLU letters outside declarations -------------------------------------------------------
 
-_LONE_RE = re.compile(r"^[\s*_`\"'(\[]*(?P<letter>[A-Da-d])[\s*_`\"')\].:]*$")
-_START_RE = re.compile(r"^[\s*_`\"']*(?:\((?P<p>[A-Da-d])\)|(?P<letter>[A-D])\s*[.):](?!\d))")
+_LONE_RE = _Ranged(r"^[\s*_`\"'(\[]*(?P<letter>[A-Da-d])[\s*_`\"')\].:]*$")
+_START_RE = _Ranged(r"^[\s*_`\"']*(?:\((?P<p>[A-Da-d])\)|(?P<letter>[A-D])\s*[.):](?!\d))")
 # a letter alone on the reply's first line, the explanation below it ("B\n\nRibosomes ..."),
 # unless the next line is another letter alone (a list of the options' letters)
-_FIRST_LINE_RE = re.compile(r"^[ \t*_`\"']*(?P<letter>[A-D])[ \t*_`\"']*\n(?![ \t]*\n*[ \t*_]*[A-D][ \t*_]*(?:\n|$))")
+_FIRST_LINE_RE = _Ranged(r"^[ \t*_`\"']*(?P<letter>[A-D])[ \t*_`\"']*\n(?![ \t]*\n*[ \t*_]*[A-D][ \t*_]*(?:\n|$))")
 
 
 def _mmlu_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> Extraction | None:
@@ -248,6 +259,11 @@ def _mmlu_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> 
 
 
 def _mmlu_strict(text: str, choices: Sequence[str] | None = None) -> Extraction:
+    with answer_letters(choices):  # A-D, or up to A-J for a question with more options
+        return _mmlu_strict_read(text, choices)
+
+
+def _mmlu_strict_read(text: str, choices: Sequence[str] | None) -> Extraction:
     text = _readable(text)
     declared = _mmlu_declared(text, choices, flexible=False)
     if declared is not None:
@@ -294,11 +310,11 @@ def _mmlu_shapes(
 def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: bool) -> Extraction:
     if not choices:
         return _NONE
-    norm_choices = [_norm_text(str(c)) for c in choices[:4]]
+    norm_choices = [_norm_text(str(c)) for c in choices[: len(CHOICE_LETTERS)]]
     norm = _norm_text(text)
     for i, c in enumerate(norm_choices):
         if c and norm == c:
-            return Extraction(LETTERS[i], "option_text")
+            return Extraction(CHOICE_LETTERS[i], "option_text")
     # "the answer is <option text>"
     said = list(re.finditer(r"(?:answer|option|choice)\s*(?:is|would\s+be|=|:)\s*", text, re.IGNORECASE))
     m = said[-1] if said else None
@@ -310,7 +326,7 @@ def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: 
         if scored:
             best = max(scored)
             if best[0] >= 90 and sum(1 for s, _ in scored if s == best[0]) == 1:
-                return Extraction(LETTERS[best[1]], "option_text")
+                return Extraction(CHOICE_LETTERS[best[1]], "option_text")
     if containment:
         found = []
         for i, c in enumerate(norm_choices):
@@ -319,7 +335,7 @@ def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: 
         # drop options contained in another found option ("Vitamin C" inside "Vitamin C and D")
         found = [i for i in found if not any(j != i and norm_choices[i] in norm_choices[j] for j in found)]
         if len(found) == 1:
-            return Extraction(LETTERS[found[0]], "option_text")
+            return Extraction(CHOICE_LETTERS[found[0]], "option_text")
     return _NONE
 
 
@@ -369,7 +385,7 @@ def _mmlu_letters(
     return Extraction(kept[0].letter, "first_letter")
 
 
-_OPENS_WITH_LETTER = re.compile(r"[ \t>*_#-]*\(?[A-D][.):\s*]")
+_OPENS_WITH_LETTER = _Ranged(r"[ \t>*_#-]*\(?[A-D][.):\s*]")
 
 
 def _final_line_letter(text: str, kept: list[_Mention]) -> str | None:
@@ -389,6 +405,11 @@ def _final_line_letter(text: str, kept: list[_Mention]) -> str | None:
 
 
 def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
+    with answer_letters(choices):  # A-D, or up to A-J for a question with more options
+        return _mmlu_flexible_read(text, choices)
+
+
+def _mmlu_flexible_read(text: str, choices: Sequence[str] | None) -> Extraction:
     text = _readable(text)
     declared = _mmlu_declared(text, choices, flexible=True)
     if declared is not None:

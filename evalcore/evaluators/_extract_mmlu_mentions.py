@@ -10,11 +10,72 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
-from evalcore.datasets import LETTERS
+from evalcore.datasets import CHOICE_LETTERS
 from evalcore.evaluators._extract_common import _MAX_VALUE, _hypothetical, _line_start
+
+# --- the answer letters of the question being read --------------------------------------------
+# Four options (A-D) unless the item has more (up to ten, A-J): every pattern below is written
+# for A-D and compiled for the question's range when it has more options, so a four-option
+# question is read exactly as before and an "E" counts only where the question has an option E.
+_LAST: ContextVar[str] = ContextVar("evalcore_last_answer_letter", default="D")
+
+
+class _Ranged:
+    """A regex written with the classes ``A-D`` / ``a-d`` whose letters follow the question's
+    options (``A-E`` ... ``A-J``); attribute access goes to the pattern compiled for the range."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+        self._compiled: dict[str, re.Pattern[str]] = {}
+
+    def get(self) -> re.Pattern[str]:
+        """The pattern for the current range of letters."""
+        last = _LAST.get()
+        compiled = self._compiled.get(last)
+        if compiled is None:
+            src = self.pattern.replace("A-D", f"A-{last}").replace("a-d", f"a-{last.lower()}")
+            compiled = self._compiled[last] = re.compile(src, self.flags)
+        return compiled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+
+def last_letter(choices: Sequence[Any] | None) -> str:
+    """The last answer letter of a question with these options: D for four or fewer (or when
+    unknown), else the letter of the last option (at most J)."""
+    n = len(choices) if choices else 4
+    return CHOICE_LETTERS[max(4, min(n, len(CHOICE_LETTERS))) - 1]
+
+
+@contextmanager
+def answer_letters(choices: Sequence[Any] | None) -> Iterator[str]:
+    """Read the enclosed reply with the letters of these options (see :func:`last_letter`)."""
+    token = _LAST.set(last_letter(choices))
+    try:
+        yield _LAST.get()
+    finally:
+        _LAST.reset(token)
+
+
+# "I think", "I would pick": the pronoun, not option I of a question with nine or more options
+_I_PRONOUN = re.compile(
+    r"[ \t]+(?:think|believe|guess|would|will|am|choose|chose|pick|picked|select|selected|go|went|feel|suspect"
+    r"|say|can|could|should|must|have|had|do|did|need|know|see|agree|prefer|lean|hope|recall|remember|want"
+    r"|mean|meant|reckon|figure|conclude|concluded|found|get|got)\b"
+)
+
+
+def _word_letter(letter: str, after: str) -> bool:
+    """Whether "A" (the article) or "I" (the pronoun: "I think ...") is a word, not a letter."""
+    return (letter == "A" and _article(after)) or (letter == "I" and bool(_I_PRONOUN.match(after)))
+
 
 _LETTER_END = r"(?![A-Za-z0-9+#'’-])"
 # "A 2 kg object", "A 3-year-old": the article before a counted noun
@@ -31,7 +92,7 @@ def _article(after: str) -> bool:
     return after[:1].isspace() and after[1:2].islower() and not _A_NOT_ARTICLE.match(after)
 
 
-_MENTION_RE = re.compile(
+_MENTION_RE = _Ranged(
     r"(?<![A-Za-z0-9'’_\\-])(?:(?P<letter>[A-D])" + _LETTER_END + r"|\((?P<lower>[a-d])\)|(?P<lower2>[a-d])\))"
 )
 # math and code: letters there are notation ("Since $A$ and $B$ are similar")
@@ -151,8 +212,8 @@ class _Mention:
 
 
 # an option letter opening a line: "A) ...", "**B.** ...", "(C) ...", "D: ..."
-_LINE_LABEL_RE = re.compile(r"^[ \t>*_-]*(?:\((?P<p>[A-D])\)|(?P<l>[A-D])[.):](?!\d))", re.MULTILINE)
-_INLINE_LABEL_RE = re.compile(r"\((?P<l>[A-D])\)[ \t]*(?:(?:\*\*|__)[ \t]*)?[^\W\d_]")
+_LINE_LABEL_RE = _Ranged(r"^[ \t>*_-]*(?:\((?P<p>[A-D])\)|(?P<l>[A-D])[.):](?!\d))", re.MULTILINE)
+_INLINE_LABEL_RE = _Ranged(r"\((?P<l>[A-D])\)[ \t]*(?:(?:\*\*|__)[ \t]*)?[^\W\d_]")
 
 
 def _enumeration_labels(text: str) -> list[tuple[int, int, str]]:
@@ -194,9 +255,10 @@ def _enumerated_lines(text: str, labels: list[tuple[int, int, str]]) -> str:
 
 
 def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]:
-    """Letters A–D that can be an answer: not in math or code, not the article "A", not
-    notation ("P(A)", "A = 5", "vitamin C"), not the label of a quantity ("strength (B)")
-    and not negated ("not (C)", "rather than B", "A is wrong")."""
+    """Letters A–D (A–J for a question with more options) that can be an answer: not in math or
+    code, not the article "A" (nor the pronoun "I"), not notation ("P(A)", "A = 5", "vitamin C"),
+    not the label of a quantity ("strength (B)") and not negated ("not (C)", "rather than B",
+    "A is wrong")."""
     masked = _mask(text)
     out = []
     named_letters: set[str] = set()
@@ -216,6 +278,8 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
             and (_article(after) or (_COUNTED_NOUN.match(after) and not _A_NOT_ARTICLE.match(after)))
         ):
             continue  # the English article ("A cell is ...", "A 2 kg object ...")
+        if m.group("letter") == "I" and not paren and _I_PRONOUN.match(after):
+            continue  # the pronoun ("I think ..."), read as a letter only with options to I
         if _NOTATION_BEFORE.search(before) or _NOTATION_AFTER.match(after):
             continue  # notation: "P(A)", "A = 5", "x + B"
         word = _PREV_WORD.search(before)
@@ -249,9 +313,9 @@ def _letter_mentions(text: str, choices: Sequence[str] | None) -> list[_Mention]
 def _names_option_loosely(word: str, letter: str, choices: Sequence[str] | None) -> bool:
     """Whether ``word`` is a word of option ``letter``'s text, give or take an ending
     ("lysosomes" for "Lysosome", "Golgi" for "Golgi apparatus")."""
-    if not choices or LETTERS.index(letter) >= len(choices) or len(word) < 4:
+    if not choices or CHOICE_LETTERS.index(letter) >= len(choices) or len(word) < 4:
         return False
-    for w in re.findall(r"[^\W\d_]{4,}", str(choices[LETTERS.index(letter)]).lower()):
+    for w in re.findall(r"[^\W\d_]{4,}", str(choices[CHOICE_LETTERS.index(letter)]).lower()):
         if len(os.path.commonprefix([w, word])) >= min(len(w), len(word), 5):
             return True
     return False
@@ -259,9 +323,9 @@ def _names_option_loosely(word: str, letter: str, choices: Sequence[str] | None)
 
 def _names_option(before: str, letter: str, choices: Sequence[str] | None) -> bool:
     """Whether the text before "(X)" ends with option X's text ("the mitochondrion (A)")."""
-    if not choices or LETTERS.index(letter) >= len(choices):
+    if not choices or CHOICE_LETTERS.index(letter) >= len(choices):
         return False
-    option = _norm_text(str(choices[LETTERS.index(letter)]))
+    option = _norm_text(str(choices[CHOICE_LETTERS.index(letter)]))
     return bool(option) and _norm_text(before).endswith(option)
 
 

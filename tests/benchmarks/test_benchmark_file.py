@@ -386,13 +386,15 @@ prompt:
     with pytest.raises(EvalcoreError, match="names no option") as err:
         get_benchmark(str(_write(tmp_path, text, rows, data="q.jsonl")))
     assert (err.value.line, err.value.field) == (2, "answer")
-    rows[1] = {"question": "Ringed?", "options": ["a", "b", "c", "d", "e"], "answer": "A"}
-    with pytest.raises(EvalcoreError, match="2 to 4") as err:
+    rows[1] = {"question": "Ringed?", "options": list("abcdefghijk"), "answer": "A"}  # 11 options
+    with pytest.raises(EvalcoreError, match="2 to 10") as err:
         get_benchmark(str(_write(tmp_path, text, rows, data="q.jsonl")))
     assert (err.value.line, err.value.field) == (2, "options")
-    rows[1] = {"question": "Ringed?", "options": ["Saturn", "Mercury"], "answer": 0}  # an index
-    bench = get_benchmark(str(_write(tmp_path, text, rows, data="q.jsonl")))
-    assert [it.reference for it in bench.load()] == ["B", "A"]
+    # an index is not shifted unasked: numbers need `labels: numbers` and a base (issue 36)
+    rows[1] = {"question": "Ringed?", "options": ["Saturn", "Mercury"], "answer": 0}
+    with pytest.raises(EvalcoreError, match="is a number but the labels are letters") as err:
+        get_benchmark(str(_write(tmp_path, text, rows, data="q.jsonl")))
+    assert (err.value.line, err.value.field) == (2, "answer")
 
 
 def test_a_column_only_later_rows_have_is_missing_on_the_first(tmp_path):
