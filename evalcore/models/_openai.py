@@ -108,7 +108,7 @@ class OpenAICompatibleModel:
         if not key:
             if require_key:
                 raise EvalcoreError(
-                    "no API key: set the OPENAI_API_KEY environment variable or pass api_key", field="OPENAI_API_KEY"
+                    "no API key: set the OPENAI_API_KEY environment variable (in Python, api_key= also works)", field="OPENAI_API_KEY"
                 )
             key = "EMPTY"
         self.model = model

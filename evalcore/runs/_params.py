@@ -67,7 +67,7 @@ def check_arguments(
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise EvalcoreError(f"must be an integer >= {low}, got {value!r}", field=name)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise EvalcoreError(f"must be a positive integer or None, got {limit!r}", field="limit")
+        raise EvalcoreError(f"must be a positive integer (leave it out for every item), got {limit!r}", field="limit")
     if mmlu_mode not in MMLU_MODES:
         raise EvalcoreError(f"unknown mmlu_mode {mmlu_mode!r}; choose one of {list(MMLU_MODES)}", field="mmlu_mode")
     if mmlu_mode == "likelihood" and not benchmark.supports_likelihood:

@@ -75,3 +75,17 @@ def test_folder_given_for_a_file_says_folder(tmp_path, capsys, command) -> None:
     assert "not found" not in err and "Traceback" not in err and len(err.splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["SOMEFOLDER"]  # nothing written
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "gsm8k", "--model", "local:smollm2", "--limit", "-1"],
+         "evalcore: error: field 'limit': must be a positive integer (leave it out for every item), got -1\n"),
+        (["sweep", "--thresholds", "0.9:0.1:0.1"],
+         "evalcore: error: field 'thresholds': the range runs down (0.9 > 0.1); write it upwards: 0.1:0.9:0.1\n"),
+    ],
+)  # fmt: skip
+def test_wording_of_common_mistakes(argv, expected, capsys) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == expected
