@@ -486,7 +486,7 @@ def test_quality(
             killed.append(False)  # equal outputs on every call the tests made: no test can tell
             continue
         try:
-            got = run_session(function_name, tests, names, calls=calls, outcomes=outs, limit_s=limit)
+            got = run_session(function_name, tests, names, calls=calls, outcomes=outs, watch=diff, limit_s=limit)
         except Exception:  # not run (budget spent): counts as surviving
             killed.append(False)
             continue

@@ -24,8 +24,9 @@ category's tool time budget):
   does can tell the tests which variant they face: only its outputs can. Each replay is a
   sandboxed run of its own (no state, file or process carries from one to the next).
 
-The router prints a progress line, tagged with a marker the test process never sees, after each
-call it answers, so a run cut at its limit still says how many calls were served.
+The router prints a progress line, tagged with a marker the test process never sees, when it
+has answered the first call whose outcome differs from the tool's, so a run cut at its limit
+still says whether the tests saw the difference.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ import json
 import secrets
 from collections.abc import Sequence
 from typing import Any
+
+MAX_CALLS = 10_000
+"""Calls of the tool the tests may make in one run (past that they are answered an exception)."""
+MAX_OUTPUT = 16 << 20
+"""Bytes of a run's output kept (the live run's log of calls and outcomes is one line)."""
 
 _COMMON = r'''
 import json as _json, os as _os, select as _select, signal as _signal, sys as _sys, time as _time
@@ -210,7 +216,10 @@ def _main():
                 row = {"passed": False, "error": "malformed message from the tests"}
             else:
                 call = {"args": msg["args"], "kwargs": msg.get("kwargs", {})}
-                if live:
+                if len(log) >= data["max_calls"]:
+                    out = {"stop": "the tests called the tool more than %d times" % data["max_calls"]}
+                    diverged = True
+                elif live:
                     tool_ch.send(call)
                     out = tool_ch.recv(deadline)
                     if out is _TIMEOUT:
@@ -226,7 +235,8 @@ def _main():
                         diverged = True
                         out = {"stop": "the tests called the tool otherwise than in the run against it"}
                     log.append(None)
-                    print(marker + _json.dumps({"served": len(log), "diverged": diverged}), flush=True)
+                    if len(log) == data["watch"] + 1:  # the call whose outcome differs was answered
+                        print(marker + _json.dumps({"served": len(log), "diverged": diverged}), flush=True)
                 test_ch.send(out)
     except (EOFError, ValueError, OSError) as exc:
         row = {"passed": False, "error": "the tests ended without a verdict (%s)" % type(exc).__name__}
@@ -308,10 +318,13 @@ def run_session(
     code: str | None = None,
     calls: Sequence[Any] | None = None,
     outcomes: Sequence[Any] | None = None,
+    watch: int = -1,
     limit_s: float,
 ) -> dict[str, Any]:
     """Run the tests once: live against ``code``, or (``code`` None) against the recorded
-    ``calls`` answered with ``outcomes``.
+    ``calls`` answered with ``outcomes``; ``watch`` is the index of the first call whose
+    outcome differs from the tool's (the router says when it was answered, so that a run cut
+    at its limit still tells). At most :data:`MAX_CALLS` calls are answered.
 
     Returns:
         ``{"passed", "error", "served", "diverged", "log"}``: ``served`` the calls answered
@@ -328,8 +341,10 @@ def run_session(
         "calls": list(calls or []),
         "outcomes": list(outcomes or []),
         "limit_s": limit_s,
+        "watch": watch,
+        "max_calls": MAX_CALLS,
     }
-    res = _runner()(_SESSION, timeout_s=limit_s + 2.0, stdin=json.dumps(payload))
+    res = _runner()(_SESSION, timeout_s=limit_s + 2.0, stdin=json.dumps(payload), max_output=MAX_OUTPUT)
     rows = _tagged(res.stdout, marker)
     final = next((r for r in reversed(rows) if isinstance(r, dict) and "row" in r), None)
     progress = [r for r in rows if isinstance(r, dict) and "served" in r]
@@ -369,7 +384,9 @@ def run_outcomes(name: str, variants: Sequence[tuple[str, Sequence[Any]]], *, li
     }
     out: list[list[Any] | None] = [None] * len(variants)
     try:
-        res = _runner()(_OUTCOMES, timeout_s=limit_s * len(variants) + 2.0, stdin=json.dumps(payload))
+        res = _runner()(
+            _OUTCOMES, timeout_s=limit_s * len(variants) + 2.0, stdin=json.dumps(payload), max_output=MAX_OUTPUT
+        )
     except Exception:  # the sandbox failed or the budget is spent: nothing was run
         return out
     for row in _tagged(res.stdout, marker):

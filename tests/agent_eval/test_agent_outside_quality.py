@@ -266,6 +266,15 @@ def test_a_replay_answers_only_the_recorded_calls() -> None:
     assert live["passed"] and [e["call"] for e in live["log"]] == calls and [e["out"] for e in live["log"]] == good
 
 
+def test_tests_that_call_the_tool_thousands_of_times_are_measured() -> None:
+    """The live run's log is one line of the run's output: kept whole (16 MiB), not cut at the
+    sandbox's default 64 KiB, which would fail a test that loops over many inputs."""
+    out = test_quality(
+        "def test_s():\n    for x in range(3000):\n        assert square(x) == x * x\n", "square", SQUARE
+    )
+    assert out["tool_calls"] == 3000 and out["score"] == 1.0, out
+
+
 def test_the_tests_process_holds_no_object_of_the_tool() -> None:
     """The name the tests call is a proxy: its code, defaults and globals are the harness's."""
     probe = (

@@ -46,11 +46,14 @@ def test_strong_tests_kill_every_mutant_weak_ones_fewer() -> None:
     assert blind["score"] < weak["score"]
 
 
-def test_a_mutant_that_loops_for_ever_is_killed_by_its_time_limit() -> None:
+def test_a_mutant_that_loops_for_ever_is_cut_at_its_time_limit_and_left_out() -> None:
+    """A code mutant that hangs where the tool returned fails loudly: it is cut at its limit and
+    left out of the score (issue 37: a self-checking tool turns every mutant into one)."""
     out = test_quality(STRONG, "count_up", CODE, timeout_s=10.0)
     looping = [m for m in mutants(CODE) if "Add→Sub" in m["what"]]
     assert [m["what"] for m in looping] == ["Add→Sub at line 6"]  # i = i - 1: never reaches n
-    assert "Add→Sub at line 6" not in out["survivors"] and out["score"] == 1.0
+    assert "Add→Sub at line 6" in out["left_out"] and "Add→Sub at line 6" not in out["survivors"]
+    assert out["score"] == 1.0
 
 
 def test_tests_that_fail_on_the_tool_or_reach_past_it_score_zero() -> None:
