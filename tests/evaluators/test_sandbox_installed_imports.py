@@ -230,6 +230,26 @@ def test_evalcore_the_answer_keys_and_the_project_stay_hidden(pool: SandboxPool)
     assert "the installed packages, bound read-only" in pool.isolation["check_view"], pool.isolation["check_view"]
 
 
+def test_a_folder_of_site_packages_named_to_hide_is_hidden_from_check_candidates(pool: SandboxPool) -> None:
+    """A package that held answers (named with ``hide=``, ``--problems``): the worker covers it,
+    and the check candidates' bind of site-packages carries the cover, also when it is named
+    after the pool started."""
+    if not _installed("tqdm"):
+        pytest.skip("tqdm is not installed")
+    spec = importlib.util.find_spec("tqdm")
+    assert spec is not None and spec.submodule_search_locations
+    folder = os.path.realpath(list(spec.submodule_search_locations)[0])
+    source = "from tqdm import tqdm\n\ndef add(a, b):\n    return a + b\n"
+    job = {"mode": "check", "source": source, "prompt": PROMPT, "test": TEST, "entry_point": "add", "timeout_s": 30.0}
+    (before,) = pool.map([dict(job)])
+    assert _to_result(before).completed, _to_result(before)
+    pool.hide([folder])
+    result = _to_result(pool.map([dict(job)])[0])
+    # an empty folder: at most a namespace package, without the module's names
+    assert not result.completed and "ImportError" in (result.reason or ""), result
+    assert folder in pool.isolation["hidden"], pool.isolation["hidden"]
+
+
 def test_turned_off_the_copy_alone_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
     if not _installed("yaml"):
         pytest.skip("yaml is not installed")
