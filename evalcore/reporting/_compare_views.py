@@ -102,6 +102,8 @@ def compare_runs(
         shared item has the same score in both runs the paired interval collapses to a point
         (``0.0 – 0.0``); the note says so and that it does not show the runs are equal (the
         minimum detectable difference of :func:`power_table` says what these items can see).
+        When every item differs by the same non-zero amount the interval collapses there, and
+        the note says that no spread is not certainty.
     """
     from evalcore.imports._compare import Comparison, compare_series
 
@@ -113,11 +115,18 @@ def compare_runs(
     for _, row in table.iterrows():
         lo, hi = row.get("ci_low"), row.get("ci_high")
         if lo is not None and hi is not None and np.isfinite(lo) and np.isfinite(hi) and hi - lo < 1e-12:
-            notes.append(
-                f"every one of the {int(row['n'])} shared items scored the same in both runs, so the "
-                "paired interval collapses to a point; this does not show the runs are equal, only "
-                "that these items cannot tell them apart"
-            )
+            if abs(lo) < 1e-12:
+                notes.append(
+                    f"every one of the {int(row['n'])} shared items scored the same in both runs, so the "
+                    "paired interval collapses to a point; this does not show the runs are equal, only "
+                    "that these items cannot tell them apart"
+                )
+            else:
+                notes.append(
+                    f"every one of the {int(row['n'])} shared items differs by the same amount ({lo:+.3f}), so "
+                    "the paired interval collapses to that point; resampling these items shows no spread, "
+                    "which is not certainty: more items are needed to say how large the difference is"
+                )
         else:
             notes.append("")
     table["note"] = notes

@@ -83,3 +83,12 @@ def test_the_compare_notebook_calls_compare_sources() -> None:
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert "compare_sources(" in code and "aligned_scores(" not in code
     assert "rep.compare_runs(comparison)" in code
+
+
+def test_an_interval_collapsed_away_from_zero_is_not_called_equal_scores() -> None:
+    x = pd.Series([0.0, 0.0, 0.0, 0.0], index=list("abcd"))
+    y = pd.Series([1.0, 1.0, 1.0, 1.0], index=list("abcd"))
+    table = compare_runs({"x": x, "y": y}, n_resamples=200)
+    assert table.loc[0, "ci_low"] == table.loc[0, "ci_high"] != 0.0
+    note = table.loc[0, "note"]
+    assert "differs by the same amount" in note and "scored the same" not in note
