@@ -77,6 +77,11 @@ def call_agent(agent: Agent, query: str, timeout_s: float | None = None) -> Call
         a timeout or a non-``AgentResponse`` return value is recorded in ``exception`` (a
         critical failure).
     """
+    left = category_time_left()
+    if left is not None:
+        if left <= 0:
+            return Call(query, None, f"TimeoutError: {_cap_message()}: the request was not sent", 0.0)
+        timeout_s = left if timeout_s is None else min(timeout_s, left)
     t0 = time.perf_counter()
     if timeout_s is None:
         try:
@@ -244,11 +249,46 @@ def answer_test(name: str, call: Call, case: AgentCase, threshold: float, **deta
 
 
 def snapshot(agent: Agent, res: CategoryResult) -> dict[str, ToolRecord]:
-    """The agent's registered tools with their code; why it could not be read goes to ``res.notes``."""
-    tools, why = registry_snapshot(agent)
+    """The agent's registered tools with their code; why it could not be read goes to ``res.notes``
+    (past the category's time cap the registry is not read)."""
+    left = category_time_left()
+    tools, why = registry_snapshot(agent) if left is None or left > 0 else ({}, _cap_message() + ": registry not read")
     if why is not None and why not in res.notes:
         res.notes.append(why)
     return tools
+
+
+# ------------------------------------------------------------------------------ category time cap
+CATEGORY_TIME_CAP_S = 1200.0
+"""Wall time one category may spend on the agent (seconds): past it no request is sent and the
+registry is not read (those tests fail, critically, saying so); a request under way is cut at
+the cap. A category so ends within the cap plus one registry read (twice the request timeout)
+and its tool time budget; an honest agent's categories take seconds to a few minutes."""
+
+_category_end: float | None = None
+_category_cap: float | None = None
+
+
+def category_time_left() -> float | None:
+    """Seconds left of the category's time cap (None outside :func:`category_time_cap`)."""
+    return None if _category_end is None else _category_end - time.monotonic()
+
+
+def _cap_message() -> str:
+    return f"the category's time cap of {_category_cap:g} s was reached (CATEGORY_TIME_CAP_S)"
+
+
+@contextlib.contextmanager
+def category_time_cap(seconds: float | None) -> Iterator[None]:
+    """Hold the agent calls of the block to ``seconds`` of wall time (None = no cap)."""
+    global _category_end, _category_cap
+    before = (_category_end, _category_cap)
+    _category_end = None if seconds is None else time.monotonic() + float(seconds)
+    _category_cap = seconds
+    try:
+        yield
+    finally:
+        _category_end, _category_cap = before
 
 
 # ------------------------------------------------------------------------------ tool time budget

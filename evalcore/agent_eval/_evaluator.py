@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalcore._io import bounded, to_json_native
-from evalcore.agent_eval._calling import describe_exception, tool_budget
+from evalcore.agent_eval._calling import CATEGORY_TIME_CAP_S, category_time_cap, describe_exception, tool_budget
 from evalcore.agent_eval._case_results import CategoryResult, make_test, overall_score
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._categories import CATEGORY_FUNCTIONS
@@ -134,6 +134,8 @@ class AgentEvaluator:
         weights: Category weights (default :data:`CATEGORY_WEIGHTS`).
         agent_name: Name recorded in the results.
         extra_config: More provenance to record (agent spec, model …).
+        category_time_cap_s: Wall time each category may spend on the agent
+            (:data:`~evalcore.agent_eval._calling.CATEGORY_TIME_CAP_S` by default; None = no cap).
     """
 
     def __init__(
@@ -145,6 +147,7 @@ class AgentEvaluator:
         weights: Mapping[str, float] | None = None,
         agent_name: str | None = None,
         extra_config: Mapping[str, Any] | None = None,
+        category_time_cap_s: float | None = CATEGORY_TIME_CAP_S,
     ) -> None:
         for attr in ("process_request", "reset"):
             if not callable(getattr(agent, attr, None)):
@@ -155,13 +158,15 @@ class AgentEvaluator:
         self.weights = dict(weights or CATEGORY_WEIGHTS)
         self.agent_name = agent_name or type(agent).__name__
         self.extra_config = dict(extra_config or {})
+        self.category_time_cap_s = category_time_cap_s
 
     def run(self, categories: Iterable[str] | None = None, *, progress: bool | None = None) -> EvaluationResult:
         """Run the categories (default: all seven), each on a freshly reset agent.
 
         Args:
             categories: Category names to run.
-            progress: Show a progress bar (None = only in a terminal).
+            progress: Show a progress bar (None: on a terminal or in JupyterLab, see
+                :func:`evalcore._progress.progress_enabled`).
 
         Returns:
             The evaluation result.
@@ -173,18 +178,23 @@ class AgentEvaluator:
         unknown = [c for c in cats if c not in CATEGORY_FUNCTIONS]
         if unknown or not cats:
             raise EvalcoreError(f"unknown categories {unknown}; choose from {list(CATEGORIES)}", field="categories")
-        from tqdm.auto import tqdm
+        from evalcore._progress import progress_bar
 
         started = _dt.datetime.now(_dt.UTC)
         t0 = time.perf_counter()
         results: dict[str, CategoryResult] = {}
-        bar = tqdm(cats, desc="agent-eval", disable=(not progress) if progress is not None else None)
+        bar = progress_bar(cats, desc="agent-eval", unit="category", progress=progress, tick_s=1.0)
         for name in bar:
             bar.set_postfix_str(name)
             t = time.perf_counter()
-            with tool_budget(self.config) as budget:
+            with tool_budget(self.config) as budget, category_time_cap(self.category_time_cap_s):
                 res = run_category(name, self.agent, self.data, self.config)
             res.duration_s = time.perf_counter() - t
+            if self.category_time_cap_s is not None and res.duration_s >= self.category_time_cap_s:
+                res.notes.append(
+                    f"the category's time cap of {self.category_time_cap_s:g} s was reached: later "
+                    "requests were not sent and their tests failed"
+                )
             res.metrics["tool_time_s"] = round(budget.spent_s, 3)
             if budget.refused or (budget.total_s is not None and budget.spent_s >= budget.total_s):
                 res.notes.append(
@@ -209,6 +219,7 @@ class AgentEvaluator:
             ),
             "categories": cats,
             "suite": self.config.to_dict(),
+            "category_time_cap_s": self.category_time_cap_s,
             "n_cases": len(self.data.cases),
             "case_ids": [c.id for c in self.data.cases],
             "cases_digest": self.data.digest(),

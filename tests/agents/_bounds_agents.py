@@ -146,6 +146,17 @@ class LogFlood(_Base):
         return AgentResponse(success=True, response=how, result=how)
 
 
+class Slow(_Base):
+    """Takes ``seconds`` over every request (under the request timeout, so each one is waited for)."""
+
+    def __init__(self, seconds: float = 2.0) -> None:
+        self.seconds = seconds
+
+    def process_request(self, query: str) -> AgentResponse:
+        time.sleep(self.seconds)
+        return AgentResponse(success=False, error="slow")
+
+
 class Terminal(_Base):
     """Every reply's error and response are terminal commands."""
 

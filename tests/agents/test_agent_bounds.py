@@ -188,6 +188,22 @@ def test_a_registry_of_150000_tools_is_refused_at_the_cap_and_the_results_are_co
     assert run["maxrss_mb"] < 500, run
 
 
+# ------------------------------------------------------------------------------ time
+def test_a_category_ends_at_its_time_cap_however_slowly_the_agent_answers() -> None:
+    from evalcore.agent_eval import AgentEvaluator
+
+    agent = hostile.Slow(1.5)
+    evaluator = AgentEvaluator(agent, config=_config(limit=8), category_time_cap_s=2.0)
+    result = evaluator.run(["functional", "robustness"])
+    for name, cat in result.categories.items():
+        errors = [t.error or "" for t in cat.tests]
+        assert any("time cap of 2 s was reached" in e for e in errors), (name, errors)
+        assert any("time cap of 2 s was reached" in n for n in cat.notes), cat.notes
+        sent = [t for t in cat.tests if "was not sent" not in json.dumps(t.details)]
+        assert len(sent) <= 3, [t.name for t in sent]  # 2 s of 1.5 s requests, the last one cut
+    assert result.config["category_time_cap_s"] == 2.0
+
+
 # ------------------------------------------------------------------------------ the log
 @linux_only
 def test_the_agents_log_is_capped_on_disk_and_cannot_be_fallocated(tmp_path) -> None:
