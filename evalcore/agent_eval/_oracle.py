@@ -258,7 +258,8 @@ class _CaseAgent:
 
     def _refuse(self, case: AgentCase) -> AgentResponse | None:
         if case.expected_behavior == "error":
-            return AgentResponse(success=False, error=f"Invalid input for {case.kind}: cannot serve {case.query!r}")
+            why = ", ".join(t.replace("_", " ") for t in case.tags if t != "edge") or "invalid"
+            return AgentResponse(success=False, error=f"Invalid input ({why}): cannot serve {case.query!r}")
         if case.expected_behavior == "clarification":
             return AgentResponse(
                 success=False, needs_clarification=True, error="The request is ambiguous: which value should be used?"

@@ -4,9 +4,10 @@ Thresholds must be finite numbers in [-1, 1]; they are sorted and duplicates dro
 run once). For each threshold t a fresh agent is built (``agent_factory(t)``) and reset; it serves every
 single-step case (end-to-end success, and whether a tool built during the session answered it),
 then its registry is searched for every case (precision, recall, F1 of the matches with score ≥ t
-— the evaluator keeps only those, whatever the search answers — against the relevant tools: every
-registered tool named like the case's kind or an alias of it, else the tool the agent used when it
-answered a case of that kind correctly) and for unrelated queries (a false positive = any match ≥ t).
+— the evaluator keeps only those, whatever the search answers — against the relevant tools,
+labelled by behaviour (:func:`behaviour_labels`: the registered tools that the evaluator ran on
+the kind's held-out requests and that answered every one rightly; names count for nothing) and
+for unrelated queries (a false positive = any match ≥ t).
 A search answer that breaks the protocol (raises; a name twice; more than k matches; not sorted best
 first; a score that is not a finite number) ends the sweep with an error naming it.
 
@@ -44,10 +45,11 @@ from matplotlib.figure import Figure
 from evalcore._io import to_json_native
 from evalcore.agent_eval._calling import call_agent, is_correct
 from evalcore.agent_eval._cases.generator import AgentCaseGenerator
+from evalcore.agent_eval._cases.kinds import VARIABLE_SLOTS
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._config import AgentEvalConfig, resolve_seed
-from evalcore.agent_eval._measure import ToolChecker, answering_step
-from evalcore.agent_eval._observed import registry_snapshot
+from evalcore.agent_eval._measure import ToolChecker, answering_step, infer_binding
+from evalcore.agent_eval._observed import ToolRecord, registry_snapshot
 from evalcore.errors import EvalcoreError
 
 INTERVAL_CONFIDENCE = 0.95
@@ -68,8 +70,13 @@ def parse_thresholds(spec: str) -> list[float]:
     try:
         if ":" in spec:
             start, stop, step = (float(x) for x in spec.split(":"))
-            if step <= 0 or stop < start:
-                raise ValueError
+            if step <= 0:
+                raise EvalcoreError(f"the step must be positive, got {spec!r}", field="thresholds")
+            if stop < start:
+                raise EvalcoreError(
+                    f"the range runs down ({start:g} > {stop:g}); write it upwards: {stop:g}:{start:g}:{step:g}",
+                    field="thresholds",
+                )
             n = int(np.floor((stop - start) / step + 1e-9)) + 1
             vals = [round(start + i * step, 6) for i in range(n)]
         else:
@@ -251,6 +258,52 @@ def _matches(registry: Any, query: str, k: int, threshold: float) -> list[str]:
     return [name for name, score in ranked if score >= threshold]
 
 
+N_LABEL_REQUESTS = 4
+"""Held-out requests per kind that a tool must answer to be relevant to the kind's cases."""
+
+
+def behaviour_labels(
+    tools: dict[str, ToolRecord],
+    cases: Sequence[AgentCase],
+    held_out: dict[str, list[dict[str, Any]]],
+    observed: dict[tuple[str, str], dict[str, Any]],
+    checker: ToolChecker,
+    verdicts: dict[tuple[Any, ...], bool],
+) -> dict[str, set[str]]:
+    """Relevant tools per kind, by behaviour: a registered tool is relevant to a kind when the
+    evaluator ran it in the sandbox on the kind's held-out requests (inputs no case used, drawn
+    from a secret seed) and it answered every one of them rightly (bound as the agent bound it
+    when it used the tool on a case of that kind, else by its signature). Its name counts for
+    nothing: an agent that registered junk tools named like the kinds only while a sweep ran
+    looked perfect when a tool named like the kind was relevant.
+
+    Args:
+        tools: The registry after the cases were served.
+        cases: The sweep's cases (their kinds are labelled).
+        held_out: Held-out inputs per kind.
+        observed: ``(tool, kind)`` → ``{"args", "inputs"}`` of a step in which the agent used it.
+        checker: Runs the tools.
+        verdicts: Cache of verdicts by (code hash, name, kind, binding), kept across thresholds.
+
+    Returns:
+        Kind → the names of its relevant tools (absent: none).
+    """
+    labels: dict[str, set[str]] = {}
+    for kind in dict.fromkeys(c.kind for c in cases):
+        inputs = held_out.get(kind) or []
+        for name, record in tools.items():
+            if not inputs or record.code is None:
+                continue
+            seen = observed.get((name, kind))
+            binding = infer_binding(seen["args"], kind, seen["inputs"]) if seen is not None else None
+            key = (record.hash, name, kind, repr(sorted(binding.items())) if binding else None)
+            if key not in verdicts:
+                verdicts[key] = all(checker.relevant(record, kind, binding, inputs))
+            if verdicts[key]:
+                labels.setdefault(kind, set()).add(name)
+    return labels
+
+
 def _wilson(successes: float, n: int) -> tuple[float, float]:
     from evalcore import stats
 
@@ -289,16 +342,17 @@ def threshold_sweep(
         dev_fraction: Share of items in the development split.
         alpha: Significance level after correction.
         n_resamples: Resamples of the permutation tests.
-        tool_aliases: Other names of the starter tools (see :class:`AgentEvalConfig`).
+        tool_aliases: Other names of the starter tools (see :class:`AgentEvalConfig`); relevance
+            no longer reads names, so they only reach the config.
         request_timeout_s: Give up on a request after this many seconds (counts as wrong).
-        progress: Progress bar (None = only in a terminal).
+        progress: Progress bar over the agent requests (None: on a terminal or in JupyterLab, see
+            :func:`evalcore._progress.progress_enabled`).
 
     Returns:
         The :class:`SweepResult`.
     """
-    from tqdm.auto import tqdm
-
     from evalcore import metrics, stats
+    from evalcore._progress import progress_bar
 
     thresholds = check_thresholds(thresholds)
     if not 0.0 < dev_fraction < 1.0:
@@ -325,20 +379,33 @@ def threshold_sweep(
         )
     cfg = AgentEvalConfig(tool_aliases=tool_aliases)
     checker = ToolChecker(cfg.n_held_out, cfg.sandbox_timeout_s)
+    # the held-out requests of each kind: drawn once (secret seed), the same at every threshold
+    held_out = {
+        kind: checker.held_out(kind, next(c.inputs for c in use if c.kind == kind), N_LABEL_REQUESTS)
+        for kind in dict.fromkeys(c.kind for c in use)
+        if kind in VARIABLE_SLOTS and all(c.inputs for c in use if c.kind == kind)
+    }
+    verdicts: dict[tuple[Any, ...], bool] = {}
     rows: list[dict[str, Any]] = []
-    for t in tqdm(list(thresholds), desc="sweep", disable=(not progress) if progress is not None else None):
+    # one step per agent request (the slow part), so the bar moves, with its rate and time left,
+    # within a threshold too
+    bar = progress_bar(total=len(thresholds) * len(use), desc="sweep", unit="request", progress=progress)
+    for t in thresholds:
+        bar.set_postfix_str(f"threshold {float(t):g}")
         agent = agent_factory(float(t))
         agent.reset()
         at_reset, _ = registry_snapshot(agent)
-        used: dict[str, str] = {}
+        observed: dict[tuple[str, str], dict[str, Any]] = {}
         answered = []
         for c in use:
             call = call_agent(agent, c.query, request_timeout_s)
+            bar.update(1)
             ok = is_correct(call, c)
             r = call.response
             answered.append((c, ok, r, call.critical))
-            if ok and r is not None and r.tool_used and c.kind not in used:
-                used[c.kind] = r.tool_used
+            for st in r.steps if r is not None and not c.is_multi_step else []:
+                if st.tool and st.error is None and isinstance(st.args, dict):
+                    observed.setdefault((st.tool, c.kind), {"args": st.args, "inputs": c.inputs})
         after, _ = registry_snapshot(agent)
         served = []
         for c, ok, r, critical in answered:  # synthesized: measured, never the agent's flag
@@ -354,14 +421,7 @@ def threshold_sweep(
         registry = getattr(agent, "registry", None)
         if registry is None or not callable(getattr(registry, "search", None)):
             raise EvalcoreError("the agent exposes no searchable registry; a threshold sweep needs one", field="agent")
-        names = set(_registry_call(registry.list_tools))
-        labels: dict[str, set[str]] = {}
-        for kind in {c.kind for c in use}:
-            named = {n for n in cfg.aliases(kind) if n in names}
-            if named:  # every registered tool named like the kind is relevant
-                labels[kind] = named
-            elif kind in used and used[kind] in names:
-                labels[kind] = {used[kind]}
+        labels = behaviour_labels(after, use, held_out, observed, checker, verdicts)
         for c, ok, synthesized, claimed, critical in served:
             hits = _matches(registry, c.query, k, float(t))
             if c.kind in labels:
@@ -417,6 +477,7 @@ def threshold_sweep(
         close = getattr(agent, "close", None)
         if callable(close):
             close()
+    bar.close()
     items = pd.DataFrame(rows)
 
     def summarize(df: pd.DataFrame) -> dict[str, Any]:

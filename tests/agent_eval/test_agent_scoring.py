@@ -726,7 +726,8 @@ def test_robustness_refusing_everything_scores_zero_and_controls_are_sent():
         "control:2": 0.0,
     }
     assert res.tests[0].details["raw_score"] == 1.0 and res.score == 0.0
-    good = SolvingAgent({})
+    # (an ambiguous request needs a message that says what is missing: issue 37)
+    good = SolvingAgent({"Convert it": AgentResponse(success=False, needs_clarification=True, error="Which value?")})
     res2 = evaluate_robustness(good, AgentEvalData(edge + simple), AgentEvalConfig(seed=0))
     assert {t.name: t.score for t in res2.tests} == {
         "e1": 1.0,
@@ -840,7 +841,7 @@ def test_each_category_resets_the_agent_and_json_is_native():
 
     agent.reset = counting_reset
     res = AgentEvaluator(agent, cases, config=AgentEvalConfig(seed=0, load_requests=8)).run(progress=False)
-    assert resets["n"] == 7
+    assert resets["n"] == 8  # performance resets twice: the second one verified (issue 37)
     d = res.to_dict()
     text = json.dumps(d, allow_nan=False)
     assert set(d) == {"summary", "detailed_results", "config"}

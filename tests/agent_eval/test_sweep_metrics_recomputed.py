@@ -11,6 +11,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from evalcore.agent_eval import AgentCaseGenerator, threshold_sweep
+from evalcore.agent_eval._oracle import tool_source
 from evalcore.agents import AgentResponse, ToolMatch
 from evalcore.errors import EvalcoreError
 
@@ -36,9 +37,22 @@ def unrelated_scores(i):
 SCORES = {c.query: case_scores(c) for c in CASES} | {q: unrelated_scores(i) for i, q in enumerate(UNRELATED)}
 
 
+def _code(kind, name=None):
+    code = tool_source(kind)[0]
+    return code if name is None else code.replace(f"def {kind}(", f"def {name}(")
+
+
+# Relevance is measured, not read from names (issue 37): the tools named like a kind compute it
+# (calculate_percentage computes percentages under another name), the decoy computes nothing.
+CODE = {k: _code(k) for k in ("percentage", "reverse_string", "temperature_conversion")} | {
+    "calculate_percentage": _code("percentage", "calculate_percentage"),
+    "decoy": "def decoy(**kw):\n    return 0\n",
+}
+
+
 class Registry:
     def __init__(self, clip=True, tools=TOOLS, describe=None):
-        self.clip, self.tools, self._describe = clip, list(tools), describe or {}
+        self.clip, self.tools, self._describe = clip, list(tools), CODE if describe is None else describe
 
     def search(self, query, k=5, threshold=0.0):
         hits = sorted(SCORES.get(query, []), key=lambda h: (-h[1], h[0]))

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import random
+import re
 import secrets
 from typing import TYPE_CHECKING, Any
 
 from evalcore.agent_eval._calling import Call, answer_test, call_agent, reset_agent
 from evalcore.agent_eval._case_results import CaseResult, CategoryResult, make_test
+from evalcore.agent_eval._cases.edge import CLARIFICATION_TERMS
 from evalcore.agent_eval._cases.kinds import STARTER_KINDS, render_query, request_values, sample_inputs, solve_kind
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._categories._common import drawn_case
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
-from evalcore.agent_eval._matching import is_clear_error, values_match
+from evalcore.agent_eval._matching import values_match
 
 if TYPE_CHECKING:
     from evalcore.agents import Agent
@@ -25,6 +27,39 @@ ROBUSTNESS_KINDS: dict[str, str] = {
     "control": "valid_requests",
 }
 """Expected behaviour (or ``control``) → the robustness kind it tests; each kind has its own floor."""
+
+REASON_TERMS: dict[str, tuple[str, ...]] = {
+    "negative": ("negative", "below zero", "less than zero", "less than 0", "below 0", "at least 0", "positive"),
+    "non_integer": ("integer", "whole", "fraction", "decimal"),
+    "non_numeric": ("number", "numeric", "a value for"),
+    "below_absolute_zero": ("absolute zero", "-273", "273.15", "0 k", "kelvin", "lowest possible"),
+}
+"""Edge tag → words naming what is wrong with an invalid request (added to the case's own
+``error_terms``). Only the terms that do not occur in the request count: a refusal that echoes the
+request back names its values without saying what is wrong with them."""
+
+MISSING_TERMS: tuple[str, ...] = (
+    "ambiguous",
+    "unclear",
+    "missing",
+    "which",
+    "what",
+    "not given",
+    "no value",
+    "no number",
+    "no text",
+    "needs a value",
+    "need a value",
+    "without a value",
+)
+"""Words saying what is wrong with an ambiguous request (a value is missing or unclear). Words that
+only ask for something ("please specify", "provide", "clarify") are not among them: they say
+nothing about what is missing, and an agent that echoed every request back with "please specify"
+was credited for every edge kind."""
+
+ASKING_TERMS: frozenset[str] = frozenset(CLARIFICATION_TERMS) - frozenset(MISSING_TERMS)
+"""The generator's clarification terms that only ask ("specify", "provide", "clarif"): dropped
+from a clarification case's own terms."""
 
 N_CONTROLS = 3
 """Fresh valid requests (drawn per run from a secret seed) sent as ``control:<i>`` tests."""
@@ -54,17 +89,59 @@ def _fresh_controls(n: int) -> list[AgentCase]:
     return out
 
 
+def refusal_terms(case: AgentCase) -> list[str]:
+    """The words of which a right refusal of ``case`` names one: the reason terms of its kind
+    (:data:`REASON_TERMS` by tag for ``error`` cases, :data:`MISSING_TERMS` for ``clarification``
+    ones) and the case's own ``error_terms``, less every term that occurs in the request
+    (case-insensitive): those the evaluator gave away."""
+    query = case.query.lower()
+    if case.expected_behavior == "clarification":
+        base: list[str] = list(MISSING_TERMS)
+    else:
+        base = [t for tag in case.tags for t in REASON_TERMS.get(tag, ())]
+    own = [t for t in case.error_terms if case.expected_behavior != "clarification" or t not in ASKING_TERMS]
+    terms = [str(t) for t in [*base, *own] if str(t).strip()]
+    if not terms:  # no term known for this case: names_reason takes any word beyond the request
+        return []
+    return [t for t in dict.fromkeys(terms) if t.lower() not in query]
+
+
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_ASKING_WORDS = frozenset({"please", "specify", "provide", "clarify", "clarification", "request", "the", "and"})
+
+
+def names_reason(response: Any, terms: list[str], query: str = "") -> str | None:
+    """The first of ``terms`` that the refusal's message (``error``, then the response text)
+    names, case-insensitive; None when it names none, is under 8 characters or is a raw
+    traceback. A case without any term (a user's case with neither ``error_terms`` nor a known
+    tag) takes any word of three letters or more that is not in ``query`` and does not merely
+    ask ("please", "specify", …): something said beyond the request."""
+    parts = [getattr(response, "error", None), getattr(response, "response", None)]
+    text = " ".join(p for p in parts if isinstance(p, str)).strip()
+    if len(text) < 8 or "Traceback (most recent call last)" in text:
+        return None
+    low = text.lower()
+    if not terms:
+        given = set(_WORD.findall(query.lower())) | _ASKING_WORDS
+        return next((w for w in _WORD.findall(low) if w not in given), None)
+    return next((t for t in terms if t.lower() in low), None)
+
+
 def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConfig) -> CategoryResult:
     """Invalid, ambiguous and boundary requests, each kind with its own floor.
 
-    Raw score per case: ``error`` cases 1 when ``success`` is False with a clear error message
-    (:func:`is_clear_error` with the case's ``error_terms``: it names the invalid value or the
-    reason), 0 when it fails without one or claims success; ``clarification`` cases 1 when the
-    agent asks for clarification (``success`` False) or fails with a clear error, 0 when it fails
-    with a vague error or claims success (answering while asking is a guess); ``answer``
-    (boundary) cases 1 when the
-    result matches (their answers equal no value of the request, so echoing the input fails). An escaped
-    exception scores 0 and is a critical failure.
+    Raw score per case: ``error`` and ``clarification`` cases 1 when the agent refuses
+    (``success`` False) with a message (its ``error``, else its response text) that says what is
+    wrong in words the request did not give away (:func:`refusal_terms`, :func:`names_reason`):
+    an invalid request's reason (``negative``, ``integer``, ``number``, ``absolute zero`` …), an
+    ambiguous request's missing value (``missing``, ``which``, ``ambiguous`` …); 0 when it claims
+    success (answering while asking is a guess) or refuses without such words. Naming the
+    request's own values is no diagnosis, and a bare ``needs_clarification`` flag or "please
+    specify" asks without saying what is missing: an agent that echoed every request back with
+    "please specify" (``tests/agent_eval/_hostile_r3:EchoSpecify``) was credited for every edge
+    kind. ``answer`` (boundary) cases 1 when the result matches (their answers equal no value of
+    the request, so echoing the input fails). An escaped exception scores 0 and is a critical
+    failure.
 
     A failure without a clear message earns nothing (it once earned half): not answering is what
     every broken agent does too, and a fixed string such as ``"Error!!!"`` tells the user neither
@@ -114,6 +191,7 @@ def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConf
             raw.append((case, call, answer_tests[-1].score, None))
             continue
         err: str | None = None
+        terms = refusal_terms(case)
         if call.critical:
             score, err = 0.0, f"exception escaped the agent: {call.exception}"
         elif r is not None and r.success:
@@ -125,16 +203,14 @@ def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConf
                     else "claimed success on a request that should fail or ask"
                 ),
             )
-        elif case.expected_behavior == "clarification" and r is not None and r.needs_clarification:
-            score = 1.0
-        elif r is not None and is_clear_error(r.error, case.error_terms):
+        elif r is not None and names_reason(r, terms, case.query) is not None:
             score = 1.0
         else:
             score, err = (
                 0.0,
                 (
-                    "failed without a clear error message (one naming "
-                    f"{' or '.join(repr(t) for t in case.error_terms[:4]) or 'the reason'})"
+                    "refused without saying what is wrong in words the request did not give (naming "
+                    f"{' or '.join(repr(t) for t in terms[:4]) or 'a word beyond the request'})"
                 ),
             )
         raw.append((case, call, score, err))
