@@ -40,6 +40,7 @@ __all__ = [
     "project_path",
     "smoke_overrides",
     "substitute",
+    "with_dependencies",
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -356,3 +357,77 @@ def check_parameters(entry: NotebookEntry) -> dict[str, Any]:
             field=first,
         )
     return declared
+
+
+# Parameters that name what an entry itself writes, not what it reads.
+_OWN_OUTPUT_KEYS = ("run_dir", "run_id", "output_dir")
+
+
+def _suite_strings(value: Any) -> list[str]:
+    """Every string inside ``value`` that names a place in the suite folder (``{suite_dir}``)."""
+    if isinstance(value, str):
+        return [value.rstrip("/")] if "{suite_dir}" in value else []
+    if isinstance(value, list):
+        return [s for v in value for s in _suite_strings(v)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _suite_strings(v)]
+    return []
+
+
+def _writes(entry: NotebookEntry) -> list[str]:
+    """The suite-folder paths an entry writes: ``run_dir/run_id`` (a benchmark run), else
+    ``run_dir``, then ``output_dir`` and the entry's own folder ``{suite_dir}/<name>``."""
+    params = entry.params
+    run_dir, run_id = params.get("run_dir"), params.get("run_id")
+    paths: list[str] = [f"{{suite_dir}}/{entry.name}"]
+    if isinstance(run_dir, str) and "{suite_dir}" in run_dir:
+        paths.append(f"{run_dir.rstrip('/')}/{run_id}" if isinstance(run_id, str) and run_id else run_dir.rstrip("/"))
+    paths.extend(_suite_strings(params.get("output_dir")))
+    return paths
+
+
+def _reads(entry: NotebookEntry) -> list[str]:
+    """The suite-folder paths an entry's other parameters name (e.g. the runs a comparison reads)."""
+    return [s for key, value in entry.params.items() if key not in _OWN_OUTPUT_KEYS for s in _suite_strings(value)]
+
+
+def with_dependencies(
+    entries: list[NotebookEntry], only: list[str] | tuple[str, ...]
+) -> tuple[list[NotebookEntry], dict[str, list[str]]]:
+    """Select the entries named in ``only`` and every entry they read from (``--only``).
+
+    An entry depends on another when one of its parameters names a path in the suite folder
+    (``{suite_dir}/...``) that the other writes: its benchmark run ``run_dir/run_id`` (e.g.
+    ``compare_mmlu_modes`` reads ``{suite_dir}/runs/mmlu``, which ``benchmark_mmlu`` writes),
+    its ``run_dir`` when it has no ``run_id``, its ``output_dir`` or its own folder
+    ``{suite_dir}/<name>``, or a path below one of those. Dependencies of dependencies are
+    followed. The suite folder itself (e.g. ``reuse_dir: "{suite_dir}"``) is no dependency.
+
+    Args:
+        entries: The suite's entries in file order (names already checked to exist).
+        only: The names asked for.
+
+    Returns:
+        The selected entries in suite-file order, and for each entry added as a dependency the
+        names of the selected entries that read from it.
+    """
+    writes = {e.name: _writes(e) for e in entries}
+    by_name = {e.name: e for e in entries}
+    selected: list[str] = list(dict.fromkeys(only))
+    added: dict[str, list[str]] = {}
+    queue = list(selected)
+    while queue:
+        reader = by_name[queue.pop(0)]
+        for path in _reads(reader):
+            for writer, places in writes.items():
+                if writer == reader.name or not any(path == p or path.startswith(p + "/") for p in places):
+                    continue
+                if writer not in selected:
+                    selected.append(writer)
+                    queue.append(writer)
+                if writer in added and reader.name not in added[writer]:
+                    added[writer].append(reader.name)
+                elif writer not in only and writer not in added:
+                    added[writer] = [reader.name]
+    chosen = set(selected)
+    return [e for e in entries if e.name in chosen], added

@@ -75,6 +75,7 @@ from evalcore.reporting._notebook_suite import (
     find_root,
     load_notebook_suite,
     substitute,
+    with_dependencies,
 )
 from evalcore.reporting._record import (
     RECORDS_FILENAME,
@@ -345,7 +346,9 @@ def run_notebooks(
                 path=suite_path,
                 field="name",
             )
-        entries = [e for e in entries if e.name in set(only)]
+        entries, needed_by = with_dependencies(entries, list(only))
+        for name, readers in needed_by.items():  # a comparison needs the runs it compares
+            say(f"evalcore: --only: also running {name} ({', '.join(readers)} reads what it writes)")
     for entry in entries:
         check_parameters(entry)
 
