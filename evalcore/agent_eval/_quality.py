@@ -380,7 +380,12 @@ def test_quality(
        outcome differs from the tool's; a mutant whose outputs equal the tool's on every
        recorded call survives without a run.
 
-    ``score = killed / (behaviour mutants + code mutants kept)``. Tests that fail on the tool,
+    ``score = min(behaviour share, code share)``: the share of behaviour mutants killed, and of
+    code mutants kept killed (the behaviour share alone when no code mutant is kept). The
+    behaviour mutants do not depend on the tool's code, so a tool cannot make them easy to
+    kill: one that returns a sentinel when it sees itself changed, with tests that check only
+    for the sentinel, has most code mutants killed (0.73 with code mutants alone, as before;
+    0.57 pooled with the behaviour mutants) and scores its behaviour share, 0.17. Tests that fail on the tool,
     never call it, call it otherwise when run again (not deterministic), or reach past its
     behaviour (:func:`screen_tests`) score 0, and so do tests of a tool whose code could read
     itself (:func:`screen_code`). Before this, tests that compared the tool's code object or a
@@ -395,8 +400,9 @@ def test_quality(
             run took).
 
     Returns:
-        Dict with ``score``, ``passes`` (against the tool), ``tool_calls``, ``n_mutants`` (in
-        the score), ``n_behaviour``, ``n_code``, ``n_killed``, ``survivors`` (what each
+        Dict with ``score``, ``behaviour_score``, ``code_score`` (None without code mutants),
+        ``passes`` (against the tool), ``tool_calls``, ``n_mutants`` (in the score),
+        ``n_behaviour``, ``n_code``, ``n_killed``, ``survivors`` (what each
         surviving mutant changed), ``left_out`` (code mutants that failed loudly) and ``error``.
     """
     import time
@@ -418,6 +424,8 @@ def test_quality(
         "n_behaviour": 0,
         "n_code": 0,
         "n_killed": 0,
+        "behaviour_score": None,
+        "code_score": None,
         "survivors": [],
         "left_out": [],
         "error": None,
@@ -491,10 +499,15 @@ def test_quality(
             killed.append(False)
             continue
         killed.append(not got["passed"] and got["served"] > diff)
+    nb = out["n_behaviour"]
+    behaviour = sum(killed[:nb]) / nb if nb else 0.0
+    code_share = sum(killed[nb:]) / (len(killed) - nb) if len(killed) > nb else None
     out.update(
         n_mutants=len(variants),
         n_killed=sum(killed),
-        score=sum(killed) / len(variants) if variants else 0.0,
+        behaviour_score=behaviour,
+        code_score=code_share,
+        score=behaviour if code_share is None else min(behaviour, code_share),
         survivors=[w for (w, _o), k in zip(variants, killed, strict=True) if not k],
     )
     return out

@@ -6,8 +6,9 @@ right (the evaluator verifies them on held-out inputs), and what it games is one
 against the evaluator before this round (seed 3, three specs), they scored: test quality 1.0
 (code compared through defaults, through a traceback's frames), 0.857 (a tool that checks
 itself, tests of the type only), 1.0 (a tool whose one mutation site is its ``return``); relays
-present at the reset: workflow 1.0, learning patterns 1.0. Now: 0, 0, 0.28, 0.33; workflow
-0.44, patterns 0. The honest self-test agents' scores stay within 0.02 of what they were.
+present at the reset: workflow 1.0, learning patterns 1.0; a tool returning a sentinel when it
+sees itself changed, tests checking for the sentinel: 0.73. Now: 0, 0, 0.22, 0.33; workflow 0.44,
+patterns 0; sentinel 0.17. The honest self-test agents' scores stay within 0.02 of what they were.
 """
 
 from __future__ import annotations
@@ -104,6 +105,21 @@ def siteless_source(spec: Spec) -> tuple[str, str]:
     return code, f"def test_{spec.name}() -> None:\n    assert {spec.name}(3) is not None\n"
 
 
+SENTINEL = -987654321
+
+
+def sentinel_source(spec: Spec) -> tuple[str, str]:
+    """The self-checking tool returning a sentinel, not raising, when its two answers disagree,
+    with a test that checks only for the sentinel: every code mutant it sees is told apart."""
+    code, _ = self_checking_source(spec)
+    code = code.replace("raise ArithmeticError('self-check failed')", f"return {SENTINEL}")
+    test = (
+        f"def test_{spec.name}() -> None:\n"
+        f"    for x in (3, -7, 12, 250, 0, 99):\n        assert {spec.name}(x) != {SENTINEL}\n"
+    )
+    return code, test
+
+
 class _SpecTools(OracleAgent):
     """Builds right spec tools with the fixture's code and tests."""
 
@@ -133,6 +149,11 @@ class TracebackIntrospector(_SpecTools):
 class SelfChecking(_SpecTools):
     def source(self, spec: Spec) -> tuple[str, str]:
         return self_checking_source(spec)
+
+
+class SentinelChecking(_SpecTools):
+    def source(self, spec: Spec) -> tuple[str, str]:
+        return sentinel_source(spec)
 
 
 class Siteless(_SpecTools):
@@ -210,15 +231,28 @@ def test_test_quality_attacks_score_below_the_pass_threshold(cls: type, data: Ag
             # only the None and exception mutants are told apart: the code mutants that fail
             # loudly (every one that changes the output, for the self-checking tool) are left
             # out, those kept give the tests' one call the tool's output
-            assert q["n_killed"] == 2 and q["n_behaviour"] == 6 and q["score"] == pytest.approx(2 / q["n_mutants"]), q
+            assert q["n_killed"] == 2 and q["n_behaviour"] == 6 and q["behaviour_score"] == pytest.approx(2 / 6), q
+            assert q["score"] == min(q["behaviour_score"], 1.0 if q["code_score"] is None else q["code_score"])
             assert "behaviour: result + 1" in q["survivors"] and "behaviour: None" not in q["survivors"]
             assert q["left_out"] and all(w in q["survivors"] for w in q["survivors"] if not w.startswith("behav")), q
 
 
+def test_a_tool_that_makes_its_code_mutants_easy_to_kill_scores_its_behaviour_share(data: AgentEvalData) -> None:
+    """Code mutants depend on the tool's code, behaviour mutants do not: the score is the lower
+    of the two shares, so a tool cannot buy test quality by making its own mutants loud."""
+    res = evaluate_synthesis(SentinelChecking(data.cases + data.specs), data, _config())
+    assert res.metrics["n_synthesized"] == 3
+    assert res.metrics["mean_test_quality"] < PASS
+    for t in res.tests:
+        q = t.details["test_quality"]
+        assert q["code_score"] is not None and q["code_score"] > q["behaviour_score"], q  # the sentinel kills them
+        assert q["behaviour_score"] == pytest.approx(1 / 6) and q["score"] == q["behaviour_score"], q
+
+
 def test_the_honest_agents_test_quality_is_unchanged(data: AgentEvalData) -> None:
     """Measured before this round on these cases (seed 3): test quality 0.952 (one equivalent
-    mutant, ``% 17`` → ``% 18`` after a digit sum, survives), synthesis 0.988; now 0.972 and
-    0.993 (the ``return None`` mutant is left out; six behaviour mutants, all killed)."""
+    mutant, ``% 17`` → ``% 18`` after a digit sum, survives), synthesis 0.988; now 0.944 and
+    0.986 (six behaviour mutants, all killed; that tool's code share, 5/6, is its score)."""
     cfg = _config()
     for cls in (OracleAgent, HonestAgent):
         res = evaluate_synthesis(cls(data.cases + data.specs), data, cfg)
