@@ -33,6 +33,7 @@ __all__ = [
     "build_program",
     "evaluate_code_execution",
     "evaluate_code_batch",
+    "point_at_completion",
 ]
 
 # A fence's language label: what the opening line holds after the backticks (a bounded line).
@@ -108,7 +109,11 @@ def extract_code(response: str, entry_point: str | None = None) -> str:
         The code text.
     """
     response = after_reasoning(response)
-    blocks = [(lang.lower(), body) for lang, body in _fenced_blocks(response)]
+    stray = _stray_closing_fence(response, entry_point)
+    if stray is not None:  # code, then a closing fence that nothing opened: the code is before it
+        blocks = [("", stray[0]), *((lang.lower(), body) for lang, body in _fenced_blocks(stray[1]))]
+    else:
+        blocks = [(lang.lower(), body) for lang, body in _fenced_blocks(response)]
     if not blocks:
         return response
     py = [body for lang, body in blocks if lang in _PY_LANGS] or [body for _, body in blocks]
@@ -146,6 +151,38 @@ def _fenced_blocks(text: str) -> list[tuple[str, str]]:
             return blocks
         blocks.append((lang, text[newline + 1 : end]))
         pos = end + 3
+
+
+def _compiles_as_body(code: str) -> bool:
+    """Whether ``code`` compiles as a function's body (a body, or a whole ``def``)."""
+    text = textwrap.dedent(code).strip("\n")
+    return bool(text.strip()) and _compiles("def _body():\n" + textwrap.indent(text, "    ") + "\n")
+
+
+def _stray_closing_fence(text: str, entry_point: str | None) -> tuple[str, str] | None:
+    """``(code, rest)`` when ``text`` is code followed by a closing fence that nothing opened.
+
+    A reply such as ``"    return a + b\n```"`` (the model closed a block it never opened)
+    made the fence part of the program (``SyntaxError`` on a line the user never wrote). The
+    first fence is taken as a stray closing one when the fences do not pair up (an odd
+    number), it has no language label (an opening fence often has one), the text before it
+    compiles as code, and the text it would open is blank, is not code, or the code before it
+    defines ``entry_point``. An unclosed *opening* fence ("Here it is:\n```\n<code>") is
+    left as before: its body runs to the end.
+    """
+    first = text.find("```")
+    if first < 0 or text.count("```") % 2 == 0:
+        return None
+    newline = text.find("\n", first + 3)
+    label = text[first + 3 : newline if newline >= 0 else len(text)].strip()
+    before = text[:first]
+    if label or not _compiles_as_body(before):
+        return None
+    rest = text[newline + 1 :] if newline >= 0 else ""
+    opened = rest.split("```", 1)[0]
+    if not opened.strip() or not _compiles_as_body(opened) or (entry_point and _defines(before, entry_point)):
+        return before, rest
+    return None
 
 
 def _defines(code: str, name: str) -> bool:
@@ -198,6 +235,46 @@ def build_program(prompt: str, completion: str, entry_point: str) -> str:
     return program if program.endswith("\n") else program + "\n"
 
 
+# Where a compile error names the assembled program's line: "(<program>, line 4)".
+_PROGRAM_LINE = re.compile(r"\(<program>, line (\d+)\)")
+
+
+def point_at_completion(result: str, program: str, sample: CodeSample) -> str:
+    """Rewrite a verdict's ``(<program>, line N)`` to the completion's own line.
+
+    The program is the prompt followed by the code taken from the completion, so its line
+    numbers are not the ones the user sees in the completion. The program's line N is looked
+    up in the completion (the first line with the same text, indentation aside); a line of the
+    prompt is named as such.
+
+    Args:
+        result: The verdict text (e.g. ``"failed: SyntaxError: invalid syntax (<program>, line 4)"``).
+        program: The assembled program that was run.
+        sample: The sample (its prompt and completion).
+
+    Returns:
+        The verdict, naming ``completion line M: <text>`` and the program's line.
+    """
+    match = _PROGRAM_LINE.search(result)
+    if match is None:
+        return result
+    number = int(match.group(1))
+    lines = program.splitlines()
+    if not 1 <= number <= len(lines):
+        return result
+    text = lines[number - 1].strip()
+    prompt_lines = len(sample.prompt.rstrip("\n").splitlines())
+    where = f"program line {number}"
+    found = [k for k, ln in enumerate(sample.completion.splitlines(), 1) if ln.strip() == text]
+    if text and found:
+        where = f"completion line {found[0]}: {text[:80]!r}; {where}"
+    elif number <= prompt_lines:
+        where = f"prompt line {number}; {where}"
+    else:
+        where = f"{where}, after the {prompt_lines} lines of the prompt"
+    return result[: match.start()] + f"({where})" + result[match.end() :]
+
+
 def _result_text(res: SandboxResult) -> str:
     if res.completed:
         return "passed"
@@ -237,10 +314,13 @@ def evaluate_code_batch(
     get_pool(workers, hide=hide)  # workers start now, while the programs are assembled
     # A completion over the cap is neither assembled nor run: its verdict says so.
     too_long = {i for i, s in enumerate(samples) if len(s.completion) > MAX_COMPLETION_CHARS}
+    programs = {
+        i: build_program(s.prompt, s.completion, s.entry_point) for i, s in enumerate(samples) if i not in too_long
+    }
     jobs = [
         {
             "mode": "check",
-            "source": build_program(s.prompt, s.completion, s.entry_point),
+            "source": programs[i],
             "prompt": s.prompt,
             "test": s.test,
             "entry_point": s.entry_point,
@@ -266,7 +346,7 @@ def evaluate_code_batch(
             CodeResult(
                 id=s.id,
                 passed=r.completed,
-                result=_result_text(r),
+                result=point_at_completion(_result_text(r), programs[i], s),
                 duration_s=r.duration_s,
                 timed_out=r.timed_out,
                 stdout=r.stdout,
