@@ -81,9 +81,11 @@ def run_jobs_on_cluster(
                 except EvalcoreError as exc:
                     raise EvalcoreError(exc.reason, field="cluster") from None
                 except Exception as exc:  # noqa: BLE001 - a worker lost too often, a broken task
+                    from evalcore.cluster._errors import describe_exception
+
                     raise EvalcoreError(
                         f"sandbox jobs {i + 1}-{min(len(batch), i + chunk_size)} failed on the cluster "
-                        f"{session.label}: {type(exc).__name__}: {exc}",
+                        f"{session.label}: {describe_exception(exc)}",
                         field="cluster",
                     ) from None
         except BaseException:

@@ -233,6 +233,8 @@ def run_on_cluster(
         write_index(suite_dir, results, meta)
         from distributed import as_completed
 
+        from evalcore.cluster._errors import future_error_text
+
         told: set[str] = set()  # workers that said they have no Chromium
         try:
             for future in as_completed(list(pending)):
@@ -249,8 +251,7 @@ def run_on_cluster(
                         told.add(reply.get("worker"))
                         say(f"{CHROMIUM_HINT} (on worker {reply.get('worker')})")
                 else:
-                    exc = future.exception()
-                    result.status, result.error = "failed", f"on the cluster: {type(exc).__name__}: {exc}"
+                    result.status, result.error = "failed", f"on the cluster: {future_error_text(future)}"
                     result.duration_s = 0.0
                 run_dir.mkdir(parents=True, exist_ok=True)
                 say(

@@ -42,7 +42,8 @@ def run_blocks_on_cluster(
     Args:
         block: A module-level function (workers import it by name).
         tasks: The units of work (small, picklable).
-        shared: Data every unit reads, sent to each worker once.
+        shared: Data every unit reads, sent to each worker once, under a key of this call (two
+            calls on one client, even at the same time, never share or release each other's).
         args: Further (small) arguments of every unit.
         cluster: A scheduler address, a scheduler file, ``local:N``, a ``distributed.Client`` or
             an open :class:`~evalcore.cluster.ClusterSession` (left open).
@@ -62,9 +63,15 @@ def run_blocks_on_cluster(
     with open_cluster(cluster, wait_s=wait_s) as session:
         from distributed import as_completed
 
+        from evalcore.cluster._errors import future_error_text
+
         client = session.client
-        data = client.scatter(shared, broadcast=True, hash=False)
-        token = uuid.uuid4().hex[:12]
+        token = uuid.uuid4().hex
+        # The shared data under a key of this call only: scattered as ``{key: shared}``, it is
+        # one value whatever its type (a dict's own keys would otherwise become the Dask keys,
+        # the same in every call with such a dict, and one call's release could drop another's).
+        shared_key = f"evalcore-shared-{token}"
+        data = client.scatter({shared_key: shared}, broadcast=True)[shared_key]
         futures = [
             client.submit(
                 _run_block, block, task, data, args, __version__, key=f"evalcore-block-{token}-{n}", pure=False
@@ -76,19 +83,24 @@ def run_blocks_on_cluster(
         try:
             for fut in as_completed(futures):
                 if fut.status != "finished":
-                    exc = fut.exception()
+                    exc = fut.exception() if fut.status == "error" else None
                     if isinstance(exc, EvalcoreError):
                         raise EvalcoreError(exc.reason, field="cluster")
                     raise EvalcoreError(
-                        f"{tasks[index[fut.key]]!r} failed on the cluster {session.label}: {type(exc).__name__}: {exc}",
+                        f"{tasks[index[fut.key]]!r} failed on the cluster {session.label}: {future_error_text(fut)}",
                         field="cluster",
                     )
                 out[index[fut.key]] = fut.result()
                 if on_done is not None:
                     on_done()
         except BaseException:
-            if not session.owned:  # a user's own client outlives this call
+            if not session.owned:  # a user's own client outlives this call: drop this call's tasks
                 with contextlib.suppress(Exception):
-                    client.cancel([*futures, data], force=True)
+                    client.cancel(futures, force=True)
             raise
+        finally:
+            # release what this call made, and only that (its keys are its own)
+            for fut in [*futures, data]:
+                with contextlib.suppress(Exception):
+                    fut.release()
     return out

@@ -123,8 +123,11 @@ class ClusterModel:
                     "recorded so far are kept: resume the run",
                     field="cluster",
                 ) from None
+            from evalcore.cluster._errors import describe_exception
+
             raise EvalcoreError(
-                f"a model call failed on the cluster {self._session.label}: {name}: {exc}", field="cluster"
+                f"a model call failed on the cluster {self._session.label}: {describe_exception(exc)}",
+                field="cluster",
             ) from None
 
     async def acomplete(self, messages: Sequence[Any], params: Any) -> Any:

@@ -201,7 +201,10 @@ def _payload(rows: list[dict], problems: dict[str, Any], first: int) -> dict[str
     }
 
 
-def _chunk_error(exc: BaseException, rows: list[dict], first: int, label: str) -> EvalcoreError:
+def _chunk_error(fut: Any, rows: list[dict], first: int, label: str) -> EvalcoreError:
+    from evalcore.cluster._errors import describe_exception, future_error_text, future_exception
+
+    exc = future_exception(fut)
     if isinstance(exc, EvalcoreError):
         return EvalcoreError(exc.reason, field="cluster")
     name = type(exc).__name__
@@ -216,7 +219,11 @@ def _chunk_error(exc: BaseException, rows: list[dict], first: int, label: str) -
             f"a worker of {label} cannot import evalcore ({exc}): install the same evalcore on every worker",
             field="cluster",
         )
-    return EvalcoreError(f"the chunk of {where} failed on the cluster {label}: {name}: {exc}", field="cluster")
+    text = future_error_text(fut) if exc is None else describe_exception(exc)
+    return EvalcoreError(
+        f"the chunk of {where} failed on the cluster {label}: {text}; results so far are kept: rerun to resume",
+        field="cluster",
+    )
 
 
 def score_samples_file_on_cluster(
@@ -338,7 +345,7 @@ def score_samples_file_on_cluster(
                     for i in sorted(finished):
                         fut, rows, start = pending[i]
                         if fut.status != "finished":
-                            raise _chunk_error(fut.exception(), rows, start, session.label)
+                            raise _chunk_error(fut, rows, start, session.label)
                         ready[i] = fut.result()
                     while next_write in ready:
                         verdicts = ready.pop(next_write)
