@@ -4,7 +4,9 @@ The parent (:class:`SandboxPool`) keeps ``N`` warm worker processes (one per CPU
 each pinned to a CPU of its own with its zygotes and samples) and keeps five jobs in flight per
 worker (two near the end of a batch); the worker compiles queued programs together and answers
 a few at a time. It hands jobs out longest-known-first (durations of earlier runs of the same
-test), and a job expected to take a large share of the batch runs at a higher CPU priority.
+test); what it remembers orders the work and changes nothing a sample can observe (every
+sample starts in the same session layout, at the same priority, and on a worker drawn without
+regard to the order).
 A worker that dies is replaced; the jobs it had in flight are retried, one at a time, so that a
 job that kills workers fails alone and the others get their verdicts.
 """
@@ -345,7 +347,7 @@ class SandboxPool:
 
     def map(self, jobs: Sequence[dict], concurrency: int | None = None) -> list[dict]:
         """Run many jobs on the pool in parallel; replies in the order of ``jobs``."""
-        jobs = list(jobs)  # a copy: _schedule marks some (the caller's list stays as it was)
+        jobs = list(jobs)
         if not jobs:
             return []
         hide = self._hide
@@ -353,6 +355,7 @@ class SandboxPool:
             jobs = [dict(job, _hide=hide) for job in jobs]
         n = max(1, min(concurrency or self.size, len(jobs), self.size))
         out: list = [None] * len(jobs)
+        import random
         import threading
 
         lock = threading.Lock()
@@ -387,6 +390,10 @@ class SandboxPool:
             except Exception:  # queue.Empty
                 break
         n = len(handles)
+        # Which worker starts first (and so takes the longest job) is drawn here: the order
+        # comes from durations that earlier samples wrote, and a worker is observable (its
+        # samples' uid, their CPU).
+        random.SystemRandom().shuffle(handles)
         if n == 1:
             self._drive(handles[0], jobs, take, out, depth)
         else:
@@ -409,10 +416,9 @@ class SandboxPool:
         median of those seen. Starting the long jobs first keeps one slow test from
         finishing alone at the end of a batch. With nothing known, the order is unchanged.
 
-        With more jobs than workers, a job expected to take at least a quarter of the batch's
-        share per CPU is also marked to run at a higher priority (``nice`` -5, where evalcore
-        may raise it): on a busy machine it would otherwise get a fraction of a CPU and still
-        finish last.
+        Samples wrote these durations: they change the order only, never what a sample finds
+        when it starts (issue 42: a session and ``nice`` -5 for a slow job were a bit the next
+        read). The worker that starts first is drawn per batch (:meth:`map`), not picked.
         """
         known = self._durations
         if not known:
@@ -425,11 +431,6 @@ class SandboxPool:
             return list(range(len(jobs)))
         default = seen[len(seen) // 2]
         guess = [e if e is not None else default for e in expected]
-        if len(jobs) > self.size:  # with fewer jobs than workers every job starts at once
-            critical = 0.25 * sum(guess) / max(1, os.cpu_count() or 1)
-            for i, e in enumerate(guess):
-                if e >= critical:
-                    jobs[i] = dict(jobs[i], _nice=-5)  # type: ignore[index]
         return sorted(range(len(jobs)), key=lambda i: -guess[i])
 
     def _learn(self, jobs: Sequence[dict], replies: Sequence[dict | None], keys: Sequence[str] | None = None) -> bool:

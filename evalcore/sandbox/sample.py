@@ -101,7 +101,7 @@ def capped_streams() -> None:
 
 
 # Job fields the sample process needs (the rest stay with the worker).
-_CHILD_KEYS = ("mode", "timeout_s", "memory_mb", "source", "_nice")
+_CHILD_KEYS = ("mode", "timeout_s", "memory_mb", "source")
 _PR_SET_SECUREBITS = 28
 _SECBITS_NOROOT = 0x3  # SECBIT_NOROOT | SECBIT_NOROOT_LOCKED
 
@@ -136,16 +136,18 @@ class SampleSetup:
         out_w, err_w, res_w, in_r = fds
         try:
             job = marshal.loads(_read_exact(in_r, struct.unpack("!I", _read_exact(in_r, 4) or b"")[0]) or b"")
-            if job.get("_nice") or not self.namespaces:
-                # A session, and so a scheduling group (autogroup), of its own: a prioritized
-                # sample sets that group's priority (see _sample); without namespaces nothing
-                # caps a sample's processes, and a fork bomb sharing the zygote's group would
-                # starve the zygote that has to kill it.
+            # The same layout for every sample of a mode, whatever the job (issue 42: a layout
+            # or a priority chosen from how long the test took before is a bit the next sample
+            # of the problem reads with os.getsid/os.getpriority).
+            if not self.namespaces:
+                # A session, and so a scheduling group (autogroup), of its own: without
+                # namespaces nothing caps a sample's processes, and a fork bomb sharing the
+                # zygote's group would starve the zygote that has to kill it.
                 os.setsid()
             else:
                 # A process group of its own, in the zygote's session, which has no controlling
                 # terminal: a session per sample would also cost the kernel a scheduling group
-                # created and destroyed each time (its processes are capped at 64).
+                # created and destroyed each time (its processes are capped).
                 os.setpgid(0, 0)
             self._sample(job, fds, job["_workdir"])
         except BaseException as exc:  # noqa: BLE001
@@ -179,15 +181,6 @@ class SampleSetup:
         # go through the worker's, held open by the zygote and closed below.
         proc = self.proc_fd if self.proc_fd >= 0 else None
         prefix = "self/" if proc is not None else "/proc/self/"
-        nice = job.get("_nice")
-        if nice:
-            try:
-                os.setpriority(os.PRIO_PROCESS, 0, int(nice))
-                fd = os.open(prefix + "autogroup", os.O_WRONLY, dir_fd=proc)
-                os.write(fd, str(int(nice)).encode())
-                os.close(fd)
-            except OSError:
-                pass
         if self.memory_cgroup:
             # The zygote may not be chosen when this sample fills its memory cgroup: it is.
             try:

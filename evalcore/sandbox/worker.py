@@ -400,8 +400,6 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             "_workdir": workdir,
             "_limits": self._rlimits(job),
         }
-        if job.get("_nice"):
-            child["_nice"] = job["_nice"]
         data = marshal.dumps(child)
         payload = struct.pack("!I", len(data)) + data
         # stdout and stderr go to in-memory files (capped by the file-size limit), read when the

@@ -223,7 +223,7 @@ class Zygotes:
         sample on the same CPU reads (``os.stat("/proc/self").st_ino``, or the worker's pipes
         to it): a channel between samples. Without ``/proc`` (and without pipes and sockets,
         refused by the filter) a candidate can neither move that counter nor read it. The
-        sample's own set-up (``oom_score_adj``, ``autogroup``) uses :attr:`proc_fd`, which it
+        sample's own set-up (``oom_score_adj``) uses :attr:`proc_fd`, which it
         closes before its program runs. A refusal stops the zygote: the worker never runs a
         candidate with ``/proc`` it did not report.
         """

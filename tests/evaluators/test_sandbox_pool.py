@@ -194,7 +194,9 @@ def test_scratch_directories_are_clean_for_every_sample() -> None:
         assert "other" not in tmp and "sandbox" in tmp, source
 
 
-def test_a_job_expected_to_dominate_the_batch_runs_at_higher_priority() -> None:
+def test_a_job_expected_to_dominate_the_batch_starts_first_at_the_same_priority() -> None:
+    # Issue 42: durations order the work only; a priority chosen from them was a bit the next
+    # sample of the problem read (tests/evaluators/test_sandbox_schedule_channel.py).
     pool = SandboxPool(1)
     try:
         slow = {"mode": "script", "source": "import os\nprint(os.getpriority(os.PRIO_PROCESS, 0))\n"}
@@ -203,19 +205,13 @@ def test_a_job_expected_to_dominate_the_batch_runs_at_higher_priority() -> None:
         pool._durations[_cost_key(fast)] = 0.01
         jobs = [fast, slow, fast]
         order = pool._schedule(jobs)
-        assert order[0] == 1 and jobs[1].get("_nice", 0) < 0 and "_nice" not in jobs[0]
-        assert "_nice" not in slow  # the caller's job is not modified
-        alone = [slow]
-        pool._schedule(alone)
-        assert "_nice" not in alone[0]  # no more jobs than workers: nothing to finish before
+        assert order[0] == 1 and jobs == [fast, slow, fast]
         results = [_to_result(r) for r in pool.map([fast, slow, fast])]
     finally:
         pool.close()
     assert all(r.completed for r in results)
-    root = os.geteuid() == 0
-    # Raising a priority needs privileges (the sample sets it before giving them up).
-    assert results[1].stdout.split() == (["-5"] if root else ["0"])
-    assert results[0].stdout.split() == ["0", "fast"]
+    assert results[1].stdout.split() == [results[0].stdout.split()[0]]
+    assert results[0].stdout.split()[1:] == ["fast"]
 
 
 def test_without_namespaces_the_hook_confines_signals_and_programs() -> None:
@@ -430,10 +426,10 @@ def test_a_sample_leads_its_own_process_group_in_a_session_without_a_terminal() 
     finally:
         pool.close()
     # Group leader in the zygote's session (no autogroup per sample) and no terminal to open;
-    # the prioritized sample, and without namespaces every sample (nothing caps its processes),
-    # has a session (and so an autogroup) of its own.
+    # without namespaces every sample (nothing caps its processes) has a session (and so an
+    # autogroup) of its own; the sample expected to be slow starts like the others (issue 42).
     assert results[0].stdout.split() == ["True", "False" if namespaces else "True", "none"]
-    assert results[1].stdout.split() == ["True", "True", "none", "slow"]
+    assert results[1].stdout.split() == results[0].stdout.split() + ["slow"]
 
 
 def test_zygote_protocol_answers_a_fork_only_at_the_reap_with_namespaces() -> None:
