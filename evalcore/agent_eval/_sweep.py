@@ -504,9 +504,9 @@ def threshold_sweep(
         }
 
     mrows = []
-    for t, g in items.groupby("threshold"):
+    for thr, g in items.groupby("threshold"):
         for name, part in (("all", g), ("dev", g[g.split == "dev"]), ("test", g[g.split == "test"])):
-            mrows.append({"threshold": t, "split": name, **summarize(part)})
+            mrows.append({"threshold": thr, "split": name, **summarize(part)})
     mtab = pd.DataFrame(mrows)
     dev = mtab[mtab.split == "dev"].sort_values("threshold")
     # the first (lowest) threshold on ties, as idxmax; NaN utilities skipped
