@@ -75,6 +75,7 @@ COLUMN_DEFINITIONS: dict[str, str] = {
     "strong_share_min": "smallest strong-call share of the router's curve (APGR averages over the shares it spans)",
     "strong_share_max": "largest strong-call share of the router's curve",
     "strong_share": "share of calls on the best-quality (strong) arm",
+    "pgr": "RouteLLM's PGR of the point: (mean_quality − weak arm's) / (strong arm's − weak arm's); two arms only",
     "threshold": "random_swept: quantile level of the score threshold (RouteLLM's sweep)",
     "n_boot": "item resamples of the bootstrap",
     "best_arm_quality": "mean quality of the best-quality arm",

@@ -52,10 +52,11 @@ def lambda_sweep(
     Returns:
         One row per algorithm × λ: ``algorithm, lambda, threshold, mean_quality, mean_cost``
         (per query), ``mean_reward``, ``strong_share`` (share of calls on the best-quality arm,
-        the strong model of RouteLLM's curve; a duel counts ½ per arm) and the interval columns
-        of quality and cost over orderings.
+        the strong model of RouteLLM's curve; a duel counts ½ per arm), on two-arm matrices
+        ``pgr`` (RouteLLM's PGR of the point, :func:`pgr`), and the interval columns of quality
+        and cost over orderings.
     """
-    from evalcore.routing._apgr import random_router_sweep, routellm_pair
+    from evalcore.routing._apgr import pgr, random_router_sweep, routellm_pair
 
     names = parse_algorithms(algorithms)
     arm_q, arm_c = outcomes.quality.mean(0), outcomes.cost.mean(0)
@@ -120,6 +121,11 @@ def lambda_sweep(
             )
     cols = ["algorithm", "lambda", "threshold", "mean_quality", "mean_cost", "mean_reward", "strong_share"]
     frame = pd.DataFrame(rows)
+    if outcomes.n_arms == 2:  # RouteLLM's PGR of each point (two models only)
+        frame["pgr"] = pgr(
+            frame["mean_quality"].to_numpy(float), weak_quality=arm_q[weak], strong_quality=arm_q[strong]
+        )
+        cols.append("pgr")
     return frame[cols + [c for c in frame.columns if c not in cols]]
 
 

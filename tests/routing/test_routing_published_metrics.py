@@ -250,6 +250,11 @@ def test_cost_swept_random_router_recovers_half_the_gap_on_two_arms():
     # RouteLLM: a random router scores about 0.5; its curve spans every strong-call share
     assert tab.loc["random_swept", "apgr_routellm"] == pytest.approx(0.5, abs=0.03)
     assert tab.loc["random_swept", ["strong_share_min", "strong_share_max"]].tolist() == [0.0, 1.0]
+    # PGR of every point of the sweep: 0 at the weak model's quality, 1 at the strong's
+    qw, qs = two.quality.mean(0)
+    assert np.allclose(sweep["pgr"], (sweep["mean_quality"] - qw) / (qs - qw))
+    ends = sweep[sweep.algorithm == "random_swept"].set_index("threshold")["pgr"]
+    assert ends[0.0] == pytest.approx(1.0) and ends[1.0] == pytest.approx(0.0)
     # RouteLLM's evaluation of the same random scores gives the same APGR, draw by draw
     q, c = two.quality, two.cost
     swept = random_router_sweep(q, c, weak=0, strong=1, orderings=1, seed=5)
