@@ -289,3 +289,23 @@ def test_margins_over_zero_router_carry_item_bootstrap_intervals():
                       price_range=(float(m.cost.min()), float(m.cost.max())))  # fmt: skip
     rep = aiq_table(sw, sub.arm_table()).set_index("algorithm")
     assert boot.values["oracle"]["margin_paper"][0] == pytest.approx(rep.loc["oracle", "margin_paper"], abs=1e-12)
+
+
+def test_the_report_shows_the_margin_over_the_zero_router_with_its_interval():
+    from evalcore.reporting import _headline
+
+    row = {
+        "routing_summary.oracle.mean_quality": 0.9,
+        "routing_summary.oracle.total_cost": 2.0,
+        "routing_aiq.oracle.aiq_paper": 0.81,
+        "routing_aiq.oracle.aiq": 0.5,  # an older record's other definition: not shown when aiq_paper is
+        "routing_aiq.oracle.margin_paper": 0.12,
+        "routing_aiq.oracle.margin_paper_ci_low": 0.05,
+        "routing_aiq.oracle.margin_paper_ci_high": 0.2,
+    }
+    (entry,) = _headline._routing_rows("routing", row)
+    assert entry["aiq"] == 0.81 and entry["margin_paper_ci_high"] == 0.2
+    shown = _headline._fmt_routing(pd.DataFrame([entry]))
+    assert shown.loc[0, "AIQ"] == "0.810"
+    assert shown.loc[0, "margin over Zero router"] == "0.120 [0.050, 0.200]"
+    assert _headline._NOTES["routing"].count("margin over Zero router:") == 1
