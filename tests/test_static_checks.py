@@ -70,7 +70,7 @@ def _replace_dir(new: Path, target: Path) -> None:
 # `agents` (never the reverse), `benchmarks` sits above `datasets`/`models`/`evaluators` and below
 # `runs`, `routing`, `imports` and `reporting`, and `reporting` is the top of the library.
 
-BOTTOM = {"errors", "_io", "_yaml", "_validate", "_lazy", "_runstore", "_checks", "_cliargs"}
+BOTTOM = {"errors", "_io", "_yaml", "_validate", "_lazy", "_runstore", "_checks", "_cliargs", "_progress"}
 FLOORS: dict[str, int] = {
     **{name: 0 for name in BOTTOM},
     "datasets": 1,

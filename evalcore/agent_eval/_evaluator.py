@@ -165,7 +165,8 @@ class AgentEvaluator:
 
         Args:
             categories: Category names to run.
-            progress: Show a progress bar (None = only in a terminal).
+            progress: Show a progress bar (None: on a terminal or in JupyterLab, see
+                :func:`evalcore._progress.progress_enabled`).
 
         Returns:
             The evaluation result.
@@ -177,12 +178,12 @@ class AgentEvaluator:
         unknown = [c for c in cats if c not in CATEGORY_FUNCTIONS]
         if unknown or not cats:
             raise EvalcoreError(f"unknown categories {unknown}; choose from {list(CATEGORIES)}", field="categories")
-        from tqdm.auto import tqdm
+        from evalcore._progress import progress_bar
 
         started = _dt.datetime.now(_dt.UTC)
         t0 = time.perf_counter()
         results: dict[str, CategoryResult] = {}
-        bar = tqdm(cats, desc="agent-eval", disable=(not progress) if progress is not None else None)
+        bar = progress_bar(cats, desc="agent-eval", unit="category", progress=progress, tick_s=1.0)
         for name in bar:
             bar.set_postfix_str(name)
             t = time.perf_counter()

@@ -62,11 +62,15 @@ def suite_agent_seed(suite_dir: Path) -> int:
 def _kernel_env(record_dir: Path, suite_dir: Path) -> Iterator[None]:
     """Environment the kernel inherits: record dir set, the suite run's agent case seed
     (``EVALCORE_AGENT_SEED``, read and removed by :func:`evalcore.reporting.shared_agent_seed`
-    before an agent is started), a non-interactive MPLBACKEND removed."""
+    before an agent is started), progress bars off (``EVALCORE_PROGRESS=0``), a
+    non-interactive MPLBACKEND removed."""
+    from evalcore._progress import PROGRESS_ENV
     from evalcore.agent_eval._config import SEED_ENV
 
-    saved = {k: os.environ.get(k) for k in (RECORD_DIR_ENV, SUITE_DIR_ENV, "MPLBACKEND", SEED_ENV)}
+    saved = {k: os.environ.get(k) for k in (RECORD_DIR_ENV, SUITE_DIR_ENV, "MPLBACKEND", SEED_ENV, PROGRESS_ENV)}
     os.environ[RECORD_DIR_ENV] = str(record_dir)
+    # no progress bar in a report: no one watches a papermill run (the suite prints its own lines)
+    os.environ[PROGRESS_ENV] = "0"
     os.environ[SUITE_DIR_ENV] = str(suite_dir)
     os.environ[SEED_ENV] = str(suite_agent_seed(suite_dir))
     # An inherited MPLBACKEND=Agg would make inline figures vanish from the notebook.
@@ -134,7 +138,7 @@ def _register_engine() -> None:
                 stdout_file=stdout_file,
                 stderr_file=stderr_file,
             )
-            client = PapermillNotebookClient(nb_man, **final_kwargs)
+            client = PapermillNotebookClient(nb_man, config=_ipc_config(), **final_kwargs)
             if progress is not None:
                 progress.client = client  # the heartbeat stops the kernel of a notebook over its time limit
             if _KERNEL_LOG is None:
@@ -145,6 +149,18 @@ def _register_engine() -> None:
                 return client.execute(stdout=log, stderr=log)
 
     papermill_engines.register(ENGINE_NAME, SuiteEngine)
+
+
+def _ipc_config() -> Any:
+    """The kernel's channels over Unix sockets (``KernelManager.transport = "ipc"``) beside its
+    connection file in the owner-only runtime folder, not TCP ports on 127.0.0.1: no other local
+    user can connect, and the kernel does not print "Kernel is running over TCP without
+    encryption" at every start."""
+    from traitlets.config import Config
+
+    config = Config()
+    config.KernelManager.transport = "ipc"
+    return config
 
 
 def _execute(

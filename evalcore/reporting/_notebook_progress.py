@@ -42,6 +42,7 @@ class _Progress:
     expected_s: float | None = None
     after_s: float | None = None
     estimate_from: str = ""
+    pace: Pace | None = None
 
 
 def _step(cells: Sequence[Any], index: int) -> str | None:
@@ -72,76 +73,199 @@ def _duration(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def _samples_written(progress: _Progress) -> str:
-    """The newest ``samples.jsonl`` under the watched folder written since the notebook
-    started: ``<run id>: N samples`` (``N/M`` when the notebook's parameters say how many)."""
+def _sample_counts(progress: _Progress) -> tuple[str, int, int | None]:
+    """Samples written since the notebook started, from every ``samples.jsonl`` under the
+    watched folder: ``(text, done, total)``.
+
+    With the notebook's expected sample counts (run id -> samples), ``done`` and ``total`` add up
+    over all its runs (the routing notebook writes several: a count of one run read against the
+    whole notebook's time made the estimate jump); else ``done`` is the newest run's count and
+    ``total`` None. The text is ``<run id>: 3/8 samples``, ``23/60 samples (4 of 6 runs)`` or
+    ``<run id>: 3 samples`` ("" before any sample)."""
     if progress.watch is None or not progress.watch.is_dir():
-        return ""
-    newest: tuple[float, Path] | None = None
+        return "", 0, None
     wall_start = time.time() - (time.perf_counter() - progress.started)
+    counts: dict[str, tuple[float, int]] = {}
     try:
         from evalcore._runstore import SAMPLES_FILE
 
         for path in progress.watch.rglob(SAMPLES_FILE):
             mtime = path.stat().st_mtime
-            if mtime >= wall_start - 1 and (newest is None or mtime > newest[0]):
-                newest = (mtime, path)
-        if newest is None:
-            return ""
-        with open(newest[1], "rb") as fh:
-            count = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 16), b""))
+            if mtime < wall_start - 1:
+                continue
+            with open(path, "rb") as fh:
+                count = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 16), b""))
+            counts[path.parent.name] = (mtime, count)
     except OSError:
-        return ""
-    run_id = newest[1].parent.name
-    expected = progress.expected.get(run_id)
-    return f"{run_id}: {count}/{expected} samples" if expected else f"{run_id}: {count} samples"
+        return "", 0, None
+    if not counts:
+        return "", 0, None
+    expected = progress.expected
+    if expected and any(run_id in expected for run_id in counts):
+        done = sum(min(counts[r][1], n) for r, n in expected.items() if r in counts)
+        total = sum(expected.values())
+        if len(expected) == 1:
+            return f"{next(iter(expected))}: {done}/{total} samples", done, total
+        started = sum(1 for r in expected if r in counts)
+        return f"{done}/{total} samples ({started} of {len(expected)} runs)", done, total
+    run_id, (_, count) = max(counts.items(), key=lambda kv: kv[1][0])
+    return f"{run_id}: {count} samples", count, None
+
+
+def _samples_written(progress: _Progress) -> str:
+    """The text of :func:`_sample_counts`."""
+    return _sample_counts(progress)[0]
+
+
+MIN_SAMPLE_SHARE = 0.25
+"""The share of a notebook's samples written before their rate is used for its time left: earlier,
+the elapsed time is mostly kernel start and model loading, and the rate overstates the rest."""
 
 
 def _samples_left_s(progress: _Progress, now: float) -> float | None:
-    """Seconds left in the notebook's benchmark run at the rate its samples came so far
-    (``None``: no sample count with a known total yet)."""
-    if progress.watch is None or not progress.expected:
+    """Seconds left in the notebook's benchmark runs at the rate their samples came so far
+    (``None``: no sample total known, fewer than :data:`MIN_SAMPLE_SHARE` of them written, or
+    all of them written)."""
+    _, done, total = _sample_counts(progress)
+    if not total or done <= 0 or done >= total or done / total < MIN_SAMPLE_SHARE:
         return None
-    text = _samples_written(progress)
-    if "/" not in text:
-        return None
-    try:
-        done, total = (int(x) for x in text.rsplit(": ", 1)[1].split(" ", 1)[0].split("/"))
-    except ValueError:
-        return None
-    if done <= 0:
-        return None
-    return (now - progress.started) / done * max(total - done, 0)
+    return (now - progress.started) / done * (total - done)
 
 
-def time_left(progress: _Progress, now: float | None = None) -> str:
-    """The estimate of the time left, as a progress line says it: this notebook (from its
-    expected duration, or the rate of its samples) and the whole suite (the expected durations
-    of the notebooks after it), and where the estimate comes from.
+@dataclass
+class Pace:
+    """How fast this suite run goes against the expected durations, learned as notebooks finish.
+
+    ``factor`` is the measured time of the finished notebooks over their expected time (a loaded
+    machine: 2.5 means everything takes 2.5 times as long as measured quietly), and while a
+    notebook runs past its own expected time that time counts too, so the estimate moves as the
+    overrun grows instead of waiting at "finishing". Every estimate of time left is the expected
+    durations times this factor.
+    """
+
+    expected_s: float = 0.0
+    actual_s: float = 0.0
+
+    def add(self, expected_s: float | None, actual_s: float) -> None:
+        """Count a finished notebook (one without an expected duration teaches nothing)."""
+        if expected_s is not None and expected_s > 0 and actual_s >= 0:
+            self.expected_s += float(expected_s)
+            self.actual_s += float(actual_s)
+
+    def factor(self, running_expected_s: float | None = None, running_elapsed_s: float | None = None) -> float:
+        """Measured / expected time so far (1.0 before any notebook finished), clamped to
+        [0.1, 10]; with the running notebook's expected and elapsed time counted once it is
+        slower than the factor of the finished ones predicts."""
+        expected, actual = self.expected_s, self.actual_s
+        base = actual / expected if expected > 0 else 1.0
+        if running_expected_s and running_elapsed_s is not None and running_elapsed_s > base * running_expected_s:
+            expected += running_expected_s
+            actual += running_elapsed_s
+            base = actual / expected
+        return min(max(base, 0.1), 10.0)
+
+
+def _estimate(progress: _Progress, now: float) -> tuple[float | None, float | None, float, float | None]:
+    """``(here, over, factor, predicted)``: seconds left in this notebook (None: unknown), seconds
+    it has run past its predicted duration (None: not past it), the pace factor, and the
+    predicted duration (expected x factor; None without an expected duration)."""
+    elapsed = now - progress.started
+    pace = progress.pace.factor(progress.expected_s, elapsed) if progress.pace is not None else 1.0
+    predicted = pace * progress.expected_s if progress.expected_s is not None else None
+    candidates = []
+    over = None
+    if predicted is not None:
+        if predicted - elapsed >= 1:
+            candidates.append(predicted - elapsed)
+        else:
+            over = max(elapsed - predicted, 0.0)
+    by_samples = _samples_left_s(progress, now)
+    if by_samples is not None:
+        candidates.append(by_samples)
+    here = max(candidates) if candidates else None
+    return here, (over if here is None else None), pace, predicted
+
+
+def suite_left_s(progress: _Progress, now: float | None = None) -> float | None:
+    """The estimate of the whole suite's time left in seconds: this notebook's (:func:`time_left`)
+    plus the expected durations of the notebooks after it at this run's pace; while this notebook
+    runs past its predicted time, the notebooks after it only (a lower bound). None: unknown.
 
     Args:
         progress: The running notebook.
         now: ``time.perf_counter()`` value (default: now).
 
     Returns:
-        ``"about 1 min 10 s left (suite: about 6 min 30 s, from the run of 20261128T…)"`` or
-        ``"time left unknown (no earlier run to estimate from)"``.
+        Seconds, or None.
     """
     now = time.perf_counter() if now is None else now
-    elapsed = now - progress.started
-    here = _samples_left_s(progress, now)
-    if here is None and progress.expected_s is not None:
-        here = max(progress.expected_s - elapsed, 0.0)
-    if here is None:
+    here, over, pace, _ = _estimate(progress, now)
+    if progress.number < progress.total and progress.after_s is None:
+        return None
+    after = pace * progress.after_s if progress.after_s is not None and progress.number < progress.total else 0.0
+    if here is None and over is None:
+        return None
+    return (here or 0.0) + after
+
+
+def _pace_note(pace: float) -> str:
+    return f" at this run's pace, {pace:.1f}x" if abs(pace - 1.0) >= 0.15 else ""
+
+
+def time_left(progress: _Progress, now: float | None = None) -> str:
+    """The estimate of the time left, as a progress line says it: this notebook (its expected
+    duration at this run's pace, or the rate of its samples, whichever is longer), the whole
+    suite (the notebooks after it at this run's pace, :class:`Pace`) and where the estimate comes
+    from. A notebook past its predicted time says by how much and what remains after it, never
+    just "finishing".
+
+    Args:
+        progress: The running notebook.
+        now: ``time.perf_counter()`` value (default: now).
+
+    Returns:
+        ``"about 1 min 10 s left (suite: about 6 min 30 s, from the run of 20261128T…)"``,
+        ``"running 40 s past its expected 1 min 24 s, time left in it unknown (then the rest of the
+        suite: about 2 min 10 s, ...)"`` or ``"time left unknown (no earlier run to estimate from)"``.
+    """
+    now = time.perf_counter() if now is None else now
+    here, over, pace, predicted = _estimate(progress, now)
+    source = (progress.estimate_from + _pace_note(pace)) if progress.estimate_from else _pace_note(pace).strip()
+    more = progress.number < progress.total
+    if here is None and over is None:
         return "time left unknown (no earlier run to estimate from)"
-    text = f"about {_duration(here)} left" if here >= 1 else "finishing"
-    if progress.after_s is not None and progress.number < progress.total:
-        suite_left = here + progress.after_s
-        text += f" (suite: about {_duration(suite_left)}"
-        text += f", from {progress.estimate_from})" if progress.estimate_from else ")"
-    elif progress.number < progress.total:
+    if here is None:
+        text = (
+            f"running {_duration(over or 0.0)} past its expected {_duration(predicted or 0.0)}, time left in it unknown"
+        )
+        if more and progress.after_s is not None:
+            text += f" (then the rest of the suite: about {_duration(pace * progress.after_s)}"
+            text += f", from {source})" if source else ")"
+        elif more:
+            text += " (suite: unknown)"
+        return text
+    text = f"about {_duration(here)} left"
+    if more and progress.after_s is not None:
+        text += f" (suite: about {_duration(here + pace * progress.after_s)}"
+        text += f", from {source})" if source else ")"
+    elif more:
         text += " in this notebook (suite: unknown)"
     return text
+
+
+def start_eta(expected_s: float | None, after_s: float | None, pace: Pace | None) -> str:
+    """What a notebook's start line says of the time it and the suite will take, at this run's
+    pace: ``" (about 28 s; suite: about 9 min 40 s left)"`` ("" when nothing is expected)."""
+    factor = pace.factor() if pace is not None else 1.0
+    if expected_s is None:
+        return ""
+    note = _pace_note(factor)
+    if after_s is not None:
+        return (
+            f" (about {_duration(factor * expected_s)}; suite: about "
+            f"{_duration(factor * (expected_s + after_s))} left{note})"
+        )
+    return f" (about {_duration(factor * expected_s)}{note})"
 
 
 def progress_line(progress: _Progress, now: float | None = None) -> str:

@@ -56,11 +56,13 @@ from evalcore.reporting._notebook_kernel import _register_engine as _register_en
 from evalcore.reporting._notebook_kernel import suite_agent_seed as suite_agent_seed
 from evalcore.reporting._notebook_progress import TIMES_SUFFIX as TIMES_SUFFIX
 from evalcore.reporting._notebook_progress import (
+    Pace,
     _duration,
     _expected_samples,
     _Heartbeat,
     _Progress,
     expected_durations,
+    start_eta,
 )
 from evalcore.reporting._notebook_progress import _enforce_timeout as _enforce_timeout
 from evalcore.reporting._notebook_progress import _kernel_pid as _kernel_pid
@@ -412,6 +414,7 @@ def run_notebooks(
         say(f"evalcore: suite {suite_path} -> {_display_path(suite_dir)} ({len(entries)} notebook(s))")
     number_of = {id(r): i for i, r in enumerate(results, start=1)}
     durations, estimate_from = expected_durations(out_root, suite_path, smoke)
+    pace = Pace()  # this run's measured / expected time, learned as notebooks finish
 
     def after(position: int) -> float | None:  # expected seconds of the notebooks still to run after this one
         rest = [durations.get(e.name) for e, _ in to_run[position + 1 :]]
@@ -449,11 +452,7 @@ def run_notebooks(
                 stale.unlink(missing_ok=True)  # a rerun (resume) starts from a clean record
             out_nb = run_dir / f"{entry.name}.ipynb"
             expected_s, after_s = durations.get(entry.name), after(position)
-            eta = ""
-            if expected_s is not None and after_s is not None:
-                eta = f" (about {_duration(expected_s)}; suite: about {_duration(expected_s + after_s)} left)"
-            elif expected_s is not None:
-                eta = f" (about {_duration(expected_s)})"
+            eta = start_eta(expected_s, after_s, pace)
             say(f"[{number}/{len(results)}] {entry.name}: {result.notebook} ...{eta}")
             result.status = "running"
             meta["finished"] = None
@@ -470,6 +469,7 @@ def run_notebooks(
                 expected_s=expected_s,
                 after_s=after_s,
                 estimate_from=estimate_from,
+                pace=pace,
             )
             try:
                 result.status, result.error = _execute(entry, result.params, out_nb, base, suite_dir, cell_timeout)
@@ -493,6 +493,7 @@ def run_notebooks(
             finally:
                 _notebook_progress._CURRENT = None
             result.duration_s = round(time.perf_counter() - start, 2)
+            pace.add(expected_s, result.duration_s)
             kernel_log = run_dir / "kernel.log"
             if kernel_log.exists() and kernel_log.stat().st_size == 0:
                 kernel_log.unlink()

@@ -80,18 +80,19 @@ class Progress:
 
 
 class _Bar:
-    """tqdm on a terminal (its bar shows the total and the time left), else :class:`Progress`
-    lines; ``progress=False`` shows nothing."""
+    """tqdm on a terminal or in a notebook open in JupyterLab (a widget; its bar shows the total,
+    the rate and the time left), else :class:`Progress` lines (a log, the notebook suite's
+    ``stderr.log``); ``progress=False`` shows nothing."""
 
     def __init__(self, total: int, what: str, unit: str, progress: bool | None) -> None:
         self._tqdm = None
         self._lines = None
         if progress is False:
             return
-        if sys.stderr.isatty():
-            from tqdm.auto import tqdm
+        from evalcore._progress import in_live_notebook, progress_bar
 
-            self._tqdm = tqdm(total=total, desc=what, unit=f" {unit}")
+        if sys.stderr.isatty() or in_live_notebook():
+            self._tqdm = progress_bar(total=total, desc=what, unit=f" {unit}", progress=True)
         else:
             self._lines = Progress(total, what, unit=unit)
 
@@ -107,6 +108,7 @@ class _Bar:
 
 
 def bar(total: int, what: str, *, unit: str = "steps", progress: bool | None = None) -> _Bar:
-    """A progress display with the total and the time left: a tqdm bar on a terminal, plain
-    :class:`Progress` lines elsewhere (a notebook, a log); nothing with ``progress=False``."""
+    """A progress display with the total and the time left: a tqdm bar on a terminal or in
+    JupyterLab, plain :class:`Progress` lines elsewhere (a papermill run, a log); nothing with
+    ``progress=False``."""
     return _Bar(total, what, unit, progress)

@@ -317,12 +317,15 @@ class Invocation:
     async def _run_all(self, todo: list[tuple[Any, int]], writer: SampleWriter) -> None:
         from tqdm.auto import tqdm
 
+        from evalcore._progress import progress_enabled
+
         sem = asyncio.Semaphore(self.concurrency)
         source = ",".join(self.config.get("source") or [])
         bar = tqdm(
             total=len(todo),
             desc=f"{self.dataset} ({source}) {self.model.name}",
-            disable=None if self.progress else True,
+            # a terminal or JupyterLab (a widget); never a papermill run or a log
+            disable=not (self.progress and progress_enabled(None)),
             unit="sample",
         )
 

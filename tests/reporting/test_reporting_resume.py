@@ -166,9 +166,15 @@ def test_progress_line_names_notebook_cell_elapsed_and_samples(tmp_path):
     assert progress_line(progress, now=start + 65).endswith(
         "3/8 samples, about 1 min 48 s left (suite: about 6 min 48 s, from the run of 20261128T060000Z)"
     )
-    # every sample written: the notebook is finishing (its tables and figures), not "unknown"
+    # every sample written and no expected duration: nothing to say how long its tables and
+    # figures take, so it says so (never a bare "finishing", issue 39)
     progress.expected = {"gsm8k-zeroshot": 3}
-    assert " 3/3 samples, finishing (suite: about 5 min 00 s" in progress_line(progress, now=start + 65)
+    line = progress_line(progress, now=start + 65)
+    assert line.endswith(" 3/3 samples, time left unknown (no earlier run to estimate from)") and "finishing" not in line
+    # with it: the rest of its expected duration (here a 70 s notebook at 65 s)
+    progress.expected_s = 70.0
+    assert " 3/3 samples, about 5 s left (suite: about 5 min 05 s" in progress_line(progress, now=start + 65)
+    progress.expected_s = None
     progress.expected = {}
     progress.expected_s = 90.0  # no sample total: the notebook's expected duration
     assert progress_line(progress, now=start + 65).endswith(

@@ -1,0 +1,104 @@
+"""The notebook suite's estimate of the time left (issue 39): learned from the durations measured
+as notebooks finish, within 30% of the actual time left at every quarter of the run, and never a
+bare "finishing" while a notebook runs past its expected time.
+
+The run is simulated on the real estimator (``suite_left_s``, ``time_left``, ``Pace``) with the
+suite's own expected durations (``params/suite.times.yaml``): no clock is read, so the test
+asserts values, not timings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalcore._yaml import read_yaml
+from evalcore.reporting._notebook_progress import Pace, _Progress, start_eta, suite_left_s, time_left
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPECTED = {str(k): float(v) for k, v in (read_yaml(ROOT / "params" / "suite.times.yaml").data or {}).items()}
+NAMES = list(EXPECTED)
+# per-notebook deviations from the run's pace (a notebook 25% faster or slower than the others)
+JITTER = [1.0, 1.2, 0.8, 1.1, 0.9, 1.25, 0.75, 1.0, 1.15, 0.85, 1.0, 1.2, 0.8, 1.1, 0.9, 1.0, 1.0]
+
+
+def _at(actual: list[float], t: float) -> tuple[_Progress, float]:
+    """The running notebook's progress at time ``t`` of a simulated run, and its elapsed time."""
+    i, done = 0, 0.0
+    while i < len(actual) - 1 and done + actual[i] <= t:
+        done += actual[i]
+        i += 1
+    pace = Pace()
+    for j in range(i):
+        pace.add(EXPECTED[NAMES[j]], actual[j])
+    progress = _Progress(
+        NAMES[i],
+        i + 1,
+        len(NAMES),
+        0.0,
+        expected_s=EXPECTED[NAMES[i]],
+        after_s=sum(EXPECTED[n] for n in NAMES[i + 1 :]),
+        estimate_from="times measured on 2 cores (suite.times.yaml)",
+        pace=pace,
+    )
+    return progress, t - done
+
+
+@pytest.mark.parametrize("load", [1.0, 2.4, 3.2])
+@pytest.mark.parametrize("jitter", [False, True])
+def test_estimate_within_30_percent_at_every_quarter(load: float, jitter: bool) -> None:
+    assert len(NAMES) == len(JITTER)
+    actual = [EXPECTED[n] * load * (JITTER[i] if jitter else 1.0) for i, n in enumerate(NAMES)]
+    total = sum(actual)
+    for quarter in (0.25, 0.5, 0.75):
+        t = quarter * total
+        progress, elapsed = _at(actual, t)
+        estimate = suite_left_s(progress, now=elapsed)
+        assert estimate is not None
+        truth = total - t
+        assert abs(estimate - truth) <= 0.30 * truth, (quarter, progress.name, estimate, truth)
+
+
+def test_the_first_notebook_uses_the_expected_times_and_later_ones_the_runs_pace() -> None:
+    actual = [EXPECTED[n] * 3.0 for n in NAMES]
+    first, _ = _at(actual, 1.0)
+    assert suite_left_s(first, now=1.0) == pytest.approx(sum(EXPECTED.values()) - 1.0)
+    later, elapsed = _at(actual, actual[0] + actual[1] + 3.0)
+    assert later.pace is not None and later.pace.factor() == pytest.approx(3.0)
+    assert suite_left_s(later, now=elapsed) == pytest.approx(sum(actual) - (actual[0] + actual[1] + 3.0))
+    assert "at this run's pace, 3.0x" in time_left(later, now=elapsed)
+    # the start line of a notebook says the same
+    assert start_eta(10.0, 50.0, later.pace) == " (about 30 s; suite: about 3 min 00 s left at this run's pace, 3.0x)"
+    assert start_eta(10.0, 50.0, Pace()) == " (about 10 s; suite: about 1 min 00 s left)"
+    assert start_eta(None, 50.0, Pace()) == ""
+
+
+def test_a_notebook_past_its_expected_time_says_so_and_moves_the_estimate() -> None:
+    pace = Pace()
+    pace.add(100.0, 100.0)
+    progress = _Progress("routing", 16, 17, 0.0, expected_s=84.0, after_s=28.0, estimate_from="the run of X", pace=pace)
+    lines = [time_left(progress, now=s) for s in (60.0, 90.0, 150.0, 180.0)]
+    assert lines[0] == "about 24 s left (suite: about 52 s, from the run of X)"
+    assert all("finishing" not in line for line in lines)
+    # past the expected 84 s: how far past, and the rest of the suite at the pace that includes the overrun
+    assert lines[1].startswith("running ") and "past its expected" in lines[1]
+    assert "time left in it unknown (then the rest of the suite: about" in lines[1]
+    assert lines[2] != lines[3]  # it keeps moving, never stuck
+    left_150, left_180 = suite_left_s(progress, now=150.0), suite_left_s(progress, now=180.0)
+    assert left_150 is not None and left_180 is not None and left_180 > left_150 > 28.0
+    # (100 + 180) / (100 + 84) measured over expected, times the 28 s of the last notebook
+    assert left_180 == pytest.approx(28.0 * 280.0 / 184.0)
+
+
+def test_pace_is_clamped_and_ignores_notebooks_without_an_expected_time() -> None:
+    pace = Pace()
+    assert pace.factor() == 1.0
+    pace.add(None, 500.0)
+    pace.add(0.0, 500.0)
+    assert pace.factor() == 1.0
+    pace.add(10.0, 0.01)
+    assert pace.factor() == 0.1
+    pace = Pace()
+    pace.add(1.0, 1000.0)
+    assert pace.factor() == 10.0

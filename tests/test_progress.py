@@ -1,0 +1,71 @@
+"""Where progress bars show (issue 39): a terminal and a notebook open in JupyterLab, never a
+papermill run or a log (evalcore._progress)."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import pytest
+
+from evalcore import _progress
+from evalcore._progress import PROGRESS_ENV, in_live_notebook, progress_bar, progress_enabled
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PROGRESS_ENV, raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+
+
+def test_explicit_choice_wins() -> None:
+    assert progress_enabled(True, io.StringIO()) is True
+    assert progress_enabled(False, _Tty()) is False
+
+
+def test_none_shows_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert progress_enabled(None, _Tty()) is True
+    assert progress_enabled(None, io.StringIO()) is False  # a log, CI, a pipe
+    monkeypatch.setenv(PROGRESS_ENV, "0")
+    assert progress_enabled(None, _Tty()) is False  # the notebook suite's kernels
+    monkeypatch.setenv(PROGRESS_ENV, "on")
+    assert progress_enabled(None, io.StringIO()) is True
+
+
+def test_a_notebook_open_in_jupyterlab_shows_the_widget_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ipykernel", sys.modules.get("ipykernel") or type(sys)("ipykernel"))
+    assert in_live_notebook() is False  # a kernel papermill started: no Jupyter server session
+    monkeypatch.setenv("JPY_SESSION_NAME", "/lab/notebooks/benchmark.ipynb")
+    monkeypatch.setattr(_progress.importlib.util, "find_spec", lambda name: object() if name == "ipywidgets" else None)
+    assert in_live_notebook() is True
+    assert progress_enabled(None, io.StringIO()) is True
+    monkeypatch.setattr(_progress.importlib.util, "find_spec", lambda name: None)
+    assert in_live_notebook() is False  # no ipywidgets: tqdm could not draw it
+
+
+def test_progress_bar_counts_and_is_silent_when_off() -> None:
+    out = io.StringIO()
+    bar = progress_bar(total=4, desc="sweep", unit="request", progress=True, file=out, tick_s=0.01)
+    bar.update(4)
+    bar.close()
+    assert "sweep" in out.getvalue() and "4/4" in out.getvalue() and "request" in out.getvalue()
+    quiet = io.StringIO()
+    assert list(progress_bar(range(3), desc="x", progress=False, file=quiet)) == [0, 1, 2]
+    assert quiet.getvalue() == ""
+
+
+def test_routing_bar_is_a_widget_in_jupyterlab_and_lines_in_a_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalcore.routing import _progress as routing_progress
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    lines = routing_progress.bar(3, "item bootstrap", unit="resamples")
+    assert lines._tqdm is None and lines._lines is not None
+    monkeypatch.setattr(_progress, "in_live_notebook", lambda: True)
+    shown = routing_progress.bar(3, "item bootstrap", unit="resamples")
+    assert shown._tqdm is not None and shown._tqdm.total == 3
+    shown.close()
