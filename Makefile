@@ -38,13 +38,16 @@ install: $(STAMP)
 
 # Chromium (PDF export) and poppler-utils (PDF checks) come from Debian; skipped with a
 # message where apt-get is not available or we are not root.
+# Debian's Chromium prints the PDF reports and runs the JupyterLab browser test
+# (tests/reporting/test_jupyterlab_browser.py, Playwright with executable_path=/usr/bin/chromium:
+# no browser is downloaded); poppler-utils checks the PDFs
 system-deps:
 	@if command -v chromium >/dev/null && command -v pdftoppm >/dev/null; then \
 	  echo "chromium and poppler-utils present"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium poppler-utils >/dev/null) \
-	    || echo "could not install chromium/poppler-utils: HTML reports only"; \
-	else echo "chromium not installed (apt-get install chromium poppler-utils): HTML reports only"; fi
+	    || echo "could not install chromium/poppler-utils: HTML reports only, the JupyterLab browser test skipped"; \
+	else echo "chromium not installed (apt-get install chromium poppler-utils): HTML reports only, the JupyterLab browser test skipped"; fi
 
 test: $(STAMP) system-deps
 	$(PY) -m pytest -m "" -q
