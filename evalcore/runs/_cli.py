@@ -226,7 +226,7 @@ def _rescore(args: argparse.Namespace) -> int:
     if code and args.require_isolation:
         require_isolation()
     before = load_run(args.run_dir_path)
-    res = rescore(args.run_dir_path)
+    res = rescore(args.run_dir_path, benchmark_file=getattr(args, "benchmark", None))
     if code:
         warn_if_not_isolated()
     after = load_run(args.run_dir_path)
@@ -319,5 +319,10 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
 
     r = subparsers.add_parser("rescore", help="recompute scores of a recorded run (no model calls)")
     r.add_argument("run_dir_path", metavar="RUN_DIR", help="the run directory")
+    r.add_argument(
+        "--benchmark",
+        metavar="FILE",
+        help="a benchmark YAML whose scorer settings replace the run's (the prompt and data must be the same)",
+    )
     add_isolation_option(r)
     r.set_defaults(func=_rescore)

@@ -204,6 +204,60 @@ def run_config(
     return config
 
 
+# Keys of a benchmark file's recorded spec (``config["benchmark"]``) that change how a sample is
+# scored or summarised, never what it asks: a change of only these is a re-scoring.
+SCORING_ONLY_KEYS = ("scorer", "subject_field", "description")
+# Where the file was and its SHA-256: change with any edit (a comment too) and say nothing alone.
+_FILE_KEYS = ("path", "sha256")
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def changed_fields(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """The dotted names of the fields that differ between two JSON values, with both values.
+
+    Mappings are compared key by key (a missing key reads ``None``); anything else as a whole.
+
+    Args:
+        old: The recorded value.
+        new: The value asked for now.
+        prefix: The dotted name of ``old``/``new`` themselves.
+
+    Returns:
+        ``(name, old value, new value)`` for each differing field, in key order.
+    """
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        out: list[tuple[str, Any, Any]] = []
+        for key in sorted({*map(str, old), *map(str, new)}):
+            name = f"{prefix}.{key}" if prefix else key
+            out.extend(changed_fields(old.get(key), new.get(key), name))
+        return out
+    return [] if old == new else [(prefix, old, new)]
+
+
+def benchmark_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[list[tuple[str, Any, Any]], bool]:
+    """What changed between two recorded specs of a benchmark file, and whether only scoring did.
+
+    Args:
+        old: The recorded spec (``config["benchmark"]``).
+        new: The spec of the file now.
+
+    Returns:
+        The changed fields (the file's path and SHA-256 left out: any edit changes them) and
+        True when each is under :data:`SCORING_ONLY_KEYS` (a re-scoring, not a new prompt).
+    """
+    fields = [c for c in changed_fields(dict(old), dict(new)) if c[0].split(".")[0] not in _FILE_KEYS]
+    return fields, all(name.split(".")[0] in SCORING_ONLY_KEYS for name, _, _ in fields)
+
+
+def _describe(fields: list[tuple[str, Any, Any]]) -> str:
+    shown = "; ".join(f"{name} changed: {_show(a)} -> {_show(b)}" for name, a, b in fields[:3])
+    return shown + (f" (and {len(fields) - 3} more)" if len(fields) > 3 else "")
+
+
 def check_resume(path: Path, config: RunConfig) -> None:
     """Check that ``path`` can hold the run of ``config``; a recorded run is resumed.
 
@@ -228,12 +282,36 @@ def check_resume(path: Path, config: RunConfig) -> None:
                     path=path / CONFIG_FILE,
                     field=key,
                 )
-            if old.get(key) != json.loads(json.dumps(config.get(key))):
+            asked = json.loads(json.dumps(config.get(key)))
+            if old.get(key) == asked:
+                continue
+            recorded = old.get(key)
+            if key == "benchmark" and isinstance(recorded, Mapping) and isinstance(asked, Mapping):
+                fields, scoring_only = benchmark_changes(recorded, asked)
+                if not fields:
+                    continue  # the file was edited (a comment) or moved; every setting is the same
+                if scoring_only:
+                    raise EvalcoreError(
+                        f"run {config['run_id']!r} exists with a different benchmark scorer: {_describe(fields)}"
+                        " - scoring settings do not change the prompt; rescore instead: "
+                        f"evalcore rescore {path} --benchmark {asked.get('path')} (or use another --run-id "
+                        "to start a new run)",
+                        path=path / CONFIG_FILE,
+                        field=f"benchmark.{fields[0][0]}",
+                    )
                 raise EvalcoreError(
-                    f"run {config['run_id']!r} exists with a different {key}; use another --run-id to start a new run",
+                    f"run {config['run_id']!r} exists with a different benchmark: {_describe(fields)}; "
+                    "use another --run-id to start a new run",
                     path=path / CONFIG_FILE,
-                    field=key,
+                    field=f"benchmark.{fields[0][0]}",
                 )
+            fields = changed_fields(recorded, asked, key)
+            raise EvalcoreError(
+                f"run {config['run_id']!r} exists with a different {key}: {_describe(fields)}; "
+                "use another --run-id to start a new run",
+                path=path / CONFIG_FILE,
+                field=key,
+            )
         config["created_utc"] = old.get("created_utc", config["created_utc"])
         config["resumed_utc"] = _now()
     elif path.exists() and any(path.iterdir()):
@@ -255,3 +333,45 @@ def cache_path(cache: bool | str | os.PathLike[str], base: Path, model: ChatMode
     if isinstance(cache, (str, os.PathLike)):
         return Path(cache)
     return Path(os.environ.get(CACHE_ENV) or base / ".cache" / "responses.sqlite")
+
+
+def rescoring_spec(config: Mapping[str, Any], benchmark_file: str | os.PathLike[str], run_path: Path) -> dict[str, Any]:
+    """The spec of ``benchmark_file`` to re-score a recorded run with (``rescore --benchmark``).
+
+    Only scoring settings (:data:`SCORING_ONLY_KEYS`: the scorer and its options, the subject
+    column, the description) may differ from what the run recorded: the recorded completions
+    answered the recorded prompt, so a changed prompt, data file or generation setting needs a
+    new run.
+
+    Args:
+        config: The run's ``config.json``.
+        benchmark_file: The benchmark YAML file with the new scoring settings.
+        run_path: The run directory (for messages).
+
+    Returns:
+        The file's spec, to record as the run's ``benchmark``.
+
+    Raises:
+        EvalcoreError: The run is not a benchmark file's run, or the file changes more than scoring.
+    """
+    from evalcore.benchmarks._file import load_benchmark_file
+
+    recorded = config.get("benchmark")
+    if not isinstance(recorded, Mapping) or recorded.get("kind") != "file":
+        raise EvalcoreError(
+            "--benchmark re-scores a run of a benchmark file; this run is of a built-in benchmark "
+            f"({config.get('dataset')!r}): leave --benchmark out",
+            path=run_path / CONFIG_FILE,
+            field="benchmark",
+        )
+    spec = json.loads(json.dumps(load_benchmark_file(benchmark_file).to_config()))
+    fields, scoring_only = benchmark_changes(recorded, spec)
+    if not scoring_only:
+        asks = [c for c in fields if c[0].split(".")[0] not in SCORING_ONLY_KEYS]
+        raise EvalcoreError(
+            f"the file changes what the run asked, not only how it is scored: {_describe(asks)}; "
+            "the recorded completions answered the old prompt: start a new run (another --run-id)",
+            path=benchmark_file,
+            field=asks[0][0],
+        )
+    return spec

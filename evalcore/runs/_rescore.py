@@ -99,7 +99,11 @@ def score_changes(
 
 
 def rescore(
-    path: str | os.PathLike[str], *, code_timeout_s: float | None = None, workers: int | None = None
+    path: str | os.PathLike[str],
+    *,
+    code_timeout_s: float | None = None,
+    workers: int | None = None,
+    benchmark_file: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Recompute every sample's scores and ``results.json`` from the recorded completions.
 
@@ -110,6 +114,9 @@ def rescore(
         path: The run directory.
         code_timeout_s: Seconds per HumanEval sample (default: the run's setting).
         workers: Parallel code-execution workers.
+        benchmark_file: A benchmark YAML whose scoring settings replace the recorded ones
+            (the rest must match the run: see :func:`evalcore.runs._config.rescoring_spec`);
+            ``config.json`` then records the new spec.
 
     Returns:
         The new results.
@@ -132,6 +139,14 @@ def rescore(
     # rewriting samples.jsonl under a run still appending to it would lose its new records
     lock = lock_run(run_path)
     try:
+        if benchmark_file is not None:  # new scoring settings for the recorded completions
+            from evalcore._runstore import CONFIG_FILE
+            from evalcore.runs._config import rescoring_spec
+
+            config = dict(run.config)
+            config["benchmark"] = rescoring_spec(run.config, benchmark_file, run_path)
+            config["scorer"] = "code_execution" if config["benchmark"]["scorer"]["type"] == "code" else "exact_match"
+            write_run_json(run_path / CONFIG_FILE, config)
         return _rescore(run_path, code_timeout_s, workers)
     finally:
         lock.close()

@@ -347,11 +347,13 @@ def test_a_changed_benchmark_file_is_not_resumed(tmp_path):
     )  # unchanged: resumed, nothing asked again
     assert model.calls == 2
     yaml_path.write_text(yaml_path.read_text().replace("scorer: number", "scorer: exact"))
-    with pytest.raises(EvalcoreError, match="different benchmark") as err:
+    with pytest.raises(
+        EvalcoreError, match="different benchmark scorer: scorer.type changed: 'number' -> 'exact'"
+    ) as err:
         run_benchmark(
             str(yaml_path), model, limit=2, run_dir=tmp_path / "runs", run_id="r", cache=False, progress=False
         )
-    assert err.value.field == "benchmark"
+    assert err.value.field == "benchmark.scorer.type"
 
 
 def test_repeated_ids_and_reference_lists(tmp_path):
