@@ -31,7 +31,7 @@ from urllib.parse import urljoin, urlparse
 
 import httpx
 
-from evalcore._io import terminal_safe
+from evalcore._io import excerpt, terminal_safe
 from evalcore.agents._protocol import AgentResponse, StepRecord, ToolMatch
 from evalcore.errors import EvalcoreError
 
@@ -268,6 +268,12 @@ fail (150,000 one-line tools once kept an evaluation busy for 378 s where an hon
 takes 13 s)."""
 
 
+MAX_REGISTRY_CODE_CHARS = 2_000_000
+"""Most characters of tool code and tests the evaluator keeps from one registry listing; the
+code of the tools past it is not read (those tools count as tools without code, the reason
+kept), so the snapshots a category takes stay small whatever the agent lists."""
+
+
 def _registry_cap(rows: list[Any], url: str) -> None:
     if len(rows) > MAX_REGISTRY_TOOLS:
         raise EvalcoreError(
@@ -353,6 +359,7 @@ class HttpToolRegistry:
             raise EvalcoreError("tools answer has no 'tools' list", path=self.tools_url, field="tools")
         _registry_cap(rows, self.tools_url)
         out: list[dict[str, Any]] = []
+        read = 0
         for r in rows:
             if isinstance(r, str) and time.monotonic() > deadline:
                 raise EvalcoreError(
@@ -368,9 +375,12 @@ class HttpToolRegistry:
                 r = {"name": r, "code": info.get("code"), "tests": info.get("tests")}
             if not isinstance(r, dict) or not isinstance(r.get("name"), str):
                 raise EvalcoreError("a tool record without a 'name' string", path=self.tools_url, field="tools")
-            record = {"name": r["name"], "code": r.get("code"), "tests": r.get("tests")}
+            record = {"name": excerpt(r["name"], 200), "code": r.get("code"), "tests": r.get("tests")}
             for key in ("code", "tests"):
                 record[key], why = readable_code(record[key])
+                if record[key] is not None and read + len(record[key]) > MAX_REGISTRY_CODE_CHARS:
+                    record[key], why = None, f"past {MAX_REGISTRY_CODE_CHARS} characters of code in all (not read)"
+                read += len(record[key] or "")
                 if why is not None:
                     record.setdefault("problems", []).append(f"{key} of tool {r['name'][:60]!r}: {why}")
             out.append(record)

@@ -104,8 +104,9 @@ class LongTexts(_Base):
 
 
 class _Registry:
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, code_chars: int = 0) -> None:
         self.names = [f"t{i}" for i in range(n)]
+        self.padding = "#" * code_chars
 
     def search(self, query: str, k: int = 5, threshold: float = 0.0) -> list[ToolMatch]:
         return [ToolMatch(name, 0.9) for name in self.names[:k]]
@@ -114,14 +115,14 @@ class _Registry:
         return list(self.names)
 
     def describe(self, name: str) -> dict[str, Any]:
-        return {"name": name, "code": f"def {name}(x):\n    return x\n", "tests": None}
+        return {"name": name, "code": f"def {name}(x):\n    return x\n{self.padding}\n", "tests": None}
 
 
 class BigRegistry(_Base):
     """A registry of ``n`` one-line tools; every request refused."""
 
-    def __init__(self, n: int = 150_000) -> None:
-        self.registry = _Registry(n)
+    def __init__(self, n: int = 150_000, code_chars: int = 0) -> None:
+        self.registry = _Registry(n, code_chars)
 
     def process_request(self, query: str) -> AgentResponse:
         return AgentResponse(success=False, error="not served")
@@ -214,8 +215,8 @@ def make_long_texts(mib: int = 8) -> LongTexts:
     return LongTexts(mib)
 
 
-def make_big_registry(n: int = 150_000) -> BigRegistry:
-    return BigRegistry(n)
+def make_big_registry(n: int = 150_000, code_chars: int = 0) -> BigRegistry:
+    return BigRegistry(n, code_chars)
 
 
 def make_log_flood(mib: int = 64) -> LogFlood:

@@ -31,7 +31,7 @@ from evalcore.agent_eval._case_results import CategoryResult, make_test
 from evalcore.agent_eval._evaluator import EvaluationResult
 from evalcore.agent_eval._output import results_payload
 from evalcore.agents import AgentEndpointError, HostedAgent
-from evalcore.agents._http import MAX_REGISTRY_TOOLS
+from evalcore.agents._http import MAX_REGISTRY_CODE_CHARS, MAX_REGISTRY_TOOLS
 from evalcore.cli import main
 
 HERE = Path(__file__).resolve().parent
@@ -188,6 +188,21 @@ def test_a_registry_of_150000_tools_is_refused_at_the_cap_and_the_results_are_co
     assert "150000 tools" in notes and f"MAX_REGISTRY_TOOLS = {MAX_REGISTRY_TOOLS}" in notes
     print(run)
     assert run["maxrss_mb"] < 500, run
+
+
+@linux_only
+def test_a_registrys_code_is_read_up_to_its_cap_in_all() -> None:
+    # 60 tools of 100,000 characters each: the evaluator keeps 2,000,000 characters of code
+    agent = HostedAgent(f"{AGENTS}:make_big_registry", {"n": 60, "code_chars": 100_000}, timeout_s=60)
+    try:
+        records = agent.registry.tool_records()
+    finally:
+        agent.close()
+    assert len(records) == 60
+    kept = sum(len(r["code"] or "") for r in records)
+    assert 1_900_000 < kept <= MAX_REGISTRY_CODE_CHARS
+    unread = [r for r in records if r["code"] is None]
+    assert len(unread) == 41 and all("characters of code in all" in r["problems"][0] for r in unread)
 
 
 # ------------------------------------------------------------------------------ time
