@@ -130,6 +130,12 @@ class SweepRegistry:
     def list_tools(self):
         return ["percentage", "reverse_string", "factorial", "temperature_conversion", "decoy"]
 
+    def describe(self, name):
+        # relevance is measured (issue 37): the tools named like the kinds compute them, the decoy nothing
+        from evalcore.agent_eval._oracle import tool_source
+
+        return {"code": "def decoy(**kw):\n    return 0\n" if name == "decoy" else tool_source(name)[0]}
+
 
 class SweepAgent:
     """Finds the right tool at 0.62, a decoy at 0.45 (0.40 for unrelated queries)."""
@@ -466,7 +472,10 @@ def test_cli_sweep_writes_json_csv_and_figure(main, tmp_path, capsys):
         "        hits = [ToolMatch(c.kind, 0.62), ToolMatch('decoy', 0.45)] if c else [ToolMatch('decoy', 0.40)]\n"
         "        return [h for h in hits if h.score >= threshold][:k]\n"
         "    def list_tools(self):\n"
-        "        return ['percentage', 'reverse_string', 'factorial', 'temperature_conversion', 'decoy']\n\n"
+        "        return ['percentage', 'reverse_string', 'factorial', 'temperature_conversion', 'decoy']\n"
+        "    def describe(self, name):\n"  # relevance is measured (issue 37): real tools, a decoy
+        "        from evalcore.agent_eval._oracle import tool_source\n"
+        "        return {'code': 'def decoy(**kw):\\n    return 0\\n' if name == 'decoy' else tool_source(name)[0]}\n\n"
         "class Agent:\n"
         "    def __init__(self, threshold):\n"
         "        self.threshold = threshold\n"
