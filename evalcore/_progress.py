@@ -100,6 +100,9 @@ def progress_bar(
     """
     from tqdm.auto import tqdm
 
+    # the time left from the average rate of the whole run (tqdm's default follows the last few
+    # steps, which jumps when steps differ: an agent start, then quick requests)
+    kwargs.setdefault("smoothing", 0.0)
     bar = tqdm(iterable, total=total, desc=desc, unit=unit, disable=not progress_enabled(progress), **kwargs)
     if tick_s and not bar.disable:
         threading.Thread(target=_tick, args=(bar, float(tick_s)), name="evalcore-progress-tick", daemon=True).start()

@@ -278,6 +278,9 @@ def _agent_eval(args: argparse.Namespace) -> int:
         "cases_file": str(args.cases) if args.cases else None,
     }
     hide = [args.output_dir] + ([args.seed_file] if args.seed_file is not None else [])
+    _starting(
+        f"agent-eval: generating the cases and starting agent {args.agent!r}", url is None and not args.in_process
+    )
     result = evaluate(
         args.agent,
         config,
@@ -327,6 +330,16 @@ def _agent_eval(args: argparse.Namespace) -> int:
             field="--agent",
         )
     return 1 if args.strict and not result.passed else 0
+
+
+def _starting(what: str, hosted: bool) -> None:
+    """Say on a terminal what the silent start of a command does (an agent hosted in an interpreter
+    of its own takes 10-30 s to start, before the progress bar has anything to count)."""
+    from evalcore._progress import progress_enabled
+
+    if progress_enabled(None):
+        how = " (an interpreter of its own; its start can take half a minute)" if hosted else ""
+        _say(f"{what}{how} ...", file=sys.stderr)
 
 
 def _model_only_for_reference(args: argparse.Namespace) -> None:
@@ -420,6 +433,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
     cases = load_cases(args.cases) if args.cases else None
     counts = _parse_counts(args.counts)
+    _starting(f"sweep: generating the cases; agent {args.agent!r} is started once per threshold", True)
     res = threshold_sweep(
         lambda t: resolve_agent(
             args.agent,

@@ -387,13 +387,14 @@ def threshold_sweep(
     }
     verdicts: dict[tuple[Any, ...], bool] = {}
     rows: list[dict[str, Any]] = []
-    # one step per agent request (the slow part), so the bar moves, with its rate and time left,
-    # within a threshold too
-    bar = progress_bar(total=len(thresholds) * len(use), desc="sweep", unit="request", progress=progress)
+    # one step per agent request, so the bar moves within a threshold too; its clock ticks while
+    # an agent starts (10-20 s each), and the postfix says so
+    bar = progress_bar(total=len(thresholds) * len(use), desc="sweep", unit="request", progress=progress, tick_s=1.0)
     for t in thresholds:
-        bar.set_postfix_str(f"threshold {float(t):g}")
+        bar.set_postfix_str(f"threshold {float(t):g}: starting the agent")
         agent = agent_factory(float(t))
         agent.reset()
+        bar.set_postfix_str(f"threshold {float(t):g}")
         at_reset, _ = registry_snapshot(agent)
         observed: dict[tuple[str, str], dict[str, Any]] = {}
         answered = []
