@@ -102,3 +102,27 @@ def test_pace_is_clamped_and_ignores_notebooks_without_an_expected_time() -> Non
     pace = Pace()
     pace.add(1.0, 1000.0)
     assert pace.factor() == 10.0
+
+
+def test_samples_add_up_over_all_of_a_notebooks_runs(tmp_path: Path) -> None:
+    """The routing notebook writes one run per dataset x strategy: its progress counts them all
+    (a count of the newest run alone, read against the whole notebook's time, made the estimate
+    jump to "8 min left")."""
+    runs = tmp_path / "runs"
+    expected = {"gsm8k-direct": 4, "gsm8k-cot": 4, "mmlu-direct": 4}
+    for run_id, lines in (("gsm8k-direct", 4), ("gsm8k-cot", 2)):
+        (runs / run_id).mkdir(parents=True)
+        (runs / run_id / "samples.jsonl").write_text("{}\n" * lines)
+    start = 0.0  # perf_counter's origin: every samples file was written after it
+    progress = _Progress("routing", 17, 17, start, watch=runs, expected=expected, expected_s=84.0)
+    line = time_left(progress, now=start + 60)
+    from evalcore.reporting._notebook_progress import _sample_counts
+
+    assert _sample_counts(progress) == ("6/12 samples (2 of 3 runs)", 6, 12)
+    # half the samples in 60 s: 60 s more by their rate, longer than the expected 24 s left
+    assert line == "about 1 min 00 s left"
+    # below a quarter of the samples their rate is not used (the start is model loading)
+    (runs / "gsm8k-cot" / "samples.jsonl").write_text("")
+    (runs / "gsm8k-direct" / "samples.jsonl").write_text("{}\n" * 2)
+    assert _sample_counts(progress)[1:] == (2, 12)
+    assert time_left(progress, now=start + 60) == "about 24 s left"
