@@ -25,6 +25,7 @@ import os
 import sys
 import types
 
+from . import selfpipe as _selfpipe
 from .framing import (
     CALL,
     CALL_TYPED,
@@ -328,18 +329,23 @@ def _text(obj: Any) -> str:
 
 
 def exception_data(exc: BaseException) -> tuple[str, str, str]:
-    """(type name, message, nearest builtin exception name that the test may see) of ``exc``."""
+    """(type name, message, nearest builtin exception names that the test may see) of ``exc``:
+    the allow-listed builtin classes of its MRO that none found before derives from, joined by
+    commas (``KeyError,ValueError`` for a class deriving from both; ``Exception`` for none)."""
     cls = type(exc)
     name = _text(getattr(cls, "__name__", "")) or "Exception"
-    base = "Exception"
+    bases: list = []
     try:
         for klass in cls.__mro__:
-            if getattr(klass, "__module__", None) == "builtins" and klass.__name__ in PASSED_EXCEPTIONS:
-                base = klass.__name__
-                break
+            if (
+                getattr(klass, "__module__", None) == "builtins"
+                and klass.__name__ in PASSED_EXCEPTIONS
+                and not any(issubclass(found, klass) for found in bases)
+            ):
+                bases.append(klass)
     except BaseException:  # noqa: BLE001
         pass
-    return name, _text(exc), base
+    return name, _text(exc), ",".join(k.__name__ for k in bases) or "Exception"
 
 
 # OSError's attributes that its args do not carry (errno and strerror are args[0] and args[1]).
@@ -409,6 +415,8 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
     module.__dict__["__builtins__"] = builtins
     sys.modules[CANDIDATE_MODULE] = module
     try:
+        if _selfpipe.mentions_asyncio(job["_program"]):  # its loop's self-pipe: an eventfd, not a socket pair
+            _selfpipe.install()
         exec(job["_program"], module.__dict__)
         fn: Any = module.__dict__[entry] if entry in module.__dict__ else None
         if fn is None:

@@ -22,8 +22,11 @@ from .framing import (
     GUARD_BYTES,
     GUARD_ITEMS,
     MAX_ARRAY_DIMS,
+    MAX_CLASS_FIELDS,
+    MAX_DEFAULT_BYTES,
     MAX_DEPTH,
     MAX_ITEMS,
+    MAX_NAME_CHARS,
     MAX_SAME_HASH,
     MAX_VALUE_BYTES,
     DataError,
@@ -58,7 +61,7 @@ def decode(data: bytes, namespace: dict | None = None) -> Any:
         raise DataError(f"the value is larger than {MAX_VALUE_BYTES} bytes encoded")
     if len(data) == 9 and data[0] == 0x69:  # an int, the most common answer
         return _Q.unpack_from(data, 1)[0]
-    count = [0, namespace]
+    count = [0, namespace, None]  # values so far; where classes are looked up; NaNs by number
     try:
         value, pos = _dec(data, 0, 0, count)
     except DataError:
@@ -96,6 +99,8 @@ def _dec(data: bytes, pos: int, depth: int, count: list) -> tuple:
         return False, pos
     if tag == 0x66:  # f
         return _D.unpack_from(data, pos)[0], pos + 8
+    if tag == 0x6A:  # j: a NaN object (see framing._enc_nan)
+        return _dec_nan(data, pos, count)
     if tag == 0x73 or tag == 0x62 or tag == 0x49:  # s b I
         (n,) = _I.unpack_from(data, pos)
         pos += 4
@@ -270,13 +275,19 @@ def _import(name: str) -> Any:
     return module if module is not None else importlib.import_module(name)
 
 
-# Classes made here for named tuples and dataclasses the test does not define, by (kind, name, fields).
+# Classes made here for named tuples and dataclasses the test does not define, by (kind, name,
+# fields): a small LRU, bounded in classes and in fields all together (a class costs ~0.25 KiB
+# a field for a named tuple, ~0.5 KiB for a dataclass: at most ~2 MiB held), never a cache
+# that a candidate fills with its own large classes (issue 42: 256 named tuples of 200,000
+# fields grew a worker from 12 MiB to 1.2 GiB).
 _MADE: dict = {}
+_MADE_MAX_CLASSES = 64
+_MADE_MAX_FIELDS = 4096
 
 
 def _made_class(kind: str, name: str, fields: tuple) -> type:
     key = (kind, name, fields)
-    cls = _MADE.get(key)
+    cls = _MADE.pop(key, None)  # re-inserted below: the newest last
     if cls is None:
         if kind == "namedtuple":
             cls = _import("collections").namedtuple(name, fields)
@@ -284,10 +295,89 @@ def _made_class(kind: str, name: str, fields: tuple) -> type:
             dataclasses = _import("dataclasses")
             cls = dataclasses.make_dataclass(name, fields)
         cls.__module__ = "__candidate__"
-        if len(_MADE) >= 256:
-            _MADE.clear()
-        _MADE[key] = cls
+    _MADE[key] = cls
+    held = sum(len(k[2]) for k in _MADE)
+    while len(_MADE) > _MADE_MAX_CLASSES or held > _MADE_MAX_FIELDS:
+        oldest = next(iter(_MADE))
+        held -= len(oldest[2])
+        del _MADE[oldest]
     return cls
+
+
+def _class_bounds(what: str, name: str, fields: tuple) -> None:
+    """Refuse a class the candidate describes that would cost the worker more than a bounded
+    amount to build (checked before any C call on the fields: ``make_dataclass`` compiles
+    functions quadratic in their number, 60,000 fields took 20 s that no alarm interrupts)."""
+    if len(fields) > MAX_CLASS_FIELDS:
+        raise DataError(
+            f"the candidate returned a {what} {name[:MAX_NAME_CHARS]} of {len(fields)} fields; a {what} crosses"
+            f" with at most {MAX_CLASS_FIELDS} fields unless the prompt defines that class"
+        )
+    if len(name) > MAX_NAME_CHARS or any(len(f) > MAX_NAME_CHARS for f in fields if type(f) is str):
+        raise DataError(f"the candidate returned a {what} with a name longer than {MAX_NAME_CHARS} characters")
+
+
+def _dec_nan(data: bytes, pos: int, count: list) -> tuple:
+    """``math.nan`` or ``numpy.nan`` themselves (this process's), else the NaN of that number
+    within this value (one object for each number)."""
+    kind = data[pos]
+    (value,) = _D.unpack_from(data, pos + 1)
+    (index,) = _I.unpack_from(data, pos + 9)
+    if value == value or kind > 2:
+        raise DataError("invalid encoding: a NaN")
+    if kind == 0:
+        return _import("math").nan, pos + 13
+    numpy = sys.modules.get("numpy")  # not loaded: nothing here holds numpy.nan to compare with
+    if kind == 1 and numpy is not None:
+        return numpy.nan, pos + 13
+    seen = count[2]
+    if seen is None:
+        seen = count[2] = {}
+    return seen.setdefault((kind, index), value), pos + 13
+
+
+def _dec_enum(data: bytes, pos: int, depth: int, count: list) -> tuple:
+    """The member of that name of the class of that name where it is looked up (the prompt's
+    ``Color``), when its value is the one sent; else the plain value of an ``IntEnum``-like
+    member, or a refusal that names the limit."""
+    cls_name, pos = _dec_str(data, pos, depth, count)
+    name, pos = _dec_str(data, pos, depth, count)
+    value, pos = _dec(data, pos, depth + 1, count)
+    plain, pos = _dec(data, pos, depth + 1, count)
+    if type(plain) is not bool:
+        raise DataError("invalid encoding: an Enum member")
+    namespace = count[1]
+    cls = namespace.get(cls_name) if type(namespace) is dict else None
+    enum = sys.modules.get("enum")
+    if enum is not None and isinstance(cls, type) and issubclass(cls, enum.Enum):
+        member = cls.__members__.get(name)
+        try:
+            if member is not None and type(member._value_) is type(value) and member._value_ == value:
+                return member, pos
+        except Exception:  # noqa: BLE001 - a value that cannot be compared: not that member
+            pass
+    if plain:
+        return value, pos  # an IntEnum, StrEnum...: its value, as before
+    raise DataError(
+        f"the candidate returned the Enum member {cls_name[:MAX_NAME_CHARS]}.{name[:MAX_NAME_CHARS]}; an Enum"
+        " member crosses only as a member of the prompt's class of that name with that value"
+    )
+
+
+class _Constant:
+    """The ``default_factory`` of a candidate's defaultdict whose factory is its own function
+    returning the same plain data every time (``lambda: 0``): a fresh copy of that value."""
+
+    __slots__ = ("data", "namespace", "what")
+
+    def __init__(self, data: bytes, namespace: dict | None, what: str) -> None:
+        self.data, self.namespace, self.what = data, namespace, what
+
+    def __call__(self) -> Any:
+        return decode(self.data, self.namespace)
+
+    def __repr__(self) -> str:
+        return f"<the candidate's {self.what}, returning {self()!r}>"
 
 
 def _dec_str(data: bytes, pos: int, depth: int, count: list) -> tuple:
@@ -332,6 +422,12 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tupl
             factory = None
         elif name[:1] == "?":
             factory = _Uncrossed(name[1:])
+        elif name[:1] == "=":  # then the value the factory returns every time
+            start = pos
+            _, pos = _dec(data, pos, depth + 1, count)
+            if pos - start > MAX_DEFAULT_BYTES:
+                raise DataError("invalid encoding: a defaultdict's default")
+            factory = _Constant(data[start:pos], count[1], name[1:])
         else:
             factory = getattr(builtins, name, None)
             if not isinstance(factory, type):
@@ -347,16 +443,20 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tupl
         name, pos = _dec_str(data, pos, depth, count)
         fields, pos = _dec(data, pos, depth + 1, count)
         values, pos = _dec(data, pos, depth + 1, count)
+        if type(fields) is not tuple or type(values) is not tuple or len(fields) != len(values):
+            raise DataError("invalid encoding: a named tuple or dataclass")
+        own = _own_class(tag == 0x6E, name, fields, count[1])
+        if own is None:
+            _class_bounds("named tuple" if tag == 0x6E else "dataclass", name, fields)
         if (
             not _identifier(name)
-            or type(fields) is not tuple
-            or type(values) is not tuple
-            or len(fields) != len(values)
             or len(set(fields)) != len(fields)
             or not all(_identifier(f) and not f.startswith("__") and (tag != 0x6E or f[:1] != "_") for f in fields)
         ):
             raise DataError("invalid encoding: a named tuple or dataclass")
-        return _instance(tag == 0x6E, name, fields, values, count[1]), pos
+        return _instance(tag == 0x6E, name, fields, values, own), pos
+    if tag == 0x65:  # e: an Enum member
+        return _dec_enum(data, pos, depth, count)
     if tag == 0x41 or tag == 0x7A:  # A: numpy array, z: numpy scalar
         dtype_text, pos = _dec_str(data, pos, depth, count)
         shape: Any = ()
@@ -391,22 +491,25 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tupl
     raise DataError(f"invalid encoding: tag {tag}")
 
 
-def _instance(named_tuple: bool, name: str, fields: tuple, values: tuple, namespace: dict | None) -> Any:
+def _own_class(named_tuple: bool, name: str, fields: tuple, namespace: dict | None) -> type | None:
     """The test's own class of that name when it has one with these fields (the prompt's
-    ``Point``: the test compares with its instances), else a class made here."""
+    ``Point``: the test compares with its instances); None when a class must be made here."""
     cls = namespace.get(name) if type(namespace) is dict else None
+    if not isinstance(cls, type):
+        return None
     if named_tuple:
-        if not (isinstance(cls, type) and issubclass(cls, tuple) and getattr(cls, "_fields", None) == fields):
-            cls = _made_class("namedtuple", name, fields)
-        return tuple.__new__(cls, values)
+        return cls if issubclass(cls, tuple) and getattr(cls, "_fields", None) == fields else None
     dataclasses = _import("dataclasses")
-    if not (
-        isinstance(cls, type)
-        and dataclasses.is_dataclass(cls)
-        and tuple(f.name for f in dataclasses.fields(cls)) == fields
-    ):
-        cls = _made_class("dataclass", name, fields)
-    obj: Any = object.__new__(cls)
+    if dataclasses.is_dataclass(cls) and tuple(f.name for f in dataclasses.fields(cls)) == fields:
+        return cls
+    return None
+
+
+def _instance(named_tuple: bool, name: str, fields: tuple, values: tuple, cls: type | None) -> Any:
+    """An instance of ``cls`` (the test's own class), else of a class made here."""
+    if named_tuple:
+        return tuple.__new__(cls or _made_class("namedtuple", name, fields), values)
+    obj: Any = object.__new__(cls or _made_class("dataclass", name, fields))
     for field, value in zip(fields, values):
         object.__setattr__(obj, field, value)  # frozen ones too; no __init__ or __post_init__ runs
     return obj
@@ -423,7 +526,8 @@ class _Uncrossed:
 
     def __call__(self) -> Any:
         raise TypeError(
-            f"the candidate's defaultdict has a default_factory ({self.what}) that cannot cross the process boundary"
+            f"the candidate's defaultdict has a default_factory ({self.what}) that cannot cross the process"
+            " boundary (a builtin type crosses, and a function that returns the same plain data every time)"
         )
 
     def __repr__(self) -> str:
@@ -459,4 +563,5 @@ _WEIGHTS = {
     0x61: 8,
     0x41: 5,
     0x7A: 1,  # D Q q y B n a A z
+    0x65: 4,  # e
 }

@@ -100,6 +100,12 @@ GUARD_BYTES = 1 << 16
 # to this many bits; longer ones are taken as the candidate wrote them.
 FRACTION_GCD_BITS = 100_000
 MAX_ARRAY_DIMS = 32  # numpy arrays
+# Classes the worker makes for a candidate's named tuples, dataclasses and exceptions that the
+# prompt does not define: at most this many fields, names of at most this many characters.
+MAX_CLASS_FIELDS = 256
+MAX_NAME_CHARS = 200
+# A defaultdict's factory of the candidate's own crosses as the value it returns, up to this size.
+MAX_DEFAULT_BYTES = 1 << 16
 
 # Frame kinds on the call pipes (4-byte length, 1-byte kind, body).
 CALL = b"C"  # test -> candidate: marshal (args tuple, kwargs dict), written by the trusted side
@@ -129,13 +135,20 @@ _QMIN, _QMAX = -(1 << 63), (1 << 63) - 1
 _DTYPES = frozenset({"b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"})
 
 
+# numpy datetime64 / timedelta64 units (``M8[D]``, ``m8[ns]``...; 8 bytes each, as raw bytes too).
+_TIME_UNITS = frozenset({"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as"})
+
+
 def _dtype_ok(text: str) -> bool:
-    """``[<>|=]?`` then one of _DTYPES or ``U``/``S`` and 1-7 digits (no ``re``: the lean
-    zygote, which imports this module, must not carry it)."""
+    """``[<>|=]?`` then one of _DTYPES, ``U``/``S`` and 1-7 digits, or ``M8``/``m8`` with an
+    optional unit (no ``re``: the lean zygote, which imports this module, must not carry it)."""
     if text[:1] in ("<", ">", "|", "="):
         text = text[1:]
     if text in _DTYPES:
         return True
+    if text[:2] in ("M8", "m8"):
+        unit = text[2:]
+        return unit == "" or (unit[:1] == "[" and unit[-1:] == "]" and unit[1:-1] in _TIME_UNITS)
     digits = text[1:]
     return text[:1] in ("U", "S") and 1 <= len(digits) <= 7 and digits.isascii() and digits.isdigit()
 
@@ -177,7 +190,7 @@ def encode(value: Any, lenient: bool = False) -> bytes:
     if t is bool or value is None:
         return b"T" if value is True else b"F" if value is False else b"N"
     parts: list[bytes] = []
-    count = [0]
+    count: list = [0, None]  # values so far; the NaN objects met so far (see _enc_nan)
     _enc(value, parts, 0, count, lenient)
     data = b"".join(parts)
     if len(data) > MAX_VALUE_BYTES:
@@ -203,7 +216,10 @@ def _enc(v: Any, out: list, depth: int, count: list, lenient: bool) -> None:
             raw = v.to_bytes((v.bit_length() + 8) // 8, "big", signed=True)
             out.append(b"I" + _I.pack(len(raw)) + raw)
     elif t is float:
-        out.append(b"f" + _D.pack(v))
+        if v == v:
+            out.append(b"f" + _D.pack(v))
+        else:
+            _enc_nan(v, out, count)
     elif t is str:
         raw = v.encode("utf-8", "surrogatepass")
         out.append(b"s" + _I.pack(len(raw)) + raw)
@@ -268,6 +284,53 @@ def _enc_str(text: str, out: list) -> None:
     out.append(b"s" + _I.pack(len(raw)) + raw)
 
 
+def _enc_nan(v: float, out: list, count: list) -> None:
+    """A NaN as the object it is (issue 42): ``math.nan`` or ``numpy.nan`` themselves, whose
+    identity the other side restores (``[math.nan] == [math.nan]`` holds by identity, as in one
+    process), else a NaN numbered within this value (the same object twice decodes as one)."""
+    if v is _module_attr("math", "nan"):
+        kind, index = 0, 0
+    elif v is _module_attr("numpy", "nan"):
+        kind, index = 1, 0
+    else:
+        seen = count[1]
+        if seen is None:
+            seen = count[1] = {}
+        kind, index = 2, seen.setdefault(id(v), (len(seen), v))[0]  # v kept: its id stays its own
+    out.append(b"j" + bytes((kind,)) + _D.pack(v) + _I.pack(index))
+
+
+def _enum_member(v: Any, t: type, out: list, depth: int, count: list, lenient: bool) -> bool:
+    """An ``Enum`` member as its class's name, its own name and value, and (for a member that
+    is also an ``int``, ``str``...: ``IntEnum``, ``StrEnum``) that plain value to fall back on;
+    the other side returns its own class's member of that name (the prompt's)."""
+    enum = sys.modules.get("enum")
+    if enum is None or not isinstance(v, enum.Enum):
+        return False
+    name = getattr(v, "_name_", None)
+    if type(name) is not str:
+        return False  # a combination of flags without a name of its own: its plain value
+    out.append(b"e")
+    _enc_str(str(getattr(t, "__name__", "")), out)
+    _enc_str(name, out)
+    _enc(v._value_, out, depth + 1, count, lenient)
+    out.append(b"T" if isinstance(v, (int, float, complex, str, bytes)) else b"F")
+    return True
+
+
+def _constant_default(factory: Any) -> bytes | None:
+    """A defaultdict factory of the candidate's own (a lambda) whose two calls return equal plain
+    data of at most :data:`MAX_DEFAULT_BYTES` encoded: that value, encoded; else None."""
+    try:
+        first, second = factory(), factory()
+        if first != second:
+            return None
+        data = encode(first, lenient=True)
+        return data if len(data) <= MAX_DEFAULT_BYTES and data == encode(second, lenient=True) else None
+    except Exception:  # noqa: BLE001 - not a constant: it stays behind (looking a key up fails)
+        return None
+
+
 def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: bool) -> None:
     """The standard library's value types, named tuples, dataclass instances, numpy values,
     generators and iterators; with ``lenient``, other subclasses of the builtins as their base."""
@@ -275,11 +338,17 @@ def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: boo
         if isinstance(v, _module_attr("collections", "defaultdict") or ()):
             factory = v.default_factory
             name = "" if factory is None else getattr(factory, "__name__", "")
+            default = None
             if factory is not None and getattr(builtins, name, None) is not factory:
-                name = "?" + _type_name(type(factory))  # a function of the candidate: does not cross
+                # A function of the candidate: its code does not cross; what it returns does
+                # when it returns the same plain data every time (lambda: 0, lambda: []).
+                default = _constant_default(factory) if lenient else None
+                name = ("=" if default is not None else "?") + _type_name(type(factory))
             out.append(b"y")
             _enc_str(name, out)
             _enc_pairs(b"d", dict.items(v), len(v), out, depth, count, lenient)
+            if default is not None:
+                out.append(default)
             return
         if isinstance(v, _module_attr("collections", "Counter") or ()):
             return _enc_pairs(b"C", dict.items(v), len(v), out, depth, count, lenient)
@@ -332,7 +401,7 @@ def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: boo
         if not _dtype_ok(str(dtype.str)):
             raise DataError(
                 f"a numpy {t.__name__} of dtype {dtype} cannot cross "
-                "(only booleans, numbers and fixed-width strings do)"
+                "(only booleans, numbers, datetime64, timedelta64 and fixed-width strings do)"
             )
         if t.__name__ == "ndarray":
             if v.ndim > MAX_ARRAY_DIMS:
@@ -349,6 +418,8 @@ def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: boo
             _enc_str(str(dtype.str), out)
             out.append(b"b" + _I.pack(len(raw)) + raw)
             return
+    if _enum_member(v, t, out, depth, count, lenient):
+        return
     if lenient:
         base: Any  # one of the classes below (a subclass of it is encoded as it)
         for base in (int, float, complex, str, bytes, tuple, list, dict, frozenset, set):
@@ -378,7 +449,10 @@ def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: boo
                     raise DataError(f"the candidate returned a {_type_name(t)} that yields more than {MAX_ITEMS} items")
             return _enc_items(b"G" if t is _GENERATOR else b"g", items, out, depth, count, lenient)
     if lenient:
-        raise DataError(f"the candidate returned a {_type_name(t)}, which is not plain data")
+        raise DataError(
+            f"the candidate returned a {_type_name(t)}, which is not plain data (functions, classes and"
+            " other objects cannot cross to the test's process; see docs/sandbox.md, What crosses the boundary)"
+        )
     raise DataError(f"a {_type_name(t)} is not plain data")
 
 

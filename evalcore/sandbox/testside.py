@@ -30,6 +30,7 @@ from .framing import (
     CALL_TYPED,
     ESCAPE,
     MAX_ITEMS,
+    MAX_NAME_CHARS,
     MAX_VALUE_BYTES,
     NEXT,
     NOT_DATA,
@@ -258,12 +259,16 @@ class Session:
             raise SampleFailed(self.failure)
         kind: Any = CALL  # the frame sent (bytes); then the kind of the one received (an int)
         try:
-            body = marshal.dumps((args, kwargs))
+            body: bytes | None = marshal.dumps((args, kwargs))
         except ValueError:  # a Decimal, a named tuple, a numpy array...: the typed encoding
+            body = None
+        # Maybe a NaN too: marshal would send a copy, the typed encoding math.nan as itself.
+        if body is None or b"\xf8\x7f" in body or b"\xf8\xff" in body:
             try:
                 body, kind = encode((args, kwargs), lenient=True), CALL_TYPED
             except DataError as exc:
-                raise TypeError(f"the candidate can only be called with plain data ({exc})") from None
+                if body is None:
+                    raise TypeError(f"the candidate can only be called with plain data ({exc})") from None
         if len(body) > MAX_VALUE_BYTES:
             raise TypeError("the candidate's arguments are too large")
         self.calls += 1
@@ -354,8 +359,41 @@ _READY, _RETURN, _RAISE, _ESCAPE, _NOT_DATA, _PROGRAM_FAILED = (
 )
 
 
-# Classes made here for the candidate's own exception classes, by (name, base).
+# Classes made here for the candidate's own exception classes, by (name, bases): a small LRU
+# (names are bounded, MAX_NAME_CHARS; a candidate cannot grow it beyond this many classes).
 _MADE_EXCEPTIONS: dict = {}
+_MADE_EXCEPTIONS_MAX = 64
+_MAX_BASES = 8
+
+
+def _builtin_bases(base: str) -> tuple:
+    """The builtin exception classes named in ``base`` (comma-separated, as the candidate's
+    :func:`.candidate.exception_data` lists its class's nearest ones: ``KeyError,ValueError``
+    for a class deriving from both), allow-listed, those of them that no other one derives from;
+    ``(CandidateError,)`` when none is left."""
+    found: list = []
+    for text in base.split(",")[:_MAX_BASES]:
+        cls = getattr(builtins, text, None) if text in PASSED_EXCEPTIONS else None
+        if isinstance(cls, type) and issubclass(cls, Exception) and cls is not Exception and cls not in found:
+            found.append(cls)
+    kept = tuple(c for c in found if not any(o is not c and issubclass(o, c) for o in found))
+    return kept or (CandidateError,)
+
+
+def _made_exception(name: str, bases: tuple) -> Any:
+    """A class of that name made here, derived from ``bases`` (from the first alone where they
+    cannot be combined), from the LRU when it was made before."""
+    key = (name, bases)
+    cls = _MADE_EXCEPTIONS.pop(key, None)
+    if cls is None:
+        try:
+            cls = type(name, bases, {"__module__": "__candidate__"})
+        except TypeError:  # an instance lay-out conflict or an MRO the candidate could not have had
+            cls = type(name, bases[:1], {"__module__": "__candidate__"})
+    _MADE_EXCEPTIONS[key] = cls
+    while len(_MADE_EXCEPTIONS) > _MADE_EXCEPTIONS_MAX:
+        del _MADE_EXCEPTIONS[next(iter(_MADE_EXCEPTIONS))]
+    return cls
 
 
 def _exception(
@@ -364,35 +402,31 @@ def _exception(
     """The candidate's exception as the test will see it: the builtin class itself (``KeyError``,
     ``UnicodeDecodeError``, ``OSError`` with its errno...), the test's own class of that name
     (one the prompt defines), or else a class of that name made here, derived from the nearest
-    builtin base (or from :class:`CandidateError`); with the exception's ``args`` and plain-data
-    attributes. Only when the args are not plain data does the message stand for them."""
+    builtin bases (all of them: a class deriving from ``KeyError`` and ``ValueError`` is caught
+    by ``except ValueError``) or from :class:`CandidateError`; with the exception's ``args`` and
+    plain-data attributes. Only when the args are not plain data does the message stand for them."""
     cls: Any  # the exception's class (the builtin, the test's own, or one made here)
     exc: Any
-    basecls = getattr(builtins, base, None) if base in PASSED_EXCEPTIONS else None
-    if not (isinstance(basecls, type) and issubclass(basecls, Exception)) or basecls is Exception:
-        basecls = CandidateError
+    bases = _builtin_bases(base)
+    basecls = bases[0]
     if name == base and basecls is not CandidateError:
         cls, exact = basecls, True
     else:
         exact = False
-        own = namespace.get(name) if type(namespace) is dict and name.isidentifier() else None
+        usable = name.isidentifier() and len(name) <= MAX_NAME_CHARS
+        own = namespace.get(name) if type(namespace) is dict and usable else None
         if (
             isinstance(own, type)
             and issubclass(own, Exception)
-            and (basecls is CandidateError or issubclass(own, basecls))
+            and (basecls is CandidateError or all(issubclass(own, b) for b in bases))
         ):
             cls = own
-        elif name.isidentifier() and name not in ("CandidateError", "SampleFailed", "SampleTimeout"):
-            cls = _MADE_EXCEPTIONS.get((name, basecls))
-            if cls is None:
-                cls = type(name, (basecls,), {"__module__": "__candidate__"})
-                if len(_MADE_EXCEPTIONS) >= 256:
-                    _MADE_EXCEPTIONS.clear()
-                _MADE_EXCEPTIONS[(name, basecls)] = cls
+        elif usable and name not in ("CandidateError", "SampleFailed", "SampleTimeout"):
+            cls = _made_exception(name, bases)
         else:
             cls = basecls
             args = None
-            message = f"{name}: {message}" if message else name
+            message = f"{name[:MAX_NAME_CHARS]}: {message}" if message else name[:MAX_NAME_CHARS]
     if args is None:  # not plain data: the message stands for them
         args = (message,)
     exc = None

@@ -286,12 +286,12 @@ def test_exceptions_arrive_with_their_type_args_and_errno() -> None:
             "import numpy as np\ndef probe():\n    return np.array([object()])\n",
             "numpy ndarray of dtype object cannot cross",
         ),
-        (
-            "import numpy as np\ndef probe():\n    return np.datetime64('2020-01-01')\n",
-            "numpy datetime64 of dtype datetime64[D] cannot cross",
+        (  # datetime64 crosses since issue 42 (tests/evaluators/test_sandbox_crossing_faithful.py)
+            "import numpy as np\ndef probe():\n    return np.zeros(2, dtype=[('a', 'i4')])\n",
+            "numpy ndarray of dtype [('a', '<i4')] cannot cross",
         ),
     ],
-    ids=["numpy object array", "numpy datetime"],
+    ids=["numpy object array", "numpy structured array"],
 )
 def test_what_cannot_cross_fails_with_a_reason_naming_its_type(completion: str, named: str) -> None:
     pytest.importorskip("numpy")
@@ -301,14 +301,20 @@ def test_what_cannot_cross_fails_with_a_reason_naming_its_type(completion: str, 
     assert named in (result.reason or ""), result.reason
 
 
-def test_a_defaultdict_with_the_candidates_own_factory_compares_equal_and_fails_loudly_when_used() -> None:
+def test_a_defaultdict_with_the_candidates_own_factory_crosses_its_constant_and_fails_loudly_otherwise() -> None:
+    # Issue 42: a factory that returns the same plain data every time (lambda: 0) crosses as
+    # that value; one that does not (a counter) still fails loudly when a missing key is read.
     completion = "from collections import defaultdict\ndef probe():\n    d = defaultdict(lambda: 0)\n    d['a'] += 2\n    return d\n"
+    counter = (
+        "from collections import defaultdict\nimport itertools\ndef probe():\n"
+        "    c = itertools.count()\n    d = defaultdict(lambda: next(c))\n    d['a'] += 2\n    return d\n"
+    )
     ok = "def check(candidate):\n    d = candidate()\n    assert d == {'a': 2} and d['a'] == 2\n"
     missing = "def check(candidate):\n    assert candidate()['b'] == 0\n"
-    results = run_jobs([_job(completion, ok), _job(completion, missing)])
-    assert results[0].completed, results[0].reason
-    assert not results[1].completed
-    assert "default_factory (function) that cannot cross" in (results[1].reason or ""), results[1].reason
+    results = run_jobs([_job(completion, ok), _job(completion, missing), _job(counter, ok), _job(counter, missing)])
+    assert results[0].completed and results[1].completed and results[2].completed, results
+    assert not results[3].completed
+    assert "default_factory (function) that cannot cross" in (results[3].reason or ""), results[3].reason
 
 
 @pytest.fixture(scope="module")
