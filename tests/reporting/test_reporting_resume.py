@@ -170,7 +170,8 @@ def test_progress_line_names_notebook_cell_elapsed_and_samples(tmp_path):
     # figures take, so it says so (never a bare "finishing", issue 39)
     progress.expected = {"gsm8k-zeroshot": 3}
     line = progress_line(progress, now=start + 65)
-    assert line.endswith(" 3/3 samples, time left unknown (no earlier run to estimate from)") and "finishing" not in line
+    assert line.endswith(" 3/3 samples, time left unknown (no earlier run to estimate from)")
+    assert "finishing" not in line
     # with it: the rest of its expected duration (here a 70 s notebook at 65 s)
     progress.expected_s = 70.0
     assert " 3/3 samples, about 5 s left (suite: about 5 min 05 s" in progress_line(progress, now=start + 65)
