@@ -347,10 +347,10 @@ def _dec_enum(data: bytes, pos: int, depth: int, count: list) -> tuple:
     if type(plain) is not bool:
         raise DataError("invalid encoding: an Enum member")
     namespace = count[1]
-    cls = namespace.get(cls_name) if type(namespace) is dict else None
+    cls: Any = namespace.get(cls_name) if type(namespace) is dict else None
     enum = sys.modules.get("enum")
     if enum is not None and isinstance(cls, type) and issubclass(cls, enum.Enum):
-        member = cls.__members__.get(name)
+        member = getattr(cls, "__members__", {}).get(name)
         try:
             if member is not None and type(member._value_) is type(value) and member._value_ == value:
                 return member, pos
@@ -418,6 +418,7 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tupl
         if data[pos] != 0x64:
             raise DataError("invalid encoding: a defaultdict")
         keys, values, pos = _dec_pairs(data, pos + 1, depth, count)
+        factory: Any
         if name == "":
             factory = None
         elif name[:1] == "?":
