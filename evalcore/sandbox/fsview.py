@@ -245,7 +245,8 @@ class FileSystemView:
                 if site
                 else "no installed package but numpy; "
             )
-            + "nothing else of the view (no /usr/share, no /usr/bin)"
+            + "the time-zone database (/usr/share/zoneinfo); "
+            + "nothing else of the view (no other /usr/share, no /usr/bin)"
         )
 
     def _read_check_site(self, copy: str) -> list[str]:
@@ -331,7 +332,11 @@ class FileSystemView:
             handles = [(k, os.open(k, os.O_PATH | os.O_DIRECTORY)) for k in inside]
             scratch = d in _SCRATCH_TMPFS
             libc.mount(
-                "tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | (_MS_NOATIME if scratch else 0), "size=16m,mode=0755"
+                "tmpfs",
+                d,
+                "tmpfs",
+                _MS_NOSUID | _MS_NODEV | (_MS_NOATIME if scratch else 0),
+                "size=16m,nr_inodes=4096,mode=0755",
             )
             for k, fd in handles:
                 os.makedirs(k, mode=0o755, exist_ok=True)

@@ -193,6 +193,8 @@ _SYSCALLS = {
         "pipe": 22,
         "pipe2": 293,
         "memfd_secret": 447,
+        "setsid": 112,
+        "sched_setaffinity": 203,
     }
 }
 # preadv2/pwritev2 with this flag answer whether a page is cached without reading it: refused.
@@ -209,6 +211,11 @@ _NAMESPACE_CALLS = ("unshare", "setns", "mount")  # the zygote needs them; each 
 # whose inode number a later sample could read, when it comes from a counter the candidate
 # moves: pipes, sockets and secret memory files (the kernel's per-CPU ``get_next_ino``, which
 # the worker's own pipes to the next sample show), memory files and pidfds (host-wide counters).
+# What no sample may call (issue 42): a sample's processes stay on its worker's CPU and in its
+# zygote's session, so that however many processes it spins, it competes for one CPU and, where
+# the kernel groups a session's processes for scheduling (autogroup), as one group: another
+# worker's sample keeps its CPU (measured in tests/evaluators/test_sandbox_resources_round3.py).
+_SAMPLE_REFUSED = ("sched_setaffinity", "setsid")
 _CHECK_REFUSED = (
     "fork",
     "vfork",
@@ -242,8 +249,17 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
     evictions ``fadvise64``, ``madvise`` ``MADV_COLD``/``MADV_PAGEOUT`` and
     ``process_madvise``.
 
-    ``"script"`` refuses ``unshare``, ``setns`` and ``mount``, and ``memfd_create`` when
-    ``refuse_memfd`` (no memory cgroup counts what a memory file holds). ``"script_weak"`` (script
+    Every per-sample filter (``"check"``, ``"script"``, ``"script_weak"``) refuses
+    ``sched_setaffinity`` and ``setsid`` (issue 42): a sample's processes stay pinned to its
+    worker's CPU and in its zygote's session (one scheduling group where the kernel has
+    autogroups), so 32 spinners cannot take another worker's CPU.
+
+    ``"script"`` refuses ``unshare``, ``setns`` and ``mount``, and, when ``refuse_memfd`` (no
+    memory cgroup counts what a sample holds in the kernel), ``memfd_create`` (what a memory
+    file holds) and ``AF_UNIX`` sockets (``socket(AF_UNIX, ...)`` and ``socketpair``: their
+    buffers, up to twice ``net.core.wmem_max`` per socket, 8 MiB here, held 3.1 GiB for two
+    processes; ``AF_INET``/``AF_INET6`` sockets stay, they reach nothing in the empty network
+    namespace and so can queue nothing). ``"script_weak"`` (script
     samples in the weak fallback, where no PID namespace confines them and they run as
     evalcore's own user) refuses them too, and ``execve``/``execveat`` (no new programs:
     ``_posixsubprocess.fork_exec`` raises no audit event) and the signals ``"check"`` refuses
@@ -317,11 +333,17 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
         for name in _NAMESPACE_CALLS:
             prog.append((jeq, "deny", 0, blocked[name]))
         signals = kind in ("check", "script_weak")  # signals confined to the sample itself
+        for name in _SAMPLE_REFUSED:
+            prog.append((jeq, "deny", 0, nr[name]))
+        unix = False  # refuse AF_UNIX sockets (script samples without a memory cgroup)
         if kind == "check":
             for name in _CHECK_REFUSED:
                 prog.append((jeq, "deny", 0, nr[name]))
         elif refuse_memfd:
             prog.append((jeq, "deny", 0, nr["memfd_create"]))
+            prog.append((jeq, "deny", 0, nr["socketpair"]))  # Linux makes AF_UNIX pairs only
+            prog.append((jeq, "unix", 0, nr["socket"]))
+            unix = True
         if signals:
             for name in ("execve", "execveat", "tkill", "pidfd_send_signal"):
                 prog.append((jeq, "deny", 0, nr[name]))
@@ -337,6 +359,9 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
             prog += [(ld_abs, None, None, 16), (jset, "allow", 0, CLONE_THREAD), (ret, 0, 0, errno(_EPERM))]
             label("enosys")
             prog.append((ret, 0, 0, errno(_ENOSYS)))
+        if unix:
+            label("unix")
+            prog += [(ld_abs, None, None, 16), (jeq, "deny", 0, _AF_UNIX), (ret, 0, 0, allow)]
         if signals:
             label("signal")
             prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, 0)]

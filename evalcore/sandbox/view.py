@@ -218,6 +218,12 @@ def _sources() -> tuple[list[str], str]:
     env_root = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
     if os.path.isfile(os.path.join(env_root, "pyvenv.cfg")):
         paths.append(os.path.join(env_root, "pyvenv.cfg"))
+    # The time-zone database (issue 42: ``zoneinfo.ZoneInfo('UTC')`` failed in a correct
+    # completion where no ``tzdata`` package is importable): the folders of ``zoneinfo.TZPATH``
+    # that exist, with the links inside them (``posix/``, ``right/``), about 4 MB here.
+    for root in _zoneinfo_dirs():
+        paths += _chain(root)
+        paths += _walk(os.path.realpath(root))
     for name in _ETC:
         path = f"/etc/{name}"
         if os.path.isdir(path) and not os.path.islink(path):
@@ -225,6 +231,15 @@ def _sources() -> tuple[list[str], str]:
         elif os.path.lexists(path):
             paths.append(path)
     return paths, numpy_version
+
+
+def _zoneinfo_dirs() -> list[str]:
+    """The time-zone folders the standard library's ``zoneinfo`` searches (its ``TZPATH``,
+    ``/usr/share/zoneinfo`` first on Linux) that exist."""
+    import sysconfig
+
+    tzpath = sysconfig.get_config_var("TZPATH") or "/usr/share/zoneinfo:/usr/lib/zoneinfo:/usr/share/lib/zoneinfo"
+    return [d for d in str(tzpath).split(os.pathsep) if d and os.path.isabs(d) and os.path.isdir(d)]
 
 
 def _site_objects(site: list[str]) -> list[str]:
