@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalcore.agent_eval._calling import Call, call_agent
@@ -31,19 +30,6 @@ CACHE_RATIO = 4.0
 
 CACHE_MARGIN_S = 0.05
 """… when the difference is also above this many seconds (scheduling noise on a fast agent)."""
-
-
-@dataclass
-class ResetVerdict:
-    """What the evaluator saw of a reset.
-
-    Attributes:
-        carried: Why state was carried across the reset (empty: none seen).
-        details: The measurements (tools that survived, probe and unseen latencies).
-    """
-
-    carried: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def registry_carried(baseline: dict[str, ToolRecord], after: dict[str, ToolRecord]) -> list[str]:
