@@ -272,7 +272,8 @@ def point_at_completion(result: str, program: str, sample: CodeSample) -> str:
         where = f"prompt line {number}; {where}"
     else:
         where = f"{where}, after the {prompt_lines} lines of the prompt"
-    return result[: match.start()] + f"({where})" + result[match.end() :]
+    head = re.sub(r"\(detected at line (\d+)\)", r"(detected at program line \1)", result[: match.start()])
+    return head + f"({where})" + result[match.end() :]
 
 
 def _result_text(res: SandboxResult) -> str:

@@ -59,3 +59,16 @@ def test_point_at_completion_names_prompt_lines_and_leaves_other_verdicts() -> N
     said = point_at_completion("failed: SyntaxError: bad (<program>, line 1)", program, sample)
     assert said == "failed: SyntaxError: bad (prompt line 1; program line 1)"
     assert point_at_completion("failed: AssertionError", program, sample) == "failed: AssertionError"
+
+
+def test_python_s_own_line_number_is_called_the_program_s() -> None:
+    sample = CodeSample("s", PROMPT, '    return "a\n', TEST, "add")
+    said = point_at_completion(
+        "failed: SyntaxError: unterminated string literal (detected at line 3) (<program>, line 3)",
+        PROMPT + sample.completion,
+        sample,
+    )
+    assert said == (
+        "failed: SyntaxError: unterminated string literal (detected at program line 3) "
+        "(completion line 1: 'return \"a'; program line 3)"
+    )
