@@ -301,6 +301,12 @@ class HostedAgent(HttpAgent):
         except Exception:
             return None
 
+    def cgroup_memory_mb(self) -> float | None:
+        """Memory of the agent's processes together as its memory cgroup counts it, in MB
+        (page cache, tmpfs and memory files included; None where it has no memory cgroup)."""
+        used = self._cgroup.memory_bytes()
+        return None if used is None else used / 2**20
+
     def _log_tail(self, n: int = 600) -> str:
         """The end of the agent's log (only its last bytes are read; the log itself is bounded
         by :class:`LogDrain`), control characters but line breaks escaped."""

@@ -118,6 +118,18 @@ class AgentCgroup:
         """Both limits (memory and processes) are set."""
         return any("memory and process cgroup of its own" in n for n in self.notes)
 
+    def memory_bytes(self) -> int | None:
+        """What the agent's processes use now, as its memory cgroup counts it (page cache, tmpfs
+        and memory files included; None without a memory cgroup)."""
+        for d in self.dirs:
+            for name in ("memory.usage_in_bytes", "memory.current"):
+                try:
+                    with open(f"{d}/{name}") as fh:
+                        return int(fh.read().strip())
+                except (OSError, ValueError):
+                    continue
+        return None
+
     def members(self) -> list[int]:
         """The processes in the agent's cgroups now."""
         out: set[int] = set()

@@ -302,6 +302,9 @@ def test_the_hosted_agent_is_held_to_its_memory_processes_and_own_network() -> N
             assert cgroup and "memory and process cgroup of its own (256 MB, 32 processes)" in notes, notes
         else:  # an unprivileged evaluator without a delegated cgroup: the documented fallback
             assert cgroup or "rlimits instead" in notes, notes
+        if cgroup:
+            before = agent.cgroup_memory_mb()
+            assert before is not None and 5 < before < 256, before
         n = agent.process_request("processes 200").result
         assert isinstance(n, int) and n < 32, n
         if agent.isolation == "full":
