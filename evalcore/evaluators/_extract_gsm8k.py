@@ -441,8 +441,26 @@ def _gsm8k_flexible(text: str) -> Extraction:
     concluded = concluding_number(text)
     if concluded is not None and concluded[0] is not None:
         value, differs = concluded
+        value = _equal_form_of(cleaned, value)
         return Extraction(canonical_number(value), "conclusion" if differs else "last_number")
     return _NONE
+
+
+def _equal_form_of(cleaned: str, value: Fraction) -> Fraction:
+    """The percentage's number when ``value`` is one of two equal forms joined by "or" in the
+    reply ("The probability is 50% or 1/2." → 50, as for a declared answer); else ``value``."""
+    numbers = list(NUMBER_RE.finditer(cleaned))
+    for first, second in zip(reversed(numbers[:-1]), reversed(numbers[1:])):
+        a, b = number_from_match(first), number_from_match(second)
+        if a is None or b is None or value not in (a, b):
+            continue
+        joined = _OR_NUMBER.match(cleaned, first.end())
+        if joined is None or joined.end() > second.start() + 1:
+            continue
+        same = equal_forms(a, is_percent(cleaned, first.end()), b, is_percent(cleaned, second.end()))
+        if same is not None:
+            return same
+    return value
 
 
 # --- MMLU ------------------------------------------------------------------------------------

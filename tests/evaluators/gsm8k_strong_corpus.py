@@ -471,6 +471,9 @@ HAND = [
     _r("dollars_two_ways", "The answer is $1,200 or 1200 dollars.", "1200"),
     _r("fraction_or_decimal", "Each friend gets 3/4 of a cake.\n\nThe answer is 3/4 or 0.75.", "0.75"),
     _r("minutes_or_hours", "The walk takes 45 minutes.\n\nThe answer is 45 minutes or 0.75 hours.", "45"),
+    _r("concluding_percent_or_fraction", "Half of the 40 marbles are red, so the probability is 50% or 1/2.", "50"),
+    _r("concluding_fraction_or_percent", "So 10 of the 40 pupils walk: that is 1/4, or 25%.", "25"),
+    _r("concluding_percent_then_decimal", "The discount is $15 on $60, so 25%, or 0.25, of the price.", "25"),
     _r("two_answers_hedge", "Depending on whether the 2 free tickets count, the answer is 12 or 14.", None),
     _r("percent_or_other_fraction_hedge", "The answer is 40% or 1/2, depending on the rounding.", None),
     # --- clock times: the hour when on the hour, else no number ---------------------------------
