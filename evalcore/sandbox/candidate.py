@@ -509,6 +509,7 @@ def _chunk(lazies: dict, handle: Any, fail: Callable[[bytes, BaseException], Non
 
     gen = lazies.get(handle) if type(handle) is int else None
     items: list = []  # encoded, one by one: a chunk stops at LAZY_CHUNK_BYTES
+    nans: dict = {}  # NaN objects numbered across the chunk (decoded as one value)
     size = 0
     done, error = gen is None, None
     if gen is not None:
@@ -529,7 +530,7 @@ def _chunk(lazies: dict, handle: Any, fail: Callable[[bytes, BaseException], Non
             except BaseException as exc:  # noqa: BLE001 - SystemExit and the like
                 fail(ESCAPE, exc)
             try:
-                encoded = encode(item, lenient=True)
+                encoded = encode(item, lenient=True, nans=nans)
             except DataError as exc:
                 return frame(NOT_DATA, encode(_text(exc)))
             except BaseException as exc:  # noqa: BLE001 - an item that could not be encoded

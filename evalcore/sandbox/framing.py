@@ -169,14 +169,16 @@ def _identifier(name: Any) -> bool:
     return type(name) is str and name.isidentifier() and not keyword.iskeyword(name)
 
 
-def encode(value: Any, lenient: bool = False) -> bytes:
+def encode(value: Any, lenient: bool = False, nans: dict | None = None) -> bytes:
     """Encode plain data (see module docstring).
 
     Args:
         value: The value.
         lenient: Convert what has no encoding of its own (subclasses of the builtins become
-            their base, e.g. ``IntEnum`` an ``int``) instead of refusing it (the candidate's
-            results).
+            their base, e.g. a ``str`` subclass a ``str``) instead of refusing it (the
+            candidate's results).
+        nans: The NaN objects numbered so far, shared by values decoded as one (the items of
+            a generator's chunk); a fresh numbering when None.
 
     Returns:
         The encoding.
@@ -190,7 +192,7 @@ def encode(value: Any, lenient: bool = False) -> bytes:
     if t is bool or value is None:
         return b"T" if value is True else b"F" if value is False else b"N"
     parts: list[bytes] = []
-    count: list = [0, None]  # values so far; the NaN objects met so far (see _enc_nan)
+    count: list = [0, nans]  # values so far; the NaN objects met so far (see _enc_nan)
     _enc(value, parts, 0, count, lenient)
     data = b"".join(parts)
     if len(data) > MAX_VALUE_BYTES:

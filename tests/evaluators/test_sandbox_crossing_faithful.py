@@ -54,6 +54,11 @@ CASES = {
         "r = candidate()\n    assert r[0] is r[1] and r == [r[0], r[0]]",
         "passed",
     ),
+    "NaNs yielded by a generator": (
+        "    def gen():\n        x, y = float('nan'), float('nan')\n        yield from (x, y, x, math.nan)\n    return gen()\n",
+        "r = list(candidate())\n    assert r[0] is r[2] and r[0] is not r[1] and r[3] is math.nan",
+        "passed",
+    ),
     "an exception of two builtin bases": (
         "    class Both(KeyError, ValueError):\n        pass\n    raise Both('k')\n",
         "for kind in (ValueError, KeyError, LookupError):\n"
