@@ -48,6 +48,11 @@ def accuracy(y_true: Sequence[Any], y_pred: Sequence[Any]) -> float:
 
     Returns:
         Accuracy in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import accuracy
+        >>> accuracy(['cat', 'dog', 'fish', 'cat'], ['cat', 'dog', 'cat', 'cat'])
+        0.75
     """
     t, p = _labels(y_true, y_pred)
     return float(np.mean(t == p))
@@ -75,6 +80,11 @@ def confusion_counts(y_true: Sequence[Any], y_pred: Sequence[Any], *, positive: 
 
     Returns:
         ``ConfusionCounts(tp, fp, tn, fn)``.
+
+    Examples:
+        >>> from evalcore.metrics import confusion_counts
+        >>> confusion_counts([1, 1, 0, 0, 1], [1, 0, 0, 1, 1])
+        ConfusionCounts(tp=2, fp=1, tn=1, fn=1)
     """
     t, p = _labels(y_true, y_pred)
     tpos, ppos = t == positive, p == positive
@@ -120,6 +130,13 @@ def tpr(
 
     Returns:
         TPR in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import tpr
+        >>> round(tpr([1, 1, 0, 0, 1], [1, 0, 0, 1, 1]), 4)
+        0.6667
+        >>> tpr(['spam', 'ham', 'spam'], ['spam', 'spam', 'ham'], positive='spam')
+        0.5
     """
     return _rate(y_true, y_pred, positive, zero_division, "tp", "fn", "TPR")
 
@@ -141,6 +158,11 @@ def fpr(
 
     Returns:
         FPR in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import fpr
+        >>> fpr([1, 1, 0, 0, 1], [1, 0, 0, 1, 1])
+        0.5
     """
     return _rate(y_true, y_pred, positive, zero_division, "fp", "tn", "FPR")
 
@@ -162,5 +184,12 @@ def tnr(
 
     Returns:
         TNR in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import tnr
+        >>> tnr([1, 1, 0, 0, 1], [1, 0, 0, 1, 1])
+        0.5
+        >>> tnr([1, 1], [1, 1])  # no negatives: zero_division
+        0.0
     """
     return _rate(y_true, y_pred, positive, zero_division, "tn", "fp", "TNR")

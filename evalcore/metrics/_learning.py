@@ -29,6 +29,11 @@ def reuse_rate(reused: Sequence[bool], *, zero_division: ZeroDivision = 0.0) -> 
 
     Returns:
         The reuse rate in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import reuse_rate
+        >>> reuse_rate([True, False, True, True])
+        0.75
     """
     check_zero_division(zero_division)
     flags = as_float_array(reused, "reused", allow_empty=True)
@@ -45,6 +50,11 @@ def learning_curve(timings: Sequence[float | Sequence[float]]) -> np.ndarray:
 
     Returns:
         Array of per-round medians.
+
+    Examples:
+        >>> from evalcore.metrics import learning_curve
+        >>> learning_curve([[2.0, 4.0, 3.0], [1.0, 2.0], [1.5]]).tolist()
+        [3.0, 1.5, 1.5]
     """
     if isinstance(timings, (str, bytes)) or len(timings) == 0:
         raise EvalcoreError("no rounds: at least one round of timings is needed", field="timings")
@@ -74,6 +84,11 @@ def learning_curve_improvement(
 
     Returns:
         The improvement rate (≤ 1).
+
+    Examples:
+        >>> from evalcore.metrics import learning_curve_improvement
+        >>> learning_curve_improvement([[2.0, 4.0, 3.0], [1.0, 2.0], [1.5]])
+        0.5
     """
     check_zero_division(zero_division)
     m = learning_curve(timings)

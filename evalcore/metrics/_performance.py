@@ -35,6 +35,15 @@ def response_time_score(
 
     Returns:
         The score (a float for a scalar input, else an array of per-response scores).
+
+    Examples:
+        >>> from evalcore.metrics import response_time_score
+        >>> response_time_score(0.4)
+        1.0
+        >>> response_time_score([0.4, 3.0, 30.0]).tolist()
+        [1.0, 0.5, 0.2]
+        >>> response_time_score(3.0, complexity='complex')
+        1.0
     """
     if complexity not in RESPONSE_TIME_TIERS:
         raise EvalcoreError(f"unknown complexity {complexity!r}; use 'simple' or 'complex'", field="complexity")
@@ -60,6 +69,13 @@ def memory_score(delta_mb: float, budget_mb: float = 200.0) -> float:
 
     Returns:
         Score in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import memory_score
+        >>> memory_score(50.0)
+        0.75
+        >>> memory_score(300.0)
+        0.0
     """
     d, b = float(delta_mb), float(budget_mb)
     if not math.isfinite(d):
@@ -78,6 +94,13 @@ def throughput_score(qps: float, target: float = 10.0) -> float:
 
     Returns:
         Score in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import throughput_score
+        >>> throughput_score(5.0)
+        0.5
+        >>> throughput_score(25.0)
+        1.0
     """
     q, t = float(qps), float(target)
     if not math.isfinite(q) or q < 0:

@@ -103,6 +103,12 @@ def precision_recall_f1(
 
     Returns:
         ``PrecisionRecallF1(precision, recall, f1)``.
+
+    Examples:
+        >>> from evalcore.metrics import precision_recall_f1
+        >>> p, r, f1 = precision_recall_f1(['d1', 'd2', 'd3'], {'d1', 'd4'})
+        >>> round(p, 4), r, round(f1, 4)
+        (0.3333, 0.5, 0.4)
     """
     check_zero_division(zero_division)
     ranked = _ranking(retrieved, k)
@@ -131,6 +137,11 @@ def precision_at_k(retrieved: Sequence[str], relevant: Relevance, k: int | None 
 
     Returns:
         P@k in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import precision_at_k
+        >>> precision_at_k(['d1', 'd2', 'd3', 'd4'], {'d1', 'd3'}, k=4)
+        0.5
     """
     ranked = _ranking(retrieved, k)
     rel = _grades(relevant)
@@ -155,6 +166,11 @@ def recall_at_k(
 
     Returns:
         R@k in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import recall_at_k
+        >>> recall_at_k(['d1', 'd2', 'd3'], {'d1', 'd4'}, k=3)
+        0.5
     """
     check_zero_division(zero_division)
     ranked = _ranking(retrieved, k)
@@ -172,6 +188,13 @@ def hit_rate(retrieved: Sequence[str], relevant: Relevance, k: int | None = None
 
     Returns:
         1.0 or 0.0 (0.0 also when nothing is relevant).
+
+    Examples:
+        >>> from evalcore.metrics import hit_rate
+        >>> hit_rate(['d1', 'd2', 'd3'], {'d3'}, k=2)
+        0.0
+        >>> hit_rate(['d1', 'd2', 'd3'], {'d3'})
+        1.0
     """
     ranked = _ranking(retrieved, k)
     rel = _grades(relevant)
@@ -190,6 +213,11 @@ def mrr(retrieved: Sequence[str], relevant: Relevance, k: int | None = None) -> 
 
     Returns:
         RR in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import mrr
+        >>> mrr(['d1', 'd2', 'd3'], {'d2', 'd3'})
+        0.5
     """
     ranked = _ranking(retrieved, k)
     rel = _grades(relevant)
@@ -225,6 +253,11 @@ def dcg_at_k(
 
     Returns:
         DCG@k (≥ 0).
+
+    Examples:
+        >>> from evalcore.metrics import dcg_at_k
+        >>> dcg_at_k(['d1', 'd2', 'd3'], {'d1': 1, 'd3': 2}, k=3)  # 1/log2(2) + 2/log2(4)
+        2.0
     """
     ranked = _ranking(retrieved, k)
     rel = _grades(relevant)
@@ -259,6 +292,11 @@ def ndcg_at_k(
 
     Returns:
         NDCG@k in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import ndcg_at_k
+        >>> round(ndcg_at_k(['d1', 'd2', 'd3'], {'d1': 1, 'd3': 2}, k=3), 4)
+        0.7602
     """
     check_zero_division(zero_division)
     ranked = _ranking(retrieved, k)
@@ -324,6 +362,14 @@ def mean_over_queries(
 
     Returns:
         A :class:`MetricResult`.
+
+    Examples:
+        >>> from evalcore.metrics import mean_over_queries, mrr
+        >>> run = {'q1': ['d1', 'd2'], 'q2': ['d3', 'd4']}
+        >>> qrels = {'q1': {'d2'}, 'q2': {'d3'}}
+        >>> mean, per_query = mean_over_queries(mrr, run, qrels)
+        >>> mean, per_query
+        (0.75, {'q1': 0.5, 'q2': 1.0})
     """
     if not isinstance(qrels, Mapping) or not qrels:
         raise EvalcoreError("no judged queries: qrels must be a non-empty mapping", field="qrels")

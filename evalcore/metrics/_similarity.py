@@ -27,6 +27,11 @@ def levenshtein_distance(a: str, b: str) -> int:
 
     Returns:
         The distance (0 when equal).
+
+    Examples:
+        >>> from evalcore.metrics import levenshtein_distance
+        >>> levenshtein_distance('kitten', 'sitting')
+        3
     """
     return int(Levenshtein.distance(_text(a, "a"), _text(b, "b")))
 
@@ -41,6 +46,11 @@ def levenshtein_similarity(a: str, b: str) -> float:
 
     Returns:
         Similarity in [0, 1].
+
+    Examples:
+        >>> from evalcore.metrics import levenshtein_similarity
+        >>> round(levenshtein_similarity('kitten', 'sitting'), 4)  # 1 - 3/7
+        0.5714
     """
     return float(Levenshtein.normalized_similarity(_text(a, "a"), _text(b, "b")))
 
@@ -75,6 +85,13 @@ def cosine_similarity(a: Any, b: Any = None, *, zero_division: ZeroDivision = 0.
 
     Returns:
         A float or an array of similarities in [−1, 1].
+
+    Examples:
+        >>> from evalcore.metrics import cosine_similarity
+        >>> round(cosine_similarity([1.0, 0.0], [1.0, 1.0]), 4)
+        0.7071
+        >>> cosine_similarity([[1.0, 0.0], [0.0, 2.0]]).tolist()  # one matrix: all pairs of rows
+        [[1.0, 0.0], [0.0, 1.0]]
     """
     check_zero_division(zero_division)
     x = np.asarray(a.to_numpy() if hasattr(a, "to_numpy") else a, dtype=np.float64)

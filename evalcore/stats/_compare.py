@@ -173,6 +173,12 @@ def align_scores(
     Raises:
         EvalcoreError: duplicated ids, non-numeric or non-finite scores, mismatched ids under
             "strict", or no common ids.
+
+    Examples:
+        >>> from evalcore.stats import align_scores
+        >>> a, b, ids, dropped = align_scores({'q1': 1.0, 'q2': 0.0}, {'q2': 0.0, 'q1': 0.0})
+        >>> a.tolist(), b.tolist(), ids, dropped
+        ([1.0, 0.0], [0.0, 0.0], ['q1', 'q2'], 0)
     """
     if align not in ("strict", "intersection"):
         raise EvalcoreError(f"unknown align {align!r}; use 'strict' or 'intersection'", field="align")
@@ -280,6 +286,16 @@ def compare(
         EvalcoreError: duplicated or mismatched ids, fewer than 2 shared items, non-numeric
             scores, McNemar forced on non-binary scores, an item without a cluster label,
             unknown ``test``.
+
+    Examples:
+        >>> from evalcore.stats import compare
+        >>> new = {'q1': 1, 'q2': 1, 'q3': 0, 'q4': 1}
+        >>> old = {'q1': 0, 'q2': 1, 'q3': 0, 'q4': 0}
+        >>> r = compare(new, old, name_a='new', name_b='old')
+        >>> r.test, r.mean_a, r.mean_b, r.difference, r.p_value, r.significant
+        ('mcnemar', 0.75, 0.25, 0.5, 0.5, False)
+        >>> r.ci_method, r.ci_low, r.ci_high
+        ('paired_bootstrap', 0.0, 1.0)
     """
     alpha = check_probability(alpha, "alpha")
     confidence = 1.0 - alpha if confidence is None else check_probability(confidence, "confidence")
@@ -455,6 +471,18 @@ def compare_many(
 
     Returns:
         One row per pair with the columns of :meth:`ComparisonResult.to_dict`.
+
+    Examples:
+        >>> from evalcore.stats import compare_many
+        >>> scores = {'a': {'q1': 1, 'q2': 1, 'q3': 0, 'q4': 1},
+        ...           'b': {'q1': 0, 'q2': 1, 'q3': 0, 'q4': 0},
+        ...           'c': {'q1': 1, 'q2': 0, 'q3': 0, 'q4': 0}}
+        >>> table = compare_many(scores, correction='holm')
+        >>> table[['name_a', 'name_b', 'difference', 'p_value', 'p_adjusted']].round(4)
+          name_a name_b  difference  p_value  p_adjusted
+        0      a      b         0.5      0.5         1.0
+        1      a      c         0.5      0.5         1.0
+        2      b      c         0.0      1.0         1.0
     """
     if isinstance(series, pd.DataFrame):
         series = {str(c): series[c].dropna() for c in series.columns}

@@ -61,6 +61,12 @@ def bootstrap_interval(
 
     Returns:
         ``(low, high)``.
+
+    Examples:
+        >>> from evalcore.stats import bootstrap_interval
+        >>> low, high = bootstrap_interval([0.2, 0.4, 0.5, 0.7, 0.9], n_resamples=2000, seed=0)
+        >>> round(low, 4), round(high, 4)
+        (0.34, 0.76)
     """
     x = as_float_array(values)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
@@ -127,6 +133,11 @@ def clustered_se(values: Sequence[float] | np.ndarray, clusters: Sequence[Any] |
 
     Returns:
         The clustered standard error.
+
+    Examples:
+        >>> from evalcore.stats import clustered_se
+        >>> round(clustered_se([1, 0, 1, 1, 0, 0], ['a', 'a', 'b', 'b', 'c', 'c']), 4)
+        0.2357
     """
     x = as_float_array(values)
     codes = _codes(clusters, x.size)
@@ -172,6 +183,15 @@ def mean_ci(
     Returns:
         ``{"mean", "ci_low", "ci_high", "se", "n", "method"}`` with native Python numbers
         (``"clustered"`` adds ``"n_clusters"``).
+
+    Examples:
+        >>> from evalcore.stats import mean_ci
+        >>> r = mean_ci([1, 0, 1, 1, 0, 1, 1, 1])  # 0/1 scores: Wilson
+        >>> r['method'], r['mean'], round(r['ci_low'], 4), round(r['ci_high'], 4)
+        ('wilson', 0.75, 0.4093, 0.9285)
+        >>> r = mean_ci([0.2, 0.4, 0.5, 0.7, 0.9])  # other scores: t interval
+        >>> r['method'], round(r['mean'], 4), round(r['ci_low'], 4), round(r['ci_high'], 4)
+        ('t', 0.54, 0.2045, 0.8755)
     """
     x = as_float_array(values)
     confidence = check_probability(confidence, "confidence")
@@ -243,6 +263,12 @@ def clustered_wilson(values: Sequence[float], clusters: Sequence[str], confidenc
 
     Returns:
         ``{"mean", "ci_low", "ci_high", "se", "n", "n_eff", "method": "wilson_clustered"}``.
+
+    Examples:
+        >>> from evalcore.stats import clustered_wilson
+        >>> r = clustered_wilson([1, 1, 0, 1, 0, 0], ['a', 'a', 'b', 'b', 'c', 'c'])
+        >>> r['mean'], round(r['n_eff'], 4), round(r['ci_low'], 4), round(r['ci_high'], 4)
+        (0.5, 4.5, 0.1607, 0.8393)
     """
     x = np.asarray(values, dtype=float)
     n, k, p = x.size, len(set(clusters)), float(x.mean())

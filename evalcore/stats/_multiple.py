@@ -35,6 +35,11 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
 
     Returns:
         Adjusted p-values, same order as the input.
+
+    Examples:
+        >>> from evalcore.stats import holm
+        >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
+        [0.03, 0.06, 0.06]
     """
     p = _p_values(p_values)
     m = p.size
@@ -57,6 +62,11 @@ def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
 
     Returns:
         Adjusted p-values, same order as the input.
+
+    Examples:
+        >>> from evalcore.stats import benjamini_hochberg
+        >>> benjamini_hochberg([0.01, 0.04, 0.03]).round(4).tolist()
+        [0.03, 0.04, 0.04]
     """
     p = _p_values(p_values)
     m = p.size
@@ -68,7 +78,15 @@ def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def adjust_p_values(p_values: Sequence[float] | np.ndarray, correction: str) -> np.ndarray:
-    """Adjust p-values by name: ``"holm"``, ``"bh"`` (Benjamini–Hochberg) or ``"none"``."""
+    """Adjust p-values by name: ``"holm"``, ``"bh"`` (Benjamini–Hochberg) or ``"none"``.
+
+    Examples:
+        >>> from evalcore.stats import adjust_p_values
+        >>> adjust_p_values([0.01, 0.04, 0.03], 'bh').round(4).tolist()
+        [0.03, 0.04, 0.04]
+        >>> adjust_p_values([0.01, 0.04, 0.03], 'none').tolist()
+        [0.01, 0.04, 0.03]
+    """
     if correction == "holm":
         return holm(p_values)
     if correction in ("bh", "fdr_bh", "benjamini_hochberg"):

@@ -116,6 +116,14 @@ def paired_t(
 
     Raises:
         EvalcoreError: fewer than 2 pairs, unequal lengths, non-finite values.
+
+    Examples:
+        >>> from evalcore.stats import paired_t
+        >>> r = paired_t([0.9, 0.7, 0.8, 0.6], [0.5, 0.6, 0.7, 0.4])
+        >>> round(r.statistic, 4), round(r.p_value, 4), round(r.difference, 4)
+        (2.8284, 0.0663, 0.2)
+        >>> round(r.ci_low, 4), round(r.ci_high, 4), r.details
+        (-0.025, 0.425, {'df': 3, 'se': 0.07071067811865475})
     """
     x, y = as_pair(a, b)
     confidence = check_probability(confidence, "confidence")
@@ -174,6 +182,12 @@ def wilcoxon(
 
     Returns:
         A :class:`TestResult` (no interval; ``details``: ``n_nonzero``).
+
+    Examples:
+        >>> from evalcore.stats import wilcoxon
+        >>> r = wilcoxon([0.9, 0.7, 0.8, 0.6, 0.75], [0.5, 0.6, 0.7, 0.4, 0.7])
+        >>> r.statistic, r.p_value, r.n
+        (0.0, 0.0625, 5)
     """
     x, y = as_pair(a, b)
     _check_alternative(alternative)
@@ -209,6 +223,12 @@ def mcnemar(a: ArrayLike, b: ArrayLike, *, exact: bool | None = None, exact_belo
 
     Returns:
         A :class:`TestResult` (``details``: ``n_10``, ``n_01``, ``exact``).
+
+    Examples:
+        >>> from evalcore.stats import mcnemar
+        >>> r = mcnemar([1, 1, 1, 1, 0, 1, 1, 0], [0, 0, 1, 0, 0, 1, 0, 0])
+        >>> r.p_value, r.difference, r.details
+        (0.125, 0.5, {'n_10': 4, 'n_01': 0, 'exact': True})
     """
     x, y = as_pair(a, b)
     check_binary(x, "a")
@@ -262,6 +282,12 @@ def paired_bootstrap(
 
     Raises:
         EvalcoreError: fewer than 2 pairs, unequal lengths, non-finite values.
+
+    Examples:
+        >>> from evalcore.stats import paired_bootstrap
+        >>> r = paired_bootstrap([0.9, 0.7, 0.8, 0.6, 0.75], [0.5, 0.6, 0.7, 0.4, 0.7], n_resamples=2000, seed=0)
+        >>> round(r.difference, 4), round(r.ci_low, 4), round(r.ci_high, 4), round(r.p_value, 4)
+        (0.17, 0.09, 0.33, 0.004)
     """
     x, y = as_pair(a, b)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
@@ -320,6 +346,12 @@ def permutation_test(
     Returns:
         A :class:`TestResult` (statistic = observed mean difference; ``details``: ``exact``,
         ``n_resamples``).
+
+    Examples:
+        >>> from evalcore.stats import permutation_test
+        >>> r = permutation_test([0.9, 0.7, 0.8, 0.6, 0.75], [0.5, 0.6, 0.7, 0.4, 0.7])
+        >>> round(r.difference, 4), r.p_value, r.details  # 5 pairs: all 2**5 sign flips
+        (0.17, 0.0625, {'exact': True, 'n_resamples': 32})
     """
     x, y = as_pair(a, b)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
@@ -370,6 +402,14 @@ def clustered_difference(
 
     Raises:
         EvalcoreError: fewer than 2 clusters, or a label missing.
+
+    Examples:
+        >>> from evalcore.stats import clustered_difference
+        >>> a = [1, 1, 0, 1, 1, 0, 1, 1]
+        >>> b = [0, 1, 0, 0, 1, 0, 0, 1]
+        >>> r = clustered_difference(a, b, ['x', 'x', 'y', 'y', 'z', 'z', 'w', 'w'])
+        >>> r.difference, round(r.details['se'], 4), r.details['df'], round(r.p_value, 4)
+        (0.375, 0.125, 3, 0.0577)
     """
     x, y = as_pair(a, b)
     confidence = check_probability(confidence, "confidence")
@@ -404,6 +444,11 @@ def cohens_d_paired(a: ArrayLike, b: ArrayLike) -> float:
 
     Returns:
         The standardized mean difference.
+
+    Examples:
+        >>> from evalcore.stats import cohens_d_paired
+        >>> round(cohens_d_paired([1, 1, 0, 1, 1, 0], [0, 1, 0, 1, 0, 0]), 4)
+        0.6455
     """
     x, y = as_pair(a, b)
     if x.size < 2:
@@ -427,6 +472,12 @@ def mean_difference(a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95) -> 
 
     Returns:
         ``{"difference", "ci_low", "ci_high", "se", "n"}``.
+
+    Examples:
+        >>> from evalcore.stats import mean_difference
+        >>> d = mean_difference([0.9, 0.7, 0.8, 0.6], [0.5, 0.6, 0.7, 0.4])
+        >>> {k: round(v, 4) for k, v in d.items()}
+        {'difference': 0.2, 'ci_low': -0.025, 'ci_high': 0.425, 'se': 0.0707, 'n': 4}
     """
     res = paired_t(a, b, confidence=confidence)
     se = res.details["se"] if res.details else float("nan")

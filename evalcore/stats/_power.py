@@ -47,6 +47,11 @@ def paired_sd(sd_a: float, sd_b: float, correlation: float = 0.0) -> float:
 
     Returns:
         σ_d.
+
+    Examples:
+        >>> from evalcore.stats import paired_sd
+        >>> round(paired_sd(0.5, 0.5, correlation=0.5), 4)
+        0.5
     """
     sa, sb = _nonneg(sd_a, "sd_a"), _nonneg(sd_b, "sd_b")
     rho = float(correlation)
@@ -110,6 +115,11 @@ def paired_power(
 
     Returns:
         The probability of rejecting H0: δ = 0.
+
+    Examples:
+        >>> from evalcore.stats import paired_power
+        >>> round(paired_power(0.05, 500, 0.5, 0.5, correlation=0.5), 3)
+        0.609
     """
     _check_alt(alternative)
     alpha = check_probability(alpha, "alpha")
@@ -145,6 +155,11 @@ def sample_size_paired(
 
     Returns:
         The number of items.
+
+    Examples:
+        >>> from evalcore.stats import sample_size_paired
+        >>> sample_size_paired(0.05, 0.5, 0.5, correlation=0.5)
+        785
     """
     _check_alt(alternative)
     alpha = check_probability(alpha, "alpha")
@@ -201,6 +216,11 @@ def min_detectable_difference(
 
     Returns:
         The minimum detectable difference (≥ 0), in the scores' units.
+
+    Examples:
+        >>> from evalcore.stats import min_detectable_difference
+        >>> round(min_detectable_difference(500, 0.5, 0.5, correlation=0.5), 4)
+        0.0626
     """
     _check_alt(alternative)
     alpha = check_probability(alpha, "alpha")
@@ -251,6 +271,11 @@ def min_detectable_difference_se(
 
     Returns:
         The minimum detectable difference (≥ 0), in the scores' units.
+
+    Examples:
+        >>> from evalcore.stats import min_detectable_difference_se
+        >>> round(min_detectable_difference_se(0.02), 4)  # (1.96 + 0.84) * se
+        0.056
     """
     se = _nonneg(se, "se")
     if se == 0.0:

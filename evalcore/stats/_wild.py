@@ -198,6 +198,14 @@ def wild_cluster_bootstrap(
 
     Raises:
         EvalcoreError: fewer than 2 clusters, unknown weights, a label missing.
+
+    Examples:
+        >>> from evalcore.stats import wild_cluster_bootstrap
+        >>> a = [1, 1, 0, 1, 1, 0, 1, 1]
+        >>> b = [0, 1, 0, 0, 1, 0, 0, 1]
+        >>> r = wild_cluster_bootstrap(a, b, ['x', 'x', 'y', 'y', 'z', 'z', 'w', 'w'])
+        >>> r.difference, round(r.p_value, 4), r.details['weights'], r.details['draws']  # 4 clusters: 6**4 Webb draws
+        (0.375, 0.0278, 'webb', 1296)
     """
     x, y = as_pair(a, b)
     confidence = check_probability(confidence, "confidence")

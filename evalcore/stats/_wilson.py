@@ -44,6 +44,12 @@ def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple
 
     Raises:
         EvalcoreError: n < 1, s outside [0, n], or a confidence outside (0, 1).
+
+    Examples:
+        >>> from evalcore.stats import wilson_interval
+        >>> low, high = wilson_interval(8, 10)
+        >>> round(low, 4), round(high, 4)
+        (0.4902, 0.9433)
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):  # numpy integers are Integral
         raise EvalcoreError(f"expected an integer, got {n!r}", field="n")
