@@ -252,8 +252,8 @@ THREAD_SPINNERS = r"""
     return 1
 """
 
-WINDOW = 2.0
-ROUNDS = 4
+WINDOW = 1.5
+ROUNDS = 5
 
 
 def _honest_share(pool: SandboxPool, attacker: dict | None) -> float:
@@ -277,9 +277,24 @@ def _honest_share(pool: SandboxPool, attacker: dict | None) -> float:
     return float(cpu) / float(wall)
 
 
+NEIGHBOUR = r"""
+import time
+end = time.monotonic() + %(spin)s
+while time.monotonic() < end:
+    pass
+"""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["script", "check"])
 def test_spinners_cannot_take_another_workers_cpu(mode: str) -> None:
+    """The honest sample's CPU over a fixed wall window beside the attacker, against the same
+    beside an honest neighbour (one spinning process: what a full pool's other worker runs)
+    and with the other worker idle, rounds alternated so that the machine's other load weighs
+    on all three. On a machine with other load, any busy neighbour costs the honest sample a
+    share (the kernel moves the other load's tasks to its CPU: (G+1)/(G+2) for G busy
+    foreign groups, about 0.87 here), so the bound is asserted against the honest neighbour
+    and the share against an idle worker is printed; on an idle machine both are 1."""
     import os
 
     if len(os.sched_getaffinity(0)) < 2:
@@ -291,18 +306,23 @@ def test_spinners_cannot_take_another_workers_cpu(mode: str) -> None:
         attacker = _check(
             THREAD_SPINNERS % {"spin": spin}, "def check(candidate):\n    assert candidate() == 1\n", spin + 5
         )
+    neighbour = _script(NEIGHBOUR % {"spin": spin}, timeout_s=spin + 5)
     pool = SandboxPool(2)  # one worker per CPU, each pinned to its own
     try:
         pool.map([_script("pass"), _script("pass")])  # both workers warm
-        alone, attacked = [], []
-        for _ in range(ROUNDS):  # alternated, so that the machine's other load weighs on both
+        alone, beside, attacked = [], [], []
+        for _ in range(ROUNDS):
             alone.append(_honest_share(pool, None))
+            beside.append(_honest_share(pool, neighbour))
             attacked.append(_honest_share(pool, attacker))
     finally:
         pool.close()
-    ratio = sum(attacked) / sum(alone)
-    print(f"{mode}: honest CPU share alone {alone}, beside 32 spinners {attacked}; ratio {ratio:.2f}")
-    assert ratio >= 0.8, (alone, attacked)
+    ratio = sum(attacked) / sum(beside)
+    print(
+        f"{mode}: honest CPU share alone {alone}, beside an honest neighbour {beside}, beside 32 spinners "
+        f"{attacked}; attacked / neighbour {ratio:.2f}, attacked / alone {sum(attacked) / sum(alone):.2f}"
+    )
+    assert ratio >= 0.8, (alone, beside, attacked)
 
 
 # ---------------------------------------------------------------- correct code
