@@ -205,19 +205,29 @@ def _execute(
         except KeyboardInterrupt:
             raise
         except OSError as exc:
-            reason = "no space left on device" if exc.errno == errno.ENOSPC else f"cannot write ({exc.strerror or exc})"
-            outcome = "failed", f"{reason}: {exc.filename or out_nb}"
+            if isinstance(exc, TimeoutError):  # nbclient's CellTimeoutError is one: a cell, not a file
+                outcome = "failed", _failure(exc, cell_timeout)
+            else:
+                reason = (
+                    "no space left on device" if exc.errno == errno.ENOSPC else f"cannot write ({exc.strerror or exc})"
+                )
+                outcome = "failed", f"{reason}: {exc.filename or out_nb}"
         except Exception as exc:  # noqa: BLE001 - kernel death, timeouts: the suite goes on
-            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            if cell_timeout and ("timed out" in last.lower() or "TimeoutError" in last):
-                first = last.splitlines()[0].removeprefix("nbclient.exceptions.")
-                last = f"a cell ran longer than {cell_timeout:g} s (cell timeout): {first}"
-            outcome = "failed", last
+            outcome = "failed", _failure(exc, cell_timeout)
         finally:
             _KERNEL_LOG = None
     if published.no_space:  # papermill's own message for a cut-short write is a JSON error
         return "failed", f"no space left on device: {out_nb}"
     return outcome
+
+
+def _failure(exc: BaseException, cell_timeout: float | None) -> str:
+    """One line for a notebook that failed outside its cells (kernel death, a cell timeout)."""
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    if cell_timeout and ("timed out" in last.lower() or "TimeoutError" in last):
+        first = last.splitlines()[0].removeprefix("nbclient.exceptions.")
+        last = f"a cell ran longer than {cell_timeout:g} s (cell timeout): {first}"
+    return last
 
 
 class _Published:
