@@ -357,10 +357,10 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             "kill_on_timeout": "whole PID namespace" if ns else "process group",
             "memory": (
                 "a memory cgroup per sample (the worker's, one sample at a time): memory files, tmpfs, "
-                "pipes and page cache count, no swap; plus the address-space limit"
+                "pipes, sockets and page cache count, no swap; plus the address-space limit"
                 if self.memory_cgroup
-                else "address-space limit only; memory files refused (nothing would count them); scratch "
-                "tmpfs bounded by their size"
+                else "address-space limit only; memory files, and AF_UNIX sockets for script samples, refused "
+                "(nothing would count them); scratch tmpfs bounded by their size and inodes"
             ),
             "threads": "1 MiB stacks, one malloc arena",
             "seccomp": (
@@ -370,7 +370,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
                 "memfd, pidfd_open, xattrs, pipes and sockets (inode numbers from counters a later "
                 "sample reads"
                 + ("; nor a /proc" if ns else "")
-                + "); script samples: sockets AF_UNIX/INET/INET6 only"
+                + "); script samples: sockets AF_UNIX/INET/INET6 only; no sample: sched_setaffinity, setsid"
                 + ("" if ns else "; script samples: no exec, signals only to themselves")
                 if seccomp
                 else "unavailable"
