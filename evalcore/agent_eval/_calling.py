@@ -83,6 +83,7 @@ def call_agent(agent: Agent, query: str, timeout_s: float | None = None) -> Call
             return Call(query, None, f"TimeoutError: {_cap_message()}: the request was not sent", 0.0)
         timeout_s = left if timeout_s is None else min(timeout_s, left)
     t0 = time.perf_counter()
+    resp: Any
     if timeout_s is None:
         try:
             resp = agent.process_request(query)

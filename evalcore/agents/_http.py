@@ -375,7 +375,7 @@ class HttpToolRegistry:
                 r = {"name": r, "code": info.get("code"), "tests": info.get("tests")}
             if not isinstance(r, dict) or not isinstance(r.get("name"), str):
                 raise EvalcoreError("a tool record without a 'name' string", path=self.tools_url, field="tools")
-            record = {"name": excerpt(r["name"], 200), "code": r.get("code"), "tests": r.get("tests")}
+            record: dict[str, Any] = {"name": excerpt(r["name"], 200), "code": r.get("code"), "tests": r.get("tests")}
             for key in ("code", "tests"):
                 record[key], why = readable_code(record[key])
                 if record[key] is not None and read + len(record[key]) > MAX_REGISTRY_CODE_CHARS:
