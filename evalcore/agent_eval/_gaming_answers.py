@@ -33,12 +33,15 @@ class FrameReader(OracleAgent):
     """
 
     def process_request(self, query: str) -> AgentResponse:
-        f: FrameType | None = sys._getframe(1)
-        while f is not None:
-            case: Any = f.f_locals.get("case")
-            if getattr(case, "query", None) == query and getattr(case, "expected_behavior", "") == "answer":
-                return self._answer(case, case.expected, [s.expected for s in case.steps])
-            f = f.f_back
+        # its caller's frames, then every other thread's (an evaluator that calls it from a
+        # worker thread, for a time limit, still has the case on its main thread's stack)
+        starts: list[FrameType | None] = [sys._getframe(1), *sys._current_frames().values()]
+        for f in starts:
+            while f is not None:
+                case: Any = f.f_locals.get("case")
+                if getattr(case, "query", None) == query and getattr(case, "expected_behavior", "") == "answer":
+                    return self._answer(case, case.expected, [s.expected for s in case.steps])
+                f = f.f_back
         return AgentResponse(success=False, error="found no answer to read")
 
 
