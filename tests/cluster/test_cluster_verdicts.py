@@ -24,12 +24,18 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in results_path(path).read_text(encoding="utf-8").splitlines()]
 
 
+# Verdicts compared across the two paths: a limit no honest sample of the corpus nears even on a
+# machine under load 20-35 (at 2 s, a canonical test slowed ~17x by the load timed out on one path
+# and not on the other: issue 38); the endless loop still times out.
+EQUAL_TIMEOUT_S = 10.0
+
+
 def test_verdicts_equal_one_machine_item_by_item(tmp_path: Path, local_client: object) -> None:
     rows = corpus_rows(24) + [{"task_id": "HumanEval/0", "completion": c} for c in HOSTILE]
     one = write_samples(tmp_path / "one.jsonl", rows)
     many = write_samples(tmp_path / "many.jsonl", rows)
-    expected = score_samples_file(one, ks=(1,), timeout_s=TIMEOUT_S)
-    got = score_samples_file_on_cluster(many, cluster=local_client, ks=(1,), timeout_s=TIMEOUT_S, chunk_size=5)
+    expected = score_samples_file(one, ks=(1,), timeout_s=EQUAL_TIMEOUT_S)
+    got = score_samples_file_on_cluster(many, cluster=local_client, ks=(1,), timeout_s=EQUAL_TIMEOUT_S, chunk_size=5)
     assert got == expected
     a, b = _rows(one), _rows(many)
     assert len(b) == len(rows)
