@@ -243,7 +243,7 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
         type=positive_int,
         default=None,
         metavar="N",
-        help="with --cluster: samples per Dask task (default 64)",
+        help="with --cluster: samples per Dask task (default: adaptive, from 64)",
     )
     h.set_defaults(func=_score_humaneval)
 
