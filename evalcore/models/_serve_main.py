@@ -35,7 +35,10 @@ def main() -> None:
     _patch_fresh_context()
     from llama_cpp.server.__main__ import main as server_main
 
-    server_main()
+    from evalcore.models._local import _plain_weight_buffers
+
+    with _plain_weight_buffers():  # the server's own model load: no AMX repacking where it crashes
+        server_main()
 
 
 if __name__ == "__main__":
