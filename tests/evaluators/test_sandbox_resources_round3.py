@@ -42,6 +42,12 @@ def _check(body: str, test: str, timeout_s: float = 20.0) -> dict:
     }
 
 
+def _require_full(pool: SandboxPool) -> None:
+    if pool.isolation.get("level") != "full":
+        pool.close()
+        pytest.skip("the weak fallback has no scratch tmpfs, view or process limit (docs/sandbox.md)")
+
+
 def _last_json(stdout: str) -> object:
     lines = [line for line in stdout.splitlines() if line.startswith("{") or line.startswith("[")]
     assert lines, stdout
@@ -70,6 +76,7 @@ print(json.dumps(counts), flush=True)
 
 def test_empty_files_in_scratch_are_bounded_by_nr_inodes_and_gone_for_the_next_sample() -> None:
     pool = SandboxPool(1)
+    _require_full(pool)
     try:
         fill, after = pool.map(
             [
@@ -101,6 +108,7 @@ def test_a_check_candidate_meets_the_same_inode_bound() -> None:
     )
     test = f"def check(candidate):\n    n, err = candidate()\n    assert err == 28 and {SCRATCH_INODES - 64} <= n <= {SCRATCH_INODES}, (n, err)\n"
     pool = SandboxPool(1)
+    _require_full(pool)
     try:
         (reply,) = pool.map([_check(body, test, timeout_s=60)])
     finally:
@@ -194,9 +202,8 @@ else:
 
 def test_a_script_sample_forks_a_bounded_number_of_processes() -> None:
     pool = SandboxPool(1)
+    _require_full(pool)
     try:
-        if pool.isolation.get("level") != "full":
-            pytest.skip("the weak fallback has no process limit (documented)")
         reply, probe = pool.map([_script(FORKS, timeout_s=20), _script("print('alive')")])
     finally:
         pool.close()
@@ -359,6 +366,7 @@ print(json.dumps(out))
     )
     test = "def check(candidate):\n    assert candidate() == ['UTC', 21, 64]\n"
     pool = SandboxPool(1)
+    _require_full(pool)
     try:
         s, c = pool.map([_script(script), _check(body, test)])
     finally:
@@ -387,6 +395,7 @@ def test_zoneinfo_utc_without_the_tzdata_package(monkeypatch: pytest.MonkeyPatch
     )
     test = "def check(candidate):\n    assert candidate() == [True, 'UTC', 'America/New_York'], candidate()\n"
     pool = SandboxPool(1)
+    _require_full(pool)  # the weak fallback has no copy: the host's files
     try:
         (reply,) = pool.map([_check(body, test)])
         view = pool.isolation.get("check_view", "")
