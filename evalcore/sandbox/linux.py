@@ -207,15 +207,15 @@ OWN_PID_SLOT: dict[str, int] = {}
 
 
 _NAMESPACE_CALLS = ("unshare", "setns", "mount")  # the zygote needs them; each sample gives them up
-# What a ``check`` candidate may not call beyond the zygote's filter: no processes; and no file
-# whose inode number a later sample could read, when it comes from a counter the candidate
-# moves: pipes, sockets and secret memory files (the kernel's per-CPU ``get_next_ino``, which
-# the worker's own pipes to the next sample show), memory files and pidfds (host-wide counters).
 # What no sample may call (issue 42): a sample's processes stay on its worker's CPU and in its
 # zygote's session, so that however many processes it spins, it competes for one CPU and, where
 # the kernel groups a session's processes for scheduling (autogroup), as one group: another
 # worker's sample keeps its CPU (measured in tests/evaluators/test_sandbox_resources_round3.py).
 _SAMPLE_REFUSED = ("sched_setaffinity", "setsid")
+# What a ``check`` candidate may not call beyond the zygote's filter: no processes; and no file
+# whose inode number a later sample could read, when it comes from a counter the candidate
+# moves: pipes, sockets and secret memory files (the kernel's per-CPU ``get_next_ino``, which
+# the worker's own pipes to the next sample show), memory files and pidfds (host-wide counters).
 _CHECK_REFUSED = (
     "fork",
     "vfork",
