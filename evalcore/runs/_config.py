@@ -354,7 +354,7 @@ def rescoring_spec(config: Mapping[str, Any], benchmark_file: str | os.PathLike[
     Raises:
         EvalcoreError: The run is not a benchmark file's run, or the file changes more than scoring.
     """
-    from evalcore.benchmarks._file import load_benchmark_file
+    from evalcore.benchmarks import load_benchmark_file
 
     recorded = config.get("benchmark")
     if not isinstance(recorded, Mapping) or recorded.get("kind") != "file":
