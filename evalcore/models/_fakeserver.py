@@ -4,12 +4,19 @@ It speaks ``POST /v1/chat/completions`` and ``GET /v1/models`` and injects failu
 rates: 429 with ``Retry-After``, 500, stalls past the client's timeout, malformed JSON, and a
 fraction of requests that fail every time. Which attempt fails is decided by a seeded hash of
 the request body and its attempt number, so a run is reproducible whatever the arrival order.
+
+It also enforces a provider's rate limits (:class:`RateLimits`): requests and tokens per
+minute counted over a sliding window, a 429 with ``Retry-After`` past the limit and OpenAI's
+``x-ratelimit-*`` headers on every reply; answers take a lognormal model time, and bursts of
+requests (by arrival order) get 503.
 """
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
+import math
 import random
 import socket
 import threading
@@ -54,6 +61,86 @@ class FaultRates:
             raise ValueError(f"fault rates must be in [0, 1] and sum to <= 1, got {self}")
 
 
+@dataclass(frozen=True)
+class RateLimits:
+    """A provider's rate limits, enforced over a sliding window of ``window_s`` seconds.
+
+    A request is refused (429) when the requests of the last ``window_s`` seconds reached
+    ``rpm · window_s / 60``, or when their tokens (prompt + completion, whitespace-separated
+    words) plus this prompt's would pass ``tpm · window_s / 60``. Refused requests are not
+    counted. Providers quantize their per-minute limits to shorter windows the same way.
+
+    Attributes:
+        rpm: Requests per minute (None: no limit).
+        tpm: Tokens per minute (None: no limit).
+        window_s: The window in seconds.
+    """
+
+    rpm: float | None = None
+    tpm: float | None = None
+    window_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        for v in (self.rpm, self.tpm):
+            if v is not None and not v > 0:
+                raise ValueError(f"rate limits must be > 0, got {self}")
+        if not self.window_s > 0:
+            raise ValueError(f"window_s must be > 0, got {self.window_s}")
+
+
+def format_reset(seconds: float) -> str:
+    """Seconds in OpenAI's ``x-ratelimit-reset-*`` format: ``20ms``, ``1.5s``, ``6m0s``."""
+    if seconds < 1.0:
+        return f"{max(int(math.ceil(seconds * 1000)), 0)}ms"
+    minutes, rest = divmod(seconds, 60.0)
+    text = f"{rest:.3f}".rstrip("0").rstrip(".") + "s"
+    return f"{int(minutes)}m{text}" if minutes else text
+
+
+class _Window:
+    """The sliding-window log of admitted requests: ``[time, tokens]`` per request."""
+
+    def __init__(self, limits: RateLimits) -> None:
+        self.limits = limits
+        self.log: collections.deque[list[float]] = collections.deque()
+        self.tokens = 0.0
+
+    def _prune(self, now: float) -> None:
+        edge = now - self.limits.window_s
+        while self.log and self.log[0][0] <= edge:
+            self.tokens -= self.log.popleft()[1]
+
+    def admit(self, now: float, prompt_tokens: int) -> tuple[list[float] | None, dict[str, str]]:
+        """Admit or refuse a request; returns its log entry (None: refused) and the headers."""
+        self._prune(now)
+        lim, scale = self.limits, self.limits.window_s / 60.0
+        max_req = lim.rpm * scale if lim.rpm else math.inf
+        max_tok = lim.tpm * scale if lim.tpm else math.inf
+        entry = None
+        if len(self.log) + 1 <= max_req and self.tokens + prompt_tokens <= max_tok:
+            entry = [now, float(prompt_tokens)]
+            self.log.append(entry)
+            self.tokens += prompt_tokens
+        reset = (self.log[0][0] + lim.window_s - now) if self.log else 0.0
+        headers: dict[str, str] = {}
+        if lim.rpm:
+            headers["x-ratelimit-limit-requests"] = f"{lim.rpm:g}"
+            headers["x-ratelimit-remaining-requests"] = str(max(int(max_req - len(self.log)), 0))
+            headers["x-ratelimit-reset-requests"] = format_reset(reset)
+        if lim.tpm:
+            headers["x-ratelimit-limit-tokens"] = f"{lim.tpm:g}"
+            headers["x-ratelimit-remaining-tokens"] = str(max(int(max_tok - self.tokens), 0))
+            headers["x-ratelimit-reset-tokens"] = format_reset(reset)
+        if entry is None:
+            headers["Retry-After"] = f"{max(reset, 0.001):.3f}"
+        return entry, headers
+
+    def add_tokens(self, entry: list[float], tokens: int) -> None:
+        """Count the completion's tokens of an admitted request."""
+        entry[1] += tokens
+        self.tokens += tokens
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 512  # the default backlog (5) resets bursts of new connections
@@ -72,10 +159,16 @@ class FakeChatServer:
         model: Model name reported in answers.
         host: Interface to bind (loopback).
         port: Port; 0 picks a free one.
+        limits: Rate limits enforced like a provider's (None: none).
+        latency_sigma: With ``latency_s``, each answer's model time is lognormal with median
+            ``latency_s`` and this sigma (seeded by arrival order); 0 is constant.
+        bursts: ``(first, count)`` pairs: requests number ``first`` to ``first + count - 1``
+            (0-based, arrival order) are answered 503 with ``Retry-After: retry_after``.
 
     Attributes:
         counts: ``Counter`` of outcomes: ``ok``, ``rate_limit``, ``server_error``, ``stall``,
-            ``malformed``, ``persistent``, ``requests``.
+            ``malformed``, ``persistent``, ``no_message``, ``limited`` (refused by
+            ``limits``), ``burst``, ``requests``.
         max_in_flight: The most chat requests handled at once.
         log: ``(last message content, outcome)`` of every chat request, in arrival order.
     """
@@ -92,6 +185,9 @@ class FakeChatServer:
         model: str = "fake-model",
         host: str = "127.0.0.1",
         port: int = 0,
+        limits: RateLimits | None = None,
+        latency_sigma: float = 0.0,
+        bursts: Sequence[tuple[int, int]] = (),
     ) -> None:
         self.rates = rates or FaultRates()
         self.seed = seed
@@ -100,6 +196,11 @@ class FakeChatServer:
         self.stall_s = stall_s
         self.latency_s = latency_s
         self.model = model
+        self.limits = limits
+        self.latency_sigma = latency_sigma
+        self.bursts = tuple(bursts)
+        self._window = _Window(limits) if limits is not None else None
+        self.admitted: list[float] = []  # monotonic arrival times of the requests admitted by ``limits``
         self.counts: Counter[str] = Counter()
         self.log: list[tuple[str, str]] = []
         self.in_flight = 0
@@ -172,6 +273,13 @@ class FakeChatServer:
             u -= rate
         return "ok"
 
+    def model_time(self, index: int) -> float:
+        """Seconds request number ``index`` takes: ``latency_s``, or lognormal around it."""
+        if not self.latency_sigma:
+            return self.latency_s
+        rng = random.Random(f"{self.seed}|latency|{index}")
+        return self.latency_s * math.exp(rng.gauss(0.0, self.latency_sigma))
+
     def _answer(self, req: dict[str, Any]) -> dict[str, Any]:
         messages = req.get("messages") or []
         text = self.responder(messages)
@@ -242,11 +350,27 @@ class FakeChatServer:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, b'{"error": {"message": "not found"}}')
                     return
-                outcome = server.decide(body)
                 try:
-                    last = str((json.loads(body).get("messages") or [{}])[-1].get("content", ""))
+                    messages = json.loads(body).get("messages") or [{}]
+                    last = str(messages[-1].get("content", ""))
+                    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
                 except (json.JSONDecodeError, AttributeError, IndexError):
-                    last = ""
+                    last, prompt_tokens = "", 0
+                extra: dict[str, str] = {}
+                entry = None
+                with server._lock:
+                    index = server.counts["requests"]
+                    outcome = ""
+                    if any(first <= index < first + n for first, n in server.bursts):
+                        outcome = "burst"
+                    elif server._window is not None:
+                        entry, extra = server._window.admit(time.monotonic(), prompt_tokens)
+                        if entry is None:
+                            outcome = "limited"
+                        else:
+                            server.admitted.append(entry[0])
+                if not outcome:
+                    outcome = server.decide(body)
                 with server._lock:
                     server.log.append((last, outcome))
                     server.counts["requests"] += 1
@@ -254,12 +378,24 @@ class FakeChatServer:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
-                    self._reply(outcome, body)
+                    self._reply(outcome, body, extra, entry, index)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _reply(self, outcome: str, body: bytes) -> None:
+            def _reply(
+                self, outcome: str, body: bytes, extra: dict[str, str], entry: list[float] | None, index: int
+            ) -> None:
+                if outcome == "limited":
+                    self._send(429, b'{"error": {"message": "rate limit reached", "type": "requests"}}', extra)
+                    return
+                if outcome == "burst":
+                    self._send(
+                        503,
+                        b'{"error": {"message": "overloaded", "type": "server"}}',
+                        {"Retry-After": f"{server.retry_after:g}"},
+                    )
+                    return
                 if outcome == "rate_limit":
                     self._send(
                         429,
@@ -291,14 +427,18 @@ class FakeChatServer:
                 if outcome == "stall":
                     server._stopping.wait(server.stall_s)
                 elif server.latency_s:
-                    time.sleep(server.latency_s)
+                    time.sleep(server.model_time(index))
                 try:
                     req = json.loads(body)
                 except json.JSONDecodeError:
                     self._send(400, b'{"error": {"message": "request is not JSON"}}')
                     return
+                answer = server._answer(req)
+                if entry is not None and server._window is not None:
+                    with server._lock:
+                        server._window.add_tokens(entry, int(answer["usage"]["completion_tokens"]))
                 try:
-                    self._send(200, json.dumps(server._answer(req)).encode())
+                    self._send(200, json.dumps(answer).encode(), extra)
                 except (BrokenPipeError, ConnectionResetError):
                     return
 

@@ -13,8 +13,32 @@ from evalcore.models._types import ChatModel
 SPEC_HELP = (
     "model specs: 'local:smollm2' (or 'local:FILE.gguf'), 'openai:MODEL' "
     "(key from OPENAI_API_KEY), 'openai-compatible:NAME@http://HOST:PORT/v1', "
-    "'replay:RUN_DIR'"
+    "'replay:RUN_DIR'; an endpoint spec may end in '?rpm=N&tpm=N' (rate limits per minute)"
 )
+
+#: rate-limit settings an endpoint spec may carry after ``?``, and the option each one sets
+_SPEC_RATES = {"rpm": "requests_per_minute", "tpm": "tokens_per_minute"}
+
+
+def _rate_query(spec: str, rest: str, overrides: dict[str, Any]) -> str:
+    """Split ``?rpm=N&tpm=N`` off an endpoint spec into ``overrides``; returns the rest."""
+    if "?" not in rest:
+        return rest
+    rest, _, query = rest.rpartition("?")
+    for part in query.split("&"):
+        key, eq, value = part.partition("=")
+        if key not in _SPEC_RATES or not eq:
+            raise EvalcoreError(
+                f"unknown setting {part!r} in model spec {spec!r}; allowed: rpm=N, tpm=N", field="model"
+            )
+        try:
+            number = float(value)
+        except ValueError:
+            raise EvalcoreError(
+                f"{key} must be a number, got {value!r} in model spec {spec!r}", field="model"
+            ) from None
+        overrides.setdefault(_SPEC_RATES[key], number)  # an explicit option wins over the spec
+    return rest
 
 
 def _build(cls: Any, overrides: dict[str, Any], spec: str, **fixed: Any) -> Any:
@@ -34,7 +58,8 @@ def from_spec(spec: str, **overrides: Any) -> ChatModel:
         spec: ``local:smollm2``, ``local:PATH.gguf``, ``openai:gpt-4o-mini``,
             ``openai-compatible:NAME@http://127.0.0.1:8000/v1`` or ``replay:RUN_DIR``.
         **overrides: Constructor options of the backend (``timeout``, ``concurrency``,
-            ``api_key``, ``pricing``, ``retry``, ``n_ctx`` ...).
+            ``api_key``, ``pricing``, ``retry``, ``requests_per_minute``,
+            ``tokens_per_minute``, ``n_ctx`` ...); they win over ``?rpm=``/``?tpm=`` in the spec.
 
     Returns:
         The model.
@@ -56,6 +81,7 @@ def from_spec(spec: str, **overrides: Any) -> ChatModel:
     if kind == "openai":
         from evalcore.models._openai import OpenAICompatibleModel
 
+        rest = _rate_query(spec, rest, overrides)
         if not rest:
             raise EvalcoreError(f"'openai:' needs a model name; {SPEC_HELP}", field="model")
         overrides.setdefault("require_key", True)
@@ -63,7 +89,7 @@ def from_spec(spec: str, **overrides: Any) -> ChatModel:
     if kind == "openai-compatible":
         from evalcore.models._openai import OpenAICompatibleModel
 
-        name, at, url = rest.partition("@")
+        name, at, url = _rate_query(spec, rest, overrides).partition("@")
         if not name or not at or not url.startswith(("http://", "https://")):
             raise EvalcoreError(f"malformed spec {spec!r}; {SPEC_HELP}", field="model")
         return _build(OpenAICompatibleModel, overrides, spec, model=name, base_url=url, provider="openai-compatible")
