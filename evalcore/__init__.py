@@ -7,9 +7,13 @@ Subpackages: ``datasets``, ``models``, ``runs``, ``evaluators``, ``metrics``, ``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore.errors import EvalcoreError
+
+if TYPE_CHECKING:  # for mypy and editors only; at run time `record`/`collect` load on first use
+    from .reporting import collect as collect
+    from .reporting import record as record
 
 __version__ = "0.1.0"
 __all__ = ["EvalcoreError", "record", "collect", "__version__"]

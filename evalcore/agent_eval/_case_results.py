@@ -67,7 +67,7 @@ class CaseResult:
         }
 
 
-class _TimedTests(list):
+class _TimedTests(list[Any]):
     """A category's list of tests that stamps each added test's wall time (``duration_s``)
     as the time since the previous test was added (or since the list was made)."""
 

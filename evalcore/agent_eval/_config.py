@@ -16,7 +16,7 @@ from evalcore.agent_eval._cases.generator import AgentCaseGenerator
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._weights import CATEGORIES as CATEGORIES  # re-exported
 from evalcore.agent_eval._weights import CATEGORY_WEIGHTS as CATEGORY_WEIGHTS  # re-exported
-from evalcore.agent_eval._weights import PASS_THRESHOLD  # re-exported
+from evalcore.agent_eval._weights import PASS_THRESHOLD as PASS_THRESHOLD  # re-exported
 from evalcore.errors import EvalcoreError
 
 DEFAULT_TOOL_ALIASES: dict[str, tuple[str, ...]] = {

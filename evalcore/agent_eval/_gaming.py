@@ -221,8 +221,8 @@ class ArgsSearch(OracleAgent):
     def process_request(self, query: str) -> AgentResponse:
         case = self._lookup(query)
         seen = recognize(query) if isinstance(query, str) else None
-        if case is not None and case.expected_behavior != "answer":
-            return self._refuse(case)
+        if case is not None and case.expected_behavior != "answer" and (refusal := self._refuse(case)) is not None:
+            return refusal
         kind, inputs, value = (
             (case.kind, dict(case.inputs), case.expected)
             if case is not None and case.inputs

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evalcore.agent_eval._cases.kinds import (
     STARTER_KINDS,
@@ -20,9 +20,6 @@ from evalcore.agent_eval._cases.kinds import (
 from evalcore.agent_eval._cases.specs import parse_spec
 from evalcore.agent_eval._oracle import OracleAgent, _LookupRegistry, tool_source
 from evalcore.agents import AgentResponse, StepRecord, ToolMatch
-
-if TYPE_CHECKING:
-    from evalcore.agents import Agent
 
 
 class FrameReader(OracleAgent):
@@ -152,7 +149,7 @@ RUN_STEPS: tuple[str, str] = (
 """A generic tool, written in advance, that computes every synthesis spec told its steps."""
 
 
-def _generic_spec_answer(agent: Agent, query: str) -> AgentResponse | None:
+def _generic_spec_answer(agent: OracleAgent, query: str) -> AgentResponse | None:
     """Answer a spec request with the generic ``run_steps`` tool (registered if missing)."""
     parsed = parse_spec(query)
     if parsed is None:

@@ -7,7 +7,26 @@ Public names are imported when first used (see :mod:`evalcore._lazy`): the HTTP 
 pulls in ``httpx``, which ``evalcore --help`` should not pay for.
 """
 
+from typing import TYPE_CHECKING
+
 from evalcore._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evalcore.agents._adapters import FactoryAgent as FactoryAgent
+    from evalcore.agents._adapters import build_in_process as build_in_process
+    from evalcore.agents._adapters import check_agent as check_agent
+    from evalcore.agents._adapters import load_agent as load_agent
+    from evalcore.agents._host import HostedAgent as HostedAgent
+    from evalcore.agents._http import AgentEndpointError as AgentEndpointError
+    from evalcore.agents._http import HttpAgent as HttpAgent
+    from evalcore.agents._http import HttpToolRegistry as HttpToolRegistry
+    from evalcore.agents._http_server import AgentServer as AgentServer
+    from evalcore.agents._http_server import serve_agent as serve_agent
+    from evalcore.agents._protocol import Agent as Agent
+    from evalcore.agents._protocol import AgentResponse as AgentResponse
+    from evalcore.agents._protocol import StepRecord as StepRecord
+    from evalcore.agents._protocol import ToolMatch as ToolMatch
+    from evalcore.agents._protocol import ToolRegistry as ToolRegistry
 
 _EXPORTS = {
     "evalcore.agents._protocol": ("Agent", "AgentResponse", "StepRecord", "ToolMatch", "ToolRegistry"),

@@ -8,7 +8,31 @@ its summary adds. The built-ins are GSM8K (``_gsm8k``), MMLU (``_mmlu``) and Hum
 path. :func:`benchmark_of_run` gives the benchmark a recorded run was scored with.
 """
 
+from typing import TYPE_CHECKING
+
 from evalcore._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evalcore.benchmarks._builtin import BenchmarkBase as BenchmarkBase
+    from evalcore.benchmarks._builtin import BuiltinBenchmark as BuiltinBenchmark
+    from evalcore.benchmarks._file import FileBenchmark as FileBenchmark
+    from evalcore.benchmarks._file import load_benchmark_file as load_benchmark_file
+    from evalcore.benchmarks._file_checks import SCORER_TYPES as SCORER_TYPES
+    from evalcore.benchmarks._protocol import SCORERS as SCORERS
+    from evalcore.benchmarks._protocol import Benchmark as Benchmark
+    from evalcore.benchmarks._registry import benchmark_names as benchmark_names
+    from evalcore.benchmarks._registry import benchmark_of_run as benchmark_of_run
+    from evalcore.benchmarks._registry import builtin_names as builtin_names
+    from evalcore.benchmarks._registry import default_max_tokens as default_max_tokens
+    from evalcore.benchmarks._registry import find_benchmark as find_benchmark
+    from evalcore.benchmarks._registry import get_benchmark as get_benchmark
+    from evalcore.benchmarks._registry import is_benchmark_file as is_benchmark_file
+    from evalcore.benchmarks._registry import register as register
+    from evalcore.benchmarks._registry import unregister as unregister
+    from evalcore.benchmarks._scoring import CodeExecutionScoring as CodeExecutionScoring
+    from evalcore.benchmarks._scoring import ExactMatchScoring as ExactMatchScoring
+    from evalcore.benchmarks._scoring import error_scores as error_scores
+    from evalcore.benchmarks._scoring import pass_at_k_table as pass_at_k_table
 
 _EXPORTS = {
     "evalcore.benchmarks._protocol": ("Benchmark", "SCORERS"),
@@ -23,7 +47,8 @@ _EXPORTS = {
         "register",
         "unregister",
     ),
-    "evalcore.benchmarks._file": ("FileBenchmark", "SCORER_TYPES", "load_benchmark_file"),
+    "evalcore.benchmarks._file": ("FileBenchmark", "load_benchmark_file"),
+    "evalcore.benchmarks._file_checks": ("SCORER_TYPES",),
     "evalcore.benchmarks._scoring": (
         "CodeExecutionScoring",
         "ExactMatchScoring",

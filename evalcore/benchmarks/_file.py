@@ -37,6 +37,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import re
 import string
 from collections.abc import Mapping, Sequence
@@ -428,7 +429,7 @@ class _Exact:
 # --- reading and checking the YAML file ---------------------------------------------------------
 
 
-def load_benchmark_file(path: str | Path) -> FileBenchmark:
+def load_benchmark_file(path: str | os.PathLike[str]) -> FileBenchmark:
     """Read and check a benchmark YAML file and its data file(s).
 
     Args:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 ERROR_SCORES: dict[str, Any] = {"score": None}
 """Scores of a sample whose call failed: no score (an error, never a wrong answer)."""
@@ -34,7 +34,8 @@ def exact_scores(kind: str, text: str, reference: Any, choices: Sequence[str] | 
     """
     from evalcore.evaluators import ExactMatchEvaluator
 
-    scores = dict(ExactMatchEvaluator(kind).score(text, reference, choices=choices))
+    # `kind` may come from a user's YAML: the evaluator checks it at run time and names the field
+    scores = dict(ExactMatchEvaluator(cast(Any, kind)).score(text, reference, choices=choices))
     scores["score"] = float(scores["flexible"])
     return scores
 

@@ -9,37 +9,26 @@ Nothing of Dask is imported until a cluster is asked for: this ``__init__`` re-e
 and the rest of evalcore reaches this package only behind ``if cluster:``. See ``docs/cluster.md``.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import Any
+from evalcore._lazy import lazy_exports
 
-__all__ = [
-    "ClusterSession",
-    "DEFAULT_WORKER_WAIT_S",
-    "open_cluster",
-    "parse_cluster",
-    "run_blocks_on_cluster",
-    "run_jobs_on_cluster",
-    "score_samples_file_on_cluster",
-]
+if TYPE_CHECKING:
+    from evalcore.cluster._connect import ClusterSession as ClusterSession
+    from evalcore.cluster._connect import open_cluster as open_cluster
+    from evalcore.cluster._jobs import run_jobs_on_cluster as run_jobs_on_cluster
+    from evalcore.cluster._routing import run_blocks_on_cluster as run_blocks_on_cluster
+    from evalcore.cluster._spec import DEFAULT_WORKER_WAIT_S as DEFAULT_WORKER_WAIT_S
+    from evalcore.cluster._spec import ClusterSpec as ClusterSpec
+    from evalcore.cluster._spec import parse_cluster as parse_cluster
+    from evalcore.cluster._verdicts import score_samples_file_on_cluster as score_samples_file_on_cluster
 
-_WHERE = {
-    "ClusterSession": "_connect",
-    "DEFAULT_WORKER_WAIT_S": "_spec",
-    "open_cluster": "_connect",
-    "parse_cluster": "_spec",
-    "ClusterSpec": "_spec",
-    "run_blocks_on_cluster": "_routing",
-    "run_jobs_on_cluster": "_jobs",
-    "score_samples_file_on_cluster": "_verdicts",
+_EXPORTS = {
+    "evalcore.cluster._connect": ("ClusterSession", "open_cluster"),
+    "evalcore.cluster._spec": ("ClusterSpec", "DEFAULT_WORKER_WAIT_S", "parse_cluster"),
+    "evalcore.cluster._routing": ("run_blocks_on_cluster",),
+    "evalcore.cluster._jobs": ("run_jobs_on_cluster",),
+    "evalcore.cluster._verdicts": ("score_samples_file_on_cluster",),
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -99,7 +99,7 @@ def find_gsm8k_file(directory: Path, split: str) -> Path | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def mmlu_items(parsed: list[tuple], *, source: str, split: str) -> list[Item]:
+def mmlu_items(parsed: list[tuple[Any, ...]], *, source: str, split: str) -> list[Item]:
     """Build MMLU items from ``(subject, question, choices, letter)`` tuples.
 
     Ids are ``mmlu/<subject>/<sha256(question + choices)[:10]>``.
@@ -126,7 +126,7 @@ def subject_from_filename(path: Path, split: str) -> str:
     return stem
 
 
-def read_mmlu_csv(path: Path, split: str) -> list[tuple]:
+def read_mmlu_csv(path: Path, split: str) -> list[tuple[Any, ...]]:
     """Read one MMLU subject CSV (no header: question, A, B, C, D, answer letter).
 
     Args:
@@ -201,7 +201,7 @@ def _mmlu_choices(choices: Any, origin: str | Path, line: int) -> list[str]:
     return out
 
 
-def mmlu_rows_to_tuples(rows: Iterable[tuple[int, dict[str, Any]]], origin: str | Path) -> list[tuple]:
+def mmlu_rows_to_tuples(rows: Iterable[tuple[int, dict[str, Any]]], origin: str | Path) -> list[tuple[Any, ...]]:
     """Validate HF-style MMLU rows (``question``, ``subject``, ``choices``, ``answer`` int)."""
     out = []
     for line, row in rows:
@@ -230,7 +230,7 @@ def mmlu_rows_to_tuples(rows: Iterable[tuple[int, dict[str, Any]]], origin: str 
     return out
 
 
-def read_mmlu_parquet(path: Path) -> list[tuple]:
+def read_mmlu_parquet(path: Path) -> list[tuple[Any, ...]]:
     """Read an HF-layout MMLU parquet file (question, subject, choices, answer int)."""
     try:
         import pandas as pd

@@ -8,7 +8,7 @@ from typing import Any
 
 from evalcore.datasets import _formats as fmt
 from evalcore.datasets import _hf
-from evalcore.datasets._common import check_limit, seeded_subset, stratified_subset
+from evalcore.datasets._common import check_limit, read_jsonl, seeded_subset, stratified_subset
 from evalcore.datasets._item import Item
 from evalcore.errors import EvalcoreError
 
@@ -70,7 +70,7 @@ def _from_local(name: str, split: str, path: Path, source: str = "local") -> lis
             )
         if file.suffix == ".parquet":
             return _from_parquet_rows(name, split, [file], source)
-        return fmt.gsm8k_items(fmt.read_jsonl(file), origin=file, source=source, split=split)
+        return fmt.gsm8k_items(read_jsonl(file), origin=file, source=source, split=split)
     if name == "mmlu":
         files = [path] if path.is_file() else fmt.find_mmlu_files(path, split)
         if not files:
@@ -79,7 +79,7 @@ def _from_local(name: str, split: str, path: Path, source: str = "local") -> lis
                 f"(<subject>_{fmt.MMLU_SPLIT_SUFFIX[split]}.csv or {split}-*.parquet)",
                 path=path,
             )
-        parsed: list[tuple] = []
+        parsed: list[tuple[Any, ...]] = []
         for f in files:
             if f.suffix == ".parquet":
                 parsed.extend(fmt.read_mmlu_parquet(f))

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalcore.evaluators._reasoning import after_reasoning
-from evalcore.sandbox import DEFAULT_MAX_OUTPUT, SandboxResult, get_pool, run_jobs
+from evalcore.sandbox import DEFAULT_MAX_OUTPUT, SandboxJob, SandboxResult, get_pool, run_jobs
 
 __all__ = [
     "CodeSample",
@@ -318,7 +318,7 @@ def evaluate_code_batch(
     programs = {
         i: build_program(s.prompt, s.completion, s.entry_point) for i, s in enumerate(samples) if i not in too_long
     }
-    jobs = [
+    jobs: list[SandboxJob] = [
         {
             "mode": "check",
             "source": programs[i],

@@ -33,7 +33,7 @@ never count. GSM8K answers are compared numerically (``72 == 72.0 == "72.00" == 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from evalcore.datasets import (  # the reference and number names are re-exported below
@@ -241,7 +241,7 @@ def summarize_exact_match(scores: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def extraction_method_counts(scores: Sequence[dict[str, Any]], mode: str = "flexible") -> dict[str, int]:
+def extraction_method_counts(scores: Sequence[Mapping[Any, Any]], mode: str = "flexible") -> dict[str, int]:
     """How many answers each extraction method read, in order of precedence.
 
     Args:

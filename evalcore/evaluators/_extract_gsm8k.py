@@ -440,9 +440,8 @@ def _gsm8k_flexible(text: str) -> Extraction:
             return Extraction(canonical_number(value), "bracket")
     concluded = concluding_number(text)
     if concluded is not None and concluded[0] is not None:
-        value, differs = concluded
-        value = _equal_form_of(cleaned, value)
-        return Extraction(canonical_number(value), "conclusion" if differs else "last_number")
+        value = _equal_form_of(cleaned, concluded[0])
+        return Extraction(canonical_number(value), "conclusion" if concluded[1] else "last_number")
     return _NONE
 
 

@@ -11,7 +11,32 @@
   :func:`evalcore.stats.compare_many` (the command ``evalcore compare``).
 """
 
+from typing import TYPE_CHECKING
+
 from evalcore._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from evalcore.imports._common import content_key as content_key
+    from evalcore.imports._common import import_batch as import_batch
+    from evalcore.imports._common import normalise_question as normalise_question
+    from evalcore.imports._common import score_value as score_value
+    from evalcore.imports._compare import Alignment as Alignment
+    from evalcore.imports._compare import Comparison as Comparison
+    from evalcore.imports._compare import align_runs as align_runs
+    from evalcore.imports._compare import aligned_scores as aligned_scores
+    from evalcore.imports._compare import compare_series as compare_series
+    from evalcore.imports._compare import compare_sources as compare_sources
+    from evalcore.imports._compare import format_comparison as format_comparison
+    from evalcore.imports._compare import load_runs as load_runs
+    from evalcore.imports._compare import write_comparison as write_comparison
+    from evalcore.imports._inspect import import_inspect as import_inspect
+    from evalcore.imports._lm_eval import import_lm_eval as import_lm_eval
+    from evalcore.imports._sources import DEFAULT_IMPORT_DIR as DEFAULT_IMPORT_DIR
+    from evalcore.imports._sources import RunScores as RunScores
+    from evalcore.imports._sources import detect as detect
+    from evalcore.imports._sources import import_log as import_log
+    from evalcore.imports._sources import resolve as resolve
+    from evalcore.imports._sources import run_scores as run_scores
 
 _EXPORTS = {
     "evalcore.imports._common": ("content_key", "import_batch", "normalise_question", "score_value"),

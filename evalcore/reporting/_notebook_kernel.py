@@ -105,15 +105,15 @@ def _register_engine() -> None:
         @classmethod
         def execute_managed_notebook(
             cls,
-            nb_man,
-            kernel_name,
-            log_output=False,
-            stdout_file=None,
-            stderr_file=None,
-            start_timeout=60,
-            execution_timeout=None,
-            **kwargs,
-        ):
+            nb_man: Any,
+            kernel_name: str,
+            log_output: bool = False,
+            stdout_file: Any = None,
+            stderr_file: Any = None,
+            start_timeout: int = 60,
+            execution_timeout: float | None = None,
+            **kwargs: Any,
+        ) -> Any:
             progress = _notebook_progress._CURRENT
             original = nb_man.cell_start
 

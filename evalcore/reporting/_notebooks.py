@@ -38,7 +38,9 @@ from evalcore.errors import EvalcoreError
 from evalcore.reporting import _notebook_progress
 from evalcore.reporting._clean import clean_notebook_file
 from evalcore.reporting._export import (
-    CHROMIUM_HINT,
+    CHROMIUM_HINT as CHROMIUM_HINT,  # re-exported: cluster
+)
+from evalcore.reporting._export import (
     ExportResult,
     export_notebook,
     find_chromium,
@@ -50,19 +52,21 @@ from evalcore.reporting._notebook_index import display_summary, summary_frame, w
 from evalcore.reporting._notebook_kernel import AGENT_SEED_FILE as AGENT_SEED_FILE
 from evalcore.reporting._notebook_kernel import ENGINE_NAME as ENGINE_NAME
 from evalcore.reporting._notebook_kernel import KERNEL_NAME as KERNEL_NAME
-from evalcore.reporting._notebook_kernel import _execute
+from evalcore.reporting._notebook_kernel import _execute as _execute  # re-exported: cluster
 from evalcore.reporting._notebook_kernel import _kernel_env as _kernel_env
 from evalcore.reporting._notebook_kernel import _register_engine as _register_engine
 from evalcore.reporting._notebook_kernel import suite_agent_seed as suite_agent_seed
 from evalcore.reporting._notebook_progress import TIMES_SUFFIX as TIMES_SUFFIX
 from evalcore.reporting._notebook_progress import (
     Pace,
-    _duration,
     _expected_samples,
     _Heartbeat,
     _Progress,
     expected_durations,
     start_eta,
+)
+from evalcore.reporting._notebook_progress import (
+    _duration as _duration,  # re-exported: cluster
 )
 from evalcore.reporting._notebook_progress import _enforce_timeout as _enforce_timeout
 from evalcore.reporting._notebook_progress import _kernel_pid as _kernel_pid

@@ -6,7 +6,7 @@ CPT) are in :mod:`evalcore.routing._aiq`, :mod:`evalcore.routing._apgr` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
@@ -177,7 +177,11 @@ def pairwise_comparisons(
     """
     from evalcore import stats
 
-    tests = {"paired_t": stats.paired_t, "wilcoxon": stats.wilcoxon, "permutation": stats.permutation_test}
+    tests: dict[str, Callable[[np.ndarray, np.ndarray], stats.TestResult]] = {
+        "paired_t": stats.paired_t,
+        "wilcoxon": stats.wilcoxon,
+        "permutation": stats.permutation_test,
+    }
     if test not in tests:
         raise EvalcoreError(f"unknown test {test!r}; use {', '.join(tests)}", field="test")
     names = list(values)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from evalcore._cliargs import finite_float, seconds
@@ -50,7 +51,7 @@ def _resume_command(parser: argparse.ArgumentParser, args: argparse.Namespace, r
     return shlex.join(words)
 
 
-def _print_results(path: Any, res: dict[str, Any], config: dict[str, Any] | None = None) -> None:
+def _print_results(path: Any, res: dict[str, Any], config: Mapping[str, Any] | None = None) -> None:
     print(f"run: {path}")
     if config:  # which data was asked: a shipped sample is not the full benchmark
         print(

@@ -370,7 +370,9 @@ class Invocation:
             if hasattr(self.model, "acomplete_item"):  # a replayed recording
                 comp = await self.model.acomplete_item(item.id, epoch, messages, params)
             elif likelihood:
-                comp = await asyncio.to_thread(_likelihood, self.model, messages, item.fields.get("choices") or [])
+                # likelihood mode needs a model with letter_logprobs (checked by resolve_params)
+                scorer = cast(LetterScorer, self.model)
+                comp = await asyncio.to_thread(_likelihood, scorer, messages, item.fields.get("choices") or [])
             else:
                 comp = await self.model.acomplete(messages, params)
             if cache is not None and comp.ok:
@@ -400,7 +402,10 @@ class Invocation:
         elif self.benchmark.scorer == "code_execution":  # runs code: off the event loop
             record["scores"] = (
                 await asyncio.to_thread(
-                    self.benchmark.score_records, [record], timeout_s=self.code_timeout_s, workers=1
+                    self.benchmark.score_records,
+                    [cast("dict[str, Any]", record)],
+                    timeout_s=self.code_timeout_s,
+                    workers=1,
                 )
             )[0]
         else:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalcore._io import to_json_native, write_jsonl_atomic
 from evalcore._runstore import RESULTS_FILE, SAMPLES_FILE, load_run, write_run_json
@@ -34,7 +34,7 @@ def _metric_values(results: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def verdict(sample: dict[str, Any]) -> str:
+def verdict(sample: Mapping[str, Any]) -> str:
     """A sample's verdict as a word: ``error``, ``unscored``, or ``right``/``wrong`` (exact
     match) and ``passed``/``failed`` (code execution)."""
     if sample.get("error"):
@@ -50,9 +50,9 @@ def verdict(sample: dict[str, Any]) -> str:
 
 def score_changes(
     old_results: dict[str, Any],
-    old_samples: Sequence[dict[str, Any]],
+    old_samples: Sequence[Mapping[str, Any]],
     new_results: dict[str, Any],
-    new_samples: Sequence[dict[str, Any]],
+    new_samples: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
     """What a re-scoring changed: each metric's old and new value, and the samples whose verdict
     changed.
@@ -143,7 +143,7 @@ def rescore(
             from evalcore._runstore import CONFIG_FILE
             from evalcore.runs._config import rescoring_spec
 
-            config = dict(run.config)
+            config: dict[str, Any] = dict(run.config)
             config["benchmark"] = rescoring_spec(run.config, benchmark_file, run_path)
             config["scorer"] = "code_execution" if config["benchmark"]["scorer"]["type"] == "code" else "exact_match"
             write_run_json(run_path / CONFIG_FILE, config)
@@ -168,7 +168,8 @@ def _rescore(run_path: Path, code_timeout_s: float | None, workers: int | None) 
     for s in samples:
         if s.get("error"):
             s["scores"] = error_scores()
-    for s, sc in zip(ok, benchmark.score_records(ok, timeout_s=timeout, workers=workers)):
+    records = cast("list[dict[str, Any]]", ok)  # a SampleRecord is the plain dict the scorer reads
+    for s, sc in zip(ok, benchmark.score_records(records, timeout_s=timeout, workers=workers)):
         s["scores"] = sc
     samples_path = run_path / SAMPLES_FILE
     write_jsonl_atomic(samples_path, (to_json_native(s) for s in samples), fsync=True, mkdir=False, allow_nan=False)

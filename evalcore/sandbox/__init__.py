@@ -38,6 +38,23 @@ from __future__ import annotations
 
 import importlib
 
+TYPE_CHECKING = False  # not `typing`'s: the workers import little (see pool.py)
+if TYPE_CHECKING:  # relative: the workers import this package as a top-level ``sandbox``
+    from . import linux as linux
+    from .answer_keys import answer_key_paths as answer_key_paths
+    from .answer_keys import data_file_paths as data_file_paths
+    from .durations import durations_file as durations_file
+    from .framing import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
+    from .jobs import SandboxJob as SandboxJob
+    from .jobs import SandboxResult as SandboxResult
+    from .pool import SandboxPool as SandboxPool
+    from .pool import default_workers as default_workers
+    from .pool import get_pool as get_pool
+    from .pool import isolation_text as isolation_text
+    from .pool import run_jobs as run_jobs
+    from .pool import run_python as run_python
+    from .pool import shutdown_pool as shutdown_pool
+
 __all__ = [
     "DEFAULT_MAX_OUTPUT",
     "SandboxJob",

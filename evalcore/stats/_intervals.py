@@ -241,7 +241,9 @@ def mean_ci(
     return out
 
 
-def clustered_wilson(values: Sequence[float], clusters: Sequence[str], confidence: float = 0.95) -> dict[str, Any]:
+def clustered_wilson(
+    values: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray, confidence: float = 0.95
+) -> dict[str, Any]:
     """Wilson interval for 0/1 scores repeated within items (epochs), by effective sample size
     (Wilson 1927 on Kish's 1965 effective sample size, the design effect from the cluster-robust
     standard error).

@@ -259,9 +259,13 @@ def evaluate_learning(agent: Agent, data: AgentEvalData, config: AgentEvalConfig
         ratios = [math.log(max(t[0], 1e-9) / max(statistics.median(t[1:]), 1e-9)) for t in times if len(t) > 1]
         score, err = 0.0, None
         if len(ratios) >= 2:
-            m = mean_ci(ratios, method="t")
-            improvement = 1.0 - math.exp(-m["mean"])
-            ci = [1.0 - math.exp(-m["ci_low"]), 1.0 - math.exp(-m["ci_high"])] if math.isfinite(m["ci_low"]) else None
+            fit = mean_ci(ratios, method="t")
+            improvement = 1.0 - math.exp(-fit["mean"])
+            ci = (
+                [1.0 - math.exp(-fit["ci_low"]), 1.0 - math.exp(-fit["ci_high"])]
+                if math.isfinite(fit["ci_low"])
+                else None
+            )
             if ci is None or ci[0] <= 0:
                 err = "no improvement: the speed-up is within noise (its 95% interval reaches 0)"
             else:

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from evalcore import metrics
 from evalcore.agent_eval._calling import call_agent, is_correct, reset_agent, snapshot
@@ -236,7 +236,7 @@ def _latency_test(
     agent: Agent, case_id: str, case: AgentCase, config: AgentEvalConfig, all_lat: list[float], first_lat: list[float]
 ) -> CaseResult:
     """``latency:<case_id>`` on the fresh request ``case`` (see :func:`evaluate_performance`)."""
-    tier_of = "complex" if case.is_multi_step else "simple"
+    tier_of: Literal["simple", "complex"] = "complex" if case.is_multi_step else "simple"
     first = call_agent(agent, case.query, config.request_timeout_s)
     first_lat.append(first.elapsed_s)
     ftier = float(metrics.response_time_score(first.elapsed_s, tier_of))
