@@ -113,6 +113,15 @@ def _run(args: argparse.Namespace) -> int:
         options["timeout"] = args.timeout
     if args.pricing is not None:
         options["pricing"] = args.pricing
+    if str(args.model).startswith(("openai:", "openai-compatible:")):
+        # the endpoint client's own bound of calls in flight (adaptive below it), else its default 8
+        options["concurrency"] = args.concurrency
+    for flag, option in (("rpm", "requests_per_minute"), ("tpm", "tokens_per_minute")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            if not (value > 0 and value != float("inf")):  # nan fails the comparison too
+                raise EvalcoreError(f"must be a number > 0 (per minute), got {value:g}", field=f"--{flag}")
+            options[option] = value
     if args.max_retries is not None:
         from evalcore.models import RetryPolicy
 
@@ -308,6 +317,15 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--timeout", type=seconds, default=None, help="seconds per model call attempt (endpoint models)")
     p.add_argument(
         "--max-retries", type=int, default=None, help="retries of a failed call (endpoint models; default 5)"
+    )
+    p.add_argument(
+        "--rpm",
+        type=float,
+        default=None,
+        help="the endpoint's requests per minute: calls are paced to it (shared by all calls of the process)",
+    )
+    p.add_argument(
+        "--tpm", type=float, default=None, help="the endpoint's tokens per minute (prompt + completion): paced likewise"
     )
     p.add_argument("--pricing", default=None, help="pricing YAML overriding the shipped table (USD per 1M tokens)")
     p.add_argument("--no-cache", action="store_true", help="do not use the response cache")

@@ -304,6 +304,11 @@ class Invocation:
             "from_cache": self.cache_hits,
             "interrupted": interrupted,
         }
+        rate = getattr(self.model, "rate_stats", None)
+        if callable(rate) and todo:
+            # pacing to the endpoint's limits: calls in flight at the end and at the lowest,
+            # seconds waited for the budget (summed over requests), 429s seen (docs/models.md)
+            results["rate"] = rate()
         write_run_json(self.path / RESULTS_FILE, results)
         if interrupted:
             raise RunInterrupted(
@@ -329,6 +334,9 @@ class Invocation:
             unit="sample",
         )
 
+        rate = getattr(self.model, "rate_stats", None)
+        rate = rate if callable(rate) and bar.disable is False else None
+
         async def one(item: Any, epoch: int) -> None:
             async with sem:
                 record = await self._sample(item, epoch)
@@ -345,7 +353,18 @@ class Invocation:
             self.cost += float(record["completion"].get("cost_usd", 0.0))
             bar.update(1)
             acc = self.score_sum / self.n_scored if self.n_scored else 0.0
-            bar.set_postfix(acc=f"{acc:.3f}", cost=f"${self.cost:.4f}", errors=self.errors)
+            if rate is None:
+                bar.set_postfix(acc=f"{acc:.3f}", cost=f"${self.cost:.4f}", errors=self.errors)
+            else:  # an endpoint model: the calls in flight it chose, its waits and 429s
+                r = rate()
+                bar.set_postfix(
+                    acc=f"{acc:.3f}",
+                    cost=f"${self.cost:.4f}",
+                    errors=self.errors,
+                    conc=r["concurrency_final"],
+                    wait=f"{r['waits_s']:.0f}s",
+                    n429=r["n_429"],
+                )
 
         try:
             await asyncio.gather(*(one(it, e) for it, e in todo))
