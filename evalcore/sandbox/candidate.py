@@ -271,6 +271,12 @@ def sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
         _thread.start_new_thread(_watch, args)
 
     work = lambda: _script_work(job, box, flush, sys.__excepthook__)  # noqa: E731
+    try:  # asyncio is imported before the audit hook (its import makes code objects); its
+        # loop's self-pipe is an eventfd: without a memory cgroup a script may make no Unix socket
+        if _selfpipe.mentions_asyncio(compile(job["source"], "<program>", "exec")):
+            _selfpipe.install()
+    except BaseException:  # noqa: BLE001 - a syntax error is the program's own, reported by work()
+        pass
     hook = _make_audit_hook(_BLOCKED_ALWAYS, False, job.get("_group", 0))
     try:
         _runner(sys._getframe, start_watch, lambda: sys.addaudithook(hook), work)

@@ -353,6 +353,11 @@ ts = [threading.Thread(target=lambda: results.append(sum(range(1000)))) for _ in
 [t.start() for t in ts]; [t.join() for t in ts]
 out["threads"] = len(results)
 out["affinity"] = len(os.sched_getaffinity(0))
+import asyncio  # its self-pipe: an eventfd where a script may make no Unix socket (no cgroup)
+async def _main():
+    await asyncio.sleep(0)
+    return 7
+out["asyncio"] = asyncio.run(_main())
 print(json.dumps(out))
 """
     body = (
@@ -380,6 +385,7 @@ print(json.dumps(out))
         "child": "42",
         "threads": 32,
         "affinity": 1,
+        "asyncio": 7,
     }, s
     assert c.get("completed"), c
 
