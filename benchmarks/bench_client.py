@@ -44,7 +44,16 @@ def _msgs(i: int) -> list[dict[str, str]]:
 
 
 def _load() -> str:
-    return "load average %.1f %.1f %.1f (%d CPUs)" % (*os.getloadavg(), os.cpu_count() or 0)
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} {five:.1f} {fifteen:.1f} ({os.cpu_count() or 0} CPUs)"
+
+
+def _wrap(m: OpenAICompatibleModel) -> Call:
+    async def call(i: int) -> None:
+        comp = await m.acomplete(_msgs(i), PARAMS)
+        assert comp.ok, comp.error
+
+    return call
 
 
 class _ServerProcess:
@@ -109,16 +118,9 @@ async def throughput_figures(url: str, n: int, levels: list[int], rounds: int) -
         ours = OpenAICompatibleModel("fake", base_url=url, concurrency=c, timeout=60)
         before = OpenAICompatibleModel("fake", base_url=url, concurrency=c, timeout=60, transport="openai")
 
-        def wrap(m: OpenAICompatibleModel) -> Call:
-            async def call(i: int) -> None:
-                comp = await m.acomplete(_msgs(i), PARAMS)
-                assert comp.ok, comp.error
-
-            return call
-
         calls: dict[str, Call] = {
-            "evalcore": wrap(ours),
-            "evalcore (SDK, before)": wrap(before),
+            "evalcore": _wrap(ours),
+            "evalcore (SDK, before)": _wrap(before),
             "openai SDK": sdk_call,
             "SDK + aiohttp": sdk_aio_call,
             "raw httpx": httpx_call,
@@ -192,7 +194,7 @@ def main() -> None:
         finally:
             server.close()
         names = list(next(iter(thr.values())))
-        print("  calls/s (median of %d interleaved rounds); ideal = concurrency / latency" % args.rounds)
+        print(f"  calls/s (median of {args.rounds} interleaved rounds); ideal = concurrency / latency")
         print("  " + f"{'conc':>5}" + "".join(f"{k:>24}" for k in names) + f"{'ideal':>8}")
         for c, row in thr.items():
             print("  " + f"{c:>5}" + "".join(f"{row[k]:>24.1f}" for k in names) + f"{c / args.model_latency:>8.0f}")
