@@ -89,7 +89,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str):  # noqa: ANN202 - module attribute hook
+def __getattr__(name: str) -> object:  # the module attribute hook (PEP 562)
     if name == "linux":
         return importlib.import_module(f"{__name__}.linux")
     module = _WHERE.get(name)
