@@ -222,6 +222,7 @@ def test_test_quality_attacks_score_below_the_pass_threshold(cls: type, data: Ag
     assert res.metrics["n_synthesized"] == 3, [t.error for t in res.tests]  # the tools are right
     tq = res.metrics["mean_test_quality"]
     assert tq < PASS, [t.details["test_quality"] for t in res.tests]
+    assert res.score < PASS and not res.passed, res.score  # the category it attacks, not only the measure
     for t in res.tests:
         q = t.details["test_quality"]
         if cls in (DefaultsIntrospector, TracebackIntrospector):
@@ -258,7 +259,7 @@ def test_the_honest_agents_test_quality_is_unchanged(data: AgentEvalData) -> Non
         res = evaluate_synthesis(cls(data.cases + data.specs), data, cfg)
         assert res.metrics["n_synthesized"] == 3
         assert abs(res.metrics["mean_test_quality"] - 0.952) <= 0.03, res.metrics
-        assert abs(res.score - 0.988) <= 0.02, res.metrics
+        assert abs(res.score - 0.988) <= 0.02, (res.score, res.metrics)
 
 
 SQUARE = '''

@@ -353,7 +353,7 @@ def test_synthesis_is_measured_by_running_the_registered_code():
     # a second, poorly written tool of the same kind: it computes the kind, so it counts; its
     # tests are no test_* function, so they never ran and earn nothing
     assert s["m3"].details["measured"] == "synthesized"
-    assert s["m3"].score == pytest.approx(0.5 + 0.25 * 0.5 + 0.25 * 0.0)
+    assert s["m3"].score == pytest.approx(0.3 + 0.2 * 0.5 + 0.5 * 0.0)
     assert s["m4"].score == 0.0 and "no tool" in s["m4"].error
     assert s["m5"].score == 0.0 and "held-out" in s["m5"].error
     assert s["m6"].score == 0.0 and "before this request" in s["m6"].error

@@ -14,6 +14,9 @@ from evalcore.agent_eval._measure import Check, ToolChecker, answering_step
 from evalcore.agent_eval._observed import ToolRecord
 from evalcore.agent_eval._quality import code_quality, test_quality
 
+#: A synthesized tool's test score: base + code · code quality + tests · test quality.
+SYNTHESIS_BASE, SYNTHESIS_CODE, SYNTHESIS_TESTS = 0.3, 0.2, 0.5
+
 if TYPE_CHECKING:
     from evalcore.agents import Agent
 
@@ -70,9 +73,12 @@ def evaluate_synthesis(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
 
     Flags the agent sets (``synthesized``, ``reused``) are recorded, never believed.
 
-    Test score = ``0.5 + 0.25·code_quality + 0.25·test_quality`` for a synthesized tool, else 0;
+    Test score = ``0.3 + 0.2·code_quality + 0.5·test_quality`` for a synthesized tool, else 0;
     test quality is measured by running the tool's tests against it and against mutants of it
-    (:func:`~evalcore.agent_eval._quality.test_quality`).
+    (:func:`~evalcore.agent_eval._quality.test_quality`). Half the credit is the tests': a right
+    tool whose tests tell none of its mutants from it (self-checking, site-less, introspecting
+    tests) scores at most 0.5 + 0.5·test quality, under the pass threshold below a test quality of
+    0.4 (issue 37).
 
     What the category can tell apart: a tool written after the request that computes the spec
     on inputs the agent never saw, from a tool present before it, a generic tool given the spec
@@ -151,7 +157,8 @@ def evaluate_synthesis(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
                     code_q.append(q["code_quality"]["score"])
                     test_q.append(q["test_quality"]["score"])
                     details.update(q)
-                    score = 0.5 + 0.25 * q["code_quality"]["score"] + 0.25 * q["test_quality"]["score"]
+                    score = SYNTHESIS_BASE + SYNTHESIS_CODE * q["code_quality"]["score"]
+                    score += SYNTHESIS_TESTS * q["test_quality"]["score"]
             if record is not None:
                 answered_names.add(name)
                 if record.hash is not None:
