@@ -71,7 +71,9 @@ def check_limit(limit: int | None) -> None:
     if limit is None:
         return
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise EvalcoreError(f"limit must be a positive integer (leave it out for every item), got {limit!r}", field="limit")
+        raise EvalcoreError(
+            f"limit must be a positive integer (leave it out for every item), got {limit!r}", field="limit"
+        )
 
 
 def seeded_subset(items: Sequence[T], limit: int | None, seed: int, key: Callable[[T], str]) -> list[T]:
