@@ -185,3 +185,24 @@ def test_lognormal_model_time_is_seeded() -> None:
             times = [a.model_time(i) for i in range(200)]
             assert times == [b.model_time(i) for i in range(200)]
     assert len(set(times)) == 200 and min(times) < 0.02 < max(times)
+
+
+def test_two_model_objects_share_one_budget_per_endpoint() -> None:
+    n = 20
+    with FakeChatServer(limits=RateLimits(rpm=1200, window_s=0.5)) as srv:
+        a = OpenAICompatibleModel("fake", base_url=srv.url, concurrency=8, requests_per_minute=1200)
+        b = OpenAICompatibleModel("fake", base_url=srv.url + "/", concurrency=8)  # the same endpoint
+        assert a.budget is b.budget and b.budget.rpm == 1200
+
+        async def both() -> list:
+            calls = [
+                m.acomplete([{"role": "user", "content": f"question {i}"}], PARAMS)
+                for i, m in zip(range(n), [a, b] * n)
+            ]
+            return await asyncio.gather(*calls)
+
+        comps = asyncio.run(both())
+        counts = dict(srv.counts)
+    assert all(c.ok for c in comps) and counts["ok"] == n and counts.get("limited", 0) <= 1
+    other = OpenAICompatibleModel("fake", base_url="http://127.0.0.1:9/v1")
+    assert other.budget is not a.budget
