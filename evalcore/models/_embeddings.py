@@ -8,8 +8,10 @@ variable is changed.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,30 @@ def load_minilm(model_dir: Path | str | None = None) -> Any:
         if model is None:
             from sentence_transformers import SentenceTransformer
 
-            model = SentenceTransformer(key, device="cpu", local_files_only=True)
+            with _quiet_weights_bar():
+                model = SentenceTransformer(key, device="cpu", local_files_only=True)
             _MODELS[key] = model
         return model
+
+
+@contextlib.contextmanager
+def _quiet_weights_bar() -> Iterator[None]:
+    """transformers' "Loading weights" tqdm bar off while the model loads, then as it was.
+
+    The bar (transformers 5) went to stderr, so ``evalcore route`` and every notebook that
+    embeds showed ``Loading weights: 0%|`` among its results; it is transformers' own switch
+    (``transformers.utils.logging``), not an environment variable, and it is turned back on
+    after the load when it was on.
+    """
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - sentence-transformers depends on transformers
+        yield
+        return
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()

@@ -238,7 +238,8 @@ def _run(args: argparse.Namespace) -> int:
         "convergence_point",
     ]
     print(f"{outcomes.n_items} items × {outcomes.n_arms} arms, {args.orderings} orderings, λ = {args.lam:g}")
-    print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    # a value that does not exist (a convergence point of orderings that never settle) is blank, as in the CSV
+    print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep=""))
     from evalcore.routing._columns import describe_columns
 
     print(describe_columns(cols).replace("`", ""))
@@ -247,10 +248,8 @@ def _run(args: argparse.Namespace) -> int:
             f"mean reward on resampled items ({boot.n_boot} item resamples × {boot.orderings} orderings, 95% interval):"
         )
         for rec in boot_summary.to_dict("records"):
-            print(
-                f"  {rec['algorithm']:<20} {rec['mean_reward']:.3f} "
-                f"[{rec['mean_reward_ci_low']:.3f}, {rec['mean_reward_ci_high']:.3f}]"
-            )
+            low, mid, high = (_blank_or(rec[k]) for k in ("mean_reward_ci_low", "mean_reward", "mean_reward_ci_high"))
+            print(f"  {rec['algorithm']:<20} {mid} [{low}, {high}]")
     if aiq is not None:
         from evalcore.routing._margins import published_lines
 
@@ -258,3 +257,12 @@ def _run(args: argparse.Namespace) -> int:
     print("comparisons.csv: paired tests over orderings of the same items (order variability, not generalization)")
     print(f"wrote {', '.join(sorted(files))} to {out}")
     return 0
+
+
+def _blank_or(value: Any) -> str:
+    """``value`` with three decimals, or blank where it is missing (never ``nan``)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return f"{number:.3f}" if math.isfinite(number) else ""
