@@ -469,10 +469,22 @@ def _sweep(args: argparse.Namespace) -> int:
         "success",
         "utility",
     ]  # n: the queries behind P/R/F1 and FPR (95% Wilson)
-    _say(res.metrics[res.metrics.split == "test"][cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    from evalcore.agent_eval._sweep_notes import held_out_table, split_title
+
+    def table(df: Any, digits: str) -> str:  # a missing value is blank, never NaN
+        return str(df.to_string(index=False, float_format=lambda v: format(v, digits), na_rep=""))
+
+    _say(split_title(res.metrics, "test", "every threshold") + ":")
+    _say(table(res.metrics[res.metrics.split == "test"][cols], ".3f"))
     _say(f"best threshold on the development split: {res.best_threshold:g}")
-    _say("held-out:", json.dumps({k: v for k, v in res.held_out().items() if k in cols}))
+    note = res.edge_note()
+    if note:
+        _say(f"note: {note}")
+    _say(split_title(res.metrics, "test", f"the best threshold {res.best_threshold:g}") + ":")
+    _say(table(held_out_table(res, cols), ".3f"))
     if len(res.tests):
-        _say(res.tests.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        _say(f"paired permutation tests on the held-out split, each threshold against {res.best_threshold:g}:")
+        _say(table(res.tests, ".4g"))
+    _say(f"sweep.png: {res.figure_caption()}")
     _say(f"wrote {out / 'sweep.json'}, {out / 'sweep_metrics.csv'}, {out / 'sweep.png'}", file=sys.stderr)
     return 0

@@ -116,10 +116,35 @@ class SweepResult:
         row = self.metrics[(self.metrics.threshold == self.best_threshold) & (self.metrics.split == "test")]
         return to_json_native(row.iloc[0].to_dict()) if len(row) else {}
 
+    def edge_note(self) -> str | None:
+        """The advice to widen the grid when the best threshold is at its edge, else None."""
+        from evalcore.agent_eval._sweep_notes import edge_note
+
+        return edge_note(self.config.get("thresholds") or list(self.metrics.threshold.unique()), self.best_threshold)
+
+    def split_title(self, split: str, what: str) -> str:
+        """A table's title naming its split and items, e.g. "held-out split (8 items: ...), every threshold"."""
+        from evalcore.agent_eval._sweep_notes import split_title
+
+        return split_title(self.metrics, split, what)
+
+    def held_out_table(self, columns: Sequence[str]) -> pd.DataFrame:
+        """The best threshold's held-out numbers as a one-row table, its split named."""
+        from evalcore.agent_eval._sweep_notes import held_out_table
+
+        return held_out_table(self, columns)
+
+    def figure_caption(self) -> str:
+        """The figure's caption: what it shows, and why precision can fall as the threshold rises."""
+        from evalcore.agent_eval._sweep_notes import figure_caption
+
+        return figure_caption(self)
+
     def to_dict(self) -> dict[str, Any]:
         return to_json_native(
             {
                 "best_threshold": self.best_threshold,
+                "best_threshold_note": self.edge_note(),
                 "held_out": self.held_out(),
                 "metrics": self.metrics.to_dict(orient="records"),
                 "tests": self.tests.to_dict(orient="records"),
@@ -448,12 +473,14 @@ def threshold_sweep(
                     "recall": rcl,
                     "f1": f1,
                     "false_positive": fp,
+                    "n_matches": len(hits),
                     "critical": critical,
                     "utility": 0.5 * float(ok) + 0.5 * retrieval,
                 }
             )
         for i, q in enumerate(unrelated):
-            fp = float(bool(_matches(registry, q, k, float(t))))
+            n_hits = len(_matches(registry, q, k, float(t)))
+            fp = float(bool(n_hits))
             iid = f"unrelated-{i:02d}"
             rows.append(
                 {
@@ -471,6 +498,7 @@ def threshold_sweep(
                     "recall": np.nan,
                     "f1": np.nan,
                     "false_positive": fp,
+                    "n_matches": n_hits,
                     "critical": False,
                     "utility": 1.0 - fp,
                 }
