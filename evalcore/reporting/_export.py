@@ -40,7 +40,8 @@ CHROMIUM_HINT = (
 # Printing: landscape A4 like a document. Headings stay with what follows them (a heading is
 # never the last line of a page), figures and table rows are not split, long tables repeat
 # their header, cells wrap between words only (never "differen/ce"), and a table wider than the
-# page gets smaller type (a script measures it when the page is opened for printing).
+# page gets smaller type (a script measures it when the page is opened for printing); code keeps
+# its lines on screen (scrolls) and wraps between words, never inside one, on paper.
 _PAGE_WIDTH_PX = 1032  # A4 landscape (297 mm) less 2 × 12 mm margins, at 96 px per inch
 _PAGE_HEIGHT_PX = 703  # 210 mm less 2 × 12 mm
 _PRINT_RULES = """
@@ -58,7 +59,8 @@ _PRINT_RULES = """
 {p}.jp-RenderedHTMLCommon th, {p}.jp-RenderedHTMLCommon td {{
   word-break: normal !important; overflow-wrap: normal !important; hyphens: manual; max-width: 32em; }}
 {p}.jp-RenderedHTMLCommon th {{ white-space: normal !important; vertical-align: bottom; }}
-{p}.jp-RenderedHTMLCommon td pre {{ white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.95em; }}
+{p}.jp-RenderedHTMLCommon td pre {{ white-space: pre-wrap !important; overflow-wrap: normal !important;
+  word-break: normal !important; overflow-x: visible !important; max-width: 100% !important; font-size: 0.95em; }}
 {p}img {{ max-width: 100% !important; max-height: 150mm; width: auto; height: auto; object-fit: contain; }}
 """
 _PRINT_CSS = (

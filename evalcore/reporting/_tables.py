@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.io.formats.style import Styler
 
 __all__ = ["docstring_markdown", "format_number", "format_table", "shown_path"]
 
@@ -195,18 +196,14 @@ def format_table(
     percent, code = set(percent), set(code)
     formatters: dict[Any, str | Callable[[object], str] | None] = {}
     left: list[Any] = []
+    code_cols: list[Any] = []
     for name in df.columns:
         col = df[name]
         if name in code:
             formatters[name] = lambda v: (
-                NA
-                if _is_missing(v)
-                else (
-                    f'<pre style="text-align:left;white-space:pre-wrap;margin:0;'
-                    f'font-family:monospace;font-size:0.9em">{html.escape(printable_text(str(v)))}</pre>'
-                )
+                NA if _is_missing(v) else (f'<pre style="{CODE_STYLE}">{html.escape(printable_text(str(v)))}</pre>')
             )
-            left.append(name)
+            code_cols.append(name)
         elif name in percent:
             formatters[name] = _percent_formatter(max(digits - 2, 1))
         elif pd.api.types.is_bool_dtype(col):
@@ -250,7 +247,7 @@ def format_table(
             {"selector": "td", "props": "vertical-align: top;"},
         ]
     )
-    numeric_cols: list[Hashable] = [c for c in df.columns if c not in left]
+    numeric_cols: list[Hashable] = [c for c in df.columns if c not in left and c not in code_cols]
     if numeric_cols:
         styler = styler.set_properties(subset=numeric_cols, **{"text-align": "right", "white-space": "nowrap"})
     if left:
@@ -258,9 +255,78 @@ def format_table(
             subset=left,
             **{"text-align": "left", "white-space": "normal", "overflow-wrap": "break-word", "max-width": "40em"},
         )
+    if code_cols:  # the <pre> keeps its lines and scrolls sideways: code is never wrapped mid-word
+        styler = styler.set_properties(subset=code_cols, **{"text-align": "left", "white-space": "normal"})
     if caption:
         styler = styler.set_caption(html.escape(caption))
+    styler.__class__ = InlineStyler
     return styler
+
+
+CODE_STYLE = (
+    "text-align:left;white-space:pre;overflow-x:auto;max-width:60em;margin:0;font-family:monospace;font-size:0.9em"
+)
+"""A code cell's ``<pre>``: lines kept as written (``white-space: pre``, never wrapped mid-word),
+a long line scrolls (``overflow-x: auto``); the PDF's print rules wrap it between words instead."""
+
+_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+_CELL = re.compile(r"<(td|th)\b([^>]*)>")
+_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def inline_styles(markup: str) -> str:
+    """Copy the CSS of a Styler's ``<style>`` block onto its cells as ``style`` attributes.
+
+    JupyterLab drops ``<style>`` elements from the HTML of an untrusted notebook's outputs (its
+    sanitizer allows no ``style`` tag), and its own rule for table cells is ``text-align:
+    right``, so a table of text read right-aligned there (the run overview); style attributes
+    are kept (``text-align``, ``white-space`` and the others used here are on its list). The
+    ``<style>`` block stays for every other reader.
+
+    Args:
+        markup: A Styler's HTML.
+
+    Returns:
+        The same HTML with each ``td``/``th`` carrying its rules (``#T_x th``, ``#T_x td`` and
+        its own id's) in a ``style`` attribute.
+    """
+    block = re.search(r"<style[^>]*>(.*?)</style>", markup, re.S)
+    if block is None:
+        return markup
+    by_tag: dict[str, str] = {"td": "", "th": ""}
+    by_id: dict[str, str] = {}
+    for selectors, body in _RULE.findall(block.group(1)):
+        props = " ".join(line.strip() for line in body.strip().splitlines() if line.strip())
+        for selector in (part.strip() for part in selectors.split(",")):
+            words = selector.split()
+            if len(words) == 2 and words[1] in by_tag:
+                by_tag[words[1]] += props + " "
+            elif len(words) == 1 and words[0].startswith("#"):
+                by_id[words[0][1:]] = by_id.get(words[0][1:], "") + props + " "
+
+    def cell(match: re.Match[str]) -> str:
+        tag, attrs = match.group(1), match.group(2)
+        ident = _ID.search(attrs)
+        style = (by_tag[tag] + (by_id.get(ident.group(1), "") if ident else "")).strip()
+        if not style or "style=" in attrs:
+            return match.group(0)
+        return f'<{tag}{attrs.rstrip()} style="{html.escape(style, quote=True)}">'
+
+    head, tail = markup[: block.end()], markup[block.end() :]
+    return head + _CELL.sub(cell, tail)
+
+
+class InlineStyler(Styler):
+    """The Styler :func:`format_table` returns: its HTML also carries the cells' CSS inline
+    (:func:`inline_styles`), so the table looks the same in JupyterLab as in a report."""
+
+    def _repr_html_(self) -> str | None:
+        out = super()._repr_html_()
+        return inline_styles(out) if isinstance(out, str) else out
+
+    def to_html(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        out = super().to_html(*args, **kwargs)
+        return inline_styles(out) if isinstance(out, str) else out
 
 
 _ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|obj|exc|ref):`~?([^`]+)`")

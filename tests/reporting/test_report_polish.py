@@ -1,0 +1,87 @@
+"""Report polish (issue 39): code unwrapped, text tables left-aligned in JupyterLab too."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pandas as pd
+
+from evalcore.reporting import CODE_COLUMNS, format_table, run_overview, sample_table
+from evalcore.reporting._export import _PRINT_CSS
+from evalcore.reporting._tables import inline_styles
+
+CODE = (
+    "def has_close_elements(numbers: list[float], threshold: float) -> bool:\n"
+    "    return any(abs(a - b) < threshold for a in numbers for b in numbers if a is not b)"
+)
+
+
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "item_id": "HumanEval/0",
+                "epoch": 1,
+                "dataset": "humaneval",
+                "question": CODE,
+                "response": CODE,
+                "reference": CODE,
+                "result": "passed",
+                "passed": True,
+                "error": False,
+                "error_message": None,
+                "extracted_flexible": None,
+                "parse_failure_flexible": False,
+                "flexible": 1.0,
+                "score": 1.0,
+            }
+        ]
+    )
+
+
+def _cells(markup: str, tag: str = "td") -> list[tuple[str, str]]:
+    """(style attribute, content) of every cell, the <style> block dropped first (what
+    JupyterLab's sanitizer does to an untrusted notebook's HTML)."""
+    markup = re.sub(r"<style[^>]*>.*?</style>", "", markup, flags=re.S)
+    return [
+        (m.group(1), m.group(2))
+        for m in re.finditer(rf'<{tag}\b[^>]*?style="([^"]*)"[^>]*>(.*?)</{tag}>', markup, re.S)
+    ]
+
+
+def test_sample_table_keeps_code_unwrapped() -> None:
+    markup = format_table(sample_table(_frame()), code=CODE_COLUMNS)._repr_html_()
+    pres = re.findall(r'<pre style="([^"]*)">', markup)
+    assert len(pres) == len(CODE_COLUMNS)
+    for style in pres:
+        assert "white-space:pre;" in style and "overflow-x:auto" in style
+        assert "pre-wrap" not in style and "anywhere" not in style and "break-word" not in style
+    code_cells = [style for style, content in _cells(markup) if content.startswith("<pre")]
+    assert code_cells and all("overflow-wrap" not in style for style in code_cells)
+    # on paper it wraps between words (a PDF cannot scroll), never inside one
+    rule = re.search(r"td pre \{([^}]*)\}", _PRINT_CSS)
+    assert rule is not None and "overflow-wrap: normal" in rule.group(1) and "anywhere" not in _PRINT_CSS
+
+
+def test_run_overview_is_left_aligned_without_its_style_block() -> None:
+    run = SimpleNamespace(
+        config={"run_id": "r1", "dataset": "mmlu", "split": "test", "model": "local:x", "n_items": 8, "epochs": 1},
+        results={"n_scored": 8, "errors": 0, "wall_s": 12.5},
+        path="runs/r1",
+    )
+    markup = format_table(run_overview(run))._repr_html_()
+    cells = _cells(markup)
+    assert len(cells) == 2 * len(run_overview(run))
+    assert all("text-align: left" in style and "text-align: right" not in style for style, _ in cells)
+    heads = _cells(markup, "th")
+    assert [c for _, c in heads] == ["field", "value"] and all("text-align: left" in s for s, _ in heads)
+    assert "<style" in markup  # kept for every other reader
+
+
+def test_numbers_stay_right_aligned_and_inline_styles_is_idempotent() -> None:
+    markup = format_table(pd.DataFrame({"name": ["a"], "n": [3]}))._repr_html_()
+    (name, n) = _cells(markup)
+    assert "text-align: left" in name[0] and "text-align: right" in n[0] and n[1] == "3"
+    assert inline_styles(markup) == markup  # a cell that has its style is left alone
+    assert format_table(pd.DataFrame({"n": [1]})).to_html().count('style="') >= 2
