@@ -359,11 +359,43 @@ def notebook_to_html(notebook: str | os.PathLike[str], html: str | os.PathLike[s
     body = re.sub(r'<script src="">\s*</script>', "", body)
     body = _MERMAID_LOADER.sub("", body)
     body = body.replace("</head>", _PRINT_CSS + "</head>", 1)
+    body = _rebase_links(body, src.parent, out.parent)
     # the policy comes first in <head>, before any script or markup of the notebook
     body = re.sub(r"<head>", lambda m: m.group(0) + _EXPORT_CSP, body, count=1)
     # a lone surrogate (a JSON "\\ud800" in an output) is written as its escape, not refused
     write_bytes_atomic(out, body.encode("utf-8", "backslashreplace"))
     return out
+
+
+_HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^"]*)(")')
+
+
+def _rebase_links(body: str, src_dir: Path, out_dir: Path) -> str:
+    """Relative links of a notebook (its sample browser, written beside the executed notebook)
+    made relative to the folder the HTML is written to, so ``evalcore report X.ipynb --output
+    elsewhere/`` keeps them working; a link to nothing that exists, an absolute one (a scheme,
+    ``/``) or a fragment is left as it is.
+    """
+    import html as html_lib
+    from urllib.parse import quote, unquote, urlsplit
+
+    if src_dir.resolve() == out_dir.resolve():
+        return body
+
+    def fix(match: re.Match[str]) -> str:
+        href = html_lib.unescape(match.group(2))
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
+            return match.group(0)
+        target = (src_dir / unquote(parts.path)).resolve()
+        if not target.exists():
+            return match.group(0)
+        new = quote(Path(os.path.relpath(target, out_dir.resolve())).as_posix())
+        new += f"?{parts.query}" if parts.query else ""
+        new += f"#{parts.fragment}" if parts.fragment else ""
+        return match.group(1) + html_lib.escape(new, quote=True) + match.group(3)
+
+    return _HREF.sub(fix, body)
 
 
 def html_to_pdf(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from types import SimpleNamespace
+from urllib.parse import unquote
 
 import pandas as pd
 
@@ -85,3 +87,48 @@ def test_numbers_stay_right_aligned_and_inline_styles_is_idempotent() -> None:
     assert "text-align: left" in name[0] and "text-align: right" in n[0] and n[1] == "3"
     assert inline_styles(markup) == markup  # a cell that has its style is left alone
     assert format_table(pd.DataFrame({"n": [1]})).to_html().count('style="') >= 2
+
+
+def _notebook_with_link(folder: Path, href: str) -> Path:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("display(sample_browser_link(run))")
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/markdown": f"Every sample: [sample browser]({href}) (run r1).", "text/plain": "<Markdown>"},
+        )
+    ]
+    nb.cells = [cell]
+    path = folder / "benchmark_x.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_exported_report_link_to_the_sample_browser_resolves(tmp_path: Path) -> None:
+    """`evalcore report X.ipynb --output elsewhere/`: the link still reaches the browser page."""
+    from evalcore import cli
+
+    here = tmp_path / "suite" / "benchmark_x"
+    (here / "runs" / "r 1").mkdir(parents=True)
+    page = here / "runs" / "r 1" / "samples.html"
+    page.write_text("<html></html>")
+    nb = _notebook_with_link(here, "runs/r%201/samples.html#verdict=wrong")
+    out = tmp_path / "elsewhere" / "deeper"
+    assert cli.main(["report", str(nb), "--output", str(out), "--no-pdf"]) == 0
+    body = (out / "benchmark_x.html").read_text()
+    (href,) = re.findall(r'<a href="([^"]*samples\.html[^"]*)"', body)
+    path, _, fragment = href.partition("#")
+    assert fragment == "verdict=wrong"
+    assert (out / unquote(path)).resolve() == page.resolve()
+    # beside the notebook (the suite's own export) the link is left as the notebook wrote it
+    assert cli.main(["report", str(nb), "--no-pdf"]) == 0
+    assert 'href="runs/r%201/samples.html#verdict=wrong"' in (here / "benchmark_x.html").read_text()
+
+
+def test_a_link_to_nothing_or_elsewhere_is_left_alone(tmp_path: Path) -> None:
+    from evalcore.reporting._export import _rebase_links
+
+    body = '<a href="missing.html">a</a> <a href="https://example.org/x">b</a> <a href="#top">c</a>'
+    assert _rebase_links(body, tmp_path, tmp_path / "out") == body
