@@ -362,6 +362,41 @@ FIGURES = {
 }
 
 
+def figure_caption(name: str, result: Any) -> str:
+    """The caption of one of :data:`FIGURES` in the report: what it shows, in words (issue 39:
+    the report captioned each figure with its file name).
+
+    Args:
+        name: A key of :data:`FIGURES` (another name is returned as it is).
+        result: The evaluation result (object or dict).
+
+    Returns:
+        Plain text.
+    """
+    d = _as_dict(result)
+    s = d["summary"]
+    pt = float(s.get("pass_threshold", PASS_THRESHOLD))
+    if name == "category_scores":
+        return (
+            f"Category scores: one bar per category run, teal at or above the pass threshold {pt:g}, orange "
+            f"below, with the score and the category's weight w above it; dashed line: the pass threshold; "
+            f"solid line: the weighted overall score, {float(s['overall_score']):.2f}."
+        )
+    if name == "test_distribution":
+        n = sum(len(r["tests"]) for r in d["detailed_results"].values())
+        return (
+            f"Every test's score by category ({n} tests): teal passed, orange failed, red a critical failure; "
+            f"points are spread sideways so that equal scores stay visible; dashed line: the pass threshold {pt:g}."
+        )
+    if name == "performance":
+        return (
+            "Request latency per category, in seconds on a log scale, from the timed requests of its tests "
+            "(box: quartiles and median; whiskers: 1.5 × the interquartile range); the title gives the load "
+            "test's throughput and the memory growth measured in the performance category."
+        )
+    return name
+
+
 def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
@@ -416,8 +451,8 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
         for c, r in d["detailed_results"].items()
     )
     imgs = "".join(
-        f'<figure><img alt="{e(n)}" src="data:image/png;base64,{base64.b64encode(b).decode()}">'
-        f"<figcaption>{e(n)}</figcaption></figure>"
+        f'<figure><img alt="{e(figure_caption(n, d))}" src="data:image/png;base64,{base64.b64encode(b).decode()}">'
+        f"<figcaption>{e(figure_caption(n, d))}</figcaption></figure>"
         for n, b in figs.items()
     )
     crit = s.get("critical_failures", [])
