@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from evalcore.reporting._record import RECORD_MIMETYPE as RECORD_MIMETYPE
     from evalcore.reporting._record import agent_seed_note as agent_seed_note
     from evalcore.reporting._record import collect as collect
+    from evalcore.reporting._record import notebook_outputs as notebook_outputs
     from evalcore.reporting._record import notebook_parameters as notebook_parameters
     from evalcore.reporting._record import read_records as read_records
     from evalcore.reporting._record import record as record
@@ -140,6 +141,7 @@ _EXPORTS = {
         "RECORD_DIR_ENV",
         "RECORD_MIMETYPE",
         "collect",
+        "notebook_outputs",
         "notebook_parameters",
         "read_records",
         "record",

@@ -30,6 +30,7 @@ __all__ = [
     "RECORD_DIR_ENV",
     "RECORD_MIMETYPE",
     "collect",
+    "notebook_outputs",
     "notebook_parameters",
     "read_records",
     "read_sidecar",
@@ -38,9 +39,37 @@ __all__ = [
 ]
 
 
-MANUAL_RECORD_DIR = Path("reports") / "notebooks"
+INTERACTIVE_DIR = Path("reports") / "interactive"
+"""Where a notebook run in place in a repository (no suite) writes: ``<root>/reports/interactive/<stem>/``."""
+MANUAL_RECORD_DIR = INTERACTIVE_DIR  # the old name (it was reports/notebooks/, shared by every notebook)
 # Set by the suite runner for each notebook run: the folder of this suite run (reports/<id>).
 SUITE_DIR_ENV = "EVALCORE_SUITE_DIR"
+_NOTEBOOK: dict[str, str] = {}  # "name": the stem given to notebook_outputs()
+
+
+def _repository_of(folder: Path) -> Path | None:
+    """The repository root when ``folder`` is one or is its ``notebooks/`` folder, else None."""
+
+    def is_root(p: Path) -> bool:
+        return (p / "pyproject.toml").exists() or (p / ".git").exists()
+
+    if is_root(folder):
+        return folder
+    if folder.name == "notebooks" and is_root(folder.parent):
+        return folder.parent
+    return None
+
+
+def _notebook_stem() -> str:
+    """This notebook's name: given to :func:`notebook_outputs`, else JupyterLab's session
+    (``JPY_SESSION_NAME``, the notebook's path), else the papermill command line's input."""
+    import re
+
+    name = _NOTEBOOK.get("name") or Path(os.environ.get("JPY_SESSION_NAME", "")).stem
+    if not name:
+        paths = _papermill_paths()
+        name = Path(paths[0]).stem if paths is not None and paths[0] else "notebook"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "notebook"
 
 
 def record_dir() -> Path:
@@ -48,9 +77,13 @@ def record_dir() -> Path:
 
     In order: ``$EVALCORE_RECORD_DIR`` (set by the suite runner for each notebook run); the
     folder of the output notebook when the kernel was started by the ``papermill`` command
-    line (a notebook run by hand); the working directory (JupyterLab: the notebook's folder)
-    unless it is a repository root, where ``reports/notebooks/`` under it is used instead, so
-    nothing is ever written into the root itself.
+    line (a notebook run by hand) unless that is a repository root or its ``notebooks/``; a
+    notebook run in place in a repository (its working directory the root or ``notebooks/``:
+    JupyterLab, papermill with ``cwd=notebooks/``) writes to its own folder
+    ``reports/interactive/<notebook-stem>/`` under the root (:func:`notebook_outputs` names it
+    and says where), so nothing is written into ``notebooks/`` or the root, and two notebooks
+    never overwrite each other's records; elsewhere the working directory (JupyterLab: the
+    notebook's folder).
 
     Returns:
         The folder (not created here).
@@ -59,12 +92,35 @@ def record_dir() -> Path:
     if env:
         return Path(env)
     beside = _papermill_output_dir()
-    if beside is not None:
+    if beside is not None and _repository_of(beside) is None:
         return beside
     cwd = Path.cwd()
-    if (cwd / "pyproject.toml").exists() or (cwd / ".git").exists():
-        return cwd / MANUAL_RECORD_DIR
+    root = (_repository_of(beside) if beside is not None else None) or _repository_of(cwd)
+    if root is not None:
+        return root / INTERACTIVE_DIR / _notebook_stem()
     return cwd
+
+
+def notebook_outputs(name: str) -> Path:
+    """Name this notebook for its records and figures and say where they go.
+
+    Each notebook calls it first. Under the notebook suite (``$EVALCORE_RECORD_DIR``) it only
+    returns the suite's folder; run in place (JupyterLab, papermill from ``notebooks/``) it
+    prints the folder, ``reports/interactive/<name>/``.
+
+    Args:
+        name: The notebook's stem, e.g. ``"benchmark"``.
+
+    Returns:
+        :func:`record_dir`.
+    """
+    _NOTEBOOK["name"] = str(name)
+    folder = record_dir()
+    if not os.environ.get(RECORD_DIR_ENV):
+        interactive = folder.parent.name == INTERACTIVE_DIR.name and folder.parent.parent.name == "reports"
+        shown = folder.relative_to(folder.parents[2]) if interactive else folder
+        print(f"Records and figures of this notebook go to {shown.as_posix()}/")
+    return folder
 
 
 def reports_root() -> Path:
@@ -83,8 +139,8 @@ def reports_root() -> Path:
     if suite:
         return Path(suite).parent
     here = record_dir()
-    if here.name == MANUAL_RECORD_DIR.name and here.parent.name == MANUAL_RECORD_DIR.parent.name:
-        return here.parent
+    if here.parent.name == INTERACTIVE_DIR.name and here.parent.parent.name == INTERACTIVE_DIR.parent.name:
+        return here.parent.parent
     return here
 
 
@@ -140,10 +196,18 @@ def agent_seed_note(
     return f"Cases from seed {seed}."
 
 
-@functools.lru_cache(maxsize=1)
 def _papermill_output_dir() -> Path | None:
     """The output notebook's folder when this process is a kernel started by the papermill
-    command line (read from the parent's command line, parsed by papermill's own parser)."""
+    command line."""
+    paths = _papermill_paths()
+    return None if paths is None else paths[1].parent
+
+
+@functools.lru_cache(maxsize=1)
+def _papermill_paths() -> tuple[str, Path] | None:
+    """The input notebook and the output notebook when this process is a kernel started by the
+    papermill command line (read from the parent's command line, parsed by papermill's own
+    parser)."""
     if "ipykernel" not in sys.modules or not os.path.isdir("/proc"):
         return None
     parent = os.getppid()
@@ -168,7 +232,7 @@ def _papermill_output_dir() -> Path | None:
     if not output or output == "-" or "://" in str(output):
         return None
     path = Path(output).expanduser()
-    return (path if path.is_absolute() else parent_cwd / path).parent
+    return str(context.params.get("notebook_path") or ""), (path if path.is_absolute() else parent_cwd / path)
 
 
 def _write_sidecar_json(path: Path, data: Any) -> None:

@@ -72,9 +72,17 @@ def test_render_traceback_is_one_line():
 def test_record_dir_outside_papermill(tmp_path, monkeypatch):
     monkeypatch.delenv(_record.RECORD_DIR_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.setattr(_record, "_NOTEBOOK", {})
     assert _record.record_dir() == tmp_path  # a notebook folder (JupyterLab): beside the notebook
     (tmp_path / "pyproject.toml").write_text("")
-    assert _record.record_dir() == tmp_path / "reports" / "notebooks"  # never the repository root
+    # never the repository root: a folder of the notebook's own under reports/interactive/
+    assert _record.record_dir() == tmp_path / "reports" / "interactive" / "notebook"
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "notebooks" / "benchmark.ipynb"))
+    assert _record.record_dir() == tmp_path / "reports" / "interactive" / "benchmark"
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")  # JupyterLab in the repository: never into notebooks/
+    assert _record.record_dir() == tmp_path / "reports" / "interactive" / "benchmark"
     monkeypatch.setenv(_record.RECORD_DIR_ENV, str(tmp_path / "x"))
     assert _record.record_dir() == tmp_path / "x"
 
@@ -84,9 +92,11 @@ def test_reports_root_holds_this_run_and_the_earlier_ones(tmp_path, monkeypatch)
     monkeypatch.delenv(_record.RECORD_DIR_ENV, raising=False)
     monkeypatch.delenv(_record.SUITE_DIR_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_record, "_NOTEBOOK", {})
     assert _record.reports_root() == tmp_path  # by hand in a notebook folder: its own folder
     (tmp_path / "pyproject.toml").write_text("")
-    assert _record.reports_root() == tmp_path / "reports"  # by hand at a root: reports/, not reports/notebooks/
+    # by hand at a root: reports/, not reports/interactive/<stem>/
+    assert _record.reports_root() == tmp_path / "reports"
     monkeypatch.setenv(_record.RECORD_DIR_ENV, str(tmp_path / "out" / "20261125T000000Z" / "agent_overview"))
     assert _record.reports_root() == tmp_path / "out" / "20261125T000000Z" / "agent_overview"
     monkeypatch.setenv(_record.SUITE_DIR_ENV, str(tmp_path / "out" / "20261125T000000Z"))
