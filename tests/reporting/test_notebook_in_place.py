@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -97,4 +98,44 @@ def test_real_notebook_in_place_writes_nothing_into_notebooks(tmp_path):
     assert (here / "figures" / "threshold_sweep.png").is_file()
     assert "go to reports/interactive/threshold_sweep/" in _stdout(done)
     errors = [o for c in done.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors
+    assert not errors and "%|" not in _stderr(done)
+
+
+def _stderr(nb: nbformat.NotebookNode) -> str:
+    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stderr")
+
+
+def test_routing_notebook_in_place_no_stderr_and_nothing_in_notebooks(tmp_path):
+    """The routing notebook on a file of outcomes with the MiniLM embedder, run from notebooks/:
+    its tables go under the root (not notebooks/reports/), and no stderr text (the "Loading
+    weights" bar of transformers) reaches the notebook, so none reaches its report."""
+    pytest.importorskip("sentence_transformers")
+    from evalcore.models._embeddings import minilm_path
+
+    if minilm_path() is None:
+        pytest.skip("the packaged MiniLM model is not installed")
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / "routing.ipynb", tmp_path / "notebooks")
+    shutil.copy(ROOT / "tests" / "routing" / "fixtures" / "demo_outcomes.csv", tmp_path / "outcomes.csv")
+    before = _tree(tmp_path / "notebooks")
+    (tmp_path / "out").mkdir()
+    small = {"orderings": 10, "sweep_orderings": 2, "lambdas": "0,1", "n_boot": 3, "boot_orderings": 2}
+    done = _execute(
+        tmp_path / "notebooks" / "routing.ipynb",
+        tmp_path / "out" / "routing.ipynb",
+        tmp_path / "notebooks",
+        source="file",
+        outcomes=str(tmp_path / "outcomes.csv"),
+        embedder="minilm",
+        sweep_boot=3,
+        **small,
+    )
+    assert _tree(tmp_path / "notebooks") == before
+    assert (tmp_path / "reports" / "routing" / "summary.csv").is_file()  # output_dir from the root
+    assert (tmp_path / "reports" / "interactive" / "routing" / "records.json").is_file()
+    # only evalcore's own progress lines (the notebook suite moves them to stderr.log): no bar
+    err = _stderr(done)
+    assert "Loading weights" not in err and "%|" not in err
+    progress = re.compile(r"^.+: \d+/\d+ .+, \d+ s elapsed, (?:about \d+ s left|done)$")
+    assert all(progress.match(line) for line in err.splitlines() if line.strip()), err
