@@ -321,10 +321,10 @@ class InlineStyler(Styler):
     (:func:`inline_styles`), so the table looks the same in JupyterLab as in a report."""
 
     def _repr_html_(self) -> str | None:
-        out = super()._repr_html_()
+        out = Styler._repr_html_(self)  # type: ignore[attr-defined]  # pandas' stubs leave it out
         return inline_styles(out) if isinstance(out, str) else out
 
-    def to_html(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def to_html(self, *args: Any, **kwargs: Any) -> Any:
         out = super().to_html(*args, **kwargs)
         return inline_styles(out) if isinstance(out, str) else out
 
