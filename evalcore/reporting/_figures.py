@@ -23,9 +23,11 @@ def figures_dir() -> Path:
 def save_figure(fig: Any, name: str, *, dpi: int = 150) -> Path:
     """Save a matplotlib figure as ``<record dir>/figures/<name>.png``.
 
-    The record directory is ``$EVALCORE_RECORD_DIR`` (set by the suite runner) or the
-    working directory. The file is written to a temporary name and then renamed, so a
-    reader never sees half a PNG. The figure stays open, so it still shows in the notebook.
+    The record directory is :func:`evalcore.reporting.record_dir`: ``$EVALCORE_RECORD_DIR``
+    (set by the suite runner), beside papermill's output notebook, or, for a notebook run in
+    place in a repository, ``reports/interactive/<notebook-stem>/``. The file is written to a
+    temporary name and then renamed, so a reader never sees half a PNG. The figure stays open,
+    so it still shows in the notebook.
 
     Args:
         fig: A ``matplotlib.figure.Figure`` (or anything with a ``savefig`` method, such as

@@ -252,6 +252,14 @@ def test_jupyterlab_runs_the_benchmark_notebook_in_chromium(tmp_path: Path) -> N
                 row = tables.nth(accuracy).locator("tbody tr").first.locator("td").all_text_contents()
                 assert row[1].strip() == str(LIMIT), row  # n: every replayed item scored
                 assert any(h.startswith("subject n accuracy") for h in headers), headers
+                # the run overview (text) reads left-aligned, as in the report (issue 39)
+                overview = next(i for i, h in enumerate(headers) if h.split() == ["field", "value"])
+                aligns = (
+                    tables.nth(overview)
+                    .locator("td")
+                    .evaluate_all("cells => cells.map(td => getComputedStyle(td).textAlign)")
+                )
+                assert aligns and set(aligns) == {"left"}, aligns
                 text = page.locator(".jp-Notebook").text_content() or ""
                 assert "per-subject" in text.lower() or "subject" in text.lower()
                 # the progress bar: an ipywidgets bar drawn by tqdm.auto that reached its end
