@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from evalcore.agent_eval._oracle import OracleAgent as OracleAgent
     from evalcore.agent_eval._oracle import WrongAgent as WrongAgent
     from evalcore.agent_eval._oracle import perturb as perturb
+    from evalcore.agent_eval._output import figure_caption as figure_caption
     from evalcore.agent_eval._output import figure_category_scores as figure_category_scores
     from evalcore.agent_eval._output import figure_category_tests as figure_category_tests
     from evalcore.agent_eval._output import figure_performance as figure_performance
@@ -103,6 +104,7 @@ _EXPORTS = {
     "evalcore.agent_eval._matching": ("is_clear_error", "normalize_string", "to_number", "values_match"),
     "evalcore.agent_eval._quality": ("code_quality", "test_quality"),
     "evalcore.agent_eval._output": (
+        "figure_caption",
         "figure_category_scores",
         "figure_category_tests",
         "figure_performance",

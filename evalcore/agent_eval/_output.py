@@ -362,13 +362,15 @@ FIGURES = {
 }
 
 
-def figure_caption(name: str, result: Any) -> str:
-    """The caption of one of :data:`FIGURES` in the report: what it shows, in words (issue 39:
-    the report captioned each figure with its file name).
+def figure_caption(name: str, result: Any, category: str | None = None) -> str:
+    """The caption of an agent figure: what it shows, in words (issue 39: the report captioned
+    each figure with its file name).
 
     Args:
-        name: A key of :data:`FIGURES` (another name is returned as it is).
+        name: A key of :data:`FIGURES`, or ``"category_tests"`` (:func:`figure_category_tests`);
+            another name is returned as it is.
         result: The evaluation result (object or dict).
+        category: The category of ``"category_tests"``.
 
     Returns:
         Plain text.
@@ -376,6 +378,13 @@ def figure_caption(name: str, result: Any) -> str:
     d = _as_dict(result)
     s = d["summary"]
     pt = float(s.get("pass_threshold", PASS_THRESHOLD))
+    if name == "category_tests" and category in d["detailed_results"]:
+        r = d["detailed_results"][category]
+        return (
+            f"Every {category} test's score, one bar per test in the order run ({len(r['tests'])} tests): teal "
+            f"passed, orange failed, red a critical failure; dashed line: the pass threshold {pt:g}; the title "
+            f"gives the category score, {float(r['score']):.2f}, the mean of its tests."
+        )
     if name == "category_scores":
         return (
             f"Category scores: one bar per category run, teal at or above the pass threshold {pt:g}, orange "
@@ -389,10 +398,14 @@ def figure_caption(name: str, result: Any) -> str:
             f"points are spread sideways so that equal scores stay visible; dashed line: the pass threshold {pt:g}."
         )
     if name == "performance":
+        load = (
+            "; the title gives the load test's throughput and the memory growth measured in the performance category"
+            if d["detailed_results"].get("performance", {}).get("metrics")
+            else ""
+        )
         return (
             "Request latency per category, in seconds on a log scale, from the timed requests of its tests "
-            "(box: quartiles and median; whiskers: 1.5 × the interquartile range); the title gives the load "
-            "test's throughput and the memory growth measured in the performance category."
+            f"(box: quartiles and median; whiskers: 1.5 × the interquartile range){load}."
         )
     return name
 

@@ -25,7 +25,9 @@ def test_captions_say_what_each_figure_shows() -> None:
     assert "(2 tests)" in figure_caption("test_distribution", d) and "red a critical failure" in figure_caption(
         "test_distribution", d
     )
-    assert "log scale" in figure_caption("performance", d)
+    assert "log scale" in figure_caption("performance", d) and "load test" not in figure_caption("performance", d)
+    d["detailed_results"]["performance"] = dict(d["detailed_results"]["functional"], metrics={"qps": 3.0})
+    assert "load test's throughput" in figure_caption("performance", d)
 
 
 def test_report_figcaptions_are_sentences_not_file_names() -> None:
@@ -36,3 +38,21 @@ def test_report_figcaptions_are_sentences_not_file_names() -> None:
     assert all(c not in FIGURES and len(c.split()) > 10 for c in captions)
     alts = re.findall(r'<img alt="([^"]*)"', page)
     assert alts == captions
+
+
+def test_category_tests_caption_and_the_notebooks_show_captions() -> None:
+    from pathlib import Path
+
+    import nbformat
+
+    caption = figure_caption("category_tests", _result(), "functional")
+    assert "(2 tests)" in caption and "category score, 0.60" in caption
+    assert figure_caption("category_tests", _result(), "synthesis") == "category_tests"  # not run: no claim
+    root = Path(__file__).resolve().parents[2] / "notebooks"
+    for stem, names in {
+        "agent_overview": ("category_scores", "test_distribution", "performance"),
+        "agent_category": ("category_tests",),
+    }.items():
+        source = "\n".join(c.source for c in nbformat.read(root / f"{stem}.ipynb", 4).cells)
+        for name in names:
+            assert f"figure_caption('{name}', result" in source, (stem, name)
