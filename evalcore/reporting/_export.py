@@ -271,9 +271,18 @@ def _without_records(nb: Any) -> Any:
     ``records.json`` holds them too); in a report their JSON fallback text is noise beside the
     tables and figures that show the same numbers to a reader.
     """
+    from evalcore.reporting._clean import clean_stderr
+
     for cell in nb.cells:
         if cell.get("cell_type") == "code" and cell.get("outputs"):
             cell["outputs"] = [o for o in cell["outputs"] if RECORD_MIMETYPE not in (o.get("data") or {})]
+            # a notebook exported by hand (not cleaned by the suite): its progress bars and lines,
+            # warnings and log lines on stderr stay out of the report too (issue 39)
+            for o in cell["outputs"]:
+                if o.get("output_type") == "stream" and o.get("name") == "stderr":
+                    text = o.get("text", "")
+                    o["text"] = clean_stderr(text if isinstance(text, str) else "".join(text))[0]
+            cell["outputs"] = [o for o in cell["outputs"] if o.get("name") != "stderr" or o.get("text", "").strip()]
     nb.cells = _without_empty_sections(nb.cells)
     return nb
 

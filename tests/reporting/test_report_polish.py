@@ -132,3 +132,32 @@ def test_a_link_to_nothing_or_elsewhere_is_left_alone(tmp_path: Path) -> None:
 
     body = '<a href="missing.html">a</a> <a href="https://example.org/x">b</a> <a href="#top">c</a>'
     assert _rebase_links(body, tmp_path, tmp_path / "out") == body
+
+
+def test_report_exported_by_hand_has_no_stderr_noise(tmp_path: Path) -> None:
+    """A notebook run by hand (not cleaned by the suite): its bars and progress lines on stderr
+    stay out of `evalcore report`'s HTML; the notebook file itself is not changed."""
+    import nbformat
+
+    from evalcore import cli
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("route()")
+    noise = (
+        "Loading weights:   0%|          | 0/103 [00:00<?, ?it/s]\rLoading weights: 100%|██| 103/103 [00:00<00:00]\n"
+        "routing replay (5 orderings): 11/11 router blocks, 0 s elapsed, done\n"
+    )
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text=noise),
+        nbformat.v4.new_output("stream", name="stdout", text="10 items x 4 arms\n"),
+    ]
+    nb.cells = [cell]
+    path = tmp_path / "routing.ipynb"
+    nbformat.write(nb, path)
+    before = path.read_bytes()
+    assert cli.main(["report", str(path), "--output", str(tmp_path / "out"), "--no-pdf"]) == 0
+    body = (tmp_path / "out" / "routing.html").read_text()
+    assert "10 items x 4 arms" in body
+    assert "Loading weights" not in body and "elapsed" not in body
+    assert 'data-mime-type="application/vnd.jupyter.stderr"' not in body
+    assert path.read_bytes() == before
