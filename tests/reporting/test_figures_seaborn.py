@@ -273,7 +273,9 @@ def test_routing_sweep_curves_join_each_routers_points_in_lambda_order(monkeypat
     arms = pd.DataFrame({"arm": ["small", "large"], "mean_cost": [0.1, 0.4], "mean_quality": [0.5, 0.8]})
     ax = sweep_figure(sweep, arms).axes[0]
     assert calls == ["lineplot"]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["ucb1", "my_router", "arm: small", "arm: large"]
+    # RouterBench's Zero router (the hull of the single arms) is drawn with them, dashed
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["ucb1", "my_router", "zero_router", "arm: small", "arm: large"]
     for name in ("ucb1", "my_router"):
         (line,) = [ln for ln in ax.lines if to_hex(ln.get_color()) == router_color(name) and len(ln.get_xdata())]
         g = sweep[sweep.algorithm == name].sort_values("lambda")
