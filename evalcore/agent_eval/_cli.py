@@ -403,6 +403,16 @@ def _lost_agent(url: str, timeout_s: float | None, result: Any) -> str | None:
     return note
 
 
+def write_sweep_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``sweep.json`` bounded like the evaluation's results: every string an agent put there
+    (tool names, texts) at most 2,000 characters with its SHA-256, nesting 32 deep, 40 MB of text
+    in all; the tables' rows are kept."""
+    from evalcore._io import bounded, write_bytes_atomic
+
+    sweep = bounded(data, items=1_000_000, nodes=5_000_000, total_chars=40_000_000)
+    write_bytes_atomic(path, json.dumps(sweep, indent=1).encode())
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from evalcore._io import write_bytes_atomic
     from evalcore.agent_eval import parse_thresholds, resolve_agent, threshold_sweep
@@ -448,7 +458,7 @@ def _sweep(args: argparse.Namespace) -> int:
         n_unrelated=args.unrelated,
     )
     out = args.output
-    write_bytes_atomic(out / "sweep.json", json.dumps(res.to_dict(), indent=1).encode())
+    write_sweep_json(out / "sweep.json", res.to_dict())
     write_bytes_atomic(out / "sweep_metrics.csv", res.metrics.to_csv(index=False).encode())
     import io
 

@@ -602,3 +602,22 @@ def test_sweep_agent_without_a_working_registry_is_a_clear_error():
         threshold_sweep(lambda t: NoRegistry(t, cases), [0.5], cases=cases, n_unrelated=2, progress=False)
     with pytest.raises(EvalcoreError, match="registry.search raised RuntimeError: index missing"):
         threshold_sweep(lambda t: Broken(t, cases), [0.5], cases=cases, n_unrelated=2, progress=False)
+
+
+def test_sweep_json_is_bounded_whatever_the_agent_named(tmp_path):
+    import hashlib
+
+    from evalcore.agent_eval._cli import write_sweep_json
+
+    huge = "t" * 3_000_000  # a tool name an agent registered during the sweep
+    deep: list = []
+    node = deep
+    for _ in range(700):
+        node.append([])
+        node = node[0]
+    rows = [{"threshold": 0.5, "item": i, "tool": "tool_a"} for i in range(3000)]
+    write_sweep_json(tmp_path / "sweep.json", {"items": rows, "best": {"tool": huge, "nested": deep}})
+    data = json.loads((tmp_path / "sweep.json").read_text())
+    assert len(data["items"]) == 3000 and data["items"][-1] == rows[-1]  # the table's rows are kept
+    assert len(data["best"]["tool"]) < 2200 and hashlib.sha256(huge.encode()).hexdigest() in data["best"]["tool"]
+    assert (tmp_path / "sweep.json").stat().st_size < 2_000_000
