@@ -138,29 +138,52 @@ def _register_engine() -> None:
                 stdout_file=stdout_file,
                 stderr_file=stderr_file,
             )
-            client = PapermillNotebookClient(nb_man, config=_ipc_config(), **final_kwargs)
-            if progress is not None:
-                progress.client = client  # the heartbeat stops the kernel of a notebook over its time limit
-            if _KERNEL_LOG is None:
-                return client.execute()
-            # The kernel process's own output (its log, e.g. "KeyboardInterrupt caught in kernel"
-            # when it is shut down, and what C libraries print) goes to a file, not the terminal.
-            with open(_KERNEL_LOG, "ab") as log:
-                return client.execute(stdout=log, stderr=log)
+            with _ipc_folder() as sockets:
+                client = PapermillNotebookClient(nb_man, config=_ipc_config(sockets), **final_kwargs)
+                if progress is not None:
+                    progress.client = client  # the heartbeat stops the kernel of a notebook over its time limit
+                if _KERNEL_LOG is None:
+                    return client.execute()
+                # The kernel process's own output (its log, e.g. "KeyboardInterrupt caught in kernel"
+                # when it is shut down, and what C libraries print) goes to a file, not the terminal.
+                with open(_KERNEL_LOG, "ab") as log:
+                    return client.execute(stdout=log, stderr=log)
 
     papermill_engines.register(ENGINE_NAME, SuiteEngine)
 
 
-def _ipc_config() -> Any:
-    """The kernel's channels over Unix sockets (``KernelManager.transport = "ipc"``) beside its
-    connection file in the owner-only runtime folder, not TCP ports on 127.0.0.1: no other local
-    user can connect, and the kernel does not print "Kernel is running over TCP without
-    encryption" at every start."""
+def _ipc_config(sockets: Path) -> Any:
+    """The kernel's channels over Unix sockets (``KernelManager.transport = "ipc"``) in a private
+    folder of this kernel's own, not TCP ports on 127.0.0.1: no other local user can connect, and
+    the kernel does not print "Kernel is running over TCP without encryption" at every start.
+
+    jupyter_client's default socket name is ``kernel-ipc-N`` in the working folder, N the first
+    free number: two kernels started at once there (the cluster path runs notebooks side by side
+    in one checkout) took the same sockets and read each other's messages ("Invalid Signature").
+    """
     from traitlets.config import Config
 
     config = Config()
     config.KernelManager.transport = "ipc"
+    config.KernelManager.ip = str(sockets / "kernel")
     return config
+
+
+@contextlib.contextmanager
+def _ipc_folder() -> Iterator[Path]:
+    """A fresh owner-only folder for one kernel's sockets, removed afterwards (a Unix socket's
+    path must stay under ~107 bytes: a long ``TMPDIR`` falls back to /tmp)."""
+    import shutil
+    import tempfile
+
+    base = tempfile.gettempdir()
+    if len(base) > 60 or not os.access(base, os.W_OK):
+        base = "/tmp"
+    folder = Path(tempfile.mkdtemp(prefix="evalcore-kernel-", dir=base))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _execute(

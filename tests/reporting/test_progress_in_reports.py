@@ -63,3 +63,17 @@ def test_kernel_env_turns_bars_off_and_restores(tmp_path, monkeypatch) -> None:
 
 
 pytestmark = pytest.mark.notebooks
+
+
+def test_each_kernel_gets_its_own_socket_folder():
+    """Two kernels started at once in one working folder (the cluster path) must not share the
+    default ``kernel-ipc-N`` sockets: each gets a private folder, removed afterwards."""
+    import stat
+
+    from evalcore.reporting._notebook_kernel import _ipc_config, _ipc_folder
+
+    with _ipc_folder() as a, _ipc_folder() as b:
+        ips = {_ipc_config(a).KernelManager.ip, _ipc_config(b).KernelManager.ip}
+        assert len(ips) == 2 and all(len(ip) < 90 for ip in ips)
+        assert stat.S_IMODE(a.stat().st_mode) == 0o700 and _ipc_config(a).KernelManager.transport == "ipc"
+    assert not a.exists() and not b.exists()
