@@ -5,9 +5,11 @@ input fails before anything runs or is written), once to cut it into chunks of c
 each carrying the prompt and test of its problems once. At most ``max_in_flight`` chunks are
 sent or waiting to be written at a time, so the client's memory does not grow with the file. The
 results are appended to ``<results>.partial`` in input order as the chunks return (whole lines,
-flushed); when every row is written the file is renamed to ``NAME_results.jsonl``. A rerun after
-the client was stopped checks the rows already written against the samples file and goes on
-after them. A chunk lost with a worker is run again by Dask on the others; it is written once.
+flushed, each with an HMAC-SHA256 under a per-run secret key in ``<partial>.mac``: see
+:mod:`evalcore.cluster._partial`); when every row is written the file is renamed to
+``NAME_results.jsonl``. A rerun after the client was stopped adopts the rows already written
+only while their MACs verify and they match the samples file, and scores the rest. A chunk
+lost with a worker is run again by Dask on the others; it is written once.
 
 The settings that decide verdicts (the timeout, the problems' text, the evalcore version) are
 recorded beside the ``.partial`` file (``NAME_results.jsonl.partial.settings.json``, written
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore._io import check_output_file, json_text, read_jsonl, write_text_atomic
+from evalcore.cluster._partial import forget_key, mac_path, resume_partial
 from evalcore.cluster._spec import DEFAULT_WORKER_WAIT_S
 from evalcore.errors import EvalcoreError
 
@@ -127,27 +130,22 @@ def verdict_settings(
 
 
 def _check_settings(partial: Path, settings: dict[str, Any]) -> bool:
-    """Refuse to resume ``partial`` with settings other than those it was scored with.
+    """Refuse to resume ``partial`` with settings other than those it was scored with, or where a
+    link sits at the ``.partial`` path or a sidecar's.
 
     Reads only (nothing is changed when it refuses). Returns whether this run must write the
-    sidecar: a fresh start, or a ``.partial`` of an earlier evalcore that wrote none (resumed
-    unchecked, said on stderr).
+    settings sidecar: a fresh start, or a ``.partial`` without one (an earlier evalcore's: its rows
+    carry no MAC and are scored again).
     """
-    if not partial.exists():
-        return True
+    from evalcore.cluster._partial import mac_path, read_nofollow, refuse_links
+
     sidecar = settings_path(partial)
-    if not sidecar.exists():
-        print(
-            f"evalcore: {partial} has no record of the settings it was scored with (written by an "
-            "earlier evalcore): resuming without checking that --timeout and the problems are the "
-            "same; this run's settings are recorded from now on",
-            file=sys.stderr,
-            flush=True,
-        )
+    refuse_links([partial, mac_path(partial), sidecar])
+    if not os.path.lexists(partial) or not os.path.lexists(sidecar):
         return True
     way_out = f"rerun with the first run's settings to resume, or delete {partial} and {sidecar} to start over"
     try:
-        first = json.loads(sidecar.read_text(encoding="utf-8"))
+        first = json.loads(read_nofollow(sidecar).decode("utf-8"))
         if not isinstance(first, dict):
             raise ValueError("not a JSON object")
         old_timeout = float(first["timeout_s"])
@@ -191,43 +189,13 @@ def _check_rows(path: Path, problems: dict[str, Any]) -> tuple[int, dict[str, in
     return total, per_task
 
 
-def _resume(partial: Path, samples: Path, counts: dict[str, list[int]]) -> int:
-    """Rows already written by an earlier run (checked against the samples file); a torn last
-    line is cut off. Fills ``counts`` with their (n, passed) per task."""
-    if not partial.exists():
-        return 0
-    rows = read_jsonl(samples)
-    good = 0
-    offset = 0
-    with open(partial, "rb") as fh:
-        for raw in fh:
-            if not raw.endswith(b"\n"):
-                break  # torn: the client stopped while writing it
-            try:
-                row = json.loads(raw)
-            except ValueError:
-                break
-            try:
-                number, sample = next(rows)
-            except StopIteration:
-                raise EvalcoreError(f"holds more rows than {samples}: delete it to start over", path=partial) from None
-            if (
-                not isinstance(row, dict)
-                or row.get("task_id") != sample["task_id"]
-                or row.get("completion") != sample["completion"]
-            ):
-                raise EvalcoreError(
-                    f"row {good + 1} is not the result of {samples} line {number} (another samples file?): "
-                    "delete it to start over",
-                    path=partial,
-                )
-            counts[sample["task_id"]][0] += 1
-            counts[sample["task_id"]][1] += int(bool(row.get("passed")))
-            good += 1
-            offset += len(raw)
-    with open(partial, "r+b") as fh:
-        fh.truncate(offset)
-    return good
+def _finish(partial: Path, out: Path) -> None:
+    """Put the results file in place (``os.replace`` replaces a link at ``out``, never follows
+    it) and remove the sidecars and the run's key."""
+    os.replace(partial, out)
+    for sidecar in (settings_path(partial), mac_path(partial)):
+        sidecar.unlink(missing_ok=True)
+    forget_key(partial)
 
 
 def _chunks(
@@ -362,7 +330,7 @@ def score_samples_file_on_cluster(
                         f"the sandbox on worker {address} cannot fully isolate code samples; no sample was run",
                         field="--require-isolation",
                     )
-        done = _resume(partial, path, counts)
+        done, writer = resume_partial(partial, path, settings, counts)
         link = session.dashboard_link
         print(
             f"evalcore: scoring {total - done:,} of {total:,} samples on {session.label} "
@@ -395,7 +363,7 @@ def score_samples_file_on_cluster(
         try:
             if record_settings:  # before the first chunk: a resume is checked against it
                 write_text_atomic(settings_path(partial), json_text(settings, indent=2) + "\n")
-            with open(partial, "a", encoding="utf-8") as fh:
+            with writer:
 
                 def collect(block: bool) -> None:
                     nonlocal next_write
@@ -421,12 +389,12 @@ def score_samples_file_on_cluster(
                         lines = []
                         for row, (passed, result) in zip(rows, verdicts):
                             counts[row["task_id"]][0] += 1
-                            counts[row["task_id"]][1] += int(passed)
+                            counts[row["task_id"]][1] += int(passed is True)
                             lines.append(
-                                json_text({**row, "passed": passed, "result": result}, ensure_ascii=False) + "\n"
+                                json_text({**row, "passed": passed is True, "result": result}, ensure_ascii=False)
+                                + "\n"
                             )
-                        fh.write("".join(lines))
-                        fh.flush()
+                        writer.write_rows(lines)
                         bar.update(len(rows))
                         next_write += 1
 
@@ -458,8 +426,7 @@ def score_samples_file_on_cluster(
             raise
         finally:
             bar.close()
-        os.replace(partial, out)
-        settings_path(partial).unlink(missing_ok=True)
+        _finish(partial, out)
     smallest = min(n for n, _ in counts.values())
     return {
         f"pass@{k}": float(sum(pass_at_k(n, c, k) for n, c in counts.values()) / len(counts))

