@@ -83,7 +83,15 @@ class ClusterModel:
         self._version = __version__
         self._key = f"evalcore-model-{uuid.uuid4().hex[:12]}"
         if spec is not None:
-            self._ref: tuple = ("spec", spec, tuple(sorted(dict(options or {}).items())))
+            # a rate budget is the endpoint's, not each worker's: every worker builds its model
+            # with its share (the workers present when the run starts)
+            opts = dict(options or {})
+            workers = max(1, int(session.worker_count()))
+            for attr in ("requests_per_minute", "tokens_per_minute"):
+                total = getattr(model, attr, None)
+                if isinstance(total, (int, float)) and total > 0:
+                    opts[attr] = float(total) / workers
+            self._ref: tuple = ("spec", spec, tuple(sorted(opts.items())))
         else:  # the user's own model object: sent to every worker once, not with each call
             self._ref = ("object", session.client.scatter(model, broadcast=True, hash=False))
 
