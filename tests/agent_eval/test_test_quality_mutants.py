@@ -122,7 +122,8 @@ def test_synthesis_scores_the_measured_test_quality(cls: type, low: bool) -> Non
     assert res.metrics["n_synthesized"] == 3  # the tools are right either way
     tq = res.metrics["mean_test_quality"]
     if low:
-        assert tq == 0.0 and res.score == pytest.approx(0.75)
+        # 0.3 + 0.2 x code quality (1.0) + 0.5 x test quality (0): under the pass threshold
+        assert tq == 0.0 and res.score == pytest.approx(0.5) and not res.passed
         assert all("never call" in t.details["test_quality"]["error"] for t in res.tests)
     else:
         assert tq == 1.0 and res.score == 1.0

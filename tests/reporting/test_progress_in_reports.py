@@ -59,7 +59,7 @@ def test_kernel_env_turns_bars_off_and_restores(tmp_path, monkeypatch) -> None:
     with _kernel_env(tmp_path, tmp_path):
         assert os.environ[PROGRESS_ENV] == "0"
     assert os.environ[PROGRESS_ENV] == "1"
-    assert _ipc_config().KernelManager.transport == "ipc"
+    assert _ipc_config(tmp_path).KernelManager.transport == "ipc"
 
 
 pytestmark = pytest.mark.notebooks
