@@ -49,12 +49,16 @@ system-deps:
 	    || echo "could not install chromium/poppler-utils: HTML reports only, the JupyterLab browser test skipped"; \
 	else echo "chromium not installed (apt-get install chromium poppler-utils): HTML reports only, the JupyterLab browser test skipped"; fi
 
+# every test, in TEST_WORKERS pytest-xdist processes, each test file in one process (a module's
+# fixture, such as the notebook suite run, is made once); most tests wait on child processes,
+# so two processes on 2 cores take about half the time of one
+TEST_WORKERS ?= 2
 test: $(STAMP) system-deps
-	$(PY) -m pytest -m "" -q
+	$(PY) -m pytest -m "" -q -n $(TEST_WORKERS) --dist loadfile
 
 # everything but the notebook, real-model/real-server and slow tests (README: "Tests"), in
 # UNIT_WORKERS pytest-xdist processes: most of these tests wait (timeouts, child processes), so
-# 4 on 2 cores halves the time; `make test` runs every test in one process
+# 4 on 2 cores halves the time; `make test` runs every test, in TEST_WORKERS processes
 UNIT_WORKERS ?= 4
 unit: $(STAMP)
 	$(PY) -m pytest -q -n $(UNIT_WORKERS) -m "not integration and not notebooks and not slow"
