@@ -210,7 +210,7 @@ _NAMESPACE_CALLS = ("unshare", "setns", "mount")  # the zygote needs them; each 
 # What no sample may call (issue 42): a sample's processes stay on its worker's CPU and in its
 # zygote's session, so that however many processes it spins, it competes for one CPU and, where
 # the kernel groups a session's processes for scheduling (autogroup), as one group: another
-# worker's sample keeps its CPU (measured in tests/evaluators/test_sandbox_resources_round3.py).
+# worker's sample keeps its CPU (measured in tests/sandbox/test_sandbox_resources_round3.py).
 _SAMPLE_REFUSED = ("sched_setaffinity", "setsid")
 # What a ``check`` candidate may not call beyond the zygote's filter: no processes; and no file
 # whose inode number a later sample could read, when it comes from a counter the candidate

@@ -1,5 +1,5 @@
 """The sandbox's isolation holds on a Dask worker (issue 33): the isolation test files of
-tests/evaluators/ run once more with every job sent through the cluster path
+tests/sandbox/ run once more with every job sent through the cluster path
 (``EVALCORE_TEST_SANDBOX=cluster``, see tests/_sandbox_target.py), and a sample cannot kill the
 Dask worker that hosts its sandbox."""
 
@@ -22,11 +22,11 @@ pytestmark = pytest.mark.timeout(900)
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = (
-    "tests/evaluators/test_sandbox_isolation.py",  # no network, no host write, nothing outlives the sample
-    "tests/evaluators/test_sandbox_fs_allowlist.py",  # the file-system view is an allow-list
-    "tests/evaluators/test_sandbox_channels.py",  # no note from one sample to the next
-    "tests/evaluators/test_sandbox_exit_paths.py",  # every exit kills the sample and wipes its scratch
-    "tests/evaluators/test_sandbox_memory_limits.py",  # the limits
+    "tests/sandbox/test_sandbox_isolation.py",  # no network, no host write, nothing outlives the sample
+    "tests/sandbox/test_sandbox_fs_allowlist.py",  # the file-system view is an allow-list
+    "tests/sandbox/test_sandbox_channels.py",  # no note from one sample to the next
+    "tests/sandbox/test_sandbox_exit_paths.py",  # every exit kills the sample and wipes its scratch
+    "tests/sandbox/test_sandbox_memory_limits.py",  # the limits
 )
 # Tests that need a pool of the test process (each skipped on the cluster with its reason).
 LOCAL_ONLY = {

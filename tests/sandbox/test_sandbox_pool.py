@@ -196,7 +196,7 @@ def test_scratch_directories_are_clean_for_every_sample() -> None:
 
 def test_a_job_expected_to_dominate_the_batch_starts_first_at_the_same_priority() -> None:
     # Issue 42: durations order the work only; a priority chosen from them was a bit the next
-    # sample of the problem read (tests/evaluators/test_sandbox_schedule_channel.py).
+    # sample of the problem read (tests/sandbox/test_sandbox_schedule_channel.py).
     pool = SandboxPool(1)
     try:
         slow = {"mode": "script", "source": "import os\nprint(os.getpriority(os.PRIO_PROCESS, 0))\n"}

@@ -286,7 +286,7 @@ def test_exceptions_arrive_with_their_type_args_and_errno() -> None:
             "import numpy as np\ndef probe():\n    return np.array([object()])\n",
             "numpy ndarray of dtype object cannot cross",
         ),
-        (  # datetime64 crosses since issue 42 (tests/evaluators/test_sandbox_crossing_faithful.py)
+        (  # datetime64 crosses since issue 42 (tests/sandbox/test_sandbox_crossing_faithful.py)
             "import numpy as np\ndef probe():\n    return np.zeros(2, dtype=[('a', 'i4')])\n",
             "numpy ndarray of dtype [('a', '<i4')] cannot cross",
         ),

@@ -20,10 +20,10 @@ pytestmark = pytest.mark.integration
 
 HERE = Path(__file__).resolve().parent
 FILES = (
-    "tests/evaluators/test_sandbox_channels.py",
-    "tests/evaluators/test_sandbox_fs_allowlist.py",
-    "tests/evaluators/test_sandbox_exit_paths.py",
-    "tests/evaluators/test_sandbox_memory_limits.py",
+    "tests/sandbox/test_sandbox_channels.py",
+    "tests/sandbox/test_sandbox_fs_allowlist.py",
+    "tests/sandbox/test_sandbox_exit_paths.py",
+    "tests/sandbox/test_sandbox_memory_limits.py",
 )
 
 

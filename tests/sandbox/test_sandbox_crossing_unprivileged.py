@@ -15,7 +15,7 @@ from _as_nobody import rerun_as_nobody
 
 pytestmark = pytest.mark.integration
 
-FILES = ("tests/evaluators/test_sandbox_value_crossing.py", "tests/evaluators/test_sandbox_bounded_decoding.py")
+FILES = ("tests/sandbox/test_sandbox_value_crossing.py", "tests/sandbox/test_sandbox_bounded_decoding.py")
 
 
 def test_values_cross_and_decoding_is_bounded_as_nobody() -> None:

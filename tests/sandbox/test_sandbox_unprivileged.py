@@ -28,4 +28,4 @@ SUBSET = (
 
 
 def test_boundary_subset_passes_as_nobody() -> None:
-    rerun_as_nobody(["tests/evaluators/test_sandbox_boundary.py", "-k", SUBSET], timeout=150)
+    rerun_as_nobody(["tests/sandbox/test_sandbox_boundary.py", "-k", SUBSET], timeout=150)
