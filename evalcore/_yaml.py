@@ -9,8 +9,9 @@ damaged one must not take the machine): at most :data:`MAX_YAML_BYTES` of text, 
 most :data:`MAX_SCALAR_CHARS` characters, nesting at most :data:`MAX_DEPTH` deep, and at most
 :data:`MAX_EXPANDED_NODES` nodes and :data:`MAX_EXPANDED_CHARS` scalar characters once every alias
 is expanded (an "alias bomb" of nested anchors is refused, never built). The text is parsed once,
-with LibYAML's C parser where PyYAML has it (the pure-Python one otherwise): a stream of events
-checked for depth and scalar size, then the node graph composed once and built from it.
+with LibYAML's C parser where PyYAML has it (the pure-Python one otherwise), into a list of
+events checked for depth and scalar size; the node graph is composed from those same events
+(PyYAML's composer, its depth already bounded), checked for alias expansion, and built.
 """
 
 from __future__ import annotations
@@ -48,6 +49,30 @@ MAX_EXPANDED_NODES = 1_000_000
 MAX_EXPANDED_CHARS = 32 * 1024 * 1024
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _EventComposer(yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+    """PyYAML's safe composer and constructor reading events already parsed (and checked)."""
+
+    def __init__(self, events: list[Any]) -> None:
+        self._events = events
+        self._next = 0
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
+    def check_event(self, *choices: Any) -> bool:
+        if self._next >= len(self._events):
+            return False
+        return not choices or isinstance(self._events[self._next], choices)
+
+    def peek_event(self) -> Any:
+        return self._events[self._next]
+
+    def get_event(self) -> Any:
+        event = self._events[self._next]
+        self._next += 1
+        return event
 
 
 class YamlDoc:
@@ -109,15 +134,11 @@ def parse_yaml(text: str, source: str | os.PathLike[str]) -> YamlDoc:
     if len(text) > MAX_YAML_BYTES:
         raise EvalcoreError(f"YAML text of {len(text):,} characters, over the limit of {MAX_YAML_BYTES:,}", path=source)
     try:
-        _check_events(text, source)
-        loader = _Loader(text)
-        try:
-            node = loader.get_single_node()
-            if node is not None:
-                _check_expansion(node, source)
-            data = loader.construct_document(node) if node is not None else None
-        finally:
-            loader.dispose()
+        composer = _EventComposer(_checked_events(text, source))
+        node = composer.get_single_node()
+        if node is not None:
+            _check_expansion(node, source)
+        data = composer.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -133,14 +154,16 @@ def _excerpt(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
 
 
-def _check_events(text: str, source: str | os.PathLike[str]) -> None:
-    """Refuse nesting deeper than MAX_DEPTH and scalars longer than MAX_SCALAR_CHARS.
+def _checked_events(text: str, source: str | os.PathLike[str]) -> list[Any]:
+    """The text's events; nesting deeper than MAX_DEPTH or a scalar over MAX_SCALAR_CHARS refused.
 
     Reads the event stream (no recursion, nothing built), so a document nested a million deep
-    is refused before a recursive composer or constructor sees it.
+    is refused before the recursive composer or constructor sees it.
     """
+    events: list[Any] = []
     depth = 0
     for event in yaml.parse(text, Loader=_Loader):
+        events.append(event)
         mark = event.start_mark
         line = mark.line + 1 if mark is not None else None
         if isinstance(event, yaml.CollectionStartEvent):
@@ -155,6 +178,7 @@ def _check_events(text: str, source: str | os.PathLike[str]) -> None:
                 path=source,
                 line=line,
             )
+    return events
 
 
 def _check_expansion(root: Any, source: str | os.PathLike[str]) -> None:

@@ -83,3 +83,24 @@ def test_a_syntax_error_keeps_its_line_and_a_short_message():
 def test_an_empty_document_is_none():
     assert parse_yaml("", "e.yaml").data is None
     assert parse_yaml("# only a comment\n", "e.yaml").data is None
+
+
+def test_the_text_is_parsed_once(monkeypatch):
+    made = []
+
+    class Counting(_yaml._Loader):  # type: ignore[name-defined,misc]
+        def __init__(self, stream):
+            made.append(stream)
+            super().__init__(stream)
+
+    monkeypatch.setattr(_yaml, "_Loader", Counting)
+    doc = parse_yaml("base: &b {x: 1, tags: [a, b]}\nother: *b\nn: 007\nwhen: 2:00\n", "once.yaml")
+    assert len(made) == 1  # one parser over the text: the events it gives are checked, then composed
+    assert doc.data == {
+        "base": {"x": 1, "tags": ["a", "b"]},
+        "other": {"x": 1, "tags": ["a", "b"]},
+        "n": 7,
+        "when": 120,
+    }
+    assert doc.data["other"] is doc.data["base"]  # an alias is one object, as yaml.safe_load builds it
+    assert doc.key_lines() == {"base": 1, "other": 2, "n": 3, "when": 4}
