@@ -3,8 +3,16 @@ papermill run or a log (evalcore._progress)."""
 
 from __future__ import annotations
 
+import fcntl
 import io
+import json
+import os
+import pty
+import struct
+import subprocess
 import sys
+import termios
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +77,57 @@ def test_routing_bar_is_a_widget_in_jupyterlab_and_lines_in_a_log(monkeypatch: p
     shown = routing_progress.bar(3, "item bootstrap", unit="resamples")
     assert shown._tqdm is not None and shown._tqdm.total == 3
     shown.close()
+
+
+def _humaneval_files(tmp_path: Path, n: int) -> tuple[Path, Path]:
+    problem = {
+        "task_id": "T/0",
+        "prompt": 'def add(a, b):\n    """Add."""\n',
+        "canonical_solution": "    return a + b\n",
+        "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n",
+        "entry_point": "add",
+    }
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text(json.dumps(problem) + "\n")
+    samples = tmp_path / "samples.jsonl"
+    rows = [{"task_id": "T/0", "completion": "    return a + b\n" if i % 2 else "    return a - b\n"} for i in range(n)]
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return problems, samples
+
+
+def test_score_humaneval_shows_a_bar_on_a_terminal_and_none_in_a_pipe(tmp_path: Path) -> None:
+    """`evalcore score humaneval` (issue 39): a tqdm bar on stderr when it is a terminal (a pty
+    here), counting every sample; nothing but the JSON when stderr is a pipe."""
+    problems, samples = _humaneval_files(tmp_path, 6)
+    cmd = [
+        str(Path(sys.executable).with_name("evalcore")),
+        "score",
+        "humaneval",
+        str(samples),
+        "--problems",
+        str(problems),
+    ]
+    cmd += ["--k", "1", "--workers", "1"]
+    env = {k: v for k, v in os.environ.items() if k not in (PROGRESS_ENV, "JPY_SESSION_NAME")}
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # tqdm draws to the width
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, env=env, cwd=tmp_path)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, seen.decode(errors="replace")
+    assert json.loads(stdout)["pass@1"] == pytest.approx(0.5)
+    text = seen.decode(errors="replace")
+    assert "score humaneval" in text and "6/6" in text and "sample" in text, text
+    piped = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert piped.returncode == 0 and json.loads(piped.stdout)["pass@1"] == pytest.approx(0.5)
+    assert "score humaneval" not in piped.stderr and "6/6" not in piped.stderr

