@@ -303,105 +303,34 @@ def compare(
     if test not in _TESTS:
         raise EvalcoreError(f"unknown test {test!r}; use one of {', '.join(_TESTS)}", field="test")
     x, y, ids, n_dropped = align_scores(a, b, align=align, name_a=name_a, name_b=name_b)
-    n = x.size
-    if n < 2:
-        raise EvalcoreError(f"a paired comparison needs at least 2 shared items, got {n}", field="align")
-    labels = _cluster_labels(clusters, ids) if clusters is not None else None
-    if test in ("clustered", "wild_cluster") and labels is None:
-        raise EvalcoreError(f"test {test!r} needs cluster labels", field="clusters")
-    n_clusters = len(set(labels)) if labels is not None else 0
-    if labels is not None and n_clusters < 2:
-        raise EvalcoreError(
-            f"the compared items all lie in one cluster ({labels[0]!r}): a clustered comparison needs "
-            "at least 2 clusters",
-            field="clusters",
-        )
+    if x.size < 2:
+        raise EvalcoreError(f"a paired comparison needs at least 2 shared items, got {x.size}", field="align")
+    labels = _checked_labels(clusters, ids, test)
     binary = is_binary(x) and is_binary(y)
-    base = "mcnemar" if binary else "paired_t"
-    if test == "auto":
-        if labels is None:
-            chosen = base
-        else:
-            chosen = "wild_cluster" if n_clusters <= WILD_MAX_CLUSTERS else "clustered"
-    else:
-        chosen = test
-    boot = paired_bootstrap(
-        x, y, n_resamples=n_resamples, confidence=confidence, seed=seed, method="percentile" if binary else "bca"
-    )
-    results: dict[str, TestResult] = {"paired_bootstrap": boot}
-    if binary or chosen == "mcnemar":
-        results["mcnemar"] = mcnemar(x, y)
-    if not binary or chosen in ("paired_t", "wilcoxon"):
-        results["paired_t"] = paired_t(x, y, confidence=confidence)
-        results["wilcoxon"] = wilcoxon(x, y)
-    if chosen == "permutation":
-        results["permutation"] = permutation_test(x, y, n_resamples=n_resamples, seed=seed)
+    chosen = _chosen_test(test, binary, labels)
     both = np.concatenate([x, y])
     score_range = float(both.max() - both.min())
-    if labels is not None:
-        results["clustered"] = clustered_difference(x, y, labels, confidence=confidence)
-        if chosen == "wild_cluster" or n_clusters <= WILD_MAX_CLUSTERS:
-            results["wild_cluster"] = wild_cluster_bootstrap(
-                x,
-                y,
-                labels,
-                confidence=confidence,
-                weights=wild_weights,
-                n_resamples=n_resamples,
-                seed=seed,
-                max_difference=score_range,
-            )
+    results = _run_tests(
+        x,
+        y,
+        labels,
+        chosen=chosen,
+        binary=binary,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        wild_weights=wild_weights,
+        score_range=score_range,
+    )
     res = results[chosen]
-
-    if chosen in ("clustered", "paired_bootstrap", "wild_cluster"):
-        interval = results[chosen]
-    elif "paired_t" in results and chosen != "mcnemar":
-        interval = results["paired_t"]
-    else:
-        interval = boot
-    extra: dict[str, Any] = {}
-    if "mcnemar" in results:
-        mc = results["mcnemar"].details or {}
-        extra.update(n_10=mc["n_10"], n_01=mc["n_01"], mcnemar_exact=mc["exact"])
-    for name in ("mcnemar", "paired_t", "wilcoxon", "clustered", "wild_cluster"):
-        if name in results and name != chosen:
-            extra[f"{name}_p"] = results[name].p_value
-    if labels is not None:
-        cd = results["clustered"].details or {}
-        extra["clustered_se"] = cd["se"]
-        extra["clustered_df"] = cd["df"]
-        extra["n_clusters"] = cd["n_clusters"]
-    if "wild_cluster" in results:
-        wd = results["wild_cluster"].details or {}
-        extra.update(
-            wild_weights=wd["weights"],
-            wild_draws=wd["draws"],
-            wild_enumerated=wd["enumerated"],
-            wild_p_floor=wd["p_floor"],
-        )
-    extra["score_range"] = score_range
-    mdd: float | None
-    if chosen in ("clustered", "wild_cluster"):
-        # the MDD of the test actually run: its CR1 variance and its t with G − 1 df (for the
-        # wild bootstrap an approximation; it is the range when the bootstrap cannot reject)
-        se = (results["clustered"].details or {})["se"]
-        mdd = (
-            min_detectable_difference_se(se, alpha, 0.8, df=extra["clustered_df"], max_difference=score_range)
-            if se > 0
-            else None
-        )
-        if chosen == "wild_cluster" and extra["wild_p_floor"] > alpha and score_range > 0:
-            mdd = score_range
-        extra["mdd_basis"] = "clustered"
-    else:
-        mdd = _mdd(x, y, alpha, score_range)
-        extra["mdd_basis"] = "paired"
-    extra["mdd_80"] = mdd
-    extra["mdd_capped"] = bool(mdd is not None and score_range > 0 and mdd >= score_range)
+    interval = _interval_of(results, chosen)
+    extra = _extra(results, chosen, labels is not None, score_range)
+    extra.update(_mdd_extra(x, y, results, chosen, alpha, score_range, extra))
     if interval.test == "wild_cluster":
         wd = interval.details or {}
         extra["ci_capped"] = bool(wd["ci_capped_low"] or wd["ci_capped_high"])
     extra["ci_collapsed"] = bool(float(interval.ci_high) - float(interval.ci_low) <= 1e-9 * max(1.0, score_range))
+    boot = results["paired_bootstrap"]
     extra["bootstrap_p"] = boot.p_value
     extra["bootstrap_ci_low"] = boot.ci_low
     extra["bootstrap_ci_high"] = boot.ci_high
@@ -416,7 +345,7 @@ def compare(
         ci_method=interval.test,
         p_value=float(res.p_value),
         test=chosen,
-        n=int(n),
+        n=int(x.size),
         n_dropped=int(n_dropped),
         correlation=_correlation(x, y),
         effect_size=cohens_d_paired(x, y),
@@ -425,6 +354,138 @@ def compare(
         significant=bool(res.p_value <= alpha),
         extra=extra,
     )
+
+
+def _checked_labels(clusters: Any, ids: list[Hashable], test: str) -> list[Hashable] | None:
+    """The items' cluster labels (None without clusters); a clustered test without them refused."""
+    labels = _cluster_labels(clusters, ids) if clusters is not None else None
+    if test in ("clustered", "wild_cluster") and labels is None:
+        raise EvalcoreError(f"test {test!r} needs cluster labels", field="clusters")
+    if labels is not None and len(set(labels)) < 2:
+        raise EvalcoreError(
+            f"the compared items all lie in one cluster ({labels[0]!r}): a clustered comparison needs "
+            "at least 2 clusters",
+            field="clusters",
+        )
+    return labels
+
+
+def _chosen_test(test: str, binary: bool, labels: list[Hashable] | None) -> str:
+    """The test ``test="auto"`` stands for (McNemar, paired t, or a clustered test), else ``test``."""
+    if test != "auto":
+        return test
+    if labels is None:
+        return "mcnemar" if binary else "paired_t"
+    return "wild_cluster" if len(set(labels)) <= WILD_MAX_CLUSTERS else "clustered"
+
+
+def _run_tests(
+    x: np.ndarray,
+    y: np.ndarray,
+    labels: list[Hashable] | None,
+    *,
+    chosen: str,
+    binary: bool,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    wild_weights: WildWeights,
+    score_range: float,
+) -> dict[str, TestResult]:
+    """Every test :func:`compare` reports, by name: the chosen one and those whose p it adds."""
+    boot = paired_bootstrap(
+        x, y, n_resamples=n_resamples, confidence=confidence, seed=seed, method="percentile" if binary else "bca"
+    )
+    results: dict[str, TestResult] = {"paired_bootstrap": boot}
+    if binary or chosen == "mcnemar":
+        results["mcnemar"] = mcnemar(x, y)
+    if not binary or chosen in ("paired_t", "wilcoxon"):
+        results["paired_t"] = paired_t(x, y, confidence=confidence)
+        results["wilcoxon"] = wilcoxon(x, y)
+    if chosen == "permutation":
+        results["permutation"] = permutation_test(x, y, n_resamples=n_resamples, seed=seed)
+    if labels is not None:
+        results["clustered"] = clustered_difference(x, y, labels, confidence=confidence)
+        if chosen == "wild_cluster" or len(set(labels)) <= WILD_MAX_CLUSTERS:
+            results["wild_cluster"] = wild_cluster_bootstrap(
+                x,
+                y,
+                labels,
+                confidence=confidence,
+                weights=wild_weights,
+                n_resamples=n_resamples,
+                seed=seed,
+                max_difference=score_range,
+            )
+    return results
+
+
+def _interval_of(results: dict[str, TestResult], chosen: str) -> TestResult:
+    """The result whose interval the comparison reports: the chosen test's, else the t or bootstrap's."""
+    if chosen in ("clustered", "paired_bootstrap", "wild_cluster"):
+        return results[chosen]
+    if "paired_t" in results and chosen != "mcnemar":
+        return results["paired_t"]
+    return results["paired_bootstrap"]
+
+
+def _extra(results: dict[str, TestResult], chosen: str, clustered: bool, score_range: float) -> dict[str, Any]:
+    """McNemar's counts, the other tests' p-values and the clustered and wild details, for ``extra``."""
+    extra: dict[str, Any] = {}
+    if "mcnemar" in results:
+        mc = results["mcnemar"].details or {}
+        extra.update(n_10=mc["n_10"], n_01=mc["n_01"], mcnemar_exact=mc["exact"])
+    for name in ("mcnemar", "paired_t", "wilcoxon", "clustered", "wild_cluster"):
+        if name in results and name != chosen:
+            extra[f"{name}_p"] = results[name].p_value
+    if clustered:
+        cd = results["clustered"].details or {}
+        extra["clustered_se"] = cd["se"]
+        extra["clustered_df"] = cd["df"]
+        extra["n_clusters"] = cd["n_clusters"]
+    if "wild_cluster" in results:
+        wd = results["wild_cluster"].details or {}
+        extra.update(
+            wild_weights=wd["weights"],
+            wild_draws=wd["draws"],
+            wild_enumerated=wd["enumerated"],
+            wild_p_floor=wd["p_floor"],
+        )
+    extra["score_range"] = score_range
+    return extra
+
+
+def _mdd_extra(
+    x: np.ndarray,
+    y: np.ndarray,
+    results: dict[str, TestResult],
+    chosen: str,
+    alpha: float,
+    score_range: float,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """``mdd_80``, its basis and whether it is capped at the scores' range."""
+    mdd: float | None
+    if chosen in ("clustered", "wild_cluster"):
+        # the MDD of the test actually run: its CR1 variance and its t with G − 1 df (for the
+        # wild bootstrap an approximation; it is the range when the bootstrap cannot reject)
+        se = (results["clustered"].details or {})["se"]
+        mdd = (
+            min_detectable_difference_se(se, alpha, 0.8, df=extra["clustered_df"], max_difference=score_range)
+            if se > 0
+            else None
+        )
+        if chosen == "wild_cluster" and extra["wild_p_floor"] > alpha and score_range > 0:
+            mdd = score_range
+        basis = "clustered"
+    else:
+        mdd = _mdd(x, y, alpha, score_range)
+        basis = "paired"
+    return {
+        "mdd_basis": basis,
+        "mdd_80": mdd,
+        "mdd_capped": bool(mdd is not None and score_range > 0 and mdd >= score_range),
+    }
 
 
 def _cluster_labels(clusters: Any, ids: list[Hashable]) -> list[Hashable]:
