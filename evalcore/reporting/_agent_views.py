@@ -64,7 +64,7 @@ def combine_agent_results(
         category results cannot be combined) and one sentence saying where it came from or why
         not.
     """
-    from evalcore.agent_eval import CATEGORIES, CaseResult, CategoryResult, EvaluationResult
+    from evalcore.agent_eval import CATEGORIES, EvaluationResult
 
     base = Path(folder)
     wanted = list(categories or CATEGORIES)
@@ -74,51 +74,14 @@ def combine_agent_results(
         if found is None:
             return None, f"no results of the agent_{name} notebook in {base.name}: every category runs here"
         parts[name] = found
-    for name, (_path, data) in parts.items():
-        cfg = data.get("config") or {}
-        got = {
-            "agent": cfg.get("agent"),
-            "model": cfg.get("model"),
-            "threshold": cfg.get("threshold"),
-            "seed": (cfg.get("suite") or {}).get("seed"),
-        }
-        want = {"agent": agent, "model": model, "threshold": threshold, "seed": seed}
-        # a category that needs no LLM may have run in the reference agent's no-LLM mode
-        differs = [k for k in want if got[k] != want[k] and not (k == "model" and got[k] == "none")]
-        if differs:
-            k = differs[0]
-            return None, (
-                f"the agent_{name} notebook ran with {k} {got[k]!r}, this overview with {want[k]!r}: "
-                "every category runs here"
-            )
+    why_not = _why_not_combined(parts, {"agent": agent, "model": model, "threshold": threshold, "seed": seed})
+    if why_not:
+        return None, why_not
     trusted = {bool((d.get("config") or {}).get("trusted")) for _, d in parts.values()}
-    if len(trusted) > 1:
-        return None, "some category notebooks hosted the agent and some ran it in-process: every category runs here"
     first = next(iter(parts.values()))[1]
     suite = (first.get("config") or {}).get("suite") or {}
-    categories_out: dict[str, CategoryResult] = {}
-    for name, (_, data) in parts.items():
-        raw = data["detailed_results"][name]
-        tests = [
-            CaseResult(
-                name=t["name"],
-                score=float(t["score"]),
-                passed=bool(t["passed"]),
-                details=dict(t.get("details") or {}),
-                critical=bool(t.get("critical")),
-                error=t.get("error"),
-                duration_s=float(t.get("duration_s") or 0.0),
-            )
-            for t in raw.get("tests") or []
-        ]
-        categories_out[name] = CategoryResult(
-            name=name,
-            tests=tests,
-            metrics=dict(raw.get("metrics") or {}),
-            notes=list(raw.get("notes") or []),
-            duration_s=float(raw.get("duration_s") or 0.0),
-            threshold=float(suite.get("pass_threshold", 0.7)),
-        )
+    pass_threshold = float(suite.get("pass_threshold", 0.7))
+    categories_out = {name: _category_result(name, data, pass_threshold) for name, (_, data) in parts.items()}
     limits = {name: (d.get("config") or {}).get("suite", {}).get("limit") for name, (_, d) in parts.items()}
     config = dict(first.get("config") or {})
     config.update({"categories": wanted, "combined_from": {n: str(p) for n, (p, _) in parts.items()}, "limits": limits})
@@ -127,7 +90,7 @@ def combine_agent_results(
         config=config,
         started_at=min(str((d.get("summary") or {}).get("started_at") or "") for _, d in parts.values()),
         duration_s=sum(c.duration_s for c in categories_out.values()),
-        pass_threshold=float(suite.get("pass_threshold", 0.7)),
+        pass_threshold=pass_threshold,
         category_floor=float(suite.get("category_floor", 0.5)),
         trusted=trusted.pop(),
     )
@@ -140,4 +103,55 @@ def combine_agent_results(
         f"(cases per category: {shown})"
         + (f"; {', '.join(no_llm)} ran in the reference agent's no-LLM mode (model none)" if no_llm else "")
         + "."
+    )
+
+
+def _why_not_combined(parts: dict[str, tuple[Path, dict[str, Any]]], want: dict[str, Any]) -> str | None:
+    """Why the category results cannot be combined (another agent, model, threshold or seed; a
+    mix of hosted and in-process agents), or None when they can."""
+    for name, (_path, data) in parts.items():
+        cfg = data.get("config") or {}
+        got = {
+            "agent": cfg.get("agent"),
+            "model": cfg.get("model"),
+            "threshold": cfg.get("threshold"),
+            "seed": (cfg.get("suite") or {}).get("seed"),
+        }
+        # a category that needs no LLM may have run in the reference agent's no-LLM mode
+        differs = [k for k in want if got[k] != want[k] and not (k == "model" and got[k] == "none")]
+        if differs:
+            k = differs[0]
+            return (
+                f"the agent_{name} notebook ran with {k} {got[k]!r}, this overview with {want[k]!r}: "
+                "every category runs here"
+            )
+    if len({bool((d.get("config") or {}).get("trusted")) for _, d in parts.values()}) > 1:
+        return "some category notebooks hosted the agent and some ran it in-process: every category runs here"
+    return None
+
+
+def _category_result(name: str, data: dict[str, Any], pass_threshold: float) -> Any:
+    """One category's :class:`~evalcore.agent_eval.CategoryResult` read back from its results JSON."""
+    from evalcore.agent_eval import CaseResult, CategoryResult
+
+    raw = data["detailed_results"][name]
+    tests = [
+        CaseResult(
+            name=t["name"],
+            score=float(t["score"]),
+            passed=bool(t["passed"]),
+            details=dict(t.get("details") or {}),
+            critical=bool(t.get("critical")),
+            error=t.get("error"),
+            duration_s=float(t.get("duration_s") or 0.0),
+        )
+        for t in raw.get("tests") or []
+    ]
+    return CategoryResult(
+        name=name,
+        tests=tests,
+        metrics=dict(raw.get("metrics") or {}),
+        notes=list(raw.get("notes") or []),
+        duration_s=float(raw.get("duration_s") or 0.0),
+        threshold=pass_threshold,
     )

@@ -126,71 +126,85 @@ def sample_records(samples: Sequence[dict[str, Any]], config: dict[str, Any] | N
     """
     harness = _harness(config)
     scorer = str((config or {}).get("scorer") or "")
-    out = []
-    for s in samples:
-        comp = s.get("completion") or {}
-        usage = comp.get("usage") or {}
-        scores = s.get("scores") or {}
-        meta = s.get("metadata") or {}
-        err = comp.get("error") or None
-        request = s.get("request") or {}
-        messages = [
-            {"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
-            for m in request.get("messages") or []
-            if isinstance(m, dict)
-        ]
-        response = str(comp.get("text") or "")
-        extracted, method = scores.get("extracted_flexible"), scores.get("method_flexible")
-        extracted_strict, method_strict = scores.get("extracted_strict"), scores.get("method_strict")
-        latency = comp.get("latency_s")
-        latency = float(latency) if isinstance(latency, (int, float)) else None
-        if harness == "lm-evaluation-harness":
-            messages = _lm_eval_prompt(request.get("arguments"))
-            if comp.get("raw") is not None:  # the model's reply; `text` is lm-eval's filtered answer
-                from evalcore.imports._lm_eval import _text as lm_eval_text
+    return [_sample_record(s, harness, scorer) for s in samples]
 
-                response = lm_eval_text(comp["raw"])
-            extracted, method = str(comp.get("text") or ""), f"lm-eval filter {meta.get('filter') or '?'}"
-            latency = None  # lm-eval logs no timing
-        elif harness is not None:  # inspect_ai
-            messages = _chat_messages(request.get("input")) or (
-                [{"role": "user", "content": str(request["input"])}] if request.get("input") else []
-            )
-            if request.get("choices"):
-                messages.append({"role": "choices", "content": "\n".join(map(str, request["choices"]))})
-            answer = meta.get("answer")
-            extracted = None if answer is None else str(answer)
-            method = f"inspect scorer {scorer.split('/', 1)[0]}" if scorer else "inspect scorer"
-            if not latency:  # inspect wrote no total_time
-                latency = None
-        out.append(
-            {
-                "item_id": str(s.get("item_id")),
-                "epoch": int(s.get("epoch", 0)),
-                "verdict": _verdict(s),
-                "messages": messages,
-                "response": response,
-                "reference": None if s.get("reference") is None else str(s.get("reference")),
-                "extracted": extracted,
-                "method": method,
-                "extracted_strict": extracted_strict,
-                "method_strict": method_strict,
-                "result": scores.get("result"),
-                "prompt_tokens": int(usage["prompt_tokens"]) if usage.get("prompt_tokens") is not None else None,
-                "completion_tokens": (
-                    int(usage["completion_tokens"]) if usage.get("completion_tokens") is not None else None
-                ),
-                "latency_s": latency,
-                "cached": bool(s.get("cached")),
-                "error": (
-                    f"{err.get('type', '?')}: {err.get('message', '')}"
-                    if isinstance(err, dict)
-                    else (str(err) if err else None)
-                ),
-                "subject": meta.get("subject"),
-            }
-        )
-    return out
+
+def _sample_record(s: dict[str, Any], harness: str | None, scorer: str) -> dict[str, Any]:
+    """One sample's entry of :func:`sample_records`."""
+    comp = s.get("completion") or {}
+    usage = comp.get("usage") or {}
+    scores = s.get("scores") or {}
+    err = comp.get("error") or None
+    request = s.get("request") or {}
+    messages = [
+        {"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
+        for m in request.get("messages") or []
+        if isinstance(m, dict)
+    ]
+    latency = comp.get("latency_s")
+    seen = {
+        "messages": messages,
+        "response": str(comp.get("text") or ""),
+        "extracted": scores.get("extracted_flexible"),
+        "method": scores.get("method_flexible"),
+        "latency_s": float(latency) if isinstance(latency, (int, float)) else None,
+    }
+    if harness is not None:
+        seen.update(_imported_view(s, harness, scorer, seen["latency_s"]))
+    return {
+        "item_id": str(s.get("item_id")),
+        "epoch": int(s.get("epoch", 0)),
+        "verdict": _verdict(s),
+        "messages": seen["messages"],
+        "response": seen["response"],
+        "reference": None if s.get("reference") is None else str(s.get("reference")),
+        "extracted": seen["extracted"],
+        "method": seen["method"],
+        "extracted_strict": scores.get("extracted_strict"),
+        "method_strict": scores.get("method_strict"),
+        "result": scores.get("result"),
+        "prompt_tokens": int(usage["prompt_tokens"]) if usage.get("prompt_tokens") is not None else None,
+        "completion_tokens": (int(usage["completion_tokens"]) if usage.get("completion_tokens") is not None else None),
+        "latency_s": seen["latency_s"],
+        "cached": bool(s.get("cached")),
+        "error": (
+            f"{err.get('type', '?')}: {err.get('message', '')}"
+            if isinstance(err, dict)
+            else (str(err) if err else None)
+        ),
+        "subject": (s.get("metadata") or {}).get("subject"),
+    }
+
+
+def _imported_view(s: dict[str, Any], harness: str, scorer: str, latency: float | None) -> dict[str, Any]:
+    """What a run imported from another harness shows as it logged it: ``messages``,
+    ``response``, ``extracted``, ``method`` and ``latency_s`` (see :func:`sample_records`)."""
+    comp = s.get("completion") or {}
+    meta = s.get("metadata") or {}
+    request = s.get("request") or {}
+    if harness == "lm-evaluation-harness":
+        seen: dict[str, Any] = {"messages": _lm_eval_prompt(request.get("arguments"))}
+        if comp.get("raw") is not None:  # the model's reply; `text` is lm-eval's filtered answer
+            from evalcore.imports._lm_eval import _text as lm_eval_text
+
+            seen["response"] = lm_eval_text(comp["raw"])
+        seen["extracted"] = str(comp.get("text") or "")
+        seen["method"] = f"lm-eval filter {meta.get('filter') or '?'}"
+        seen["latency_s"] = None  # lm-eval logs no timing
+        return seen
+    # inspect_ai
+    messages = _chat_messages(request.get("input")) or (
+        [{"role": "user", "content": str(request["input"])}] if request.get("input") else []
+    )
+    if request.get("choices"):
+        messages.append({"role": "choices", "content": "\n".join(map(str, request["choices"]))})
+    answer = meta.get("answer")
+    return {
+        "messages": messages,
+        "extracted": None if answer is None else str(answer),
+        "method": f"inspect scorer {scorer.split('/', 1)[0]}" if scorer else "inspect scorer",
+        "latency_s": latency or None,  # inspect wrote no total_time: 0 is unknown
+    }
 
 
 def _script_json(obj: Any) -> str:

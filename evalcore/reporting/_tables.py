@@ -195,42 +195,56 @@ def format_table(
         df = df.reset_index()
     percent, code = set(percent), set(code)
     formatters: dict[Any, str | Callable[[object], str] | None] = {}
-    left: list[Any] = []
-    code_cols: list[Any] = []
+    kinds: dict[Any, str] = {}
     for name in df.columns:
-        col = df[name]
-        if name in code:
-            formatters[name] = lambda v: (
-                NA if _is_missing(v) else (f'<pre style="{CODE_STYLE}">{html.escape(printable_text(str(v)))}</pre>')
-            )
-            code_cols.append(name)
-        elif name in percent:
-            formatters[name] = _percent_formatter(max(digits - 2, 1))
-        elif pd.api.types.is_bool_dtype(col):
-            formatters[name] = _text
-        elif pd.api.types.is_numeric_dtype(col):
-            tiny = 0.0 if _is_p_column(name) else 1e-12
-            if _is_integer_column(col):
-                formatters[name] = lambda v: format_number(v, 0)
-            else:
-                formatters[name] = _number_formatter(_decimals(col, digits), tiny=tiny, whole=False)
-        else:
-            numeric = pd.to_numeric(col, errors="coerce")
-            if (
-                numeric.notna().sum() == col.notna().sum()
-                and col.notna().any()
-                and not any(isinstance(v, (str, bool, np.bool_)) for v in col if not _is_missing(v))
-            ):
-                d = 0 if _is_integer_column(col) else _decimals(numeric, digits)
-                formatters[name] = _number_formatter(d)
-            else:
-                formatters[name] = lambda v: (
-                    format_number(v, _decimals([float(v)], digits))
-                    if isinstance(v, (float, np.floating)) and not _is_missing(v)
-                    else _text(v)
-                )
-                left.append(name)
+        formatters[name], kinds[name] = _column_formatter(name, df[name], digits, percent, code)
     styler = df.style.format(formatters, na_rep=NA).hide(axis="index")
+    styler = _style_table(styler, df, kinds, headers)
+    if caption:
+        styler = styler.set_caption(html.escape(caption))
+    styler.__class__ = InlineStyler
+    return styler
+
+
+def _code_cell(value: Any) -> str:
+    """A code column's cell: a monospace ``<pre>`` block (see :data:`CODE_STYLE`), escaped."""
+    return NA if _is_missing(value) else f'<pre style="{CODE_STYLE}">{html.escape(printable_text(str(value)))}</pre>'
+
+
+def _column_formatter(
+    name: Any, col: pd.Series, digits: int, percent: set[Any], code: set[Any]
+) -> tuple[Callable[[Any], str], str]:
+    """How one column of :func:`format_table` is written: ``(formatter, kind)``, the kind
+    ``"code"``, ``"text"`` (left-aligned, wraps) or ``"number"`` (right-aligned, no wrap)."""
+    if name in code:
+        return _code_cell, "code"
+    if name in percent:
+        return _percent_formatter(max(digits - 2, 1)), "number"
+    if pd.api.types.is_bool_dtype(col):
+        return _text, "number"
+    if pd.api.types.is_numeric_dtype(col):
+        tiny = 0.0 if _is_p_column(name) else 1e-12
+        if _is_integer_column(col):
+            return (lambda v: format_number(v, 0)), "number"
+        return _number_formatter(_decimals(col, digits), tiny=tiny, whole=False), "number"
+    numeric = pd.to_numeric(col, errors="coerce")
+    if (
+        numeric.notna().sum() == col.notna().sum()
+        and col.notna().any()
+        and not any(isinstance(v, (str, bool, np.bool_)) for v in col if not _is_missing(v))
+    ):
+        return _number_formatter(0 if _is_integer_column(col) else _decimals(numeric, digits)), "number"
+
+    def mixed(v: Any) -> str:
+        if isinstance(v, (float, np.floating)) and not _is_missing(v):
+            return format_number(v, _decimals([float(v)], digits))
+        return _text(v)
+
+    return mixed, "text"
+
+
+def _style_table(styler: Any, df: pd.DataFrame, kinds: dict[Any, str], headers: bool) -> Any:
+    """The header labels and the alignment of :func:`format_table`'s columns by kind."""
     # column names may be data (a pivot by subject, model or item id): shown as text, escaped
     if headers:
         labels = [html.escape(printable_text(str(c).replace("_", " "))) for c in df.columns]
@@ -247,7 +261,9 @@ def format_table(
             {"selector": "td", "props": "vertical-align: top;"},
         ]
     )
-    numeric_cols: list[Hashable] = [c for c in df.columns if c not in left and c not in code_cols]
+    numeric_cols: list[Hashable] = [c for c in df.columns if kinds[c] == "number"]
+    left = [c for c in df.columns if kinds[c] == "text"]
+    code_cols = [c for c in df.columns if kinds[c] == "code"]
     if numeric_cols:
         styler = styler.set_properties(subset=numeric_cols, **{"text-align": "right", "white-space": "nowrap"})
     if left:
@@ -257,9 +273,6 @@ def format_table(
         )
     if code_cols:  # the <pre> keeps its lines and scrolls sideways: code is never wrapped mid-word
         styler = styler.set_properties(subset=code_cols, **{"text-align": "left", "white-space": "normal"})
-    if caption:
-        styler = styler.set_caption(html.escape(caption))
-    styler.__class__ = InlineStyler
     return styler
 
 
