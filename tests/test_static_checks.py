@@ -98,6 +98,10 @@ LAZY_ONLY = {"cluster"}
 # Known exceptions, each with its reason. The test fails on any new violation and on an entry
 # here that no longer occurs (so the list only shrinks).
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {
+    ("datasets/_compat.py", "evalcore.benchmarks"): (
+        "compatibility aliases of public names: evalcore.datasets.load(name) and friends take a benchmark's "
+        "name, which only the registry knows (issue 40); their home is evalcore.benchmarks"
+    ),
     ("agent_eval/_output.py", "evalcore.reporting._export"): (
         "the agent results HTML uses the report's Content-Security-Policy; it belongs at the bottom (_io) "
         "or in agent_eval itself"

@@ -1,9 +1,12 @@
-"""Benchmarks: one module per benchmark and the registry every other package asks.
+"""Benchmarks: one folder per benchmark and the registry every other package asks.
 
 A :class:`Benchmark` says how its items load, its default prompt template and generation
 settings, its few-shot examples, how one reply is scored, when two answers are equal and what
-its summary adds. The built-ins are GSM8K (``_gsm8k``), MMLU (``_mmlu``) and HumanEval
-(``_humaneval``); :func:`register` adds another; a user's own benchmark is one YAML file
+its summary adds. The built-ins are folders, ``gsm8k/``, ``mmlu/`` and ``humaneval/``, each
+holding everything that is that benchmark (rows and splits, HF id, shipped sample, scorer
+choice, prompt fields, summary extras), named by one line of the registry; :func:`load`,
+:func:`sample_path`, :func:`few_shot_pool` and :func:`resolve_source` read one by its name;
+:func:`register` adds another; a user's own benchmark is one YAML file
 (``_file``: a JSONL/CSV of items, a scorer, a prompt), found by :func:`get_benchmark` from its
 path. :func:`benchmark_of_run` gives the benchmark a recorded run was scored with.
 """
@@ -18,6 +21,11 @@ if TYPE_CHECKING:
     from evalcore.benchmarks._file import FileBenchmark as FileBenchmark
     from evalcore.benchmarks._file import load_benchmark_file as load_benchmark_file
     from evalcore.benchmarks._file_checks import SCORER_TYPES as SCORER_TYPES
+    from evalcore.benchmarks._loading import few_shot_pool as few_shot_pool
+    from evalcore.benchmarks._loading import few_shot_split as few_shot_split
+    from evalcore.benchmarks._loading import load as load
+    from evalcore.benchmarks._loading import resolve_source as resolve_source
+    from evalcore.benchmarks._loading import sample_path as sample_path
     from evalcore.benchmarks._protocol import SCORERS as SCORERS
     from evalcore.benchmarks._protocol import Benchmark as Benchmark
     from evalcore.benchmarks._registry import benchmark_names as benchmark_names
@@ -49,6 +57,7 @@ _EXPORTS = {
     ),
     "evalcore.benchmarks._file": ("FileBenchmark", "load_benchmark_file"),
     "evalcore.benchmarks._file_checks": ("SCORER_TYPES",),
+    "evalcore.benchmarks._loading": ("few_shot_pool", "few_shot_split", "load", "resolve_source", "sample_path"),
     "evalcore.benchmarks._scoring": (
         "CodeExecutionScoring",
         "ExactMatchScoring",

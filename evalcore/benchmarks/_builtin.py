@@ -1,6 +1,7 @@
 """What benchmarks share: :class:`BenchmarkBase` (defaults any benchmark may keep) and
-:class:`BuiltinBenchmark` (the built-ins: loading through :mod:`evalcore.datasets` and the
-packaged prompt template (``evalcore/runs/templates/<name>.yaml``, where recorded runs name it:
+:class:`BuiltinBenchmark` (a benchmark folder: loading its
+:class:`~evalcore.datasets.DatasetSource` through :mod:`evalcore.datasets`' generic readers, and
+the packaged prompt template (``evalcore/runs/templates/<name>.yaml``, where recorded runs name it:
 moving it would change the template ``source`` a resumed run compares))."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evalcore._yaml import YamlDoc
-    from evalcore.datasets import Item
+    from evalcore.datasets import DatasetSource, Item
 
 
 class BenchmarkBase:
@@ -41,8 +42,11 @@ class BenchmarkBase:
 
 
 class BuiltinBenchmark(BenchmarkBase):
-    """Loading, few-shot pool and template of a benchmark whose loader lives in
-    :mod:`evalcore.datasets` (the formats, sources and sample files)."""
+    """Loading, few-shot pool and template of a benchmark folder: ``data`` (a
+    :class:`~evalcore.datasets.DatasetSource`: its splits, readers, HF id and shipped sample) is
+    read by :func:`evalcore.datasets.load_items` from the best available source."""
+
+    data: DatasetSource
 
     def load(
         self,
@@ -52,16 +56,16 @@ class BuiltinBenchmark(BenchmarkBase):
         source: str = "auto",
         path: str | Path | None = None,
     ) -> list[Item]:
-        """:func:`evalcore.datasets.load` of this benchmark."""
-        from evalcore.datasets import load
+        """:func:`evalcore.datasets.load_items` of this benchmark's ``data``."""
+        from evalcore.datasets import load_items
 
-        return load(self.name, split=split, limit=limit, seed=seed, source=source, path=path)
+        return load_items(self.data, split=split, limit=limit, seed=seed, source=source, path=path)
 
     def few_shot_pool(self) -> list[Item]:
-        """:func:`evalcore.datasets.few_shot_pool` of this benchmark (its few-shot split)."""
-        from evalcore.datasets import few_shot_pool
+        """:func:`evalcore.datasets.few_shot_items` of this benchmark's ``data`` (its few-shot split)."""
+        from evalcore.datasets import few_shot_items
 
-        return few_shot_pool(self.name)
+        return few_shot_items(self.data)
 
     def template_doc(self) -> YamlDoc:
         """The packaged template."""

@@ -311,11 +311,11 @@ class FileBenchmark:
     def _reference(self, value: Any, file: Path, line: int, field: str | None, n_options: int = 4) -> Any:
         if self.kind == "code":
             return "" if value is None else str(value)
-        from evalcore.datasets import choice_reference, gsm8k_reference
+        from evalcore.datasets import choice_reference, number_reference
 
         try:
             if self.kind == "number":
-                return gsm8k_reference(value)
+                return number_reference(value)
             if self.kind == "letter":  # by the labels the scorer states: nothing shifted unasked
                 labels = str(self.options.get("labels") or "letters")
                 return choice_reference(value, n_options, labels=labels, base=self.options.get("base"))

@@ -1,8 +1,8 @@
 """The one registry of benchmarks: every other package asks it, none compares names.
 
-The built-in benchmarks are registered by module path and imported on first use (so the CLI
-can list them without importing anything heavy); :func:`register` adds another one (a fourth
-benchmark is one module plus one ``register`` call), and a user's own benchmark is one YAML
+The built-in benchmarks are registered by their folder's module path and imported on first use
+(so the CLI can list them without importing anything heavy); :func:`register` adds another one
+(a fourth benchmark is one folder plus one ``register`` call or one line here), and a user's own benchmark is one YAML
 file, loaded by :func:`get_benchmark` when given its path.
 """
 
@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from evalcore.benchmarks._protocol import Benchmark
 
 _BUILTIN: dict[str, str] = {
-    "gsm8k": "evalcore.benchmarks._gsm8k",
-    "mmlu": "evalcore.benchmarks._mmlu",
-    "humaneval": "evalcore.benchmarks._humaneval",
+    "gsm8k": "evalcore.benchmarks.gsm8k",
+    "mmlu": "evalcore.benchmarks.mmlu",
+    "humaneval": "evalcore.benchmarks.humaneval",
 }
-"""Built-in name -> the module whose ``BENCHMARK`` it is (imported on first use)."""
+"""Built-in name -> the folder (package) whose ``BENCHMARK`` it is (imported on first use): one
+line a benchmark."""
 _REGISTERED: dict[str, Any] = {}
 """Benchmarks registered at run time (:func:`register`), and user YAML benchmarks once loaded."""
 YAML_SUFFIXES = (".yaml", ".yml")

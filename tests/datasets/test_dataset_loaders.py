@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
+import importlib
 import json
 import random
 import re
@@ -12,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from evalcore.datasets import _hf, _load, load, resolve_source, sample_path
+from evalcore.datasets import _hf, _source, load, resolve_source, sample_path
 from evalcore.errors import EvalcoreError
 
 GSM_ROWS = [
@@ -66,7 +68,7 @@ def _humaneval_rows(n: int = 3) -> list[dict[str, str]]:
 @pytest.fixture(autouse=True)
 def _no_hf_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests decide what is 'cached'; the real HF cache of this machine must not matter."""
-    monkeypatch.setattr(_hf, "is_cached", lambda name: False)
+    monkeypatch.setattr(_hf, "is_cached", lambda hub: False)
 
 
 # --------------------------------------------------------------------------- local files
@@ -218,7 +220,7 @@ def test_hf_hub_used_by_auto_when_cached(monkeypatch: pytest.MonkeyPatch) -> Non
         calls.append((target, split, kwargs))
         return datasets.Dataset.from_list(GSM_ROWS)
 
-    monkeypatch.setattr(_hf, "is_cached", lambda name: name == "gsm8k")
+    monkeypatch.setattr(_hf, "is_cached", lambda hub: hub == ("openai/gsm8k", "main"))
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
     assert resolve_source("gsm8k") == "hf"
     items = load("gsm8k")
@@ -244,11 +246,11 @@ def test_hub_cache_detection_reads_the_hf_cache_layout(tmp_path: Path, monkeypat
     monkeypatch.delenv("HF_DATASETS_CACHE", raising=False)
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
-    assert not _hf.is_cached("gsm8k")
+    assert not _hf.is_cached(("openai/gsm8k", "main"))
     (tmp_path / "datasets" / "openai___gsm8k" / "main" / "0.0.0").mkdir(parents=True)
-    assert _hf.is_cached("gsm8k") and not _hf.is_cached("mmlu")
+    assert _hf.is_cached(("openai/gsm8k", "main")) and not _hf.is_cached(("cais/mmlu", "all"))
     (tmp_path / "hub" / "datasets--cais--mmlu" / "snapshots" / "abc").mkdir(parents=True)
-    assert _hf.is_cached("mmlu")
+    assert _hf.is_cached(("cais/mmlu", "all"))
 
 
 # --------------------------------------------------------------------------- auto order / errors
@@ -259,12 +261,12 @@ def test_auto_order_path_then_hf_then_package_then_sample(tmp_path: Path, monkey
     assert resolve_source("humaneval", path=f) == "local"
     assert resolve_source("humaneval") == "package"
     assert resolve_source("gsm8k") == "sample" and resolve_source("mmlu") == "sample"
-    monkeypatch.setattr(_hf, "is_cached", lambda name: True)
+    monkeypatch.setattr(_hf, "is_cached", lambda hub: True)
     monkeypatch.setattr(_hf, "datasets_installed", lambda: True)
     assert resolve_source("humaneval") == "hf"
     assert resolve_source("humaneval", path=f) == "local"  # an explicit path beats the cache
-    monkeypatch.setattr(_hf, "is_cached", lambda name: False)
-    monkeypatch.setattr(_load, "_package_available", lambda: False)
+    monkeypatch.setattr(_hf, "is_cached", lambda hub: False)
+    monkeypatch.setattr(_source, "package_available", lambda src: False)
     assert resolve_source("humaneval") == "sample"
     items = load("humaneval")
     assert items[0].metadata["source"] == "sample" and items[0].id.startswith("EvalcoreSample/")
@@ -272,8 +274,10 @@ def test_auto_order_path_then_hf_then_package_then_sample(tmp_path: Path, monkey
 
 
 def test_no_source_available_names_the_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_load, "SAMPLES_DIR", tmp_path / "nothing")
-    monkeypatch.setattr(_load, "_package_available", lambda: False)
+    for name in ("gsm8k", "mmlu", "humaneval"):  # no shipped sample anywhere
+        bench = importlib.import_module(f"evalcore.benchmarks.{name}")
+        monkeypatch.setattr(bench.BENCHMARK, "data", dataclasses.replace(bench.SOURCE, sample_dir=tmp_path / "nothing"))
+    monkeypatch.setattr(_source, "package_available", lambda src: False)
     for name in ("gsm8k", "mmlu", "humaneval"):
         with pytest.raises(EvalcoreError) as err:
             load(name)
@@ -293,7 +297,7 @@ def test_bad_arguments(tmp_path: Path) -> None:
         load("gsm8k", source="web")
     with pytest.raises(EvalcoreError, match="needs path"):
         load("gsm8k", source="local")
-    with pytest.raises(EvalcoreError, match="only for humaneval"):
+    with pytest.raises(EvalcoreError, match="not a source of gsm8k"):
         load("gsm8k", source="package")
     with pytest.raises(EvalcoreError, match="only the 'test' split"):
         load("gsm8k", split="train", source="sample")
@@ -399,10 +403,10 @@ def test_auto_reads_a_cached_hub_snapshot_offline(tmp_path: Path, monkeypatch: p
 def test_auto_falls_back_when_the_cache_cannot_be_read(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(name: str, split: str, path: Any = None, *, allow_network: bool = False) -> Any:
+    def broken(hub: Any, split: str, path: Any = None, *, allow_network: bool = False) -> Any:
         raise EvalcoreError("cache is corrupt", field="source")
 
-    monkeypatch.setattr(_hf, "is_cached", lambda name: True)
+    monkeypatch.setattr(_hf, "is_cached", lambda hub: True)
     monkeypatch.setattr(_hf, "datasets_installed", lambda: True)
     monkeypatch.setattr(_hf, "load_hf_rows", broken)
     with caplog.at_level("WARNING", logger="evalcore.datasets"):

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from evalcore.datasets import DATASETS, choices_text, load, prompt_question, question_text
+from evalcore.benchmarks import builtin_names
+from evalcore.datasets import choices_text, load, prompt_question, question_text
 from evalcore.runs import load_template, render
 
 
@@ -29,7 +30,7 @@ def test_choices_text_and_question_text():
     assert question_text({"question": "Q?", "choices": "['x', 'y']"}) == "Q?"
 
 
-@pytest.mark.parametrize("dataset", DATASETS)
+@pytest.mark.parametrize("dataset", builtin_names())
 def test_the_shipped_templates_give_back_the_items_question(dataset):
     """What a template renders, prompt_question reads back: the item's question (and options)."""
     template = load_template(dataset)

@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LM_TASKS = ROOT / "params" / "lm_eval"
 INSPECT_TASK = ROOT / "params" / "inspect" / "ec_gsm8k_sample.py"
-SAMPLE = ROOT / "evalcore" / "datasets" / "samples" / "gsm8k" / "test.jsonl"
+SAMPLE = ROOT / "evalcore" / "benchmarks" / "gsm8k" / "samples" / "test.jsonl"
 DOCS = (ROOT / "docs" / "imports.md").read_text(encoding="utf-8")
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 

@@ -1,20 +1,26 @@
 """MMLU: four-option multiple choice over 57 subjects; the answer is a letter A-D.
 
-Loading (``cais/mmlu`` "all", the original per-subject CSVs, the shipped sample) is in
-:mod:`evalcore.datasets`; the extractor is :mod:`evalcore.evaluators._extract_mmlu` (the
-``"letter"`` answer kind of :class:`~evalcore.evaluators.ExactMatchEvaluator`).
+Everything that is MMLU lives in this folder: its rows and splits (``_rows``: per-subject CSVs
+of the original ``data.tar``, hub id ``cais/mmlu`` "all"; ``val`` is ``validation``), the shipped
+sample (``samples/test/`` and ``samples/dev/`` for few-shot examples), the scorer choice (exact
+match of the ``"letter"`` answer kind), the prompt fields and the per-subject summary. The
+registry names it in one line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalcore.benchmarks._builtin import BuiltinBenchmark
 from evalcore.benchmarks._scoring import ExactMatchScoring, by_subject, parse_failure_extras
+from evalcore.benchmarks.mmlu._rows import source
 
 if TYPE_CHECKING:
     from evalcore.datasets import Item
+
+SOURCE = source(Path(__file__).resolve().parent / "samples")
 
 
 class MMLU(ExactMatchScoring, BuiltinBenchmark):
@@ -29,6 +35,7 @@ class MMLU(ExactMatchScoring, BuiltinBenchmark):
     answer_kind = "letter"
     default_max_tokens = 64
     supports_likelihood = True
+    data = SOURCE
 
     def prompt_fields(self, item: Item) -> dict[str, Any]:
         """``choices_text`` and ``subject`` (underscores as spaces)."""
