@@ -404,11 +404,72 @@ def _number_text(text: str) -> float | None:
         return None
 
 
+_Rows = list[tuple[str, Path, list[tuple[int, dict[str, Any]]]]]
+_Picked = tuple[str, Path, int, dict[str, Any], dict[str, float]]
+
+
 def _import_task(
     results_path: Path, results: dict[str, Any], task: str, parts: list[tuple[str, Path]], wanted: Sequence[str]
 ) -> ImportedRun:
     """One run from one task's samples, or from a group's subtasks (``parts``) together."""
     read = [(sub, sp, _read_lines(sp)) for sub, sp in parts]
+    available = _shared_metric_names(read)
+    group = len(parts) > 1 or parts[0][0] != task
+    chosen = choose_metric(available, wanted, where=parts[0][1] if not group else results_path)
+    m_name, _, m_filter = chosen.partition(",")
+    task_results = _task_results(results, results_path, task, chosen, group)
+    configs = results.get("configs") or {}
+    task_config = (configs.get(task) or {}) if not group else {sub: configs.get(sub) or {} for sub, _ in parts}
+    first_config = configs.get(parts[0][0]) or {}
+    model_name = _model_name(results)
+    cfg = results.get("config") or {}
+    gen_kwargs = first_config.get("generation_kwargs") or {}
+    picked = [p for sub, sp, rows in read for p in _picked_rows(sub, sp, rows, chosen)]
+    samples = _sample_records(picked, task, group, chosen, m_filter, gen_kwargs, model_name)
+    reported = {
+        chosen: task_results.get(chosen),
+        f"{m_name}_stderr,{m_filter}": task_results.get(f"{m_name}_stderr,{m_filter}"),
+    }
+    version = results.get("lm_eval_version")
+    prov = provenance(
+        HARNESS,
+        None if version is None else str(version),
+        [results_path] + [sp for _, sp in parts],
+        metric=chosen,
+        extra={
+            "task": task,
+            "id_scheme": "lm-eval:doc-sha256",
+            "metrics_available": available,
+            "results_file": str(results_path),
+            "samples_file": str(parts[0][1]) if not group else None,
+            "subtasks": [sub for sub, _ in parts] if group else None,
+        },
+    )
+    run_id = f"lmeval-{slug(task)}-{slug(model_name.rsplit('/', 1)[-1], 24)}-{prov['fingerprint'][:8]}"
+    config: RunConfig = {
+        "dataset": task,
+        "task": task,
+        "split": first_config.get("test_split"),
+        "source": [HARNESS],
+        "model": f"{cfg.get('model', '?')}:{model_name}",
+        "model_name": model_name,
+        "model_args": cfg.get("model_args"),
+        "harness_config": {k: v for k, v in cfg.items() if k != "model_args"},
+        "task_config": task_config,
+        "task_version": (results.get("versions") or {}).get(task),
+        "n_shot": (results.get("n-shot") or {}).get(task),
+        "params": gen_kwargs,
+        "scorer": chosen,
+        "epochs": 1,
+        "n_items": len(samples),
+        "item_ids": [s["item_id"] for s in samples],
+        "imported": prov,
+    }
+    return ImportedRun(run_id=run_id, config=config, samples=samples, reported=reported)
+
+
+def _shared_metric_names(read: _Rows) -> list[str]:
+    """``metric,filter`` names logged in every part, in the first part's order."""
     per_part: list[list[str]] = []
     for _, _, rows in read:
         names: list[str] = []
@@ -418,10 +479,11 @@ def _import_task(
                 if name not in names:
                     names.append(name)
         per_part.append(names)
-    available = [n for n in per_part[0] if all(n in other for other in per_part[1:])]
-    group = len(parts) > 1 or parts[0][0] != task
-    chosen = choose_metric(available, wanted, where=parts[0][1] if not group else results_path)
-    m_name, _, m_filter = chosen.partition(",")
+    return [n for n in per_part[0] if all(n in other for other in per_part[1:])]
+
+
+def _task_results(results: dict[str, Any], results_path: Path, task: str, chosen: str, group: bool) -> dict[str, Any]:
+    """The task's entry of the results file (a single task's must exist and report ``chosen``)."""
     task_results = (results.get("results") or {}).get(task)
     if not group:
         if not isinstance(task_results, dict):
@@ -435,57 +497,72 @@ def _import_task(
                 path=results_path,
                 field=f"results.{task}.{chosen}",
             )
-    task_results = task_results if isinstance(task_results, dict) else {}
-    configs = results.get("configs") or {}
-    task_config = (configs.get(task) or {}) if not group else {sub: configs.get(sub) or {} for sub, _ in parts}
-    first_config = configs.get(parts[0][0]) or {}
-    model_name = _model_name(results)
-    cfg = results.get("config") or {}
-    gen_kwargs = first_config.get("generation_kwargs") or {}
-    picked: list[tuple[str, Path, int, dict[str, Any], dict[str, float]]] = []
-    for sub, samples_path, rows in read:
-        by_doc: dict[Any, tuple[int, dict[str, Any]]] = {}
-        all_scores: dict[Any, dict[str, float]] = defaultdict(dict)
-        for lineno, row in rows:
-            doc_id = row["doc_id"]
-            flt = row.get("filter", "none")
-            for m in row["metrics"]:
-                if m not in row:
+    return task_results if isinstance(task_results, dict) else {}
+
+
+def _row_scores(row: dict[str, Any], samples_path: Path, lineno: int, chosen: str) -> dict[str, float]:
+    """A sample line's numeric metric values by ``metric,filter`` (text that is no number refused for ``chosen``)."""
+    scores: dict[str, float] = {}
+    flt = row.get("filter", "none")
+    for m in row["metrics"]:
+        if m not in row:
+            raise EvalcoreError(
+                f"metric {m!r} is listed in 'metrics' but has no value", path=samples_path, line=lineno, field=m
+            )
+        value = row[m]
+        if isinstance(value, str):
+            # lm-eval logs numbers; a numpy bool comes out as "True"/"False". Any other
+            # text ("yes", "C") is not lm-eval's and used to count as a wrong score.
+            number = _number_text(value)
+            if number is None:
+                if f"{m},{flt}" == chosen:
                     raise EvalcoreError(
-                        f"metric {m!r} is listed in 'metrics' but has no value", path=samples_path, line=lineno, field=m
-                    )
-                value = row[m]
-                if isinstance(value, str):
-                    # lm-eval logs numbers; a numpy bool comes out as "True"/"False". Any other
-                    # text ("yes", "C") is not lm-eval's and used to count as a wrong score.
-                    number = _number_text(value)
-                    if number is None:
-                        if f"{m},{flt}" == chosen:
-                            raise EvalcoreError(
-                                f"metric value {value!r} (doc_id {doc_id!r}) is not a number; "
-                                "lm-eval logs per-sample metric values as numbers",
-                                path=samples_path,
-                                line=lineno,
-                                field=m,
-                            )
-                        continue  # another metric, not imported as a score
-                    value = number
-                if isinstance(value, (int, float, bool)):
-                    all_scores[doc_id][f"{m},{flt}"] = score_value(value, path=samples_path, line=lineno, name=m)
-            if flt == m_filter and m_name in row["metrics"]:
-                if doc_id in by_doc:
-                    raise EvalcoreError(
-                        f"doc_id {doc_id!r} appears twice for filter {flt!r} (first on line {by_doc[doc_id][0]})",
+                        f"metric value {value!r} (doc_id {row['doc_id']!r}) is not a number; "
+                        "lm-eval logs per-sample metric values as numbers",
                         path=samples_path,
                         line=lineno,
-                        field="doc_id",
+                        field=m,
                     )
-                by_doc[doc_id] = (lineno, row)
-        if not by_doc:
-            raise EvalcoreError(f"no sample line logs {chosen!r}", path=samples_path, field="metrics")
-        for doc_id, (lineno, row) in by_doc.items():
-            picked.append((sub, samples_path, lineno, row, all_scores[doc_id]))
+                continue  # another metric, not imported as a score
+            value = number
+        if isinstance(value, (int, float, bool)):
+            scores[f"{m},{flt}"] = score_value(value, path=samples_path, line=lineno, name=m)
+    return scores
 
+
+def _picked_rows(sub: str, samples_path: Path, rows: list[tuple[int, dict[str, Any]]], chosen: str) -> list[_Picked]:
+    """One part's lines that log ``chosen`` (one a doc_id), each with every score of its document."""
+    m_name, _, m_filter = chosen.partition(",")
+    by_doc: dict[Any, tuple[int, dict[str, Any]]] = {}
+    all_scores: dict[Any, dict[str, float]] = defaultdict(dict)
+    for lineno, row in rows:
+        doc_id = row["doc_id"]
+        flt = row.get("filter", "none")
+        all_scores[doc_id].update(_row_scores(row, samples_path, lineno, chosen))
+        if flt == m_filter and m_name in row["metrics"]:
+            if doc_id in by_doc:
+                raise EvalcoreError(
+                    f"doc_id {doc_id!r} appears twice for filter {flt!r} (first on line {by_doc[doc_id][0]})",
+                    path=samples_path,
+                    line=lineno,
+                    field="doc_id",
+                )
+            by_doc[doc_id] = (lineno, row)
+    if not by_doc:
+        raise EvalcoreError(f"no sample line logs {chosen!r}", path=samples_path, field="metrics")
+    return [(sub, samples_path, lineno, row, all_scores[doc_id]) for doc_id, (lineno, row) in by_doc.items()]
+
+
+def _sample_records(
+    picked: list[_Picked],
+    task: str,
+    group: bool,
+    chosen: str,
+    m_filter: str,
+    gen_kwargs: dict[str, Any],
+    model_name: str,
+) -> list[SampleRecord]:
+    """The run's sample records; an item id from the document's hash (made unique where documents repeat)."""
     hashes = [doc_hash(row["doc"]) for _, _, _, row, _ in picked]
     counts: dict[str, int] = defaultdict(int)
     for h in hashes:
@@ -534,43 +611,4 @@ def _import_task(
                 "error": False,
             }
         )
-    reported = {
-        chosen: task_results.get(chosen),
-        f"{m_name}_stderr,{m_filter}": task_results.get(f"{m_name}_stderr,{m_filter}"),
-    }
-    version = results.get("lm_eval_version")
-    prov = provenance(
-        HARNESS,
-        None if version is None else str(version),
-        [results_path] + [sp for _, sp in parts],
-        metric=chosen,
-        extra={
-            "task": task,
-            "id_scheme": "lm-eval:doc-sha256",
-            "metrics_available": available,
-            "results_file": str(results_path),
-            "samples_file": str(parts[0][1]) if not group else None,
-            "subtasks": [sub for sub, _ in parts] if group else None,
-        },
-    )
-    run_id = f"lmeval-{slug(task)}-{slug(model_name.rsplit('/', 1)[-1], 24)}-{prov['fingerprint'][:8]}"
-    config: RunConfig = {
-        "dataset": task,
-        "task": task,
-        "split": first_config.get("test_split"),
-        "source": [HARNESS],
-        "model": f"{cfg.get('model', '?')}:{model_name}",
-        "model_name": model_name,
-        "model_args": cfg.get("model_args"),
-        "harness_config": {k: v for k, v in cfg.items() if k != "model_args"},
-        "task_config": task_config,
-        "task_version": (results.get("versions") or {}).get(task),
-        "n_shot": (results.get("n-shot") or {}).get(task),
-        "params": gen_kwargs,
-        "scorer": chosen,
-        "epochs": 1,
-        "n_items": len(samples),
-        "item_ids": [s["item_id"] for s in samples],
-        "imported": prov,
-    }
-    return ImportedRun(run_id=run_id, config=config, samples=samples, reported=reported)
+    return samples
