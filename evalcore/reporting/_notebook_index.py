@@ -150,6 +150,41 @@ def _row_sample_browser(suite_dir: Path, result: EntryResult) -> str | None:
     return None
 
 
+def _index_row(suite_dir: Path, r: EntryResult) -> str:
+    """One notebook's row of ``index.html``: status, time, links to its outputs and logs, figures
+    and details (error, messages)."""
+    esc = _html.escape
+    links = []
+    for label, target in (("notebook", r.executed), ("HTML", r.html), ("PDF", r.pdf)):
+        if target:
+            links.append(f'<a href="{esc(target)}">{label}</a>')
+    browser = _row_sample_browser(suite_dir, r)
+    if browser:
+        links.append(
+            f'<a href="{esc(browser)}" title="every sample of this run: prompt, response, '
+            f'extracted answer, verdict">samples</a>'
+        )
+    records_file = suite_dir / r.name / RECORDS_FILENAME
+    if records_file.exists():
+        links.append(f'<a href="{esc(r.name)}/{RECORDS_FILENAME}">records JSON</a>')
+    for log, label in (
+        ("stderr.log", "progress bars and warnings moved out of the report"),
+        ("kernel.log", "the kernel's own log"),
+    ):
+        if (suite_dir / r.name / log).exists():
+            links.append(f'<a href="{esc(r.name)}/{log}" title="{esc(label)}">{log}</a>')
+    figs = " ".join(f'<a href="{esc(f)}">{esc(Path(f).name)}</a>' for f in r.figures)
+    detail = f'<div class="err">{esc(r.error)}</div>' if r.error else ""
+    if r.messages:
+        detail += "".join(f"<div>{esc(m)}</div>" for m in r.messages)
+    duration = f"{r.duration_s:.1f} s" if r.duration_s is not None else ""
+    return (
+        f"<tr><td>{esc(r.name)}</td><td>{esc(r.notebook)}</td>"
+        f'<td class="{esc(r.status)}">{esc(r.status)}</td><td>{duration}</td>'
+        f"<td>{' · '.join(links)}</td><td>{figs}</td><td>{detail}</td></tr>"
+    )
+
+
 def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[str, Any]) -> Path:
     """Write ``index.html``, ``suite.json`` and ``summary.csv`` of a suite run.
 
@@ -175,37 +210,7 @@ def write_index(suite_dir: Path, results: Sequence[EntryResult], meta: Mapping[s
     from evalcore.reporting._browser import sample_browsers_section
 
     samples = sample_browsers_section(suite_dir)  # a sample browser per benchmark run: written, listed
-    rows = []
-    for r in results:
-        links = []
-        for label, target in (("notebook", r.executed), ("HTML", r.html), ("PDF", r.pdf)):
-            if target:
-                links.append(f'<a href="{esc(target)}">{label}</a>')
-        browser = _row_sample_browser(suite_dir, r)
-        if browser:
-            links.append(
-                f'<a href="{esc(browser)}" title="every sample of this run: prompt, response, '
-                f'extracted answer, verdict">samples</a>'
-            )
-        records_file = suite_dir / r.name / RECORDS_FILENAME
-        if records_file.exists():
-            links.append(f'<a href="{esc(r.name)}/{RECORDS_FILENAME}">records JSON</a>')
-        for log, label in (
-            ("stderr.log", "progress bars and warnings moved out of the report"),
-            ("kernel.log", "the kernel's own log"),
-        ):
-            if (suite_dir / r.name / log).exists():
-                links.append(f'<a href="{esc(r.name)}/{log}" title="{esc(label)}">{log}</a>')
-        figs = " ".join(f'<a href="{esc(f)}">{esc(Path(f).name)}</a>' for f in r.figures)
-        detail = f'<div class="err">{esc(r.error)}</div>' if r.error else ""
-        if r.messages:
-            detail += "".join(f"<div>{esc(m)}</div>" for m in r.messages)
-        duration = f"{r.duration_s:.1f} s" if r.duration_s is not None else ""
-        rows.append(
-            f"<tr><td>{esc(r.name)}</td><td>{esc(r.notebook)}</td>"
-            f'<td class="{esc(r.status)}">{esc(r.status)}</td><td>{duration}</td>'
-            f"<td>{' · '.join(links)}</td><td>{figs}</td><td>{detail}</td></tr>"
-        )
+    rows = [_index_row(suite_dir, r) for r in results]
     from evalcore.reporting._export import content_security_policy  # no script runs in the index
     from evalcore.reporting._headline import headline_tables
     from evalcore.reporting._tables import printable_text

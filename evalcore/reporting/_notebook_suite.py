@@ -248,82 +248,103 @@ def load_notebook_suite(
     entries: list[NotebookEntry] = []
     seen: dict[str, int | None] = {}
     for index, raw in enumerate(runs):
-        line = doc.line("runs", index)
-        keys = doc.key_lines("runs", index)
-        if not isinstance(raw, dict):
-            raise EvalcoreError("each run must be a mapping with name, notebook, params", path=path, line=line)
-        unknown = sorted(set(map(str, raw)) - _ENTRY_KEYS)
-        if unknown:
-            raise EvalcoreError(
-                f"unknown key (allowed: {', '.join(sorted(_ENTRY_KEYS))})",
-                path=path,
-                line=keys.get(unknown[0], line),
-                field=unknown[0],
-            )
-        for required in ("name", "notebook"):
-            if not isinstance(raw.get(required), str) or not raw[required].strip():
-                raise EvalcoreError(
-                    f"missing or empty '{required}'", path=path, line=keys.get(required, line), field=required
-                )
-        name = raw["name"].strip()
-        if not _NAME.match(name):
-            raise EvalcoreError(
-                "name may hold only letters, digits, '.', '_' and '-'",
-                path=path,
-                line=keys.get("name", line),
-                field="name",
-            )
-        if name in seen:
-            raise EvalcoreError(
-                f"duplicate run name (first at line {seen[name]})", path=path, line=keys.get("name", line), field="name"
-            )
-        seen[name] = keys.get("name", line)
-        notebook = (base / raw["notebook"]).resolve()
-        if not notebook.is_file():
-            raise EvalcoreError(
-                f"{not_a_file_reason(notebook, 'notebook')}: {notebook}",
-                path=path,
-                line=keys.get("notebook", line),
-                field="notebook",
-            )
-        if notebook.suffix != ".ipynb":
-            raise EvalcoreError(
-                "notebook must be an .ipynb file", path=path, line=keys.get("notebook", line), field="notebook"
-            )
-        params: dict[str, Any] = {}
-        sources: dict[str, tuple[str, int | None]] = {}
-        params_file: Path | None = None
-        if raw.get("params") is not None:
-            if not isinstance(raw["params"], str):
-                raise EvalcoreError(
-                    "params must be a path to a YAML file", path=path, line=keys.get("params", line), field="params"
-                )
-            params_file = (base / raw["params"]).resolve()
-            if not params_file.is_file():
-                raise EvalcoreError(
-                    f"{not_a_file_reason(params_file, 'parameter file')}: {params_file}",
-                    path=path,
-                    line=keys.get("params", line),
-                    field="params",
-                )
-            values, value_lines = load_params_file(params_file)
-            params.update(values)
-            sources.update({k: (str(params_file), value_lines.get(k)) for k in values})
-        overrides = raw.get("overrides")
-        if overrides is not None:
-            if not isinstance(overrides, dict):
-                raise EvalcoreError(
-                    "overrides must be a mapping", path=path, line=keys.get("overrides", line), field="overrides"
-                )
-            over_lines = doc.key_lines("runs", index, "overrides")
-            params.update({str(k): v for k, v in overrides.items()})
-            sources.update({str(k): (str(path), over_lines.get(str(k), line)) for k in overrides})
-        if smoke:
-            extra = smoke_overrides(smoke, name, notebook)
-            params.update(extra)
-            sources.update({k: ("smoke values", None) for k in extra})
-        entries.append(NotebookEntry(name, notebook, params_file, params, line, sources))
+        entries.append(_read_entry(doc, path, base, index, raw, seen, smoke))
     return entries
+
+
+def _read_entry(
+    doc: Any,
+    path: Path,
+    base: Path,
+    index: int,
+    raw: Any,
+    seen: dict[str, int | None],
+    smoke: Mapping[str, Mapping[str, Any]] | None,
+) -> NotebookEntry:
+    """Check and read entry ``index`` of a suite file (``seen``: names so far -> their line)."""
+    line = doc.line("runs", index)
+    keys = doc.key_lines("runs", index)
+    if not isinstance(raw, dict):
+        raise EvalcoreError("each run must be a mapping with name, notebook, params", path=path, line=line)
+    unknown = sorted(set(map(str, raw)) - _ENTRY_KEYS)
+    if unknown:
+        raise EvalcoreError(
+            f"unknown key (allowed: {', '.join(sorted(_ENTRY_KEYS))})",
+            path=path,
+            line=keys.get(unknown[0], line),
+            field=unknown[0],
+        )
+    for required in ("name", "notebook"):
+        if not isinstance(raw.get(required), str) or not raw[required].strip():
+            raise EvalcoreError(
+                f"missing or empty '{required}'", path=path, line=keys.get(required, line), field=required
+            )
+    name = raw["name"].strip()
+    if not _NAME.match(name):
+        raise EvalcoreError(
+            "name may hold only letters, digits, '.', '_' and '-'", path=path, line=keys.get("name", line), field="name"
+        )
+    if name in seen:
+        raise EvalcoreError(
+            f"duplicate run name (first at line {seen[name]})", path=path, line=keys.get("name", line), field="name"
+        )
+    seen[name] = keys.get("name", line)
+    notebook = (base / raw["notebook"]).resolve()
+    if not notebook.is_file():
+        raise EvalcoreError(
+            f"{not_a_file_reason(notebook, 'notebook')}: {notebook}",
+            path=path,
+            line=keys.get("notebook", line),
+            field="notebook",
+        )
+    if notebook.suffix != ".ipynb":
+        raise EvalcoreError(
+            "notebook must be an .ipynb file", path=path, line=keys.get("notebook", line), field="notebook"
+        )
+    params, sources, params_file = _entry_params(doc, path, base, index, raw)
+    if smoke:
+        extra = smoke_overrides(smoke, name, notebook)
+        params.update(extra)
+        sources.update({k: ("smoke values", None) for k in extra})
+    return NotebookEntry(name, notebook, params_file, params, line, sources)
+
+
+def _entry_params(
+    doc: Any, path: Path, base: Path, index: int, raw: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, tuple[str, int | None]], Path | None]:
+    """An entry's parameters (its params file, then its overrides), where each came from (file,
+    line) and the params file."""
+    line = doc.line("runs", index)
+    keys = doc.key_lines("runs", index)
+    params: dict[str, Any] = {}
+    sources: dict[str, tuple[str, int | None]] = {}
+    params_file: Path | None = None
+    if raw.get("params") is not None:
+        if not isinstance(raw["params"], str):
+            raise EvalcoreError(
+                "params must be a path to a YAML file", path=path, line=keys.get("params", line), field="params"
+            )
+        params_file = (base / raw["params"]).resolve()
+        if not params_file.is_file():
+            raise EvalcoreError(
+                f"{not_a_file_reason(params_file, 'parameter file')}: {params_file}",
+                path=path,
+                line=keys.get("params", line),
+                field="params",
+            )
+        values, value_lines = load_params_file(params_file)
+        params.update(values)
+        sources.update({k: (str(params_file), value_lines.get(k)) for k in values})
+    overrides = raw.get("overrides")
+    if overrides is not None:
+        if not isinstance(overrides, dict):
+            raise EvalcoreError(
+                "overrides must be a mapping", path=path, line=keys.get("overrides", line), field="overrides"
+            )
+        over_lines = doc.key_lines("runs", index, "overrides")
+        params.update({str(k): v for k, v in overrides.items()})
+        sources.update({str(k): (str(path), over_lines.get(str(k), line)) for k in overrides})
+    return params, sources, params_file
 
 
 def check_parameters(entry: NotebookEntry) -> dict[str, Any]:
