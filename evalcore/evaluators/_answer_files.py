@@ -57,7 +57,7 @@ def score_answers_file(path: str | os.PathLike[str], dataset_type: str) -> dict[
 
     Args:
         path: The answers file.
-        dataset_type: ``"gsm8k"`` or ``"mmlu"``.
+        dataset_type: The answer kind, ``"number"`` or ``"letter"`` (``"gsm8k"``, ``"mmlu"``: the same two).
 
     Returns:
         ``{"accuracy_strict", "accuracy_flexible", "parse_failure_rate",

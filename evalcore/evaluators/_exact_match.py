@@ -1,4 +1,4 @@
-"""Exact-match scoring for GSM8K (numbers) and MMLU (letters A–D).
+"""Exact-match scoring of two answer kinds: numbers (GSM8K's) and option letters (MMLU's, A–D).
 
 Every extraction returns the value found *and* the method that found it, so a response the
 extractor could not parse (``value is None``, method ``"none"`` or ``"hedged"``) is told apart
@@ -40,14 +40,16 @@ from evalcore.datasets import (  # the reference and number names are re-exporte
     CHOICE_LETTERS,
     canonical_number,
     gsm8k_reference,
+    letter_reference,
     mmlu_reference,
+    number_reference,
     numbers_equal,
     parse_number,
 )
 from evalcore.errors import EvalcoreError
+from evalcore.evaluators._extract_choice import _choice_flexible, _choice_strict
 from evalcore.evaluators._extract_common import DECLARED_METHODS, EXTRACTION_METHODS, METHODS, Extraction
-from evalcore.evaluators._extract_gsm8k import _gsm8k_flexible, _gsm8k_strict
-from evalcore.evaluators._extract_mmlu import _mmlu_flexible, _mmlu_strict
+from evalcore.evaluators._extract_number import _number_flexible, _number_strict
 
 __all__ = [
     "DECLARED_METHODS",
@@ -83,20 +85,25 @@ class ExactMatchEvaluator:
     a parse failure scores ``0.0`` and is reported separately.
 
     Args:
-        dataset_type: The answer kind, ``"number"`` or ``"letter"`` (``"gsm8k"`` and ``"mmlu"``
-            name the same two; :attr:`dataset_type` keeps what was given).
+        answer: The answer kind, ``"number"`` or ``"letter"`` (``"gsm8k"`` and ``"mmlu"`` name
+            the same two, as evalcore's first release did).
+        dataset_type: The keyword ``answer`` had before answer kinds were named for what they
+            read (``ExactMatchEvaluator(dataset_type="gsm8k")``), still accepted; give one of
+            the two. :attr:`dataset_type` keeps what was given.
 
     Raises:
-        EvalcoreError: For an unknown answer kind.
+        EvalcoreError: For an unknown answer kind, or both keywords given.
     """
 
-    def __init__(self, dataset_type: DatasetType = "gsm8k") -> None:
-        if dataset_type not in ANSWER_KINDS:
-            raise EvalcoreError(
-                f"dataset_type must be one of {list(ANSWER_KINDS)}, got {dataset_type!r}", field="dataset_type"
-            )
-        self.dataset_type: DatasetType = dataset_type
-        self.kind = ANSWER_KINDS[dataset_type]
+    def __init__(self, answer: DatasetType | None = None, *, dataset_type: DatasetType | None = None) -> None:
+        if answer is not None and dataset_type is not None:
+            raise EvalcoreError("give answer= or its old name dataset_type=, not both", field="dataset_type")
+        field = "answer" if dataset_type is None else "dataset_type"
+        given: DatasetType = (dataset_type if answer is None else answer) or "number"
+        if given not in ANSWER_KINDS:
+            raise EvalcoreError(f"{field} must be one of {list(ANSWER_KINDS)}, got {given!r}", field=field)
+        self.dataset_type: DatasetType = given
+        self.kind = ANSWER_KINDS[given]
 
     def __repr__(self) -> str:
         return f"ExactMatchEvaluator({self.dataset_type!r})"
@@ -119,8 +126,8 @@ class ExactMatchEvaluator:
             raise EvalcoreError(f"mode must be 'strict' or 'flexible', got {mode!r}", field="mode")
         text = "" if response is None else str(response)
         if self.kind == "number":
-            return _gsm8k_strict(text) if mode == "strict" else _gsm8k_flexible(text)
-        return _mmlu_strict(text, choices) if mode == "strict" else _mmlu_flexible(text, choices)
+            return _number_strict(text) if mode == "strict" else _number_flexible(text)
+        return _choice_strict(text, choices) if mode == "strict" else _choice_flexible(text, choices)
 
     def reference(self, ground_truth: Any) -> str:
         """Normalise the ground truth (GSM8K: final number string; MMLU: letter).
@@ -131,7 +138,7 @@ class ExactMatchEvaluator:
         Returns:
             The canonical reference.
         """
-        return gsm8k_reference(ground_truth) if self.kind == "number" else mmlu_reference(ground_truth)
+        return number_reference(ground_truth) if self.kind == "number" else letter_reference(ground_truth)
 
     def _reference_for(self, ground_truth: Any, choices: Sequence[str] | None) -> str:
         """:meth:`reference`, and a letter E-J when the question has that many options (a

@@ -1,7 +1,7 @@
 """What every exact-match extractor shares: the :class:`Extraction` record, the method names,
 LaTeX and fence helpers, and the declared-answer fields (JSON/YAML) with the correction rule.
 
-The GSM8K and MMLU rules are in :mod:`._extract_gsm8k` and :mod:`._extract_mmlu`; the scorer
+The GSM8K and MMLU rules are in :mod:`._extract_number` and :mod:`._extract_choice`; the scorer
 is :mod:`._exact_match`.
 """
 

@@ -1,4 +1,5 @@
-"""GSM8K answer extraction: declared answers, then (flexible) "A: 72", "[72]", the last number.
+"""Number answer extraction (the ``"number"`` answer kind, GSM8K's): declared answers, then
+(flexible) "A: 72", "[72]", the last number.
 
 See :mod:`._exact_match` for the rules in order; shared parts are in :mod:`._extract_common`.
 """
@@ -30,7 +31,7 @@ from evalcore.evaluators._extract_common import (
     _resolve,
     retraction_re,
 )
-from evalcore.evaluators._extract_gsm8k_reading import (
+from evalcore.evaluators._extract_number_reading import (
     clock_value,
     concluding_number,
     declines,
@@ -73,7 +74,7 @@ _LIST_MARKER = re.compile(r"\s*\n\s*(?:\*\*)?\d+[.)]\s+(?:\*\*)?[A-Za-z]")
 _OR_NUMBER = re.compile(r"[^\n.;]{0,20}?\bor\b\s*(?:\*\*|\$|\s|about|approximately|maybe|perhaps)*(?=[-−–$€£¥\d.])")
 
 
-def _gsm8k_read(text: str, value: Fraction) -> tuple[Fraction, bool]:
+def _number_read(text: str, value: Fraction) -> tuple[Fraction, bool]:
     """``(value, hedged)`` for the number ``value`` opening ``text``: hedged when "or <another
     number>" follows it; two equal forms of one value are one answer ("50% or 1/2" → 50, "1/2
     or 50%" → 50: a percentage is read as its number)."""
@@ -138,7 +139,7 @@ def _spaced_thousands(text: str) -> str:
     return _SPACED_THOUSANDS.sub(lambda s: s.group(1) + s.group(2).replace(" ", ""), text)
 
 
-def _gsm8k_value(text: str) -> tuple[str | None, bool]:
+def _number_value(text: str) -> tuple[str | None, bool]:
     """Read a strongly declared value (a field, ``####``, ``\\boxed``, "Final answer:" line)."""
     text = _spaced_thousands(text)
     if declines(text):
@@ -147,7 +148,7 @@ def _gsm8k_value(text: str) -> tuple[str | None, bool]:
     value = clock_value(clock) if clock else _calc_or_first(text)
     if value is None:
         return None, False
-    value, hedged = _gsm8k_read(text, value)
+    value, hedged = _number_read(text, value)
     if hedged:
         return None, True
     return canonical_number(value), False
@@ -265,8 +266,8 @@ def _first_number_at_start(text: str) -> Fraction | None:
     return number_from_match(m)
 
 
-def _gsm8k_declarations(text: str) -> list[_Declared]:
-    declared = _field_declarations(text, _gsm8k_value, number_ok=True)
+def _number_declarations(text: str) -> list[_Declared]:
+    declared = _field_declarations(text, _number_value, number_ok=True)
     for m in _HASH_RE.finditer(text):
         if _NUMBERED_HEADING.match(m.group("body")):
             continue  # "#### 1. Eggs left": a numbered heading
@@ -285,21 +286,21 @@ def _gsm8k_declarations(text: str) -> list[_Declared]:
                 declared.append(_Declared(m.start(), m.end(), "hash", None))
                 continue
         if first is not None:
-            first, hedged = _gsm8k_read(body, first)
+            first, hedged = _number_read(body, first)
             value = None if hedged else canonical_number(first)
         else:
-            inner = _gsm8k_answer_words(body)
+            inner = _number_answer_words(body)
             if not inner:
                 continue  # a markdown heading ("#### Step 1: ..."), not an answer
             value, hedged = inner[-1].value, inner[-1].hedged
         declared.append(_Declared(m.start(), m.end(), "hash", value, hedged))
     for start, end, contents in _boxed_spans(text):
-        value, hedged = _gsm8k_value(contents)
+        value, hedged = _number_value(contents)
         declared.append(_Declared(start, end, "boxed", value, hedged, contents))
-    declared.extend(_gsm8k_answer_words(text))
+    declared.extend(_number_answer_words(text))
     if declared:
         last = max(declared, key=lambda d: d.end)
-        declared.extend(_gsm8k_corrections(text, last.end, last.value))
+        declared.extend(_number_corrections(text, last.end, last.value))
     return declared
 
 
@@ -317,7 +318,7 @@ _VERIFYING = re.compile(
 )
 
 
-def _gsm8k_corrections(text: str, after: int, current: str | None) -> list[_Declared]:
+def _number_corrections(text: str, after: int, current: str | None) -> list[_Declared]:
     """Retractions after the reply's last declared answer (``current``, ending at ``after``):
     "... Wait, that's wrong: it's 25". Read when the retraction's sentence states one value
     ("it's 25 dollars.", "it's 25 or 26": a hedge) or is a calculation ending in it ("it's
@@ -331,7 +332,7 @@ def _gsm8k_corrections(text: str, after: int, current: str | None) -> list[_Decl
         value = _answer_value(tail)
         if value is None:
             continue
-        value, hedged = _gsm8k_read(tail, value)
+        value, hedged = _number_read(tail, value)
         if hedged:
             out.append(_Declared(m.start(), m.end(), "correction", None, True))
             current = None
@@ -345,7 +346,7 @@ def _gsm8k_corrections(text: str, after: int, current: str | None) -> list[_Decl
     return out
 
 
-def _gsm8k_answer_words(text: str) -> list[_Declared]:
+def _number_answer_words(text: str) -> list[_Declared]:
     """ "The answer is 72", "Answer: 72", "**Final Answer:** 72" ("answer" followed by a number).
 
     A line that starts with a "Final answer:" label is declared even without a number (a
@@ -367,7 +368,7 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
                 value = _answer_value(line)
                 hedged = False
                 if value is not None:
-                    value, hedged = _gsm8k_read(line, value)
+                    value, hedged = _number_read(line, value)
                 if hedged:
                     out.append(_Declared(m.start(), after.end(), "answer_is", None, True))  # "18 or 19"
                 elif value is not None and not _opens_working(tail) and _BARE_VALUE.match(_clean_latex(line)):
@@ -391,10 +392,10 @@ def _gsm8k_answer_words(text: str) -> list[_Declared]:
         if value is None:
             if label:  # "**Final Answer:** Cannot be determined"
                 line = tail.lstrip(" \t").split("\n", 1)[0] or tail.lstrip().split("\n", 1)[0]
-                got, hedged = _gsm8k_value(line)
+                got, hedged = _number_value(line)
                 out.append(_Declared(m.start(), after.end(), "answer_is", got, hedged, line))
             continue
-        value, hedged = _gsm8k_read(tail, value)
+        value, hedged = _number_read(tail, value)
         out.append(_Declared(m.start(), after.end(), "answer_is", None if hedged else canonical_number(value), hedged))
     return out
 
@@ -403,8 +404,8 @@ _A_PREFIX_RE = re.compile(r"(?:^|\n)\s*(?:\*\*)?A\s*(?:\*\*)?\s*:\s*(?:\*\*)?", 
 _BRACKET_RE = re.compile(r"\[\s*" + NUMBER_PATTERN + r"\s*\]")
 
 
-def _gsm8k_declared(text: str) -> Extraction | None:
-    got = _resolve(text, _gsm8k_declarations(text))
+def _number_declared(text: str) -> Extraction | None:
+    got = _resolve(text, _number_declarations(text))
     if got is None or isinstance(got, Extraction):
         return got
     return Extraction(got.value, got.method) if got.value is not None else _NONE
@@ -414,13 +415,13 @@ def _gsm8k_declared(text: str) -> Extraction | None:
 _B_LINE_RE = re.compile(r"[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:\*\*)?B[ \t]*(?:\*\*[ \t]*)?:")
 
 
-def _gsm8k_strict(text: str) -> Extraction:
-    return _gsm8k_declared(_readable(text)) or _NONE
+def _number_strict(text: str) -> Extraction:
+    return _number_declared(_readable(text)) or _NONE
 
 
-def _gsm8k_flexible(text: str) -> Extraction:
+def _number_flexible(text: str) -> Extraction:
     text = _readable(text)
-    declared = _gsm8k_declared(text)
+    declared = _number_declared(text)
     if declared is not None:
         return declared  # a declared answer: nothing else in the reply is read
     if reply_declines(text):

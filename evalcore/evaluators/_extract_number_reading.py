@@ -1,8 +1,8 @@
-"""How GSM8K's flexible reading treats a strong model's reply (issue 36): the number a concluding
+"""How the number kind's flexible reading (GSM8K's) treats a strong model's reply (issue 36): the number a concluding
 sentence commits to (not a number restated after it), replies that decline to answer, equal
 forms of one value ("50% or 1/2") and clock times ("2:00 pm").
 
-The rules are documented in docs/benchmarks.md ("Exact match"); :mod:`._extract_gsm8k` calls them.
+The rules are documented in docs/benchmarks.md ("Exact match"); :mod:`._extract_number` calls them.
 """
 
 from __future__ import annotations

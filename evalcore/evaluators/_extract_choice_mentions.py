@@ -1,8 +1,8 @@
-"""MMLU answer extraction, the letters a reply mentions: where a letter is an answer-shaped
+"""Option-letter answer extraction (MMLU's), the letters a reply mentions: where a letter is an answer-shaped
 mention and where it is notation, a label, a negation, the English article or part of a list of
 the options (``A) Incorrect ...``), and the verdict a line gives an option.
 
-Split from :mod:`._extract_mmlu` (which reads declared answers and the strict and flexible shapes
+Split from :mod:`._extract_choice` (which reads declared answers and the strict and flexible shapes
 from these mentions) to keep each module readable; the rules are listed in :mod:`._exact_match`.
 """
 

@@ -1,5 +1,6 @@
-"""MMLU answer extraction: declared letters, strict shapes, then (flexible) an option's text,
-the stated conclusion, the first letter that can be an answer; notation and negations never count.
+"""Option-letter answer extraction (the ``"letter"`` answer kind, MMLU's): declared letters,
+strict shapes, then (flexible) an option's text, the stated conclusion, the first letter that can
+be an answer; notation and negations never count.
 
 See :mod:`._exact_match` for the rules in order; shared parts are in :mod:`._extract_common`.
 """
@@ -10,20 +11,7 @@ import re
 from collections.abc import Sequence
 
 from evalcore.datasets import CHOICE_LETTERS
-from evalcore.evaluators._extract_common import (
-    _HEDGED,
-    _MAX_VALUE,
-    _NONE,
-    Extraction,
-    _boxed_spans,
-    _Declared,
-    _field_declarations,
-    _hypothetical,
-    _readable,
-    _resolve,
-    retraction_re,
-)
-from evalcore.evaluators._extract_mmlu_mentions import (  # the letters a reply mentions
+from evalcore.evaluators._extract_choice_mentions import (  # the letters a reply mentions
     _CONCLUSION_AFTER,
     _CONCLUSION_BEFORE,
     _LETTER_END,
@@ -40,12 +28,25 @@ from evalcore.evaluators._extract_mmlu_mentions import (  # the letters a reply 
     _word_letter,
     answer_letters,
 )
+from evalcore.evaluators._extract_common import (
+    _HEDGED,
+    _MAX_VALUE,
+    _NONE,
+    Extraction,
+    _boxed_spans,
+    _Declared,
+    _field_declarations,
+    _hypothetical,
+    _readable,
+    _resolve,
+    retraction_re,
+)
 
 # an answer letter: upper case standing alone, or lower case only where it cannot be a word
 # ("answer: c", "answer is (c)"), so "the answer is a prime number" is not "A"
 _LETTER = r"(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]\n*])))"
 _MARKUP = r"(?:\*\*|__|\$|\\\(|\\text(?:bf)?\{|\\mathbf\{|\s)*"
-_MMLU_ANSWER_IS = [
+_CHOICE_ANSWER_IS = [
     _Ranged(
         # "answer" with any separator; "option"/"choice" only qualified ("correct choice: B") or
         # with a verb ("the option is B"), so "each option:\nA) ..." is no declaration
@@ -73,7 +74,7 @@ _VALUE_LETTER = _Ranged(
     r"[\(\[]?\s*(?:\*\*)?(?P<letter>(?-i:[A-D])" + _LETTER_END + r"|(?-i:[a-d])(?=\s*(?:$|[.,;:)\]}*])))",
     re.IGNORECASE,
 )
-_FINAL_LABEL_MMLU = re.compile(
+_FINAL_LABEL_CHOICE = re.compile(
     r"(?:^|\n)[ \t]*(?:[#>*_-][ \t#*_]*)?final\s+answer(?:\*\*)?\s*:[ \t]*(?:\*\*)?[ \t]*(?P<val>[^\n]*)", re.IGNORECASE
 )
 # "B or C", "B/C", "B and C", "B, C": a second letter offered right after the first is a hedge.
@@ -125,7 +126,7 @@ def _offered_too(text: str, end: int) -> bool:
     return not _CLAUSE_REJECTS.search(rest) and bool(_CLAUSE_ACCEPTS.search(rest))
 
 
-def _mmlu_hedged(text: str, end: int, letter: str) -> bool:
+def _choice_hedged(text: str, end: int, letter: str) -> bool:
     """Whether the letter ending at ``end`` is offered together with another one."""
     m = _HEDGE_AFTER.match(text, end)
     if (
@@ -144,18 +145,18 @@ def _mmlu_hedged(text: str, end: int, letter: str) -> bool:
     return False
 
 
-def _mmlu_value(text: str) -> tuple[str | None, bool]:
+def _choice_value(text: str) -> tuple[str | None, bool]:
     """Read a strongly declared value (a field, ``\\boxed``, "Final answer:" line) as a letter."""
     m = _VALUE_LETTER.match(text)
     if m is None:
-        inner = _mmlu_answer_is(text)
+        inner = _choice_answer_is(text)
         if inner:
             return inner[-1].value, inner[-1].hedged
         return None, False
     letter = m.group("letter")
     if _word_letter(letter, text[m.end() :]):
         return None, False  # "A cell membrane": the article ("I think ...": the pronoun)
-    if _mmlu_hedged(text, m.end(), letter):
+    if _choice_hedged(text, m.end(), letter):
         return None, True
     return letter.upper(), False
 
@@ -165,9 +166,9 @@ def _mmlu_value(text: str) -> tuple[str | None, bool]:
 _OPTION_LIST = _Ranged(r"[A-D][.):][ \t]+[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:[-*][ \t]*)?(?:\*\*|__)?\(?[A-D][.):]")
 
 
-def _mmlu_answer_is(text: str) -> list[_Declared]:
+def _choice_answer_is(text: str) -> list[_Declared]:
     out = []
-    for pattern in _MMLU_ANSWER_IS:
+    for pattern in _CHOICE_ANSWER_IS:
         for m in pattern.finditer(text):
             letter = m.group("letter")
             if _OPTION_LIST.match(text, m.start("letter")):
@@ -178,31 +179,31 @@ def _mmlu_answer_is(text: str) -> list[_Declared]:
                 continue  # "### Answer⏎A cell organelle ...": the article opening the line below
             if letter == "I" and _word_letter(letter, text[m.end("letter") :]):
                 continue  # "Answer: I think it's B": the pronoun (only read with options to I)
-            hedged = _mmlu_hedged(text, m.end("letter"), letter)
+            hedged = _choice_hedged(text, m.end("letter"), letter)
             out.append(_Declared(m.start(), m.end("letter"), "answer_is", None if hedged else letter.upper(), hedged))
     return out
 
 
-def _mmlu_declarations(text: str) -> list[_Declared]:
-    declared = _field_declarations(text, _mmlu_value, number_ok=False)
+def _choice_declarations(text: str) -> list[_Declared]:
+    declared = _field_declarations(text, _choice_value, number_ok=False)
     for start, end, contents in _boxed_spans(text):
-        value, hedged = _mmlu_value(contents.strip())
+        value, hedged = _choice_value(contents.strip())
         declared.append(_Declared(start, end, "boxed", value, hedged, contents))
-    prose = _mmlu_answer_is(text)
-    for m in _FINAL_LABEL_MMLU.finditer(text):
+    prose = _choice_answer_is(text)
+    for m in _FINAL_LABEL_CHOICE.finditer(text):
         if not any(p.start >= m.start() and p.start < m.end() for p in prose):
-            value, hedged = _mmlu_value(m.group("val"))  # "Final answer: cannot be determined"
+            value, hedged = _choice_value(m.group("val"))  # "Final answer: cannot be determined"
             declared.append(_Declared(m.start(), m.end(), "answer_is", value, hedged, m.group("val")))
     declared.extend(prose)
     if declared:
         last = max(declared, key=lambda d: d.end)
-        declared.extend(_mmlu_corrections(text, last.end, last.value))
+        declared.extend(_choice_corrections(text, last.end, last.value))
     return declared
 
 
 # "Answer: A. Wait, that's wrong: it's B.", "Oops, I meant C", "Actually, no -- ATP is made in
 # mitochondria, so it's B": a declared letter withdrawn after it (see retraction_re)
-_MMLU_RETRACTION = _Ranged(
+_CHOICE_RETRACTION = _Ranged(
     retraction_re(
         r"(?:the\s+)?(?:correct|right|real|true|actual)\s+(?:letter|one)\s+is",
         r"[\s:=]*(?:(?:actually|really|just|only)\s+)?(?:(?:option|choice|letter)\s+)?"
@@ -222,13 +223,13 @@ _RETRACTED_LETTER_END = re.compile(
 )
 
 
-def _mmlu_corrections(text: str, after: int, current: str | None) -> list[_Declared]:
+def _choice_corrections(text: str, after: int, current: str | None) -> list[_Declared]:
     """Retractions after the reply's last declared letter (``current``, ending at ``after``)
     that name another letter ("B or C" there is a hedge); one restating ``current`` is none."""
     out = []
-    for m in _MMLU_RETRACTION.finditer(text, after):
+    for m in _CHOICE_RETRACTION.finditer(text, after):
         letter = m.group("letter").upper()
-        if _mmlu_hedged(text, m.end("letter"), letter):
+        if _choice_hedged(text, m.end("letter"), letter):
             out.append(_Declared(m.start(), m.end("letter"), "correction", None, True))
             current = None
         elif letter != current and _RETRACTED_LETTER_END.match(text, m.end("letter")):
@@ -246,36 +247,36 @@ _START_RE = _Ranged(r"^[\s*_`\"']*(?:\((?P<p>[A-Da-d])\)|(?P<letter>[A-D])\s*[.)
 _FIRST_LINE_RE = _Ranged(r"^[ \t*_`\"']*(?P<letter>[A-D])[ \t*_`\"']*\n(?![ \t]*\n*[ \t*_]*[A-D][ \t*_]*(?:\n|$))")
 
 
-def _mmlu_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> Extraction | None:
-    got = _resolve(text, _mmlu_declarations(text))
+def _choice_declared(text: str, choices: Sequence[str] | None, flexible: bool) -> Extraction | None:
+    got = _resolve(text, _choice_declarations(text))
     if got is None or isinstance(got, Extraction):
         return got
     if got.value is not None:
         return Extraction(got.value, got.method)
     if flexible and got.raw:  # "answer": "Golgi apparatus" — the option's text
         raw = re.sub(r"\\(?:text|textbf|mathrm)\{([^{}]*)\}", r"\1", got.raw)
-        return _mmlu_option_text(raw, choices, containment=False)
+        return _choice_option_text(raw, choices, containment=False)
     return _NONE
 
 
-def _mmlu_strict(text: str, choices: Sequence[str] | None = None) -> Extraction:
+def _choice_strict(text: str, choices: Sequence[str] | None = None) -> Extraction:
     with answer_letters(choices):  # A-D, or up to A-J for a question with more options
-        return _mmlu_strict_read(text, choices)
+        return _choice_strict_read(text, choices)
 
 
-def _mmlu_strict_read(text: str, choices: Sequence[str] | None) -> Extraction:
+def _choice_strict_read(text: str, choices: Sequence[str] | None) -> Extraction:
     text = _readable(text)
-    declared = _mmlu_declared(text, choices, flexible=False)
+    declared = _choice_declared(text, choices, flexible=False)
     if declared is not None:
         return declared
-    return _mmlu_shapes(text, choices)
+    return _choice_shapes(text, choices)
 
 
 def _is_label(mention: _Mention, labels: list[tuple[int, int, str]]) -> bool:
     return any(mention.start <= start < mention.end for start, _end, _letter in labels)
 
 
-def _mmlu_shapes(
+def _choice_shapes(
     text: str,
     choices: Sequence[str] | None,
     mentions: list[_Mention] | None = None,
@@ -307,7 +308,7 @@ def _mmlu_shapes(
     return _NONE
 
 
-def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: bool) -> Extraction:
+def _choice_option_text(text: str, choices: Sequence[str] | None, *, containment: bool) -> Extraction:
     if not choices:
         return _NONE
     norm_choices = [_norm_text(str(c)) for c in choices[: len(CHOICE_LETTERS)]]
@@ -339,7 +340,7 @@ def _mmlu_option_text(text: str, choices: Sequence[str] | None, *, containment: 
     return _NONE
 
 
-def _mmlu_letters(
+def _choice_letters(
     text: str,
     choices: Sequence[str] | None,
     mentions: list[_Mention] | None = None,
@@ -404,29 +405,29 @@ def _final_line_letter(text: str, kept: list[_Mention]) -> str | None:
     return None
 
 
-def _mmlu_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
+def _choice_flexible(text: str, choices: Sequence[str] | None) -> Extraction:
     with answer_letters(choices):  # A-D, or up to A-J for a question with more options
-        return _mmlu_flexible_read(text, choices)
+        return _choice_flexible_read(text, choices)
 
 
-def _mmlu_flexible_read(text: str, choices: Sequence[str] | None) -> Extraction:
+def _choice_flexible_read(text: str, choices: Sequence[str] | None) -> Extraction:
     text = _readable(text)
-    declared = _mmlu_declared(text, choices, flexible=True)
+    declared = _choice_declared(text, choices, flexible=True)
     if declared is not None:
         return declared  # a declared answer: nothing else in the reply is read
     mentions = _letter_mentions(text, choices)
     labels = _enumeration_labels(text)
-    shaped = _mmlu_shapes(text, choices, mentions, labels)
+    shaped = _choice_shapes(text, choices, mentions, labels)
     if not shaped.failed:
         return shaped
-    by_text = _mmlu_option_text(text, choices, containment=False)
+    by_text = _choice_option_text(text, choices, containment=False)
     if not by_text.failed:
         return by_text
-    letter = _mmlu_letters(text, choices, mentions, labels)
+    letter = _choice_letters(text, choices, mentions, labels)
     if not letter.failed or letter is _HEDGED:
         return letter
     # an option's text anywhere in the reply, except in the lines that restate the options
-    return _mmlu_option_text(_enumerated_lines(text, labels), choices, containment=True)
+    return _choice_option_text(_enumerated_lines(text, labels), choices, containment=True)
 
 
 # ---------------------------------------------------------------------------------------------
