@@ -26,6 +26,7 @@ import sys
 import types
 
 from . import selfpipe as _selfpipe
+from .argrefs import arg_nodes, candidate_refs
 from .framing import (
     CALL,
     CALL_TYPED,
@@ -475,6 +476,7 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
         else:
             exit_(2)
         buf = buf[5 + size :]
+        held = arg_nodes((args, kwargs))  # numbered before the call (argrefs): kept until the reply
         try:
             value = fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001
@@ -490,7 +492,7 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
                 send(_chunk(lazies, len(lazies), fail))
                 continue
             try:
-                reply = frame(RETURN, encode(value, lenient=True))
+                reply = frame(RETURN, encode(value, lenient=True, refs=candidate_refs(held)))
             except DataError as exc:
                 reply = frame(NOT_DATA, encode(_text(exc)))
             except BaseException as exc:  # noqa: BLE001 - e.g. a generator that raised

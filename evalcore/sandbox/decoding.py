@@ -45,7 +45,7 @@ def _generate(items: list) -> Any:
     yield from items
 
 
-def decode(data: bytes, namespace: dict | None = None) -> Any:
+def decode(data: bytes, namespace: dict | None = None, sent: Any = None) -> Any:
     """Decode what :func:`encode` wrote, building plain data only, in time linear in ``data``.
 
     Args:
@@ -53,6 +53,9 @@ def decode(data: bytes, namespace: dict | None = None) -> Any:
         namespace: Where named tuple, dataclass and exception classes are looked up by name
             (the test's namespace, which holds the prompt's classes); classes found nowhere are
             made here (a named tuple, a dataclass with those fields).
+        sent: The call's arguments (an :class:`~evalcore.sandbox.argrefs.SentArgs`) when
+            ``data`` is that call's return value: a value marked as one of them decodes as the
+            test's own object (see :mod:`evalcore.sandbox.argrefs`); elsewhere a mark is refused.
 
     Raises:
         DataError: Bytes that are not one valid encoding within the limits.
@@ -61,7 +64,7 @@ def decode(data: bytes, namespace: dict | None = None) -> Any:
         raise DataError(f"the value is larger than {MAX_VALUE_BYTES} bytes encoded")
     if len(data) == 9 and data[0] == 0x69:  # an int, the most common answer
         return _Q.unpack_from(data, 1)[0]
-    count = [0, namespace, None]  # values so far; where classes are looked up; NaNs by number
+    count = [0, namespace, None, sent]  # values so far; where classes are looked up; NaNs by number; arguments
     try:
         value, pos = _dec(data, 0, 0, count)
     except DataError:
@@ -336,6 +339,20 @@ def _dec_nan(data: bytes, pos: int, count: list) -> tuple:
     return seen.setdefault((kind, index), value), pos + 13
 
 
+def _dec_argument(data: bytes, pos: int, depth: int, count: list) -> tuple:
+    """A value the candidate marked as its argument number N: the test's own object N when it
+    is that value (``argrefs.SentArgs.resolve``), else the value decoded."""
+    (number,) = _I.unpack_from(data, pos)
+    pos += 4
+    if count[3] is None or data[pos] == 0x40:
+        raise DataError("invalid encoding: a reference where no argument was sent")
+    value, pos = _dec(data, pos, depth, count)
+    try:
+        return count[3].resolve(number, value), pos
+    except IndexError:
+        raise DataError(f"invalid encoding: a reference to argument node {number}, which was not sent") from None
+
+
 def _dec_enum(data: bytes, pos: int, depth: int, count: list) -> tuple:
     """The member of that name of the class of that name where it is looked up (the prompt's
     ``Color``), when its value is the one sent; else the plain value of an ``IntEnum``-like
@@ -391,6 +408,8 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tupl
     count[0] += _WEIGHTS.get(tag, 0)
     if count[0] > MAX_ITEMS:
         raise DataError(f"the value holds more than {MAX_ITEMS} items")
+    if tag == 0x40:  # @: one of the call's arguments (argrefs), then its value
+        return _dec_argument(data, pos, depth, count)
     if tag == 0x44:  # D: Decimal
         text, pos = _dec_str(data, pos, depth, count)
         return _import("decimal").Decimal(text), pos

@@ -130,6 +130,7 @@ _I = struct.Struct("!I")
 _D = struct.Struct("!d")
 _DD = struct.Struct("!dd")
 _QMIN, _QMAX = -(1 << 63), (1 << 63) - 1
+_REFERABLE = (float, complex, str, bytes, range, tuple)  # argrefs.REFERABLE
 
 # numpy dtypes that cross (as raw bytes): booleans, integers, floats, complex, fixed strings.
 _DTYPES = frozenset({"b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8", "c8", "c16"})
@@ -169,7 +170,7 @@ def _identifier(name: Any) -> bool:
     return type(name) is str and name.isidentifier() and not keyword.iskeyword(name)
 
 
-def encode(value: Any, lenient: bool = False, nans: dict | None = None) -> bytes:
+def encode(value: Any, lenient: bool = False, nans: dict | None = None, refs: dict | None = None) -> bytes:
     """Encode plain data (see module docstring).
 
     Args:
@@ -179,6 +180,9 @@ def encode(value: Any, lenient: bool = False, nans: dict | None = None) -> bytes
             candidate's results).
         nans: The NaN objects numbered so far, shared by values decoded as one (the items of
             a generator's chunk); a fresh numbering when None.
+        refs: ``id(argument) -> number`` for the call's arguments (the candidate's return
+            value, :func:`evalcore.sandbox.argrefs.candidate_refs`): a value that is one of
+            them is marked with its number, so the test gets its own object back.
 
     Returns:
         The encoding.
@@ -192,7 +196,7 @@ def encode(value: Any, lenient: bool = False, nans: dict | None = None) -> bytes
     if t is bool or value is None:
         return b"T" if value is True else b"F" if value is False else b"N"
     parts: list[bytes] = []
-    count: list = [0, nans]  # values so far; the NaN objects met so far (see _enc_nan)
+    count: list = [0, nans, refs or None]  # values so far; the NaN objects met so far (see _enc_nan); refs
     _enc(value, parts, 0, count, lenient)
     data = b"".join(parts)
     if len(data) > MAX_VALUE_BYTES:
@@ -205,6 +209,8 @@ def _enc(v: Any, out: list, depth: int, count: list, lenient: bool) -> None:
     if count[0] > MAX_ITEMS:
         raise DataError(f"the value holds more than {MAX_ITEMS} items")
     t = type(v)
+    if count[2] is not None and t in _REFERABLE and id(v) in count[2]:  # one of the call's arguments
+        out.append(b"@" + _I.pack(count[2][id(v)]))
     if v is None:
         out.append(b"N")
     elif v is True:

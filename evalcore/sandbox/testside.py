@@ -24,6 +24,7 @@ import marshal
 import os
 import types
 
+from .argrefs import SentArgs
 from .candidate import PASSED_EXCEPTIONS
 from .framing import (
     CALL,
@@ -211,9 +212,9 @@ class Session:
                 raise self.fail("the candidate's process ended during a call")
             buf += chunk  # a bytearray: appending is amortized linear (a 32 MB reply arrives in 64 KB reads)
 
-    def value(self, body: bytes) -> Any:
+    def value(self, body: bytes, sent: SentArgs | None = None) -> Any:
         try:
-            return decode(body, self.namespace)
+            return decode(body, self.namespace, sent)
         except DataError as exc:
             raise self.fail(f"the candidate sent an invalid reply: {exc}") from None
 
@@ -275,7 +276,7 @@ class Session:
         self._send(frame(kind, body))
         kind, body = self.frame()
         if kind == _RETURN:
-            value = self.value(body)
+            value = self.value(body, SentArgs((args, kwargs)))  # an argument returned: the test's own
             return _remote(self, self._count(value, body)) if type(value) is Lazy else value
         if kind == _RAISE:
             info = self.value(body)
