@@ -4,6 +4,11 @@ Each area registers its own sub-commands from a private ``_cli`` module with a
 ``register(subparsers, groups)`` function; ``groups["score"]`` is the sub-parser set of
 ``evalcore score …``. Handlers import heavy modules lazily so ``evalcore --help`` is fast.
 Errors a user can cause (:class:`~evalcore.errors.EvalcoreError`) print one message and exit 2.
+
+The top owns the executor choice: a sub-command whose parser sets ``executor_for`` gets
+``--cluster ADDRESS`` and ``--cluster-wait S`` here, and its handler receives ``args.executor``
+(a Dask executor built from ``evalcore.cluster``, or None for this machine); the packages below
+never import the cluster (docs/architecture.md, "Import rules").
 """
 
 from __future__ import annotations
@@ -12,11 +17,15 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from evalcore.errors import EvalcoreError
 
+if TYPE_CHECKING:
+    from evalcore._executor import Executor
+
 _COMMAND_MODULES = (
-    "evalcore.evaluators._cli",  # score gsm8k | mmlu | humaneval
+    "evalcore.benchmarks._cli",  # score NAME: one per registered benchmark (evaluators does the work)
     "evalcore.runs._cli",  # run, rescore
     "evalcore.models._cli",  # serve-local
     "evalcore.routing._cli",  # route
@@ -43,7 +52,36 @@ def build_parser() -> argparse.ArgumentParser:
     groups = {"score": score_sub}
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub, groups)
+    _add_executor_options(parser, set())
     return parser
+
+
+def _add_executor_options(parser: argparse.ArgumentParser, seen: set[int]) -> None:
+    """Give ``--cluster``/``--cluster-wait`` to every sub-command that takes an executor (its
+    parser's ``executor_for`` default says what runs there); imports nothing of Dask."""
+    from evalcore.cluster import add_cluster_options
+
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for child in action.choices.values():
+            if id(child) in seen:  # an alias names the same parser
+                continue
+            seen.add(id(child))
+            what = child.get_default("executor_for")
+            if what:
+                add_cluster_options(child, str(what))
+            _add_executor_options(child, seen)
+
+
+def executor_from_args(args: argparse.Namespace) -> Executor | None:
+    """The executor ``--cluster ADDRESS`` names (a ``DaskExecutor``; a bad name fails here, in one
+    line, before any work), or None: the command's one-machine path."""
+    if not getattr(args, "cluster", None):
+        return None
+    from evalcore.cluster import dask_executor
+
+    return dask_executor(args.cluster, wait_s=args.cluster_wait, field="--cluster")
 
 
 class _ShowIsolation(argparse.Action):
@@ -128,6 +166,8 @@ def _main(argv: Sequence[str] | None, term: _SigtermAsInterrupt) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "executor_for", None):
+            args.executor = executor_from_args(args)
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe fails here, inside the handlers below
     except EvalcoreError as exc:

@@ -70,7 +70,7 @@ def _replace_dir(new: Path, target: Path) -> None:
 # `agents` (never the reverse), `benchmarks` sits above `datasets`/`models`/`evaluators` and below
 # `runs`, `routing`, `imports` and `reporting`, and `reporting` is the top of the library.
 
-BOTTOM = {"errors", "_io", "_yaml", "_validate", "_lazy", "_runstore", "_checks", "_cliargs", "_progress"}
+BOTTOM = {"errors", "_io", "_yaml", "_validate", "_lazy", "_runstore", "_checks", "_cliargs", "_progress", "_executor"}
 FLOORS: dict[str, int] = {
     **{name: 0 for name in BOTTOM},
     "datasets": 1,
@@ -86,14 +86,12 @@ FLOORS: dict[str, int] = {
     "routing": 6,
     "imports": 7,
     "reporting": 8,
-    # Dask execution of other packages' work (docs/cluster.md): `evalcore run/score/notebooks
-    # run --cluster` reach it, always from inside the function that takes `cluster=` (the rule
-    # below), so nothing of it (or of Dask) is imported unless asked for.
+    # Dask, one implementation of the executor protocol (`_executor`, at the bottom): no package
+    # below imports it, lazily or not; `cli` builds it from --cluster, a `cluster=` argument
+    # reaches it through the `evalcore.executors` entry point (docs/cluster.md)
     "cluster": 9,
     "cli": 10,
 }
-# packages below `cluster` may import it only inside a function (lazily), never at module level
-LAZY_ONLY = {"cluster"}
 
 # Known exceptions, each with its reason. The test fails on any new violation and on an entry
 # here that no longer occurs (so the list only shrinks).
@@ -109,24 +107,10 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
 }
 # Another package's private module (`evalcore.<pkg>._module`) instead of its public name.
 ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
-    # cluster runs other packages' work on workers through their internal functions; these
-    # become public names of those packages (or move into cluster) as the cluster code settles
-    ("cluster/_cli.py", "evalcore.evaluators._cli"): "cluster executor",
+    # cluster runs the notebook suite on workers through reporting's internal steps (a notebook
+    # executed and exported in a scratch folder); these become public names or move into cluster
     ("cluster/_notebooks.py", "evalcore.reporting._notebook_suite"): "cluster executor",
     ("cluster/_notebooks.py", "evalcore.reporting._notebooks"): "cluster executor",
-    ("cluster/_verdicts.py", "evalcore.evaluators._cli"): "cluster executor",
-    ("cluster/_verdicts.py", "evalcore.evaluators._humaneval_files"): "cluster executor",
-    ("cluster/_verdicts.py", "evalcore.evaluators._pass_at_k"): "cluster executor",
-    ("cluster/_worker.py", "evalcore.evaluators._code_execution"): "cluster executor",
-    ("evaluators/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
-    ("evaluators/_cli.py", "evalcore.cluster._cli"): "the --cluster option, registered lazily",
-    ("reporting/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
-    ("reporting/_notebooks.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
-    ("reporting/_notebooks.py", "evalcore.cluster._notebooks"): "the --cluster option, registered lazily",
-    ("routing/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
-    ("runs/_cli.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
-    ("runs/_runner.py", "evalcore.cluster._spec"): "the --cluster option, registered lazily",
-    ("runs/_runner.py", "evalcore.cluster._runs"): "the --cluster option, registered lazily",
     # not yet public names of their packages
     ("agent_eval/_output.py", "evalcore.reporting._export"): "see ALLOWED_UPWARD",
     ("benchmarks/_file.py", "evalcore.datasets._common"): "a user's benchmark reads rows like the loaders",
@@ -203,8 +187,6 @@ def _scan() -> tuple[list[str], list[str], set[tuple[str, str]], set[tuple[str, 
                     private_errors.append(f"{rel}: imports {module}, a private module of {target!r}")
             if FLOORS[target] < FLOORS[source_pkg] or (source_pkg in BOTTOM and target in BOTTOM):
                 continue
-            if target in LAZY_ONLY and lazy:
-                continue
             if key in ALLOWED_UPWARD:
                 upward_seen.add(key)
                 continue
@@ -246,7 +228,8 @@ def _write_package(root: Path, files: dict[str, str]) -> None:
 
 def test_scan_catches_an_upward_import_and_a_private_one(tmp_path, monkeypatch):
     # the checker itself: a `routing` module importing `reporting` at module level and reaching
-    # into `datasets._common` is reported twice; `runs` importing `cluster` inside a function is not
+    # into `datasets._common` is reported twice; `runs` importing `cluster`, even inside a
+    # function, is reported too (nothing below `cluster` imports it)
     _write_package(
         tmp_path,
         {
@@ -261,6 +244,7 @@ def test_scan_catches_an_upward_import_and_a_private_one(tmp_path, monkeypatch):
     floor_errors, private_errors, _, _ = _scan()
     assert sorted(floor_errors) == [
         "routing/_x.py: routing (floor 6) imports evalcore.reporting (floor 8) at module level",
+        "runs/_y.py: runs (floor 5) imports evalcore.cluster (floor 9) inside a function",
         "runs/_z.py: runs (floor 5) imports evalcore.cluster (floor 9) at module level",
     ]
     assert private_errors == ["routing/_x.py: imports evalcore.datasets._common, a private module of 'datasets'"]
@@ -276,3 +260,61 @@ def test_ruff_and_mypy_are_installed_by_make_install():
     names = {req.split("[")[0].split(">")[0].split("<")[0].split("=")[0].strip() for req in extras["test"]}
     assert {"ruff", "mypy", "pandas-stubs", "types-PyYAML"} <= names
     assert shutil.which("ruff", path=str(Path(sys.executable).parent)) is not None
+
+
+def _package_graph() -> dict[str, set[str]]:
+    """Which package imports which (every ``evalcore.*`` import: module level, inside a function
+    or for typing only); the bottom modules are one node, ``bottom``; the root ``__init__`` is left
+    out (it re-exports ``record``/``collect`` lazily, on first use), and so are the listed
+    ``ALLOWED_UPWARD`` imports (each with its reason; that list only shrinks)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        source = _package_of(rel)
+        if source == "__init__":
+            continue
+        source = "bottom" if source in BOTTOM else source
+        for module, _lazy in _evalcore_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if (rel.as_posix(), module) in ALLOWED_UPWARD:
+                continue
+            target = module.split(".")[1]
+            target = "bottom" if target in BOTTOM else target
+            if target not in (source, "__version__") and target in {*FLOORS, "bottom"}:
+                graph.setdefault(source, set()).add(target)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every package that can reach itself, with one path back to it (depth-first search)."""
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        stack: list[tuple[str, list[str]]] = [(start, [start])]
+        seen: set[str] = set()
+        while stack:
+            node, path = stack.pop()
+            for nxt in sorted(graph.get(node, ())):
+                if nxt == start:
+                    found.append([*path, start])
+                    stack.clear()
+                    break
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*path, nxt]))
+    return found
+
+
+def test_package_import_graph_has_no_cycles():
+    # issue 40: no two packages import each other, directly or around a circle, counting every
+    # import (lazy and typing-only ones too); `cluster` is imported only by `cli` (the top)
+    graph = _package_graph()
+    assert _cycles(graph) == []
+    assert sorted(p for p, targets in graph.items() if "cluster" in targets) == ["cli"]
+
+
+def test_cycle_check_finds_a_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
+        ["a", "b", "c", "a"],
+        ["b", "c", "a", "b"],
+        ["c", "a", "b", "c"],
+    ]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "d": {"a"}}) == []

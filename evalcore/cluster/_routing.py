@@ -8,13 +8,10 @@ the one-machine replay's, bit for bit, whichever worker ran which unit.
 
 from __future__ import annotations
 
-import contextlib
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from evalcore.cluster._spec import DEFAULT_WORKER_WAIT_S
-from evalcore.errors import EvalcoreError
 
 __all__ = ["run_blocks_on_cluster"]
 
@@ -57,50 +54,11 @@ def run_blocks_on_cluster(
         EvalcoreError: An unreachable cluster, no worker, another evalcore version on a worker,
             a unit that failed (its error named) or that killed every worker that ran it.
     """
-    from evalcore import __version__
-    from evalcore.cluster._connect import open_cluster
+    from evalcore.cluster._executor import DaskExecutor
 
-    with open_cluster(cluster, wait_s=wait_s) as session:
-        from distributed import as_completed
-
-        from evalcore.cluster._errors import future_error_text
-
-        client = session.client
-        token = uuid.uuid4().hex
-        # The shared data under a key of this call only: scattered as ``{key: shared}``, it is
-        # one value whatever its type (a dict's own keys would otherwise become the Dask keys,
-        # the same in every call with such a dict, and one call's release could drop another's).
-        shared_key = f"evalcore-shared-{token}"
-        data = client.scatter({shared_key: shared}, broadcast=True)[shared_key]
-        futures = [
-            client.submit(
-                _run_block, block, task, data, args, __version__, key=f"evalcore-block-{token}-{n}", pure=False
-            )
-            for n, task in enumerate(tasks)
-        ]
-        index = {fut.key: n for n, fut in enumerate(futures)}
-        out: list[Any] = [None] * len(futures)
-        try:
-            for fut in as_completed(futures):
-                if fut.status != "finished":
-                    exc = fut.exception() if fut.status == "error" else None
-                    if isinstance(exc, EvalcoreError):
-                        raise EvalcoreError(exc.reason, field="cluster")
-                    raise EvalcoreError(
-                        f"{tasks[index[fut.key]]!r} failed on the cluster {session.label}: {future_error_text(fut)}",
-                        field="cluster",
-                    )
-                out[index[fut.key]] = fut.result()
-                if on_done is not None:
-                    on_done()
-        except BaseException:
-            if not session.owned:  # a user's own client outlives this call: drop this call's tasks
-                with contextlib.suppress(Exception):
-                    client.cancel(futures, force=True)
-            raise
-        finally:
-            # release what this call made, and only that (its keys are its own)
-            for fut in [*futures, data]:
-                with contextlib.suppress(Exception):
-                    fut.release()
+    out: list[Any] = [None] * len(tasks)
+    for n, result in DaskExecutor(cluster, wait_s=wait_s).stream(block, tasks, shared=shared, args=args):
+        out[n] = result
+        if on_done is not None:
+            on_done()
     return out

@@ -295,9 +295,7 @@ def score_samples_file_on_cluster(
     """
     from evalcore import __version__
     from evalcore._checks import check_timeout
-    from evalcore.evaluators._cli import is_isolated
-    from evalcore.evaluators._humaneval_files import read_problems, results_path
-    from evalcore.evaluators._pass_at_k import pass_at_k
+    from evalcore.evaluators import is_isolated, pass_at_k, read_problems, results_path
     from evalcore.sandbox.pool import data_file_paths
 
     ks = [int(k) for k in ks]

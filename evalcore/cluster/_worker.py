@@ -165,7 +165,7 @@ def score_chunk(
         (the per-chunk overhead it sees: result hand-back, scheduling, transfer; ``None`` for its
         first chunk of the run). The client sizes later chunks from the two (see ``_verdicts.ChunkSizer``).
     """
-    from evalcore.evaluators._code_execution import CodeSample, evaluate_code_batch
+    from evalcore.evaluators import CodeSample, evaluate_code_batch
 
     start = time.perf_counter()
     last_run, last = getattr(_LAST_END, "value", ("", None))

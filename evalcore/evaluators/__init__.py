@@ -11,6 +11,7 @@ from evalcore._lazy import lazy_exports
 if TYPE_CHECKING:
     from evalcore.evaluators._answer_files import score_answers_file as score_answers_file
     from evalcore.evaluators._cli import add_isolation_option as add_isolation_option
+    from evalcore.evaluators._cli import is_isolated as is_isolated
     from evalcore.evaluators._cli import require_isolation as require_isolation
     from evalcore.evaluators._cli import warn_if_not_isolated as warn_if_not_isolated
     from evalcore.evaluators._code_execution import CodeResult as CodeResult
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from evalcore.evaluators._exact_match import numbers_equal as numbers_equal
     from evalcore.evaluators._exact_match import parse_number as parse_number
     from evalcore.evaluators._exact_match import summarize_exact_match as summarize_exact_match
+    from evalcore.evaluators._humaneval_files import read_problems as read_problems
+    from evalcore.evaluators._humaneval_files import results_path as results_path
     from evalcore.evaluators._humaneval_files import score_samples_file as score_samples_file
     from evalcore.evaluators._pass_at_k import estimate_pass_at_k as estimate_pass_at_k
     from evalcore.evaluators._pass_at_k import pass_at_k as pass_at_k
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
     from evalcore.sandbox import run_python as run_python
 
 _EXPORTS = {
-    "evalcore.evaluators._cli": ("add_isolation_option", "require_isolation", "warn_if_not_isolated"),
+    "evalcore.evaluators._cli": ("add_isolation_option", "is_isolated", "require_isolation", "warn_if_not_isolated"),
     "evalcore.evaluators._exact_match": (
         "DECLARED_METHODS",
         "EXTRACTION_METHODS",
@@ -60,7 +63,7 @@ _EXPORTS = {
         "evaluate_code_execution",
         "extract_code",
     ),
-    "evalcore.evaluators._humaneval_files": ("score_samples_file",),
+    "evalcore.evaluators._humaneval_files": ("read_problems", "results_path", "score_samples_file"),
     "evalcore.evaluators._pass_at_k": ("estimate_pass_at_k", "pass_at_k"),
     "evalcore.sandbox": ("SandboxResult", "run_python"),
 }

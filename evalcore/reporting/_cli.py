@@ -27,7 +27,7 @@ def _notebooks_run(args: argparse.Namespace) -> int:
         progress_every=args.progress_every,
         cell_timeout=args.cell_timeout,
         notebook_timeout=args.notebook_timeout,
-        **({"cluster": args.cluster, "cluster_wait_s": args.cluster_wait} if getattr(args, "cluster", None) else {}),
+        executor=getattr(args, "executor", None),
     )
     return 0 if result.ok else 1
 
@@ -113,9 +113,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         metavar="SECONDS",
         help="stop and fail a notebook running longer than this (default: no limit); the suite goes on",
     )
-    from evalcore.cluster._spec import add_cluster_options
-
-    add_cluster_options(run, "each notebook (its files come back here; see docs/cluster.md)")
+    # evalcore.cli adds --cluster/--cluster-wait and passes args.executor
+    run.set_defaults(executor_for="each notebook (its files come back here; see docs/cluster.md)")
     run.set_defaults(func=_notebooks_run)
 
     rep = subparsers.add_parser(

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalcore._executor import Executor, as_executor
 from evalcore._io import to_json_native
 from evalcore.errors import EvalcoreError
 from evalcore.reporting import _notebook_progress
@@ -268,6 +269,7 @@ def run_notebooks(
     notebook_timeout: float | None = None,
     cluster: Any = None,
     cluster_wait_s: float = 60.0,
+    executor: Executor | None = None,
 ) -> NotebookSuiteResult:
     """Execute a suite of notebooks and write a report folder.
 
@@ -298,6 +300,9 @@ def run_notebooks(
             scheduler file, ``local:N`` or a ``distributed.Client``; docs/cluster.md); the
             files come back to this machine. ``notebook_timeout`` does not apply there.
         cluster_wait_s: Seconds to wait for the cluster's first worker.
+        executor: Where the notebooks run: a remote executor (``cluster``'s, or a
+            ``DaskExecutor``) takes each entry to a worker (:meth:`Executor.notebooks`); None or
+            a local one: the kernels run here.
 
     Returns:
         The :class:`NotebookSuiteResult` (``.ok`` is False when a notebook failed).
@@ -309,10 +314,8 @@ def run_notebooks(
     from evalcore._checks import check_timeout
 
     progress_every = check_timeout(progress_every or 0, "progress_every", allow_zero=True) or 0.0
-    if isinstance(cluster, str):  # local:0, a missing scheduler file: refused before anything else
-        from evalcore.cluster._spec import parse_cluster
-
-        parse_cluster(cluster)
+    executor = as_executor(executor, cluster, wait_s=cluster_wait_s)  # local:0 and the like: now
+    remote = executor is not None and executor.remote
     cell_timeout = check_timeout(cell_timeout, "cell_timeout", allow_none=True)
     notebook_timeout = check_timeout(notebook_timeout, "notebook_timeout", allow_none=True)
     raw_say = echo or (lambda _msg: None)
@@ -406,7 +409,7 @@ def run_notebooks(
             f"evalcore: {out_root / LATEST_PARTIAL} is not a symbolic link; left as it is "
             f"(remove it to let it point to the newest partial run)"
         )
-    if pdf and to_run and cluster is None and find_chromium() is None:  # on a cluster: the workers' Chromium
+    if pdf and to_run and not remote and find_chromium() is None:  # on a cluster: the workers' Chromium
         say(CHROMIUM_HINT)
     if resume_dir is not None:
         say(
@@ -425,11 +428,8 @@ def run_notebooks(
         known = [d for d in rest if d is not None]
         return float(sum(known)) if len(known) == len(rest) else None
 
-    if cluster is not None:  # Dask: each notebook on a worker (evalcore.cluster, docs/cluster.md)
-        from evalcore.cluster._notebooks import run_on_cluster
-
-        run_on_cluster(
-            cluster,
+    if executor is not None and remote:  # each notebook on a worker (docs/cluster.md)
+        executor.notebooks(
             to_run,
             results=results,
             number_of=number_of,
@@ -439,16 +439,15 @@ def run_notebooks(
             cell_timeout=cell_timeout,
             pdf=pdf,
             say=say,
-            wait_s=cluster_wait_s,
             resume_hint=f"evalcore: interrupted; finished notebooks are kept. Continue with:\n"
             f"  evalcore notebooks run --resume {suite_id} --cluster ADDRESS",
         )
     with _Heartbeat(
         say,
         progress_every if progress_every and progress_every > 0 else (1.0 if notebook_timeout else 0),
-        quiet=not progress_every or progress_every <= 0 or cluster is not None,
+        quiet=not progress_every or progress_every <= 0 or remote,
     ):
-        for position, (entry, result) in enumerate(to_run if cluster is None else []):
+        for position, (entry, result) in enumerate(to_run if not remote else []):
             number = number_of[id(result)]
             run_dir = suite_dir / entry.name
             run_dir.mkdir(parents=True, exist_ok=True)

@@ -98,9 +98,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument(
         "--correction", default="holm", choices=("holm", "bh", "none"), help="multiple-comparison correction (holm)"
     )
-    from evalcore.cluster._spec import add_cluster_options
-
-    add_cluster_options(p, "the replays (each router over a block of orderings is a task; same results)")
+    # evalcore.cli adds --cluster/--cluster-wait and passes args.executor
+    p.set_defaults(executor_for="the replays (each router over a block of orderings is a task; same results)")
     p.set_defaults(func=_run)
 
 
@@ -131,11 +130,7 @@ def _run(args: argparse.Namespace) -> int:
     from evalcore._io import check_output_dir
 
     check_output_dir(out, field="--output")  # read-only: refused before the replay
-    spec = None
-    if getattr(args, "cluster", None):
-        from evalcore.cluster._spec import parse_cluster
-
-        spec = parse_cluster(args.cluster, field="--cluster")  # local:0 and the like: before any work
+    spec = getattr(args, "executor", None)  # --cluster: checked by evalcore.cli before any work
     lambdas: list[float] = []
     if args.sweep.strip():
         try:

@@ -12,11 +12,11 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
 
+from evalcore._executor import Executor, LocalExecutor, as_executor
 from evalcore.errors import EvalcoreError
 from evalcore.routing._algorithms import ALGORITHMS, ReplayEnv, Router, make_router
 from evalcore.routing._matrix import OutcomeMatrix
@@ -77,15 +77,16 @@ def _run_router(
 
 
 @contextlib.contextmanager
-def cluster_session(cluster: Any, wait_s: float = 60.0) -> Iterator[Any]:
-    """An open cluster session for several replays (None: none, and nothing of Dask imported)."""
-    if cluster is None:
+def cluster_session(cluster: Any, wait_s: float = 60.0) -> Iterator[Executor | None]:
+    """An executor opened once for several replays: ``cluster`` is an executor, or a cluster name
+    or client that evalcore's ``cluster`` executor entry point turns into one; None: none (this
+    machine, nothing of Dask imported)."""
+    executor = as_executor(None, cluster, wait_s=wait_s)
+    if executor is None:
         yield None
         return
-    from evalcore.cluster import open_cluster
-
-    with open_cluster(cluster, wait_s=wait_s) as session:
-        yield session
+    with executor.session() as opened:
+        yield opened
 
 
 def _replay_block(
@@ -133,6 +134,7 @@ def replay(
     price_range: tuple[float, float] | None = None,
     cluster: Any = None,
     cluster_wait_s: float = 60.0,
+    executor: Executor | None = None,
 ) -> ReplayResult:
     """Replay routers over ``outcomes`` in R random orderings.
 
@@ -157,11 +159,12 @@ def replay(
         price_range: ``(c_min, c_max)`` of the cost normalization in the reward (default: the
             smallest and largest cost of ``outcomes``); the item bootstrap passes the original
             matrix's so every replicate scores the same objective.
-        cluster: Replay the units (one router over a block of orderings) as Dask tasks on a
-            cluster: a scheduler address, a scheduler file, ``local:N``, a ``distributed.Client``
-            or an open ``ClusterSession`` (docs/cluster.md); the result is the same as here.
-            None: this machine only (nothing of Dask is imported).
+        cluster: A convenience for ``executor``: a scheduler address, a scheduler file,
+            ``local:N``, a ``distributed.Client`` or an executor (docs/cluster.md).
         cluster_wait_s: Seconds to wait for the cluster's first worker.
+        executor: Where the units (one router over a block of orderings) run: a remote
+            executor runs ``_replay_block`` with the environment shared once; a local one (the
+            default, ``workers`` threads) runs them here. The result is the same either way.
 
     Returns:
         A :class:`ReplayResult`.
@@ -171,10 +174,7 @@ def replay(
             unknown algorithm or parameter, or Beta Thompson sampling on non-binary rewards
             (naming the first such item and arm).
     """
-    if isinstance(cluster, str):  # local:0, a missing scheduler file: refused before any work
-        from evalcore.cluster import parse_cluster
-
-        parse_cluster(cluster)
+    executor = as_executor(executor, cluster, wait_s=cluster_wait_s)  # local:0 and the like: now
     where = outcomes.source or None
     if outcomes.n_arms < 2:
         raise EvalcoreError(
@@ -258,27 +258,18 @@ def replay(
 
     n_workers = min(len(tasks), workers if workers is not None else (os.cpu_count() or 1))
     bar = progress_bar(len(tasks), f"routing replay ({R} orderings)", unit="router blocks", progress=progress)
-    if cluster is not None:
-        from evalcore.cluster import run_blocks_on_cluster
-
-        order = sorted(tasks, key=lambda tk: not routers[tk[0]].contextual)
-        units = run_blocks_on_cluster(
-            _replay_block, order, env, args=(params, seed), cluster=cluster, wait_s=cluster_wait_s, on_done=bar.update
-        )
-        for task, unit in zip(order, units):
-            keep(task, *unit)
-    elif n_workers <= 1:
-        for task in tasks:
-            one(task)
+    # the slow contextual routers are started first
+    order = sorted(tasks, key=lambda tk: not routers[tk[0]].contextual)
+    if executor is not None and executor.remote:  # the environment sent once, each unit a task
+        for n, unit in executor.stream(_replay_block, order, shared=env, args=(params, seed)):
+            keep(order[n], *unit)
             bar.update()
     else:
         # numpy releases the GIL in the heavy array operations, so routers (and blocks of
-        # orderings) replay in parallel threads; the slow contextual ones are started first
-        order = sorted(tasks, key=lambda tk: not routers[tk[0]].contextual)
-        with ThreadPoolExecutor(max_workers=n_workers) as pool:
-            for fut in as_completed([pool.submit(one, tk) for tk in order]):
-                fut.result()
-                bar.update()
+        # orderings) replay in parallel threads (one worker: in order, in this thread)
+        here = executor if executor is not None else LocalExecutor(max(1, n_workers))
+        for _ in here.stream(lambda task, _shared: one(task), order if n_workers > 1 else tasks):
+            bar.update()
     bar.close()
     done: dict[str, AlgorithmTrace] = {}
     for name in names:

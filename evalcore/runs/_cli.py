@@ -155,9 +155,7 @@ def _run(args: argparse.Namespace) -> int:
             cache=False if args.no_cache else True,
             scorer=args.scorer,
             model_options=options,
-            **(
-                {"cluster": args.cluster, "cluster_wait_s": args.cluster_wait} if getattr(args, "cluster", None) else {}
-            ),
+            executor=getattr(args, "executor", None),
         )
     except RunInterrupted as stop:
         return _interrupted(stop, args)
@@ -217,7 +215,7 @@ def _interrupted(stop: Any, args: argparse.Namespace) -> int:
 
     print(f"\nevalcore: interrupted: {stop.saved} of {stop.wanted} samples saved in {stop.path}", file=sys.stderr)
     print(f"resume with: {_resume_command(args._run_parser, args, stop.run_id)}", file=sys.stderr)
-    if stop.abandoned or getattr(args, "cluster", None):  # a cluster: skip the slow shutdown (cluster/_cli.py)
+    if stop.abandoned or getattr(args, "cluster", None):  # a cluster: skip the slow shutdown (docs/cluster.md)
         # a model call still computes in a worker thread (llama.cpp cannot be stopped
         # mid-call): leave now; everything is saved and the run lock dies with the process
         sys.stdout.flush()
@@ -330,9 +328,10 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument("--pricing", default=None, help="pricing YAML overriding the shipped table (USD per 1M tokens)")
     p.add_argument("--no-cache", action="store_true", help="do not use the response cache")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    from evalcore.cluster._spec import add_cluster_options
-
-    add_cluster_options(p, "the model calls (each worker builds the model once; --concurrency is per worker thread)")
+    # evalcore.cli adds --cluster/--cluster-wait and passes args.executor
+    p.set_defaults(
+        executor_for="the model calls (each worker builds the model once; --concurrency is per worker thread)"
+    )
     add_isolation_option(p)
     p.set_defaults(func=_run, _run_parser=p)
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalcore._executor import Executor, as_executor
 from evalcore._io import check_output_dir, check_output_file
 from evalcore._runstore import (
     CONFIG_FILE,
@@ -53,6 +54,7 @@ def run_benchmark(
     model_options: Mapping[str, Any] | None = None,
     cluster: Any = None,
     cluster_wait_s: float = 60.0,
+    executor: Executor | None = None,
 ) -> Path:
     """Run a benchmark: ask ``model`` every item × epoch, score objectively, record everything.
 
@@ -88,11 +90,13 @@ def run_benchmark(
         check_endpoint: Check that a remote endpoint answers before creating the run.
         model_options: Options for :func:`~evalcore.models.from_spec` when ``model`` is a spec
             (``timeout``, ``pricing``, ``retry``, ``api_key`` ...).
-        cluster: Run the model calls on a Dask cluster (a scheduler address, a scheduler file,
-            ``local:N`` or a ``distributed.Client``): each worker builds the model once, this
-            process alone records the samples; ``concurrency`` is then per worker thread
-            (docs/cluster.md). None: this machine only (nothing of Dask is imported).
+        cluster: A convenience for ``executor``: a scheduler address, a scheduler file,
+            ``local:N`` or a ``distributed.Client`` (docs/cluster.md).
         cluster_wait_s: Seconds to wait for the cluster's first worker.
+        executor: Where the model calls run (:meth:`Executor.model`): on a Dask executor each
+            worker builds the model once and this process alone records the samples;
+            ``concurrency`` is then per worker thread. None: this machine only (nothing of
+            Dask is imported).
 
     Returns:
         The run directory.
@@ -108,10 +112,7 @@ def run_benchmark(
     from evalcore.benchmarks import get_benchmark
 
     refuse_judge(scorer)
-    if isinstance(cluster, str):  # local:0, a missing scheduler file: refused before anything else
-        from evalcore.cluster._spec import parse_cluster
-
-        parse_cluster(cluster)
+    executor = as_executor(executor, cluster, wait_s=cluster_wait_s)  # local:0 and the like: now
     benchmark = get_benchmark(dataset)  # a name, or a benchmark YAML file (checked now)
     dataset = benchmark.name
     check_arguments(
@@ -179,17 +180,13 @@ def run_benchmark(
 
     remote = contextlib.ExitStack()  # a cluster: connected and checked before anything is written
     run_model, run_concurrency = chat_model, concurrency
-    if cluster is not None:
-        from evalcore.cluster._runs import cluster_model
-
+    if executor is not None:
         try:
             run_model, threads = remote.enter_context(
-                cluster_model(
-                    cluster,
+                executor.model(
                     chat_model,
-                    model if isinstance(model, str) else None,
-                    model_options,
-                    wait_s=cluster_wait_s,
+                    spec=model if isinstance(model, str) else None,
+                    options=model_options,
                     likelihood=benchmark.supports_likelihood and mmlu_mode == "likelihood",
                 )
             )
