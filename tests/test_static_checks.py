@@ -70,7 +70,19 @@ def _replace_dir(new: Path, target: Path) -> None:
 # `agents` (never the reverse), `benchmarks` sits above `datasets`/`models`/`evaluators` and below
 # `runs`, `routing`, `imports` and `reporting`, and `reporting` is the top of the library.
 
-BOTTOM = {"errors", "_io", "_yaml", "_validate", "_lazy", "_runstore", "_checks", "_cliargs", "_progress", "_executor"}
+BOTTOM = {
+    "errors",
+    "_io",
+    "_yaml",
+    "_validate",
+    "_lazy",
+    "_runstore",
+    "_checks",
+    "_cliargs",
+    "_progress",
+    "_executor",
+    "_html",
+}
 FLOORS: dict[str, int] = {
     **{name: 0 for name in BOTTOM},
     "datasets": 1,
@@ -100,10 +112,6 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
         "compatibility aliases of public names: evalcore.datasets.load(name) and friends take a benchmark's "
         "name, which only the registry knows (issue 40); their home is evalcore.benchmarks"
     ),
-    ("agent_eval/_output.py", "evalcore.reporting._export"): (
-        "the agent results HTML uses the report's Content-Security-Policy; it belongs at the bottom (_io) "
-        "or in agent_eval itself"
-    ),
 }
 # Another package's private module (`evalcore.<pkg>._module`) instead of its public name.
 ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
@@ -112,7 +120,6 @@ ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
     ("cluster/_notebooks.py", "evalcore.reporting._notebook_suite"): "cluster executor",
     ("cluster/_notebooks.py", "evalcore.reporting._notebooks"): "cluster executor",
     # not yet public names of their packages
-    ("agent_eval/_output.py", "evalcore.reporting._export"): "see ALLOWED_UPWARD",
     ("benchmarks/_file.py", "evalcore.datasets._common"): "a user's benchmark reads rows like the loaders",
     ("benchmarks/_file.py", "evalcore.evaluators._reasoning"): "answer extraction helpers",
     ("imports/_cli.py", "evalcore.routing._compare"): "the one compare path, not yet public",

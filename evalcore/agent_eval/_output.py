@@ -437,7 +437,7 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
     Returns:
         The HTML text.
     """
-    from evalcore.reporting._export import content_security_policy
+    from evalcore._html import content_security_policy
 
     d = printable(to_json_native(_as_dict(result)))
     figs = dict(figures) if figures is not None else {n: _png(f(d)) for n, f in FIGURES.items()}

@@ -7,7 +7,6 @@ PDF is made by printing the HTML export with the Debian ``chromium`` package.
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 import re
 import shutil
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalcore._html import content_security_policy as content_security_policy  # re-exported: one CSP
 from evalcore._io import atomic_path, write_bytes_atomic
 from evalcore.errors import EvalcoreError
 from evalcore.reporting._pdf_layout import pdf_layout_problems as pdf_layout_problems
@@ -156,30 +156,6 @@ _PRINT_CSS = (
 """.replace("%(page_height)d", str(_PAGE_HEIGHT_PX))  # JavaScript: str.format would need every brace doubled
 )
 _CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-def content_security_policy(*scripts: str) -> str:
-    """A ``<meta>`` Content-Security-Policy that lets only the given inline scripts run.
-
-    Defence in depth for pages that show what a model or an agent wrote: even if such text
-    became markup, no script of it runs (no ``<script>``, no ``onerror=`` handler, no
-    ``javascript:`` URL), nothing is fetched by script and no plug-in or frame is loaded. The
-    page's own scripts are allowed by the SHA-256 of their exact text.
-
-    Args:
-        *scripts: The exact text of each inline ``<script>`` the page needs to run.
-
-    Returns:
-        The ``<meta http-equiv="Content-Security-Policy" ...>`` element.
-    """
-    hashes = " ".join(
-        "'sha256-" + base64.b64encode(hashlib.sha256(s.encode("utf-8")).digest()).decode("ascii") + "'" for s in scripts
-    )
-    policy = (
-        f"script-src {hashes or chr(39) + 'none' + chr(39)}; connect-src 'none'; object-src 'none'; "
-        "frame-src 'none'; base-uri 'none'; form-action 'none'"
-    )
-    return f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
 
 
 _PRINT_SCRIPT = _PRINT_CSS.split("<script>", 1)[1].split("</script>", 1)[0]
