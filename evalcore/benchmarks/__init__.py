@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from evalcore.benchmarks._registry import find_benchmark as find_benchmark
     from evalcore.benchmarks._registry import get_benchmark as get_benchmark
     from evalcore.benchmarks._registry import is_benchmark_file as is_benchmark_file
+    from evalcore.benchmarks._registry import refresh_plugins as refresh_plugins
     from evalcore.benchmarks._registry import register as register
     from evalcore.benchmarks._registry import unregister as unregister
     from evalcore.benchmarks._scoring import CodeExecutionScoring as CodeExecutionScoring
@@ -52,6 +53,7 @@ _EXPORTS = {
         "find_benchmark",
         "get_benchmark",
         "is_benchmark_file",
+        "refresh_plugins",
         "register",
         "unregister",
     ),

@@ -68,7 +68,13 @@ class BuiltinBenchmark(BenchmarkBase):
         return few_shot_items(self.data)
 
     def template_doc(self) -> YamlDoc:
-        """The packaged template."""
+        """The folder's ``template.yaml``; the built-ins' templates stay in
+        ``evalcore/runs/templates/<name>.yaml``, the ``source`` their recorded runs name."""
+        from importlib import resources
+
         from evalcore._yaml import read_packaged_yaml
 
+        folder = type(self).__module__
+        if resources.files(folder).joinpath("template.yaml").is_file():
+            return read_packaged_yaml(folder, "template.yaml")
         return read_packaged_yaml("evalcore.runs", "templates", f"{self.name}.yaml")

@@ -2,8 +2,9 @@
 
 The built-in benchmarks are registered by their folder's module path and imported on first use
 (so the CLI can list them without importing anything heavy); :func:`register` adds another one
-(a fourth benchmark is one folder plus one ``register`` call or one line here), and a user's own benchmark is one YAML
-file, loaded by :func:`get_benchmark` when given its path.
+(a fourth benchmark is one folder plus one line: here for a built-in, an entry point of the
+``evalcore.benchmarks`` group for an installed package, or a ``register`` call), and a user's
+own benchmark is one YAML file, loaded by :func:`get_benchmark` when given its path.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ _BUILTIN: dict[str, str] = {
 }
 """Built-in name -> the folder (package) whose ``BENCHMARK`` it is (imported on first use): one
 line a benchmark."""
+ENTRY_POINT_GROUP = "evalcore.benchmarks"
+"""An installed package adds benchmarks as entry points of this group: ``name = "pkg.folder"`` (the
+folder's ``BENCHMARK``) or ``name = "pkg.module:OBJECT"``; imported on first use, like a built-in."""
+_PLUGINS: dict[str, str] | None = None
+"""Entry-point name -> its value, read once per process (:func:`refresh_plugins` reads again)."""
 _REGISTERED: dict[str, Any] = {}
 """Benchmarks registered at run time (:func:`register`), and user YAML benchmarks once loaded."""
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -64,9 +70,47 @@ def unregister(name: str) -> None:
     _REGISTERED.pop(name, None)
 
 
+def _plugins() -> dict[str, str]:
+    """The benchmarks installed packages declare (entry points of :data:`ENTRY_POINT_GROUP`)."""
+    global _PLUGINS
+    if _PLUGINS is None:
+        from importlib.metadata import entry_points
+
+        _PLUGINS = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BUILTIN}
+    return _PLUGINS
+
+
+def refresh_plugins() -> tuple[str, ...]:
+    """Read the installed entry points again (a package installed since); their names."""
+    global _PLUGINS
+    _PLUGINS = None
+    return tuple(_plugins())
+
+
+def _load_plugin(name: str) -> Benchmark:
+    """Import an entry point's benchmark and register it under its name."""
+    from importlib.metadata import EntryPoint
+
+    value = _plugins()[name]
+    try:
+        found = EntryPoint(name=name, value=value, group=ENTRY_POINT_GROUP).load()
+    except (ImportError, AttributeError) as exc:
+        raise EvalcoreError(
+            f"the benchmark {name!r} of entry point {value!r} cannot be imported: {exc}", field="benchmark"
+        ) from None
+    bench = getattr(found, "BENCHMARK", found)
+    if getattr(bench, "name", None) != name:
+        raise EvalcoreError(
+            f"entry point {name!r} ({value}) names a benchmark called {getattr(bench, 'name', None)!r}",
+            field="benchmark",
+        )
+    return register(bench)
+
+
 def benchmark_names() -> tuple[str, ...]:
-    """The built-in benchmarks' names, then the registered ones."""
-    return tuple(_BUILTIN) + tuple(n for n in _REGISTERED if n not in _BUILTIN)
+    """The built-in benchmarks' names, then those of installed packages, then the registered ones."""
+    names = list(_BUILTIN) + [n for n in _plugins() if n not in _BUILTIN]
+    return tuple(names) + tuple(n for n in _REGISTERED if n not in names)
 
 
 def builtin_names() -> tuple[str, ...]:
@@ -90,6 +134,8 @@ def find_benchmark(name: Any) -> Benchmark | None:
         return None
     if name in _BUILTIN:
         return importlib.import_module(_BUILTIN[name]).BENCHMARK
+    if name not in _REGISTERED and name in _plugins():
+        return _load_plugin(name)
     return _REGISTERED.get(name)
 
 

@@ -10,6 +10,9 @@ from evalcore._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from evalcore.evaluators._answer_files import score_answers_file as score_answers_file
+    from evalcore.evaluators._cli import ANSWER_HELP as ANSWER_HELP
+    from evalcore.evaluators._cli import add_answers_command as add_answers_command
+    from evalcore.evaluators._cli import add_code_command as add_code_command
     from evalcore.evaluators._cli import add_isolation_option as add_isolation_option
     from evalcore.evaluators._cli import is_isolated as is_isolated
     from evalcore.evaluators._cli import require_isolation as require_isolation
@@ -40,7 +43,15 @@ if TYPE_CHECKING:
     from evalcore.sandbox import run_python as run_python
 
 _EXPORTS = {
-    "evalcore.evaluators._cli": ("add_isolation_option", "is_isolated", "require_isolation", "warn_if_not_isolated"),
+    "evalcore.evaluators._cli": (
+        "ANSWER_HELP",
+        "add_answers_command",
+        "add_code_command",
+        "add_isolation_option",
+        "is_isolated",
+        "require_isolation",
+        "warn_if_not_isolated",
+    ),
     "evalcore.evaluators._exact_match": (
         "DECLARED_METHODS",
         "EXTRACTION_METHODS",

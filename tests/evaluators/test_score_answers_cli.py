@@ -20,7 +20,7 @@ from evalcore.evaluators._answer_files import results_path
 @pytest.fixture(autouse=True)
 def _only_this_area(monkeypatch: pytest.MonkeyPatch) -> None:
     """Build the CLI from this area's register() only, so other areas' modules do not matter."""
-    monkeypatch.setattr(cli, "_COMMAND_MODULES", ("evalcore.evaluators._cli",))
+    monkeypatch.setattr(cli, "_COMMAND_MODULES", ("evalcore.benchmarks._cli",))
 
 
 def _write(path: Path, rows: list[Any]) -> Path:

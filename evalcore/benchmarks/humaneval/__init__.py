@@ -24,6 +24,7 @@ class HumanEval(CodeExecutionScoring, BuiltinBenchmark):
     problems (HumanEval has only a test split)."""
 
     name = "humaneval"
+    title = "HumanEval"
     default_max_tokens = 512
     data = SOURCE
 
