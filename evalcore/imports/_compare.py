@@ -72,38 +72,14 @@ def align_runs(runs: Sequence[RunScores]) -> Alignment:
     """
     import pandas as pd
 
-    by_harness: dict[str, dict[str, list[str]]] = {}
-    for r in runs:
-        by_harness.setdefault(r.harness, {}).setdefault(r.task, []).append(r.label)
-    for harness, tasks in by_harness.items():
-        if len(tasks) > 1:
-            shown = "; ".join(f"{t}: {', '.join(labels)}" for t, labels in tasks.items())
-            raise EvalcoreError(
-                f"these {harness} runs score different tasks ({shown}); compare runs of one task", field="runs"
-            )
+    _check_one_task_per_harness(runs)
     schemes = {r.id_scheme for r in runs}
     key = "item_id" if len(schemes) == 1 else "content"
     series: dict[str, pd.Series] = {}
     unmatched: dict[str, dict[str, Any]] = {}
     clusters: dict[str, Any] = {}
     for r in runs:
-        if key == "item_id":
-            keyed = dict(r.by_id)
-            unkeyed: list[str] = []
-        else:
-            counts: dict[str, int] = {}
-            for item_id in r.by_id:
-                k = r.content.get(item_id)
-                if k is not None:
-                    counts[k] = counts.get(k, 0) + 1
-            keyed = {}
-            unkeyed = []
-            for item_id, v in r.by_id.items():
-                k = r.content.get(item_id)
-                if k is None or counts[k] > 1:
-                    unkeyed.append(item_id)
-                else:
-                    keyed[k] = v
+        keyed, unkeyed = _keyed_scores(r, key)
         series[r.label] = pd.Series(keyed, dtype=float).sort_index()
         unmatched[r.label] = {"unkeyed": unkeyed}
         for item_id, c in r.clusters.items():
@@ -133,6 +109,39 @@ def align_runs(runs: Sequence[RunScores]) -> Alignment:
         examples += [f"{i} (no question to match, or repeated)" for i in unkeyed[:3]]
         unmatched[r.label] = {"count": len(missing) + len(unkeyed), "examples": examples[:3]}
     return Alignment(key=key, series=series, shared=shared, unmatched=unmatched, clusters=clusters)
+
+
+def _check_one_task_per_harness(runs: Sequence[RunScores]) -> None:
+    """Refuse runs of one harness that score different tasks."""
+    by_harness: dict[str, dict[str, list[str]]] = {}
+    for r in runs:
+        by_harness.setdefault(r.harness, {}).setdefault(r.task, []).append(r.label)
+    for harness, tasks in by_harness.items():
+        if len(tasks) > 1:
+            shown = "; ".join(f"{t}: {', '.join(labels)}" for t, labels in tasks.items())
+            raise EvalcoreError(
+                f"these {harness} runs score different tasks ({shown}); compare runs of one task", field="runs"
+            )
+
+
+def _keyed_scores(r: RunScores, key: str) -> tuple[dict[str, Any], list[str]]:
+    """A run's scores by alignment key, and its items that have no key (no question, or a repeated one)."""
+    if key == "item_id":
+        return dict(r.by_id), []
+    counts: dict[str, int] = {}
+    for item_id in r.by_id:
+        k = r.content.get(item_id)
+        if k is not None:
+            counts[k] = counts.get(k, 0) + 1
+    keyed: dict[str, Any] = {}
+    unkeyed: list[str] = []
+    for item_id, v in r.by_id.items():
+        k = r.content.get(item_id)
+        if k is None or counts[k] > 1:
+            unkeyed.append(item_id)
+        else:
+            keyed[k] = v
+    return keyed, unkeyed
 
 
 @dataclass

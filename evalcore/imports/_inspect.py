@@ -161,78 +161,14 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
     if not available:
         raise EvalcoreError("no sample has a score (was the task scored?)", path=path, field="scores")
     chosen = choose_metric(available, metric, where=path, sep="/")
-    reported: dict[str, Any] = {}
-    for ev in (log.results.scores if log.results else []) or []:
-        if ev.name == chosen.split("/", 1)[0] or ev.name == chosen:
-            reported = {f"{ev.name}/{k}": m.value for k, m in (ev.metrics or {}).items()}
-            headline = next((k for k in ("accuracy", "mean") if k in (ev.metrics or {})), None)
-            if headline is not None and "/" not in chosen:  # the mean of the per-item scores
-                reported[chosen] = ev.metrics[headline].value
-            break
+    reported = _reported(log, chosen)
     model = str(spec.model)
     gen_config = _dump(spec.model_generate_config) or {}
-    records: list[SampleRecord] = []
-    epochs = set()
-    for index, s in enumerate(samples_in):
-        where = f"sample {s.id!r} epoch {s.epoch}"
-        error = getattr(s, "error", None)
-        scores: dict[str, float] = {}
-        if error is None:
-            for name in available:
-                try:
-                    scores[name] = _score_of(s.scores or {}, name, path=path, where=where)
-                except EvalcoreError:
-                    if name == chosen:
-                        raise
-            scores["score"] = scores[chosen]
-        question, q_field = question_of(s.metadata or {})
-        if question is None:
-            question, q_field = _input_text(s), "input"
-        usage: dict[str, int] = {}
-        for mu in (getattr(s, "model_usage", None) or {}).values():
-            usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + int(mu.input_tokens or 0)
-            usage["completion_tokens"] = usage.get("completion_tokens", 0) + int(mu.output_tokens or 0)
-        request = {"input": _dump(s.input), "choices": s.choices, "params": gen_config}
-        epochs.add(int(s.epoch))
-        records.append(
-            {
-                "item_id": str(s.id),
-                "epoch": int(s.epoch) - 1,
-                "dataset": spec.task,
-                "request": request,
-                "request_hash": request_hash(request),
-                "completion": {
-                    "text": s.output.completion if s.output else "",
-                    "usage": usage,
-                    "cost_usd": 0.0,
-                    "latency_s": float(getattr(s, "total_time", None) or 0.0),
-                    "model": model,
-                    "error": None if error is None else {"type": "inspect_sample_error", "message": str(error.message)},
-                },
-                "scores": scores,
-                "reference": s.target,
-                "metadata": {
-                    "content_key": content_key(question),
-                    "query": question,
-                    "question_field": q_field,
-                    "inspect_epoch": int(s.epoch),
-                    "sample_index": index,
-                    "answer": _answer(s.scores or {}, chosen),
-                    **{
-                        k: v
-                        for k, v in (s.metadata or {}).items()
-                        if isinstance(v, (str, int, float, bool)) or v is None
-                    },
-                },
-                "item": {
-                    "input": _dump(s.input),
-                    "choices": s.choices,
-                    "target": s.target,
-                    "metadata": _dump(s.metadata),
-                },
-                "error": error is not None,
-            }
-        )
+    records = [
+        _sample_record(s, index, path, available, chosen, spec.task, model, gen_config)
+        for index, s in enumerate(samples_in)
+    ]
+    epochs = {int(s.epoch) for s in samples_in}
     dataset = spec.dataset
     prov = provenance(
         HARNESS,
@@ -271,6 +207,84 @@ def import_inspect(path: str | Path, *, metric: Sequence[str] = ()) -> ImportedR
         "imported": prov,
     }
     return ImportedRun(run_id=run_id, config=config, samples=records, reported=reported)
+
+
+def _reported(log: Any, chosen: str) -> dict[str, Any]:
+    """The log's own aggregate values of the chosen scorer (its metrics, and the headline under ``chosen``)."""
+    reported: dict[str, Any] = {}
+    for ev in (log.results.scores if log.results else []) or []:
+        if ev.name == chosen.split("/", 1)[0] or ev.name == chosen:
+            reported = {f"{ev.name}/{k}": m.value for k, m in (ev.metrics or {}).items()}
+            headline = next((k for k in ("accuracy", "mean") if k in (ev.metrics or {})), None)
+            if headline is not None and "/" not in chosen:  # the mean of the per-item scores
+                reported[chosen] = ev.metrics[headline].value
+            break
+    return reported
+
+
+def _sample_record(
+    s: Any,
+    index: int,
+    path: Path,
+    available: list[str],
+    chosen: str,
+    task: str,
+    model: str,
+    gen_config: dict[str, Any],
+) -> SampleRecord:
+    """One inspect sample as a sample record (a failed sample an error, not a wrong answer)."""
+    where = f"sample {s.id!r} epoch {s.epoch}"
+    error = getattr(s, "error", None)
+    scores: dict[str, float] = {}
+    if error is None:
+        for name in available:
+            try:
+                scores[name] = _score_of(s.scores or {}, name, path=path, where=where)
+            except EvalcoreError:
+                if name == chosen:
+                    raise
+        scores["score"] = scores[chosen]
+    question, q_field = question_of(s.metadata or {})
+    if question is None:
+        question, q_field = _input_text(s), "input"
+    usage: dict[str, int] = {}
+    for mu in (getattr(s, "model_usage", None) or {}).values():
+        usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + int(mu.input_tokens or 0)
+        usage["completion_tokens"] = usage.get("completion_tokens", 0) + int(mu.output_tokens or 0)
+    request = {"input": _dump(s.input), "choices": s.choices, "params": gen_config}
+    return {
+        "item_id": str(s.id),
+        "epoch": int(s.epoch) - 1,
+        "dataset": task,
+        "request": request,
+        "request_hash": request_hash(request),
+        "completion": {
+            "text": s.output.completion if s.output else "",
+            "usage": usage,
+            "cost_usd": 0.0,
+            "latency_s": float(getattr(s, "total_time", None) or 0.0),
+            "model": model,
+            "error": None if error is None else {"type": "inspect_sample_error", "message": str(error.message)},
+        },
+        "scores": scores,
+        "reference": s.target,
+        "metadata": {
+            "content_key": content_key(question),
+            "query": question,
+            "question_field": q_field,
+            "inspect_epoch": int(s.epoch),
+            "sample_index": index,
+            "answer": _answer(s.scores or {}, chosen),
+            **{k: v for k, v in (s.metadata or {}).items() if isinstance(v, (str, int, float, bool)) or v is None},
+        },
+        "item": {
+            "input": _dump(s.input),
+            "choices": s.choices,
+            "target": s.target,
+            "metadata": _dump(s.metadata),
+        },
+        "error": error is not None,
+    }
 
 
 def _answer(scores: dict[str, Any], chosen: str) -> Any:
