@@ -96,7 +96,8 @@ def _holders(path: Path) -> list[str]:
             if not any(os.readlink(f"/proc/{pid}/fd/{fd}") in targets for fd in fds):
                 continue
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmd = fh.read(200).replace(b"\0", b" ").decode("utf-8", "replace").strip()
+                # one line: a command line may hold newlines (``python -c "..."``)
+                cmd = " ".join(fh.read(200).replace(b"\0", b" ").decode("utf-8", "replace").split())
         except OSError:
             continue
         found.append(f"{pid} ({cmd[:80] or '?'})")

@@ -231,6 +231,9 @@ class Invocation:
         self.fresh = 0
         self.cache_hits = 0
         self.executor: _DetachedExecutor | None = None
+        # the cache failed (locked, full, damaged): no new call is made, the answers in hand are
+        # still recorded, then the run stops with this error (an answer paid for is never lost)
+        self.cache_failure: EvalcoreError | None = None
 
     def _drive(self, coro: Any) -> None:
         """Run the coroutine to its end; Ctrl-C cancels it and raises KeyboardInterrupt."""
@@ -339,6 +342,8 @@ class Invocation:
 
         async def one(item: Any, epoch: int) -> None:
             async with sem:
+                if self.cache_failure is not None:
+                    return  # the run stops: ask nothing more
                 record = await self._sample(item, epoch)
             writer.write(record)
             if record["cached"]:
@@ -370,6 +375,8 @@ class Invocation:
             await asyncio.gather(*(one(it, e) for it, e in todo))
         finally:
             bar.close()
+        if self.cache_failure is not None:
+            raise self.cache_failure
 
     async def _sample(self, item: Any, epoch: int) -> SampleRecord:
         shots = select_few_shot(self.pool, item, self.few_shot, self.seed)
@@ -394,8 +401,11 @@ class Invocation:
                 comp = await asyncio.to_thread(_likelihood, scorer, messages, item.fields.get("choices") or [])
             else:
                 comp = await self.model.acomplete(messages, params)
-            if cache is not None and comp.ok:
-                cache.put(key, self.model.name, comp)
+            if cache is not None and comp.ok and self.cache_failure is None:
+                try:
+                    cache.put(key, self.model.name, comp)
+                except EvalcoreError as exc:  # the answer is still recorded below
+                    self.cache_failure = exc
         record: SampleRecord = {
             "run_id": self.config["run_id"],
             "item_id": item.id,
