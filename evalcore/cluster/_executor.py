@@ -44,7 +44,7 @@ class DaskExecutor:
     remote = True
 
     def __init__(self, cluster: Any, *, wait_s: float = DEFAULT_WORKER_WAIT_S, field: str = "cluster") -> None:
-        self._target = parse_cluster(cluster, field=field) if isinstance(cluster, str) else cluster
+        self._target: Any = parse_cluster(cluster, field=field) if isinstance(cluster, str) else cluster
         self.wait_s = float(check_timeout(wait_s, "cluster_wait_s", allow_zero=True))
         self._futures: list[Any] = []
         self._lock = threading.Lock()
