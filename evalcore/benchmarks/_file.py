@@ -17,6 +17,7 @@ The schema (docs/benchmarks.md shows a worked example)::
       max_tokens: 32
       temperature: 0
     few_shot: examples.jsonl      # optional: worked examples, same columns
+    prepare: my_rows:prepare      # optional: a Python function each row goes through first
 
 Scorer options: ``letter`` takes ``choices_field`` (a JSONL column holding the option list, or a
 list of CSV columns, one per option: 2 to 10 options, letters A-J), ``labels`` (``letters``, the
@@ -26,6 +27,9 @@ none; default 4); ``exact`` takes ``ignore_case`` (default true),
 ``ignore_punctuation`` (false), ``ignore_whitespace`` (true: blanks collapsed, ends stripped) and
 ``pattern`` (a regex: its last match's first group, or the whole match, is the answer);
 ``code`` takes ``prompt_field``, ``test_field``, ``entry_point_field`` and ``timeout_s``.
+``prepare`` names ``module:function`` (``my_rows.py`` beside the file, else an importable
+module), called with each data row (a dict) and returning the row to use, as lm-evaluation-
+harness's ``!function``; a run records its name and the module's SHA-256.
 
 Every mistake (a missing key or column, an unknown scorer, a template naming a field the rows
 lack, an empty data file, a malformed row) raises one :class:`~evalcore.errors.EvalcoreError`
@@ -42,14 +46,20 @@ import re
 import string
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from string import Formatter
 from typing import TYPE_CHECKING, Any
 
 from evalcore.benchmarks._file_checks import (
-    SCORER_TYPES,
+    SCORER_TYPES,  # noqa: F401 - re-exported (its old home)
+    _check_columns,
     _check_generation,
+    _check_markers,
+    _check_prepare,
+    _check_prompt,
     _check_scorer,
+    _check_top,
     _err,
+    _markers,
+    _prepared,
     _resolve,
     _sha256,
 )
@@ -76,14 +86,10 @@ _TOP_KEYS = (
     "prompt",
     "generation",
     "few_shot",
+    "prepare",
 )
 _PROMPT_KEYS = ("system", "user", "answer")
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 DEFAULT_MAX_TOKENS = 256
-
-
-def _markers(text: str) -> set[str]:
-    return {name for _, name, _, _ in Formatter().parse(text) if name}
 
 
 class FileBenchmark:
@@ -110,6 +116,7 @@ class FileBenchmark:
             else _Extracted(self.kind, int(self.options.get("options") or 4))
         )
         self._doc: YamlDoc | None = None
+        self._prepare: Any = None  # the ``prepare`` hook (set by load_benchmark_file)
 
     def __repr__(self) -> str:
         return f"<benchmark {self.name} from {self.spec.get('path')}>"
@@ -238,6 +245,8 @@ class FileBenchmark:
             rows = list(read_jsonl(file))
         if not rows:
             raise EvalcoreError("the data file holds no items", path=file, field="data")
+        if self._prepare is not None:
+            return _prepared(self._prepare, str(self.spec.get("prepare", {}).get("ref")), rows, file)
         return rows
 
     def _read_items(self, file: Path, split: str) -> list[Item]:
@@ -445,99 +454,28 @@ def load_benchmark_file(path: str | os.PathLike[str]) -> FileBenchmark:
 
     yaml_path = Path(path).expanduser()
     doc = read_yaml(yaml_path, what="benchmark file", field="dataset")
-    if not isinstance(doc.data, dict):
-        raise EvalcoreError(
-            "a benchmark file is a YAML mapping (data, scorer, prompt ...)", path=yaml_path, line=doc.line()
-        )
+    name = _check_top(doc, yaml_path, _TOP_KEYS)
     data = doc.data
-    for key in data:
-        if key not in _TOP_KEYS:
-            raise _err(f"unknown key; allowed: {', '.join(_TOP_KEYS)}", doc, str(key))
-    name = data.get("name", yaml_path.stem)
-    if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise _err("letters, digits, '.', '_' and '-' only (at most 64)", doc, "name")
-    from evalcore.benchmarks._registry import builtin_names
-
-    if name in builtin_names():
-        raise _err(f"{name!r} is a built-in benchmark; choose another name", doc, "name")
-    for key in ("id_field", "answer_field", "subject_field"):
-        if key in data and (not isinstance(data[key], str) or not data[key]):
-            raise _err("must be a column name", doc, key)
-    if "scorer" not in data:
-        raise _err(f"required: one of {', '.join(SCORER_TYPES)}", doc, field="scorer")
     scorer = _check_scorer(doc, data["scorer"])
     kind = scorer["type"]
     if kind != "code" and "answer_field" not in data:
         raise _err("required: the column holding each item's answer", doc, field="answer_field")
-    prompt = data.get("prompt")
-    if not isinstance(prompt, dict):
-        raise _err(
-            "required: a mapping with 'user' (and optionally 'system', 'answer')",
-            doc,
-            *(("prompt",) if "prompt" in data else ()),
-            field="prompt",
-        )
-    for key in prompt:
-        if key not in _PROMPT_KEYS:
-            raise _err(f"unknown key; allowed: {', '.join(_PROMPT_KEYS)}", doc, "prompt", str(key))
-    if not isinstance(prompt.get("user"), str) or not prompt["user"].strip():
-        raise _err(
-            "required text", doc, *(("prompt", "user") if "user" in prompt else ("prompt",)), field="prompt.user"
-        )
-    for key in ("system", "answer"):
-        if key in prompt and not isinstance(prompt[key], str):
-            raise _err("must be text", doc, "prompt", key)
-    prompt = {k: prompt[k] for k in _PROMPT_KEYS if k in prompt}
-    prompt.setdefault("answer", "{reference}")
+    prompt = _check_prompt(doc, _PROMPT_KEYS)
     base = yaml_path.resolve().parent
     data_path = _resolve(doc, "data", base, (".jsonl", ".csv"))
     few_path = _resolve(doc, "few_shot", base, (".jsonl", ".csv")) if data.get("few_shot") else None
     generation = _check_generation(doc, data.get("generation"))
+    hook = _check_prepare(doc, data.get("prepare"), base)
 
-    # the columns: what the rows have, what the scorer and the template need
-    probe = FileBenchmark({"name": name, "scorer": scorer, "data": str(data_path)})
+    # the columns: what the rows have (once prepared), what the scorer and the template need
+    probe = FileBenchmark({"name": name, "scorer": scorer, "data": str(data_path), "prepare": hook and hook[0]})
+    probe._prepare = hook and hook[1]
     rows = probe._rows(data_path)
     columns = set().union(*(row for _, row in rows))  # a row lacking one is refused by its line
-    needed: dict[str, str] = {}
-    for key in ("id_field", "answer_field", "subject_field"):
-        if data.get(key):
-            needed[data[key]] = key
-    if kind == "code":
-        for key, default in (("prompt_field", "prompt"), ("test_field", "test"), ("entry_point_field", "entry_point")):
-            needed[scorer.get(key, default)] = f"scorer.{key}"
-    choices = scorer.get("choices_field")
-    if kind == "letter" and choices is not None:
-        for c in [choices] if isinstance(choices, str) else choices:
-            needed[c] = "scorer.choices_field"
-    for column, key in needed.items():
-        if column not in columns:
-            where = tuple(key.split("."))
-            raise _err(
-                f"names column {column!r}, which the data file {data_path.name} does not have "
-                f"(its columns: {', '.join(sorted(columns))})",
-                doc,
-                *where,
-            )
-    derived = {"id", "reference"} | ({"choices_text"} if kind == "letter" and choices is not None else set())
-    for part, text in prompt.items():
-        try:
-            markers = _markers(text)
-        except ValueError as exc:
-            raise _err(
-                f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})", doc, "prompt", part
-            ) from None
-        for marker in sorted(markers):
-            if not marker.isidentifier():
-                raise _err(f"{{{marker}}} is not a plain field name", doc, "prompt", part)
-            if marker not in columns and marker not in derived:
-                raise _err(
-                    f"the template uses {{{marker}}}, which the rows of {data_path.name} do not "
-                    f"have; available: {', '.join(sorted(columns | derived))}",
-                    doc,
-                    "prompt",
-                    part,
-                    field=f"prompt.{part}",
-                )
+    needed = _check_columns(doc, scorer, columns, data_path)
+    letter_choices = kind == "letter" and scorer.get("choices_field") is not None
+    derived = {"id", "reference"} | ({"choices_text"} if letter_choices else set())
+    _check_markers(doc, prompt, columns, derived, data_path)
     required = sorted((set(needed) | set().union(*(_markers(t) for t in prompt.values()))) - derived)
     spec = {
         "kind": "file",
@@ -556,8 +494,11 @@ def load_benchmark_file(path: str | os.PathLike[str]) -> FileBenchmark:
         "generation": generation,
         "required_fields": required,
     }
+    if hook is not None:  # recorded only when used: a file without a hook records what it always did
+        spec["prepare"] = hook[0]
     bench = FileBenchmark(spec)
     bench._doc = doc
+    bench._prepare = hook and hook[1]
     bench._read_items(data_path, "test")  # every row checked now, before a run starts
     if few_path is not None:
         bench._read_items(few_path, "few_shot")

@@ -1,4 +1,5 @@
-"""The checks of a benchmark file's fields (scorer, generation, data paths) and the error that
+"""The checks of a benchmark file's fields (scorer, generation, data paths, the ``prepare`` hook)
+and the error that
 names the YAML file, line and field: used by :mod:`evalcore.benchmarks._file`, which re-exports
 ``SCORER_TYPES``."""
 
@@ -6,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from string import Formatter
 from typing import TYPE_CHECKING, Any
 
 from evalcore.errors import EvalcoreError
@@ -154,3 +156,198 @@ def _resolve(doc: YamlDoc, key: str, base: Path, suffixes: Sequence[str]) -> Pat
     if not path.is_file():
         raise _err(f"no such file: {path}", doc, key)
     return path.resolve()
+
+
+_HOOK_RE = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<function>[A-Za-z_]\w*)$")
+
+
+def _check_prepare(doc: YamlDoc, raw: Any, base: Path) -> tuple[dict[str, Any], Callable[..., Any]] | None:
+    """The ``prepare: module:function`` hook: what a run records of it, and the function.
+
+    The module is ``<module>.py`` beside the benchmark file (as lm-evaluation-harness's
+    ``!function utils.process_docs`` finds ``utils.py``), else an importable module.
+
+    Returns:
+        ``({"ref", "file", "sha256"}, function)``, or None when the file names no hook.
+
+    Raises:
+        EvalcoreError: Not ``module:function``, a module that cannot be imported or a missing
+            function, naming the benchmark file, the line of ``prepare`` and the field.
+    """
+    if raw is None:
+        return None
+    match = _HOOK_RE.match(raw.strip()) if isinstance(raw, str) else None
+    if match is None:
+        raise _err(f"must be 'module:function' (a Python function preparing each row), got {raw!r}", doc, "prepare")
+    module_name, function = match["module"], match["function"]
+    local = base.joinpath(*module_name.split(".")).with_suffix(".py")
+    try:
+        if local.is_file():
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location(f"evalcore_prepare_{module_name}", local)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot load {local}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            import importlib
+
+            module = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any failure to import is the user's module
+        raise _err(
+            f"cannot import module {module_name!r} ({type(exc).__name__}: {exc}); looked for {local.name} beside "
+            "the benchmark file and on the Python path",
+            doc,
+            "prepare",
+        ) from None
+    hook = getattr(module, function, None)
+    if not callable(hook):
+        raise _err(f"module {module_name!r} has no function {function!r}", doc, "prepare")
+    origin = local if local.is_file() else Path(str(getattr(module, "__file__", "") or module_name))
+    record = {
+        "ref": f"{module_name}:{function}",
+        "file": str(origin),
+        "sha256": _sha256(origin) if origin.is_file() else None,
+    }
+    return record, hook
+
+
+def _prepared(
+    hook: Callable[..., Any], ref: str, rows: list[tuple[int, dict[str, Any]]], file: Path
+) -> list[tuple[int, dict[str, Any]]]:
+    """Each row through the ``prepare`` hook; a failure names the data file, the row's line and
+    the field ``prepare``."""
+    out = []
+    for line, row in rows:
+        try:
+            new = hook(dict(row))
+        except Exception as exc:  # noqa: BLE001 - the user's function failed on this row
+            raise EvalcoreError(
+                f"the prepare hook {ref} failed on this row: {type(exc).__name__}: {exc}",
+                path=file,
+                line=line,
+                field="prepare",
+            ) from None
+        if not isinstance(new, Mapping):
+            raise EvalcoreError(
+                f"the prepare hook {ref} must return the row as a mapping, got {type(new).__name__}",
+                path=file,
+                line=line,
+                field="prepare",
+            )
+        out.append((line, {str(k): v for k, v in new.items()}))
+    return out
+
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def _markers(text: str) -> set[str]:
+    """The ``{field}`` markers of a template text."""
+    return {name for _, name, _, _ in Formatter().parse(text) if name}
+
+
+def _check_top(doc: YamlDoc, yaml_path: Path, keys: Sequence[str]) -> str:
+    """The file's top level: a mapping of known keys, a name that is not a built-in's, column
+    names, a scorer; returns the benchmark's name."""
+    if not isinstance(doc.data, dict):
+        raise EvalcoreError(
+            "a benchmark file is a YAML mapping (data, scorer, prompt ...)", path=yaml_path, line=doc.line()
+        )
+    data = doc.data
+    for key in data:
+        if key not in keys:
+            raise _err(f"unknown key; allowed: {', '.join(keys)}", doc, str(key))
+    name = data.get("name", yaml_path.stem)
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise _err("letters, digits, '.', '_' and '-' only (at most 64)", doc, "name")
+    from evalcore.benchmarks._registry import builtin_names
+
+    if name in builtin_names():
+        raise _err(f"{name!r} is a built-in benchmark; choose another name", doc, "name")
+    for key in ("id_field", "answer_field", "subject_field"):
+        if key in data and (not isinstance(data[key], str) or not data[key]):
+            raise _err("must be a column name", doc, key)
+    if "scorer" not in data:
+        raise _err(f"required: one of {', '.join(SCORER_TYPES)}", doc, field="scorer")
+    return name
+
+
+def _check_prompt(doc: YamlDoc, keys: Sequence[str]) -> dict[str, str]:
+    """The ``prompt`` mapping: ``user`` text required, ``system``/``answer`` text if given
+    (``answer`` defaults to ``{reference}``)."""
+    data = doc.data
+    prompt = data.get("prompt")
+    if not isinstance(prompt, dict):
+        raise _err(
+            "required: a mapping with 'user' (and optionally 'system', 'answer')",
+            doc,
+            *(("prompt",) if "prompt" in data else ()),
+            field="prompt",
+        )
+    for key in prompt:
+        if key not in keys:
+            raise _err(f"unknown key; allowed: {', '.join(keys)}", doc, "prompt", str(key))
+    if not isinstance(prompt.get("user"), str) or not prompt["user"].strip():
+        raise _err(
+            "required text", doc, *(("prompt", "user") if "user" in prompt else ("prompt",)), field="prompt.user"
+        )
+    for key in ("system", "answer"):
+        if key in prompt and not isinstance(prompt[key], str):
+            raise _err("must be text", doc, "prompt", key)
+    out = {k: prompt[k] for k in keys if k in prompt}
+    out.setdefault("answer", "{reference}")
+    return out
+
+
+def _check_columns(doc: YamlDoc, scorer: Mapping[str, Any], columns: set[str], data_path: Path) -> dict[str, str]:
+    """Every column the file names (id, answer, subject, the scorer's) is in the rows; returns
+    column -> the key naming it."""
+    data = doc.data
+    needed: dict[str, str] = {}
+    for key in ("id_field", "answer_field", "subject_field"):
+        if data.get(key):
+            needed[data[key]] = key
+    if scorer["type"] == "code":
+        for key, default in (("prompt_field", "prompt"), ("test_field", "test"), ("entry_point_field", "entry_point")):
+            needed[scorer.get(key, default)] = f"scorer.{key}"
+    choices = scorer.get("choices_field")
+    if scorer["type"] == "letter" and choices is not None:
+        for c in [choices] if isinstance(choices, str) else choices:
+            needed[c] = "scorer.choices_field"
+    for column, key in needed.items():
+        if column not in columns:
+            where = tuple(key.split("."))
+            raise _err(
+                f"names column {column!r}, which the data file {data_path.name} does not have "
+                f"(its columns: {', '.join(sorted(columns))})",
+                doc,
+                *where,
+            )
+    return needed
+
+
+def _check_markers(
+    doc: YamlDoc, prompt: Mapping[str, str], columns: set[str], derived: set[str], data_path: Path
+) -> None:
+    """Every ``{field}`` of the template is a plain name the rows (or evalcore) provide."""
+    for part, text in prompt.items():
+        try:
+            markers = _markers(text)
+        except ValueError as exc:
+            raise _err(
+                f"malformed {{field}} marker: {exc} (write literal braces as {{{{ }}}})", doc, "prompt", part
+            ) from None
+        for marker in sorted(markers):
+            if not marker.isidentifier():
+                raise _err(f"{{{marker}}} is not a plain field name", doc, "prompt", part)
+            if marker not in columns and marker not in derived:
+                raise _err(
+                    f"the template uses {{{marker}}}, which the rows of {data_path.name} do not "
+                    f"have; available: {', '.join(sorted(columns | derived))}",
+                    doc,
+                    "prompt",
+                    part,
+                    field=f"prompt.{part}",
+                )
