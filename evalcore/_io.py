@@ -91,6 +91,36 @@ def to_json_native(value: Any, *, strict: bool = False, path: str = "value") -> 
     if isinstance(value, str):
         return str(value)
     np = sys.modules.get("numpy")
+    converted = _library_native(value, np, strict, path)
+    if converted is not _UNHANDLED:
+        return converted
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_json_native(dataclasses.asdict(value), strict=strict, path=path)
+    if isinstance(value, Mapping):
+        return _mapping_native(value, np, strict, path)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [to_json_native(item, strict=strict, path=f"{path}[{i}]") for i, item in enumerate(items)]
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return to_json_native(value.to_dict(), strict=strict, path=path)
+    if strict:
+        raise EvalcoreError(
+            f"cannot write a value of type {type(value).__name__} as JSON; use numbers, strings, "
+            "lists, dicts, numpy or pandas values",
+            field=path,
+        )
+    return str(value)
+
+
+_UNHANDLED = object()
+
+
+def _library_native(value: Any, np: Any, strict: bool, path: str) -> Any:
+    """A numpy or pandas value (those already imported) as JSON types; ``_UNHANDLED`` for others."""
     if np is not None:
         if isinstance(value, np.bool_):
             return bool(value)
@@ -110,41 +140,27 @@ def to_json_native(value: Any, *, strict: bool = False, path: str = "value") -> 
             return None
         if isinstance(value, pd.Timestamp):
             return value.isoformat()
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_json_native(dataclasses.asdict(value), strict=strict, path=path)
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if (
-                strict
-                and not isinstance(key, (str, int, float))
-                and not (np is not None and isinstance(key, (np.integer, np.floating, np.str_)))
-            ):
-                raise EvalcoreError(f"keys must be strings or numbers, got {type(key).__name__}", field=path)
-            if type(key) is str:
-                name = key
-            elif isinstance(key, (int, float)) or (np is not None and isinstance(key, np.generic)):
-                name = str(to_json_native(key))
-            else:
-                name = str(key)
-            out[name] = to_json_native(item, strict=strict, path=f"{path}.{key}")
-        return out
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
-        return [to_json_native(item, strict=strict, path=f"{path}[{i}]") for i, item in enumerate(items)]
-    if hasattr(value, "to_dict") and callable(value.to_dict):
-        return to_json_native(value.to_dict(), strict=strict, path=path)
-    if strict:
-        raise EvalcoreError(
-            f"cannot write a value of type {type(value).__name__} as JSON; use numbers, strings, "
-            "lists, dicts, numpy or pandas values",
-            field=path,
-        )
-    return str(value)
+    return _UNHANDLED
+
+
+def _mapping_native(value: Mapping[Any, Any], np: Any, strict: bool, path: str) -> dict[str, Any]:
+    """A mapping with its keys as strings and its values converted (``strict``: keys must be numbers or text)."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if (
+            strict
+            and not isinstance(key, (str, int, float))
+            and not (np is not None and isinstance(key, (np.integer, np.floating, np.str_)))
+        ):
+            raise EvalcoreError(f"keys must be strings or numbers, got {type(key).__name__}", field=path)
+        if type(key) is str:
+            name = key
+        elif isinstance(key, (int, float)) or (np is not None and isinstance(key, np.generic)):
+            name = str(to_json_native(key))
+        else:
+            name = str(key)
+        out[name] = to_json_native(item, strict=strict, path=f"{path}.{key}")
+    return out
 
 
 def current_umask() -> int:
