@@ -306,140 +306,138 @@ class FakeChatServer:
         }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
+        return type("Handler", (_Handler,), {"fake": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
 
-            def setup(self) -> None:
-                super().setup()
-                # answer in one segment: without this, Nagle + delayed ACK add ~40 ms per call
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+# Canned replies of the error outcomes: status, body, and whether Retry-After is sent.
+_ERROR_REPLIES: dict[str, tuple[int, bytes, bool]] = {
+    "burst": (503, b'{"error": {"message": "overloaded", "type": "server"}}', True),
+    "rate_limit": (429, b'{"error": {"message": "rate limited", "type": "rate_limit"}}', True),
+    "server_error": (500, b'{"error": {"message": "internal error", "type": "server"}}', False),
+    "persistent": (500, b'{"error": {"message": "internal error", "type": "server"}}', False),
+    "malformed": (200, b'{"id": "chatcmpl-broken", "choices": [{"mess', False),
+}
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                return
 
-            def _send(
-                self,
-                status: int,
-                body: bytes,
-                headers: dict[str, str] | None = None,
-                content_type: str = "application/json",
-            ) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                # the header buffer send_header fills (CPython's http.server; not in typeshed)
-                buffer: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
-                buffer.append(b"\r\n")
-                buffer.append(body)
-                self.flush_headers()
+class _Handler(BaseHTTPRequestHandler):
+    """The fake server's request handler; ``fake`` (the :class:`FakeChatServer`) is set per server."""
 
-            def do_GET(self) -> None:  # noqa: N802
-                if self.path.rstrip("/") == "/v1/models":
-                    body = {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "evalcore"}]}
-                    self._send(200, json.dumps(body).encode())
+    protocol_version = "HTTP/1.1"
+    fake: FakeChatServer
+
+    def setup(self) -> None:
+        super().setup()
+        # answer in one segment: without this, Nagle + delayed ACK add ~40 ms per call
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        return
+
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        # the header buffer send_header fills (CPython's http.server; not in typeshed)
+        buffer: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]
+        buffer.append(b"\r\n")
+        buffer.append(body)
+        self.flush_headers()
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path.rstrip("/") == "/v1/models":
+            body = {"object": "list", "data": [{"id": self.fake.model, "object": "model", "owned_by": "evalcore"}]}
+            self._send(200, json.dumps(body).encode())
+        else:
+            self._send(404, b'{"error": {"message": "not found"}}')
+
+    def do_POST(self) -> None:  # noqa: N802
+        server = self.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send(404, b'{"error": {"message": "not found"}}')
+            return
+        try:
+            messages = json.loads(body).get("messages") or [{}]
+            last = str(messages[-1].get("content", ""))
+            prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
+        except (json.JSONDecodeError, AttributeError, IndexError):
+            last, prompt_tokens = "", 0
+        outcome, extra, entry, index = self._admit(prompt_tokens)
+        if not outcome:
+            outcome = server.decide(body)
+        with server._lock:
+            server.log.append((last, outcome))
+            server.counts["requests"] += 1
+            server.counts[outcome] += 1
+            server.in_flight += 1
+            server.max_in_flight = max(server.max_in_flight, server.in_flight)
+        try:
+            self._reply(outcome, body, extra, entry, index)
+        finally:
+            with server._lock:
+                server.in_flight -= 1
+
+    def _admit(self, prompt_tokens: int) -> tuple[str, dict[str, str], list[float] | None, int]:
+        """The request's index, and its outcome where a burst or the rate window decides it ("" otherwise)."""
+        server = self.fake
+        extra: dict[str, str] = {}
+        entry = None
+        with server._lock:
+            index = server.counts["requests"]
+            outcome = ""
+            if any(first <= index < first + n for first, n in server.bursts):
+                outcome = "burst"
+            elif server._window is not None:
+                entry, extra = server._window.admit(time.monotonic(), prompt_tokens)
+                if entry is None:
+                    outcome = "limited"
                 else:
-                    self._send(404, b'{"error": {"message": "not found"}}')
+                    server.admitted.append(entry[0])
+        return outcome, extra, entry, index
 
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length)
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    self._send(404, b'{"error": {"message": "not found"}}')
-                    return
-                try:
-                    messages = json.loads(body).get("messages") or [{}]
-                    last = str(messages[-1].get("content", ""))
-                    prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages)
-                except (json.JSONDecodeError, AttributeError, IndexError):
-                    last, prompt_tokens = "", 0
-                extra: dict[str, str] = {}
-                entry = None
-                with server._lock:
-                    index = server.counts["requests"]
-                    outcome = ""
-                    if any(first <= index < first + n for first, n in server.bursts):
-                        outcome = "burst"
-                    elif server._window is not None:
-                        entry, extra = server._window.admit(time.monotonic(), prompt_tokens)
-                        if entry is None:
-                            outcome = "limited"
-                        else:
-                            server.admitted.append(entry[0])
-                if not outcome:
-                    outcome = server.decide(body)
-                with server._lock:
-                    server.log.append((last, outcome))
-                    server.counts["requests"] += 1
-                    server.counts[outcome] += 1
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                try:
-                    self._reply(outcome, body, extra, entry, index)
-                finally:
-                    with server._lock:
-                        server.in_flight -= 1
-
-            def _reply(
-                self, outcome: str, body: bytes, extra: dict[str, str], entry: list[float] | None, index: int
-            ) -> None:
-                if outcome == "limited":
-                    self._send(429, b'{"error": {"message": "rate limit reached", "type": "requests"}}', extra)
-                    return
-                if outcome == "burst":
-                    self._send(
-                        503,
-                        b'{"error": {"message": "overloaded", "type": "server"}}',
-                        {"Retry-After": f"{server.retry_after:g}"},
-                    )
-                    return
-                if outcome == "rate_limit":
-                    self._send(
-                        429,
-                        b'{"error": {"message": "rate limited", "type": "rate_limit"}}',
-                        {"Retry-After": f"{server.retry_after:g}"},
-                    )
-                    return
-                if outcome in ("server_error", "persistent"):
-                    self._send(500, b'{"error": {"message": "internal error", "type": "server"}}')
-                    return
-                if outcome == "malformed":
-                    self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"mess')
-                    return
-                if outcome == "no_message":
-                    # valid JSON, HTTP 200, a choice without a message: a broken gateway's reply
-                    self._send(
-                        200,
-                        json.dumps(
-                            {
-                                "id": "chatcmpl-nomsg",
-                                "object": "chat.completion",
-                                "model": server.model,
-                                "created": 0,
-                                "choices": [{"index": 0, "finish_reason": "stop"}],
-                            }
-                        ).encode(),
-                    )
-                    return
-                if outcome == "stall":
-                    server._stopping.wait(server.stall_s)
-                elif server.latency_s:
-                    time.sleep(server.model_time(index))
-                try:
-                    req = json.loads(body)
-                except json.JSONDecodeError:
-                    self._send(400, b'{"error": {"message": "request is not JSON"}}')
-                    return
-                answer = server._answer(req)
-                if entry is not None and server._window is not None:
-                    with server._lock:
-                        server._window.add_tokens(entry, int(answer["usage"]["completion_tokens"]))
-                try:
-                    self._send(200, json.dumps(answer).encode(), extra)
-                except (BrokenPipeError, ConnectionResetError):
-                    return
-
-        return Handler
+    def _reply(self, outcome: str, body: bytes, extra: dict[str, str], entry: list[float] | None, index: int) -> None:
+        server = self.fake
+        if outcome == "limited":
+            self._send(429, b'{"error": {"message": "rate limit reached", "type": "requests"}}', extra)
+            return
+        if outcome in _ERROR_REPLIES:
+            status, reply, retry = _ERROR_REPLIES[outcome]
+            self._send(status, reply, {"Retry-After": f"{server.retry_after:g}"} if retry else None)
+            return
+        if outcome == "no_message":
+            # valid JSON, HTTP 200, a choice without a message: a broken gateway's reply
+            broken = {
+                "id": "chatcmpl-nomsg",
+                "object": "chat.completion",
+                "model": server.model,
+                "created": 0,
+                "choices": [{"index": 0, "finish_reason": "stop"}],
+            }
+            self._send(200, json.dumps(broken).encode())
+            return
+        if outcome == "stall":
+            server._stopping.wait(server.stall_s)
+        elif server.latency_s:
+            time.sleep(server.model_time(index))
+        try:
+            req = json.loads(body)
+        except json.JSONDecodeError:
+            self._send(400, b'{"error": {"message": "request is not JSON"}}')
+            return
+        answer = server._answer(req)
+        if entry is not None and server._window is not None:
+            with server._lock:
+                server._window.add_tokens(entry, int(answer["usage"]["completion_tokens"]))
+        try:
+            self._send(200, json.dumps(answer).encode(), extra)
+        except (BrokenPipeError, ConnectionResetError):
+            return
