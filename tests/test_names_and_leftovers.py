@@ -51,7 +51,7 @@ def test_no_code_or_doc_imports_the_old_suites_package() -> None:
 
 
 def test_params_holds_no_copy_of_the_packaged_prompt_templates() -> None:
-    packaged = {p.name: p.read_bytes() for p in (PACKAGE / "runs" / "templates").glob("*.yaml")}
+    packaged = {f"{p.parent.name}.yaml": p.read_bytes() for p in (PACKAGE / "benchmarks").glob("*/template.yaml")}
     assert set(packaged) >= {"gsm8k.yaml", "mmlu.yaml", "humaneval.yaml"}
     copies = [
         str(p.relative_to(ROOT)) for p in (ROOT / "params").rglob("*.yaml") if packaged.get(p.name) == p.read_bytes()

@@ -1,8 +1,8 @@
 """What benchmarks share: :class:`BenchmarkBase` (defaults any benchmark may keep) and
 :class:`BuiltinBenchmark` (a benchmark folder: loading its
 :class:`~evalcore.datasets.DatasetSource` through :mod:`evalcore.datasets`' generic readers, and
-the packaged prompt template (``evalcore/runs/templates/<name>.yaml``, where recorded runs name it:
-moving it would change the template ``source`` a resumed run compares))."""
+the folder's prompt template, ``template.yaml``; a run started while the built-ins' templates lay
+in ``evalcore/runs/templates/`` still resumes: ``runs`` takes the moved file for the same prompt)."""
 
 from __future__ import annotations
 
@@ -68,13 +68,7 @@ class BuiltinBenchmark(BenchmarkBase):
         return few_shot_items(self.data)
 
     def template_doc(self) -> YamlDoc:
-        """The folder's ``template.yaml``; the built-ins' templates stay in
-        ``evalcore/runs/templates/<name>.yaml``, the ``source`` their recorded runs name."""
-        from importlib import resources
-
+        """The folder's ``template.yaml`` (``evalcore/benchmarks/<name>/template.yaml``)."""
         from evalcore._yaml import read_packaged_yaml
 
-        folder = type(self).__module__
-        if resources.files(folder).joinpath("template.yaml").is_file():
-            return read_packaged_yaml(folder, "template.yaml")
-        return read_packaged_yaml("evalcore.runs", "templates", f"{self.name}.yaml")
+        return read_packaged_yaml(type(self).__module__, "template.yaml")

@@ -13,6 +13,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -258,6 +259,17 @@ def _describe(fields: list[tuple[str, Any, Any]]) -> str:
     return shown + (f" (and {len(fields) - 3} more)" if len(fields) > 3 else "")
 
 
+def moved_template(recorded: Any, asked: Any) -> bool:
+    """Whether two recorded prompts are one built-in template that moved: from
+    ``evalcore/runs/templates/<name>.yaml`` into its benchmark's folder
+    (``evalcore/benchmarks/<name>/template.yaml``, issue 40), every other field equal."""
+    if not (isinstance(recorded, Mapping) and isinstance(asked, Mapping)):
+        return False
+    m = re.fullmatch(r"evalcore/runs/templates/([A-Za-z0-9_.-]+)\.yaml", str(recorded.get("source") or ""))
+    rest = {k: v for k, v in recorded.items() if k != "source"} == {k: v for k, v in asked.items() if k != "source"}
+    return bool(m) and rest and asked.get("source") == f"evalcore/benchmarks/{m[1]}/template.yaml"
+
+
 def check_resume(path: Path, config: RunConfig) -> None:
     """Check that ``path`` can hold the run of ``config``; a recorded run is resumed.
 
@@ -283,7 +295,7 @@ def check_resume(path: Path, config: RunConfig) -> None:
                     field=key,
                 )
             asked = json.loads(json.dumps(config.get(key)))
-            if old.get(key) == asked:
+            if old.get(key) == asked or (key == "prompt" and moved_template(old.get(key), asked)):
                 continue
             recorded = old.get(key)
             if key == "benchmark" and isinstance(recorded, Mapping) and isinstance(asked, Mapping):

@@ -150,7 +150,13 @@ def test_config_json_of_a_builtin_run_keeps_its_keys(tmp_path):
     )
     assert set(config) == set(legacy)
     assert config["scorer"] == "exact_match" and config["mmlu_mode"] is None
-    assert config["prompt"]["source"] == legacy["prompt"]["source"]  # resumable across the change
+    # the template moved into the benchmark's folder (issue 40); a run recorded before resumes
+    assert config["prompt"]["source"] == "evalcore/benchmarks/gsm8k/template.yaml"
+    assert legacy["prompt"]["source"] == "evalcore/runs/templates/gsm8k.yaml"
+    from evalcore.runs._config import moved_template
+
+    assert moved_template(legacy["prompt"], config["prompt"])
+    assert not moved_template(legacy["prompt"], {**config["prompt"], "user": "Another prompt: {question}"})
 
 
 def test_the_fourth_benchmark_of_the_docs_runs_as_written(tmp_path):

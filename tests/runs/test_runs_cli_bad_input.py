@@ -11,7 +11,7 @@ from evalcore.cli import main
 from evalcore.models import FakeChatServer
 
 ROOT = Path(__file__).resolve().parents[2]
-GSM8K_TEMPLATE = ROOT / "evalcore" / "runs" / "templates" / "gsm8k.yaml"  # the packaged default
+GSM8K_TEMPLATE = ROOT / "evalcore" / "benchmarks" / "gsm8k" / "template.yaml"  # the packaged default
 
 
 def _run(srv, run_dir, *extra: str) -> int:
