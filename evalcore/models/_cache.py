@@ -121,6 +121,20 @@ def _runs_using(path: Path) -> str:
     return f" (it serves every run in {base}: {shown})"
 
 
+def _no_room(path: Path) -> bool:
+    """Whether the cache's file system has (next to) no room left for this process.
+
+    SQLite in WAL mode reports a write that found no room as a disk I/O error
+    (``SQLITE_IOERR_WRITE``, ``_SHMSIZE``…), not as ``SQLITE_FULL``; the free space tells them apart.
+    """
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    free = st.f_bfree if os.geteuid() == 0 else st.f_bavail  # root may use the reserved blocks
+    return free * st.f_frsize < 1 << 20
+
+
 def cache_error(path: Path, exc: BaseException) -> EvalcoreError:
     """One line for a failure of the cache: damaged, locked, full, or unreadable, told apart.
 
@@ -130,7 +144,8 @@ def cache_error(path: Path, exc: BaseException) -> EvalcoreError:
     code = getattr(exc, "sqlite_errorname", "") or ""
     text = str(exc)
     errno_ = getattr(exc, "errno", None)
-    if code in ("SQLITE_FULL",) or "database or disk is full" in text or errno_ == 28:
+    full = code == "SQLITE_FULL" or "database or disk is full" in text or errno_ == 28
+    if full or (code.startswith("SQLITE_IOERR") and _no_room(path)):
         return EvalcoreError(f"no space left on device: {path} (the response cache could not be written)", path=path)
     if code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED") or "database is locked" in text:
         who = _holders(path)

@@ -70,6 +70,32 @@ def test_a_run_whose_disk_fills_stops_with_one_line_and_resumes_only_what_is_mis
         assert srv.counts["requests"] - asked_before == 8 - len(kept)  # only what was missing
 
 
+def test_a_disk_that_fills_mid_run_under_the_cache_keeps_the_answers_and_resumes_the_rest(disk):
+    def answer(messages) -> str:  # the second question fills the disk: the cache and the run share it
+        if srv.counts["requests"] == 2:
+            disk.fill(leave=0)
+        return "Adding the numbers step by step gives 42.\n#### 42"
+
+    with FakeChatServer(responder=answer) as srv:
+        spec = f"openai-compatible:fake@{srv.url}"
+        args = ("run", "gsm8k", "--model", spec, "--limit", "8", "--run-id", "r", "--run-dir", str(disk.path),
+                "--concurrency", "1", "--no-progress")  # fmt: skip
+        first = _cli(*args, cwd=disk.path)
+        assert first.returncode == 2, first.stderr
+        assert first.stderr.count("\n") == 1 and "Traceback" not in first.stderr
+        assert first.stderr.startswith("evalcore: error: ") and "no space left on device" in first.stderr
+        samples = disk.path / "r" / "samples.jsonl"
+        kept = [json.loads(ln) for ln in samples.read_text().splitlines()] if samples.exists() else []
+        assert len(kept) == srv.counts["requests"] == 2  # the answer whose cache write found no room is kept
+        asked_before = srv.counts["requests"]
+        disk.free()
+        again = _cli(*args, cwd=disk.path)
+        assert again.returncode == 0, again.stderr
+        records = [json.loads(ln) for ln in samples.read_text().splitlines()]
+        assert len({r["item_id"] for r in records}) == 8 and not any(r.get("error") for r in records)
+        assert srv.counts["requests"] - asked_before == 8 - len(kept)  # only what was missing
+
+
 def _notebook(path: Path, *cells: str) -> None:
     import nbformat
 
