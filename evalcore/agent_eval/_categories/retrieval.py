@@ -9,6 +9,7 @@ import random
 import secrets
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalcore import metrics
@@ -173,14 +174,74 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
     if registry is None or not hasattr(registry, "search"):
         res.tests.append(make_test("registry_available", 0.0, error="the agent exposes no searchable registry"))
         return res
-    thr = _agent_threshold(agent, config)
-    k = config.k
+    sc = _label_and_search(agent, registry, data, config, res)
+    per_query = _query_tests(sc)
+    # false positives: one test per unrelated query, worth as much as a related one (a search
+    # that answers its one tool to everything fails each); the credit for staying silent is the
+    # mean recall at the same threshold, so a search that never answers earns none
+    _unrelated_tests(sc, data.unrelated, per_query)
+    fpr = float(metrics.fpr([0] * len(sc.fp_flags), [int(f) for f in sc.fp_flags])) if sc.fp_flags else None
+    robust = _paraphrase_tests(sc, data.paraphrase_groups)
+
+    def mean(key: str) -> float | None:
+        return sum(q[key] for q in per_query) / len(per_query) if per_query else None
+
+    res.metrics = {
+        "precision": mean("precision"),
+        "recall": mean("recall"),
+        "f1": mean("f1"),
+        "mrr": mean("rr"),
+        "ndcg_at_k": mean("ndcg"),
+        "k": sc.k,
+        "threshold": sc.thr,
+        "fpr": fpr,
+        "paraphrase_robustness": sum(robust) / len(robust) if robust else None,
+        "discrimination": sc.discrimination,
+        "n_queries": len(per_query),
+        "n_misses": sum(not sc.labels.get(c.id) for c in sc.scored),
+        "labels": {c.id: sorted(sc.labels.get(c.id, set())) for c in sc.scored},
+    }
+    return res
+
+
+@dataclass
+class _Scoring:
+    """What the retrieval tests are scored from: the threshold and ``k``, the scored queries,
+    their measured relevance labels, every search's answer (or why it was malformed), and the
+    credit factors (see :func:`evaluate_retrieval`)."""
+
+    res: CategoryResult
+    config: AgentEvalConfig
+    thr: float
+    k: int
+    scored: list[AgentCase]
+    labels: dict[str, set[str]]
+    answers: dict[str, list[tuple[str, float]] | str] = field(default_factory=dict)
+    served_at_reset: set[str] = field(default_factory=set)
+    built_credit: float = 1.0
+    fp_flags: list[bool] = field(default_factory=list)
+    discrimination: float = 1.0
+
+
+def _retrieval_cases(data: AgentEvalData, config: AgentEvalConfig) -> tuple[list[AgentCase], list[AgentCase]]:
+    """The single-step answer cases hinted ``retrieval`` (starter and other kinds interleaved,
+    at most ``config.limit``) and every paraphrase group's cases."""
     pool = [c for c in data.for_category("retrieval") if c.expected_behavior == "answer" and not c.is_multi_step]
     starter = [c for c in pool if c.kind in STARTER_KINDS]
     other = [c for c in pool if c.kind not in STARTER_KINDS]
     mixed = [c for pair in itertools.zip_longest(starter, other) for c in pair if c is not None]
     cases = mixed[: config.limit] if config.limit is not None else mixed
-    group_cases = [c for g in data.paraphrase_groups for c in g]
+    return cases, [c for g in data.paraphrase_groups for c in g]
+
+
+def _label_and_search(
+    agent: Agent, registry: Any, data: AgentEvalData, config: AgentEvalConfig, res: CategoryResult
+) -> _Scoring:
+    """Teach, label and search: each kind's first query that no tool registered at the reset
+    computes is sent once; every registered tool is then run on every scored query's inputs
+    (the relevance labels); every query is searched once; the credit factors follow."""
+    thr = _agent_threshold(agent, config)
+    cases, group_cases = _retrieval_cases(data, config)
     checker = ToolChecker(config.n_held_out, config.sandbox_timeout_s)
     # kinds whose first query no tool registered at the reset computes are taught once
     firsts: dict[str, AgentCase] = {}
@@ -204,11 +265,23 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
             f"no registered tool computes kinds {misses} (the evaluator ran every tool on their "
             "queries); those queries count as misses"
         )
-    # Every search is one call with the same k and threshold (0: the evaluator applies the
-    # threshold to the scores itself), related, paraphrase and unrelated queries interleaved in
-    # an order drawn from a secret seed, each query searched once: no test kind is recognisable
-    # from its call or its place, only from its text.
-    probes = list(dict.fromkeys([c.query for c in scored] + list(data.unrelated)))
+    sc = _Scoring(res, config, thr, config.k, scored, labels)
+    sc.answers = _search_all(registry, [c.query for c in scored] + list(data.unrelated), sc.k)
+    sc.served_at_reset = {c.kind for c in firsts.values() if initial.get(c.id)}
+    _built_credit(sc)
+    _discrimination(sc, data.unrelated)
+    return sc
+
+
+def _search_all(registry: Any, queries: list[str], k: int) -> dict[str, list[tuple[str, float]] | str]:
+    """Search every query once, each answer or the reason it was malformed.
+
+    Every search is one call with the same k and threshold (0: the evaluator applies the
+    threshold to the scores itself), related, paraphrase and unrelated queries interleaved in
+    an order drawn from a secret seed, each query searched once: no test kind is recognisable
+    from its call or its place, only from its text.
+    """
+    probes = list(dict.fromkeys(queries))
     random.Random(secrets.randbits(64)).shuffle(probes)
     answers: dict[str, list[tuple[str, float]] | str] = {}
     for q in probes:
@@ -216,69 +289,81 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
             answers[q] = _search(registry, q, k, 0.0)
         except (MalformedSearch, EvalcoreError) as exc:
             answers[q] = str(exc)
-    # Queries of kinds a tool registered at the reset already served earn in proportion to how
-    # well the search finds the tools the agent built during the session (see the docstring).
-    served_at_reset = {c.kind for c in firsts.values() if initial.get(c.id)}
+    return answers
+
+
+def _built_credit(sc: _Scoring) -> None:
+    """Set ``sc.built_credit``: queries of kinds a tool registered at the reset already served
+    earn in proportion to how well the search finds the tools the agent built during the
+    session (the mean F1 of those queries at the threshold; 1 when every kind was served)."""
     built_f1: list[float] = []
-    for case in scored:
-        if case.kind in served_at_reset:
+    for case in sc.scored:
+        if case.kind in sc.served_at_reset:
             continue
-        relevant = labels.get(case.id, set())
-        ranked_or_err = answers[case.query]
+        relevant = sc.labels.get(case.id, set())
+        ranked_or_err = sc.answers[case.query]
         if isinstance(ranked_or_err, str) or not relevant:
             built_f1.append(0.0)
             continue
-        built_f1.append(_prf([n for n, sc in ranked_or_err if sc >= thr], relevant)[2])
-    built_credit = sum(built_f1) / len(built_f1) if built_f1 else 1.0
-    if built_credit < 1.0 and served_at_reset:
-        res.notes.append(
-            f"queries served by tools registered at the reset ({sorted(served_at_reset)}) are credited "
-            f"× {built_credit:.2f}, the mean F1 on the tools the agent built during the session"
+        built_f1.append(_prf([n for n, s in ranked_or_err if s >= sc.thr], relevant)[2])
+    sc.built_credit = sum(built_f1) / len(built_f1) if built_f1 else 1.0
+    if sc.built_credit < 1.0 and sc.served_at_reset:
+        sc.res.notes.append(
+            f"queries served by tools registered at the reset ({sorted(sc.served_at_reset)}) are credited "
+            f"× {sc.built_credit:.2f}, the mean F1 on the tools the agent built during the session"
         )
-    # Telling related from unrelated queries: the share of unrelated queries left without a match
-    # at the threshold. Every related query's credit is scaled by it, so a search that answers
-    # the same whatever the query (its one tool to everything, or nothing) earns nothing.
-    fp_flags: list[bool] = []
-    for q in data.unrelated:
-        got = answers[q]
+
+
+def _discrimination(sc: _Scoring, unrelated: Sequence[str]) -> None:
+    """Set ``sc.fp_flags`` and ``sc.discrimination``: telling related from unrelated queries,
+    the share of unrelated queries left without a match at the threshold. Every related
+    query's credit is scaled by it, so a search that answers the same whatever the query (its
+    one tool to everything, or nothing) earns nothing."""
+    for q in unrelated:
+        got = sc.answers[q]
         if isinstance(got, str):
-            fp_flags.append(True)  # a malformed answer tells nothing apart
+            sc.fp_flags.append(True)  # a malformed answer tells nothing apart
         else:
-            fp_flags.append(any(sc >= thr for _n, sc in got))
-    discrimination = 1.0 - sum(fp_flags) / len(fp_flags) if fp_flags else 1.0
-    if not fp_flags:
-        res.notes.append(
+            sc.fp_flags.append(any(s >= sc.thr for _n, s in got))
+    sc.discrimination = 1.0 - sum(sc.fp_flags) / len(sc.fp_flags) if sc.fp_flags else 1.0
+    if not sc.fp_flags:
+        sc.res.notes.append(
             "no unrelated query: whether the search's answers depend on the query is not measured (n_unrelated = 0)"
         )
-    if discrimination < 1.0:
-        res.notes.append(
-            f"related queries are credited × {discrimination:.2f}, the share of unrelated queries the "
+    if sc.discrimination < 1.0:
+        sc.res.notes.append(
+            f"related queries are credited × {sc.discrimination:.2f}, the share of unrelated queries the "
             "search left without a match at the threshold"
         )
+
+
+def _query_tests(sc: _Scoring) -> list[dict[str, float]]:
+    """One ``query:<id>`` test per scored query (F1 at the threshold, scaled by the credit
+    factors); returns per query its precision, recall, F1, reciprocal rank and NDCG@k."""
     per_query: list[dict[str, float]] = []
-    for case in scored:
-        relevant = labels.get(case.id, set())
-        factor = (built_credit if case.kind in served_at_reset else 1.0) * discrimination
-        got = answers[case.query]
+    for case in sc.scored:
+        relevant = sc.labels.get(case.id, set())
+        factor = (sc.built_credit if case.kind in sc.served_at_reset else 1.0) * sc.discrimination
+        got = sc.answers[case.query]
         if isinstance(got, str):
             per_query.append({"precision": 0.0, "recall": 0.0, "f1": 0.0, "rr": 0.0, "ndcg": 0.0})
-            res.tests.append(make_test(f"query:{case.id}", 0.0, error=f"malformed search answer: {got}"))
+            sc.res.tests.append(make_test(f"query:{case.id}", 0.0, error=f"malformed search answer: {got}"))
             continue
         ranked = got
-        above = [n for n, s in ranked if s >= thr]
+        above = [n for n, s in ranked if s >= sc.thr]
         names = [n for n, _ in ranked]
         if relevant:
             p, r, f1 = (factor * v for v in _prf(above, relevant))
             rr = factor * float(metrics.mrr(names, relevant))
-            nd = factor * float(metrics.ndcg_at_k(names, relevant, k))
+            nd = factor * float(metrics.ndcg_at_k(names, relevant, sc.k))
         else:
             p = r = f1 = rr = nd = 0.0
         per_query.append({"precision": p, "recall": r, "f1": f1, "rr": rr, "ndcg": nd})
-        res.tests.append(
+        sc.res.tests.append(
             make_test(
                 f"query:{case.id}",
                 f1,
-                threshold=config.pass_threshold,
+                threshold=sc.config.pass_threshold,
                 error=None if relevant else "miss: no registered tool computes this request",
                 details={
                     "query": case.query,
@@ -291,27 +376,30 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
                     "f1": f1,
                     "reciprocal_rank": rr,
                     "ndcg_at_k": nd,
-                    "discrimination": discrimination,
+                    "discrimination": sc.discrimination,
                 },
             )
         )
-    # false positives: one test per unrelated query, worth as much as a related one (a search
-    # that answers its one tool to everything fails each); the credit for staying silent is the
-    # mean recall at the same threshold, so a search that never answers earns none
+    return per_query
+
+
+def _unrelated_tests(sc: _Scoring, unrelated: Sequence[str], per_query: list[dict[str, float]]) -> None:
+    """One ``unrelated:<i>`` test per unrelated query: 0 on a match at the threshold, else the
+    related queries' mean recall at that threshold (silence alone earns nothing)."""
     recall_at_thr = (sum(q["recall"] for q in per_query) / len(per_query)) if per_query else 0.0
-    for i, q in enumerate(data.unrelated):
-        got = answers[q]
+    for i, q in enumerate(unrelated):
+        got = sc.answers[q]
         if isinstance(got, str):
-            res.tests.append(
+            sc.res.tests.append(
                 make_test(f"unrelated:{i}", 0.0, error=f"malformed search answer: {got}", details={"query": q})
             )
             continue
-        matched = [h for h in got if h[1] >= thr]
-        res.tests.append(
+        matched = [h for h in got if h[1] >= sc.thr]
+        sc.res.tests.append(
             make_test(
                 f"unrelated:{i}",
                 0.0 if matched else recall_at_thr,
-                threshold=config.pass_threshold,
+                threshold=sc.config.pass_threshold,
                 error=(
                     f"false positive: {matched[0][0]} matched at {matched[0][1]:.3g}"
                     if matched
@@ -324,36 +412,40 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
                 details={
                     "query": q,
                     "matches": got,
-                    "threshold": thr,
+                    "threshold": sc.thr,
                     "recall_at_threshold": recall_at_thr if per_query else None,
                 },
             )
         )
-    fpr = float(metrics.fpr([0] * len(fp_flags), [int(f) for f in fp_flags])) if fp_flags else None
-    # paraphrase robustness: the thresholded top-1 of each member's (shared) search
+
+
+def _paraphrase_tests(sc: _Scoring, groups: Sequence[Sequence[AgentCase]]) -> list[float]:
+    """One ``paraphrase:<group>`` test per group: the share of members whose thresholded top-1
+    (of their shared search) is the group's modal top-1, 0 unless that tool is relevant,
+    scaled by the credit factors; returns the scores."""
     robust: list[float] = []
-    for group in data.paraphrase_groups:
+    for group in groups:
         tops: list[str | None] = []
         malformed = None
         for c in group:
-            got = answers[c.query]
+            got = sc.answers[c.query]
             if isinstance(got, str):
                 hits, malformed = [], got
             else:
-                hits = [h for h in got if h[1] >= thr]
+                hits = [h for h in got if h[1] >= sc.thr]
             tops.append(hits[0][0] if hits else None)
         modal, count = Counter(tops).most_common(1)[0]
-        relevant_all = set.intersection(*[labels.get(c.id, set()) for c in group]) if group else set()
+        relevant_all = set.intersection(*[sc.labels.get(c.id, set()) for c in group]) if group else set()
         score = count / len(tops) if modal is not None and modal in relevant_all else 0.0
-        if group and group[0].kind in served_at_reset:
-            score *= built_credit
-        score *= discrimination
+        if group and group[0].kind in sc.served_at_reset:
+            score *= sc.built_credit
+        score *= sc.discrimination
         robust.append(score)
-        res.tests.append(
+        sc.res.tests.append(
             make_test(
                 f"paraphrase:{group[0].paraphrase_group}",
                 score,
-                threshold=config.pass_threshold,
+                threshold=sc.config.pass_threshold,
                 error=(
                     f"malformed search answer: {malformed}"
                     if malformed
@@ -364,26 +456,7 @@ def evaluate_retrieval(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
                 details={"queries": [c.query for c in group], "top1": tops, "relevant": sorted(relevant_all)},
             )
         )
-
-    def mean(key: str) -> float | None:
-        return sum(q[key] for q in per_query) / len(per_query) if per_query else None
-
-    res.metrics = {
-        "precision": mean("precision"),
-        "recall": mean("recall"),
-        "f1": mean("f1"),
-        "mrr": mean("rr"),
-        "ndcg_at_k": mean("ndcg"),
-        "k": k,
-        "threshold": thr,
-        "fpr": fpr,
-        "paraphrase_robustness": sum(robust) / len(robust) if robust else None,
-        "discrimination": discrimination,
-        "n_queries": len(per_query),
-        "n_misses": sum(not labels.get(c.id) for c in scored),
-        "labels": {c.id: sorted(labels.get(c.id, set())) for c in scored},
-    }
-    return res
+    return robust
 
 
 def _prf(retrieved: Sequence[str], relevant: set[str]) -> tuple[float, float, float]:
