@@ -5,9 +5,9 @@ run once). For each threshold t a fresh agent is built (``agent_factory(t)``) an
 single-step case (end-to-end success, and whether a tool built during the session answered it),
 then its registry is searched for every case (precision, recall, F1 of the matches with score ≥ t
 — the evaluator keeps only those, whatever the search answers — against the relevant tools,
-labelled by behaviour (:func:`behaviour_labels`: the registered tools that the evaluator ran on
-the kind's held-out requests and that answered every one rightly; names count for nothing) and
-for unrelated queries (a false positive = any match ≥ t).
+labelled by behaviour (:func:`~evalcore.agent_eval._sweep_measure.behaviour_labels`: the
+registered tools that the evaluator ran on the kind's held-out requests and that answered every
+one rightly; names count for nothing) and for unrelated queries (a false positive = any match ≥ t).
 A search answer that breaks the protocol (raises; a name twice; more than k matches; not sorted best
 first; a score that is not a finite number) ends the sweep with an error naming it.
 
@@ -43,13 +43,12 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from evalcore._io import to_json_native
-from evalcore.agent_eval._calling import call_agent, is_correct
 from evalcore.agent_eval._cases.generator import AgentCaseGenerator
 from evalcore.agent_eval._cases.kinds import VARIABLE_SLOTS
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._config import AgentEvalConfig, resolve_seed
-from evalcore.agent_eval._measure import ToolChecker, answering_step, infer_binding
-from evalcore.agent_eval._observed import ToolRecord, registry_snapshot
+from evalcore.agent_eval._measure import ToolChecker
+from evalcore.agent_eval._sweep_measure import N_LABEL_REQUESTS, SweepPlan, measure_threshold
 from evalcore.errors import EvalcoreError
 
 INTERVAL_CONFIDENCE = 0.95
@@ -272,63 +271,6 @@ def check_thresholds(thresholds: Sequence[Any]) -> list[float]:
     return sorted(set(vals))
 
 
-def _matches(registry: Any, query: str, k: int, threshold: float) -> list[str]:
-    """Names of the search's matches with score ≥ ``threshold`` (checked here, not trusted)."""
-    from evalcore.agent_eval._categories.retrieval import MalformedSearch, _search
-
-    try:
-        ranked = _search(registry, query, k, threshold)
-    except MalformedSearch as exc:
-        raise EvalcoreError(f"the agent's registry.{exc}", field="agent") from exc
-    return [name for name, score in ranked if score >= threshold]
-
-
-N_LABEL_REQUESTS = 4
-"""Held-out requests per kind that a tool must answer to be relevant to the kind's cases."""
-
-
-def behaviour_labels(
-    tools: dict[str, ToolRecord],
-    cases: Sequence[AgentCase],
-    held_out: dict[str, list[dict[str, Any]]],
-    observed: dict[tuple[str, str], dict[str, Any]],
-    checker: ToolChecker,
-    verdicts: dict[tuple[Any, ...], bool],
-) -> dict[str, set[str]]:
-    """Relevant tools per kind, by behaviour: a registered tool is relevant to a kind when the
-    evaluator ran it in the sandbox on the kind's held-out requests (inputs no case used, drawn
-    from a secret seed) and it answered every one of them rightly (bound as the agent bound it
-    when it used the tool on a case of that kind, else by its signature). Its name counts for
-    nothing: an agent that registered junk tools named like the kinds only while a sweep ran
-    looked perfect when a tool named like the kind was relevant.
-
-    Args:
-        tools: The registry after the cases were served.
-        cases: The sweep's cases (their kinds are labelled).
-        held_out: Held-out inputs per kind.
-        observed: ``(tool, kind)`` → ``{"args", "inputs"}`` of a step in which the agent used it.
-        checker: Runs the tools.
-        verdicts: Cache of verdicts by (code hash, name, kind, binding), kept across thresholds.
-
-    Returns:
-        Kind → the names of its relevant tools (absent: none).
-    """
-    labels: dict[str, set[str]] = {}
-    for kind in dict.fromkeys(c.kind for c in cases):
-        inputs = held_out.get(kind) or []
-        for name, record in tools.items():
-            if not inputs or record.code is None:
-                continue
-            seen = observed.get((name, kind))
-            binding = infer_binding(seen["args"], kind, seen["inputs"]) if seen is not None else None
-            key = (record.hash, name, kind, repr(sorted(binding.items())) if binding else None)
-            if key not in verdicts:
-                verdicts[key] = all(checker.relevant(record, kind, binding, inputs))
-            if verdicts[key]:
-                labels.setdefault(kind, set()).add(name)
-    return labels
-
-
 def _wilson(successes: float, n: int) -> tuple[float, float]:
     from evalcore import stats
 
@@ -376,13 +318,66 @@ def threshold_sweep(
     Returns:
         The :class:`SweepResult`.
     """
-    from evalcore import metrics, stats
     from evalcore._progress import progress_bar
 
     thresholds = check_thresholds(thresholds)
     if not 0.0 < dev_fraction < 1.0:
         raise EvalcoreError(f"dev_fraction must lie strictly between 0 and 1, got {dev_fraction}", field="dev_fraction")
     seed, seed_source = resolve_seed(seed)
+    plan = _plan(seed, cases, counts, n_unrelated, dev_fraction, k, request_timeout_s, tool_aliases)
+    rows: list[dict[str, Any]] = []
+    # one step per agent request, so the bar moves within a threshold too; its clock ticks while
+    # an agent starts (10-20 s each), and the postfix says so
+    bar = progress_bar(
+        total=len(thresholds) * len(plan.use), desc="sweep", unit="request", progress=progress, tick_s=1.0
+    )
+    for t in thresholds:
+        bar.set_postfix_str(f"threshold {float(t):g}: starting the agent")
+        agent = agent_factory(float(t))
+        agent.reset()
+        bar.set_postfix_str(f"threshold {float(t):g}")
+        rows += measure_threshold(agent, float(t), plan, bar)
+        close = getattr(agent, "close", None)
+        if callable(close):
+            close()
+    bar.close()
+    items = pd.DataFrame(rows)
+    mtab = _metrics_table(items)
+    best, tests = _best_and_tests(items, mtab, n_resamples, seed, alpha)
+    config = {
+        "thresholds": [float(t) for t in thresholds],
+        "seed": seed,
+        "seed_source": seed_source,
+        "k": k,
+        "dev_fraction": dev_fraction,
+        "alpha": alpha,
+        "intervals": f"{INTERVAL_CONFIDENCE:.0%} Wilson over the split's unrelated queries (fpr) and cases (success)",
+        "n_cases": len(plan.use),
+        "n_unrelated": len(plan.unrelated),
+        "correction": "benjamini_hochberg",
+        "objective": "mean utility: cases 0.5*correct + 0.5*F1 (no relevant tool: 0.5*correct + "
+        "0.5*(1 - any match)), unrelated 1 - false_positive",
+    }
+    return SweepResult(metrics=mtab, items=items, best_threshold=best, tests=tests, config=config)
+
+
+def _plan(
+    seed: int,
+    cases: Sequence[AgentCase] | None,
+    counts: dict[str, int] | None,
+    n_unrelated: int,
+    dev_fraction: float,
+    k: int,
+    request_timeout_s: float | None,
+    tool_aliases: dict[str, list[str]] | None,
+) -> SweepPlan:
+    """The sweep's items (single-step answer cases and unrelated queries), their seeded,
+    stratified dev/held-out split and each kind's held-out requests (drawn once from a secret
+    seed, the same at every threshold).
+
+    Raises:
+        EvalcoreError: No single-step answer case, or too few items to fill both splits.
+    """
     gen = AgentCaseGenerator(seed, counts)
     pool = list(cases) if cases is not None else gen.generate()
     use = [c for c in pool if c.expected_behavior == "answer" and not c.is_multi_step]
@@ -404,141 +399,57 @@ def threshold_sweep(
         )
     cfg = AgentEvalConfig(tool_aliases=tool_aliases)
     checker = ToolChecker(cfg.n_held_out, cfg.sandbox_timeout_s)
-    # the held-out requests of each kind: drawn once (secret seed), the same at every threshold
     held_out = {
         kind: checker.held_out(kind, next(c.inputs for c in use if c.kind == kind), N_LABEL_REQUESTS)
         for kind in dict.fromkeys(c.kind for c in use)
         if kind in VARIABLE_SLOTS and all(c.inputs for c in use if c.kind == kind)
     }
-    verdicts: dict[tuple[Any, ...], bool] = {}
-    rows: list[dict[str, Any]] = []
-    # one step per agent request, so the bar moves within a threshold too; its clock ticks while
-    # an agent starts (10-20 s each), and the postfix says so
-    bar = progress_bar(total=len(thresholds) * len(use), desc="sweep", unit="request", progress=progress, tick_s=1.0)
-    for t in thresholds:
-        bar.set_postfix_str(f"threshold {float(t):g}: starting the agent")
-        agent = agent_factory(float(t))
-        agent.reset()
-        bar.set_postfix_str(f"threshold {float(t):g}")
-        at_reset, _ = registry_snapshot(agent)
-        observed: dict[tuple[str, str], dict[str, Any]] = {}
-        answered = []
-        for c in use:
-            call = call_agent(agent, c.query, request_timeout_s)
-            bar.update(1)
-            ok = is_correct(call, c)
-            r = call.response
-            answered.append((c, ok, r, call.critical))
-            for st in r.steps if r is not None and not c.is_multi_step else []:
-                if st.tool and st.error is None and isinstance(st.args, dict):
-                    observed.setdefault((st.tool, c.kind), {"args": st.args, "inputs": c.inputs})
-        after, _ = registry_snapshot(agent)
-        served = []
-        for c, ok, r, critical in answered:  # synthesized: measured, never the agent's flag
-            built = False
-            if c.needs_synthesis and ok and r is not None and r.tool_used:
-                step = answering_step(r, r.tool_used)
-                check = checker.verify(
-                    after.get(r.tool_used), c.kind, c.inputs, step.args if step is not None else None
-                )
-                before = at_reset.get(r.tool_used)
-                built = check.passed and (before is None or before.hash != check.hash)
-            served.append((c, ok, built, bool(r is not None and r.synthesized), critical))
-        registry = getattr(agent, "registry", None)
-        if registry is None or not callable(getattr(registry, "search", None)):
-            raise EvalcoreError("the agent exposes no searchable registry; a threshold sweep needs one", field="agent")
-        labels = behaviour_labels(after, use, held_out, observed, checker, verdicts)
-        for c, ok, synthesized, claimed, critical in served:
-            hits = _matches(registry, c.query, k, float(t))
-            if c.kind in labels:
-                p, rcl, f1 = (float(x) for x in metrics.precision_recall_f1(hits, labels[c.kind]))
-                fp, retrieval = np.nan, f1
-            else:  # no tool of this kind exists: the right answer of the search is no match
-                p, rcl, f1 = np.nan, np.nan, np.nan
-                fp = float(bool(hits))
-                retrieval = 1.0 - fp
-            rows.append(
-                {
-                    "threshold": float(t),
-                    "item": c.id,
-                    "split": split[c.id],
-                    "type": "case",
-                    "kind": c.kind,
-                    "needs_synthesis": c.needs_synthesis,
-                    "correct": float(ok),
-                    "synthesized": float(synthesized),
-                    "claimed_synthesized": float(claimed),
-                    "relevant": sorted(labels.get(c.kind, ())),
-                    "precision": p,
-                    "recall": rcl,
-                    "f1": f1,
-                    "false_positive": fp,
-                    "n_matches": len(hits),
-                    "critical": critical,
-                    "utility": 0.5 * float(ok) + 0.5 * retrieval,
-                }
-            )
-        for i, q in enumerate(unrelated):
-            n_hits = len(_matches(registry, q, k, float(t)))
-            fp = float(bool(n_hits))
-            iid = f"unrelated-{i:02d}"
-            rows.append(
-                {
-                    "threshold": float(t),
-                    "item": iid,
-                    "split": split[iid],
-                    "type": "unrelated",
-                    "kind": "",
-                    "needs_synthesis": False,
-                    "correct": np.nan,
-                    "synthesized": np.nan,
-                    "claimed_synthesized": np.nan,
-                    "relevant": [],
-                    "precision": np.nan,
-                    "recall": np.nan,
-                    "f1": np.nan,
-                    "false_positive": fp,
-                    "n_matches": n_hits,
-                    "critical": False,
-                    "utility": 1.0 - fp,
-                }
-            )
-        close = getattr(agent, "close", None)
-        if callable(close):
-            close()
-    bar.close()
-    items = pd.DataFrame(rows)
+    return SweepPlan(use, unrelated, split, held_out, checker, k, request_timeout_s)
 
-    def summarize(df: pd.DataFrame) -> dict[str, Any]:
-        cs, un = df[df.type == "case"], df[df.type == "unrelated"]
-        syn = cs[cs.needs_synthesis]
-        fpr_lo, fpr_hi = _wilson(float(un.false_positive.sum()), len(un))
-        suc_lo, suc_hi = _wilson(float(cs.correct.sum()), len(cs))
-        return {
-            "precision": cs.precision.mean(),
-            "recall": cs.recall.mean(),
-            "f1": cs.f1.mean(),
-            "fpr": un.false_positive.mean() if len(un) else np.nan,
-            "synthesis_rate": syn.synthesized.mean() if len(syn) else np.nan,
-            "success": cs.correct.mean(),
-            "utility": df.utility.mean(),
-            "n_items": len(df),
-            "n_cases": len(cs),
-            "n_labelled": int(cs.f1.notna().sum()),
-            "n_unrelated": len(un),
-            "fpr_low": fpr_lo,
-            "fpr_high": fpr_hi,
-            "success_low": suc_lo,
-            "success_high": suc_hi,
-        }
 
+def _summarize(df: pd.DataFrame) -> dict[str, Any]:
+    """A split's metrics at one threshold (see the module docstring)."""
+    cs, un = df[df.type == "case"], df[df.type == "unrelated"]
+    syn = cs[cs.needs_synthesis]
+    fpr_lo, fpr_hi = _wilson(float(un.false_positive.sum()), len(un))
+    suc_lo, suc_hi = _wilson(float(cs.correct.sum()), len(cs))
+    return {
+        "precision": cs.precision.mean(),
+        "recall": cs.recall.mean(),
+        "f1": cs.f1.mean(),
+        "fpr": un.false_positive.mean() if len(un) else np.nan,
+        "synthesis_rate": syn.synthesized.mean() if len(syn) else np.nan,
+        "success": cs.correct.mean(),
+        "utility": df.utility.mean(),
+        "n_items": len(df),
+        "n_cases": len(cs),
+        "n_labelled": int(cs.f1.notna().sum()),
+        "n_unrelated": len(un),
+        "fpr_low": fpr_lo,
+        "fpr_high": fpr_hi,
+        "success_low": suc_lo,
+        "success_high": suc_hi,
+    }
+
+
+def _metrics_table(items: pd.DataFrame) -> pd.DataFrame:
+    """Per threshold and split (``all``, ``dev``, ``test``) the metrics of :func:`_summarize`."""
     mrows = []
     for thr, g in items.groupby("threshold"):
         for name, part in (("all", g), ("dev", g[g.split == "dev"]), ("test", g[g.split == "test"])):
-            mrows.append({"threshold": thr, "split": name, **summarize(part)})
-    mtab = pd.DataFrame(mrows)
+            mrows.append({"threshold": thr, "split": name, **_summarize(part)})
+    return pd.DataFrame(mrows)
+
+
+def _best_and_tests(
+    items: pd.DataFrame, mtab: pd.DataFrame, n_resamples: int, seed: int, alpha: float
+) -> tuple[float, pd.DataFrame]:
+    """The best threshold (highest development utility; the lowest on ties, as idxmax; NaN
+    utilities skipped) and, on the held-out split, every other threshold's paired permutation
+    test against it with Benjamini–Hochberg correction."""
+    from evalcore import stats
+
     dev = mtab[mtab.split == "dev"].sort_values("threshold")
-    # the first (lowest) threshold on ties, as idxmax; NaN utilities skipped
     best = float(dev["threshold"].to_numpy()[int(np.nanargmax(dev["utility"].to_numpy(dtype=float)))])
     test_items = items[items.split == "test"]
     best_u = test_items[test_items.threshold == best].set_index("item").utility
@@ -558,18 +469,4 @@ def threshold_sweep(
     else:
         tests["p_adjusted"] = []
         tests["significant"] = []
-    config = {
-        "thresholds": [float(t) for t in thresholds],
-        "seed": seed,
-        "seed_source": seed_source,
-        "k": k,
-        "dev_fraction": dev_fraction,
-        "alpha": alpha,
-        "intervals": f"{INTERVAL_CONFIDENCE:.0%} Wilson over the split's unrelated queries (fpr) and cases (success)",
-        "n_cases": len(use),
-        "n_unrelated": len(unrelated),
-        "correction": "benjamini_hochberg",
-        "objective": "mean utility: cases 0.5*correct + 0.5*F1 (no relevant tool: 0.5*correct + "
-        "0.5*(1 - any match)), unrelated 1 - false_positive",
-    }
-    return SweepResult(metrics=mtab, items=items, best_threshold=best, tests=tests, config=config)
+    return best, tests
