@@ -256,22 +256,8 @@ _SWAP_CMP: dict[type, type] = {
 }
 
 
-def mutants(code: str, limit: int = MAX_MUTANTS) -> list[dict[str, str]]:
-    """Versions of ``code`` with one small fault each (the usual mutation operators): an
-    arithmetic operator swapped (``+``↔``-``, ``*``↔``/``, ``//``→``*``, ``%``→``//``,
-    ``**``→``*``), a comparison flipped at its boundary or negated (``<``↔``<=``, ``==``↔``!=``,
-    ``in``↔``not in``), ``and``↔``or``, a ``not`` dropped, a number constant + 1, a returned value
-    replaced by None. Mutants whose source equals the original's are dropped; at most ``limit``,
-    spread over the code's sites in source order.
-
-    Returns:
-        ``[{"what": description, "code": mutated source}, ...]`` (empty when ``code`` does not parse).
-    """
-    try:
-        base = ast.parse(code)
-        original = ast.unparse(base)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return []
+def _mutation_sites(base: ast.AST) -> list[tuple[int, str]]:
+    """The mutation sites of a parsed tool, as (index in ``ast.walk`` order, description)."""
     sites: list[tuple[int, str]] = []
     for i, n in enumerate(ast.walk(base)):
         if isinstance(n, ast.BinOp) and type(n.op) in _SWAP_BINOP:
@@ -295,30 +281,58 @@ def mutants(code: str, limit: int = MAX_MUTANTS) -> list[dict[str, str]]:
             and not (isinstance(n.value, ast.Constant) and n.value.value is None)
         ):
             sites.append((i, f"return None at line {n.lineno}"))
+    return sites
+
+
+def _mutate(code: str, index: int) -> str | None:
+    """``code`` with the mutation site ``index`` (see :func:`_mutation_sites`) changed; None when
+    the result cannot be written back as source."""
+    tree = ast.parse(code)
+    node = list(ast.walk(tree))[index]
+    if isinstance(node, ast.BinOp):
+        node.op = _SWAP_BINOP[type(node.op)]()
+    elif isinstance(node, ast.Compare):
+        node.ops = [_SWAP_CMP[type(node.ops[0])](), *node.ops[1:]]
+    elif isinstance(node, ast.BoolOp):
+        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+    elif isinstance(node, ast.UnaryOp):
+        node = _replace_not(tree, node)
+    elif isinstance(node, ast.Constant):
+        value = node.value
+        assert isinstance(value, (int, float))  # only numeric constants are mutation sites
+        node.value = value + 1
+    elif isinstance(node, ast.Return):
+        node.value = ast.Constant(None)
+    try:
+        return ast.unparse(ast.fix_missing_locations(tree))
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def mutants(code: str, limit: int = MAX_MUTANTS) -> list[dict[str, str]]:
+    """Versions of ``code`` with one small fault each (the usual mutation operators): an
+    arithmetic operator swapped (``+``↔``-``, ``*``↔``/``, ``//``→``*``, ``%``→``//``,
+    ``**``→``*``), a comparison flipped at its boundary or negated (``<``↔``<=``, ``==``↔``!=``,
+    ``in``↔``not in``), ``and``↔``or``, a ``not`` dropped, a number constant + 1, a returned value
+    replaced by None. Mutants whose source equals the original's are dropped; at most ``limit``,
+    spread over the code's sites in source order.
+
+    Returns:
+        ``[{"what": description, "code": mutated source}, ...]`` (empty when ``code`` does not parse).
+    """
+    try:
+        base = ast.parse(code)
+        original = ast.unparse(base)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return []
+    sites = _mutation_sites(base)
     if len(sites) > limit:  # spread over the code
         step = len(sites) / limit
         sites = [sites[int(j * step)] for j in range(limit)]
     out: list[dict[str, str]] = []
     for index, what in sites:
-        tree = ast.parse(code)
-        node = list(ast.walk(tree))[index]
-        if isinstance(node, ast.BinOp):
-            node.op = _SWAP_BINOP[type(node.op)]()
-        elif isinstance(node, ast.Compare):
-            node.ops = [_SWAP_CMP[type(node.ops[0])](), *node.ops[1:]]
-        elif isinstance(node, ast.BoolOp):
-            node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        elif isinstance(node, ast.UnaryOp):
-            node = _replace_not(tree, node)
-        elif isinstance(node, ast.Constant):
-            value = node.value
-            assert isinstance(value, (int, float))  # only numeric constants are mutation sites
-            node.value = value + 1
-        elif isinstance(node, ast.Return):
-            node.value = ast.Constant(None)
-        try:
-            text = ast.unparse(ast.fix_missing_locations(tree))
-        except (ValueError, TypeError, RecursionError):
+        text = _mutate(code, index)
+        if text is None:
             continue
         if text != original and all(m["code"] != text for m in out):
             out.append({"what": what, "code": text})
@@ -405,18 +419,47 @@ def test_quality(
         ``n_behaviour``, ``n_code``, ``n_killed``, ``survivors`` (what each
         surviving mutant changed), ``left_out`` (code mutants that failed loudly) and ``error``.
     """
-    import time
+    from evalcore.agent_eval._quality_run import run_session
 
-    from evalcore.agent_eval._quality_run import (
-        behaviour_mutants,
-        first_difference,
-        perturbed_calls,
-        plausible,
-        run_outcomes,
-        run_session,
+    out = _blank_quality()
+    checked = _runnable(tests, function_name, code)
+    if isinstance(checked, str):
+        return {**out, "error": checked}
+    tests, function_name, code, names = checked
+    live = _live_run(function_name, tests, names, code, timeout_s, out)
+    if isinstance(live, dict):
+        return live
+    log, limit = live
+    calls = [e["call"] for e in log if isinstance(e, dict)]
+    original = [_clean(e.get("out")) for e in log if isinstance(e, dict)]
+    variants = _variants(function_name, code, calls, original, limit, out)
+    try:
+        replay = run_session(function_name, tests, names, calls=calls, outcomes=original, limit_s=limit)
+    except Exception as exc:
+        return {**out, "error": f"the tests could not be run: {type(exc).__name__}: {exc}"}
+    if not replay["passed"]:
+        return {**out, "error": f"the tests fail when run again against the tool's recorded outputs: {replay['error']}"}
+    killed = _kills(function_name, tests, names, calls, original, variants, limit)
+    nb = out["n_behaviour"]
+    behaviour = sum(killed[:nb]) / nb if nb else 0.0
+    code_share = sum(killed[nb:]) / (len(killed) - nb) if len(killed) > nb else None
+    out.update(
+        n_mutants=len(variants),
+        n_killed=sum(killed),
+        behaviour_score=behaviour,
+        code_score=code_share,
+        score=behaviour if code_share is None else min(behaviour, code_share),
+        survivors=[w for (w, _o), k in zip(variants, killed, strict=True) if not k],
     )
+    return out
 
-    out: dict[str, Any] = {
+
+test_quality.__test__ = False  # type: ignore[attr-defined]  # not a pytest test when imported
+
+
+def _blank_quality() -> dict[str, Any]:
+    """The result of :func:`test_quality` before anything is measured (score 0)."""
+    return {
         "score": 0.0,
         "passes": False,
         "tool_calls": 0,
@@ -430,21 +473,43 @@ def test_quality(
         "left_out": [],
         "error": None,
     }
+
+
+def _runnable(tests: str | None, function_name: str | None, code: str | None) -> tuple[str, str, str, list[str]] | str:
+    """The tests, tool name, code and test function names when the tests can be measured, else
+    why not (no tests, no tool code, a screen's finding, no ``test*`` function)."""
     if not isinstance(tests, str) or not tests.strip():
-        return {**out, "error": "no tests"}
+        return "no tests"
     if (
         not isinstance(code, str)
         or not code.strip()
         or not isinstance(function_name, str)
         or not function_name.isidentifier()
     ):
-        return {**out, "error": "no tool code to run the tests against"}
+        return "no tool code to run the tests against"
     why = screen_tests(tests) or screen_code(code)
     if why is not None:
-        return {**out, "error": why}
+        return why
     names = [n.name for n in ast.parse(tests).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
     if not names:
-        return {**out, "error": "no test* function"}
+        return "no test* function"
+    return tests, function_name, code, names
+
+
+def _live_run(
+    function_name: str, tests: str, names: list[str], code: str, timeout_s: float, out: dict[str, Any]
+) -> tuple[list[Any], float] | dict[str, Any]:
+    """Step 1 of :func:`test_quality`: the tests against the tool (recording ``passes`` and
+    ``tool_calls`` in ``out``).
+
+    Returns:
+        The call log and the time limit of every later run, or the final result when the tests
+        cannot be run, fail or never call the tool.
+    """
+    import time
+
+    from evalcore.agent_eval._quality_run import run_session
+
     t0 = time.monotonic()
     try:
         live = run_session(function_name, tests, names, code=code, limit_s=timeout_s)
@@ -457,8 +522,17 @@ def test_quality(
         return {**out, "passes": False, "error": f"the tests fail against the tool: {live['error']}"}
     if not log:
         return {**out, "error": f"the tests never call {function_name}"}
-    calls = [e["call"] for e in log if isinstance(e, dict)]
-    original = [_clean(e.get("out")) for e in log if isinstance(e, dict)]
+    return log, limit
+
+
+def _variants(
+    function_name: str, code: str, calls: list[Any], original: list[dict[str, Any]], limit: float, out: dict[str, Any]
+) -> list[tuple[str, list[Any]]]:
+    """Step 2 of :func:`test_quality`: the behaviour mutants, then the code mutants kept (those
+    that do not fail loudly where the tool returned), each with its outcomes on the log's
+    calls; ``n_behaviour``, ``n_code`` and ``left_out`` are recorded in ``out``."""
+    from evalcore.agent_eval._quality_run import behaviour_mutants, perturbed_calls, plausible, run_outcomes
+
     variants: list[tuple[str, list[Any]]] = [("behaviour: " + w, o) for w, o in behaviour_mutants(original)]
     code_muts = mutants(code)
     shifted = perturbed_calls(calls)
@@ -481,12 +555,22 @@ def test_quality(
         else:
             out["left_out"].append(m["what"])
     out["n_code"] = len(variants) - out["n_behaviour"]
-    try:
-        replay = run_session(function_name, tests, names, calls=calls, outcomes=original, limit_s=limit)
-    except Exception as exc:
-        return {**out, "error": f"the tests could not be run: {type(exc).__name__}: {exc}"}
-    if not replay["passed"]:
-        return {**out, "error": f"the tests fail when run again against the tool's recorded outputs: {replay['error']}"}
+    return variants
+
+
+def _kills(
+    function_name: str,
+    tests: str,
+    names: list[str],
+    calls: list[Any],
+    original: list[dict[str, Any]],
+    variants: list[tuple[str, list[Any]]],
+    limit: float,
+) -> list[bool]:
+    """Step 3 of :func:`test_quality`: per variant, whether the tests, replayed against its
+    outcomes, fail after being answered a call whose outcome differs from the tool's."""
+    from evalcore.agent_eval._quality_run import first_difference, run_session
+
     killed: list[bool] = []
     for _what, outs in variants:
         diff = first_difference(original, outs)
@@ -499,18 +583,4 @@ def test_quality(
             killed.append(False)
             continue
         killed.append(not got["passed"] and got["served"] > diff)
-    nb = out["n_behaviour"]
-    behaviour = sum(killed[:nb]) / nb if nb else 0.0
-    code_share = sum(killed[nb:]) / (len(killed) - nb) if len(killed) > nb else None
-    out.update(
-        n_mutants=len(variants),
-        n_killed=sum(killed),
-        behaviour_score=behaviour,
-        code_score=code_share,
-        score=behaviour if code_share is None else min(behaviour, code_share),
-        survivors=[w for (w, _o), k in zip(variants, killed, strict=True) if not k],
-    )
-    return out
-
-
-test_quality.__test__ = False  # type: ignore[attr-defined]  # not a pytest test when imported
+    return killed

@@ -180,42 +180,79 @@ def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConf
         return res
     selected = data.for_category("robustness", config.limit)
     controls = _fresh_controls(N_CONTROLS)
+    raw, answer_tests = _run_cases(agent, selected, controls, config)
+    valid = [t.score for t in answer_tests]
+    control = sum(valid) / len(valid) if valid else 0.0
+    by, kind_of = _record_tests(res, raw, answer_tests, selected, control, config)
+    if not controls:
+        res.notes.append("no fresh control request could be drawn")
+    kinds = _apply_floors(res, kind_of, config)
+    res.metrics = {
+        "error_handling": _avg(by["error"]),
+        "clarification": _avg(by["clarification"]),
+        "boundary_accuracy": _avg(by["answer"]),
+        "control_accuracy": control if valid else None,
+        "kinds": kinds,
+        "exceptions": sum(t.critical for t in res.tests),
+    }
+    return res
+
+
+def _avg(v: list[float]) -> float | None:
+    return sum(v) / len(v) if v else None
+
+
+def _refusal_score(case: AgentCase, call: Call) -> tuple[float, str | None]:
+    """Raw score of an ``error`` or ``clarification`` case (see :func:`evaluate_robustness`) and
+    why it fell short (None when it did not)."""
+    r = call.response
+    terms = refusal_terms(case)
+    if call.critical:
+        return 0.0, f"exception escaped the agent: {call.exception}"
+    if r is not None and r.success:
+        return 0.0, (
+            "answered while asking for clarification: a guess"
+            if r.needs_clarification
+            else "claimed success on a request that should fail or ask"
+        )
+    if r is not None and names_reason(r, terms, case.query) is not None:
+        return 1.0, None
+    return 0.0, (
+        "refused without saying what is wrong in words the request did not give (naming "
+        f"{' or '.join(repr(t) for t in terms[:4]) or 'a word beyond the request'})"
+    )
+
+
+def _run_cases(
+    agent: Agent, selected: list[AgentCase], controls: list[AgentCase], config: AgentEvalConfig
+) -> tuple[list[tuple[AgentCase, Call, float, str | None]], list[CaseResult]]:
+    """Send every selected case, then the controls; per request (case, call, raw score, why),
+    and the tests of the requests to be answered (boundary cases and controls)."""
     raw: list[tuple[AgentCase, Call, float, str | None]] = []
     answer_tests: list[CaseResult] = []
     for case in selected + controls:
         call = call_agent(agent, case.query, config.request_timeout_s)
-        r = call.response
         if case.expected_behavior == "answer":
             name = case.id if case in selected else f"control:{case.id.split('-')[-1]}"
             answer_tests.append(answer_test(name, call, case, config.pass_threshold, expected_behavior="answer"))
             raw.append((case, call, answer_tests[-1].score, None))
             continue
-        err: str | None = None
-        terms = refusal_terms(case)
-        if call.critical:
-            score, err = 0.0, f"exception escaped the agent: {call.exception}"
-        elif r is not None and r.success:
-            score, err = (
-                0.0,
-                (
-                    "answered while asking for clarification: a guess"
-                    if r.needs_clarification
-                    else "claimed success on a request that should fail or ask"
-                ),
-            )
-        elif r is not None and names_reason(r, terms, case.query) is not None:
-            score = 1.0
-        else:
-            score, err = (
-                0.0,
-                (
-                    "refused without saying what is wrong in words the request did not give (naming "
-                    f"{' or '.join(repr(t) for t in terms[:4]) or 'a word beyond the request'})"
-                ),
-            )
+        score, err = _refusal_score(case, call)
         raw.append((case, call, score, err))
-    valid = [t.score for t in answer_tests]
-    control = sum(valid) / len(valid) if valid else 0.0
+    return raw, answer_tests
+
+
+def _record_tests(
+    res: CategoryResult,
+    raw: list[tuple[AgentCase, Call, float, str | None]],
+    answer_tests: list[CaseResult],
+    selected: list[AgentCase],
+    control: float,
+    config: AgentEvalConfig,
+) -> tuple[dict[str, list[float]], list[str]]:
+    """Add one test per request to ``res``, a refusal's raw score scaled by ``control`` (the
+    share of valid requests answered correctly); returns the raw scores per expected behaviour
+    and each test's robustness kind."""
     by: dict[str, list[float]] = {"error": [], "clarification": [], "answer": [], "control": []}
     kind_of: list[str] = []
     answers = iter(answer_tests)
@@ -247,12 +284,13 @@ def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConf
         t.details["robustness_kind"] = ROBUSTNESS_KINDS[key]
         kind_of.append(ROBUSTNESS_KINDS[key])
         res.tests.append(t)
-    if not controls:
-        res.notes.append("no fresh control request could be drawn")
+    return by, kind_of
 
-    def avg(v: list[float]) -> float | None:
-        return sum(v) / len(v) if v else None
 
+def _apply_floors(res: CategoryResult, kind_of: list[str], config: AgentEvalConfig) -> dict[str, dict[str, Any]]:
+    """Score each robustness kind (mean of its tests) against ``config.category_floor``; when
+    one is below, scale every test so that the category scores as its weakest kind. Returns
+    per kind its score, floor, whether it passed and n."""
     floor = config.category_floor
     kinds: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(kind_of):
@@ -274,12 +312,4 @@ def evaluate_robustness(agent: Agent, data: AgentEvalData, config: AgentEvalConf
             t.passed = t.score >= config.pass_threshold
             t.error = t.error or why
         res.notes.append(f"kinds below their floor {floor:g}: {below}; {why}")
-    res.metrics = {
-        "error_handling": avg(by["error"]),
-        "clarification": avg(by["clarification"]),
-        "boundary_accuracy": avg(by["answer"]),
-        "control_accuracy": control if valid else None,
-        "kinds": kinds,
-        "exceptions": sum(t.critical for t in res.tests),
-    }
-    return res
+    return kinds
