@@ -103,31 +103,8 @@ def _run(args: argparse.Namespace) -> int:
 
     from evalcore.runs import load_run, run_benchmark
 
-    params: dict[str, Any] = dict(_parse_param(p) for p in args.param or [])
-    if args.max_tokens is not None:
-        params["max_tokens"] = args.max_tokens
-    if args.temperature is not None:
-        params["temperature"] = args.temperature
-    options: dict[str, Any] = {}
-    if args.timeout is not None:
-        options["timeout"] = args.timeout
-    if args.pricing is not None:
-        options["pricing"] = args.pricing
-    if str(args.model).startswith(("openai:", "openai-compatible:")):
-        # the endpoint client's own bound of calls in flight (adaptive below it), else its default 8
-        options["concurrency"] = args.concurrency
-    for flag, option in (("rpm", "requests_per_minute"), ("tpm", "tokens_per_minute")):
-        value = getattr(args, flag, None)
-        if value is not None:
-            if not (value > 0 and value != float("inf")):  # nan fails the comparison too
-                raise EvalcoreError(f"must be a number > 0 (per minute), got {value:g}", field=f"--{flag}")
-            options[option] = value
-    if args.max_retries is not None:
-        from evalcore.models import RetryPolicy
-
-        if args.max_retries < 0:
-            raise EvalcoreError(f"must be >= 0, got {args.max_retries}", field="--max-retries")
-        options["retry"] = RetryPolicy(max_retries=args.max_retries)
+    params = _generation_params(args)
+    options = _model_options(args)
     from evalcore.benchmarks import get_benchmark
 
     code = get_benchmark(args.dataset).scorer == "code_execution"  # checks a benchmark file too
@@ -162,6 +139,47 @@ def _run(args: argparse.Namespace) -> int:
     run = load_run(Path(path))
     if code:
         warn_if_not_isolated()
+    _report_failures(run, args, path)
+    return 0
+
+
+def _generation_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The request parameters of ``--param`` key=value pairs, ``--max-tokens`` and ``--temperature``."""
+    params: dict[str, Any] = dict(_parse_param(p) for p in args.param or [])
+    if args.max_tokens is not None:
+        params["max_tokens"] = args.max_tokens
+    if args.temperature is not None:
+        params["temperature"] = args.temperature
+    return params
+
+
+def _model_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The model client's options from the command line (timeout, pricing, pacing, retries)."""
+    options: dict[str, Any] = {}
+    if args.timeout is not None:
+        options["timeout"] = args.timeout
+    if args.pricing is not None:
+        options["pricing"] = args.pricing
+    if str(args.model).startswith(("openai:", "openai-compatible:")):
+        # the endpoint client's own bound of calls in flight (adaptive below it), else its default 8
+        options["concurrency"] = args.concurrency
+    for flag, option in (("rpm", "requests_per_minute"), ("tpm", "tokens_per_minute")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            if not (value > 0 and value != float("inf")):  # nan fails the comparison too
+                raise EvalcoreError(f"must be a number > 0 (per minute), got {value:g}", field=f"--{flag}")
+            options[option] = value
+    if args.max_retries is not None:
+        from evalcore.models import RetryPolicy
+
+        if args.max_retries < 0:
+            raise EvalcoreError(f"must be >= 0, got {args.max_retries}", field="--max-retries")
+        options["retry"] = RetryPolicy(max_retries=args.max_retries)
+    return options
+
+
+def _report_failures(run: Any, args: argparse.Namespace, path: Any) -> None:
+    """Print the results; failed model calls are an error when all failed, else a warning on stderr."""
     failed = _failed_calls(run, args)
     if failed is not None and failed["all"]:
         # nothing was scored: an accuracy of "n/a" with exit 0 reads as a result; the failed
@@ -183,7 +201,6 @@ def _run(args: argparse.Namespace) -> int:
             f"failed ones again: {failed['resume']}",
             file=sys.stderr,
         )
-    return 0
 
 
 def _failed_calls(run: Any, args: argparse.Namespace) -> dict[str, Any] | None:
