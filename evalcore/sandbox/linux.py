@@ -195,8 +195,18 @@ _SYSCALLS = {
         "memfd_secret": 447,
         "setsid": 112,
         "sched_setaffinity": 203,
+        "fcntl": 72,
+        "inotify_init": 253,
+        "inotify_init1": 294,
     }
 }
+# fcntl's command that grows a pipe's buffer (up to fs.pipe-max-size, 1 MiB): refused where no
+# memory cgroup counts what a pipe holds (issue 42); a pipe keeps the kernel's 16 pages.
+_F_SETPIPE_SZ = 1031
+# Kernel objects no sample needs whose memory no limit counts without a memory cgroup: an
+# inotify instance (its queue holds up to fs.inotify.max_queued_events events) and its watches
+# (each pins an inode). Refused to check candidates always, to script samples without a cgroup.
+_INOTIFY = ("inotify_init", "inotify_init1")
 # preadv2/pwritev2 with this flag answer whether a page is cached without reading it: refused.
 _RWF_NOWAIT = 0x8
 # madvise advice that evicts a file's pages from the page cache (MADV_COLD, MADV_PAGEOUT).
@@ -226,6 +236,7 @@ _CHECK_REFUSED = (
     "pipe2",
     "socket",
     "socketpair",
+    *_INOTIFY,
 )
 
 
@@ -259,14 +270,17 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
     file holds) and ``AF_UNIX`` sockets (``socket(AF_UNIX, ...)`` and ``socketpair``: their
     buffers, up to twice ``net.core.wmem_max`` per socket, 8 MiB here, held 3.1 GiB for two
     processes; ``AF_INET``/``AF_INET6`` sockets stay, they reach nothing in the empty network
-    namespace and so can queue nothing). ``"script_weak"`` (script
+    namespace and so can queue nothing), ``inotify_init``/``inotify_init1`` and
+    ``fcntl(F_SETPIPE_SZ)`` (a pipe keeps the kernel's default 16 pages: the bounds of
+    docs/sandbox.md, "CPU and kernel memory"). ``"script_weak"`` (script
     samples in the weak fallback, where no PID namespace confines them and they run as
     evalcore's own user) refuses them too, and ``execve``/``execveat`` (no new programs:
     ``_posixsubprocess.fork_exec`` raises no audit event) and the signals ``"check"`` refuses
     (below); ``fork`` and threads stay allowed. ``"check"`` refuses them too,
     ``memfd_create`` (a memory file's inode number comes from a counter shared with every later
     sample) and ``pidfd_open`` (likewise: a pidfd's inode number counts the host's processes
-    and threads), ``pipe``, ``pipe2``, ``socket``, ``socketpair`` and ``memfd_secret`` (their
+    and threads), ``inotify_init``/``inotify_init1``, ``pipe``, ``pipe2``, ``socket``,
+    ``socketpair`` and ``memfd_secret`` (their
     inode numbers come from the kernel's per-CPU ``get_next_ino`` counter, which the pipes the
     worker makes for the next sample on the same CPU show), and ``fork``, ``vfork``, ``execve``,
     ``execveat`` and every ``clone`` without ``CLONE_THREAD`` (threads stay possible); ``clone3``
@@ -344,6 +358,9 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
             prog.append((jeq, "deny", 0, nr["socketpair"]))  # Linux makes AF_UNIX pairs only
             prog.append((jeq, "unix", 0, nr["socket"]))
             unix = True
+            for name in _INOTIFY:
+                prog.append((jeq, "deny", 0, nr[name]))
+            prog.append((jeq, "fcntl", 0, nr["fcntl"]))
         if signals:
             for name in ("execve", "execveat", "tkill", "pidfd_send_signal"):
                 prog.append((jeq, "deny", 0, nr[name]))
@@ -362,6 +379,8 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
         if unix:
             label("unix")
             prog += [(ld_abs, None, None, 16), (jeq, "deny", 0, _AF_UNIX), (ret, 0, 0, allow)]
+            label("fcntl")  # the command is the second argument
+            prog += [(ld_abs, None, None, 24), (jeq, "deny", 0, _F_SETPIPE_SZ), (ret, 0, 0, allow)]
         if signals:
             label("signal")
             prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, 0)]

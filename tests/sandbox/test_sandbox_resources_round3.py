@@ -8,7 +8,8 @@ another worker's sample a fraction of its CPU. Now the scratch mounts have ``nr_
 ``AF_UNIX`` sockets are refused to script samples where no memory cgroup counts them (and
 counted by it where there is one), and no sample may call ``sched_setaffinity`` or ``setsid``.
 Each attack is a test here, with the correct cases beside it; ``test_..._as_nobody`` reruns
-this file as ``nobody`` (no memory cgroup there: the unprivileged bounds).
+this file as ``nobody`` (no memory cgroup there: the unprivileged bounds); the cluster rerun
+(tests/cluster/test_cluster_isolation.py) sends the jobs to a Dask worker's pool.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from _as_nobody import rerun_as_nobody
-from evalcore.sandbox import SandboxPool
+from _sandbox_target import SandboxPool, local_only
 from evalcore.sandbox.scratch import SCRATCH_INODES
 
 MIB = 1024 * 1024
@@ -178,6 +179,141 @@ def test_unix_socket_buffers_are_refused_or_counted_by_the_memory_cgroup() -> No
     assert probe.get("completed") and probe["stdout"] == "alive\n", probe
 
 
+# ---------------------------------------------------------------- other kernel memory
+
+KERNEL = r"""
+import fcntl, json, os, threading
+out = {}
+r, w = os.pipe()
+try:
+    out["setpipe"] = fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ: 1 MiB
+except OSError as exc:
+    out["setpipe"] = -exc.errno
+os.set_blocking(w, False)
+held = 0
+try:
+    while True:
+        held += os.write(w, b"x" * 65536)
+except BlockingIOError:
+    pass
+out["one_pipe"] = held
+os.close(r), os.close(w)
+# Pipes until the open-file limit, each filled, its write end closed: what one process can hold.
+reads, total = [], 0
+try:
+    while True:
+        r, w = os.pipe()
+        os.set_blocking(w, False)
+        try:
+            while True:
+                total += os.write(w, b"x" * 65536)
+        except BlockingIOError:
+            pass
+        os.close(w)
+        reads.append(r)
+except OSError as exc:
+    out["pipes"] = [len(reads), total, exc.errno]
+for r in reads:
+    os.close(r)
+stop = threading.Event()
+threads = []
+try:
+    while len(threads) < 1000:
+        t = threading.Thread(target=stop.wait)
+        t.start()
+        threads.append(t)
+except RuntimeError:
+    pass
+out["threads"] = len(threads)
+stop.set()
+print(json.dumps(out), flush=True)
+"""
+
+
+def test_kernel_memory_without_a_cgroup_has_bounds() -> None:
+    """What no limit counted without a memory cgroup, bounded (docs/sandbox.md, "CPU and kernel
+    memory"): a pipe keeps 64 KiB (``F_SETPIPE_SZ`` refused), one process holds at most
+    ``RLIMIT_NOFILE`` pipes of it, threads within the process limit (inotify: the filter's
+    test below; a sample cannot reach ``inotify_init`` but through ctypes, which it may not load)."""
+    pool = SandboxPool(1)
+    _require_full(pool)
+    try:
+        cgroup = "memory cgroup per sample" in pool.isolation.get("memory", "")
+        (reply,) = pool.map([_script(KERNEL, timeout_s=30)])
+    finally:
+        pool.close()
+    assert reply.get("completed"), reply
+    out = _last_json(reply["stdout"])
+    assert isinstance(out, dict)
+    print("kernel objects:", out, "cgroup:", cgroup)
+    n, total, err = out["pipes"]
+    assert err == 24 and n <= 256, out  # EMFILE at RLIMIT_NOFILE
+    assert out["threads"] < 128, out  # RLIMIT_NPROC counts threads too (a kernel stack each)
+    if cgroup:
+        return  # counted by the cgroup: F_SETPIPE_SZ and inotify allowed
+    assert out["setpipe"] == -1, out  # EPERM
+    assert out["one_pipe"] == 65536, out  # the kernel's 16 pages
+    assert total <= n * 65536 <= 256 * 65536, out  # 16 MiB a process at most
+
+
+FILTER_PROBE = r"""
+import ctypes, fcntl, json, os, sys
+from evalcore.sandbox.linux import Libc
+kind, refuse = sys.argv[1], sys.argv[2] == "1"
+libc = Libc()
+r, w = os.pipe()
+prog = libc.filter(kind, refuse_memfd=refuse)
+assert libc.lib.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+fn, args = libc.seccomp_call(libc.address(prog))
+assert fn(*args) == 0, "seccomp"
+out = {}
+fd = libc.lib.inotify_init1(0)
+out["inotify_init1"] = fd if fd >= 0 else -ctypes.get_errno()
+fd = libc.lib.inotify_init()
+out["inotify_init"] = fd if fd >= 0 else -ctypes.get_errno()
+try:
+    out["setpipe"] = fcntl.fcntl(w, 1031, 1 << 20)
+except OSError as exc:
+    out["setpipe"] = -exc.errno
+out["getpipe"] = fcntl.fcntl(w, 1032)  # F_GETPIPE_SZ stays
+out["getfl"] = fcntl.fcntl(w, fcntl.F_GETFL) >= 0  # other fcntl commands stay
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "refuse"), [("script", True), ("script_weak", True), ("check", False), ("script", False)]
+)
+def test_the_filter_refuses_inotify_and_growing_a_pipe_where_no_cgroup_counts_them(
+    kind: str, refuse: bool, tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from evalcore.sandbox.linux import seccomp_program
+
+    if seccomp_program(kind) is None:
+        pytest.skip("no seccomp filter on this architecture")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run(
+        [sys.executable, "-c", FILTER_PROBE, kind, "1" if refuse else "0"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if refuse or kind == "check":  # no cgroup counts them (check candidates: never needed)
+        assert got["inotify_init1"] == got["inotify_init"] == -1, got  # EPERM
+    else:
+        assert got["inotify_init1"] >= 0, got  # a memory cgroup counts them
+    if refuse:
+        assert got["setpipe"] == -1 and got["getpipe"] == 65536, got  # EPERM; the kernel's 16 pages
+    else:
+        assert got["setpipe"] == 1 << 20, got
+    assert got["getfl"] is True
+
+
 # ---------------------------------------------------------------- processes
 
 
@@ -259,6 +395,45 @@ THREAD_SPINNERS = r"""
     return 1
 """
 
+REFUSALS = r"""
+import json, os, errno
+def errors():
+    out = []
+    for call in (os.setsid, lambda: os.sched_setaffinity(0, range(os.cpu_count() or 1))):
+        try:
+            call()
+            out.append(0)
+        except OSError as exc:
+            out.append(exc.errno)
+    return out + [len(os.sched_getaffinity(0))]
+"""
+
+
+def test_setsid_and_sched_setaffinity_are_refused_in_every_sample() -> None:
+    # What the spinners tried, in a script sample, a child it forks, and a check candidate's
+    # thread: EPERM for both calls; the CPUs a sample may use can still be read.
+    fork = (
+        "r, w = os.pipe()\nif os.fork() == 0:\n    os.write(w, json.dumps(errors()).encode())\n    os._exit(0)\n"
+        "os.wait()\nprint(json.dumps([errors(), json.loads(os.read(r, 100))]))\n"
+    )
+    body = "    import threading\n    box = []\n    t = threading.Thread(target=lambda: box.append(_e()))\n"
+    body += "    t.start(); t.join()\n    return [_e(), box[0]]\n"
+    candidate = REFUSALS.replace("def errors", "def _e").replace("import json, os, errno", "import os")
+    test = "def check(candidate):\n    r = candidate()\n    assert [x[:2] for x in r] == [[1, 1], [1, 1]], r\n"
+    job = _check(body, test)
+    job["source"] = job["prompt"] + body + candidate
+    pool = SandboxPool(1)
+    try:
+        script, check = pool.map([_script(REFUSALS + fork), job])
+    finally:
+        pool.close()
+    assert script.get("completed"), script
+    parent, child = _last_json(script["stdout"])  # type: ignore[misc]
+    assert parent[:2] == child[:2] == [1, 1], (parent, child)  # EPERM
+    assert parent[2] >= 1 and child[2] == parent[2], (parent, child)
+    assert check.get("completed"), check
+
+
 WINDOW = 1.5
 ROUNDS = 5
 
@@ -293,6 +468,7 @@ while time.monotonic() < end:
 
 
 @pytest.mark.slow
+@local_only("two workers of one pool, each pinned to its own CPU; the Dask worker's pool has one")
 @pytest.mark.parametrize("mode", ["script", "check"])
 def test_spinners_cannot_take_another_workers_cpu(mode: str) -> None:
     """The honest sample's CPU over a fixed wall window beside the attacker, against the same
@@ -390,6 +566,7 @@ print(json.dumps(out))
     assert c.get("completed"), c
 
 
+@local_only("sets EVALCORE_SANDBOX_SITE_PACKAGES for a pool of this process")
 def test_zoneinfo_utc_without_the_tzdata_package(monkeypatch: pytest.MonkeyPatch) -> None:
     # EVALCORE_SANDBOX_SITE_PACKAGES=0: the check candidates' view is the copy alone, where no
     # tzdata package is importable: the time-zone database must come from /usr/share/zoneinfo.
@@ -413,5 +590,6 @@ def test_zoneinfo_utc_without_the_tzdata_package(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.integration
 @pytest.mark.slow
+@local_only("reruns this file as nobody with pools of its own")
 def test_resources_round3_as_nobody() -> None:
     rerun_as_nobody([str(Path(__file__).resolve())], timeout=600)
