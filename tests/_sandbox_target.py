@@ -78,11 +78,30 @@ def _close(client: Any, cluster: Any) -> None:
     cluster.close()
 
 
+def _worker_pool() -> Any:
+    """On the worker: its sandbox pool as its jobs use it (``get_pool()`` without a size would
+    grow it to one process per CPU)."""
+    import evalcore.sandbox.pool as pool_module
+    from evalcore.cluster._worker import pool_isolation
+
+    if pool_module._POOL is None or pool_module._POOL._closed:
+        pool_isolation()  # starts it at the worker's size
+    return pool_module._POOL
+
+
+def _worker_durations() -> dict[str, float]:
+    """On the worker: what its pool remembers of each test's last sample (issue 42)."""
+    return dict(_worker_pool()._durations)
+
+
+def _worker_pool_pids() -> list[int]:
+    """On the worker: the processes of its sandbox pool."""
+    return [h.proc.pid for h in _worker_pool()._all]
+
+
 def _worker_sandbox_uids() -> list[int]:
     """On the worker: the uids its sandbox processes run samples under."""
-    from evalcore.sandbox import get_pool
-
-    return sorted({int(h.isolation["uid"]) for h in get_pool()._all})
+    return sorted({int(h.isolation["uid"]) for h in _worker_pool()._all})
 
 
 class ClusterPool:
@@ -116,6 +135,17 @@ class ClusterPool:
 
     def submit(self, job: dict) -> dict:
         return self.map([job])[0]
+
+    @property
+    def _durations(self) -> dict[str, float]:
+        """The worker's pool's durations (a copy: what the schedule of its next batch reads)."""
+        (durations,) = cluster_client().run(_worker_durations).values()
+        return dict(durations)
+
+    def pids(self) -> list[int]:
+        """The processes of the worker's sandbox pool (same machine: readable in /proc here)."""
+        (pids,) = cluster_client().run(_worker_pool_pids).values()
+        return list(pids)
 
     def close(self) -> None:
         """Nothing: the worker's pool lives as long as the worker."""
@@ -154,16 +184,54 @@ if ON_CLUSTER:
         (uids,) = cluster_client().run(_worker_sandbox_uids).values()
         return set(uids)
 
+    def pool_pids(pool: Any) -> list[int]:
+        """The processes of ``pool`` (here: the worker's sandbox pool)."""
+        return list(pool.pids())
+
+    def evaluate_code_batch(samples: Sequence[Any], *, timeout_s: float = 10.0) -> list[Any]:
+        """:func:`evalcore.evaluators.evaluate_code_batch`'s verdicts through the cluster's code
+        verdict path: one chunk scored by :func:`evalcore.cluster._worker.score_chunk` on the
+        worker (what ``score_samples_file_on_cluster`` sends), read back as ``CodeResult``s."""
+        from evalcore import __version__
+        from evalcore.cluster._worker import score_chunk
+        from evalcore.evaluators import CodeResult
+
+        problems = {
+            f"p{i}": {"prompt": s.prompt, "test": s.test, "entry_point": s.entry_point} for i, s in enumerate(samples)
+        }
+        chunk = {"problems": problems, "samples": [[s.id, f"p{i}", s.completion] for i, s in enumerate(samples)]}
+        reply = cluster_client().submit(score_chunk, chunk, float(timeout_s), __version__, pure=False).result()
+        _SENT["jobs"] += len(samples)
+        _SENT["batches"] += 1
+        return [
+            CodeResult(id=s.id, passed=bool(passed), result=str(result), duration_s=0.0)
+            for s, (passed, result) in zip(samples, reply["verdicts"])
+        ]
+
     import multiprocessing
 
     if multiprocessing.parent_process() is None:  # the test process (the Dask worker imports this module too)
         _forbid_local_pools()
 else:
+    from evalcore.evaluators import evaluate_code_batch  # noqa: F401 - re-exported
     from evalcore.sandbox import SandboxPool, get_pool, run_python  # noqa: F401 - re-exported
 
     def sandbox_uids() -> set[int]:
         """The uids this process's sandbox pool runs samples under."""
         return {int(h.isolation["uid"]) for h in get_pool()._all}
 
+    def pool_pids(pool: Any) -> list[int]:
+        """The processes of ``pool`` (a pool of this process)."""
+        return [h.proc.pid for h in pool._all]
 
-__all__ = ["ON_CLUSTER", "SandboxPool", "get_pool", "local_only", "run_python", "sandbox_uids"]
+
+__all__ = [
+    "ON_CLUSTER",
+    "SandboxPool",
+    "evaluate_code_batch",
+    "get_pool",
+    "local_only",
+    "pool_pids",
+    "run_python",
+    "sandbox_uids",
+]

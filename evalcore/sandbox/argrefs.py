@@ -37,12 +37,12 @@ _MAX_DEPTH = 100  # framing.MAX_DEPTH
 REFERABLE = (float, complex, str, bytes, range, tuple)
 
 
-def arg_nodes(value: Any) -> list:
+def arg_nodes(value: Any) -> list[Any]:
     """The nodes of ``value`` in pre-order (a container, then its items; a dict's keys and
     values in order), into exact lists, tuples and dicts only, at most :data:`MAX_ARG_NODES`
     nodes and :data:`_MAX_DEPTH` levels: the numbering both sides agree on."""
-    out: list = []
-    stack: list = [(value, 0)]
+    out: list[Any] = []
+    stack: list[tuple[Any, int]] = [(value, 0)]
     while stack and len(out) < MAX_ARG_NODES:
         node, depth = stack.pop()
         out.append(node)
@@ -57,12 +57,12 @@ def arg_nodes(value: Any) -> list:
     return out
 
 
-def candidate_refs(nodes: list) -> dict:
+def candidate_refs(nodes: list[Any]) -> dict[int, int]:
     """The candidate's side: ``id(value) -> number`` for the referable ones of ``nodes`` (the
     :func:`arg_nodes` of the decoded ``(args, kwargs)``; the first number of an object met
     twice). Taken before the call, so a candidate that changes its arguments does not shift the
     numbers; the caller keeps ``nodes`` alive until the reply is encoded (no id is reused)."""
-    refs: dict = {}
+    refs: dict[int, int] = {}
     for number, node in enumerate(nodes):
         if type(node) in REFERABLE:
             refs.setdefault(id(node), number)
@@ -98,7 +98,7 @@ class SentArgs:
 
     def __init__(self, call: Any) -> None:
         self.call = call
-        self.nodes: list | None = None
+        self.nodes: list[Any] | None = None
 
     def resolve(self, number: int, sent: Any) -> Any:
         """The test's own node ``number`` when it is ``sent``'s value, else ``sent``.

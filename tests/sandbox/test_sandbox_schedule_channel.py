@@ -9,7 +9,10 @@ session layout, at the same priority, with the same limits; the durations order 
 
 Each test below lets a sender (the previous sample of the same problem) be fast or slow, then
 runs a probe of that problem beside other jobs and compares what the probe sees: equal values
-whatever the sender did. ``test_..._as_nobody`` reruns this file as ``nobody``.
+whatever the sender did. ``test_..._as_nobody`` reruns this file as ``nobody``;
+tests/cluster/test_cluster_isolation.py reruns it with the jobs on a Dask worker's pool (the
+batches of a training loop that evaluates on a cluster), where the tests marked ``local_only``
+skip with their reason.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from _as_nobody import rerun_as_nobody
-from evalcore.sandbox import SandboxPool
+from _sandbox_target import SandboxPool, local_only
 from evalcore.sandbox.pool import DURATIONS_ENV, _cost_key, _to_result
 
 # What a sample can read about how it was started (never timing).
@@ -121,6 +124,9 @@ def test_a_slow_previous_sample_changes_nothing_the_next_one_sees_across_batches
     assert first["prio_process"] == first["nice"]
 
 
+@local_only(
+    "a new pool per run reads the durations file this process names; a Dask worker's pool lives as long as the worker"
+)
 @pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "fallback"])
 def test_across_runs_through_the_durations_file(
     namespaces: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
@@ -148,6 +154,7 @@ def test_across_runs_through_the_durations_file(
     assert seen[0] == seen[1] == seen[2], seen
 
 
+@local_only("sets the durations a pool of this process remembers")
 def test_script_samples_expected_to_be_slow_start_like_the_others() -> None:
     probe = READ + "print(_observe())\n"
     slow = {"mode": "script", "source": probe + "print('slow')\n", "timeout_s": 5.0}
@@ -168,6 +175,7 @@ def test_script_samples_expected_to_be_slow_start_like_the_others() -> None:
     assert results[1].stdout.splitlines()[1] == "slow"
 
 
+@local_only("two workers of one pool; the Dask worker's pool has one")
 def test_the_worker_that_starts_first_is_drawn_not_picked_by_the_order() -> None:
     # With two workers, the longest job goes to whichever worker starts first: drawn at random
     # per batch, so the durations do not choose a worker (its uid, its CPU) for a problem.
@@ -193,5 +201,6 @@ def test_the_worker_that_starts_first_is_drawn_not_picked_by_the_order() -> None
 
 
 @pytest.mark.integration
+@local_only("reruns this file as nobody with pools of its own")
 def test_no_bit_through_the_schedule_as_nobody() -> None:
     rerun_as_nobody([str(Path(__file__).resolve())], timeout=600)
