@@ -31,7 +31,7 @@ def _data(name: str) -> DatasetSource:
     data = getattr(find_benchmark(name), "data", None)
     if data is None:
         raise EvalcoreError(f"{name} is not read from dataset sources (it loads its own items)", field="name")
-    return data  # type: ignore[no-any-return]
+    return data
 
 
 def load(

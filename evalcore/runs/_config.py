@@ -267,7 +267,7 @@ def moved_template(recorded: Any, asked: Any) -> bool:
         return False
     m = re.fullmatch(r"evalcore/runs/templates/([A-Za-z0-9_.-]+)\.yaml", str(recorded.get("source") or ""))
     rest = {k: v for k, v in recorded.items() if k != "source"} == {k: v for k, v in asked.items() if k != "source"}
-    return bool(m) and rest and asked.get("source") == f"evalcore/benchmarks/{m[1]}/template.yaml"
+    return m is not None and rest and asked.get("source") == f"evalcore/benchmarks/{m[1]}/template.yaml"
 
 
 def check_resume(path: Path, config: RunConfig) -> None:
