@@ -284,10 +284,13 @@ def _print_changes(changes: dict[str, Any], n_samples: int, limit: int = 20) -> 
 
 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
-    """Add ``run`` and ``rescore`` to the CLI."""
+    """Add ``run`` and ``rescore`` to the CLI (the benchmarks named in the help: the registry's)."""
+    from evalcore.benchmarks import benchmark_names
+
+    names = ", ".join(benchmark_names())
     p = subparsers.add_parser(
         "run",
-        help="run a benchmark (gsm8k, mmlu, humaneval, or your own YAML file) against a model",
+        help=f"run a benchmark ({names}, or your own YAML file) against a model",
         description="Ask a model every item x epoch, score by exact match or code execution, "
         "record every sample in DIR/ID/samples.jsonl (resumable). Exit status 2 "
         "when the input is bad or the model call failed for every sample (the run "
@@ -295,7 +298,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     p.add_argument(
         "dataset",
-        help="gsm8k, mmlu, humaneval, or a benchmark YAML file (your own items and scorer: docs/benchmarks.md)",
+        help=f"{names}, or a benchmark YAML file (your own items and scorer: docs/benchmarks.md)",
     )
     p.add_argument(
         "--model",
