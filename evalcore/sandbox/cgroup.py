@@ -16,7 +16,7 @@ class MemoryCgroup:
     notes: list[str]
     _cg_v1 = False  # the v1 memory hierarchy (memory and memory+swap limit files)
     memory_cgroup = ""  # the samples' memory cgroup (a directory of the host), or "" without one
-    _cg_files: tuple = ()  # (cgroup.procs, limit files...) as open descriptors
+    _cg_files: tuple[int, ...] = ()  # (cgroup.procs, limit files...) as open descriptors
     _cg_limit = 0  # the bytes the limit files hold now
 
     def _setup_memory_cgroup(self) -> None:

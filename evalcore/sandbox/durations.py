@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _MAX_DURATIONS = 100_000
 # Durations kept on disk between processes (see durations_file): at most this many, the
 # newest first.
@@ -17,7 +21,7 @@ _MAX_DURATIONS_FILE = 4 * 1024 * 1024
 DURATIONS_ENV = "EVALCORE_SANDBOX_DURATIONS"
 
 
-def _cost_key(job: dict) -> str:
+def _cost_key(job: dict[str, Any]) -> str:
     """What a job's duration is remembered under: a checksum of its test and entry point, or
     of its program and input. The same in every process (it is saved, see
     :func:`durations_file`); a collision only changes the order jobs are handed out in."""

@@ -9,6 +9,10 @@ import sys
 from .candidate import CANDIDATE_MODULE, candidate_main
 from .framing import CALL, QUERY, frame
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class _Rehearsed(Exception):
     """Ends a rehearsal of :func:`candidate_main` where a sample would exit."""
@@ -24,7 +28,7 @@ def f(x, y=0):
         raise ValueError("no")
     return x
 """
-_REHEARSAL_VALUES: tuple = (
+_REHEARSAL_VALUES: tuple[Any, ...] = (
     1,
     -7,
     2.5,

@@ -41,7 +41,7 @@ def isolation_report(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _to_result(reply: dict) -> SandboxResult:
+def _to_result(reply: dict[str, Any]) -> SandboxResult:
     if "error" in reply:
         return SandboxResult(False, False, None, "", "", 0.0, reply["error"], reply.get("isolation", {}))
     return SandboxResult(

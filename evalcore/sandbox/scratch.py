@@ -42,7 +42,7 @@ class Scratch:
     libc: Libc | None
     _workdir_ready: bool
     _fresh_tmpfs: set[str]
-    _scratch_marks: dict[str, tuple]
+    _scratch_marks: dict[str, tuple[Any, ...]]
 
     # Per scratch directory that is no tmpfs of ours: the directories below it that hold a mount
     # point (made by the worker to reach a path kept visible or hidden), when last marked.
@@ -231,7 +231,7 @@ def _empty_around(directory: str, names: list[str], mounted: set[str]) -> None:
             pass
 
 
-def _stat_mark(path: str) -> tuple:
+def _stat_mark(path: str) -> tuple[Any, ...]:
     """What tells a scratch directory unchanged: one ``lstat`` (None if it is gone)."""
     try:
         st = os.lstat(path)
