@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalcore import metrics
 from evalcore.agent_eval._calling import call_agent, is_correct, reset_agent, snapshot
@@ -143,6 +143,56 @@ def evaluate_performance(agent: Agent, data: AgentEvalData, config: AgentEvalCon
     rng = random.Random(secrets.randbits(64))
     seen: set[str] = {c.query for c in data.cases}
     baseline = snapshot(agent, res)
+    probes, timed = _draw_timed(cases, rng, seen, res)
+    for p in probes:
+        call_agent(agent, p.query, config.request_timeout_s)
+    if not reset_agent(agent, res):
+        return res
+    survived = registry_carried(baseline, snapshot(agent, res))
+    carried = [f"tools added or rewritten before reset() are still registered after it: {survived}"] if survived else []
+    all_lat: list[float] = []
+    first_lat: list[float] = []
+    for case, fresh in zip(cases, timed, strict=True):
+        res.tests.append(_latency_test(agent, case.id, fresh, config, all_lat, first_lat))
+    why, cache = _cache_check(agent, probes, rng, seen, config)
+    if why is not None:
+        carried.append(why)
+    growth, memory_of = _memory_step(agent, res, cases, rng, seen, config)
+    qps, frac_l = _throughput_test(agent, res, fresh_requests(cases, config.load_requests, rng, seen), config)
+    if carried:
+        _fail_carried(res, carried, probes, cache)
+    srt = sorted(all_lat)
+    res.metrics = {
+        "median_latency_s": statistics.median(srt) if srt else None,
+        "median_first_sight_s": statistics.median(first_lat) if first_lat else None,
+        "p95_latency_s": srt[min(len(srt) - 1, int(round(0.95 * (len(srt) - 1))))] if srt else None,
+        "memory_growth_mb": growth,
+        "memory_of": memory_of,
+        "qps": qps,
+        "success_rate_under_load": frac_l,
+        "workers": config.workers,
+        "reset": {"carried": carried, "registry_survivors": survived, **cache},
+    }
+    return res
+
+
+def _cache_check(
+    agent: Agent, probes: list[AgentCase], rng: random.Random, seen: set[str], config: AgentEvalConfig
+) -> tuple[str | None, dict[str, Any]]:
+    """The probes (the fresh ones) sent again, interleaved with as many unseen requests of their
+    kinds (:func:`~._reset_check.cache_check`); why they show a cache that outlived the reset
+    (None when they do not) and what was seen."""
+    drawn = [p for p in probes if is_fresh(p)]
+    if not drawn:
+        return None, {}
+    return cache_check(agent, drawn, fresh_requests(drawn, len(drawn), rng, seen), config.request_timeout_s)
+
+
+def _draw_timed(
+    cases: list[AgentCase], rng: random.Random, seen: set[str], res: CategoryResult
+) -> tuple[list[AgentCase], list[AgentCase]]:
+    """The :data:`N_PROBES` probe requests and one fresh request per case to time (a note names
+    the cases of which none could be drawn: they are timed on their own request)."""
     probes = fresh_requests(cases, N_PROBES, rng, seen)
     timed = [fresh_requests([c], 1, rng, seen)[0] for c in cases]
     stale = [c.id for c, t in zip(cases, timed, strict=True) if not is_fresh(t)]
@@ -151,39 +201,41 @@ def evaluate_performance(agent: Agent, data: AgentEvalData, config: AgentEvalCon
             f"no fresh request of the kind of {stale} can be drawn (multi-step, unknown kind or no inputs): "
             "timed on the case's own request, which other categories may have sent"
         )
-    for p in probes:
-        call_agent(agent, p.query, config.request_timeout_s)
-    if not reset_agent(agent, res):
-        return res
-    carried: list[str] = []
-    survived = registry_carried(baseline, snapshot(agent, res))
-    if survived:
-        carried.append(f"tools added or rewritten before reset() are still registered after it: {survived}")
-    all_lat: list[float] = []
-    first_lat: list[float] = []
-    for case, fresh in zip(cases, timed, strict=True):
-        res.tests.append(_latency_test(agent, case.id, fresh, config, all_lat, first_lat))
-    drawn = [p for p in probes if is_fresh(p)]
-    why, cache = (
-        cache_check(agent, drawn, fresh_requests(drawn, len(drawn), rng, seen), config.request_timeout_s)
-        if drawn
-        else (None, {})
-    )
-    if why is not None:
-        carried.append(why)
+    return probes, timed
+
+
+def _memory_step(
+    agent: Agent,
+    res: CategoryResult,
+    cases: list[AgentCase],
+    rng: random.Random,
+    seen: set[str],
+    config: AgentEvalConfig,
+) -> tuple[float | None, str | None]:
+    """Run the ``memory`` test where the agent's memory can be read (a note otherwise).
+
+    Returns:
+        The growth in MB and what was measured (both None when not run).
+    """
     reader, of_what = _memory_reader(agent)
     reading = reader() if reader is not None else None
-    growth: float | None = None
     if reading is None:
         res.notes.append(
             "memory test not run: the agent runs behind a URL, in a process whose memory the evaluator cannot read"
         )
-    else:
-        assert reader is not None
-        growth = _memory_test(
-            agent, res, reader, reading, of_what, fresh_requests(cases, config.memory_requests, rng, seen), config
-        )
-    load_cases = fresh_requests(cases, config.load_requests, rng, seen)
+        return None, None
+    assert reader is not None
+    growth = _memory_test(
+        agent, res, reader, reading, of_what, fresh_requests(cases, config.memory_requests, rng, seen), config
+    )
+    return growth, of_what
+
+
+def _throughput_test(
+    agent: Agent, res: CategoryResult, load_cases: list[AgentCase], config: AgentEvalConfig
+) -> tuple[float, float]:
+    """The ``throughput`` test (appended to ``res``); returns the QPS and the share of correct
+    answers under load."""
     qps, frac_l, crit_l = _load_test(agent, load_cases, config.load_requests, config.workers, config.request_timeout_s)
     tscore = float(metrics.throughput_score(qps, config.throughput_target))
     res.tests.append(
@@ -205,31 +257,20 @@ def evaluate_performance(agent: Agent, data: AgentEvalData, config: AgentEvalCon
             },
         )
     )
-    if carried:
-        why_all = "state carried across reset(): " + "; ".join(carried)
-        for t in res.tests:
-            t.details["score_before_reset_check"] = t.score
-            t.score, t.passed, t.error = 0.0, False, t.error or why_all
-        res.tests.insert(
-            0,
-            make_test(
-                "reset", 0.0, critical=True, error=why_all, details={"probes": [p.query for p in probes], **cache}
-            ),
-        )
-        res.notes.append(why_all)
-    srt = sorted(all_lat)
-    res.metrics = {
-        "median_latency_s": statistics.median(srt) if srt else None,
-        "median_first_sight_s": statistics.median(first_lat) if first_lat else None,
-        "p95_latency_s": srt[min(len(srt) - 1, int(round(0.95 * (len(srt) - 1))))] if srt else None,
-        "memory_growth_mb": growth,
-        "memory_of": of_what if reading is not None else None,
-        "qps": qps,
-        "success_rate_under_load": frac_l,
-        "workers": config.workers,
-        "reset": {"carried": carried, "registry_survivors": survived, **cache},
-    }
-    return res
+    return qps, frac_l
+
+
+def _fail_carried(res: CategoryResult, carried: list[str], probes: list[AgentCase], cache: dict[str, Any]) -> None:
+    """State carried across the reset: every test scores 0 and a critical ``reset`` test leads."""
+    why_all = "state carried across reset(): " + "; ".join(carried)
+    for t in res.tests:
+        t.details["score_before_reset_check"] = t.score
+        t.score, t.passed, t.error = 0.0, False, t.error or why_all
+    res.tests.insert(
+        0,
+        make_test("reset", 0.0, critical=True, error=why_all, details={"probes": [p.query for p in probes], **cache}),
+    )
+    res.notes.append(why_all)
 
 
 def _latency_test(

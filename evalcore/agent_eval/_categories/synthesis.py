@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalcore.agent_eval._calling import call_agent, is_correct, reset_agent, snapshot
-from evalcore.agent_eval._case_results import CategoryResult, make_test
+from evalcore.agent_eval._case_results import CaseResult, CategoryResult, make_test
 from evalcore.agent_eval._cases.records import AgentCase
 from evalcore.agent_eval._cases.specs import SPEC_KIND, parse_spec
 from evalcore.agent_eval._config import AgentEvalConfig, AgentEvalData
@@ -100,85 +100,20 @@ def evaluate_synthesis(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
     if not reset_agent(agent, res):
         return res
     checker = ToolChecker(config.n_held_out, config.sandbox_timeout_s)
-    answered_names: set[str] = set()
-    answered_hashes: set[str] = set()
+    seen: tuple[set[str], set[str]] = (set(), set())  # names and code hashes that answered a request
     successes: list[float] = []
     code_q: list[float] = []
     test_q: list[float] = []
-    n_new = 0
     for case in synthesis_cases(data, config):
-        before = snapshot(agent, res)
-        call = call_agent(agent, case.query, config.request_timeout_s)
-        r = call.response
-        correct = is_correct(call, case)
-        details: dict[str, Any] = {
-            "case_id": case.id,
-            "kind": case.kind,
-            "expected": case.expected,
-            **call.summary(),
-            "correct": correct,
-        }
-        score, err, how = 0.0, None, None
-        name = r.tool_used if r is not None and r.success and isinstance(r.tool_used, str) else None
-        if call.critical:
-            err = f"exception escaped the agent: {call.exception}"
-        elif not correct:
-            err = "no correct result" + (f": {r.error}" if r is not None and r.error else "")
-        elif not name:
-            err = "correct result but no tool named as used"
-        else:
-            tools = snapshot(agent, res)
-            record = tools.get(name)
-            prior = before.get(name)
-            if record is None:
-                err = f"answered with {name!r}, which is not in the agent's registry"
-            elif record.code is None:
-                err = f"the registry holds no code for {name!r}: the evaluator has nothing to run"
-            elif name in answered_names or (record.hash is not None and record.hash in answered_hashes):
-                err = (
-                    f"answered with {name!r}, a tool that already answered another request of the category: "
-                    "it was not built for this one"
-                )
-            elif prior is not None and prior.hash == record.hash:
-                err = (
-                    f"answered with {name!r}, a tool in the registry before this request (unchanged): "
-                    "nothing was synthesized for it"
-                )
-            else:
-                step = answering_step(r, name)
-                check = _verify(checker, record, case, step.args if step is not None else None)
-                details["check"] = check.to_dict()
-                if not check.passed:
-                    err = f"the evaluator ran tool {name!r} on held-out inputs of this request's spec: {check.error}"
-                else:
-                    how = "synthesized"
-                    n_new += 1
-                    q = _quality(record, config)
-                    code_q.append(q["code_quality"]["score"])
-                    test_q.append(q["test_quality"]["score"])
-                    details.update(q)
-                    score = SYNTHESIS_BASE + SYNTHESIS_CODE * q["code_quality"]["score"]
-                    score += SYNTHESIS_TESTS * q["test_quality"]["score"]
-            if record is not None:
-                answered_names.add(name)
-                if record.hash is not None:
-                    answered_hashes.add(record.hash)
-        details["measured"] = how
-        successes.append(float(how is not None))
-        res.tests.append(
-            make_test(
-                case.id,
-                score,
-                threshold=config.pass_threshold,
-                critical=call.critical,
-                error=err,
-                duration_s=call.elapsed_s,
-                details=details,
-            )
-        )
+        test, q = _synthesis_test(agent, res, case, config, checker, seen)
+        if q is not None:
+            code_q.append(q["code_quality"]["score"])
+            test_q.append(q["test_quality"]["score"])
+        successes.append(float(q is not None))
+        res.tests.append(test)
     res.metrics = {
         "synthesis_rate": sum(successes) / len(successes) if successes else 0.0,
-        "n_synthesized": n_new,
+        "n_synthesized": len(code_q),
         "mean_code_quality": sum(code_q) / len(code_q) if code_q else None,
         "mean_test_quality": sum(test_q) / len(test_q) if test_q else None,
         "n_cases": len(successes),
@@ -189,3 +124,108 @@ def evaluate_synthesis(agent: Agent, data: AgentEvalData, config: AgentEvalConfi
             "of that request's spec"
         )
     return res
+
+
+def _synthesis_test(
+    agent: Agent,
+    res: CategoryResult,
+    case: AgentCase,
+    config: AgentEvalConfig,
+    checker: ToolChecker,
+    seen: tuple[set[str], set[str]],
+) -> tuple[CaseResult, dict[str, Any] | None]:
+    """Send one synthesis request and score it (see :func:`evaluate_synthesis`).
+
+    Returns:
+        The test, and the tool's code and test quality when the tool counts as synthesized
+        (None otherwise).
+    """
+    before = snapshot(agent, res)
+    call = call_agent(agent, case.query, config.request_timeout_s)
+    r = call.response
+    correct = is_correct(call, case)
+    details: dict[str, Any] = {
+        "case_id": case.id,
+        "kind": case.kind,
+        "expected": case.expected,
+        **call.summary(),
+        "correct": correct,
+    }
+    score, err, q = 0.0, None, None
+    name = r.tool_used if r is not None and r.success and isinstance(r.tool_used, str) else None
+    if call.critical:
+        err = f"exception escaped the agent: {call.exception}"
+    elif not correct:
+        err = "no correct result" + (f": {r.error}" if r is not None and r.error else "")
+    elif not name:
+        err = "correct result but no tool named as used"
+    else:
+        err, q = _judge_tool(agent, res, case, r, name, before, checker, config, seen, details)
+        if q is not None:
+            score = SYNTHESIS_BASE + SYNTHESIS_CODE * q["code_quality"]["score"]
+            score += SYNTHESIS_TESTS * q["test_quality"]["score"]
+    details["measured"] = "synthesized" if q is not None else None
+    test = make_test(
+        case.id,
+        score,
+        threshold=config.pass_threshold,
+        critical=call.critical,
+        error=err,
+        duration_s=call.elapsed_s,
+        details=details,
+    )
+    return test, q
+
+
+def _judge_tool(
+    agent: Agent,
+    res: CategoryResult,
+    case: AgentCase,
+    response: Any,
+    name: str,
+    before: dict[str, ToolRecord],
+    checker: ToolChecker,
+    config: AgentEvalConfig,
+    seen: tuple[set[str], set[str]],
+    details: dict[str, Any],
+) -> tuple[str | None, dict[str, Any] | None]:
+    """Whether the tool ``name`` that rightly answered ``case`` was synthesized for it: in the
+    registry with code, new or rewritten at this request, not one that answered another
+    request, and verified by the evaluator on held-out inputs of the request's spec.
+
+    Returns:
+        Why it does not count (None when it does), and its code and test quality when it does.
+    """
+    tools = snapshot(agent, res)
+    record = tools.get(name)
+    prior = before.get(name)
+    err, q = None, None
+    answered_names, answered_hashes = seen
+    if record is None:
+        err = f"answered with {name!r}, which is not in the agent's registry"
+    elif record.code is None:
+        err = f"the registry holds no code for {name!r}: the evaluator has nothing to run"
+    elif name in answered_names or (record.hash is not None and record.hash in answered_hashes):
+        err = (
+            f"answered with {name!r}, a tool that already answered another request of the category: "
+            "it was not built for this one"
+        )
+    elif prior is not None and prior.hash == record.hash:
+        err = (
+            f"answered with {name!r}, a tool in the registry before this request (unchanged): "
+            "nothing was synthesized for it"
+        )
+    else:
+        step = answering_step(response, name)
+        check = _verify(checker, record, case, step.args if step is not None else None)
+        details["check"] = check.to_dict()
+        if not check.passed:
+            err = f"the evaluator ran tool {name!r} on held-out inputs of this request's spec: {check.error}"
+        else:
+            q = _quality(record, config)
+            details.update(q)
+    if record is not None:
+        answered_names.add(name)
+        if record.hash is not None:
+            answered_hashes.add(record.hash)
+    return err, q

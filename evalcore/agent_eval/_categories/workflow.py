@@ -94,16 +94,7 @@ def score_workflow(
         and values_match(steps[i].result, s.expected, case.rel_tol, max(case.abs_tol, 1e-6))
         for i, s in enumerate(case.steps)
     ]
-    deps_total = deps_ok = 0
-    for j, s in enumerate(case.steps):
-        for i in s.depends_on:
-            deps_total += 1
-            if j < len(steps) and ran[j] and i < len(steps) and ran[i] and i in (steps[j].depends_on or []):
-                if any(
-                    values_match(v, case.steps[i].expected, case.rel_tol, max(case.abs_tol, 1e-6))
-                    for v in _arg_values(steps[j].args)
-                ):
-                    deps_ok += 1
+    deps_ok, deps_total = _dataflow(case, steps, ran)
     planning = float(
         len(steps) == len(case.steps)
         and all(ran[: len(steps)])
@@ -125,6 +116,23 @@ def score_workflow(
     if executed is not None:
         comp["steps_executed"] = ran[: len(steps)]
     return comp
+
+
+def _dataflow(case: AgentCase, steps: list[StepRecord], ran: list[bool]) -> tuple[int, int]:
+    """The expected dependencies j←i that the agent's (reproduced) step j shows: it lists i in
+    ``depends_on`` and one of its arguments equals step i's expected result; returns how many
+    of them, and how many are expected."""
+    deps_total = deps_ok = 0
+    for j, s in enumerate(case.steps):
+        for i in s.depends_on:
+            deps_total += 1
+            if j < len(steps) and ran[j] and i < len(steps) and ran[i] and i in (steps[j].depends_on or []):
+                if any(
+                    values_match(v, case.steps[i].expected, case.rel_tol, max(case.abs_tol, 1e-6))
+                    for v in _arg_values(steps[j].args)
+                ):
+                    deps_ok += 1
+    return deps_ok, deps_total
 
 
 def _n_deps(case: AgentCase) -> int:
