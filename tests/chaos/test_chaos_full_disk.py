@@ -27,11 +27,23 @@ def _cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Completed
     )
 
 
-def test_score_on_a_full_disk_names_the_results_file(disk):
+def _humaneval_samples(n: int) -> str:
+    body = "    return 0\n"
+    return "".join(json.dumps({"task_id": f"HumanEval/{i % 4}", "completion": body}) + "\n" for i in range(n))
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "rows"),
+    [
+        ("gsm8k", lambda: "".join(json.dumps({"response": f"#### {i}", "answer": str(i)}) + "\n" for i in range(400))),
+        ("humaneval", lambda: _humaneval_samples(400)),
+    ],
+)
+def test_score_on_a_full_disk_names_the_results_file(disk, benchmark, rows):
     answers = disk.path / "a.jsonl"
-    answers.write_text("".join(json.dumps({"response": f"#### {i}", "answer": str(i)}) + "\n" for i in range(400)))
+    answers.write_text(rows())
     disk.fill(leave=0)
-    done = _cli("score", "gsm8k", str(answers), cwd=disk.path)
+    done = _cli("score", benchmark, str(answers), cwd=disk.path)
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"evalcore: error: no space left on device: {disk.path / 'a_results.jsonl'}\n"
     assert not (disk.path / "a_results.jsonl").exists()
