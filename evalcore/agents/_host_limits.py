@@ -37,35 +37,19 @@ _TAIL_BYTES = 64 * 1024
 # ----------------------------------------------------------------------------- evaluator side
 def _cgroup_bases() -> list[tuple[str, str]]:
     """``(kind, directory)`` of this process's own cgroups that can hold an agent's: the v1
-    ``memory`` and ``pids`` hierarchies, or the v2 unified one (kind ``"v2"``)."""
+    ``memory`` and ``pids`` hierarchies (the first of each), or the v2 unified one (kind ``"v2"``)
+    where there is no v1 one (the sandbox's :func:`~evalcore.sandbox.cgroup_bases` finds them)."""
+    from evalcore.sandbox import cgroup_bases
+
     try:
-        with open("/proc/self/cgroup") as fh:
-            lines = fh.read().splitlines()
-        mounts = []
-        with open("/proc/self/mountinfo") as fh:
-            for line in fh:
-                left, _, right = line.partition(" - ")
-                fields, rfields = left.split(), right.split()
-                if len(fields) > 4 and len(rfields) > 2:
-                    mounts.append((fields[3], fields[4], rfields[0], rfields[2].split(",")))
+        found = cgroup_bases(("memory", "pids"))
     except OSError:
         return []
     out: list[tuple[str, str]] = []
-    for line in lines:
-        hid, _, rest = line.partition(":")
-        ctrls, _, path = rest.partition(":")
-        for root, point, fstype, opts in mounts:
-            if not (path == root or path.startswith(root.rstrip("/") + "/")):
-                continue
-            rel = path[len(root.rstrip("/")) :] if root != "/" else path
-            base = point + rel
-            if fstype == "cgroup":
-                for kind in ("memory", "pids"):
-                    if kind in ctrls.split(",") and kind in opts and kind not in {k for k, _ in out}:
-                        out.append((kind, base))
-            elif fstype == "cgroup2" and hid == "0" and ctrls == "" and not out:
-                out.append(("v2", base))
-    return out
+    for kind, base in found:
+        if kind != "v2" and kind not in {k for k, _ in out}:
+            out.append((kind, base))
+    return out or [b for b in found if b[0] == "v2"][:1]
 
 
 class AgentCgroup:

@@ -11,6 +11,7 @@ Public names:
   :class:`SandboxResult`; :class:`SandboxPool`, :func:`get_pool`, :func:`shutdown_pool`,
   :func:`default_workers`; :func:`data_file_paths`, :func:`answer_key_paths` (what samples must
   not see); :func:`isolation_text`; :func:`durations_file`; ``DEFAULT_MAX_OUTPUT``;
+  :func:`cgroup_bases` (this process's cgroup hierarchies: the agent host's cgroups too);
 * :mod:`.linux` -- system calls through ctypes (namespaces, mounts, ``prctl``, capabilities,
   the seccomp filters), which the agent host builds its own isolation from.
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # relative: the workers import this package as a top-level ``
     from . import linux as linux
     from .answer_keys import answer_key_paths as answer_key_paths
     from .answer_keys import data_file_paths as data_file_paths
+    from .cgroup import cgroup_bases as cgroup_bases
     from .durations import durations_file as durations_file
     from .framing import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
     from .jobs import SandboxJob as SandboxJob
@@ -61,6 +63,7 @@ __all__ = [
     "SandboxPool",
     "SandboxResult",
     "answer_key_paths",
+    "cgroup_bases",
     "data_file_paths",
     "default_workers",
     "durations_file",
@@ -84,6 +87,7 @@ _WHERE = {
     "durations_file": "pool",
     "isolation_text": "pool",
     "DEFAULT_MAX_OUTPUT": "framing",
+    "cgroup_bases": "cgroup",
     "data_file_paths": "pool",
     "answer_key_paths": "pool",
 }

@@ -9,6 +9,44 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def cgroup_bases(controllers: Sequence[str] = ("memory",)) -> list[tuple[str, str]]:
+    """``(kind, directory)`` of this process's own cgroups, as directories of the host: each v1
+    hierarchy mounted with one of ``controllers`` (kind: that controller), in the order of
+    ``/proc/self/cgroup``, then the v2 unified hierarchy (kind ``"v2"``). Shared by the
+    sandbox's memory cgroup and the agent host's memory and pids cgroups.
+
+    Raises:
+        OSError: ``/proc/self/cgroup`` or ``/proc/self/mountinfo`` cannot be read.
+    """
+    with open("/proc/self/cgroup") as fh:
+        lines = fh.read().splitlines()
+    mounts = []
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            left, _, right = line.partition(" - ")
+            fields, rfields = left.split(), right.split()
+            if len(fields) > 4 and len(rfields) > 2:
+                mounts.append((fields[3], fields[4], rfields[0], rfields[2].split(",")))
+    v1: list[tuple[str, str]] = []
+    v2: list[tuple[str, str]] = []
+    for line in lines:
+        hid, _, rest = line.partition(":")
+        ctrls, _, path = rest.partition(":")
+        for root, point, fstype, opts in mounts:
+            if not (path == root or path.startswith(root.rstrip("/") + "/")):
+                continue
+            base = point + (path[len(root.rstrip("/")) :] if root != "/" else path)
+            if fstype == "cgroup":
+                v1 += [(kind, base) for kind in controllers if kind in ctrls.split(",") and kind in opts]
+            elif fstype == "cgroup2" and hid == "0" and ctrls == "":
+                v2.append(("v2", base))
+    return v1 + v2
+
 
 class MemoryCgroup:
     """The worker's memory cgroup (a mixin of :class:`.worker._Worker`, which sets ``notes``)."""
@@ -32,29 +70,10 @@ class MemoryCgroup:
             self.notes.append("memory cgroup not requested")
             return
         try:
-            with open("/proc/self/cgroup") as fh:
-                lines = fh.read().splitlines()
-            mounts = []
-            with open("/proc/self/mountinfo") as fh:
-                for line in fh:
-                    left, _, right = line.partition(" - ")
-                    fields, rfields = left.split(), right.split()
-                    if len(fields) > 4 and len(rfields) > 2:
-                        mounts.append((fields[3], fields[4], rfields[0], rfields[2].split(",")))
+            candidates = [(kind != "v2", base) for kind, base in cgroup_bases(("memory",))]  # v1's first
         except OSError as exc:
             self.notes.append(f"no memory cgroup: {exc}")
             return
-        candidates = []
-        for line in lines:
-            hid, _, rest = line.partition(":")
-            ctrls, _, path = rest.partition(":")
-            for root, point, fstype, opts in mounts:
-                v1 = fstype == "cgroup" and "memory" in ctrls.split(",") and "memory" in opts
-                v2 = fstype == "cgroup2" and hid == "0" and ctrls == ""
-                if (v1 or v2) and (path == root or path.startswith(root.rstrip("/") + "/")):
-                    rel = path[len(root.rstrip("/")) :] if root != "/" else path
-                    candidates.append((v1, point + rel))
-        candidates.sort(key=lambda c: not c[0])  # v1's memory hierarchy first
         for v1, base in candidates:
             d = f"{base.rstrip('/')}/evalcore-sandbox-{os.getpid()}"
             try:
