@@ -41,6 +41,12 @@ def nondecreasing_hull(
         raise EvalcoreError("the hull needs at least one (cost, quality) point", field="cost")
     if not (np.isfinite(c).all() and np.isfinite(q).all()):
         raise EvalcoreError("costs and qualities must be finite", field="cost")
+    return hull_vertices(c, q)
+
+
+def hull_vertices(c: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices of :func:`nondecreasing_hull` of at least one point, unchecked (a monotone
+    chain over the points sorted by cost, the best of equal costs first)."""
     order = np.lexsort((-q, c))
     hull: list[tuple[float, float]] = []
     for i in order:

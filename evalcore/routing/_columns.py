@@ -153,46 +153,61 @@ def headline_checks(
         reference: The router savings are measured against.
         tol: Absolute tolerance.
     """
-    problems: list[str] = []
     s = summary.set_index("algorithm")
+    problems: list[str] = []
     if float(lam) == 0.0:
         for name, row in s.iterrows():
-            if abs(row["mean_reward"] - row["mean_quality"]) > tol:
-                problems.append(
-                    f"{name}: mean reward {row['mean_reward']:.6g} ≠ mean quality "
-                    f"{row['mean_quality']:.6g} at λ = 0 (replay)"
-                )
+            problems += _reward_is_quality(name, row, tol, "replay")
     if reference in s.index and "cost_savings_vs_always_best" in s.columns:
-        ref = float(s.loc[reference, "total_cost"])
-        for name, row in s.iterrows():
-            sav = float(row["cost_savings_vs_always_best"])
-            if ref > 0:
-                if abs(sav - (1.0 - row["total_cost"] / ref)) > tol:
-                    problems.append(
-                        f"{name}: cost saving {sav:.6g} ≠ 1 − total cost / "
-                        f"{reference}'s ({1.0 - row['total_cost'] / ref:.6g})"
-                    )
-                if (sav < -tol) != (row["total_cost"] > ref * (1 + tol)):
-                    problems.append(
-                        f"{name}: cost saving {sav:.6g} has the wrong sign for total "
-                        f"cost {row['total_cost']:.6g} against {ref:.6g}"
-                    )
+        problems += _savings_checks(s, reference, tol)
     if bootstrap is not None:
-        b = bootstrap.set_index("algorithm")
-        n_items = s["n_items"].iloc[0] if "n_items" in s.columns else None
-        for name, row in b.iterrows():
-            if float(lam) == 0.0 and abs(row["mean_reward"] - row["mean_quality"]) > tol:
-                problems.append(
-                    f"{name}: mean reward {row['mean_reward']:.6g} ≠ mean quality "
-                    f"{row['mean_quality']:.6g} at λ = 0 (bootstrap)"
-                )
-            if name not in s.index:
-                continue
-            for col in ("mean_reward", "mean_quality"):
-                if abs(row[col] - s.loc[name, col]) > tol:
-                    problems.append(f"{name}: {col} {row[col]:.6g} (bootstrap) ≠ {s.loc[name, col]:.6g} (replay)")
-            if n_items is not None and abs(row["mean_cost"] * n_items - s.loc[name, "total_cost"]) > tol * max(
-                1.0, abs(s.loc[name, "total_cost"])
-            ):
-                problems.append(f"{name}: mean cost × {n_items} items ≠ total cost {s.loc[name, 'total_cost']:.6g}")
+        problems += _bootstrap_checks(s, bootstrap.set_index("algorithm"), lam=lam, tol=tol)
+    return problems
+
+
+def _reward_is_quality(name: Any, row: Any, tol: float, where: str) -> list[str]:
+    """At λ = 0 a router's mean reward is its mean quality."""
+    if abs(row["mean_reward"] - row["mean_quality"]) > tol:
+        return [
+            f"{name}: mean reward {row['mean_reward']:.6g} ≠ mean quality {row['mean_quality']:.6g} at λ = 0 ({where})"
+        ]
+    return []
+
+
+def _savings_checks(s: Any, reference: str, tol: float) -> list[str]:
+    """``cost_savings_vs_always_best`` = 1 − total cost / the reference's, negative exactly when dearer."""
+    problems: list[str] = []
+    ref = float(s.loc[reference, "total_cost"])
+    if ref <= 0:
+        return problems
+    for name, row in s.iterrows():
+        sav = float(row["cost_savings_vs_always_best"])
+        if abs(sav - (1.0 - row["total_cost"] / ref)) > tol:
+            problems.append(
+                f"{name}: cost saving {sav:.6g} ≠ 1 − total cost / {reference}'s ({1.0 - row['total_cost'] / ref:.6g})"
+            )
+        if (sav < -tol) != (row["total_cost"] > ref * (1 + tol)):
+            problems.append(
+                f"{name}: cost saving {sav:.6g} has the wrong sign for total "
+                f"cost {row['total_cost']:.6g} against {ref:.6g}"
+            )
+    return problems
+
+
+def _bootstrap_checks(s: Any, b: Any, *, lam: float, tol: float) -> list[str]:
+    """The bootstrap's point values are the replay's (and its reward is its quality at λ = 0)."""
+    problems: list[str] = []
+    n_items = s["n_items"].iloc[0] if "n_items" in s.columns else None
+    for name, row in b.iterrows():
+        if float(lam) == 0.0:
+            problems += _reward_is_quality(name, row, tol, "bootstrap")
+        if name not in s.index:
+            continue
+        for col in ("mean_reward", "mean_quality"):
+            if abs(row[col] - s.loc[name, col]) > tol:
+                problems.append(f"{name}: {col} {row[col]:.6g} (bootstrap) ≠ {s.loc[name, col]:.6g} (replay)")
+        if n_items is not None and abs(row["mean_cost"] * n_items - s.loc[name, "total_cost"]) > tol * max(
+            1.0, abs(s.loc[name, "total_cost"])
+        ):
+            problems.append(f"{name}: mean cost × {n_items} items ≠ total cost {s.loc[name, 'total_cost']:.6g}")
     return problems

@@ -135,14 +135,53 @@ def compare_routing(
             written without per-ordering values), results over other items or orderings
             (not paired), or no router in common.
     """
-    from evalcore import stats
-
     if isinstance(paths, (str, os.PathLike)) or len(paths) < 2:
         raise EvalcoreError("compare needs at least two routing results", field="sources")
     if labels and len(labels) != len(paths):
         raise EvalcoreError(f"{len(labels)} labels for {len(paths)} routing results", field="labels")
     if correction not in ("holm", "bh", "none"):
         raise EvalcoreError(f"unknown correction {correction!r}; use holm, bh or none", field="correction")
+    results = _load_all(paths, labels)
+    rows: list[dict[str, Any]] = []
+    for ra, rb in combinations(results, 2):
+        rows.extend(_compare_pair(ra, rb, correction=correction, alpha=alpha))
+    table = pd.DataFrame(rows, columns=list(_TABLE_COLUMNS))
+    table["significant"] = table["p_adjusted"] <= alpha
+    infos = [
+        {
+            "label": r.label,
+            "path": str(r.path),
+            "lambda": float(r.design["lambda"]),
+            "seed": r.design.get("seed"),
+            "n_orderings": int(r.design["n_orderings"]),
+            "n_items": int(r.design["n_items"]),
+            "arms": r.design.get("arms"),
+            "algorithms": list(r.design["algorithms"]),
+        }
+        for r in results
+    ]
+    return RoutingComparison(results=infos, table=table, correction=correction, alpha=alpha)
+
+
+_TABLE_COLUMNS = (
+    "a",
+    "b",
+    "algorithm",
+    "metric",
+    "mean_a",
+    "mean_b",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "n_orderings",
+    "note",
+)
+
+
+def _load_all(paths: Sequence[str | os.PathLike[str]], labels: Sequence[str] | None) -> list[_Result]:
+    """Each routing result folder loaded under its label (the folder name unless given; made unique)."""
     results: list[_Result] = []
     seen: set[str] = set()
     for i, p in enumerate(paths):
@@ -159,101 +198,84 @@ def compare_routing(
             label, k = f"{base}#{k}", k + 1
         seen.add(label)
         results.append(_load(p, label))
-    rows: list[dict[str, Any]] = []
-    for ra, rb in combinations(results, 2):
-        da, db = ra.design, rb.design
-        if da["items_sha256"] != db["items_sha256"]:
+    return results
+
+
+def _check_paired(ra: _Result, rb: _Result) -> list[str]:
+    """The routers both results replayed; refused unless they replayed the same items in the same orderings."""
+    da, db = ra.design, rb.design
+    if da["items_sha256"] != db["items_sha256"]:
+        raise EvalcoreError(
+            f"{ra.label!r} and {rb.label!r} replayed different items ({da['n_items']} and "
+            f"{db['n_items']} items, other ids): routing results are compared only over the "
+            "same items",
+            field="sources",
+        )
+    if da["orderings_sha256"] != db["orderings_sha256"]:
+        raise EvalcoreError(
+            f"{ra.label!r} and {rb.label!r} replayed the same items in different orderings "
+            f"(R = {da['n_orderings']} and {db['n_orderings']}, seeds {da.get('seed')} and "
+            f"{db.get('seed')}): not paired; replay both with the same --orderings and "
+            "--seed",
+            field="sources",
+        )
+    common = [n for n in da["algorithms"] if n in db["algorithms"]]
+    if not common:
+        raise EvalcoreError(f"{ra.label!r} and {rb.label!r} share no router", field="sources")
+    return common
+
+
+def _compare_pair(ra: _Result, rb: _Result, *, correction: str, alpha: float) -> list[dict[str, Any]]:
+    """The rows of one pair of results: each common router × metric, p-values corrected over the pair."""
+    from evalcore import stats
+
+    common = _check_paired(ra, rb)
+    same_lam = float(ra.design["lambda"]) == float(rb.design["lambda"])
+    metrics = _METRICS if same_lam else _METRICS[:2]
+    pair_rows = []
+    for name in common:
+        va = ra.values[ra.values["algorithm"] == name].sort_values("ordering")
+        vb = rb.values[rb.values["algorithm"] == name].sort_values("ordering")
+        if va["ordering"].tolist() != vb["ordering"].tolist():
             raise EvalcoreError(
-                f"{ra.label!r} and {rb.label!r} replayed different items ({da['n_items']} and "
-                f"{db['n_items']} items, other ids): routing results are compared only over the "
-                "same items",
-                field="sources",
+                f"router {name!r}: the per-ordering values do not cover the same orderings",
+                path=rb.path / PER_ORDERING_FILE,
             )
-        if da["orderings_sha256"] != db["orderings_sha256"]:
-            raise EvalcoreError(
-                f"{ra.label!r} and {rb.label!r} replayed the same items in different orderings "
-                f"(R = {da['n_orderings']} and {db['n_orderings']}, seeds {da.get('seed')} and "
-                f"{db.get('seed')}): not paired; replay both with the same --orderings and "
-                "--seed",
-                field="sources",
-            )
-        common = [n for n in da["algorithms"] if n in db["algorithms"]]
-        if not common:
-            raise EvalcoreError(f"{ra.label!r} and {rb.label!r} share no router", field="sources")
-        same_lam = float(da["lambda"]) == float(db["lambda"])
-        metrics = _METRICS if same_lam else _METRICS[:2]
-        pair_rows = []
-        for name in common:
-            va = ra.values[ra.values["algorithm"] == name].sort_values("ordering")
-            vb = rb.values[rb.values["algorithm"] == name].sort_values("ordering")
-            if va["ordering"].tolist() != vb["ordering"].tolist():
-                raise EvalcoreError(
-                    f"router {name!r}: the per-ordering values do not cover the same orderings",
-                    path=rb.path / PER_ORDERING_FILE,
-                )
-            for m in metrics:
-                x, y = va[m].to_numpy(float), vb[m].to_numpy(float)
-                d = x - y
-                row = {
-                    "a": ra.label,
-                    "b": rb.label,
-                    "algorithm": name,
-                    "metric": m,
-                    "mean_a": float(x.mean()),
-                    "mean_b": float(y.mean()),
-                    "difference": float(d.mean()),
-                    "n_orderings": int(d.size),
-                }
-                if d.size < 2 or np.ptp(d) <= 1e-12 * max(1.0, float(np.abs(d).max())):
-                    row.update(
-                        ci_low=float(d.mean()),
-                        ci_high=float(d.mean()),
-                        p_value=float("nan"),
-                        note="same difference in every ordering: nothing to test",
-                    )
-                else:
-                    res = stats.paired_t(x, y, confidence=1 - alpha)
-                    row.update(ci_low=res.ci_low, ci_high=res.ci_high, p_value=res.p_value, note="")
-                pair_rows.append(row)
-        frame = pd.DataFrame(pair_rows)
-        frame["p_adjusted"] = np.nan
-        ok = frame["p_value"].notna().to_numpy()
-        if ok.any():
-            frame.loc[ok, "p_adjusted"] = stats.adjust_p_values(frame.loc[ok, "p_value"].to_numpy(), correction)
-        rows.extend({str(k): v for k, v in rec.items()} for rec in frame.to_dict(orient="records"))
-    table = pd.DataFrame(
-        rows,
-        columns=[
-            "a",
-            "b",
-            "algorithm",
-            "metric",
-            "mean_a",
-            "mean_b",
-            "difference",
-            "ci_low",
-            "ci_high",
-            "p_value",
-            "p_adjusted",
-            "n_orderings",
-            "note",
-        ],
-    )
-    table["significant"] = table["p_adjusted"] <= alpha
-    infos = [
-        {
-            "label": r.label,
-            "path": str(r.path),
-            "lambda": float(r.design["lambda"]),
-            "seed": r.design.get("seed"),
-            "n_orderings": int(r.design["n_orderings"]),
-            "n_items": int(r.design["n_items"]),
-            "arms": r.design.get("arms"),
-            "algorithms": list(r.design["algorithms"]),
-        }
-        for r in results
-    ]
-    return RoutingComparison(results=infos, table=table, correction=correction, alpha=alpha)
+        for m in metrics:
+            row = {"a": ra.label, "b": rb.label, "algorithm": name, "metric": m}
+            row.update(_paired_difference(va[m].to_numpy(float), vb[m].to_numpy(float), alpha))
+            pair_rows.append(row)
+    frame = pd.DataFrame(pair_rows)
+    frame["p_adjusted"] = np.nan
+    ok = frame["p_value"].notna().to_numpy()
+    if ok.any():
+        frame.loc[ok, "p_adjusted"] = stats.adjust_p_values(frame.loc[ok, "p_value"].to_numpy(), correction)
+    return [{str(k): v for k, v in rec.items()} for rec in frame.to_dict(orient="records")]
+
+
+def _paired_difference(x: np.ndarray, y: np.ndarray, alpha: float) -> dict[str, Any]:
+    """Means, mean difference, its interval and the paired t-test's p over the orderings (none when
+    the difference is the same in every ordering)."""
+    from evalcore import stats
+
+    d = x - y
+    row: dict[str, Any] = {
+        "mean_a": float(x.mean()),
+        "mean_b": float(y.mean()),
+        "difference": float(d.mean()),
+        "n_orderings": int(d.size),
+    }
+    if d.size < 2 or np.ptp(d) <= 1e-12 * max(1.0, float(np.abs(d).max())):
+        row.update(
+            ci_low=float(d.mean()),
+            ci_high=float(d.mean()),
+            p_value=float("nan"),
+            note="same difference in every ordering: nothing to test",
+        )
+    else:
+        res = stats.paired_t(x, y, confidence=1 - alpha)
+        row.update(ci_low=res.ci_low, ci_high=res.ci_high, p_value=res.p_value, note="")
+    return row
 
 
 def _fmt(v: Any, digits: int = 3) -> str:

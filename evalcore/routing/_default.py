@@ -159,11 +159,7 @@ def build_default_outcomes(
     run_root = Path(run_dir)
     groups: dict[str, list[Path]] = {}
     aggregate: dict[str, str] = {}
-    for strat in strategies:
-        if strat.samples > 1 and strat.temperature <= 0:
-            raise EvalcoreError(
-                f"strategy {strat.name}: sampling several answers needs temperature > 0", field="temperature"
-            )
+    _check_strategies(strategies)
     queries = item_queries(datasets, limit=limit, seed=seed, source=source)
     per_dataset = {ds: len(_dataset_ids(ds, limit=limit, seed=seed, source=source)) for ds in datasets}
     # one line per run (strategy × dataset) with the generations done of all of them and the
@@ -199,6 +195,15 @@ def build_default_outcomes(
             groups.setdefault(arm, []).append(Path(path))
             lines.update(per_dataset[ds] * strat.samples, note=f"{ds} × {strat.name} recorded")
     return outcomes_from_runs(groups, aggregate=aggregate, cache_dir=run_root / ".cache", queries=queries)
+
+
+def _check_strategies(strategies: Sequence[Strategy]) -> None:
+    """Refuse a strategy that samples several answers at temperature 0 (they would all be the same)."""
+    for strat in strategies:
+        if strat.samples > 1 and strat.temperature <= 0:
+            raise EvalcoreError(
+                f"strategy {strat.name}: sampling several answers needs temperature > 0", field="temperature"
+            )
 
 
 def _dataset_ids(dataset: str, *, limit: int | None, seed: int, source: str) -> list[str]:

@@ -74,22 +74,12 @@ def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame, *, max_cost: float |
     if costs.size == 0:
         raise EvalcoreError("no arms to compare the routers with", field="arm")
     weak, strong = routellm_pair(quals, costs)
-    two_arms = costs.size == 2
     cost_range = (float(costs.min()), float(costs.max()))
-    target = float(quals[strong])
-    points: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
-    for name, g in sweep.groupby("algorithm", sort=False):
-        share = g["strong_share"].to_numpy(float) if "strong_share" in g else None
-        points[str(name)] = (g["mean_cost"].to_numpy(float), g["mean_quality"].to_numpy(float), share)
-    # the Zero router's operating points are the arms (its hull is theirs): all calls on one arm
-    zshare = (np.arange(costs.size) == strong).astype(float) if two_arms else None
-    points[ZERO_ROUTER] = (costs, quals, zshare)
-    hulls = {n: nondecreasing_hull(c, q) for n, (c, q, _) in points.items()}
+    points = _operating_points(sweep, costs, quals, strong)
     top = max(flat_end(c, q) for c, q, _ in points.values()) if max_cost is None else float(max_cost)
     rows = []
     for name, (c, q, share) in points.items():
-        hc, hq = hulls[name]
-        notes = []
+        notes: list[str] = []
         row: dict[str, Any] = {
             "algorithm": name,
             "aiq_paper": aiq_paper(c, q, cost_range=cost_range),
@@ -97,49 +87,78 @@ def aiq_table(sweep: pd.DataFrame, arm_means: pd.DataFrame, *, max_cost: float |
         }
         if math.isnan(row["aiq_routerbench"]):
             notes.append("no RouterBench-code AIQ: nothing costs anything")
-        ap = float("nan")
-        cpts = dict.fromkeys(_CPT_COLUMNS, float("nan"))
-        smin = smax = float("nan")
-        if not two_arms:
-            notes.append("no APGR/CPT: RouteLLM's curve needs a two-arm matrix")
-        elif share is None or not np.isfinite(share).all():
-            notes.append("no APGR/CPT: the sweep has no strong_share")
-        else:
-            smin, smax = float(share.min()), float(share.max())
-            ap = routellm_apgr(share, q, weak_quality=quals[weak], strong_quality=quals[strong])
-            if abs(quals[strong] - quals[weak]) < 1e-12:
-                notes.append("no APGR/CPT: the cheapest and the best arm have the same quality")
-            elif smax <= smin:
-                notes.append("no APGR/CPT: every point has the same strong-call share (no curve)")
-            else:
-                for col, level in zip(_CPT_COLUMNS, CPT_LEVELS):
-                    cpts[col] = cpt(share, q, weak_quality=quals[weak], strong_quality=quals[strong], level=level)
-                if any(math.isnan(v) for v in cpts.values()):
-                    notes.append("a CPT is missing: the curve never reaches that PGR")
-        c_at = _cost_at(hc, hq, target)
-        sav = 1.0 - c_at / costs[strong] if costs[strong] > 0 else float("nan")
-        if math.isnan(c_at):
-            notes.append("never reaches the best arm's quality at the λ values swept")
-        elif costs[strong] <= 0:
-            notes.append("no savings: the best arm costs nothing")
-        row.update(
-            {
-                "apgr_routellm": ap,
-                **cpts,
-                "strong_share_min": smin,
-                "strong_share_max": smax,
-                "best_arm_quality": target,
-                "cost_at_best_arm_quality": c_at,
-                "savings_at_best_arm_quality": sav,
-                "note": "; ".join(notes),
-            }
-        )
+        row.update(_routellm_columns(share, q, quals[weak], quals[strong], two_arms=costs.size == 2, notes=notes))
+        row.update(_best_arm_columns(c, q, float(quals[strong]), float(costs[strong]), notes))
+        row["note"] = "; ".join(notes)
         rows.append(row)
     tab = pd.DataFrame(rows)
     zero = rows[-1]  # the Zero router's row
     tab.insert(3, "margin_paper", tab["aiq_paper"] - float(zero["aiq_paper"]))
     tab.insert(4, "margin_routerbench", tab["aiq_routerbench"] - float(zero["aiq_routerbench"]))
     return tab
+
+
+_Points = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
+
+
+def _operating_points(sweep: pd.DataFrame, costs: np.ndarray, quals: np.ndarray, strong: int) -> dict[str, _Points]:
+    """Router → (mean costs, mean qualities, strong-call shares or None) of its points in the
+    sweep, then the Zero router's: the arms (its hull is theirs; all calls on one arm)."""
+    points: dict[str, _Points] = {}
+    for name, g in sweep.groupby("algorithm", sort=False):
+        share = g["strong_share"].to_numpy(float) if "strong_share" in g else None
+        points[str(name)] = (g["mean_cost"].to_numpy(float), g["mean_quality"].to_numpy(float), share)
+    zshare = (np.arange(costs.size) == strong).astype(float) if costs.size == 2 else None
+    points[ZERO_ROUTER] = (costs, quals, zshare)
+    return points
+
+
+def _routellm_columns(
+    share: np.ndarray | None,
+    q: np.ndarray,
+    weak_quality: float,
+    strong_quality: float,
+    *,
+    two_arms: bool,
+    notes: list[str],
+) -> dict[str, float]:
+    """``apgr_routellm``, the CPT columns and ``strong_share_min``/``_max`` of one router's
+    (strong-call share, quality) curve; NaN with a note in ``notes`` where undefined."""
+    ap = float("nan")
+    cpts = dict.fromkeys(_CPT_COLUMNS, float("nan"))
+    smin = smax = float("nan")
+    if not two_arms:
+        notes.append("no APGR/CPT: RouteLLM's curve needs a two-arm matrix")
+    elif share is None or not np.isfinite(share).all():
+        notes.append("no APGR/CPT: the sweep has no strong_share")
+    else:
+        smin, smax = float(share.min()), float(share.max())
+        ap = routellm_apgr(share, q, weak_quality=weak_quality, strong_quality=strong_quality)
+        if abs(strong_quality - weak_quality) < 1e-12:
+            notes.append("no APGR/CPT: the cheapest and the best arm have the same quality")
+        elif smax <= smin:
+            notes.append("no APGR/CPT: every point has the same strong-call share (no curve)")
+        else:
+            for col, level in zip(_CPT_COLUMNS, CPT_LEVELS):
+                cpts[col] = cpt(share, q, weak_quality=weak_quality, strong_quality=strong_quality, level=level)
+            if any(math.isnan(v) for v in cpts.values()):
+                notes.append("a CPT is missing: the curve never reaches that PGR")
+    return {"apgr_routellm": ap, **cpts, "strong_share_min": smin, "strong_share_max": smax}
+
+
+def _best_arm_columns(
+    c: np.ndarray, q: np.ndarray, target: float, best_cost: float, notes: list[str]
+) -> dict[str, float]:
+    """``best_arm_quality``, the least cost at which the router's hull reaches it and the
+    savings that gives against the best arm's cost (NaN with a note where undefined)."""
+    hc, hq = nondecreasing_hull(c, q)
+    c_at = _cost_at(hc, hq, target)
+    sav = 1.0 - c_at / best_cost if best_cost > 0 else float("nan")
+    if math.isnan(c_at):
+        notes.append("never reaches the best arm's quality at the λ values swept")
+    elif best_cost <= 0:
+        notes.append("no savings: the best arm costs nothing")
+    return {"best_arm_quality": target, "cost_at_best_arm_quality": c_at, "savings_at_best_arm_quality": sav}
 
 
 @dataclass
@@ -231,60 +250,27 @@ def aiq_bootstrap(
     Returns:
         The :class:`AIQBootstrap`; ``.table()`` is ``aiq.csv``.
     """
-    from evalcore.routing._algorithms import make_router
-    from evalcore.routing._progress import bar as progress_bar
-    from evalcore.routing._replay import cluster_session, parse_algorithms
-    from evalcore.routing._studies import _resample_items, lambda_sweep
+    from evalcore.routing._replay import cluster_session
+    from evalcore.routing._studies import bootstrap_inputs, lambda_sweep, resampled
 
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
-        raise EvalcoreError(f"n_boot must be an integer >= 2, got {n_boot!r}", field="n_boot")
-    names = parse_algorithms(algorithms)
-    if features is None and any(make_router(n, **dict((params or {}).get(n, {}))).contextual for n in names):
-        features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
-    feats = None if features is None else np.asarray(features, dtype=np.float32)
+    names, feats = bootstrap_inputs(
+        outcomes, algorithms, n_boot, features, params=params, feature_dims=feature_dims, embedder=embedder, seed=seed
+    )
     prices = (float(outcomes.cost.min()), float(outcomes.cost.max()))
-    T = outcomes.n_items
-    idx = np.random.default_rng([seed, 0xA1C]).integers(0, T, size=(n_boot, T))
+    idx = np.random.default_rng([seed, 0xA1C]).integers(0, outcomes.n_items, size=(n_boot, outcomes.n_items))
     values: dict[str, dict[str, np.ndarray]] = {}
     with cluster_session(cluster, cluster_wait_s) as session:
+        opts: dict[str, Any] = dict(orderings=orderings, params=params, progress=False, cluster=session)
         if sweep is None:
-            sweep = lambda_sweep(
-                outcomes,
-                names,
-                lambdas,
-                orderings=orderings,
-                seed=seed,
-                features=feats,
-                params=params,
-                progress=False,
-                cluster=session,
-                price_range=prices,
-            )
+            sweep = lambda_sweep(outcomes, names, lambdas, seed=seed, features=feats, price_range=prices, **opts)
         estimate = aiq_table(sweep, outcomes.arm_table(0.0))
-        shown = progress_bar(
-            n_boot, f"AIQ item bootstrap ({len(lambdas)} λ values each)", unit="resamples", progress=progress
-        )
-        for b in range(n_boot):
-            sub = _resample_items(outcomes, idx[b])
-            sw = lambda_sweep(
-                sub,
-                names,
-                lambdas,
-                orderings=orderings,
-                seed=seed + 1 + b,
-                features=None if feats is None else feats[idx[b]],
-                params=params,
-                progress=False,
-                cluster=session,
-                price_range=prices,
-            )
-            tab = aiq_table(sw, sub.arm_table(0.0))
-            for rec in tab.to_dict("records"):
+        label = f"AIQ item bootstrap ({len(lambdas)} λ values each)"
+        for b, sub, sub_feats in resampled(outcomes, idx, feats, label=label, progress=progress):
+            sw = lambda_sweep(sub, names, lambdas, seed=seed + 1 + b, features=sub_feats, price_range=prices, **opts)
+            for rec in aiq_table(sw, sub.arm_table(0.0)).to_dict("records"):
                 store = values.setdefault(str(rec["algorithm"]), {c: np.full(n_boot, np.nan) for c in BOOTSTRAPPED})
                 for col in BOOTSTRAPPED:
                     store[col][b] = float(rec[col])
-            shown.update()
-        shown.close()
     return AIQBootstrap(estimate=estimate, values=values, indices=idx, confidence=confidence)
 
 

@@ -259,63 +259,10 @@ class OutcomeMatrix:
             EvalcoreError: naming file, line (or row) and column of the first problem.
         """
         src = source or None
-
-        def where(i: int, col: str) -> dict[str, Any]:
-            if lines is not None:
-                return {"path": src, "line": lines(i, col), "field": col}
-            if line_offset is None:
-                return {"path": f"{source} (row {i + 1})" if source else f"row {i + 1}", "field": col}
-            return {"path": src, "line": i + line_offset, "field": col}
-
-        missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-        if missing:
-            raise EvalcoreError(
-                f"missing required column(s) {', '.join(missing)}; found {', '.join(map(str, df.columns))}",
-                path=src,
-                field=missing[0],
-            )
-        if len(df) == 0:
-            raise EvalcoreError("the outcome table has no rows", path=src)
-        df = df.reset_index(drop=True)
-        for col in ("item_id", "arm"):
-            bad = df[col].isna() | (df[col].astype(str).str.strip() == "")
-            if bad.any():
-                raise EvalcoreError("empty value", **where(int(np.flatnonzero(bad)[0]), col))
-        df = df.assign(item_id=df["item_id"].astype(str), arm=df["arm"].astype(str))
-        num: dict[str, np.ndarray] = {}
-        for col in _NUMERIC:
-            if col not in df.columns:
-                continue
-            vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
-            bad = ~np.isfinite(vals)
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raw = df[col].iloc[i]
-                shown = (
-                    "missing value"
-                    if pd.isna(raw)
-                    else f"not a finite number: {raw!r}"
-                    if isinstance(raw, str)
-                    else f"not a finite number: {raw}"
-                )
-                raise EvalcoreError(shown, **where(i, col))
-            num[col] = vals
-        for col, lo, hi in (
-            ("quality", 0.0, 1.0),
-            ("cost", 0.0, np.inf),
-            ("latency", 0.0, np.inf),
-            ("tokens", 0.0, np.inf),
-        ):
-            if col in num:
-                outside = (num[col] < lo) | (num[col] > hi)
-                if outside.any():
-                    i = int(np.flatnonzero(outside)[0])
-                    rng = f"[{lo:g}, {hi:g}]" if np.isfinite(hi) else f">= {lo:g}"
-                    raise EvalcoreError(f"value {num[col][i]:g} out of range {rng}", **where(i, col))
-        if "error" in df.columns:
-            err = _parse_bools(df["error"], where)
-        else:
-            err = np.zeros(len(df), dtype=bool)
+        where = _locator(source, line_offset, lines)
+        df = _checked_ids(df, src, where)
+        num = _numeric_columns(df, where)
+        err = _parse_bools(df["error"], where) if "error" in df.columns else np.zeros(len(df), dtype=bool)
         dup = df.duplicated(["item_id", "arm"])
         if dup.any():
             i = int(np.flatnonzero(dup.to_numpy())[0])
@@ -324,75 +271,26 @@ class OutcomeMatrix:
                 **where(i, "arm"),
             )
         feature_cols = [c for c in df.columns if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
-        has_query = "query" in df.columns
-        if not has_query and not feature_cols:
+        if "query" not in df.columns and not feature_cols:
             raise EvalcoreError("need a 'query' text column or numeric feature columns", path=src, field="query")
-        items = list(dict.fromkeys(df["item_id"]))
-        arms = list(dict.fromkeys(df["arm"]))
-        ri = pd.Index(items).get_indexer(df["item_id"])
-        ci = pd.Index(arms).get_indexer(df["arm"])
-        t, k = len(items), len(arms)
-        seen = np.zeros((t, k), dtype=bool)
-        seen[ri, ci] = True
-        if not seen.all():
-            a, b = np.argwhere(~seen)[0]
-            raise EvalcoreError(
-                f"no row for item {items[a]!r} and arm {arms[b]!r}: every item needs an outcome for every arm",
-                path=src,
-                field="arm",
-            )
-
-        def grid(vals: np.ndarray, fill: float = 0.0) -> np.ndarray:
-            out = np.full((t, k), fill, dtype=float)
-            out[ri, ci] = vals
-            return out
-
-        first = np.full(t, -1)
-        order = np.arange(len(df))
-        first_rows = pd.Series(order).groupby(ri).min()
-        first[first_rows.index.to_numpy()] = first_rows.to_numpy()
+        layout = _Layout.of(df, src)
         queries = None
-        if has_query:
+        if "query" in df.columns:
             q = df["query"]
             if q.isna().any():
                 i = int(np.flatnonzero(q.isna().to_numpy())[0])
                 raise EvalcoreError("empty query", **where(i, "query"))
-            queries = [str(q.iloc[j]) for j in first]
-        features = None
-        if feature_cols:
-            cols = []
-            for col in feature_cols:
-                vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
-                bad = ~np.isfinite(vals)
-                if bad.any():
-                    i = int(np.flatnonzero(bad)[0])
-                    raise EvalcoreError(
-                        f"feature column must be numeric, got {df[col].iloc[i]!r}", **where(i, str(col))
-                    )
-                per_item = vals[first]
-                differs = np.abs(vals - per_item[ri]) > 1e-9 * (1 + np.abs(per_item[ri]))
-                if differs.any():
-                    i = int(np.flatnonzero(differs)[0])
-                    raise EvalcoreError(
-                        f"feature differs between arms of item "
-                        f"{df['item_id'].iloc[i]!r} (features describe the "
-                        "query, not the arm)",
-                        **where(i, str(col)),
-                    )
-                cols.append(per_item)
-            features = np.column_stack(cols)
-        datasets = None
-        if "dataset" in df.columns:
-            datasets = [str(df["dataset"].iloc[j]) for j in first]
-        tokens = grid(num["tokens"]) if "tokens" in num else np.zeros((t, k))
+            queries = [str(q.iloc[j]) for j in layout.first]
+        features = _feature_matrix(df, feature_cols, layout, where) if feature_cols else None
+        datasets = [str(df["dataset"].iloc[j]) for j in layout.first] if "dataset" in df.columns else None
         return cls(
-            item_ids=items,
-            arms=arms,
-            quality=grid(num["quality"]),
-            cost=grid(num["cost"]),
-            latency=grid(num["latency"]),
-            tokens=tokens,
-            error=grid(err.astype(float)) > 0.5,
+            item_ids=layout.items,
+            arms=layout.arms,
+            quality=layout.grid(num["quality"]),
+            cost=layout.grid(num["cost"]),
+            latency=layout.grid(num["latency"]),
+            tokens=layout.grid(num["tokens"]) if "tokens" in num else np.zeros((len(layout.items), len(layout.arms))),
+            error=layout.grid(err.astype(float)) > 0.5,
             queries=queries,
             features=features,
             feature_names=[str(c) for c in feature_cols] or None,
@@ -401,7 +299,138 @@ class OutcomeMatrix:
         )
 
 
-def _parse_bools(col: pd.Series, where: Callable[[int, str], dict[str, Any]]) -> np.ndarray:
+_Where = Callable[[int, str], dict[str, Any]]
+
+
+def _locator(source: str, line_offset: int | None, lines: Callable[[int, str], int] | None) -> _Where:
+    """``(row, column) -> EvalcoreError location`` of a long table's field (see ``from_frame``)."""
+    src = source or None
+
+    def where(i: int, col: str) -> dict[str, Any]:
+        if lines is not None:
+            return {"path": src, "line": lines(i, col), "field": col}
+        if line_offset is None:
+            return {"path": f"{source} (row {i + 1})" if source else f"row {i + 1}", "field": col}
+        return {"path": src, "line": i + line_offset, "field": col}
+
+    return where
+
+
+def _checked_ids(df: pd.DataFrame, src: str | None, where: _Where) -> pd.DataFrame:
+    """The table with its required columns present, rows renumbered and ids as text."""
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise EvalcoreError(
+            f"missing required column(s) {', '.join(missing)}; found {', '.join(map(str, df.columns))}",
+            path=src,
+            field=missing[0],
+        )
+    if len(df) == 0:
+        raise EvalcoreError("the outcome table has no rows", path=src)
+    df = df.reset_index(drop=True)
+    for col in ("item_id", "arm"):
+        bad = df[col].isna() | (df[col].astype(str).str.strip() == "")
+        if bad.any():
+            raise EvalcoreError("empty value", **where(int(np.flatnonzero(bad)[0]), col))
+    return df.assign(item_id=df["item_id"].astype(str), arm=df["arm"].astype(str))
+
+
+_RANGES = (("quality", 0.0, 1.0), ("cost", 0.0, np.inf), ("latency", 0.0, np.inf), ("tokens", 0.0, np.inf))
+
+
+def _numeric_columns(df: pd.DataFrame, where: _Where) -> dict[str, np.ndarray]:
+    """The numeric columns present, each finite (first of all) and then within its range."""
+    num: dict[str, np.ndarray] = {}
+    for col in _NUMERIC:
+        if col not in df.columns:
+            continue
+        vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(vals)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raw = df[col].iloc[i]
+            shown = (
+                "missing value"
+                if pd.isna(raw)
+                else f"not a finite number: {raw!r}"
+                if isinstance(raw, str)
+                else f"not a finite number: {raw}"
+            )
+            raise EvalcoreError(shown, **where(i, col))
+        num[col] = vals
+    for col, lo, hi in _RANGES:
+        if col in num:
+            outside = (num[col] < lo) | (num[col] > hi)
+            if outside.any():
+                i = int(np.flatnonzero(outside)[0])
+                rng = f"[{lo:g}, {hi:g}]" if np.isfinite(hi) else f">= {lo:g}"
+                raise EvalcoreError(f"value {num[col][i]:g} out of range {rng}", **where(i, col))
+    return num
+
+
+@dataclass
+class _Layout:
+    """Where each row of a long table goes in the T × K grid (items and arms in first-appearance order)."""
+
+    items: list[str]
+    arms: list[str]
+    ri: np.ndarray  # each row's item index
+    ci: np.ndarray  # each row's arm index
+    first: np.ndarray  # each item's first row
+
+    @classmethod
+    def of(cls, df: pd.DataFrame, src: str | None) -> _Layout:
+        """The layout of ``df``; refused when an item lacks a row for some arm."""
+        items = list(dict.fromkeys(df["item_id"]))
+        arms = list(dict.fromkeys(df["arm"]))
+        ri = pd.Index(items).get_indexer(df["item_id"])
+        ci = pd.Index(arms).get_indexer(df["arm"])
+        seen = np.zeros((len(items), len(arms)), dtype=bool)
+        seen[ri, ci] = True
+        if not seen.all():
+            a, b = np.argwhere(~seen)[0]
+            raise EvalcoreError(
+                f"no row for item {items[a]!r} and arm {arms[b]!r}: every item needs an outcome for every arm",
+                path=src,
+                field="arm",
+            )
+        first = np.full(len(items), -1)
+        first_rows = pd.Series(np.arange(len(df))).groupby(ri).min()
+        first[first_rows.index.to_numpy()] = first_rows.to_numpy()
+        return cls(items=items, arms=arms, ri=ri, ci=ci, first=first)
+
+    def grid(self, vals: np.ndarray, fill: float = 0.0) -> np.ndarray:
+        """The rows' ``vals`` as a T × K array."""
+        out = np.full((len(self.items), len(self.arms)), fill, dtype=float)
+        out[self.ri, self.ci] = vals
+        return out
+
+
+def _feature_matrix(df: pd.DataFrame, feature_cols: list[Any], layout: _Layout, where: _Where) -> np.ndarray:
+    """The (T, p) numeric features, one value per item (the same on every arm's row)."""
+    ri, first = layout.ri, layout.first
+    cols = []
+    for col in feature_cols:
+        vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(vals)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise EvalcoreError(f"feature column must be numeric, got {df[col].iloc[i]!r}", **where(i, str(col)))
+        per_item = vals[first]
+        differs = np.abs(vals - per_item[ri]) > 1e-9 * (1 + np.abs(per_item[ri]))
+        if differs.any():
+            i = int(np.flatnonzero(differs)[0])
+            raise EvalcoreError(
+                f"feature differs between arms of item "
+                f"{df['item_id'].iloc[i]!r} (features describe the "
+                "query, not the arm)",
+                **where(i, str(col)),
+            )
+        cols.append(per_item)
+    return np.column_stack(cols)
+
+
+def _parse_bools(col: pd.Series, where: _Where) -> np.ndarray:
     out = np.zeros(len(col), dtype=bool)
     for i, v in enumerate(col.tolist()):
         if isinstance(v, (bool, np.bool_)):

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore.errors import EvalcoreError
+from evalcore.routing._aiq import hull_vertices
 
 
 def interval(values: np.ndarray | Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
@@ -86,28 +87,6 @@ def pareto_frontier(cost: Sequence[float] | np.ndarray, quality: Sequence[float]
     return np.asarray(~dominated, dtype=bool)
 
 
-def _upper_hull(c: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices of the non-decreasing upper concave hull of points (sorted by cost)."""
-    order = np.lexsort((-q, c))
-    pts = [(float(c[i]), float(q[i])) for i in order]
-    hull: list[tuple[float, float]] = []
-    for p in pts:
-        if hull and p[0] == hull[-1][0]:
-            continue  # same cost: the first (highest quality) is kept
-        if hull and p[1] <= hull[-1][1]:
-            continue  # costs more, no better: never on a non-decreasing hull
-        while len(hull) >= 2:
-            (x1, y1), (x2, y2) = hull[-2], hull[-1]
-            # drop the middle point if it lies on or below the chord
-            if (y2 - y1) * (p[0] - x1) <= (p[1] - y1) * (x2 - x1):
-                hull.pop()
-            else:
-                break
-        hull.append(p)
-    hc, hq = zip(*hull)
-    return np.asarray(hc), np.asarray(hq)
-
-
 def aiq(
     cost: Sequence[float] | np.ndarray,
     quality: Sequence[float] | np.ndarray,
@@ -142,7 +121,7 @@ def aiq(
     lo, hi = map(float, cost_range)
     if c.size == 0:
         raise EvalcoreError("aiq needs at least one point", field="cost")
-    hc, hq = _upper_hull(c, q)
+    hc, hq = hull_vertices(c, q)
     if hi <= lo:
         return float(np.interp(lo, hc, hq))
     # the hull is piecewise linear: the trapezoid rule over its vertices in the range is exact

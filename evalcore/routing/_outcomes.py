@@ -16,6 +16,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -196,17 +197,7 @@ def outcomes_from_runs(
     Returns:
         The matrix (items sorted by id).
     """
-    if isinstance(runs, Mapping):
-        groups = {
-            str(arm): find_run_dirs(dirs if not isinstance(dirs, (str, os.PathLike)) else [dirs])
-            for arm, dirs in runs.items()
-        }
-        named = True
-    else:
-        groups = {}
-        named = False
-        for d in find_run_dirs(runs):
-            groups.setdefault(str(d), []).append(d)
+    groups, named = _arm_groups(runs)
     all_dirs = [d for ds in groups.values() for d in ds]
     key_extra = {
         "aggregate": aggregate,
@@ -221,66 +212,101 @@ def outcomes_from_runs(
         if cache_file.is_file():
             df = pd.read_parquet(cache_file)
             return OutcomeMatrix.from_frame(df, source=str(cache_file), line_offset=None)
-
-    per_arm: dict[str, dict[str, dict[str, Any]]] = {}
-    item_query: dict[str, str] = {}
-    item_dataset: dict[str, str] = {}
-    any_cost = False
+    seen = _RunItems()
     for key, dirs in groups.items():
         for d in dirs:
-            config, samples = _read_run(d)
-            arm_name = key if named else default_arm_name(d, config)
-            arm_rows = per_arm.setdefault(arm_name, {})
-            benchmark = benchmark_of_run(config)  # None: the records' dataset is asked below
-            prompt = config.get("prompt")
-            template = str(prompt.get("user") or "") if isinstance(prompt, Mapping) else None
-            by_item: dict[str, list[tuple[int, SampleRecord]]] = {}
-            for line, rec in samples:
-                by_item.setdefault(str(rec["item_id"]), []).append((line, rec))
-            epochs = max(len(v) for v in by_item.values())
-            arm_agg = aggregate.get(arm_name, "auto") if isinstance(aggregate, Mapping) else aggregate
-            mode = ("majority" if epochs > 1 else "mean") if arm_agg == "auto" else arm_agg
-            for item_id, recs in by_item.items():
-                first_line, first = recs[0]
-                if item_id in arm_rows:
-                    raise EvalcoreError(
-                        f"item {item_id!r} is answered by two runs of arm "
-                        f"{arm_name!r}; pass a mapping arm -> run directories",
-                        path=d / SAMPLES_FILE,
-                        line=first_line,
-                        field="item_id",
-                    )
-                row = _aggregate_item(recs, mode, d / SAMPLES_FILE, benchmark or find_benchmark(first.get("dataset")))
-                any_cost = any_cost or row["cost"] > 0
-                arm_rows[item_id] = row
-                item_query.setdefault(item_id, _query_of(first, template))
-                item_dataset.setdefault(item_id, str(first.get("dataset", "")))
-    arms = list(per_arm)
-    common = sorted(set.intersection(*(set(v) for v in per_arm.values())))
-    if not common:
-        raise EvalcoreError("the runs share no item: every arm must answer the same items", path=str(all_dirs[0]))
-    rows = []
-    for item in common:
-        for arm in arms:
-            r = dict(per_arm[arm][item])
-            if token_price is not None:
-                r["cost"] = r["tokens"] * token_price
-            elif not any_cost:
-                r["cost"] = r["tokens"]
-            rows.append(
-                {
-                    "item_id": item,
-                    "arm": arm,
-                    "dataset": item_dataset[item],
-                    "query": (queries or {}).get(item, item_query[item]),
-                    **r,
-                }
-            )
-    df = pd.DataFrame(rows)
+            seen.add_run(d, key if named else None, aggregate)
+    df = pd.DataFrame(seen.long_rows(token_price, queries, run_dirs=all_dirs))
     matrix = OutcomeMatrix.from_frame(df, source=", ".join(map(str, all_dirs[:3])), line_offset=None)
     if cache_file is not None:
         matrix.save(cache_file)
     return matrix
+
+
+def _arm_groups(
+    runs: Sequence[str | os.PathLike[str]] | Mapping[str, Sequence[str | os.PathLike[str]]],
+) -> tuple[dict[str, list[Path]], bool]:
+    """Arm key → its run directories, and whether the keys are the arms' names (a mapping was
+    given) rather than one key per run directory (the arm is then named from its config)."""
+    if isinstance(runs, Mapping):
+        groups = {
+            str(arm): find_run_dirs(dirs if not isinstance(dirs, (str, os.PathLike)) else [dirs])
+            for arm, dirs in runs.items()
+        }
+        return groups, True
+    groups = {}
+    for d in find_run_dirs(runs):
+        groups.setdefault(str(d), []).append(d)
+    return groups, False
+
+
+@dataclass
+class _RunItems:
+    """The items of the runs read so far: arm → item → aggregated outcome, and each item's
+    query and dataset (from the first run that answered it)."""
+
+    per_arm: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    item_query: dict[str, str] = field(default_factory=dict)
+    item_dataset: dict[str, str] = field(default_factory=dict)
+    any_cost: bool = False
+
+    def add_run(self, d: Path, arm: str | None, aggregate: str | Mapping[str, str]) -> None:
+        """Aggregate each item of run ``d`` into its arm (``arm``, or named from its config)."""
+        config, samples = _read_run(d)
+        arm_name = arm if arm is not None else default_arm_name(d, config)
+        arm_rows = self.per_arm.setdefault(arm_name, {})
+        benchmark = benchmark_of_run(config)  # None: the records' dataset is asked below
+        prompt = config.get("prompt")
+        template = str(prompt.get("user") or "") if isinstance(prompt, Mapping) else None
+        by_item: dict[str, list[tuple[int, SampleRecord]]] = {}
+        for line, rec in samples:
+            by_item.setdefault(str(rec["item_id"]), []).append((line, rec))
+        epochs = max(len(v) for v in by_item.values())
+        arm_agg = aggregate.get(arm_name, "auto") if isinstance(aggregate, Mapping) else aggregate
+        mode = ("majority" if epochs > 1 else "mean") if arm_agg == "auto" else arm_agg
+        for item_id, recs in by_item.items():
+            first_line, first = recs[0]
+            if item_id in arm_rows:
+                raise EvalcoreError(
+                    f"item {item_id!r} is answered by two runs of arm "
+                    f"{arm_name!r}; pass a mapping arm -> run directories",
+                    path=d / SAMPLES_FILE,
+                    line=first_line,
+                    field="item_id",
+                )
+            row = _aggregate_item(recs, mode, d / SAMPLES_FILE, benchmark or find_benchmark(first.get("dataset")))
+            self.any_cost = self.any_cost or row["cost"] > 0
+            arm_rows[item_id] = row
+            self.item_query.setdefault(item_id, _query_of(first, template))
+            self.item_dataset.setdefault(item_id, str(first.get("dataset", "")))
+
+    def long_rows(
+        self, token_price: float | None, queries: Mapping[str, str] | None, *, run_dirs: Sequence[Path]
+    ) -> list[dict[str, Any]]:
+        """The long table's rows of the items every arm answered (sorted by id); cost = tokens ×
+        ``token_price`` when given, the tokens when no run recorded a cost."""
+        arms = list(self.per_arm)
+        common = sorted(set.intersection(*(set(v) for v in self.per_arm.values())))
+        if not common:
+            raise EvalcoreError("the runs share no item: every arm must answer the same items", path=str(run_dirs[0]))
+        rows = []
+        for item in common:
+            for arm in arms:
+                r = dict(self.per_arm[arm][item])
+                if token_price is not None:
+                    r["cost"] = r["tokens"] * token_price
+                elif not self.any_cost:
+                    r["cost"] = r["tokens"]
+                rows.append(
+                    {
+                        "item_id": item,
+                        "arm": arm,
+                        "dataset": self.item_dataset[item],
+                        "query": (queries or {}).get(item, self.item_query[item]),
+                        **r,
+                    }
+                )
+        return rows
 
 
 def _is_runs_path(path: Path) -> bool:

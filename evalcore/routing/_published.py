@@ -188,37 +188,10 @@ def load_routerbench(path: PathArg) -> OutcomeMatrix:
         raise EvalcoreError("no such outcome file", path=p)
     t = _read_table(p)
     cols = [c for c in t.header if not _is_index_column(c)]
-    for need in ("sample_id", "prompt"):
-        if need not in cols:
-            raise EvalcoreError(
-                f"not RouterBench's wide table: no {need!r} column; found {', '.join(cols[:8])}"
-                + (" ..." if len(cols) > 8 else ""),
-                **t.at_header(need),
-            )
-    models = [c for c in cols if "|" not in c and c not in ROUTERBENCH_COLUMNS]
-    if not models:
-        raise EvalcoreError("no model quality column (a column '<model>' beside '<model>|total_cost')", path=p)
-    for c in cols:
-        if "|" in c and c.rpartition("|")[0] not in models:
-            raise EvalcoreError(f"no quality column {c.rpartition('|')[0]!r} for this column", **t.at_header(c))
-    for m in models:
-        if f"{m}|total_cost" not in cols:
-            raise EvalcoreError(
-                f"missing cost column for model {m!r} (RouterBench gives each model's cost as '<model>|total_cost')",
-                **t.at_header(f"{m}|total_cost"),
-            )
+    models = _routerbench_models(t, cols, p)
     if not t.rows:
         raise EvalcoreError("the table has no rows", path=p)
-    ids: list[str] = []
-    first_at: dict[str, int] = {}
-    for i, raw in enumerate(t.column("sample_id")):
-        sid = _text(raw, "sample_id", t.where(i, "sample_id"))
-        if sid in first_at:
-            w = t.where(first_at[sid], "sample_id")
-            seen = f"line {w['line']}" if w.get("line") is not None else str(w["path"])
-            raise EvalcoreError(f"duplicate sample_id {sid!r} (first on {seen})", **t.where(i, "sample_id"))
-        first_at[sid] = i
-        ids.append(sid)
+    ids = _unique_sample_ids(t)
     prompts = [_text(v, "prompt", t.where(i, "prompt")) for i, v in enumerate(t.column("prompt"))]
     datasets = None
     if "eval_name" in cols:
@@ -244,6 +217,46 @@ def load_routerbench(path: PathArg) -> OutcomeMatrix:
         datasets=datasets,
         source=str(p),
     )
+
+
+def _routerbench_models(t: _Table, cols: list[str], p: Path) -> list[str]:
+    """The models of RouterBench's header (quality columns ``<model>``, each with its
+    ``<model>|total_cost``); refused without ``sample_id``/``prompt`` or with an unpaired column."""
+    for need in ("sample_id", "prompt"):
+        if need not in cols:
+            raise EvalcoreError(
+                f"not RouterBench's wide table: no {need!r} column; found {', '.join(cols[:8])}"
+                + (" ..." if len(cols) > 8 else ""),
+                **t.at_header(need),
+            )
+    models = [c for c in cols if "|" not in c and c not in ROUTERBENCH_COLUMNS]
+    if not models:
+        raise EvalcoreError("no model quality column (a column '<model>' beside '<model>|total_cost')", path=p)
+    for c in cols:
+        if "|" in c and c.rpartition("|")[0] not in models:
+            raise EvalcoreError(f"no quality column {c.rpartition('|')[0]!r} for this column", **t.at_header(c))
+    for m in models:
+        if f"{m}|total_cost" not in cols:
+            raise EvalcoreError(
+                f"missing cost column for model {m!r} (RouterBench gives each model's cost as '<model>|total_cost')",
+                **t.at_header(f"{m}|total_cost"),
+            )
+    return models
+
+
+def _unique_sample_ids(t: _Table) -> list[str]:
+    """The ``sample_id`` of each row; a repeated one is refused, naming where it first was."""
+    ids: list[str] = []
+    first_at: dict[str, int] = {}
+    for i, raw in enumerate(t.column("sample_id")):
+        sid = _text(raw, "sample_id", t.where(i, "sample_id"))
+        if sid in first_at:
+            w = t.where(first_at[sid], "sample_id")
+            seen = f"line {w['line']}" if w.get("line") is not None else str(w["path"])
+            raise EvalcoreError(f"duplicate sample_id {sid!r} (first on {seen})", **t.where(i, "sample_id"))
+        first_at[sid] = i
+        ids.append(sid)
+    return ids
 
 
 # ------------------------------------------------------------------ RouteLLM

@@ -210,41 +210,11 @@ class ReplayResult:
                 vals = po[col].to_numpy()
                 lo, hi = interval(vals, confidence)
                 row.update({col: float(vals.mean()), f"{col}_ci_low": lo, f"{col}_ci_high": hi})
-            cp = po["convergence_point"].to_numpy()
-            cp_inf = np.where(np.isnan(cp), np.inf, cp)
-            centre = float(np.quantile(cp_inf, 0.5, method="lower"))
-            with np.errstate(invalid="ignore"):  # inf − inf while interpolating
-                lo, hi = (
-                    float(v) for v in np.quantile(cp_inf, [(1 - confidence) / 2, (1 + confidence) / 2], method="lower")
-                )
-            fin = lambda v: v if math.isfinite(v) else float("nan")  # noqa: E731
-            row.update(
-                {
-                    "convergence_point": fin(centre),
-                    "convergence_point_ci_low": fin(lo),
-                    "convergence_point_ci_high": fin(hi),
-                    "converged_share": float(np.isfinite(cp).mean()),
-                }
-            )
+            row.update(_convergence_columns(po["convergence_point"].to_numpy(), confidence))
             row["mean_reward"] = float(po["mean_reward"].mean())
-            # savings against the reference's *mean* total cost: a fixed denominator, so the
-            # mean over orderings is 1 − (router's mean total cost)/(reference's), negative
-            # only when the router costs more in total (a ratio per ordering against a
-            # reference whose own cost changes with the ordering was not: random showed
-            # −0.83 while costing less than always_best)
-            ref_total = float(np.mean(ref_cost))
-            if ref_total > 0:
-                sav = 1.0 - po["total_cost"].to_numpy() / ref_total
-                saving = 1.0 - float(np.mean(po["total_cost"].to_numpy())) / ref_total
-            else:
-                sav = np.full(self.n_orderings, np.nan)
-                saving = float("nan")
-            lo, hi = interval(sav, confidence)
+            row.update(_savings_columns(po["total_cost"].to_numpy(), float(np.mean(ref_cost)), confidence))
             row.update(
                 {
-                    "cost_savings_vs_always_best": saving,
-                    "cost_savings_vs_always_best_ci_low": lo,
-                    "cost_savings_vs_always_best_ci_high": hi,
                     "quality_vs_always_best": float((po["mean_quality"] - ref_q).mean()),
                     "seconds": self.traces[name].seconds,
                 }
@@ -346,3 +316,42 @@ class ReplayResult:
             raise EvalcoreError(f"unknown metric {metric!r}; use one of {', '.join(columns)}", field="metric")
         values = {n: self.per_ordering(n)[metric].to_numpy() for n in self.algorithms}
         return pairwise_comparisons(values, test=test, correction=correction, alpha=alpha)
+
+
+def _convergence_columns(cp: np.ndarray, confidence: float) -> dict[str, float]:
+    """``convergence_point`` (median over orderings, one that never converges counted as
+    never: NaN when more than half did not), its ``confidence`` range and ``converged_share``."""
+    cp_inf = np.where(np.isnan(cp), np.inf, cp)
+    centre = float(np.quantile(cp_inf, 0.5, method="lower"))
+    with np.errstate(invalid="ignore"):  # inf − inf while interpolating
+        lo, hi = (float(v) for v in np.quantile(cp_inf, [(1 - confidence) / 2, (1 + confidence) / 2], method="lower"))
+    fin = lambda v: v if math.isfinite(v) else float("nan")  # noqa: E731
+    return {
+        "convergence_point": fin(centre),
+        "convergence_point_ci_low": fin(lo),
+        "convergence_point_ci_high": fin(hi),
+        "converged_share": float(np.isfinite(cp).mean()),
+    }
+
+
+def _savings_columns(total_cost: np.ndarray, ref_total: float, confidence: float) -> dict[str, float]:
+    """``cost_savings_vs_always_best`` of a router's per-ordering total costs and its range.
+
+    Savings are taken against the reference's *mean* total cost ``ref_total``: a fixed
+    denominator, so the mean over orderings is 1 − (router's mean total cost)/(reference's),
+    negative only when the router costs more in total (a ratio per ordering against a
+    reference whose own cost changes with the ordering was not: random showed −0.83 while
+    costing less than always_best). NaN when the reference costs nothing.
+    """
+    if ref_total > 0:
+        sav = 1.0 - total_cost / ref_total
+        saving = 1.0 - float(np.mean(total_cost)) / ref_total
+    else:
+        sav = np.full(total_cost.shape[0], np.nan)
+        saving = float("nan")
+    lo, hi = interval(sav, confidence)
+    return {
+        "cost_savings_vs_always_best": saving,
+        "cost_savings_vs_always_best_ci_low": lo,
+        "cost_savings_vs_always_best_ci_high": hi,
+    }

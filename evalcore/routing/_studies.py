@@ -4,7 +4,7 @@ covers the choice of items as well as of orderings). Re-exported by :mod:`evalco
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,13 +56,14 @@ def lambda_sweep(
         ``pgr`` (RouteLLM's PGR of the point, :func:`pgr`), and the interval columns of quality
         and cost over orderings.
     """
-    from evalcore.routing._apgr import pgr, random_router_sweep, routellm_pair
+    from evalcore.routing._apgr import pgr, routellm_pair
 
     names = parse_algorithms(algorithms)
     arm_q, arm_c = outcomes.quality.mean(0), outcomes.cost.mean(0)
     weak, strong = routellm_pair(arm_q, arm_c)
-    if features is None and any(make_router(n, **dict((params or {}).get(n, {}))).contextual for n in names):
-        features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
+    features = contextual_features(
+        outcomes, names, features, params=params, feature_dims=feature_dims, embedder=embedder, seed=seed
+    )
     rows = []
     from evalcore.routing._progress import bar as progress_bar
 
@@ -82,43 +83,10 @@ def lambda_sweep(
                 price_range=price_range,
             )
             shown.update()
-            for name, tr in res.traces.items():
-                q, c, r = tr.quality.mean(1), tr.cost.mean(1), tr.reward.mean(1)
-                on_strong = (tr.arm == strong).astype(float)
-                if tr.arm2 is not None:
-                    on_strong = 0.5 * on_strong + 0.5 * (tr.arm2 == strong)
-                row = {
-                    "algorithm": name,
-                    "lambda": float(lam),
-                    "threshold": float("nan"),
-                    "mean_quality": float(q.mean()),
-                    "mean_cost": float(c.mean()),
-                    "mean_reward": float(r.mean()),
-                    "strong_share": float(on_strong.mean()),
-                }
-                for key, v in (("mean_quality", q), ("mean_cost", c)):
-                    row[f"{key}_ci_low"], row[f"{key}_ci_high"] = interval(v)
-                rows.append(row)
+            rows += _sweep_rows(res, float(lam), strong)
     shown.close()
     if "random" in names and random_thresholds:
-        swept = random_router_sweep(
-            outcomes.quality,
-            outcomes.cost,
-            weak=weak,
-            strong=strong,
-            orderings=orderings,
-            seed=seed,
-            num_results=int(random_thresholds),
-        )
-        for rec in swept.to_dict("records"):
-            rows.append(
-                {
-                    "algorithm": "random_swept",
-                    "lambda": float("nan"),
-                    **{str(k): float(v) for k, v in rec.items()},
-                    "mean_reward": float("nan"),
-                }
-            )
+        rows += _random_swept_rows(outcomes, weak, strong, orderings=orderings, seed=seed, bins=int(random_thresholds))
     cols = ["algorithm", "lambda", "threshold", "mean_quality", "mean_cost", "mean_reward", "strong_share"]
     frame = pd.DataFrame(rows)
     if outcomes.n_arms == 2:  # RouteLLM's PGR of each point (two models only)
@@ -127,6 +95,88 @@ def lambda_sweep(
         )
         cols.append("pgr")
     return frame[cols + [c for c in frame.columns if c not in cols]]
+
+
+def _sweep_rows(res: ReplayResult, lam: float, strong: int) -> list[dict[str, Any]]:
+    """The sweep's rows of one replay at ``lam``: each router's operating point and intervals."""
+    rows = []
+    for name, tr in res.traces.items():
+        q, c, r = tr.quality.mean(1), tr.cost.mean(1), tr.reward.mean(1)
+        on_strong = (tr.arm == strong).astype(float)
+        if tr.arm2 is not None:
+            on_strong = 0.5 * on_strong + 0.5 * (tr.arm2 == strong)
+        row = {
+            "algorithm": name,
+            "lambda": lam,
+            "threshold": float("nan"),
+            "mean_quality": float(q.mean()),
+            "mean_cost": float(c.mean()),
+            "mean_reward": float(r.mean()),
+            "strong_share": float(on_strong.mean()),
+        }
+        for key, v in (("mean_quality", q), ("mean_cost", c)):
+            row[f"{key}_ci_low"], row[f"{key}_ci_high"] = interval(v)
+        rows.append(row)
+    return rows
+
+
+def _random_swept_rows(
+    outcomes: OutcomeMatrix, weak: int, strong: int, *, orderings: int, seed: int, bins: int
+) -> list[dict[str, Any]]:
+    """The ``random_swept`` rows: RouteLLM's random router over its threshold sweep."""
+    from evalcore.routing._apgr import random_router_sweep
+
+    swept = random_router_sweep(
+        outcomes.quality, outcomes.cost, weak=weak, strong=strong, orderings=orderings, seed=seed, num_results=bins
+    )
+    return [
+        {
+            "algorithm": "random_swept",
+            "lambda": float("nan"),
+            **{str(k): float(v) for k, v in rec.items()},
+            "mean_reward": float("nan"),
+        }
+        for rec in swept.to_dict("records")
+    ]
+
+
+def contextual_features(
+    outcomes: OutcomeMatrix,
+    names: Sequence[str],
+    features: np.ndarray | None,
+    *,
+    params: Mapping[str, Mapping[str, Any]] | None,
+    feature_dims: int,
+    embedder: str,
+    seed: int,
+) -> np.ndarray | None:
+    """``features`` as float32, or the matrix's context features when none are given and a
+    contextual router is among ``names`` (None when none is)."""
+    if features is None and any(make_router(n, **dict((params or {}).get(n, {}))).contextual for n in names):
+        features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
+    return None if features is None else np.asarray(features, dtype=np.float32)
+
+
+def bootstrap_inputs(
+    outcomes: OutcomeMatrix,
+    algorithms: str | Sequence[str],
+    n_boot: int,
+    features: np.ndarray | None,
+    *,
+    params: Mapping[str, Mapping[str, Any]] | None,
+    feature_dims: int,
+    embedder: str,
+    seed: int,
+) -> tuple[list[str], np.ndarray | None]:
+    """What an item bootstrap checks and prepares first: ``n_boot`` an integer >= 2, the
+    routers' names and the context features (see :func:`contextual_features`)."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
+        raise EvalcoreError(f"n_boot must be an integer >= 2, got {n_boot!r}", field="n_boot")
+    names = parse_algorithms(algorithms)
+    feats = contextual_features(
+        outcomes, names, features, params=params, feature_dims=feature_dims, embedder=embedder, seed=seed
+    )
+    return names, feats
 
 
 def _resample_items(outcomes: OutcomeMatrix, idx: np.ndarray) -> OutcomeMatrix:
@@ -322,95 +372,104 @@ def item_bootstrap(
         EvalcoreError: ``base`` replayed other items, another λ, another cost scale or not
             every router bootstrapped.
     """
-    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
-        raise EvalcoreError(f"n_boot must be an integer >= 2, got {n_boot!r}", field="n_boot")
-    names = parse_algorithms(algorithms)
-    if features is None and any(make_router(n, **dict((params or {}).get(n, {}))).contextual for n in names):
-        features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
-    feats = None if features is None else np.asarray(features, dtype=np.float32)
-
-    def means(res: ReplayResult) -> dict[str, dict[str, float]]:
-        return {
-            n: {
-                "mean_reward": float(tr.reward.mean()),
-                "mean_quality": float(tr.quality.mean()),
-                "mean_cost": float(tr.cost.mean()),
-            }
-            for n, tr in res.traces.items()
-        }
-
+    names, feats = bootstrap_inputs(
+        outcomes, algorithms, n_boot, features, params=params, feature_dims=feature_dims, embedder=embedder, seed=seed
+    )
     # every replicate scores the same objective: the cost normalization of the reward keeps
     # the original matrix's price range instead of each resample's own
     prices = (float(outcomes.cost.min()), float(outcomes.cost.max()))
     with cluster_session(cluster, cluster_wait_s) as session:
-        if base is None:
-            base = replay(
-                outcomes,
-                names,
-                orderings=orderings,
-                seed=seed,
-                lam=lam,
-                features=feats,
-                params=params,
-                progress=False,
-                workers=1,
-                price_range=prices,
-                cluster=session,
-            )
-        else:
-            problem = None
-            if list(base.outcomes.item_ids) != list(outcomes.item_ids) or list(base.outcomes.arms) != list(
-                outcomes.arms
-            ):
-                problem = "replayed other items or arms"
-            elif float(base.lam) != float(lam):
-                problem = f"was replayed at λ = {base.lam:g}, not {float(lam):g}"
-            elif base.price_range is not None and tuple(map(float, base.price_range)) != prices:
-                problem = "normalized the cost on another price range"
-            elif [n for n in names if n not in base.traces]:
-                problem = "lacks " + ", ".join(n for n in names if n not in base.traces)
-            if problem:
-                raise EvalcoreError(f"the base replay {problem}", field="base")
-            base = ReplayResult(
-                outcomes=base.outcomes,
-                orders=base.orders,
-                lam=base.lam,
-                seed=base.seed,
-                traces={n: base.traces[n] for n in names},
-                oracle_reward=base.oracle_reward,
-                best_fixed_reward=base.best_fixed_reward,
-                best_fixed_arm=base.best_fixed_arm,
-                price_range=base.price_range,
-            )
-        T = outcomes.n_items
-        rng = np.random.default_rng([seed, 0xB007])
-        idx = rng.integers(0, T, size=(n_boot, T))
+        run = _replayer(names, orderings=orderings, lam=lam, params=params, prices=prices, cluster=session)
+        base = run(outcomes, feats, seed) if base is None else _checked_base(base, outcomes, names, lam, prices)
+        idx = np.random.default_rng([seed, 0xB007]).integers(0, outcomes.n_items, size=(n_boot, outcomes.n_items))
         values = {n: {m: np.empty(n_boot) for m in _BOOT_METRICS} for n in names}
-        from evalcore.routing._progress import bar as progress_bar
-
-        shown = progress_bar(
-            n_boot, f"item bootstrap ({orderings} orderings each)", unit="resamples", progress=progress
-        )
-        for b in range(n_boot):
-            sub = _resample_items(outcomes, idx[b])
-            res = replay(
-                sub,
-                names,
-                orderings=orderings,
-                seed=seed + 1 + b,
-                lam=lam,
-                features=None if feats is None else feats[idx[b]],
-                params=params,
-                progress=False,
-                workers=1,
-                price_range=prices,
-                cluster=session,
-            )
-            for n, vals in means(res).items():
+        label = f"item bootstrap ({orderings} orderings each)"
+        for b, sub, sub_feats in resampled(outcomes, idx, feats, label=label, progress=progress):
+            for n, vals in _trace_means(run(sub, sub_feats, seed + 1 + b)).items():
                 for m, v in vals.items():
                     values[n][m][b] = v
-            shown.update()
-        shown.close()
-    return ItemBootstrap(
-        estimate=means(base), values=values, indices=idx, n_items=T, orderings=orderings, lam=lam, confidence=confidence
+    return ItemBootstrap(_trace_means(base), values, idx, outcomes.n_items, orderings, lam, confidence)
+
+
+def _replayer(
+    names: list[str],
+    *,
+    orderings: int,
+    lam: float,
+    params: Mapping[str, Mapping[str, Any]] | None,
+    prices: tuple[float, float],
+    cluster: Any,
+) -> Callable[[OutcomeMatrix, np.ndarray | None, int], ReplayResult]:
+    """``(matrix, features, seed) -> replay`` of the routers ``names`` with the bootstrap's settings
+    (one thread: the replicates' replays are many and small)."""
+
+    def run(matrix: OutcomeMatrix, features: np.ndarray | None, seed: int) -> ReplayResult:
+        return replay(
+            matrix,
+            names,
+            orderings=orderings,
+            seed=seed,
+            lam=lam,
+            features=features,
+            params=params,
+            progress=False,
+            workers=1,
+            price_range=prices,
+            cluster=cluster,
+        )
+
+    return run
+
+
+def resampled(
+    outcomes: OutcomeMatrix, idx: np.ndarray, feats: np.ndarray | None, *, label: str, progress: bool | None
+) -> Iterator[tuple[int, OutcomeMatrix, np.ndarray | None]]:
+    """``(b, matrix, features)`` of each item resample ``idx[b]``, with a progress bar over them."""
+    from evalcore.routing._progress import bar as progress_bar
+
+    shown = progress_bar(len(idx), label, unit="resamples", progress=progress)
+    for b in range(len(idx)):
+        yield b, _resample_items(outcomes, idx[b]), None if feats is None else feats[idx[b]]
+        shown.update()
+    shown.close()
+
+
+def _trace_means(res: ReplayResult) -> dict[str, dict[str, float]]:
+    """Router → its mean reward, quality and cost over the replay's orderings and items."""
+    return {
+        n: {
+            "mean_reward": float(tr.reward.mean()),
+            "mean_quality": float(tr.quality.mean()),
+            "mean_cost": float(tr.cost.mean()),
+        }
+        for n, tr in res.traces.items()
+    }
+
+
+def _checked_base(
+    base: ReplayResult, outcomes: OutcomeMatrix, names: list[str], lam: float, prices: tuple[float, float]
+) -> ReplayResult:
+    """``base`` restricted to the routers ``names``; refused unless it replayed these items and
+    arms at this λ and price range, every router included."""
+    problem = None
+    if list(base.outcomes.item_ids) != list(outcomes.item_ids) or list(base.outcomes.arms) != list(outcomes.arms):
+        problem = "replayed other items or arms"
+    elif float(base.lam) != float(lam):
+        problem = f"was replayed at λ = {base.lam:g}, not {float(lam):g}"
+    elif base.price_range is not None and tuple(map(float, base.price_range)) != prices:
+        problem = "normalized the cost on another price range"
+    elif [n for n in names if n not in base.traces]:
+        problem = "lacks " + ", ".join(n for n in names if n not in base.traces)
+    if problem:
+        raise EvalcoreError(f"the base replay {problem}", field="base")
+    return ReplayResult(
+        outcomes=base.outcomes,
+        orders=base.orders,
+        lam=base.lam,
+        seed=base.seed,
+        traces={n: base.traces[n] for n in names},
+        oracle_reward=base.oracle_reward,
+        best_fixed_reward=base.best_fixed_reward,
+        best_fixed_arm=base.best_fixed_arm,
+        price_range=base.price_range,
     )

@@ -77,7 +77,12 @@ def write_tables(
         "per_ordering.csv": per_ordering,
     }
     tables = {name: df for name, df in tables.items() if df is not None}
-    out = Path(directory)
+    return _write_all(Path(directory), tables, design)
+
+
+def _write_all(out: Path, tables: dict[str, Any], design: dict[str, Any] | None) -> list[str]:
+    """Write ``tables`` (and ``routing.json`` from ``design``) into a temporary folder in ``out``,
+    then move each into place: all of them or none. Returns the names written."""
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".route-", dir=out))
     try:
