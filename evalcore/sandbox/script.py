@@ -36,14 +36,14 @@ class ScriptSamples:
     if TYPE_CHECKING:
 
         def _workdir(self) -> tuple[str, str | None]: ...
-        def _payload(self, job: dict, workdir: str, stdin_data: bytes, nonces: bytes) -> bytes: ...
-        def _zygote_call(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> tuple: ...
-        def _fork(self, zygote: tuple[Any, int], child_ends: tuple) -> int: ...
+        def _payload(self, job: dict[str, Any], workdir: str, stdin_data: bytes, nonces: bytes) -> bytes: ...
+        def _zygote_call(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> tuple[Any, ...]: ...
+        def _fork(self, zygote: tuple[Any, int], child_ends: tuple[int, ...]) -> int: ...
         def _kill(self, zygote: tuple[Any, int]) -> None: ...
         def _kill_uid(self) -> None: ...
         def _wipe_scratch(self) -> None: ...
 
-    def run_script(self, job: dict) -> dict:
+    def run_script(self, job: dict[str, Any]) -> dict[str, Any]:
         """A ``script`` sample: the program runs alone; the harness's proof line is its verdict."""
         timeout = float(job.get("timeout_s", 10.0))
         max_out = int(job.get("max_output", DEFAULT_MAX_OUTPUT))
@@ -206,14 +206,14 @@ class ScriptSamples:
 
     def _reply(
         self,
-        bufs: dict,
-        dropped: dict,
-        fds: tuple,
+        bufs: dict[int, Any],
+        dropped: dict[int, int],
+        fds: tuple[int, int, int],
         timed_out: bool,
         returncode: int | None,
         duration: float,
         nonces: bytes,
-    ) -> dict:
+    ) -> dict[str, Any]:
         out_r, err_r, res_r = fds
         completed, reasons = False, []
         # Only lines carrying this sample's nonces count: the first proves success, the second
