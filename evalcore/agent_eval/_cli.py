@@ -15,6 +15,12 @@ from evalcore.errors import EvalcoreError
 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
     """Add the ``agent-eval`` and ``sweep`` sub-commands."""
+    _agent_eval_parser(subparsers)
+    _sweep_parser(subparsers)
+
+
+def _agent_eval_parser(subparsers: Any) -> None:
+    """The ``agent-eval`` sub-command: which agent and cases, then how the run is done."""
     p = subparsers.add_parser(
         "agent-eval",
         help="evaluate a tool-building agent in seven categories, or compare two evaluations",
@@ -64,6 +70,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "results after the run, so the agent cannot rebuild the expected answers; put the "
         "recorded seed in a file to rerun the same cases)",
     )
+    _agent_eval_run_args(p)
+
+
+def _agent_eval_run_args(p: argparse.ArgumentParser) -> None:
+    """``agent-eval``'s options of the run: sizes, limits, outputs, ``--compare``."""
     p.add_argument("--limit", type=int, default=None, help="at most N cases per category")
     p.add_argument("--workers", type=int, default=4, help="threads of the load test (default 4)")
     p.add_argument("--load-requests", type=int, default=20, help="requests of the load test (default 20)")
@@ -115,6 +126,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     p.set_defaults(func=_escaped(_agent_eval))
 
+
+def _sweep_parser(subparsers: Any) -> None:
+    """The ``sweep`` sub-command."""
     s = subparsers.add_parser(
         "sweep",
         help="sweep the similarity threshold of an agent's tool search",
@@ -224,33 +238,11 @@ def _agent_eval(args: argparse.Namespace) -> int:
 
         check_output_dir(args.output_dir, field="--output-dir")
     if args.compare:
-        from evalcore.agent_eval import compare_results, format_agent_eval_comparison
-
-        cmp = compare_results(args.compare[0], args.compare[1])
-        _say(format_agent_eval_comparison(cmp))
-        if not args.no_save:
-            from evalcore._io import write_bytes_atomic
-
-            out = args.output_dir / f"comparison_{args.compare[0].stem}_vs_{args.compare[1].stem}.json"
-            write_bytes_atomic(out, json.dumps(cmp, indent=1).encode())
-            _say(f"wrote {out}")
-        return 0
+        return _compare(args)
     cats = _categories(args.categories)
     seed, seed_source = _case_seed(args)
-    for name in ("limit", "workers", "load_requests"):
-        val = getattr(args, name)
-        if val is not None and val < 1:
-            raise EvalcoreError("must be at least 1", field="--" + name.replace("_", "-"))
-    if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
-        raise EvalcoreError("must lie in [-1, 1]", field="--threshold")
-    if args.request_timeout is not None and not args.request_timeout > 0:
-        raise EvalcoreError("must be a positive number of seconds", field="--request-timeout")
-    if not 0.0 <= args.category_floor <= 1.0:
-        raise EvalcoreError("must lie in [0, 1]", field="--category-floor")
-    if not args.throughput_target > 0:
-        raise EvalcoreError("must be a positive number of requests per second", field="--throughput-target")
-    _model_only_for_reference(args)
-    from evalcore.agent_eval import AgentEvalConfig, agent_eval_records, evaluate, write_outputs
+    _agent_eval_checks(args)
+    from evalcore.agent_eval import AgentEvalConfig, evaluate, write_outputs
 
     url = _http_agent_url(args.agent)
     if url is not None:  # a dead or non-agent endpoint is refused now, not scored 0 case by case
@@ -293,30 +285,7 @@ def _agent_eval(args: argparse.Namespace) -> int:
         hide=hide,
     )
     lost = _lost_agent(url, args.request_timeout, result) if url is not None else None
-    s = result.summary()
-    status = {"PASSED": "PASSED", "FAILED": "FAILED", "partial": "partial (not every category run: no verdict)"}
-    _say(
-        f"overall {s['overall_score']:.3f}  system {status[s['status']]}  "
-        f"tests passed {s['n_tests_passed']}/{s['n_tests']}  critical failures {s['n_critical_failures']}"
-        + ("" if s["trusted"] else "  [in-process agent: results not trusted]")
-    )
-    if args.cases is None:
-        _say(
-            f"  cases from seed {config.seed}"
-            + (
-                " (drawn for this run; put it in a file and pass --seed-file FILE, or set EVALCORE_AGENT_SEED, "
-                "to rerun the same cases)"
-                if config.seed_source == "drawn"
-                else f" (from the {seed_source})"
-            )
-        )
-    if s["categories_below_floor"] and s["status"] != "partial":
-        _say(f"  below the category floor {s['category_floor']:g}: {', '.join(s['categories_below_floor'])}")
-    for row in agent_eval_records(result):
-        _say(
-            f"  {row['category']:<12} {row['score']:.3f} {'pass' if row['passed'] else 'FAIL'}  "
-            f"(weight {row['weight']:.3f}, {row['tests_passed']}/{row['tests']} tests)"
-        )
+    _print_result(result, config.seed, config.seed_source, args.cases is None)
     written: list[str] = []
     if not args.no_save:
         paths = write_outputs(result, args.output_dir, visualize=args.visualize)
@@ -330,6 +299,74 @@ def _agent_eval(args: argparse.Namespace) -> int:
             field="--agent",
         )
     return 1 if args.strict and not result.passed else 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """``agent-eval --compare A.json B.json``: print the comparison and write it (unless
+    ``--no-save``)."""
+    from evalcore.agent_eval import compare_results, format_agent_eval_comparison
+
+    cmp = compare_results(args.compare[0], args.compare[1])
+    _say(format_agent_eval_comparison(cmp))
+    if not args.no_save:
+        from evalcore._io import write_bytes_atomic
+
+        out = args.output_dir / f"comparison_{args.compare[0].stem}_vs_{args.compare[1].stem}.json"
+        write_bytes_atomic(out, json.dumps(cmp, indent=1).encode())
+        _say(f"wrote {out}")
+    return 0
+
+
+def _agent_eval_checks(args: argparse.Namespace) -> None:
+    """``agent-eval``'s numeric options and ``--model`` checked before anything runs.
+
+    Raises:
+        EvalcoreError: naming the option.
+    """
+    for name in ("limit", "workers", "load_requests"):
+        val = getattr(args, name)
+        if val is not None and val < 1:
+            raise EvalcoreError("must be at least 1", field="--" + name.replace("_", "-"))
+    if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
+        raise EvalcoreError("must lie in [-1, 1]", field="--threshold")
+    if args.request_timeout is not None and not args.request_timeout > 0:
+        raise EvalcoreError("must be a positive number of seconds", field="--request-timeout")
+    if not 0.0 <= args.category_floor <= 1.0:
+        raise EvalcoreError("must lie in [0, 1]", field="--category-floor")
+    if not args.throughput_target > 0:
+        raise EvalcoreError("must be a positive number of requests per second", field="--throughput-target")
+    _model_only_for_reference(args)
+
+
+def _print_result(result: Any, seed: int | None, seed_source: str, generated: bool) -> None:
+    """Print the evaluation's summary: the verdict, the case seed (for generated cases), the
+    categories below the floor and one line per category."""
+    from evalcore.agent_eval import agent_eval_records
+
+    s = result.summary()
+    status = {"PASSED": "PASSED", "FAILED": "FAILED", "partial": "partial (not every category run: no verdict)"}
+    _say(
+        f"overall {s['overall_score']:.3f}  system {status[s['status']]}  "
+        f"tests passed {s['n_tests_passed']}/{s['n_tests']}  critical failures {s['n_critical_failures']}"
+        + ("" if s["trusted"] else "  [in-process agent: results not trusted]")
+    )
+    if generated:
+        _say(
+            f"  cases from seed {seed}"
+            + (
+                " (drawn for this run; put it in a file and pass --seed-file FILE, or set EVALCORE_AGENT_SEED, "
+                "to rerun the same cases)"
+                if seed_source == "drawn"
+                else f" (from the {seed_source})"
+            )
+        )
+    if s["categories_below_floor"] and s["status"] != "partial":
+        _say(f"  below the category floor {s['category_floor']:g}: {', '.join(s['categories_below_floor'])}")
+    for row in agent_eval_records(result):
+        _say(
+            f"  {row['category']:<12} {row['score']:.3f} {'pass' if row['passed'] else 'FAIL'}  "
+            f"(weight {row['weight']:.3f}, {row['tests_passed']}/{row['tests']} tests)"
+        )
 
 
 def _starting(what: str, hosted: bool) -> None:
@@ -414,8 +451,40 @@ def write_sweep_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from evalcore._io import write_bytes_atomic
-    from evalcore.agent_eval import parse_thresholds, resolve_agent, threshold_sweep
+    from evalcore.agent_eval import load_cases, resolve_agent, threshold_sweep
+
+    thresholds, seed = _sweep_checks(args)
+    cases = load_cases(args.cases) if args.cases else None
+    counts = _parse_counts(args.counts)
+    _starting(f"sweep: generating the cases; agent {args.agent!r} is started once per threshold", True)
+    res = threshold_sweep(
+        lambda t: resolve_agent(
+            args.agent,
+            model=args.model,
+            threshold=t,
+            hide=[p for p in (args.cases, args.output, args.seed_file) if p is not None],
+        ),
+        thresholds,
+        cases=cases,
+        seed=seed,
+        counts=counts,
+        n_unrelated=args.unrelated,
+    )
+    _write_sweep(args.output, res)
+    _print_sweep(res)
+    out = args.output
+    _say(f"wrote {out / 'sweep.json'}, {out / 'sweep_metrics.csv'}, {out / 'sweep.png'}", file=sys.stderr)
+    return 0
+
+
+def _sweep_checks(args: argparse.Namespace) -> tuple[list[float], int | None]:
+    """``sweep``'s arguments checked before anything runs; the thresholds and the case seed.
+
+    Raises:
+        EvalcoreError: A bad argument, an agent whose threshold cannot be varied, an output
+            folder in the way, or a reference agent's endpoint that cannot be reached.
+    """
+    from evalcore.agent_eval import parse_thresholds
 
     thresholds = parse_thresholds(args.thresholds)
     if any(not -1.0 <= t <= 1.0 for t in thresholds):
@@ -439,25 +508,13 @@ def _sweep(args: argparse.Namespace) -> int:
         from evalcore.agent_eval._entry import check_agent_model
 
         check_agent_model(args.model)  # a dead endpoint fails now, not unnoticed in every run
-    from evalcore.agent_eval import load_cases
+    return thresholds, seed
 
-    cases = load_cases(args.cases) if args.cases else None
-    counts = _parse_counts(args.counts)
-    _starting(f"sweep: generating the cases; agent {args.agent!r} is started once per threshold", True)
-    res = threshold_sweep(
-        lambda t: resolve_agent(
-            args.agent,
-            model=args.model,
-            threshold=t,
-            hide=[p for p in (args.cases, args.output, args.seed_file) if p is not None],
-        ),
-        thresholds,
-        cases=cases,
-        seed=seed,
-        counts=counts,
-        n_unrelated=args.unrelated,
-    )
-    out = args.output
+
+def _write_sweep(out: Path, res: Any) -> None:
+    """Write ``sweep.json``, ``sweep_metrics.csv`` and ``sweep.png`` into ``out``."""
+    from evalcore._io import write_bytes_atomic
+
     write_sweep_json(out / "sweep.json", res.to_dict())
     write_bytes_atomic(out / "sweep_metrics.csv", res.metrics.to_csv(index=False).encode())
     import io
@@ -465,6 +522,11 @@ def _sweep(args: argparse.Namespace) -> int:
     buf = io.BytesIO()
     res.figure().savefig(buf, format="png", dpi=110)
     write_bytes_atomic(out / "sweep.png", buf.getvalue())
+
+
+def _print_sweep(res: Any) -> None:
+    """Print the sweep's held-out tables, the best threshold (and a note when it lies at the
+    grid's edge), the paired tests and the figure's caption."""
     cols = [
         "threshold",
         "n_labelled",
@@ -496,5 +558,3 @@ def _sweep(args: argparse.Namespace) -> int:
         _say(f"paired permutation tests on the held-out split, each threshold against {res.best_threshold:g}:")
         _say(table(res.tests, ".4g"))
     _say(f"sweep.png: {res.figure_caption()}")
-    _say(f"wrote {out / 'sweep.json'}, {out / 'sweep_metrics.csv'}, {out / 'sweep.png'}", file=sys.stderr)
-    return 0

@@ -469,6 +469,31 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
         for n, b in figs.items()
     )
     crit = s.get("critical_failures", [])
+    verdict, below_text, trust_text = _verdict_texts(d)
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8">{csp}<title>Agent evaluation — {e(str(d["config"].get("agent", "")))}</title>
+<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}img{{max-width:100%}}</style></head><body>
+<h1>Agent evaluation: {e(str(d["config"].get("agent", "")))}</h1>
+<p>Overall score <b>{s["overall_score"]:.3f}</b> (weighted mean over the categories run, weights renormalized) —
+system {verdict}; {len(crit)} critical failure(s). {below_text} {trust_text}
+Tests passed: {s["n_tests_passed"]}/{s["n_tests"]}.
+Started {e(str(s.get("started_at", "")))}, {s.get("duration_s", 0):.1f} s.</p>
+<table><tr><th>category</th><th>score</th><th>weight</th><th>status</th><th>tests passed</th><th>notes</th></tr>
+{rows}</table>
+{imgs}
+<h2>Failed tests</h2>
+<table><tr><th>category</th><th>test</th><th>score</th><th>critical</th><th>why</th></tr>{failed}</table>
+<h2>Metrics</h2>{metrics}
+<h2>Configuration</h2><pre>{e(json.dumps(d["config"], indent=1))}</pre>
+</body></html>
+"""
+
+
+def _verdict_texts(d: dict[str, Any]) -> tuple[str, str, str]:
+    """The report's verdict, its line on the categories below the floor and on trust (HTML)."""
+    e = html.escape
+    s = d["summary"]
     status = _status(d)
     floor = s.get("category_floor", 0.5)
     below = list(s.get("categories_below_floor", [c for c, r in d["detailed_results"].items() if r["score"] < floor]))
@@ -497,24 +522,7 @@ def render_html(result: Any, figures: Mapping[str, bytes] | None = None) -> str:
         + (f", {e(str(process))}" if process and process != "in-process" else "")
         + " and could reach it: debugging only)."
     )
-    return f"""<!doctype html>
-<html><head><meta charset="utf-8">{csp}<title>Agent evaluation — {e(str(d["config"].get("agent", "")))}</title>
-<style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}img{{max-width:100%}}</style></head><body>
-<h1>Agent evaluation: {e(str(d["config"].get("agent", "")))}</h1>
-<p>Overall score <b>{s["overall_score"]:.3f}</b> (weighted mean over the categories run, weights renormalized) —
-system {verdict}; {len(crit)} critical failure(s). {below_text} {trust_text}
-Tests passed: {s["n_tests_passed"]}/{s["n_tests"]}.
-Started {e(str(s.get("started_at", "")))}, {s.get("duration_s", 0):.1f} s.</p>
-<table><tr><th>category</th><th>score</th><th>weight</th><th>status</th><th>tests passed</th><th>notes</th></tr>
-{rows}</table>
-{imgs}
-<h2>Failed tests</h2>
-<table><tr><th>category</th><th>test</th><th>score</th><th>critical</th><th>why</th></tr>{failed}</table>
-<h2>Metrics</h2>{metrics}
-<h2>Configuration</h2><pre>{e(json.dumps(d["config"], indent=1))}</pre>
-</body></html>
-"""
+    return verdict, below_text, trust_text
 
 
 def write_outputs(result: Any, output_dir: str | os.PathLike[str], *, visualize: bool = True) -> dict[str, Path]:

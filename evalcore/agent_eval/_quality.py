@@ -440,6 +440,15 @@ def test_quality(
     if not replay["passed"]:
         return {**out, "error": f"the tests fail when run again against the tool's recorded outputs: {replay['error']}"}
     killed = _kills(function_name, tests, names, calls, original, variants, limit)
+    return _scored(out, variants, killed)
+
+
+test_quality.__test__ = False  # type: ignore[attr-defined]  # not a pytest test when imported
+
+
+def _scored(out: dict[str, Any], variants: list[tuple[str, list[Any]]], killed: list[bool]) -> dict[str, Any]:
+    """``out`` with the score: the lower of the behaviour mutants' killed share and the code
+    mutants' (the behaviour share alone without code mutants)."""
     nb = out["n_behaviour"]
     behaviour = sum(killed[:nb]) / nb if nb else 0.0
     code_share = sum(killed[nb:]) / (len(killed) - nb) if len(killed) > nb else None
@@ -452,9 +461,6 @@ def test_quality(
         survivors=[w for (w, _o), k in zip(variants, killed, strict=True) if not k],
     )
     return out
-
-
-test_quality.__test__ = False  # type: ignore[attr-defined]  # not a pytest test when imported
 
 
 def _blank_quality() -> dict[str, Any]:

@@ -63,6 +63,27 @@ def run_self_test(
         "counts": config.counts,
         "n_paraphrase_groups": config.n_paraphrase_groups,
     }
+    plan = _plan(keyed, groups, guesser_kw, gaming=gaming, hosted=hosted)
+    scores: dict[str, dict[str, float]] = {}
+    measured: dict[str, dict[str, Any]] = {}
+    for name, (make, cats) in plan.items():
+        agent = _hosted(name, factory_kw, guesser_kw, config) if hosted else make()
+        try:
+            res = AgentEvaluator(agent, cases, config=config, agent_name=name).run(cats, progress=False)
+        finally:
+            close = getattr(agent, "close", None)
+            if callable(close) and hosted:
+                close()
+        scores[name] = res.category_scores
+        measured[name] = {c: dict(r.metrics) for c, r in res.categories.items()}
+    checks = _checks(scores, measured, plan, config)
+    return {"scores": scores, "checks": checks, "passed": all(checks.values())}
+
+
+def _plan(
+    keyed: list[AgentCase], groups: list[list[AgentCase]], guesser_kw: dict[str, Any], *, gaming: bool, hosted: bool
+) -> dict[str, tuple[Any, list[str]]]:
+    """Agent name → (its in-process factory, the categories it is run on)."""
     all_cats = list(CATEGORIES)
     plan: dict[str, tuple[Any, list[str]]] = {
         "oracle": (lambda: OracleAgent(keyed, groups), all_cats),
@@ -80,32 +101,32 @@ def run_self_test(
         for name, (cls, cat, _metric, _most) in GAMING_MEASURES.items():
             plan[name] = ((lambda cls=cls: cls(keyed, groups)), [cat])
         plan["seed_guesser"] = (lambda: make_seed_guesser(**guesser_kw), ["functional"])
-    scores: dict[str, dict[str, float]] = {}
-    measured: dict[str, dict[str, Any]] = {}
-    for name, (make, cats) in plan.items():
-        if hosted:
-            from evalcore.agents import HostedAgent
+    return plan
 
-            if name == "seed_guesser":
-                spec, kw = "evalcore.agent_eval._gaming:make_seed_guesser", guesser_kw
-            else:
-                spec = (
-                    f"evalcore.agent_eval._oracle:make_{name}"
-                    if name in SELF_TEST_AGENTS
-                    else "evalcore.agent_eval._gaming:make_gaming"
-                )
-                kw = dict(factory_kw, **({} if name in SELF_TEST_AGENTS else {"name": name}))
-            agent = HostedAgent(spec, kw, timeout_s=config.request_timeout_s or 30.0)
-        else:
-            agent = make()
-        try:
-            res = AgentEvaluator(agent, cases, config=config, agent_name=name).run(cats, progress=False)
-        finally:
-            close = getattr(agent, "close", None)
-            if callable(close) and hosted:
-                close()
-        scores[name] = res.category_scores
-        measured[name] = {c: dict(r.metrics) for c, r in res.categories.items()}
+
+def _hosted(name: str, factory_kw: dict[str, Any], guesser_kw: dict[str, Any], config: AgentEvalConfig) -> Any:
+    """The self-test agent ``name`` hosted in a process of its own."""
+    from evalcore.agents import HostedAgent
+
+    if name == "seed_guesser":
+        spec, kw = "evalcore.agent_eval._gaming:make_seed_guesser", guesser_kw
+    else:
+        spec = (
+            f"evalcore.agent_eval._oracle:make_{name}"
+            if name in SELF_TEST_AGENTS
+            else "evalcore.agent_eval._gaming:make_gaming"
+        )
+        kw = dict(factory_kw, **({} if name in SELF_TEST_AGENTS else {"name": name}))
+    return HostedAgent(spec, kw, timeout_s=config.request_timeout_s or 30.0)
+
+
+def _checks(
+    scores: dict[str, dict[str, float]],
+    measured: dict[str, dict[str, Any]],
+    plan: dict[str, Any],
+    config: AgentEvalConfig,
+) -> dict[str, bool]:
+    """The self-test's checks (see :func:`run_self_test`), each by its description."""
     checks: dict[str, bool] = {
         "oracle functional == 1": scores["oracle"]["functional"] == 1.0,
         "oracle workflow == 1": scores["oracle"]["workflow"] == 1.0,
@@ -130,4 +151,4 @@ def run_self_test(
         checks[f"seed_guesser functional < {config.category_floor} (the answer key out of reach)"] = (
             scores["seed_guesser"]["functional"] < config.category_floor
         )
-    return {"scores": scores, "checks": checks, "passed": all(checks.values())}
+    return checks

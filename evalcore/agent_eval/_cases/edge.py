@@ -32,6 +32,31 @@ def edge_pool(rng: random.Random) -> list[dict[str, Any]]:
     w = rng.choice(WORDS)
     x = rng.choice([40, 80, 250, 640])
     neg = rng.randint(1, 9)
+    errors = _invalid_requests(neg)
+    clar = _ambiguous_requests()
+    values = _boundary_requests(x, w)
+    for group in (errors, clar, values):
+        rng.shuffle(group)
+    for e in errors:
+        e["behavior"] = "error"
+    for c in clar:
+        c["behavior"] = "clarification"
+        c["terms"] = list(CLARIFICATION_TERMS)
+    for v in values:
+        v["behavior"] = "answer"
+    # Interleave so that any prefix mixes the three behaviours (4 errors, 3 clarifications, 4
+    # values for the default 11).
+    out: list[dict[str, Any]] = []
+    order: list[list[dict[str, Any]]] = [errors, values, clar]
+    while any(order):
+        for g in order:
+            if g:
+                out.append(g.pop(0))
+    return out
+
+
+def _invalid_requests(neg: int) -> list[dict[str, Any]]:
+    """Invalid requests that need a clear error (``neg``: the drawn negative factorial)."""
     errors: list[dict[str, Any]] = [
         {
             "query": f"Calculate the factorial of -{neg}",
@@ -69,12 +94,22 @@ def edge_pool(rng: random.Random) -> list[dict[str, Any]]:
             "terms": ["-500", "absolute zero"],
         },
     ]
+    return errors
+
+
+def _ambiguous_requests() -> list[dict[str, Any]]:
+    """Ambiguous requests that need a clarification (a value is missing)."""
     clar: list[dict[str, Any]] = [
         {"query": "Convert it to Fahrenheit", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
         {"query": "Calculate the percentage", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
         {"query": "Reverse it", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
         {"query": "What is the factorial?", "kind": "ambiguous", "tools": [], "tags": ["missing_value"]},
     ]
+    return clar
+
+
+def _boundary_requests(x: int, w: str) -> list[dict[str, Any]]:
+    """Boundary values (``x``: a drawn number, ``w``: a drawn word)."""
     # boundary values whose answers equal no number or string in the request (an agent that
     # echoes its input gets none of them right)
     values: list[dict[str, Any]] = [
@@ -128,21 +163,4 @@ def edge_pool(rng: random.Random) -> list[dict[str, Any]]:
             "tags": ["boundary", "large"],
         },
     ]
-    for group in (errors, clar, values):
-        rng.shuffle(group)
-    for e in errors:
-        e["behavior"] = "error"
-    for c in clar:
-        c["behavior"] = "clarification"
-        c["terms"] = list(CLARIFICATION_TERMS)
-    for v in values:
-        v["behavior"] = "answer"
-    # Interleave so that any prefix mixes the three behaviours (4 errors, 3 clarifications, 4
-    # values for the default 11).
-    out: list[dict[str, Any]] = []
-    order: list[list[dict[str, Any]]] = [errors, values, clar]
-    while any(order):
-        for g in order:
-            if g:
-                out.append(g.pop(0))
-    return out
+    return values

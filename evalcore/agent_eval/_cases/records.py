@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -111,47 +111,8 @@ class AgentCase:
 
         if not isinstance(d, Mapping):
             raise bad("a case must be a JSON object", "case")
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(str(k) for k in d if k not in known)
-        if unknown:  # a misspelt field ("tolerance", "expect") would otherwise be ignored
-            raise bad(f"unknown field(s) {unknown}; a case has {known}", unknown[0])
-        for key in ("id", "query", "complexity", "kind"):
-            if not isinstance(d.get(key), str):
-                raise bad("missing or not a string", key)
-        if d["complexity"] not in COMPLEXITIES:
-            raise bad(f"must be one of {list(COMPLEXITIES)}, got {d['complexity']!r}", "complexity")
-        behavior = d.get("expected_behavior", "answer")
-        if behavior not in BEHAVIORS:
-            raise bad(f"must be one of {list(BEHAVIORS)}, got {behavior!r}", "expected_behavior")
-        if behavior == "answer" and d.get("expected") is None:
-            raise bad("an 'answer' case needs an expected value", "expected")
-        for key in ("categories", "tags", "expected_tools"):
-            val = d.get(key, [])
-            if not isinstance(val, list) or not all(isinstance(v, str) for v in val):
-                raise bad("must be a list of strings", key)
-        from evalcore.agent_eval._config import CATEGORIES
-
-        odd = [c for c in d.get("categories", []) if c not in CATEGORIES]
-        if odd:  # an unknown category would drop the case from every category without a word
-            raise bad(f"unknown categor{'y' if len(odd) == 1 else 'ies'} {odd}; use {list(CATEGORIES)}", "categories")
-        for key in ("rel_tol", "abs_tol"):
-            val = d.get(key, 1e-9 if key == "rel_tol" else 1e-6)
-            if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
-                raise bad("must be a finite non-negative number", key)
-        steps_raw = d.get("steps", [])
-        if not isinstance(steps_raw, list):
-            raise bad("must be a list", "steps")
-        steps: list[ExpectedStep] = []
-        for i, s in enumerate(steps_raw):
-            if not isinstance(s, Mapping) or not isinstance(s.get("tool"), str):
-                raise bad(f"step {i} needs a 'tool' string", "steps")
-            extra = sorted(str(k) for k in s if k not in ("tool", "expected", "depends_on"))
-            if extra:
-                raise bad(f"step {i}: unknown field(s) {extra}; a step has tool, expected, depends_on", "steps")
-            deps = s.get("depends_on", [])
-            if not isinstance(deps, list) or not all(isinstance(j, int) and 0 <= j < i for j in deps):
-                raise bad(f"step {i}: depends_on must list indices of earlier steps", "steps")
-            steps.append(ExpectedStep(tool=s["tool"], expected=s.get("expected"), depends_on=list(deps)))
+        behavior = _check_case_fields(d, [f.name for f in fields(cls)], bad)
+        steps = _check_steps(d, bad)
         group = d.get("paraphrase_group")
         if group is not None and not isinstance(group, str):
             raise bad("must be a string or null", "paraphrase_group")
@@ -178,6 +139,66 @@ class AgentCase:
             inputs=dict(inputs),
             error_terms=list(terms),
         )
+
+
+def _check_case_fields(d: Mapping[str, Any], known: list[str], bad: Callable[[str, str], EvalcoreError]) -> str:
+    """Check a case's fields but steps, paraphrase group, inputs and error terms; return its
+    expected behaviour.
+
+    Raises:
+        EvalcoreError: (made by ``bad``) an unknown field, or a missing or wrong one.
+    """
+    unknown = sorted(str(k) for k in d if k not in known)
+    if unknown:  # a misspelt field ("tolerance", "expect") would otherwise be ignored
+        raise bad(f"unknown field(s) {unknown}; a case has {known}", unknown[0])
+    for key in ("id", "query", "complexity", "kind"):
+        if not isinstance(d.get(key), str):
+            raise bad("missing or not a string", key)
+    if d["complexity"] not in COMPLEXITIES:
+        raise bad(f"must be one of {list(COMPLEXITIES)}, got {d['complexity']!r}", "complexity")
+    behavior = d.get("expected_behavior", "answer")
+    if behavior not in BEHAVIORS:
+        raise bad(f"must be one of {list(BEHAVIORS)}, got {behavior!r}", "expected_behavior")
+    if behavior == "answer" and d.get("expected") is None:
+        raise bad("an 'answer' case needs an expected value", "expected")
+    for key in ("categories", "tags", "expected_tools"):
+        val = d.get(key, [])
+        if not isinstance(val, list) or not all(isinstance(v, str) for v in val):
+            raise bad("must be a list of strings", key)
+    from evalcore.agent_eval._config import CATEGORIES
+
+    odd = [c for c in d.get("categories", []) if c not in CATEGORIES]
+    if odd:  # an unknown category would drop the case from every category without a word
+        raise bad(f"unknown categor{'y' if len(odd) == 1 else 'ies'} {odd}; use {list(CATEGORIES)}", "categories")
+    for key in ("rel_tol", "abs_tol"):
+        val = d.get(key, 1e-9 if key == "rel_tol" else 1e-6)
+        if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val) or val < 0:
+            raise bad("must be a finite non-negative number", key)
+    return str(behavior)
+
+
+def _check_steps(d: Mapping[str, Any], bad: Callable[[str, str], EvalcoreError]) -> list[ExpectedStep]:
+    """A case's expected steps, checked: each a ``tool`` string, an ``expected`` value and
+    ``depends_on`` indices of earlier steps, nothing else.
+
+    Raises:
+        EvalcoreError: (made by ``bad``) naming the step.
+    """
+    steps_raw = d.get("steps", [])
+    if not isinstance(steps_raw, list):
+        raise bad("must be a list", "steps")
+    steps: list[ExpectedStep] = []
+    for i, s in enumerate(steps_raw):
+        if not isinstance(s, Mapping) or not isinstance(s.get("tool"), str):
+            raise bad(f"step {i} needs a 'tool' string", "steps")
+        extra = sorted(str(k) for k in s if k not in ("tool", "expected", "depends_on"))
+        if extra:
+            raise bad(f"step {i}: unknown field(s) {extra}; a step has tool, expected, depends_on", "steps")
+        deps = s.get("depends_on", [])
+        if not isinstance(deps, list) or not all(isinstance(j, int) and 0 <= j < i for j in deps):
+            raise bad(f"step {i}: depends_on must list indices of earlier steps", "steps")
+        steps.append(ExpectedStep(tool=s["tool"], expected=s.get("expected"), depends_on=list(deps)))
+    return steps
 
 
 _FORMAT = "evalcore-agent-cases"
