@@ -142,7 +142,7 @@ def _sample_record(s: dict[str, Any], harness: str | None, scorer: str) -> dict[
         if isinstance(m, dict)
     ]
     latency = comp.get("latency_s")
-    seen = {
+    seen: dict[str, Any] = {
         "messages": messages,
         "response": str(comp.get("text") or ""),
         "extracted": scores.get("extracted_flexible"),

@@ -59,6 +59,13 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     """Add ``notebooks run``, ``report`` and ``browse`` to the ``evalcore`` command line."""
     notebooks = subparsers.add_parser("notebooks", help="run the notebook suite (papermill) into a report")
     nb_sub = notebooks.add_subparsers(dest="notebooks_command", metavar="ACTION", required=True)
+    _add_notebooks_run(nb_sub)
+    _add_report(subparsers)
+    _add_browse(subparsers)
+
+
+def _add_notebooks_run(nb_sub: Any) -> None:
+    """``evalcore notebooks run``."""
     run = nb_sub.add_parser(
         "run",
         help="execute every notebook of a notebook suite and write reports/<id>/ (index.html, HTML, PDF, PNG, JSON)",
@@ -67,7 +74,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "recorded numbers and an index.html that starts with the headline table; reports/latest "
         "points to the last complete run of the whole suite, reports/latest-partial to the newest partial "
         "one (--only, interrupted). Prints a progress line every --progress-every seconds (with the time "
-        "left, estimated from the last complete run), the headline "
+        "left, each notebook's run and export, estimated from this machine's earlier runs or the times "
+        "stored beside the suite file, at this run's pace), the headline "
         "table at the end and, last, the path of the index. --resume continues an interrupted suite "
         "in its own folder: finished notebooks are kept, the others run again and resume their "
         "recorded runs. Exits 1 when a notebook failed, 2 for a bad suite file or parameter.",
@@ -117,6 +125,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     run.set_defaults(executor_for="each notebook (its files come back here; see docs/cluster.md)")
     run.set_defaults(func=_notebooks_run)
 
+
+def _add_report(subparsers: Any) -> None:
+    """``evalcore report``."""
     rep = subparsers.add_parser(
         "report",
         help="export an executed notebook (or a suite run folder) to HTML/PDF",
@@ -131,6 +142,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     rep.add_argument("--no-pdf", action="store_true", help="HTML only")
     rep.set_defaults(func=_report)
 
+
+def _add_browse(subparsers: Any) -> None:
+    """``evalcore browse``."""
     browse = subparsers.add_parser(
         "browse",
         help="write a run's sample browser (one offline HTML page)",

@@ -1,14 +1,14 @@
 """Progress of a running notebook suite: the progress line (notebook, cell, elapsed time, samples
 written, time left), the heartbeat thread that prints it and stops a notebook over its time
-limit, and the expected durations and sample counts the time left is estimated from.
+limit, and the estimate of the time left (:class:`SuiteEstimate`: the expected durations of
+:mod:`evalcore.reporting._suite_times` at the paces this run learns as its notebooks finish).
 
-Split from :mod:`evalcore.reporting._notebooks`, which re-exports these names.
+:mod:`evalcore.reporting._notebooks` re-exports these names.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import threading
@@ -18,13 +18,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalcore._io import to_json_native
-from evalcore.errors import EvalcoreError
+from evalcore.reporting._suite_times import TIMES_SUFFIX as TIMES_SUFFIX
+from evalcore.reporting._suite_times import Expected
+from evalcore.reporting._suite_times import expected_durations as expected_durations
 
 
 @dataclass
 class _Progress:
-    """What the running notebook is doing, read by the heartbeat thread."""
+    """What the running notebook is doing, read by the heartbeat thread.
+
+    ``expected_s``/``after_s``: the expected execution of this notebook and of the notebooks after
+    it; ``finish_s``/``after_finish_s``: their expected finishing (stderr moved out of the
+    notebook, HTML, PDF, records: seconds after the last cell, counted in the estimate since
+    issue 39), each at its own pace (``pace``, ``finish_pace``: the PDF printer slows more on a
+    busy machine than the notebooks do). ``phase`` is ``"running"``, then ``"finishing"`` from
+    ``phase_started``.
+    """
 
     name: str
     number: int
@@ -43,6 +52,11 @@ class _Progress:
     after_s: float | None = None
     estimate_from: str = ""
     pace: Pace | None = None
+    finish_s: float | None = None
+    after_finish_s: float = 0.0
+    finish_pace: Pace | None = None
+    phase: str = "running"
+    phase_started: float | None = None
 
 
 def _step(cells: Sequence[Any], index: int) -> str | None:
@@ -186,10 +200,33 @@ def _estimate(progress: _Progress, now: float) -> tuple[float | None, float | No
     return here, (over if here is None else None), pace, predicted
 
 
+def _finish_left(progress: _Progress, now: float) -> float:
+    """Seconds of this notebook's finishing still to come at the finishing pace: all of it while
+    the notebook runs; while it finishes, what is left of it (0 once past it)."""
+    expected = progress.finish_s or 0.0
+    if progress.phase != "finishing":
+        return (progress.finish_pace.factor() if progress.finish_pace is not None else 1.0) * expected
+    spent = now - (progress.phase_started if progress.phase_started is not None else now)
+    pace = progress.finish_pace.factor(expected, spent) if progress.finish_pace is not None else 1.0
+    return max(pace * expected - spent, 0.0)
+
+
+def _after_left(progress: _Progress, pace: float) -> float | None:
+    """Seconds of the notebooks after this one (execution at ``pace``, finishing at the
+    finishing pace); None when one of them has no expected duration."""
+    if progress.number >= progress.total:
+        return 0.0
+    if progress.after_s is None:
+        return None
+    finish_pace = progress.finish_pace.factor() if progress.finish_pace is not None else 1.0
+    return pace * progress.after_s + finish_pace * progress.after_finish_s
+
+
 def suite_left_s(progress: _Progress, now: float | None = None) -> float | None:
-    """The estimate of the whole suite's time left in seconds: this notebook's (:func:`time_left`)
-    plus the expected durations of the notebooks after it at this run's pace; while this notebook
-    runs past its predicted time, the notebooks after it only (a lower bound). None: unknown.
+    """The estimate of the whole suite's time left in seconds: this notebook's (:func:`time_left`:
+    what is left of its execution and of its finishing) plus the notebooks after it, execution and
+    finishing, at this run's paces; while this notebook runs past its predicted time, its
+    finishing and the notebooks after it only (a lower bound). None: unknown.
 
     Args:
         progress: The running notebook.
@@ -199,25 +236,38 @@ def suite_left_s(progress: _Progress, now: float | None = None) -> float | None:
         Seconds, or None.
     """
     now = time.perf_counter() if now is None else now
-    here, over, pace, _ = _estimate(progress, now)
-    if progress.number < progress.total and progress.after_s is None:
-        return None
-    after = pace * progress.after_s if progress.after_s is not None and progress.number < progress.total else 0.0
-    if here is None and over is None:
-        return None
-    return (here or 0.0) + after
+    if progress.phase == "finishing":
+        left = _finish_left(progress, now)
+        pace = progress.pace.factor() if progress.pace is not None else 1.0
+    else:
+        here, over, pace, _ = _estimate(progress, now)
+        if here is None and over is None:
+            return None
+        left = (here or 0.0) + _finish_left(progress, now)
+    after = _after_left(progress, pace)
+    return None if after is None else left + after
 
 
 def _pace_note(pace: float) -> str:
     return f" at this run's pace, {pace:.1f}x" if abs(pace - 1.0) >= 0.15 else ""
 
 
+def _suite_note(progress: _Progress, here: float, pace: float, source: str) -> str:
+    """``" (suite: about 6 min 30 s, from ...)"``: the suite's time left after ``here`` seconds."""
+    if progress.number >= progress.total:
+        return ""
+    after = _after_left(progress, pace)
+    if after is None:
+        return " (suite: unknown)"
+    return f" (suite: about {_duration(here + after)}" + (f", from {source})" if source else ")")
+
+
 def time_left(progress: _Progress, now: float | None = None) -> str:
     """The estimate of the time left, as a progress line says it: this notebook (its expected
-    duration at this run's pace, or the rate of its samples, whichever is longer), the whole
-    suite (the notebooks after it at this run's pace, :class:`Pace`) and where the estimate comes
-    from. A notebook past its predicted time says by how much and what remains after it, never
-    just "finishing".
+    duration at this run's pace, or the rate of its samples, whichever is longer; then its
+    finishing: HTML, PDF), the whole suite (the notebooks after it at this run's pace,
+    :class:`Pace`) and where the estimate comes from. A notebook past its predicted time says by
+    how much and what remains after it, never just "finishing".
 
     Args:
         progress: The running notebook.
@@ -229,49 +279,62 @@ def time_left(progress: _Progress, now: float | None = None) -> str:
         suite: about 2 min 10 s, ...)"`` or ``"time left unknown (no earlier run to estimate from)"``.
     """
     now = time.perf_counter() if now is None else now
+    if progress.phase == "finishing":
+        pace = progress.pace.factor() if progress.pace is not None else 1.0
+        source = (progress.estimate_from + _pace_note(pace)) if progress.estimate_from else _pace_note(pace).strip()
+        return f"about {_duration(_finish_left(progress, now))} left" + _suite_note(
+            progress, _finish_left(progress, now), pace, source
+        )
     here, over, pace, predicted = _estimate(progress, now)
     source = (progress.estimate_from + _pace_note(pace)) if progress.estimate_from else _pace_note(pace).strip()
-    more = progress.number < progress.total
     if here is None and over is None:
         return "time left unknown (no earlier run to estimate from)"
+    finish = _finish_left(progress, now)
     if here is None:
         text = (
             f"running {_duration(over or 0.0)} past its expected {_duration(predicted or 0.0)}, time left in it unknown"
         )
-        if more and progress.after_s is not None:
-            text += f" (then the rest of the suite: about {_duration(pace * progress.after_s)}"
-            text += f", from {source})" if source else ")"
-        elif more:
-            text += " (suite: unknown)"
-        return text
-    text = f"about {_duration(here)} left"
-    if more and progress.after_s is not None:
-        text += f" (suite: about {_duration(here + pace * progress.after_s)}"
-        text += f", from {source})" if source else ")"
-    elif more:
-        text += " in this notebook (suite: unknown)"
-    return text
+        after = _suite_note(progress, finish, pace, source)
+        return text + (after.replace(" (suite: about", " (then the rest of the suite: about") if after else "")
+    text = f"about {_duration(here + finish)} left"
+    note = _suite_note(progress, here + finish, pace, source)
+    return text + (" in this notebook (suite: unknown)" if note == " (suite: unknown)" else note)
 
 
-def start_eta(expected_s: float | None, after_s: float | None, pace: Pace | None) -> str:
-    """What a notebook's start line says of the time it and the suite will take, at this run's
-    pace: ``" (about 28 s; suite: about 9 min 40 s left)"`` ("" when nothing is expected)."""
+def start_eta(
+    expected_s: float | None,
+    after_s: float | None,
+    pace: Pace | None,
+    finish_s: float | None = None,
+    after_finish_s: float = 0.0,
+    finish_pace: Pace | None = None,
+) -> str:
+    """What a notebook's start line says of the time it and the suite will take (execution and
+    finishing), at this run's paces: ``" (about 28 s; suite: about 9 min 40 s left)"`` ("" when
+    nothing is expected)."""
     factor = pace.factor() if pace is not None else 1.0
+    finishing = (finish_pace.factor() if finish_pace is not None else 1.0) * (finish_s or 0.0)
     if expected_s is None:
         return ""
     note = _pace_note(factor)
+    here = factor * expected_s + finishing
     if after_s is not None:
-        return (
-            f" (about {_duration(factor * expected_s)}; suite: about "
-            f"{_duration(factor * (expected_s + after_s))} left{note})"
-        )
-    return f" (about {_duration(factor * expected_s)}{note})"
+        after = factor * after_s + (finish_pace.factor() if finish_pace is not None else 1.0) * after_finish_s
+        return f" (about {_duration(here)}; suite: about {_duration(here + after)} left{note})"
+    return f" (about {_duration(here)}{note})"
 
 
 def progress_line(progress: _Progress, now: float | None = None) -> str:
     """One progress line: notebook ``[n/total]``, cell, elapsed time, samples written so far
-    (``done/total`` when known) and the estimate of the time left (:func:`time_left`)."""
+    (``done/total`` when known) and the estimate of the time left (:func:`time_left`); while the
+    notebook finishes, that it is exporting and for how long."""
     now = time.perf_counter() if now is None else now
+    if progress.phase == "finishing":
+        since = now - (progress.phase_started if progress.phase_started is not None else now)
+        return (
+            f"[{progress.number}/{progress.total}] {progress.name}: exporting (stderr moved out, HTML, PDF) "
+            f"for {_duration(since)}, {_duration(now - progress.started)} elapsed, {time_left(progress, now)}"
+        )
     parts = [f"[{progress.number}/{progress.total}] {progress.name}: running"]
     if progress.cell is not None:
         cell = f"cell {progress.cell}/{progress.n_cells}"
@@ -286,6 +349,74 @@ def progress_line(progress: _Progress, now: float | None = None) -> str:
         parts.append(samples)
     parts.append(time_left(progress, now))
     return ", ".join(parts)
+
+
+@dataclass
+class SuiteEstimate:
+    """The suite run's expected times and the paces it learns as its notebooks run and finish:
+    what the start lines and progress lines of :func:`~evalcore.reporting.run_notebooks` say.
+
+    Attributes:
+        expected: The expected times (:func:`~evalcore.reporting._suite_times.expected_durations`).
+        names: The notebooks to run, in order.
+        pace: Measured over expected execution time so far.
+        finish_pace: Measured over expected finishing time so far.
+    """
+
+    expected: Expected
+    names: list[str]
+    pace: Pace = field(default_factory=lambda: Pace())
+    finish_pace: Pace = field(default_factory=lambda: Pace())
+
+    def _after(self, position: int) -> tuple[float | None, float]:
+        rest = self.names[position + 1 :]
+        if any(name not in self.expected.run for name in rest):
+            return None, 0.0
+        return sum(self.expected.run[n] for n in rest), sum(self.expected.finish_of(n) or 0.0 for n in rest)
+
+    def start_eta(self, position: int) -> str:
+        """The start line's estimate for the notebook at ``position`` (:func:`start_eta`)."""
+        name = self.names[position]
+        after_s, after_finish_s = self._after(position)
+        return start_eta(
+            self.expected.run.get(name),
+            after_s,
+            self.pace,
+            self.expected.finish_of(name),
+            after_finish_s,
+            self.finish_pace,
+        )
+
+    def progress(self, position: int, number: int, total: int, started: float, **more: Any) -> _Progress:
+        """The :class:`_Progress` of the notebook at ``position`` (``more``: further fields)."""
+        name = self.names[position]
+        after_s, after_finish_s = self._after(position)
+        return _Progress(
+            name,
+            number,
+            total,
+            started,
+            expected_s=self.expected.run.get(name),
+            after_s=after_s,
+            finish_s=self.expected.finish_of(name),
+            after_finish_s=after_finish_s,
+            estimate_from=self.expected.source,
+            pace=self.pace,
+            finish_pace=self.finish_pace,
+            **more,
+        )
+
+    def ran(self, progress: _Progress, run_s: float, now: float) -> None:
+        """The notebook's execution took ``run_s``: learn the pace; its finishing starts ``now``
+        (the notebook's time limit no longer applies)."""
+        self.pace.add(progress.expected_s, run_s)
+        progress.phase, progress.phase_started, progress.timeout = "finishing", now, None
+
+    def finished(self, progress: _Progress, now: float) -> float:
+        """The notebook's finishing ended ``now``: learn the finishing pace; its seconds."""
+        finish_s = now - (progress.phase_started if progress.phase_started is not None else now)
+        self.finish_pace.add(progress.finish_s, finish_s)
+        return finish_s
 
 
 def _kernel_pid(progress: _Progress) -> int | None:
@@ -358,57 +489,6 @@ class _Heartbeat:
                     self.say("  " + progress_line(progress))
                 except Exception:  # noqa: BLE001 - a progress line never stops the suite
                     pass
-
-
-TIMES_SUFFIX = ".times.yaml"
-"""Beside a suite file, its notebooks' measured durations (``params/suite.times.yaml``: name:
-seconds), the estimate of time left before this machine has finished a run of its own."""
-
-
-def expected_durations(output: Path, suite_path: Path, smoke: Mapping[str, Any] | None) -> tuple[dict[str, float], str]:
-    """How long each notebook is expected to take, for the estimate of the time left.
-
-    From the last complete run in ``output/latest`` made with the same smoke values (its
-    notebooks that ran to their end, ok or failed); else, for a run without smoke values, from the durations
-    measured beside the suite file (``<suite>.times.yaml``); else nothing.
-
-    Args:
-        output: The report folder.
-        suite_path: The suite file.
-        smoke: The smoke values of this run.
-
-    Returns:
-        ``({name: seconds}, where they come from)``.
-    """
-    from evalcore.reporting._notebooks import LATEST
-
-    latest = output / LATEST / "suite.json"
-    try:
-        manifest = json.loads(latest.read_text(encoding="utf-8"))
-        if (manifest.get("meta", {}).get("smoke") or None) == (
-            to_json_native(dict(smoke), strict=True) if smoke else None
-        ):
-            found = {
-                r["name"]: float(r["duration_s"])
-                for r in manifest.get("runs", [])
-                if r.get("status") in ("ok", "failed") and isinstance(r.get("duration_s"), (int, float))
-            }
-            if found:
-                return found, f"the run of {manifest.get('meta', {}).get('id', '?')}"
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
-    times = suite_path.with_name(suite_path.stem + TIMES_SUFFIX)
-    if not smoke and times.is_file():
-        try:
-            from evalcore._yaml import read_yaml
-
-            data = read_yaml(times).data or {}
-            found = {str(k): float(v) for k, v in data.items() if isinstance(v, (int, float))}
-            if found:
-                return found, f"times measured on 2 cores ({times.name})"
-        except (EvalcoreError, AttributeError, ValueError):
-            pass
-    return {}, ""
 
 
 def _expected_samples(params: Mapping[str, Any]) -> dict[str, int]:

@@ -23,13 +23,12 @@ kept, the others run again in the same folder, where their runs and response cac
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,14 +56,11 @@ from evalcore.reporting._notebook_kernel import _execute as _execute  # re-expor
 from evalcore.reporting._notebook_kernel import _kernel_env as _kernel_env
 from evalcore.reporting._notebook_kernel import _register_engine as _register_engine
 from evalcore.reporting._notebook_kernel import suite_agent_seed as suite_agent_seed
-from evalcore.reporting._notebook_progress import TIMES_SUFFIX as TIMES_SUFFIX
 from evalcore.reporting._notebook_progress import (
-    Pace,
+    SuiteEstimate,
     _expected_samples,
     _Heartbeat,
     _Progress,
-    expected_durations,
-    start_eta,
 )
 from evalcore.reporting._notebook_progress import (
     _duration as _duration,  # re-exported: cluster
@@ -74,6 +70,7 @@ from evalcore.reporting._notebook_progress import _kernel_pid as _kernel_pid
 from evalcore.reporting._notebook_progress import _samples_left_s as _samples_left_s
 from evalcore.reporting._notebook_progress import _samples_written as _samples_written
 from evalcore.reporting._notebook_progress import _step as _step
+from evalcore.reporting._notebook_progress import expected_durations as expected_durations
 from evalcore.reporting._notebook_progress import progress_line as progress_line
 from evalcore.reporting._notebook_progress import time_left as time_left
 from evalcore.reporting._notebook_suite import (
@@ -90,6 +87,16 @@ from evalcore.reporting._record import (
     read_records,
     read_sidecar,
 )
+from evalcore.reporting._suite_folder import LATEST as LATEST
+from evalcore.reporting._suite_folder import LATEST_PARTIAL as LATEST_PARTIAL
+from evalcore.reporting._suite_folder import EntryResult as EntryResult
+from evalcore.reporting._suite_folder import NotebookSuiteResult as NotebookSuiteResult
+from evalcore.reporting._suite_folder import _link_target as _link_target
+from evalcore.reporting._suite_folder import _load_manifest as _load_manifest
+from evalcore.reporting._suite_folder import _update_latest as _update_latest
+from evalcore.reporting._suite_folder import find_suite_dir as find_suite_dir
+from evalcore.reporting._suite_folder import is_full_and_complete as is_full_and_complete
+from evalcore.reporting._suite_folder import new_suite_id as new_suite_id
 
 __all__ = [
     "EntryResult",
@@ -101,149 +108,6 @@ __all__ = [
     "summary_frame",
     "write_index",
 ]
-
-
-@dataclass
-class EntryResult:
-    """The outcome of one notebook run.
-
-    Attributes:
-        name: The suite entry's name.
-        notebook: The source notebook (relative to the root where possible).
-        status: ``"ok"``, ``"failed"``, ``"pending"``, ``"running"`` or ``"interrupted"``.
-        duration_s: Wall time of the execution.
-        params: The parameters it ran with.
-        executed: The executed notebook (relative to the suite folder), if written.
-        html: The HTML export, if made.
-        pdf: The PDF, if made.
-        figures: The PNG files.
-        records: The recorded numbers.
-        error: For a failed run, the exception (type: message).
-        messages: Notes, e.g. why no PDF was made.
-    """
-
-    name: str
-    notebook: str
-    status: str = "pending"
-    duration_s: float | None = None
-    params: dict[str, Any] = field(default_factory=dict)
-    executed: str | None = None
-    html: str | None = None
-    pdf: str | None = None
-    figures: list[str] = field(default_factory=list)
-    records: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    messages: list[str] = field(default_factory=list)
-
-
-@dataclass
-class NotebookSuiteResult:
-    """The outcome of a suite run.
-
-    Attributes:
-        suite_dir: ``<output>/<suite-run-id>``.
-        results: One :class:`EntryResult` per executed entry, in order.
-        index: The ``index.html`` path.
-    """
-
-    suite_dir: Path
-    results: list[EntryResult]
-    index: Path
-
-    @property
-    def ok(self) -> bool:
-        """True when every notebook ran to its end."""
-        return all(r.status == "ok" for r in self.results)
-
-    @property
-    def failed(self) -> list[str]:
-        """Names of the runs that failed."""
-        return [r.name for r in self.results if r.status != "ok"]
-
-
-def new_suite_id(output: Path) -> str:
-    """Return a fresh suite-run id: the UTC time ``YYYYmmddTHHMMSSZ`` (``-2``… if taken)."""
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    candidate, n = stamp, 1
-    while (output / candidate).exists():
-        n += 1
-        candidate = f"{stamp}-{n}"
-    return candidate
-
-
-LATEST = "latest"
-LATEST_PARTIAL = "latest-partial"
-
-
-def _update_latest(output: Path, suite_id: str | None, name: str = LATEST) -> bool:
-    """Point ``output/<name>`` at ``suite_id`` (atomically; ``None`` removes the link); False
-    when ``<name>`` is a real file or folder, which is left alone."""
-    link = output / name
-    if link.exists() and not link.is_symlink():
-        return False
-    if suite_id is None:
-        link.unlink(missing_ok=True)
-        return True
-    tmp = output / f".{name}.{os.getpid()}"
-    tmp.unlink(missing_ok=True)
-    os.symlink(suite_id, tmp)
-    os.replace(tmp, link)
-    return True
-
-
-def _link_target(output: Path, name: str) -> str | None:
-    """The suite id ``output/<name>`` points at (``None``: no link, or not a link)."""
-    link = output / name
-    return os.readlink(link) if link.is_symlink() else None
-
-
-def is_full_and_complete(results: Sequence[EntryResult], n_entries: int) -> bool:
-    """True when a suite run is a complete run of the whole suite file: every entry of the file
-    was run (``--only`` naming fewer makes it partial) and every notebook finished (``ok`` or ``failed``; none pending,
-    running or interrupted). Only such a run becomes ``reports/latest``; others are partial
-    (``reports/latest-partial``)."""
-    return len(results) == n_entries and all(r.status in {"ok", "failed"} for r in results)
-
-
-def find_suite_dir(output: str | os.PathLike[str], suite_id: str | None = None) -> Path:
-    """The suite run folder to resume.
-
-    Args:
-        output: The report folder (``reports``).
-        suite_id: A suite-run id (``reports/<id>``), a path to a suite run folder, or
-            ``None``/``"latest"`` for the newest suite run folder (by id) in ``output``.
-
-    Returns:
-        The folder (it holds a ``suite.json``).
-
-    Raises:
-        EvalcoreError: No such suite run, or none to resume.
-    """
-    out = Path(output)
-    if suite_id and suite_id != "latest":
-        for candidate in (out / suite_id, Path(suite_id)):
-            if (candidate / "suite.json").is_file():
-                return candidate.resolve()
-        raise EvalcoreError(
-            f"no suite run {suite_id!r} to resume (no suite.json there)", path=out / suite_id, field="resume"
-        )
-    found = sorted(
-        (p for p in out.glob("*") if not p.is_symlink() and (p / "suite.json").is_file()), key=lambda p: p.name
-    )
-    if not found:
-        raise EvalcoreError("no suite run to resume in this folder", path=out, field="resume")
-    return found[-1].resolve()
-
-
-def _load_manifest(suite_dir: Path) -> tuple[dict[str, Any], dict[str, EntryResult]]:
-    path = suite_dir / "suite.json"
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        meta = dict(manifest.get("meta", {}))
-        runs = {run["name"]: EntryResult(**run) for run in manifest["runs"]}
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise EvalcoreError(f"not a suite manifest: {exc}", path=path) from exc
-    return meta, runs
 
 
 def _display_path(path: Path) -> str:
@@ -271,38 +135,28 @@ def run_notebooks(
     cluster_wait_s: float = 60.0,
     executor: Executor | None = None,
 ) -> NotebookSuiteResult:
-    """Execute a suite of notebooks and write a report folder.
+    """Execute a suite of notebooks and write a report folder (see the module docstring).
 
     Every entry is checked before the first one runs (missing notebook, malformed parameter
-    file, unknown parameter), so a typo costs nothing. Then each entry is executed in order;
-    a failure is recorded and the suite continues.
+    file, unknown parameter), so a typo costs nothing; then each runs in order, and a failure is
+    recorded while the suite goes on.
 
     Args:
-        suite: The suite YAML (see :mod:`evalcore.reporting._notebook_suite`); with ``resume`` and
-            ``None``, the suite file the resumed run was made from.
-        only: Run only the entries with these names (resuming: those the run was made with).
+        suite: The suite YAML (:mod:`evalcore.reporting._notebook_suite`); resuming and ``None``: the run's.
+        only: Run only these entries (and those they read from); resuming: the run's.
         output: Folder that receives ``<suite-run-id>/`` and the ``latest`` link.
-        root: Repository root (working directory of the notebooks, base of relative paths);
-            found from the suite file when ``None``.
-        smoke: Optional per-run overrides (``params/smoke.yaml`` shape) merged on top
-            (resuming: the ones the run was made with, unless given).
+        root: Repository root (the notebooks' working directory); found from the suite file if ``None``.
+        smoke: Per-run overrides (``params/smoke.yaml`` shape) merged on top; resuming: the run's.
         pdf: Also print each HTML export to PDF (needs Chromium).
         echo: Receives progress lines; ``None`` is silent.
-        resume: Continue an interrupted suite run in its own folder: a suite-run id, a path,
-            or ``True``/``"latest"`` for the newest. Notebooks that finished with the same
-            parameters are kept; the others run again (their benchmark runs resume from what
-            was recorded, with the same response cache).
+        resume: Continue an interrupted run in its folder (an id, a path, ``True``/``"latest"``): the
+            notebooks that finished with the same parameters are kept, the others run again.
         progress_every: Seconds between progress lines while a notebook runs (0: none).
         cell_timeout: Fail a notebook whose cell runs longer than this many seconds.
-        notebook_timeout: Stop and fail a notebook that runs longer than this many seconds
-            (its kernel is interrupted, then killed); the suite goes on.
-        cluster: Run each notebook on a worker of a Dask cluster (a scheduler address, a
-            scheduler file, ``local:N`` or a ``distributed.Client``; docs/cluster.md); the
-            files come back to this machine. ``notebook_timeout`` does not apply there.
+        notebook_timeout: Stop (interrupt, then kill) and fail a notebook running longer than this.
+        cluster: A Dask cluster to run each notebook on (docs/cluster.md; no ``notebook_timeout`` there).
         cluster_wait_s: Seconds to wait for the cluster's first worker.
-        executor: Where the notebooks run: a remote executor (``cluster``'s, or a
-            ``DaskExecutor``) takes each entry to a worker (:meth:`Executor.notebooks`); None or
-            a local one: the kernels run here.
+        executor: Where the notebooks run (a remote one: :meth:`Executor.notebooks`; None: here).
 
     Returns:
         The :class:`NotebookSuiteResult` (``.ok`` is False when a notebook failed).
@@ -318,8 +172,55 @@ def run_notebooks(
     remote = executor is not None and executor.remote
     cell_timeout = check_timeout(cell_timeout, "cell_timeout", allow_none=True)
     notebook_timeout = check_timeout(notebook_timeout, "notebook_timeout", allow_none=True)
+    run = _prepare(_sayer(echo), Path(output).resolve(), suite, only, root, smoke, resume)
+    _announce(run, chromium_needed=pdf and bool(run.to_run) and not remote)
+    if executor is not None and remote:  # each notebook on a worker (docs/cluster.md)
+        executor.notebooks(
+            run.to_run,
+            results=run.results,
+            number_of={id(r): i for i, r in enumerate(run.results, start=1)},
+            suite_dir=run.suite_dir,
+            root=run.base,
+            meta=run.meta,
+            cell_timeout=cell_timeout,
+            pdf=pdf,
+            say=run.say,
+            resume_hint=f"evalcore: interrupted; finished notebooks are kept. Continue with:\n"
+            f"  evalcore notebooks run --resume {run.suite_id} --cluster ADDRESS",
+        )
+    expected = expected_durations(run.out_root, run.suite_path, run.smoke)
+    estimate = SuiteEstimate(expected, [entry.name for entry, _ in run.to_run])  # paces learned as they finish
+    every = progress_every if progress_every > 0 else (1.0 if notebook_timeout else 0)
+    with _Heartbeat(run.say, every, quiet=progress_every <= 0 or remote):
+        for position, (entry, result) in enumerate(run.to_run if not remote else []):
+            _run_entry(run, position, entry, result, estimate, pdf, cell_timeout, notebook_timeout)
+    return _conclude(run)
+
+
+@dataclass
+class _SuiteRun:
+    """A notebook-suite run being made: how it talks, where it writes, what it runs."""
+
+    say: Callable[[str], None]
+    out_root: Path
+    suite_path: Path
+    base: Path
+    smoke: Mapping[str, Mapping[str, Any]] | None
+    only: list[str] | None
+    suite_dir: Path
+    suite_id: str
+    meta: dict[str, Any]
+    results: list[EntryResult]
+    to_run: list[tuple[NotebookEntry, EntryResult]]
+    n_entries: int
+    resumed: bool
+    previous_partial: str | None = None
+
+
+def _sayer(echo: Callable[[str], None] | None) -> Callable[[str], None]:
+    """``echo`` for whole lines from two threads (the progress thread prints too), flushed."""
     raw_say = echo or (lambda _msg: None)
-    lock = threading.Lock()  # the progress thread prints too: whole lines, never interleaved
+    lock = threading.Lock()
 
     def say(message: str) -> None:
         with lock:
@@ -327,23 +228,67 @@ def run_notebooks(
             if echo is print:
                 sys.stdout.flush()
 
-    out_root = Path(output).resolve()
+    return say
+
+
+def _prepare(
+    say: Callable[[str], None],
+    out_root: Path,
+    suite: str | os.PathLike[str] | None,
+    only: Sequence[str] | None,
+    root: str | os.PathLike[str] | None,
+    smoke: Mapping[str, Mapping[str, Any]] | None,
+    resume: str | bool | None,
+) -> _SuiteRun:
+    """Read and check the suite (and the run resumed), make the suite folder, plan what runs."""
     previous: dict[str, EntryResult] = {}
     prev_meta: dict[str, Any] = {}
     resume_dir: Path | None = None
     if resume:
         resume_dir = find_suite_dir(out_root, None if resume is True else str(resume))
         prev_meta, previous = _load_manifest(resume_dir)
-        if suite is None:
-            suite = prev_meta.get("suite") or "params/suite.yaml"
-        if smoke is None and prev_meta.get("smoke"):
-            smoke = prev_meta["smoke"]
-        if not only and prev_meta.get("only"):
-            only = prev_meta["only"]
-        if root is None and prev_meta.get("root"):
-            root = prev_meta["root"]
+        suite = suite if suite is not None else (prev_meta.get("suite") or "params/suite.yaml")
+        smoke = prev_meta["smoke"] if smoke is None and prev_meta.get("smoke") else smoke
+        only = prev_meta["only"] if not only and prev_meta.get("only") else only
+        root = prev_meta["root"] if root is None and prev_meta.get("root") else root
     suite_path = Path(suite if suite is not None else "params/suite.yaml")
     base = Path(root).resolve() if root is not None else find_root(suite_path)
+    entries, n_entries = _entries(suite_path, base, smoke, only, say)
+    if out_root.exists() and not out_root.is_dir():
+        raise EvalcoreError("the report folder exists and is not a directory", path=out_root, field="output")
+    out_root.mkdir(parents=True, exist_ok=True)
+    if resume_dir is not None:
+        suite_dir, suite_id = resume_dir, resume_dir.name
+    else:
+        suite_id = new_suite_id(out_root)
+        suite_dir = out_root / suite_id
+        suite_dir.mkdir(parents=True)
+    results, to_run = _plan(entries, previous, suite_dir, base)
+    meta: dict[str, Any] = dict(prev_meta) if resume_dir is not None else {}
+    meta.update({"suite": str(suite_path.resolve()), "root": str(base), "id": suite_id})
+    meta.setdefault("started", _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
+    if smoke:
+        meta["smoke"] = to_json_native({k: dict(v) for k, v in smoke.items()}, strict=True)
+    if only:
+        meta["only"] = list(only)
+    if resume_dir is not None:
+        meta["resumed"] = [*meta.get("resumed", []), _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")]
+    only_list = list(only) if only else None
+    return _SuiteRun(
+        say, out_root, suite_path, base, smoke, only_list, suite_dir, suite_id, meta, results, to_run, n_entries,
+        resumed=resume_dir is not None,
+    )  # fmt: skip
+
+
+def _entries(
+    suite_path: Path,
+    base: Path,
+    smoke: Mapping[str, Mapping[str, Any]] | None,
+    only: Sequence[str] | None,
+    say: Callable[[str], None],
+) -> tuple[list[NotebookEntry], int]:
+    """The entries to run (``only`` and the entries they read from) and how many the suite
+    file has; every parameter checked against its notebook."""
     entries = load_notebook_suite(suite_path, root=base, smoke=smoke)
     n_entries = len(entries)  # the whole suite file: a run of fewer is partial
     if only:
@@ -360,16 +305,14 @@ def run_notebooks(
             say(f"evalcore: --only: also running {name} ({', '.join(readers)} reads what it writes)")
     for entry in entries:
         check_parameters(entry)
+    return entries, n_entries
 
-    if out_root.exists() and not out_root.is_dir():
-        raise EvalcoreError("the report folder exists and is not a directory", path=out_root, field="output")
-    out_root.mkdir(parents=True, exist_ok=True)
-    if resume_dir is not None:
-        suite_dir, suite_id = resume_dir, resume_dir.name
-    else:
-        suite_id = new_suite_id(out_root)
-        suite_dir = out_root / suite_id
-        suite_dir.mkdir(parents=True)
+
+def _plan(
+    entries: Sequence[NotebookEntry], previous: Mapping[str, EntryResult], suite_dir: Path, base: Path
+) -> tuple[list[EntryResult], list[tuple[NotebookEntry, EntryResult]]]:
+    """Every entry's result (kept from the resumed run when it finished with the same
+    parameters) and the entries to run."""
     markers = {"suite_dir": str(suite_dir), "root": str(base)}
     results: list[EntryResult] = []
     to_run: list[tuple[NotebookEntry, EntryResult]] = []
@@ -391,138 +334,140 @@ def run_notebooks(
         else:
             results.append(result)
             to_run.append((e, result))
-    meta: dict[str, Any] = dict(prev_meta) if resume_dir is not None else {}
-    meta.update({"suite": str(suite_path.resolve()), "root": str(base), "id": suite_id})
-    meta.setdefault("started", _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
-    if smoke:
-        meta["smoke"] = to_json_native({k: dict(v) for k, v in smoke.items()}, strict=True)
-    if only:
-        meta["only"] = list(only)
-    if resume_dir is not None:
-        meta["resumed"] = [*meta.get("resumed", []), _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")]
-    index = write_index(suite_dir, results, meta)
+    return results, to_run
+
+
+def _announce(run: _SuiteRun, chromium_needed: bool) -> None:
+    """Write the first index, point ``latest-partial`` at the run, say what runs."""
+    write_index(run.suite_dir, run.results, run.meta)
     # A run in progress is partial until it completes the whole suite: `latest` keeps pointing
     # at the last complete full-suite report, `latest-partial` at this one.
-    previous_partial = _link_target(out_root, LATEST_PARTIAL)
-    if not _update_latest(out_root, suite_id, LATEST_PARTIAL):
-        say(
-            f"evalcore: {out_root / LATEST_PARTIAL} is not a symbolic link; left as it is "
+    run.previous_partial = _link_target(run.out_root, LATEST_PARTIAL)
+    if not _update_latest(run.out_root, run.suite_id, LATEST_PARTIAL):
+        run.say(
+            f"evalcore: {run.out_root / LATEST_PARTIAL} is not a symbolic link; left as it is "
             f"(remove it to let it point to the newest partial run)"
         )
-    if pdf and to_run and not remote and find_chromium() is None:  # on a cluster: the workers' Chromium
-        say(CHROMIUM_HINT)
-    if resume_dir is not None:
-        say(
-            f"evalcore: resuming suite {suite_id} in {_display_path(suite_dir)}: "
-            f"{len(results) - len(to_run)} notebook(s) "
-            f"finished before, {len(to_run)} to run"
+    if chromium_needed and find_chromium() is None:  # on a cluster: the workers' Chromium
+        run.say(CHROMIUM_HINT)
+    if run.resumed:
+        run.say(
+            f"evalcore: resuming suite {run.suite_id} in {_display_path(run.suite_dir)}: "
+            f"{len(run.results) - len(run.to_run)} notebook(s) "
+            f"finished before, {len(run.to_run)} to run"
         )
     else:
-        say(f"evalcore: suite {suite_path} -> {_display_path(suite_dir)} ({len(entries)} notebook(s))")
-    number_of = {id(r): i for i, r in enumerate(results, start=1)}
-    durations, estimate_from = expected_durations(out_root, suite_path, smoke)
-    pace = Pace()  # this run's measured / expected time, learned as notebooks finish
+        run.say(f"evalcore: suite {run.suite_path} -> {_display_path(run.suite_dir)} ({len(run.results)} notebook(s))")
 
-    def after(position: int) -> float | None:  # expected seconds of the notebooks still to run after this one
-        rest = [durations.get(e.name) for e, _ in to_run[position + 1 :]]
-        known = [d for d in rest if d is not None]
-        return float(sum(known)) if len(known) == len(rest) else None
 
-    if executor is not None and remote:  # each notebook on a worker (docs/cluster.md)
-        executor.notebooks(
-            to_run,
-            results=results,
-            number_of=number_of,
-            suite_dir=suite_dir,
-            root=base,
-            meta=meta,
-            cell_timeout=cell_timeout,
-            pdf=pdf,
-            say=say,
-            resume_hint=f"evalcore: interrupted; finished notebooks are kept. Continue with:\n"
-            f"  evalcore notebooks run --resume {suite_id} --cluster ADDRESS",
+def _run_entry(
+    run: _SuiteRun,
+    position: int,
+    entry: NotebookEntry,
+    result: EntryResult,
+    estimate: SuiteEstimate,
+    pdf: bool,
+    cell_timeout: float | None,
+    notebook_timeout: float | None,
+) -> None:
+    """Run one notebook here, export it and say how it went (its time and its export's)."""
+    number = next(i for i, r in enumerate(run.results, start=1) if r is result)
+    run_dir = run.suite_dir / entry.name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for stale in (run_dir / RECORDS_FILENAME, run_dir / "kernel.log", run_dir / "stderr.log"):
+        stale.unlink(missing_ok=True)  # a rerun (resume) starts from a clean record
+    out_nb = run_dir / f"{entry.name}.ipynb"
+    run.say(f"[{number}/{len(run.results)}] {entry.name}: {result.notebook} ...{estimate.start_eta(position)}")
+    result.status = "running"
+    run.meta["finished"] = None
+    write_index(run.suite_dir, run.results, run.meta)
+    start = time.perf_counter()
+    _notebook_progress._CURRENT = progress = estimate.progress(
+        position,
+        number,
+        len(run.results),
+        start,
+        watch=run.suite_dir / "runs",
+        expected=_expected_samples(result.params),
+        timeout=notebook_timeout,
+    )
+    try:
+        _execute_entry(run, entry, result, out_nb, progress, cell_timeout, notebook_timeout)
+        result.duration_s = round(time.perf_counter() - start, 2)
+        estimate.ran(progress, result.duration_s, time.perf_counter())  # its finishing starts
+        kernel_log = run_dir / "kernel.log"
+        if kernel_log.exists() and kernel_log.stat().st_size == 0:
+            kernel_log.unlink()
+        _finish_entry(result, out_nb, run_dir, run.suite_dir, pdf)
+        result.finish_s = round(estimate.finished(progress, time.perf_counter()), 2)
+    finally:
+        _notebook_progress._CURRENT = None
+    tail = (
+        f"  {result.status} in {_duration(result.duration_s or 0.0)} (exported in {_duration(result.finish_s or 0.0)})"
+    )
+    if result.error:
+        tail += f": {result.error}"
+    run.say(tail)
+    run.meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    write_index(run.suite_dir, run.results, run.meta)
+
+
+def _execute_entry(
+    run: _SuiteRun,
+    entry: NotebookEntry,
+    result: EntryResult,
+    out_nb: Path,
+    progress: _Progress,
+    cell_timeout: float | None,
+    notebook_timeout: float | None,
+) -> None:
+    """Execute the notebook (its status and error into ``result``); on Ctrl-C record it as
+    interrupted and say how to resume."""
+    try:
+        result.status, result.error = _execute(entry, result.params, out_nb, run.base, run.suite_dir, cell_timeout)
+    except KeyboardInterrupt:
+        result.status, result.error = "interrupted", "interrupted (Ctrl-C)"
+        result.duration_s = round(time.perf_counter() - progress.started, 2)
+        write_index(run.suite_dir, run.results, run.meta)
+        run.say(
+            f"evalcore: interrupted during {entry.name}; finished notebooks are kept. Continue with:\n"
+            f"  evalcore notebooks run --resume {run.suite_id}"
+            + (f" --output {_display_path(run.out_root)}" if run.out_root != Path("reports").resolve() else "")
         )
-    with _Heartbeat(
-        say,
-        progress_every if progress_every and progress_every > 0 else (1.0 if notebook_timeout else 0),
-        quiet=not progress_every or progress_every <= 0 or remote,
-    ):
-        for position, (entry, result) in enumerate(to_run if not remote else []):
-            number = number_of[id(result)]
-            run_dir = suite_dir / entry.name
-            run_dir.mkdir(parents=True, exist_ok=True)
-            for stale in (run_dir / RECORDS_FILENAME, run_dir / "kernel.log", run_dir / "stderr.log"):
-                stale.unlink(missing_ok=True)  # a rerun (resume) starts from a clean record
-            out_nb = run_dir / f"{entry.name}.ipynb"
-            expected_s, after_s = durations.get(entry.name), after(position)
-            eta = start_eta(expected_s, after_s, pace)
-            say(f"[{number}/{len(results)}] {entry.name}: {result.notebook} ...{eta}")
-            result.status = "running"
-            meta["finished"] = None
-            write_index(suite_dir, results, meta)
-            start = time.perf_counter()
-            _notebook_progress._CURRENT = progress = _Progress(
-                entry.name,
-                number,
-                len(results),
-                start,
-                watch=suite_dir / "runs",
-                expected=_expected_samples(result.params),
-                timeout=notebook_timeout,
-                expected_s=expected_s,
-                after_s=after_s,
-                estimate_from=estimate_from,
-                pace=pace,
-            )
-            try:
-                result.status, result.error = _execute(entry, result.params, out_nb, base, suite_dir, cell_timeout)
-                if progress.stopping_since is not None:
-                    where = f" in cell {progress.cell}/{progress.n_cells}" if progress.cell else ""
-                    where += f" [{progress.step}]" if progress.step else ""
-                    result.status = "failed"
-                    result.error = f"ran longer than {notebook_timeout:g} s (notebook timeout); stopped{where}" + (
-                        f" ({result.error})" if result.error else ""
-                    )
-            except KeyboardInterrupt:
-                result.status, result.error = "interrupted", "interrupted (Ctrl-C)"
-                result.duration_s = round(time.perf_counter() - start, 2)
-                write_index(suite_dir, results, meta)
-                say(
-                    f"evalcore: interrupted during {entry.name}; finished notebooks are kept. Continue with:\n"
-                    f"  evalcore notebooks run --resume {suite_id}"
-                    + (f" --output {_display_path(out_root)}" if out_root != Path("reports").resolve() else "")
-                )
-                raise
-            finally:
-                _notebook_progress._CURRENT = None
-            result.duration_s = round(time.perf_counter() - start, 2)
-            pace.add(expected_s, result.duration_s)
-            kernel_log = run_dir / "kernel.log"
-            if kernel_log.exists() and kernel_log.stat().st_size == 0:
-                kernel_log.unlink()
-            _finish_entry(result, out_nb, run_dir, suite_dir, pdf)
-            tail = f"  {result.status} in {_duration(result.duration_s)}"
-            if result.error:
-                tail += f": {result.error}"
-            say(tail)
-            meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-            index = write_index(suite_dir, results, meta)
-    meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    index = write_index(suite_dir, results, meta)
-    complete = is_full_and_complete(results, n_entries)
+        raise
+    if progress.stopping_since is not None:
+        where = f" in cell {progress.cell}/{progress.n_cells}" if progress.cell else ""
+        where += f" [{progress.step}]" if progress.step else ""
+        result.status = "failed"
+        result.error = f"ran longer than {notebook_timeout:g} s (notebook timeout); stopped{where}" + (
+            f" ({result.error})" if result.error else ""
+        )
+
+
+def _conclude(run: _SuiteRun) -> NotebookSuiteResult:
+    """The last index; ``latest`` moved to a complete run of the whole suite (else said why
+    not); the headline table; the count of notebooks ok; last, the index's path."""
+    results, out_root, suite_id = run.results, run.out_root, run.suite_id
+    run.meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    index = write_index(run.suite_dir, results, run.meta)
+    complete = is_full_and_complete(results, run.n_entries)
     if complete:
         latest_ok = _update_latest(out_root, suite_id, LATEST)
         if not latest_ok:
-            say(
+            run.say(
                 f"evalcore: {out_root / LATEST} is not a symbolic link; left as it is "
                 f"(remove it to let it point to the newest complete run)"
             )
         if _link_target(out_root, LATEST_PARTIAL) == suite_id:  # no longer partial
-            _update_latest(out_root, previous_partial if previous_partial != suite_id else None, LATEST_PARTIAL)
+            previous = run.previous_partial if run.previous_partial != suite_id else None
+            _update_latest(out_root, previous, LATEST_PARTIAL)
     else:
         latest_ok = _link_target(out_root, LATEST_PARTIAL) == suite_id
-        why_partial = "--only " + ",".join(only) if only and len(results) < n_entries else "not every notebook finished"
-        say(
+        only = run.only
+        why_partial = (
+            "--only " + ",".join(only) if only and len(results) < run.n_entries else "not every notebook finished"
+        )
+        run.say(
             f"evalcore: a partial run ({why_partial}): "
             f"{_display_path(out_root / LATEST_PARTIAL)} points to it; {_display_path(out_root / LATEST)} "
             f"still points to the last complete run of the whole suite"
@@ -531,18 +476,18 @@ def run_notebooks(
 
     table = headline_tables(summary_frame(results))
     if table:
-        say("")
-        say(table.to_text())
-        say("")
+        run.say("")
+        run.say(table.to_text())
+        run.say("")
     failed = [r.name for r in results if r.status != "ok"]
-    say(
+    run.say(
         f"evalcore: {len(results) - len(failed)}/{len(results)} notebook(s) ok"
         + (f"; failed: {', '.join(failed)}" if failed else "")
     )
-    say(f"evalcore: every recorded number: {_display_path(suite_dir / 'summary.csv')}")
+    run.say(f"evalcore: every recorded number: {_display_path(run.suite_dir / 'summary.csv')}")
     shown = out_root / (LATEST if complete else LATEST_PARTIAL) / "index.html" if latest_ok else index
-    say(_display_path(shown))
-    return NotebookSuiteResult(suite_dir=suite_dir, results=results, index=index)
+    run.say(_display_path(shown))
+    return NotebookSuiteResult(suite_dir=run.suite_dir, results=results, index=index)
 
 
 def has_figures(folder: Path) -> bool:

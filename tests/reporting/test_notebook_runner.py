@@ -250,38 +250,49 @@ def test_agent_seed_note_says_why_counts_differ():
 
 def test_suite_lines_estimate_the_time_left_from_the_last_run(repo):
     """Issue 31 item 4: every progress line has a total and an estimate of the time left; the
-    estimate comes from the last complete run (else from durations measured beside the suite)."""
+    estimate comes from this machine's earlier runs (else from durations stored beside the
+    suite), and counts each notebook's export after it (issue 39)."""
     from evalcore.reporting._notebooks import expected_durations
+    from evalcore.reporting._suite_times import Expected
 
     out = repo / "out"
     suite = repo / "params" / "suite.yaml"
-    assert expected_durations(out, suite, None) == ({}, "")
-    (repo / "params" / "suite.times.yaml").write_text("sq: 30\nboom: 10\nsq4: 20\n")
-    assert expected_durations(out, suite, None) == (
+    assert expected_durations(out, suite, None) == Expected()
+    (repo / "params" / "suite.times.yaml").write_text(
+        "full:\n  measured: on 2 cores\n  finish_s: 5\n  run_s: {sq: 30, boom: 10, sq4: 20}\n"
+    )
+    assert expected_durations(out, suite, None) == Expected(
         {"sq": 30.0, "boom": 10.0, "sq4": 20.0},
+        {"sq": 5.0, "boom": 5.0, "sq4": 5.0},
         "times measured on 2 cores (suite.times.yaml)",
     )
-    assert expected_durations(out, suite, {"sq": {"x": 1}}) == ({}, "")  # smoke runs: other sizes
+    assert expected_durations(out, suite, {"sq": {"x": 1}}) == Expected()  # smoke runs: other sizes
     said: list[str] = []
     first = run_notebooks(suite, output=out, echo=said.append, pdf=False)
-    assert "[1/3] sq: nbs/square.ipynb ... (about 30 s; suite: about 1 min 00 s left)" in said
-    # the third notebook's start line: at this run's pace (issue 39), learned from the measured
-    # durations of the first two
+    # 30 s and its export, then 10 + 20 s and theirs
+    assert "[1/3] sq: nbs/square.ipynb ... (about 35 s; suite: about 1 min 15 s left)" in said
+    # the third notebook's start line: at this run's paces (issue 39), learned from the measured
+    # durations of the first two and their exports
     from evalcore.reporting._notebook_progress import Pace, start_eta
 
-    pace = Pace()
+    pace, finish_pace = Pace(), Pace()
     for r, expected_s in zip(first.results[:2], (30.0, 10.0)):
         pace.add(expected_s, r.duration_s)
-    assert f"[3/3] sq4: nbs/square.ipynb ...{start_eta(20.0, 0.0, pace)}" in said
-    durations, source = expected_durations(out, suite, None)
-    assert source == f"the run of {first.suite_dir.name}"
-    assert durations == {r.name: r.duration_s for r in first.results}  # boom failed: its time still counts
+        finish_pace.add(5.0, r.finish_s)
+    assert f"[3/3] sq4: nbs/square.ipynb ...{start_eta(20.0, 0.0, pace, 5.0, 0.0, finish_pace)}" in said
+    assert all(r.finish_s is not None and r.finish_s >= 0 for r in first.results)
+    assert any(line.startswith("  ok in ") and "(exported in " in line for line in said)
+    expected = expected_durations(out, suite, None)
+    assert expected.source == f"the run of {first.suite_dir.name}"
+    assert expected.run == {r.name: r.duration_s for r in first.results}  # boom failed: its time still counts
+    assert expected.finish == {r.name: r.finish_s for r in first.results}
+    durations = expected.run
     said.clear()
     run_notebooks(suite, output=out, echo=said.append, pdf=False)
-    total = sum(durations.values())
+    total = sum(durations.values()) + sum(expected.finish.values())
     from evalcore.reporting._notebooks import _duration
 
     assert (
-        f"[1/3] sq: nbs/square.ipynb ... (about {_duration(durations['sq'])}; suite: about {_duration(total)} left)"
-        in said
+        f"[1/3] sq: nbs/square.ipynb ... (about {_duration(durations['sq'] + expected.finish['sq'])}; "
+        f"suite: about {_duration(total)} left)" in said
     )

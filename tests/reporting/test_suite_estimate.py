@@ -3,7 +3,8 @@ as notebooks finish, within 30% of the actual time left at every quarter of the 
 bare "finishing" while a notebook runs past its expected time.
 
 The run is simulated on the real estimator (``suite_left_s``, ``time_left``, ``Pace``) with the
-suite's own expected durations (``params/suite.times.yaml``): no clock is read, so the test
+suite's own expected durations (``params/suite.times.yaml``, execution only: the finishing of
+each notebook is replayed from recorded runs in test_suite_estimate_replay.py): no clock is read, so the test
 asserts values, not timings.
 """
 
@@ -13,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from evalcore._yaml import read_yaml
 from evalcore.reporting._notebook_progress import Pace, _Progress, start_eta, suite_left_s, time_left
+from evalcore.reporting._suite_times import stored_times
 
 ROOT = Path(__file__).resolve().parents[2]
-EXPECTED = {str(k): float(v) for k, v in (read_yaml(ROOT / "params" / "suite.times.yaml").data or {}).items()}
+EXPECTED = stored_times(ROOT / "params" / "suite.yaml", None).run
 NAMES = list(EXPECTED)
 # per-notebook deviations from the run's pace (a notebook 25% faster or slower than the others)
 JITTER = [1.0, 1.2, 0.8, 1.1, 0.9, 1.25, 0.75, 1.0, 1.15, 0.85, 1.0, 1.2, 0.8, 1.1, 0.9, 1.0, 1.0]
