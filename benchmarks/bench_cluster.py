@@ -103,6 +103,13 @@ def _where_time_goes(tasks: list[dict], run_s: float) -> dict:
     }
 
 
+def _pool_cpus() -> list[list[int]]:
+    """On a worker: the CPUs each of its sandbox processes may run on (their pinning)."""
+    from evalcore.sandbox import pool
+
+    return [sorted(os.sched_getaffinity(h.proc.pid)) for h in (pool._POOL._all if pool._POOL else [])]
+
+
 def _child(args: argparse.Namespace) -> None:
     """One measurement in this fresh process; prints one JSON line."""
     path = Path(args.file)
@@ -148,6 +155,7 @@ def _child(args: argparse.Namespace) -> None:
                 run_s = time.perf_counter() - t1
             out["client_cpu_s"] = _cpu_s() - cpu0
             out.update(_where_time_goes(stream.data, run_s))
+            out["sandbox_cpus"] = sorted(sorted(c) for cpus in client.run(_pool_cpus).values() for c in cpus)
         finally:
             client.close()
             cluster.close()
@@ -262,7 +270,8 @@ def _main(args: argparse.Namespace) -> None:
             f"each on average), workers computing {100 * cl['busy_share']:.1f}% of the run, "
             f"{cl['compute_per_chunk_s'] * 1000:.0f} ms compute a chunk, {cl['gap_per_chunk_s'] * 1000:.1f} ms "
             f"idle between two chunks on a worker; client + scheduler CPU {cl['client_cpu_s']:.1f} s "
-            f"of {cl['run_s']:.1f} s; one machine's client CPU {one['client_cpu_s']:.1f} s",
+            f"of {cl['run_s']:.1f} s; one machine's client CPU {one['client_cpu_s']:.1f} s; "
+            f"local:2's sandbox processes pinned to CPUs {cl['sandbox_cpus']}",
             flush=True,
         )
     if args.skip_overhead:

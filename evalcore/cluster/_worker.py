@@ -1,9 +1,9 @@
 """What runs on a Dask worker: its own warm sandbox pool (a worker plugin) and the chunk tasks.
 
 Each worker starts one sandbox pool, once, with as many sandbox processes as the worker has
-threads, pinned to CPUs no other evalcore worker on the same machine holds (a lock file per
-CPU, released by the kernel when the worker dies). Isolation is exactly the one-machine
-sandbox's: the worker calls :func:`~evalcore.evaluators._code_execution.evaluate_code_batch`.
+threads, pinned to the CPUs the fewest other evalcore workers on the same machine hold (lock
+files per CPU, released by the kernel when the worker dies; see :func:`_claim_cpus`). Isolation
+is exactly the one-machine sandbox's: the worker calls :func:`~evalcore.evaluators._code_execution.evaluate_code_batch`.
 """
 
 from __future__ import annotations
@@ -37,31 +37,56 @@ def _worker_threads() -> int:
     return max(1, int(getattr(state, "nthreads", None) or getattr(worker, "nthreads", 1) or 1))
 
 
-def _claim_cpus(count: int) -> list[int]:
-    """Take up to ``count`` CPUs no other evalcore worker on this machine holds (may be none)."""
+# Lock slots per CPU: slot 0 says "an evalcore worker's sandbox runs here", slot k that k others
+# already do. A worker takes the free slot of lowest rank, so the sandboxes of every evalcore
+# cluster on one machine spread over its CPUs (issue 38: with slot 0 only, a worker that found
+# every CPU taken by another cluster's workers left its pool unpinned, and the pool then pinned
+# its first process to the first CPU: two such workers put both sandboxes on CPU 0).
+_MAX_SLOTS = 64
+
+
+def _cpu_lock_path(cpu: int, slot: int) -> str:
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    suffix = "" if slot == 0 else f"-{slot}"  # slot 0: the name evalcore used before slots
+    return os.path.join(tempfile.gettempdir(), f"evalcore-dask-cpu-{uid}-{cpu}{suffix}.lock")
+
+
+def _try_lock(path: str) -> int | None:
+    """An open, exclusively locked file descriptor for ``path``, or None when another holds it."""
     import fcntl
 
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _claim_cpus(count: int) -> list[int]:
+    """Take ``count`` distinct CPUs (at most as many as this process may use), each the one the
+    fewest other evalcore workers on this machine hold: first CPUs no other worker holds
+    (slot 0), then those one other holds (slot 1), and so on. Empty where nothing can be locked.
+    """
     try:
         usable = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return []
-    uid = os.getuid() if hasattr(os, "getuid") else 0
     claimed: list[int] = []
-    for cpu in usable:
-        if len(claimed) >= count:
-            break
-        path = os.path.join(tempfile.gettempdir(), f"evalcore-dask-cpu-{uid}-{cpu}.lock")
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        _CPU_LOCKS.append(fd)
-        claimed.append(cpu)
+    for slot in range(_MAX_SLOTS):
+        for cpu in usable:
+            if len(claimed) >= min(count, len(usable)):
+                return claimed
+            if cpu in claimed:
+                continue
+            fd = _try_lock(_cpu_lock_path(cpu, slot))
+            if fd is not None:
+                _CPU_LOCKS.append(fd)
+                claimed.append(cpu)
     return claimed
 
 
