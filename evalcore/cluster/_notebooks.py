@@ -73,15 +73,7 @@ def execute_entry(
     _check_version(version)
     scratch = Path(tempfile.mkdtemp(prefix="evalcore-nb-"))
     try:
-        suite = scratch / "suite"
-        run_dir = suite / name
-        run_dir.mkdir(parents=True)
-        fd = os.open(suite / AGENT_SEED_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(f"{seed}\n")
-        source = scratch / "notebook" / notebook_name
-        source.parent.mkdir()
-        source.write_bytes(notebook)
+        suite, run_dir, source = _scratch_suite(scratch, name, notebook_name, notebook, seed)
         cwd = Path(root) if Path(root).is_dir() else scratch
         values = substitute(params, {"suite_dir": str(suite), "root": str(cwd)})
         start = time.perf_counter()
@@ -96,16 +88,11 @@ def execute_entry(
             _rewrite_paths(suite, str(suite), client_suite)
         done = EntryResult(name=name, notebook=notebook_name, status=status, error=error)
         _finish_entry(done, out_nb, run_dir, suite, pdf)  # the one-machine export, here on the worker
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-            for path in sorted(suite.rglob("*")):
-                if path.is_file() and path.name != AGENT_SEED_FILE:
-                    zf.write(path, path.relative_to(suite).as_posix())
         return {
             "status": status,
             "error": error,
             "duration_s": duration,
-            "archive": buffer.getvalue(),
+            "archive": _zip_folder(suite, skip=AGENT_SEED_FILE),
             "scratch": str(suite),
             "entry": {key: getattr(done, key) for key in ("executed", "html", "pdf", "figures", "records", "messages")},
             "no_chromium": bool(pdf and find_chromium() is None),
@@ -113,6 +100,33 @@ def execute_entry(
         }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _scratch_suite(scratch: Path, name: str, notebook_name: str, notebook: bytes, seed: int) -> tuple[Path, Path, Path]:
+    """A suite folder in ``scratch`` holding the run's agent seed, the entry's run folder and the
+    notebook's copy; returns the three paths (suite, run folder, notebook)."""
+    from evalcore.reporting._notebooks import AGENT_SEED_FILE
+
+    suite = scratch / "suite"
+    run_dir = suite / name
+    run_dir.mkdir(parents=True)
+    fd = os.open(suite / AGENT_SEED_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"{seed}\n")
+    source = scratch / "notebook" / notebook_name
+    source.parent.mkdir()
+    source.write_bytes(notebook)
+    return suite, run_dir, source
+
+
+def _zip_folder(folder: Path, skip: str) -> bytes:
+    """Every file under ``folder`` (but those named ``skip``) as zip bytes, paths relative to it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.name != skip:
+                zf.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
 
 
 def _worker_address() -> str:
@@ -161,12 +175,74 @@ def _unpack(archive: bytes, scratch: str, suite_dir: Path) -> None:
             os.replace(tmp, dest)
 
 
+def _submit_entries(
+    client: Any,
+    to_run: Sequence[tuple[Any, Any]],
+    suite_dir: Path,
+    root: Path,
+    seed: int,
+    options: tuple[float | None, bool],
+    sent: Callable[[Any, Any], None],
+) -> dict[Any, tuple[Any, Any]]:
+    """Send every entry (its folder cleared first: a resume starts clean), calling ``sent(entry,
+    result)`` after each; ``options``: the cell timeout and whether to print PDFs. Returns
+    ``future -> (entry, result)``."""
+    from evalcore import __version__
+
+    cell_timeout, pdf = options
+    pending: dict[Any, tuple[Any, Any]] = {}
+    for entry, result in to_run:
+        run_dir = suite_dir / entry.name
+        if run_dir.exists():
+            shutil.rmtree(run_dir)  # a rerun (resume) starts from a clean folder
+        result.status = "running"
+        future = client.submit(
+            execute_entry,
+            entry.name,
+            Path(entry.notebook).name,
+            Path(entry.notebook).read_bytes(),
+            entry.params,
+            str(root),
+            seed,
+            cell_timeout,
+            __version__,
+            pdf,
+            str(suite_dir),
+            pure=False,
+            key=f"evalcore-notebook-{entry.name}-{os.urandom(6).hex()}",
+        )
+        pending[future] = (entry, result)
+        sent(entry, result)
+    return pending
+
+
+def _take_reply(future: Any, result: Any, suite_dir: Path, told: set[str], say: Callable[[str], None]) -> None:
+    """Unpack a finished entry's folder and fill its result (a failed task: its error); say once per
+    worker that it has no Chromium (``told``: the workers said so already)."""
+    from evalcore.cluster._errors import future_error_text
+    from evalcore.reporting._notebooks import CHROMIUM_HINT
+
+    if future.status != "finished":
+        result.status, result.error = "failed", f"on the cluster: {future_error_text(future)}"
+        result.duration_s = 0.0
+        return
+    reply = future.result()
+    _unpack(reply["archive"], reply["scratch"], suite_dir)
+    result.status, result.error = reply["status"], reply["error"]
+    result.duration_s = round(float(reply["duration_s"]), 2)
+    for key, value in reply["entry"].items():  # exported on the worker
+        setattr(result, key, value)
+    if reply.get("no_chromium") and reply.get("worker") not in told:
+        told.add(reply.get("worker"))
+        say(f"{CHROMIUM_HINT} (on worker {reply.get('worker')})")
+
+
 def run_on_cluster(
     cluster: Any,
     to_run: Sequence[tuple[Any, Any]],
     *,
     results: Sequence[Any],
-    number_of: dict,
+    number_of: dict[int, int],
     suite_dir: Path,
     root: Path,
     meta: dict[str, Any],
@@ -192,9 +268,8 @@ def run_on_cluster(
         resume_hint: The line that tells how to resume (after Ctrl-C).
         wait_s: Seconds to wait for the first worker.
     """
-    from evalcore import __version__
     from evalcore.cluster._connect import open_cluster
-    from evalcore.reporting._notebooks import CHROMIUM_HINT, _duration, suite_agent_seed, write_index
+    from evalcore.reporting._notebooks import _duration, suite_agent_seed, write_index
 
     if not to_run:
         return
@@ -206,53 +281,21 @@ def run_on_cluster(
             f"evalcore: {len(to_run)} notebook(s) on {session.label} ({session.worker_count()} workers)"
             + (f"; dashboard: {link}" if link else "")
         )
-        pending: dict[Any, tuple[Any, Any]] = {}
-        for entry, result in to_run:
-            run_dir = suite_dir / entry.name
-            if run_dir.exists():
-                shutil.rmtree(run_dir)  # a rerun (resume) starts from a clean folder
-            result.status = "running"
-            future = client.submit(
-                execute_entry,
-                entry.name,
-                Path(entry.notebook).name,
-                Path(entry.notebook).read_bytes(),
-                entry.params,
-                str(root),
-                seed,
-                cell_timeout,
-                __version__,
-                pdf,
-                str(suite_dir),
-                pure=False,
-                key=f"evalcore-notebook-{entry.name}-{os.urandom(6).hex()}",
-            )
-            pending[future] = (entry, result)
+
+        def sent(entry: Any, result: Any) -> None:
             say(f"[{number_of[id(result)]}/{len(results)}] {entry.name}: {result.notebook} ... (sent)")
+
+        pending = _submit_entries(client, to_run, suite_dir, root, seed, (cell_timeout, pdf), sent)
         meta["finished"] = None
         write_index(suite_dir, results, meta)
         from distributed import as_completed
-
-        from evalcore.cluster._errors import future_error_text
 
         told: set[str] = set()  # workers that said they have no Chromium
         try:
             for future in as_completed(list(pending)):
                 entry, result = pending.pop(future)
                 run_dir = suite_dir / entry.name
-                if future.status == "finished":
-                    reply = future.result()
-                    _unpack(reply["archive"], reply["scratch"], suite_dir)
-                    result.status, result.error = reply["status"], reply["error"]
-                    result.duration_s = round(float(reply["duration_s"]), 2)
-                    for key, value in reply["entry"].items():  # exported on the worker
-                        setattr(result, key, value)
-                    if reply.get("no_chromium") and reply.get("worker") not in told:
-                        told.add(reply.get("worker"))
-                        say(f"{CHROMIUM_HINT} (on worker {reply.get('worker')})")
-                else:
-                    result.status, result.error = "failed", f"on the cluster: {future_error_text(future)}"
-                    result.duration_s = 0.0
+                _take_reply(future, result, suite_dir, told, say)
                 run_dir.mkdir(parents=True, exist_ok=True)
                 say(
                     f"  {entry.name}: {result.status} in {_duration(result.duration_s)}"

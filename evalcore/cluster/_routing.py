@@ -16,7 +16,7 @@ from evalcore.cluster._spec import DEFAULT_WORKER_WAIT_S
 __all__ = ["run_blocks_on_cluster"]
 
 
-def _run_block(block: Callable[..., Any], task: Any, shared: Any, args: tuple, version: str) -> Any:
+def _run_block(block: Callable[..., Any], task: Any, shared: Any, args: tuple[Any, ...], version: str) -> Any:
     """On a worker: check the client's evalcore version, then run one unit."""
     from evalcore.cluster._worker import _check_version
 
@@ -29,7 +29,7 @@ def run_blocks_on_cluster(
     tasks: Sequence[Any],
     shared: Any,
     *,
-    args: tuple = (),
+    args: tuple[Any, ...] = (),
     cluster: Any,
     wait_s: float = DEFAULT_WORKER_WAIT_S,
     on_done: Callable[[], Any] | None = None,

@@ -25,7 +25,7 @@ __all__ = ["ClusterModel", "cluster_model", "call_model"]
 _MODELS: dict[str, Any] = {}  # on a worker: the backends built so far, by the run's model key
 
 
-def _backend(key: str, ref: tuple) -> Any:
+def _backend(key: str, ref: tuple[Any, ...]) -> Any:
     model = _MODELS.get(key)
     if model is None:
         kind = ref[0]
@@ -40,7 +40,7 @@ def _backend(key: str, ref: tuple) -> Any:
 
 
 def call_model(
-    key: str, ref: tuple, messages: list[dict[str, str]], params: dict[str, Any], version: str
+    key: str, ref: tuple[Any, ...], messages: list[dict[str, str]], params: dict[str, Any], version: str
 ) -> dict[str, Any]:
     """On a worker: answer one request with this worker's backend (built on first use).
 
@@ -91,7 +91,7 @@ class ClusterModel:
                 total = getattr(model, attr, None)
                 if isinstance(total, (int, float)) and total > 0:
                     opts[attr] = float(total) / workers
-            self._ref: tuple = ("spec", spec, tuple(sorted(opts.items())))
+            self._ref: tuple[Any, ...] = ("spec", spec, tuple(sorted(opts.items())))
         else:  # the user's own model object: sent to every worker once, not with each call
             self._ref = ("object", session.client.scatter(model, broadcast=True, hash=False))
 

@@ -200,10 +200,10 @@ def _finish(partial: Path, out: Path) -> None:
 
 def _chunks(
     path: Path, problems: dict[str, Any], skip: int, size: Callable[[], int]
-) -> Iterator[tuple[list[dict], dict]]:
+) -> Iterator[tuple[list[dict[str, Any]], dict[str, Any]]]:
     """Consecutive rows after the first ``skip``, ``size()`` at a time (asked as each chunk is
     cut), with their problems once."""
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     index = 0
     for _, obj in read_jsonl(path):
         index += 1
@@ -217,7 +217,7 @@ def _chunks(
         yield rows, _payload(rows, problems, index - len(rows))
 
 
-def _payload(rows: list[dict], problems: dict[str, Any], first: int) -> dict[str, Any]:
+def _payload(rows: list[dict[str, Any]], problems: dict[str, Any], first: int) -> dict[str, Any]:
     used = {row["task_id"] for row in rows}
     return {
         "problems": {task: {k: problems[task][k] for k in ("prompt", "test", "entry_point")} for task in used},
@@ -225,7 +225,7 @@ def _payload(rows: list[dict], problems: dict[str, Any], first: int) -> dict[str
     }
 
 
-def _chunk_error(fut: Any, rows: list[dict], first: int, label: str) -> EvalcoreError:
+def _chunk_error(fut: Any, rows: list[dict[str, Any]], first: int, label: str) -> EvalcoreError:
     from evalcore.cluster._errors import describe_exception, future_error_text, future_exception
 
     exc = future_exception(fut)
@@ -248,6 +248,164 @@ def _chunk_error(fut: Any, rows: list[dict], first: int, label: str) -> Evalcore
         f"the chunk of {where} failed on the cluster {label}: {text}; results so far are kept: rerun to resume",
         field="cluster",
     )
+
+
+class _Pending:
+    """The chunks of one run sent to the cluster and not yet written, and writing them in order.
+
+    Each chunk's result is fetched once (as soon as it is done) and released on its worker;
+    chunks are written to the ``.partial`` file strictly in input order, so a chunk done early
+    waits here (at most ``max_in_flight`` chunks are sent or waiting at a time).
+    """
+
+    def __init__(self, writer: Any, sizer: ChunkSizer, counts: dict[str, list[int]], bar: Any, label: str) -> None:
+        self.writer = writer
+        self.sizer = sizer
+        self.counts = counts
+        self.bar = bar
+        self.label = label
+        self.chunks: dict[int, tuple[Any, list[dict[str, Any]], int]] = {}  # index -> future, rows, first row
+        self.ready: dict[int, list[list[Any]]] = {}  # index -> verdicts fetched, not yet written
+        self.next_write = 0
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def futures(self) -> list[Any]:
+        """The futures of every chunk not yet written."""
+        return [fut for fut, _, _ in self.chunks.values()]
+
+    def collect(self, block: bool) -> None:
+        """Fetch the chunks that are done (with ``block``: wait for at least one), then write
+        every chunk whose turn it is."""
+        from distributed import wait as distributed_wait
+
+        while True:
+            running = [fut for i, (fut, _, _) in self.chunks.items() if i not in self.ready]
+            finished = [i for i, (fut, _, _) in self.chunks.items() if i not in self.ready and fut.done()]
+            if finished or not block or not running:
+                break
+            # woken by the first chunk back (no polling delay); the states are read above
+            with contextlib.suppress(Exception):
+                distributed_wait(running, timeout=1.0, return_when="FIRST_COMPLETED")
+        for i in sorted(finished):  # each chunk's result is fetched once
+            fut, rows, start = self.chunks[i]
+            if fut.status != "finished":
+                raise _chunk_error(fut, rows, start, self.label)
+            reply = fut.result()
+            fut.release()  # its result is here now: the worker may drop it
+            self.sizer.observe(len(rows), reply["compute_s"], reply["gap_s"])
+            self.ready[i] = reply["verdicts"]
+        while self.next_write in self.ready:
+            self._write(self.ready.pop(self.next_write), self.chunks.pop(self.next_write)[1])
+            self.next_write += 1
+
+    def _write(self, verdicts: list[list[Any]], rows: list[dict[str, Any]]) -> None:
+        lines = []
+        for row, (passed, result) in zip(rows, verdicts):
+            self.counts[row["task_id"]][0] += 1
+            self.counts[row["task_id"]][1] += int(passed is True)
+            lines.append(json_text({**row, "passed": passed is True, "result": result}, ensure_ascii=False) + "\n")
+        self.writer.write_rows(lines)
+        self.bar.update(len(rows))
+
+
+def _stream_chunks(
+    session: Any,
+    pending: _Pending,
+    chunks: Iterator[tuple[list[dict[str, Any]], dict[str, Any]]],
+    task: tuple[Any, ...],
+    first: int,
+    limit: int,
+) -> None:
+    """Send every chunk (``task``: the worker function and its arguments after the chunk), at most
+    ``limit`` in flight or waiting to be written, and write them all. A user's own client (it
+    outlives this call) has the chunks still pending cancelled when this fails or is interrupted."""
+    function, *args = task
+    token = args[-1]
+    submitted = 0
+    try:
+        for rows, payload in chunks:
+            pending.sizer.take(len(rows))
+            while len(pending) >= limit:
+                pending.collect(block=True)
+            key = f"evalcore-verdicts-{token}-{submitted}"
+            fut = session.client.submit(function, payload, *args, key=key, pure=False)
+            pending.chunks[submitted] = (fut, rows, first)
+            first += len(rows)
+            submitted += 1
+            pending.collect(block=False)
+        while len(pending):
+            pending.collect(block=True)
+    except BaseException:
+        futures = pending.futures()
+        if futures and not session.owned:  # a user's own client outlives this call
+            with contextlib.suppress(Exception):
+                session.client.cancel(futures, force=True)
+        raise
+
+
+def _check_arguments(ks: Sequence[int], chunk_size: int | None) -> list[int]:
+    ks = [int(k) for k in ks]
+    if not ks or any(k < 1 for k in ks):
+        raise EvalcoreError(f"k values must be positive integers, got {list(ks)}", field="k")
+    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
+        raise EvalcoreError(f"must be a whole number >= 1, got {chunk_size!r}", field="chunk_size")
+    return ks
+
+
+def _require_isolation(client: Any) -> None:
+    """Refuse (nothing run) where a worker's sandbox cannot fully isolate samples."""
+    from evalcore.cluster._worker import pool_isolation
+    from evalcore.evaluators import is_isolated
+
+    for address, info in sorted(client.run(pool_isolation).items()):
+        if not is_isolated(info):
+            raise EvalcoreError(
+                f"the sandbox on worker {address} cannot fully isolate code samples; no sample was run",
+                field="--require-isolation",
+            )
+
+
+def _prepare(
+    path: Path, timeout_s: float, problems_file: str | os.PathLike[str] | None
+) -> tuple[dict[str, Any], int, Path, tuple[str, ...], dict[str, Any], bool]:
+    """Everything checked before the cluster starts (nothing is changed where it refuses): the
+    problems, the samples (every row), the results path, the paths to hide from the samples, the
+    verdict settings and whether this run writes them (see :func:`_check_settings`)."""
+    from evalcore.evaluators import read_problems, results_path
+    from evalcore.sandbox.pool import data_file_paths
+
+    problems = read_problems(problems_file)
+    total, _ = _check_rows(path, problems)
+    out = check_output_file(results_path(path), field="results file")
+    hide = tuple(data_file_paths(problems_file)) if problems_file is not None else ()
+    settings = verdict_settings(timeout_s, problems, problems_file)
+    record_settings = _check_settings(partial_path(out), settings)
+    return problems, total, out, hide, settings, record_settings
+
+
+def _announce(session: Any, total: int, done: int) -> None:
+    link = session.dashboard_link
+    print(
+        f"evalcore: scoring {total - done:,} of {total:,} samples on {session.label} "
+        f"({session.worker_count()} workers{', resumed after ' + format(done, ',') if done else ''})"
+        f"{'; dashboard: ' + link if link else ''}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _pass_at_ks(counts: dict[str, list[int]], ks: Sequence[int]) -> dict[str, float]:
+    """pass@k for each k no larger than the fewest samples of any task."""
+    from evalcore.evaluators import pass_at_k
+
+    smallest = min(n for n, _ in counts.values())
+    return {
+        f"pass@{k}": float(sum(pass_at_k(n, c, k) for n, c in counts.values()) / len(counts))
+        for k in sorted(set(ks))
+        if k <= smallest
+    }
 
 
 def score_samples_file_on_cluster(
@@ -295,139 +453,37 @@ def score_samples_file_on_cluster(
     """
     from evalcore import __version__
     from evalcore._checks import check_timeout
-    from evalcore.evaluators import is_isolated, pass_at_k, read_problems, results_path
-    from evalcore.sandbox.pool import data_file_paths
-
-    ks = [int(k) for k in ks]
-    if not ks or any(k < 1 for k in ks):
-        raise EvalcoreError(f"k values must be positive integers, got {list(ks)}", field="k")
-    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
-        raise EvalcoreError(f"must be a whole number >= 1, got {chunk_size!r}", field="chunk_size")
-    timeout_s = check_timeout(timeout_s, "timeout_s")
-    path = Path(path)
-    problems = read_problems(problems_file)
-    total, _ = _check_rows(path, problems)
-    out = check_output_file(results_path(path), field="results file")
-    partial = partial_path(out)
-    hide = tuple(data_file_paths(problems_file)) if problems_file is not None else ()
-    settings = verdict_settings(timeout_s, problems, problems_file)
-    record_settings = _check_settings(partial, settings)  # before the cluster starts, nothing changed
-
     from evalcore.cluster._connect import open_cluster
 
+    ks = _check_arguments(ks, chunk_size)
+    timeout_s = check_timeout(timeout_s, "timeout_s")
+    path = Path(path)
+    problems, total, out, hide, settings, record_settings = _prepare(path, timeout_s, problems_file)
+    partial = partial_path(out)
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     with open_cluster(cluster, wait_s=wait_s) as session:
-        from evalcore.cluster._worker import PLUGIN_NAME, SandboxPlugin, pool_isolation, score_chunk
-
-        client = session.client
-        client.register_plugin(SandboxPlugin(hide), name=PLUGIN_NAME)
-        if require_isolation:
-            for address, info in sorted(client.run(pool_isolation).items()):
-                if not is_isolated(info):
-                    raise EvalcoreError(
-                        f"the sandbox on worker {address} cannot fully isolate code samples; no sample was run",
-                        field="--require-isolation",
-                    )
-        done, writer = resume_partial(partial, path, settings, counts)
-        link = session.dashboard_link
-        print(
-            f"evalcore: scoring {total - done:,} of {total:,} samples on {session.label} "
-            f"({session.worker_count()} workers{', resumed after ' + format(done, ',') if done else ''})"
-            f"{'; dashboard: ' + link if link else ''}",
-            file=sys.stderr,
-            flush=True,
-        )
-        limit = max_in_flight or max(4, 2 * session.total_threads())
-        token = uuid.uuid4().hex[:12]
-        sizer = ChunkSizer(
-            chunk_size or DEFAULT_CHUNK_SIZE, total - done, session.total_threads(), fixed=chunk_size is not None
-        )
-        from distributed import wait as distributed_wait
         from tqdm.auto import tqdm
 
-        bar = tqdm(
-            total=total,
-            initial=done,
-            unit="sample",
-            desc="verdicts",
-            file=sys.stderr,
-            disable=(not sys.stderr.isatty()) if progress is None else not progress,
-        )
-        pending: dict[int, tuple[Any, list[dict], int]] = {}
-        ready: dict[int, list[list[Any]]] = {}
-        next_write = 0
-        submitted = 0
-        first = done
+        from evalcore.cluster._worker import PLUGIN_NAME, SandboxPlugin, score_chunk
+
+        session.client.register_plugin(SandboxPlugin(hide), name=PLUGIN_NAME)
+        if require_isolation:
+            _require_isolation(session.client)
+        done, writer = resume_partial(partial, path, settings, counts)
+        _announce(session, total, done)
+        threads = session.total_threads()
+        sizer = ChunkSizer(chunk_size or DEFAULT_CHUNK_SIZE, total - done, threads, fixed=chunk_size is not None)
+        disable = (not sys.stderr.isatty()) if progress is None else not progress
+        bar = tqdm(total=total, initial=done, unit="sample", desc="verdicts", file=sys.stderr, disable=disable)
         try:
             if record_settings:  # before the first chunk: a resume is checked against it
                 write_text_atomic(settings_path(partial), json_text(settings, indent=2) + "\n")
             with writer:
-
-                def collect(block: bool) -> None:
-                    nonlocal next_write
-                    while True:
-                        running = [fut for i, (fut, _, _) in pending.items() if i not in ready]
-                        finished = [i for i, (fut, _, _) in pending.items() if i not in ready and fut.done()]
-                        if finished or not block or not running:
-                            break
-                        # woken by the first chunk back (no polling delay); the states are read above
-                        with contextlib.suppress(Exception):
-                            distributed_wait(running, timeout=1.0, return_when="FIRST_COMPLETED")
-                    for i in sorted(finished):  # each chunk's result is fetched once
-                        fut, rows, start = pending[i]
-                        if fut.status != "finished":
-                            raise _chunk_error(fut, rows, start, session.label)
-                        reply = fut.result()
-                        fut.release()  # its result is here now: the worker may drop it
-                        sizer.observe(len(rows), reply["compute_s"], reply["gap_s"])
-                        ready[i] = reply["verdicts"]
-                    while next_write in ready:
-                        verdicts = ready.pop(next_write)
-                        _, rows, _ = pending.pop(next_write)
-                        lines = []
-                        for row, (passed, result) in zip(rows, verdicts):
-                            counts[row["task_id"]][0] += 1
-                            counts[row["task_id"]][1] += int(passed is True)
-                            lines.append(
-                                json_text({**row, "passed": passed is True, "result": result}, ensure_ascii=False)
-                                + "\n"
-                            )
-                        writer.write_rows(lines)
-                        bar.update(len(rows))
-                        next_write += 1
-
-                for rows, payload in _chunks(path, problems, done, lambda: sizer.size):
-                    sizer.take(len(rows))
-                    while len(pending) >= limit:
-                        collect(block=True)
-                    fut = client.submit(
-                        score_chunk,
-                        payload,
-                        float(timeout_s),
-                        __version__,
-                        hide,
-                        token,
-                        key=f"evalcore-verdicts-{token}-{submitted}",
-                        pure=False,
-                    )
-                    pending[submitted] = (fut, rows, first)
-                    first += len(rows)
-                    submitted += 1
-                    collect(block=False)
-                while pending:
-                    collect(block=True)
-        except BaseException:
-            futures = [fut for fut, _, _ in pending.values()]
-            if futures and not session.owned:  # a user's own client outlives this call
-                with contextlib.suppress(Exception):
-                    client.cancel(futures, force=True)
-            raise
+                pending = _Pending(writer, sizer, counts, bar, session.label)
+                task = (score_chunk, float(timeout_s), __version__, hide, uuid.uuid4().hex[:12])
+                chunks = _chunks(path, problems, done, lambda: sizer.size)
+                _stream_chunks(session, pending, chunks, task, done, max_in_flight or max(4, 2 * threads))
         finally:
             bar.close()
         _finish(partial, out)
-    smallest = min(n for n, _ in counts.values())
-    return {
-        f"pass@{k}": float(sum(pass_at_k(n, c, k) for n, c in counts.values()) / len(counts))
-        for k in sorted(set(ks))
-        if k <= smallest
-    }
+    return _pass_at_ks(counts, ks)
