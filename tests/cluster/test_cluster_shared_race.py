@@ -118,3 +118,37 @@ def test_describe_exception_cases() -> None:
     assert describe_exception(FutureCancelledError("k", "other")) == "cancelled by the Dask scheduler: reason: other"
     assert describe_exception(None) == "Dask reported the task as not finished without giving an exception"
     assert len(describe_exception(ValueError("x" * 5000))) < 700
+
+
+LOOPS = 20
+ITERATION_TIMEOUT_S = 120.0
+
+
+def test_the_race_prone_case_passes_20_times_in_a_row(local_client: object) -> None:
+    """Issue 38's "20 runs out of 20": the case that lost data (two calls on one long-lived client,
+    one overlapping the other, then one right after the other's release), looped 20 times, each
+    iteration bounded (a hang is reported with its iteration, not as the whole test's timeout)."""
+    tasks = list(range(8))
+    for i in range(LOOPS):
+        results: dict[int, Any] = {}
+
+        def run(base: int, results: dict[int, Any] = results) -> None:
+            try:
+                results[base] = _call(local_client, base, tasks)
+                results[-base] = _call(local_client, base + 1, tasks)  # right after its own release
+            except BaseException as exc:  # noqa: BLE001 - reported below with the iteration
+                results[base] = exc
+
+        bases = [3000 + 4 * i, 3002 + 4 * i]
+        threads = [threading.Thread(target=run, args=(b,), daemon=True) for b in bases]
+        deadline = time.monotonic() + ITERATION_TIMEOUT_S
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        hung = [b for b, t in zip(bases, threads) if t.is_alive()]
+        assert not hung, f"iteration {i + 1} of {LOOPS}: calls {hung} did not finish within {ITERATION_TIMEOUT_S:g} s"
+        for base in bases:
+            got, then = results.get(base), results.get(-base)
+            assert got == _expected(base, tasks), f"iteration {i + 1} of {LOOPS}, call {base}: got {got!r}"
+            assert then == _expected(base + 1, tasks), f"iteration {i + 1} of {LOOPS}, call {base + 1}: got {then!r}"
