@@ -237,7 +237,21 @@ def _interrupted(stop: Any, args: argparse.Namespace) -> int:
         # mid-call): leave now; everything is saved and the run lock dies with the process
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(130)
+        os._exit(_signal_status())
+    return 130  # the CLI turns it into 143 after a SIGTERM
+
+
+def _signal_status() -> int:
+    """130 after Ctrl-C, 143 after SIGTERM, for a run that leaves with ``os._exit``.
+
+    The CLI's SIGTERM handler (``evalcore/cli.py``) puts SIGTERM's default action back when it
+    fires (a second SIGTERM kills at once), so a default action here means a SIGTERM stopped the run.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        return 143
     return 130
 
 
