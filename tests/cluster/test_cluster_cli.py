@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from _cluster_helpers import corpus_rows, describe, free_port, slow_rows, write_samples
+from evalcore.cluster._spec import CONNECT_TIMEOUT_S
 from evalcore.cluster._verdicts import partial_path
 from evalcore.evaluators._humaneval_files import results_path
 
@@ -204,14 +205,30 @@ def test_bad_cluster_names_fail_in_one_line(tmp_path: Path, value: str) -> None:
     assert not results_path(path).exists()
 
 
-def test_unreachable_address_fails_within_10_s(tmp_path: Path) -> None:
+def test_unreachable_address_fails_in_one_line(tmp_path: Path) -> None:
     address = f"tcp://127.0.0.1:{free_port()}"
     path = write_samples(tmp_path / "s.jsonl", corpus_rows(1))
-    started = time.monotonic()
-    done = _evalcore("score", "humaneval", str(path), "--cluster", address, timeout=60)
-    assert time.monotonic() - started < 10
+    # No wall-clock bound on the whole command here: on a loaded machine the interpreter's start
+    # and imports alone took 15-20 s (issue 38's loop: 24.8 s in all). The connect bound is
+    # checked in-process below; a hang still fails here through the timeout.
+    done = _evalcore("score", "humaneval", str(path), "--cluster", address, timeout=120)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and f"cannot reach the scheduler at {address}" in done.stderr
+    assert f"within {CONNECT_TIMEOUT_S:g} s" in done.stderr
+
+
+def test_unreachable_address_gives_up_after_the_connect_timeout() -> None:
+    """evalcore's own bound (6 s), not Dask's default connect timeout (30 s) nor a hang: timed from
+    the connect attempt, in this process (no interpreter start-up in the figure)."""
+    from evalcore.cluster._connect import open_cluster
+    from evalcore.errors import EvalcoreError
+
+    address = f"tcp://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    with pytest.raises(EvalcoreError, match="cannot reach the scheduler at"), open_cluster(address):
+        pass
+    elapsed = time.monotonic() - started
+    assert elapsed < 25, f"gave up after {elapsed:.1f} s (connect timeout {CONNECT_TIMEOUT_S:g} s, Dask's default 30 s)"
 
 
 def test_distributed_not_installed_names_the_extra(tmp_path: Path) -> None:
