@@ -40,12 +40,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def _generate(items: list) -> Any:
+def _generate(items: list[Any]) -> Any:
     """A generator over decoded items (what crosses for a candidate's generator)."""
     yield from items
 
 
-def decode(data: bytes, namespace: dict | None = None, sent: Any = None) -> Any:
+def decode(data: bytes, namespace: dict[Any, Any] | None = None, sent: Any = None) -> Any:
     """Decode what :func:`encode` wrote, building plain data only, in time linear in ``data``.
 
     Args:
@@ -86,7 +86,7 @@ def decode(data: bytes, namespace: dict | None = None, sent: Any = None) -> Any:
     return value
 
 
-def _dec(data: bytes, pos: int, depth: int, count: list) -> tuple:
+def _dec(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
     count[0] += 1
     if count[0] > MAX_ITEMS:
         raise DataError(f"the value holds more than {MAX_ITEMS} items")
@@ -189,7 +189,7 @@ def _dec(data: bytes, pos: int, depth: int, count: list) -> tuple:
     return _dec_other(tag, data, pos, depth, count)
 
 
-def _dec_items(data: bytes, pos: int, depth: int, count: list) -> tuple:
+def _dec_items(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
     if depth >= MAX_DEPTH:
         raise DataError(f"the value is nested deeper than {MAX_DEPTH}")
     start = pos
@@ -215,7 +215,7 @@ def _dec_items(data: bytes, pos: int, depth: int, count: list) -> tuple:
     return items, pos
 
 
-def _dec_pairs(data: bytes, pos: int, depth: int, count: list) -> tuple:
+def _dec_pairs(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
     if depth >= MAX_DEPTH:
         raise DataError(f"the value is nested deeper than {MAX_DEPTH}")
     start = pos
@@ -234,7 +234,7 @@ def _dec_pairs(data: bytes, pos: int, depth: int, count: list) -> tuple:
     return keys, values, pos
 
 
-def _guard_hashes(values: list) -> None:
+def _guard_hashes(values: list[Any]) -> None:
     """Refuse a container in which more than MAX_SAME_HASH distinct values share one hash.
 
     Built into a set or dict (by the decoder, or by the test later), such values cost a
@@ -250,7 +250,7 @@ def _guard_hashes(values: list) -> None:
     crowded = {h for h, c in Counter(hashes).items() if c > MAX_SAME_HASH and h is not None}
     if not crowded:
         return
-    seen: dict = {}
+    seen: dict[Any, Any] = {}
     for value, h in zip(values, hashes):
         if h in crowded:
             distinct = seen.setdefault(h, [])
@@ -283,12 +283,12 @@ def _import(name: str) -> Any:
 # a field for a named tuple, ~0.5 KiB for a dataclass: at most ~2 MiB held), never a cache
 # that a candidate fills with its own large classes (issue 42: 256 named tuples of 200,000
 # fields grew a worker from 12 MiB to 1.2 GiB).
-_MADE: dict = {}
+_MADE: dict[Any, Any] = {}
 _MADE_MAX_CLASSES = 64
 _MADE_MAX_FIELDS = 4096
 
 
-def _made_class(kind: str, name: str, fields: tuple) -> type:
+def _made_class(kind: str, name: str, fields: tuple[Any, ...]) -> type:
     key = (kind, name, fields)
     cls = _MADE.pop(key, None)  # re-inserted below: the newest last
     if cls is None:
@@ -307,7 +307,7 @@ def _made_class(kind: str, name: str, fields: tuple) -> type:
     return cls
 
 
-def _class_bounds(what: str, name: str, fields: tuple) -> None:
+def _class_bounds(what: str, name: str, fields: tuple[Any, ...]) -> None:
     """Refuse a class the candidate describes that would cost the worker more than a bounded
     amount to build (checked before any C call on the fields: ``make_dataclass`` compiles
     functions quadratic in their number, 60,000 fields took 20 s that no alarm interrupts)."""
@@ -320,7 +320,7 @@ def _class_bounds(what: str, name: str, fields: tuple) -> None:
         raise DataError(f"the candidate returned a {what} with a name longer than {MAX_NAME_CHARS} characters")
 
 
-def _dec_nan(data: bytes, pos: int, count: list) -> tuple:
+def _dec_nan(data: bytes, pos: int, count: list[Any]) -> tuple[Any, ...]:
     """``math.nan`` or ``numpy.nan`` themselves (this process's), else the NaN of that number
     within this value (one object for each number)."""
     kind = data[pos]
@@ -339,7 +339,7 @@ def _dec_nan(data: bytes, pos: int, count: list) -> tuple:
     return seen.setdefault((kind, index), value), pos + 13
 
 
-def _dec_argument(data: bytes, pos: int, depth: int, count: list) -> tuple:
+def _dec_argument(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
     """A value the candidate marked as its argument number N: the test's own object N when it
     is that value (``argrefs.SentArgs.resolve``), else the value decoded."""
     (number,) = _I.unpack_from(data, pos)
@@ -353,7 +353,7 @@ def _dec_argument(data: bytes, pos: int, depth: int, count: list) -> tuple:
         raise DataError(f"invalid encoding: a reference to argument node {number}, which was not sent") from None
 
 
-def _dec_enum(data: bytes, pos: int, depth: int, count: list) -> tuple:
+def _dec_enum(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
     """The member of that name of the class of that name where it is looked up (the prompt's
     ``Color``), when its value is the one sent; else the plain value of an ``IntEnum``-like
     member, or a refusal that names the limit."""
@@ -387,7 +387,7 @@ class _Constant:
 
     __slots__ = ("data", "namespace", "what")
 
-    def __init__(self, data: bytes, namespace: dict | None, what: str) -> None:
+    def __init__(self, data: bytes, namespace: dict[Any, Any] | None, what: str) -> None:
         self.data, self.namespace, self.what = data, namespace, what
 
     def __call__(self) -> Any:
@@ -397,14 +397,14 @@ class _Constant:
         return f"<the candidate's {self.what}, returning {self()!r}>"
 
 
-def _dec_str(data: bytes, pos: int, depth: int, count: list) -> tuple:
+def _dec_str(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
     text, pos = _dec(data, pos, depth + 1, count)
     if type(text) is not str:
         raise DataError("invalid encoding: a name")
     return text, pos
 
 
-def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tuple:
+def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
     count[0] += _WEIGHTS.get(tag, 0)
     if count[0] > MAX_ITEMS:
         raise DataError(f"the value holds more than {MAX_ITEMS} items")
@@ -511,7 +511,7 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list) -> tupl
     raise DataError(f"invalid encoding: tag {tag}")
 
 
-def _own_class(named_tuple: bool, name: str, fields: tuple, namespace: dict | None) -> type | None:
+def _own_class(named_tuple: bool, name: str, fields: tuple[Any, ...], namespace: dict[Any, Any] | None) -> type | None:
     """The test's own class of that name when it has one with these fields (the prompt's
     ``Point``: the test compares with its instances); None when a class must be made here."""
     cls = namespace.get(name) if type(namespace) is dict else None
@@ -525,7 +525,7 @@ def _own_class(named_tuple: bool, name: str, fields: tuple, namespace: dict | No
     return None
 
 
-def _instance(named_tuple: bool, name: str, fields: tuple, values: tuple, cls: type | None) -> Any:
+def _instance(named_tuple: bool, name: str, fields: tuple[Any, ...], values: tuple[Any, ...], cls: type | None) -> Any:
     """An instance of ``cls`` (the test's own class), else of a class made here."""
     if named_tuple:
         return tuple.__new__(cls or _made_class("namedtuple", name, fields), values)

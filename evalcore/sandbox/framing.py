@@ -62,7 +62,7 @@ def send(fd: int, obj: Any) -> None:
     send_many(fd, [obj])
 
 
-def send_many(fd: int, objs: list) -> None:
+def send_many(fd: int, objs: list[Any]) -> None:
     """Send each of ``objs`` (length-prefixed marshal) in one write, then empty the list."""
     if not objs:
         return
@@ -170,7 +170,9 @@ def _identifier(name: Any) -> bool:
     return type(name) is str and name.isidentifier() and not keyword.iskeyword(name)
 
 
-def encode(value: Any, lenient: bool = False, nans: dict | None = None, refs: dict | None = None) -> bytes:
+def encode(
+    value: Any, lenient: bool = False, nans: dict[int, Any] | None = None, refs: dict[int, int] | None = None
+) -> bytes:
     """Encode plain data (see module docstring).
 
     Args:
@@ -196,7 +198,7 @@ def encode(value: Any, lenient: bool = False, nans: dict | None = None, refs: di
     if t is bool or value is None:
         return b"T" if value is True else b"F" if value is False else b"N"
     parts: list[bytes] = []
-    count: list = [0, nans, refs or None]  # values so far; the NaN objects met so far (see _enc_nan); refs
+    count: list[Any] = [0, nans, refs or None]  # values so far; the NaN objects met so far (see _enc_nan); refs
     _enc(value, parts, 0, count, lenient)
     data = b"".join(parts)
     if len(data) > MAX_VALUE_BYTES:
@@ -204,7 +206,7 @@ def encode(value: Any, lenient: bool = False, nans: dict | None = None, refs: di
     return data
 
 
-def _enc(v: Any, out: list, depth: int, count: list, lenient: bool) -> None:
+def _enc(v: Any, out: list[Any], depth: int, count: list[Any], lenient: bool) -> None:
     count[0] += 1
     if count[0] > MAX_ITEMS:
         raise DataError(f"the value holds more than {MAX_ITEMS} items")
@@ -263,7 +265,7 @@ def _enc(v: Any, out: list, depth: int, count: list, lenient: bool) -> None:
         _enc_other(v, t, out, depth, count, lenient)
 
 
-def _enc_items(tag: bytes, items: Any, out: list, depth: int, count: list, lenient: bool) -> None:
+def _enc_items(tag: bytes, items: Any, out: list[Any], depth: int, count: list[Any], lenient: bool) -> None:
     if depth >= MAX_DEPTH:
         raise DataError(f"the value is nested deeper than {MAX_DEPTH}")
     out.append(tag + _I.pack(len(items)))
@@ -278,7 +280,7 @@ def _enc_items(tag: bytes, items: Any, out: list, depth: int, count: list, lenie
         raise DataError(f"the value holds more than {MAX_ITEMS} items")
 
 
-def _enc_pairs(tag: bytes, pairs: Any, n: int, out: list, depth: int, count: list, lenient: bool) -> None:
+def _enc_pairs(tag: bytes, pairs: Any, n: int, out: list[Any], depth: int, count: list[Any], lenient: bool) -> None:
     if depth >= MAX_DEPTH:
         raise DataError(f"the value is nested deeper than {MAX_DEPTH}")
     out.append(tag + _I.pack(n))
@@ -287,12 +289,12 @@ def _enc_pairs(tag: bytes, pairs: Any, n: int, out: list, depth: int, count: lis
         _enc(item, out, depth + 1, count, lenient)
 
 
-def _enc_str(text: str, out: list) -> None:
+def _enc_str(text: str, out: list[Any]) -> None:
     raw = text.encode("utf-8", "surrogatepass")
     out.append(b"s" + _I.pack(len(raw)) + raw)
 
 
-def _enc_nan(v: float, out: list, count: list) -> None:
+def _enc_nan(v: float, out: list[Any], count: list[Any]) -> None:
     """A NaN as the object it is (issue 42): ``math.nan`` or ``numpy.nan`` themselves, whose
     identity the other side restores (``[math.nan] == [math.nan]`` holds by identity, as in one
     process), else a NaN numbered within this value (the same object twice decodes as one)."""
@@ -308,7 +310,7 @@ def _enc_nan(v: float, out: list, count: list) -> None:
     out.append(b"j" + bytes((kind,)) + _D.pack(v) + _I.pack(index))
 
 
-def _enum_member(v: Any, t: type, out: list, depth: int, count: list, lenient: bool) -> bool:
+def _enum_member(v: Any, t: type, out: list[Any], depth: int, count: list[Any], lenient: bool) -> bool:
     """An ``Enum`` member as its class's name, its own name and value, and (for a member that
     is also an ``int``, ``str``...: ``IntEnum``, ``StrEnum``) that plain value to fall back on;
     the other side returns its own class's member of that name (the prompt's)."""
@@ -339,7 +341,7 @@ def _constant_default(factory: Any) -> bytes | None:
         return None
 
 
-def _enc_other(v: Any, t: type, out: list, depth: int, count: list, lenient: bool) -> None:
+def _enc_other(v: Any, t: type, out: list[Any], depth: int, count: list[Any], lenient: bool) -> None:
     """The standard library's value types, named tuples, dataclass instances, numpy values,
     generators and iterators; with ``lenient``, other subclasses of the builtins as their base."""
     if isinstance(v, dict):
@@ -491,14 +493,14 @@ class Lazy:
 
     __slots__ = ("handle", "done", "items", "error")
 
-    def __init__(self, handle: int, done: bool, items: list, error: tuple | None) -> None:
+    def __init__(self, handle: int, done: bool, items: list[Any], error: tuple[Any, ...] | None) -> None:
         self.handle, self.done, self.items, self.error = handle, done, items, error
 
 
 LAZY_CHUNK_BYTES = MAX_VALUE_BYTES // 4  # and the items encoded so far
 
 
-def encode_lazy(handle: int, done: bool, items: list, error: bytes | None) -> bytes:
+def encode_lazy(handle: int, done: bool, items: list[Any], error: bytes | None) -> bytes:
     """A chunk of a generator (candidate side): ``items`` each already encoded; ``error``: an
     encoded exception 5-tuple."""
     head = b"L" + encode(handle) + encode(bool(done)) + b"l" + _I.pack(len(items))
