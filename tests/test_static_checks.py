@@ -115,9 +115,8 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {
 }
 # Another package's private module (`evalcore.<pkg>._module`) instead of its public name.
 ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
-    # cluster runs the notebook suite on workers through reporting's internal steps (a notebook
-    # executed and exported in a scratch folder); these become public names or move into cluster
-    ("cluster/_notebooks.py", "evalcore.reporting._notebook_suite"): "cluster executor",
+    # cluster runs the notebook suite on workers through three internal steps of reporting
+    # (_execute, _finish_entry, _duration: a notebook executed and exported in a scratch folder)
     ("cluster/_notebooks.py", "evalcore.reporting._notebooks"): "cluster executor",
     # not yet public names of their packages
     ("benchmarks/_file.py", "evalcore.datasets._common"): "a user's benchmark reads rows like the loaders",

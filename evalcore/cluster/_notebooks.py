@@ -66,9 +66,8 @@ def execute_entry(
     from types import SimpleNamespace
 
     from evalcore.cluster._worker import _check_version
-    from evalcore.reporting import find_chromium
-    from evalcore.reporting._notebook_suite import substitute
-    from evalcore.reporting._notebooks import AGENT_SEED_FILE, EntryResult, _execute, _finish_entry
+    from evalcore.reporting import AGENT_SEED_FILE, EntryResult, find_chromium, substitute
+    from evalcore.reporting._notebooks import _execute, _finish_entry
 
     _check_version(version)
     scratch = Path(tempfile.mkdtemp(prefix="evalcore-nb-"))
@@ -105,7 +104,7 @@ def execute_entry(
 def _scratch_suite(scratch: Path, name: str, notebook_name: str, notebook: bytes, seed: int) -> tuple[Path, Path, Path]:
     """A suite folder in ``scratch`` holding the run's agent seed, the entry's run folder and the
     notebook's copy; returns the three paths (suite, run folder, notebook)."""
-    from evalcore.reporting._notebooks import AGENT_SEED_FILE
+    from evalcore.reporting import AGENT_SEED_FILE
 
     suite = scratch / "suite"
     run_dir = suite / name
@@ -220,7 +219,7 @@ def _take_reply(future: Any, result: Any, suite_dir: Path, told: set[str], say: 
     """Unpack a finished entry's folder and fill its result (a failed task: its error); say once per
     worker that it has no Chromium (``told``: the workers said so already)."""
     from evalcore.cluster._errors import future_error_text
-    from evalcore.reporting._notebooks import CHROMIUM_HINT
+    from evalcore.reporting import CHROMIUM_HINT
 
     if future.status != "finished":
         result.status, result.error = "failed", f"on the cluster: {future_error_text(future)}"
@@ -269,7 +268,8 @@ def run_on_cluster(
         wait_s: Seconds to wait for the first worker.
     """
     from evalcore.cluster._connect import open_cluster
-    from evalcore.reporting._notebooks import _duration, suite_agent_seed, write_index
+    from evalcore.reporting import suite_agent_seed, write_index
+    from evalcore.reporting._notebooks import _duration
 
     if not to_run:
         return

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from evalcore.reporting._compare_views import power_notes as power_notes
     from evalcore.reporting._compare_views import power_table as power_table
     from evalcore.reporting._compare_views import shared_items as shared_items
+    from evalcore.reporting._export import CHROMIUM_HINT as CHROMIUM_HINT
     from evalcore.reporting._export import ExportResult as ExportResult
     from evalcore.reporting._export import export_notebook as export_notebook
     from evalcore.reporting._export import extract_figures as extract_figures
@@ -62,11 +63,15 @@ if TYPE_CHECKING:
     from evalcore.reporting._headline import Headline as Headline
     from evalcore.reporting._headline import headline as headline
     from evalcore.reporting._headline import headline_tables as headline_tables
+    from evalcore.reporting._notebook_index import write_index as write_index
+    from evalcore.reporting._notebook_kernel import AGENT_SEED_FILE as AGENT_SEED_FILE
+    from evalcore.reporting._notebook_kernel import suite_agent_seed as suite_agent_seed
     from evalcore.reporting._notebook_suite import NotebookEntry as NotebookEntry
     from evalcore.reporting._notebook_suite import find_root as find_root
     from evalcore.reporting._notebook_suite import load_notebook_suite as load_notebook_suite
     from evalcore.reporting._notebook_suite import load_smoke as load_smoke
     from evalcore.reporting._notebook_suite import project_path as project_path
+    from evalcore.reporting._notebook_suite import substitute as substitute
     from evalcore.reporting._notebooks import EntryResult as EntryResult
     from evalcore.reporting._notebooks import NotebookSuiteResult as NotebookSuiteResult
     from evalcore.reporting._notebooks import run_notebooks as run_notebooks
@@ -127,6 +132,7 @@ _EXPORTS = {
         "shared_items",
     ),
     "evalcore.reporting._export": (
+        "CHROMIUM_HINT",
         "ExportResult",
         "export_notebook",
         "extract_figures",
@@ -159,7 +165,11 @@ _EXPORTS = {
         "load_smoke",
         "load_notebook_suite",
         "project_path",
+        "substitute",
     ),
+    # the suite's pieces an executor that runs entries elsewhere needs (cluster/_notebooks.py)
+    "evalcore.reporting._notebook_kernel": ("AGENT_SEED_FILE", "suite_agent_seed"),
+    "evalcore.reporting._notebook_index": ("write_index",),
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
