@@ -148,12 +148,14 @@ def _describe(exc: BaseException) -> str:
     return str(text[:500])
 
 
-def _script_work(job: dict, box: list, flush: Callable[[], None], excepthook: Callable[..., Any]) -> None:
+def _script_work(
+    job: dict[str, Any], box: list[Any], flush: Callable[[], None], excepthook: Callable[..., Any]
+) -> None:
     """Execute a whole program as ``__main__`` (untrusted thread)."""
     exec_, compile_, type_, int_ = exec, compile, type, int
     try:
         code = compile_(job["source"], "<program>", "exec")
-        g: dict = {"__name__": "__main__", "__builtins__": builtins}
+        g: dict[Any, Any] = {"__name__": "__main__", "__builtins__": builtins}
         exec_(code, g)
     except SystemExit as exc:
         status = exc.code
@@ -190,11 +192,13 @@ _CONFINED_EVENTS = frozenset(
 )
 
 
-def _make_audit_hook(blocked: frozenset, blocked_attrs: bool, group: int = 0) -> Callable[[str, tuple], None]:
+def _make_audit_hook(
+    blocked: frozenset[str], blocked_attrs: bool, group: int = 0
+) -> Callable[[str, tuple[Any, ...]], None]:
     """The audit hook of a sample; ``group`` (the sample's process group) confines it (fallback)."""
     getpgid, error, confined = os.getpgid, OSError, _CONFINED_EVENTS  # bound now: the program may patch globals
 
-    def hook(event: str, args: tuple) -> None:
+    def hook(event: str, args: tuple[Any, ...]) -> None:
         if event in blocked or event[:7] == "ctypes.":
             raise RuntimeError(f"evalcore sandbox: {event} is not permitted")
         if group:
@@ -237,7 +241,7 @@ _BLOCKED_ALWAYS = frozenset(
 )
 
 
-def sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
+def sample_main(job: dict[str, Any], result_fd: int, lasti_true: int) -> None:
     """Trusted harness of a ``script`` sample process; never returns.
 
     Its two nonces (drawn from the kernel by the worker for this sample alone) came with the
@@ -260,7 +264,7 @@ def sample_main(job: dict, result_fd: int, lasti_true: int) -> None:
             except BaseException:  # noqa: BLE001
                 pass
 
-    box: list = []
+    box: list[Any] = []
     type_, str_, int_, encode_, exit_ = type, str, int, str.encode, os._exit
     done = _thread.allocate_lock()
     done.acquire()
@@ -307,7 +311,7 @@ def calibrate() -> tuple[int, int]:
     """Offsets of ``_runner``'s frame after a normal return and after an exception."""
 
     def once(work: Callable[[], None]) -> int:
-        frames: list = []
+        frames: list[Any] = []
         try:
             _runner(sys._getframe, frames.append, lambda: None, work)
         except BaseException:  # noqa: BLE001
@@ -341,7 +345,7 @@ def exception_data(exc: BaseException) -> tuple[str, str, str]:
     commas (``KeyError,ValueError`` for a class deriving from both; ``Exception`` for none)."""
     cls = type(exc)
     name = _text(getattr(cls, "__name__", "")) or "Exception"
-    bases: list = []
+    bases: list[Any] = []
     try:
         for klass in cls.__mro__:
             if (
@@ -394,7 +398,9 @@ def exception_info(exc: BaseException) -> bytes:
     return b"t\x00\x00\x00\x05" + head + args + b"d" + count + b"".join(parts)
 
 
-def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[[int], Any] = os._exit) -> None:
+def candidate_main(
+    job: dict[str, Any], req_fd: int = 0, rep_fd: int = 3, exit_: Callable[[int], Any] = os._exit
+) -> None:
     """Run the program as a module, then answer calls of its entry point; never returns.
 
     Frames on the call pipes (:mod:`.framing`): ``PROGRAM_FAILED`` at once if the program
@@ -431,7 +437,7 @@ def candidate_main(job: dict, req_fd: int = 0, rep_fd: int = 3, exit_: Callable[
     except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt too
         fail(PROGRAM_FAILED, exc)
     loads = __import__("marshal").loads  # the worker's own encoding of the test's arguments
-    lazies: dict = {}  # the generators calls returned, by handle (1, 2, ...)
+    lazies: dict[Any, Any] = {}  # the generators calls returned, by handle (1, 2, ...)
     read, buf = os.read, b""
     while True:
         while len(buf) < 5 or len(buf) < 5 + int.from_bytes(buf[:4], "big"):
@@ -510,14 +516,14 @@ def _generator() -> Any:
 _GENERATOR_TYPE = type(_generator())
 
 
-def _chunk(lazies: dict, handle: Any, fail: Callable[[bytes, BaseException], None]) -> bytes:
+def _chunk(lazies: dict[Any, Any], handle: Any, fail: Callable[[bytes, BaseException], None]) -> bytes:
     """The next chunk of a generator as a RETURN frame: up to LAZY_CHUNK_ITEMS items, or what
     it yields in LAZY_CHUNK_S seconds (at least one), and whether it ended, or how it raised."""
     from time import monotonic
 
     gen = lazies.get(handle) if type(handle) is int else None
-    items: list = []  # encoded, one by one: a chunk stops at LAZY_CHUNK_BYTES
-    nans: dict = {}  # NaN objects numbered across the chunk (decoded as one value)
+    items: list[Any] = []  # encoded, one by one: a chunk stops at LAZY_CHUNK_BYTES
+    nans: dict[Any, Any] = {}  # NaN objects numbered across the chunk (decoded as one value)
     size = 0
     done, error = gen is None, None
     if gen is not None:

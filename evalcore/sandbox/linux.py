@@ -306,7 +306,7 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
     allow = 0x7FFF0000
     errno = lambda e: 0x00050000 | e  # noqa: E731 - SECCOMP_RET_ERRNO
     # Assembled with symbolic targets, resolved below (classic BPF jumps forward only).
-    prog: list[tuple] = []
+    prog: list[tuple[Any, ...]] = []
     labels: dict[str, int] = {}
 
     def label(name: str) -> None:
@@ -427,7 +427,7 @@ class Libc:
         self.cap_header_address = ctypes.addressof(self._cap_header)
         self.cap_data_address = ctypes.addressof(self._cap_data)
 
-    def seccomp_call(self, address: int) -> tuple:
+    def seccomp_call(self, address: int) -> tuple[Any, ...]:
         """``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, address)`` as (function, arguments),
         the arguments already C values: a sample calls it without converting anything."""
         c = self._ctypes

@@ -35,7 +35,7 @@ from .framing import DEFAULT_MAX_OUTPUT
 from .framing import recv as _recv
 from .framing import send as _send
 from .jobs import SandboxJob, SandboxResult
-from .replies import Hook, Replies
+from .replies import Hook, Msg, Replies
 from .report import _to_result as _to_result
 from .report import isolation_report as _isolation_report
 from .testside import attach_shared_code as _attach_shared_code
@@ -148,7 +148,7 @@ class _WorkerHandle:
     def isolation(self) -> dict[str, Any]:
         return self.ready()
 
-    def _recv(self, timeout: float) -> dict:
+    def _recv(self, timeout: float) -> Msg:
         ready, _, _ = select.select([self.rfd], [], [], timeout)
         if not ready:
             raise _WorkerDied("sandbox worker did not answer")
@@ -157,13 +157,13 @@ class _WorkerHandle:
             raise _WorkerDied("sandbox worker exited")
         return msg
 
-    def send(self, job: dict) -> None:
+    def send(self, job: Msg) -> None:
         try:
             _send(self.wfd, job)
         except OSError as exc:
             raise _WorkerDied(str(exc)) from exc
 
-    def recv(self, timeout: float) -> dict:
+    def recv(self, timeout: float) -> Msg:
         return self._recv(timeout)
 
     def alive(self) -> bool:
@@ -213,7 +213,7 @@ class SandboxPool:
         import threading
 
         self._lock = threading.Lock()
-        self._idle: queue.Queue = queue.Queue()
+        self._idle: queue.Queue[Any] = queue.Queue()
         self._all: list[_WorkerHandle] = []
         self._closed = False
         self._durations: dict[str, float] = {}
@@ -278,9 +278,9 @@ class SandboxPool:
     def _drive(
         self,
         handle: _WorkerHandle,
-        jobs: Sequence[dict],
+        jobs: Sequence[Msg],
         take: Callable[[], int | None],
-        out: list,
+        out: list[Any],
         depth: Callable[[], int],
     ) -> None:
         """Feed one worker, keeping ``depth()`` jobs in flight so it never waits for this process.
@@ -346,7 +346,7 @@ class SandboxPool:
             self._idle.put(handle)
             return
 
-    def map(self, jobs: Sequence[dict], concurrency: int | None = None, done: Hook | None = None) -> list[dict]:
+    def map(self, jobs: Sequence[Msg], concurrency: int | None = None, done: Hook | None = None) -> list[Msg]:
         """Run many jobs on the pool in parallel; replies in the order of ``jobs``; ``done()`` as each arrives."""
         jobs = list(jobs)
         if not jobs:
@@ -355,7 +355,7 @@ class SandboxPool:
         if hide:  # running workers may have started before these were named
             jobs = [dict(job, _hide=hide) for job in jobs]
         n = max(1, min(concurrency or self.size, len(jobs), self.size))
-        out: list = Replies(len(jobs), done)
+        out: list[Any] = Replies(len(jobs), done)
         import random
         import threading
 
@@ -409,7 +409,7 @@ class SandboxPool:
             _save_durations(durations_file(), snapshot)
         return [r if r is not None else {"error": "sandbox job was not run"} for r in out]
 
-    def _schedule(self, jobs: Sequence[dict], keys: Sequence[str] | None = None) -> list[int]:
+    def _schedule(self, jobs: Sequence[Msg], keys: Sequence[str] | None = None) -> list[int]:
         """The order to hand out jobs: longest expected first (LPT), else as given.
 
         A job's expected duration is the last one measured for the same test (``check`` mode)
@@ -434,7 +434,7 @@ class SandboxPool:
         guess = [e if e is not None else default for e in expected]
         return sorted(range(len(jobs)), key=lambda i: -guess[i])
 
-    def _learn(self, jobs: Sequence[dict], replies: Sequence[dict | None], keys: Sequence[str] | None = None) -> bool:
+    def _learn(self, jobs: Sequence[Msg], replies: Sequence[Msg | None], keys: Sequence[str] | None = None) -> bool:
         """Remember each job's measured duration for :meth:`_schedule` (bounded memory).
 
         Returns:
@@ -483,7 +483,7 @@ class SandboxPool:
             total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
         return total / tick
 
-    def submit(self, job: dict) -> dict:
+    def submit(self, job: Msg) -> Msg:
         """Run one job on an idle worker (blocks until one is free)."""
         return self.map([job], 1)[0]
 

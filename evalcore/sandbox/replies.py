@@ -8,6 +8,8 @@ from typing import Any
 
 Hook = Callable[[], None]
 """Called with no arguments, from the pool's threads, each time a reply is stored."""
+Msg = dict[str, Any]
+"""A job or a reply between the pool and its workers (marshal-able fields)."""
 
 
 class Replies(list[Any]):

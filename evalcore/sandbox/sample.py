@@ -76,7 +76,7 @@ class _CappedFile(io.RawIOBase):
     def fileno(self) -> int:
         return self._fd
 
-    def write(self, data) -> int:  # noqa: ANN001 - bytes-like
+    def write(self, data: Any) -> int:  # bytes-like
         n = len(data)
         room = self._room
         if room > 0:
@@ -123,11 +123,11 @@ class SampleSetup:
     set_dumpable: bool
     filter_address: dict[str, int]
     filters: dict[str, Any]
-    seccomp_calls: dict[str, tuple]
+    seccomp_calls: dict[str, tuple[Any, ...]]
     lasti_true: int
     _env_workdir: str | None
 
-    def _child(self, fds: tuple) -> None:
+    def _child(self, fds: tuple[Any, ...]) -> None:
         """Entry of a sample process (forked by a zygote); never returns.
 
         Its job comes first on its standard-input pipe (see :meth:`_payload`); it reads exactly
@@ -159,7 +159,7 @@ class SampleSetup:
 
     # ---------------------------------------------------------------- one sample
 
-    def _payload(self, job: dict, workdir: str, stdin_data: bytes, nonces: bytes) -> bytes:
+    def _payload(self, job: dict[str, Any], workdir: str, stdin_data: bytes, nonces: bytes) -> bytes:
         """What a ``script`` sample reads from its standard input before the program runs:
         a 4-byte length, the job in marshal form, then the program's own standard input."""
         child = {key: job[key] for key in _CHILD_KEYS if key in job}
@@ -169,7 +169,7 @@ class SampleSetup:
         data = marshal.dumps(child)
         return struct.pack("!I", len(data)) + data + stdin_data
 
-    def _sample(self, job: dict, fds: tuple, workdir: str) -> None:
+    def _sample(self, job: dict[str, Any], fds: tuple[Any, ...], workdir: str) -> None:
         """Final set-up of the sample process, then the trusted harness.
 
         Every fresh page this touches costs the sample a copy-on-write fault, so it works from
@@ -267,7 +267,7 @@ class SampleSetup:
             job["_group"] = os.getpgid(0)  # confine the audit hook to this sample's group
         _candidate.sample_main(job, 3, self.lasti_true)
 
-    def _rlimits(self, job: dict) -> tuple:
+    def _rlimits(self, job: dict[str, Any]) -> tuple[Any, ...]:
         """The job's own ``setrlimit`` calls (CPU seconds, address space); the rest are the zygote's."""
         cpu = int(math.ceil(float(job.get("timeout_s", 10.0)))) + 1
         mem = int(job.get("memory_mb", 512)) * 1024 * 1024

@@ -85,7 +85,7 @@ def compile_trusted(text: str, filename: str) -> types.CodeType:
     return compile(text, filename, "exec", dont_inherit=True, optimize=0)
 
 
-def _shared_code(job: dict, key: str, filename: str) -> types.CodeType:
+def _shared_code(job: dict[str, Any], key: str, filename: str) -> types.CodeType:
     """The job's prompt or test as code, once per worker for each text: loaded from the
     parent's compiled form when the job carries it, else compiled here."""
     text = job.get(key, "")
@@ -103,13 +103,13 @@ def _shared_code(job: dict, key: str, filename: str) -> types.CodeType:
     return code
 
 
-def program_imports(job: dict) -> bool:
+def program_imports(job: dict[str, Any]) -> bool:
     """Whether a job's program may import a module (then its candidate starts from the zygote
     with the common modules preloaded; any mention of ``import`` counts)."""
     return "import" in job.get("source", "")
 
 
-def compile_check_job(job: dict) -> tuple | BaseException:
+def compile_check_job(job: dict[str, Any]) -> tuple[Any, ...] | BaseException:
     """Compile program, prompt and test (in the worker, before any fork), or the error.
 
     The program (prompt + completion, untrusted) is compiled for every sample. The prompt and
@@ -130,7 +130,7 @@ def compile_check_job(job: dict) -> tuple | BaseException:
 _PARENT_CODE: dict[tuple[str, str], bytes | None] = {}
 
 
-def attach_shared_code(job: dict) -> dict:
+def attach_shared_code(job: dict[str, Any]) -> dict[str, Any]:
     """A ``check`` job with its prompt and test compiled (parent side, remembered by text;
     safe to call from several threads at once)."""
     if job.get("mode") != "check":
@@ -177,7 +177,9 @@ class Session:
         self.req_w, self.rep_r = req_w, rep_r
         self.deadline = deadline
         self.buf = bytearray()
-        self.namespace: dict | None = None  # the test's: its classes receive named tuples, dataclasses, exceptions
+        self.namespace: dict[Any, Any] | None = (
+            None  # the test's: its classes receive named tuples, dataclasses, exceptions
+        )
         self.failure: str | None = None  # sticky: the sample failed whatever the test does
         self.timed_out = False
         self.calls = 0
@@ -254,7 +256,7 @@ class Session:
             raise self.fail(_exception_text(self.value(body)))
         raise self.fail("the candidate broke the protocol")
 
-    def call(self, args: tuple, kwargs: dict) -> Any:
+    def call(self, args: tuple[Any, ...], kwargs: dict[Any, Any]) -> Any:
         """One call of the candidate: its return value, or its exception raised here."""
         if self.failure is not None:
             raise SampleFailed(self.failure)
@@ -362,17 +364,17 @@ _READY, _RETURN, _RAISE, _ESCAPE, _NOT_DATA, _PROGRAM_FAILED = (
 
 # Classes made here for the candidate's own exception classes, by (name, bases): a small LRU
 # (names are bounded, MAX_NAME_CHARS; a candidate cannot grow it beyond this many classes).
-_MADE_EXCEPTIONS: dict = {}
+_MADE_EXCEPTIONS: dict[Any, Any] = {}
 _MADE_EXCEPTIONS_MAX = 64
 _MAX_BASES = 8
 
 
-def _builtin_bases(base: str) -> tuple:
+def _builtin_bases(base: str) -> tuple[Any, ...]:
     """The builtin exception classes named in ``base`` (comma-separated, as the candidate's
     :func:`.candidate.exception_data` lists its class's nearest ones: ``KeyError,ValueError``
     for a class deriving from both), allow-listed, those of them that no other one derives from;
     ``(CandidateError,)`` when none is left."""
-    found: list = []
+    found: list[Any] = []
     for text in base.split(",")[:_MAX_BASES]:
         cls = getattr(builtins, text, None) if text in PASSED_EXCEPTIONS else None
         if isinstance(cls, type) and issubclass(cls, Exception) and cls is not Exception and cls not in found:
@@ -381,7 +383,7 @@ def _builtin_bases(base: str) -> tuple:
     return kept or (CandidateError,)
 
 
-def _made_exception(name: str, bases: tuple) -> Any:
+def _made_exception(name: str, bases: tuple[Any, ...]) -> Any:
     """A class of that name made here, derived from ``bases`` (from the first alone where they
     cannot be combined), from the LRU when it was made before."""
     key = (name, bases)
@@ -398,7 +400,12 @@ def _made_exception(name: str, bases: tuple) -> Any:
 
 
 def _exception(
-    name: str, message: str, base: str, args: tuple | None, attrs: dict, namespace: dict | None
+    name: str,
+    message: str,
+    base: str,
+    args: tuple[Any, ...] | None,
+    attrs: dict[Any, Any],
+    namespace: dict[Any, Any] | None,
 ) -> Exception:
     """The candidate's exception as the test will see it: the builtin class itself (``KeyError``,
     ``UnicodeDecodeError``, ``OSError`` with its errno...), the test's own class of that name
@@ -522,7 +529,7 @@ def run_check(session: Session, prompt: types.CodeType, test: types.CodeType, en
             _Alarm.session = session
             _Alarm.armed = True
             _signal.setitimer(_signal.ITIMER_REAL, left, 0.05)
-            t: dict = {"__name__": "__test__", "__builtins__": builtins}
+            t: dict[Any, Any] = {"__name__": "__test__", "__builtins__": builtins}
             exec(prompt, t)
             session.namespace = t
             proxy = CandidateProxy(session, entry)
@@ -570,7 +577,7 @@ def _check_reply(
     stderr: str,
     duration: float,
     reason: str | None,
-) -> dict:
+) -> dict[Any, Any]:
     return {
         "completed": completed,
         "timed_out": timed_out,

@@ -39,6 +39,7 @@ from .fsview import _CHECK_SITE_LIST, _ETC_CHECK
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
 VIEW_ENV = "EVALCORE_SANDBOX_VIEW"
 # ``0``/``off``: check candidates get no installed package but numpy (the page-cache channel
@@ -347,7 +348,7 @@ def _read_only_dirs(copy: str) -> None:
     os.chmod(copy, 0o555)
 
 
-def ensure_view(base: str | None = None) -> dict:
+def ensure_view(base: str | None = None) -> dict[str, Any]:
     """The check candidates' copy: built here if this machine has none for this installation.
 
     Returns:

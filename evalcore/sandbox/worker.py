@@ -143,7 +143,7 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
         self._workdir_ready = False
         self._output_dir = -1  # (namespaces) see _private_tmpfs
         self._fresh_tmpfs: set[str] = set()  # scratch directories that are tmpfs mounts of ours
-        self._scratch_marks: dict[str, tuple] = {}  # their (size, ctime) when last known clean
+        self._scratch_marks: dict[str, tuple[Any, ...]] = {}  # their (size, ctime) when last known clean
         # A memory cgroup for the samples (where the host lets this process make one): it
         # counts what a sample holds wherever it lives (memory files, tmpfs, pipes, the page
         # cache it fills), which the address-space limit does not.
@@ -379,11 +379,11 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             "notes": list(self.notes),
         }
 
-    def run(self, job: dict) -> dict:
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
         """One job: a ``check`` sample (the test here, the candidate in a sample) or a ``script``."""
         return self.run_check(job) if job.get("mode") == "check" else self.run_script(job)
 
-    def run_check(self, job: dict) -> dict:
+    def run_check(self, job: dict[str, Any]) -> dict[str, Any]:
         """A ``check`` sample: the candidate in a fresh process, the test here (see testside)."""
         timeout = float(job.get("timeout_s", 10.0))
         max_out = int(job.get("max_output", DEFAULT_MAX_OUTPUT))
@@ -456,7 +456,9 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
             reason is None, bool(session and session.timed_out), returncode, stdout, stderr, duration, reason
         )
 
-    def _end_check(self, zygote: tuple, fds: tuple, tmpdir: str | None, max_out: int) -> tuple:
+    def _end_check(
+        self, zygote: tuple[Any, ...], fds: tuple[Any, ...], tmpdir: str | None, max_out: int
+    ) -> tuple[Any, ...]:
         """Kill and reap a ``check`` sample, read its output, close its descriptors and wipe its
         scratch: every exit path of :meth:`run_check` after the fork goes through here.
 
@@ -520,8 +522,8 @@ def _worker_main() -> None:
         _send(proto_out, {"error": f"worker start failed: {exc}"})
         return
     _send(proto_out, {"isolation": worker.isolation(), "zygotes": worker.zygote_pids, "cgroup": worker.memory_cgroup})
-    queue: list[dict] = []
-    replies: list[dict] = []
+    queue: list[dict[str, Any]] = []
+    replies: list[dict[str, Any]] = []
     while True:
         if not queue:
             _send_many(proto_out, replies)

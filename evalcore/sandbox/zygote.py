@@ -292,7 +292,7 @@ class Zygotes:
         except OSError as exc:
             raise _ZygoteDied(f"sandbox zygote failed: {exc}") from exc
 
-    def _zygote_call(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> tuple:
+    def _zygote_call(self, zygote: tuple[Any, int], data: bytes, fds: Sequence[int] = ()) -> tuple[Any, ...]:
         """One request to a zygote and its reply (two ints)."""
         self._zygote_send(zygote, data, fds)
         try:
@@ -303,7 +303,7 @@ class Zygotes:
             raise _ZygoteDied("sandbox zygote exited")
         return struct.unpack("ii", reply)
 
-    def _fork(self, zygote: tuple[Any, int], child_ends: tuple) -> int:
+    def _fork(self, zygote: tuple[Any, int], child_ends: tuple[Any, ...]) -> int:
         """Ask a zygote to fork a sample with these pipe ends (closed here); its PID, or 0 with
         namespaces (where nothing here needs it: the zygote kills and reaps its current sample;
         a failed fork shows as pipes closed at once and is reported by the reap)."""
