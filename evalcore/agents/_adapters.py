@@ -36,41 +36,82 @@ class FactoryAgent:
 
 
 def _import_factory(spec: str) -> Any:
+    """The factory named by ``spec`` (``module:function`` or ``path/file.py:function``).
+
+    Raises:
+        EvalcoreError: One line naming the spec, the module's file (and line, when its code
+            failed) and what failed: no such module or file, a syntax error, the module's own
+            code raising on import, or no callable of that name.
+    """
     module_name, _, attr = spec.rpartition(":")
     if not module_name or not attr:
         raise EvalcoreError(f"agent spec {spec!r} is not 'module:function'", field="agent")
     try:
-        if module_name.endswith(".py"):
-            path = Path(module_name)
-            if not path.is_file():
-                raise EvalcoreError("agent module file not found", path=path, field="agent")
-            mod_spec = importlib.util.spec_from_file_location(path.stem, path)
-            if mod_spec is None or mod_spec.loader is None:
-                raise EvalcoreError("cannot import agent module file", path=path, field="agent")
-            module = importlib.util.module_from_spec(mod_spec)
-            sys.modules.setdefault(path.stem, module)
-            mod_spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(module_name)
+        module = _import_module(module_name, spec)
     except EvalcoreError:
         raise
-    except ImportError as exc:
-        raise EvalcoreError(f"cannot import agent module {module_name!r}: {exc}", field="agent") from exc
     except SyntaxError as exc:
         raise EvalcoreError(
-            f"agent module {module_name!r} has a syntax error: {exc.msg}",
+            f"agent {spec!r}: module {module_name!r} has a syntax error: {exc.msg}",
             path=exc.filename or module_name,
             line=exc.lineno,
             field="agent",
         ) from exc
-    except Exception as exc:  # the module's own top-level code failed
+    except ImportError as exc:
+        where = _failing_line(exc)
+        if where is None:  # the module itself (or a package above it) was not found
+            raise EvalcoreError(f"agent {spec!r}: cannot import module {module_name!r}: {exc}", field="agent") from exc
         raise EvalcoreError(
-            f"importing agent module {module_name!r} raised {type(exc).__name__}: {exc}", field="agent"
+            f"agent {spec!r}: importing module {module_name!r} raised {type(exc).__name__}: {exc}",
+            path=where[0],
+            line=where[1],
+            field="agent",
+        ) from exc
+    except Exception as exc:  # the module's own top-level code failed
+        where = _failing_line(exc)
+        raise EvalcoreError(
+            f"agent {spec!r}: importing module {module_name!r} raised {type(exc).__name__}: {exc}",
+            path=where[0] if where else None,
+            line=where[1] if where else None,
+            field="agent",
         ) from exc
     factory = getattr(module, attr, None)
     if factory is None or not callable(factory):
-        raise EvalcoreError(f"module {module_name!r} has no callable {attr!r}", field="agent")
+        raise EvalcoreError(
+            f"agent {spec!r}: module {module_name!r} has no callable {attr!r}",
+            path=getattr(module, "__file__", None),
+            field="agent",
+        )
     return factory
+
+
+def _import_module(module_name: str, spec: str) -> Any:
+    """Import ``module_name``, a dotted name or a ``.py`` file."""
+    if not module_name.endswith(".py"):
+        return importlib.import_module(module_name)
+    path = Path(module_name)
+    if not path.is_file():
+        raise EvalcoreError(f"agent {spec!r}: module file not found", path=path, field="agent")
+    mod_spec = importlib.util.spec_from_file_location(path.stem, path)
+    if mod_spec is None or mod_spec.loader is None:
+        raise EvalcoreError(f"agent {spec!r}: cannot import the module file", path=path, field="agent")
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.modules.setdefault(path.stem, module)
+    mod_spec.loader.exec_module(module)
+    return module
+
+
+def _failing_line(exc: BaseException) -> tuple[str, int] | None:
+    """The file and line of the agent module's code where ``exc`` arose: the first frame of its
+    traceback past this module and the import machinery (None when no such frame exists, as
+    for a module that was not found)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name != __file__ and not name.startswith("<") and "importlib" not in Path(name).parts:
+            return name, tb.tb_lineno
+        tb = tb.tb_next
+    return None
 
 
 def check_agent(obj: Any, origin: str = "agent") -> Agent:
@@ -107,8 +148,14 @@ def build_in_process(spec: str, **kwargs: Any) -> Agent:
     except EvalcoreError:
         raise
     except Exception as exc:
-        raise EvalcoreError(f"agent factory {spec!r} failed: {type(exc).__name__}: {exc}", field="agent") from exc
-    return check_agent(obj, f"agent factory {spec!r}")
+        where = _failing_line(exc)
+        raise EvalcoreError(
+            f"agent {spec!r}: the factory raised {type(exc).__name__}: {exc}",
+            path=where[0] if where else None,
+            line=where[1] if where else None,
+            field="agent",
+        ) from exc
+    return check_agent(obj, f"agent {spec!r}: the factory")
 
 
 def load_agent(
@@ -186,4 +233,4 @@ def _import_check(spec: str) -> None:
     if not module_name or not attr:
         raise EvalcoreError(f"agent spec {spec!r} is not 'module:function'", field="agent")
     if module_name.endswith(".py") and not Path(module_name).is_file():
-        raise EvalcoreError("agent module file not found", path=Path(module_name), field="agent")
+        raise EvalcoreError(f"agent {spec!r}: module file not found", path=Path(module_name), field="agent")

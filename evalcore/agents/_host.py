@@ -62,8 +62,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalcore.agents import _host_isolation as isolation
-from evalcore.agents._host_isolation import _HIDE_ENV, _NETWORK_ENV, _RUNTIME_ENV, _WRITABLE_ENV, _isolate
+from evalcore.agents._host_child import _NONCE_ENV
+from evalcore.agents._host_isolation import _HIDE_ENV, _NETWORK_ENV, _RUNTIME_ENV, _WRITABLE_ENV
 from evalcore.agents._host_limits import (
     _SOCKET_ENV,
     MAX_LOG_BYTES,
@@ -71,17 +71,11 @@ from evalcore.agents._host_limits import (
     MEMORY_MB,
     AgentCgroup,
     LogDrain,
-    _kill_all,
-    _reap,
-    join_limits,
     limits_env,
     listening_socket,
-    serve_on_socket,
 )
 from evalcore.agents._http import HttpAgent
 from evalcore.errors import EvalcoreError
-
-_NONCE_ENV = "EVALCORE_AGENT_HOST_NONCE"
 
 # The evaluator is non-dumpable while it hosts at least one agent (see the module docstring).
 _guard_lock = threading.Lock()
@@ -174,22 +168,7 @@ class HostedAgent(HttpAgent):
             raise EvalcoreError(f"options of a hosted agent must be JSON values: {exc}", field="agent") from exc
         self.spec = spec
         nonce = secrets.token_hex(16)
-        env = dict(os.environ)
-        env[_NONCE_ENV] = nonce
-        # the child resolves modules as this process does (the current directory included)
-        paths = [p if p else os.getcwd() for p in sys.path]
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-        env[_HIDE_ENV] = json.dumps([os.path.abspath(os.fspath(p)) for p in hide])
-        env[_RUNTIME_ENV] = json.dumps(_jupyter_runtime_dir())
-        env[_WRITABLE_ENV] = json.dumps([os.path.abspath(os.fspath(p)) for p in writable])
-        if network is None:
-            model = options.get("model")
-            network = os.environ.get("EVALCORE_AGENT_NETWORK", "") == "shared" or (
-                spec.endswith("reference:make_agent")
-                and isinstance(model, str)
-                and model.split(":", 1)[0] in ("openai", "openai-compatible")
-            )
-        env[_NETWORK_ENV] = "shared" if network else "own"
+        env = _child_env(spec, options, nonce, hide, writable, network)
         self._log = tempfile.NamedTemporaryFile(prefix="evalcore_agent_", suffix=".log", delete=False)
         self.log_path = Path(self._log.name)
         self.isolation = "weak"
@@ -197,6 +176,36 @@ class HostedAgent(HttpAgent):
         self._sockdir = tempfile.mkdtemp(prefix="evalcore-agent-")
         self._cgroup = AgentCgroup(memory_mb, max_processes)
         env.update(limits_env(self._cgroup, memory_mb, max_processes))
+        self._start(spec, env)
+        assert self._proc.stderr is not None
+        self._drain = LogDrain(self._proc.stderr, self._log, max_log_bytes)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        try:
+            self._proc.stdin.write(payload.encode() + b"\n")
+            self._proc.stdin.flush()
+        except OSError:
+            pass
+        msg = self._handshake(spec, nonce, startup_timeout_s)
+        self.isolation = "full" if msg.get("isolation") == "full" else "weak"
+        self.isolation_notes = [
+            *(str(n) for n in msg.get("isolation_notes") or []),
+            *self._cgroup.notes,
+            f"the agent's log is kept to {max_log_bytes} bytes",
+        ]
+        if threshold is None:
+            t = options.get("threshold", msg.get("threshold"))
+            threshold = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+        super().__init__(
+            "http://hosted-agent/",
+            timeout_s=timeout_s,
+            has_registry=bool(msg.get("has_registry", True)),
+            threshold=threshold,
+            uds=os.path.join(self._sockdir, "agent.sock"),
+        )
+
+    def _start(self, spec: str, env: dict[str, str]) -> None:
+        """Start ``python -m evalcore.agents._host spec`` with the listening socket handed down
+        (the evaluator non-dumpable from now on; undone if the start fails)."""
         _guard_enter()
         self._guarded = True
         try:
@@ -219,14 +228,15 @@ class HostedAgent(HttpAgent):
             self._cgroup.close()
             shutil.rmtree(self._sockdir, ignore_errors=True)
             raise
-        assert self._proc.stderr is not None
-        self._drain = LogDrain(self._proc.stderr, self._log, max_log_bytes)
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        try:
-            self._proc.stdin.write(payload.encode() + b"\n")
-            self._proc.stdin.flush()
-        except OSError:
-            pass
+
+    def _handshake(self, spec: str, nonce: str, startup_timeout_s: float) -> dict[str, Any]:
+        """The child's handshake (its URL, isolation and notes).
+
+        Raises:
+            EvalcoreError: The child said why it cannot serve the agent (an error the agent's
+                factory raised as EvalcoreError is raised as it is: it names the spec, the
+                file and what failed), sent no handshake in time, or exited.
+        """
         box: dict[str, Any] = {}
 
         def read() -> None:
@@ -253,32 +263,19 @@ class HostedAgent(HttpAgent):
         reader.start()
         reader.join(startup_timeout_s)
         msg = box.get("msg")
-        if msg is None or "url" not in msg:
-            self._stop()
-            why = (msg or {}).get("error") if msg else None
-            if why is None:
-                why = (
-                    f"did not start within {startup_timeout_s:g} s"
-                    if reader.is_alive()
-                    else f"exited with status {self._proc.returncode}: {self._log_tail()}"
-                )
-            raise EvalcoreError(f"agent {spec!r}: {why}", field="agent")
-        self.isolation = "full" if msg.get("isolation") == "full" else "weak"
-        self.isolation_notes = [
-            *(str(n) for n in msg.get("isolation_notes") or []),
-            *self._cgroup.notes,
-            f"the agent's log is kept to {max_log_bytes} bytes",
-        ]
-        if threshold is None:
-            t = options.get("threshold", msg.get("threshold"))
-            threshold = float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
-        super().__init__(
-            "http://hosted-agent/",
-            timeout_s=timeout_s,
-            has_registry=bool(msg.get("has_registry", True)),
-            threshold=threshold,
-            uds=os.path.join(self._sockdir, "agent.sock"),
-        )
+        if msg is not None and "url" in msg:
+            return msg
+        self._stop()
+        if msg is not None and isinstance(msg.get("reason"), str):
+            raise _told_error(msg)
+        why = (msg or {}).get("error") if msg else None
+        if why is None:
+            why = (
+                f"did not start within {startup_timeout_s:g} s"
+                if reader.is_alive()
+                else f"exited with status {self._proc.returncode}: {self._log_tail()}"
+            )
+        raise EvalcoreError(f"agent {spec!r}: {why}", field="agent")
 
     @property
     def pid(self) -> int:
@@ -385,6 +382,47 @@ class HostedAgent(HttpAgent):
             pass
 
 
+def _child_env(
+    spec: str,
+    options: Mapping[str, Any],
+    nonce: str,
+    hide: Sequence[str | os.PathLike[str]],
+    writable: Sequence[str | os.PathLike[str]],
+    network: bool | None,
+) -> dict[str, str]:
+    """The hosting child's environment: this one's, with the handshake nonce, the import path
+    (the child resolves modules as this process does, the current directory included), the
+    paths to hide and to leave writable, Jupyter's runtime folder and the network it gets (see
+    :class:`HostedAgent`)."""
+    env = dict(os.environ)
+    env[_NONCE_ENV] = nonce
+    paths = [p if p else os.getcwd() for p in sys.path]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env[_HIDE_ENV] = json.dumps([os.path.abspath(os.fspath(p)) for p in hide])
+    env[_RUNTIME_ENV] = json.dumps(_jupyter_runtime_dir())
+    env[_WRITABLE_ENV] = json.dumps([os.path.abspath(os.fspath(p)) for p in writable])
+    if network is None:
+        model = options.get("model")
+        network = os.environ.get("EVALCORE_AGENT_NETWORK", "") == "shared" or (
+            spec.endswith("reference:make_agent")
+            and isinstance(model, str)
+            and model.split(":", 1)[0] in ("openai", "openai-compatible")
+        )
+    env[_NETWORK_ENV] = "shared" if network else "own"
+    return env
+
+
+def _told_error(msg: Mapping[str, Any]) -> EvalcoreError:
+    """The EvalcoreError the child reported (building the agent failed), as it was raised there."""
+    line = msg.get("line")
+    return EvalcoreError(
+        str(msg["reason"]),
+        path=msg["path"] if isinstance(msg.get("path"), str) else None,
+        line=line if isinstance(line, int) and not isinstance(line, bool) else None,
+        field=msg["field"] if isinstance(msg.get("field"), str) else None,
+    )
+
+
 def _jupyter_runtime_dir() -> list[str]:
     """Jupyter's runtime folder (kernels' connection files), where Jupyter is installed."""
     try:
@@ -395,180 +433,7 @@ def _jupyter_runtime_dir() -> list[str]:
         return []
 
 
-# How long the agent's host may take to close its agent (save a registry …) once the evaluation
-# ends, before everything of the agent is killed.
-_CLOSE_GRACE_S = 2.0
-PR_SET_CHILD_SUBREAPER = 36
-
-
-def _init(agent_pid: int, libc: Any) -> int:
-    """evalcore's own small init: the parent of the agent's host, never running agent code.
-
-    With namespaces it is PID 1 of the agent's PID namespace: the agent cannot signal it (the
-    kernel drops signals to a namespace's init that it has no handler for, SIGKILL included)
-    and, non-dumpable and without capabilities, cannot trace it; when it exits, the kernel
-    kills every process of the namespace, whatever they did to their parent-death signal or
-    session. Without namespaces it is a child subreaper: every orphan of the agent is
-    re-parented to it and killed before it exits.
-
-    It ends when the evaluator closes its standard input (or dies: its parent-death signal
-    then ends it), or when the agent's host exits. The host is asked to close its agent
-    (SIGTERM) and given :data:`_CLOSE_GRACE_S`; then everything of the agent is killed.
-
-    Returns:
-        The exit status to pass on: the host's own when it ended first, else 0.
-    """
-    import select
-
-    from evalcore.sandbox import linux
-
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 1)  # only the agent's host holds the handshake pipe
-    os.close(devnull)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
-        signal.signal(sig, signal.SIG_IGN)
-    if libc is not None:
-        libc.lib.prctl(linux.PR_SET_DUMPABLE, 0, 0, 0, 0)
-        if not isolation._namespaced:
-            libc.lib.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        else:
-            try:
-                linux.drop_capabilities(libc)
-            except OSError:
-                pass
-    status: int | None = None
-    while status is None:
-        try:
-            ready, _, _ = select.select([0], [], [], 0.1)
-        except InterruptedError:
-            continue
-        for pid, st in _reap():
-            if pid == agent_pid:
-                status = st
-        if status is None and ready:
-            try:
-                data = os.read(0, 65536)
-            except OSError:
-                data = b""
-            if not data:
-                break  # the evaluation is over
-    if status is None:
-        try:
-            os.kill(agent_pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        end = time.monotonic() + _CLOSE_GRACE_S
-        while status is None and time.monotonic() < end:
-            for pid, st in _reap():
-                if pid == agent_pid:
-                    status = st
-            time.sleep(0.01)
-    if not isolation._namespaced:
-        # (with namespaces the kernel kills the namespace when this process exits; and where
-        # the namespace's own /proc could not be mounted, the PIDs read there are the host's)
-        _kill_all()
-    if status is None:
-        return 0
-    code = os.waitstatus_to_exitcode(status)
-    return code if code >= 0 else 128 - code
-
-
-def _main(argv: list[str]) -> int:
-    """Child side: isolate, fork evalcore's init (this process) and the agent's host (its
-    child); the host builds the agent, serves it, prints the handshake and serves until the
-    init asks it to close."""
-    in_cgroup, limit_notes = join_limits()  # first of all: every process of the agent is counted
-    level, notes = _isolate(argv[0] if argv else "")  # no agent code has been imported yet
-    notes.extend(limit_notes)
-    nonce = os.environ.get(_NONCE_ENV, "")
-    options_line = sys.stdin.readline()
-    libc = None
-    if sys.platform.startswith("linux"):
-        try:
-            from evalcore.sandbox import linux
-
-            libc = linux.Libc()
-        except (OSError, AttributeError):
-            libc = None
-    sys.stdout.flush()
-    sys.stderr.flush()
-    init_pid = os.getpid()
-    agent_pid = os.fork()
-    if agent_pid:
-        os._exit(_init(agent_pid, libc))
-    # The agent's host, a child of evalcore's init.
-    if libc is not None:
-        from evalcore.sandbox import linux
-
-        libc.lib.prctl(linux.PR_SET_PDEATHSIG, linux.SIGKILL, 0, 0, 0)
-    if os.getppid() != init_pid:  # the init ended before the line above
-        os._exit(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    if isolation._namespaced:
-        try:
-            from evalcore.sandbox import linux
-
-            if libc is None:
-                raise OSError("the C library could not be loaded")
-            linux.drop_capabilities(libc)
-        except OSError as exc:
-            level = "weak"
-            notes.append(f"could not drop capabilities ({exc})")
-        notes.append(
-            "the agent runs under evalcore's own init (PID 1 of its namespace), which ends every "
-            "process of the namespace when the evaluation ends"
-        )
-    else:
-        notes.append(
-            "the agent runs under evalcore's own init, a child subreaper that kills every process "
-            "the agent started (also those in a session of their own) when the evaluation ends"
-        )
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    handshake = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # the agent's own prints go to the log, never into the handshake
-    sys.stdout = sys.stderr
-
-    def say(msg: dict[str, Any]) -> None:
-        handshake.write(f"{nonce} {json.dumps(msg)}\n")
-        handshake.flush()
-
-    try:
-        options = json.loads(options_line or "{}")
-        from evalcore.agents._adapters import build_in_process
-
-        agent = build_in_process(argv[0], **options)
-        server = serve_on_socket(agent)
-    except BaseException as exc:  # anything: the parent must hear why
-        say({"error": str(exc) if isinstance(exc, EvalcoreError) else f"{type(exc).__name__}: {exc}"})
-        return 2
-    threshold = getattr(agent, "threshold", None)
-    say(
-        {
-            "url": server.url,
-            "cgroup": in_cgroup,
-            "has_registry": getattr(agent, "registry", None) is not None,
-            "isolation": level,
-            "isolation_notes": notes,
-            "threshold": threshold if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else None,
-        }
-    )
-    handshake.close()
-    try:
-        while not stop.wait(0.2):  # until the init asks (SIGTERM), or kills this process
-            pass
-    finally:
-        server.close()
-        close = getattr(agent, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:
-                pass
-    return 0
-
-
 if __name__ == "__main__":
+    from evalcore.agents._host_child import _main
+
     sys.exit(_main(sys.argv[1:]))

@@ -139,7 +139,7 @@ def test_module_function_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         ("user_agents_mod2:make_broken", "RuntimeError: boom"),
         ("user_agents_mod2:missing", "no callable 'missing'"),
         ("user_agents_mod2:VALUE", "no callable 'VALUE'"),
-        ("no_such_module_xyz:make", "cannot import agent module"),
+        ("no_such_module_xyz:make", "cannot import module"),
         ("justaname", "not 'module:function'"),
         ("", "empty agent spec"),
         ("/nonexistent/file.py:make", "not found"),
