@@ -217,18 +217,7 @@ def _isolate(spec: str = "") -> tuple[str, list[str]]:
     net_level, net_note = _own_network(libc, shared)
     pid = os.fork()
     if pid:
-        # Outside the new PID namespace: wait for PID 1 and pass its status on. (Killed, this
-        # process takes PID 1 with it through PR_SET_PDEATHSIG, and PID 1 its whole namespace.)
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_DFL)
-        while True:
-            try:
-                _, status = os.waitpid(pid, 0)
-                break
-            except InterruptedError:
-                continue
-        code = os.waitstatus_to_exitcode(status)
-        os._exit(code if code >= 0 else 128 - code)
+        _pass_on_exit(pid)
     libc.lib.prctl(linux.PR_SET_PDEATHSIG, linux.SIGKILL, 0, 0, 0)
     notes: list[str] = [net_note]
     level = net_level
@@ -238,22 +227,8 @@ def _isolate(spec: str = "") -> tuple[str, list[str]]:
     except OSError as exc:
         level = "weak"
         notes.append(f"could not mount a /proc of the agent's own ({exc}): the host's /proc stays visible")
-    covered = []
-    for path in (*hide, *runtime):
-        why = _cover(libc, path)
-        if why:
-            level = "weak"
-            notes.append(f"could not hide {path} from the agent ({why})")
-        else:
-            covered.append(path)
-    named = [p for p in covered if p in hide]
-    if named:
-        notes.append(f"hidden from the agent: {', '.join(named)}")
-    if len(named) < len(covered):
-        notes.append(
-            "Jupyter's runtime folder (kernels' connection files) covered: "
-            + ", ".join(p for p in covered if p not in hide)
-        )
+    if not _cover_all(libc, hide, runtime, notes):
+        level = "weak"
     writable, problems = _read_only_view(libc, spec)
     if problems:
         level = "weak"
@@ -268,6 +243,45 @@ def _isolate(spec: str = "") -> tuple[str, list[str]]:
     return level, notes
 
 
+def _pass_on_exit(pid: int) -> None:
+    """Outside the new PID namespace: wait for its PID 1 (``pid``) and exit with its status.
+    (Killed, this process takes PID 1 with it through PR_SET_PDEATHSIG, and PID 1 its whole
+    namespace.)"""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def _cover_all(libc: Any, hide: list[str], runtime: list[str], notes: list[str]) -> bool:
+    """Cover the paths to hide and Jupyter's runtime folder, noting what was covered and what
+    could not be; False when one could not."""
+    ok = True
+    covered = []
+    for path in (*hide, *runtime):
+        why = _cover(libc, path)
+        if why:
+            ok = False
+            notes.append(f"could not hide {path} from the agent ({why})")
+        else:
+            covered.append(path)
+    named = [p for p in covered if p in hide]
+    if named:
+        notes.append(f"hidden from the agent: {', '.join(named)}")
+    if len(named) < len(covered):
+        notes.append(
+            "Jupyter's runtime folder (kernels' connection files) covered: "
+            + ", ".join(p for p in covered if p not in hide)
+        )
+    return ok
+
+
 # Set by _isolate once this process is PID 1 of the agent's namespaces (capabilities are dropped
-# after the fork of the agent's host: see _main).
+# after the fork of the agent's host: see evalcore.agents._host_child._main).
 _namespaced = False

@@ -66,93 +66,106 @@ def _tool_record(registry: Any, name: str) -> dict[str, Any]:
     }
 
 
-def _make_handler(agent: Agent) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.0"
+class _AgentHandler(BaseHTTPRequestHandler):
+    """Serves :attr:`agent` over the HTTP JSON protocol (a subclass per agent sets it)."""
 
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
+    protocol_version = "HTTP/1.0"
+    agent: Agent
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def _send(self, status: int, payload: Any) -> None:
+        body = json.dumps(payload, default=repr).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        return json.loads(raw or b"{}")
+
+    def do_POST(self) -> None:
+        """``POST …/reset`` resets the agent; ``POST …`` with ``{"query"}`` asks it."""
+        path = urlparse(self.path).path.rstrip("/")
+        try:
+            body = self._body()
+        except ValueError:
+            self._send(400, {"error": "body is not JSON"})
             return
-
-        def _send(self, status: int, payload: Any) -> None:
-            body = json.dumps(payload, default=repr).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def _body(self) -> Any:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            return json.loads(raw or b"{}")
-
-        def do_POST(self) -> None:
-            path = urlparse(self.path).path.rstrip("/")
+        if path.endswith("/reset"):
             try:
-                body = self._body()
-            except ValueError:
-                self._send(400, {"error": "body is not JSON"})
-                return
-            if path.endswith("/reset"):
-                try:
-                    agent.reset()
-                except Exception as exc:
-                    self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
-                    return
-                self._send(200, {"ok": True})
-                return
-            if not isinstance(body, dict) or not isinstance(body.get("query"), str):
-                self._send(400, {"error": 'expected {"query": string}'})
-                return
-            try:
-                response = agent.process_request(body["query"])
+                self.agent.reset()
             except Exception as exc:
                 self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
                 return
-            self._send(200, response.to_dict())
+            self._send(200, {"ok": True})
+            return
+        if not isinstance(body, dict) or not isinstance(body.get("query"), str):
+            self._send(400, {"error": 'expected {"query": string}'})
+            return
+        try:
+            response = self.agent.process_request(body["query"])
+        except Exception as exc:
+            self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+            return
+        self._send(200, response.to_dict())
 
-        def do_GET(self) -> None:
-            parsed = urlparse(self.path)
-            path = parsed.path.rstrip("/")
-            registry = agent.registry
-            if registry is None:
-                self._send(404, {"error": "this agent has no registry"})
-                return
-            if path.endswith("/search"):
-                qs = parse_qs(parsed.query)
-                try:
-                    q = qs.get("q", [""])[0]
-                    k = int(qs.get("k", ["5"])[0])
-                    threshold = float(qs.get("threshold", ["0"])[0])
-                except ValueError:
-                    self._send(400, {"error": "k must be an int and threshold a float"})
-                    return
-                try:
-                    matches = registry.search(q, k=k, threshold=threshold)
-                    rows = [{"name": m.name, "score": m.score} for m in matches]
-                except Exception as exc:
-                    self._send(500, {"error": f"search raised {type(exc).__name__}: {exc}"})
-                    return
-                self._send(200, {"matches": rows})
-            elif path.endswith("/tools"):
-                names = [str(n) for n in registry.list_tools()]
-                if parse_qs(parsed.query).get("code", ["0"])[0] in ("1", "true"):
-                    self._send(200, {"tools": [_tool_record(registry, n) for n in names]})
-                else:
-                    self._send(200, {"tools": names})
-            elif path.endswith("/describe"):
-                name = parse_qs(parsed.query).get("name", [""])[0]
-                describe = getattr(registry, "describe", None)
-                if not callable(describe):
-                    self._send(404, {"error": "this agent's registry cannot describe tools"})
-                    return
-                try:
-                    info = describe(name)
-                except KeyError:
-                    self._send(404, {"error": f"unknown tool {name!r}"})
-                    return
-                self._send(200, info)
+    def do_GET(self) -> None:
+        """``GET …/search``, ``…/tools`` (``?code=1``: with code and tests), ``…/describe``."""
+        parsed = urlparse(self.path)
+        path = parsed.path.rstrip("/")
+        registry = self.agent.registry
+        if registry is None:
+            self._send(404, {"error": "this agent has no registry"})
+            return
+        if path.endswith("/search"):
+            self._search(registry, parsed.query)
+        elif path.endswith("/tools"):
+            names = [str(n) for n in registry.list_tools()]
+            if parse_qs(parsed.query).get("code", ["0"])[0] in ("1", "true"):
+                self._send(200, {"tools": [_tool_record(registry, n) for n in names]})
             else:
-                self._send(404, {"error": f"unknown path {parsed.path}"})
+                self._send(200, {"tools": names})
+        elif path.endswith("/describe"):
+            self._describe(registry, parsed.query)
+        else:
+            self._send(404, {"error": f"unknown path {parsed.path}"})
 
-    return Handler
+    def _search(self, registry: Any, query: str) -> None:
+        qs = parse_qs(query)
+        try:
+            q = qs.get("q", [""])[0]
+            k = int(qs.get("k", ["5"])[0])
+            threshold = float(qs.get("threshold", ["0"])[0])
+        except ValueError:
+            self._send(400, {"error": "k must be an int and threshold a float"})
+            return
+        try:
+            matches = registry.search(q, k=k, threshold=threshold)
+            rows = [{"name": m.name, "score": m.score} for m in matches]
+        except Exception as exc:
+            self._send(500, {"error": f"search raised {type(exc).__name__}: {exc}"})
+            return
+        self._send(200, {"matches": rows})
+
+    def _describe(self, registry: Any, query: str) -> None:
+        name = parse_qs(query).get("name", [""])[0]
+        describe = getattr(registry, "describe", None)
+        if not callable(describe):
+            self._send(404, {"error": "this agent's registry cannot describe tools"})
+            return
+        try:
+            info = describe(name)
+        except KeyError:
+            self._send(404, {"error": f"unknown tool {name!r}"})
+            return
+        self._send(200, info)
+
+
+def _make_handler(agent: Agent) -> type[BaseHTTPRequestHandler]:
+    """A request handler class serving ``agent``."""
+    return type("Handler", (_AgentHandler,), {"agent": agent})
