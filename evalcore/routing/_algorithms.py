@@ -87,7 +87,7 @@ class RandomRouter(Router):
 
     name = "random"
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         return self.rng.integers(0, self.K, size=self.R)
 
 
@@ -114,16 +114,17 @@ class AlwaysBest(Router):
             raise EvalcoreError("calibration_fraction must be in (0, 1]", field="calibration_fraction")
         self.calibration_fraction = calibration_fraction
 
-    def reset(self, env, rng):
+    def reset(self, env: ReplayEnv, rng: np.random.Generator) -> None:
         super().reset(env, rng)
+        assert env.rewards is not None  # full information: reset with the outcome matrix
         n_cal = max(1, math.ceil(self.calibration_fraction * env.n_steps))
         means = env.rewards[env.orders[:, :n_cal]].mean(axis=1)
         self.arm = random_argmax(means, rng)
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         return self.arm
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"calibration_fraction": self.calibration_fraction}
 
 
@@ -133,12 +134,13 @@ class AlwaysCheapest(Router):
     name = "always_cheapest"
     full_information = True
 
-    def reset(self, env, rng):
+    def reset(self, env: ReplayEnv, rng: np.random.Generator) -> None:
         super().reset(env, rng)
+        assert env.cost is not None  # full information: reset with the outcome matrix
         mean_cost = env.cost.mean(axis=0)
         self.arm = random_argmax(np.tile(-mean_cost, (self.R, 1)), rng)
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         return self.arm
 
 
@@ -150,7 +152,7 @@ class Oracle(Router):
     name = "oracle"
     full_information = True
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         rewards, cost = self.env.rewards, self.env.cost
         assert rewards is not None and cost is not None  # reset with the outcome matrix
         r = np.asarray(rewards[items], dtype=float)
@@ -162,12 +164,12 @@ class Oracle(Router):
 class _Counting(Router):
     """Running per-arm counts and reward sums, (R, K)."""
 
-    def reset(self, env, rng):
+    def reset(self, env: ReplayEnv, rng: np.random.Generator) -> None:
         super().reset(env, rng)
         self.n = np.zeros((self.R, self.K))
         self.s = np.zeros((self.R, self.K))
 
-    def update(self, t, items, x, arms, rewards):
+    def update(self, t: int, items: np.ndarray, x: np.ndarray | None, arms: Any, rewards: Any) -> None:
         self.n[self.rows, arms] += 1.0
         self.s[self.rows, arms] += rewards
 
@@ -192,13 +194,13 @@ class EpsilonGreedy(_Counting):
             raise EvalcoreError("epsilon must be in [0, 1] and decay >= 0", field="epsilon")
         self.epsilon, self.decay = epsilon, decay
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         eps = self.epsilon / (1.0 + self.decay * t)
         greedy = random_argmax(self.means(), self.rng)
         explore = self.rng.random(self.R) < eps
         return np.where(explore, self.rng.integers(0, self.K, size=self.R), greedy)
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"epsilon": self.epsilon, "decay": self.decay}
 
 
@@ -222,10 +224,10 @@ class UCB1(_Counting):
             bonus = self.c * np.sqrt(np.log(max(t, 1)) / self.n)
             return np.where(self.n > 0, self.s / np.maximum(self.n, 1) + bonus, np.inf)
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         return random_argmax(self.scores(t), self.rng)
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"c": self.c}
 
 
@@ -254,7 +256,7 @@ class ThompsonSampling(_Counting):
             raise EvalcoreError("sigma, prior_sd and the Beta prior must be > 0", field="sigma")
         self.kind, self.prior, self.sigma, self.prior_sd = kind, tuple(prior), sigma, prior_sd
 
-    def reset(self, env, rng):
+    def reset(self, env: ReplayEnv, rng: np.random.Generator) -> None:
         super().reset(env, rng)
         binary = bool(env.binary_rewards)  # a flag: the learner never sees the rewards
         self.mode = ("beta" if binary else "gaussian") if self.kind == "auto" else self.kind
@@ -265,7 +267,7 @@ class ThompsonSampling(_Counting):
                 field="kind",
             )
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         if self.mode == "beta":
             a = self.prior[0] + self.s
             b = self.prior[1] + self.n - self.s
@@ -275,8 +277,8 @@ class ThompsonSampling(_Counting):
         draw = mean + self.rng.standard_normal((self.R, self.K)) / np.sqrt(prec)
         return random_argmax(draw, self.rng)
 
-    def params(self):
-        out = {"kind": self.kind, "sigma": self.sigma, "prior_sd": self.prior_sd}
+    def params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "sigma": self.sigma, "prior_sd": self.prior_sd}
         if getattr(self, "mode", None):
             out["posterior"] = self.mode  # the one used: beta or gaussian
         return out
@@ -294,7 +296,7 @@ class _Linear(Router):
         self.reg = reg
         self.dtype = dtype
 
-    def reset(self, env, rng):
+    def reset(self, env: ReplayEnv, rng: np.random.Generator) -> None:
         super().reset(env, rng)
         if env.features is None:
             raise EvalcoreError(f"{self.name} needs context features", field="features")
@@ -309,7 +311,8 @@ class _Linear(Router):
         self._v: np.ndarray | None = None
         self._s: np.ndarray | None = None
 
-    def _aug(self, x: np.ndarray) -> np.ndarray:
+    def _aug(self, x: np.ndarray | None) -> np.ndarray:
+        assert x is not None  # a contextual router always gets features (reset refuses a replay without)
         return np.concatenate([np.ones((x.shape[0], 1), dtype=self.dtype), x.astype(self.dtype, copy=False)], axis=1)
 
     def _project(self, xa: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -323,7 +326,7 @@ class _Linear(Router):
         self._v, self._s = v, s
         return v, s, pred
 
-    def update(self, t, items, x, arms, rewards):
+    def update(self, t: int, items: np.ndarray, x: np.ndarray | None, arms: Any, rewards: Any) -> None:
         xa = self._aug(x)
         rows = self.rows
         flat = self.A_inv.reshape(self.R * self.K, self.D, self.D)
@@ -362,11 +365,11 @@ class LinUCB(_Linear):
             raise EvalcoreError("alpha must be >= 0", field="alpha")
         self.alpha = alpha
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         _, s, pred = self._project(self._aug(x))
         return random_argmax(pred + self.alpha * np.sqrt(np.maximum(s, 0)), self.rng)
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"alpha": self.alpha, "reg": self.reg}
 
 
@@ -391,12 +394,12 @@ class ContextualThompson(_Linear):
             raise EvalcoreError("noise_variance must be > 0", field="noise_variance")
         self.noise_variance = noise_variance
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         _, s, pred = self._project(self._aug(x))
         sd = np.sqrt(self.noise_variance * np.maximum(s, 0))
         return random_argmax(pred + sd * self.rng.standard_normal(pred.shape), self.rng)
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"noise_variance": self.noise_variance, "reg": self.reg}
 
 
@@ -425,7 +428,7 @@ class DuelingBandit(Router):
             raise EvalcoreError("alpha must be > 0", field="alpha")
         self.alpha = alpha
 
-    def reset(self, env, rng):
+    def reset(self, env: ReplayEnv, rng: np.random.Generator) -> None:
         super().reset(env, rng)
         self.W = np.zeros((self.R, self.K, self.K))
 
@@ -441,7 +444,7 @@ class DuelingBandit(Router):
         u[:, idx, idx] = 0.5
         return u
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         u = self.ucb(t)
         cand = np.all(u >= 0.5, axis=2)
         none = ~cand.any(axis=1)
@@ -451,7 +454,7 @@ class DuelingBandit(Router):
         d = random_argmax(col, self.rng)
         return c, d
 
-    def update(self, t, items, x, arms, rewards):
+    def update(self, t: int, items: np.ndarray, x: np.ndarray | None, arms: Any, rewards: Any) -> None:
         c, d = arms
         rc, rd = rewards
         duel = c != d
@@ -460,7 +463,7 @@ class DuelingBandit(Router):
         self.W[self.rows, c, d] += win_c
         self.W[self.rows, d, c] += win_d
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"alpha": self.alpha}
 
 
@@ -487,21 +490,21 @@ class Hybrid(Router):
         self.ucb = UCB1(c=c)
         self.lin = LinUCB(alpha=alpha, reg=reg)
 
-    def reset(self, env, rng):
+    def reset(self, env: ReplayEnv, rng: np.random.Generator) -> None:
         super().reset(env, rng)
         self.ucb.reset(env, rng)
         self.lin.reset(env, rng)
 
-    def select(self, t, items, x):
+    def select(self, t: int, items: np.ndarray, x: np.ndarray | None) -> np.ndarray:
         if t < self.switch_after:
             return self.ucb.select(t, items, x)
         return self.lin.select(t, items, x)
 
-    def update(self, t, items, x, arms, rewards):
+    def update(self, t: int, items: np.ndarray, x: np.ndarray | None, arms: Any, rewards: Any) -> None:
         self.ucb.update(t, items, x, arms, rewards)
         self.lin.update(t, items, x, arms, rewards)
 
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return {"switch_after": self.switch_after, "c": self.ucb.c, "alpha": self.lin.alpha}
 
 

@@ -7,10 +7,17 @@ import math
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalcore._cliargs import non_negative_int, positive_int
 from evalcore.errors import EvalcoreError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalcore.routing._matrix import OutcomeMatrix
+    from evalcore.routing._result import ReplayResult
+    from evalcore.routing._studies import ItemBootstrap
 
 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
@@ -43,16 +50,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         metavar="MODEL=PRICE,...",
         help="RouteLLM tables only (they publish no cost): the price of one call of each model",
     )
-    p.add_argument("--algorithms", default="all", help="'all' or a comma-separated list (default: all)")
-    p.add_argument("--orderings", type=int, default=200, help="random orderings R (200)")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of orderings and algorithms (0)")
-    p.add_argument(
-        "--lambda",
-        dest="lam",
-        type=float,
-        default=0.0,
-        help="cost weight λ in reward = quality − λ·normalized cost (0)",
-    )
+    _add_replay_args(p)
     p.add_argument("--output", required=True, help="output directory")
     p.add_argument("--feature-dims", type=int, default=64, help="maximum context feature dimensions (64)")
     p.add_argument(
@@ -65,6 +63,28 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "--curves-format", default="csv", choices=("csv", "parquet"), help="format of the per-step curves (csv)"
     )
     p.add_argument("--every", type=positive_int, default=1, help="keep every n-th step in curves (1)")
+    _add_study_args(p)
+    # evalcore.cli adds --cluster/--cluster-wait and passes args.executor
+    p.set_defaults(executor_for="the replays (each router over a block of orderings is a task; same results)")
+    p.set_defaults(func=_run)
+
+
+def _add_replay_args(p: argparse.ArgumentParser) -> None:
+    """The replay's options: routers, orderings, seed and λ."""
+    p.add_argument("--algorithms", default="all", help="'all' or a comma-separated list (default: all)")
+    p.add_argument("--orderings", type=int, default=200, help="random orderings R (200)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of orderings and algorithms (0)")
+    p.add_argument(
+        "--lambda",
+        dest="lam",
+        type=float,
+        default=0.0,
+        help="cost weight λ in reward = quality − λ·normalized cost (0)",
+    )
+
+
+def _add_study_args(p: argparse.ArgumentParser) -> None:
+    """The studies' options: λ sweep, item bootstrap, tests and corrections."""
     p.add_argument(
         "--sweep",
         default="",
@@ -98,20 +118,56 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.add_argument(
         "--correction", default="holm", choices=("holm", "bh", "none"), help="multiple-comparison correction (holm)"
     )
-    # evalcore.cli adds --cluster/--cluster-wait and passes args.executor
-    p.set_defaults(executor_for="the replays (each router over a block of orderings is a task; same results)")
-    p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from evalcore.routing._margins import aiq_bootstrap, aiq_table
-    from evalcore.routing._matrix import NoSignalWarning
-    from evalcore.routing._outcomes import read_outcomes
-    from evalcore.routing._published import parse_costs
     from evalcore.routing._replay import cluster_session, parse_algorithms, replay
-    from evalcore.routing._studies import item_bootstrap, lambda_sweep
     from evalcore.routing._tables import write_tables
 
+    lambdas = _checked_args(args)
+    out = Path(args.output)
+    spec = getattr(args, "executor", None)  # --cluster: checked by evalcore.cli before any work
+    names = parse_algorithms(args.algorithms)
+    outcomes = _read(args, out)
+    with cluster_session(spec, getattr(args, "cluster_wait", 60.0)) as session:
+        result = replay(
+            outcomes,
+            names,
+            orderings=args.orderings,
+            seed=args.seed,
+            lam=args.lam,
+            feature_dims=args.feature_dims,
+            embedder=args.embedder,
+            cluster=session,
+        )
+        summary = result.summary()
+        boot = _bootstrap(args, outcomes, names, result, session) if args.bootstrap else None
+        boot_summary = boot.summary() if boot is not None else None
+        boot_comparisons = boot.compare(correction=args.correction) if boot is not None else None
+        sweep, aiq = _sweep(args, outcomes, names, lambdas, session) if lambdas else (None, None)
+    files = write_tables(
+        out,
+        summary=summary,
+        curves=result.curves(every=args.every),
+        selection_share=result.selection_share(every=args.every),
+        points=result.points(),
+        comparisons=result.compare(test=args.test, correction=args.correction),
+        arms=outcomes.arm_table(args.lam),
+        bootstrap=boot_summary,
+        bootstrap_comparisons=boot_comparisons,
+        sweep=sweep,
+        aiq=aiq,
+        curves_format=args.curves_format,
+        per_ordering=result.per_ordering_table(),
+        design=result.design(),
+    )
+    _print_results(args, outcomes, summary, boot, boot_summary, aiq)
+    print(f"wrote {', '.join(sorted(files))} to {out}")
+    return 0
+
+
+def _checked_args(args: argparse.Namespace) -> list[float]:
+    """Refuse bad option values before any work (the output folder too); the λ values of ``--sweep``."""
     if args.orderings < 1:
         raise EvalcoreError("must be >= 1", field="--orderings")
     if not math.isfinite(args.lam) or args.lam < 0:
@@ -130,7 +186,6 @@ def _run(args: argparse.Namespace) -> int:
     from evalcore._io import check_output_dir
 
     check_output_dir(out, field="--output")  # read-only: refused before the replay
-    spec = getattr(args, "executor", None)  # --cluster: checked by evalcore.cli before any work
     lambdas: list[float] = []
     if args.sweep.strip():
         try:
@@ -139,7 +194,16 @@ def _run(args: argparse.Namespace) -> int:
             raise EvalcoreError(f"not a list of numbers: {args.sweep!r}", field="--sweep") from exc
         if any(not math.isfinite(v) or v < 0 for v in lambdas):
             raise EvalcoreError("λ values must be finite numbers >= 0", field="--sweep")
-    names = parse_algorithms(args.algorithms)
+    return lambdas
+
+
+def _read(args: argparse.Namespace, out: Path) -> OutcomeMatrix:
+    """The outcome matrix of ``--outcomes`` (run directories cached under ``out/.cache``); a
+    no-signal warning becomes one plain line on stderr, before the replay."""
+    from evalcore.routing._matrix import NoSignalWarning
+    from evalcore.routing._outcomes import read_outcomes
+    from evalcore.routing._published import parse_costs
+
     costs = parse_costs(args.costs) if args.costs.strip() else None
     cache = None
     if not (len(args.outcomes) == 1 and Path(args.outcomes[0]).is_file()):
@@ -147,97 +211,96 @@ def _run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NoSignalWarning)
         outcomes = read_outcomes(args.outcomes, cache_dir=cache, format=args.format, costs=costs)
-    for w in caught:  # one plain line on stderr per warning, before the replay
+    for w in caught:
         if issubclass(w.category, NoSignalWarning):
             print(f"evalcore route: warning: {w.message}", file=sys.stderr)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    with cluster_session(spec, getattr(args, "cluster_wait", 60.0)) as session:
-        result = replay(
-            outcomes,
-            names,
-            orderings=args.orderings,
-            seed=args.seed,
-            lam=args.lam,
-            feature_dims=args.feature_dims,
-            embedder=args.embedder,
-            cluster=session,
-        )
-        summary = result.summary()
-        boot = boot_summary = boot_comparisons = sweep = aiq = None
-        if args.bootstrap:
-            boot = item_bootstrap(
-                outcomes,
-                names,
-                n_boot=args.bootstrap,
-                orderings=args.bootstrap_orderings,
-                seed=args.seed,
-                lam=args.lam,
-                feature_dims=args.feature_dims,
-                embedder=args.embedder,
-                base=result,
-                cluster=session,
-            )
-            boot_summary = boot.summary()
-            boot_comparisons = boot.compare(correction=args.correction)
-        if lambdas:
-            sweep = lambda_sweep(
-                outcomes,
-                names,
-                lambdas,
-                orderings=args.sweep_orderings,
-                seed=args.seed,
-                feature_dims=args.feature_dims,
-                embedder=args.embedder,
-                cluster=session,
-            )
-            if args.sweep_bootstrap:
-                aiq = aiq_bootstrap(
-                    outcomes,
-                    names,
-                    lambdas,
-                    n_boot=args.sweep_bootstrap,
-                    orderings=args.sweep_orderings,
-                    seed=args.seed,
-                    sweep=sweep,
-                    feature_dims=args.feature_dims,
-                    embedder=args.embedder,
-                    cluster=session,
-                ).table()
-            else:
-                aiq = aiq_table(sweep, outcomes.arm_table(0.0))
-    files = write_tables(
-        out,
-        summary=summary,
-        curves=result.curves(every=args.every),
-        selection_share=result.selection_share(every=args.every),
-        points=result.points(),
-        comparisons=result.compare(test=args.test, correction=args.correction),
-        arms=outcomes.arm_table(args.lam),
-        bootstrap=boot_summary,
-        bootstrap_comparisons=boot_comparisons,
-        sweep=sweep,
-        aiq=aiq,
-        curves_format=args.curves_format,
-        per_ordering=result.per_ordering_table(),
-        design=result.design(),
+    return outcomes
+
+
+def _bootstrap(
+    args: argparse.Namespace, outcomes: OutcomeMatrix, names: list[str], result: ReplayResult, session: Any
+) -> ItemBootstrap:
+    """``--bootstrap``: the item bootstrap whose point values are ``result``'s."""
+    from evalcore.routing._studies import item_bootstrap
+
+    return item_bootstrap(
+        outcomes,
+        names,
+        n_boot=args.bootstrap,
+        orderings=args.bootstrap_orderings,
+        seed=args.seed,
+        lam=args.lam,
+        feature_dims=args.feature_dims,
+        embedder=args.embedder,
+        base=result,
+        cluster=session,
     )
-    cols = [
-        "algorithm",
-        "mean_quality",
-        "mean_reward",
-        "total_cost",
-        "cost_savings_vs_always_best",
-        "regret_vs_oracle",
-        "regret_vs_best_fixed",
-        "convergence_point",
-    ]
-    print(f"{outcomes.n_items} items × {outcomes.n_arms} arms, {args.orderings} orderings, λ = {args.lam:g}")
-    # a value that does not exist (a convergence point of orderings that never settle) is blank, as in the CSV
-    print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep=""))
+
+
+def _sweep(
+    args: argparse.Namespace, outcomes: OutcomeMatrix, names: list[str], lambdas: list[float], session: Any
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``--sweep``: the λ sweep and its published metrics (with ``--sweep-bootstrap`` intervals)."""
+    from evalcore.routing._margins import aiq_bootstrap, aiq_table
+    from evalcore.routing._studies import lambda_sweep
+
+    sweep = lambda_sweep(
+        outcomes,
+        names,
+        lambdas,
+        orderings=args.sweep_orderings,
+        seed=args.seed,
+        feature_dims=args.feature_dims,
+        embedder=args.embedder,
+        cluster=session,
+    )
+    if not args.sweep_bootstrap:
+        return sweep, aiq_table(sweep, outcomes.arm_table(0.0))
+    aiq = aiq_bootstrap(
+        outcomes,
+        names,
+        lambdas,
+        n_boot=args.sweep_bootstrap,
+        orderings=args.sweep_orderings,
+        seed=args.seed,
+        sweep=sweep,
+        feature_dims=args.feature_dims,
+        embedder=args.embedder,
+        cluster=session,
+    ).table()
+    return sweep, aiq
+
+
+_SHOWN = [
+    "algorithm",
+    "mean_quality",
+    "mean_reward",
+    "total_cost",
+    "cost_savings_vs_always_best",
+    "regret_vs_oracle",
+    "regret_vs_best_fixed",
+    "convergence_point",
+]
+
+
+def _print_results(
+    args: argparse.Namespace,
+    outcomes: OutcomeMatrix,
+    summary: pd.DataFrame,
+    boot: ItemBootstrap | None,
+    boot_summary: pd.DataFrame | None,
+    aiq: pd.DataFrame | None,
+) -> None:
+    """What ``evalcore route`` prints: the summary with its column definitions, the bootstrap's
+    mean rewards and the published metrics of the sweep."""
     from evalcore.routing._columns import describe_columns
 
-    print(describe_columns(cols).replace("`", ""))
+    print(f"{outcomes.n_items} items × {outcomes.n_arms} arms, {args.orderings} orderings, λ = {args.lam:g}")
+    # a value that does not exist (a convergence point of orderings that never settle) is blank, as in the CSV
+    print(summary[_SHOWN].to_string(index=False, float_format=lambda v: f"{v:.4g}", na_rep=""))
+    print(describe_columns(_SHOWN).replace("`", ""))
     if boot is not None and boot_summary is not None:
         print(
             f"mean reward on resampled items ({boot.n_boot} item resamples × {boot.orderings} orderings, 95% interval):"
@@ -250,8 +313,6 @@ def _run(args: argparse.Namespace) -> int:
 
         print("\n".join(published_lines(aiq)))
     print("comparisons.csv: paired tests over orderings of the same items (order variability, not generalization)")
-    print(f"wrote {', '.join(sorted(files))} to {out}")
-    return 0
 
 
 def _blank_or(value: Any) -> str:

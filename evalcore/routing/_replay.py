@@ -12,6 +12,7 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -144,37 +145,63 @@ def replay(
         orderings: R, the number of random orderings (seeded; shared by all algorithms).
         seed: Seed of the orderings and of each algorithm's generator.
         lam: λ in ``reward = quality − λ · normalized cost``.
-        features: Context features (T, d); default: ``outcomes.context(dims=feature_dims)``,
-            computed only when a contextual algorithm is replayed.
+        features: Context features (T, d); default: ``outcomes.context(dims=feature_dims)``, computed only when a
+            contextual algorithm is replayed.
         feature_dims: At most this many feature dimensions.
         embedder: ``"auto"``, ``"minilm"`` or ``"tfidf"`` for query features.
         params: Algorithm name → hyper-parameters, e.g. ``{"ucb1": {"c": 1.0}}``.
-        progress: Show progress over the routers (blocks of orderings): a tqdm bar on a
-            terminal, lines with the total and the time left elsewhere (None), nothing (False).
-        workers: Threads replaying algorithms side by side (default: the CPU count); results
-            do not depend on it (each algorithm has its own seeded generator).
-        chunk: Orderings per block for the linear (contextual) routers; default: as many as
-            keep their matrices within ~2 MiB. Each block has its own seeded generator, so
-            results depend on the block size (not on ``workers``).
-        price_range: ``(c_min, c_max)`` of the cost normalization in the reward (default: the
-            smallest and largest cost of ``outcomes``); the item bootstrap passes the original
-            matrix's so every replicate scores the same objective.
-        cluster: A convenience for ``executor``: a scheduler address, a scheduler file,
-            ``local:N``, a ``distributed.Client`` or an executor (docs/cluster.md).
+        progress: Show progress over the routers (blocks of orderings): a tqdm bar on a terminal, lines with the
+            total and the time left elsewhere (None), nothing (False).
+        workers: Threads replaying algorithms side by side (default: the CPU count); results do not depend on it
+            (each algorithm has its own seeded generator).
+        chunk: Orderings per block for the linear (contextual) routers; default: as many as keep their matrices
+            within ~2 MiB. Each block has its own seeded generator, so results depend on the block size (not on
+            ``workers``).
+        price_range: ``(c_min, c_max)`` of the cost normalization in the reward (default: the smallest and largest
+            cost of ``outcomes``); the item bootstrap passes the original matrix's so every replicate scores the
+            same objective.
+        cluster: A convenience for ``executor``: a scheduler address, a scheduler file, ``local:N``, a
+            ``distributed.Client`` or an executor (docs/cluster.md).
         cluster_wait_s: Seconds to wait for the cluster's first worker.
-        executor: Where the units (one router over a block of orderings) run: a remote
-            executor runs ``_replay_block`` with the environment shared once; a local one (the
-            default, ``workers`` threads) runs them here. The result is the same either way.
+        executor: Where the units (one router over a block of orderings) run: a remote executor runs
+            ``_replay_block`` with the environment shared once; a local one (the default, ``workers`` threads) runs
+            them here. The result is the same either way.
 
     Returns:
         A :class:`ReplayResult`.
 
     Raises:
-        EvalcoreError: fewer than two arms or two items (nothing to route or to learn), an
-            unknown algorithm or parameter, or Beta Thompson sampling on non-binary rewards
-            (naming the first such item and arm).
+        EvalcoreError: fewer than two arms or two items (nothing to route or to learn), an unknown algorithm or
+            parameter, or Beta Thompson sampling on non-binary rewards (naming the first such item and arm).
     """
     executor = as_executor(executor, cluster, wait_s=cluster_wait_s)  # local:0 and the like: now
+    _check_size(outcomes)
+    names = parse_algorithms(algorithms)
+    params = dict(params or {})
+    routers = _make_routers(names, params)
+    features = _context(outcomes, routers, features, dims=feature_dims, embedder=embedder, seed=seed)
+    price_range = _prices(outcomes, price_range)
+    rewards = compute_rewards(outcomes.quality, outcomes.cost, outcomes.error, lam=lam, price_range=price_range)
+    _check_beta(routers, rewards, outcomes, lam)
+    orders = make_orderings(outcomes.n_items, orderings, seed)
+    env = ReplayEnv(rewards=rewards, cost=outcomes.cost, orders=orders, features=features)
+    units = _run_units(env, routers, params, seed, executor=executor, workers=workers, chunk=chunk, progress=progress)
+    best_arm = int(np.argmax(rewards.mean(0)))
+    return ReplayResult(
+        outcomes=outcomes,
+        orders=orders,
+        lam=lam,
+        seed=seed,
+        traces=_traces(outcomes, rewards, orders, units, routers),
+        oracle_reward=rewards.max(1)[orders],
+        best_fixed_reward=rewards[:, best_arm][orders],
+        best_fixed_arm=best_arm,
+        price_range=price_range,
+    )
+
+
+def _check_size(outcomes: OutcomeMatrix) -> None:
+    """Refuse a matrix with fewer than two arms or two items (nothing to route or to learn)."""
     where = outcomes.source or None
     if outcomes.n_arms < 2:
         raise EvalcoreError(
@@ -189,22 +216,45 @@ def replay(
             path=where,
             field="item_id",
         )
-    names = parse_algorithms(algorithms)
-    params = dict(params or {})
+
+
+def _make_routers(names: list[str], params: Mapping[str, Mapping[str, Any]]) -> dict[str, Router]:
+    """A fresh router per name with its hyper-parameters; parameters for an unknown algorithm are refused."""
     for key in params:
         if key not in ALGORITHMS:
             raise EvalcoreError(f"parameters given for unknown algorithm {key!r}", field="params")
-    routers = {n: make_router(n, **dict(params.get(n, {}))) for n in names}
+    return {n: make_router(n, **dict(params.get(n, {}))) for n in names}
+
+
+def _prices(outcomes: OutcomeMatrix, price_range: tuple[float, float] | None) -> tuple[float, float]:
+    """``price_range`` as floats; default: the smallest and largest cost of ``outcomes``."""
+    if price_range is None:
+        price_range = (float(outcomes.cost.min()), float(outcomes.cost.max()))
+    return (float(price_range[0]), float(price_range[1]))
+
+
+def _context(
+    outcomes: OutcomeMatrix,
+    routers: Mapping[str, Router],
+    features: np.ndarray | None,
+    *,
+    dims: int,
+    embedder: str,
+    seed: int,
+) -> np.ndarray | None:
+    """The context features as float32 (T, d): ``features``, else the matrix's own when a
+    contextual router is replayed; None when none is needed or given."""
     if features is None and any(r.contextual for r in routers.values()):
-        features = outcomes.context(dims=feature_dims, embedder=embedder, seed=seed)
+        features = outcomes.context(dims=dims, embedder=embedder, seed=seed)
     if features is not None:
         features = np.asarray(features, dtype=np.float32)
         if features.ndim != 2 or features.shape[0] != outcomes.n_items:
             raise EvalcoreError("features must have one row per item", field="features")
-    if price_range is None:
-        price_range = (float(outcomes.cost.min()), float(outcomes.cost.max()))
-    price_range = (float(price_range[0]), float(price_range[1]))
-    rewards = compute_rewards(outcomes.quality, outcomes.cost, outcomes.error, lam=lam, price_range=price_range)
+    return features
+
+
+def _check_beta(routers: Mapping[str, Router], rewards: np.ndarray, outcomes: OutcomeMatrix, lam: float) -> None:
+    """Refuse Beta Thompson sampling on rewards that are not all 0 or 1 (naming the first such cell)."""
     binary = (rewards == 0) | (rewards == 1)
     for name, router in routers.items():
         if getattr(router, "kind", None) == "beta" and not binary.all():
@@ -214,44 +264,68 @@ def replay(
                 f"{outcomes.item_ids[i]!r} on arm {outcomes.arms[k]!r} has reward "
                 f"{rewards[i, k]:g} (quality {outcomes.quality[i, k]:g}, λ = {lam:g}); use "
                 "kind='gaussian', or binary quality with λ = 0",
-                path=where,
+                path=outcomes.source or None,
                 field="quality",
             )
-    # what a call costs in reward terms: quality − reward (λ·normalized cost, λ for a failure)
-    penalty = outcomes.quality - rewards
-    orders = make_orderings(outcomes.n_items, orderings, seed)
-    env = ReplayEnv(rewards=rewards, cost=outcomes.cost, orders=orders, features=features)
-    r_seq = rewards[orders]  # (R, T, K)
-    q_seq = outcomes.quality[orders]
-    c_seq = outcomes.cost[orders]
-    from evalcore.routing._progress import bar as progress_bar
 
-    R, K = orders.shape[0], outcomes.n_arms
+
+@dataclass
+class _Units:
+    """What the replay's units gave, per router: the arms chosen (R, T), the duel's second arms,
+    the seconds spent and the parameters its whole replay resolved (e.g. Thompson's posterior)."""
+
+    arms: dict[str, np.ndarray]
+    arms2: dict[str, np.ndarray] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    resolved: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _unit_tasks(env: ReplayEnv, routers: Mapping[str, Router], chunk: int | None) -> list[tuple[str, int, int]]:
+    """The units of work: each router over a block of orderings (all R, or for the linear
+    routers blocks whose matrices fit the CPU cache)."""
+    R, K = env.orders.shape[0], env.n_arms
     tasks: list[tuple[str, int, int]] = []
-    for name in names:
+    for name, router in routers.items():
         size = R
-        if routers[name].contextual and features is not None:
+        if router.contextual and env.features is not None:
             # linear routers keep (R, K, D, D) matrices: replaying the orderings in blocks
             # whose matrices fit the CPU cache (~2 MiB) is faster than one memory-bound pass
-            d = features.shape[1] + 1
+            d = env.features.shape[1] + 1
             size = chunk or max(1, min(R, (2 << 20) // (4 * K * d * d)))
         tasks += [(name, lo, min(R, lo + size)) for lo in range(0, R, size)]
-    arms = {n: np.empty((R, outcomes.n_items), dtype=np.int16) for n in names}
-    arms2: dict[str, np.ndarray] = {}
-    seconds = dict.fromkeys(names, 0.0)
-    # a router's parameters as its whole replay resolved them (e.g. Thompson's posterior)
-    resolved: dict[str, dict[str, Any]] = {}
+    return tasks
+
+
+def _run_units(
+    env: ReplayEnv,
+    routers: Mapping[str, Router],
+    params: Mapping[str, Mapping[str, Any]],
+    seed: int,
+    *,
+    executor: Executor | None,
+    workers: int | None,
+    chunk: int | None,
+    progress: bool | None,
+) -> _Units:
+    """Run every router's units (see :func:`replay`'s ``executor``) and gather their arms."""
+    from evalcore.routing._progress import bar as progress_bar
+
+    assert env.rewards is not None  # the replay's own environment holds the rewards
+    R, T = env.orders.shape
+    r_seq = env.rewards[env.orders]  # (R, T, K)
+    tasks = _unit_tasks(env, routers, chunk)
+    got = _Units(arms={n: np.empty((R, T), dtype=np.int16) for n in routers}, seconds=dict.fromkeys(routers, 0.0))
 
     def keep(
         task: tuple[str, int, int], a: np.ndarray, a2: np.ndarray | None, took: float, used: dict[str, Any] | None
     ) -> None:
         name, lo, hi = task
-        arms[name][lo:hi] = a
+        got.arms[name][lo:hi] = a
         if a2 is not None:
-            arms2.setdefault(name, np.empty_like(arms[name]))[lo:hi] = a2
-        seconds[name] += took
+            got.arms2.setdefault(name, np.empty_like(got.arms[name]))[lo:hi] = a2
+        got.seconds[name] += took
         if used is not None:
-            resolved[name] = used
+            got.resolved[name] = used
 
     def one(task: tuple[str, int, int]) -> None:
         keep(task, *_replay_block(task, env, params, seed, routers[task[0]], r_seq[task[1] : task[2]]))
@@ -271,9 +345,19 @@ def replay(
         for _ in here.stream(lambda task, _shared: one(task), order if n_workers > 1 else tasks):
             bar.update()
     bar.close()
+    return got
+
+
+def _traces(
+    outcomes: OutcomeMatrix, rewards: np.ndarray, orders: np.ndarray, units: _Units, routers: Mapping[str, Router]
+) -> dict[str, AlgorithmTrace]:
+    """Each router's trace from the arms it chose: quality, cost and reward per ordering × step."""
+    q_seq, c_seq, r_seq = outcomes.quality[orders], outcomes.cost[orders], rewards[orders]
+    # what a call costs in reward terms: quality − reward (λ·normalized cost, λ for a failure)
+    penalty = outcomes.quality - rewards
     done: dict[str, AlgorithmTrace] = {}
-    for name in names:
-        arm, arm2 = arms[name], arms2.get(name)
+    for name, router in routers.items():
+        arm, arm2 = units.arms[name], units.arms2.get(name)
         ai = arm[..., None].astype(np.int64)
         q = np.take_along_axis(q_seq, ai, 2)[..., 0]
         c = np.take_along_axis(c_seq, ai, 2)[..., 0]
@@ -296,19 +380,7 @@ def replay(
             quality=q,
             cost=c,
             reward=r,
-            seconds=seconds[name],
-            params=resolved[name] if name in resolved else routers[name].params(),
+            seconds=units.seconds[name],
+            params=units.resolved[name] if name in units.resolved else router.params(),
         )
-    traces = {name: done[name] for name in names}
-    best_arm = int(np.argmax(rewards.mean(0)))
-    return ReplayResult(
-        outcomes=outcomes,
-        orders=orders,
-        lam=lam,
-        seed=seed,
-        traces=traces,
-        oracle_reward=rewards.max(1)[orders],
-        best_fixed_reward=rewards[:, best_arm][orders],
-        best_fixed_arm=best_arm,
-        price_range=price_range,
-    )
+    return done
