@@ -26,7 +26,7 @@ Plan = Callable[[int, int], str]
 """``(rank, attempt) -> outcome``: ``rank`` numbers the distinct prompts in the order they first
 arrived (0, 1, …), ``attempt`` counts that prompt's requests (0 = first)."""
 
-OUTCOMES = ("ok", "server_error", "stall", "no_message", "malformed", "drop", "rate_limit")
+OUTCOMES = ("ok", "server_error", "stall", "no_message", "no_content", "malformed", "drop", "rate_limit")
 
 
 class ChaosServer(FakeChatServer):
@@ -34,9 +34,10 @@ class ChaosServer(FakeChatServer):
 
     ``plan(rank, attempt)`` picks each request's outcome: ``ok``, ``server_error`` (500),
     ``stall`` (answers only after ``stall_s``: past the client's timeout), ``no_message`` (200, a
-    choice without a message), ``malformed`` (200, a body that is not JSON), ``drop`` (200 with
-    the full ``Content-Length``, half the body, then the connection closed) or ``rate_limit``
-    (429 with ``Retry-After``). ``plan`` may be swapped between commands (the endpoint heals).
+    choice without a message), ``no_content`` (200, a message without content), ``malformed``
+    (200, a body that is not JSON), ``drop`` (200 with the full ``Content-Length``, half the body,
+    then the connection closed) or ``rate_limit`` (429 with ``Retry-After``). ``plan`` may be
+    swapped between commands (the endpoint heals).
 
     Attributes:
         asked: Requests per prompt (its last message), over the server's life.
@@ -75,6 +76,11 @@ class ChaosServer(FakeChatServer):
 
         class Handler(base):  # type: ignore[misc, valid-type]
             def _reply(self, outcome: str, body: bytes, *args: Any) -> None:
+                if outcome == "no_content":
+                    reply = server._answer(json.loads(body))
+                    del reply["choices"][0]["message"]["content"]
+                    self._send(200, json.dumps(reply).encode())
+                    return
                 if outcome != "drop":
                     super()._reply(outcome, body, *args)
                     return

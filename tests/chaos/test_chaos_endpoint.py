@@ -42,6 +42,7 @@ FAULTS = [
     ("server_error", "HTTP 500"),
     ("stall", "timeout"),
     ("no_message", "choice has no message"),
+    ("no_content", "unreadable response"),
     ("malformed", "unreadable response"),
     ("drop", "not completed"),
     ("rate_limit", "429"),
