@@ -48,7 +48,7 @@ class ChaosServer(FakeChatServer):
         self.asked: Counter[str] = Counter()
         self._ranks: dict[str, int] = {}
         self._plan_lock = threading.Lock()
-        kwargs.setdefault("stall_s", 5.0)
+        kwargs.setdefault("stall_s", 8.0)  # past the tests' --timeout 2
         kwargs.setdefault("retry_after", 0.05)
         super().__init__(**kwargs)
 

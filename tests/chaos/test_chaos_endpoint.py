@@ -26,7 +26,7 @@ def _run(srv: ChaosServer, root: Path, *extra: str) -> subprocess.CompletedProce
     bench = root / "caps.yaml"
     spec = f"openai-compatible:fake@{srv.url}"
     args = ("run", str(bench), "--model", spec, "--run-dir", str(root / "runs"), "--run-id", "r", "--no-progress")
-    return cli(*args, "--timeout", "0.5", "--max-retries", "1", "--no-cache", *extra, cwd=root)
+    return cli(*args, "--timeout", "2", "--max-retries", "1", "--no-cache", *extra, cwd=root)
 
 
 def _asked(srv: ChaosServer) -> dict[str, int]:
