@@ -282,9 +282,13 @@ def time_left(progress: _Progress, now: float | None = None) -> str:
     if progress.phase == "finishing":
         pace = progress.pace.factor() if progress.pace is not None else 1.0
         source = (progress.estimate_from + _pace_note(pace)) if progress.estimate_from else _pace_note(pace).strip()
-        return f"about {_duration(_finish_left(progress, now))} left" + _suite_note(
-            progress, _finish_left(progress, now), pace, source
-        )
+        left = _finish_left(progress, now)
+        if left >= 1 or not progress.finish_s:
+            return f"about {_duration(left)} left" + _suite_note(progress, left, pace, source)
+        after = _suite_note(progress, 0.0, pace, source)  # past its expected export: say so, and what follows
+        expected = (progress.finish_pace.factor() if progress.finish_pace is not None else 1.0) * progress.finish_s
+        text = f"past its expected {_duration(expected)} of export, time left in it unknown"
+        return text + (after.replace(" (suite: about", " (then the rest of the suite: about") if after else "")
     here, over, pace, predicted = _estimate(progress, now)
     source = (progress.estimate_from + _pace_note(pace)) if progress.estimate_from else _pace_note(pace).strip()
     if here is None and over is None:

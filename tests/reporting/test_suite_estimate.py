@@ -127,3 +127,32 @@ def test_samples_add_up_over_all_of_a_notebooks_runs(tmp_path: Path) -> None:
     (runs / "gsm8k-direct" / "samples.jsonl").write_text("{}\n" * 2)
     assert _sample_counts(progress)[1:] == (2, 12)
     assert time_left(progress, now=start + 60) == "about 24 s left"
+
+
+def test_a_notebook_exporting_says_so_and_its_export_counts() -> None:
+    """Issue 39: after its last cell a notebook is exported (stderr moved out, HTML, PDF), 5-15 s
+    on a busy machine; the estimate counts it, at a pace learned from the exports before, and a
+    progress line says the notebook is exporting, never a bare "0 s left"."""
+    from evalcore.reporting._notebook_progress import SuiteEstimate, progress_line
+    from evalcore.reporting._suite_times import Expected
+
+    expected = Expected({"a": 40.0, "b": 20.0, "c": 30.0}, {"a": 4.0, "b": 4.0, "c": 2.0}, "the run of X")
+    estimate = SuiteEstimate(expected, ["a", "b", "c"])
+    assert estimate.start_eta(0) == " (about 44 s; suite: about 1 min 40 s left)"
+    first = estimate.progress(0, 1, 3, 0.0)
+    assert suite_left_s(first, now=10.0) == pytest.approx(30.0 + 4.0 + 26.0 + 30.0)
+    estimate.ran(first, 40.0, 40.0)  # as measured; its export begins
+    assert first.phase == "finishing" and first.timeout is None
+    assert suite_left_s(first, now=41.0) == pytest.approx(3.0 + 56.0)
+    assert progress_line(first, now=41.0) == (
+        "[1/3] a: exporting (stderr moved out, HTML, PDF) for 1 s, 41 s elapsed, about 3 s left "
+        "(suite: about 59 s, from the run of X)"
+    )
+    past = time_left(first, now=52.0)  # 12 s of export against 4 expected: its overrun counts in the pace
+    assert past.startswith("past its expected ")
+    assert "time left in it unknown (then the rest of the suite: about" in past
+    assert "0 s left" not in past
+    assert estimate.finished(first, 52.0) == pytest.approx(12.0)
+    second = estimate.progress(1, 2, 3, 52.0)  # the exports now take 3 times as long
+    assert suite_left_s(second, now=52.0) == pytest.approx(20.0 + 12.0 + 30.0 + 6.0)
+    assert estimate.start_eta(1) == " (about 32 s; suite: about 1 min 08 s left)"
