@@ -301,104 +301,126 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
     if machine not in _ARCHES:
         return None
     audit_arch, x32, blocked = _ARCHES[machine]
-    nr = _SYSCALLS[machine]
-    ld_abs, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    allow = 0x7FFF0000
-    errno = lambda e: 0x00050000 | e  # noqa: E731 - SECCOMP_RET_ERRNO
-    # Assembled with symbolic targets, resolved below (classic BPF jumps forward only).
-    prog: list[tuple[Any, ...]] = []
-    labels: dict[str, int] = {}
-
-    def label(name: str) -> None:
-        labels[name] = len(prog)
-
+    asm = _Assembler()
     if kind == "zygote":
-        prog += [(ld_abs, None, None, 4), (jeq, 1, 0, audit_arch), (ret, 0, 0, errno(_EPERM)), (ld_abs, None, None, 0)]
-        if x32:
-            prog.append((jge, "deny", 0, 0x40000000))
-        for name, number in sorted(blocked.items(), key=lambda item: item[1]):
-            if name not in _NAMESPACE_CALLS:
-                prog.append((jeq, "deny", 0, number))
-        prog.append((jeq, "socket", 0, nr["socket"]))
-        prog.append((jeq, "socketpair", 0, nr["socketpair"]))
-        prog.append((jeq, "rwf", 0, nr["preadv2"]))
-        prog.append((jeq, "rwf", 0, nr["pwritev2"]))
-        prog.append((jeq, "madvise", 0, nr["madvise"]))
-        prog.append((ret, 0, 0, allow))
-        label("rwf")  # the flags are the sixth argument (an int: the low half of args[5])
-        prog += [(ld_abs, None, None, 56), (jset, "deny", 0, _RWF_NOWAIT), (ret, 0, 0, allow)]
-        label("madvise")  # the advice is the third argument
-        prog.append((ld_abs, None, None, 32))
-        for advice in _MADVISE_REFUSED:
-            prog.append((jeq, "deny", 0, advice))
-        prog.append((ret, 0, 0, allow))
-        label("socket")
-        prog += [
-            (ld_abs, None, None, 16),
-            (jeq, "allow", 0, _AF_UNIX),
-            (jeq, "allow", 0, _AF_INET),
-            (jeq, "allow", 0, _AF_INET6),
-            (ret, 0, 0, errno(_EAFNOSUPPORT)),
-        ]
-        label("socketpair")
-        prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, _AF_UNIX), (ret, 0, 0, errno(_EAFNOSUPPORT))]
+        _zygote_filter(asm, audit_arch, x32, blocked, _SYSCALLS[machine])
     else:
-        prog.append((ld_abs, None, None, 0))  # (the zygote's filter refused other ABIs already)
-        for name in _NAMESPACE_CALLS:
-            prog.append((jeq, "deny", 0, blocked[name]))
-        signals = kind in ("check", "script_weak")  # signals confined to the sample itself
-        for name in _SAMPLE_REFUSED:
-            prog.append((jeq, "deny", 0, nr[name]))
-        unix = False  # refuse AF_UNIX sockets (script samples without a memory cgroup)
-        if kind == "check":
-            for name in _CHECK_REFUSED:
-                prog.append((jeq, "deny", 0, nr[name]))
-        elif refuse_memfd:
-            prog.append((jeq, "deny", 0, nr["memfd_create"]))
-            prog.append((jeq, "deny", 0, nr["socketpair"]))  # Linux makes AF_UNIX pairs only
-            prog.append((jeq, "unix", 0, nr["socket"]))
-            unix = True
-            for name in _INOTIFY:
-                prog.append((jeq, "deny", 0, nr[name]))
-            prog.append((jeq, "fcntl", 0, nr["fcntl"]))
-        if signals:
-            for name in ("execve", "execveat", "tkill", "pidfd_send_signal"):
-                prog.append((jeq, "deny", 0, nr[name]))
-        if kind == "check":
-            prog.append((jeq, "clone", 0, nr["clone"]))
-            prog.append((jeq, "enosys", 0, nr["clone3"]))
-        if signals:
-            for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
-                prog.append((jeq, "signal", 0, nr[name]))
-        prog.append((ret, 0, 0, allow))
-        if kind == "check":
-            label("clone")
-            prog += [(ld_abs, None, None, 16), (jset, "allow", 0, CLONE_THREAD), (ret, 0, 0, errno(_EPERM))]
-            label("enosys")
-            prog.append((ret, 0, 0, errno(_ENOSYS)))
-        if unix:
-            label("unix")
-            prog += [(ld_abs, None, None, 16), (jeq, "deny", 0, _AF_UNIX), (ret, 0, 0, allow)]
-            label("fcntl")  # the command is the second argument
-            prog += [(ld_abs, None, None, 24), (jeq, "deny", 0, _F_SETPIPE_SZ), (ret, 0, 0, allow)]
-        if signals:
-            label("signal")
-            prog += [(ld_abs, None, None, 16), (jeq, "allow", 0, 0)]
-            OWN_PID_SLOT[kind] = len(prog)
-            prog += [(jeq, "allow", 0, 0), (ret, 0, 0, errno(_EPERM))]
+        _sample_filter(asm, kind, refuse_memfd, blocked, _SYSCALLS[machine])
     OWN_PID_SLOT.setdefault(kind, -1)
-    label("deny")
-    prog.append((ret, 0, 0, errno(_EPERM)))
-    label("allow")
-    prog.append((ret, 0, 0, allow))
-    out = []
-    for i, (code, jt, jf, k) in enumerate(prog):
-        jt = 0 if jt is None else (labels[jt] - i - 1 if isinstance(jt, str) else jt)
-        jf = 0 if jf is None else (labels[jf] - i - 1 if isinstance(jf, str) else jf)
-        if not (0 <= jt < 256 and 0 <= jf < 256):
-            raise ValueError("seccomp program too long for its jumps")
-        out.append((code, jt, jf, k))
-    return out
+    asm.label("deny")
+    asm.prog.append((_RET, 0, 0, _errno(_EPERM)))
+    asm.label("allow")
+    asm.prog.append((_RET, 0, 0, _ALLOW))
+    return asm.resolve()
+
+
+# Classic BPF opcodes (BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ/JGE/JSET|BPF_K, BPF_RET|BPF_K) and
+# SECCOMP_RET_ALLOW.
+_LD_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_ALLOW = 0x7FFF0000
+
+
+def _errno(e: int) -> int:
+    """SECCOMP_RET_ERRNO with ``e``."""
+    return 0x00050000 | e
+
+
+class _Assembler:
+    """A BPF program with symbolic forward jump targets (classic BPF jumps forward only)."""
+
+    def __init__(self) -> None:
+        self.prog: list[tuple[Any, ...]] = []
+        self.labels: dict[str, int] = {}
+
+    def label(self, name: str) -> None:
+        """Name the next instruction."""
+        self.labels[name] = len(self.prog)
+
+    def deny(self, numbers: Sequence[int], target: str = "deny") -> None:
+        """Jump to ``target`` when the loaded value equals one of ``numbers``."""
+        self.prog.extend((_JEQ, target, 0, number) for number in numbers)
+
+    def resolve(self) -> list[tuple[int, int, int, int]]:
+        """The instructions with every label turned into a relative jump."""
+        out = []
+        for i, (code, jt, jf, k) in enumerate(self.prog):
+            jt = 0 if jt is None else (self.labels[jt] - i - 1 if isinstance(jt, str) else jt)
+            jf = 0 if jf is None else (self.labels[jf] - i - 1 if isinstance(jf, str) else jf)
+            if not (0 <= jt < 256 and 0 <= jf < 256):
+                raise ValueError("seccomp program too long for its jumps")
+            out.append((code, jt, jf, k))
+        return out
+
+
+def _zygote_filter(asm: _Assembler, audit_arch: int, x32: bool, blocked: dict[str, int], nr: dict[str, int]) -> None:
+    """The ``"zygote"`` filter of :func:`seccomp_program`, up to its shared deny/allow tail."""
+    prog = asm.prog
+    prog += [(_LD_ABS, None, None, 4), (_JEQ, 1, 0, audit_arch), (_RET, 0, 0, _errno(_EPERM)), (_LD_ABS, None, None, 0)]
+    if x32:
+        prog.append((_JGE, "deny", 0, 0x40000000))
+    asm.deny([n for name, n in sorted(blocked.items(), key=lambda item: item[1]) if name not in _NAMESPACE_CALLS])
+    prog.append((_JEQ, "socket", 0, nr["socket"]))
+    prog.append((_JEQ, "socketpair", 0, nr["socketpair"]))
+    prog.append((_JEQ, "rwf", 0, nr["preadv2"]))
+    prog.append((_JEQ, "rwf", 0, nr["pwritev2"]))
+    prog.append((_JEQ, "madvise", 0, nr["madvise"]))
+    prog.append((_RET, 0, 0, _ALLOW))
+    asm.label("rwf")  # the flags are the sixth argument (an int: the low half of args[5])
+    prog += [(_LD_ABS, None, None, 56), (_JSET, "deny", 0, _RWF_NOWAIT), (_RET, 0, 0, _ALLOW)]
+    asm.label("madvise")  # the advice is the third argument
+    prog.append((_LD_ABS, None, None, 32))
+    asm.deny(_MADVISE_REFUSED)
+    prog.append((_RET, 0, 0, _ALLOW))
+    asm.label("socket")
+    prog += [
+        (_LD_ABS, None, None, 16),
+        (_JEQ, "allow", 0, _AF_UNIX),
+        (_JEQ, "allow", 0, _AF_INET),
+        (_JEQ, "allow", 0, _AF_INET6),
+        (_RET, 0, 0, _errno(_EAFNOSUPPORT)),
+    ]
+    asm.label("socketpair")
+    prog += [(_LD_ABS, None, None, 16), (_JEQ, "allow", 0, _AF_UNIX), (_RET, 0, 0, _errno(_EAFNOSUPPORT))]
+
+
+def _sample_filter(asm: _Assembler, kind: str, refuse_memfd: bool, blocked: dict[str, int], nr: dict[str, int]) -> None:
+    """A per-sample filter of :func:`seccomp_program`, up to its shared deny/allow tail."""
+    prog = asm.prog
+    prog.append((_LD_ABS, None, None, 0))  # (the zygote's filter refused other ABIs already)
+    asm.deny([blocked[name] for name in _NAMESPACE_CALLS])
+    signals = kind in ("check", "script_weak")  # signals confined to the sample itself
+    asm.deny([nr[name] for name in _SAMPLE_REFUSED])
+    unix = kind != "check" and refuse_memfd  # refuse AF_UNIX sockets (script samples without a memory cgroup)
+    if kind == "check":
+        asm.deny([nr[name] for name in _CHECK_REFUSED])
+    elif refuse_memfd:
+        asm.deny([nr["memfd_create"], nr["socketpair"]])  # Linux makes AF_UNIX pairs only
+        prog.append((_JEQ, "unix", 0, nr["socket"]))
+        asm.deny([nr[name] for name in _INOTIFY])
+        prog.append((_JEQ, "fcntl", 0, nr["fcntl"]))
+    if signals:
+        asm.deny([nr[name] for name in ("execve", "execveat", "tkill", "pidfd_send_signal")])
+    if kind == "check":
+        prog.append((_JEQ, "clone", 0, nr["clone"]))
+        prog.append((_JEQ, "enosys", 0, nr["clone3"]))
+    if signals:
+        asm.deny([nr[name] for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")], "signal")
+    prog.append((_RET, 0, 0, _ALLOW))
+    if kind == "check":
+        asm.label("clone")
+        prog += [(_LD_ABS, None, None, 16), (_JSET, "allow", 0, CLONE_THREAD), (_RET, 0, 0, _errno(_EPERM))]
+        asm.label("enosys")
+        prog.append((_RET, 0, 0, _errno(_ENOSYS)))
+    if unix:
+        asm.label("unix")
+        prog += [(_LD_ABS, None, None, 16), (_JEQ, "deny", 0, _AF_UNIX), (_RET, 0, 0, _ALLOW)]
+        asm.label("fcntl")  # the command is the second argument
+        prog += [(_LD_ABS, None, None, 24), (_JEQ, "deny", 0, _F_SETPIPE_SZ), (_RET, 0, 0, _ALLOW)]
+    if signals:
+        asm.label("signal")
+        prog += [(_LD_ABS, None, None, 16), (_JEQ, "allow", 0, 0)]
+        OWN_PID_SLOT[kind] = len(prog)
+        prog += [(_JEQ, "allow", 0, 0), (_RET, 0, 0, _errno(_EPERM))]
 
 
 class Libc:
