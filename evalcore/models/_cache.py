@@ -146,7 +146,9 @@ def cache_error(path: Path, exc: BaseException) -> EvalcoreError:
     errno_ = getattr(exc, "errno", None)
     full = code == "SQLITE_FULL" or "database or disk is full" in text or errno_ == 28
     if full or (code.startswith("SQLITE_IOERR") and _no_room(path)):
-        return EvalcoreError(f"no space left on device: {path} (the response cache could not be written)", path=path)
+        error = EvalcoreError(f"no space left on device: {path} (the response cache could not be written)")
+        error.path = str(path)  # named once, in the message, as every "no space" line does
+        return error
     if code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED") or "database is locked" in text:
         who = _holders(path)
         held = f"held by {', '.join(who)}" if who else "held by another process"

@@ -226,11 +226,12 @@ def _failed_calls(run: Any, args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def _interrupted(stop: Any, args: argparse.Namespace) -> int:
-    """Say what Ctrl-C saved and how to resume; exit 130 without waiting for a running call."""
+    """Say what Ctrl-C (or SIGTERM) saved and how to resume; exit 130 without waiting for a running call."""
     import os
     import sys
 
-    print(f"\nevalcore: interrupted: {stop.saved} of {stop.wanted} samples saved in {stop.path}", file=sys.stderr)
+    how = "terminated (SIGTERM)" if _signal_status() == 143 else "interrupted"  # the words cli.py uses
+    print(f"\nevalcore: {how}: {stop.saved} of {stop.wanted} samples saved in {stop.path}", file=sys.stderr)
     print(f"resume with: {_resume_command(args._run_parser, args, stop.run_id)}", file=sys.stderr)
     if stop.abandoned or getattr(args, "cluster", None):  # a cluster: skip the slow shutdown (docs/cluster.md)
         # a model call still computes in a worker thread (llama.cpp cannot be stopped

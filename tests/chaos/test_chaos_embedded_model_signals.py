@@ -12,6 +12,8 @@ import time
 import pytest
 from _chaos import EVALCORE, records
 
+HOW = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)"}
+
 
 @pytest.mark.integration
 @pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
@@ -35,5 +37,5 @@ def test_a_signal_while_the_embedded_model_computes_exits_with_the_signals_statu
             proc.wait()
     assert proc.returncode == status, err
     kept = records(run)
-    assert "Traceback" not in err and f"evalcore: interrupted: {len(kept)} of 4 samples saved in {run}" in err
+    assert "Traceback" not in err and f"evalcore: {HOW[sig]}: {len(kept)} of 4 samples saved in {run}" in err
     assert 1 <= len(kept) < 4 and json.loads((run / "results.json").read_text())["complete"] is False

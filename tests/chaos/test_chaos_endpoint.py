@@ -114,6 +114,9 @@ def test_a_power_cut_tears_the_last_line_and_the_resume_asks_only_that_item(chao
     assert json.loads((run / "results.json").read_text())["n_samples"] == N
 
 
+HOW = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)"}
+
+
 @pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_stops_a_run_keeping_every_answer_and_the_resume_asks_the_rest(tmp_path, sig, status):
     n = 20
@@ -143,7 +146,7 @@ def test_a_signal_stops_a_run_keeping_every_answer_and_the_resume_asks_the_rest(
         assert json.loads((run / "results.json").read_text())["complete"] is False
         # what was saved where, and the command that resumes it: a line each, nothing else
         said, resume = [line for line in err.splitlines() if line]
-        assert said == f"evalcore: interrupted: {len(kept)} of {n} samples saved in {run}"
+        assert said == f"evalcore: {HOW[sig]}: {len(kept)} of {n} samples saved in {run}"
         assert resume.startswith("resume with: evalcore run ") and resume.endswith("--run-id r") and out == ""
 
         recorded = {r["request"]["messages"][-1]["content"] for r in kept}

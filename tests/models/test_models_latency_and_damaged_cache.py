@@ -178,14 +178,15 @@ def test_cache_errors_are_told_apart_and_only_a_damaged_one_advises_deleting(tmp
         return str(cache_error(path, exc))
 
     full = err("SQLITE_FULL", "database or disk is full")
-    assert f"no space left on device: {path}" in full and "delete" not in full
+    assert full == f"no space left on device: {path} (the response cache could not be written)"  # path once
     damaged = err("SQLITE_CORRUPT", "database disk image is malformed")
     assert "damaged" in damaged and "delete the file" in damaged and "run-a, run-b" in damaged
     other = err("SQLITE_IOERR_WRITE", "disk I/O error")
     assert "input/output error" in other and "delete" not in other
-    assert str(cache_error(path, OSError(28, "No space left on device"))).endswith(
+    assert str(cache_error(path, OSError(28, "No space left on device"))) == (
         f"no space left on device: {path} (the response cache could not be written)"
     )
+    assert cache_error(path, OSError(28, "No space left on device")).path == str(path)
 
 
 def test_the_lock_timeout_setting_is_checked(monkeypatch, tmp_path) -> None:
