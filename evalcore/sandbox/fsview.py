@@ -125,97 +125,16 @@ class FileSystemView:
         """
         libc = self.libc
         assert libc is not None
-        base = next(
-            (d for d in ("/tmp", "/mnt", "/var/tmp", "/dev/shm") if os.path.isdir(d) and not os.path.islink(d)), None
-        )
-        if base is None:
-            raise OSError(2, "no directory to build the samples' root in")
-        libc.mount("tmpfs", base, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
-        os.mkdir(f"{base}{_OLD}", 0o700)
-        if libc.lib.syscall(_SYS_PIVOT_ROOT, base.encode(), f"{base}{_OLD}".encode()) != 0:
-            err = libc._ctypes.get_errno()
-            raise OSError(err, f"pivot_root: {os.strerror(err)}")
-        os.chdir("/")
+        _pivot_into_tmpfs(libc)
         view: list[str] = []
-
-        def bind(path: str, recursive: bool = True) -> bool:
-            src = _OLD + path
-            if os.path.islink(src) and path in _TOP_LINKS or os.path.islink(src) and path.startswith("/etc/"):
-                target = os.readlink(src)
-                os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
-                if not os.path.lexists(path):
-                    os.symlink(target, path)
-                    view.append(f"{path} -> {target}")
-                return True
-            if os.path.isdir(src):
-                os.makedirs(path, 0o755, exist_ok=True)
-            elif os.path.exists(src):
-                os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
-                if not os.path.exists(path):
-                    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
-            else:
-                return False
-            libc.mount(src, path, None, _MS_BIND | (_MS_REC if recursive else 0))
-            view.append(path)
-            return True
-
-        roots = [p for p in _SYSTEM_ROOTS]
-        roots += sorted(k for k in keep if not any(k.startswith(d + "/") for d in _SCRATCH_DIRS))
-        for path in dict.fromkeys(roots):
-            if any(
-                path.startswith(r + "/")
-                for r in roots
-                if r != path and os.path.isdir(_OLD + r) and not os.path.islink(_OLD + r)
-            ):
-                continue  # inside another allowed directory
-            bind(path)
-        try:
-            etc = sorted(os.listdir(_OLD + "/etc"))
-        except OSError:
-            etc = []
-        for name in etc:
-            if name in _ETC or name.startswith("python3"):
-                bind(f"/etc/{name}")
-        for path in _SYS:
-            bind(path)
-        source = self.check_view_source
-        if source and os.path.isdir(_OLD + source) and not os.path.islink(_OLD + source):
-            os.mkdir(_CHECK_VIEW, 0o555)
-            libc.mount(_OLD + source, _CHECK_VIEW, None, _MS_BIND)
-            self.check_view = _CHECK_VIEW
-        elif source:
-            self.check_view_note = f"the check candidates' copy {source} is missing"
-        # /dev: an empty tmpfs with the harmless devices only.
-        os.makedirs("/dev", 0o755, exist_ok=True)
-        libc.mount("tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, "size=64k,mode=0755")
-        for name in _DEVICES:
-            if os.path.exists(f"{_OLD}/dev/{name}"):
-                bind(f"/dev/{name}", recursive=False)
-        for name, target in (
-            ("fd", "/proc/self/fd"),
-            ("stdin", "/proc/self/fd/0"),
-            ("stdout", "/proc/self/fd/1"),
-            ("stderr", "/proc/self/fd/2"),
-        ):
-            os.symlink(target, f"/dev/{name}")
-        os.mkdir("/dev/shm", 0o1777)
+        _bind_roots(libc, view, keep)
+        self._bind_check_view(libc)
+        _make_dev(libc, view)
         # /proc: the host's, bound (a new one is mounted over it as root; in a user namespace
         # each sample mounts its own, which the kernel allows only where a whole one is visible).
         os.makedirs("/proc", 0o555, exist_ok=True)
         libc.mount(f"{_OLD}/proc", "/proc", None, _MS_BIND | _MS_REC)
-        # The scratch directories: a fresh tmpfs each, or (where a kept path lies below one,
-        # e.g. a virtual environment under /tmp) a tmpfs with that path bound back inside,
-        # which is then emptied around it rather than replaced (see scratch.py).
-        for d in _SCRATCH_DIRS:
-            os.makedirs(d, 0o755, exist_ok=True)
-            libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOATIME, _SCRATCH_TMPFS[d])
-            inside = sorted(k for k in keep if k.startswith(d + "/"))
-            for k in inside:
-                os.makedirs(k, 0o755, exist_ok=True)
-                libc.mount(_OLD + k, k, None, _MS_BIND | _MS_REC)
-                view.append(k)
-            if not inside:
-                self._fresh_tmpfs.add(d)
+        self._mount_scratch(libc, view, keep)
         if libc.lib.umount2(_OLD.encode(), 2) != 0:  # MNT_DETACH
             err = libc._ctypes.get_errno()
             raise OSError(err, f"umount {_OLD}: {os.strerror(err)}")
@@ -229,6 +148,31 @@ class FileSystemView:
             + [f"{d} (scratch)" for d in _SCRATCH_DIRS]
             + ["/proc (a script sample's own; none for check candidates)"]
         )
+
+    def _bind_check_view(self, libc: Libc) -> None:
+        """The check candidates' copy of the interpreter, bound read-only at ``_CHECK_VIEW``."""
+        source = self.check_view_source
+        if source and os.path.isdir(_OLD + source) and not os.path.islink(_OLD + source):
+            os.mkdir(_CHECK_VIEW, 0o555)
+            libc.mount(_OLD + source, _CHECK_VIEW, None, _MS_BIND)
+            self.check_view = _CHECK_VIEW
+        elif source:
+            self.check_view_note = f"the check candidates' copy {source} is missing"
+
+    def _mount_scratch(self, libc: Libc, view: list[str], keep: set[str]) -> None:
+        """The scratch directories: a fresh tmpfs each, or (where a kept path lies below one,
+        e.g. a virtual environment under /tmp) a tmpfs with that path bound back inside, which is
+        then emptied around it rather than replaced (see scratch.py)."""
+        for d in _SCRATCH_DIRS:
+            os.makedirs(d, 0o755, exist_ok=True)
+            libc.mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOATIME, _SCRATCH_TMPFS[d])
+            inside = sorted(k for k in keep if k.startswith(d + "/"))
+            for k in inside:
+                os.makedirs(k, 0o755, exist_ok=True)
+                libc.mount(_OLD + k, k, None, _MS_BIND | _MS_REC)
+                view.append(k)
+            if not inside:
+                self._fresh_tmpfs.add(d)
 
     def _check_view_summary(self) -> str:
         """What check candidates see, for ``isolation["check_view"]`` (the copy is bound)."""
@@ -346,3 +290,83 @@ class FileSystemView:
             if not scratch:
                 libc.mount(None, d, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
             self.hidden.append(d)
+
+
+def _pivot_into_tmpfs(libc: Libc) -> None:
+    """A tmpfs becomes this mount namespace's root; the old root lies at ``_OLD`` below it."""
+    base = next(
+        (d for d in ("/tmp", "/mnt", "/var/tmp", "/dev/shm") if os.path.isdir(d) and not os.path.islink(d)), None
+    )
+    if base is None:
+        raise OSError(2, "no directory to build the samples' root in")
+    libc.mount("tmpfs", base, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=1m,mode=0755")
+    os.mkdir(f"{base}{_OLD}", 0o700)
+    if libc.lib.syscall(_SYS_PIVOT_ROOT, base.encode(), f"{base}{_OLD}".encode()) != 0:
+        err = libc._ctypes.get_errno()
+        raise OSError(err, f"pivot_root: {os.strerror(err)}")
+    os.chdir("/")
+
+
+def _bind(libc: Libc, view: list[str], path: str, recursive: bool = True) -> bool:
+    """Binds the old root's ``path`` at ``path`` (a top-level or /etc link is copied as a link);
+    False where the old root has no such path. What it bound is added to ``view``."""
+    src = _OLD + path
+    if os.path.islink(src) and path in _TOP_LINKS or os.path.islink(src) and path.startswith("/etc/"):
+        target = os.readlink(src)
+        os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+        if not os.path.lexists(path):
+            os.symlink(target, path)
+            view.append(f"{path} -> {target}")
+        return True
+    if os.path.isdir(src):
+        os.makedirs(path, 0o755, exist_ok=True)
+    elif os.path.exists(src):
+        os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+        if not os.path.exists(path):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+    else:
+        return False
+    libc.mount(src, path, None, _MS_BIND | (_MS_REC if recursive else 0))
+    view.append(path)
+    return True
+
+
+def _bind_roots(libc: Libc, view: list[str], keep: set[str]) -> None:
+    """The system directories and the kept paths (those outside the scratch directories; one
+    inside another allowed directory comes with it), the allowed files of /etc, and /sys's."""
+    roots = [p for p in _SYSTEM_ROOTS]
+    roots += sorted(k for k in keep if not any(k.startswith(d + "/") for d in _SCRATCH_DIRS))
+    for path in dict.fromkeys(roots):
+        if any(
+            path.startswith(r + "/")
+            for r in roots
+            if r != path and os.path.isdir(_OLD + r) and not os.path.islink(_OLD + r)
+        ):
+            continue  # inside another allowed directory
+        _bind(libc, view, path)
+    try:
+        etc = sorted(os.listdir(_OLD + "/etc"))
+    except OSError:
+        etc = []
+    for name in etc:
+        if name in _ETC or name.startswith("python3"):
+            _bind(libc, view, f"/etc/{name}")
+    for path in _SYS:
+        _bind(libc, view, path)
+
+
+def _make_dev(libc: Libc, view: list[str]) -> None:
+    """/dev: an empty tmpfs with the harmless devices only."""
+    os.makedirs("/dev", 0o755, exist_ok=True)
+    libc.mount("tmpfs", "/dev", "tmpfs", _MS_NOSUID | _MS_NOEXEC, "size=64k,mode=0755")
+    for name in _DEVICES:
+        if os.path.exists(f"{_OLD}/dev/{name}"):
+            _bind(libc, view, f"/dev/{name}", recursive=False)
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
+        os.symlink(target, f"/dev/{name}")
+    os.mkdir("/dev/shm", 0o1777)
