@@ -176,6 +176,24 @@ class SampleSetup:
         values the worker prepared (rlimits, the seccomp program's address, the libc calls)
         and calls ``prctl`` directly.
         """
+        self._sample_streams(fds, workdir)
+        self._sample_limits(job)
+        check = job["mode"] == "check"
+        self._sample_proc_and_caps(check)
+        self._sample_filter(check)
+        # sys.stdin/stdout/stderr are the worker's own (UTF-8) text streams on fds 0-2, which
+        # now lead to the sample's pipes; the worker never buffered anything in them. sys.argv
+        # was set by the zygote. The zygote froze everything it inherited into the permanent
+        # generation: the sample's collections scan its own objects only, not the worker's
+        # (whose pages a scan would copy, one page fault each).
+        if check:
+            _candidate.candidate_main(job, 0, 3)
+        if not self.namespaces:
+            job["_group"] = os.getpgid(0)  # confine the audit hook to this sample's group
+        _candidate.sample_main(job, 3, self.lasti_true)
+
+    def _sample_streams(self, fds: tuple[Any, ...], workdir: str) -> None:
+        """The sample's OOM score, its standard streams and result pipe, its working directory."""
         out_w, err_w, res_w, in_r = fds
         # A check zygote has no /proc in its mount namespace (see Zygotes._hide_proc): these
         # go through the worker's, held open by the zygote and closed below.
@@ -202,6 +220,8 @@ class SampleSetup:
         if self._env_workdir != workdir:  # scrubbed once per worker when the directory is fixed
             _scrub_environment(workdir)
 
+    def _sample_limits(self, job: dict[str, Any]) -> None:
+        """The job's rlimits, the sandbox's uid, not dumpable, death with the zygote."""
         # The file-size, open-file, core and process limits, ``no_new_privs`` and the empty
         # supplementary groups are the zygote's own, inherited; CPU time and address space
         # depend on the job.
@@ -224,7 +244,9 @@ class SampleSetup:
                 prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
             if not self.namespaces:  # with them, the zygote's death kills its whole namespace
                 prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
-        check = job["mode"] == "check"
+
+    def _sample_proc_and_caps(self, check: bool) -> None:
+        """A script sample's own /proc; no capabilities in a user namespace."""
         if self.own_proc and not check:
             # A /proc of this sample's own PID namespace (it sees itself and its children). The
             # host's /proc must not stay: there the user's other processes (evalcore itself)
@@ -242,10 +264,13 @@ class SampleSetup:
                 libc.mount("tmpfs", "/proc", "tmpfs", _MS_NOSUID | _MS_NODEV | 8 | _MS_RDONLY, "size=4k")  # type: ignore[union-attr]
         if self.userns and self.capset is not None:
             # Root of the user namespace: no capabilities, and none regained by exec (script).
-            if prctl is not None:
-                prctl(_PR_SET_SECUREBITS, _SECBITS_NOROOT, 0, 0, 0)
+            if self.prctl is not None:
+                self.prctl(_PR_SET_SECUREBITS, _SECBITS_NOROOT, 0, 0, 0)
             if self.capset(self.libc.cap_header_address, self.libc.cap_data_address) != 0:  # type: ignore[union-attr]
                 os._exit(126)
+
+    def _sample_filter(self, check: bool) -> None:
+        """The sample's own seccomp filter (its PID written in first where it confines signals)."""
         # Script samples without namespaces (the weak fallback: evalcore's own user, no PID
         # namespace) get the check filter's signal confinement and no exec (see linux.py).
         kind = "check" if check else ("script" if self.namespaces else "script_weak")
@@ -256,16 +281,6 @@ class SampleSetup:
             install, args = self.seccomp_calls[kind]
             if install(*args) != 0:
                 os._exit(126)  # never run a program without the filter this worker reported
-        # sys.stdin/stdout/stderr are the worker's own (UTF-8) text streams on fds 0-2, which
-        # now lead to the sample's pipes; the worker never buffered anything in them. sys.argv
-        # was set by the zygote. The zygote froze everything it inherited into the permanent
-        # generation: the sample's collections scan its own objects only, not the worker's
-        # (whose pages a scan would copy, one page fault each).
-        if check:
-            _candidate.candidate_main(job, 0, 3)
-        if not self.namespaces:
-            job["_group"] = os.getpgid(0)  # confine the audit hook to this sample's group
-        _candidate.sample_main(job, 3, self.lasti_true)
 
     def _rlimits(self, job: dict[str, Any]) -> tuple[Any, ...]:
         """The job's own ``setrlimit`` calls (CPU seconds, address space); the rest are the zygote's."""
