@@ -148,9 +148,14 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
         # counts what a sample holds wherever it lives (memory files, tmpfs, pipes, the page
         # cache it fills), which the address-space limit does not.
         self._setup_memory_cgroup()
-        # The seccomp filters: the zygotes' (inherited by every sample), and each sample's own
-        # (``check`` candidates may not start processes either). Without a memory cgroup no
-        # sample may make a memory file (nothing would count it).
+        self._setup_filters()
+        self._env_workdir: str | None = None
+        self._setup_namespaces(allow_namespaces, hide)
+        self._finish_setup()
+
+    def _setup_filters(self) -> None:
+        """The seccomp filters: the zygotes' (inherited by every sample), each sample's own (``check``
+        candidates may not start processes either; without a memory cgroup no memory file)."""
         self.filters: dict[str, Any] = {}
         if self.libc is not None:
             try:
@@ -169,7 +174,9 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
         self.capset = self.libc.lib.capset if self.libc is not None else None
         # Installing a filter: the call with its arguments made here (no conversion in a sample).
         self.seccomp_calls = {k: self.libc.seccomp_call(a) for k, a in self.filter_address.items()} if self.libc else {}
-        self._env_workdir: str | None = None
+
+    def _setup_namespaces(self, allow_namespaces: bool, hide: Sequence[str]) -> None:
+        """The worker's namespaces: as root directly, otherwise through a user namespace."""
         linux = sys.platform.startswith("linux")
         if not allow_namespaces:
             self.notes.append("namespaces not requested")
@@ -195,6 +202,9 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
         if self.namespaces:
             _scrub_environment(_WORKDIR)
             self._env_workdir = _WORKDIR
+
+    def _finish_setup(self) -> None:
+        """Not dumpable, the alarm, a rehearsal, the lean zygote, preloaded modules, the zygotes."""
         # The worker holds the tests: no process of the same user may read its memory or
         # ptrace it (its zygotes inherit this; samples set it again after their uid change).
         if self.prctl is not None:
@@ -522,39 +532,19 @@ def _worker_main() -> None:
         _send(proto_out, {"error": f"worker start failed: {exc}"})
         return
     _send(proto_out, {"isolation": worker.isolation(), "zygotes": worker.zygote_pids, "cgroup": worker.memory_cgroup})
+    _serve(worker, proto_in, proto_out)
+
+
+def _serve(worker: _Worker, proto_in: int, proto_out: int) -> None:
+    """One job per request until EOF (or until this worker must be replaced)."""
     queue: list[dict[str, Any]] = []
     replies: list[dict[str, Any]] = []
-    while True:
-        if not queue:
-            _send_many(proto_out, replies)
-            job = _recv(proto_in)
-            if job is None:
-                return
-            queue.append(job)
-        while select.select([proto_in], [], [], 0)[0]:  # what the parent has sent already
-            job = _recv(proto_in)
-            if job is None:
-                return
-            queue.append(job)
-        if "_compiled" not in queue[0]:
-            # Compile every queued program now, one after another: the first compile after a
-            # sample runs with cold CPU caches (the sample and the fork evicted the compiler),
-            # the next ones run warm, at less than half the cost.
-            for queued in queue:
-                if "_compiled" not in queued and queued.get("mode") == "check":
-                    queued["_compiled"] = _testside.compile_check_job(queued)
+    while _fill_queue(queue, replies, proto_in, proto_out):
         job = queue.pop(0)
         if job.get("_fault") == "exit-worker":  # fault injection for the pool's tests
             os._exit(3)
         try:
-            hidden_more = False
-            if job.get("_hide") and job["_hide"] != worker.hide_seen:
-                hidden_more = worker.hide_more(list(job["_hide"]))
-                worker.hide_seen = job["_hide"]
-            reply = worker.run(job)
-            if hidden_more:
-                reply["_isolation"] = worker.isolation()  # the parent updates its copy
-                reply["_zygotes"] = worker.zygote_pids  # (a new check zygote, see hide_more)
+            reply = _run_job(worker, job)
         except _ZygoteDied:
             _send_many(proto_out, replies)
             return  # the pool sees this worker exit, replaces it and retries the job once
@@ -571,3 +561,39 @@ def _worker_main() -> None:
             return  # the pool replaces this worker and retries the jobs it had queued
         if len(queue) <= 1 or len(replies) >= _REPLY_BATCH or float(reply.get("duration_s", 1.0)) > _REPLY_HOLD_S:
             _send_many(proto_out, replies)
+
+
+def _fill_queue(queue: list[dict[str, Any]], replies: list[dict[str, Any]], proto_in: int, proto_out: int) -> bool:
+    """Queues what the parent sent (waits, replies sent, if none is queued), compiles; False at EOF."""
+    if not queue:
+        _send_many(proto_out, replies)
+        job = _recv(proto_in)
+        if job is None:
+            return False
+        queue.append(job)
+    while select.select([proto_in], [], [], 0)[0]:  # what the parent has sent already
+        job = _recv(proto_in)
+        if job is None:
+            return False
+        queue.append(job)
+    if "_compiled" not in queue[0]:
+        # Compile every queued program now, one after another: the first compile after a
+        # sample runs with cold CPU caches (the sample and the fork evicted the compiler),
+        # the next ones run warm, at less than half the cost.
+        for queued in queue:
+            if "_compiled" not in queued and queued.get("mode") == "check":
+                queued["_compiled"] = _testside.compile_check_job(queued)
+    return True
+
+
+def _run_job(worker: _Worker, job: dict[str, Any]) -> dict[str, Any]:
+    """One job's reply (with the new isolation where it named further paths to hide)."""
+    hidden_more = False
+    if job.get("_hide") and job["_hide"] != worker.hide_seen:
+        hidden_more = worker.hide_more(list(job["_hide"]))
+        worker.hide_seen = job["_hide"]
+    reply = worker.run(job)
+    if hidden_more:
+        reply["_isolation"] = worker.isolation()  # the parent updates its copy
+        reply["_zygotes"] = worker.zygote_pids  # (a new check zygote, see hide_more)
+    return reply
