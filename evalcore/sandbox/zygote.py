@@ -351,7 +351,7 @@ def _zygote_loop(worker: Any, sock: Any) -> None:
     everything it calls is bound to a local name first, and it allocates almost nothing.
     """
     recvmsg, send = sock.recvmsg, sock.send
-    fork, close, waitpid, exit_ = os.fork, os.close, os.waitpid, os._exit
+    close, waitpid, exit_ = os.close, os.waitpid, os._exit
     kill, killpg, sigkill = os.kill, os.killpg, _SIGKILL
     unpack, pack = struct.unpack, struct.pack
     space = _socket.CMSG_SPACE(16)
@@ -359,7 +359,6 @@ def _zygote_loop(worker: Any, sock: Any) -> None:
     lib: Any = worker.libc.raw if worker.libc is not None else None  # plain ints: no conversions
     get_errno: Any = worker.libc.last_errno if worker.libc is not None else None
     own = worker.own_pidns if ns else -1
-    newpid = _CLONE_NEWPID
     child = worker._child
     current, fork_err = 0, 0  # the sample forked last (0: none), and the errno if that failed
     while True:
@@ -371,22 +370,7 @@ def _zygote_loop(worker: Any, sock: Any) -> None:
             exit_(0)
         op = data[:1]
         if op == b"W" or op == b"K":  # kill (and for W reap) the current sample
-            pid, status = current, 0
-            if pid <= 0:
-                pid, status = -1, fork_err
-            else:
-                try:
-                    if ns:
-                        kill(pid, sigkill)  # PID 1 of its namespace: the kernel kills the rest
-                    else:
-                        killpg(pid, sigkill)  # its process group
-                except OSError:
-                    pass
-                if op == b"W":
-                    try:
-                        status = waitpid(pid, 0)[1]
-                    except ChildProcessError:
-                        status = -1
+            pid, status = (current, _zygote_stop(current, ns, op == b"W")) if current > 0 else (-1, fork_err)
             if op == b"W":
                 current, fork_err = 0, 0
             send(pack("ii", pid, status))
@@ -403,25 +387,63 @@ def _zygote_loop(worker: Any, sock: Any) -> None:
         fds: tuple[int, ...] = ()
         for _level, _kind, raw in anc:
             fds += unpack(f"{len(raw) // 4}i", raw[: len(raw) // 4 * 4])  # all, so all get closed
-        pid, err = -1, 0
-        if len(fds) != 4:
-            err = _EINVAL
-        elif ns and lib.unshare(newpid) != 0:
-            err = get_errno()
-        else:
-            try:
-                pid = fork()
-            except OSError as exc:
-                err = exc.errno or _EINVAL
-            if pid == 0:
-                child(fds)  # never returns
-            if ns and lib.setns(own, newpid) != 0:
-                exit_(1)  # the next sample would share this one's namespace: stop instead
+        pid, err = _zygote_fork(fds, ns, lib, get_errno, own, child)
         for fd in fds:
             close(fd)
         current, fork_err = (pid, 0) if pid > 0 else (0, err or _EINVAL)
         if not ns:
             send(pack("ii", pid, err))
+
+
+def _zygote_stop(
+    pid: int, ns: bool, reap: bool, kill: Any = os.kill, killpg: Any = os.killpg, waitpid: Any = os.waitpid
+) -> int:
+    """Kills sample ``pid`` (with a PID namespace the sample, its PID 1, so the kernel kills the
+    rest; without, its process group) and, if ``reap``, reaps it: its wait status (-1: already
+    reaped), 0 when not reaped. (The calls are bound at definition, as in :func:`_zygote_loop`.)"""
+    try:
+        if ns:
+            kill(pid, _SIGKILL)
+        else:
+            killpg(pid, _SIGKILL)
+    except OSError:
+        pass
+    if not reap:
+        return 0
+    try:
+        return int(waitpid(pid, 0)[1])
+    except ChildProcessError:
+        return -1
+
+
+def _zygote_fork(
+    fds: tuple[int, ...],
+    ns: bool,
+    lib: Any,
+    get_errno: Any,
+    own: int,
+    child: Any,
+    fork: Any = os.fork,
+    exit_: Any = os._exit,
+) -> tuple[int, int]:
+    """Forks the next sample, which runs ``child(fds)`` (its four pipe ends) in a new PID
+    namespace where ``ns``: ``(pid, errno)``, pid -1 if it failed. (The calls are bound at
+    definition, as in :func:`_zygote_loop`.)"""
+    pid, err = -1, 0
+    if len(fds) != 4:
+        err = _EINVAL
+    elif ns and lib.unshare(_CLONE_NEWPID) != 0:
+        err = get_errno()
+    else:
+        try:
+            pid = fork()
+        except OSError as exc:
+            err = exc.errno or _EINVAL
+        if pid == 0:
+            child(fds)  # never returns
+        if ns and lib.setns(own, _CLONE_NEWPID) != 0:
+            exit_(1)  # the next sample would share this one's namespace: stop instead
+    return pid, err
 
 
 # Limits every sample gets, set once in the zygote (RLIMIT_NPROC only when running as root:
