@@ -423,29 +423,12 @@ def candidate_main(
             pass
         exit_(1)
 
-    entry = job.get("entry_point", "")
-    module = types.ModuleType(CANDIDATE_MODULE)
-    module.__dict__["__builtins__"] = builtins
-    sys.modules[CANDIDATE_MODULE] = module
-    try:
-        if _selfpipe.mentions_asyncio(job["_program"]):  # its loop's self-pipe: an eventfd, not a socket pair
-            _selfpipe.install()
-        exec(job["_program"], module.__dict__)
-        fn: Any = module.__dict__[entry] if entry in module.__dict__ else None
-        if fn is None:
-            raise NameError(f"entry point {entry!r} is not defined")
-    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt too
-        fail(PROGRAM_FAILED, exc)
+    module, fn = _load_program(job, fail)
     loads = __import__("marshal").loads  # the worker's own encoding of the test's arguments
     lazies: dict[Any, Any] = {}  # the generators calls returned, by handle (1, 2, ...)
-    read, buf = os.read, b""
+    buf = b""
     while True:
-        while len(buf) < 5 or len(buf) < 5 + int.from_bytes(buf[:4], "big"):
-            chunk = read(req_fd, 65536)
-            if not chunk:
-                _flush()
-                exit_(0)
-            buf += chunk
+        buf = _whole_frame(req_fd, buf, exit_)
         size = int.from_bytes(buf[:4], "big")
         kind = buf[4:5]
         if kind == QUERY:
@@ -464,20 +447,8 @@ def candidate_main(
                 args, kwargs = decode(bytes(buf[5 : 5 + size]), module.__dict__)
             except BaseException as exc:  # noqa: BLE001 - e.g. numpy missing here: the test is told
                 buf = buf[5 + size :]
-                send(
-                    frame(
-                        RAISE,
-                        encode(
-                            (
-                                "TypeError",
-                                f"the test's arguments could not be decoded: {_text(exc)}",
-                                "TypeError",
-                                None,
-                                {},
-                            )
-                        ),
-                    )
-                )
+                message = f"the test's arguments could not be decoded: {_text(exc)}"
+                send(frame(RAISE, encode(("TypeError", message, "TypeError", None, {}))))
                 continue
         else:
             exit_(2)
@@ -486,10 +457,7 @@ def candidate_main(
         try:
             value = fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001
-            try:
-                reply = frame(RAISE, exception_info(exc))
-            except BaseException:  # noqa: BLE001
-                reply = frame(RAISE, encode(("Exception", "", "Exception", None, {})))
+            reply = _raise_frame(exc)
         except BaseException as exc:  # noqa: BLE001
             fail(ESCAPE, exc)
         else:
@@ -497,16 +465,57 @@ def candidate_main(
                 lazies[len(lazies) + 1] = value
                 send(_chunk(lazies, len(lazies), fail))
                 continue
-            try:
-                reply = frame(RETURN, encode(value, lenient=True, refs=candidate_refs(held)))
-            except DataError as exc:
-                reply = frame(NOT_DATA, encode(_text(exc)))
-            except BaseException as exc:  # noqa: BLE001 - e.g. a generator that raised
-                name, message, _ = exception_data(exc)
-                reply = frame(
-                    NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE])
-                )
+            reply = _return_frame(value, held)
         send(reply)
+
+
+def _whole_frame(req_fd: int, buf: bytes, exit_: Callable[[int], Any]) -> bytes:
+    """``buf`` with what ``req_fd`` holds until it starts with a whole frame; the process exits
+    when the worker closes the request pipe."""
+    while len(buf) < 5 or len(buf) < 5 + int.from_bytes(buf[:4], "big"):
+        chunk = os.read(req_fd, 65536)
+        if not chunk:
+            _flush()
+            exit_(0)
+        buf += chunk
+    return buf
+
+
+def _load_program(job: dict[str, Any], fail: Callable[[bytes, BaseException], None]) -> tuple[Any, Any]:
+    """The program run as the candidate's module, and its entry point (``fail`` if it raised)."""
+    entry = job.get("entry_point", "")
+    module = types.ModuleType(CANDIDATE_MODULE)
+    module.__dict__["__builtins__"] = builtins
+    sys.modules[CANDIDATE_MODULE] = module
+    try:
+        if _selfpipe.mentions_asyncio(job["_program"]):  # its loop's self-pipe: an eventfd, not a socket pair
+            _selfpipe.install()
+        exec(job["_program"], module.__dict__)
+        fn: Any = module.__dict__[entry] if entry in module.__dict__ else None
+        if fn is None:
+            raise NameError(f"entry point {entry!r} is not defined")
+    except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt too
+        fail(PROGRAM_FAILED, exc)
+    return module, fn
+
+
+def _raise_frame(exc: Exception) -> bytes:
+    """The RAISE frame of what the entry point raised (a bare ``Exception`` if it cannot be encoded)."""
+    try:
+        return frame(RAISE, exception_info(exc))
+    except BaseException:  # noqa: BLE001
+        return frame(RAISE, encode(("Exception", "", "Exception", None, {})))
+
+
+def _return_frame(value: Any, held: Any) -> bytes:
+    """The RETURN frame of what the entry point returned, or NOT_DATA with why it cannot cross."""
+    try:
+        return frame(RETURN, encode(value, lenient=True, refs=candidate_refs(held)))
+    except DataError as exc:
+        return frame(NOT_DATA, encode(_text(exc)))
+    except BaseException as exc:  # noqa: BLE001 - e.g. a generator that raised
+        name, message, _ = exception_data(exc)
+        return frame(NOT_DATA, encode(f"the candidate's result could not be encoded: {name}: {message}"[:MAX_MESSAGE]))
 
 
 def _generator() -> Any:
