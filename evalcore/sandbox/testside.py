@@ -437,18 +437,7 @@ def _exception(
             message = f"{name[:MAX_NAME_CHARS]}: {message}" if message else name[:MAX_NAME_CHARS]
     if args is None:  # not plain data: the message stands for them
         args = (message,)
-    exc = None
-    if exact:
-        try:
-            if cls is OSError or issubclass(cls, OSError):
-                names = ("errno", "strerror", "filename", "filename2")
-                errno, strerror, filename, filename2 = (attrs.get(k) for k in names)
-                if errno is not None and len(args) == 2 and (filename is not None or filename2 is not None):
-                    exc = cls(errno, strerror, filename, None, filename2)
-            if exc is None:
-                exc = cls(*args)  # the builtin's own constructor (UnicodeDecodeError checks its five)
-        except Exception:  # noqa: BLE001 - args its constructor refuses: set them as they were
-            exc = None
+    exc = _builtin_exception(cls, args, attrs) if exact else None
     if exc is None:
         try:
             exc = cls.__new__(cls, *args)  # no __init__: the args are what it left, not what it takes
@@ -464,6 +453,23 @@ def _exception(
                 setattr(exc, key, value)
             except Exception:  # noqa: BLE001 - read-only attributes (errno of a builtin is writable)
                 pass
+    return exc
+
+
+def _builtin_exception(cls: Any, args: tuple[Any, ...], attrs: dict[Any, Any]) -> Any:
+    """A builtin exception made by its own constructor (an ``OSError`` with its errno and file
+    names as the kernel's are), or None where the constructor refuses these args."""
+    exc = None
+    try:
+        if cls is OSError or issubclass(cls, OSError):
+            names = ("errno", "strerror", "filename", "filename2")
+            errno, strerror, filename, filename2 = (attrs.get(k) for k in names)
+            if errno is not None and len(args) == 2 and (filename is not None or filename2 is not None):
+                exc = cls(errno, strerror, filename, None, filename2)
+        if exc is None:
+            exc = cls(*args)  # the builtin's own constructor (UnicodeDecodeError checks its five)
+    except Exception:  # noqa: BLE001 - args its constructor refuses: set them as they were
+        exc = None
     return exc
 
 
