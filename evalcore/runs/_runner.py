@@ -130,24 +130,16 @@ def run_benchmark(
     if check_endpoint:
         check_reachable(chat_model)
 
-    items = benchmark.load(split=split, limit=limit, seed=seed, source=source)
-    if not items:
-        raise EvalcoreError(f"{dataset} split {split!r} has no items", field="dataset")
-    # worked examples from the split kept for them (GSM8K train, MMLU dev), never a test split
-    pool = benchmark.few_shot_pool() if few_shot else []
-    check_template(template, items, pool, few_shot, seed)
+    items, pool = _items_and_pool(
+        benchmark, template, split=split, limit=limit, seed=seed, source=source, few_shot=few_shot
+    )
 
     base = Path(run_dir)
-    check_output_dir(base, field="run_dir")  # a file in the way fails now, not after the calls
-    if run_id is None:
-        run_id = new_run_id(base, dataset)
-    path = base / run_id
-    check_output_dir(path, field="run_id")
-    for name in (CONFIG_FILE, SAMPLES_FILE, RESULTS_FILE, LOCK_FILE):
-        if (path / name).is_dir():
-            raise EvalcoreError(
-                "is a folder, not a file: this is no usable run directory", path=path / name, field="run_id"
-            )
+    run_id, path = _run_path(base, run_id, dataset)
+    # the settings config.json records and the invocation uses, the same values for both
+    shared: dict[str, Any] = dict(
+        epochs=epochs, seed=seed, few_shot=few_shot, mmlu_mode=mmlu_mode, code_timeout_s=code_timeout_s
+    )
     config = run_config(
         run_id,
         dataset=dataset,
@@ -158,44 +150,108 @@ def run_benchmark(
         model_spec=model_spec,
         model_options=model_options,
         limit=limit,
-        seed=seed,
-        epochs=epochs,
         concurrency=concurrency,
         params=gp,
         template=template,
-        few_shot=few_shot,
-        mmlu_mode=mmlu_mode,
-        code_timeout_s=code_timeout_s,
         few_shot_pool=pool,
         benchmark=benchmark,
+        **shared,
     )
     check_resume(path, config)
+    cache_db = _open_cache(cache, base, chat_model, model_spec, config)
+
+    import contextlib
+
+    remote = contextlib.ExitStack()  # a cluster: connected and checked before anything is written
+    try:
+        likelihood = benchmark.supports_likelihood and mmlu_mode == "likelihood"
+        spec = model if isinstance(model, str) else None
+        run_model, run_concurrency = _executor_model(executor, remote, chat_model, spec, model_options, likelihood)
+    except BaseException:
+        if cache_db is not None:
+            cache_db.close()
+        raise
+    run_concurrency *= concurrency
+    # --- from here on the run directory exists -------------------------------------------
+    invocation = Invocation(
+        path=path,
+        config=config,
+        items=items,
+        pool=pool,
+        template=template,
+        model=run_model,
+        params=gp,
+        concurrency=run_concurrency,
+        cache=cache_db,
+        progress=progress,
+        benchmark=benchmark,
+        **shared,
+    )
+    _execute_locked(invocation, cache_db, remote)
+    return path
+
+
+def _executor_model(
+    executor: Executor | None,
+    remote: Any,
+    chat_model: ChatModel,
+    spec: str | None,
+    options: Mapping[str, Any] | None,
+    likelihood: bool,
+) -> tuple[ChatModel, int]:
+    """The model the run calls and its worker threads: on an executor's workers (entered on
+    ``remote``; the run's concurrency is per thread), else ``chat_model`` here (1)."""
+    if executor is None:
+        return chat_model, 1
+    run_model, threads = remote.enter_context(
+        executor.model(chat_model, spec=spec, options=options, likelihood=likelihood)
+    )
+    return run_model, threads
+
+
+def _items_and_pool(
+    benchmark: Any, template: Any, *, split: str, limit: int | None, seed: int, source: str, few_shot: int
+) -> tuple[list[Any], list[Any]]:
+    """The run's items and its few-shot pool; the template checked against both."""
+    items = benchmark.load(split=split, limit=limit, seed=seed, source=source)
+    if not items:
+        raise EvalcoreError(f"{benchmark.name} split {split!r} has no items", field="dataset")
+    # worked examples from the split kept for them (GSM8K train, MMLU dev), never a test split
+    pool = benchmark.few_shot_pool() if few_shot else []
+    check_template(template, items, pool, few_shot, seed)
+    return items, pool
+
+
+def _run_path(base: Path, run_id: str | None, dataset: str) -> tuple[str, Path]:
+    """The run's id and folder, checked usable before any call (a file in the way fails now)."""
+    check_output_dir(base, field="run_dir")
+    if run_id is None:
+        run_id = new_run_id(base, dataset)
+    path = base / run_id
+    check_output_dir(path, field="run_id")
+    for name in (CONFIG_FILE, SAMPLES_FILE, RESULTS_FILE, LOCK_FILE):
+        if (path / name).is_dir():
+            raise EvalcoreError(
+                "is a folder, not a file: this is no usable run directory", path=path / name, field="run_id"
+            )
+    return run_id, path
+
+
+def _open_cache(
+    cache: bool | str | os.PathLike[str], base: Path, chat_model: ChatModel, model_spec: Any, config: Any
+) -> ResponseCache | None:
+    """The response cache the run uses (None: none), its path recorded in ``config``."""
     db_path = cache_path(cache, base, chat_model, model_spec)
     if db_path is not None:
         check_output_file(db_path, field="cache")
     cache_db = ResponseCache(db_path) if db_path is not None else None
     config["cache"] = str(db_path) if db_path is not None else None
+    return cache_db
 
-    import contextlib
 
-    remote = contextlib.ExitStack()  # a cluster: connected and checked before anything is written
-    run_model, run_concurrency = chat_model, concurrency
-    if executor is not None:
-        try:
-            run_model, threads = remote.enter_context(
-                executor.model(
-                    chat_model,
-                    spec=model if isinstance(model, str) else None,
-                    options=model_options,
-                    likelihood=benchmark.supports_likelihood and mmlu_mode == "likelihood",
-                )
-            )
-        except BaseException:
-            if cache_db is not None:
-                cache_db.close()
-            raise
-        run_concurrency = concurrency * threads
-    # --- from here on the run directory exists -------------------------------------------
+def _execute_locked(invocation: Invocation, cache_db: ResponseCache | None, remote: Any) -> None:
+    """Create and lock the run folder, write its config, run the invocation; release everything after."""
+    path = invocation.path
     path.mkdir(parents=True, exist_ok=True)
     try:
         lock = lock_run(path)
@@ -204,27 +260,10 @@ def run_benchmark(
             cache_db.close()
         remote.close()
         raise
-    write_run_json(path / CONFIG_FILE, config)
+    write_run_json(path / CONFIG_FILE, invocation.config)
     token = IN_BENCHMARK.set(True)
     try:
-        Invocation(
-            path=path,
-            config=config,
-            items=items,
-            pool=pool,
-            template=template,
-            model=run_model,
-            params=gp,
-            epochs=epochs,
-            concurrency=run_concurrency,
-            cache=cache_db,
-            progress=progress,
-            mmlu_mode=mmlu_mode,
-            few_shot=few_shot,
-            seed=seed,
-            code_timeout_s=code_timeout_s,
-            benchmark=benchmark,
-        ).execute()
+        invocation.execute()
     finally:
         IN_BENCHMARK.reset(token)
         if cache_db is not None:
@@ -233,4 +272,3 @@ def run_benchmark(
         import sys
 
         remote.__exit__(*sys.exc_info())  # Ctrl-C: a local cluster's processes are killed at once
-    return path
