@@ -238,18 +238,6 @@ def _split(ids: Sequence[str], dev_fraction: float, rng: random.Random) -> dict[
     return {i: ("dev" if j < n_dev else "test") for j, i in enumerate(ids)}
 
 
-def _registry_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call a registry method; its failure ends the sweep as an EvalcoreError naming it."""
-    try:
-        return fn(*args, **kwargs)
-    except EvalcoreError:
-        raise
-    except Exception as exc:
-        raise EvalcoreError(
-            f"the agent's registry.{getattr(fn, '__name__', 'call')} raised {type(exc).__name__}: {exc}", field="agent"
-        ) from exc
-
-
 def check_thresholds(thresholds: Sequence[Any]) -> list[float]:
     """The thresholds to run: finite numbers in [-1, 1], sorted, duplicates dropped.
 
