@@ -361,18 +361,7 @@ def _number_answer_words(text: str) -> list[_Declared]:
             continue  # "You might think the answer is 20, ..."
         after = _ANSWER_AFTER.match(text, m.end())
         if after is None and _HEADING_BEFORE.match(text, line_start, m.start()):
-            after = _HEADING_AFTER.match(text, m.end())  # "### Final Answer⏎⏎**$18**"
-            if after is not None:
-                tail = _spaced_thousands(text[after.end() : after.end() + _MAX_VALUE])
-                line = tail.split("\n", 1)[0]
-                value = _answer_value(line)
-                hedged = False
-                if value is not None:
-                    value, hedged = _number_read(line, value)
-                if hedged:
-                    out.append(_Declared(m.start(), after.end(), "answer_is", None, True))  # "18 or 19"
-                elif value is not None and not _opens_working(tail) and _BARE_VALUE.match(_clean_latex(line)):
-                    out.append(_Declared(m.start(), after.end(), "answer_is", canonical_number(value)))
+            out.extend(_heading_answer(text, m))  # "### Final Answer⏎⏎**$18**"
             continue
         if after is None:
             continue
@@ -398,6 +387,24 @@ def _number_answer_words(text: str) -> list[_Declared]:
         value, hedged = _number_read(tail, value)
         out.append(_Declared(m.start(), after.end(), "answer_is", None if hedged else canonical_number(value), hedged))
     return out
+
+
+def _heading_answer(text: str, m: re.Match[str]) -> list[_Declared]:
+    """The value on the line after an answer heading ("### Final Answer⏎⏎**$18**"), if bare."""
+    after = _HEADING_AFTER.match(text, m.end())
+    if after is None:
+        return []
+    tail = _spaced_thousands(text[after.end() : after.end() + _MAX_VALUE])
+    line = tail.split("\n", 1)[0]
+    value = _answer_value(line)
+    hedged = False
+    if value is not None:
+        value, hedged = _number_read(line, value)
+    if hedged:
+        return [_Declared(m.start(), after.end(), "answer_is", None, True)]  # "18 or 19"
+    if value is not None and not _opens_working(tail) and _BARE_VALUE.match(_clean_latex(line)):
+        return [_Declared(m.start(), after.end(), "answer_is", canonical_number(value))]
+    return []
 
 
 _A_PREFIX_RE = re.compile(r"(?:^|\n)\s*(?:\*\*)?A\s*(?:\*\*)?\s*:\s*(?:\*\*)?", re.MULTILINE)

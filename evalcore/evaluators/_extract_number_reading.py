@@ -211,6 +211,29 @@ def _restating_sentence(text: str, span: tuple[int, int]) -> tuple[int, int] | N
     return previous
 
 
+def _calculation_result(
+    cleaned: str, tokens: list[tuple[int, int, Fraction | None]], s_start: int, s_end: int
+) -> tuple[Fraction | None] | None:
+    """The value a calculating sentence commits to (``(value,)``), or None to read on.
+
+    The result after its last "=", unless a justification holds the calculation ("4 boxes,
+    since 4 × 6 = 24": 4) or a phrase restating the question follows the result.
+    """
+    sentence = cleaned[s_start:s_end]
+    first_eq = s_start + sentence.index("=")
+    justification = _JUSTIFICATION.search(cleaned, tokens[0][1], first_eq)
+    if justification is not None:
+        before = [t for t in tokens if t[1] <= justification.start()]
+        if before:
+            return (before[-1][2],)
+    after = [t for t in tokens if t[0] > s_start + sentence.rindex("=")]
+    if not after or after[0] is tokens[-1]:
+        return (after[0][2] if after else tokens[-1][2],)
+    if _RESTATEMENT.search(cleaned[after[0][1] : after[1][0]]):
+        return (_stated_after(cleaned, tokens, after[0], s_end),)  # "9 × $2 = $18 for the 9 eggs"
+    return None
+
+
 def concluding_number(text: str) -> tuple[Fraction | None, bool] | None:
     """The number a reply without a declared answer concludes with: ``(value, differs)``, where
     ``differs`` says that it is not the reply's last number; ``None`` when there is no number.
@@ -264,19 +287,10 @@ def concluding_number(text: str) -> tuple[Fraction | None, bool] | None:
     }
     if len(bold) == 1:
         return pick(bold.pop())
-    sentence = cleaned[s_start:s_end]
-    if "=" in sentence:
-        first_eq = s_start + sentence.index("=")
-        justification = _JUSTIFICATION.search(cleaned, tokens[0][1], first_eq)
-        if justification is not None:
-            before = [t for t in tokens if t[1] <= justification.start()]
-            if before:
-                return pick(before[-1][2])
-        after = [t for t in tokens if t[0] > s_start + sentence.rindex("=")]
-        if not after or after[0] is tokens[-1]:
-            return pick(after[0][2] if after else tokens[-1][2])
-        if _RESTATEMENT.search(cleaned[after[0][1] : after[1][0]]):
-            return pick(_stated_after(cleaned, tokens, after[0], s_end))  # "9 × $2 = $18 for the 9 eggs"
+    if "=" in cleaned[s_start:s_end]:
+        calculated = _calculation_result(cleaned, tokens, s_start, s_end)
+        if calculated is not None:
+            return pick(calculated[0])
     restated = _RESTATEMENT.search(cleaned, tokens[0][1], s_end)
     main = [t for t in tokens if restated is None or t[1] <= restated.start()]
     results = list(_CALC_RESULT.finditer(cleaned, 0, s_start))
