@@ -8,11 +8,20 @@ boundary, so it imports only the standard library's always-loaded modules and :m
 from __future__ import annotations
 
 import builtins
-import importlib
 import struct
 import sys
 from collections import Counter
 
+from .decoding_classes import _MADE as _MADE  # the made classes' cache and bounds, for the tests
+from .decoding_classes import _MADE_MAX_CLASSES as _MADE_MAX_CLASSES
+from .decoding_classes import _MADE_MAX_FIELDS as _MADE_MAX_FIELDS
+from .decoding_classes import (
+    _class_bounds,
+    _import,
+    _instance,
+    _own_class,
+    _Uncrossed,
+)
 from .framing import (
     _D,
     _DD,
@@ -22,7 +31,6 @@ from .framing import (
     GUARD_BYTES,
     GUARD_ITEMS,
     MAX_ARRAY_DIMS,
-    MAX_CLASS_FIELDS,
     MAX_DEFAULT_BYTES,
     MAX_DEPTH,
     MAX_ITEMS,
@@ -102,77 +110,89 @@ def _dec(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]
         return False, pos
     if tag == 0x66:  # f
         return _D.unpack_from(data, pos)[0], pos + 8
-    if tag == 0x6A:  # j: a NaN object (see framing._enc_nan)
-        return _dec_nan(data, pos, count)
-    if tag == 0x73 or tag == 0x62 or tag == 0x49:  # s b I
+    if tag == 0x73:  # s, inline: the common case
         (n,) = _I.unpack_from(data, pos)
         pos += 4
         end = pos + n
         if end > len(data):
             raise DataError("invalid encoding: truncated")
-        raw = data[pos:end]
-        if tag == 0x73:
-            count[0] += 1  # an object of ~50 bytes more
-            return raw.decode("utf-8", "surrogatepass"), end
-        if tag == 0x62:
-            count[0] += 1
-            return bytes(raw), end
-        return int.from_bytes(raw, "big", signed=True), end
+        count[0] += 1  # an object of ~50 bytes more
+        return data[pos:end].decode("utf-8", "surrogatepass"), end
+    if tag == 0x49:  # I: an int beyond 64 bits
+        (n,) = _I.unpack_from(data, pos)
+        pos += 4
+        end = pos + n
+        if end > len(data):
+            raise DataError("invalid encoding: truncated")
+        return int.from_bytes(data[pos:end], "big", signed=True), end
     if tag in _ITEM_TAGS:
-        items, pos = _dec_items(data, pos, depth, count)
-        # What the container weighs in memory beyond its items (units of ~32 bytes).
-        count[0] += _WEIGHTS[tag] + (len(items) if tag == 0x53 or tag == 0x5A or tag == 0x4B else 0)
-        if count[0] > MAX_ITEMS:
-            raise DataError(f"the value holds more than {MAX_ITEMS} items")
-        if tag == 0x6C:  # l
-            return items, pos
-        if tag == 0x74:  # t
-            return tuple(items), pos
-        if tag == 0x53:  # S
-            return set(items), pos
-        if tag == 0x5A:  # Z
-            return frozenset(items), pos
-        if tag == 0x67:  # g: an iterator
-            return iter(items), pos
-        if tag == 0x47:  # G: a generator
-            return _generate(items), pos
-        if tag == 0x4B:  # K: dict keys
-            return dict.fromkeys(items).keys(), pos
-        return dict(enumerate(items)).values(), pos  # V: dict values
+        return _dec_container(tag, data, pos, depth, count)
     if tag in _PAIR_TAGS:
-        keys, values, pos = _dec_pairs(data, pos, depth, count)
-        count[0] += _WEIGHTS[tag] + (2 * len(keys) if tag == 0x4F else len(keys) // 2)
-        if count[0] > MAX_ITEMS:
-            raise DataError(f"the value holds more than {MAX_ITEMS} items")
-        pairs = zip(keys, values)
-        if tag == 0x64:  # d
-            return dict(pairs), pos
-        if tag == 0x57:  # W: dict items
-            return dict(pairs).items(), pos
-        collections = _import("collections")
-        if tag == 0x4F:  # O
-            return collections.OrderedDict(pairs), pos
-        counter = collections.Counter()
-        dict.update(counter, pairs)  # as they were: Counter(mapping) would add them up
-        return counter, pos
+        return _dec_mapping(tag, data, pos, depth, count)
+    return _dec_less_common(tag, data, pos, depth, count)
+
+
+def _dec_container(tag: int, data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
+    """A list, tuple, set, frozenset, iterator, generator, dict's keys or values."""
+    items, pos = _dec_items(data, pos, depth, count)
+    # What the container weighs in memory beyond its items (units of ~32 bytes).
+    count[0] += _WEIGHTS[tag] + (len(items) if tag == 0x53 or tag == 0x5A or tag == 0x4B else 0)
+    if count[0] > MAX_ITEMS:
+        raise DataError(f"the value holds more than {MAX_ITEMS} items")
+    if tag == 0x6C:  # l
+        return items, pos
+    if tag == 0x74:  # t
+        return tuple(items), pos
+    if tag == 0x53:  # S
+        return set(items), pos
+    if tag == 0x5A:  # Z
+        return frozenset(items), pos
+    if tag == 0x67:  # g: an iterator
+        return iter(items), pos
+    if tag == 0x47:  # G: a generator
+        return _generate(items), pos
+    if tag == 0x4B:  # K: dict keys
+        return dict.fromkeys(items).keys(), pos
+    return dict(enumerate(items)).values(), pos  # V: dict values
+
+
+def _dec_mapping(tag: int, data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
+    """A dict, dict items, OrderedDict or Counter."""
+    keys, values, pos = _dec_pairs(data, pos, depth, count)
+    count[0] += _WEIGHTS[tag] + (2 * len(keys) if tag == 0x4F else len(keys) // 2)
+    if count[0] > MAX_ITEMS:
+        raise DataError(f"the value holds more than {MAX_ITEMS} items")
+    pairs = zip(keys, values)
+    if tag == 0x64:  # d
+        return dict(pairs), pos
+    if tag == 0x57:  # W: dict items
+        return dict(pairs).items(), pos
+    collections = _import("collections")
+    if tag == 0x4F:  # O
+        return collections.OrderedDict(pairs), pos
+    counter = collections.Counter()
+    dict.update(counter, pairs)  # as they were: Counter(mapping) would add them up
+    return counter, pos
+
+
+def _dec_less_common(tag: int, data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
+    """A NaN object, bytes, a complex, a range, a generator's chunk, or (see
+    :func:`_dec_other`) the standard library's types, records, numpy values."""
+    if tag == 0x6A:  # j: a NaN object (see framing._enc_nan)
+        return _dec_nan(data, pos, count)
+    if tag == 0x62:  # b
+        (n,) = _I.unpack_from(data, pos)
+        pos += 4
+        end = pos + n
+        if end > len(data):
+            raise DataError("invalid encoding: truncated")
+        count[0] += 1
+        return bytes(data[pos:end]), end
     if tag == 0x63:  # c
         re_, im = _DD.unpack_from(data, pos)
         return complex(re_, im), pos + 16
     if tag == 0x72:  # r
-        bounds = []
-        for _ in range(3):
-            x, pos = _dec(data, pos, depth + 1, count)
-            if type(x) is not int:
-                raise DataError("invalid encoding: range bounds")
-            bounds.append(x)
-        value = range(*bounds)
-        try:
-            n = len(value)
-        except OverflowError:
-            n = MAX_ITEMS + 1
-        if n > MAX_ITEMS:  # what the test would materialize (tuple(), list(), sorted())
-            raise DataError(f"the candidate returned a range of more than {MAX_ITEMS} items")
-        return value, pos
+        return _dec_range(data, pos, depth, count)
     if tag == 0x4C and depth == 0 and pos == 1:  # L: a chunk of a generator (a reply's top level only)
         handle, pos = _dec(data, pos, 1, count)
         done, pos = _dec(data, pos, 1, count)
@@ -187,6 +207,24 @@ def _dec(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]
             raise DataError("invalid encoding: a generator's chunk")
         return Lazy(handle, done, items, error), pos
     return _dec_other(tag, data, pos, depth, count)
+
+
+def _dec_range(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
+    """A range, refused when longer than what the test could materialize."""
+    bounds = []
+    for _ in range(3):
+        x, pos = _dec(data, pos, depth + 1, count)
+        if type(x) is not int:
+            raise DataError("invalid encoding: range bounds")
+        bounds.append(x)
+    value = range(*bounds)
+    try:
+        n = len(value)
+    except OverflowError:
+        n = MAX_ITEMS + 1
+    if n > MAX_ITEMS:  # what the test would materialize (tuple(), list(), sorted())
+        raise DataError(f"the candidate returned a range of more than {MAX_ITEMS} items")
+    return value, pos
 
 
 def _dec_items(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
@@ -271,53 +309,6 @@ def _hash_or_none(value: Any) -> int | None:
         return hash(value)
     except TypeError:
         return None
-
-
-def _import(name: str) -> Any:
-    module = sys.modules.get(name)
-    return module if module is not None else importlib.import_module(name)
-
-
-# Classes made here for named tuples and dataclasses the test does not define, by (kind, name,
-# fields): a small LRU, bounded in classes and in fields all together (a class costs ~0.25 KiB
-# a field for a named tuple, ~0.5 KiB for a dataclass: at most ~2 MiB held), never a cache
-# that a candidate fills with its own large classes (issue 42: 256 named tuples of 200,000
-# fields grew a worker from 12 MiB to 1.2 GiB).
-_MADE: dict[Any, Any] = {}
-_MADE_MAX_CLASSES = 64
-_MADE_MAX_FIELDS = 4096
-
-
-def _made_class(kind: str, name: str, fields: tuple[Any, ...]) -> type:
-    key = (kind, name, fields)
-    cls = _MADE.pop(key, None)  # re-inserted below: the newest last
-    if cls is None:
-        if kind == "namedtuple":
-            cls = _import("collections").namedtuple(name, fields)
-        else:
-            dataclasses = _import("dataclasses")
-            cls = dataclasses.make_dataclass(name, fields)
-        cls.__module__ = "__candidate__"
-    _MADE[key] = cls
-    held = sum(len(k[2]) for k in _MADE)
-    while len(_MADE) > _MADE_MAX_CLASSES or held > _MADE_MAX_FIELDS:
-        oldest = next(iter(_MADE))
-        held -= len(oldest[2])
-        del _MADE[oldest]
-    return cls
-
-
-def _class_bounds(what: str, name: str, fields: tuple[Any, ...]) -> None:
-    """Refuse a class the candidate describes that would cost the worker more than a bounded
-    amount to build (checked before any C call on the fields: ``make_dataclass`` compiles
-    functions quadratic in their number, 60,000 fields took 20 s that no alarm interrupts)."""
-    if len(fields) > MAX_CLASS_FIELDS:
-        raise DataError(
-            f"the candidate returned a {what} {name[:MAX_NAME_CHARS]} of {len(fields)} fields; a {what} crosses"
-            f" with at most {MAX_CLASS_FIELDS} fields unless the prompt defines that class"
-        )
-    if len(name) > MAX_NAME_CHARS or any(len(f) > MAX_NAME_CHARS for f in fields if type(f) is str):
-        raise DataError(f"the candidate returned a {what} with a name longer than {MAX_NAME_CHARS} characters")
 
 
 def _dec_nan(data: bytes, pos: int, count: list[Any]) -> tuple[Any, ...]:
@@ -414,16 +405,7 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list[Any]) ->
         text, pos = _dec_str(data, pos, depth, count)
         return _import("decimal").Decimal(text), pos
     if tag == 0x51:  # Q: Fraction
-        num, pos = _dec(data, pos, depth + 1, count)
-        den, pos = _dec(data, pos, depth + 1, count)
-        if type(num) is not int or type(den) is not int or den <= 0:
-            raise DataError("invalid encoding: a Fraction")
-        fraction = _import("fractions").Fraction
-        if max(num.bit_length(), den.bit_length()) <= FRACTION_GCD_BITS:
-            return fraction(num, den), pos
-        # As written (an unreduced one only ever compares unequal): no gcd of huge terms.
-        coprime = getattr(fraction, "_from_coprime_ints", None)  # Python 3.12+
-        return (coprime(num, den) if coprime is not None else fraction(num, den, _normalize=False)), pos
+        return _dec_fraction(data, pos, depth, count)
     if tag == 0x71:  # q: deque
         maxlen, pos = _dec(data, pos, depth + 1, count)
         if maxlen is not None and (type(maxlen) is not int or maxlen < 0):
@@ -433,26 +415,7 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list[Any]) ->
         items, pos = _dec_items(data, pos + 1, depth, count)
         return _import("collections").deque(items, maxlen), pos
     if tag == 0x79:  # y: defaultdict
-        name, pos = _dec_str(data, pos, depth, count)
-        if data[pos] != 0x64:
-            raise DataError("invalid encoding: a defaultdict")
-        keys, values, pos = _dec_pairs(data, pos + 1, depth, count)
-        factory: Any
-        if name == "":
-            factory = None
-        elif name[:1] == "?":
-            factory = _Uncrossed(name[1:])
-        elif name[:1] == "=":  # then the value the factory returns every time
-            start = pos
-            _, pos = _dec(data, pos, depth + 1, count)
-            if pos - start > MAX_DEFAULT_BYTES:
-                raise DataError("invalid encoding: a defaultdict's default")
-            factory = _Constant(data[start:pos], count[1], name[1:])
-        else:
-            factory = getattr(builtins, name, None)
-            if not isinstance(factory, type):
-                raise DataError("invalid encoding: a defaultdict's factory")
-        return _import("collections").defaultdict(factory, zip(keys, values)), pos
+        return _dec_defaultdict(data, pos, depth, count)
     if tag == 0x42:  # B: bytearray
         (n,) = _I.unpack_from(data, pos)
         pos += 4
@@ -460,98 +423,96 @@ def _dec_other(tag: int, data: bytes, pos: int, depth: int, count: list[Any]) ->
             raise DataError("invalid encoding: truncated")
         return bytearray(data[pos : pos + n]), pos + n
     if tag == 0x6E or tag == 0x61:  # n: named tuple, a: dataclass instance
-        name, pos = _dec_str(data, pos, depth, count)
-        fields, pos = _dec(data, pos, depth + 1, count)
-        values, pos = _dec(data, pos, depth + 1, count)
-        if type(fields) is not tuple or type(values) is not tuple or len(fields) != len(values):
-            raise DataError("invalid encoding: a named tuple or dataclass")
-        own = _own_class(tag == 0x6E, name, fields, count[1])
-        if own is None:
-            _class_bounds("named tuple" if tag == 0x6E else "dataclass", name, fields)
-        if (
-            not _identifier(name)
-            or len(set(fields)) != len(fields)
-            or not all(_identifier(f) and not f.startswith("__") and (tag != 0x6E or f[:1] != "_") for f in fields)
-        ):
-            raise DataError("invalid encoding: a named tuple or dataclass")
-        return _instance(tag == 0x6E, name, fields, values, own), pos
+        return _dec_record(tag, data, pos, depth, count)
     if tag == 0x65:  # e: an Enum member
         return _dec_enum(data, pos, depth, count)
     if tag == 0x41 or tag == 0x7A:  # A: numpy array, z: numpy scalar
-        dtype_text, pos = _dec_str(data, pos, depth, count)
-        shape: Any = ()
-        if tag == 0x41:
-            shape, pos = _dec(data, pos, depth + 1, count)
-        raw, pos = _dec(data, pos, depth + 1, count)
-        if (
-            not _dtype_ok(dtype_text)
-            or type(raw) is not bytes
-            or type(shape) is not tuple
-            or len(shape) > MAX_ARRAY_DIMS
-        ):
-            raise DataError("invalid encoding: a numpy value")
-        try:
-            numpy = _import("numpy")
-        except ImportError:
-            raise DataError("the candidate returned a numpy value, and numpy cannot be imported by the test") from None
-        dtype = numpy.dtype(dtype_text)
-        size = 1
-        for n in shape:
-            if type(n) is not int or n < 0:
-                raise DataError("invalid encoding: a numpy shape")
-            size *= n
-        if size * dtype.itemsize != len(raw) or (tag == 0x7A and len(raw) != dtype.itemsize):
-            raise DataError("invalid encoding: a numpy value's size")
-        if dtype.kind == "b" and raw.translate(None, b"\x00\x01"):
-            raise DataError("invalid encoding: a numpy boolean")
-        flat = numpy.frombuffer(raw, dtype)
-        if tag == 0x7A:
-            return flat[0], pos
-        return flat.reshape(shape).copy(), pos
+        return _dec_numpy(tag, data, pos, depth, count)
     raise DataError(f"invalid encoding: tag {tag}")
 
 
-def _own_class(named_tuple: bool, name: str, fields: tuple[Any, ...], namespace: dict[Any, Any] | None) -> type | None:
-    """The test's own class of that name when it has one with these fields (the prompt's
-    ``Point``: the test compares with its instances); None when a class must be made here."""
-    cls = namespace.get(name) if type(namespace) is dict else None
-    if not isinstance(cls, type):
-        return None
-    if named_tuple:
-        return cls if issubclass(cls, tuple) and getattr(cls, "_fields", None) == fields else None
-    dataclasses = _import("dataclasses")
-    if dataclasses.is_dataclass(cls) and tuple(f.name for f in dataclasses.fields(cls)) == fields:
-        return cls
-    return None
+def _dec_fraction(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
+    num, pos = _dec(data, pos, depth + 1, count)
+    den, pos = _dec(data, pos, depth + 1, count)
+    if type(num) is not int or type(den) is not int or den <= 0:
+        raise DataError("invalid encoding: a Fraction")
+    fraction = _import("fractions").Fraction
+    if max(num.bit_length(), den.bit_length()) <= FRACTION_GCD_BITS:
+        return fraction(num, den), pos
+    # As written (an unreduced one only ever compares unequal): no gcd of huge terms.
+    coprime = getattr(fraction, "_from_coprime_ints", None)  # Python 3.12+
+    return (coprime(num, den) if coprime is not None else fraction(num, den, _normalize=False)), pos
 
 
-def _instance(named_tuple: bool, name: str, fields: tuple[Any, ...], values: tuple[Any, ...], cls: type | None) -> Any:
-    """An instance of ``cls`` (the test's own class), else of a class made here."""
-    if named_tuple:
-        return tuple.__new__(cls or _made_class("namedtuple", name, fields), values)
-    obj: Any = object.__new__(cls or _made_class("dataclass", name, fields))
-    for field, value in zip(fields, values):
-        object.__setattr__(obj, field, value)  # frozen ones too; no __init__ or __post_init__ runs
-    return obj
+def _dec_defaultdict(data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
+    name, pos = _dec_str(data, pos, depth, count)
+    if data[pos] != 0x64:
+        raise DataError("invalid encoding: a defaultdict")
+    keys, values, pos = _dec_pairs(data, pos + 1, depth, count)
+    factory: Any
+    if name == "":
+        factory = None
+    elif name[:1] == "?":
+        factory = _Uncrossed(name[1:])
+    elif name[:1] == "=":  # then the value the factory returns every time
+        start = pos
+        _, pos = _dec(data, pos, depth + 1, count)
+        if pos - start > MAX_DEFAULT_BYTES:
+            raise DataError("invalid encoding: a defaultdict's default")
+        factory = _Constant(data[start:pos], count[1], name[1:])
+    else:
+        factory = getattr(builtins, name, None)
+        if not isinstance(factory, type):
+            raise DataError("invalid encoding: a defaultdict's factory")
+    return _import("collections").defaultdict(factory, zip(keys, values)), pos
 
 
-class _Uncrossed:
-    """The ``default_factory`` of a candidate's defaultdict whose factory is its own function:
-    equality and lookups of present keys work; a missing key fails with this reason."""
+def _dec_record(tag: int, data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
+    """A named tuple (``n``) or dataclass instance (``a``): the test's own class, or one made here."""
+    name, pos = _dec_str(data, pos, depth, count)
+    fields, pos = _dec(data, pos, depth + 1, count)
+    values, pos = _dec(data, pos, depth + 1, count)
+    if type(fields) is not tuple or type(values) is not tuple or len(fields) != len(values):
+        raise DataError("invalid encoding: a named tuple or dataclass")
+    own = _own_class(tag == 0x6E, name, fields, count[1])
+    if own is None:
+        _class_bounds("named tuple" if tag == 0x6E else "dataclass", name, fields)
+    if (
+        not _identifier(name)
+        or len(set(fields)) != len(fields)
+        or not all(_identifier(f) and not f.startswith("__") and (tag != 0x6E or f[:1] != "_") for f in fields)
+    ):
+        raise DataError("invalid encoding: a named tuple or dataclass")
+    return _instance(tag == 0x6E, name, fields, values, own), pos
 
-    __slots__ = ("what",)
 
-    def __init__(self, what: str) -> None:
-        self.what = what
-
-    def __call__(self) -> Any:
-        raise TypeError(
-            f"the candidate's defaultdict has a default_factory ({self.what}) that cannot cross the process"
-            " boundary (a builtin type crosses, and a function that returns the same plain data every time)"
-        )
-
-    def __repr__(self) -> str:
-        return f"<the candidate's {self.what}>"
+def _dec_numpy(tag: int, data: bytes, pos: int, depth: int, count: list[Any]) -> tuple[Any, ...]:
+    """A numpy array (``A``) or scalar (``z``)."""
+    dtype_text, pos = _dec_str(data, pos, depth, count)
+    shape: Any = ()
+    if tag == 0x41:
+        shape, pos = _dec(data, pos, depth + 1, count)
+    raw, pos = _dec(data, pos, depth + 1, count)
+    if not _dtype_ok(dtype_text) or type(raw) is not bytes or type(shape) is not tuple or len(shape) > MAX_ARRAY_DIMS:
+        raise DataError("invalid encoding: a numpy value")
+    try:
+        numpy = _import("numpy")
+    except ImportError:
+        raise DataError("the candidate returned a numpy value, and numpy cannot be imported by the test") from None
+    dtype = numpy.dtype(dtype_text)
+    size = 1
+    for n in shape:
+        if type(n) is not int or n < 0:
+            raise DataError("invalid encoding: a numpy shape")
+        size *= n
+    if size * dtype.itemsize != len(raw) or (tag == 0x7A and len(raw) != dtype.itemsize):
+        raise DataError("invalid encoding: a numpy value's size")
+    if dtype.kind == "b" and raw.translate(None, b"\x00\x01"):
+        raise DataError("invalid encoding: a numpy boolean")
+    flat = numpy.frombuffer(raw, dtype)
+    if tag == 0x7A:
+        return flat[0], pos
+    return flat.reshape(shape).copy(), pos
 
 
 _ITEM_TAGS = frozenset(b"ltSZgGKV")

@@ -220,16 +220,9 @@ def _enc(v: Any, out: list[Any], depth: int, count: list[Any], lenient: bool) ->
     elif v is False:
         out.append(b"F")
     elif t is int:
-        if _QMIN <= v <= _QMAX:
-            out.append(b"i" + _Q.pack(v))
-        else:
-            raw = v.to_bytes((v.bit_length() + 8) // 8, "big", signed=True)
-            out.append(b"I" + _I.pack(len(raw)) + raw)
-    elif t is float:
-        if v == v:
-            out.append(b"f" + _D.pack(v))
-        else:
-            _enc_nan(v, out, count)
+        out.append(b"i" + _Q.pack(v) if _QMIN <= v <= _QMAX else _large_int(v))
+    elif t is float and v == v:  # (a NaN: _enc_less_common)
+        out.append(b"f" + _D.pack(v))
     elif t is str:
         raw = v.encode("utf-8", "surrogatepass")
         out.append(b"s" + _I.pack(len(raw)) + raw)
@@ -247,12 +240,21 @@ def _enc(v: Any, out: list[Any], depth: int, count: list[Any], lenient: bool) ->
         if count[0] > MAX_ITEMS:
             raise DataError(f"the value holds more than {MAX_ITEMS} items")
     elif t is dict:
-        if depth >= MAX_DEPTH:
-            raise DataError(f"the value is nested deeper than {MAX_DEPTH}")
-        out.append(b"d" + _I.pack(len(v)))
-        for key, item in v.items():
-            _enc(key, out, depth + 1, count, lenient)
-            _enc(item, out, depth + 1, count, lenient)
+        _enc_pairs(b"d", v.items(), len(v), out, depth, count, lenient)
+    else:
+        _enc_less_common(v, t, out, depth, count, lenient)
+
+
+def _large_int(v: int) -> bytes:
+    """An int beyond 64 bits: its two's-complement bytes."""
+    raw = v.to_bytes((v.bit_length() + 8) // 8, "big", signed=True)
+    return b"I" + _I.pack(len(raw)) + raw
+
+
+def _enc_less_common(v: Any, t: type, out: list[Any], depth: int, count: list[Any], lenient: bool) -> None:
+    """A NaN, bytes, a complex, a range, or (see :func:`_enc_other`) the rest."""
+    if t is float:
+        _enc_nan(v, out, count)
     elif t is bytes:
         out.append(b"b" + _I.pack(len(v)) + v)
     elif t is complex:
@@ -343,7 +345,23 @@ def _constant_default(factory: Any) -> bytes | None:
 
 def _enc_other(v: Any, t: type, out: list[Any], depth: int, count: list[Any], lenient: bool) -> None:
     """The standard library's value types, named tuples, dataclass instances, numpy values,
-    generators and iterators; with ``lenient``, other subclasses of the builtins as their base."""
+    generators and iterators; with ``lenient``, other subclasses of the builtins as their base.
+    Tried in this order; the first that knows ``v`` encodes it."""
+    for encoder in (_enc_mapping_or_record, _enc_std_value, _enc_view_or_dataclass, _enc_numpy, _enum_member):
+        if encoder(v, t, out, depth, count, lenient):
+            return
+    if lenient and _enc_lenient(v, t, out, depth, count):
+        return
+    if lenient:
+        raise DataError(
+            f"the candidate returned a {_type_name(t)}, which is not plain data (functions, classes and"
+            " other objects cannot cross to the test's process; see docs/sandbox.md, What crosses the boundary)"
+        )
+    raise DataError(f"a {_type_name(t)} is not plain data")
+
+
+def _enc_mapping_or_record(v: Any, t: type, out: list[Any], depth: int, count: list[Any], lenient: bool) -> bool:
+    """A defaultdict, Counter or OrderedDict, or a named tuple; False for anything else."""
     if isinstance(v, dict):
         if isinstance(v, _module_attr("collections", "defaultdict") or ()):
             factory = v.default_factory
@@ -359,11 +377,13 @@ def _enc_other(v: Any, t: type, out: list[Any], depth: int, count: list[Any], le
             _enc_pairs(b"d", dict.items(v), len(v), out, depth, count, lenient)
             if default is not None:
                 out.append(default)
-            return
+            return True
         if isinstance(v, _module_attr("collections", "Counter") or ()):
-            return _enc_pairs(b"C", dict.items(v), len(v), out, depth, count, lenient)
+            _enc_pairs(b"C", dict.items(v), len(v), out, depth, count, lenient)
+            return True
         if isinstance(v, _module_attr("collections", "OrderedDict") or ()):
-            return _enc_pairs(b"O", v.items(), len(v), out, depth, count, lenient)
+            _enc_pairs(b"O", v.items(), len(v), out, depth, count, lenient)
+            return True
     if isinstance(v, tuple):
         fields = getattr(t, "_fields", None)
         if type(fields) is tuple and len(fields) == len(v) and all(type(f) is str for f in fields):
@@ -371,31 +391,43 @@ def _enc_other(v: Any, t: type, out: list[Any], depth: int, count: list[Any], le
             _enc_str(str(getattr(t, "__name__", "")), out)
             _enc_items(b"t", fields, out, depth, count, lenient)
             _enc_items(b"t", tuple(v), out, depth, count, lenient)
-            return
+            return True
+    return False
+
+
+def _enc_std_value(v: Any, t: type, out: list[Any], depth: int, count: list[Any], lenient: bool) -> bool:
+    """A Decimal, Fraction, deque or bytearray; False for anything else."""
     decimal = _module_attr("decimal", "Decimal")
     if decimal is not None and isinstance(v, decimal):
         out.append(b"D")
         _enc_str(str(decimal.__str__(v)), out)
-        return
+        return True
     fraction = _module_attr("fractions", "Fraction")
     if fraction is not None and isinstance(v, fraction):
         out.append(b"Q")
         _enc(int(v.numerator), out, depth + 1, count, lenient)
         _enc(int(v.denominator), out, depth + 1, count, lenient)
-        return
+        return True
     deque = _module_attr("collections", "deque")
     if deque is not None and isinstance(v, deque):
         out.append(b"q")
         _enc(v.maxlen, out, depth + 1, count, lenient)
         _enc_items(b"l", list(v), out, depth, count, lenient)
-        return
+        return True
     if t is bytearray:
         out.append(b"B" + _I.pack(len(v)) + bytes(v))
-        return
+        return True
+    return False
+
+
+def _enc_view_or_dataclass(v: Any, t: type, out: list[Any], depth: int, count: list[Any], lenient: bool) -> bool:
+    """A dict's keys, values or items, or a dataclass instance; False for anything else."""
     if t is _KEYS or t is _VALUES or t is _ITEMS:
         if t is _ITEMS:
-            return _enc_pairs(b"W", v, len(v), out, depth, count, lenient)
-        return _enc_items(b"K" if t is _KEYS else b"V", list(v), out, depth, count, lenient)
+            _enc_pairs(b"W", v, len(v), out, depth, count, lenient)
+        else:
+            _enc_items(b"K" if t is _KEYS else b"V", list(v), out, depth, count, lenient)
+        return True
     if hasattr(t, "__dataclass_fields__") and not isinstance(v, type):
         dataclasses = sys.modules.get("dataclasses")
         if dataclasses is not None:
@@ -404,7 +436,12 @@ def _enc_other(v: Any, t: type, out: list[Any], depth: int, count: list[Any], le
             _enc_str(str(getattr(t, "__name__", "")), out)
             _enc_items(b"t", names, out, depth, count, lenient)
             _enc_items(b"t", tuple(getattr(v, name) for name in names), out, depth, count, lenient)
-            return
+            return True
+    return False
+
+
+def _enc_numpy(v: Any, t: type, out: list[Any], depth: int, count: list[Any], lenient: bool) -> bool:
+    """A numpy array or scalar of a dtype that crosses; False for anything not numpy's."""
     module = getattr(t, "__module__", "")
     if module == "numpy" and hasattr(v, "dtype"):
         dtype = v.dtype
@@ -421,49 +458,51 @@ def _enc_other(v: Any, t: type, out: list[Any], depth: int, count: list[Any], le
             _enc_str(str(dtype.str), out)
             _enc_items(b"t", tuple(int(n) for n in v.shape), out, depth, count, lenient)
             out.append(b"b" + _I.pack(len(raw)) + raw)
-            return
+            return True
         if getattr(v, "ndim", None) == 0 and hasattr(v, "tobytes"):  # a numpy scalar
             raw = v.tobytes()
             out.append(b"z")
             _enc_str(str(dtype.str), out)
             out.append(b"b" + _I.pack(len(raw)) + raw)
-            return
-    if _enum_member(v, t, out, depth, count, lenient):
-        return
-    if lenient:
-        base: Any  # one of the classes below (a subclass of it is encoded as it)
-        for base in (int, float, complex, str, bytes, tuple, list, dict, frozenset, set):
-            if isinstance(v, base):
-                count[0] -= 1
-                if base is int:
-                    return _enc(int.__index__(v), out, depth, count, lenient)
-                if base is float:
-                    return _enc(float.__float__(v), out, depth, count, lenient)
-                if base is complex:
-                    return _enc(complex(v.real, v.imag), out, depth, count, lenient)
-                if base is str:
-                    return _enc(str.__str__(v), out, depth, count, lenient)
-                if base is bytes:
-                    return _enc(bytes(v), out, depth, count, lenient)
-                if base is dict:
-                    return _enc(dict(dict.items(v)), out, depth, count, lenient)
-                return _enc(base(v), out, depth, count, lenient)
-        if isinstance(v, memoryview):
+            return True
+    return False
+
+
+def _enc_lenient(v: Any, t: type, out: list[Any], depth: int, count: list[Any]) -> bool:
+    """(``lenient``) A subclass of a builtin as its base, a memoryview as bytes, a generator or
+    other iterator as the items it yields; False for anything else."""
+    base: Any  # one of the classes below (a subclass of it is encoded as it)
+    for base in (int, float, complex, str, bytes, tuple, list, dict, frozenset, set):
+        if isinstance(v, base):
             count[0] -= 1
-            return _enc(bytes(v), out, depth, count, lenient)
-        if hasattr(t, "__next__") and hasattr(t, "__iter__"):  # generators and other iterators
-            items = []
-            for item in v:
-                items.append(item)
-                if len(items) > MAX_ITEMS:
-                    raise DataError(f"the candidate returned a {_type_name(t)} that yields more than {MAX_ITEMS} items")
-            return _enc_items(b"G" if t is _GENERATOR else b"g", items, out, depth, count, lenient)
-    if lenient:
-        raise DataError(
-            f"the candidate returned a {_type_name(t)}, which is not plain data (functions, classes and"
-            " other objects cannot cross to the test's process; see docs/sandbox.md, What crosses the boundary)"
-        )
-    raise DataError(f"a {_type_name(t)} is not plain data")
+            if base is int:
+                _enc(int.__index__(v), out, depth, count, True)
+            elif base is float:
+                _enc(float.__float__(v), out, depth, count, True)
+            elif base is complex:
+                _enc(complex(v.real, v.imag), out, depth, count, True)
+            elif base is str:
+                _enc(str.__str__(v), out, depth, count, True)
+            elif base is bytes:
+                _enc(bytes(v), out, depth, count, True)
+            elif base is dict:
+                _enc(dict(dict.items(v)), out, depth, count, True)
+            else:
+                _enc(base(v), out, depth, count, True)
+            return True
+    if isinstance(v, memoryview):
+        count[0] -= 1
+        _enc(bytes(v), out, depth, count, True)
+        return True
+    if hasattr(t, "__next__") and hasattr(t, "__iter__"):  # generators and other iterators
+        items = []
+        for item in v:
+            items.append(item)
+            if len(items) > MAX_ITEMS:
+                raise DataError(f"the candidate returned a {_type_name(t)} that yields more than {MAX_ITEMS} items")
+        _enc_items(b"G" if t is _GENERATOR else b"g", items, out, depth, count, True)
+        return True
+    return False
 
 
 _KEYS: type
