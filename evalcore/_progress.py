@@ -98,15 +98,57 @@ def progress_bar(
     Returns:
         The ``tqdm`` object (iterate it, or ``update``/``set_postfix_str``/``close`` it).
     """
+    if not progress_enabled(progress):
+        return _NullBar(iterable, total)  # nothing shown: tqdm (and its imports) not loaded
     from tqdm.auto import tqdm
 
     # the time left from the average rate of the whole run (tqdm's default follows the last few
     # steps, which jumps when steps differ: an agent start, then quick requests)
     kwargs.setdefault("smoothing", 0.0)
-    bar = tqdm(iterable, total=total, desc=desc, unit=unit, disable=not progress_enabled(progress), **kwargs)
+    bar = tqdm(iterable, total=total, desc=desc, unit=unit, **kwargs)
     if tick_s and not bar.disable:
         threading.Thread(target=_tick, args=(bar, float(tick_s)), name="evalcore-progress-tick", daemon=True).start()
     return bar
+
+
+class _NullBar:
+    """What :func:`progress_bar` returns when no bar is shown: tqdm's calls, counting and nothing else."""
+
+    disable = True
+
+    def __init__(self, iterable: Iterable[Any] | None, total: float | None) -> None:
+        self.iterable = iterable
+        self.total = total
+        self.n: float = 0
+
+    def __iter__(self) -> Any:
+        for item in self.iterable or ():
+            yield item
+            self.n += 1
+
+    def __enter__(self) -> _NullBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: float = 1) -> None:
+        self.n += n
+
+    def set_postfix_str(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def set_description(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def refresh(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 def _tick(bar: Any, every_s: float) -> None:

@@ -131,3 +131,16 @@ def test_score_humaneval_shows_a_bar_on_a_terminal_and_none_in_a_pipe(tmp_path: 
     piped = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert piped.returncode == 0 and json.loads(piped.stdout)["pass@1"] == pytest.approx(0.5)
     assert "score humaneval" not in piped.stderr and "6/6" not in piped.stderr
+
+
+def test_a_hidden_bar_counts_and_loads_no_tqdm() -> None:
+    code = (
+        "import sys\n"
+        "from evalcore._progress import progress_bar\n"
+        "with progress_bar(total=3, desc='x', progress=False) as bar:\n"
+        "    bar.update(2); bar.set_postfix_str('y'); bar.refresh()\n"
+        "seen = list(progress_bar(range(3), progress=False))\n"
+        "print(bar.n, bar.disable, seen, 'tqdm' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split("\n")[0] == "2 True [0, 1, 2] False", done.stderr
