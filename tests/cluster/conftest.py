@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,14 @@ import pytest
 from _cluster_helpers import descendants, describe, kill_all, wait_gone
 
 distributed = pytest.importorskip("distributed")
+
+# Tests here send SIGINT to the commands they start (Ctrl-C). A test run started in the background
+# by a non-interactive shell (`pytest … &`, nohup, a loop in a script) has SIGINT ignored, and an
+# ignored signal stays ignored in every child: the command never saw the Ctrl-C and ran on (issue
+# 38's 20-run loop: the Ctrl-C tests "hung" for 30 s with the command still waiting on its chunks).
+# A terminal's Ctrl-C reaches a command with the default disposition; give the children that.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="package")
