@@ -324,3 +324,29 @@ def test_cycle_check_finds_a_circle():
         ["c", "a", "b", "c"],
     ]
     assert _cycles({"a": {"b"}, "b": {"c"}, "d": {"a"}}) == []
+
+
+def _definitions(name: str) -> list[str]:
+    """Modules of evalcore defining a function or class called ``name`` at module level."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+                found.append(str(path.relative_to(PACKAGE)))
+    return found
+
+
+def test_each_shared_helper_is_defined_once_where_callers_import_it_from() -> None:
+    for name in ("pass_at_k_table", "write_json_atomic", "format_comparison"):
+        assert len(_definitions(name)) == 1, _definitions(name)
+    import evalcore.benchmarks
+    import evalcore.imports
+    import evalcore.runs
+    from evalcore import _io, _runstore, runs
+
+    assert evalcore.runs.pass_at_k_table is evalcore.benchmarks.pass_at_k_table
+    assert evalcore.imports.format_comparison.__module__ == "evalcore.imports._compare"
+    assert not hasattr(_runstore, "write_json_atomic") and not hasattr(runs, "write_json_atomic")
+    assert runs.write_run_json is _runstore.write_run_json
+    assert _io.write_json_atomic.__module__ == "evalcore._io"
