@@ -162,10 +162,15 @@ def _checked_events(text: str, source: str | os.PathLike[str]) -> list[Any]:
     """
     events: list[Any] = []
     depth = 0
+    values = 0  # scalars and collections: each a node (aliases only add), so the events kept are bounded
     for event in yaml.parse(text, Loader=_Loader):
         events.append(event)
         mark = event.start_mark
         line = mark.line + 1 if mark is not None else None
+        if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
+            values += 1
+            if values > MAX_EXPANDED_NODES:
+                raise EvalcoreError(f"a YAML document of over {MAX_EXPANDED_NODES:,} values", path=source, line=line)
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:

@@ -104,3 +104,12 @@ def test_the_text_is_parsed_once(monkeypatch):
     }
     assert doc.data["other"] is doc.data["base"]  # an alias is one object, as yaml.safe_load builds it
     assert doc.key_lines() == {"base": 1, "other": 2, "n": 3, "when": 4}
+
+
+def test_a_document_of_too_many_values_is_refused_while_its_events_are_read(monkeypatch):
+    monkeypatch.setattr(_yaml, "MAX_EXPANDED_NODES", 50)
+    text = "values: [" + ", ".join(["1"] * 60) + "]\n"
+    with pytest.raises(EvalcoreError) as info:
+        parse_yaml(text, "many.yaml")
+    assert str(info.value) == "many.yaml, line 1: a YAML document of over 50 values"
+    assert parse_yaml("values: [" + ", ".join(["1"] * 40) + "]\n", "ok.yaml").data == {"values": [1] * 40}
