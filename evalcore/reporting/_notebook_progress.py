@@ -283,10 +283,11 @@ def time_left(progress: _Progress, now: float | None = None) -> str:
         pace = progress.pace.factor() if progress.pace is not None else 1.0
         source = (progress.estimate_from + _pace_note(pace)) if progress.estimate_from else _pace_note(pace).strip()
         left = _finish_left(progress, now)
-        if left >= 1 or not progress.finish_s:
-            return f"about {_duration(left)} left" + _suite_note(progress, left, pace, source)
+        if left > 0 or not progress.finish_s:  # never "0 s left" nor "past its expected 0 s"
+            return f"about {_duration(max(left, 1.0))} left" + _suite_note(progress, left, pace, source)
         after = _suite_note(progress, 0.0, pace, source)  # past its expected export: say so, and what follows
         expected = (progress.finish_pace.factor() if progress.finish_pace is not None else 1.0) * progress.finish_s
+        expected = max(expected, 1.0)
         text = f"past its expected {_duration(expected)} of export, time left in it unknown"
         return text + (after.replace(" (suite: about", " (then the rest of the suite: about") if after else "")
     here, over, pace, predicted = _estimate(progress, now)

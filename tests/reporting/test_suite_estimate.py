@@ -152,6 +152,13 @@ def test_a_notebook_exporting_says_so_and_its_export_counts() -> None:
     assert past.startswith("past its expected ")
     assert "time left in it unknown (then the rest of the suite: about" in past
     assert "0 s left" not in past
+    # an export expected to take under a second, seen a moment after it began: neither "0 s left"
+    # nor "past its expected 0 s of export" (make demo printed the latter on 2026-12-07)
+    first.finish_s = 0.4
+    soon, late = time_left(first, now=40.2), time_left(first, now=45.0)
+    assert soon.startswith("about 1 s left"), soon
+    assert late.startswith("past its expected 1 s of export, time left in it unknown"), late
+    first.finish_s = 4.0
     assert estimate.finished(first, 52.0) == pytest.approx(12.0)
     second = estimate.progress(1, 2, 3, 52.0)  # the exports now take 3 times as long
     assert suite_left_s(second, now=52.0) == pytest.approx(20.0 + 12.0 + 30.0 + 6.0)
