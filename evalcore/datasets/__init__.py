@@ -12,10 +12,12 @@ are read; ``choices_text``, ``question_text`` and ``prompt_question`` turn an it
 into prompt text and read it back from a recorded request.
 
 ``load(name)``, ``sample_path``, ``few_shot_pool`` and ``resolve_source`` take a benchmark's
-name: they are :mod:`evalcore.benchmarks`' now, kept here as aliases.
+name, which only the benchmark registry knows: they live in :mod:`evalcore.benchmarks`
+(``evalcore.benchmarks.load`` ...). Reading one of those old names here raises an
+``AttributeError`` that says where it went; this package never imports ``evalcore.benchmarks``.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalcore._lazy import lazy_exports
 
@@ -28,10 +30,6 @@ if TYPE_CHECKING:
     from evalcore.datasets._common import stable_hash as stable_hash
     from evalcore.datasets._common import stratified_subset as stratified_subset
     from evalcore.datasets._common import unique_ids as unique_ids
-    from evalcore.datasets._compat import few_shot_pool as few_shot_pool
-    from evalcore.datasets._compat import load as load
-    from evalcore.datasets._compat import resolve_source as resolve_source
-    from evalcore.datasets._compat import sample_path as sample_path
     from evalcore.datasets._formats import find_parquet_shards as find_parquet_shards
     from evalcore.datasets._item import Item as Item
     from evalcore.datasets._prompt_fields import choices_text as choices_text
@@ -71,7 +69,6 @@ _EXPORTS = {
         "stratified_subset",
         "unique_ids",
     ),
-    "evalcore.datasets._compat": ("few_shot_pool", "load", "resolve_source", "sample_path"),
     "evalcore.datasets._formats": ("find_parquet_shards",),
     "evalcore.datasets._source": (
         "SOURCES",
@@ -101,4 +98,19 @@ _EXPORTS = {
     "evalcore.datasets._prompt_fields": ("choices_text", "prompt_question", "question_text"),
 }
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# The name-based loaders moved up to the benchmark registry (issue 40): name -> what it does there.
+_MOVED = {
+    "load": "a benchmark's items by its name",
+    "sample_path": "where a benchmark's shipped sample lies",
+    "few_shot_pool": "a benchmark's few-shot examples",
+    "resolve_source": "which source loading a benchmark would use",
+}
+
+__all__, _lazy_getattr, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> Any:  # noqa: N807 (the PEP 562 hook)
+    """A public name (imported on first use), or one clear line for a name that moved."""
+    if name in _MOVED:
+        raise AttributeError(f"evalcore.datasets.{name} moved to evalcore.benchmarks.{name} ({_MOVED[name]})")
+    return _lazy_getattr(name)

@@ -207,7 +207,7 @@ def _check_strategies(strategies: Sequence[Strategy]) -> None:
 
 
 def _dataset_ids(dataset: str, *, limit: int | None, seed: int, source: str) -> list[str]:
-    from evalcore.datasets import load
+    from evalcore.benchmarks import load
 
     return [item.id for item in load(dataset, limit=limit, seed=seed, source=source)]
 
@@ -216,7 +216,8 @@ def item_queries(datasets: Sequence[str], *, limit: int | None, seed: int, sourc
     """Item id → query text (:func:`evalcore.datasets.question_text`: the question, for MMLU
     followed by its options), the text context features are computed from, free of any
     strategy's prompt wrapping."""
-    from evalcore.datasets import load, question_text
+    from evalcore.benchmarks import load
+    from evalcore.datasets import question_text
 
     return {
         item.id: question_text(item.fields)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.models import FakeChatServer
 from evalcore.runs import load_run, run_benchmark
 

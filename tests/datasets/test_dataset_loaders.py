@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from evalcore.datasets import _hf, _source, load, resolve_source, sample_path
+from evalcore.benchmarks import load, resolve_source, sample_path
+from evalcore.datasets import _hf, _source
 from evalcore.errors import EvalcoreError
 
 GSM_ROWS = [

@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 
 from _exact_arith import arith
-from evalcore.datasets import load, sample_path
+from evalcore.benchmarks import load, sample_path
 from evalcore.evaluators import ExactMatchEvaluator
 
 MMLU_SUBJECTS = set(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.datasets._common import allocate, seeded_subset, stratified_subset
 
 # the 57 MMLU test-subject sizes are uneven (100 ... 1534); a synthetic set of the same shape
@@ -82,7 +82,7 @@ def test_mmlu_limit_is_stratified_over_shipped_subjects() -> None:
 
 def test_mmlu_subset_same_across_sources(tmp_path: Path) -> None:
     """The subset depends on ids only, so the shipped CSVs copied elsewhere give the same subset."""
-    from evalcore.datasets import sample_path
+    from evalcore.benchmarks import sample_path
 
     dst = tmp_path / "test"
     dst.mkdir()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from _exact_arith import arith
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.errors import EvalcoreError
 
 # GSM8K rows as openai/gsm8k "main" holds them: question, answer = worked solution + "#### N"
@@ -263,7 +263,7 @@ _arith = arith  # tests/_exact_arith.py
 
 
 def test_few_shot_pool_is_the_train_and_dev_split_never_test(tmp_path: Path) -> None:
-    from evalcore.datasets import few_shot_pool
+    from evalcore.benchmarks import few_shot_pool
 
     gsm = few_shot_pool("gsm8k")
     mmlu = few_shot_pool("mmlu")

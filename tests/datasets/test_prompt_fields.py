@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from evalcore.benchmarks import builtin_names
-from evalcore.datasets import choices_text, load, prompt_question, question_text
+from evalcore.benchmarks import builtin_names, load
+from evalcore.datasets import choices_text, prompt_question, question_text
 from evalcore.runs import load_template, render
 
 

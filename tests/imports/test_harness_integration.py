@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.imports import (
     compare_sources,
     content_key,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.benchmarks import load
 from evalcore.cli import main
-from evalcore.datasets import load
 from evalcore.models import FakeChatServer
 from evalcore.models._fakeserver import RateLimits
 

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from bs4 import BeautifulSoup
 
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.models import Completion, CompletionError, Usage
 from evalcore.reporting import (
     difference_figure,

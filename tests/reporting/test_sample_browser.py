@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.benchmarks import load
 from evalcore.cli import main
-from evalcore.datasets import load
 from evalcore.models import Completion, CompletionError, GenerationParams, Usage
 from evalcore.reporting._browser import (
     sample_browser_html,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.models import Completion, CompletionError, GenerationParams, Usage
 
 

@@ -15,7 +15,7 @@ from _latency_clock import FakeClock as _FakeClock
 from _latency_clock import WatchedLock as _WatchedLock
 from _latency_clock import use_clock as _use_clock
 from evalcore._runstore import SAMPLES_FILE
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.errors import EvalcoreError
 from evalcore.models import FakeChatServer, FaultRates, RetryPolicy, from_spec
 from evalcore.runs import load_run, run_benchmark

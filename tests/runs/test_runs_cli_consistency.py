@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evalcore.benchmarks import load
 from evalcore.cli import main
-from evalcore.datasets import load
 from evalcore.models import FakeChatServer
 from evalcore.runs import DEFAULT_MAX_TOKENS, load_run, resolve_params
 

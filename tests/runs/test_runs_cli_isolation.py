@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from evalcore.benchmarks import load
 from evalcore.cli import main
-from evalcore.datasets import load
 from evalcore.runs import run_benchmark
 
 FALLBACK = {

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evalcore.benchmarks import load
 from evalcore.cli import main
-from evalcore.datasets import load
 from evalcore.errors import EvalcoreError
 from evalcore.models import FakeChatServer
 from evalcore.models._server import free_port

@@ -10,7 +10,7 @@ import sys
 import textwrap
 import time
 
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.models import FakeChatServer, FaultRates, RetryPolicy, from_spec
 from evalcore.runs import load_run, run_benchmark
 

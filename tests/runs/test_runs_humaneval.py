@@ -6,7 +6,7 @@ from math import comb
 
 import pytest
 
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.runs import load_run, rescore, run_benchmark
 
 

@@ -22,7 +22,7 @@ from evalcore.runs import load_run
 STUCK_CLI = textwrap.dedent("""
     import asyncio, os, sys, time
     import evalcore.models
-    from evalcore.datasets import load
+    from evalcore.benchmarks import load
     from evalcore.models import Completion, Usage
 
     ITEMS = {it.fields["question"]: it for it in load("gsm8k", source="sample")}
@@ -194,7 +194,7 @@ def test_ctrl_c_on_the_embedded_model(tmp_path: Path) -> None:
 
 JUPYTER_LIKE = textwrap.dedent("""
     import asyncio, json, os, signal, sys, threading, time
-    from evalcore.datasets import load
+    from evalcore.benchmarks import load
     from evalcore.models import Completion, Usage
     from evalcore.runs import RunInterrupted, run_benchmark
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from evalcore.datasets import load
+from evalcore.benchmarks import load
 from evalcore.errors import EvalcoreError
 from evalcore.models import RecordedModel
 from evalcore.runs import load_run, rescore, run_benchmark
@@ -274,7 +274,8 @@ def test_replay_model_answers_from_the_recording(tmp_path, counting_model, make_
         ({"params": {"max_tokens": 0}}, "max_tokens"),
         ({"epochs": 0}, "epochs"),
         ({"limit": -2}, "limit"),
-        ({"mmlu_mode": "likelihood"}, "mmlu_mode"),
+        ({"choice_mode": "likelihood"}, "choice_mode"),
+        ({"choice_mode": "loglik"}, "choice_mode"),
         ({"scorer": "judge"}, "scorer"),
         ({"run_id": "../escape"}, "run_id"),
         ({"prompt": "/nonexistent/prompt.yaml"}, "prompt"),
@@ -354,12 +355,13 @@ def test_mmlu_generate_and_likelihood_modes(tmp_path, counting_model) -> None:
         progress=False,
         run_dir=tmp_path / "runs",
         run_id="lik",
-        mmlu_mode="likelihood",
+        choice_mode="likelihood",
         cache=False,
     )
     g, l_ = load_run(gen), load_run(lik)
     assert g.results["accuracy_flexible"]["mean"] == 1.0 == l_.results["accuracy_flexible"]["mean"]
-    assert l_.config["mmlu_mode"] == "likelihood" and g.config["mmlu_mode"] == "generate"
+    assert l_.config["choice_mode"] == "likelihood" and g.config["choice_mode"] == "generate"
+    assert "mmlu_mode" not in l_.config
     s = l_.samples[0]
     assert s["request"]["mode"] == "likelihood" and set(s["completion"]["logprobs"][0]["top"]) == set("ABCD")
     assert s["completion"]["usage"]["prompt_tokens"] > 0
@@ -375,13 +377,13 @@ def test_mmlu_generate_and_likelihood_modes(tmp_path, counting_model) -> None:
         progress=False,
         run_dir=tmp_path / "runs",
         run_id="rep",
-        mmlu_mode="likelihood",
+        choice_mode="likelihood",
     )
     assert lik_model.calls == calls
     assert [s["completion"] for s in load_run(rep).samples] == [s["completion"] for s in l_.samples]
     with pytest.raises(EvalcoreError, match="letter log-probabilities"):
         run_benchmark(
-            "mmlu", counting_model(answer), mmlu_mode="likelihood", run_dir=tmp_path / "runs2", source="sample"
+            "mmlu", counting_model(answer), choice_mode="likelihood", run_dir=tmp_path / "runs2", source="sample"
         )
     assert not (tmp_path / "runs2").exists()
 
@@ -485,7 +487,7 @@ def test_few_shot_pool_is_recorded_and_an_older_test_split_run_is_not_resumed(
     for s in json.loads("[" + ",".join((path / "samples.jsonl").read_text().splitlines()) + "]"):
         shots = [m["content"] for m in s["request"]["messages"] if m["role"] == "assistant"]
         assert len(shots) == 2
-    from evalcore.datasets import few_shot_pool
+    from evalcore.benchmarks import few_shot_pool
 
     assert not {ex.id for ex in few_shot_pool("gsm8k")} & test_ids
     # a run recorded before the pool was recorded took its examples from the test split

