@@ -276,6 +276,7 @@ def sample_main(job: dict[str, Any], result_fd: int, lasti_true: int) -> None:
         _thread.start_new_thread(_watch, args)
 
     work = lambda: _script_work(job, box, flush, sys.__excepthook__)  # noqa: E731
+    _selfpipe.poll_if_no_epoll()  # where this sample's filter refuses epoll
     try:  # asyncio is imported before the audit hook (its import makes code objects); its
         # loop's self-pipe is an eventfd: without a memory cgroup a script may make no Unix socket
         if _selfpipe.mentions_asyncio(compile(job["source"], "<program>", "exec")):
@@ -488,6 +489,7 @@ def _load_program(job: dict[str, Any], fail: Callable[[bytes, BaseException], No
     module.__dict__["__builtins__"] = builtins
     sys.modules[CANDIDATE_MODULE] = module
     try:
+        _selfpipe.poll_if_no_epoll()  # a check candidate's filter refuses epoll
         if _selfpipe.mentions_asyncio(job["_program"]):  # its loop's self-pipe: an eventfd, not a socket pair
             _selfpipe.install()
         exec(job["_program"], module.__dict__)

@@ -198,6 +198,9 @@ _SYSCALLS = {
         "fcntl": 72,
         "inotify_init": 253,
         "inotify_init1": 294,
+        "epoll_create": 213,
+        "epoll_create1": 291,
+        "epoll_ctl": 233,
     }
 }
 # fcntl's command that grows a pipe's buffer (up to fs.pipe-max-size, 1 MiB): refused where no
@@ -207,6 +210,13 @@ _F_SETPIPE_SZ = 1031
 # inotify instance (its queue holds up to fs.inotify.max_queued_events events) and its watches
 # (each pins an inode). Refused to check candidates always, to script samples without a cgroup.
 _INOTIFY = ("inotify_init", "inotify_init1")
+# Likewise epoll (issue 42): an instance is a file, but each watch (~160 B) is bounded only by
+# the per-user fs.epoll.max_user_watches (4% of low memory), which files shared between a
+# sample's processes let it reach. Refused with ENOSYS, under the same conditions as inotify:
+# a kernel built without epoll answers so, and CPython's ``selectors`` then picks
+# ``PollSelector`` by itself (asyncio's loops too; see selfpipe.poll_if_no_epoll). Refusing
+# ``epoll_ctl`` as well leaves no watch to add to an epoll file a sample might inherit.
+_EPOLL = ("epoll_create", "epoll_create1", "epoll_ctl")
 # preadv2/pwritev2 with this flag answer whether a page is cached without reading it: refused.
 _RWF_NOWAIT = 0x8
 # madvise advice that evicts a file's pages from the page cache (MADV_COLD, MADV_PAGEOUT).
@@ -293,6 +303,11 @@ def seccomp_program(kind: str, refuse_memfd: bool = False) -> list[tuple[int, in
     sample writes its PID there. (A process a ``"script_weak"`` sample forks inherits the
     filter with the sample's PID: it may signal the sample and its process group, not itself
     by PID.)
+
+    ``epoll_create``, ``epoll_create1`` and ``epoll_ctl`` answer ENOSYS (as on a kernel built
+    without epoll) where inotify is refused: to every ``"check"`` candidate, and to script
+    samples when ``refuse_memfd`` (each epoll watch is kernel memory that only the per-user
+    ``fs.epoll.max_user_watches`` bounds). ``selectors`` and ``asyncio`` then use ``poll``.
 
     Returns:
         The instructions, or None on an architecture without a table here.
@@ -398,6 +413,9 @@ def _sample_filter(asm: _Assembler, kind: str, refuse_memfd: bool, blocked: dict
         prog.append((_JEQ, "unix", 0, nr["socket"]))
         asm.deny([nr[name] for name in _INOTIFY])
         prog.append((_JEQ, "fcntl", 0, nr["fcntl"]))
+    no_epoll = kind == "check" or refuse_memfd  # the inotify rule's conditions
+    if no_epoll:
+        asm.deny([nr[name] for name in _EPOLL], "enosys")
     if signals:
         asm.deny([nr[name] for name in ("execve", "execveat", "tkill", "pidfd_send_signal")])
     if kind == "check":
@@ -409,6 +427,7 @@ def _sample_filter(asm: _Assembler, kind: str, refuse_memfd: bool, blocked: dict
     if kind == "check":
         asm.label("clone")
         prog += [(_LD_ABS, None, None, 16), (_JSET, "allow", 0, CLONE_THREAD), (_RET, 0, 0, _errno(_EPERM))]
+    if no_epoll:  # (every check filter: clone3 jumps here too)
         asm.label("enosys")
         prog.append((_RET, 0, 0, _errno(_ENOSYS)))
     if unix:

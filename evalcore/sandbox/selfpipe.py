@@ -8,6 +8,11 @@ Here that pair is an eventfd (which takes no number from such a counter: every e
 one anonymous inode), for ``asyncio.selector_events`` alone; everything else of ``socket`` stays
 as it is (and refused). Imported by :func:`.candidate.candidate_main` only for a program that
 names ``asyncio``; standard library only.
+
+Where a sample's filter refuses epoll (check candidates; script samples without a memory cgroup,
+see :func:`.linux.seccomp_program`), ``selectors`` imported in the sample picks ``PollSelector``
+by itself; :func:`poll_if_no_epoll` makes the same choice for a ``selectors`` imported before
+the filter (in the worker), so that asyncio's loops and ``DefaultSelector()`` work there too.
 """
 
 from __future__ import annotations
@@ -82,3 +87,24 @@ def install() -> None:
 
     real = sys.modules["socket"]
     setattr(selector_events, "socket", _SocketModule(real))  # noqa: B010 - a module's global, for it alone
+
+
+def poll_if_no_epoll() -> None:
+    """``selectors.DefaultSelector`` as a fresh ``import selectors`` would choose it here.
+
+    ``selectors`` picks its default once, at import: ``EpollSelector`` where ``select.epoll()``
+    works. A module imported before the sample's filter refused epoll (in the worker, which
+    does not import it today) would keep a default that fails with ENOSYS; it gets
+    ``PollSelector``, as ``selectors._can_use`` would have chosen. asyncio's selector loops
+    look the default up when made, so they follow. Where ``selectors`` was not imported this
+    is one dictionary look-up (no per-sample cost worth the name).
+    """
+    selectors: Any = sys.modules.get("selectors")
+    if selectors is None or getattr(selectors, "DefaultSelector", None) is not getattr(selectors, "EpollSelector", 0):
+        return
+    import select
+
+    try:
+        select.epoll().close()
+    except OSError:  # refused by the sample's filter (ENOSYS)
+        selectors.DefaultSelector = selectors.PollSelector

@@ -369,15 +369,16 @@ class _Worker(Zygotes, SampleSetup, Scratch, ScriptSamples, MemoryCgroup, FileSy
                 "a memory cgroup per sample (the worker's, one sample at a time): memory files, tmpfs, "
                 "pipes, sockets and page cache count, no swap; plus the address-space limit"
                 if self.memory_cgroup
-                else "address-space limit only; memory files, and AF_UNIX sockets for script samples, refused "
-                "(nothing would count them); scratch tmpfs bounded by their size and inodes"
+                else "address-space limit only; memory files, inotify and epoll, and AF_UNIX sockets for script "
+                "samples, refused (nothing would count them); scratch tmpfs bounded by their size and inodes"
             ),
             "threads": "1 MiB stacks, one malloc arena",
             "seccomp": (
                 "check candidates: no fork/exec, no keyrings, namespaces, mounts, ptrace, bpf, perf, "
                 "userfaultfd, io_uring, System V IPC, POSIX message queues, page-cache probes and "
                 "evictions (mincore, cachestat, RWF_NOWAIT, AIO, fadvise, madvise COLD/PAGEOUT), "
-                "memfd, pidfd_open, xattrs, pipes and sockets (inode numbers from counters a later "
+                "memfd, pidfd_open, inotify, epoll (asyncio and selectors use poll), xattrs, pipes and "
+                "sockets (inode numbers from counters a later "
                 "sample reads"
                 + ("; nor a /proc" if ns else "")
                 + "); script samples: sockets AF_UNIX/INET/INET6 only; no sample: sched_setaffinity, setsid"
