@@ -45,8 +45,10 @@ if TYPE_CHECKING:
     from evalcore.agent_eval._config import CATEGORIES as CATEGORIES
     from evalcore.agent_eval._config import CATEGORY_WEIGHTS as CATEGORY_WEIGHTS
     from evalcore.agent_eval._config import PASS_THRESHOLD as PASS_THRESHOLD
+    from evalcore.agent_eval._config import SEED_ENV as SEED_ENV
     from evalcore.agent_eval._config import AgentEvalConfig as AgentEvalConfig
     from evalcore.agent_eval._config import AgentEvalData as AgentEvalData
+    from evalcore.agent_eval._config import seed_from_sources as seed_from_sources
     from evalcore.agent_eval._entry import agent_eval_records as agent_eval_records
     from evalcore.agent_eval._entry import case_records as case_records
     from evalcore.agent_eval._entry import evaluate as evaluate
@@ -84,8 +86,10 @@ _EXPORTS = {
         "CATEGORIES",
         "CATEGORY_WEIGHTS",
         "PASS_THRESHOLD",
+        "SEED_ENV",
         "AgentEvalConfig",
         "AgentEvalData",
+        "seed_from_sources",
     ),
     "evalcore.agent_eval._cases.generator": ("AgentCaseGenerator",),
     "evalcore.agent_eval._cases.kinds": ("STARTER_KINDS", "SYNTHESIZED_KINDS"),

@@ -150,7 +150,7 @@ class FileBenchmark:
         path: str | Path | None = None,
     ) -> list[Item]:
         """The items of the data file (a seeded subset of ``limit``)."""
-        from evalcore.datasets._common import check_limit, seeded_subset
+        from evalcore.datasets import check_limit, seeded_subset
 
         if split != "test":
             raise EvalcoreError(f"a benchmark file has one split, 'test' (its data file), not {split!r}", field="split")
@@ -250,8 +250,7 @@ class FileBenchmark:
         return rows
 
     def _read_items(self, file: Path, split: str) -> list[Item]:
-        from evalcore.datasets import Item
-        from evalcore.datasets._common import unique_ids
+        from evalcore.datasets import Item, unique_ids
 
         spec = self.spec
         required = sorted(set(spec.get("required_fields") or ()))
@@ -393,7 +392,7 @@ class _Exact:
         return out
 
     def extract(self, text: str) -> tuple[str | None, str]:
-        from evalcore.evaluators._reasoning import after_reasoning
+        from evalcore.evaluators import after_reasoning
 
         reply = after_reasoning(text or "")
         if self.pattern is not None:

@@ -19,7 +19,6 @@ import io
 import os
 import shutil
 import tempfile
-import time
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -63,34 +62,27 @@ def execute_entry(
         messages; paths relative to the suite folder), "no_chromium" (a PDF was asked and this
         worker has no Chromium), "worker" (its address)}``.
     """
-    from types import SimpleNamespace
-
     from evalcore.cluster._worker import _check_version
-    from evalcore.reporting import AGENT_SEED_FILE, EntryResult, find_chromium, substitute
-    from evalcore.reporting._notebooks import _execute, _finish_entry
+    from evalcore.reporting import AGENT_SEED_FILE, find_chromium, run_suite_entry, substitute
 
     _check_version(version)
     scratch = Path(tempfile.mkdtemp(prefix="evalcore-nb-"))
     try:
-        suite, run_dir, source = _scratch_suite(scratch, name, notebook_name, notebook, seed)
+        suite, source = _scratch_suite(scratch, notebook_name, notebook, seed)
         cwd = Path(root) if Path(root).is_dir() else scratch
         values = substitute(params, {"suite_dir": str(suite), "root": str(cwd)})
-        start = time.perf_counter()
-        entry: Any = SimpleNamespace(notebook=source, name=name)  # what _execute reads of a NotebookEntry
-        out_nb = run_dir / f"{name}.ipynb"
-        status, error = _execute(entry, values, out_nb, cwd, suite, cell_timeout)
-        duration = time.perf_counter() - start
-        kernel_log = run_dir / "kernel.log"
-        if kernel_log.exists() and kernel_log.stat().st_size == 0:
-            kernel_log.unlink()
-        if client_suite:
-            _rewrite_paths(suite, str(suite), client_suite)
-        done = EntryResult(name=name, notebook=notebook_name, status=status, error=error)
-        _finish_entry(done, out_nb, run_dir, suite, pdf)  # the one-machine export, here on the worker
+
+        def rewrite() -> None:  # the export and the files sent back read as if run in the client's folder
+            if client_suite:
+                _rewrite_paths(suite, str(suite), client_suite)
+
+        done = run_suite_entry(  # the one-machine execution and export, here on the worker
+            name, source, values, suite, cwd, cell_timeout=cell_timeout, pdf=pdf, before_export=rewrite
+        )
         return {
-            "status": status,
-            "error": error,
-            "duration_s": duration,
+            "status": done.status,
+            "error": done.error,
+            "duration_s": done.duration_s,
             "archive": _zip_folder(suite, skip=AGENT_SEED_FILE),
             "scratch": str(suite),
             "entry": {key: getattr(done, key) for key in ("executed", "html", "pdf", "figures", "records", "messages")},
@@ -101,21 +93,20 @@ def execute_entry(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _scratch_suite(scratch: Path, name: str, notebook_name: str, notebook: bytes, seed: int) -> tuple[Path, Path, Path]:
-    """A suite folder in ``scratch`` holding the run's agent seed, the entry's run folder and the
-    notebook's copy; returns the three paths (suite, run folder, notebook)."""
+def _scratch_suite(scratch: Path, notebook_name: str, notebook: bytes, seed: int) -> tuple[Path, Path]:
+    """A suite folder in ``scratch`` holding the run's agent seed, and the notebook's copy beside
+    it; returns the two paths (suite, notebook)."""
     from evalcore.reporting import AGENT_SEED_FILE
 
     suite = scratch / "suite"
-    run_dir = suite / name
-    run_dir.mkdir(parents=True)
+    suite.mkdir(parents=True)
     fd = os.open(suite / AGENT_SEED_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(f"{seed}\n")
     source = scratch / "notebook" / notebook_name
     source.parent.mkdir()
     source.write_bytes(notebook)
-    return suite, run_dir, source
+    return suite, source
 
 
 def _zip_folder(folder: Path, skip: str) -> bytes:
@@ -268,8 +259,7 @@ def run_on_cluster(
         wait_s: Seconds to wait for the first worker.
     """
     from evalcore.cluster._connect import open_cluster
-    from evalcore.reporting import suite_agent_seed, write_index
-    from evalcore.reporting._notebooks import _duration
+    from evalcore.reporting import format_duration, suite_agent_seed, write_index
 
     if not to_run:
         return
@@ -298,7 +288,7 @@ def run_on_cluster(
                 _take_reply(future, result, suite_dir, told, say)
                 run_dir.mkdir(parents=True, exist_ok=True)
                 say(
-                    f"  {entry.name}: {result.status} in {_duration(result.duration_s)}"
+                    f"  {entry.name}: {result.status} in {format_duration(result.duration_s)}"
                     + (f": {result.error}" if result.error else "")
                 )
                 write_index(suite_dir, results, meta)

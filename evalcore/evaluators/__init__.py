@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from evalcore.evaluators._humaneval_files import score_samples_file as score_samples_file
     from evalcore.evaluators._pass_at_k import estimate_pass_at_k as estimate_pass_at_k
     from evalcore.evaluators._pass_at_k import pass_at_k as pass_at_k
+    from evalcore.evaluators._reasoning import after_reasoning as after_reasoning
     from evalcore.sandbox import SandboxResult as SandboxResult
     from evalcore.sandbox import run_python as run_python
 
@@ -76,6 +77,7 @@ _EXPORTS = {
     ),
     "evalcore.evaluators._humaneval_files": ("read_problems", "results_path", "score_samples_file"),
     "evalcore.evaluators._pass_at_k": ("estimate_pass_at_k", "pass_at_k"),
+    "evalcore.evaluators._reasoning": ("after_reasoning",),
     "evalcore.sandbox": ("SandboxResult", "run_python"),
 }
 

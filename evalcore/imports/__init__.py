@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from evalcore.imports._compare import write_comparison as write_comparison
     from evalcore.imports._inspect import import_inspect as import_inspect
     from evalcore.imports._lm_eval import import_lm_eval as import_lm_eval
+    from evalcore.imports._lm_eval import lm_eval_reply_text as lm_eval_reply_text
     from evalcore.imports._sources import DEFAULT_IMPORT_DIR as DEFAULT_IMPORT_DIR
     from evalcore.imports._sources import RunScores as RunScores
     from evalcore.imports._sources import detect as detect
@@ -52,7 +53,7 @@ _EXPORTS = {
         "write_comparison",
     ),
     "evalcore.imports._inspect": ("import_inspect",),
-    "evalcore.imports._lm_eval": ("import_lm_eval",),
+    "evalcore.imports._lm_eval": ("import_lm_eval", "lm_eval_reply_text"),
     "evalcore.imports._sources": (
         "DEFAULT_IMPORT_DIR",
         "RunScores",

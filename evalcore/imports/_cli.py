@@ -8,17 +8,26 @@ from typing import Any
 from evalcore._cliargs import non_negative_int, positive_int
 
 
+def _compare_routing(args: argparse.Namespace) -> int:
+    """``evalcore compare`` when the sources are routing results (paired by ordering)."""
+    from evalcore.routing import compare_routing, format_routing_comparison, write_routing_comparison
+
+    cmp = compare_routing(args.sources, labels=args.label, correction=args.correction, alpha=args.alpha)
+    csv_path, json_path = write_routing_comparison(cmp, args.output)
+    print(format_routing_comparison(cmp))
+    print(f"wrote {csv_path} and {json_path}")
+    return 0
+
+
 def _compare(args: argparse.Namespace) -> int:
     from evalcore._io import check_output_dir
     from evalcore.imports import compare_sources, format_comparison, write_comparison
 
     check_output_dir(args.output, field="--output")  # before any log is imported
-    from evalcore.routing._compare import compare_cli, is_routing_result
+    from evalcore.routing import is_routing_result
 
     if any(is_routing_result(s) for s in args.sources):  # routing results: paired by ordering
-        return compare_cli(
-            args.sources, labels=args.label, correction=args.correction, alpha=args.alpha, output=args.output
-        )
+        return _compare_routing(args)
     check_output_dir(args.import_dir, field="--import-dir")
     cmp = compare_sources(
         args.sources,

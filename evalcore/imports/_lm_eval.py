@@ -225,7 +225,16 @@ def choose_metric(available: Sequence[str], wanted: Sequence[str], *, where: str
     )
 
 
-def _text(resp: Any) -> str:
+def lm_eval_reply_text(resp: Any) -> str:
+    """A reply as lm-eval logged it (``resps``/``filtered_resps``: nested one-item lists) as text.
+
+    Args:
+        resp: The logged value; a string inside one-item lists is unwrapped, anything else is
+            written as JSON.
+
+    Returns:
+        The text.
+    """
     while isinstance(resp, list) and len(resp) == 1:
         resp = resp[0]
     return resp if isinstance(resp, str) else json.dumps(resp, ensure_ascii=False)
@@ -596,7 +605,7 @@ def _sample_records(
                 "request": request,
                 "request_hash": row.get("prompt_hash") or request_hash(request),
                 "completion": {
-                    "text": _text(row["filtered_resps"]),
+                    "text": lm_eval_reply_text(row["filtered_resps"]),
                     "raw": row.get("resps"),
                     "usage": {},
                     "cost_usd": 0.0,

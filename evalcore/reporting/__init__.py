@@ -74,7 +74,9 @@ if TYPE_CHECKING:
     from evalcore.reporting._notebook_suite import substitute as substitute
     from evalcore.reporting._notebooks import EntryResult as EntryResult
     from evalcore.reporting._notebooks import NotebookSuiteResult as NotebookSuiteResult
+    from evalcore.reporting._notebooks import format_duration as format_duration
     from evalcore.reporting._notebooks import run_notebooks as run_notebooks
+    from evalcore.reporting._notebooks import run_suite_entry as run_suite_entry
     from evalcore.reporting._notebooks import summary_frame as summary_frame
     from evalcore.reporting._record import RECORD_DIR_ENV as RECORD_DIR_ENV
     from evalcore.reporting._record import RECORD_MIMETYPE as RECORD_MIMETYPE
@@ -158,7 +160,14 @@ _EXPORTS = {
     ),
     "evalcore.reporting._headline": ("Headline", "headline", "headline_tables"),
     "evalcore.reporting._report": ("report",),
-    "evalcore.reporting._notebooks": ("EntryResult", "NotebookSuiteResult", "run_notebooks", "summary_frame"),
+    "evalcore.reporting._notebooks": (
+        "EntryResult",
+        "NotebookSuiteResult",
+        "format_duration",
+        "run_notebooks",
+        "run_suite_entry",
+        "summary_frame",
+    ),
     "evalcore.reporting._notebook_suite": (
         "NotebookEntry",
         "find_root",
@@ -167,7 +176,8 @@ _EXPORTS = {
         "project_path",
         "substitute",
     ),
-    # the suite's pieces an executor that runs entries elsewhere needs (cluster/_notebooks.py)
+    # the suite's pieces an executor that runs entries elsewhere needs (cluster/_notebooks.py;
+    # with run_suite_entry and format_duration above)
     "evalcore.reporting._notebook_kernel": ("AGENT_SEED_FILE", "suite_agent_seed"),
     "evalcore.reporting._notebook_index": ("write_index",),
 }

@@ -185,7 +185,7 @@ def _imported_view(s: dict[str, Any], harness: str, scorer: str, latency: float 
     if harness == "lm-evaluation-harness":
         seen: dict[str, Any] = {"messages": _lm_eval_prompt(request.get("arguments"))}
         if comp.get("raw") is not None:  # the model's reply; `text` is lm-eval's filtered answer
-            from evalcore.imports._lm_eval import _text as lm_eval_text
+            from evalcore.imports import lm_eval_reply_text as lm_eval_text
 
             seen["response"] = lm_eval_text(comp["raw"])
         seen["extracted"] = str(comp.get("text") or "")

@@ -105,7 +105,7 @@ def compare_runs(
         When every item differs by the same non-zero amount the interval collapses there, and
         the note says that no spread is not certainty.
     """
-    from evalcore.imports._compare import Comparison, compare_series
+    from evalcore.imports import Comparison, compare_series
 
     if isinstance(runs, Comparison):
         table = runs.table.copy()

@@ -65,7 +65,7 @@ def _kernel_env(record_dir: Path, suite_dir: Path) -> Iterator[None]:
     before an agent is started), progress bars off (``EVALCORE_PROGRESS=0``), a
     non-interactive MPLBACKEND removed."""
     from evalcore._progress import PROGRESS_ENV
-    from evalcore.agent_eval._config import SEED_ENV
+    from evalcore.agent_eval import SEED_ENV
 
     saved = {k: os.environ.get(k) for k in (RECORD_DIR_ENV, SUITE_DIR_ENV, "MPLBACKEND", SEED_ENV, PROGRESS_ENV)}
     os.environ[RECORD_DIR_ENV] = str(record_dir)

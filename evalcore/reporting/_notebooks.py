@@ -38,9 +38,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.reporting import _notebook_progress
 from evalcore.reporting._clean import clean_notebook_file
 from evalcore.reporting._export import (
-    CHROMIUM_HINT as CHROMIUM_HINT,  # re-exported: cluster
-)
-from evalcore.reporting._export import (
+    CHROMIUM_HINT,
     ExportResult,
     export_notebook,
     find_chromium,
@@ -52,7 +50,7 @@ from evalcore.reporting._notebook_index import display_summary, summary_frame, w
 from evalcore.reporting._notebook_kernel import AGENT_SEED_FILE as AGENT_SEED_FILE
 from evalcore.reporting._notebook_kernel import ENGINE_NAME as ENGINE_NAME
 from evalcore.reporting._notebook_kernel import KERNEL_NAME as KERNEL_NAME
-from evalcore.reporting._notebook_kernel import _execute as _execute  # re-exported: cluster
+from evalcore.reporting._notebook_kernel import _execute
 from evalcore.reporting._notebook_kernel import _kernel_env as _kernel_env
 from evalcore.reporting._notebook_kernel import _register_engine as _register_engine
 from evalcore.reporting._notebook_kernel import suite_agent_seed as suite_agent_seed
@@ -62,9 +60,7 @@ from evalcore.reporting._notebook_progress import (
     _Heartbeat,
     _Progress,
 )
-from evalcore.reporting._notebook_progress import (
-    _duration as _duration,  # re-exported: cluster
-)
+from evalcore.reporting._notebook_progress import _duration as _duration
 from evalcore.reporting._notebook_progress import _enforce_timeout as _enforce_timeout
 from evalcore.reporting._notebook_progress import _kernel_pid as _kernel_pid
 from evalcore.reporting._notebook_progress import _samples_left_s as _samples_left_s
@@ -395,9 +391,7 @@ def _run_entry(
         _execute_entry(run, entry, result, out_nb, progress, cell_timeout, notebook_timeout)
         result.duration_s = round(time.perf_counter() - start, 2)
         estimate.ran(progress, result.duration_s, time.perf_counter())  # its finishing starts
-        kernel_log = run_dir / "kernel.log"
-        if kernel_log.exists() and kernel_log.stat().st_size == 0:
-            kernel_log.unlink()
+        _drop_empty_kernel_log(run_dir)
         _finish_entry(result, out_nb, run_dir, run.suite_dir, pdf)
         result.finish_s = round(estimate.finished(progress, time.perf_counter()), 2)
     finally:
@@ -495,6 +489,74 @@ def has_figures(folder: Path) -> bool:
     ``save_figure``); the PNG outputs are then not extracted a second time."""
     figures = Path(folder) / "figures"
     return figures.is_dir() and any(figures.glob("*.png"))
+
+
+def run_suite_entry(
+    name: str,
+    notebook: Path,
+    params: dict[str, Any],
+    suite_dir: Path,
+    root: Path,
+    *,
+    cell_timeout: float | None = None,
+    pdf: bool = False,
+    before_export: Callable[[], None] | None = None,
+) -> EntryResult:
+    """Execute and export one suite entry in ``suite_dir/name`` (what an executor that runs entries
+    elsewhere does on its worker: the same papermill run and export as :func:`run_notebooks`).
+
+    The notebook is executed with papermill (the runner's engine, kernel, environment and cell
+    timeout) into ``suite_dir/name/name.ipynb``; an empty ``kernel.log`` is removed; then
+    ``before_export`` runs (e.g. rewriting a scratch folder's paths); then the notebook is exported
+    (stderr moved out, HTML, PDF if asked, figures, records) as the one-machine runner does.
+
+    Args:
+        name: The entry's name (its folder in ``suite_dir``).
+        notebook: The notebook to execute.
+        params: Its parameters, ``{suite_dir}``/``{root}`` markers already substituted.
+        suite_dir: The suite folder (holds the run's agent seed file).
+        root: The working directory of the kernel.
+        cell_timeout: Seconds a cell may run.
+        pdf: Also print the HTML export to PDF.
+        before_export: Called after the execution, before the export.
+
+    Returns:
+        The :class:`EntryResult`: status, error, ``duration_s`` (the execution's wall time, not
+        rounded) and the export's fields (executed, html, pdf, figures, records, messages;
+        paths relative to ``suite_dir``).
+    """
+    run_dir = suite_dir / name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    out_nb = run_dir / f"{name}.ipynb"
+    entry = NotebookEntry(name=name, notebook=notebook, params_file=None, params=params)
+    start = time.perf_counter()
+    status, error = _execute(entry, params, out_nb, root, suite_dir, cell_timeout)
+    result = EntryResult(name=name, notebook=notebook.name, status=status, error=error)
+    result.duration_s = time.perf_counter() - start
+    _drop_empty_kernel_log(run_dir)
+    if before_export is not None:
+        before_export()
+    _finish_entry(result, out_nb, run_dir, suite_dir, pdf)
+    return result
+
+
+def format_duration(seconds: float) -> str:
+    """A duration as the suite runner prints it (``42 s``, ``3 min 05 s``, ``1 h 02 min``).
+
+    Args:
+        seconds: The duration (its fraction is dropped).
+
+    Returns:
+        The text.
+    """
+    return _duration(seconds)
+
+
+def _drop_empty_kernel_log(run_dir: Path) -> None:
+    """Remove ``run_dir/kernel.log`` when the kernel wrote nothing to it."""
+    kernel_log = run_dir / "kernel.log"
+    if kernel_log.exists() and kernel_log.stat().st_size == 0:
+        kernel_log.unlink()
 
 
 def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: Path, pdf: bool) -> None:

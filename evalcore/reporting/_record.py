@@ -158,7 +158,7 @@ def shared_agent_seed() -> int | None:
     Raises:
         EvalcoreError: The variable holds no integer seed.
     """
-    from evalcore.agent_eval._config import seed_from_sources
+    from evalcore.agent_eval import seed_from_sources
 
     seed, _source = seed_from_sources()
     return seed

@@ -337,14 +337,3 @@ def write_routing_comparison(cmp: RoutingComparison, output: str | os.PathLike[s
     _io.write_text_atomic(csv_path, cmp.table.to_csv(index=False))
     _io.write_json_atomic(json_path, cmp.to_dict(), indent=2, allow_nan=False)
     return csv_path, json_path
-
-
-def compare_cli(
-    sources: Sequence[str], *, labels: Sequence[str] | None, correction: str, alpha: float, output: str
-) -> int:
-    """``evalcore compare`` when the sources are routing results."""
-    cmp = compare_routing(sources, labels=labels, correction=correction, alpha=alpha)
-    csv_path, json_path = write_routing_comparison(cmp, output)
-    print(format_routing_comparison(cmp))
-    print(f"wrote {csv_path} and {json_path}")
-    return 0
