@@ -18,9 +18,9 @@ from evalcore._lazy import lazy_exports
 if TYPE_CHECKING:
     from evalcore.benchmarks._builtin import BenchmarkBase as BenchmarkBase
     from evalcore.benchmarks._builtin import BuiltinBenchmark as BuiltinBenchmark
+    from evalcore.benchmarks._file import SCORER_TYPES as SCORER_TYPES
     from evalcore.benchmarks._file import FileBenchmark as FileBenchmark
     from evalcore.benchmarks._file import load_benchmark_file as load_benchmark_file
-    from evalcore.benchmarks._file_checks import SCORER_TYPES as SCORER_TYPES
     from evalcore.benchmarks._loading import few_shot_pool as few_shot_pool
     from evalcore.benchmarks._loading import few_shot_split as few_shot_split
     from evalcore.benchmarks._loading import load as load
@@ -57,8 +57,7 @@ _EXPORTS = {
         "register",
         "unregister",
     ),
-    "evalcore.benchmarks._file": ("FileBenchmark", "load_benchmark_file"),
-    "evalcore.benchmarks._file_checks": ("SCORER_TYPES",),
+    "evalcore.benchmarks._file": ("SCORER_TYPES", "FileBenchmark", "load_benchmark_file"),
     "evalcore.benchmarks._loading": ("few_shot_pool", "few_shot_split", "load", "resolve_source", "sample_path"),
     "evalcore.benchmarks._scoring": (
         "CodeExecutionScoring",
