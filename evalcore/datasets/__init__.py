@@ -6,9 +6,10 @@ each benchmark folder (``evalcore/benchmarks/<name>/``) fills one in. :func:`loa
 it from the best available source (an explicit ``path`` in the native format, the Hugging Face
 cache, the package, the shipped sample) as :class:`Item` records with stable ids, and
 :func:`few_shot_items` gives its few-shot split. The readers it builds on are generic: JSONL
-(``read_jsonl``), parquet shards laid out as on the hub, seeded and stratified subsets, stable
-ids. ``number_reference``/``numbers_equal``/``parse_number`` compare answers the way references
-are read; ``choices_text``, ``question_text`` and ``prompt_question`` turn an item's question
+(``read_jsonl``), parquet shards laid out as on the hub (``file_or_shards_items``: a local file
+or a folder holding one or the shards), seeded and stratified subsets, stable ids.
+``number_reference``/``numbers_equal``/``parse_number`` compare answers the way references are
+read; ``choices_text``, ``question_text`` and ``prompt_question`` turn an item's question
 into prompt text and read it back from a recorded request.
 
 ``load(name)``, ``sample_path``, ``few_shot_pool`` and ``resolve_source`` take a benchmark's
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from evalcore.datasets._source import DatasetSource as DatasetSource
     from evalcore.datasets._source import check_split as check_split
     from evalcore.datasets._source import few_shot_items as few_shot_items
+    from evalcore.datasets._source import file_or_shards_items as file_or_shards_items
     from evalcore.datasets._source import load_items as load_items
     from evalcore.datasets._source import parquet_items as parquet_items
     from evalcore.datasets._source import resolve as resolve
@@ -75,6 +77,7 @@ _EXPORTS = {
         "DatasetSource",
         "check_split",
         "few_shot_items",
+        "file_or_shards_items",
         "load_items",
         "parquet_items",
         "resolve",

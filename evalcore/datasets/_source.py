@@ -18,6 +18,7 @@ from typing import Any
 
 from evalcore.datasets import _hf
 from evalcore.datasets._common import check_limit, seeded_subset, stratified_subset, unique_ids
+from evalcore.datasets._formats import find_parquet_shards
 from evalcore.datasets._item import Item
 from evalcore.errors import EvalcoreError
 
@@ -123,6 +124,50 @@ def parquet_items(src: DatasetSource, split: str, files: list[Path], source: str
     if len(files) > 1:  # ids unique over all shards, as for one file
         items = _reunique(items, src.ids_from_source)
     return items
+
+
+def file_or_shards_items(
+    src: DatasetSource,
+    path: Path,
+    split: str,
+    source: str,
+    *,
+    find_file: Callable[[Path], Path | None],
+    read_file: Callable[[Path], list[Item]],
+    missing: str,
+) -> list[Item]:
+    """Items from a local ``path``: one file, or a folder holding one file or the hub's parquet shards.
+
+    A file ``path`` is read as it is: a ``.parquet`` file as one shard (:func:`parquet_items`),
+    any other by ``read_file``. In a folder, the file ``find_file`` finds there is read the same
+    way; with none, the folder's parquet shards of ``split`` as laid out on the hub
+    (:func:`~evalcore.datasets.find_parquet_shards` with ``src.hf_config``).
+
+    Args:
+        src: The dataset (its ``read_rows`` reads parquet rows).
+        path: A file or a folder.
+        split: The split to read.
+        source: Recorded in each item's metadata (``"local"``, ``"sample"`` ...).
+        find_file: The dataset's native file in a folder, or None.
+        read_file: A native (non-parquet) file's items.
+        missing: The error's message when a folder holds neither.
+
+    Returns:
+        The items in file (or shard) order.
+
+    Raises:
+        EvalcoreError: A folder holds no file and no shard (``missing``, naming the folder), or
+            a file is malformed.
+    """
+    file = path if path.is_file() else find_file(path)
+    if file is None:
+        shards = find_parquet_shards(path, split, src.hf_config)
+        if shards:
+            return parquet_items(src, split, shards, source)
+        raise EvalcoreError(missing, path=path)
+    if file.suffix == ".parquet":
+        return parquet_items(src, split, [file], source)
+    return read_file(file)
 
 
 def _reunique(items: list[Item], ids_from_source: bool) -> list[Item]:

@@ -11,9 +11,8 @@ from typing import Any
 from evalcore.datasets import (
     DatasetSource,
     Item,
-    find_parquet_shards,
+    file_or_shards_items,
     number_reference,
-    parquet_items,
     read_jsonl,
     require_str,
     stable_hash,
@@ -82,19 +81,16 @@ def read_local(path: Path, split: str, source: str) -> list[Item]:
     """A GSM8K JSONL file, a parquet shard, or a folder holding ``<split>.jsonl`` or hub shards."""
     from evalcore.benchmarks.gsm8k import SOURCE
 
-    file = path if path.is_file() else find_gsm8k_file(path, split)
-    if file is None:
-        shards = find_parquet_shards(path, split, SOURCE.hf_config)
-        if shards:
-            return parquet_items(SOURCE, split, shards, source)
-        raise EvalcoreError(
-            f"no GSM8K file for split {split!r} ({split}.jsonl, or {SOURCE.hf_config}/{split}-*.parquet as on "
-            "the hub) in this directory",
-            path=path,
-        )
-    if file.suffix == ".parquet":
-        return parquet_items(SOURCE, split, [file], source)
-    return gsm8k_items(read_jsonl(file), origin=file, source=source, split=split)
+    return file_or_shards_items(
+        SOURCE,
+        path,
+        split,
+        source,
+        find_file=lambda directory: find_gsm8k_file(directory, split),
+        read_file=lambda file: gsm8k_items(read_jsonl(file), origin=file, source=source, split=split),
+        missing=f"no GSM8K file for split {split!r} ({split}.jsonl, or {SOURCE.hf_config}/{split}-*.parquet as on "
+        "the hub) in this directory",
+    )
 
 
 def source(sample_dir: Path) -> DatasetSource:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evalcore.datasets import DatasetSource, Item, find_parquet_shards, parquet_items, read_jsonl, require_str
+from evalcore.datasets import DatasetSource, Item, file_or_shards_items, read_jsonl, require_str
 from evalcore.errors import EvalcoreError
 
 HUMANEVAL_FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
@@ -80,19 +80,16 @@ def read_local(path: Path, split: str, source: str) -> list[Item]:
     """A HumanEval JSONL(.gz) file, a parquet shard, or a folder holding one or hub shards."""
     from evalcore.benchmarks.humaneval import SOURCE
 
-    file = path if path.is_file() else find_humaneval_file(path)
-    if file is None:
-        shards = find_parquet_shards(path, split, SOURCE.hf_config)
-        if shards:
-            return parquet_items(SOURCE, split, shards, source)
-        raise EvalcoreError(
-            f"no HumanEval file (HumanEval.jsonl[.gz], or {SOURCE.hf_config}/{split}-*.parquet as on the hub) "
-            "in this directory",
-            path=path,
-        )
-    if file.suffix == ".parquet":
-        return parquet_items(SOURCE, split, [file], source)
-    return humaneval_items(read_jsonl(file), origin=file, source=source)
+    return file_or_shards_items(
+        SOURCE,
+        path,
+        split,
+        source,
+        find_file=find_humaneval_file,
+        read_file=lambda file: humaneval_items(read_jsonl(file), origin=file, source=source),
+        missing=f"no HumanEval file (HumanEval.jsonl[.gz], or {SOURCE.hf_config}/{split}-*.parquet as on the hub) "
+        "in this directory",
+    )
 
 
 def package_file() -> Path:
