@@ -83,7 +83,7 @@ def run_benchmark(
         mmlu_mode: ``generate`` (extract the letter from the answer) or ``likelihood`` (the most
             probable letter; needs a model with ``letter_logprobs``, like ``local:smollm2``).
         split: Dataset split.
-        source: Dataset source (see :func:`evalcore.datasets.load`).
+        source: Dataset source (see :func:`evalcore.benchmarks.load`).
         cache: True (default location), False, or a SQLite file path.
         scorer: ``"exact"``; an LLM judge is refused (benchmarks are scored objectively).
         code_timeout_s: Seconds per HumanEval sample.

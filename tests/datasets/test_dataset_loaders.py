@@ -1,4 +1,5 @@
-"""evalcore.datasets.load: every source, stable ids, auto order, malformed files."""
+"""evalcore.benchmarks.load (a benchmark by its name, read by evalcore.datasets' generic readers): every
+source, stable ids, auto order, malformed files."""
 
 from __future__ import annotations
 
