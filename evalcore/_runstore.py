@@ -31,7 +31,7 @@ class SampleRecord(TypedDict, total=False):
     """One line of ``samples.jsonl`` (docs/runs.md; the reader checks :data:`REQUIRED_KEYS`).
 
     ``request`` is what was asked (evalcore's own runs: ``messages``, ``params`` and, for
-    MMLU's likelihood mode, ``mode``; an imported log keeps its harness's request), ``completion``
+    the likelihood ``choice_mode``, ``mode``; an imported log keeps its harness's request), ``completion``
     a :class:`~evalcore.models.Completion` as a dict (``text``, ``usage``, ``cost_usd``,
     ``latency_s``, ``model``, ``error``, ``retries``), ``scores`` the verdict with the extracted
     answer and how it was extracted (the writers always write a dict; the reader also accepts
@@ -60,7 +60,8 @@ class RunConfig(TypedDict, total=False):
     evalcore writes all of the first group (:func:`evalcore.runs._config.run_config`), an
     imported log the ones its harness knows plus ``imported`` and its own (``task``, ...), and
     runs written by older versions lack the newer keys (``price``, ``code_timeout_s``,
-    ``benchmark``, ``few_shot_pool``)."""
+    ``benchmark``, ``few_shot_pool``) and hold ``mmlu_mode`` for ``choice_mode``
+    (:func:`upgrade_config` renames it when a run is read)."""
 
     run_id: str
     dataset: str
@@ -81,7 +82,7 @@ class RunConfig(TypedDict, total=False):
     prompt: dict[str, Any]
     few_shot: int
     few_shot_pool: dict[str, Any] | None
-    mmlu_mode: str | None
+    choice_mode: str | None
     scorer: str
     code_timeout_s: float | None
     item_ids: list[str | int]
@@ -107,6 +108,30 @@ class RunConfig(TypedDict, total=False):
     eval_config: Any
     model_usage: Any
     n_shot: Any
+
+
+RENAMED_CONFIG_KEYS = {"mmlu_mode": "choice_mode"}
+"""Keys of ``config.json`` that older versions wrote under another name: old name -> new name."""
+
+
+def upgrade_config(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with the keys older versions wrote renamed (:data:`RENAMED_CONFIG_KEYS`).
+
+    A run written before issue 40 records ``mmlu_mode``; read, it has ``choice_mode`` with the
+    same value in the same place, so it resumes, compares and prints like a new run.
+    A config that holds both names keeps the new one and drops the old.
+
+    Args:
+        config: A ``config.json`` as read.
+
+    Returns:
+        A new mapping, keys in their recorded order.
+    """
+    return {
+        RENAMED_CONFIG_KEYS.get(key, key): value
+        for key, value in config.items()
+        if not (key in RENAMED_CONFIG_KEYS and RENAMED_CONFIG_KEYS[key] in config)
+    }
 
 
 IN_BENCHMARK: contextvars.ContextVar[bool] = contextvars.ContextVar("evalcore_in_benchmark", default=False)
@@ -409,7 +434,7 @@ def load_run(path: str | os.PathLike[str]) -> Run:
             raise EvalcoreError("expected a JSON object", path=p)
         return data
 
-    config = _load(cfg_path)
+    config = upgrade_config(_load(cfg_path))
     results = _load(path / RESULTS_FILE) if (path / RESULTS_FILE).is_file() else {}
     found = read_samples(path / SAMPLES_FILE)
     return Run(

@@ -30,7 +30,7 @@ class Benchmark(Protocol):
         scorer: ``"exact_match"`` (an answer is read from the reply) or ``"code_execution"``
             (the reply is code run against the item's tests in the sandbox).
         default_max_tokens: Completion token limit when the user gives none.
-        supports_likelihood: Whether ``mmlu_mode="likelihood"`` (the most probable option
+        supports_likelihood: Whether ``choice_mode="likelihood"`` (the most probable option
             letter) applies: a letter-choice benchmark with ``choices``.
     """
 

@@ -173,7 +173,7 @@ def cluster_model(
         )
     if likelihood:
         raise EvalcoreError(
-            "mmlu_mode='likelihood' runs on this machine only: run it without --cluster", field="cluster"
+            "choice_mode='likelihood' runs on this machine only: run it without --cluster", field="cluster"
         )
     from evalcore.cluster._connect import open_cluster
 

@@ -103,6 +103,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from evalcore.runs import load_run, run_benchmark
 
+    _resolve_choice_mode(args)
     params = _generation_params(args)
     options = _model_options(args)
     from evalcore.benchmarks import get_benchmark
@@ -126,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
             params=params,
             progress=not args.no_progress,
             few_shot=args.few_shot,
-            mmlu_mode=args.mmlu_mode,
+            choice_mode=args.choice_mode,
             split=args.split,
             source=args.source,
             cache=False if args.no_cache else True,
@@ -298,6 +299,39 @@ def _print_changes(changes: dict[str, Any], n_samples: int, limit: int = 20) -> 
         print(f"    ... and {len(verdicts) - limit} more")
 
 
+def _add_choice_mode(p: argparse.ArgumentParser) -> None:
+    """``--choice-mode`` and its deprecated alias ``--mmlu-mode`` (hidden from ``--help``)."""
+    p.add_argument(
+        "--choice-mode",
+        default=None,
+        help="letter-choice benchmarks (mmlu): generate (default: the letter read from the reply) | "
+        "likelihood (the most probable option letter; local:smollm2)",
+    )
+    p.add_argument("--mmlu-mode", default=None, help=argparse.SUPPRESS)  # its name before issue 40
+
+
+def _resolve_choice_mode(args: argparse.Namespace) -> None:
+    """Fold the deprecated ``--mmlu-mode`` into ``args.choice_mode`` (a note on stderr), so the
+    run and its printed resume command see ``--choice-mode`` only.
+
+    Raises:
+        EvalcoreError: Both options given with different values.
+    """
+    old = getattr(args, "mmlu_mode", None)
+    if old is None:
+        return
+    import sys
+
+    print("evalcore: --mmlu-mode is deprecated: use --choice-mode (same values)", file=sys.stderr)
+    if args.choice_mode is not None and args.choice_mode != old:
+        raise EvalcoreError(
+            f"--choice-mode {args.choice_mode} and its deprecated alias --mmlu-mode {old} differ: "
+            "give --choice-mode only",
+            field="--choice-mode",
+        )
+    args.choice_mode, args.mmlu_mode = old, None
+
+
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
     """Add ``run`` and ``rescore`` to the CLI (the benchmarks named in the help: the registry's)."""
     from evalcore.benchmarks import benchmark_names
@@ -343,7 +377,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     p.add_argument("--prompt", default=None, help="prompt template YAML (default: packaged)")
     p.add_argument("--few-shot", type=int, default=0, help="worked examples per prompt")
-    p.add_argument("--mmlu-mode", default="generate", help="generate | likelihood")
+    _add_choice_mode(p)
     p.add_argument("--split", default="test", help="dataset split")
     p.add_argument("--source", default="auto", help="auto | hf | local | package | sample")
     p.add_argument("--scorer", default="exact", help="exact (LLM judges are refused)")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore._io import read_json
-from evalcore._runstore import CONFIG_FILE, RunConfig
+from evalcore._runstore import CONFIG_FILE, RunConfig, upgrade_config
 from evalcore.errors import EvalcoreError
 from evalcore.models import CACHE_ENV, ChatModel, GenerationParams
 from evalcore.runs._prompts import PromptTemplate
@@ -47,7 +47,7 @@ RESUME_KEYS = (
     "prompt",
     "few_shot",
     "few_shot_pool",
-    "mmlu_mode",
+    "choice_mode",
     "dataset_fingerprint",
     "epochs",
     "seed",
@@ -133,7 +133,7 @@ def run_config(
     params: GenerationParams,
     template: PromptTemplate,
     few_shot: int,
-    mmlu_mode: str,
+    choice_mode: str,
     code_timeout_s: float,
     few_shot_pool: Sequence[Any] = (),
     benchmark: Any = None,
@@ -189,7 +189,7 @@ def run_config(
             if few_shot
             else None
         ),
-        "mmlu_mode": mmlu_mode if benchmark.supports_likelihood else None,
+        "choice_mode": choice_mode if benchmark.supports_likelihood else None,
         "scorer": benchmark.scorer,
         "code_timeout_s": code_timeout_s if benchmark.scorer == "code_execution" else None,
         "item_ids": [it.id for it in items],
@@ -273,7 +273,8 @@ def moved_template(recorded: Any, asked: Any) -> bool:
 def check_resume(path: Path, config: RunConfig) -> None:
     """Check that ``path`` can hold the run of ``config``; a recorded run is resumed.
 
-    When ``path`` holds a run, every field of :data:`RESUME_KEYS` must agree with it;
+    When ``path`` holds a run, every field of :data:`RESUME_KEYS` must agree with it (the
+    recorded config read with its old key names renamed: ``mmlu_mode`` is ``choice_mode``);
     ``config`` then keeps the recorded ``created_utc`` and gains ``resumed_utc``.
 
     Raises:
@@ -282,6 +283,7 @@ def check_resume(path: Path, config: RunConfig) -> None:
     """
     if (path / CONFIG_FILE).is_file():
         old = read_json(path / CONFIG_FILE)
+        old = upgrade_config(old) if isinstance(old, dict) else old
         for key in RESUME_KEYS:
             if key in _SINCE and key not in old and (key != "benchmark" or key not in config):
                 continue  # recorded before the field existed (a built-in never records "benchmark")

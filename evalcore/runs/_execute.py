@@ -201,7 +201,7 @@ class Invocation:
         concurrency: int,
         cache: ResponseCache | None,
         progress: bool,
-        mmlu_mode: str,
+        choice_mode: str,
         few_shot: int,
         seed: int,
         code_timeout_s: float,
@@ -219,7 +219,7 @@ class Invocation:
         self.concurrency = concurrency
         self.cache = cache
         self.progress = progress
-        self.mmlu_mode = mmlu_mode
+        self.choice_mode = choice_mode
         self.few_shot = few_shot
         self.seed = seed
         self.code_timeout_s = code_timeout_s
@@ -382,7 +382,7 @@ class Invocation:
         shots = select_few_shot(self.pool, item, self.few_shot, self.seed)
         messages = render(self.template, item, shots)
         params = _epoch_params(self.params, epoch)
-        likelihood = self.benchmark.supports_likelihood and self.mmlu_mode == "likelihood"
+        likelihood = self.benchmark.supports_likelihood and self.choice_mode == "likelihood"
         model_key = self.model.name + ("#letter_logprobs" if likelihood else "")
         key = cache_key(model_key, str(getattr(self.model, "endpoint", "")), messages, params, epoch)
         # a sampled request without a seed is a new draw every time: never served from the cache

@@ -11,13 +11,16 @@ import dataclasses
 import math
 import numbers
 import re
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, GenerationParams
 
-MMLU_MODES = ("generate", "likelihood")
+CHOICE_MODES = ("generate", "likelihood")
+"""How a letter-choice benchmark (``supports_likelihood``) is answered: ``generate`` (the letter
+read from the reply) or ``likelihood`` (the option letter the model finds most probable)."""
 _RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -49,8 +52,44 @@ def refuse_judge(scorer: Any) -> None:
     )
 
 
+def resolve_choice_mode(choice_mode: str | None, mmlu_mode: str | None) -> str:
+    """The choice mode of a run, from ``choice_mode`` or its deprecated alias ``mmlu_mode``.
+
+    Args:
+        choice_mode: ``generate``, ``likelihood`` or None (``generate``, unless the alias is given).
+        mmlu_mode: The name ``choice_mode`` had before issue 40; given, it warns.
+
+    Returns:
+        The mode asked for (checked later by :func:`check_arguments`).
+
+    Raises:
+        EvalcoreError: Both names given with different values.
+    """
+    if mmlu_mode is None:
+        return "generate" if choice_mode is None else choice_mode
+    warnings.warn(
+        "run_benchmark(mmlu_mode=...) is deprecated: use choice_mode=... (same values)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    if choice_mode is not None and choice_mode != mmlu_mode:
+        raise EvalcoreError(
+            f"choice_mode={choice_mode!r} and its deprecated alias mmlu_mode={mmlu_mode!r} differ: "
+            "give choice_mode only",
+            field="choice_mode",
+        )
+    return mmlu_mode
+
+
 def check_arguments(
-    dataset: Any, *, epochs: int, concurrency: int, few_shot: int, limit: int | None, mmlu_mode: str, run_id: str | None
+    dataset: Any,
+    *,
+    epochs: int,
+    concurrency: int,
+    few_shot: int,
+    limit: int | None,
+    choice_mode: str,
+    run_id: str | None,
 ) -> None:
     """Refuse an unknown dataset or mode, a count out of range or a malformed run id.
 
@@ -68,13 +107,15 @@ def check_arguments(
             raise EvalcoreError(f"must be an integer >= {low}, got {value!r}", field=name)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise EvalcoreError(f"must be a positive integer (leave it out for every item), got {limit!r}", field="limit")
-    if mmlu_mode not in MMLU_MODES:
-        raise EvalcoreError(f"unknown mmlu_mode {mmlu_mode!r}; choose one of {list(MMLU_MODES)}", field="mmlu_mode")
-    if mmlu_mode == "likelihood" and not benchmark.supports_likelihood:
+    if choice_mode not in CHOICE_MODES:
         raise EvalcoreError(
-            "mmlu_mode='likelihood' applies to letter-choice benchmarks with "
+            f"unknown choice_mode {choice_mode!r}; choose one of {list(CHOICE_MODES)}", field="choice_mode"
+        )
+    if choice_mode == "likelihood" and not benchmark.supports_likelihood:
+        raise EvalcoreError(
+            "choice_mode='likelihood' applies to letter-choice benchmarks with "
             f"options (mmlu) only, not {benchmark.name}",
-            field="mmlu_mode",
+            field="choice_mode",
         )
     if run_id is not None and not _RUN_ID_RE.match(run_id):
         raise EvalcoreError(
@@ -163,13 +204,13 @@ def _check_param_types(given: Mapping[str, Any]) -> None:
             raise EvalcoreError(f"must be {wanted}, got {value!r}", field=name)
 
 
-def resolve_model(model: str | ChatModel, options: Mapping[str, Any] | None, mmlu_mode: str) -> tuple[ChatModel, str]:
+def resolve_model(model: str | ChatModel, options: Mapping[str, Any] | None, choice_mode: str) -> tuple[ChatModel, str]:
     """The model to ask and the spec recorded for it.
 
     Args:
         model: A model spec (built with ``options``) or a ChatModel.
         options: Options for :func:`~evalcore.models.from_spec`; refused with a model object.
-        mmlu_mode: ``likelihood`` needs a model that gives letter log-probabilities.
+        choice_mode: ``likelihood`` needs a model that gives letter log-probabilities.
 
     Returns:
         The model and its spec (a model object's name when given an object).
@@ -188,12 +229,12 @@ def resolve_model(model: str | ChatModel, options: Mapping[str, Any] | None, mml
         raise EvalcoreError(f"not a ChatModel or model spec: {model!r}", field="model")
     else:
         chat_model, spec = model, str(model.name)
-    if mmlu_mode == "likelihood" and not (
+    if choice_mode == "likelihood" and not (
         hasattr(chat_model, "letter_logprobs") or hasattr(chat_model, "acomplete_item")
     ):
         raise EvalcoreError(
-            f"mmlu_mode='likelihood' needs a model with letter log-probabilities "
+            f"choice_mode='likelihood' needs a model with letter log-probabilities "
             f"(local:smollm2); {chat_model.name} has none",
-            field="mmlu_mode",
+            field="choice_mode",
         )
     return chat_model, spec

@@ -6,6 +6,7 @@ resuming (:mod:`._config`), and executing the calls (:mod:`._execute`).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,7 +27,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.models import ChatModel, GenerationParams, ResponseCache, check_reachable
 from evalcore.runs._config import cache_path, check_resume, new_run_id, run_config
 from evalcore.runs._execute import Invocation
-from evalcore.runs._params import check_arguments, refuse_judge, resolve_model, resolve_params
+from evalcore.runs._params import check_arguments, refuse_judge, resolve_choice_mode, resolve_model, resolve_params
 from evalcore.runs._prompts import check_template, load_template
 
 
@@ -44,7 +45,7 @@ def run_benchmark(
     params: GenerationParams | Mapping[str, Any] | None = None,
     progress: bool = True,
     few_shot: int = 0,
-    mmlu_mode: str = "generate",
+    choice_mode: str | None = None,
     split: str = "test",
     source: str = "auto",
     cache: bool | str | os.PathLike[str] = True,
@@ -55,6 +56,7 @@ def run_benchmark(
     cluster: Any = None,
     cluster_wait_s: float = 60.0,
     executor: Executor | None = None,
+    mmlu_mode: str | None = None,
 ) -> Path:
     """Run a benchmark: ask ``model`` every item × epoch, score objectively, record everything.
 
@@ -80,8 +82,10 @@ def run_benchmark(
         params: Generation parameters (GenerationParams or mapping of its fields).
         progress: Show a tqdm progress bar with running accuracy and cost.
         few_shot: Worked examples per prompt, from the shipped samples, never the item itself.
-        mmlu_mode: ``generate`` (extract the letter from the answer) or ``likelihood`` (the most
-            probable letter; needs a model with ``letter_logprobs``, like ``local:smollm2``).
+        choice_mode: How a letter-choice benchmark (``supports_likelihood``: MMLU) is answered:
+            ``generate`` (extract the letter from the answer; None, the default, is this) or
+            ``likelihood`` (the most probable option letter; needs a model with
+            ``letter_logprobs``, like ``local:smollm2``).
         split: Dataset split.
         source: Dataset source (see :func:`evalcore.benchmarks.load`).
         cache: True (default location), False, or a SQLite file path.
@@ -97,6 +101,8 @@ def run_benchmark(
             worker builds the model once and this process alone records the samples;
             ``concurrency`` is then per worker thread. None: this machine only (nothing of
             Dask is imported).
+        mmlu_mode: Deprecated alias of ``choice_mode`` (its name before issue 40): it warns
+            (``DeprecationWarning``), and differing from ``choice_mode`` is an error.
 
     Returns:
         The run directory.
@@ -111,6 +117,7 @@ def run_benchmark(
     # --- validate everything before anything is written ---------------------------------
     from evalcore.benchmarks import get_benchmark
 
+    choice_mode = resolve_choice_mode(choice_mode, mmlu_mode)
     refuse_judge(scorer)
     executor = as_executor(executor, cluster, wait_s=cluster_wait_s)  # local:0 and the like: now
     benchmark = get_benchmark(dataset)  # a name, or a benchmark YAML file (checked now)
@@ -121,12 +128,12 @@ def run_benchmark(
         concurrency=concurrency,
         few_shot=few_shot,
         limit=limit,
-        mmlu_mode=mmlu_mode,
+        choice_mode=choice_mode,
         run_id=run_id,
     )
     gp = resolve_params(params, benchmark, seed)
     template = load_template(benchmark, prompt)
-    chat_model, model_spec = resolve_model(model, model_options, mmlu_mode)
+    chat_model, model_spec = resolve_model(model, model_options, choice_mode)
     if check_endpoint:
         check_reachable(chat_model)
 
@@ -138,7 +145,7 @@ def run_benchmark(
     run_id, path = _run_path(base, run_id, dataset)
     # the settings config.json records and the invocation uses, the same values for both
     shared: dict[str, Any] = dict(
-        epochs=epochs, seed=seed, few_shot=few_shot, mmlu_mode=mmlu_mode, code_timeout_s=code_timeout_s
+        epochs=epochs, seed=seed, few_shot=few_shot, choice_mode=choice_mode, code_timeout_s=code_timeout_s
     )
     config = run_config(
         run_id,
@@ -160,11 +167,9 @@ def run_benchmark(
     check_resume(path, config)
     cache_db = _open_cache(cache, base, chat_model, model_spec, config)
 
-    import contextlib
-
     remote = contextlib.ExitStack()  # a cluster: connected and checked before anything is written
     try:
-        likelihood = benchmark.supports_likelihood and mmlu_mode == "likelihood"
+        likelihood = benchmark.supports_likelihood and choice_mode == "likelihood"
         spec = model if isinstance(model, str) else None
         run_model, run_concurrency = _executor_model(executor, remote, chat_model, spec, model_options, likelihood)
     except BaseException:

@@ -154,14 +154,14 @@ def test_mmlu_likelihood_run_records_mode_and_logprobs(tmp_path, model) -> None:
         model,
         limit=3,
         source="sample",
-        mmlu_mode="likelihood",
+        choice_mode="likelihood",
         progress=False,
         run_dir=tmp_path,
         run_id="lik",
         cache=False,
     )
     run = load_run(path)
-    assert run.config["mmlu_mode"] == "likelihood" and run.results["n_samples"] == 3
+    assert run.config["choice_mode"] == "likelihood" and run.results["n_samples"] == 3
     for s in run.samples:
         top = s["completion"]["logprobs"][0]["top"]
         assert s["completion"]["text"] == max(top, key=top.get)

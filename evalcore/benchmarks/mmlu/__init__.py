@@ -26,7 +26,7 @@ SOURCE = source(Path(__file__).resolve().parent / "samples")
 class MMLU(ExactMatchScoring, BuiltinBenchmark):
     """MMLU (Hendrycks et al., 2021): the reference letter; replies are read by the letter
     extractor (flexible mode matches an option's text back to its letter); the summary adds
-    accuracy per subject. ``mmlu_mode="likelihood"`` applies (the most probable letter).
+    accuracy per subject. ``choice_mode="likelihood"`` applies (the most probable letter).
 
     Few-shot examples come from the ``dev`` split; a template may use ``{choices_text}`` (the
     ``(A) ...`` lines) and ``{subject}``."""
