@@ -72,8 +72,11 @@ def _close(client: Any, cluster: Any) -> None:
     out = os.environ.get(REPORT_ENV)
     if out:
         pids = sorted(client.run(os.getpid).values())
+        uids = sorted(set(client.run(os.geteuid).values()))
+        pools = list(client.run(_worker_isolation).values())
+        report = {**_SENT, "worker_pids": pids, "client_pid": os.getpid(), "worker_uids": uids, "pools": pools}
         with open(out, "w", encoding="utf-8") as fh:
-            json.dump({**_SENT, "worker_pids": pids, "client_pid": os.getpid()}, fh)
+            json.dump(report, fh)
     client.close()
     cluster.close()
 
@@ -87,6 +90,17 @@ def _worker_pool() -> Any:
     if pool_module._POOL is None or pool_module._POOL._closed:
         pool_isolation()  # starts it at the worker's size
     return pool_module._POOL
+
+
+def _worker_isolation() -> dict[str, Any] | None:
+    """On the worker: its sandbox pool's isolation level, user namespace and memory bound (None
+    when no job started the pool)."""
+    import evalcore.sandbox.pool as pool_module
+
+    pool = pool_module._POOL
+    if pool is None or pool._closed:
+        return None
+    return {k: pool.isolation.get(k) for k in ("level", "user_namespace", "memory")}
 
 
 def _worker_durations() -> dict[str, float]:
