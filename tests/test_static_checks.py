@@ -110,14 +110,7 @@ FLOORS: dict[str, int] = {
 # went (issue 40: evalcore.datasets.load & co live in evalcore.benchmarks).
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 # Another package's private module (`evalcore.<pkg>._module`) instead of its public name.
-ALLOWED_PRIVATE: dict[tuple[str, str], str] = {
-    # runs.answered_latencies is not a public name of runs yet (summarize is)
-    ("reporting/_latency_views.py", "evalcore.runs._results"): "summary helpers, not yet public",
-    # the names are public (routing.expected_samples, benchmarks.pass_at_k_table): the importing
-    # line is still to change
-    ("reporting/_notebook_progress.py", "evalcore.routing._default"): "the routing notebook's defaults",
-    ("runs/_results.py", "evalcore.benchmarks._scoring"): "scoring helpers, re-exported by runs",
-}
+ALLOWED_PRIVATE: dict[tuple[str, str], str] = {}
 
 
 def _package_of(rel: Path) -> str:

@@ -54,7 +54,7 @@ def answered_latency(frame: pd.DataFrame) -> dict[str, Any]:
     Returns:
         ``{"latency_p50_s", "latency_p95_s", "latency_n", "latency_from_cache"}``.
     """
-    from evalcore.runs._results import summarize
+    from evalcore.runs import summarize
 
     summary = summarize(_latency_records(frame), "", epochs=1)
     return {key: summary[key] for key in _LATENCY_KEYS}
@@ -62,8 +62,8 @@ def answered_latency(frame: pd.DataFrame) -> dict[str, Any]:
 
 def _latency_values(frame: pd.DataFrame) -> pd.Series:
     """The latencies :func:`answered_latency` covers, for the table's mean, max and total
-    (the rule is :func:`evalcore.runs._results.answered_latencies`)."""
-    from evalcore.runs._results import answered_latencies
+    (the rule is :func:`evalcore.runs.answered_latencies`)."""
+    from evalcore.runs import answered_latencies
 
     return pd.Series(answered_latencies(_latency_records(frame))[0], dtype=float)
 

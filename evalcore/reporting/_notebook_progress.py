@@ -500,7 +500,7 @@ def _expected_samples(params: Mapping[str, Any]) -> dict[str, int]:
     """run id -> samples a benchmark notebook will write (``limit`` x ``epochs``), if known."""
     run_id, limit = params.get("run_id"), params.get("limit")
     if "datasets" in params:  # the routing notebook: one run per dataset x strategy
-        from evalcore.routing._default import expected_samples
+        from evalcore.routing import expected_samples
 
         return expected_samples(dict(params))
     if isinstance(run_id, str) and run_id and isinstance(limit, int) and limit > 0:

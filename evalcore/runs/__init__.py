@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from evalcore.runs._rescore import rescore as rescore
     from evalcore.runs._rescore import score_changes as score_changes
     from evalcore.runs._rescore import verdict as verdict
+    from evalcore.runs._results import answered_latencies as answered_latencies
     from evalcore.runs._results import pass_at_k_table as pass_at_k_table
     from evalcore.runs._results import summarize as summarize
     from evalcore.runs._runner import run_benchmark as run_benchmark
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "evalcore.runs._prompts": ("PromptTemplate", "load_template", "render", "select_few_shot"),
     "evalcore.runs._rescore": ("rescore", "score_changes", "verdict"),
-    "evalcore.runs._results": ("pass_at_k_table", "summarize"),
+    "evalcore.runs._results": ("answered_latencies", "pass_at_k_table", "summarize"),
     "evalcore.runs._defaults": ("DEFAULT_MAX_TOKENS",),
     "evalcore.runs._runner": ("run_benchmark",),
     "evalcore.runs._params": ("resolve_params",),

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from evalcore._runstore import SampleRecord
-from evalcore.benchmarks._scoring import pass_at_k_table as pass_at_k_table  # re-exported: evalcore.runs
+from evalcore.benchmarks import pass_at_k_table as pass_at_k_table  # re-exported: evalcore.runs
 from evalcore.stats import clustered_wilson  # noqa: F401  (re-exported: results use it)
 
 _EMPTY_CI = {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
