@@ -113,7 +113,15 @@ __all__, _lazy_getattr, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __getattr__(name: str) -> Any:  # noqa: N807 (the PEP 562 hook)
-    """A public name (imported on first use), or one clear line for a name that moved."""
+    """A public name (imported on first use), or one clear line for a name that moved.
+
+    A moved name raises ``ImportError``, not ``AttributeError``: ``from evalcore.datasets import
+    load`` turns an ``AttributeError`` into Python's generic "cannot import name" and the line
+    saying where the name went would be lost.
+    """
     if name in _MOVED:
-        raise AttributeError(f"evalcore.datasets.{name} moved to evalcore.benchmarks.{name} ({_MOVED[name]})")
+        raise ImportError(
+            f"evalcore.datasets.{name} moved to evalcore.benchmarks.{name} ({_MOVED[name]})",
+            name="evalcore.datasets",
+        )
     return _lazy_getattr(name)
