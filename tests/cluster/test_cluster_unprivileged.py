@@ -9,10 +9,10 @@ unprivileged path (user namespaces, or the weak fallback; no memory cgroup). The
 the schedule channel across batches, the decoder's bounds (time and the worker's memory), the
 kernel resources (scratch inodes, socket buffers, the process limit, ``setsid`` and
 ``sched_setaffinity`` refused) and the correct-code crossing (NaN identity and the documented
-refusals, scored by the cluster's ``score_chunk``); and, in a rerun of its own, the resume files
-of a cluster run (``test_cluster_resume_trust.py``, its LocalCluster started by ``nobody`` too).
-The CPU-share test needs two workers of one local pool and stays on the one-machine path
-(``test_sandbox_resources_round3.py``, as root and as ``nobody``).
+refusals, scored by the cluster's ``score_chunk``); and, in a rerun of their own (their
+LocalCluster of two workers started by ``nobody`` too), the resume files of a cluster run
+(``test_cluster_resume_trust.py``) and the CPU share an honest sample keeps beside spinners on
+another worker (``test_cluster_cpu_share.py``).
 
 What is asserted from the rerun's junit is what the root rerun asserts
 (``tests/_isolation_rerun.py``): nothing failed; only the documented skips (``local_only`` and
@@ -41,6 +41,7 @@ from _sandbox_target import ENV, REPORT_ENV
 pytestmark = pytest.mark.timeout(900)
 
 RESUME = "tests/cluster/test_cluster_resume_trust.py"  # the resume files: a LocalCluster of its own
+CPU_SHARE = "tests/cluster/test_cluster_cpu_share.py"  # spinners on one worker, an honest sample on another
 JUNIT = ("-o", "junit_family=xunit1")
 
 
@@ -79,22 +80,22 @@ def test_round_three_files_pass_as_nobody_with_their_jobs_on_a_dask_worker(nobod
     assert_rerun_on_the_worker(junit, report, ROUND_THREE, min_ran=40, end=end)
 
 
-def test_resume_files_are_not_trusted_as_nobody_on_the_cluster(nobodys_folder: Path) -> None:
-    """Tampered, string-``passed``, keyless and linked ``.partial`` files, a cluster run by nobody."""
+def test_resume_files_and_cpu_share_hold_as_nobody_on_the_cluster(nobodys_folder: Path) -> None:
+    """Tampered, string-``passed``, keyless and linked ``.partial`` files, and the spinners beside
+    an honest sample of another worker: one rerun as nobody, its LocalCluster nobody's."""
     pytest.importorskip("distributed")
     junit = nobodys_folder / "junit.xml"
-    out = rerun_as_nobody([f"--junitxml={junit}", *JUNIT, RESUME], timeout=400, tail=6000)
+    out = rerun_as_nobody([f"--junitxml={junit}", *JUNIT, RESUME, CPU_SHARE], timeout=500, tail=6000)
     got = junit_outcomes(junit)
-    assert {state for state, _ in got.values()} == {"passed"}, (
-        {k: v for k, v in got.items() if v[0] != "passed"},
-        out.stdout[-3000:],
-    )
-    names = {k.split("::")[1].split("[")[0] for k in got}
+    not_passed = {k: v for k, v in got.items() if v[0] != "passed"}
+    assert not not_passed, (not_passed, out.stdout[-3000:])
+    names = {k.split("[")[0] for k in got}
     assert {
-        "test_interrupted_run_adopts_its_own_rows",
-        "test_edited_row_is_scored_again",
-        "test_passed_as_a_string_never_counts",
-        "test_missing_key_scores_everything_again",
-        "test_link_at_the_partial_path_is_refused",
+        "test_cluster_resume_trust.py::test_interrupted_run_adopts_its_own_rows",
+        "test_cluster_resume_trust.py::test_edited_row_is_scored_again",
+        "test_cluster_resume_trust.py::test_passed_as_a_string_never_counts",
+        "test_cluster_resume_trust.py::test_missing_key_scores_everything_again",
+        "test_cluster_resume_trust.py::test_link_at_the_partial_path_is_refused",
+        "test_cluster_cpu_share.py::test_spinners_on_one_worker_leave_another_workers_sample_its_cpu",
     } <= names, names
-    assert len(got) >= 9, sorted(got)
+    assert len(got) >= 11, sorted(got)

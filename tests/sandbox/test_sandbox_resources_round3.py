@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from _as_nobody import rerun_as_nobody
+from _cpu_share import HONEST, NEIGHBOUR, ROUNDS, SPINNERS, THREAD_SPINNERS, WINDOW
 from _sandbox_target import SandboxPool, local_only
 from evalcore.sandbox.scratch import SCRATCH_INODES
 
@@ -351,50 +352,6 @@ def test_a_script_sample_forks_a_bounded_number_of_processes() -> None:
 # ---------------------------------------------------------------- CPU
 
 
-HONEST = r"""
-import json, os, time
-time.sleep(%(delay)s)
-t0, c0 = time.monotonic(), time.process_time()
-x = 0
-while time.monotonic() - t0 < %(window)s:
-    x += 1
-print(json.dumps([time.process_time() - c0, time.monotonic() - t0]), flush=True)
-"""
-
-SPINNERS = r"""
-import os, time
-end = time.monotonic() + %(spin)s
-for _ in range(31):
-    if os.fork() == 0:
-        break
-for call in (os.setsid, lambda: os.sched_setaffinity(0, range(os.cpu_count() or 1))):
-    try:
-        call()
-    except OSError:
-        pass
-while time.monotonic() < end:
-    pass
-"""
-
-THREAD_SPINNERS = r"""
-    import hashlib, os, threading, time
-    end = time.monotonic() + %(spin)s
-    data = b'x' * (1 << 20)
-    def spin():
-        try:
-            os.sched_setaffinity(0, range(os.cpu_count() or 1))
-        except OSError:
-            pass
-        while time.monotonic() < end:
-            hashlib.sha256(data).digest()  # releases the GIL: every thread spins a CPU
-    threads = [threading.Thread(target=spin) for _ in range(32)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return 1
-"""
-
 REFUSALS = r"""
 import json, os, errno
 def errors():
@@ -434,10 +391,6 @@ def test_setsid_and_sched_setaffinity_are_refused_in_every_sample() -> None:
     assert check.get("completed"), check
 
 
-WINDOW = 1.5
-ROUNDS = 5
-
-
 def _honest_share(pool: SandboxPool, attacker: dict | None) -> float:
     """CPU seconds per wall second the honest sample got over its window, with an attacker
     running at the same time on the pool's other worker (or none)."""
@@ -457,14 +410,6 @@ def _honest_share(pool: SandboxPool, attacker: dict | None) -> float:
     assert honest.get("completed"), honest
     cpu, wall = _last_json(honest["stdout"])  # type: ignore[misc]
     return float(cpu) / float(wall)
-
-
-NEIGHBOUR = r"""
-import time
-end = time.monotonic() + %(spin)s
-while time.monotonic() < end:
-    pass
-"""
 
 
 @pytest.mark.slow
