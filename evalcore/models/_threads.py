@@ -5,12 +5,12 @@ each other at every layer. On a quiet 2-core machine two threads generate ~1.6x 
 (87 against 54 tokens/s for SmolLM2-135M); on a busy one, a thread that loses its core stalls the
 other, and two threads were ~7x slower than one (wall) at six times the CPU time. So the count
 follows the machine: before each call the idle CPUs are measured over the time since the last
-decision, from ``/proc/stat`` (every CPU's busy time) less this process's own CPU time, and the
-model uses as many threads as there are CPUs nobody else is using (at least 1, at most
-:data:`MAX_THREADS`). The choice changes no result: each output value of llama.cpp's CPU kernels
-is computed whole by one thread, so logits are bit-identical for any thread count
-(``tests/models/test_local_model_threads.py`` checks greedy and sampled texts, logits and letter
-log-probabilities with 1 and 2 threads).
+decision (for the first call: over the model's load), from ``/proc/stat`` (every CPU's busy
+time) less this process's own CPU time, and the model uses as many threads as there are CPUs
+nobody else is using (at least 1, at most :data:`MAX_THREADS`). The choice changes no result:
+each output value of llama.cpp's CPU kernels is computed whole by one thread, so logits are
+bit-identical for any thread count (``tests/models/test_local_model_threads.py`` checks greedy
+and sampled texts, logits and letter log-probabilities with 1, 2 and switching counts).
 
 ``EVALCORE_LLAMA_THREADS=N`` fixes the count (a measurement, or a machine without ``/proc``).
 """
@@ -18,7 +18,6 @@ log-probabilities with 1 and 2 threads).
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +26,6 @@ MAX_THREADS = 8
 """Upper bound: a 135M-parameter model gains nothing from more threads than this."""
 MIN_WINDOW_S = 0.05
 """A shorter window since the last decision keeps the choice (a few clock ticks are noise)."""
-FIRST_LOOK_S = 0.2
-"""How long the machine is watched when the model loads, before the first choice."""
 SLACK = 0.25
 """A CPU counts as free when others leave at least 1 - SLACK of it idle."""
 _PROC_STAT = Path("/proc/stat")
@@ -116,11 +113,14 @@ class ThreadChooser:
         self._n_allowed = _allowed_cpus()
 
     def first(self) -> int:
-        """The count to load the model with: the machine watched for :data:`FIRST_LOOK_S`."""
+        """The count to load the model with (1 unless fixed); the first call's comes from the load's time.
+
+        The machine is read now, so the first call's :meth:`update` judges the CPUs over the load
+        (a few tenths of a second) without waiting for a window of its own.
+        """
         if self.fixed is None:
             self._last = read_cpu()
-            time.sleep(FIRST_LOOK_S)
-        return self.update()
+        return self.threads
 
     def update(self) -> int:
         """The count for the next call: the idle CPUs since the last decision.
