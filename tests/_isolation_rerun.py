@@ -22,6 +22,7 @@ ROUND_THREE = (
     "tests/sandbox/test_sandbox_decoder_bounds.py",  # the worker's decoding bounded
     "tests/sandbox/test_sandbox_crossing_faithful.py",  # correct code passes (NaN identity...)
     "tests/sandbox/test_sandbox_resources_round3.py",  # inodes, sockets, processes, setsid/affinity
+    "tests/sandbox/test_sandbox_epoll.py",  # no epoll watch where no cgroup counts it; asyncio on poll
 )
 FILES = (
     "tests/sandbox/test_sandbox_isolation.py",  # no network, no host write, nothing outlives the sample
@@ -53,6 +54,11 @@ LOCAL_ONLY = {
     "test_sandbox_resources_round3.py::test_spinners_cannot_take_another_workers_cpu[check]",
     "test_sandbox_resources_round3.py::test_zoneinfo_utc_without_the_tzdata_package",
     "test_sandbox_resources_round3.py::test_resources_round3_as_nobody",
+    # epoll: the cgroup switch and the weak fallback are a local pool's options; the rerun as nobody
+    "test_sandbox_epoll.py::test_a_sample_makes_no_epoll_watch_where_no_cgroup_counts_it[0]",
+    "test_sandbox_epoll.py::test_asyncio_selectors_and_subprocess_work_in_both_modes[0]",
+    "test_sandbox_epoll.py::test_the_weak_fallback_runs_asyncio_on_poll",
+    "test_sandbox_epoll.py::test_epoll_as_nobody",
 }
 _PASSES = "test_sandbox_crossing_faithful.py::test_correct_code_passes_as_in_one_process"
 _REFUSED = "test_sandbox_crossing_faithful.py::test_what_does_not_cross_fails_with_a_reason_naming_the_limit"
@@ -82,6 +88,8 @@ MUST_PASS = {
     "test_sandbox_resources_round3.py::test_a_script_sample_forks_a_bounded_number_of_processes",
     "test_sandbox_resources_round3.py::test_setsid_and_sched_setaffinity_are_refused_in_every_sample",
     "test_sandbox_resources_round3.py::test_correct_code_keeps_working",
+    "test_sandbox_epoll.py::test_a_sample_makes_no_epoll_watch_where_no_cgroup_counts_it[None]",
+    "test_sandbox_epoll.py::test_asyncio_selectors_and_subprocess_work_in_both_modes[None]",
 }
 WEAK = ("[weak", "[fallback")  # the weak fallback's parameters (namespaces=False: a local pool's option)
 
