@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["SandboxPlugin", "score_chunk", "run_jobs", "ready_pool", "pool_isolation", "PLUGIN_NAME"]
 
 PLUGIN_NAME = "evalcore-sandbox"
-_CPU_LOCKS: list[int] = []  # open lock files (one per CPU this worker's pool holds)
+_CPU_LOCKS: list[int] = []  # open lock files (two per CPU this worker's pool holds)
+_SIBLING_FILES: list[str] = []  # this worker's cluster-keyed lock files, removed on release
 _POOL_SIZE: list[int] = []
 
 
@@ -42,6 +43,10 @@ def _worker_threads() -> int:
 # cluster on one machine spread over its CPUs (issue 38: with slot 0 only, a worker that found
 # every CPU taken by another cluster's workers left its pool unpinned, and the pool then pinned
 # its first process to the first CPU: two such workers put both sandboxes on CPU 0).
+# Besides, a lock per CPU for the workers of one cluster (keyed by its scheduler's address): the
+# workers of one cluster first take CPUs none of their siblings holds. Without it, with another
+# cluster holding slot 0 of CPU 1 only, the first worker took slot 0 of CPU 0 and its sibling slot 1
+# of CPU 0 (the lowest free slot), and both sandboxes ran on CPU 0 (seen in the 20-run loop).
 _MAX_SLOTS = 64
 
 
@@ -49,6 +54,15 @@ def _cpu_lock_path(cpu: int, slot: int) -> str:
     uid = os.getuid() if hasattr(os, "getuid") else 0
     suffix = "" if slot == 0 else f"-{slot}"  # slot 0: the name evalcore used before slots
     return os.path.join(tempfile.gettempdir(), f"evalcore-dask-cpu-{uid}-{cpu}{suffix}.lock")
+
+
+def _sibling_lock_path(cluster: str, cpu: int, slot: int) -> str:
+    """The lock of ``cpu`` among the workers of ``cluster`` (slot k: k siblings hold it already)."""
+    import hashlib
+
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    key = hashlib.sha256(cluster.encode()).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"evalcore-dask-cluster-{uid}-{key}-{cpu}-{slot}.lock")
 
 
 def _try_lock(path: str) -> int | None:
@@ -67,43 +81,85 @@ def _try_lock(path: str) -> int | None:
     return fd
 
 
-def _claim_cpus(count: int) -> list[int]:
-    """Take ``count`` distinct CPUs (at most as many as this process may use), each the one the
-    fewest other evalcore workers on this machine hold: first CPUs no other worker holds
-    (slot 0), then those one other holds (slot 1), and so on. Empty where nothing can be locked.
+def _free_slot(cpu: int) -> int:
+    """How many evalcore workers on this machine hold ``cpu`` (its lowest free slot; only probed)."""
+    for slot in range(_MAX_SLOTS):
+        fd = _try_lock(_cpu_lock_path(cpu, slot))
+        if fd is not None:
+            os.close(fd)
+            return slot
+    return _MAX_SLOTS
+
+
+def _lock_slot(cpu: int) -> int | None:
+    """The lowest free slot of ``cpu``, locked (its descriptor), or None when all are held."""
+    for slot in range(_MAX_SLOTS):
+        fd = _try_lock(_cpu_lock_path(cpu, slot))
+        if fd is not None:
+            return fd
+    return None
+
+
+def _claim_cpus(count: int, cluster: str = "") -> list[int]:
+    """Take ``count`` distinct CPUs (at most as many as this process may use): first CPUs no other
+    worker of ``cluster`` (its scheduler's address) holds, and among those the one the fewest
+    evalcore workers on this machine hold (slot 0 free, then slot 1, ...). Empty where nothing can
+    be locked.
     """
     try:
         usable = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return []
+    want = min(count, len(usable))
     claimed: list[int] = []
-    for slot in range(_MAX_SLOTS):
-        for cpu in usable:
-            if len(claimed) >= min(count, len(usable)):
+    for sibling_slot in range(_MAX_SLOTS):
+        ranked = sorted((c for c in usable if c not in claimed), key=lambda c: (_free_slot(c), c))
+        for cpu in ranked:
+            if len(claimed) >= want:
                 return claimed
-            if cpu in claimed:
+            sibling = _try_lock(_sibling_lock_path(cluster, cpu, sibling_slot))
+            if sibling is None:
                 continue
-            fd = _try_lock(_cpu_lock_path(cpu, slot))
-            if fd is not None:
-                _CPU_LOCKS.append(fd)
-                claimed.append(cpu)
+            fd = _lock_slot(cpu)
+            if fd is None:
+                os.close(sibling)
+                continue
+            _CPU_LOCKS.extend((sibling, fd))
+            _SIBLING_FILES.append(_sibling_lock_path(cluster, cpu, sibling_slot))
+            claimed.append(cpu)
+        if len(claimed) >= want:
+            break
     return claimed
 
 
+def _scheduler_address(worker: Any = None) -> str:
+    """The address of the scheduler ``worker`` (or the worker running this task) serves; "" outside."""
+    if worker is None:
+        try:
+            worker = get_worker()
+        except ValueError:
+            return ""
+    return str(getattr(getattr(worker, "scheduler", None), "address", "") or "")
+
+
 def _release_cpus() -> None:
+    while _SIBLING_FILES:  # one per cluster: removed (the per-CPU slots stay, a fixed few)
+        with contextlib.suppress(OSError):
+            os.unlink(_SIBLING_FILES.pop())
     while _CPU_LOCKS:
         with contextlib.suppress(OSError):
             os.close(_CPU_LOCKS.pop())
 
 
-def start_pool(threads: int, hide: Sequence[str] = ()) -> Any:
-    """Start this process's sandbox pool (``threads`` sandbox processes) on CPUs of its own."""
+def start_pool(threads: int, hide: Sequence[str] = (), cluster: str | None = None) -> Any:
+    """Start this process's sandbox pool (``threads`` sandbox processes) on CPUs of its own
+    (``cluster``: the scheduler's address, found from the running task when None)."""
     from evalcore.sandbox import get_pool
 
     existing = [p for p in hide if os.path.exists(p)]
     if _POOL_SIZE:
         return get_pool(_POOL_SIZE[0], hide=existing)
-    cpus = _claim_cpus(threads)
+    cpus = _claim_cpus(threads, _scheduler_address() if cluster is None else cluster)
     before = None
     if cpus and hasattr(os, "sched_setaffinity"):
         before = os.sched_getaffinity(0)
@@ -127,7 +183,7 @@ class SandboxPlugin(WorkerPlugin):
 
     def setup(self, worker: Any) -> None:
         threads = max(1, int(getattr(getattr(worker, "state", None), "nthreads", 0) or 1))
-        start_pool(threads, self.hide)
+        start_pool(threads, self.hide, _scheduler_address(worker))
 
     def teardown(self, worker: Any) -> None:
         from evalcore.sandbox import shutdown_pool

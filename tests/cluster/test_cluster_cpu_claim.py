@@ -68,6 +68,29 @@ def test_every_cpu_taken_spreads_over_the_next_slot(lock_dir: Path) -> None:
             os.close(fd)
 
 
+def test_workers_of_one_cluster_take_distinct_cpus_while_another_holds_some(lock_dir: Path) -> None:
+    """Seen in the 20-run loop (two test runs side by side): another cluster held slot 0 of CPU 1
+    only; the first worker of local:2 took CPU 0 (slot 0), its sibling the lowest free slot, slot 1
+    of CPU 0, and both sandboxes ran on CPU 0. Siblings now avoid each other's CPUs first."""
+    cpus = _cpus()
+    if len(cpus) < 2:
+        pytest.skip("needs 2 CPUs")
+    held = [_hold(_worker._cpu_lock_path(cpu, 0)) for cpu in cpus[1:]]  # another cluster: all but CPU 0
+    try:
+        first = _worker._claim_cpus(1, "tcp://127.0.0.1:1111")
+        second = _worker._claim_cpus(1, "tcp://127.0.0.1:1111")  # its sibling
+        third = _worker._claim_cpus(1, "tcp://127.0.0.1:2222")  # a third cluster's worker
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert first == [cpus[0]], first
+    assert second == [cpus[1]], f"the sibling took {second}, the first worker {first}"
+    assert third == [cpus[0]], third  # the CPU the fewest workers hold (CPU 1: two)
+    assert len(list(lock_dir.glob("evalcore-dask-cluster-*.lock"))) == 3
+    _worker._release_cpus()
+    assert not list(lock_dir.glob("evalcore-dask-cluster-*.lock"))  # removed with the claims
+
+
 def test_a_claim_takes_distinct_cpus_and_no_more_than_usable(lock_dir: Path) -> None:
     cpus = _cpus()
     got = _worker._claim_cpus(len(cpus) + 3)
@@ -84,15 +107,17 @@ def _pool_cpus(dask_worker: object = None) -> list[int]:
     return [os.sched_getaffinity(h.proc.pid) for h in pool._POOL._all]  # type: ignore[misc]
 
 
-def test_two_workers_never_share_a_cpu_while_another_cluster_holds_them() -> None:
-    """A real ``local:2`` started while every CPU's first lock is held elsewhere: its two
-    workers' sandbox processes are pinned to two different CPUs (both were on CPU 0 before)."""
+@pytest.mark.parametrize("others_on", ["every CPU", "every CPU but the first"])
+def test_two_workers_never_share_a_cpu_while_another_cluster_holds_them(others_on: str) -> None:
+    """A real ``local:2`` started while every CPU's first lock is held elsewhere (or every CPU's
+    but the first): its two workers' sandbox processes are pinned to two different CPUs (both were
+    on CPU 0 before: the slots alone, and then the slots without the siblings' locks)."""
     distributed = pytest.importorskip("distributed")
     cpus = _cpus()
     if len(cpus) < 2:
         pytest.skip("needs 2 CPUs")
     held = []
-    for cpu in cpus:
+    for cpu in cpus if others_on == "every CPU" else cpus[1:]:
         try:
             held.append(_hold(_worker._cpu_lock_path(cpu, 0)))
         except OSError:
