@@ -55,6 +55,8 @@ THREAD_SPINNERS = r"""
 
 WINDOW = 1.5
 ROUNDS = 5
+MAX_ROUNDS = 12
+"""While the median ratio is under its bound, a CPU-share test takes more rounds, up to this many."""
 
 
 NEIGHBOUR = r"""
