@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from evalcore.errors import EvalcoreError
+from evalcore.models._compute_thread import on_compute_thread
 from evalcore.models._threads import ThreadChooser, fixed_threads
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message, Usage
 
@@ -138,6 +139,43 @@ def _fit_threads(llm: Any) -> None:
         llama_cpp.llama_set_n_threads(llm.ctx, threads, threads)
         llm.n_threads = llm.n_threads_batch = threads
         llm.context_params.n_threads = llm.context_params.n_threads_batch = threads
+
+
+def _chat_completion(llm: Any, kwargs: dict[str, Any]) -> Any:
+    """One chat completion from a fresh context with the threads now idle (on the llama thread)."""
+    _fit_threads(llm)
+    _fresh_context(llm)
+    return llm.create_chat_completion(**kwargs)
+
+
+def _continuation_logprobs(llm: Any, ctx_tokens: list[int], conts: list[list[int]]) -> list[float]:
+    """``log P(cont | ctx)`` for each continuation's tokens, each from a fresh context (on the llama thread)."""
+    import llama_cpp
+    import numpy as np
+    from scipy.special import log_softmax
+
+    n_vocab = llm.n_vocab()
+
+    def next_row() -> Any:
+        raw = np.ctypeslib.as_array(llama_cpp.llama_get_logits(llm.ctx), shape=(n_vocab,))
+        return log_softmax(raw.astype(np.float64))
+
+    _fit_threads(llm)
+    _fresh_context(llm)
+    llm.eval(ctx_tokens)
+    first = next_row()
+    totals: list[float] = []
+    for cont in conts:
+        total = float(first[cont[0]])
+        if len(cont) > 1:
+            _fresh_context(llm)
+            llm.eval(ctx_tokens)
+            for prev, tok in zip(cont[:-1], cont[1:]):
+                llm.eval([prev])
+                total += float(next_row()[tok])
+        totals.append(total)
+    _fresh_context(llm)
+    return totals
 
 
 def _fresh_context(llm: Any) -> None:
@@ -266,9 +304,7 @@ class LocalModel:
                 # latency is this call's own time: not the wait for the lock (calls ahead of
                 # it at concurrency > 1) nor the one-time model load
                 start = time.perf_counter()
-                _fit_threads(llm)
-                _fresh_context(llm)
-                out = llm.create_chat_completion(**kwargs)
+                out = on_compute_thread(_chat_completion, llm, kwargs)
         except EvalcoreError:
             raise
         except Exception as exc:  # a backend failure becomes a recorded error
@@ -348,42 +384,17 @@ class LocalModel:
         Returns:
             Letter -> log-probability (natural log).
         """
-        import numpy as np
-        from scipy.special import log_softmax
-
         context = self.chat_prompt(messages) + prefix
-        result: dict[str, float] = {}
         with _llama_lock:
             llm = self._llama()
-            n_vocab = llm.n_vocab()
-
-            def next_row() -> Any:
-                raw = np.ctypeslib.as_array(llama_cpp.llama_get_logits(llm.ctx), shape=(n_vocab,))
-                return log_softmax(raw.astype(np.float64))
-
-            import llama_cpp
-
             ctx_tokens = llm.tokenize(context.encode("utf-8"), add_bos=False, special=True)
             if len(ctx_tokens) >= self.n_ctx:
                 raise EvalcoreError(
                     f"prompt of {len(ctx_tokens)} tokens exceeds the context window ({self.n_ctx})", field="messages"
                 )
-            _fit_threads(llm)
-            _fresh_context(llm)
-            llm.eval(ctx_tokens)
-            first = next_row()
-            for letter in letters:
-                cont = llm.tokenize((" " + letter).encode("utf-8"), add_bos=False, special=False)
-                total = float(first[cont[0]])
-                if len(cont) > 1:
-                    _fresh_context(llm)
-                    llm.eval(ctx_tokens)
-                    for prev, tok in zip(cont[:-1], cont[1:]):
-                        llm.eval([prev])
-                        total += float(next_row()[tok])
-                result[letter] = total
-            _fresh_context(llm)
-        return result
+            conts = [llm.tokenize((" " + letter).encode("utf-8"), add_bos=False, special=False) for letter in letters]
+            totals = on_compute_thread(_continuation_logprobs, llm, ctx_tokens, conts)
+        return dict(zip(letters, totals, strict=True))
 
     def count_tokens(self, text: str) -> int:
         """Number of tokens ``text`` takes (no BOS)."""
