@@ -29,6 +29,8 @@ _llama_lock = threading.RLock()
 _instances: dict[tuple[str, int, bool, int | None], Any] = {}
 _choosers: weakref.WeakKeyDictionary[Any, ThreadChooser] = weakref.WeakKeyDictionary()
 """Each loaded llama object's thread chooser (see :mod:`evalcore.models._threads`)."""
+_exact_reuse: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+"""Whether each loaded llama object may reuse a cached prompt prefix (:func:`_prefix_reuse_is_exact`)."""
 
 
 def smollm2_gguf_path() -> Path:
@@ -142,10 +144,62 @@ def _fit_threads(llm: Any) -> None:
 
 
 def _chat_completion(llm: Any, kwargs: dict[str, Any]) -> Any:
-    """One chat completion from a fresh context with the threads now idle (on the llama thread)."""
+    """One chat completion with the threads now idle (on the compute thread).
+
+    It reuses the cached prefix it shares with the previous prompt (llama-cpp-python's own
+    prefix match) only where :func:`_prefix_reuse_is_exact` found that reuse changes no bit of
+    the logits on this machine; else it starts from a fresh context. A call that asks for
+    log-probabilities always starts fresh: after a reused prefix llama-cpp-python reported
+    other top alternatives for a first token (the same text, other log-probabilities; found by
+    ``tests/models/test_local_model_prefix_reuse.py``).
+    """
     _fit_threads(llm)
+    if llm not in _exact_reuse and getattr(llm, "n_tokens", 0) > 0:  # a prefix could be reused: check once
+        _exact_reuse[llm] = _prefix_reuse_is_exact(llm)
+    if kwargs.get("logprobs") or not _exact_reuse.get(llm, False):
+        _fresh_context(llm)
+    try:
+        return llm.create_chat_completion(**kwargs)
+    except BaseException:
+        _fresh_context(llm)  # a call stopped midway leaves nothing for the next one to reuse
+        raise
+
+
+PROBE_TEXT = " ".join(f"Row {i}: {i * 7 % 13} red, {i * 5 % 11} blue." for i in range(8))
+"""The probe of :func:`_prefix_reuse_is_exact` (about 100 tokens, cut after two fifths)."""
+
+
+def _prefix_reuse_is_exact(llm: Any) -> bool:
+    """Whether a prompt evaluated after a reused prefix gives the logits of a whole evaluation, bit for bit.
+
+    llama.cpp's CPU kernels may depend on the batch's shape (the repacked and AMX kernels do):
+    reusing the previous prompt's cached prefix evaluates only the rest, in a batch of another
+    shape, and at temperature > 0 a changed last bit can flip a sampled token, so an answer would
+    depend on what was asked before. Checked once per loaded model, before its second chat
+    completion (a process that asks once pays nothing): the probe is evaluated whole, then after
+    a prompt that shares its first two fifths (about 250 tokens evaluated in all).
+    """
+    import llama_cpp
+    import numpy as np
+
+    tokens = llm.tokenize(PROBE_TEXT.encode("utf-8"), add_bos=True, special=False)
+    cut = len(tokens) * 2 // 5
+    other = tokens[:cut] + llm.tokenize(b" Then the list ends here.", add_bos=False, special=False)
+
+    def last_row() -> bytes:
+        row = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+        return bytes(np.ctypeslib.as_array(row, shape=(llm.n_vocab(),)).tobytes())
+
     _fresh_context(llm)
-    return llm.create_chat_completion(**kwargs)
+    llm.eval(tokens)
+    whole = last_row()
+    _fresh_context(llm)
+    llm.eval(other)
+    llm.n_tokens = cut  # as llama-cpp-python's prefix match does: keep the shared part, evaluate the rest
+    llm.eval(tokens[cut:])
+    reused = last_row()
+    _fresh_context(llm)
+    return whole == reused
 
 
 def _continuation_logprobs(llm: Any, ctx_tokens: list[int], conts: list[list[int]]) -> list[float]:
@@ -182,11 +236,12 @@ def _fresh_context(llm: Any) -> None:
     """Forget every token the llama context holds, so the next call starts from nothing.
 
     llama-cpp-python reuses the longest cached prefix of the previous prompt (and, for an
-    identical prompt, re-evaluates only its last token). The logits then come from a different
-    batch shape and KV-cache layout and differ in the last bits, which at temperature > 0 can
-    flip a sampled token: the answer would depend on what was asked before. Clearing the token
-    count and the KV cache makes a seeded completion a function of (model, prompt, parameters,
-    seed) alone. Cost: every call evaluates its whole prompt (no prefix reuse).
+    identical prompt, re-evaluates only its last token). Where the CPU kernels depend on the
+    batch's shape the logits then differ in the last bits, which at temperature > 0 can flip a
+    sampled token: the answer would depend on what was asked before. Chat completions clear the
+    context first unless :func:`_prefix_reuse_is_exact` found reuse exact on this machine; the
+    letter log-probabilities always do. A seeded completion is then a function of (model, prompt,
+    parameters, seed) alone.
     """
     import llama_cpp
 
