@@ -20,14 +20,13 @@ import statistics
 
 import pytest
 
-from _cpu_share import cpu_jobs, cpu_share
+from _cpu_share import MAX_ROUNDS, cpu_jobs, cpu_share
 from evalcore import __version__
 from evalcore.cluster import run_jobs_on_cluster
 from evalcore.cluster._worker import run_jobs
 
 pytestmark = pytest.mark.timeout(600)
 ROUNDS = 4
-MAX_ROUNDS = 12
 
 
 def _on(client: object, address: str, job: dict) -> object:
