@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from _as_nobody import blocking_ancestor, rerun_as_nobody
+from _sandbox_jobs import probe_check, script_job
 from _sandbox_target import SandboxPool, local_only
 
 ENOSYS = 38
@@ -30,19 +31,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script(source: str, timeout_s: float = 30.0) -> dict:
-    return {"mode": "script", "source": source, "timeout_s": timeout_s}
+    return script_job(source, timeout_s)
 
 
 def _check(body: str, test: str, timeout_s: float = 30.0) -> dict:
-    prompt = "def f():\n    '''probe'''\n"
-    return {
-        "mode": "check",
-        "source": prompt + body,
-        "prompt": prompt,
-        "test": test,
-        "entry_point": "f",
-        "timeout_s": timeout_s,
-    }
+    return probe_check(body, test, timeout_s)
 
 
 def _last_json(stdout: str) -> object:

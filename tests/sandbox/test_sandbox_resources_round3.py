@@ -23,6 +23,7 @@ import pytest
 
 from _as_nobody import rerun_as_nobody
 from _cpu_share import HONEST, MAX_ROUNDS, NEIGHBOUR, ROUNDS, SPINNERS, THREAD_SPINNERS, WINDOW
+from _sandbox_jobs import probe_check, script_job
 from _sandbox_target import SandboxPool, local_only
 from evalcore.sandbox.scratch import SCRATCH_INODES
 
@@ -30,19 +31,11 @@ MIB = 1024 * 1024
 
 
 def _script(source: str, timeout_s: float = 20.0, memory_mb: int = 512) -> dict:
-    return {"mode": "script", "source": source, "timeout_s": timeout_s, "memory_mb": memory_mb}
+    return script_job(source, timeout_s, memory_mb=memory_mb)
 
 
 def _check(body: str, test: str, timeout_s: float = 20.0) -> dict:
-    prompt = "def f():\n    '''probe'''\n"
-    return {
-        "mode": "check",
-        "source": prompt + body,
-        "prompt": prompt,
-        "test": test,
-        "entry_point": "f",
-        "timeout_s": timeout_s,
-    }
+    return probe_check(body, test, timeout_s)
 
 
 def _require_full(pool: SandboxPool) -> None:
