@@ -77,7 +77,6 @@ from evalcore.reporting._notebook_suite import (
     substitute,
     with_dependencies,
 )
-from evalcore.reporting._pdf_queue import PdfQueue
 from evalcore.reporting._record import (
     RECORDS_FILENAME,
     _write_sidecar_json,
@@ -188,16 +187,9 @@ def run_notebooks(
     expected = expected_durations(run.out_root, run.suite_path, run.smoke)
     estimate = SuiteEstimate(expected, [entry.name for entry, _ in run.to_run])  # paces learned as they finish
     every = progress_every if progress_every > 0 else (1.0 if notebook_timeout else 0)
-    pdfs = PdfQueue(run.suite_dir)  # each PDF printed while the next notebook runs
-    try:
-        with _Heartbeat(run.say, every, quiet=progress_every <= 0 or remote):
-            for position, (entry, result) in enumerate(run.to_run if not remote else []):
-                _run_entry(run, position, entry, result, estimate, pdf, cell_timeout, notebook_timeout, pdfs)
-    except BaseException:
-        pdfs.drain()
-        write_index(run.suite_dir, run.results, run.meta)  # with the PDFs printed meanwhile
-        raise
-    pdfs.drain()
+    with _Heartbeat(run.say, every, quiet=progress_every <= 0 or remote):
+        for position, (entry, result) in enumerate(run.to_run if not remote else []):
+            _run_entry(run, position, entry, result, estimate, pdf, cell_timeout, notebook_timeout)
     return _conclude(run)
 
 
@@ -373,10 +365,8 @@ def _run_entry(
     pdf: bool,
     cell_timeout: float | None,
     notebook_timeout: float | None,
-    pdfs: PdfQueue | None = None,
 ) -> None:
-    """Run one notebook here, export it and say how it went (its time and its export's; the
-    PDF is printed while the next notebook runs when ``pdfs`` is given)."""
+    """Run one notebook here, export it and say how it went (its time and its export's)."""
     number = next(i for i, r in enumerate(run.results, start=1) if r is result)
     run_dir = run.suite_dir / entry.name
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -386,8 +376,6 @@ def _run_entry(
     run.say(f"[{number}/{len(run.results)}] {entry.name}: {result.notebook} ...{estimate.start_eta(position)}")
     result.status = "running"
     run.meta["finished"] = None
-    if pdfs is not None:
-        pdfs.harvest()
     write_index(run.suite_dir, run.results, run.meta)
     start = time.perf_counter()
     _notebook_progress._CURRENT = progress = estimate.progress(
@@ -404,7 +392,7 @@ def _run_entry(
         result.duration_s = round(time.perf_counter() - start, 2)
         estimate.ran(progress, result.duration_s, time.perf_counter())  # its finishing starts
         _drop_empty_kernel_log(run_dir)
-        _finish_entry(result, out_nb, run_dir, run.suite_dir, pdf, pdfs)
+        _finish_entry(result, out_nb, run_dir, run.suite_dir, pdf)
         result.finish_s = round(estimate.finished(progress, time.perf_counter()), 2)
     finally:
         _notebook_progress._CURRENT = None
@@ -415,8 +403,6 @@ def _run_entry(
         tail += f": {result.error}"
     run.say(tail)
     run.meta["finished"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    if pdfs is not None:
-        pdfs.harvest()
     write_index(run.suite_dir, run.results, run.meta)
 
 
@@ -573,11 +559,8 @@ def _drop_empty_kernel_log(run_dir: Path) -> None:
         kernel_log.unlink()
 
 
-def _finish_entry(
-    result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: Path, pdf: bool, pdfs: PdfQueue | None = None
-) -> None:
-    """Export an executed notebook and gather its records (also after a failure); the PDF is
-    printed here, or handed to ``pdfs`` (printed while the next notebook runs)."""
+def _finish_entry(result: EntryResult, out_nb: Path, run_dir: Path, suite_dir: Path, pdf: bool) -> None:
+    """Export an executed notebook and gather its records (also after a failure)."""
     sidecar = run_dir / RECORDS_FILENAME
     records: dict[str, Any] = read_sidecar(sidecar) if sidecar.exists() else {}
     if not out_nb.exists():
@@ -587,18 +570,13 @@ def _finish_entry(
     try:
         clean_notebook_file(out_nb, run_dir / "stderr.log")  # linked from the index as "stderr log"
         records.update(read_records(out_nb))
-        later = pdf and pdfs is not None
-        exported: ExportResult = export_notebook(
-            out_nb, run_dir, pdf=pdf and not later, figures=not has_figures(run_dir)
-        )
+        exported: ExportResult = export_notebook(out_nb, run_dir, pdf=pdf, figures=not has_figures(run_dir))
     except EvalcoreError as exc:
         result.messages.append(f"export failed: {exc}")
     else:
         result.html = _rel(exported.html, suite_dir)
         result.pdf = _rel(exported.pdf, suite_dir)
         result.messages.extend(m for m in exported.messages if m != CHROMIUM_HINT)
-        if later and pdfs is not None:
-            pdfs.submit(result, exported.html)
     figures = sorted((run_dir / "figures").glob("*.png")) if (run_dir / "figures").is_dir() else []
     result.figures = [_rel(f, suite_dir) or str(f) for f in figures]
     result.records = records
