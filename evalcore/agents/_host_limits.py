@@ -377,7 +377,11 @@ def serve_on_socket(agent: Any) -> Any:
     server = _Server("", _make_handler(agent), bind_and_activate=False)
     server.socket.close()
     server.socket = socket.socket(fileno=fd)
-    thread = threading.Thread(target=server.serve_forever, name="evalcore-agent-server", daemon=True)
+    from evalcore.agents._http_server import POLL_S
+
+    thread = threading.Thread(
+        target=server.serve_forever, name="evalcore-agent-server", kwargs={"poll_interval": POLL_S}, daemon=True
+    )
     thread.start()
 
     class _Handle:
