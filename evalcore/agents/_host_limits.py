@@ -365,7 +365,7 @@ def serve_on_socket(agent: Any) -> Any:
     with ``close()``. Raises OSError when there is none."""
     import socketserver
 
-    from evalcore.agents._http_server import _make_handler
+    from evalcore.agents._http_server import POLL_S, _make_handler
 
     fd = int(os.environ.pop(_SOCKET_ENV, "-1"))
     if fd < 0:
@@ -377,8 +377,6 @@ def serve_on_socket(agent: Any) -> Any:
     server = _Server("", _make_handler(agent), bind_and_activate=False)
     server.socket.close()
     server.socket = socket.socket(fileno=fd)
-    from evalcore.agents._http_server import POLL_S
-
     thread = threading.Thread(
         target=server.serve_forever, name="evalcore-agent-server", kwargs={"poll_interval": POLL_S}, daemon=True
     )

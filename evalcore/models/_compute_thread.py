@@ -10,11 +10,12 @@ of an event loop (``asyncio.to_thread``), where consecutive calls land on differ
 threads; and torch (sentence-transformers' MiniLM, the reference agent's tool search, until
 MiniLM was computed with NumPy) ran its own team, in the same libgomp: llama-cpp's
 ``libgomp.so.1`` resolves to the copy torch loaded first (a user's code that imports torch
-beside the model still does). Two llama threads then generated 28 tokens/s where one team of two generates 72, and
-the notebook suite's model notebooks ran about 1.3x slower with two threads than with one.
+beside the model still does). Two llama threads then generated 28 tokens/s where one team of
+two generates 72, and the notebook suite's model notebooks ran about 1.3x slower with two
+threads than with one.
 
-Here every such computation (llama.cpp's calls, MiniLM's ``encode`` with one BLAS thread) is handed to one
-long-lived daemon thread, so the process has one team whatever thread asks; the results do not
+Here every such computation (llama.cpp's calls, MiniLM's ``encode`` with one BLAS thread) is
+handed to one long-lived daemon thread, so the process has one team whatever thread asks; the results do not
 depend on it (the same model, inputs and thread count). A caller that stops waiting (Ctrl-C)
 leaves the thread to finish its call, as a call in the caller's own thread would have to; a
 forked child starts its own thread.

@@ -130,7 +130,7 @@ class MiniLM:
         return out
 
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
-        from scipy.special import erf
+        from scipy.special import erf, softmax
 
         w = self._w
         n, length = len(batch), max(len(ids) for ids in batch)
@@ -157,9 +157,7 @@ class MiniLM:
             q = split(self._linear(x, p + "attention.self.query"))
             k = split(self._linear(x, p + "attention.self.key"))
             v = split(self._linear(x, p + "attention.self.value"))
-            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            attn = scores / scores.sum(-1, keepdims=True)
+            attn = softmax((q @ k.transpose(0, 1, 3, 2)) * scale + bias, axis=-1)
             context = (attn @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dim)
             x = self._layer_norm(
                 self._linear(context, p + "attention.output.dense") + x, p + "attention.output.LayerNorm"
