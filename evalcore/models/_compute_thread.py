@@ -82,6 +82,22 @@ def on_compute_thread(fn: Callable[..., T], *args: Any) -> T:
     return future.result()
 
 
+def start_on_compute_thread(fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+    """Queue ``fn(*args)`` for the compute thread and return at once (its future holds the outcome).
+
+    Args:
+        fn: The computation.
+        *args: Its arguments.
+
+    Returns:
+        The future of ``fn``'s result.
+    """
+    _worker()
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    _jobs.put((future, fn, args))
+    return future
+
+
 def _after_fork_in_child() -> None:
     global _jobs, _thread, _start_lock
     _jobs = queue.SimpleQueue()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from evalcore.errors import EvalcoreError
+from evalcore.models._batching import BatchEngine, batch_streams
 from evalcore.models._compute_thread import on_compute_thread
 from evalcore.models._threads import ThreadChooser, fixed_threads
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message, Usage
@@ -31,6 +32,11 @@ _choosers: weakref.WeakKeyDictionary[Any, ThreadChooser] = weakref.WeakKeyDictio
 """Each loaded llama object's thread chooser (see :mod:`evalcore.models._threads`)."""
 _exact_reuse: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 """Whether each loaded llama object may reuse a cached prompt prefix (:func:`_prefix_reuse_is_exact`)."""
+_engines: dict[tuple[str, int, bool, int | None], BatchEngine] = {}
+"""The batch engine of each loaded llama object that was asked two completions at once (:mod:`._batching`)."""
+_flight_lock = threading.Lock()
+_in_flight = 0
+"""Chat completions of the embedded model now being answered in this process."""
 
 
 def smollm2_gguf_path() -> Path:
@@ -144,25 +150,19 @@ def _fit_threads(llm: Any) -> None:
 
 
 def _chat_completion(llm: Any, kwargs: dict[str, Any]) -> Any:
-    """One chat completion with the threads now idle (on the compute thread).
+    """One chat completion with log-probabilities, from a fresh context, with the threads now idle.
 
-    It reuses the cached prefix it shares with the previous prompt (llama-cpp-python's own
-    prefix match) only where :func:`_prefix_reuse_is_exact` found that reuse changes no bit of
-    the logits on this machine; else it starts from a fresh context. A call that asks for
-    log-probabilities always starts fresh: after a reused prefix llama-cpp-python reported
-    other top alternatives for a first token (the same text, other log-probabilities; found by
-    ``tests/models/test_local_model_prefix_reuse.py``).
+    On the compute thread. Completions without log-probabilities are decoded by the batch engine
+    (:mod:`._batching`); this path serves the ones with: llama-cpp-python computes their
+    alternatives from the context's scores, and after a reused prefix it reported other top
+    alternatives for a first token (found by ``tests/models/test_local_model_prefix_reuse.py``).
     """
     _fit_threads(llm)
-    if llm not in _exact_reuse and getattr(llm, "n_tokens", 0) > 0:  # a prefix could be reused: check once
-        _exact_reuse[llm] = _prefix_reuse_is_exact(llm)
-    if kwargs.get("logprobs") or not _exact_reuse.get(llm, False):
-        _fresh_context(llm)
+    _fresh_context(llm)
     try:
         return llm.create_chat_completion(**kwargs)
-    except BaseException:
-        _fresh_context(llm)  # a call stopped midway leaves nothing for the next one to reuse
-        raise
+    finally:
+        _fresh_context(llm)  # the engine's checks and the letter log-probabilities start from nothing too
 
 
 PROBE_TEXT = " ".join(f"Row {i}: {i * 7 % 13} red, {i * 5 % 11} blue." for i in range(8))
@@ -173,11 +173,13 @@ def _prefix_reuse_is_exact(llm: Any) -> bool:
     """Whether a prompt evaluated after a reused prefix gives the logits of a whole evaluation, bit for bit.
 
     llama.cpp's CPU kernels may depend on the batch's shape (the repacked and AMX kernels do):
-    reusing the previous prompt's cached prefix evaluates only the rest, in a batch of another
-    shape, and at temperature > 0 a changed last bit can flip a sampled token, so an answer would
-    depend on what was asked before. Checked once per loaded model, before its second chat
-    completion (a process that asks once pays nothing): the probe is evaluated whole, then after
-    a prompt that shares its first two fifths (about 250 tokens evaluated in all).
+    reusing a cached prefix evaluates only the rest, in a batch of another shape, and at
+    temperature > 0 a changed last bit can flip a sampled token, so an answer would depend on
+    what was asked before. The batch engine reuses prefixes only the way checked here (the rest
+    in chunks of two tokens or more; see :mod:`._batching`): the probe is evaluated whole, then
+    after a prompt that shares its first two fifths, then with all but its last two tokens
+    reused (about 300 tokens evaluated in all). Checked once per loaded model, the first time a
+    prefix could be reused (a process whose prompts share none pays nothing).
     """
     import llama_cpp
     import numpy as np
@@ -190,16 +192,19 @@ def _prefix_reuse_is_exact(llm: Any) -> bool:
         row = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
         return bytes(np.ctypeslib.as_array(row, shape=(llm.n_vocab(),)).tobytes())
 
+    def reused(first: list[int], keep: int) -> bytes:
+        _fresh_context(llm)
+        llm.eval(first)
+        llm.n_tokens = keep  # Llama.eval drops what the context holds from here on
+        llm.eval(tokens[keep:])
+        return last_row()
+
     _fresh_context(llm)
     llm.eval(tokens)
     whole = last_row()
+    same = reused(other, cut) == whole and reused(tokens, len(tokens) - 2) == whole
     _fresh_context(llm)
-    llm.eval(other)
-    llm.n_tokens = cut  # as llama-cpp-python's prefix match does: keep the shared part, evaluate the rest
-    llm.eval(tokens[cut:])
-    reused = last_row()
-    _fresh_context(llm)
-    return whole == reused
+    return same
 
 
 def _continuation_logprobs(llm: Any, ctx_tokens: list[int], conts: list[list[int]]) -> list[float]:
@@ -230,6 +235,123 @@ def _continuation_logprobs(llm: Any, ctx_tokens: list[int], conts: list[list[int
         totals.append(total)
     _fresh_context(llm)
     return totals
+
+
+def _reuse_is_exact(llm: Any) -> bool:
+    """:func:`_prefix_reuse_is_exact`, checked once per loaded model (on the compute thread)."""
+    if llm not in _exact_reuse:
+        _exact_reuse[llm] = _prefix_reuse_is_exact(llm)
+    return _exact_reuse[llm]
+
+
+def _reference_rows(llm: Any, tokens: list[int], steps: int) -> list[bytes]:
+    """The logits rows of ``tokens``' last token and of ``steps`` greedy steps, alone in ``llm``'s context."""
+    import llama_cpp
+    import numpy as np
+
+    def last_row() -> bytes:
+        return bytes(np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),)))
+
+    _fresh_context(llm)
+    llm.eval(tokens)
+    rows = [last_row()]
+    for _ in range(steps):
+        llm.eval([int(np.frombuffer(rows[-1], dtype=np.float32).argmax())])
+        rows.append(last_row())
+    _fresh_context(llm)
+    return rows
+
+
+def _batch_engine(key: tuple[str, int, bool, int | None], llm: Any) -> BatchEngine:
+    """``llm``'s batch engine, made on first use (under ``_llama_lock``)."""
+    engine = _engines.get(key)
+    if engine is None:
+        chooser = _choosers.get(llm)
+
+        def threads() -> int:
+            return chooser.update() if chooser is not None else int(llm.n_threads)
+
+        engine = BatchEngine(
+            llm,
+            batch_streams(),
+            threads=threads,
+            reuse_exact=lambda: _reuse_is_exact(llm),
+            reference_rows=lambda tokens, steps: _reference_rows(llm, tokens, steps),
+        )
+        _engines[key] = engine
+    return engine
+
+
+_view_classes: dict[type, type] = {}
+
+
+def _stopped(view: Any, engine_tokens: Iterator[int], prompt: list[int], criteria: Any) -> Iterator[int]:
+    """``engine_tokens`` until ``criteria`` (the chat format's stopping criteria) says stop.
+
+    As ``Llama.generate`` does: after each sample the criteria see the tokens evaluated before
+    it, and ``view``'s ``input_ids``/``n_tokens`` hold them (llama-cpp-python asks the criteria
+    once more after its loop; no logits are kept here, the chat format's criterion reads none).
+    """
+    import numpy as np
+
+    evaluated = list(prompt)
+
+    def record() -> None:
+        view.input_ids = np.asarray(evaluated, dtype=np.intc)
+        view.n_tokens = len(evaluated)
+
+    record()
+    try:
+        for token in engine_tokens:
+            if criteria is not None and criteria(view._input_ids, view._scores[-1, :]):
+                return
+            yield token
+            evaluated.append(token)
+            record()
+    finally:
+        close = getattr(engine_tokens, "close", None)
+        if close is not None:
+            close()
+
+
+def _batched_view(llm: Any, engine: BatchEngine, max_tokens: int) -> Any:
+    """``llm`` as llama-cpp-python's completion code sees it, its tokens decoded by ``engine``.
+
+    An instance of ``llm``'s own class sharing its state (nothing is loaded or freed), whose
+    ``generate`` yields the engine's tokens for the sampler llama-cpp-python builds: its chat
+    formatting, stop strings, detokenizing and usage run unchanged, so the text is the one the
+    single-call path gives for the same sampled tokens.
+    """
+    import numpy as np
+
+    cls = _view_classes.get(type(llm))
+    if cls is None:
+
+        class _BatchedView(type(llm)):  # type: ignore[misc]
+            def __init__(self, llm: Any, engine: BatchEngine, max_tokens: int) -> None:
+                self.__dict__.update(llm.__dict__)
+                self.scores = np.zeros((1, 1), dtype=np.single)  # what the stopping criteria get
+                self._evalcore_engine = engine
+                self._evalcore_max_tokens = max_tokens
+
+            def __del__(self) -> None:  # the model and its context belong to llm
+                pass
+
+            def close(self) -> None:
+                pass
+
+            def generate(self, tokens: Sequence[int], **sampling: Any) -> Iterator[int]:
+                for unsupported in ("logits_processor", "grammar"):
+                    if sampling.pop(unsupported, None) is not None:
+                        raise ValueError(f"the embedded model's batch engine has no {unsupported}")
+                sampling.pop("reset", None)
+                criteria = sampling.pop("stopping_criteria", None)
+                sampler = self._init_sampler(**sampling)
+                engine_tokens = self._evalcore_engine.tokens(list(tokens), sampler, self._evalcore_max_tokens)
+                return _stopped(self, engine_tokens, list(tokens), criteria)
+
+        cls = _view_classes[type(llm)] = _BatchedView
+    return cls(llm, engine, max_tokens)
 
 
 def _fresh_context(llm: Any) -> None:
@@ -340,7 +462,6 @@ class LocalModel:
         Returns:
             The Completion (cost 0, tokens counted).
         """
-        start = time.perf_counter()
         kwargs: dict[str, Any] = {
             "messages": [dict(m) for m in messages],
             "temperature": params.temperature,
@@ -353,9 +474,27 @@ class LocalModel:
         if params.logprobs:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = max(params.top_logprobs, 1)
+        if params.logprobs:
+            return self._complete_alone(kwargs)
+        global _in_flight
+        with _flight_lock:
+            _in_flight += 1
+            together = _in_flight > 1
+        try:
+            return self._complete_batched(kwargs, params.max_tokens, together)
+        finally:
+            with _flight_lock:
+                _in_flight -= 1
+
+    def _key(self) -> tuple[str, int, bool, int | None]:
+        return (str(self.model_path), self.n_ctx, False, self.n_threads)
+
+    def _complete_alone(self, kwargs: dict[str, Any]) -> Completion:
+        """One completion with log-probabilities, in the model's own context."""
+        start = time.perf_counter()
         try:
             with _llama_lock:
-                llm = self._llama(logits_all=params.logprobs)
+                llm = self._llama(logits_all=True)
                 # latency is this call's own time: not the wait for the lock (calls ahead of
                 # it at concurrency > 1) nor the one-time model load
                 start = time.perf_counter()
@@ -363,12 +502,41 @@ class LocalModel:
         except EvalcoreError:
             raise
         except Exception as exc:  # a backend failure becomes a recorded error
-            return Completion(
-                text="",
-                model=self.alias,
-                latency_s=time.perf_counter() - start,
-                error=CompletionError(type=exc.__class__.__name__, message=str(exc)[:500]),
-            )
+            return self._failed(exc, start)
+        return self._completion(out, start)
+
+    def _complete_batched(self, kwargs: dict[str, Any], max_tokens: int, together: bool) -> Completion:
+        """One completion decoded by the batch engine, beside the others asked meanwhile (:mod:`._batching`).
+
+        ``together``: another completion is being answered now, so the engine widens to decode
+        several at once. The latency runs from the hand-over to the engine to the last token,
+        steps shared with other sequences included (not the one-time model load).
+        """
+        start = time.perf_counter()
+        try:
+            with _llama_lock:
+                llm = self._llama()
+                engine = _batch_engine(self._key(), llm)
+            if together and engine.most_streams > 1:
+                engine.widen()
+            start = time.perf_counter()
+            out = _batched_view(llm, engine, max_tokens).create_chat_completion(**kwargs)
+        except EvalcoreError:
+            raise
+        except Exception as exc:  # a backend failure becomes a recorded error
+            return self._failed(exc, start)
+        return self._completion(out, start)
+
+    def _failed(self, exc: Exception, start: float) -> Completion:
+        return Completion(
+            text="",
+            model=self.alias,
+            latency_s=time.perf_counter() - start,
+            error=CompletionError(type=exc.__class__.__name__, message=str(exc)[:500]),
+        )
+
+    def _completion(self, out: Any, start: float) -> Completion:
+        """A Completion of llama-cpp-python's chat completion ``out`` (cost 0, tokens counted)."""
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         logprobs = None

@@ -124,7 +124,7 @@ def build_default_outcomes(
     strategies: Sequence[Strategy] = DEFAULT_STRATEGIES,
     run_dir: str | os.PathLike[str] = "runs/routing",
     seed: int = 0,
-    concurrency: int = 1,
+    concurrency: int = 4,
     source: str = "auto",
     progress: bool | None = None,
 ) -> OutcomeMatrix:
@@ -144,7 +144,7 @@ def build_default_outcomes(
         strategies: The strategies (arms).
         run_dir: Where the runs are recorded.
         seed: Item-selection and sampling seed.
-        concurrency: Concurrent requests per run.
+        concurrency: Concurrent requests per run (the embedded model decodes them together).
         source: Dataset source (``"auto"``, ``"sample"`` …) passed to the loader.
         progress: Progress bars.
 

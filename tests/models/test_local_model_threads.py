@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 
 import numpy as np
 import pytest
 
-from evalcore.models import GenerationParams, _local, _threads
+from evalcore.models import GenerationParams, _batching, _local, _threads
 from evalcore.models._threads import Reading, ThreadChooser, threads_between
 
 # ---- the choice (pure arithmetic on two readings) ------------------------------------------------
@@ -113,18 +114,19 @@ def test_results_are_the_same_for_any_thread_count(monkeypatch) -> None:
     two = _answers(_local.LocalModel(n_threads=2))
     assert one == two
     assert len({one[0], one[1], one[2], one[3]}) == 4  # distinct answers: the test can tell them apart
-    # the automatic choice switching between calls: 2, 1, 2, ... threads
+    # the automatic choice switching between steps and calls: 2, 1, 2, ... threads
     auto = _local.LocalModel()
     llm = auto._llama()
-    counts = iter([2, 1] * 20)
+    counts = itertools.cycle([2, 1])
     monkeypatch.setattr(_local._choosers[llm], "update", lambda: next(counts))
+    monkeypatch.setattr(_batching, "THREADS_EVERY_S", 0.0)  # the batch engine: chosen again every step
     seen: list[int] = []
-    real_fit = _local._fit_threads
+    real_set = llama_cpp.llama_set_n_threads
 
-    def fit(target: object) -> None:
-        real_fit(target)
-        seen.append(int(llama_cpp.llama_n_threads(llm.ctx)))
+    def set_threads(ctx: object, threads: int, threads_batch: int) -> None:
+        seen.append(threads)
+        real_set(ctx, threads, threads_batch)
 
-    monkeypatch.setattr(_local, "_fit_threads", fit)
+    monkeypatch.setattr(llama_cpp, "llama_set_n_threads", set_threads)
     assert _answers(auto) == one
-    assert set(seen) == {1, 2}
+    assert set(seen) == {1, 2} and len(seen) > 20  # the engine's steps and the log-probability calls
