@@ -302,12 +302,7 @@ class BatchEngine:
 
     def _reusable(self, stream: _Stream, prompt: list[int]) -> int:
         """How much of ``stream`` the evaluation of ``prompt`` may keep (see the module's docstring)."""
-        n_batch = self.llm.n_batch
-        keep = min(_shared(stream.tokens, prompt), stream.reusable, len(prompt) - 2)
-        if keep <= 0 or len(prompt) % n_batch == 1:  # a whole evaluation ends in a chunk of one token
-            return 0
-        if (len(prompt) - keep) % n_batch == 1:  # the rest would end in a chunk of one token
-            keep -= 1
+        keep = reusable_prefix(stream.tokens, stream.reusable, prompt, self.llm.n_batch)
         return keep if keep > 0 and self._reuse_exact() else 0
 
     def _prefill(self, stream: _Stream, prompt: list[int]) -> None:
@@ -419,6 +414,28 @@ class BatchEngine:
         if self._ctx is not None:
             llama_cpp.llama_free(self._ctx)
             self._ctx = None
+
+
+def reusable_prefix(held: list[int], reusable: int, prompt: list[int], n_batch: int) -> int:
+    """How many of the tokens a context holds the evaluation of ``prompt`` may keep, bit for bit.
+
+    At most the prefix shared with ``held`` (the tokens the context holds) and the first
+    ``reusable`` of them (evaluated in prompt chunks of several tokens), at least two tokens
+    evaluated, and the rest, in ``n_batch`` chunks, never ending in a chunk of one token; none
+    where a whole evaluation of ``prompt`` ends in a chunk of one token (the module's docstring).
+    Whether reuse is exact at all on the machine is the caller's check.
+    """
+    keep = min(_shared(held, prompt), reusable, len(prompt) - 2)
+    if keep <= 0 or len(prompt) % n_batch == 1:
+        return 0
+    if (len(prompt) - keep) % n_batch == 1:
+        keep -= 1
+    return max(keep, 0)
+
+
+def evaluated_whole(prompt_len: int, keep: int, n_batch: int) -> int:
+    """How many of a prompt's first tokens were evaluated in chunks of several tokens after keeping ``keep``."""
+    return prompt_len - 1 if (prompt_len - keep) % n_batch == 1 else prompt_len
 
 
 def _shared(a: list[int], b: list[int]) -> int:

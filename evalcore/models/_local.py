@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from evalcore.errors import EvalcoreError
-from evalcore.models._batching import BatchEngine, batch_streams
+from evalcore.models._batching import BatchEngine, batch_streams, evaluated_whole, reusable_prefix
 from evalcore.models._compute_thread import on_compute_thread
 from evalcore.models._threads import ThreadChooser, fixed_threads
 from evalcore.models._types import Completion, CompletionError, GenerationParams, Message, Usage
@@ -32,6 +32,9 @@ _choosers: weakref.WeakKeyDictionary[Any, ThreadChooser] = weakref.WeakKeyDictio
 """Each loaded llama object's thread chooser (see :mod:`evalcore.models._threads`)."""
 _exact_reuse: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 """Whether each loaded llama object may reuse a cached prompt prefix (:func:`_prefix_reuse_is_exact`)."""
+_held: weakref.WeakKeyDictionary[Any, tuple[list[int], int]] = weakref.WeakKeyDictionary()
+"""What each llama object's own context holds of its last prompt: the tokens, and how many of
+the first were evaluated in chunks of several tokens (:func:`_lone_chat_completion`)."""
 _engines: dict[tuple[str, int, bool, int | None], BatchEngine] = {}
 """The batch engine of each loaded llama object that was asked two completions at once (:mod:`._batching`)."""
 _flight_lock = threading.Lock()
@@ -163,6 +166,43 @@ def _chat_completion(llm: Any, kwargs: dict[str, Any]) -> Any:
         return llm.create_chat_completion(**kwargs)
     finally:
         _fresh_context(llm)  # the engine's checks and the letter log-probabilities start from nothing too
+
+
+def _lone_chat_completion(llm: Any, kwargs: dict[str, Any]) -> Any:
+    """One chat completion, no other in flight, in ``llm``'s own context (on the compute thread).
+
+    As the batch engine does (:mod:`._batching`), the prompt skips the prefix it shares with the
+    previous one only as far as that gives the bits of a whole evaluation
+    (:func:`evalcore.models._batching.reusable_prefix`, and where ``_prefix_reuse_is_exact``
+    found reuse exact); llama-cpp-python's own reuse went further (a repeated prompt's last
+    token evaluated again alone, decoded tokens reused). Its completion code runs unchanged,
+    with a ``generate`` that first cuts the context to that prefix.
+    """
+    _fit_threads(llm)
+
+    def generate(tokens: Sequence[int], **sampling: Any) -> Any:
+        prompt = list(tokens)
+        held, reusable = _held.pop(llm, ([], 0))
+        keep = reusable_prefix(held, reusable, prompt, llm.n_batch)
+        if keep and llm not in _exact_reuse:
+            _reuse_is_exact(llm)  # the probe leaves the context empty
+            keep = 0
+        if keep and _exact_reuse[llm]:
+            llm.n_tokens = keep  # llama-cpp-python's prefix match stops here; its eval drops the rest
+        else:
+            keep = 0
+            _fresh_context(llm)
+        _held[llm] = (prompt, evaluated_whole(len(prompt), keep, llm.n_batch))
+        return type(llm).generate(llm, prompt, **sampling)
+
+    llm.generate = generate  # llama-cpp-python's completion code calls self.generate
+    try:
+        return llm.create_chat_completion(**kwargs)
+    except BaseException:
+        _fresh_context(llm)  # a call stopped midway leaves nothing for the next one to reuse
+        raise
+    finally:
+        del llm.generate
 
 
 PROBE_TEXT = " ".join(f"Row {i}: {i * 7 % 13} red, {i * 5 % 11} blue." for i in range(8))
@@ -367,6 +407,7 @@ def _fresh_context(llm: Any) -> None:
     """
     import llama_cpp
 
+    _held.pop(llm, None)
     llm.reset()
     get_memory = getattr(llama_cpp, "llama_get_memory", None)
     if get_memory is not None:  # llama.cpp's memory API (newer releases)
@@ -475,13 +516,15 @@ class LocalModel:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = max(params.top_logprobs, 1)
         if params.logprobs:
-            return self._complete_alone(kwargs)
+            return self._complete_alone(kwargs, logprobs=True)
         global _in_flight
         with _flight_lock:
             _in_flight += 1
             together = _in_flight > 1
         try:
-            return self._complete_batched(kwargs, params.max_tokens, together)
+            if together:  # decoded beside the others by the batch engine
+                return self._complete_batched(kwargs, params.max_tokens, together)
+            return self._complete_alone(kwargs, logprobs=False)
         finally:
             with _flight_lock:
                 _in_flight -= 1
@@ -489,16 +532,16 @@ class LocalModel:
     def _key(self) -> tuple[str, int, bool, int | None]:
         return (str(self.model_path), self.n_ctx, False, self.n_threads)
 
-    def _complete_alone(self, kwargs: dict[str, Any]) -> Completion:
-        """One completion with log-probabilities, in the model's own context."""
+    def _complete_alone(self, kwargs: dict[str, Any], logprobs: bool) -> Completion:
+        """One completion in the model's own context: one with log-probabilities, or one with no other in flight."""
         start = time.perf_counter()
         try:
             with _llama_lock:
-                llm = self._llama(logits_all=True)
+                llm = self._llama(logits_all=logprobs)
                 # latency is this call's own time: not the wait for the lock (calls ahead of
                 # it at concurrency > 1) nor the one-time model load
                 start = time.perf_counter()
-                out = on_compute_thread(_chat_completion, llm, kwargs)
+                out = on_compute_thread(_chat_completion if logprobs else _lone_chat_completion, llm, kwargs)
         except EvalcoreError:
             raise
         except Exception as exc:  # a backend failure becomes a recorded error

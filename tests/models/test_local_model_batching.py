@@ -88,27 +88,28 @@ def test_answers_alone_and_four_at_once_equal_fresh_contexts(fresh_engine, monke
     assert len({text for text, _ in expected}) >= 8  # distinct answers: a changed one would show
 
     evaluated: list[int] = []
-    real_evaluate = _batching.BatchEngine._evaluate
+    real_eval = llm.eval
 
-    def counting(self, stream, prompt, keep):  # noqa: ANN001, ANN202
-        evaluated.append(len(prompt) - keep)
-        return real_evaluate(self, stream, prompt, keep)
+    def counting_eval(tokens):  # noqa: ANN001, ANN202 - llama-cpp-python's signature
+        evaluated.append(len(tokens))
+        return real_eval(tokens)
 
-    monkeypatch.setattr(_batching.BatchEngine, "_evaluate", counting)
-    alone = [model.complete(m, p) for m, p in cases]
+    monkeypatch.setattr(llm, "eval", counting_eval)
+    alone = [model.complete(m, p) for m, p in cases]  # one at a time: the model's own context
     assert all(c.error is None for c in alone)
     assert [(c.text, c.usage.completion_tokens) for c in alone] == expected
-    engine = _local._engines[model._key()]
-    assert len(engine.streams) == 1 and engine.most_together == 1  # one at a time: never widened
+    assert model._key() not in _local._engines  # no engine: nothing was asked at once
     exact_reuse = _local._exact_reuse.get(llm)
-    assert exact_reuse is not None  # the prompts share prefixes: the engine asked the probe
-    if exact_reuse:  # the shared few-shot prefix was not evaluated again
+    assert exact_reuse is not None  # the prompts share prefixes: the probe ran
+    if exact_reuse:  # the shared prefixes were not evaluated again
         whole = sum(len(llm.tokenize(_prompt(model, m), add_bos=False, special=True)) for m, _ in cases)
-        assert sum(evaluated[: len(cases)]) < 0.6 * whole, (evaluated, whole)
+        prompt_evals = sum(n for n in evaluated if n > 1)
+        assert prompt_evals < 0.6 * whole, (prompt_evals, whole)
 
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         together = list(pool.map(lambda case: model.complete(*case), cases))
     assert [(c.text, c.usage.completion_tokens) for c in together] == expected
+    engine = _local._engines[model._key()]
     if engine.exact:
         assert len(engine.streams) == 4 and engine.most_together >= 2
     else:  # decoding together changes bits on this machine: one sequence at a time
@@ -120,12 +121,12 @@ def _prompt(model: _local.LocalModel, messages: list[dict[str, str]]) -> bytes:
 
 
 @pytest.mark.integration
-def test_a_failed_step_is_a_recorded_error_and_the_next_call_answers(fresh_engine, monkeypatch) -> None:
+def test_a_failed_step_is_a_recorded_error_and_the_next_calls_answer(fresh_engine, monkeypatch) -> None:
     model = fresh_engine
-    messages = [{"role": "user", "content": "Name three colours."}]
+    messages = [[{"role": "user", "content": f"Name {n} colours."}] for n in ("two", "three")]
     params = GenerationParams(temperature=0.0, max_tokens=6)
-    first = model.complete(messages, params)
-    assert first.error is None and first.text
+    first = [model.complete(m, params) for m in messages]  # one at a time
+    assert all(c.error is None and c.text for c in first)
     real_decode = _batching.BatchEngine._decode
     calls: list[int] = []
 
@@ -136,11 +137,17 @@ def test_a_failed_step_is_a_recorded_error_and_the_next_call_answers(fresh_engin
         return real_decode(self)
 
     monkeypatch.setattr(_batching.BatchEngine, "_decode", failing_once)
-    failed = model.complete(messages, params)
-    assert failed.text == "" and failed.error is not None
-    assert failed.error.type == "RuntimeError" and "llama_decode returned -3" in failed.error.message
-    again = model.complete(messages, params)  # the streams start afresh: the same answer
-    assert again.error is None and again.text == first.text
+
+    def together() -> list[Any]:
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            return list(pool.map(lambda m: model.complete(m, params), messages))
+
+    failed = together()  # both at once: the engine's first decode fails
+    errors = [c.error for c in failed if c.error is not None]
+    assert errors and all(e.type == "RuntimeError" and "llama_decode returned -3" in e.message for e in errors)
+    assert all(c.text == "" for c in failed if c.error is not None)
+    again = together()  # the streams start afresh: the answers of the first calls
+    assert [(c.error, c.text) for c in again] == [(None, c.text) for c in first]
 
 
 class _FakeLlm:

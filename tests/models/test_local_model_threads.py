@@ -129,4 +129,4 @@ def test_results_are_the_same_for_any_thread_count(monkeypatch) -> None:
 
     monkeypatch.setattr(llama_cpp, "llama_set_n_threads", set_threads)
     assert _answers(auto) == one
-    assert set(seen) == {1, 2} and len(seen) > 20  # the engine's steps and the log-probability calls
+    assert set(seen) == {1, 2}  # chosen again before each call (and each step of the batch engine)
