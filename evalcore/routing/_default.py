@@ -144,7 +144,8 @@ def build_default_outcomes(
         strategies: The strategies (arms).
         run_dir: Where the runs are recorded.
         seed: Item-selection and sampling seed.
-        concurrency: Concurrent requests per run (the embedded model decodes them together).
+        concurrency: Concurrent requests per run (the embedded model decodes them together);
+            1 for the few-shot strategies, whose prompts share a long prefix.
         source: Dataset source (``"auto"``, ``"sample"`` …) passed to the loader.
         progress: Progress bars.
 
@@ -183,7 +184,9 @@ def build_default_outcomes(
                 limit=limit,
                 seed=seed,
                 epochs=strat.samples,
-                concurrency=concurrency,
+                # few-shot prompts share a long prefix that one context evaluates once; asked
+                # at once, each of the embedded model's streams would evaluate it again
+                concurrency=1 if strat.few_shot else concurrency,
                 run_dir=str(run_root),
                 run_id=f"{ds}-{strat.name}",
                 prompt=str(template),
