@@ -1,9 +1,11 @@
-"""The embedded model's decoding: every chat completion, and those asked at once decoded together.
+"""The embedded model's batch engine: chat completions asked at once, decoded together.
 
 A benchmark run keeps several calls in flight (its ``concurrency``); the embedded model used to
-answer them one after another. On a CPU one decoding step of SmolLM2-135M costs about as much for
-four sequences as for one or two (the weights are read once per step for all of them), so
-:class:`BatchEngine` decodes every waiting completion in one ``llama_decode`` per step: a
+answer them one after another (a call with no other in flight still runs alone in the model's
+own context, ``evalcore.models._local._lone_chat_completion``, with the prefix rule below).
+On a CPU one decoding step of SmolLM2-135M for four sequences costs less than four steps of one
+(the weights are read once per step for all of them: about 1.3-1.6 times faster on the
+project's 2-core VM), so :class:`BatchEngine` decodes every waiting completion in one ``llama_decode`` per step: a
 llama.cpp context with one KV-cache stream per sequence (``kv_unified=False``: each sequence's
 keys and values lie in cells of its own stream, as they would alone), each prompt evaluated in
 its own decode (in ``n_batch`` chunks, as llama-cpp-python evaluates one), then one token per

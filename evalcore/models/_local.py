@@ -155,8 +155,8 @@ def _fit_threads(llm: Any) -> None:
 def _chat_completion(llm: Any, kwargs: dict[str, Any]) -> Any:
     """One chat completion with log-probabilities, from a fresh context, with the threads now idle.
 
-    On the compute thread. Completions without log-probabilities are decoded by the batch engine
-    (:mod:`._batching`); this path serves the ones with: llama-cpp-python computes their
+    On the compute thread. Completions without log-probabilities run in :func:`_lone_chat_completion`
+    or the batch engine (:mod:`._batching`); this path serves the ones with: llama-cpp-python computes their
     alternatives from the context's scores, and after a reused prefix it reported other top
     alternatives for a first token (found by ``tests/models/test_local_model_prefix_reuse.py``).
     """
@@ -209,39 +209,42 @@ PROBE_TEXT = " ".join(f"Row {i}: {i * 7 % 13} red, {i * 5 % 11} blue." for i in 
 """The probe of :func:`_prefix_reuse_is_exact` (about 100 tokens, cut after two fifths)."""
 
 
+def _last_row(llm: Any) -> bytes:
+    """The logits of the last token ``llm``'s context evaluated, as bytes (compared bit for bit)."""
+    import llama_cpp
+    import numpy as np
+
+    row = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+    return bytes(np.ctypeslib.as_array(row, shape=(llm.n_vocab(),)))
+
+
 def _prefix_reuse_is_exact(llm: Any) -> bool:
     """Whether a prompt evaluated after a reused prefix gives the logits of a whole evaluation, bit for bit.
 
     llama.cpp's CPU kernels may depend on the batch's shape (the repacked and AMX kernels do):
     reusing a cached prefix evaluates only the rest, in a batch of another shape, and at
     temperature > 0 a changed last bit can flip a sampled token, so an answer would depend on
-    what was asked before. The batch engine reuses prefixes only the way checked here (the rest
-    in chunks of two tokens or more; see :mod:`._batching`): the probe is evaluated whole, then
+    what was asked before. Prefixes are reused only the way checked here (the rest in chunks of
+    two tokens or more; :func:`evalcore.models._batching.reusable_prefix`): the probe is evaluated whole, then
     after a prompt that shares its first two fifths, then with all but its last two tokens
     reused (about 300 tokens evaluated in all). Checked once per loaded model, the first time a
     prefix could be reused (a process whose prompts share none pays nothing).
     """
-    import llama_cpp
-    import numpy as np
 
     tokens = llm.tokenize(PROBE_TEXT.encode("utf-8"), add_bos=True, special=False)
     cut = len(tokens) * 2 // 5
     other = tokens[:cut] + llm.tokenize(b" Then the list ends here.", add_bos=False, special=False)
-
-    def last_row() -> bytes:
-        row = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
-        return bytes(np.ctypeslib.as_array(row, shape=(llm.n_vocab(),)).tobytes())
 
     def reused(first: list[int], keep: int) -> bytes:
         _fresh_context(llm)
         llm.eval(first)
         llm.n_tokens = keep  # Llama.eval drops what the context holds from here on
         llm.eval(tokens[keep:])
-        return last_row()
+        return _last_row(llm)
 
     _fresh_context(llm)
     llm.eval(tokens)
-    whole = last_row()
+    whole = _last_row(llm)
     same = reused(other, cut) == whole and reused(tokens, len(tokens) - 2) == whole
     _fresh_context(llm)
     return same
@@ -286,18 +289,14 @@ def _reuse_is_exact(llm: Any) -> bool:
 
 def _reference_rows(llm: Any, tokens: list[int], steps: int) -> list[bytes]:
     """The logits rows of ``tokens``' last token and of ``steps`` greedy steps, alone in ``llm``'s context."""
-    import llama_cpp
     import numpy as np
-
-    def last_row() -> bytes:
-        return bytes(np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),)))
 
     _fresh_context(llm)
     llm.eval(tokens)
-    rows = [last_row()]
+    rows = [_last_row(llm)]
     for _ in range(steps):
         llm.eval([int(np.frombuffer(rows[-1], dtype=np.float32).argmax())])
-        rows.append(last_row())
+        rows.append(_last_row(llm))
     _fresh_context(llm)
     return rows
 
@@ -515,7 +514,6 @@ class LocalModel:
         if params.logprobs:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = max(params.top_logprobs, 1)
-        if params.logprobs:
             return self._complete_alone(kwargs, logprobs=True)
         global _in_flight
         with _flight_lock:
@@ -523,7 +521,7 @@ class LocalModel:
             together = _in_flight > 1
         try:
             if together:  # decoded beside the others by the batch engine
-                return self._complete_batched(kwargs, params.max_tokens, together)
+                return self._complete_batched(kwargs, params.max_tokens)
             return self._complete_alone(kwargs, logprobs=False)
         finally:
             with _flight_lock:
@@ -548,20 +546,18 @@ class LocalModel:
             return self._failed(exc, start)
         return self._completion(out, start)
 
-    def _complete_batched(self, kwargs: dict[str, Any], max_tokens: int, together: bool) -> Completion:
+    def _complete_batched(self, kwargs: dict[str, Any], max_tokens: int) -> Completion:
         """One completion decoded by the batch engine, beside the others asked meanwhile (:mod:`._batching`).
 
-        ``together``: another completion is being answered now, so the engine widens to decode
-        several at once. The latency runs from the hand-over to the engine to the last token,
-        steps shared with other sequences included (not the one-time model load).
+        The latency runs from the hand-over to the engine to the last token, steps shared with
+        other sequences included (not the one-time model load).
         """
         start = time.perf_counter()
         try:
             with _llama_lock:
                 llm = self._llama()
                 engine = _batch_engine(self._key(), llm)
-            if together and engine.most_streams > 1:
-                engine.widen()
+            engine.widen()
             start = time.perf_counter()
             out = _batched_view(llm, engine, max_tokens).create_chat_completion(**kwargs)
         except EvalcoreError:
