@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 from evalcore.errors import EvalcoreError
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from evalcore._executor import Executor
 
 _COMMAND_MODULES = (
@@ -139,11 +141,20 @@ class _SigtermAsInterrupt:
             self._previous = signal.signal(signal.SIGTERM, self._handle)
         return self
 
-    def _handle(self, signum: int, frame: object) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         import signal
 
         self.received = True
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # do what Ctrl-C does now: inside a run that is asyncio.Runner's SIGINT handler, which
+        # cancels the run's task (its records are written whole, its HTTP sessions closed) and
+        # raises KeyboardInterrupt once the task has ended; a KeyboardInterrupt raised here
+        # instead would land inside whichever task step runs, leaving "Task exception was
+        # never retrieved" and "Unclosed connector" on stderr
+        on_sigint = signal.getsignal(signal.SIGINT)
+        if callable(on_sigint) and on_sigint is not signal.default_int_handler:
+            on_sigint(signal.SIGINT, frame)
+            return
         raise KeyboardInterrupt
 
     def __exit__(self, *exc: object) -> None:
