@@ -7,6 +7,7 @@ PDF is made by printing the HTML export with the Debian ``chromium`` package.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import shutil
@@ -44,6 +45,7 @@ CHROMIUM_HINT = (
 # its lines on screen (scrolls) and wraps between words, never inside one, on paper.
 _PAGE_WIDTH_PX = 1032  # A4 landscape (297 mm) less 2 × 12 mm margins, at 96 px per inch
 _PAGE_HEIGHT_PX = 703  # 210 mm less 2 × 12 mm
+_WINDOW_HEIGHT_PX = 1400  # the window the page is laid out in before printing
 _PRINT_RULES = """
 {p}body {{ margin: 0 !important; padding: 0 !important; background: white; }}
 {p}.jp-Notebook {{ padding: 0 !important; }}
@@ -411,6 +413,23 @@ def html_to_pdf(
     binary = chromium or find_chromium()
     if binary is None:
         raise EvalcoreError(CHROMIUM_HINT)
+    from evalcore.reporting._chromium import PrinterBroken, PrintFailed, active_printer
+
+    printer = active_printer(binary)  # inside a notebook-suite run: one browser for every page
+    if printer is not None:
+        try:
+            data = printer.print_pdf(src.as_uri() + "#print", timeout_s)
+        except PrintFailed as exc:
+            if str(exc) == "timed out":
+                raise EvalcoreError(f"Chromium did not finish printing within {timeout_s:.0f} s", path=src) from exc
+            raise EvalcoreError(f"Chromium could not print the page: {exc}", path=src) from exc
+        except PrinterBroken:
+            pass  # printed below with a browser of its own (and so are the next pages)
+        else:
+            if not data:
+                raise EvalcoreError("Chromium could not print the page: an empty PDF", path=src)
+            write_bytes_atomic(out, data)
+            return out
     profile = tempfile.mkdtemp(prefix="evalcore-chromium-")
     try:
         with atomic_path(out, suffix=".pdf") as tmp:
@@ -428,7 +447,7 @@ def html_to_pdf(
                 f"--user-data-dir={profile}",
                 f"--print-to-pdf={tmp}",
                 "--no-pdf-header-footer",
-                f"--window-size={_PAGE_WIDTH_PX},1400",
+                f"--window-size={_PAGE_WIDTH_PX},{_WINDOW_HEIGHT_PX}",
                 src.as_uri() + "#print",
             ]
             proc = subprocess.run(
@@ -445,6 +464,14 @@ def html_to_pdf(
     finally:
         shutil.rmtree(profile, ignore_errors=True)
     return out
+
+
+def pdf_session(pdf: bool = True) -> contextlib.AbstractContextManager[None]:
+    """A block in which every :func:`html_to_pdf` prints with one Chromium, started at the first
+    page and ended with the block (a suite's or a folder's exports; see ``_chromium.py``)."""
+    from evalcore.reporting._chromium import shared_printer
+
+    return shared_printer(find_chromium() if pdf else None, (_PAGE_WIDTH_PX, _WINDOW_HEIGHT_PX))
 
 
 def extract_figures(notebook: str | os.PathLike[str], folder: str | os.PathLike[str]) -> list[Path]:

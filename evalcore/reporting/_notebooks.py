@@ -42,6 +42,7 @@ from evalcore.reporting._export import (
     ExportResult,
     export_notebook,
     find_chromium,
+    pdf_session,
 )
 from evalcore.reporting._notebook_index import _cell as _cell
 from evalcore.reporting._notebook_index import _rel as _rel
@@ -187,7 +188,8 @@ def run_notebooks(
     expected = expected_durations(run.out_root, run.suite_path, run.smoke)
     estimate = SuiteEstimate(expected, [entry.name for entry, _ in run.to_run])  # paces learned as they finish
     every = progress_every if progress_every > 0 else (1.0 if notebook_timeout else 0)
-    with _Heartbeat(run.say, every, quiet=progress_every <= 0 or remote):
+    # one Chromium prints every PDF of the run (a browser per page took 0.8 s more each)
+    with _Heartbeat(run.say, every, quiet=progress_every <= 0 or remote), pdf_session(pdf and not remote):
         for position, (entry, result) in enumerate(run.to_run if not remote else []):
             _run_entry(run, position, entry, result, estimate, pdf, cell_timeout, notebook_timeout)
     return _conclude(run)

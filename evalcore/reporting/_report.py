@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evalcore.errors import EvalcoreError
-from evalcore.reporting._export import ExportResult, export_notebook
+from evalcore.reporting._export import ExportResult, export_notebook, pdf_session
 from evalcore.reporting._notebooks import EntryResult, has_figures, write_index
 
 __all__ = ["report"]
@@ -23,6 +23,17 @@ def _reexport_suite(suite_dir: Path, pdf: bool, say: Callable[[str], None]) -> l
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise EvalcoreError(f"not a suite manifest: {exc}", path=manifest_path) from exc
     exported: list[ExportResult] = []
+    with pdf_session(pdf):
+        exported.extend(_reexport_entries(suite_dir, runs, pdf, say))
+    index = write_index(suite_dir, runs, meta)
+    say(f"index: {index}")
+    return exported
+
+
+def _reexport_entries(
+    suite_dir: Path, runs: list[EntryResult], pdf: bool, say: Callable[[str], None]
+) -> list[ExportResult]:
+    exported: list[ExportResult] = []
     for run in runs:
         if not run.executed or not (suite_dir / run.executed).exists():
             continue
@@ -35,8 +46,6 @@ def _reexport_suite(suite_dir: Path, pdf: bool, say: Callable[[str], None]) -> l
         say(f"{run.name}: {result.html}" + (f", {result.pdf}" if result.pdf else ""))
         for message in result.messages:
             say(f"  {message}")
-    index = write_index(suite_dir, runs, meta)
-    say(f"index: {index}")
     return exported
 
 
@@ -83,10 +92,11 @@ def report(
     if not notebooks:
         raise EvalcoreError("no .ipynb notebooks in this folder", path=target)
     results = []
-    for notebook in notebooks:
-        result = export_notebook(notebook, None, pdf=pdf)
-        say(f"{notebook}: {result.html}" + (f", {result.pdf}" if result.pdf else ""))
-        for message in result.messages:
-            say(f"  {message}")
-        results.append(result)
+    with pdf_session(pdf):
+        for notebook in notebooks:
+            result = export_notebook(notebook, None, pdf=pdf)
+            say(f"{notebook}: {result.html}" + (f", {result.pdf}" if result.pdf else ""))
+            for message in result.messages:
+                say(f"  {message}")
+            results.append(result)
     return results
