@@ -76,7 +76,7 @@ notebooks: $(STAMP) system-deps
 	$(PY) -m pytest -m notebooks -q
 
 demo: $(STAMP) system-deps
-	@echo "==> running the notebook suite params/suite.yaml (about 6 min on 2 cores when quiet; a progress line every 30 s)"
+	@echo "==> running the notebook suite params/suite.yaml (about 5 min on 2 cores when quiet; a progress line every 30 s)"
 	$(VENV)/bin/evalcore notebooks run --suite params/suite.yaml
 	@echo "==> to open the notebooks in JupyterLab (kernel 'Python 3 (evalcore)'), from this folder: $(VENV)/bin/jupyter lab$$( [ "$$(id -u)" = 0 ] && echo ' --allow-root')"
 
