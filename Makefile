@@ -51,10 +51,14 @@ system-deps:
 
 # every test, in TEST_WORKERS pytest-xdist processes, each test file in one process (a module's
 # fixture, such as the notebook suite run, is made once); most tests wait on child processes,
-# so two processes on 2 cores take about half the time of one
+# so two processes on 2 cores take about half the time of one. Then, alone, the tests marked
+# serial: they measure the CPU share a sample keeps beside spinners pinned to the other CPU, and
+# a test of the other process beside them lands on the measured CPU (the kernel places it away
+# from the 32 spinners), which once failed CI at 58% where 80% is asked
 TEST_WORKERS ?= 2
 test: $(STAMP) system-deps
-	$(PY) -m pytest -m "" -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -m "not serial" -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -m serial -q
 
 # everything but the notebook, real-model/real-server and slow tests (README: "Tests"), in
 # UNIT_WORKERS pytest-xdist processes: most of these tests wait (timeouts, child processes), so

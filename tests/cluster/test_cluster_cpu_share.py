@@ -25,7 +25,7 @@ from evalcore import __version__
 from evalcore.cluster import run_jobs_on_cluster
 from evalcore.cluster._worker import run_jobs
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.serial]  # make test runs it alone (pyproject: serial)
 ROUNDS = 4
 
 

@@ -80,6 +80,7 @@ def test_round_three_files_pass_as_nobody_with_their_jobs_on_a_dask_worker(nobod
     assert_rerun_on_the_worker(junit, report, ROUND_THREE, min_ran=40, end=end)
 
 
+@pytest.mark.serial  # reruns test_cluster_cpu_share.py: alone (pyproject: serial)
 def test_resume_files_and_cpu_share_hold_as_nobody_on_the_cluster(nobodys_folder: Path) -> None:
     """Tampered, string-``passed``, keyless and linked ``.partial`` files, and the spinners beside
     an honest sample of another worker: one rerun as nobody, its LocalCluster nobody's."""

@@ -407,6 +407,7 @@ def _honest_share(pool: SandboxPool, attacker: dict | None) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # a CPU share: make test runs it alone (pyproject: serial)
 @local_only("two workers of one pool, each pinned to its own CPU; the Dask worker's pool has one")
 @pytest.mark.parametrize("mode", ["script", "check"])
 def test_spinners_cannot_take_another_workers_cpu(mode: str) -> None:
@@ -535,6 +536,7 @@ def test_zoneinfo_utc_without_the_tzdata_package(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.integration
 @pytest.mark.slow
+@pytest.mark.serial  # reruns the CPU-share test above: alone (pyproject: serial)
 @local_only("reruns this file as nobody with pools of its own")
 def test_resources_round3_as_nobody() -> None:
     rerun_as_nobody([str(Path(__file__).resolve())], timeout=600)
