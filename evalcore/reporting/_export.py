@@ -413,15 +413,15 @@ def html_to_pdf(
     binary = chromium or find_chromium()
     if binary is None:
         raise EvalcoreError(CHROMIUM_HINT)
-    from evalcore.reporting._chromium import PrinterBroken, PrintFailed, active_printer
+    from evalcore.reporting._chromium import BROWSER_SWITCHES, PrinterBroken, PrintFailed, PrintTimedOut, active_printer
 
     printer = active_printer(binary)  # inside a notebook-suite run: one browser for every page
     if printer is not None:
         try:
             data = printer.print_pdf(src.as_uri() + "#print", timeout_s)
+        except PrintTimedOut as exc:
+            raise EvalcoreError(f"Chromium did not finish printing within {timeout_s:.0f} s", path=src) from exc
         except PrintFailed as exc:
-            if str(exc) == "timed out":
-                raise EvalcoreError(f"Chromium did not finish printing within {timeout_s:.0f} s", path=src) from exc
             raise EvalcoreError(f"Chromium could not print the page: {exc}", path=src) from exc
         except PrinterBroken:
             pass  # printed below with a browser of its own (and so are the next pages)
@@ -435,15 +435,7 @@ def html_to_pdf(
         with atomic_path(out, suffix=".pdf") as tmp:
             cmd = [
                 binary,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-dev-shm-usage",
+                *BROWSER_SWITCHES,
                 f"--user-data-dir={profile}",
                 f"--print-to-pdf={tmp}",
                 "--no-pdf-header-footer",

@@ -22,9 +22,8 @@ def _reexport_suite(suite_dir: Path, pdf: bool, say: Callable[[str], None]) -> l
         meta = dict(manifest.get("meta", {}))
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise EvalcoreError(f"not a suite manifest: {exc}", path=manifest_path) from exc
-    exported: list[ExportResult] = []
     with pdf_session(pdf):
-        exported.extend(_reexport_entries(suite_dir, runs, pdf, say))
+        exported = _reexport_entries(suite_dir, runs, pdf, say)
     index = write_index(suite_dir, runs, meta)
     say(f"index: {index}")
     return exported

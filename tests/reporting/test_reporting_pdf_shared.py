@@ -137,3 +137,19 @@ def test_a_browser_without_the_devtools_pipe_prints_a_page_at_a_time(page, tmp_p
         assert printer.started == 1
     alone = _pages(page.with_suffix(".pdf"), tmp_path / "alone")
     assert _pages(tmp_path / "a.pdf", tmp_path / "a") == alone == _pages(tmp_path / "b.pdf", tmp_path / "b")
+
+
+def test_a_page_sees_nothing_an_earlier_page_stored(tmp_path):
+    writer, reader = tmp_path / "writer.html", tmp_path / "reader.html"
+    writer.write_text("<html><body><p>writer</p><script>localStorage.setItem('mark', 'seen before')</script>")
+    reader.write_text(
+        "<html><body><p id='p'>reader</p><script>"
+        "document.getElementById('p').textContent = 'reader: ' + (localStorage.getItem('mark') || 'fresh')"
+        "</script>"
+    )
+    with pdf_session():
+        html_to_pdf(writer, tmp_path / "writer.pdf")
+        html_to_pdf(reader, tmp_path / "reader.pdf")
+        assert _chromium._active.started == 1
+    text = subprocess.run(["pdftotext", str(tmp_path / "reader.pdf"), "-"], capture_output=True, text=True, check=True)
+    assert "reader: fresh" in text.stdout, text.stdout
